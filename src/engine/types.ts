@@ -1,0 +1,164 @@
+// Contracts of the engine (plain TypeScript, no NestJS). Field names of SamplingParams
+// follow vLLM's `SamplingParams` exactly (snake_case) because /inference/v1/generate and
+// /render put this struct on the wire as-is.
+
+import type { ChatTemplate, GenerationDefaults, ModelArchConfig, Tokenizer } from '../model/types';
+
+export type OutputKind = 0 | 1 | 2; // 0 CUMULATIVE, 1 DELTA, 2 FINAL_ONLY (vLLM RequestOutputKind)
+export const OUTPUT_KIND = { CUMULATIVE: 0, DELTA: 1, FINAL_ONLY: 2 } as const;
+
+export interface RepetitionDetectionParams {
+  /** Largest n-gram checked. */
+  max_pattern_size: number;
+  /** Smallest n-gram checked. */
+  min_pattern_size: number;
+  /** How many back-to-back repeats end the request (finish_reason 'repetition'). */
+  min_count: number;
+}
+
+export interface SamplingParams {
+  n: number;
+  best_of: number | null;
+  presence_penalty: number;
+  frequency_penalty: number;
+  repetition_penalty: number;
+  temperature: number;
+  top_p: number;
+  /** 0 or -1 disables. */
+  top_k: number;
+  min_p: number;
+  seed: number | null;
+  stop: string[];
+  stop_token_ids: number[];
+  ignore_eos: boolean;
+  /** null = up to the context limit. */
+  max_tokens: number | null;
+  min_tokens: number;
+  /** Number of top logprobs per sampled token (0 = only the sampled one); null = none. -1 = whole vocab. */
+  logprobs: number | null;
+  prompt_logprobs: number | null;
+  /** Explicit token ids to report logprobs for at each position (instead of top-k). */
+  logprob_token_ids: number[] | null;
+  detokenize: boolean;
+  skip_special_tokens: boolean;
+  spaces_between_special_tokens: boolean;
+  include_stop_str_in_output: boolean;
+  truncate_prompt_tokens: number | null;
+  truncation_side: 'left' | 'right' | null;
+  logit_bias: Record<string, number> | null;
+  allowed_token_ids: number[] | null;
+  bad_words: string[];
+  repetition_detection: RepetitionDetectionParams | null;
+  use_beam_search: boolean;
+  length_penalty: number;
+  output_kind: OutputKind;
+}
+
+export interface EngineRequest {
+  requestId: string;
+  promptTokenIds: number[];
+  params: SamplingParams;
+  priority?: number;
+  cacheSalt?: string | null;
+  /** Epoch ms when the HTTP request arrived (queue-time metric). */
+  arrivalTime?: number;
+}
+
+export type FinishReason = 'stop' | 'length' | 'abort' | 'error' | 'repetition';
+
+/** Logprob of one token at one position; strings are added by the API layer from the tokenizer. */
+export interface TokenLogprob {
+  tokenId: number;
+  logprob: number;
+  /** 1-based rank in the distribution. */
+  rank: number;
+}
+
+export interface PositionLogprobs {
+  /** The sampled (or prompt) token. */
+  chosen: TokenLogprob;
+  /** Top-k (or logprob_token_ids) entries in rank order; may include the chosen token. */
+  top: TokenLogprob[];
+}
+
+export interface CompletionOutput {
+  index: number;
+  /** Text per output_kind (delta since last yield, or cumulative); '' when detokenize is false. */
+  text: string;
+  tokenIds: number[];
+  cumulativeLogprob: number | null;
+  logprobs: PositionLogprobs[] | null;
+  finishReason: FinishReason | null;
+  /** The stop string or stop token id that ended the sequence; null for EOS / length. */
+  stopReason: string | number | null;
+}
+
+export interface RequestOutput {
+  requestId: string;
+  promptTokenIds: number[];
+  /** One entry per prompt position (first is null), when prompt_logprobs was asked. */
+  promptLogprobs: (PositionLogprobs | null)[] | null;
+  outputs: CompletionOutput[];
+  finished: boolean;
+  /** Prompt tokens served from the prefix cache. */
+  numCachedTokens: number;
+  /** Set when finishReason is 'error'. */
+  error?: string;
+}
+
+export interface FinishedRequestStats {
+  finishReason: FinishReason;
+  e2eLatency: number; // seconds
+  queueTime: number;
+  prefillTime: number;
+  decodeTime: number;
+  inferenceTime: number;
+  promptTokens: number;
+  generationTokens: number;
+  maxTokensParam: number | null;
+  n: number;
+}
+
+/** Emitted once per engine step: the metrics module turns these into prom-client updates. */
+export interface IterationStats {
+  promptTokens: number;
+  generationTokens: number;
+  timeToFirstTokens: number[]; // seconds
+  interTokenLatencies: number[]; // seconds
+  finished: FinishedRequestStats[];
+  numPreemptions: number;
+  prefixCacheQueries: number; // tokens
+  prefixCacheHits: number; // tokens
+}
+
+export interface SchedulerStats {
+  numRunning: number;
+  numWaiting: number;
+  kvCacheUsage: number; // 0..1
+  numBlocks: number;
+  blockSize: number;
+}
+
+export interface EngineHealth {
+  alive: boolean;
+  error?: string;
+}
+
+/** What the HTTP layer sees of the engine (vLLM's EngineClient). */
+export interface EngineClient {
+  readonly modelConfig: ModelArchConfig;
+  readonly maxModelLen: number;
+  readonly maxNumSeqs: number;
+  /** null with --skip-tokenizer-init / --tokens-only. */
+  readonly tokenizer: Tokenizer | null;
+  readonly chatTemplate: ChatTemplate | null;
+  readonly eosTokenIds: number[];
+  /** generation_config.json defaults (empty with --generation-config vllm). */
+  readonly generationDefaults: GenerationDefaults;
+  generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput>;
+  abort(requestIds: string[]): void;
+  health(): EngineHealth;
+  stats(): SchedulerStats;
+  onIteration(listener: (stats: IterationStats) => void): () => void;
+  shutdown(): Promise<void>;
+}
