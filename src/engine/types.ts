@@ -162,3 +162,25 @@ export interface EngineClient {
   onIteration(listener: (stats: IterationStats) => void): () => void;
   shutdown(): Promise<void>;
 }
+
+/** How the engine is built (ServerConfig maps flags onto it). src/engine/index.ts exports
+ * `createEngine(options): Promise<EngineClient>`. */
+export interface EngineOptions {
+  load: import('../model/types').LoadModelOptions;
+  /** Served name (metrics model_name label). */
+  modelName: string;
+  /** null = the model's context length. */
+  maxModelLen: number | null;
+  maxNumSeqs: number;
+  maxNumBatchedTokens: number;
+  schedulingPolicy: 'fcfs' | 'priority';
+  /** KV cache budget in bytes; null = a fraction of free memory. */
+  kvCacheMemoryBytes: number | null;
+  blockSize: number;
+  enablePrefixCaching: boolean;
+  device: 'cpu' | 'cuda';
+  /** ORT intra-op threads; null = ORT default. */
+  intraOpThreads: number | null;
+  /** Run the engine core in a worker_thread (default true; tests may run it in-process). */
+  useWorker: boolean;
+}

@@ -153,3 +153,18 @@ export interface ModelRunner {
   copyBlocks(pairs: ReadonlyArray<readonly [src: number, dst: number]>): void;
   dispose(): Promise<void>;
 }
+
+/** What `loadModel` (src/model/load-model.ts) takes; ServerConfig maps flags onto it. */
+export interface LoadModelOptions {
+  /** GGUF file or Hugging Face directory; null = built-in dummy model. */
+  model: string | null;
+  loadFormat: 'auto' | 'dummy';
+  /** False: metadata, tokenizer and template only (the HTTP thread's copy). */
+  loadWeights: boolean;
+  /** --skip-tokenizer-init / --tokens-only. */
+  skipTokenizer: boolean;
+  /** --chat-template: a file path or an inline template. */
+  chatTemplate: string | null;
+  /** --generation-config: 'auto' | 'vllm' | folder path. */
+  generationConfig: string;
+}
