@@ -1,0 +1,187 @@
+// Block accounting over the runner's paged KV cache (vLLM V1 KVCacheManager, one group).
+// The runner owns the memory; this class decides which block ids each sequence uses,
+// shares full blocks between sequences by refcount (prefix caching, n > 1 children),
+// and evicts free cached blocks in LRU order.
+
+import { hashBlock } from './block-hash';
+import { FreeBlockQueue } from './free-block-queue';
+
+/** What the KV manager needs to know about a sequence. */
+export interface KvSequence {
+  readonly seqId: string;
+  /** Prompt + output tokens so far. */
+  readonly tokenIds: readonly number[];
+  readonly cacheSalt: string | null;
+}
+
+export interface PrefixHit {
+  blockIds: number[];
+  numTokens: number;
+}
+
+interface SeqBlocks {
+  blockIds: number[];
+  /** Chained hashes of this sequence's full blocks computed so far. */
+  hashes: string[];
+}
+
+export class KvCacheManager {
+  private readonly refCounts: Int32Array;
+  private readonly blockHashes: (string | null)[];
+  private readonly freeQueue: FreeBlockQueue;
+  private readonly cachedBlocks = new Map<string, number>();
+  private readonly seqs = new Map<string, SeqBlocks>();
+
+  constructor(
+    readonly numBlocks: number,
+    readonly blockSize: number,
+    readonly enablePrefixCaching: boolean,
+  ) {
+    if (!Number.isInteger(numBlocks) || numBlocks < 1) throw new Error(`numBlocks must be a positive integer, got ${numBlocks}`);
+    if (!Number.isInteger(blockSize) || blockSize < 1) throw new Error(`blockSize must be a positive integer, got ${blockSize}`);
+    this.refCounts = new Int32Array(numBlocks);
+    this.blockHashes = new Array<string | null>(numBlocks).fill(null);
+    this.freeQueue = new FreeBlockQueue(numBlocks);
+  }
+
+  get numFreeBlocks(): number {
+    return this.freeQueue.length;
+  }
+
+  /** Fraction of blocks held by sequences (free cached blocks count as free). */
+  usage(): number {
+    return (this.numBlocks - this.freeQueue.length) / this.numBlocks;
+  }
+
+  blocksFor(numTokens: number): number {
+    return Math.ceil(numTokens / this.blockSize);
+  }
+
+  blockTable(seqId: string): readonly number[] {
+    return this.seqs.get(seqId)?.blockIds ?? [];
+  }
+
+  /**
+   * Longest run of cached full blocks at the start of the sequence. At least one token is
+   * always left to compute, because the step that computes it yields the logits to sample.
+   * Looking up does not claim the blocks: `allocate` does.
+   */
+  findPrefixHit(seq: KvSequence): PrefixHit {
+    if (!this.enablePrefixCaching) return { blockIds: [], numTokens: 0 };
+    const maxBlocks = Math.floor((seq.tokenIds.length - 1) / this.blockSize);
+    const blockIds: number[] = [];
+    let parent: string | null = null;
+    for (let i = 0; i < maxBlocks; i++) {
+      const hash = hashBlock(parent, seq.tokenIds.slice(i * this.blockSize, (i + 1) * this.blockSize), seq.cacheSalt);
+      const id = this.cachedBlocks.get(hash);
+      if (id === undefined) break;
+      blockIds.push(id);
+      parent = hash;
+    }
+    return { blockIds, numTokens: blockIds.length * this.blockSize };
+  }
+
+  /**
+   * Makes the sequence's block table cover `numComputedTokens + numNewTokens` tokens,
+   * claiming `hit` blocks first (a waiting sequence's prefix-cache hit). Returns false and
+   * changes nothing when there are not enough free blocks.
+   */
+  allocate(seq: KvSequence, numComputedTokens: number, numNewTokens: number, hit?: PrefixHit): boolean {
+    const state = this.seqs.get(seq.seqId) ?? { blockIds: [], hashes: [] };
+    const hitBlocks = hit?.blockIds ?? [];
+    const have = state.blockIds.length + hitBlocks.length;
+    const need = Math.max(0, this.blocksFor(numComputedTokens + numNewTokens) - have);
+    const hitBlocksNowFree = hitBlocks.filter((id) => this.freeQueue.has(id)).length;
+    if (need > this.freeQueue.length - hitBlocksNowFree) return false;
+
+    for (const id of hitBlocks) this.claim(id);
+    state.blockIds.push(...hitBlocks);
+    if (hitBlocks.length > 0) {
+      // The hashes of hit blocks are those of the cache entries just matched.
+      state.hashes.push(...hitBlocks.map((id) => this.blockHashes[id] as string));
+    }
+    for (let i = 0; i < need; i++) state.blockIds.push(this.takeFreeBlock());
+    this.seqs.set(seq.seqId, state);
+    return true;
+  }
+
+  /** Registers the sequence's fully computed blocks in the prefix cache. */
+  cacheComputedBlocks(seq: KvSequence, numComputedTokens: number): void {
+    if (!this.enablePrefixCaching) return;
+    const state = this.seqs.get(seq.seqId);
+    if (!state) return;
+    const numFull = Math.min(Math.floor(numComputedTokens / this.blockSize), state.blockIds.length);
+    for (let i = state.hashes.length; i < numFull; i++) {
+      const parent = i === 0 ? null : state.hashes[i - 1];
+      const hash = hashBlock(parent, seq.tokenIds.slice(i * this.blockSize, (i + 1) * this.blockSize), seq.cacheSalt);
+      state.hashes.push(hash);
+      const id = state.blockIds[i];
+      // A block computed twice (two requests prefilling the same prefix in one step)
+      // stays uncached: the first copy already serves future hits.
+      if (this.blockHashes[id] === null && !this.cachedBlocks.has(hash)) {
+        this.blockHashes[id] = hash;
+        this.cachedBlocks.set(hash, id);
+      }
+    }
+  }
+
+  /**
+   * Gives the child the parent's blocks: full blocks shared by refcount, the partial last
+   * block copied into a fresh one. Returns the (src, dst) pairs for runner.copyBlocks,
+   * or null when no block is free for the copy.
+   */
+  fork(parentId: string, childId: string, numComputedTokens: number): Array<[number, number]> | null {
+    const parent = this.seqs.get(parentId);
+    if (!parent) throw new Error(`unknown sequence ${parentId}`);
+    const numFull = Math.floor(numComputedTokens / this.blockSize);
+    const hasPartial = parent.blockIds.length > numFull;
+    if (hasPartial && this.freeQueue.length === 0) return null;
+    const blockIds = parent.blockIds.slice(0, numFull);
+    for (const id of blockIds) this.claim(id);
+    const pairs: Array<[number, number]> = [];
+    if (hasPartial) {
+      const copy = this.takeFreeBlock();
+      pairs.push([parent.blockIds[numFull], copy]);
+      blockIds.push(copy);
+    }
+    this.seqs.set(childId, { blockIds, hashes: parent.hashes.slice(0, numFull) });
+    return pairs;
+  }
+
+  /** Releases the sequence's blocks; cached ones stay reusable until evicted. */
+  free(seqId: string): void {
+    const state = this.seqs.get(seqId);
+    if (!state) return;
+    this.seqs.delete(seqId);
+    // Tail blocks first: they are the least likely to be shared, so they are evicted first.
+    for (let i = state.blockIds.length - 1; i >= 0; i--) {
+      const id = state.blockIds[i];
+      if (--this.refCounts[id] > 0) continue;
+      if (this.blockHashes[id] === null) this.freeQueue.pushFront(id);
+      else this.freeQueue.pushBack(id);
+    }
+  }
+
+  /** Drops every cache entry (blocks in use keep working, they just stop being shareable). */
+  resetPrefixCache(): void {
+    this.cachedBlocks.clear();
+    this.blockHashes.fill(null);
+    for (const state of this.seqs.values()) state.hashes.length = 0;
+  }
+
+  private claim(id: number): void {
+    if (this.refCounts[id] === 0) this.freeQueue.remove(id);
+    this.refCounts[id]++;
+  }
+
+  private takeFreeBlock(): number {
+    const id = this.freeQueue.popFront();
+    const hash = this.blockHashes[id];
+    if (hash !== null) {
+      this.blockHashes[id] = null;
+      if (this.cachedBlocks.get(hash) === id) this.cachedBlocks.delete(hash);
+    }
+    this.refCounts[id] = 1;
+    return id;
+  }
+}

@@ -1,0 +1,208 @@
+// Continuous batching (vLLM V1 scheduler, one unified token budget per step).
+// Running sequences go first (decodes and unfinished prefill chunks), then waiting ones
+// join while the budget, max_num_seqs and free KV blocks allow. A sequence that cannot
+// get a block preempts the lowest-ranked running sequence, which frees its blocks and
+// goes back to the waiting queue to be recomputed later.
+
+import { KvCacheManager, type PrefixHit } from './kv-cache-manager';
+import type { Sequence } from './sequence';
+
+export type SchedulingPolicy = 'fcfs' | 'priority';
+
+export interface SchedulerConfig {
+  maxNumSeqs: number;
+  maxNumBatchedTokens: number;
+  policy: SchedulingPolicy;
+}
+
+export interface ScheduledSequence {
+  seq: Sequence;
+  /** Tokens computed this step: tokenIds[numComputedTokens .. numComputedTokens + numNewTokens). */
+  numNewTokens: number;
+  /** True when this step reaches the sequence's last token, so its logits are sampled. */
+  sample: boolean;
+}
+
+export interface SchedulePlan {
+  scheduled: ScheduledSequence[];
+  /** Sequences preempted while building this plan (back in the waiting queue). */
+  preempted: Sequence[];
+  numScheduledTokens: number;
+  prefixCacheQueries: number;
+  prefixCacheHits: number;
+}
+
+export class Scheduler {
+  private readonly waiting: Sequence[] = [];
+  private readonly running: Sequence[] = [];
+  private readonly bySeqId = new Map<string, Sequence>();
+
+  constructor(
+    readonly config: SchedulerConfig,
+    readonly kv: KvCacheManager,
+  ) {}
+
+  get numWaiting(): number {
+    return this.waiting.length;
+  }
+
+  get numRunning(): number {
+    return this.running.length;
+  }
+
+  hasWork(): boolean {
+    return this.waiting.length > 0 || this.running.length > 0;
+  }
+
+  get(seqId: string): Sequence | undefined {
+    return this.bySeqId.get(seqId);
+  }
+
+  addSequence(seq: Sequence): void {
+    if (this.bySeqId.has(seq.seqId)) throw new Error(`duplicate sequence id ${seq.seqId}`);
+    seq.status = 'waiting';
+    this.bySeqId.set(seq.seqId, seq);
+    this.enqueueWaiting(seq, false);
+  }
+
+  /**
+   * Adds an n > 1 child that starts where its parent's prompt ends, sharing the parent's
+   * KV. Returns the block copies the runner must make before the next step; when the
+   * batch is full or no block is free, the child waits and recomputes its prompt instead.
+   */
+  addForkedSequence(parent: Sequence, child: Sequence, numSharedTokens: number): Array<[number, number]> {
+    if (this.bySeqId.has(child.seqId)) throw new Error(`duplicate sequence id ${child.seqId}`);
+    this.bySeqId.set(child.seqId, child);
+    const pairs = this.running.length < this.config.maxNumSeqs ? this.kv.fork(parent.seqId, child.seqId, numSharedTokens) : null;
+    if (pairs === null) {
+      child.status = 'waiting';
+      this.enqueueWaiting(child, false);
+      return [];
+    }
+    child.numComputedTokens = numSharedTokens;
+    child.firstScheduledAt = parent.firstScheduledAt;
+    child.numCachedPromptTokens = parent.numCachedPromptTokens;
+    child.status = 'running';
+    this.running.push(child);
+    return pairs;
+  }
+
+  schedule(): SchedulePlan {
+    const plan: SchedulePlan = { scheduled: [], preempted: [], numScheduledTokens: 0, prefixCacheQueries: 0, prefixCacheHits: 0 };
+    let budget = this.config.maxNumBatchedTokens;
+    const scheduledIds = new Set<string>();
+
+    // 1. Running sequences, in order; preempt from the bottom when blocks run out.
+    for (let i = 0; i < this.running.length && budget > 0; ) {
+      const seq = this.running[i];
+      const numNew = Math.min(seq.numTokens - seq.numComputedTokens, budget);
+      if (numNew <= 0) {
+        i++;
+        continue;
+      }
+      if (this.kv.allocate(seq, seq.numComputedTokens, numNew)) {
+        plan.scheduled.push({ seq, numNewTokens: numNew, sample: seq.numComputedTokens + numNew === seq.numTokens });
+        scheduledIds.add(seq.seqId);
+        budget -= numNew;
+        i++;
+        continue;
+      }
+      const victim = this.pickVictim();
+      const victimIndex = this.running.indexOf(victim);
+      if (scheduledIds.delete(victim.seqId)) {
+        const at = plan.scheduled.findIndex((s) => s.seq === victim);
+        budget += plan.scheduled[at].numNewTokens;
+        plan.scheduled.splice(at, 1);
+      }
+      this.preempt(victim, victimIndex);
+      plan.preempted.push(victim);
+      if (victim === seq) continue; // `i` now points at the next sequence
+      if (victimIndex < i) i--;
+    }
+
+    // 2. Waiting sequences join, unless this step had to preempt (memory is tight).
+    while (plan.preempted.length === 0 && this.waiting.length > 0 && budget > 0 && this.running.length < this.config.maxNumSeqs) {
+      const seq = this.waiting[0];
+      const firstTime = seq.numComputedTokens === 0 && seq.firstScheduledAt === null;
+      const hit: PrefixHit = seq.skipPrefixCache ? { blockIds: [], numTokens: 0 } : this.kv.findPrefixHit(seq);
+      const numNew = Math.min(seq.numTokens - hit.numTokens, budget);
+      if (!this.kv.allocate(seq, hit.numTokens, numNew, hit)) break;
+      this.waiting.shift();
+      if (!seq.skipPrefixCache && this.kv.enablePrefixCaching) {
+        plan.prefixCacheQueries += seq.numTokens;
+        plan.prefixCacheHits += hit.numTokens;
+      }
+      if (firstTime) {
+        seq.numCachedPromptTokens = hit.numTokens;
+        seq.firstScheduledAt = performance.now() / 1000;
+      }
+      seq.numComputedTokens = hit.numTokens;
+      seq.status = 'running';
+      this.running.push(seq);
+      plan.scheduled.push({ seq, numNewTokens: numNew, sample: seq.numComputedTokens + numNew === seq.numTokens });
+      budget -= numNew;
+    }
+
+    plan.numScheduledTokens = this.config.maxNumBatchedTokens - budget;
+    return plan;
+  }
+
+  /**
+   * Advances the scheduled sequences by the tokens computed in this step and appends the
+   * tokens sampled for them (seqId -> token). Fully computed blocks enter the prefix cache.
+   */
+  updateFromOutput(plan: SchedulePlan, sampled: ReadonlyMap<string, number>): void {
+    for (const { seq, numNewTokens } of plan.scheduled) {
+      if (seq.status !== 'running') continue; // finished (aborted) while the step ran
+      seq.numComputedTokens += numNewTokens;
+      this.kv.cacheComputedBlocks(seq, seq.numComputedTokens);
+      const token = sampled.get(seq.seqId);
+      if (token !== undefined) seq.tokenIds.push(token);
+    }
+  }
+
+  /** Removes the sequences from the queues and frees their KV blocks at once. */
+  finishSequences(seqIds: Iterable<string>): void {
+    for (const id of seqIds) {
+      const seq = this.bySeqId.get(id);
+      if (!seq) continue;
+      this.bySeqId.delete(id);
+      const queue = seq.status === 'running' ? this.running : this.waiting;
+      const at = queue.indexOf(seq);
+      if (at >= 0) queue.splice(at, 1);
+      seq.status = 'finished';
+      this.kv.free(id);
+    }
+  }
+
+  private pickVictim(): Sequence {
+    if (this.config.policy === 'fcfs') return this.running[this.running.length - 1];
+    // Lowest rank: largest priority value, then latest arrival.
+    return this.running.reduce((worst, s) => (compareRank(s, worst) > 0 ? s : worst));
+  }
+
+  private preempt(seq: Sequence, index: number): void {
+    this.running.splice(index, 1);
+    this.kv.free(seq.seqId);
+    seq.numComputedTokens = 0;
+    seq.numPreemptions++;
+    seq.status = 'waiting';
+    this.enqueueWaiting(seq, true);
+  }
+
+  private enqueueWaiting(seq: Sequence, preempted: boolean): void {
+    if (this.config.policy === 'fcfs') {
+      if (preempted) this.waiting.unshift(seq);
+      else this.waiting.push(seq);
+      return;
+    }
+    let at = this.waiting.length;
+    while (at > 0 && compareRank(this.waiting[at - 1], seq) > 0) at--;
+    this.waiting.splice(at, 0, seq);
+  }
+}
+
+/** Negative when a ranks before b (lower priority value first, then earlier arrival). */
+function compareRank(a: Sequence, b: Sequence): number {
+  return a.priority - b.priority || a.arrivalOrder - b.arrivalOrder;
+}

@@ -1,0 +1,51 @@
+// One token sequence the scheduler runs: a request's prompt plus one completion.
+// A request with n > 1 (or best_of) owns several sequences that share the prompt's KV.
+
+import type { KvSequence } from './kv-cache-manager';
+
+export type SequenceStatus = 'waiting' | 'running' | 'finished';
+
+let arrivalCounter = 0;
+
+export class Sequence implements KvSequence {
+  /** Prompt + output tokens; the last one is not yet in the KV cache while decoding. */
+  readonly tokenIds: number[];
+  /** Tokens whose K/V are in the cache. */
+  numComputedTokens = 0;
+  status: SequenceStatus = 'waiting';
+  /** Tie-breaker after priority: the order sequences reached the engine. */
+  readonly arrivalOrder = arrivalCounter++;
+  numPreemptions = 0;
+  /** Prompt tokens served from the prefix cache the first time this sequence was scheduled. */
+  numCachedPromptTokens = 0;
+  /** Set the first time the scheduler admits this sequence (seconds, performance clock). */
+  firstScheduledAt: number | null = null;
+
+  constructor(
+    readonly seqId: string,
+    readonly requestId: string,
+    /** Completion index within its request (0 .. best_of-1). */
+    readonly index: number,
+    tokenIds: readonly number[],
+    readonly numPromptTokens: number,
+    readonly priority: number,
+    readonly cacheSalt: string | null,
+    /** Prompt logprobs need logits of every prompt position, which a cache hit would skip. */
+    readonly skipPrefixCache: boolean,
+  ) {
+    this.tokenIds = [...tokenIds];
+  }
+
+  get numTokens(): number {
+    return this.tokenIds.length;
+  }
+
+  get numOutputTokens(): number {
+    return this.tokenIds.length - this.numPromptTokens;
+  }
+
+  /** Still computing prompt tokens (prefill, or recompute after preemption). */
+  get isPrefilling(): boolean {
+    return this.numComputedTokens < this.numTokens - 1;
+  }
+}

@@ -1,0 +1,249 @@
+// Scheduler + KV manager driven by fake model outputs (no model): each step "samples"
+// a fixed token for every sequence whose logits are due.
+
+import { KvCacheManager } from '../../../src/engine/core/kv-cache-manager';
+import { Scheduler, type SchedulePlan, type SchedulingPolicy } from '../../../src/engine/core/scheduler';
+import { Sequence } from '../../../src/engine/core/sequence';
+
+function makeScheduler(opts: {
+  numBlocks?: number;
+  blockSize?: number;
+  maxNumSeqs?: number;
+  maxNumBatchedTokens?: number;
+  policy?: SchedulingPolicy;
+  prefixCaching?: boolean;
+}) {
+  const kv = new KvCacheManager(opts.numBlocks ?? 64, opts.blockSize ?? 4, opts.prefixCaching ?? true);
+  const scheduler = new Scheduler(
+    { maxNumSeqs: opts.maxNumSeqs ?? 8, maxNumBatchedTokens: opts.maxNumBatchedTokens ?? 64, policy: opts.policy ?? 'fcfs' },
+    kv,
+  );
+  return { kv, scheduler };
+}
+
+function seq(id: string, promptLen: number, opts: { priority?: number; salt?: string | null; firstToken?: number } = {}) {
+  const first = opts.firstToken ?? 10;
+  const tokens = Array.from({ length: promptLen }, (_, i) => first + i);
+  return new Sequence(id, id, 0, tokens, promptLen, opts.priority ?? 0, opts.salt ?? null, false);
+}
+
+/** Runs one step: every sequence due for sampling gets token 7. */
+function step(scheduler: Scheduler): SchedulePlan {
+  const plan = scheduler.schedule();
+  const sampled = new Map<string, number>();
+  for (const s of plan.scheduled) if (s.sample) sampled.set(s.seq.seqId, 7);
+  scheduler.updateFromOutput(plan, sampled);
+  return plan;
+}
+
+const ids = (plan: SchedulePlan) => plan.scheduled.map((s) => `${s.seq.seqId}:${s.numNewTokens}`);
+
+describe('Scheduler', () => {
+  it('chunks long prompts under the per-step token budget and keeps decoding the others', () => {
+    const { scheduler } = makeScheduler({ maxNumBatchedTokens: 8 });
+    const short = seq('short', 3);
+    scheduler.addSequence(short);
+    expect(ids(step(scheduler))).toEqual(['short:3']);
+    const long = seq('long', 20);
+    scheduler.addSequence(long);
+    // The running decode goes first; the long prompt gets what is left of the budget.
+    expect(ids(step(scheduler))).toEqual(['short:1', 'long:7']);
+    expect(ids(step(scheduler))).toEqual(['short:1', 'long:7']);
+    const last = step(scheduler);
+    expect(ids(last)).toEqual(['short:1', 'long:6']);
+    expect(last.scheduled.map((s) => s.sample)).toEqual([true, true]);
+    expect(long.numComputedTokens).toBe(20);
+    expect(long.tokenIds).toHaveLength(21);
+    for (const plan of [last]) expect(plan.numScheduledTokens).toBeLessThanOrEqual(8);
+  });
+
+  it('caps the running batch at max_num_seqs', () => {
+    const { scheduler } = makeScheduler({ maxNumSeqs: 2 });
+    for (const id of ['a', 'b', 'c']) scheduler.addSequence(seq(id, 2));
+    expect(ids(step(scheduler))).toEqual(['a:2', 'b:2']);
+    expect(scheduler.numWaiting).toBe(1);
+    scheduler.finishSequences(['a']);
+    expect(ids(step(scheduler))).toEqual(['b:1', 'c:2']);
+  });
+
+  it('preempts the newest running sequence when blocks run out, then recomputes it', () => {
+    // 4 blocks of 2 tokens: two sequences of 3 prompt tokens need 2 blocks each.
+    const { scheduler, kv } = makeScheduler({ numBlocks: 4, blockSize: 2, prefixCaching: false });
+    const a = seq('a', 3);
+    const b = seq('b', 3, { firstToken: 50 });
+    scheduler.addSequence(a);
+    scheduler.addSequence(b);
+    expect(ids(step(scheduler))).toEqual(['a:3', 'b:3']);
+    expect(kv.numFreeBlocks).toBe(0);
+    // a needs a third block for its 5th token: b (newest) is preempted.
+    step(scheduler); // a and b decode token 4 (fits in block 2)
+    const plan = step(scheduler);
+    expect(plan.preempted.map((s) => s.seqId)).toEqual(['b']);
+    expect(ids(plan)).toEqual(['a:1']);
+    expect(b.status).toBe('waiting');
+    expect(b.numComputedTokens).toBe(0);
+    expect(b.numPreemptions).toBe(1);
+    scheduler.finishSequences(['a']);
+    expect(kv.numFreeBlocks).toBe(4);
+    // b comes back and recomputes prompt + the tokens it had generated.
+    const again = step(scheduler);
+    expect(ids(again)).toEqual([`b:${b.numTokens - 1}`]);
+    expect(again.scheduled[0].sample).toBe(true);
+  });
+
+  it('preempts itself when it is the only running sequence left and cannot grow', () => {
+    const { scheduler } = makeScheduler({ numBlocks: 2, blockSize: 2, prefixCaching: false });
+    const a = seq('a', 4);
+    scheduler.addSequence(a);
+    step(scheduler);
+    const plan = scheduler.schedule();
+    expect(plan.preempted).toEqual([a]);
+    expect(plan.scheduled).toEqual([]);
+  });
+
+  it('orders waiting and preemption by priority (lower first, then arrival)', () => {
+    const { scheduler } = makeScheduler({ maxNumSeqs: 1, policy: 'priority' });
+    scheduler.addSequence(seq('late-low', 2, { priority: 5 }));
+    scheduler.addSequence(seq('high', 2, { priority: -1 }));
+    scheduler.addSequence(seq('mid', 2, { priority: 0 }));
+    scheduler.addSequence(seq('mid2', 2, { priority: 0 }));
+    const order: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const plan = step(scheduler);
+      order.push(plan.scheduled[0].seq.seqId);
+      scheduler.finishSequences([plan.scheduled[0].seq.seqId]);
+    }
+    expect(order).toEqual(['high', 'mid', 'mid2', 'late-low']);
+  });
+
+  it('under priority policy preempts the lowest-priority running sequence', () => {
+    const { scheduler } = makeScheduler({ numBlocks: 4, blockSize: 2, policy: 'priority', prefixCaching: false });
+    const low = seq('low', 3, { priority: 9 });
+    const high = seq('high', 3, { priority: 1, firstToken: 40 });
+    scheduler.addSequence(low);
+    scheduler.addSequence(high);
+    step(scheduler);
+    step(scheduler);
+    const plan = step(scheduler);
+    expect(plan.preempted.map((s) => s.seqId)).toEqual(['low']);
+    expect(ids(plan)).toEqual(['high:1']);
+  });
+
+  it('frees all blocks of finished and waiting sequences', () => {
+    const { scheduler, kv } = makeScheduler({ numBlocks: 16, blockSize: 4 });
+    for (const id of ['a', 'b', 'c']) scheduler.addSequence(seq(id, 9, { firstToken: id.charCodeAt(0) }));
+    step(scheduler);
+    expect(kv.usage()).toBeGreaterThan(0);
+    scheduler.finishSequences(['a', 'b', 'c']);
+    expect(kv.usage()).toBe(0);
+    expect(scheduler.hasWork()).toBe(false);
+  });
+});
+
+describe('prefix caching', () => {
+  it('reuses full prompt blocks of an earlier request and counts queries and hits in tokens', () => {
+    const { scheduler, kv } = makeScheduler({ blockSize: 4 });
+    const first = seq('first', 10);
+    scheduler.addSequence(first);
+    const p1 = step(scheduler);
+    expect(p1.prefixCacheQueries).toBe(10);
+    expect(p1.prefixCacheHits).toBe(0);
+    const firstBlocks = [...kv.blockTable('first')];
+    scheduler.finishSequences(['first']);
+
+    const second = seq('second', 10);
+    scheduler.addSequence(second);
+    const p2 = step(scheduler);
+    expect(p2.prefixCacheQueries).toBe(10);
+    expect(p2.prefixCacheHits).toBe(8);
+    expect(ids(p2)).toEqual(['second:2']);
+    expect(second.numCachedPromptTokens).toBe(8);
+    expect(kv.blockTable('second').slice(0, 2)).toEqual(firstBlocks.slice(0, 2));
+  });
+
+  it('always leaves one token to compute when the whole prompt is cached', () => {
+    const { scheduler } = makeScheduler({ blockSize: 4 });
+    scheduler.addSequence(seq('a', 8));
+    step(scheduler);
+    step(scheduler); // token 9 computed: blocks 0-1 full and cached
+    const b = seq('b', 8);
+    scheduler.addSequence(b);
+    const plan = step(scheduler);
+    expect(plan.prefixCacheHits).toBe(4);
+    expect(ids(plan)).toEqual(['a:1', 'b:4']);
+  });
+
+  it('never shares blocks between different cache salts', () => {
+    const { scheduler } = makeScheduler({ blockSize: 4 });
+    scheduler.addSequence(seq('a', 9, { salt: 'alice' }));
+    step(scheduler);
+    scheduler.addSequence(seq('b', 9, { salt: 'bob' }));
+    expect(step(scheduler).prefixCacheHits).toBe(0);
+    scheduler.addSequence(seq('c', 9, { salt: 'alice' }));
+    expect(step(scheduler).prefixCacheHits).toBe(8);
+    scheduler.addSequence(seq('d', 9));
+    expect(step(scheduler).prefixCacheHits).toBe(0);
+  });
+
+  it('misses after a different token and after LRU eviction of free cached blocks', () => {
+    const { scheduler, kv } = makeScheduler({ numBlocks: 4, blockSize: 4 });
+    scheduler.addSequence(seq('a', 9));
+    step(scheduler);
+    scheduler.finishSequences(['a']);
+    const changed = seq('changed', 9);
+    changed.tokenIds[5] = 999; // second block differs
+    scheduler.addSequence(changed);
+    expect(step(scheduler).prefixCacheHits).toBe(4);
+    scheduler.finishSequences(['changed']);
+    // A request with other tokens takes every block, evicting the cached ones.
+    scheduler.addSequence(seq('other', 16, { firstToken: 300 }));
+    step(scheduler);
+    scheduler.finishSequences(['other']);
+    expect(kv.usage()).toBe(0);
+    scheduler.addSequence(seq('again', 9));
+    expect(step(scheduler).prefixCacheHits).toBe(0);
+  });
+
+  it('does not look up the cache for sequences that skip it (prompt logprobs)', () => {
+    const { scheduler } = makeScheduler({ blockSize: 4 });
+    scheduler.addSequence(seq('a', 9));
+    step(scheduler);
+    const b = new Sequence('b', 'b', 0, seq('x', 9).tokenIds, 9, 0, null, true);
+    scheduler.addSequence(b);
+    const plan = step(scheduler);
+    expect(plan.prefixCacheQueries).toBe(0);
+    expect(ids(plan)).toEqual(['a:1', 'b:9']);
+  });
+});
+
+describe('forked sequences (n > 1)', () => {
+  it('share full prompt blocks, copy the partial one, and free everything at the end', () => {
+    const { scheduler, kv } = makeScheduler({ numBlocks: 16, blockSize: 4 });
+    const parent = seq('r#0', 6);
+    scheduler.addSequence(parent);
+    step(scheduler);
+    const child = new Sequence('r#1', 'r', 1, [...parent.tokenIds.slice(0, 6), 8], 6, 0, null, false);
+    const copies = scheduler.addForkedSequence(parent, child, 6);
+    const pt = kv.blockTable('r#0');
+    const ct = kv.blockTable('r#1');
+    expect(ct[0]).toBe(pt[0]);
+    expect(ct[1]).not.toBe(pt[1]);
+    expect(copies).toEqual([[pt[1], ct[1]]]);
+    expect(ids(step(scheduler))).toEqual(['r#0:1', 'r#1:1']);
+    scheduler.finishSequences(['r#0']);
+    expect(kv.usage()).toBeGreaterThan(0);
+    scheduler.finishSequences(['r#1']);
+    expect(kv.usage()).toBe(0);
+  });
+
+  it('a child that does not fit the batch waits and recomputes', () => {
+    const { scheduler } = makeScheduler({ maxNumSeqs: 1, blockSize: 4 });
+    const parent = seq('r#0', 6);
+    scheduler.addSequence(parent);
+    step(scheduler);
+    const child = new Sequence('r#1', 'r', 1, [...parent.tokenIds.slice(0, 6), 8], 6, 0, null, false);
+    expect(scheduler.addForkedSequence(parent, child, 6)).toEqual([]);
+    expect(child.status).toBe('waiting');
+    expect(scheduler.numWaiting).toBe(1);
+  });
+});
