@@ -1,0 +1,87 @@
+// Seeded random llama weights in canonical HF layout, for tests and the forward benchmark.
+import { LoadedModel, ModelArchConfig, ModelWeights, WeightTensor } from '../src/model/types';
+
+export function llamaConfig(overrides: Partial<ModelArchConfig>): ModelArchConfig {
+  const base: ModelArchConfig = {
+    architecture: 'llama',
+    hiddenSize: 64,
+    intermediateSize: 172,
+    numLayers: 2,
+    numHeads: 8,
+    numKvHeads: 4,
+    headDim: 8,
+    vocabSize: 512,
+    rmsNormEps: 1e-5,
+    ropeTheta: 10000,
+    ropeScaling: null,
+    maxPositionEmbeddings: 2048,
+    tieWordEmbeddings: true,
+    attentionBias: false,
+  };
+  const config = { ...base, ...overrides };
+  if (overrides.headDim === undefined) config.headDim = config.hiddenSize / config.numHeads;
+  return config;
+}
+
+/** xorshift32 -> uniform [-1, 1). */
+function uniformSource(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    return s / 2147483648 - 1;
+  };
+}
+
+export function randomWeights(config: ModelArchConfig, seed = 1): ModelWeights {
+  const next = uniformSource(seed);
+  const map = new Map<string, WeightTensor>();
+  const add = (name: string, shape: number[], scale: number, offset = 0) => {
+    const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
+    for (let i = 0; i < data.length; i++) data[i] = offset + scale * next();
+    map.set(name, { kind: 'f32', shape, data });
+  };
+  const c = config;
+  const q = c.numHeads * c.headDim;
+  const kv = c.numKvHeads * c.headDim;
+  const linear = (_out: number, inp: number) => 1 / Math.sqrt(inp);
+  add('model.embed_tokens.weight', [c.vocabSize, c.hiddenSize], 1);
+  for (let l = 0; l < c.numLayers; l++) {
+    const p = `model.layers.${l}.`;
+    add(`${p}input_layernorm.weight`, [c.hiddenSize], 0.2, 1);
+    add(`${p}post_attention_layernorm.weight`, [c.hiddenSize], 0.2, 1);
+    add(`${p}self_attn.q_proj.weight`, [q, c.hiddenSize], linear(q, c.hiddenSize));
+    add(`${p}self_attn.k_proj.weight`, [kv, c.hiddenSize], linear(kv, c.hiddenSize));
+    add(`${p}self_attn.v_proj.weight`, [kv, c.hiddenSize], linear(kv, c.hiddenSize));
+    if (c.attentionBias) {
+      add(`${p}self_attn.q_proj.bias`, [q], 0.1);
+      add(`${p}self_attn.k_proj.bias`, [kv], 0.1);
+      add(`${p}self_attn.v_proj.bias`, [kv], 0.1);
+    }
+    add(`${p}self_attn.o_proj.weight`, [c.hiddenSize, q], linear(c.hiddenSize, q));
+    add(`${p}mlp.gate_proj.weight`, [c.intermediateSize, c.hiddenSize], linear(0, c.hiddenSize));
+    add(`${p}mlp.up_proj.weight`, [c.intermediateSize, c.hiddenSize], linear(0, c.hiddenSize));
+    add(`${p}mlp.down_proj.weight`, [c.hiddenSize, c.intermediateSize], linear(0, c.intermediateSize));
+  }
+  add('model.norm.weight', [c.hiddenSize], 0.2, 1);
+  if (!c.tieWordEmbeddings) add('lm_head.weight', [c.vocabSize, c.hiddenSize], linear(0, c.hiddenSize));
+  return { names: () => [...map.keys()], has: (n) => map.has(n), get: (n) => map.get(n)! };
+}
+
+/** A LoadedModel around random weights (no tokenizer). */
+export function randomModel(config: ModelArchConfig, seed = 1): LoadedModel {
+  return {
+    source: 'random',
+    config,
+    weights: randomWeights(config, seed),
+    onnxPath: null,
+    tokenizer: null,
+    chatTemplate: null,
+    generationDefaults: {},
+    eosTokenIds: [],
+    contextLength: config.maxPositionEmbeddings,
+  };
+}

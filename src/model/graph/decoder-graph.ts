@@ -1,0 +1,178 @@
+// Builds the llama/qwen2 decoder as an ONNX graph whose KV cache lives OUTSIDE the graph.
+//
+// Why this shape: onnxruntime-node wraps inputs without copying but copies every fetched output
+// into a new JS buffer. So the runner owns the paged KV cache (one flat [slots, kvHeads*headDim]
+// array per layer and K/V) and feeds it as inputs; the graph gathers each sequence's past rows by
+// slot index, attends over past + new, and outputs only the logits rows asked for plus the new
+// tokens' K/V (one tensor for all layers), which the runner scatters into its blocks.
+//
+// Inputs (B sequences, S new tokens each, P past slots each, padded; padding is masked):
+//   input_ids [B,S] int64, position_ids [B,S] int64, past_slots [B,P] int64,
+//   attn_mask [B,1,S,P+S] float (additive: 0 or -inf-ish), logits_rows [N] int64 (rows of B*S),
+//   cache_k.{l}, cache_v.{l} [slots, kvDim] float.
+// Outputs: logits [N, vocab], new_kv [2*L*B, S, kvDim] (layer-major, K then V).
+//
+// Op choices (measured on the 2-core CPU box, see the runner's README notes in the report):
+//   - onnx Attention (opset 23) with 3D [B, T, heads*hd] K/V: GQA without repeating KV heads and
+//     without transposing the gathered past into BNSH (GroupQueryAttention needs BNSH past).
+//   - com.microsoft RotaryEmbedding with explicit position_ids (ragged positions per row; GQA's
+//     built-in rotary needs head_size % 16 == 0, which stories260K's 8 is not).
+//   - SimplifiedLayerNormalization / SkipSimplifiedLayerNormalization: RMSNorm with the residual
+//     add fused in.
+//   - fused QKV and gate/up projections: one GEMM each instead of three / two.
+import { GraphBuilder, BuiltModel, attrFloat, attrInt } from './graph-builder';
+import { OnnxDataType } from './onnx-proto';
+import { emitLinear, LinearOptions } from './linear';
+import { ropeTables } from './rope';
+import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
+import { ModelArchConfig, ModelWeights } from '../types';
+
+export const DecoderInputs = {
+  inputIds: 'input_ids',
+  positionIds: 'position_ids',
+  pastSlots: 'past_slots',
+  attnMask: 'attn_mask',
+  logitsRows: 'logits_rows',
+  cacheK: (layer: number) => `cache_k.${layer}`,
+  cacheV: (layer: number) => `cache_v.${layer}`,
+} as const;
+
+export const DecoderOutputs = { logits: 'logits', newKv: 'new_kv' } as const;
+
+export interface DecoderGraphOptions extends LinearOptions {
+  /** Rows of the RoPE tables = the largest position + 1 the graph can see. */
+  maxPositions: number;
+}
+
+export function buildDecoderGraph(config: ModelArchConfig, weights: ModelWeights, opts: DecoderGraphOptions): BuiltModel {
+  const c = config;
+  if (c.architecture !== 'llama' && c.architecture !== 'qwen2') {
+    throw new Error(`architecture '${c.architecture}' is not supported`);
+  }
+  const g = new GraphBuilder(`${c.architecture}-decoder`);
+  const f32 = OnnxDataType.FLOAT;
+  const i64 = OnnxDataType.INT64;
+  const qDim = c.numHeads * c.headDim;
+  const kvDim = c.numKvHeads * c.headDim;
+  const layerPrefix = (l: number) => `model.layers.${l}.`;
+
+  const inputIds = g.input(DecoderInputs.inputIds, i64, ['batch', 'seq']);
+  const positionIds = g.input(DecoderInputs.positionIds, i64, ['batch', 'seq']);
+  const pastSlots = g.input(DecoderInputs.pastSlots, i64, ['batch', 'past']);
+  const attnMask = g.input(DecoderInputs.attnMask, f32, ['batch', 1, 'seq', 'total']);
+  const logitsRows = g.input(DecoderInputs.logitsRows, i64, ['rows']);
+
+  // Shapes used to move between the flat [B*S, hidden] stream and [B, S, features] for attention.
+  const flatShape = g.constInt64([-1]);
+  const batchSeq = g.op('Shape', [inputIds]);
+  const batchSeqAny = g.op('Concat', [batchSeq, g.constInt64([-1])], { axis: attrInt(0) });
+
+  const embedName = 'model.embed_tokens.weight';
+  const embedTensor = requireWeight(weights, embedName);
+  if (embedTensor.shape[0] !== c.vocabSize || embedTensor.shape[1] !== c.hiddenSize) {
+    throw new Error(`'${embedName}' has shape [${embedTensor.shape.join(', ')}], expected [${c.vocabSize}, ${c.hiddenSize}]`);
+  }
+  const embed = g.initializer(embedName, f32, [c.vocabSize, c.hiddenSize], toF32(embedTensor));
+  const hidden0 = g.op('Gather', [embed, g.op('Reshape', [inputIds, flatShape])], { axis: attrInt(0) });
+
+  const { cos, sin } = ropeTables(c, opts.maxPositions);
+  const cosCache = g.initializer('rope.cos', f32, [opts.maxPositions, c.headDim / 2], cos);
+  const sinCache = g.initializer('rope.sin', f32, [opts.maxPositions, c.headDim / 2], sin);
+
+  const norm = (name: string) => g.initializer(name, f32, [c.hiddenSize], toF32(requireWeight(weights, name)));
+  const eps = attrFloat(c.rmsNormEps);
+
+  let normed = g.op('SimplifiedLayerNormalization', [hidden0, norm(`${layerPrefix(0)}input_layernorm.weight`)], {
+    axis: attrInt(-1),
+    epsilon: eps,
+  });
+  let residual = hidden0;
+  const newKv: string[] = [];
+
+  for (let l = 0; l < c.numLayers; l++) {
+    const p = layerPrefix(l);
+    const attnParts = ['q_proj', 'k_proj', 'v_proj'].map((n) => {
+      const name = `${p}self_attn.${n}.weight`;
+      const t = requireWeight(weights, name);
+      checkLinear(name, t, c.hiddenSize, n === 'q_proj' ? qDim : kvDim);
+      return t;
+    });
+    const qkvBias = c.attentionBias
+      ? concatF32(['q_proj', 'k_proj', 'v_proj'].map((n) => toF32(requireWeight(weights, `${p}self_attn.${n}.bias`))))
+      : null;
+    const qkv = emitLinear(g, normed, `${p}self_attn.qkv_proj.weight`, attnParts, qkvBias, c.hiddenSize, opts);
+    const [q, k, v] = g.node('Split', [qkv, g.constInt64([qDim, kvDim, kvDim])], 3, { axis: attrInt(1) });
+    const to3d = (x: string) => g.op('Reshape', [x, batchSeqAny]);
+    const rotary = (x: string, heads: number) =>
+      g.op('RotaryEmbedding', [to3d(x), positionIds, cosCache, sinCache], { num_heads: attrInt(heads) }, 'com.microsoft');
+    const qRot = rotary(q, c.numHeads);
+    const kRot = rotary(k, c.numKvHeads);
+    const v3 = to3d(v);
+    newKv.push(kRot, v3);
+
+    const pastK = g.op('Gather', [DecoderInputs.cacheK(l), pastSlots], { axis: attrInt(0) });
+    const pastV = g.op('Gather', [DecoderInputs.cacheV(l), pastSlots], { axis: attrInt(0) });
+    g.input(DecoderInputs.cacheK(l), f32, ['slots', kvDim]);
+    g.input(DecoderInputs.cacheV(l), f32, ['slots', kvDim]);
+    const keys = g.op('Concat', [pastK, kRot], { axis: attrInt(1) });
+    const values = g.op('Concat', [pastV, v3], { axis: attrInt(1) });
+    const attn = g.op('Attention', [qRot, keys, values, attnMask], {
+      q_num_heads: attrInt(c.numHeads),
+      kv_num_heads: attrInt(c.numKvHeads),
+    });
+    const oName = `${p}self_attn.o_proj.weight`;
+    const oWeight = requireWeight(weights, oName);
+    checkLinear(oName, oWeight, qDim, c.hiddenSize);
+    const attnOut = emitLinear(g, g.op('Reshape', [attn, g.constInt64([-1, qDim])]), oName, [oWeight], null, qDim, opts);
+
+    const [normed2, , , residual2] = g.node(
+      'SkipSimplifiedLayerNormalization',
+      [attnOut, residual, norm(`${p}post_attention_layernorm.weight`)],
+      ['', '', '', ''].map(() => g.fresh('skipnorm')),
+      { epsilon: eps },
+      'com.microsoft',
+    );
+
+    const gateUp = ['gate_proj', 'up_proj'].map((n) => {
+      const name = `${p}mlp.${n}.weight`;
+      const t = requireWeight(weights, name);
+      checkLinear(name, t, c.hiddenSize, c.intermediateSize);
+      return t;
+    });
+    const gu = emitLinear(g, normed2, `${p}mlp.gate_up_proj.weight`, gateUp, null, c.hiddenSize, opts);
+    const [gate, up] = g.node('Split', [gu, g.constInt64([c.intermediateSize, c.intermediateSize])], 2, {
+      axis: attrInt(1),
+    });
+    const act = g.op('Mul', [g.op('Mul', [gate, g.op('Sigmoid', [gate])]), up]);
+    const downName = `${p}mlp.down_proj.weight`;
+    const down = requireWeight(weights, downName);
+    checkLinear(downName, down, c.intermediateSize, c.hiddenSize);
+    const mlpOut = emitLinear(g, act, downName, [down], null, c.intermediateSize, opts);
+
+    const nextNorm = l + 1 < c.numLayers ? `${layerPrefix(l + 1)}input_layernorm.weight` : 'model.norm.weight';
+    const outs = g.node(
+      'SkipSimplifiedLayerNormalization',
+      [mlpOut, residual2, norm(nextNorm)],
+      [0, 1, 2, 3].map(() => g.fresh('skipnorm')),
+      { epsilon: eps },
+      'com.microsoft',
+    );
+    normed = outs[0];
+    residual = outs[3];
+  }
+
+  g.node('Concat', newKv, [DecoderOutputs.newKv], { axis: attrInt(0) });
+  g.output(DecoderOutputs.newKv, f32, ['kv_rows', 'seq', kvDim]);
+
+  const picked = g.op('Gather', [normed, logitsRows], { axis: attrInt(0) });
+  const head = c.tieWordEmbeddings || !weights.has('lm_head.weight') ? null : requireWeight(weights, 'lm_head.weight');
+  if (head) checkLinear('lm_head.weight', head, c.hiddenSize, c.vocabSize);
+  // Tied embeddings share the Gather's initializer: Gemm(transB) reads [vocab, hidden] as is.
+  const logits = head
+    ? emitLinear(g, picked, 'lm_head.weight', [head], null, c.hiddenSize, opts)
+    : g.op('Gemm', [picked, embed], { transB: attrInt(1) });
+  g.node('Identity', [logits], [DecoderOutputs.logits]);
+  g.output(DecoderOutputs.logits, f32, ['rows', c.vocabSize]);
+
+  return g.build({ '': 23, 'com.microsoft': 1 });
+}

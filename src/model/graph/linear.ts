@@ -1,0 +1,35 @@
+// y = x W^T (+ b) for one or several row-stacked [out, in] weights.
+// f32 weights use Gemm(transB=1): it takes the canonical [out, in] layout directly (no
+// transposed copy in JS) and MLAS pre-packs the constant B at session creation.
+// Quantized weights go to MatMulNBits when their GGML blocks map onto it exactly (see
+// matmul-nbits.ts), else they are dequantized to f32.
+import { GraphBuilder, attrInt } from './graph-builder';
+import { OnnxDataType } from './onnx-proto';
+import { quantizedLinear } from './matmul-nbits';
+import { WeightTensor } from '../types';
+import { concatF32, toF32 } from './weights';
+
+export interface LinearOptions {
+  /** Keep GGML-quantized weights quantized (MatMulNBits) where exact; false = dequantize to f32. */
+  keepQuantized: boolean;
+}
+
+export function emitLinear(
+  g: GraphBuilder,
+  x: string,
+  name: string,
+  parts: readonly WeightTensor[],
+  bias: Float32Array | null,
+  inFeatures: number,
+  opts: LinearOptions,
+): string {
+  const outFeatures = parts.reduce((n, t) => n + t.shape[0], 0);
+  if (opts.keepQuantized && parts.every((t) => t.kind === 'quantized')) {
+    const y = quantizedLinear(g, x, name, parts, bias, inFeatures, outFeatures);
+    if (y) return y;
+  }
+  const w = g.initializer(name, OnnxDataType.FLOAT, [outFeatures, inFeatures], concatF32(parts.map(toF32)));
+  const inputs = [x, w];
+  if (bias) inputs.push(g.initializer(`${name}.bias`, OnnxDataType.FLOAT, [outFeatures], bias));
+  return g.op('Gemm', inputs, { transB: attrInt(1) });
+}

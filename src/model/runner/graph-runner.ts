@@ -1,0 +1,101 @@
+// ModelRunner over the decoder graph built from weights (src/model/graph/decoder-graph.ts).
+//
+// Grouping: all single-token (decode) sequences of a step go into ONE run (ragged past lengths are
+// padded and masked); each multi-token (prefill) chunk runs on its own, so prefill never pads
+// other sequences to its length and decode batches stay dense.
+import * as ort from 'onnxruntime-node';
+import { buildDecoderGraph, DecoderInputs, DecoderOutputs } from '../graph/decoder-graph';
+import { LoadedModel, ModelArchConfig, ModelRunner, RunnerOptions, StepResult, StepSequence } from '../types';
+import { PagedKvCache } from './kv-cache';
+import { createSession } from './session';
+import { buildStepInputs, scatterNewKv } from './step-inputs';
+
+export interface GraphRunnerOptions extends RunnerOptions {
+  /** Keep GGML-quantized weights quantized in the graph (MatMulNBits); default true. */
+  keepQuantized?: boolean;
+}
+
+export async function createGraphRunner(model: LoadedModel, opts: GraphRunnerOptions): Promise<ModelRunner> {
+  if (!model.weights) throw new Error('createGraphRunner needs model weights');
+  const config = model.config;
+  const maxPositions = Math.max(config.maxPositionEmbeddings, model.contextLength);
+  const cache = new PagedKvCache(config, opts.blockSize, opts.numBlocks);
+  const built = buildDecoderGraph(config, model.weights, { maxPositions, keepQuantized: opts.keepQuantized ?? true });
+  const session = await createSession(built, { device: opts.device, intraOpThreads: opts.intraOpThreads });
+  return new GraphRunner(config, cache, session, maxPositions);
+}
+
+class GraphRunner implements ModelRunner {
+  readonly blockSize: number;
+  readonly numBlocks: number;
+  private readonly cacheFeeds: Record<string, ort.Tensor> = {};
+  private busy = false;
+
+  constructor(
+    readonly config: ModelArchConfig,
+    private readonly cache: PagedKvCache,
+    private readonly session: ort.InferenceSession,
+    private readonly maxPositions: number,
+  ) {
+    this.blockSize = cache.blockSize;
+    this.numBlocks = cache.numBlocks;
+    const dims = [cache.numSlots, cache.rowSize];
+    for (let l = 0; l < config.numLayers; l++) {
+      this.cacheFeeds[DecoderInputs.cacheK(l)] = new ort.Tensor('float32', cache.keys[l], dims);
+      this.cacheFeeds[DecoderInputs.cacheV(l)] = new ort.Tensor('float32', cache.values[l], dims);
+    }
+  }
+
+  async step(batch: readonly StepSequence[]): Promise<StepResult> {
+    if (this.busy) throw new Error('ModelRunner.step called while another step is running');
+    this.busy = true;
+    try {
+      return await this.runGroups(batch);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async runGroups(batch: readonly StepSequence[]): Promise<StepResult> {
+    const vocab = this.config.vocabSize;
+    const logits = new Float32Array(batch.length * vocab);
+    const allLogits: (Float32Array | null)[] = batch.map(() => null);
+    const decode = batch.map((_, i) => i).filter((i) => batch[i].tokens.length === 1);
+    const groups = [decode, ...batch.map((_, i) => i).filter((i) => batch[i].tokens.length !== 1).map((i) => [i])];
+    for (const indices of groups) {
+      if (indices.length === 0) continue;
+      const group = indices.map((i) => batch[i]);
+      const out = await this.runGroup(group);
+      indices.forEach((i, g) => {
+        const { first, count } = out.at[g];
+        const rows = out.logits.subarray(first * vocab, (first + count) * vocab);
+        logits.set(rows.subarray((count - 1) * vocab), i * vocab);
+        if (batch[i].allLogits) allLogits[i] = rows;
+      });
+    }
+    return { logits, allLogits };
+  }
+
+  private async runGroup(group: readonly StepSequence[]): Promise<{ logits: Float32Array; at: { first: number; count: number }[] }> {
+    const inp = buildStepInputs(group, this.cache, this.maxPositions);
+    const feeds: Record<string, ort.Tensor> = {
+      ...this.cacheFeeds,
+      [DecoderInputs.inputIds]: new ort.Tensor('int64', inp.inputIds, [inp.batch, inp.seq]),
+      [DecoderInputs.positionIds]: new ort.Tensor('int64', inp.positionIds, [inp.batch, inp.seq]),
+      [DecoderInputs.pastSlots]: new ort.Tensor('int64', inp.pastSlots, [inp.batch, inp.past]),
+      [DecoderInputs.attnMask]: new ort.Tensor('float32', inp.attnMask, [inp.batch, 1, inp.seq, inp.past + inp.seq]),
+      [DecoderInputs.logitsRows]: new ort.Tensor('int64', inp.logitsRows, [inp.logitsRows.length]),
+    };
+    const result = await this.session.run(feeds);
+    scatterNewKv(this.cache, result[DecoderOutputs.newKv].data as Float32Array, group, inp.seq);
+    return { logits: result[DecoderOutputs.logits].data as Float32Array, at: inp.logitsAt };
+  }
+
+  copyBlocks(pairs: ReadonlyArray<readonly [src: number, dst: number]>): void {
+    this.cache.copyBlocks(pairs);
+  }
+
+  async dispose(): Promise<void> {
+    await this.session.release();
+  }
+}

@@ -1,0 +1,52 @@
+// The paged KV cache the runner owns: per layer one flat K and one flat V array of
+// [numBlocks * blockSize, kvHeads * headDim] rows ("slots"). Slot of position p of a sequence =
+// blockTable[p / blockSize] * blockSize + p % blockSize. The arrays are fed to the graph as
+// inputs (zero-copy), and new K/V rows are written here in JS after each step.
+import { ModelArchConfig } from '../types';
+
+/** Bytes one KV block takes across all layers (K and V, f32). */
+export function kvBytesPerBlock(config: ModelArchConfig, blockSize: number): number {
+  return 2 * config.numLayers * blockSize * config.numKvHeads * config.headDim * Float32Array.BYTES_PER_ELEMENT;
+}
+
+export class PagedKvCache {
+  readonly keys: Float32Array[];
+  readonly values: Float32Array[];
+  readonly rowSize: number;
+  readonly numSlots: number;
+
+  constructor(
+    config: ModelArchConfig,
+    readonly blockSize: number,
+    readonly numBlocks: number,
+  ) {
+    if (!Number.isInteger(blockSize) || blockSize < 1) throw new Error(`blockSize must be a positive integer, got ${blockSize}`);
+    if (!Number.isInteger(numBlocks) || numBlocks < 1) throw new Error(`numBlocks must be a positive integer, got ${numBlocks}`);
+    this.rowSize = config.numKvHeads * config.headDim;
+    this.numSlots = numBlocks * blockSize;
+    const alloc = () => new Float32Array(this.numSlots * this.rowSize);
+    this.keys = Array.from({ length: config.numLayers }, alloc);
+    this.values = Array.from({ length: config.numLayers }, alloc);
+  }
+
+  /** Cache row of `position` for a sequence with this block table. */
+  slot(blockTable: readonly number[], position: number): number {
+    const block = blockTable[Math.floor(position / this.blockSize)];
+    if (block === undefined || block < 0 || block >= this.numBlocks) {
+      throw new Error(`block table [${blockTable.join(', ')}] does not cover position ${position} with valid blocks (numBlocks ${this.numBlocks})`);
+    }
+    return block * this.blockSize + (position % this.blockSize);
+  }
+
+  copyBlocks(pairs: ReadonlyArray<readonly [number, number]>): void {
+    const blockElems = this.blockSize * this.rowSize;
+    for (const [src, dst] of pairs) {
+      for (const id of [src, dst]) {
+        if (!Number.isInteger(id) || id < 0 || id >= this.numBlocks) throw new Error(`copyBlocks: block ${id} out of range`);
+      }
+      for (const arr of [...this.keys, ...this.values]) {
+        arr.copyWithin(dst * blockElems, src * blockElems, (src + 1) * blockElems);
+      }
+    }
+  }
+}

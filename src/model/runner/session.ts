@@ -1,0 +1,56 @@
+// Creates the onnxruntime-node session for a built graph on the requested execution provider.
+import * as ort from 'onnxruntime-node';
+import { BuiltModel } from '../graph/graph-builder';
+
+export type Device = 'cpu' | 'cuda';
+
+export interface SessionSettings {
+  device: Device;
+  intraOpThreads?: number;
+}
+
+export function sessionOptions(settings: SessionSettings): ort.InferenceSession.SessionOptions {
+  if (settings.intraOpThreads !== undefined && (!Number.isInteger(settings.intraOpThreads) || settings.intraOpThreads < 0)) {
+    throw new Error(`intraOpThreads must be a non-negative integer, got ${settings.intraOpThreads}`);
+  }
+  return {
+    executionProviders: [settings.device],
+    graphOptimizationLevel: 'all',
+    // One forward pass at a time; parallelism comes from intra-op threads.
+    executionMode: 'sequential',
+    interOpNumThreads: 1,
+    ...(settings.intraOpThreads ? { intraOpNumThreads: settings.intraOpThreads } : {}),
+  };
+}
+
+export async function createSession(model: BuiltModel, settings: SessionSettings): Promise<ort.InferenceSession> {
+  const options = { ...sessionOptions(settings), externalData: model.externalData };
+  try {
+    return await ort.InferenceSession.create(model.modelBytes, options);
+  } catch (err) {
+    throw settings.device === 'cuda' ? cudaUnavailable(err) : err;
+  }
+}
+
+/** Opens an ONNX file (an Optimum / transformers.js export). */
+export async function createFileSession(path: string, settings: SessionSettings): Promise<ort.InferenceSession> {
+  try {
+    return await ort.InferenceSession.create(path, sessionOptions(settings));
+  } catch (err) {
+    throw settings.device === 'cuda' ? cudaUnavailable(err) : err;
+  }
+}
+
+function cudaUnavailable(err: unknown): Error {
+  const reason = err instanceof Error ? err.message : String(err);
+  const cuda = ort.listSupportedBackends?.().find((b) => b.name === 'cuda');
+  if (cuda && !cuda.bundled && /load|shared library|cuda/i.test(reason)) {
+    return new Error(
+      'device "cuda" is not available: onnxruntime-node\'s CUDA execution provider libraries ' +
+        '(libonnxruntime_providers_cuda.so, libonnxruntime_providers_shared.so) are not installed. ' +
+        'Reinstall onnxruntime-node with ONNXRUNTIME_NODE_INSTALL=cuda12 on a machine with CUDA 12 and cuDNN 9, ' +
+        `or run with --device cpu. (onnxruntime: ${reason})`,
+    );
+  }
+  return new Error(`device "cuda": onnxruntime could not create a CUDA session: ${reason}`);
+}

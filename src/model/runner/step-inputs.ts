@@ -1,0 +1,91 @@
+// Turns a group of sequences into the decoder graph's padded input arrays and tells where each
+// sequence's results lie in the outputs.
+import { StepSequence } from '../types';
+import { PagedKvCache } from './kv-cache';
+
+/** Additive mask value for keys a query must not see (finite, so fully padded rows stay finite). */
+const MASKED = -3.0e38;
+
+export interface StepInputs {
+  batch: number;
+  seq: number;
+  past: number;
+  inputIds: BigInt64Array;
+  positionIds: BigInt64Array;
+  pastSlots: BigInt64Array;
+  attnMask: Float32Array;
+  logitsRows: BigInt64Array;
+  /** Per sequence: index of its first row in the logits output and how many rows it has. */
+  logitsAt: { first: number; count: number }[];
+}
+
+export function buildStepInputs(group: readonly StepSequence[], cache: PagedKvCache, maxPositions: number): StepInputs {
+  const batch = group.length;
+  const seq = Math.max(...group.map((s) => s.tokens.length));
+  const past = Math.max(...group.map((s) => s.positionOffset));
+  const total = past + seq;
+  const inputIds = new BigInt64Array(batch * seq);
+  const positionIds = new BigInt64Array(batch * seq);
+  const pastSlots = new BigInt64Array(batch * past);
+  const attnMask = new Float32Array(batch * seq * total).fill(MASKED);
+  const rows: number[] = [];
+  const logitsAt: StepInputs['logitsAt'] = [];
+
+  group.forEach((s, b) => {
+    const n = s.tokens.length;
+    const offset = s.positionOffset;
+    if (n < 1) throw new Error('a step sequence needs at least one token');
+    if (offset + n > maxPositions) {
+      throw new Error(`position ${offset + n - 1} is beyond the model's ${maxPositions} positions`);
+    }
+    for (let j = 0; j < offset; j++) pastSlots[b * past + j] = BigInt(cache.slot(s.blockTable, j));
+    for (let i = 0; i < seq; i++) {
+      const row = b * seq + i;
+      const real = i < n;
+      inputIds[row] = BigInt(real ? s.tokens[i] : 0);
+      positionIds[row] = BigInt(real ? offset + i : offset);
+      const maskRow = row * total;
+      if (real) {
+        attnMask.fill(0, maskRow, maskRow + offset);
+        attnMask.fill(0, maskRow + past, maskRow + past + i + 1);
+      } else {
+        attnMask[maskRow + past + i] = 0; // padding attends to itself only; its outputs are ignored
+      }
+    }
+    const first = rows.length;
+    const from = s.allLogits ? 0 : n - 1;
+    for (let i = from; i < n; i++) rows.push(b * seq + i);
+    logitsAt.push({ first, count: n - from });
+  });
+
+  return {
+    batch,
+    seq,
+    past,
+    inputIds,
+    positionIds,
+    pastSlots,
+    attnMask,
+    logitsRows: BigInt64Array.from(rows.map((r) => BigInt(r))),
+    logitsAt,
+  };
+}
+
+/** Writes the step's new K/V ([2 * layers * batch, seq, rowSize], layer-major, K then V) into the cache. */
+export function scatterNewKv(cache: PagedKvCache, newKv: Float32Array, group: readonly StepSequence[], seq: number): void {
+  const batch = group.length;
+  const rowSize = cache.rowSize;
+  const slots = group.map((s) => s.tokens.map((_, i) => cache.slot(s.blockTable, s.positionOffset + i)));
+  for (let l = 0; l < cache.keys.length; l++) {
+    for (let kind = 0; kind < 2; kind++) {
+      const dst = kind === 0 ? cache.keys[l] : cache.values[l];
+      const base = (2 * l + kind) * batch;
+      slots.forEach((seqSlots, b) => {
+        seqSlots.forEach((slot, i) => {
+          const src = ((base + b) * seq + i) * rowSize;
+          dst.set(newKv.subarray(src, src + rowSize), slot * rowSize);
+        });
+      });
+    }
+  }
+}

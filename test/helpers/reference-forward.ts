@@ -1,0 +1,138 @@
+// An independent, deliberately plain reference forward pass of a llama/qwen2 decoder, for
+// checking the ONNX graph. Straightforward loops in float64 accumulators; slow is fine.
+import { dequantize } from '../../src/model/gguf/dequant';
+import { ModelArchConfig, ModelWeights } from '../../src/model/types';
+
+function weight(weights: ModelWeights, name: string): Float32Array {
+  const t = weights.get(name);
+  if (t.kind === 'f32') return t.data;
+  return dequantize(t.format, t.data, t.shape.reduce((a, b) => a * b, 1));
+}
+
+/** y = W x (+ b) with W [out, in] row-major. */
+function matVec(w: Float32Array, x: Float64Array, out: number, bias?: Float32Array): Float64Array {
+  const inp = x.length;
+  const y = new Float64Array(out);
+  for (let o = 0; o < out; o++) {
+    let sum = bias ? bias[o] : 0;
+    const row = o * inp;
+    for (let i = 0; i < inp; i++) sum += w[row + i] * x[i];
+    y[o] = sum;
+  }
+  return y;
+}
+
+function rmsNorm(x: Float64Array, w: Float32Array, eps: number): Float64Array {
+  let ss = 0;
+  for (const v of x) ss += v * v;
+  const inv = 1 / Math.sqrt(ss / x.length + eps);
+  return x.map((v, i) => v * inv * w[i]);
+}
+
+/** Inverse frequencies after HF rope_scaling ('linear' divides all; 'llama3' only the long wavelengths). */
+function inverseFrequencies(c: ModelArchConfig): number[] {
+  const freqs: number[] = [];
+  for (let i = 0; i < c.headDim; i += 2) freqs.push(Math.pow(c.ropeTheta, -i / c.headDim));
+  const s = c.ropeScaling;
+  if (!s) return freqs;
+  const kind = (s['rope_type'] ?? s['type']) as string;
+  const factor = s['factor'] as number;
+  if (kind === 'linear') return freqs.map((f) => f / factor);
+  if (kind === 'llama3') {
+    const lowFactor = s['low_freq_factor'] as number;
+    const highFactor = s['high_freq_factor'] as number;
+    const oldContext = s['original_max_position_embeddings'] as number;
+    return freqs.map((f) => {
+      const wavelength = (2 * Math.PI) / f;
+      if (wavelength < oldContext / highFactor) return f;
+      if (wavelength > oldContext / lowFactor) return f / factor;
+      const t = (oldContext / wavelength - lowFactor) / (highFactor - lowFactor);
+      return (1 - t) * (f / factor) + t * f;
+    });
+  }
+  throw new Error(`reference: rope type ${kind}`);
+}
+
+/** Rotate-half RoPE on each head of `x` (heads × headDim) at `position`, in place. */
+function rope(x: Float64Array, heads: number, headDim: number, position: number, freqs: number[]): void {
+  const half = headDim / 2;
+  for (let h = 0; h < heads; h++) {
+    for (let i = 0; i < half; i++) {
+      const a = x[h * headDim + i];
+      const b = x[h * headDim + i + half];
+      const angle = position * freqs[i];
+      x[h * headDim + i] = a * Math.cos(angle) - b * Math.sin(angle);
+      x[h * headDim + i + half] = b * Math.cos(angle) + a * Math.sin(angle);
+    }
+  }
+}
+
+/** Logits [tokens.length][vocab] of a full causal forward pass over `tokens` from position 0. */
+export function referenceForward(config: ModelArchConfig, weights: ModelWeights, tokens: readonly number[]): Float32Array[] {
+  const c = config;
+  const hd = c.headDim;
+  const freqs = inverseFrequencies(c);
+  const group = c.numHeads / c.numKvHeads;
+  const embed = weight(weights, 'model.embed_tokens.weight');
+  const layers = Array.from({ length: c.numLayers }, (_, l) => {
+    const p = `model.layers.${l}.`;
+    const w = (n: string) => weight(weights, p + n);
+    const bias = (n: string) => (c.attentionBias ? w(`self_attn.${n}.bias`) : undefined);
+    return {
+      inNorm: w('input_layernorm.weight'),
+      postNorm: w('post_attention_layernorm.weight'),
+      q: w('self_attn.q_proj.weight'),
+      k: w('self_attn.k_proj.weight'),
+      v: w('self_attn.v_proj.weight'),
+      qb: bias('q_proj'),
+      kb: bias('k_proj'),
+      vb: bias('v_proj'),
+      o: w('self_attn.o_proj.weight'),
+      gate: w('mlp.gate_proj.weight'),
+      up: w('mlp.up_proj.weight'),
+      down: w('mlp.down_proj.weight'),
+      keys: [] as Float64Array[],
+      values: [] as Float64Array[],
+    };
+  });
+  const finalNorm = weight(weights, 'model.norm.weight');
+  const head = !c.tieWordEmbeddings && weights.has('lm_head.weight') ? weight(weights, 'lm_head.weight') : embed;
+
+  return tokens.map((token, pos) => {
+    let x = Float64Array.from(embed.subarray(token * c.hiddenSize, (token + 1) * c.hiddenSize));
+    for (const L of layers) {
+      const xn = rmsNorm(x, L.inNorm, c.rmsNormEps);
+      const q = matVec(L.q, xn, c.numHeads * hd, L.qb);
+      const k = matVec(L.k, xn, c.numKvHeads * hd, L.kb);
+      const v = matVec(L.v, xn, c.numKvHeads * hd, L.vb);
+      rope(q, c.numHeads, hd, pos, freqs);
+      rope(k, c.numKvHeads, hd, pos, freqs);
+      L.keys.push(k);
+      L.values.push(v);
+      const attn = new Float64Array(c.numHeads * hd);
+      for (let h = 0; h < c.numHeads; h++) {
+        const kvh = Math.floor(h / group);
+        const scores = L.keys.map((kk) => {
+          let dot = 0;
+          for (let d = 0; d < hd; d++) dot += q[h * hd + d] * kk[kvh * hd + d];
+          return dot / Math.sqrt(hd);
+        });
+        const max = Math.max(...scores);
+        const exps = scores.map((s) => Math.exp(s - max));
+        const total = exps.reduce((a, b) => a + b, 0);
+        L.values.forEach((vv, t) => {
+          for (let d = 0; d < hd; d++) attn[h * hd + d] += (exps[t] / total) * vv[kvh * hd + d];
+        });
+      }
+      const o = matVec(L.o, attn, c.hiddenSize);
+      x = x.map((val, i) => val + o[i]);
+      const xn2 = rmsNorm(x, L.postNorm, c.rmsNormEps);
+      const gate = matVec(L.gate, xn2, c.intermediateSize);
+      const up = matVec(L.up, xn2, c.intermediateSize);
+      const act = gate.map((g, i) => (g / (1 + Math.exp(-g))) * up[i]);
+      const down = matVec(L.down, act, c.hiddenSize);
+      x = x.map((val, i) => val + down[i]);
+    }
+    return Float32Array.from(matVec(head, rmsNorm(x, finalNorm, c.rmsNormEps), c.vocabSize));
+  });
+}
