@@ -1,0 +1,111 @@
+// Messages as the template sees them, following vLLM's chat_utils: content is a string for
+// templates that print it, or a list of {type:'text', text} parts for templates that loop over
+// it (vLLM's 'auto' content format), and tool-call arguments arrive parsed from their JSON text.
+
+import type { ChatMessage } from '../types';
+import { ChatTemplateError } from './errors';
+
+export type ContentFormat = 'string' | 'openai';
+
+type Node = Record<string, unknown>;
+
+function isContentAccess(node: unknown): boolean {
+  if (!node || typeof node !== 'object') return false;
+  const n = node as Node;
+  if (n.type !== 'MemberExpression') return false;
+  const property = n.property as Node;
+  return (property.type === 'StringLiteral' || (property.type === 'Identifier' && !n.computed))
+    && property.value === 'content';
+}
+
+/** Strips filters and selects: `message['content'] | selectattr(...)` still loops over the content. */
+function unwrapIterable(node: unknown): unknown {
+  let current = node as Node | null;
+  while (current && typeof current === 'object') {
+    if (current.type === 'FilterExpression') current = current.operand as Node;
+    else if (current.type === 'SelectExpression') current = current.lhs as Node;
+    else break;
+  }
+  return current;
+}
+
+function walk(node: unknown, visit: (n: Node) => void): void {
+  if (Array.isArray(node)) {
+    for (const child of node) walk(child, visit);
+    return;
+  }
+  if (!node || typeof node !== 'object') return;
+  const n = node as Node;
+  if (typeof n.type === 'string') visit(n);
+  for (const value of Object.values(n)) {
+    if (value && typeof value === 'object') walk(value, visit);
+  }
+}
+
+/**
+ * 'openai' when the template iterates over a message's content (directly, or through a variable
+ * set from it), as vLLM's content-format detection decides; 'string' otherwise.
+ */
+export function detectContentFormat(parsedTemplate: unknown): ContentFormat {
+  const contentVariables = new Set<string>();
+  walk(parsedTemplate, (n) => {
+    const assignee = n.assignee as Node | undefined;
+    if (n.type === 'SetStatement' && assignee?.type === 'Identifier' && isContentAccess(n.value)) {
+      contentVariables.add(assignee.value as string);
+    }
+  });
+  let loopsOverContent = false;
+  walk(parsedTemplate, (n) => {
+    if (n.type !== 'For') return;
+    const iterable = unwrapIterable(n.iterable) as Node | null;
+    if (isContentAccess(iterable)
+      || (iterable?.type === 'Identifier' && contentVariables.has(iterable.value as string))) {
+      loopsOverContent = true;
+    }
+  });
+  return loopsOverContent ? 'openai' : 'string';
+}
+
+function textParts(content: ChatMessage['content']): string[] {
+  if (content === null || content === undefined) return [];
+  if (typeof content === 'string') return [content];
+  if (!Array.isArray(content)) throw new ChatTemplateError('message content must be a string or an array of parts');
+  return content.map((part) => {
+    if (part?.type !== 'text' || typeof part.text !== 'string') {
+      throw new ChatTemplateError(`unsupported content part type '${String(part?.type)}': this model takes text only`);
+    }
+    return part.text;
+  });
+}
+
+/** vLLM parses assistant tool-call arguments, so templates can `| tojson` them as objects. */
+function parseToolCalls(toolCalls: unknown): unknown {
+  if (!Array.isArray(toolCalls)) return toolCalls;
+  return toolCalls.map((call) => {
+    const fn = (call as Node | null)?.function as Node | undefined;
+    if (!fn) return call;
+    let args = fn.arguments;
+    if (!args) {
+      args = {};
+    } else if (typeof args === 'string') {
+      try {
+        args = JSON.parse(args);
+      } catch {
+        throw new ChatTemplateError(`tool call arguments are not valid JSON: ${args}`);
+      }
+    }
+    return { ...(call as Node), function: { ...fn, arguments: args } };
+  });
+}
+
+export function normalizeMessages(messages: ChatMessage[], format: ContentFormat): ChatMessage[] {
+  return messages.map((message) => {
+    const texts = textParts(message.content);
+    const content = format === 'string' ? texts.join('\n') : texts.map((text) => ({ type: 'text', text }));
+    const normalized: ChatMessage = { ...message, content };
+    if (message.role === 'assistant' && message.tool_calls !== undefined) {
+      normalized.tool_calls = parseToolCalls(message.tool_calls);
+    }
+    return normalized;
+  });
+}
