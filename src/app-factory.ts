@@ -1,0 +1,72 @@
+// Builds the Nest app on the Fastify adapter from a ServerConfig, without listening. Used by
+// main (ortllm serve), by the OpenAPI script and by tests. Feature modules come from
+// src/modules/feature-modules.ts.
+
+import { readFileSync } from 'node:fs';
+import { Reflector, NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyServerOptions } from 'fastify';
+import { AppModule, AppModuleOptions } from './app.module';
+import { ApiKeyGuard } from './common/api-key.guard';
+import { corsOptions } from './common/cors';
+import { mapError } from './common/error-mapping';
+import { installAccessLog, installRequestLog, nestLogLevels } from './common/logging';
+import { OpenAIExceptionFilter } from './common/openai-exception.filter';
+import { installRequestIdEcho } from './common/request-id';
+import { createValidationPipe } from './common/validation';
+import type { ServerConfig } from './config/server-config';
+import { setupDocs } from './modules/docs/openapi';
+
+export interface CreateAppOptions extends AppModuleOptions {
+  /** Set up /docs and /openapi.json even with --disable-fastapi-docs (the OpenAPI script). */
+  forceDocs?: boolean;
+}
+
+function fastifyOptions(config: ServerConfig): FastifyServerOptions & { https?: object } {
+  const options: FastifyServerOptions & { https?: object } = {
+    bodyLimit: config.maxRequestBodyBytes,
+    // Keep-alive sockets are closed at shutdown; requests in flight are allowed to finish.
+    forceCloseConnections: 'idle',
+  };
+  if (config.rootPath) {
+    // Behind a path proxy the prefix may or may not be stripped already: accept both.
+    const prefix = config.rootPath;
+    options.rewriteUrl = (req) => {
+      const url = req.url ?? '/';
+      if (url === prefix) return '/';
+      return url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`) ? url.slice(prefix.length) || '/' : url;
+    };
+  }
+  if (config.sslKeyfile && config.sslCertfile) {
+    options.https = {
+      key: readFileSync(config.sslKeyfile),
+      cert: readFileSync(config.sslCertfile),
+      ...(config.sslCaCerts ? { ca: readFileSync(config.sslCaCerts) } : {}),
+    };
+  }
+  return options;
+}
+
+export async function createApp(config: ServerConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter(fastifyOptions(config));
+  const fastify = adapter.getInstance();
+  // Body parsing (malformed JSON, 413) fails before Nest sees the request: same envelope here.
+  fastify.setErrorHandler((error, _request, reply) => {
+    const { status, body } = mapError(error);
+    void reply.status(status).send(body);
+  });
+  if (config.enableRequestIdHeaders) installRequestIdEcho(fastify);
+  if (!config.disableUvicornAccessLog) installAccessLog(fastify);
+  if (config.enableLogRequests) installRequestLog(fastify);
+
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, options), adapter, {
+    logger: nestLogLevels(config.logLevel),
+    abortOnError: false,
+  });
+  app.enableCors(corsOptions(config));
+  app.useGlobalFilters(new OpenAIExceptionFilter());
+  app.useGlobalPipes(createValidationPipe());
+  app.useGlobalGuards(new ApiKeyGuard(app.get(Reflector), config.apiKeys));
+  if (!config.disableFastapiDocs || options.forceDocs) setupDocs(app, config);
+  return app;
+}

@@ -1,0 +1,24 @@
+// The root module: the engine (global) plus the feature modules the flags ask for.
+
+import { DynamicModule, Module } from '@nestjs/common';
+import type { ServerConfig } from './config/server-config';
+import type { EngineClient } from './engine/types';
+import { EngineModule } from './modules/engine/engine.module';
+import { featureModulesFor } from './modules/feature-modules';
+
+export interface AppModuleOptions {
+  /** An already-built engine instead of createEngine(config). */
+  engine?: EngineClient;
+  /** Register every feature module whatever the flags (OpenAPI generation). */
+  allFeatures?: boolean;
+}
+
+@Module({})
+export class AppModule {
+  static forRoot(config: ServerConfig, options: AppModuleOptions = {}): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [EngineModule.forRoot(config, options.engine), ...featureModulesFor(config, options.allFeatures)],
+    };
+  }
+}

@@ -1,0 +1,73 @@
+// Maps anything thrown while serving a request to (status, envelope). Shared by the Nest
+// exception filter, Fastify's own error handler (body parsing happens before Nest sees the
+// request) and SSE error frames, so every path answers the same way.
+
+import { HttpException, Logger } from '@nestjs/common';
+import { EngineDeadError, RequestValidationError } from '../engine/errors';
+import { buildErrorBody, httpPhrase, OpenAIErrorBody, OpenAIHttpError } from './openai-error';
+
+export interface MappedError {
+  status: number;
+  body: OpenAIErrorBody;
+}
+
+const logger = new Logger('Errors');
+
+interface FastifyLikeError {
+  code?: string;
+  statusCode?: number;
+  message?: string;
+}
+
+function fastifyError(err: unknown): FastifyLikeError | null {
+  if (typeof err !== 'object' || err === null) return null;
+  const code = (err as FastifyLikeError).code;
+  return typeof code === 'string' && code.startsWith('FST_') ? (err as FastifyLikeError) : null;
+}
+
+/** Turns an exception into the status and OpenAI error envelope sent to the client. */
+export function mapError(err: unknown): MappedError {
+  if (err instanceof OpenAIHttpError) return { status: err.status, body: err.toBody() };
+  if (err instanceof RequestValidationError) {
+    return { status: 400, body: buildErrorBody(err.message, 400, err.param) };
+  }
+  if (err instanceof EngineDeadError) {
+    return { status: 500, body: buildErrorBody(err.message, 500) };
+  }
+  if (err instanceof HttpException) return fromHttpException(err);
+  const fst = fastifyError(err);
+  if (fst) return fromFastifyError(fst);
+  // Unknown: log the stack here, never send it.
+  logger.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
+  return { status: 500, body: buildErrorBody('Internal server error', 500) };
+}
+
+function fromHttpException(err: HttpException): MappedError {
+  const status = err.getStatus();
+  const response = err.getResponse();
+  // A ValidationPipe/exceptionFactory may already have built the envelope.
+  if (typeof response === 'object' && response !== null && 'error' in response) {
+    const inner = (response as OpenAIErrorBody).error;
+    if (inner && typeof inner === 'object' && typeof inner.message === 'string') {
+      return { status, body: buildErrorBody(inner.message, status, inner.param ?? null, inner.type) };
+    }
+  }
+  let message = err.message;
+  if (typeof response === 'object' && response !== null && 'message' in response) {
+    const m = (response as { message: unknown }).message;
+    message = Array.isArray(m) ? m.join('; ') : String(m);
+  }
+  // FastAPI's HTTPException handler in vLLM uses the reason phrase as `type`.
+  return { status, body: buildErrorBody(message, status, null, httpPhrase(status)) };
+}
+
+function fromFastifyError(err: FastifyLikeError): MappedError {
+  const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+  let message = err.message ?? httpPhrase(status);
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') message = 'Request body is too large.';
+  if (status >= 500) {
+    logger.error(`${err.code}: ${err.message}`);
+    message = 'Internal server error';
+  }
+  return { status, body: buildErrorBody(message, status, null, status >= 500 ? undefined : httpPhrase(status)) };
+}

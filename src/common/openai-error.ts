@@ -1,0 +1,85 @@
+// The one builder for vLLM's error envelope: {"error": {message, type, param, code}}, where
+// `code` is the HTTP status as an int (vLLM >= 0.10.1). Used by the global exception filter,
+// the ValidationPipe's exceptionFactory and mid-stream SSE error frames.
+
+import { STATUS_CODES } from 'node:http';
+
+export interface OpenAIErrorInfo {
+  message: string;
+  type: string;
+  param: string | null;
+  code: number;
+}
+
+export interface OpenAIErrorBody {
+  error: OpenAIErrorInfo;
+}
+
+/** vLLM's `type` for each status it produces from its own error classes. */
+const TYPE_BY_STATUS: Record<number, string> = {
+  400: 'BadRequestError',
+  404: 'NotFoundError',
+  422: 'UnprocessableEntityError',
+  500: 'InternalServerError',
+  501: 'NotImplementedError',
+};
+
+/** The `type` vLLM sends for a status; falls back to the HTTP reason phrase (as FastAPI's HTTPException does). */
+export function errorTypeForStatus(status: number): string {
+  return TYPE_BY_STATUS[status] ?? httpPhrase(status);
+}
+
+/** HTTP reason phrase, e.g. 400 -> "Bad Request" (the `type` of HTTPException / validation errors). */
+export function httpPhrase(status: number): string {
+  return STATUS_CODES[status] ?? 'Error';
+}
+
+/** Builds the envelope. `type` defaults to vLLM's type for the status. */
+export function buildErrorBody(
+  message: string,
+  status: number,
+  param: string | null = null,
+  type: string = errorTypeForStatus(status),
+): OpenAIErrorBody {
+  return { error: { message, type, param, code: status } };
+}
+
+/**
+ * Throw this from controllers/services to answer with a given status and envelope. The global
+ * filter renders it; SSE helpers render it as an error frame.
+ *   throw new OpenAIHttpError(404, 'The model `x` does not exist.')
+ *   throw OpenAIHttpError.badRequest('max_tokens must be at least 1', 'max_tokens')
+ */
+export class OpenAIHttpError extends Error {
+  readonly type: string;
+
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly param: string | null = null,
+    type?: string,
+  ) {
+    super(message);
+    this.name = 'OpenAIHttpError';
+    this.type = type ?? errorTypeForStatus(status);
+  }
+
+  /** 400 BadRequestError (vLLM's VLLMValidationError / ValueError). */
+  static badRequest(message: string, param: string | null = null): OpenAIHttpError {
+    return new OpenAIHttpError(400, message, param);
+  }
+
+  /** 404 NotFoundError with vLLM's exact message for an unknown model. */
+  static modelNotFound(model: string): OpenAIHttpError {
+    return new OpenAIHttpError(404, `The model \`${model}\` does not exist.`, 'model');
+  }
+
+  /** 501 NotImplementedError (a feature ortllm does not support). */
+  static notImplemented(message: string): OpenAIHttpError {
+    return new OpenAIHttpError(501, message);
+  }
+
+  toBody(): OpenAIErrorBody {
+    return buildErrorBody(this.message, this.status, this.param, this.type);
+  }
+}

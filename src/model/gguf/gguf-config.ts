@@ -1,0 +1,74 @@
+// ModelArchConfig from GGUF metadata (keys as written by llama.cpp's gguf-py, prefixed by the architecture).
+import type { Architecture, ModelArchConfig } from '../types';
+import type { GgufFile, GgufMetadata } from './gguf-file';
+
+const SUPPORTED: readonly Architecture[] = ['llama', 'qwen2'];
+
+export function ggufArchitecture(metadata: GgufMetadata, path: string): Architecture {
+  const arch = metadata['general.architecture'];
+  if (typeof arch !== 'string') throw new Error(`${path}: GGUF metadata has no general.architecture`);
+  if (!(SUPPORTED as readonly string[]).includes(arch)) {
+    throw new Error(`${path}: architecture "${arch}" is not supported (supported: ${SUPPORTED.join(', ')})`);
+  }
+  return arch as Architecture;
+}
+
+/** `ropeFreqFactors`: the rope_freqs tensor llama.cpp stores for Llama-3.1-style scaling, when present. */
+export function ggufArchConfig(file: GgufFile, ropeFreqFactors: Float32Array | null): ModelArchConfig {
+  const { metadata, path } = file;
+  const architecture = ggufArchitecture(metadata, path);
+  const num = (key: string, fallback?: number): number => {
+    const value = metadata[`${architecture}.${key}`];
+    if (typeof value === 'number' || typeof value === 'bigint') return Number(value);
+    if (fallback !== undefined) return fallback;
+    throw new Error(`${path}: GGUF metadata lacks ${architecture}.${key}`);
+  };
+
+  const hiddenSize = num('embedding_length');
+  const numHeads = num('attention.head_count');
+  const headDim = num('attention.key_length', hiddenSize / numHeads);
+  const ropeDims = num('rope.dimension_count', headDim);
+  if (ropeDims !== headDim) {
+    throw new Error(`${path}: partial rotary embeddings (rope.dimension_count ${ropeDims} < head size ${headDim}) are not supported`);
+  }
+  const tensorNames = new Set(file.tensors.map((t) => t.name));
+  const embedding = file.tensors.find((t) => t.name === 'token_embd.weight');
+  const tokens = metadata['tokenizer.ggml.tokens'];
+  const vocabSize = embedding?.ggmlShape[1] ?? (Array.isArray(tokens) ? tokens.length : num('vocab_size'));
+
+  return {
+    architecture,
+    hiddenSize,
+    intermediateSize: num('feed_forward_length'),
+    numLayers: num('block_count'),
+    numHeads,
+    numKvHeads: num('attention.head_count_kv', numHeads),
+    headDim,
+    vocabSize,
+    rmsNormEps: num('attention.layer_norm_rms_epsilon'),
+    ropeTheta: num('rope.freq_base', 10000),
+    ropeScaling: ropeScaling(metadata, architecture, ropeFreqFactors),
+    maxPositionEmbeddings: num('context_length'),
+    tieWordEmbeddings: !tensorNames.has('output.weight'),
+    attentionBias: tensorNames.has('blk.0.attn_q.bias'),
+  };
+}
+
+/** HF-style rope_scaling from GGUF keys; the rope_freqs tensor becomes explicit per-frequency divisors. */
+function ropeScaling(
+  metadata: GgufMetadata,
+  arch: Architecture,
+  ropeFreqFactors: Float32Array | null,
+): Record<string, unknown> | null {
+  if (ropeFreqFactors) {
+    // llama.cpp divides each inverse frequency by these factors (Llama 3.1 "llama3" scaling, precomputed).
+    return { rope_type: 'freq_factors', freq_factors: Array.from(ropeFreqFactors) };
+  }
+  const type = metadata[`${arch}.rope.scaling.type`];
+  const factor = metadata[`${arch}.rope.scaling.factor`];
+  if (typeof type !== 'string' || type === 'none' || typeof factor !== 'number') return null;
+  const scaling: Record<string, unknown> = { rope_type: type, factor };
+  const original = metadata[`${arch}.rope.scaling.original_context_length`];
+  if (typeof original === 'number') scaling.original_max_position_embeddings = original;
+  return scaling;
+}

@@ -1,0 +1,103 @@
+// Reads GGUF tensors into canonical HF weights: one buffer per tensor, read straight from the file.
+import { closeSync, openSync } from 'node:fs';
+import { readFully } from '../read-fully';
+import type { ModelArchConfig, WeightTensor } from '../types';
+import { WeightMap } from '../weight-map';
+import type { GgufFile, GgufTensor } from './gguf-file';
+import { GGML_TYPES, ggmlTypeName, type GgmlTypeInfo } from './ggml-types';
+import { bf16BytesToF32, f16BytesToF32 } from './half';
+import { reorderRopeRows } from './rope-permute';
+import { hfTensorName } from './tensor-names';
+
+const ROPE_FREQS = 'rope_freqs.weight';
+
+/** Checks every tensor's name and type up front, so a bad file fails at load, naming the tensor. */
+export function checkGgufTensors(file: GgufFile): void {
+  for (const tensor of file.tensors) {
+    hfTensorName(tensor.name);
+    typeInfoOf(tensor, file.path);
+  }
+  if (!file.tensors.some((t) => t.name === 'token_embd.weight')) {
+    throw new Error(`${file.path}: no token_embd.weight tensor`);
+  }
+}
+
+export function readRopeFreqFactors(file: GgufFile): Float32Array | null {
+  const tensor = file.tensors.find((t) => t.name === ROPE_FREQS);
+  return tensor ? withFile(file.path, (fd) => readAsF32(fd, tensor, typeInfoOf(tensor, file.path), file.path)) : null;
+}
+
+export function loadGgufWeights(file: GgufFile, config: ModelArchConfig): WeightMap {
+  const weights = new WeightMap();
+  withFile(file.path, (fd) => {
+    for (const tensor of file.tensors) {
+      const name = hfTensorName(tensor.name);
+      if (name === null) continue;
+      weights.set(name, readTensor(fd, tensor, file.path, config));
+    }
+  });
+  return weights;
+}
+
+function readTensor(fd: number, tensor: GgufTensor, path: string, config: ModelArchConfig): WeightTensor {
+  const info = typeInfoOf(tensor, path);
+  const shape = [...tensor.ggmlShape].reverse(); // GGML [in, out] is row-major [out, in]
+  let tensorData: WeightTensor;
+  if (info.target === 'f32') {
+    tensorData = { kind: 'f32', shape, data: readAsF32(fd, tensor, info, path) };
+  } else {
+    const data = new Uint8Array(tensor.byteLength);
+    readFully(fd, data, tensor.offset, `${path}: tensor ${tensor.name}`);
+    tensorData = { kind: 'quantized', format: info.target, shape, data };
+  }
+  const heads = ropePermutedHeads(tensor.name, config);
+  if (heads !== null) {
+    const bytes = tensorData.kind === 'f32' ? new Uint8Array(tensorData.data.buffer) : tensorData.data;
+    const rows = shape[0];
+    if (rows !== heads * config.headDim) {
+      throw new Error(`${path}: tensor ${tensor.name} has ${rows} rows, expected ${heads} heads × ${config.headDim}`);
+    }
+    reorderRopeRows(bytes, heads, config.headDim, bytes.byteLength / rows, 'to-hf');
+  }
+  return tensorData;
+}
+
+/** Head count for llama Q/K tensors (weights and biases) whose rows llama.cpp permuted; null otherwise. */
+function ropePermutedHeads(ggufName: string, config: ModelArchConfig): number | null {
+  if (config.architecture !== 'llama') return null;
+  if (/^blk\.\d+\.attn_q\.(weight|bias)$/.test(ggufName)) return config.numHeads;
+  if (/^blk\.\d+\.attn_k\.(weight|bias)$/.test(ggufName)) return config.numKvHeads;
+  return null;
+}
+
+function readAsF32(fd: number, tensor: GgufTensor, info: GgmlTypeInfo, path: string): Float32Array {
+  const count = tensor.ggmlShape.reduce((a, b) => a * b, 1);
+  const what = `${path}: tensor ${tensor.name}`;
+  if (info.name === 'F32') {
+    const data = new Float32Array(count);
+    readFully(fd, new Uint8Array(data.buffer), tensor.offset, what);
+    return data;
+  }
+  // F16/BF16: the raw half buffer lives only while this one tensor converts.
+  const raw = new Uint8Array(tensor.byteLength);
+  readFully(fd, raw, tensor.offset, what);
+  return info.name === 'F16' ? f16BytesToF32(raw, count) : bf16BytesToF32(raw, count);
+}
+
+function typeInfoOf(tensor: GgufTensor, path: string): GgmlTypeInfo {
+  const info = GGML_TYPES.get(tensor.type);
+  if (!info) {
+    const supported = [...GGML_TYPES.values()].map((t) => t.name).join(', ');
+    throw new Error(`${path}: tensor ${tensor.name} has type ${ggmlTypeName(tensor.type)}, which is not supported (supported: ${supported})`);
+  }
+  return info;
+}
+
+function withFile<T>(path: string, body: (fd: number) => T): T {
+  const fd = openSync(path, 'r');
+  try {
+    return body(fd);
+  } finally {
+    closeSync(fd);
+  }
+}

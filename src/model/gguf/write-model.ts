@@ -1,0 +1,83 @@
+// Writes a whole llama/qwen2 model (canonical HF weights) as a GGUF file llama.cpp can load:
+// metadata from the config, GGUF tensor names, llama Q/K rows permuted into llama.cpp's order.
+import type { ModelArchConfig } from '../types';
+import type { GgufFile } from './gguf-file';
+import { reorderRopeRows } from './rope-permute';
+import { ggufTensorName } from './tensor-names';
+import { gv, writeGguf, type GgufTensorToWrite, type GgufTypedValue, type GgufWriteType } from './writer';
+
+export interface HfTensorSource {
+  /** Canonical HF name. */
+  name: string;
+  /** HF shape, [out, in]. */
+  shape: number[];
+  values: () => Float32Array;
+}
+
+/** llama.cpp's general.file_type (LLAMA_FTYPE_ALL_F32 / MOSTLY_F16 / MOSTLY_Q8_0). */
+const FILE_TYPES: Record<GgufWriteType, number> = { f32: 0, f16: 1, q8_0: 7 };
+
+export function archMetadata(config: ModelArchConfig, name: string, matrixType: GgufWriteType): Record<string, GgufTypedValue> {
+  const a = config.architecture;
+  return {
+    'general.architecture': gv.str(a),
+    'general.name': gv.str(name),
+    'general.file_type': gv.u32(FILE_TYPES[matrixType]),
+    [`${a}.context_length`]: gv.u32(config.maxPositionEmbeddings),
+    [`${a}.embedding_length`]: gv.u32(config.hiddenSize),
+    [`${a}.feed_forward_length`]: gv.u32(config.intermediateSize),
+    [`${a}.block_count`]: gv.u32(config.numLayers),
+    [`${a}.attention.head_count`]: gv.u32(config.numHeads),
+    [`${a}.attention.head_count_kv`]: gv.u32(config.numKvHeads),
+    [`${a}.attention.key_length`]: gv.u32(config.headDim),
+    [`${a}.attention.value_length`]: gv.u32(config.headDim),
+    [`${a}.rope.dimension_count`]: gv.u32(config.headDim),
+    [`${a}.rope.freq_base`]: gv.f32(config.ropeTheta),
+    [`${a}.attention.layer_norm_rms_epsilon`]: gv.f32(config.rmsNormEps),
+  };
+}
+
+/**
+ * `tokenizerMetadata`: the tokenizer.* keys (e.g. copied from another GGUF's typedMetadata);
+ * llama.cpp needs tokenizer.ggml.tokens to have config.vocabSize entries.
+ * Matrices are written as `matrixType`; 1-D tensors (norms, biases) always as F32.
+ */
+export function writeModelGguf(
+  path: string,
+  config: ModelArchConfig,
+  tensors: HfTensorSource[],
+  tokenizerMetadata: Record<string, GgufTypedValue>,
+  matrixType: GgufWriteType,
+  name = 'ortllm-model',
+): void {
+  const toWrite = tensors.map((t): GgufTensorToWrite => ({
+    name: ggufTensorName(t.name),
+    shape: t.shape,
+    type: t.shape.length === 1 ? 'f32' : matrixType,
+    data: () => toGgufRowOrder(t, config),
+  }));
+  writeGguf(path, { ...archMetadata(config, name, matrixType), ...tokenizerMetadata }, toWrite);
+}
+
+function toGgufRowOrder(tensor: HfTensorSource, config: ModelArchConfig): Float32Array {
+  if (config.architecture !== 'llama') return tensor.values();
+  const heads = /self_attn\.q_proj\./.test(tensor.name)
+    ? config.numHeads
+    : /self_attn\.k_proj\./.test(tensor.name)
+      ? config.numKvHeads
+      : 0;
+  if (heads === 0) return tensor.values();
+  const values = tensor.values().slice(); // the source may be someone's live weights: permute a copy
+  const bytes = new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
+  reorderRopeRows(bytes, heads, config.headDim, bytes.byteLength / tensor.shape[0], 'to-gguf');
+  return values;
+}
+
+/** The tokenizer.* keys of a GGUF file, typed, ready to copy into another file. */
+export function ggufTokenizerMetadata(file: GgufFile): Record<string, GgufTypedValue> {
+  const out: Record<string, GgufTypedValue> = {};
+  for (const [key, entry] of Object.entries(file.typedMetadata)) {
+    if (key.startsWith('tokenizer.')) out[key] = entry as GgufTypedValue;
+  }
+  return out;
+}

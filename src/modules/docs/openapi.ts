@@ -1,0 +1,44 @@
+// The OpenAPI document, generated from controllers and DTO decorators (never by hand), and the
+// Swagger UI at /docs (assets from the swagger-ui-dist npm package, so it works offline).
+// The bearer scheme lets the UI's "Authorize" button send `Authorization: Bearer <key>`.
+
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { ServerConfig } from '../../config/server-config';
+import { ORTLLM_VERSION } from '../../version';
+
+export const BEARER_SCHEME = 'bearer';
+
+export function buildOpenApiDocument(app: INestApplication, config: ServerConfig): OpenAPIObject {
+  const builder = new DocumentBuilder()
+    .setTitle('ortllm')
+    .setDescription("OpenAI-compatible LLM inference server (vLLM's HTTP API) on onnxruntime-node.")
+    .setVersion(ORTLLM_VERSION)
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'A key given with --api-key / VLLM_API_KEY' }, BEARER_SCHEME)
+    .addSecurityRequirements(BEARER_SCHEME);
+  if (config.rootPath) builder.addServer(config.rootPath);
+  return SwaggerModule.createDocument(app, builder.build(), {
+    operationIdFactory: (_controllerKey: string, methodKey: string) => methodKey,
+  });
+}
+
+/** Serves GET /docs (Swagger UI) and GET /openapi.json; both stay open without an API key. */
+export function setupDocs(app: INestApplication, config: ServerConfig): void {
+  const document = buildOpenApiDocument(app, config);
+  SwaggerModule.setup('docs', app, document, {
+    jsonDocumentUrl: 'openapi.json',
+    raw: ['json'],
+    customSiteTitle: 'ortllm API',
+    swaggerOptions: { persistAuthorization: true },
+  });
+}
+
+/** Recursively sorts object keys so the committed spec diffs cleanly. */
+export function sortKeysDeep(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeysDeep);
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return Object.fromEntries(entries.map(([k, v]) => [k, sortKeysDeep(v)]));
+  }
+  return value;
+}

@@ -1,0 +1,76 @@
+// EngineService: the one Nest provider in front of the engine (DESIGN "the only door").
+// It delegates to an EngineClient built by createEngine() and shuts it down after the HTTP
+// server has stopped accepting and drained (onApplicationShutdown runs after the adapter closes).
+
+import { Logger, OnApplicationShutdown } from '@nestjs/common';
+import type {
+  EngineClient,
+  EngineHealth,
+  EngineRequest,
+  IterationStats,
+  RequestOutput,
+  SchedulerStats,
+} from '../../engine/types';
+
+export class EngineService implements EngineClient, OnApplicationShutdown {
+  private readonly logger = new Logger('EngineService');
+  private stopped = false;
+
+  constructor(private readonly client: EngineClient) {}
+
+  get modelConfig(): EngineClient['modelConfig'] {
+    return this.client.modelConfig;
+  }
+  get maxModelLen(): number {
+    return this.client.maxModelLen;
+  }
+  get maxNumSeqs(): number {
+    return this.client.maxNumSeqs;
+  }
+  get tokenizer(): EngineClient['tokenizer'] {
+    return this.client.tokenizer;
+  }
+  get chatTemplate(): EngineClient['chatTemplate'] {
+    return this.client.chatTemplate;
+  }
+  get eosTokenIds(): number[] {
+    return this.client.eosTokenIds;
+  }
+  get generationDefaults(): EngineClient['generationDefaults'] {
+    return this.client.generationDefaults;
+  }
+
+  generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
+    return this.client.generate(request, signal);
+  }
+
+  abort(requestIds: string[]): void {
+    this.client.abort(requestIds);
+  }
+
+  health(): EngineHealth {
+    return this.client.health();
+  }
+
+  stats(): SchedulerStats {
+    return this.client.stats();
+  }
+
+  onIteration(listener: (stats: IterationStats) => void): () => void {
+    return this.client.onIteration(listener);
+  }
+
+  async shutdown(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    await this.client.shutdown();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    try {
+      await this.shutdown();
+    } catch (err) {
+      this.logger.error(`engine shutdown failed: ${(err as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,7 @@
+// Injection tokens. Controllers and services depend on the EngineClient interface through
+// ENGINE_CLIENT (so tests can swap in another client), and on the flags through SERVER_CONFIG:
+//   constructor(@Inject(ENGINE_CLIENT) private readonly engine: EngineClient,
+//               @Inject(SERVER_CONFIG) private readonly config: ServerConfig) {}
+
+export const ENGINE_CLIENT = Symbol('ENGINE_CLIENT');
+export const SERVER_CONFIG = Symbol('SERVER_CONFIG');

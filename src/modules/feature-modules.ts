@@ -1,0 +1,35 @@
+// Which feature modules a server registers, by flag. Adding an endpoint family is one line in
+// FEATURE_MODULES: `{ module: XModule, when: openAiRoutes }` (or scaleOutRoutes, tokensOnly, always).
+// The OpenAPI script registers every entry regardless of `when` so the spec covers all routes.
+
+import type { Type } from '@nestjs/common';
+import type { ServerConfig } from '../config/server-config';
+import { HealthModule } from './health/health.module';
+import { MetricsModule } from './metrics/metrics.module';
+import { ModelsModule } from './models/models.module';
+
+export interface FeatureModuleEntry {
+  module: Type<unknown>;
+  /** Registered when this returns true for the server's flags. */
+  when: (config: ServerConfig) => boolean;
+}
+
+/** Always on (health, ping, version, models, metrics). */
+export const always = (): boolean => true;
+/** The OpenAI routes (completions, chat, tokenize): off with --tokens-only. */
+export const openAiRoutes = (c: ServerConfig): boolean => !c.tokensOnly;
+/** Scale-out routes (generate, abort, render, derender): --enable-scale-out or --tokens-only. */
+export const scaleOutRoutes = (c: ServerConfig): boolean => c.enableScaleOut || c.tokensOnly;
+/** Legacy routes registered only with --tokens-only (POST /abort_requests). */
+export const tokensOnly = (c: ServerConfig): boolean => c.tokensOnly;
+
+export const FEATURE_MODULES: FeatureModuleEntry[] = [
+  { module: HealthModule, when: always },
+  { module: ModelsModule, when: always },
+  { module: MetricsModule, when: always },
+];
+
+/** The modules a server with `config` registers (all of them when `all` is set). */
+export function featureModulesFor(config: ServerConfig, all = false): Type<unknown>[] {
+  return FEATURE_MODULES.filter((entry) => all || entry.when(config)).map((entry) => entry.module);
+}

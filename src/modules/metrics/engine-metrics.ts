@@ -1,0 +1,147 @@
+// vLLM's engine metrics (PrometheusStatLogger) fed from EngineClient: IterationStats on every
+// engine step, SchedulerStats read at scrape time. Counters carry `_total` in their names since
+// prom-client does not add it (prometheus_client does, so the exposed names match vLLM's).
+
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { EngineClient, FinishedRequestStats, IterationStats } from '../../engine/types';
+import {
+  buckets125,
+  INTER_TOKEN_BUCKETS,
+  REQUEST_LATENCY_BUCKETS,
+  REQUEST_N_BUCKETS,
+  TTFT_BUCKETS,
+} from './buckets';
+
+export interface EngineMetricsOptions {
+  modelName: string;
+  maxModelLen: number;
+  maxNumBatchedTokens: number;
+  enablePrefixCaching: boolean;
+}
+
+const LABELS = ['model_name', 'engine'] as const;
+
+export class EngineMetrics {
+  private readonly labels: { model_name: string; engine: string };
+  private readonly promptTokens: Counter<string>;
+  private readonly generationTokens: Counter<string>;
+  private readonly preemptions: Counter<string>;
+  private readonly prefixQueries: Counter<string>;
+  private readonly prefixHits: Counter<string>;
+  private readonly requestSuccess: Counter<string>;
+  private readonly iterationTokens: Histogram<string>;
+  private readonly ttft: Histogram<string>;
+  private readonly interToken: Histogram<string>;
+  private readonly timePerOutputToken: Histogram<string>;
+  private readonly e2eLatency: Histogram<string>;
+  private readonly queueTime: Histogram<string>;
+  private readonly inferenceTime: Histogram<string>;
+  private readonly prefillTime: Histogram<string>;
+  private readonly decodeTime: Histogram<string>;
+  private readonly requestPromptTokens: Histogram<string>;
+  private readonly requestGenerationTokens: Histogram<string>;
+  private readonly requestParamsN: Histogram<string>;
+  private readonly requestParamsMaxTokens: Histogram<string>;
+
+  constructor(registry: Registry, engine: EngineClient, options: EngineMetricsOptions) {
+    this.labels = { model_name: options.modelName, engine: '0' };
+    const labels = this.labels;
+    const registers = [registry];
+    const counter = (name: string, help: string, extra: string[] = []): Counter<string> =>
+      new Counter({ name, help, labelNames: [...LABELS, ...extra], registers });
+    const histogram = (name: string, help: string, buckets: number[]): Histogram<string> =>
+      new Histogram({ name, help, buckets, labelNames: [...LABELS], registers });
+    const gauge = (name: string, help: string, read: () => number): void => {
+      new Gauge({
+        name,
+        help,
+        labelNames: [...LABELS],
+        registers,
+        collect() {
+          this.set(labels, read());
+        },
+      });
+    };
+
+    gauge('vllm:num_requests_running', 'Number of requests in model execution batches.', () => engine.stats().numRunning);
+    gauge('vllm:num_requests_waiting', 'Number of requests waiting to be processed.', () => engine.stats().numWaiting);
+    gauge('vllm:kv_cache_usage_perc', 'KV-cache usage. 1 means 100 percent usage.', () => engine.stats().kvCacheUsage);
+    new Gauge({
+      name: 'vllm:cache_config_info',
+      help: 'Information of the LLMEngine CacheConfig',
+      labelNames: ['engine', 'block_size', 'num_gpu_blocks', 'enable_prefix_caching'],
+      registers,
+      collect() {
+        const s = engine.stats();
+        this.reset();
+        this.set(
+          {
+            engine: '0',
+            block_size: String(s.blockSize),
+            num_gpu_blocks: String(s.numBlocks),
+            enable_prefix_caching: String(options.enablePrefixCaching),
+          },
+          1,
+        );
+      },
+    });
+
+    this.promptTokens = counter('vllm:prompt_tokens_total', 'Number of prefill tokens processed.');
+    this.generationTokens = counter('vllm:generation_tokens_total', 'Number of generation tokens processed.');
+    this.preemptions = counter('vllm:num_preemptions_total', 'Cumulative number of preemption from the engine.');
+    this.prefixQueries = counter('vllm:prefix_cache_queries_total', 'Prefix cache queries, in terms of number of queried tokens.');
+    this.prefixHits = counter('vllm:prefix_cache_hits_total', 'Prefix cache hits, in terms of number of cached tokens.');
+    this.requestSuccess = counter('vllm:request_success_total', 'Count of successfully processed requests.', ['finished_reason']);
+
+    const lengthBuckets = buckets125(options.maxModelLen);
+    this.iterationTokens = histogram('vllm:iteration_tokens_total', 'Histogram of number of tokens per engine_step.', buckets125(options.maxNumBatchedTokens));
+    this.ttft = histogram('vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', TTFT_BUCKETS);
+    this.interToken = histogram('vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', INTER_TOKEN_BUCKETS);
+    this.timePerOutputToken = histogram('vllm:request_time_per_output_token_seconds', 'Histogram of time_per_output_token_seconds per request.', INTER_TOKEN_BUCKETS);
+    this.e2eLatency = histogram('vllm:e2e_request_latency_seconds', 'Histogram of e2e request latency in seconds.', REQUEST_LATENCY_BUCKETS);
+    this.queueTime = histogram('vllm:request_queue_time_seconds', 'Histogram of time spent in WAITING phase for request.', REQUEST_LATENCY_BUCKETS);
+    this.inferenceTime = histogram('vllm:request_inference_time_seconds', 'Histogram of time spent in RUNNING phase for request.', REQUEST_LATENCY_BUCKETS);
+    this.prefillTime = histogram('vllm:request_prefill_time_seconds', 'Histogram of time spent in PREFILL phase for request.', REQUEST_LATENCY_BUCKETS);
+    this.decodeTime = histogram('vllm:request_decode_time_seconds', 'Histogram of time spent in DECODE phase for request.', REQUEST_LATENCY_BUCKETS);
+    this.requestPromptTokens = histogram('vllm:request_prompt_tokens', 'Number of prefill tokens processed.', lengthBuckets);
+    this.requestGenerationTokens = histogram('vllm:request_generation_tokens', 'Number of generation tokens processed.', lengthBuckets);
+    this.requestParamsN = histogram('vllm:request_params_n', 'Histogram of the n request parameter.', REQUEST_N_BUCKETS);
+    this.requestParamsMaxTokens = histogram('vllm:request_params_max_tokens', 'Histogram of the max_tokens request parameter.', lengthBuckets);
+
+    // Zero-valued series exist from the start, as in vLLM, so dashboards see them before traffic.
+    for (const c of [this.promptTokens, this.generationTokens, this.preemptions, this.prefixQueries, this.prefixHits]) c.inc(labels, 0);
+    for (const reason of ['stop', 'length', 'abort', 'error', 'repetition']) this.requestSuccess.inc({ ...labels, finished_reason: reason }, 0);
+  }
+
+  /** Applies one engine step's stats. */
+  record(stats: IterationStats): void {
+    const labels = this.labels;
+    this.promptTokens.inc(labels, stats.promptTokens);
+    this.generationTokens.inc(labels, stats.generationTokens);
+    this.preemptions.inc(labels, stats.numPreemptions);
+    this.prefixQueries.inc(labels, stats.prefixCacheQueries);
+    this.prefixHits.inc(labels, stats.prefixCacheHits);
+    if (stats.promptTokens + stats.generationTokens > 0) {
+      this.iterationTokens.observe(labels, stats.promptTokens + stats.generationTokens);
+    }
+    for (const t of stats.timeToFirstTokens) this.ttft.observe(labels, t);
+    for (const t of stats.interTokenLatencies) this.interToken.observe(labels, t);
+    for (const f of stats.finished) this.recordFinished(f);
+  }
+
+  private recordFinished(f: FinishedRequestStats): void {
+    const labels = this.labels;
+    this.requestSuccess.inc({ ...labels, finished_reason: f.finishReason });
+    this.e2eLatency.observe(labels, f.e2eLatency);
+    this.queueTime.observe(labels, f.queueTime);
+    this.inferenceTime.observe(labels, f.inferenceTime);
+    this.prefillTime.observe(labels, f.prefillTime);
+    this.decodeTime.observe(labels, f.decodeTime);
+    this.requestPromptTokens.observe(labels, f.promptTokens);
+    this.requestGenerationTokens.observe(labels, f.generationTokens);
+    this.requestParamsN.observe(labels, f.n);
+    if (f.maxTokensParam !== null) this.requestParamsMaxTokens.observe(labels, f.maxTokensParam);
+    // vLLM: mean time per output token = decode time / (generated tokens - 1).
+    if (f.generationTokens > 1) this.timePerOutputToken.observe(labels, f.decodeTime / (f.generationTokens - 1));
+  }
+}
