@@ -1,0 +1,123 @@
+// Incremental detokenizer of one sequence (vLLM v1 `IncrementalDetokenizer`), built on
+// Tokenizer.tokenBytes: token bytes go through a streaming UTF-8 decoder, so a character
+// split over byte-fallback tokens (emoji: <0xF0><0x9F><0x98><0x80>) appears only once
+// complete. The first generated token keeps its leading space ('▁Once' → ' Once'): the
+// text continues the prompt, it does not start a new one.
+//
+// Stop strings are searched on the text; a match cuts the text (unless
+// include_stop_str_in_output). While running, getNextOutputText holds back
+// max(len(stop)) - 1 characters, so a stop string that is still forming is never streamed.
+
+import type { Tokenizer } from '../../model/types';
+import type { SamplingParams } from '../types';
+import { stopHoldBackLength } from '../sampling-params';
+import { findStopString, safeCut } from './stop-strings';
+
+export class IncrementalDetokenizer {
+  private readonly decoder = new TextDecoder('utf-8', { fatal: false });
+  private text = '';
+  private numTokens = 0;
+  private lastOffset = 0;
+  /** Whether the last piece written was a (kept) special token, for spaces_between_special_tokens. */
+  private lastWasSpecial: boolean;
+  private readonly holdBack: number;
+  /** The prompt is text before the output (a leading special token is spaced from it). */
+  private readonly hasPrompt: boolean;
+
+  constructor(
+    private readonly tokenizer: Tokenizer,
+    private readonly params: SamplingParams,
+    promptTokenIds: readonly number[] = [],
+  ) {
+    this.holdBack = stopHoldBackLength(params);
+    this.hasPrompt = promptTokenIds.length > 0;
+    const lastPrompt = promptTokenIds.length > 0 ? promptTokenIds[promptTokenIds.length - 1] : null;
+    this.lastWasSpecial = lastPrompt != null && !params.skip_special_tokens && tokenizer.isSpecial(lastPrompt);
+  }
+
+  /** Detokenized output so far (after any stop-string cut). */
+  get outputText(): string {
+    return this.text;
+  }
+
+  /**
+   * Adds new output tokens. `stopTerminated`: the last token ended the sequence (EOS or a
+   * stop token id); its text is left out unless include_stop_str_in_output (vLLM v1).
+   * Returns the stop string that matched (the text is already cut), else null.
+   */
+  update(newTokenIds: readonly number[], stopTerminated: boolean): string | null {
+    if (newTokenIds.length === 0) return null;
+    let ids = newTokenIds;
+    let skipped = 0;
+    if (stopTerminated && !this.params.include_stop_str_in_output) {
+      ids = newTokenIds.slice(0, -1);
+      skipped = 1;
+    }
+    const minTokens = this.params.min_tokens;
+    let stopCheckOffset = this.text.length;
+    for (const id of ids) {
+      this.numTokens++;
+      this.text += this.decodeNext(id);
+      // Text produced while still below min_tokens may not end the sequence (vLLM #22014).
+      if (minTokens > 0 && this.numTokens <= minTokens) stopCheckOffset = this.text.length;
+    }
+    this.numTokens += skipped;
+
+    if (this.params.stop.length === 0 || this.numTokens <= minTokens) return null;
+    const match = findStopString(
+      this.text,
+      this.text.length - stopCheckOffset,
+      this.params.stop,
+      this.params.include_stop_str_in_output,
+    );
+    if (!match) return null;
+    if (match.truncateTo !== -1) this.text = this.text.slice(0, match.truncateTo);
+    return match.stop;
+  }
+
+  /**
+   * Text for the next RequestOutput (vLLM `get_next_output_text`): the delta since the last
+   * call, or everything; while not finished the stop-string hold-back is kept back.
+   */
+  getNextOutputText(finished: boolean, delta: boolean): string {
+    if (finished) this.flush();
+    const keep = finished ? 0 : this.holdBack;
+    const length = safeCut(this.text, Math.max(0, this.text.length - keep));
+    if (!delta) return this.text.slice(0, length);
+    const from = this.lastOffset;
+    if (from >= length) return '';
+    this.lastOffset = length;
+    return this.text.slice(from, length);
+  }
+
+  /** Ends the byte stream: an unfinished UTF-8 sequence becomes U+FFFD (as HF decode does). */
+  private flush(): void {
+    const rest = this.decoder.decode();
+    if (rest) this.text += rest;
+  }
+
+  private decodeNext(id: number): string {
+    const tok = this.tokenizer;
+    if (tok.isSpecial(id)) {
+      if (this.params.skip_special_tokens) return '';
+      const pending = this.decoder.decode(); // a special token ends any half character
+      const piece = tok.idToToken(id) ?? '';
+      const before = this.text + pending;
+      const space =
+        this.params.spaces_between_special_tokens && (before.length > 0 || this.hasPrompt) && !endsWithSpace(before) ? ' ' : '';
+      this.lastWasSpecial = true;
+      return pending + space + piece;
+    }
+    const piece = this.decoder.decode(tok.tokenBytes(id), { stream: true });
+    if (this.lastWasSpecial && piece.length > 0) {
+      this.lastWasSpecial = false;
+      const space = this.params.spaces_between_special_tokens && !/^\s/.test(piece) ? ' ' : '';
+      return space + piece;
+    }
+    return piece;
+  }
+}
+
+function endsWithSpace(s: string): boolean {
+  return s.length > 0 && /\s$/.test(s);
+}

@@ -1,0 +1,269 @@
+// Per-sequence sampling: logits processors in vLLM v1's order, then greedy or seeded
+// random sampling, with logprobs taken from the RAW logits (vLLM default logprobs mode).
+//
+// Order (vLLM v1 Sampler): allowed_token_ids mask → bad_words → min_tokens (ban stop
+// tokens) → logit_bias → repetition / frequency / presence penalties → [greedy: argmax]
+// → temperature → min_p → top_k → top_p → draw one token.
+// ignore_eos does not touch the logits (vLLM only skips the EOS stop check).
+
+import type { PositionLogprobs, SamplingParams } from '../types';
+import { isGreedy } from '../sampling-params';
+import { logSumExp, positionLogprobs, wantsLogprobs, type LogprobsRequest } from './logprobs';
+import { createSequenceRng, type Rng } from './rng';
+import { selectThresholdIndex } from './threshold-select';
+import type { SamplingWorkspace } from './workspace';
+
+export interface SequenceSamplerInit {
+  params: SamplingParams;
+  promptTokenIds: readonly number[];
+  vocabSize: number;
+  /** Model EOS ids (tokenizer EOS + generation_config eos_token_id): banned while below min_tokens. */
+  eosTokenIds: readonly number[];
+  /** params.bad_words encoded with encodeBadWords(); required when bad_words is non-empty. */
+  badWordsTokenIds?: readonly (readonly number[])[];
+  /** Overrides params.seed (n > 1 children use childSeed(seed, index)); null → global source. */
+  seed?: number | null;
+}
+
+export interface SampleResult {
+  tokenId: number;
+  /** Logprob of the token under the raw model distribution; NaN when logprobs were not asked. */
+  logprob: number;
+  /** Present when params.logprobs or logprob_token_ids asked for them. */
+  logprobs: PositionLogprobs | null;
+}
+
+export class SequenceSampler {
+  readonly params: SamplingParams;
+  private readonly vocabSize: number;
+  private readonly rng: Rng;
+  private readonly greedy: boolean;
+  private readonly logprobsRequest: LogprobsRequest;
+  private readonly wantLogprobs: boolean;
+
+  private readonly allowedMask: Uint8Array | null;
+  private readonly biasIds: Int32Array;
+  private readonly biasValues: Float32Array;
+  private readonly minTokensBanned: Int32Array;
+  private readonly singleTokenBadWords: Int32Array;
+  private readonly multiTokenBadWords: readonly (readonly number[])[];
+
+  private readonly usePenalties: boolean;
+  /** Token → 1 when seen in prompt or output (repetition penalty). */
+  private readonly seenMask: Uint8Array | null;
+  private readonly seenList: number[] = [];
+  /** Token → output count (frequency / presence penalties). */
+  private readonly outputCounts: Int32Array | null;
+  private readonly outputDistinct: number[] = [];
+
+  private readonly outputs: number[] = [];
+  private cumulative = 0;
+
+  constructor(init: SequenceSamplerInit) {
+    const p = init.params;
+    this.params = p;
+    this.vocabSize = init.vocabSize;
+    this.greedy = isGreedy(p);
+    this.rng = createSequenceRng(init.seed !== undefined ? init.seed : p.seed);
+    this.logprobsRequest = { numTop: p.logprobs, tokenIds: p.logprob_token_ids };
+    this.wantLogprobs = wantsLogprobs(this.logprobsRequest);
+
+    if (p.allowed_token_ids != null && p.allowed_token_ids.length > 0) {
+      this.allowedMask = new Uint8Array(init.vocabSize);
+      for (const id of p.allowed_token_ids) this.allowedMask[id] = 1;
+    } else {
+      this.allowedMask = null;
+    }
+
+    const bias = Object.entries(p.logit_bias ?? {});
+    this.biasIds = Int32Array.from(bias.map(([k]) => Number(k)));
+    this.biasValues = Float32Array.from(bias.map(([, v]) => v));
+
+    // vLLM bans `all_stop_token_ids` (stop_token_ids + every EOS, even with ignore_eos).
+    this.minTokensBanned = Int32Array.from(new Set([...p.stop_token_ids, ...init.eosTokenIds]));
+
+    const badWords = init.badWordsTokenIds ?? [];
+    if (p.bad_words.length > 0 && init.badWordsTokenIds == null) {
+      throw new Error('SequenceSampler: bad_words need badWordsTokenIds (encodeBadWords)');
+    }
+    this.singleTokenBadWords = Int32Array.from(badWords.filter((w) => w.length === 1).map((w) => w[0]));
+    this.multiTokenBadWords = badWords.filter((w) => w.length > 1);
+
+    const useRepetition = p.repetition_penalty !== 1;
+    const useOutputPenalties = p.frequency_penalty !== 0 || p.presence_penalty !== 0;
+    this.usePenalties = useRepetition || useOutputPenalties;
+    this.seenMask = useRepetition ? new Uint8Array(init.vocabSize) : null;
+    this.outputCounts = useOutputPenalties ? new Int32Array(init.vocabSize) : null;
+    if (this.seenMask) for (const id of init.promptTokenIds) this.markSeen(id);
+  }
+
+  /** Tokens sampled so far (the sequence's output). */
+  get outputTokenIds(): readonly number[] {
+    return this.outputs;
+  }
+
+  /** Sum of the sampled tokens' raw logprobs; null when logprobs were not asked (as vLLM). */
+  get cumulativeLogprob(): number | null {
+    return this.wantLogprobs ? this.cumulative : null;
+  }
+
+  /**
+   * Samples the next token from `logits[offset .. offset+vocabSize)` (the runner's
+   * last-position logits of this sequence; never modified) and records it as output.
+   */
+  sample(logits: Float32Array, offset: number, ws: SamplingWorkspace): SampleResult {
+    const V = this.vocabSize;
+    const scores = ws.scores;
+    scores.set(logits.subarray(offset, offset + V));
+    this.applyLogitsProcessors(scores);
+
+    const tokenId = this.greedy ? argmax(scores, V) : this.drawRandom(ws);
+
+    let logprob = NaN;
+    let logprobs: PositionLogprobs | null = null;
+    if (this.wantLogprobs) {
+      const logZ = logSumExp(logits, offset, V);
+      logprobs = positionLogprobs(logits, offset, V, tokenId, this.logprobsRequest, logZ);
+      logprob = logprobs.chosen.logprob;
+      this.cumulative += logprob;
+    }
+    this.recordToken(tokenId);
+    return { tokenId, logprob, logprobs };
+  }
+
+  /** Applies every logits processor up to (not including) temperature, in place. */
+  applyLogitsProcessors(scores: Float32Array): void {
+    const V = this.vocabSize;
+    if (this.allowedMask) {
+      const mask = this.allowedMask;
+      for (let i = 0; i < V; i++) if (mask[i] === 0) scores[i] = -Infinity;
+    }
+    for (let i = 0; i < this.singleTokenBadWords.length; i++) scores[this.singleTokenBadWords[i]] = -Infinity;
+    for (const word of this.multiTokenBadWords) {
+      if (this.outputEndsWith(word, word.length - 1)) scores[word[word.length - 1]] = -Infinity;
+    }
+    if (this.outputs.length < this.params.min_tokens) {
+      for (let i = 0; i < this.minTokensBanned.length; i++) scores[this.minTokensBanned[i]] = -Infinity;
+    }
+    for (let i = 0; i < this.biasIds.length; i++) scores[this.biasIds[i]] += this.biasValues[i];
+    if (this.usePenalties) this.applyPenalties(scores);
+  }
+
+  private applyPenalties(scores: Float32Array): void {
+    const p = this.params;
+    if (this.seenMask) {
+      const rp = p.repetition_penalty;
+      for (const id of this.seenList) {
+        const s = scores[id];
+        scores[id] = s > 0 ? s / rp : s * rp;
+      }
+    }
+    if (this.outputCounts) {
+      const counts = this.outputCounts;
+      for (const id of this.outputDistinct) {
+        scores[id] -= p.frequency_penalty * counts[id] + p.presence_penalty;
+      }
+    }
+  }
+
+  /** Temperature → min_p → top_k → top_p on ws.scores, then one draw with this sequence's generator. */
+  private drawRandom(ws: SamplingWorkspace): number {
+    const V = this.vocabSize;
+    const p = this.params;
+    const scores = ws.scores;
+    const invT = 1 / p.temperature;
+    let max = -Infinity;
+    for (let i = 0; i < V; i++) {
+      const s = scores[i] * invT;
+      scores[i] = s;
+      if (s > max) max = s;
+    }
+    if (max === -Infinity) return 0; // every token banned: nothing sensible to draw
+
+    if (p.min_p > 0) {
+      // p_i >= min_p * p_max  <=>  s_i >= max + log(min_p)
+      const cut = max + Math.log(p.min_p);
+      for (let i = 0; i < V; i++) if (scores[i] < cut) scores[i] = -Infinity;
+    }
+
+    if (p.top_k > 0 && p.top_k < V) {
+      const at = selectThresholdIndex(ws.scoreBits, V, null, p.top_k, ws);
+      if (at >= 0) {
+        const kth = scores[at];
+        for (let i = 0; i < V; i++) if (scores[i] < kth) scores[i] = -Infinity;
+      }
+    }
+
+    const weights = ws.weights;
+    let total = 0;
+    for (let i = 0; i < V; i++) {
+      const w = Math.exp(scores[i] - max);
+      weights[i] = w;
+      total += w;
+    }
+
+    if (p.top_p < 1) {
+      const at = selectThresholdIndex(ws.weightBits, V, weights, p.top_p * total, ws);
+      if (at >= 0) {
+        const cut = weights[at];
+        total = 0;
+        for (let i = 0; i < V; i++) {
+          if (weights[i] < cut) weights[i] = 0;
+          else total += weights[i];
+        }
+      }
+    }
+
+    // Inverse-CDF draw: one uniform per step keeps seeded streams short and batch-independent.
+    const target = this.rng.nextDouble() * total;
+    let acc = 0;
+    let last = -1;
+    for (let i = 0; i < V; i++) {
+      const w = weights[i];
+      if (w === 0) continue;
+      acc += w;
+      last = i;
+      if (acc > target) return i;
+    }
+    return last >= 0 ? last : argmax(scores, V);
+  }
+
+  private recordToken(id: number): void {
+    this.outputs.push(id);
+    if (this.seenMask) this.markSeen(id);
+    if (this.outputCounts) {
+      if (this.outputCounts[id] === 0) this.outputDistinct.push(id);
+      this.outputCounts[id]++;
+    }
+  }
+
+  private markSeen(id: number): void {
+    const mask = this.seenMask!;
+    if (id >= 0 && id < this.vocabSize && mask[id] === 0) {
+      mask[id] = 1;
+      this.seenList.push(id);
+    }
+  }
+
+  /** True when the output ends with the first `len` tokens of `word`. */
+  private outputEndsWith(word: readonly number[], len: number): boolean {
+    const out = this.outputs;
+    if (out.length < len) return false;
+    const start = out.length - len;
+    for (let i = 0; i < len; i++) if (out[start + i] !== word[i]) return false;
+    return true;
+  }
+}
+
+/** Index of the largest score (first one on ties, like torch.argmax). */
+export function argmax(scores: Float32Array, n: number): number {
+  let best = 0;
+  let bestValue = scores[0];
+  for (let i = 1; i < n; i++) {
+    if (scores[i] > bestValue) {
+      bestValue = scores[i];
+      best = i;
+    }
+  }
+  return best;
+}
