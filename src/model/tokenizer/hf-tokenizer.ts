@@ -9,6 +9,7 @@
 import { Tokenizer as LibTokenizer } from '@huggingface/tokenizers';
 import type { DecodeOptions, Tokenizer } from '../types';
 import { tokenBytesResolver } from './token-bytes';
+import { withSentencePieceWordSplit } from './word-split';
 
 type Json = Record<string, unknown>;
 
@@ -190,5 +191,5 @@ export function createTokenizerFromHfFiles(tokenizerJson: object, tokenizerConfi
   // The package requires these keys to exist (null is allowed).
   const complete: Json = { normalizer: null, pre_tokenizer: null, post_processor: null, decoder: null,
     added_tokens: [], ...json };
-  return new HfTokenizer(complete, config);
+  return new HfTokenizer(withSentencePieceWordSplit(complete), config);
 }
