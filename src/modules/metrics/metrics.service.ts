@@ -1,7 +1,7 @@
 // Owns this server's prom-client Registry (not the global one, so several apps can live in one
 // process): vLLM engine metrics, HTTP metrics and the Node process metrics.
 
-import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Registry } from 'prom-client';
@@ -12,7 +12,7 @@ import { EngineMetrics } from './engine-metrics';
 import { installHttpMetrics } from './http-metrics';
 
 @Injectable()
-export class MetricsService implements OnModuleInit, OnModuleDestroy {
+export class MetricsService implements OnModuleInit, OnApplicationShutdown {
   readonly registry = new Registry();
   private readonly engineMetrics: EngineMetrics;
   private unsubscribe: (() => void) | null = null;
@@ -37,7 +37,8 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
     this.unsubscribe = this.engine.onIteration((stats) => this.engineMetrics.record(stats));
   }
 
-  onModuleDestroy(): void {
+  // After the HTTP server drained, so requests finishing during shutdown are still counted.
+  onApplicationShutdown(): void {
     this.unsubscribe?.();
     this.unsubscribe = null;
   }

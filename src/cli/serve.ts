@@ -1,0 +1,48 @@
+// `ortllm serve`: builds the app, listens, prints the ready line, and shuts down gracefully on
+// SIGTERM/SIGINT (stop accepting, let in-flight requests finish within --shutdown-timeout,
+// stop the engine, exit 0). A second signal exits at once.
+
+import { Logger } from '@nestjs/common';
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../app-factory';
+import { reportedModelName, ServerConfig } from '../config/server-config';
+
+const ALL_INTERFACES = '0.0.0.0';
+
+export async function serve(config: ServerConfig): Promise<void> {
+  const logger = new Logger('ortllm');
+  const app = await createApp(config);
+  await app.listen({ port: config.port, host: config.host ?? ALL_INTERFACES });
+  const address = app.getHttpServer().address() as AddressInfo;
+  const scheme = config.sslCertfile ? 'https' : 'http';
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  // One line, on stdout, that scripts parse: with --port 0 it is the only way to learn the port.
+  process.stdout.write(`INFO ortllm serving ${reportedModelName(config)} at ${scheme}://${host}:${address.port}${config.rootPath}\n`);
+
+  let stopping = false;
+  const shutdown = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      logger.warn(`${signal} again: exiting now`);
+      process.exit(0);
+    }
+    stopping = true;
+    logger.log(`${signal}: no new connections; waiting up to ${config.shutdownTimeoutSeconds}s for requests in flight`);
+    const deadline = setTimeout(() => {
+      logger.warn('requests still in flight after the shutdown timeout: exiting');
+      process.exit(0);
+    }, config.shutdownTimeoutSeconds * 1000);
+    deadline.unref();
+    app.close().then(
+      () => {
+        logger.log('stopped');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        logger.error(`shutdown failed: ${(err as Error).message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+}
