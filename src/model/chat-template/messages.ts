@@ -50,7 +50,7 @@ export function detectContentFormat(parsedTemplate: unknown): ContentFormat {
   const contentVariables = new Set<string>();
   walk(parsedTemplate, (n) => {
     const assignee = n.assignee as Node | undefined;
-    if (n.type === 'SetStatement' && assignee?.type === 'Identifier' && isContentAccess(n.value)) {
+    if (n.type === 'Set' && assignee?.type === 'Identifier' && isContentAccess(n.value)) {
       contentVariables.add(assignee.value as string);
     }
   });
