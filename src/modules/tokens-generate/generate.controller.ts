@@ -1,0 +1,37 @@
+// POST /inference/v1/generate: one handler that branches on `stream` (SSE frames on the raw
+// reply, or one JSON body). A client that disconnects aborts its engine request.
+
+import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { clientRequestId } from '../../common/request-id';
+import { disconnectSignal, SseStream } from '../../common/sse';
+import { GenerateRequestDto } from './dto/generate-request.dto';
+import { GenerateResponseDto } from './dto/generate-response.dto';
+import { GenerateService } from './generate.service';
+
+@ApiTags('tokens')
+@Controller()
+export class GenerateController {
+  constructor(private readonly service: GenerateService) {}
+
+  @Post('inference/v1/generate')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Tokens in, tokens out',
+    description:
+      'Generates from prompt token ids with engine sampling params. output_mode "tokens" (default) returns token ids; ' +
+      '"text" also returns text. With stream: true, server-sent events of GenerateStreamResponse chunks end with `data: [DONE]`.',
+  })
+  @ApiOkResponse({ type: GenerateResponseDto, description: 'The generation (non-streaming), or an event stream.' })
+  async generate(@Body() body: GenerateRequestDto, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const prepared = this.service.prepare(body, clientRequestId(request));
+    if (prepared.stream) {
+      const sse = new SseStream(reply);
+      await sse.pipe(this.service.generateStream(prepared, sse.signal));
+      return;
+    }
+    const response = await this.service.generate(prepared, disconnectSignal(reply));
+    await reply.status(200).send(response);
+  }
+}

@@ -1,0 +1,149 @@
+// /inference/v1/generate: validates a GenerateRequest against the server's flags, hands the
+// prompt token ids and the engine SamplingParams to the engine, and shapes the output
+// (generate-output.ts). Errors are thrown before the engine sees the request, so a bad request
+// never reaches the batch.
+
+import { Inject, Injectable } from '@nestjs/common';
+import { OpenAIHttpError } from '../../common/openai-error';
+import type { ServerConfig } from '../../config/server-config';
+import { reportedModelName } from '../../config/server-config';
+import { RequestValidationError } from '../../engine/errors';
+import { normalizeSamplingParams, validateSamplingParams } from '../../engine/sampling-params';
+import { OUTPUT_KIND, type EngineClient, type EngineRequest, type SamplingParams } from '../../engine/types';
+import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';
+import { requestIdBase } from '../../serving/ids';
+import { tokenNamer } from '../../serving/logprobs';
+import { checkTokenIdsInVocab } from '../../serving/completion-prompts';
+import { checkPromptLength, resolveMaxTokens } from '../../serving/max-tokens';
+import { streamUsageFlags } from '../../serving/usage';
+import { collectGenerateResponse, GenerateJob, generateStreamChunks } from './generate-output';
+import type { GenerateResponse, GenerateStreamResponse, OutputMode } from './generate-types';
+import type { GenerateRequestDto } from './dto/generate-request.dto';
+
+export const GENERATE_REQUEST_ID_PREFIX = 'generate-tokens-';
+
+/** The engine request id: `generate-tokens-` + X-Request-Id header, else body request_id, else a uuid. */
+export function generateRequestId(headerId: string | null, bodyId: string | null | undefined): string {
+  return GENERATE_REQUEST_ID_PREFIX + requestIdBase(headerId, bodyId);
+}
+
+export interface PreparedGenerate {
+  job: GenerateJob;
+  engineRequest: EngineRequest;
+  stream: boolean;
+}
+
+@Injectable()
+export class GenerateService {
+  constructor(
+    @Inject(ENGINE_CLIENT) private readonly engine: EngineClient,
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+  ) {}
+
+  /** Validates and builds the engine request; throws the 400/404 vLLM answers with. */
+  prepare(body: GenerateRequestDto, headerRequestId: string | null): PreparedGenerate {
+    this.checkModel(body.model);
+    if (body.features != null || (body.content_parts != null && body.content_parts.length > 0)) {
+      throw OpenAIHttpError.badRequest('Multimodal inputs are not supported by this server.', body.features != null ? 'features' : 'content_parts');
+    }
+    const outputMode: OutputMode = body.output_mode ?? 'tokens';
+    if (outputMode === 'text' && !this.engine.tokenizer) {
+      throw OpenAIHttpError.badRequest(
+        "output_mode='text' needs a tokenizer, but this server was started without one (--tokens-only or --skip-tokenizer-init).",
+        'output_mode',
+      );
+    }
+    checkTokenIdsInVocab(body.token_ids, this.engine.modelConfig.vocabSize, 'token_ids');
+    const priority = body.priority ?? 0;
+    if (priority !== 0 && this.config.schedulingPolicy !== 'priority') {
+      throw OpenAIHttpError.badRequest(
+        `Got priority ${priority} but Priority scheduling is not enabled (start the server with --scheduling-policy priority).`,
+        'priority',
+      );
+    }
+    const params = this.samplingParams(body, outputMode);
+    const requestId = generateRequestId(headerRequestId, body.request_id);
+    const stream = body.stream === true;
+    const { includeUsage, continuousUsage } = streamUsageFlags(body.stream_options, this.config.enableForceIncludeUsage);
+    const job: GenerateJob = {
+      requestId,
+      model: reportedModelName(this.config),
+      outputMode,
+      params,
+      returnTokenIds: body.return_token_ids === true,
+      kvTransferParams: body.kv_transfer_params ?? null,
+      ecTransferParams: body.ec_transfer_params ?? null,
+      includeUsage: stream && includeUsage,
+      continuousUsage: stream && continuousUsage,
+      enablePromptTokensDetails: this.config.enablePromptTokensDetails,
+      namer: tokenNamer(this.engine.tokenizer, this.config.returnTokensAsTokenIds),
+    };
+    const engineRequest: EngineRequest = {
+      requestId,
+      promptTokenIds: body.token_ids,
+      params,
+      priority,
+      cacheSalt: body.cache_salt ?? null,
+      arrivalTime: Date.now(),
+    };
+    return { job, engineRequest, stream };
+  }
+
+  /** Non-streaming: drains the engine and returns the full body. */
+  generate(prepared: PreparedGenerate, signal?: AbortSignal): Promise<GenerateResponse> {
+    return collectGenerateResponse(prepared.job, this.engine.generate(prepared.engineRequest, signal));
+  }
+
+  /** Streaming: the chunks to send as SSE frames (the caller adds `data: [DONE]`). */
+  generateStream(prepared: PreparedGenerate, signal?: AbortSignal): AsyncIterable<GenerateStreamResponse> {
+    return generateStreamChunks(prepared.job, this.engine.generate(prepared.engineRequest, signal));
+  }
+
+  private checkModel(model: string | null | undefined): void {
+    if (model != null && !this.config.servedModelNames.includes(model)) throw OpenAIHttpError.modelNotFound(model);
+  }
+
+  /** `sampling_params` is vLLM's engine struct: defaults, normalisation and range checks as the engine does them. */
+  private samplingParams(body: GenerateRequestDto, outputMode: OutputMode): SamplingParams {
+    const raw = body.sampling_params;
+    const params = normalizeSamplingParams(raw as Record<string, unknown>);
+    if (outputMode === 'text' && !params.detokenize) {
+      throw new RequestValidationError(
+        "output_mode='text' requires sampling_params.detokenize to be true",
+        'sampling_params.detokenize',
+      );
+    }
+    if (this.config.tokensOnly) {
+      // Stop strings need a detokenizer; a tokens-only server refuses them instead of ignoring them.
+      if (params.stop.length > 0) {
+        throw new RequestValidationError(
+          'sampling_params.stop is not supported on a --tokens-only server (no tokenizer); use stop_token_ids instead.',
+          'sampling_params.stop',
+        );
+      }
+      params.detokenize = false;
+    }
+    validateSamplingParams(params, {
+      vocabSize: this.engine.modelConfig.vocabSize,
+      maxNumSeqs: this.config.maxNumSeqs,
+      maxLogprobs: this.config.maxLogprobs,
+    });
+    const promptLength = body.token_ids.length;
+    if (Object.prototype.hasOwnProperty.call(raw, 'max_tokens') && raw.max_tokens != null) {
+      checkPromptLength(promptLength, this.engine.maxModelLen, 'token_ids');
+    } else {
+      // Not sent: up to the context limit (or generation_config's max_new_tokens), not the struct's 16.
+      params.max_tokens = resolveMaxTokens({
+        requested: null,
+        param: 'max_tokens',
+        endpointDefault: null,
+        generationConfigMax: this.engine.generationDefaults.max_new_tokens,
+        promptLength,
+        maxModelLen: this.engine.maxModelLen,
+        promptParam: 'token_ids',
+      });
+    }
+    params.output_kind = body.stream === true ? OUTPUT_KIND.DELTA : OUTPUT_KIND.FINAL_ONLY;
+    return params;
+  }
+}

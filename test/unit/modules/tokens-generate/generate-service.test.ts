@@ -1,0 +1,228 @@
+// GenerateService against a scripted engine: validation (400/404), request ids, response and
+// chunk shapes in both output modes. The HTTP layer is covered by the e2e tests.
+
+import { resolveServerConfig, type ServerConfig } from '../../../../src/config/server-config';
+import { createBuiltinTokenizer } from '../../../../src/model/tokenizer';
+import type { GenerateRequestDto } from '../../../../src/modules/tokens-generate/dto/generate-request.dto';
+import { GenerateService } from '../../../../src/modules/tokens-generate/generate.service';
+import type { GenerateStreamResponse } from '../../../../src/modules/tokens-generate/generate-types';
+import { FakeEngine } from './fake-engine';
+
+const tokenizer = createBuiltinTokenizer();
+const HELLO = [...Buffer.from('Hello world. Bye.')];
+
+function setup(flags: Partial<ServerConfig> = {}, engineOpts: Partial<ConstructorParameters<typeof FakeEngine>[0]> = {}) {
+  const config = resolveServerConfig({ servedModelNames: ['m'], maxNumSeqs: 4, ...flags }, {});
+  const engine = new FakeEngine({ tokenizer: config.skipTokenizerInit ? null : tokenizer, script: HELLO, ...engineOpts });
+  return { engine, service: new GenerateService(engine, config) };
+}
+
+function body(extra: Partial<GenerateRequestDto> = {}): GenerateRequestDto {
+  return { token_ids: [72, 105], sampling_params: { max_tokens: 5, temperature: 0 }, ...extra } as GenerateRequestDto;
+}
+
+async function collect(it: AsyncIterable<GenerateStreamResponse>): Promise<GenerateStreamResponse[]> {
+  const out: GenerateStreamResponse[] = [];
+  for await (const c of it) out.push(c);
+  return out;
+}
+
+function expectBadRequest(fn: () => unknown, param: string, message: RegExp): void {
+  try {
+    fn();
+  } catch (err) {
+    const e = err as { status?: number; param?: string; message: string; name: string };
+    expect(e.status ?? 400).toBe(400);
+    expect(e.param).toBe(param);
+    expect(e.message).toMatch(message);
+    return;
+  }
+  throw new Error('expected a 400');
+}
+
+describe('GenerateService: tokens mode', () => {
+  it('returns token ids only, echoing output_mode, with usage and weight versions', async () => {
+    const { service, engine } = setup();
+    const res = await service.generate(service.prepare(body({ request_id: 'abc' }), null));
+    expect(Object.keys(res).sort()).toEqual(
+      ['choices', 'created', 'ec_transfer_params', 'kv_transfer_params', 'metrics', 'mm_placeholders', 'model', 'output_mode',
+        'prompt_logprobs', 'prompt_token_ids', 'request_id', 'usage'].sort(),
+    );
+    expect(res.request_id).toBe('generate-tokens-abc');
+    expect(res.output_mode).toBe('tokens');
+    expect(res.model).toBe('m');
+    expect(res.choices).toEqual([
+      {
+        index: 0,
+        finish_reason: 'length',
+        token_ids: HELLO.slice(0, 5),
+        logprobs: null,
+        routed_experts: null,
+        sampling_mask: null,
+        weight_versions: [{ version: 'default', start: 0, end: 5 }],
+      },
+    ]);
+    expect(res.usage).toEqual({ prompt_tokens: 2, completion_tokens: 5, total_tokens: 7, prompt_tokens_details: null });
+    expect(engine.requests[0].requestId).toBe('generate-tokens-abc');
+  });
+
+  it('takes the X-Request-Id header over the body request_id, and a uuid when neither is sent', () => {
+    const { service } = setup();
+    expect(service.prepare(body({ request_id: 'abc' }), 'hdr').job.requestId).toBe('generate-tokens-hdr');
+    expect(service.prepare(body(), null).job.requestId).toMatch(/^generate-tokens-[0-9a-f]{32}$/);
+  });
+
+  it('generates up to the context limit when max_tokens is absent, and honours it when sent', () => {
+    const { service } = setup({}, { maxModelLen: 64 });
+    expect(service.prepare(body({ sampling_params: {} }), null).engineRequest.params.max_tokens).toBe(62);
+    expect(service.prepare(body({ sampling_params: { max_tokens: 3 } }), null).engineRequest.params.max_tokens).toBe(3);
+  });
+
+  it('formats logprobs with token ids, the sampled token first', async () => {
+    const { service } = setup();
+    const res = await service.generate(service.prepare(body({ sampling_params: { max_tokens: 1, logprobs: 2 } }), null));
+    expect(res.choices[0].logprobs).toEqual({
+      content: [
+        {
+          token_id: HELLO[0],
+          logprob: -0.75,
+          rank: 7,
+          top_logprobs: [
+            { token_id: HELLO[0], logprob: -0.75, rank: 7 },
+            { token_id: 0, logprob: -0.25, rank: 1 },
+          ],
+        },
+      ],
+    });
+  });
+
+  it('echoes kv_transfer_params and returns prompt token ids with return_token_ids', async () => {
+    const { service } = setup();
+    const res = await service.generate(
+      service.prepare(body({ kv_transfer_params: { do_remote_decode: true }, return_token_ids: true }), null),
+    );
+    expect(res.kv_transfer_params).toEqual({ do_remote_decode: true });
+    expect(res.prompt_token_ids).toEqual([72, 105]);
+  });
+
+  it('streams token deltas, prompt ids on the first chunk, weight versions on the last, then usage', async () => {
+    const { service } = setup();
+    const chunks = await collect(
+      service.generateStream(
+        service.prepare(
+          body({ stream: true, return_token_ids: true, stream_options: { include_usage: true, continuous_usage_stats: true } }),
+          null,
+        ),
+      ),
+    );
+    const usage = chunks.pop()!;
+    expect(usage).toEqual({
+      request_id: chunks[0].request_id,
+      output_mode: 'tokens',
+      choices: [],
+      usage: { prompt_tokens: 2, completion_tokens: 5, total_tokens: 7, prompt_tokens_details: null },
+    });
+    expect(chunks.flatMap((c) => c.choices[0].token_ids)).toEqual(HELLO.slice(0, 5));
+    expect(chunks.every((c) => c.output_mode === 'tokens' && c.choices.length === 1 && !('text' in c.choices[0]))).toBe(true);
+    expect(chunks[0].prompt_token_ids).toEqual([72, 105]);
+    expect(chunks.slice(1).every((c) => c.prompt_token_ids === null)).toBe(true);
+    expect(chunks.map((c) => c.usage?.completion_tokens)).toEqual([1, 2, 3, 4, 5]);
+    expect(chunks.map((c) => c.choices[0].finish_reason)).toEqual([null, null, null, null, 'length']);
+    expect(chunks.map((c) => c.choices[0].weight_versions)).toEqual([null, null, null, null, [{ version: 'default', start: 0, end: 5 }]]);
+  });
+});
+
+describe('GenerateService: text mode', () => {
+  it('adds the text, cut at a stop string, while token_ids keep every token', async () => {
+    const { service } = setup();
+    const res = await service.generate(
+      service.prepare(body({ output_mode: 'text', sampling_params: { max_tokens: 12, stop: ['wor'] } }), null),
+    );
+    expect(res.output_mode).toBe('text');
+    expect(res.choices[0].text).toBe('Hello ');
+    expect(res.choices[0].finish_reason).toBe('stop');
+    expect(tokenizer.decode(res.choices[0].token_ids)).toBe('Hello wor');
+  });
+
+  it('streams text deltas without ever leaking a partial stop string', async () => {
+    const { service } = setup({}, { stepDelayMs: 1 });
+    const prepared = service.prepare(body({ output_mode: 'text', stream: true, sampling_params: { max_tokens: 30, stop: ['d. B'] } }), 'x');
+    const chunks = await collect(service.generateStream(prepared));
+    expect(chunks.map((c) => c.choices[0].text).join('')).toBe('Hello worl');
+    expect(chunks.every((c) => c.output_mode === 'text')).toBe(true);
+    const last = chunks[chunks.length - 1].choices[0];
+    expect(last.finish_reason).toBe('stop');
+    expect(chunks.flatMap((c) => c.choices[0].token_ids)).toEqual(HELLO.slice(0, 14));
+  });
+
+  it('sends the final chunk of an abort (finish_reason, held-back text) even without new token ids', async () => {
+    const { service, engine } = setup({}, { stepDelayMs: 5 });
+    const prepared = service.prepare(body({ output_mode: 'text', stream: true, sampling_params: { max_tokens: 100, stop: ['zzzz'] } }), 'ab');
+    const chunks: GenerateStreamResponse[] = [];
+    for await (const chunk of service.generateStream(prepared)) {
+      chunks.push(chunk);
+      if (chunks.length === 6) engine.abort(['generate-tokens-ab']);
+    }
+    const last = chunks[chunks.length - 1].choices[0];
+    expect(last.finish_reason).toBe('abort');
+    expect(last.token_ids).toEqual([]);
+    // The 3 characters held back for the stop string arrive with the abort.
+    expect(last.text).toBe('lo ');
+    expect(chunks.map((c) => c.choices[0].text).join('')).toBe('Hello ');
+  });
+
+  it('gives OpenAI logprobs with decoded tokens and bytes, or token_id:N with --return-tokens-as-token-ids', async () => {
+    const { service } = setup();
+    const res = await service.generate(service.prepare(body({ output_mode: 'text', sampling_params: { max_tokens: 1, logprobs: 1 } }), null));
+    expect(res.choices[0].logprobs).toEqual({
+      content: [{ token: 'H', logprob: -0.75, bytes: [72], top_logprobs: [{ token: '\u0000', logprob: -0.25, bytes: [0] }] }],
+    });
+    const asIds = setup({ returnTokensAsTokenIds: true }).service;
+    const res2 = await asIds.generate(asIds.prepare(body({ output_mode: 'text', sampling_params: { max_tokens: 1, logprobs: 0 } }), null));
+    expect(res2.choices[0].logprobs).toEqual({
+      content: [{ token: 'token_id:72', logprob: -0.75, bytes: [...Buffer.from('token_id:72')], top_logprobs: [] }],
+    });
+  });
+});
+
+describe('GenerateService: rejected requests', () => {
+  it('refuses output_mode text without a tokenizer', () => {
+    const { service } = setup({ skipTokenizerInit: true });
+    expectBadRequest(() => service.prepare(body({ output_mode: 'text' }), null), 'output_mode', /tokenizer/);
+  });
+
+  it('refuses output_mode text with detokenize false', () => {
+    const { service } = setup();
+    expectBadRequest(
+      () => service.prepare(body({ output_mode: 'text', sampling_params: { detokenize: false } }), null),
+      'sampling_params.detokenize',
+      /detokenize/,
+    );
+  });
+
+  it('refuses stop strings on --tokens-only and turns detokenization off there', () => {
+    const { service } = setup({ tokensOnly: true });
+    expectBadRequest(() => service.prepare(body({ sampling_params: { stop: ['x'] } }), null), 'sampling_params.stop', /stop_token_ids/);
+    expect(service.prepare(body(), null).engineRequest.params.detokenize).toBe(false);
+  });
+
+  it('refuses n over max_num_seqs', () => {
+    const { service } = setup({ maxNumSeqs: 2 });
+    expectBadRequest(
+      () => service.prepare(body({ sampling_params: { n: 3, temperature: 1 } }), null),
+      'n',
+      /sampling_params.n must be at most the server's max_num_seqs \(2\), got 3/,
+    );
+  });
+
+  it('answers 404 for an unknown model', () => {
+    const { service } = setup();
+    expect(() => service.prepare(body({ model: 'nope' }), null)).toThrow('The model `nope` does not exist.');
+  });
+
+  it('refuses out-of-vocabulary prompt ids and a priority without priority scheduling', () => {
+    const { service } = setup();
+    expectBadRequest(() => service.prepare(body({ token_ids: [1, 99999] }), null), 'token_ids', /out of vocabulary/);
+    expectBadRequest(() => service.prepare(body({ priority: 1 }), null), 'priority', /Priority scheduling/);
+  });
+});
