@@ -4,9 +4,12 @@
 
 import type { Type } from '@nestjs/common';
 import type { ServerConfig } from '../config/server-config';
+import { ChatModule } from './chat/chat.module';
+import { CompletionsModule } from './completions/completions.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { ModelsModule } from './models/models.module';
+import { TokenizeModule } from './tokenize/tokenize.module';
 
 export interface FeatureModuleEntry {
   module: Type<unknown>;
@@ -27,6 +30,9 @@ export const FEATURE_MODULES: FeatureModuleEntry[] = [
   { module: HealthModule, when: always },
   { module: ModelsModule, when: always },
   { module: MetricsModule, when: always },
+  { module: CompletionsModule, when: openAiRoutes },
+  { module: ChatModule, when: openAiRoutes },
+  { module: TokenizeModule, when: openAiRoutes },
 ];
 
 /** The modules a server with `config` registers (all of them when `all` is set). */

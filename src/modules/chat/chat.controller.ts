@@ -1,0 +1,40 @@
+// POST /v1/chat/completions (JSON or SSE by `stream`) and POST /v1/chat/completions/batch.
+
+import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { respond } from '../../serving/respond';
+import { ChatServing } from '../../serving/chat-serving';
+import { responseIdBase } from '../../serving/http-request-id';
+import { BatchChatRequestDto, ChatRequestDto } from './dto/chat-request.dto';
+
+@ApiTags('chat')
+@Controller()
+export class ChatController {
+  constructor(private readonly serving: ChatServing) {}
+
+  @Post('v1/chat/completions')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Chat completion', description: 'OpenAI Chat Completions API with vLLM\'s extra parameters; SSE when stream is true.' })
+  @ApiOkResponse({ description: 'A chat.completion object, or an event stream of chat.completion.chunk objects ending with `data: [DONE]`.' })
+  async createChatCompletion(@Body() body: ChatRequestDto, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const prepared = this.serving.prepare(body, responseIdBase(request, body.request_id));
+    await respond(reply, this.serving, prepared, !!body.stream);
+  }
+
+  @Post('v1/chat/completions/batch')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Batch chat completion',
+    description: 'Several conversations sharing the sampling fields: one response, choice i = conversation i, usage summed.',
+  })
+  @ApiOkResponse({ description: 'A chat.completion object with one choice per conversation.' })
+  async createBatchChatCompletion(
+    @Body() body: BatchChatRequestDto,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const prepared = this.serving.prepare(body, responseIdBase(request, body.request_id), true);
+    await respond(reply, this.serving, prepared, false);
+  }
+}

@@ -1,0 +1,81 @@
+// POST /v1/chat/completions body (and the batch variant): OpenAI's ChatCompletionRequest plus
+// vLLM's extras. Message contents are checked by the serving layer (text parts only for now).
+
+import type { ChatRequestBody } from '../../../serving/chat-serving';
+import { AnyField, BoolField, IntField, JsonListField, ObjectField, StringField } from '../../../serving/dto/api-field';
+import { SamplingFieldsDto } from '../../../serving/dto/sampling-fields.dto';
+
+const MESSAGE_SCHEMA = {
+  type: 'object',
+  properties: {
+    role: { type: 'string', enum: ['system', 'developer', 'user', 'assistant', 'tool'] },
+    content: {
+      oneOf: [
+        { type: 'string' },
+        { type: 'array', items: { type: 'object', properties: { type: { type: 'string', enum: ['text'] }, text: { type: 'string' } } } },
+      ],
+      nullable: true,
+    },
+    name: { type: 'string' },
+    tool_call_id: { type: 'string' },
+  },
+  required: ['role'],
+  additionalProperties: true,
+};
+
+/** Every chat field except `messages`, whose shape differs between single and batch. */
+export class ChatFieldsDto extends SamplingFieldsDto {
+  [key: string]: unknown;
+
+  @IntField({ description: 'Most tokens to generate (OpenAI\'s newer name; wins over max_tokens). Default: up to the context limit.' })
+  max_completion_tokens?: number | null;
+
+  @BoolField({ description: 'Return logprobs of the output tokens.', default: false })
+  logprobs?: boolean | null;
+
+  @IntField({ description: 'Top alternatives per output token (0-20); needs logprobs.', default: 0 })
+  top_logprobs?: number | null;
+
+  @BoolField({ description: 'Prepend the last message\'s content when it has the response role.', default: false })
+  echo?: boolean | null;
+
+  @BoolField({ description: 'Add the template\'s generation prompt.', default: true })
+  add_generation_prompt?: boolean | null;
+
+  @BoolField({ description: 'Leave the final message open so the model continues it (needs add_generation_prompt false).', default: false })
+  continue_final_message?: boolean | null;
+
+  @BoolField({ description: 'Add special tokens on top of what the chat template writes.', default: false })
+  add_special_tokens?: boolean | null;
+
+  @JsonListField({ description: 'Documents for RAG templates (dicts with "title" and "text").' }, { type: 'object', additionalProperties: { type: 'string' } })
+  documents?: Array<Record<string, string>> | null;
+
+  @StringField({ description: 'A Jinja chat template for this request (needs --trust-request-chat-template).' })
+  chat_template?: string | null;
+
+  @ObjectField({ description: 'Extra variables for the chat template.' })
+  chat_template_kwargs?: Record<string, unknown> | null;
+
+  @BoolField({ description: 'Return the prompt text the chat template produced (`prompt_text`).' })
+  return_prompt_text?: boolean | null;
+
+  @AnyField({ description: 'Not supported yet: answered with 400.' })
+  tools?: unknown;
+
+  @AnyField({ description: 'Not supported yet: answered with 400.' })
+  tool_choice?: unknown;
+}
+
+export class ChatRequestDto extends ChatFieldsDto implements ChatRequestBody {
+  @JsonListField({ description: 'The conversation.', required: true, example: [{ role: 'user', content: 'Hello!' }] }, MESSAGE_SCHEMA)
+  messages!: unknown[];
+}
+
+export class BatchChatRequestDto extends ChatFieldsDto implements ChatRequestBody {
+  @JsonListField(
+    { description: 'Conversations: one list of messages each; one choice per conversation.', required: true },
+    { type: 'array', items: MESSAGE_SCHEMA },
+  )
+  messages!: unknown[][];
+}

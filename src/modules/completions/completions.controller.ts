@@ -1,0 +1,24 @@
+// POST /v1/completions: one handler branching on `stream`; the serving layer does the work.
+
+import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { respond } from '../../serving/respond';
+import { CompletionServing } from '../../serving/completion-serving';
+import { responseIdBase } from '../../serving/http-request-id';
+import { CompletionRequestDto } from './dto/completion-request.dto';
+
+@ApiTags('completions')
+@Controller()
+export class CompletionsController {
+  constructor(private readonly serving: CompletionServing) {}
+
+  @Post('v1/completions')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Text completion', description: 'OpenAI Completions API with vLLM\'s extra parameters; SSE when stream is true.' })
+  @ApiOkResponse({ description: 'A text_completion object, or an event stream of text_completion chunks ending with `data: [DONE]`.' })
+  async createCompletion(@Body() body: CompletionRequestDto, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const prepared = this.serving.prepare(body, responseIdBase(request, body.request_id));
+    await respond(reply, this.serving, prepared, !!body.stream);
+  }
+}

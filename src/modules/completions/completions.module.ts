@@ -1,0 +1,7 @@
+import { Module } from '@nestjs/common';
+import { CompletionServing } from '../../serving/completion-serving';
+import { servingProvider } from '../../serving/serving-provider';
+import { CompletionsController } from './completions.controller';
+
+@Module({ controllers: [CompletionsController], providers: [servingProvider(CompletionServing)] })
+export class CompletionsModule {}

@@ -1,0 +1,55 @@
+// Checks and flattens chat messages for the template: string or text-part content only
+// (image/audio/video/file parts are refused until multimodal input exists).
+
+import { RequestValidationError } from '../engine/errors';
+import type { ChatMessage } from '../model/types';
+import { notSupportedYet } from './unsupported';
+
+const MEDIA_PART_TYPES = new Set([
+  'image_url', 'image', 'image_embeds', 'image_pil', 'input_image',
+  'input_audio', 'audio_url', 'audio', 'audio_embeds',
+  'video_url', 'video', 'file', 'input_file',
+]);
+
+function flattenContent(content: unknown, param: string): string | null {
+  if (content === null || content === undefined) return null;
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) throw new RequestValidationError('message content must be a string or an array of content parts.', param);
+  const texts: string[] = [];
+  for (const part of content) {
+    if (typeof part === 'string') {
+      texts.push(part);
+      continue;
+    }
+    if (!part || typeof part !== 'object') throw new RequestValidationError('content parts must be objects.', param);
+    const type = (part as { type?: unknown }).type;
+    if (type === 'text' || type === 'input_text' || type === 'output_text' || type === 'refusal') {
+      const text = (part as { text?: unknown; refusal?: unknown }).text ?? (part as { refusal?: unknown }).refusal;
+      if (typeof text !== 'string') throw new RequestValidationError(`a '${String(type)}' content part needs a string 'text'.`, param);
+      texts.push(text);
+    } else if (typeof type === 'string' && MEDIA_PART_TYPES.has(type)) {
+      notSupportedYet(param, `Content parts of type '${type}' (multimodal input)`);
+    } else {
+      throw new RequestValidationError(`Unknown content part type: ${String(type)}.`, param);
+    }
+  }
+  // vLLM's "string" content format joins text parts with newlines.
+  return texts.join('\n');
+}
+
+/** Validates one conversation and returns template-ready messages with string content. */
+export function prepareChatMessages(messages: unknown, param = 'messages'): ChatMessage[] {
+  if (!Array.isArray(messages) || messages.length === 0) {
+    throw new RequestValidationError('messages must be a non-empty array.', param);
+  }
+  return messages.map((raw, i) => {
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
+      throw new RequestValidationError(`messages[${i}] must be an object.`, param);
+    }
+    const message = raw as Record<string, unknown>;
+    if (typeof message.role !== 'string' || message.role === '') {
+      throw new RequestValidationError(`messages[${i}].role must be a non-empty string.`, param);
+    }
+    return { ...message, role: message.role, content: flattenContent(message.content, param) };
+  });
+}

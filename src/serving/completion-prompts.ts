@@ -1,0 +1,95 @@
+// Completion prompts: string | string[] | int[] | int[][] -> token ids, with add_special_tokens,
+// truncate_prompt_tokens / truncation_side, vocabulary and emptiness checks.
+
+import { RequestValidationError } from '../engine/errors';
+import type { Tokenizer } from '../model/types';
+
+export type CompletionPromptInput = string | string[] | number[] | number[][];
+
+export interface PreparedPrompt {
+  /** Prompt text when the caller sent text (or it was decoded for echo); null for token-id prompts. */
+  text: string | null;
+  tokenIds: number[];
+}
+
+export interface PromptTokenOptions {
+  addSpecialTokens: boolean;
+  /** -1 = max_model_len; null = no truncation. */
+  truncatePromptTokens: number | null;
+  truncationSide: 'left' | 'right' | null;
+  maxModelLen: number;
+  vocabSize: number;
+}
+
+function isTokenList(value: unknown): value is number[] {
+  return Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'number');
+}
+
+/** Splits the `prompt` field into one entry per prompt, keeping each entry's form. */
+export function splitCompletionPrompt(prompt: unknown): Array<string | number[]> {
+  if (typeof prompt === 'string') return [prompt];
+  if (isTokenList(prompt)) return [prompt];
+  if (Array.isArray(prompt) && prompt.length > 0) {
+    if (prompt.every((p) => typeof p === 'string')) return prompt as string[];
+    if (prompt.every((p) => isTokenList(p))) return prompt as number[][];
+  }
+  if (Array.isArray(prompt) && prompt.length === 0) {
+    throw new RequestValidationError('prompt cannot be empty.', 'prompt');
+  }
+  throw new RequestValidationError(
+    'prompt must be a string, an array of strings, an array of token ids or an array of token-id arrays.',
+    'prompt',
+  );
+}
+
+export function resolveTruncation(truncate: number | null, maxModelLen: number): number | null {
+  if (truncate === null) return null;
+  if (truncate === -1) return maxModelLen;
+  if (truncate > maxModelLen) {
+    throw new RequestValidationError(
+      `truncate_prompt_tokens value (${truncate}) is greater than max_model_len (${maxModelLen}). ` +
+        'Please, select a smaller truncation size.',
+      'truncate_prompt_tokens',
+    );
+  }
+  return truncate;
+}
+
+/** Keeps `limit` tokens: the last ones by default ('left' truncation, as vLLM), the first with 'right'. */
+export function truncateTokens(ids: number[], limit: number | null, side: 'left' | 'right' | null): number[] {
+  if (limit === null || ids.length <= limit) return ids;
+  return side === 'right' ? ids.slice(0, limit) : ids.slice(ids.length - limit);
+}
+
+export function checkTokenIdsInVocab(ids: readonly number[], vocabSize: number, param: string): void {
+  for (const id of ids) {
+    if (!Number.isInteger(id) || id < 0 || id >= vocabSize) {
+      throw new RequestValidationError(`Token id ${id} is out of vocabulary (vocab size ${vocabSize}).`, param);
+    }
+  }
+}
+
+export function tokenizeText(tokenizer: Tokenizer | null, text: string, addSpecialTokens: boolean, param: string): number[] {
+  if (!tokenizer) {
+    throw new RequestValidationError('Text prompts need a tokenizer; this server runs without one (send token ids).', param);
+  }
+  return tokenizer.encode(text, { addSpecialTokens });
+}
+
+export function prepareCompletionPrompts(
+  prompt: unknown,
+  tokenizer: Tokenizer | null,
+  opts: PromptTokenOptions,
+): PreparedPrompt[] {
+  const limit = resolveTruncation(opts.truncatePromptTokens, opts.maxModelLen);
+  return splitCompletionPrompt(prompt).map((entry) => {
+    const isText = typeof entry === 'string';
+    const fullIds = isText ? tokenizeText(tokenizer, entry, opts.addSpecialTokens, 'prompt') : entry;
+    if (!isText) checkTokenIdsInVocab(fullIds, opts.vocabSize, 'prompt');
+    const tokenIds = truncateTokens(fullIds, limit, opts.truncationSide);
+    if (tokenIds.length === 0) throw new RequestValidationError('The decoder prompt cannot be empty.', 'prompt');
+    // Truncated text prompts are echoed as the tokens actually used, like vLLM.
+    const text = isText && tokenIds === fullIds ? entry : null;
+    return { text, tokenIds };
+  });
+}

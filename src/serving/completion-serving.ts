@@ -1,0 +1,262 @@
+// /v1/completions: request -> engine requests (one per prompt) -> OpenAI completion JSON or
+// SSE chunks. Plain TypeScript so controllers stay thin and /render can reuse prepare().
+
+import type { EngineClient, EngineRequest, SamplingParams } from '../engine/types';
+import { RequestValidationError } from '../engine/errors';
+import { prepareCompletionPrompts, type PreparedPrompt } from './completion-prompts';
+import { drainAll } from './respond';
+import { foldOutput, mergeStreams, type PromptResult } from './engine-stream';
+import { createdNow, requestIdBase, responseId } from './ids';
+import { appendCompletionLogprobs, emptyCompletionLogprobs, formatPromptLogprobs, tokenNamer, type CompletionLogprobs } from './logprobs';
+import { resolveMaxTokens } from './max-tokens';
+import { buildSamplingParams } from './sampling-params';
+import { sentFields, type SamplingRequestFields } from './sampling-request';
+import { checkRequestExtras, resolveModelName, type RequestExtras, type ServingOptions } from './serving-options';
+import { rejectUnsupportedFields, UNSUPPORTED_COMMON_FIELDS } from './unsupported';
+import { buildUsage, streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
+
+/** vLLM's default max_tokens for completions. */
+export const COMPLETION_DEFAULT_MAX_TOKENS = 16;
+
+export interface CompletionRequestBody extends SamplingRequestFields, RequestExtras {
+  model?: string | null;
+  prompt?: unknown;
+  suffix?: string | null;
+  logprobs?: number | null;
+  echo?: boolean | null;
+  stream_options?: StreamOptions | null;
+  user?: string | null;
+  add_special_tokens?: boolean | null;
+  return_tokens_as_token_ids?: boolean | null;
+  return_token_ids?: boolean | null;
+  [key: string]: unknown;
+}
+
+export interface PreparedCompletion {
+  id: string;
+  model: string;
+  created: number;
+  prompts: PreparedPrompt[];
+  /** Sampling params per prompt (max_tokens depends on each prompt's length). */
+  params: SamplingParams[];
+  engineRequests: EngineRequest[];
+  body: CompletionRequestBody;
+}
+
+export interface CompletionChoice {
+  index: number;
+  text: string;
+  logprobs: CompletionLogprobs | null;
+  finish_reason: string | null;
+  stop_reason: string | number | null;
+  token_ids?: number[] | null;
+  prompt_logprobs?: unknown;
+  prompt_token_ids?: number[] | null;
+}
+
+export interface CompletionResponse {
+  id: string;
+  object: 'text_completion';
+  created: number;
+  model: string;
+  choices: CompletionChoice[];
+  service_tier: null;
+  system_fingerprint: null;
+  usage: UsageInfo;
+  kv_transfer_params: Record<string, unknown> | null;
+}
+
+export interface CompletionChunk {
+  id: string;
+  object: 'text_completion';
+  created: number;
+  model: string;
+  choices: CompletionChoice[];
+  usage?: UsageInfo | null;
+}
+
+export class CompletionServing {
+  constructor(
+    private readonly engine: EngineClient,
+    private readonly opts: ServingOptions,
+  ) {}
+
+  /** Validates and turns the body into engine requests; throws 400/404 errors. */
+  prepare(body: CompletionRequestBody, headerRequestId: string | null): PreparedCompletion {
+    const model = resolveModelName(body.model, this.opts);
+    if (body.suffix != null) throw new RequestValidationError('suffix is not currently supported', 'suffix');
+    rejectUnsupportedFields(body, UNSUPPORTED_COMMON_FIELDS);
+    checkRequestExtras(body, false);
+    if (body.prompt == null) {
+      throw new RequestValidationError('Either prompt or prompt_embeds must be provided and non-empty.', 'prompt');
+    }
+    if (body.stream && body.prompt_logprobs != null) {
+      throw new RequestValidationError('`prompt_logprobs` are not available when `stream=True`.', 'prompt_logprobs');
+    }
+    if (body.stream && body.best_of != null && body.best_of !== (body.n ?? 1)) {
+      throw new RequestValidationError('best_of != n is not supported when streaming.', 'best_of');
+    }
+    if (body.stream_options != null && !body.stream) {
+      throw new RequestValidationError('Stream options can only be defined when `stream=True`.', 'stream_options');
+    }
+    const engine = this.engine;
+    const vocabSize = engine.modelConfig.vocabSize;
+    const prompts = prepareCompletionPrompts(body.prompt, engine.tokenizer, {
+      addSpecialTokens: body.add_special_tokens ?? true,
+      truncatePromptTokens: body.truncate_prompt_tokens ?? null,
+      truncationSide: body.truncation_side ?? null,
+      maxModelLen: engine.maxModelLen,
+      vocabSize,
+    });
+    const sent = sentFields(body);
+    const logprobs = body.logprobs ?? null;
+    const params = prompts.map((prompt) => {
+      const maxTokens = resolveMaxTokens({
+        requested: body.max_tokens ?? null,
+        param: 'max_tokens',
+        endpointDefault: COMPLETION_DEFAULT_MAX_TOKENS,
+        generationConfigMax: engine.generationDefaults.max_new_tokens,
+        promptLength: prompt.tokenIds.length,
+        maxModelLen: engine.maxModelLen,
+        promptParam: 'prompt',
+      });
+      const p = buildSamplingParams(body, {
+        sent,
+        generationDefaults: engine.generationDefaults,
+        maxTokens,
+        logprobs,
+        vocabSize,
+        maxNumSeqs: engine.maxNumSeqs,
+        maxLogprobs: this.opts.maxLogprobs,
+        stream: !!body.stream,
+      });
+      // Echo with logprobs reports the prompt's logprobs too (vLLM sets prompt_logprobs = logprobs).
+      if (body.echo && p.prompt_logprobs === null && logprobs !== null) p.prompt_logprobs = logprobs;
+      return p;
+    });
+    const id = responseId('cmpl', requestIdBase(headerRequestId, body.request_id));
+    const arrivalTime = Date.now();
+    const engineRequests = prompts.map((prompt, i) => ({
+      requestId: prompts.length === 1 ? id : `${id}-${i}`,
+      promptTokenIds: prompt.tokenIds,
+      params: params[i],
+      priority: body.priority ?? 0,
+      cacheSalt: body.cache_salt ?? null,
+      arrivalTime,
+    }));
+    return { id, model, created: createdNow(), prompts, params, engineRequests, body };
+  }
+
+  private namer(body: CompletionRequestBody) {
+    return tokenNamer(this.engine.tokenizer, this.opts.returnTokensAsTokenIds || !!body.return_tokens_as_token_ids);
+  }
+
+  /** The prompt text echoed back: as sent, or decoded from its token ids. */
+  private echoText(prompt: PreparedPrompt): string {
+    return prompt.text ?? this.engine.tokenizer?.decode(prompt.tokenIds, { skipSpecialTokens: false }) ?? '';
+  }
+
+  async complete(prep: PreparedCompletion, signal?: AbortSignal): Promise<CompletionResponse> {
+    const results = await drainAll(this.engine, prep.engineRequests, prep.params.map((p) => p.output_kind), signal);
+    const { body } = prep;
+    const namer = this.namer(body);
+    const n = prep.params[0].n;
+    const choices: CompletionChoice[] = [];
+    const usages: UsageInfo[] = [];
+    results.forEach((result, promptIndex) => {
+      const prompt = prep.prompts[promptIndex];
+      const promptIds = result.promptTokenIds.length > 0 ? result.promptTokenIds : prompt.tokenIds;
+      let completionTokens = 0;
+      for (const choice of result.choices) {
+        completionTokens += choice.tokenIds.length;
+        const prefix = body.echo ? this.echoText(prompt) : '';
+        let logprobs: CompletionLogprobs | null = null;
+        if (body.logprobs != null) {
+          logprobs = emptyCompletionLogprobs();
+          let offset = 0;
+          if (body.echo) {
+            offset = appendCompletionLogprobs(logprobs, promptIds, result.promptLogprobs ?? [], body.logprobs, namer, 0);
+          }
+          appendCompletionLogprobs(logprobs, choice.tokenIds, choice.logprobs, body.logprobs, namer, offset);
+        }
+        choices.push({
+          index: promptIndex * n + choice.index,
+          text: prefix + choice.text,
+          logprobs,
+          finish_reason: choice.finishReason ?? 'stop',
+          stop_reason: choice.stopReason,
+          token_ids: body.return_token_ids ? choice.tokenIds : null,
+          prompt_logprobs: formatPromptLogprobs(body.prompt_logprobs != null ? result.promptLogprobs : null, namer),
+          prompt_token_ids: body.return_token_ids ? promptIds : null,
+        });
+      }
+      usages.push(buildUsage(promptIds.length, completionTokens, result.numCachedTokens, this.opts));
+    });
+    return {
+      id: prep.id,
+      object: 'text_completion',
+      created: prep.created,
+      model: prep.model,
+      choices,
+      service_tier: null,
+      system_fingerprint: null,
+      usage: sumUsage(usages, this.opts),
+      kv_transfer_params: body.kv_transfer_params ?? null,
+    };
+  }
+
+  async *stream(prep: PreparedCompletion, signal?: AbortSignal): AsyncGenerator<CompletionChunk> {
+    const { body } = prep;
+    const namer = this.namer(body);
+    const n = prep.params[0].n;
+    const { includeUsage, continuousUsage } = streamUsageFlags(body.stream_options, this.opts.enableForceIncludeUsage);
+    const states: PromptResult[] = prep.prompts.map(() => ({ promptTokenIds: [], promptLogprobs: null, numCachedTokens: 0, choices: [] }));
+    // Per choice (flat index): whether its first chunk went out, and where its text offset stands.
+    const started = new Set<number>();
+    const offsets = new Map<number, number>();
+    const base = { id: prep.id, object: 'text_completion' as const, created: prep.created, model: prep.model };
+    const usageNow = (): UsageInfo =>
+      sumUsage(
+        states.map((s, i) =>
+          buildUsage(s.promptTokenIds.length || prep.prompts[i].tokenIds.length, s.choices.reduce((a, c) => a + c.tokenIds.length, 0), s.numCachedTokens, this.opts),
+        ),
+        this.opts,
+      );
+    const streams = prep.engineRequests.map((r) => this.engine.generate(r, signal));
+    for await (const { source, item } of mergeStreams(streams)) {
+      foldOutput(states[source], item, prep.params[source].output_kind);
+      const prompt = prep.prompts[source];
+      for (const out of item.outputs) {
+        const index = source * n + out.index;
+        let text = out.text;
+        let logprobs: CompletionLogprobs | null = null;
+        const first = !started.has(index);
+        if (body.logprobs != null) logprobs = emptyCompletionLogprobs();
+        let offset = offsets.get(index) ?? 0;
+        if (first && body.echo) {
+          text = this.echoText(prompt) + text;
+          if (logprobs) offset = appendCompletionLogprobs(logprobs, item.promptTokenIds, item.promptLogprobs ?? [], body.logprobs!, namer, offset);
+        }
+        if (logprobs) offset = appendCompletionLogprobs(logprobs, out.tokenIds, out.logprobs ?? [], body.logprobs!, namer, offset);
+        offsets.set(index, offset);
+        if (!text && out.tokenIds.length === 0 && !out.finishReason && !first) continue;
+        started.add(index);
+        const choice: CompletionChoice = {
+          index,
+          text,
+          logprobs,
+          finish_reason: out.finishReason,
+          stop_reason: out.stopReason,
+        };
+        if (body.return_token_ids) {
+          choice.token_ids = out.tokenIds;
+          if (first) choice.prompt_token_ids = item.promptTokenIds;
+        }
+        const chunk: CompletionChunk = { ...base, choices: [choice] };
+        if (continuousUsage) chunk.usage = usageNow();
+        yield chunk;
+      }
+    }
+    if (includeUsage) yield { ...base, choices: [], usage: usageNow() };
+  }
+}

@@ -1,0 +1,85 @@
+// Helpers over EngineClient.generate() streams: merging the streams of several prompts into
+// one, and folding a stream into per-choice final state (the non-streaming path drains the
+// same generator the streaming path forwards).
+
+import { OpenAIHttpError } from '../common/openai-error';
+import { OUTPUT_KIND, type OutputKind, type PositionLogprobs, type RequestOutput } from '../engine/types';
+
+/** Interleaves several async iterables as their items arrive; tagged with the source index. */
+export async function* mergeStreams<T>(streams: AsyncIterable<T>[]): AsyncGenerator<{ source: number; item: T }> {
+  const iterators = streams.map((s) => s[Symbol.asyncIterator]());
+  const pending = new Map<number, Promise<{ source: number; result: IteratorResult<T> }>>();
+  const pull = (source: number) =>
+    pending.set(source, iterators[source].next().then((result) => ({ source, result })));
+  iterators.forEach((_, i) => pull(i));
+  try {
+    while (pending.size > 0) {
+      const { source, result } = await Promise.race(pending.values());
+      if (result.done) {
+        pending.delete(source);
+        continue;
+      }
+      pull(source);
+      yield { source, item: result.value };
+    }
+  } finally {
+    // A consumer that stops early (client gone, error) closes every source so the engine aborts them.
+    await Promise.allSettled(iterators.map((it) => it.return?.()));
+  }
+}
+
+/** One choice of one prompt, as it stands after folding the stream. */
+export interface ChoiceState {
+  index: number;
+  text: string;
+  tokenIds: number[];
+  logprobs: PositionLogprobs[];
+  finishReason: string | null;
+  stopReason: string | number | null;
+}
+
+export interface PromptResult {
+  promptTokenIds: number[];
+  promptLogprobs: (PositionLogprobs | null)[] | null;
+  numCachedTokens: number;
+  choices: ChoiceState[];
+}
+
+/** The engine's finish_reason 'error' becomes a 500 (vLLM's GenerationError). */
+export function throwIfGenerationError(output: RequestOutput): void {
+  const failed = output.outputs.find((o) => o.finishReason === 'error');
+  if (failed) throw new OpenAIHttpError(500, output.error ?? 'Internal server error during generation.');
+}
+
+/** Applies one RequestOutput to the running state: deltas are appended, cumulative/final replace. */
+export function foldOutput(state: PromptResult, output: RequestOutput, kind: OutputKind): void {
+  throwIfGenerationError(output);
+  state.promptTokenIds = output.promptTokenIds;
+  if (output.promptLogprobs) state.promptLogprobs = output.promptLogprobs;
+  state.numCachedTokens = output.numCachedTokens;
+  for (const o of output.outputs) {
+    let choice = state.choices.find((c) => c.index === o.index);
+    if (!choice) {
+      choice = { index: o.index, text: '', tokenIds: [], logprobs: [], finishReason: null, stopReason: null };
+      state.choices.push(choice);
+    }
+    if (kind === OUTPUT_KIND.DELTA) {
+      choice.text += o.text;
+      choice.tokenIds.push(...o.tokenIds);
+      if (o.logprobs) choice.logprobs.push(...o.logprobs);
+    } else {
+      choice.text = o.text;
+      choice.tokenIds = [...o.tokenIds];
+      choice.logprobs = o.logprobs ? [...o.logprobs] : [];
+    }
+    choice.finishReason = o.finishReason ?? choice.finishReason;
+    choice.stopReason = o.stopReason ?? choice.stopReason;
+  }
+}
+
+export async function drain(stream: AsyncIterable<RequestOutput>, kind: OutputKind): Promise<PromptResult> {
+  const state: PromptResult = { promptTokenIds: [], promptLogprobs: null, numCachedTokens: 0, choices: [] };
+  for await (const output of stream) foldOutput(state, output, kind);
+  state.choices.sort((a, b) => a.index - b.index);
+  return state;
+}

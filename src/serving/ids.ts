@@ -1,0 +1,26 @@
+// Response ids and timestamps as vLLM builds them: the X-Request-Id header wins over the body's
+// request_id, and a fresh uuid (hex, no dashes) is used when neither is given.
+
+import { randomUUID } from 'node:crypto';
+
+export type ResponseIdPrefix = 'cmpl' | 'chatcmpl';
+
+export function randomHexId(): string {
+  return randomUUID().replace(/-/g, '');
+}
+
+/** The id base a request is known by: header, then body request_id, then random. */
+export function requestIdBase(headerId: string | null | undefined, bodyId: string | null | undefined): string {
+  if (headerId) return headerId;
+  if (bodyId) return bodyId;
+  return randomHexId();
+}
+
+export function responseId(prefix: ResponseIdPrefix, base: string): string {
+  return `${prefix}-${base}`;
+}
+
+/** Seconds since the epoch, as OpenAI's `created`. */
+export function createdNow(): number {
+  return Math.floor(Date.now() / 1000);
+}

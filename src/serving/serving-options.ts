@@ -1,0 +1,66 @@
+// What the serving layer needs from the server flags, and the checks shared by every
+// generation endpoint (model name, request-level vLLM extras).
+
+import { OpenAIHttpError } from '../common/openai-error';
+import type { ServerConfig } from '../config/server-config';
+import { RequestValidationError } from '../engine/errors';
+
+export interface ServingOptions {
+  /** --served-model-name: the first is reported in responses; any is accepted. */
+  servedModelNames: string[];
+  returnTokensAsTokenIds: boolean;
+  enablePromptTokensDetails: boolean;
+  enableForceIncludeUsage: boolean;
+  responseRole: string;
+  trustRequestChatTemplate: boolean;
+  maxLogprobs: number;
+}
+
+export function servingOptionsFrom(config: ServerConfig): ServingOptions {
+  return {
+    servedModelNames: config.servedModelNames,
+    returnTokensAsTokenIds: config.returnTokensAsTokenIds,
+    enablePromptTokensDetails: config.enablePromptTokensDetails,
+    enableForceIncludeUsage: config.enableForceIncludeUsage,
+    responseRole: config.responseRole,
+    trustRequestChatTemplate: config.trustRequestChatTemplate,
+    maxLogprobs: config.maxLogprobs,
+  };
+}
+
+/** The model name responses carry: the request's `model` must be one of the served names (404 otherwise). */
+export function resolveModelName(requested: string | null | undefined, opts: Pick<ServingOptions, 'servedModelNames'>): string {
+  if (requested != null && requested !== '' && !opts.servedModelNames.includes(requested)) throw OpenAIHttpError.modelNotFound(requested);
+  return opts.servedModelNames[0];
+}
+
+/** Request-level vLLM extras every generation request accepts. */
+export interface RequestExtras {
+  priority?: number | null;
+  cache_salt?: string | null;
+  kv_transfer_params?: Record<string, unknown> | null;
+  vllm_xargs?: Record<string, unknown> | null;
+  request_id?: string | null;
+}
+
+/** vLLM checks vllm_xargs values are str/int/float (or lists of them for chat). */
+export function checkRequestExtras(extras: RequestExtras, allowListXargs: boolean): void {
+  if (extras.cache_salt != null && (typeof extras.cache_salt !== 'string' || extras.cache_salt.length === 0)) {
+    throw new RequestValidationError('Parameter `cache_salt` must be a non-empty string if provided.', 'cache_salt');
+  }
+  if (extras.priority != null && !Number.isInteger(extras.priority)) {
+    throw new RequestValidationError('priority must be an integer.', 'priority');
+  }
+  if (extras.vllm_xargs != null) {
+    const scalar = (v: unknown) => typeof v === 'string' || typeof v === 'number';
+    for (const [key, value] of Object.entries(extras.vllm_xargs)) {
+      const ok = scalar(value) || (allowListXargs && Array.isArray(value) && value.every(scalar));
+      if (!ok) {
+        throw new RequestValidationError(
+          `vllm_xargs values must be strings or numbers${allowListXargs ? ' (or lists of them)' : ''}; '${key}' is not.`,
+          'vllm_xargs',
+        );
+      }
+    }
+  }
+}
