@@ -9,7 +9,6 @@ import type { FastifyServerOptions } from 'fastify';
 import { AppModule, AppModuleOptions } from './app.module';
 import { ApiKeyGuard } from './common/api-key.guard';
 import { corsOptions } from './common/cors';
-import { mapError } from './common/error-mapping';
 import { installAccessLog, installRequestLog, nestLogLevels } from './common/logging';
 import { OpenAIExceptionFilter } from './common/openai-exception.filter';
 import { installRequestIdEcho } from './common/request-id';
@@ -50,11 +49,8 @@ function fastifyOptions(config: ServerConfig): FastifyServerOptions & { https?: 
 export async function createApp(config: ServerConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter(fastifyOptions(config));
   const fastify = adapter.getInstance();
-  // Body parsing (malformed JSON, 413) fails before Nest sees the request: same envelope here.
-  fastify.setErrorHandler((error, _request, reply) => {
-    const { status, body } = mapError(error);
-    void reply.status(status).send(body);
-  });
+  // Body-parsing failures (malformed JSON, 413) reach OpenAIExceptionFilter through Nest's own
+  // Fastify error handler, as HttpExceptions carrying Fastify's status and message.
   if (config.enableRequestIdHeaders) installRequestIdEcho(fastify);
   if (!config.disableUvicornAccessLog) installAccessLog(fastify);
   if (config.enableLogRequests) installRequestLog(fastify);

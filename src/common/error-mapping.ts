@@ -1,6 +1,6 @@
 // Maps anything thrown while serving a request to (status, envelope). Shared by the Nest
-// exception filter, Fastify's own error handler (body parsing happens before Nest sees the
-// request) and SSE error frames, so every path answers the same way.
+// exception filter (which also receives body-parsing failures through Nest's Fastify error
+// handler) and SSE error frames, so every path answers the same way.
 
 import { HttpException, Logger } from '@nestjs/common';
 import { EngineDeadError, RequestValidationError } from '../engine/errors';
@@ -13,18 +13,6 @@ export interface MappedError {
 
 const logger = new Logger('Errors');
 
-interface FastifyLikeError {
-  code?: string;
-  statusCode?: number;
-  message?: string;
-}
-
-function fastifyError(err: unknown): FastifyLikeError | null {
-  if (typeof err !== 'object' || err === null) return null;
-  const code = (err as FastifyLikeError).code;
-  return typeof code === 'string' && code.startsWith('FST_') ? (err as FastifyLikeError) : null;
-}
-
 /** Turns an exception into the status and OpenAI error envelope sent to the client. */
 export function mapError(err: unknown): MappedError {
   if (err instanceof OpenAIHttpError) return { status: err.status, body: err.toBody() };
@@ -35,8 +23,6 @@ export function mapError(err: unknown): MappedError {
     return { status: 500, body: buildErrorBody(err.message, 500) };
   }
   if (err instanceof HttpException) return fromHttpException(err);
-  const fst = fastifyError(err);
-  if (fst) return fromFastifyError(fst);
   // Unknown: log the stack here, never send it.
   logger.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
   return { status: 500, body: buildErrorBody('Internal server error', 500) };
@@ -59,15 +45,4 @@ function fromHttpException(err: HttpException): MappedError {
   }
   // FastAPI's HTTPException handler in vLLM uses the reason phrase as `type`.
   return { status, body: buildErrorBody(message, status, null, httpPhrase(status)) };
-}
-
-function fromFastifyError(err: FastifyLikeError): MappedError {
-  const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
-  let message = err.message ?? httpPhrase(status);
-  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') message = 'Request body is too large.';
-  if (status >= 500) {
-    logger.error(`${err.code}: ${err.message}`);
-    message = 'Internal server error';
-  }
-  return { status, body: buildErrorBody(message, status, null, status >= 500 ? undefined : httpPhrase(status)) };
 }

@@ -1,0 +1,200 @@
+// The foundation routes and cross-cutting behaviour on the real app factory (Fastify adapter),
+// in-process, with a scripted engine: auth per route class, error envelopes, request ids, CORS,
+// health, models, metrics, docs.
+
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyInstance } from 'fastify';
+import { createApp } from '../../../src/app-factory';
+import { resolveServerConfig, ServerConfig } from '../../../src/config/server-config';
+import { FakeEngine } from '../../helpers/fake-engine';
+
+async function build(overrides: Partial<ServerConfig>, engine = new FakeEngine()) {
+  const config = resolveServerConfig({ model: '/models/tiny.gguf', disableUvicornAccessLog: true, logLevel: 'error', ...overrides }, {});
+  const app = await createApp(config, { engine });
+  await app.init();
+  const fastify = app.getHttpAdapter().getInstance() as FastifyInstance;
+  await fastify.ready();
+  return { app, fastify, engine, config };
+}
+
+describe('foundation app (in-process)', () => {
+  let app: NestFastifyApplication;
+  let fastify: FastifyInstance;
+  let engine: FakeEngine;
+
+  beforeAll(async () => {
+    ({ app, fastify, engine } = await build({ apiKeys: ['k1', 'k2'], servedModelNames: ['tiny', 'alias'], enableRequestIdHeaders: true }));
+  });
+  afterAll(async () => app.close());
+
+  it('guards /v1/models, /version and /metrics with the key, 401 body exactly {"error":"Unauthorized"}', async () => {
+    for (const url of ['/v1/models', '/version', '/metrics']) {
+      const res = await fastify.inject({ method: 'GET', url });
+      expect(res.statusCode).toBe(401);
+      expect(res.body).toBe('{"error":"Unauthorized"}');
+      const wrong = await fastify.inject({ method: 'GET', url, headers: { authorization: 'Bearer nope' } });
+      expect(wrong.statusCode).toBe(401);
+    }
+  });
+
+  it('accepts every key, with a case-insensitive Bearer scheme', async () => {
+    for (const header of ['Bearer k1', 'bearer k2', 'BEARER   k1']) {
+      const res = await fastify.inject({ method: 'GET', url: '/v1/models', headers: { authorization: header } });
+      expect(res.statusCode).toBe(200);
+    }
+    const noScheme = await fastify.inject({ method: 'GET', url: '/v1/models', headers: { authorization: 'k1' } });
+    expect(noScheme.statusCode).toBe(401);
+  });
+
+  it('leaves /health, /ping, /docs and /openapi.json open', async () => {
+    expect((await fastify.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
+    expect((await fastify.inject({ method: 'GET', url: '/ping' })).statusCode).toBe(200);
+    expect((await fastify.inject({ method: 'POST', url: '/ping' })).statusCode).toBe(200);
+    const docs = await fastify.inject({ method: 'GET', url: '/docs' });
+    expect(docs.statusCode).toBe(200);
+    expect(docs.body).toContain('swagger-ui');
+    const spec = await fastify.inject({ method: 'GET', url: '/openapi.json' });
+    expect(spec.statusCode).toBe(200);
+    expect(spec.json().components.securitySchemes.bearer).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
+  });
+
+  it('/health is 200 with an empty body, 503 when the engine is dead', async () => {
+    const ok = await fastify.inject({ method: 'GET', url: '/health' });
+    expect(ok.body).toBe('');
+    engine.alive = false;
+    try {
+      expect((await fastify.inject({ method: 'GET', url: '/health' })).statusCode).toBe(503);
+      expect((await fastify.inject({ method: 'GET', url: '/ping' })).statusCode).toBe(503);
+    } finally {
+      engine.alive = true;
+    }
+  });
+
+  it('lists every served name in vLLM ModelList shape', async () => {
+    const res = await fastify.inject({ method: 'GET', url: '/v1/models', headers: { authorization: 'Bearer k1' } });
+    const body = res.json();
+    expect(body.object).toBe('list');
+    expect(body.data.map((m: { id: string }) => m.id)).toEqual(['tiny', 'alias']);
+    const card = body.data[0];
+    expect(card).toMatchObject({ object: 'model', owned_by: 'vllm', root: '/models/tiny.gguf', parent: null, max_model_len: 512 });
+    expect(card.permission[0]).toMatchObject({ object: 'model_permission', allow_sampling: true, organization: '*', group: null });
+    expect(card.permission[0].id).toMatch(/^modelperm-[0-9a-f]{32}$/);
+  });
+
+  it('answers unknown routes with the 404 envelope', async () => {
+    const res = await fastify.inject({ method: 'GET', url: '/nope' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ error: { message: expect.any(String), type: 'Not Found', param: null, code: 404 } });
+  });
+
+  it('echoes X-Request-Id, or sends a fresh one', async () => {
+    const echoed = await fastify.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'abc-123' } });
+    expect(echoed.headers['x-request-id']).toBe('abc-123');
+    const fresh = await fastify.inject({ method: 'GET', url: '/health' });
+    expect(fresh.headers['x-request-id']).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it('exposes vLLM metrics fed by the engine', async () => {
+    engine.emit({
+      promptTokens: 7,
+      generationTokens: 3,
+      timeToFirstTokens: [0.05],
+      interTokenLatencies: [0.02, 0.03],
+      finished: [
+        {
+          finishReason: 'stop',
+          e2eLatency: 0.4,
+          queueTime: 0.01,
+          prefillTime: 0.05,
+          decodeTime: 0.3,
+          inferenceTime: 0.35,
+          promptTokens: 7,
+          generationTokens: 3,
+          maxTokensParam: 16,
+          n: 1,
+        },
+      ],
+      numPreemptions: 0,
+      prefixCacheQueries: 7,
+      prefixCacheHits: 0,
+    });
+    const res = await fastify.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer k1' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toContain('text/plain; version=0.0.4');
+    const text = res.body;
+    expect(text).toContain('vllm:prompt_tokens_total{model_name="tiny",engine="0"} 7');
+    expect(text).toContain('vllm:generation_tokens_total{model_name="tiny",engine="0"} 3');
+    expect(text).toContain('vllm:request_success_total{model_name="tiny",engine="0",finished_reason="stop"} 1');
+    expect(text).toContain('vllm:num_requests_running{model_name="tiny",engine="0"} 1');
+    expect(text).toContain('vllm:num_requests_waiting{model_name="tiny",engine="0"} 2');
+    expect(text).toContain('vllm:kv_cache_usage_perc{model_name="tiny",engine="0"} 0.25');
+    expect(text).toContain('vllm:time_to_first_token_seconds_bucket{le="0.06",model_name="tiny",engine="0"} 1');
+    expect(text).toContain('vllm:request_prompt_tokens_bucket{le="10",model_name="tiny",engine="0"} 1');
+    expect(text).toMatch(/# TYPE vllm:e2e_request_latency_seconds histogram/);
+    expect(text).toMatch(/http_requests_total\{method="GET",status="2xx",handler="\/v1\/models"\} \d+/);
+  });
+
+  it('shuts the engine down once when the app closes', async () => {
+    const own = await build({});
+    await own.app.close();
+    expect(own.engine.shutdownCalls).toBe(1);
+  });
+});
+
+describe('foundation app without --api-key', () => {
+  it('opens every route and applies CORS', async () => {
+    const { app, fastify } = await build({ allowedOrigins: ['https://a.example'] });
+    try {
+      const res = await fastify.inject({ method: 'GET', url: '/v1/models', headers: { origin: 'https://a.example' } });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['access-control-allow-origin']).toBe('https://a.example');
+      const version = await fastify.inject({ method: 'GET', url: '/version' });
+      expect(version.json()).toEqual({ version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('serves nothing under /docs with --disable-fastapi-docs', async () => {
+    const { app, fastify } = await build({ disableFastapiDocs: true });
+    try {
+      expect((await fastify.inject({ method: 'GET', url: '/docs' })).statusCode).toBe(404);
+      expect((await fastify.inject({ method: 'GET', url: '/openapi.json' })).statusCode).toBe(404);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('serves under --root-path with and without the prefix', async () => {
+    const { app, fastify } = await build({ rootPath: '/llm' });
+    try {
+      expect((await fastify.inject({ method: 'GET', url: '/llm/v1/models' })).statusCode).toBe(200);
+      expect((await fastify.inject({ method: 'GET', url: '/v1/models' })).statusCode).toBe(200);
+      const spec = (await fastify.inject({ method: 'GET', url: '/llm/openapi.json' })).json();
+      expect(spec.servers).toEqual([{ url: '/llm' }]);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('foundation app body errors', () => {
+  it('answers malformed JSON with 400 and a too-large body with 413, in the envelope', async () => {
+    const { app, fastify } = await build({ maxRequestBodyBytes: 1024 });
+    try {
+      const bad = await fastify.inject({ method: 'POST', url: '/ping', headers: { 'content-type': 'application/json' }, payload: '{"a":' });
+      expect(bad.statusCode).toBe(400);
+      expect(bad.json()).toEqual({ error: { message: expect.stringContaining('JSON'), type: 'Bad Request', param: null, code: 400 } });
+      const big = await fastify.inject({
+        method: 'POST',
+        url: '/ping',
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({ prompt: 'x'.repeat(4096) }),
+      });
+      expect(big.statusCode).toBe(413);
+      expect(big.json()).toEqual({ error: { message: expect.any(String), type: 'Payload Too Large', param: null, code: 413 } });
+    } finally {
+      await app.close();
+    }
+  });
+});
