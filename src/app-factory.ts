@@ -17,8 +17,8 @@ import type { ServerConfig } from './config/server-config';
 import { setupDocs } from './modules/docs/openapi';
 
 export interface CreateAppOptions extends AppModuleOptions {
-  /** Set up /docs and /openapi.json even with --disable-fastapi-docs (the OpenAPI script). */
-  forceDocs?: boolean;
+  /** Scan modules without instantiating providers (no engine is built): the OpenAPI script. */
+  preview?: boolean;
 }
 
 function fastifyOptions(config: ServerConfig): FastifyServerOptions & { https?: object } {
@@ -58,11 +58,12 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, options), adapter, {
     logger: nestLogLevels(config.logLevel),
     abortOnError: false,
+    preview: options.preview,
   });
   app.enableCors(corsOptions(config));
   app.useGlobalFilters(new OpenAIExceptionFilter());
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalGuards(new ApiKeyGuard(app.get(Reflector), config.apiKeys));
-  if (!config.disableFastapiDocs || options.forceDocs) setupDocs(app, config);
+  if (!config.disableFastapiDocs && !options.preview) setupDocs(app, config);
   return app;
 }

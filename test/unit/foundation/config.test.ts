@@ -1,0 +1,168 @@
+// ServerConfig: defaults, flag parsing (commander), validation, the mapping onto EngineOptions.
+
+import { runProgram } from '../../../src/cli/program';
+import { ConfigError, resolveServerConfig, ServerConfig, toEngineOptions } from '../../../src/config/server-config';
+import { parseByteSize, parseHumanInt, parseStringList } from '../../../src/config/units';
+
+/** Parses `ortllm serve <args>` and returns the config, or the exit code on a usage error. */
+async function parse(args: string[]): Promise<{ config: ServerConfig | null; code: number; stderr: string }> {
+  let config: ServerConfig | null = null;
+  let stderr = '';
+  const write = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((chunk: string) => {
+    stderr += chunk;
+    return true;
+  }) as typeof process.stderr.write;
+  try {
+    const code = await runProgram(['node', 'ortllm', 'serve', ...args], async (c) => {
+      config = c;
+    });
+    return { config, code, stderr };
+  } finally {
+    process.stderr.write = write;
+  }
+}
+
+describe('units', () => {
+  it('reads human-readable token counts like vLLM (k = 1000, K = 1024)', () => {
+    expect(parseHumanInt('4096')).toBe(4096);
+    expect(parseHumanInt('32k')).toBe(32000);
+    expect(parseHumanInt('32K')).toBe(32768);
+    expect(() => parseHumanInt('lots')).toThrow(/not a number/);
+  });
+
+  it('reads byte sizes', () => {
+    expect(parseByteSize('512MiB')).toBe(512 * 2 ** 20);
+    expect(parseByteSize('2GiB')).toBe(2 * 2 ** 30);
+    expect(parseByteSize('2G')).toBe(2 * 2 ** 30);
+    expect(parseByteSize('1GB')).toBe(1e9);
+    expect(parseByteSize('1048576')).toBe(1048576);
+    expect(() => parseByteSize('12 parsecs')).toThrow(/not a size/);
+  });
+
+  it('reads JSON or comma lists', () => {
+    expect(parseStringList('["*"]')).toEqual(['*']);
+    expect(parseStringList('https://a, https://b')).toEqual(['https://a', 'https://b']);
+    expect(() => parseStringList('[1]')).toThrow(/JSON list/);
+  });
+});
+
+describe('resolveServerConfig', () => {
+  it("fills vLLM's defaults", () => {
+    const c = resolveServerConfig({}, {});
+    expect(c).toMatchObject({
+      model: null,
+      port: 8000,
+      apiKeys: [],
+      servedModelNames: ['ortllm-dummy'],
+      maxNumSeqs: 128,
+      maxNumBatchedTokens: 2048,
+      schedulingPolicy: 'fcfs',
+      generationConfig: 'auto',
+      responseRole: 'assistant',
+      blockSize: 16,
+      enablePrefixCaching: true,
+      maxLogprobs: 20,
+      allowedOrigins: ['*'],
+      logLevel: 'info',
+      device: 'cpu',
+    });
+    expect(resolveServerConfig({ device: 'cuda' }, {}).maxNumSeqs).toBe(256);
+  });
+
+  it('takes VLLM_API_KEY only when --api-key is absent', () => {
+    expect(resolveServerConfig({}, { VLLM_API_KEY: 'env' }).apiKeys).toEqual(['env']);
+    expect(resolveServerConfig({ apiKeys: ['flag'] }, { VLLM_API_KEY: 'env' }).apiKeys).toEqual(['flag']);
+  });
+
+  it('makes --tokens-only imply --skip-tokenizer-init and --enable-scale-out', () => {
+    const c = resolveServerConfig({ tokensOnly: true }, {});
+    expect(c.skipTokenizerInit).toBe(true);
+    expect(c.enableScaleOut).toBe(true);
+    expect(toEngineOptions(c).load.skipTokenizer).toBe(true);
+  });
+
+  it('maps onto EngineOptions', () => {
+    const c = resolveServerConfig(
+      { model: '/m.gguf', servedModelNames: ['a', 'b'], kvCacheMemoryBytes: 1024, enablePrefixCaching: false, maxModelLen: 256 },
+      {},
+    );
+    expect(toEngineOptions(c)).toEqual({
+      load: { model: '/m.gguf', loadFormat: 'auto', loadWeights: true, skipTokenizer: false, chatTemplate: null, generationConfig: 'auto' },
+      modelName: 'a',
+      maxModelLen: 256,
+      maxNumSeqs: 128,
+      maxNumBatchedTokens: 2048,
+      schedulingPolicy: 'fcfs',
+      kvCacheMemoryBytes: 1024,
+      blockSize: 16,
+      enablePrefixCaching: false,
+      device: 'cpu',
+      intraOpThreads: null,
+      useWorker: true,
+    });
+  });
+
+  it('rejects values that cannot be served', () => {
+    expect(() => resolveServerConfig({ port: 70000 }, {})).toThrow(ConfigError);
+    expect(() => resolveServerConfig({ sslKeyfile: '/k.pem' }, {})).toThrow(/together/);
+    expect(() => resolveServerConfig({ maxNumSeqs: 0 }, {})).toThrow(/max-num-seqs/);
+  });
+
+  it('normalizes --root-path', () => {
+    expect(resolveServerConfig({ rootPath: 'llm/' }, {}).rootPath).toBe('/llm');
+  });
+});
+
+describe('ortllm serve flags', () => {
+  it('parses the positional model and vLLM flags', async () => {
+    const { config, code } = await parse([
+      'm.gguf',
+      '--port', '0',
+      '--api-key', 'a', 'b',
+      '--api-key', 'c',
+      '--served-model-name', 'x', 'y',
+      '--max-model-len', '1k',
+      '--kv-cache-memory', '512MiB',
+      '--no-enable-prefix-caching',
+      '--log-level', 'debug',
+      '--allowed-origins', '["https://a"]',
+      '--enable-request-id-headers',
+    ]);
+    expect(code).toBe(0);
+    expect(config).toMatchObject({
+      model: 'm.gguf',
+      port: 0,
+      apiKeys: ['a', 'b', 'c'],
+      servedModelNames: ['x', 'y'],
+      maxModelLen: 1000,
+      kvCacheMemoryBytes: 512 * 2 ** 20,
+      enablePrefixCaching: false,
+      logLevel: 'debug',
+      allowedOrigins: ['https://a'],
+      enableRequestIdHeaders: true,
+    });
+  });
+
+  it('accepts --model instead of the positional argument', async () => {
+    expect((await parse(['--model', 'm.gguf'])).config?.model).toBe('m.gguf');
+    const both = await parse(['a.gguf', '--model', 'b.gguf']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/differ/);
+  });
+
+  it('exits 2 with a clear message on unknown or malformed flags', async () => {
+    const unknown = await parse(['--no-such-flag']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown option '--no-such-flag'/);
+    const malformed = await parse(['--port', 'eighty']);
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toMatch(/--port.*'eighty' is not an integer/);
+    const badChoice = await parse(['--device', 'tpu']);
+    expect(badChoice.code).toBe(2);
+    expect(badChoice.stderr).toMatch(/Allowed choices are cpu, cuda/);
+    const invalid = await parse(['--port', '99999']);
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toMatch(/--port must be 0..65535/);
+  });
+});
