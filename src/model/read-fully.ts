@@ -1,5 +1,6 @@
 // Positional reads that fill a whole buffer (fs.readSync may return short counts and caps one call at 2 GiB).
 import { readSync } from 'node:fs';
+import { bf16BytesToF32, f16BytesToF32 } from './gguf/half';
 
 const MAX_READ = 1 << 30;
 
@@ -10,4 +11,23 @@ export function readFully(fd: number, into: Uint8Array, position: number, what: 
     if (n === 0) throw new Error(`${what}: file ends ${into.byteLength - done} bytes early`);
     done += n;
   }
+}
+
+/**
+ * Reads `count` floats stored as F32/F16/BF16 into one new Float32Array. F32 lands in place;
+ * F16/BF16 go through a scratch buffer that lives only while this one tensor converts.
+ */
+export function readFloatsAsF32(
+  fd: number,
+  at: { offset: number; byteLength: number; count: number; dtype: 'F32' | 'F16' | 'BF16' },
+  what: string,
+): Float32Array {
+  if (at.dtype === 'F32') {
+    const data = new Float32Array(at.count);
+    readFully(fd, new Uint8Array(data.buffer), at.offset, what);
+    return data;
+  }
+  const raw = new Uint8Array(at.byteLength);
+  readFully(fd, raw, at.offset, what);
+  return at.dtype === 'F16' ? f16BytesToF32(raw, at.count) : bf16BytesToF32(raw, at.count);
 }

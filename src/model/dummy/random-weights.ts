@@ -8,9 +8,7 @@ export function randomWeight(spec: WeightSpec, seed: number): Float32Array {
   const count = spec.shape.reduce((a, b) => a * b, 1);
   const out = new Float32Array(count);
   if (spec.isNorm) return out.fill(1);
-  const next = mulberry32(hashName(spec.name) ^ seed);
-  const a = 0.02 * Math.sqrt(3);
-  for (let i = 0; i < count; i++) out[i] = (next() * 2 - 1) * a;
+  fillUniform(out, hashName(spec.name) ^ seed, 0.02 * Math.sqrt(3));
   return out;
 }
 
@@ -22,21 +20,27 @@ export function randomDecoderWeights(
   return decoderWeightSpecs(config).map((spec) => ({ name: spec.name, shape: spec.shape, values: () => randomWeight(spec, seed) }));
 }
 
-/** FNV-1a of the name: gives each tensor its own stream. */
+/** FNV-1a of the name: gives each tensor its own stream (the prime multiply written as shifts). */
 function hashName(name: string): number {
   let h = 0x811c9dc5;
-  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
-  return h >>> 0;
+  for (let i = 0; i < name.length; i++) {
+    h ^= name.charCodeAt(i);
+    h = (h + (h << 1) + (h << 4) + (h << 7) + (h << 8) + (h << 24)) >>> 0;
+  }
+  return h;
 }
 
-/** mulberry32: a small, fast, well-distributed 32-bit PRNG returning floats in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+/**
+ * xorshift32 mapped to uniform(-a, a). Shifts and xors only: Math.imul-based generators run
+ * ~40x slower under jest's VM, and these weights only need to be spread, not cryptographic.
+ */
+function fillUniform(out: Float32Array, seed: number, a: number): void {
+  let s = seed >>> 0 || 0x9e3779b9;
+  const scale = (2 * a) / 4294967296;
+  for (let i = 0; i < out.length; i++) {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    out[i] = (s >>> 0) * scale - a;
+  }
 }

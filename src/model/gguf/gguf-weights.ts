@@ -1,11 +1,10 @@
 // Reads GGUF tensors into canonical HF weights: one buffer per tensor, read straight from the file.
 import { closeSync, openSync } from 'node:fs';
-import { readFully } from '../read-fully';
+import { readFloatsAsF32, readFully } from '../read-fully';
 import type { ModelArchConfig, WeightTensor } from '../types';
 import { WeightMap } from '../weight-map';
 import type { GgufFile, GgufTensor } from './gguf-file';
 import { GGML_TYPES, ggmlTypeName, type GgmlTypeInfo } from './ggml-types';
-import { bf16BytesToF32, f16BytesToF32 } from './half';
 import { reorderRopeRows } from './rope-permute';
 import { hfTensorName } from './tensor-names';
 
@@ -72,16 +71,8 @@ function ropePermutedHeads(ggufName: string, config: ModelArchConfig): number | 
 
 function readAsF32(fd: number, tensor: GgufTensor, info: GgmlTypeInfo, path: string): Float32Array {
   const count = tensor.ggmlShape.reduce((a, b) => a * b, 1);
-  const what = `${path}: tensor ${tensor.name}`;
-  if (info.name === 'F32') {
-    const data = new Float32Array(count);
-    readFully(fd, new Uint8Array(data.buffer), tensor.offset, what);
-    return data;
-  }
-  // F16/BF16: the raw half buffer lives only while this one tensor converts.
-  const raw = new Uint8Array(tensor.byteLength);
-  readFully(fd, raw, tensor.offset, what);
-  return info.name === 'F16' ? f16BytesToF32(raw, count) : bf16BytesToF32(raw, count);
+  const dtype = info.name as 'F32' | 'F16' | 'BF16';
+  return readFloatsAsF32(fd, { offset: tensor.offset, byteLength: tensor.byteLength, count, dtype }, `${path}: tensor ${tensor.name}`);
 }
 
 function typeInfoOf(tensor: GgufTensor, path: string): GgmlTypeInfo {

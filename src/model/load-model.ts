@@ -1,0 +1,98 @@
+// loadModel: picks the loader from what MODEL points at (a .gguf file, a Hugging Face directory,
+// or nothing / --load-format dummy) and assembles the LoadedModel the runner and the HTTP side use.
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { BUILTIN_CHAT_TEMPLATE, createChatTemplate, resolveChatTemplateSource } from './chat-template';
+import { DUMMY_CONFIG, dummyWeights } from './dummy/dummy-model';
+import { loadGenerationConfig } from './generation-config';
+import { loadGgufModel } from './gguf/load-gguf';
+import { hfChatTemplateSource, loadHfTokenizer, readTokenizerConfig } from './hf/hf-tokenizer-files';
+import { loadHfModel } from './hf/load-hf';
+import { createBuiltinTokenizer, createTokenizerFromGguf } from './tokenizer';
+import type { ChatTemplate, LoadedModel, LoadModelOptions, ModelArchConfig, ModelWeights, Tokenizer } from './types';
+
+export const DUMMY_SOURCE = 'dummy';
+
+/** What a format-specific loader hands back before the common assembly. */
+interface LoadedParts {
+  config: ModelArchConfig;
+  weights: ModelWeights | null;
+  onnxPath: string | null;
+  tokenizer: Tokenizer | null;
+  /** The model's own chat template (used when --chat-template is not given). */
+  templateSource: string | null;
+  /** Where generation_config.json lives for --generation-config auto. */
+  modelDir: string | null;
+}
+
+export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
+  const source = opts.model === null || opts.loadFormat === 'dummy' ? DUMMY_SOURCE : opts.model;
+  const parts = source === DUMMY_SOURCE ? loadDummy(opts) : await loadFromPath(source, opts);
+
+  const generation = loadGenerationConfig(opts.generationConfig, parts.modelDir);
+  const tokenizer = opts.skipTokenizer ? null : parts.tokenizer;
+  const eosTokenIds = [...new Set([...(tokenizer?.eosTokenId != null ? [tokenizer.eosTokenId] : []), ...generation.eosTokenIds])];
+  return {
+    source,
+    config: parts.config,
+    weights: parts.weights,
+    onnxPath: parts.onnxPath,
+    tokenizer,
+    chatTemplate: tokenizer ? buildChatTemplate(resolveChatTemplateSource(opts.chatTemplate) ?? parts.templateSource, tokenizer) : null,
+    generationDefaults: generation.defaults,
+    eosTokenIds,
+    contextLength: parts.config.maxPositionEmbeddings,
+  };
+}
+
+function loadDummy(opts: LoadModelOptions): LoadedParts {
+  return {
+    config: DUMMY_CONFIG,
+    weights: opts.loadWeights ? dummyWeights() : null,
+    onnxPath: null,
+    tokenizer: opts.skipTokenizer ? null : createBuiltinTokenizer(),
+    templateSource: BUILTIN_CHAT_TEMPLATE,
+    modelDir: null,
+  };
+}
+
+async function loadFromPath(path: string, opts: LoadModelOptions): Promise<LoadedParts> {
+  if (!existsSync(path)) throw new Error(`model path ${path} does not exist`);
+  if (statSync(path).isDirectory()) {
+    const hf = loadHfModel(path, { loadWeights: opts.loadWeights });
+    const tokenizerConfig = readTokenizerConfig(path);
+    return {
+      ...hf,
+      tokenizer: opts.skipTokenizer ? null : loadHfTokenizer(path, tokenizerConfig),
+      templateSource: hfChatTemplateSource(path, tokenizerConfig),
+      modelDir: path,
+    };
+  }
+  if (!isGgufFile(path)) throw new Error(`model path ${path} is neither a GGUF file nor a Hugging Face model directory`);
+  const gguf = await loadGgufModel(path, { loadWeights: opts.loadWeights });
+  return {
+    config: gguf.config,
+    weights: gguf.weights,
+    onnxPath: null,
+    tokenizer: opts.skipTokenizer ? null : createTokenizerFromGguf(gguf.file.metadata),
+    templateSource: gguf.chatTemplate,
+    modelDir: null,
+  };
+}
+
+/** By content, not extension: GGUF files start with the magic "GGUF". */
+function isGgufFile(path: string): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const magic = Buffer.alloc(4);
+    readSync(fd, magic, 0, 4, 0);
+    return magic.toString('latin1') === 'GGUF';
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function buildChatTemplate(source: string | null, tokenizer: Tokenizer): ChatTemplate | null {
+  if (source === null) return null;
+  const pad = tokenizer.padTokenId === null ? null : tokenizer.idToToken(tokenizer.padTokenId);
+  return createChatTemplate(source, { bos_token: tokenizer.bosToken, eos_token: tokenizer.eosToken, pad_token: pad });
+}

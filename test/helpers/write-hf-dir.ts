@@ -1,0 +1,104 @@
+// Writes a GGUF model (by default stories260K) as a Hugging Face directory: config.json,
+// model.safetensors (or shards + index) in HF layout (llama Q/K rows un-permuted by the GGUF loader),
+// tokenizer.json / tokenizer_config.json converted from the GGUF vocabulary.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { f32ToF16 } from '../../src/model/gguf/half';
+import { loadGgufModel } from '../../src/model/gguf/load-gguf';
+import { ggufVocabToTokenizerJson } from '../../src/model/tokenizer';
+import type { ModelArchConfig, WeightTensor } from '../../src/model/types';
+
+export type SafetensorsDtype = 'F32' | 'F16' | 'BF16';
+
+export interface WriteHfDirOptions {
+  dtype?: SafetensorsDtype;
+  /** Split the weights over this many model-0000N-of-0000M.safetensors files with an index. */
+  shards?: number;
+}
+
+export async function writeHfDirFromGguf(ggufPath: string, dir: string, opts: WriteHfDirOptions = {}): Promise<void> {
+  const { file, config, weights } = await loadGgufModel(ggufPath, { loadWeights: true });
+  mkdirSync(dir, { recursive: true });
+  const metadata = file.metadata;
+  const tensors = weights!.names().map((name) => ({ name, tensor: weights!.get(name) }));
+  writeJson(join(dir, 'config.json'), hfConfigJson(config, metadata));
+  writeSafetensorsShards(dir, tensors, opts.dtype ?? 'F32', opts.shards ?? 1);
+  const { tokenizerJson, tokenizerConfig } = ggufVocabToTokenizerJson(metadata);
+  writeJson(join(dir, 'tokenizer.json'), tokenizerJson);
+  writeJson(join(dir, 'tokenizer_config.json'), tokenizerConfig);
+}
+
+function hfConfigJson(config: ModelArchConfig, metadata: Record<string, unknown>): object {
+  return {
+    architectures: [config.architecture === 'qwen2' ? 'Qwen2ForCausalLM' : 'LlamaForCausalLM'],
+    model_type: config.architecture,
+    hidden_size: config.hiddenSize,
+    intermediate_size: config.intermediateSize,
+    num_hidden_layers: config.numLayers,
+    num_attention_heads: config.numHeads,
+    num_key_value_heads: config.numKvHeads,
+    head_dim: config.headDim,
+    vocab_size: config.vocabSize,
+    rms_norm_eps: config.rmsNormEps,
+    rope_theta: config.ropeTheta,
+    max_position_embeddings: config.maxPositionEmbeddings,
+    tie_word_embeddings: config.tieWordEmbeddings,
+    bos_token_id: metadata['tokenizer.ggml.bos_token_id'],
+    eos_token_id: metadata['tokenizer.ggml.eos_token_id'],
+    torch_dtype: 'float32',
+  };
+}
+
+function writeSafetensorsShards(
+  dir: string,
+  tensors: Array<{ name: string; tensor: WeightTensor }>,
+  dtype: SafetensorsDtype,
+  shards: number,
+): void {
+  if (shards === 1) {
+    writeSafetensors(join(dir, 'model.safetensors'), tensors, dtype);
+    return;
+  }
+  const weightMap: Record<string, string> = {};
+  for (let s = 0; s < shards; s++) {
+    const file = `model-${String(s + 1).padStart(5, '0')}-of-${String(shards).padStart(5, '0')}.safetensors`;
+    const part = tensors.filter((_, i) => i % shards === s);
+    for (const { name } of part) weightMap[name] = file;
+    writeSafetensors(join(dir, file), part, dtype);
+  }
+  writeJson(join(dir, 'model.safetensors.index.json'), { metadata: {}, weight_map: weightMap });
+}
+
+/** safetensors: u64 header length, JSON header (padded with spaces to 8 bytes), then the data. */
+export function writeSafetensors(path: string, tensors: Array<{ name: string; tensor: WeightTensor }>, dtype: SafetensorsDtype): void {
+  const header: Record<string, unknown> = { __metadata__: { format: 'pt' } };
+  const blobs: Uint8Array[] = [];
+  let offset = 0;
+  for (const { name, tensor } of tensors) {
+    if (tensor.kind !== 'f32') throw new Error(`writeSafetensors: ${name} is quantized`);
+    const bytes = encode(tensor.data, dtype);
+    header[name] = { dtype, shape: tensor.shape, data_offsets: [offset, offset + bytes.byteLength] };
+    blobs.push(bytes);
+    offset += bytes.byteLength;
+  }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - (json.length % 8)) % 8);
+  const length = Buffer.alloc(8);
+  length.writeBigUInt64LE(BigInt(Buffer.byteLength(json)));
+  writeFileSync(path, Buffer.concat([length, Buffer.from(json), ...blobs]));
+}
+
+/** f32 -> F32/F16/BF16 bytes (BF16 rounds to nearest even, as torch does). */
+export function encode(values: Float32Array, dtype: SafetensorsDtype): Uint8Array {
+  if (dtype === 'F32') return new Uint8Array(values.buffer.slice(values.byteOffset, values.byteOffset + values.byteLength));
+  const out = new Uint16Array(values.length);
+  const bits = new Uint32Array(values.buffer, values.byteOffset, values.length);
+  for (let i = 0; i < values.length; i++) {
+    out[i] = dtype === 'F16' ? f32ToF16(values[i]) : (bits[i] + 0x7fff + ((bits[i] >>> 16) & 1)) >>> 16;
+  }
+  return new Uint8Array(out.buffer);
+}
+
+function writeJson(path: string, value: unknown): void {
+  writeFileSync(path, JSON.stringify(value, null, 2));
+}

@@ -1,0 +1,88 @@
+// loadModel: loader choice by what MODEL points at, options honoured, clear errors.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadGenerationConfig, parseGenerationConfig } from '../../../src/model/generation-config';
+import { loadModel } from '../../../src/model/load-model';
+import type { LoadModelOptions } from '../../../src/model/types';
+import { sharedModel } from '../../helpers/model-files';
+
+const stories = sharedModel('stories260K.gguf');
+const options = (model: string | null, extra: Partial<LoadModelOptions> = {}): LoadModelOptions => ({
+  model,
+  loadFormat: 'auto',
+  loadWeights: true,
+  skipTokenizer: false,
+  chatTemplate: null,
+  generationConfig: 'auto',
+  ...extra,
+});
+
+let tmp: string;
+beforeAll(() => (tmp = mkdtempSync(join(tmpdir(), 'ortllm-load-'))));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe('loadModel', () => {
+  it('loads a GGUF file: weights, tokenizer from its vocabulary, no template, eos from the tokenizer', async () => {
+    if (!stories) return;
+    const model = await loadModel(options(stories));
+    expect(model.source).toBe(stories);
+    expect(model.onnxPath).toBeNull();
+    expect(model.weights!.has('model.layers.4.mlp.down_proj.weight')).toBe(true);
+    expect(model.tokenizer!.encode('Once upon a time')).toEqual([1, 403, 407, 261, 378]);
+    expect(model.chatTemplate).toBeNull(); // stories260K has none: chat answers 400
+    expect(model.eosTokenIds).toEqual([2]);
+    expect(model.contextLength).toBe(2048);
+    expect(model.generationDefaults).toEqual({});
+  });
+
+  it('metadata-only load (the HTTP side) reads no weights and is cheap', async () => {
+    if (!stories) return;
+    const started = performance.now();
+    const model = await loadModel(options(stories, { loadWeights: false }));
+    expect(model.weights).toBeNull();
+    expect(model.config.numLayers).toBe(5);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('--chat-template (file or inline) overrides the model template', async () => {
+    if (!stories) return;
+    const file = join(tmp, 'template.jinja');
+    writeFileSync(file, '{{ bos_token }}{{ messages[0].content }}');
+    const render = (m: Awaited<ReturnType<typeof loadModel>>) =>
+      m.chatTemplate!.render([{ role: 'user', content: 'x' }], { addGenerationPrompt: false, continueFinalMessage: false });
+    expect(render(await loadModel(options(stories, { loadWeights: false, chatTemplate: file })))).toBe('<s>x');
+    expect(render(await loadModel(options(stories, { loadWeights: false, chatTemplate: '[{{ messages[0].role }}]' })))).toBe('[user]');
+  });
+
+  it('--generation-config with a folder reads that folder', async () => {
+    if (!stories) return;
+    const folder = join(tmp, 'gen');
+    require('node:fs').mkdirSync(folder);
+    writeFileSync(join(folder, 'generation_config.json'), JSON.stringify({ temperature: 0.6, eos_token_id: 9, repetition_penalty: 1.1 }));
+    const model = await loadModel(options(stories, { loadWeights: false, generationConfig: folder }));
+    expect(model.generationDefaults).toEqual({ temperature: 0.6, repetition_penalty: 1.1 });
+    expect(model.eosTokenIds).toEqual([2, 9]);
+  });
+
+  it('says clearly what is wrong with MODEL', async () => {
+    await expect(loadModel(options(join(tmp, 'nope.gguf')))).rejects.toThrow(/model path .*nope\.gguf does not exist/);
+    const text = join(tmp, 'model.bin');
+    writeFileSync(text, 'not a model');
+    await expect(loadModel(options(text))).rejects.toThrow(/neither a GGUF file nor a Hugging Face model directory/);
+    await expect(loadModel(options(tmp))).rejects.toThrow(/no config\.json; not a Hugging Face model directory/);
+    await expect(loadModel(options(null, { generationConfig: join(tmp, 'missing') }))).rejects.toThrow(/--generation-config .*missing: not 'auto', 'vllm' or an existing folder/);
+  });
+});
+
+describe('generation config', () => {
+  it('keeps vLLM keys, renames nothing, reads eos ids as int or list', () => {
+    expect(parseGenerationConfig({ temperature: 0.6, top_p: 0.9, top_k: 20, min_p: 0.05, do_sample: true, eos_token_id: [128001, 128009] })).toEqual({
+      defaults: { temperature: 0.6, top_p: 0.9, top_k: 20, min_p: 0.05 },
+      eosTokenIds: [128001, 128009],
+    });
+    expect(parseGenerationConfig({ temperature: 1.0, top_p: 1.0, repetition_penalty: 1.0, eos_token_id: 2 })).toEqual({ defaults: {}, eosTokenIds: [2] });
+    expect(loadGenerationConfig('auto', null)).toEqual({ defaults: {}, eosTokenIds: [] });
+    expect(loadGenerationConfig('vllm', tmp)).toEqual({ defaults: {}, eosTokenIds: [] });
+  });
+});
