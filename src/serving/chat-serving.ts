@@ -8,7 +8,7 @@ import { checkChatTemplateFlags, prepareChatPrompt } from './chat-prompt';
 import { prepareChatMessages } from './chat-messages';
 import type { PreparedPrompt } from './completion-prompts';
 import { drainAll } from './respond';
-import { foldOutput, type PromptResult } from './engine-stream';
+import { foldOutput, generateFor, type PromptResult } from './engine-stream';
 import { createdNow, requestIdBase, responseId } from './ids';
 import { chatLogprobEntries, formatPromptLogprobs, tokenNamer, type ChatLogprobs } from './logprobs';
 import { resolveMaxTokens } from './max-tokens';
@@ -242,7 +242,7 @@ export class ChatServing {
       buildUsage(state.promptTokenIds.length, state.choices.reduce((a, c) => a + c.tokenIds.length, 0), state.numCachedTokens, this.opts);
     const withUsage = (chunk: ChatChunk): ChatChunk => (continuousUsage ? { ...chunk, usage: usageNow() } : chunk);
 
-    const outputs = this.engine.generate(prep.engineRequests[0], signal)[Symbol.asyncIterator]();
+    const outputs = generateFor(this.engine, prep.engineRequests[0], signal)[Symbol.asyncIterator]();
     // Wait for the engine's first answer so a request it refuses still gets a plain JSON error.
     let next = await outputs.next();
     for (let i = 0; i < n; i++) {

@@ -5,7 +5,7 @@ import type { EngineClient, EngineRequest, SamplingParams } from '../engine/type
 import { RequestValidationError } from '../engine/errors';
 import { prepareCompletionPrompts, type PreparedPrompt } from './completion-prompts';
 import { drainAll } from './respond';
-import { foldOutput, mergeStreams, type PromptResult } from './engine-stream';
+import { foldOutput, generateFor, mergeStreams, type PromptResult } from './engine-stream';
 import { createdNow, requestIdBase, responseId } from './ids';
 import { appendCompletionLogprobs, emptyCompletionLogprobs, formatPromptLogprobs, tokenNamer, type CompletionLogprobs } from './logprobs';
 import { resolveMaxTokens } from './max-tokens';
@@ -222,7 +222,7 @@ export class CompletionServing {
         ),
         this.opts,
       );
-    const streams = prep.engineRequests.map((r) => this.engine.generate(r, signal));
+    const streams = prep.engineRequests.map((r) => generateFor(this.engine, r, signal));
     for await (const { source, item } of mergeStreams(streams)) {
       foldOutput(states[source], item, prep.params[source].output_kind);
       const prompt = prep.prompts[source];

@@ -3,7 +3,8 @@
 // same generator the streaming path forwards).
 
 import { OpenAIHttpError } from '../common/openai-error';
-import { OUTPUT_KIND, type OutputKind, type PositionLogprobs, type RequestOutput } from '../engine/types';
+import { beamSearch } from '../engine/beam-search';
+import { OUTPUT_KIND, type EngineClient, type EngineRequest, type OutputKind, type PositionLogprobs, type RequestOutput } from '../engine/types';
 
 /** Interleaves several async iterables as their items arrive; tagged with the source index. */
 export async function* mergeStreams<T>(streams: AsyncIterable<T>[]): AsyncGenerator<{ source: number; item: T }> {
@@ -82,4 +83,12 @@ export async function drain(stream: AsyncIterable<RequestOutput>, kind: OutputKi
   for await (const output of stream) foldOutput(state, output, kind);
   state.choices.sort((a, b) => a.index - b.index);
   return state;
+}
+
+/** The engine's stream for a request; beam search runs as a search over one-token steps and yields its final result once. */
+export function generateFor(engine: EngineClient, request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
+  if (!request.params.use_beam_search) return engine.generate(request, signal);
+  return (async function* () {
+    yield await beamSearch(engine, request, signal);
+  })();
 }

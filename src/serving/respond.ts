@@ -4,7 +4,7 @@
 import type { FastifyReply } from 'fastify';
 import { disconnectSignal, SseStream } from '../common/sse';
 import type { EngineClient, EngineRequest, OutputKind } from '../engine/types';
-import { drain, type PromptResult } from './engine-stream';
+import { drain, generateFor, type PromptResult } from './engine-stream';
 
 export interface GenerationServing<P, R, C> {
   complete(prepared: P, signal?: AbortSignal): Promise<R>;
@@ -32,5 +32,5 @@ export function drainAll(
   kinds: OutputKind[],
   signal?: AbortSignal,
 ): Promise<PromptResult[]> {
-  return Promise.all(requests.map((r, i) => drain(engine.generate(r, signal), kinds[i])));
+  return Promise.all(requests.map((r, i) => drain(generateFor(engine, r, signal), kinds[i])));
 }
