@@ -4,6 +4,7 @@
 // get a block preempts the lowest-ranked running sequence, which frees its blocks and
 // goes back to the waiting queue to be recomputed later.
 
+import { nowMs } from './clock';
 import { KvCacheManager, type PrefixHit } from './kv-cache-manager';
 import type { Sequence } from './sequence';
 
@@ -134,7 +135,7 @@ export class Scheduler {
       }
       if (firstTime) {
         seq.numCachedPromptTokens = hit.numTokens;
-        seq.firstScheduledAt = performance.now() / 1000;
+        seq.firstScheduledAt = nowMs();
       }
       seq.numComputedTokens = hit.numTokens;
       seq.status = 'running';

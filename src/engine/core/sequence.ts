@@ -18,7 +18,7 @@ export class Sequence implements KvSequence {
   numPreemptions = 0;
   /** Prompt tokens served from the prefix cache the first time this sequence was scheduled. */
   numCachedPromptTokens = 0;
-  /** Set the first time the scheduler admits this sequence (seconds, performance clock). */
+  /** Set the first time the scheduler admits this sequence (epoch ms, see clock.ts). */
   firstScheduledAt: number | null = null;
 
   constructor(

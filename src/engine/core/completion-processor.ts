@@ -1,0 +1,85 @@
+// What the engine core needs per completion from the sampler and the detokenizer
+// (src/engine/sampling/, src/engine/detokenizer/, owned by the sampler engineer), and the
+// adapter that builds it from their classes.
+
+import type { Tokenizer } from '../../model/types';
+import { SequenceOutputProcessor, type FinishStatus } from '../detokenizer';
+import { childSeed, encodeBadWords, logSumExp, promptLogprobsForRows, SamplingWorkspace, SequenceSampler } from '../sampling';
+import type { EngineRequest, PositionLogprobs } from '../types';
+
+export interface SampledToken {
+  tokenId: number;
+  /** Raw logprob of the sampled token (cumulative_logprob, best_of ranking). */
+  logprob: number;
+  /** Present when the request asked for logprobs. */
+  logprobs: PositionLogprobs | null;
+}
+
+export interface CompletionProcessor {
+  /** Samples (and records) the next token from `logits[offset .. offset + vocab)`, left unchanged. */
+  sample(logits: Float32Array, offset: number): SampledToken;
+  /** Stop / length / stop-string check for the newest sampled token. */
+  appendToken(tokenId: number): FinishStatus | null;
+  /** Text safe to show so far (stop-string hold-back applied until `finished`). */
+  text(finished: boolean): string;
+}
+
+export interface CompletionProcessorContext {
+  vocabSize: number;
+  eosTokenIds: readonly number[];
+  maxModelLen: number;
+  /** null with --skip-tokenizer-init: no text, no stop strings. */
+  tokenizer: Tokenizer | null;
+}
+
+/** Builds the sampler + stop checker + detokenizer of each completion of a request. */
+export class CompletionProcessorFactory {
+  private readonly workspace: SamplingWorkspace;
+
+  constructor(private readonly ctx: CompletionProcessorContext) {
+    this.workspace = new SamplingWorkspace(ctx.vocabSize);
+  }
+
+  /** Throws RequestValidationError (e.g. bad_words that do not encode). */
+  create(request: EngineRequest, index: number, maxTokens: number): CompletionProcessor {
+    const { params, promptTokenIds } = request;
+    const { tokenizer, vocabSize, eosTokenIds } = this.ctx;
+    const badWords = params.bad_words.length > 0 && tokenizer ? encodeBadWords(params.bad_words, tokenizer) : undefined;
+    const sampler = new SequenceSampler({
+      params,
+      promptTokenIds,
+      vocabSize,
+      eosTokenIds,
+      badWordsTokenIds: badWords,
+      seed: childSeed(params.seed, index),
+    });
+    const output = new SequenceOutputProcessor({ params, tokenizer, promptTokenIds, eosTokenIds, maxTokens, maxModelLen: this.ctx.maxModelLen });
+    const workspace = this.workspace;
+    // The sampler computes logprobs only when asked; best_of > n still ranks by them.
+    const ranksByLogprob = (params.best_of ?? params.n) > params.n;
+    return {
+      sample(logits, offset) {
+        const result = sampler.sample(logits, offset, workspace);
+        const logprob =
+          Number.isNaN(result.logprob) && ranksByLogprob ? logits[offset + result.tokenId] - logSumExp(logits, offset, vocabSize) : result.logprob;
+        return { tokenId: result.tokenId, logprob, logprobs: result.logprobs };
+      },
+      appendToken(tokenId) {
+        return output.appendToken(tokenId);
+      },
+      text(finished) {
+        // A finish decided outside (abort, error) still flushes the held-back text.
+        if (finished) output.finish('abort');
+        return output.nextText(false);
+      },
+    };
+  }
+
+  /** Prompt logprobs of positions `firstPosition + 1 ..` from a chunk's per-token logits. */
+  promptLogprobs(request: EngineRequest, rows: Float32Array, firstPosition: number, numRows: number): PositionLogprobs[] {
+    return promptLogprobsForRows(rows, this.ctx.vocabSize, request.promptTokenIds, firstPosition, numRows, {
+      numTop: request.params.prompt_logprobs,
+      tokenIds: null,
+    });
+  }
+}

@@ -1,0 +1,39 @@
+// Messages between the HTTP thread (EngineFrontend) and the engine core (worker or
+// in-process). All are small structured-clone objects.
+
+import type { EngineOptions, EngineRequest, IterationStats, RequestOutput, SchedulerStats } from '../types';
+
+/** What the core tells the frontend once it is running. */
+export interface CoreInfo {
+  numBlocks: number;
+  blockSize: number;
+  /** Effective max_model_len (may be lowered to what the KV cache holds). */
+  maxModelLen: number;
+}
+
+export type CoreEvent =
+  | { type: 'outputs'; outputs: RequestOutput[]; stats: SchedulerStats }
+  | { type: 'iteration'; stats: IterationStats }
+  /** The core refused a request the frontend let through (RequestValidationError there). */
+  | { type: 'rejected'; requestId: string; message: string; param: string | null; name: string }
+  | { type: 'dead'; error: string };
+
+export type CoreCommand =
+  | { type: 'add'; request: EngineRequest }
+  | { type: 'abort'; requestIds: string[] }
+  | { type: 'shutdown' };
+
+/** Worker → HTTP thread, besides CoreEvents. */
+export type WorkerStartupMessage = { type: 'ready'; info: CoreInfo } | { type: 'startup-error'; error: string };
+
+export interface WorkerData {
+  options: EngineOptions;
+}
+
+/** The frontend's handle on a running core. */
+export interface CoreConnection {
+  readonly info: CoreInfo;
+  add(request: EngineRequest): void;
+  abort(requestIds: string[]): void;
+  shutdown(): Promise<void>;
+}

@@ -1,0 +1,45 @@
+// The engine's front door: `createEngine(options)` → EngineClient.
+// The calling (HTTP) thread loads only metadata, tokenizer and chat template; the weights,
+// the runner and the step loop live in a worker thread (useWorker) or, for tests, in-process.
+
+import { loadModel } from '../model/load-model';
+import type { LoadedModel } from '../model/types';
+import { EngineCoreHost } from './core/core-host';
+import type { CoreConnection, CoreEvent } from './core/protocol';
+import { EngineFrontend } from './engine-frontend';
+import type { EngineClient, EngineOptions } from './types';
+import { spawnEngineWorker } from './worker/spawn-worker';
+
+export type { EngineClient, EngineOptions } from './types';
+export { EngineDeadError, RequestValidationError } from './errors';
+
+export async function createEngine(options: EngineOptions): Promise<EngineClient> {
+  if (!options.useWorker) {
+    const model = await loadModel({ ...options.load, loadWeights: true });
+    return createInProcessEngine(model, options);
+  }
+  const model = await loadModel({ ...options.load, loadWeights: false });
+  let frontend: EngineFrontend | null = null;
+  const early: CoreEvent[] = [];
+  const onEvent = (event: CoreEvent) => (frontend ? frontend.handleEvent(event) : early.push(event));
+  const connection = await spawnEngineWorker(options, onEvent);
+  frontend = new EngineFrontend(model, options, connection.info);
+  frontend.attach(connection);
+  for (const event of early) frontend.handleEvent(event);
+  return frontend;
+}
+
+/** Runs the core on this thread over an already loaded model (with weights). */
+export async function createInProcessEngine(model: LoadedModel, options: EngineOptions): Promise<EngineClient> {
+  let frontend: EngineFrontend | null = null;
+  const host = await EngineCoreHost.start(model, options, (event) => frontend?.handleEvent(event));
+  const connection: CoreConnection = {
+    info: host.info,
+    add: (request) => host.add(request),
+    abort: (ids) => host.abort(ids),
+    shutdown: () => host.shutdown(),
+  };
+  frontend = new EngineFrontend(model, options, connection.info);
+  frontend.attach(connection);
+  return frontend;
+}

@@ -1,0 +1,39 @@
+// Entry point of the engine worker thread: loads the weights, builds the runner and runs
+// the core's step loop, talking to the HTTP thread through small messages.
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { loadModel } from '../../model/load-model';
+import { EngineCoreHost } from '../core/core-host';
+import type { CoreCommand, CoreEvent, WorkerData, WorkerStartupMessage } from '../core/protocol';
+
+async function main(): Promise<void> {
+  const port = parentPort;
+  if (!port) throw new Error('engine-worker must run in a worker thread');
+  const { options } = workerData as WorkerData;
+  let host: EngineCoreHost;
+  try {
+    const model = await loadModel({ ...options.load, loadWeights: true });
+    host = await EngineCoreHost.start(model, options, (event: CoreEvent) => port.postMessage(event));
+  } catch (err) {
+    const message: WorkerStartupMessage = { type: 'startup-error', error: err instanceof Error ? (err.stack ?? err.message) : String(err) };
+    port.postMessage(message);
+    return;
+  }
+  port.on('message', (command: CoreCommand) => {
+    switch (command.type) {
+      case 'add':
+        host.add(command.request);
+        break;
+      case 'abort':
+        host.abort(command.requestIds);
+        break;
+      case 'shutdown':
+        void host.shutdown().finally(() => port.close());
+        break;
+    }
+  });
+  const ready: WorkerStartupMessage = { type: 'ready', info: host.info };
+  port.postMessage(ready);
+}
+
+void main();
