@@ -34,3 +34,4 @@ export {
   type LogprobsRequest,
 } from './logprobs';
 export { selectThresholdIndex } from './threshold-select';
+export { computeSamplingWeights } from './filters';

@@ -10,7 +10,7 @@ import type { PositionLogprobs, SamplingParams } from '../types';
 import { isGreedy } from '../sampling-params';
 import { logSumExp, positionLogprobs, wantsLogprobs, type LogprobsRequest } from './logprobs';
 import { createSequenceRng, type Rng } from './rng';
-import { selectThresholdIndex } from './threshold-select';
+import { computeSamplingWeights } from './filters';
 import type { SamplingWorkspace } from './workspace';
 
 export interface SequenceSamplerInit {
@@ -169,52 +169,10 @@ export class SequenceSampler {
   /** Temperature → min_p → top_k → top_p on ws.scores, then one draw with this sequence's generator. */
   private drawRandom(ws: SamplingWorkspace): number {
     const V = this.vocabSize;
-    const p = this.params;
-    const scores = ws.scores;
-    const invT = 1 / p.temperature;
-    let max = -Infinity;
-    for (let i = 0; i < V; i++) {
-      const s = scores[i] * invT;
-      scores[i] = s;
-      if (s > max) max = s;
-    }
-    if (max === -Infinity) return 0; // every token banned: nothing sensible to draw
-
-    if (p.min_p > 0) {
-      // p_i >= min_p * p_max  <=>  s_i >= max + log(min_p)
-      const cut = max + Math.log(p.min_p);
-      for (let i = 0; i < V; i++) if (scores[i] < cut) scores[i] = -Infinity;
-    }
-
-    if (p.top_k > 0 && p.top_k < V) {
-      const at = selectThresholdIndex(ws.scoreBits, V, null, p.top_k, ws);
-      if (at >= 0) {
-        const kth = scores[at];
-        for (let i = 0; i < V; i++) if (scores[i] < kth) scores[i] = -Infinity;
-      }
-    }
-
-    const weights = ws.weights;
-    let total = 0;
-    for (let i = 0; i < V; i++) {
-      const w = Math.exp(scores[i] - max);
-      weights[i] = w;
-      total += w;
-    }
-
-    if (p.top_p < 1) {
-      const at = selectThresholdIndex(ws.weightBits, V, weights, p.top_p * total, ws);
-      if (at >= 0) {
-        const cut = weights[at];
-        total = 0;
-        for (let i = 0; i < V; i++) {
-          if (weights[i] < cut) weights[i] = 0;
-          else total += weights[i];
-        }
-      }
-    }
-
+    const total = computeSamplingWeights(ws, V, this.params);
+    if (!(total > 0)) return argmax(ws.scores, V); // every token banned: nothing sensible to draw
     // Inverse-CDF draw: one uniform per step keeps seeded streams short and batch-independent.
+    const weights = ws.weights;
     const target = this.rng.nextDouble() * total;
     let acc = 0;
     let last = -1;
@@ -225,7 +183,7 @@ export class SequenceSampler {
       last = i;
       if (acc > target) return i;
     }
-    return last >= 0 ? last : argmax(scores, V);
+    return last;
   }
 
   private recordToken(id: number): void {

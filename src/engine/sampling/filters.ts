@@ -1,0 +1,70 @@
+// Temperature and the probability filters of random sampling, in vLLM v1's order:
+// temperature → min_p (argmax-invariant logits processor) → top_k → top_p. The result is
+// an unnormalised distribution in ws.weights (0 = filtered out), ready for one draw.
+//
+// top_k keeps every token whose value ties the k-th largest (vLLM masks `< kth`);
+// top_p keeps the smallest top set whose mass reaches p, i.e. a token survives when the
+// mass strictly above it is below p (vLLM: ascending cumsum <= 1 - p is removed).
+
+import type { SamplingParams } from '../types';
+import { selectThresholdIndex } from './threshold-select';
+import type { SamplingWorkspace } from './workspace';
+
+/**
+ * Turns processed logits in ws.scores[0..V) into sampling weights in ws.weights[0..V)
+ * (ws.scores ends up temperature-scaled and filtered). Returns the total weight
+ * (0 when every token was banned).
+ */
+export function computeSamplingWeights(
+  ws: SamplingWorkspace,
+  V: number,
+  p: Pick<SamplingParams, 'temperature' | 'min_p' | 'top_k' | 'top_p'>,
+): number {
+  const scores = ws.scores;
+  const invT = 1 / p.temperature;
+  let max = -Infinity;
+  for (let i = 0; i < V; i++) {
+    const s = scores[i] * invT;
+    scores[i] = s;
+    if (s > max) max = s;
+  }
+  const weights = ws.weights;
+  if (max === -Infinity) {
+    weights.fill(0, 0, V);
+    return 0;
+  }
+
+  if (p.min_p > 0) {
+    // p_i >= min_p * p_max  <=>  s_i >= max + log(min_p)
+    const cut = max + Math.log(p.min_p);
+    for (let i = 0; i < V; i++) if (scores[i] < cut) scores[i] = -Infinity;
+  }
+
+  if (p.top_k > 0 && p.top_k < V) {
+    const at = selectThresholdIndex(ws.scoreBits, V, null, p.top_k, ws);
+    if (at >= 0) {
+      const kth = scores[at];
+      for (let i = 0; i < V; i++) if (scores[i] < kth) scores[i] = -Infinity;
+    }
+  }
+
+  let total = 0;
+  for (let i = 0; i < V; i++) {
+    const w = Math.exp(scores[i] - max);
+    weights[i] = w;
+    total += w;
+  }
+
+  if (p.top_p < 1) {
+    const at = selectThresholdIndex(ws.weightBits, V, weights, p.top_p * total, ws);
+    if (at >= 0) {
+      const cut = weights[at];
+      total = 0;
+      for (let i = 0; i < V; i++) {
+        if (weights[i] < cut) weights[i] = 0;
+        else total += weights[i];
+      }
+    }
+  }
+  return total;
+}
