@@ -1,6 +1,7 @@
 // Locates the shared test models (../shared/models relative to the repo root); tests skip loudly when absent.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { LoadModelOptions } from '../../src/model/types';
 
 export const MODELS_DIR = resolve(__dirname, '../../../shared/models');
 
@@ -10,4 +11,9 @@ export function sharedModel(file: string): string | null {
   if (existsSync(path)) return path;
   console.warn(`\n\n*** SKIPPING: test model ${path} is missing ***\n`);
   return null;
+}
+
+/** LoadModelOptions with the server's defaults, overridden by `extra`. */
+export function loadOptions(model: string | null, extra: Partial<LoadModelOptions> = {}): LoadModelOptions {
+  return { model, loadFormat: 'auto', loadWeights: true, skipTokenizer: false, chatTemplate: null, generationConfig: 'auto', ...extra };
 }

@@ -4,24 +4,15 @@ import { DUMMY_CONFIG, dummyWeights } from '../../../src/model/dummy/dummy-model
 import { randomWeight } from '../../../src/model/dummy/random-weights';
 import { loadModel } from '../../../src/model/load-model';
 import { createBuiltinTokenizer } from '../../../src/model/tokenizer';
-import type { LoadModelOptions } from '../../../src/model/types';
+import { loadOptions } from '../../helpers/model-files';
 
-const options = (extra: Partial<LoadModelOptions> = {}): LoadModelOptions => ({
-  model: null,
-  loadFormat: 'auto',
-  loadWeights: true,
-  skipTokenizer: false,
-  chatTemplate: null,
-  generationConfig: 'auto',
-  ...extra,
-});
 
 const bytesOf = (data: Float32Array) => Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 
 describe('dummy model', () => {
   it('loads in well under 2 s with every decoder weight, sized to the built-in tokenizer', async () => {
     const started = performance.now();
-    const model = await loadModel(options());
+    const model = await loadModel(loadOptions(null));
     expect(performance.now() - started).toBeLessThan(2000);
     expect(model.source).toBe('dummy');
     expect(model.config).toEqual(DUMMY_CONFIG);
@@ -57,7 +48,7 @@ describe('dummy model', () => {
   });
 
   it('--load-format dummy replaces a given MODEL; loadWeights=false and skipTokenizer skip those parts', async () => {
-    const model = await loadModel(options({ model: '/does/not/matter', loadFormat: 'dummy', loadWeights: false, skipTokenizer: true }));
+    const model = await loadModel(loadOptions('/does/not/matter', { loadFormat: 'dummy', loadWeights: false, skipTokenizer: true }));
     expect([model.source, model.weights, model.tokenizer, model.chatTemplate]).toEqual(['dummy', null, null, null]);
     expect(model.config).toEqual(DUMMY_CONFIG);
   });

@@ -6,20 +6,11 @@ import { loadGgufModel } from '../../../src/model/gguf/load-gguf';
 import { hfArchConfig } from '../../../src/model/hf/hf-config';
 import { loadHfModel } from '../../../src/model/hf/load-hf';
 import { loadModel } from '../../../src/model/load-model';
-import type { LoadModelOptions, ModelWeights } from '../../../src/model/types';
-import { sharedModel } from '../../helpers/model-files';
+import type { ModelWeights } from '../../../src/model/types';
+import { loadOptions, sharedModel } from '../../helpers/model-files';
 import { encode, writeHfDirFromGguf, writeSafetensors } from '../../helpers/write-hf-dir';
 
 const stories = sharedModel('stories260K.gguf');
-const options = (model: string, extra: Partial<LoadModelOptions> = {}): LoadModelOptions => ({
-  model,
-  loadFormat: 'auto',
-  loadWeights: true,
-  skipTokenizer: false,
-  chatTemplate: null,
-  generationConfig: 'auto',
-  ...extra,
-});
 
 let tmp: string;
 let ggufWeights: ModelWeights;
@@ -82,8 +73,8 @@ describe('HF directory from stories260K', () => {
     await writeHfDirFromGguf(stories, dir);
     writeFileSync(join(dir, 'chat_template.jinja'), '{% for m in messages %}{{ bos_token }}[{{ m.role }}] {{ m.content }}{{ eos_token }}{% endfor %}');
     writeFileSync(join(dir, 'generation_config.json'), JSON.stringify({ temperature: 0.7, top_p: 0.9, top_k: 50, eos_token_id: [2, 7], max_new_tokens: 64 }));
-    const model = await loadModel(options(dir));
-    const fromGguf = await loadModel(options(stories!, { loadWeights: false }));
+    const model = await loadModel(loadOptions(dir));
+    const fromGguf = await loadModel(loadOptions(stories!, { loadWeights: false }));
     expect(model.source).toBe(dir);
     expect(model.tokenizer!.encode('Once upon a time')).toEqual([1, 403, 407, 261, 378]);
     expect(model.tokenizer!.encode('Once upon a time, Zoé saw 🙂')).toEqual(fromGguf.tokenizer!.encode('Once upon a time, Zoé saw 🙂'));
@@ -92,9 +83,9 @@ describe('HF directory from stories260K', () => {
     expect(model.generationDefaults).toEqual({ temperature: 0.7, top_p: 0.9, max_new_tokens: 64 });
     expect(model.eosTokenIds.sort()).toEqual([2, 7]);
     expect(model.contextLength).toBe(2048);
-    const vllmDefaults = await loadModel(options(dir, { generationConfig: 'vllm', loadWeights: false }));
+    const vllmDefaults = await loadModel(loadOptions(dir, { generationConfig: 'vllm', loadWeights: false }));
     expect([vllmDefaults.generationDefaults, vllmDefaults.eosTokenIds, vllmDefaults.weights]).toEqual([{}, [2], null]);
-    const noTokenizer = await loadModel(options(dir, { skipTokenizer: true, loadWeights: false }));
+    const noTokenizer = await loadModel(loadOptions(dir, { skipTokenizer: true, loadWeights: false }));
     expect([noTokenizer.tokenizer, noTokenizer.chatTemplate, noTokenizer.eosTokenIds]).toEqual([null, null, [2, 7]]);
   });
 
@@ -105,7 +96,7 @@ describe('HF directory from stories260K', () => {
     const configPath = join(dir, 'tokenizer_config.json');
     const tokenizerConfig = JSON.parse(readFileSync(configPath, 'utf8'));
     writeFileSync(configPath, JSON.stringify({ ...tokenizerConfig, chat_template: '{{ messages[0].content }}!' }));
-    const model = await loadModel(options(dir, { loadWeights: false }));
+    const model = await loadModel(loadOptions(dir, { loadWeights: false }));
     expect(model.chatTemplate!.render([{ role: 'user', content: 'hey' }], { addGenerationPrompt: true, continueFinalMessage: false })).toBe('hey!');
   });
 

@@ -4,19 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadGenerationConfig, parseGenerationConfig } from '../../../src/model/generation-config';
 import { loadModel } from '../../../src/model/load-model';
-import type { LoadModelOptions } from '../../../src/model/types';
-import { sharedModel } from '../../helpers/model-files';
+import { loadOptions, sharedModel } from '../../helpers/model-files';
 
 const stories = sharedModel('stories260K.gguf');
-const options = (model: string | null, extra: Partial<LoadModelOptions> = {}): LoadModelOptions => ({
-  model,
-  loadFormat: 'auto',
-  loadWeights: true,
-  skipTokenizer: false,
-  chatTemplate: null,
-  generationConfig: 'auto',
-  ...extra,
-});
 
 let tmp: string;
 beforeAll(() => (tmp = mkdtempSync(join(tmpdir(), 'ortllm-load-'))));
@@ -25,7 +15,7 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 describe('loadModel', () => {
   it('loads a GGUF file: weights, tokenizer from its vocabulary, no template, eos from the tokenizer', async () => {
     if (!stories) return;
-    const model = await loadModel(options(stories));
+    const model = await loadModel(loadOptions(stories));
     expect(model.source).toBe(stories);
     expect(model.onnxPath).toBeNull();
     expect(model.weights!.has('model.layers.4.mlp.down_proj.weight')).toBe(true);
@@ -39,7 +29,7 @@ describe('loadModel', () => {
   it('metadata-only load (the HTTP side) reads no weights and is cheap', async () => {
     if (!stories) return;
     const started = performance.now();
-    const model = await loadModel(options(stories, { loadWeights: false }));
+    const model = await loadModel(loadOptions(stories, { loadWeights: false }));
     expect(model.weights).toBeNull();
     expect(model.config.numLayers).toBe(5);
     expect(performance.now() - started).toBeLessThan(1000);
@@ -51,8 +41,8 @@ describe('loadModel', () => {
     writeFileSync(file, '{{ bos_token }}{{ messages[0].content }}');
     const render = (m: Awaited<ReturnType<typeof loadModel>>) =>
       m.chatTemplate!.render([{ role: 'user', content: 'x' }], { addGenerationPrompt: false, continueFinalMessage: false });
-    expect(render(await loadModel(options(stories, { loadWeights: false, chatTemplate: file })))).toBe('<s>x');
-    expect(render(await loadModel(options(stories, { loadWeights: false, chatTemplate: '[{{ messages[0].role }}]' })))).toBe('[user]');
+    expect(render(await loadModel(loadOptions(stories, { loadWeights: false, chatTemplate: file })))).toBe('<s>x');
+    expect(render(await loadModel(loadOptions(stories, { loadWeights: false, chatTemplate: '[{{ messages[0].role }}]' })))).toBe('[user]');
   });
 
   it('--generation-config with a folder reads that folder', async () => {
@@ -60,18 +50,18 @@ describe('loadModel', () => {
     const folder = join(tmp, 'gen');
     require('node:fs').mkdirSync(folder);
     writeFileSync(join(folder, 'generation_config.json'), JSON.stringify({ temperature: 0.6, eos_token_id: 9, repetition_penalty: 1.1 }));
-    const model = await loadModel(options(stories, { loadWeights: false, generationConfig: folder }));
+    const model = await loadModel(loadOptions(stories, { loadWeights: false, generationConfig: folder }));
     expect(model.generationDefaults).toEqual({ temperature: 0.6, repetition_penalty: 1.1 });
     expect(model.eosTokenIds).toEqual([2, 9]);
   });
 
   it('says clearly what is wrong with MODEL', async () => {
-    await expect(loadModel(options(join(tmp, 'nope.gguf')))).rejects.toThrow(/model path .*nope\.gguf does not exist/);
+    await expect(loadModel(loadOptions(join(tmp, 'nope.gguf')))).rejects.toThrow(/model path .*nope\.gguf does not exist/);
     const text = join(tmp, 'model.bin');
     writeFileSync(text, 'not a model');
-    await expect(loadModel(options(text))).rejects.toThrow(/neither a GGUF file nor a Hugging Face model directory/);
-    await expect(loadModel(options(tmp))).rejects.toThrow(/no config\.json; not a Hugging Face model directory/);
-    await expect(loadModel(options(null, { generationConfig: join(tmp, 'missing') }))).rejects.toThrow(/--generation-config .*missing: not 'auto', 'vllm' or an existing folder/);
+    await expect(loadModel(loadOptions(text))).rejects.toThrow(/neither a GGUF file nor a Hugging Face model directory/);
+    await expect(loadModel(loadOptions(tmp))).rejects.toThrow(/no config\.json; not a Hugging Face model directory/);
+    await expect(loadModel(loadOptions(null, { generationConfig: join(tmp, 'missing') }))).rejects.toThrow(/--generation-config .*missing: not 'auto', 'vllm' or an existing folder/);
   });
 });
 
