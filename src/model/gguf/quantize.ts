@@ -2,7 +2,7 @@
 import { f32ToF16 } from './half';
 
 /** C roundf: halves away from zero (Math.round rounds them up). */
-const roundAway = (x: number): number => Math.sign(x) * Math.round(Math.abs(x));
+const roundAway = (x: number): number => (x >= 0 ? Math.floor(x + 0.5) : -Math.floor(0.5 - x));
 
 /** Q8_0 blocks of `values` (length a multiple of 32): d = max|x| / 127, q = round(x / d). */
 export function quantizeQ8_0(values: Float32Array): Uint8Array {
@@ -10,7 +10,11 @@ export function quantizeQ8_0(values: Float32Array): Uint8Array {
   const out = new Uint8Array((values.length / 32) * 34);
   for (let b = 0, at = 0; b < values.length; b += 32, at += 34) {
     let amax = 0;
-    for (let i = 0; i < 32; i++) amax = Math.max(amax, Math.abs(values[b + i]));
+    for (let i = 0; i < 32; i++) {
+      const v = values[b + i];
+      if (v > amax) amax = v;
+      else if (-v > amax) amax = -v;
+    }
     const d = amax / 127;
     const id = d ? 1 / d : 0;
     const h = f32ToF16(d);
