@@ -40,7 +40,8 @@ export function archMetadata(config: ModelArchConfig, name: string, matrixType: 
 /**
  * `tokenizerMetadata`: the tokenizer.* keys (e.g. copied from another GGUF's typedMetadata);
  * llama.cpp needs tokenizer.ggml.tokens to have config.vocabSize entries.
- * Matrices are written as `matrixType`; 1-D tensors (norms, biases) always as F32.
+ * Matrices are written as `matrixType` (Q8_0 falls back to F16 for rows that are not whole
+ * 32-value blocks); 1-D tensors (norms, biases) always as F32.
  */
 export function writeModelGguf(
   path: string,
@@ -53,10 +54,17 @@ export function writeModelGguf(
   const toWrite = tensors.map((t): GgufTensorToWrite => ({
     name: ggufTensorName(t.name),
     shape: t.shape,
-    type: t.shape.length === 1 ? 'f32' : matrixType,
+    type: tensorType(t.shape, matrixType),
     data: () => toGgufRowOrder(t, config),
   }));
   writeGguf(path, { ...archMetadata(config, name, matrixType), ...tokenizerMetadata }, toWrite);
+}
+
+/** 1-D tensors stay F32; Q8_0 rows that are not whole blocks fall back to F16, as llama-quantize does. */
+function tensorType(shape: number[], matrixType: GgufWriteType): GgufWriteType {
+  if (shape.length === 1) return 'f32';
+  if (matrixType === 'q8_0' && shape[shape.length - 1] % 32 !== 0) return 'f16';
+  return matrixType;
 }
 
 function toGgufRowOrder(tensor: HfTensorSource, config: ModelArchConfig): Float32Array {

@@ -2,6 +2,7 @@
 import { openSync, readSync, closeSync } from 'node:fs';
 import { decoderWeightSpecs } from '../../../src/model/decoder-weights';
 import { dequantize } from '../../../src/model/gguf/dequant';
+import { quantizeQ8_0 } from '../../../src/model/gguf/quantize';
 import { readGgufFile } from '../../../src/model/gguf/gguf-file';
 import { loadGgufModel } from '../../../src/model/gguf/load-gguf';
 import type { WeightTensor } from '../../../src/model/types';
@@ -166,5 +167,20 @@ describe('GGUF loader: stories260K', () => {
         }
       }
     }
+  });
+
+  it("encodes Q8_0 byte-for-byte as llama.cpp's llama-quantize did", async () => {
+    if (!stories || !storiesQ8) return;
+    const full = (await loadGgufModel(stories, { loadWeights: true })).weights!;
+    const quant = (await loadGgufModel(storiesQ8, { loadWeights: true })).weights!;
+    let compared = 0;
+    for (const name of quant.names()) {
+      const q = quant.get(name);
+      if (q.kind !== 'quantized') continue;
+      const mine = quantizeQ8_0(f32(full.get(name)));
+      expect([name, Buffer.from(mine).equals(Buffer.from(q.data))]).toEqual([name, true]);
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(20);
   });
 });
