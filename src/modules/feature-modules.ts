@@ -4,12 +4,16 @@
 
 import type { Type } from '@nestjs/common';
 import type { ServerConfig } from '../config/server-config';
+import { AbortModule, LegacyAbortModule } from './abort/abort.module';
 import { ChatModule } from './chat/chat.module';
 import { CompletionsModule } from './completions/completions.module';
+import { DerenderModule } from './derender/derender.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { ModelsModule } from './models/models.module';
+import { RenderModule } from './render/render.module';
 import { TokenizeModule } from './tokenize/tokenize.module';
+import { TokensGenerateModule } from './tokens-generate/tokens-generate.module';
 
 export interface FeatureModuleEntry {
   module: Type<unknown>;
@@ -25,6 +29,8 @@ export const openAiRoutes = (c: ServerConfig): boolean => !c.tokensOnly;
 export const scaleOutRoutes = (c: ServerConfig): boolean => c.enableScaleOut || c.tokensOnly;
 /** Legacy routes registered only with --tokens-only (POST /abort_requests). */
 export const tokensOnly = (c: ServerConfig): boolean => c.tokensOnly;
+/** Scale-out routes that need a tokenizer (render, derender): absent with --tokens-only / --skip-tokenizer-init. */
+export const scaleOutTextRoutes = (c: ServerConfig): boolean => scaleOutRoutes(c) && !c.skipTokenizerInit;
 
 export const FEATURE_MODULES: FeatureModuleEntry[] = [
   { module: HealthModule, when: always },
@@ -33,6 +39,11 @@ export const FEATURE_MODULES: FeatureModuleEntry[] = [
   { module: CompletionsModule, when: openAiRoutes },
   { module: ChatModule, when: openAiRoutes },
   { module: TokenizeModule, when: openAiRoutes },
+  { module: TokensGenerateModule, when: scaleOutRoutes },
+  { module: AbortModule, when: scaleOutRoutes },
+  { module: LegacyAbortModule, when: tokensOnly },
+  { module: RenderModule, when: scaleOutTextRoutes },
+  { module: DerenderModule, when: scaleOutTextRoutes },
 ];
 
 /** The modules a server with `config` registers (all of them when `all` is set). */

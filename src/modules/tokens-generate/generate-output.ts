@@ -3,6 +3,7 @@
 
 import { OpenAIHttpError } from '../../common/openai-error';
 import type { CompletionOutput, RequestOutput, SamplingParams } from '../../engine/types';
+import { throwIfGenerationError } from '../../serving/engine-stream';
 import { createdNow } from '../../serving/ids';
 import { chatLogprobEntries, formatPromptLogprobs, type TokenNamer } from '../../serving/logprobs';
 import { buildUsage, UsageInfo } from '../../serving/usage';
@@ -48,19 +49,12 @@ function choiceLogprobs(job: GenerateJob, output: CompletionOutput): GenerateCho
   return buildTokensLogprobs(output.logprobs, k);
 }
 
-/** finish_reason "error" is a failed generation: vLLM answers 500 (a frame when streaming). */
-function raiseIfError(output: CompletionOutput, result: RequestOutput): void {
-  if (output.finishReason === 'error') {
-    throw new OpenAIHttpError(500, result.error ?? 'Internal server error', null);
-  }
-}
-
 /** The non-streaming body, from the engine's final output. */
 export function buildGenerateResponse(job: GenerateJob, result: RequestOutput): GenerateResponse {
   const choices: GenerateChoice[] = [];
   let completionTokens = 0;
+  throwIfGenerationError(result);
   for (const output of [...result.outputs].sort((a, b) => a.index - b.index)) {
-    raiseIfError(output, result);
     const choice: GenerateChoice = {
       index: output.index,
       finish_reason: output.finishReason ?? 'stop',
@@ -115,8 +109,9 @@ export async function* generateStreamChunks(
   for await (const result of outputs) {
     promptTokens = result.promptTokenIds.length;
     cachedTokens = result.numCachedTokens;
+    // finish_reason "error" is a failed generation: 500, or an error frame once streaming.
+    throwIfGenerationError(result);
     for (const output of result.outputs) {
-      raiseIfError(output, result);
       const total = (generated.get(output.index) ?? 0) + output.tokenIds.length;
       generated.set(output.index, total);
       const hasNews =

@@ -6,26 +6,21 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { OpenAIHttpError } from '../../common/openai-error';
 import type { ServerConfig } from '../../config/server-config';
-import { reportedModelName } from '../../config/server-config';
 import { RequestValidationError } from '../../engine/errors';
 import { normalizeSamplingParams, validateSamplingParams } from '../../engine/sampling-params';
 import { OUTPUT_KIND, type EngineClient, type EngineRequest, type SamplingParams } from '../../engine/types';
 import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';
-import { requestIdBase } from '../../serving/ids';
 import { tokenNamer } from '../../serving/logprobs';
 import { checkTokenIdsInVocab } from '../../serving/completion-prompts';
 import { checkPromptLength, resolveMaxTokens } from '../../serving/max-tokens';
+import { resolveModelName } from '../../serving/serving-options';
 import { streamUsageFlags } from '../../serving/usage';
 import { collectGenerateResponse, GenerateJob, generateStreamChunks } from './generate-output';
 import type { GenerateResponse, GenerateStreamResponse, OutputMode } from './generate-types';
 import type { GenerateRequestDto } from './dto/generate-request.dto';
 
+/** The engine request id is this + the X-Request-Id header, else the body request_id, else a uuid. */
 export const GENERATE_REQUEST_ID_PREFIX = 'generate-tokens-';
-
-/** The engine request id: `generate-tokens-` + X-Request-Id header, else body request_id, else a uuid. */
-export function generateRequestId(headerId: string | null, bodyId: string | null | undefined): string {
-  return GENERATE_REQUEST_ID_PREFIX + requestIdBase(headerId, bodyId);
-}
 
 export interface PreparedGenerate {
   job: GenerateJob;
@@ -40,9 +35,12 @@ export class GenerateService {
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
   ) {}
 
-  /** Validates and builds the engine request; throws the 400/404 vLLM answers with. */
-  prepare(body: GenerateRequestDto, headerRequestId: string | null): PreparedGenerate {
-    this.checkModel(body.model);
+  /**
+   * Validates and builds the engine request; throws the 400/404 vLLM answers with.
+   * `idBase`: the X-Request-Id header, else the body request_id, else a random id (responseIdBase).
+   */
+  prepare(body: GenerateRequestDto, idBase: string): PreparedGenerate {
+    const model = resolveModelName(body.model, this.config);
     if (body.features != null || (body.content_parts != null && body.content_parts.length > 0)) {
       throw OpenAIHttpError.badRequest('Multimodal inputs are not supported by this server.', body.features != null ? 'features' : 'content_parts');
     }
@@ -62,12 +60,12 @@ export class GenerateService {
       );
     }
     const params = this.samplingParams(body, outputMode);
-    const requestId = generateRequestId(headerRequestId, body.request_id);
+    const requestId = GENERATE_REQUEST_ID_PREFIX + idBase;
     const stream = body.stream === true;
     const { includeUsage, continuousUsage } = streamUsageFlags(body.stream_options, this.config.enableForceIncludeUsage);
     const job: GenerateJob = {
       requestId,
-      model: reportedModelName(this.config),
+      model,
       outputMode,
       params,
       returnTokenIds: body.return_token_ids === true,
@@ -97,10 +95,6 @@ export class GenerateService {
   /** Streaming: the chunks to send as SSE frames (the caller adds `data: [DONE]`). */
   generateStream(prepared: PreparedGenerate, signal?: AbortSignal): AsyncIterable<GenerateStreamResponse> {
     return generateStreamChunks(prepared.job, this.engine.generate(prepared.engineRequest, signal));
-  }
-
-  private checkModel(model: string | null | undefined): void {
-    if (model != null && !this.config.servedModelNames.includes(model)) throw OpenAIHttpError.modelNotFound(model);
   }
 
   /** `sampling_params` is vLLM's engine struct: defaults, normalisation and range checks as the engine does them. */

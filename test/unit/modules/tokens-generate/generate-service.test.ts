@@ -43,7 +43,7 @@ function expectBadRequest(fn: () => unknown, param: string, message: RegExp): vo
 describe('GenerateService: tokens mode', () => {
   it('returns token ids only, echoing output_mode, with usage and weight versions', async () => {
     const { service, engine } = setup();
-    const res = await service.generate(service.prepare(body({ request_id: 'abc' }), null));
+    const res = await service.generate(service.prepare(body({ request_id: 'abc' }), 'abc'));
     expect(Object.keys(res).sort()).toEqual(
       ['choices', 'created', 'ec_transfer_params', 'kv_transfer_params', 'metrics', 'mm_placeholders', 'model', 'output_mode',
         'prompt_logprobs', 'prompt_token_ids', 'request_id', 'usage'].sort(),
@@ -66,21 +66,20 @@ describe('GenerateService: tokens mode', () => {
     expect(engine.requests[0].requestId).toBe('generate-tokens-abc');
   });
 
-  it('takes the X-Request-Id header over the body request_id, and a uuid when neither is sent', () => {
+  it('prefixes the request id base with generate-tokens-', () => {
     const { service } = setup();
     expect(service.prepare(body({ request_id: 'abc' }), 'hdr').job.requestId).toBe('generate-tokens-hdr');
-    expect(service.prepare(body(), null).job.requestId).toMatch(/^generate-tokens-[0-9a-f]{32}$/);
   });
 
   it('generates up to the context limit when max_tokens is absent, and honours it when sent', () => {
     const { service } = setup({}, { maxModelLen: 64 });
-    expect(service.prepare(body({ sampling_params: {} }), null).engineRequest.params.max_tokens).toBe(62);
-    expect(service.prepare(body({ sampling_params: { max_tokens: 3 } }), null).engineRequest.params.max_tokens).toBe(3);
+    expect(service.prepare(body({ sampling_params: {} }), 'id').engineRequest.params.max_tokens).toBe(62);
+    expect(service.prepare(body({ sampling_params: { max_tokens: 3 } }), 'id').engineRequest.params.max_tokens).toBe(3);
   });
 
   it('formats logprobs with token ids, the sampled token first', async () => {
     const { service } = setup();
-    const res = await service.generate(service.prepare(body({ sampling_params: { max_tokens: 1, logprobs: 2 } }), null));
+    const res = await service.generate(service.prepare(body({ sampling_params: { max_tokens: 1, logprobs: 2 } }), 'id'));
     expect(res.choices[0].logprobs).toEqual({
       content: [
         {
@@ -99,7 +98,7 @@ describe('GenerateService: tokens mode', () => {
   it('echoes kv_transfer_params and returns prompt token ids with return_token_ids', async () => {
     const { service } = setup();
     const res = await service.generate(
-      service.prepare(body({ kv_transfer_params: { do_remote_decode: true }, return_token_ids: true }), null),
+      service.prepare(body({ kv_transfer_params: { do_remote_decode: true }, return_token_ids: true }), 'id'),
     );
     expect(res.kv_transfer_params).toEqual({ do_remote_decode: true });
     expect(res.prompt_token_ids).toEqual([72, 105]);
@@ -111,7 +110,7 @@ describe('GenerateService: tokens mode', () => {
       service.generateStream(
         service.prepare(
           body({ stream: true, return_token_ids: true, stream_options: { include_usage: true, continuous_usage_stats: true } }),
-          null,
+          'id',
         ),
       ),
     );
@@ -136,7 +135,7 @@ describe('GenerateService: text mode', () => {
   it('adds the text, cut at a stop string, while token_ids keep every token', async () => {
     const { service } = setup();
     const res = await service.generate(
-      service.prepare(body({ output_mode: 'text', sampling_params: { max_tokens: 12, stop: ['wor'] } }), null),
+      service.prepare(body({ output_mode: 'text', sampling_params: { max_tokens: 12, stop: ['wor'] } }), 'id'),
     );
     expect(res.output_mode).toBe('text');
     expect(res.choices[0].text).toBe('Hello ');
@@ -173,12 +172,12 @@ describe('GenerateService: text mode', () => {
 
   it('gives OpenAI logprobs with decoded tokens and bytes, or token_id:N with --return-tokens-as-token-ids', async () => {
     const { service } = setup();
-    const res = await service.generate(service.prepare(body({ output_mode: 'text', sampling_params: { max_tokens: 1, logprobs: 1 } }), null));
+    const res = await service.generate(service.prepare(body({ output_mode: 'text', sampling_params: { max_tokens: 1, logprobs: 1 } }), 'id'));
     expect(res.choices[0].logprobs).toEqual({
       content: [{ token: 'H', logprob: -0.75, bytes: [72], top_logprobs: [{ token: '\u0000', logprob: -0.25, bytes: [0] }] }],
     });
     const asIds = setup({ returnTokensAsTokenIds: true }).service;
-    const res2 = await asIds.generate(asIds.prepare(body({ output_mode: 'text', sampling_params: { max_tokens: 1, logprobs: 0 } }), null));
+    const res2 = await asIds.generate(asIds.prepare(body({ output_mode: 'text', sampling_params: { max_tokens: 1, logprobs: 0 } }), 'id'));
     expect(res2.choices[0].logprobs).toEqual({
       content: [{ token: 'token_id:72', logprob: -0.75, bytes: [...Buffer.from('token_id:72')], top_logprobs: [] }],
     });
@@ -188,13 +187,13 @@ describe('GenerateService: text mode', () => {
 describe('GenerateService: rejected requests', () => {
   it('refuses output_mode text without a tokenizer', () => {
     const { service } = setup({ skipTokenizerInit: true });
-    expectBadRequest(() => service.prepare(body({ output_mode: 'text' }), null), 'output_mode', /tokenizer/);
+    expectBadRequest(() => service.prepare(body({ output_mode: 'text' }), 'id'), 'output_mode', /tokenizer/);
   });
 
   it('refuses output_mode text with detokenize false', () => {
     const { service } = setup();
     expectBadRequest(
-      () => service.prepare(body({ output_mode: 'text', sampling_params: { detokenize: false } }), null),
+      () => service.prepare(body({ output_mode: 'text', sampling_params: { detokenize: false } }), 'id'),
       'sampling_params.detokenize',
       /detokenize/,
     );
@@ -202,14 +201,14 @@ describe('GenerateService: rejected requests', () => {
 
   it('refuses stop strings on --tokens-only and turns detokenization off there', () => {
     const { service } = setup({ tokensOnly: true });
-    expectBadRequest(() => service.prepare(body({ sampling_params: { stop: ['x'] } }), null), 'sampling_params.stop', /stop_token_ids/);
-    expect(service.prepare(body(), null).engineRequest.params.detokenize).toBe(false);
+    expectBadRequest(() => service.prepare(body({ sampling_params: { stop: ['x'] } }), 'id'), 'sampling_params.stop', /stop_token_ids/);
+    expect(service.prepare(body(), 'id').engineRequest.params.detokenize).toBe(false);
   });
 
   it('refuses n over max_num_seqs', () => {
     const { service } = setup({ maxNumSeqs: 2 });
     expectBadRequest(
-      () => service.prepare(body({ sampling_params: { n: 3, temperature: 1 } }), null),
+      () => service.prepare(body({ sampling_params: { n: 3, temperature: 1 } }), 'id'),
       'n',
       /sampling_params.n must be at most the server's max_num_seqs \(2\), got 3/,
     );
@@ -217,12 +216,12 @@ describe('GenerateService: rejected requests', () => {
 
   it('answers 404 for an unknown model', () => {
     const { service } = setup();
-    expect(() => service.prepare(body({ model: 'nope' }), null)).toThrow('The model `nope` does not exist.');
+    expect(() => service.prepare(body({ model: 'nope' }), 'id')).toThrow('The model `nope` does not exist.');
   });
 
   it('refuses out-of-vocabulary prompt ids and a priority without priority scheduling', () => {
     const { service } = setup();
-    expectBadRequest(() => service.prepare(body({ token_ids: [1, 99999] }), null), 'token_ids', /out of vocabulary/);
-    expectBadRequest(() => service.prepare(body({ priority: 1 }), null), 'priority', /Priority scheduling/);
+    expectBadRequest(() => service.prepare(body({ token_ids: [1, 99999] }), 'id'), 'token_ids', /out of vocabulary/);
+    expectBadRequest(() => service.prepare(body({ priority: 1 }), 'id'), 'priority', /Priority scheduling/);
   });
 });

@@ -1,0 +1,11 @@
+// /v1/completions/derender and /v1/chat/completions/derender: need a tokenizer (not with --tokens-only).
+
+import { Module } from '@nestjs/common';
+import { DerenderController } from './derender.controller';
+import { DerenderService } from './derender.service';
+
+@Module({
+  controllers: [DerenderController],
+  providers: [DerenderService],
+})
+export class DerenderModule {}

@@ -1,0 +1,37 @@
+// POST /v1/completions/render and /v1/chat/completions/render (registered with --enable-scale-out).
+
+import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
+import { responseIdBase } from '../../serving/http-request-id';
+import { GenerateRequestDto } from '../tokens-generate/dto/generate-request.dto';
+import { RenderChatRequestDto, RenderCompletionRequestDto } from './dto/render-request.dto';
+import { RenderedGenerateRequest, RenderService } from './render.service';
+
+@ApiTags('scale-out')
+@Controller()
+export class RenderController {
+  constructor(private readonly render: RenderService) {}
+
+  @Post('v1/completions/render')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Render a completion request',
+    description: 'Tokenizes the prompt(s) and resolves the sampling params: one GenerateRequest per prompt, for /inference/v1/generate.',
+  })
+  @ApiOkResponse({ type: GenerateRequestDto, isArray: true })
+  renderCompletion(@Body() body: RenderCompletionRequestDto, @Req() request: FastifyRequest): RenderedGenerateRequest[] {
+    return this.render.renderCompletion(body, responseIdBase(request, body.request_id));
+  }
+
+  @Post('v1/chat/completions/render')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Render a chat request',
+    description: 'Applies the chat template, tokenizes and resolves the sampling params: one GenerateRequest for /inference/v1/generate.',
+  })
+  @ApiOkResponse({ type: GenerateRequestDto })
+  renderChat(@Body() body: RenderChatRequestDto, @Req() request: FastifyRequest): RenderedGenerateRequest {
+    return this.render.renderChat(body, responseIdBase(request, body.request_id));
+  }
+}

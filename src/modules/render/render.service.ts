@@ -1,0 +1,141 @@
+// Render: a normal completion / chat request in, the GenerateRequest(s) a tokens-only worker
+// takes out (token ids, the resolved engine SamplingParams, request id, …). The request is
+// validated and mapped exactly as /v1/completions and /v1/chat/completions do (the serving
+// classes' prepare()), so render → generate → derender reproduces a single server's answer.
+
+import { Inject, Injectable } from '@nestjs/common';
+import type { ServerConfig } from '../../config/server-config';
+import { RequestValidationError } from '../../engine/errors';
+import type { EngineClient, EngineRequest } from '../../engine/types';
+import { resolveChatTemplateSource } from '../../model/chat-template';
+import type { ChatMessage } from '../../model/types';
+import { ChatServing, type PreparedChat } from '../../serving/chat-serving';
+import { renderChatText } from '../../serving/chat-prompt';
+import { CompletionServing } from '../../serving/completion-serving';
+import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';
+import type { GenerateRequestDto } from '../tokens-generate/dto/generate-request.dto';
+import type { RenderChatRequestDto, RenderCompletionRequestDto } from './dto/render-request.dto';
+import { assistantTokensMask, extractGenerationSpans, hasGenerationTags, markGenerationTags } from './generation-spans';
+import { tokenOffsets } from './token-offsets';
+
+/** A GenerateRequest as render returns it (plus the chat-only assistant_tokens_mask). */
+export type RenderedGenerateRequest = GenerateRequestDto & { assistant_tokens_mask?: number[] | null };
+
+interface RenderSource {
+  model?: string | null;
+  stream?: boolean | null;
+  stream_options?: GenerateRequestDto['stream_options'];
+  kv_transfer_params?: Record<string, unknown> | null;
+  use_beam_search?: boolean | null;
+}
+
+function rejectBeamSearch(body: RenderSource): void {
+  if (body.use_beam_search) {
+    throw new RequestValidationError('Beam search is not supported by the render endpoint', 'use_beam_search');
+  }
+}
+
+function checkRendered(tokenIds: readonly number[]): void {
+  if (tokenIds.length === 0) throw new RequestValidationError('No token_ids rendered', 'prompt');
+}
+
+@Injectable()
+export class RenderService {
+  constructor(
+    private readonly completions: CompletionServing,
+    private readonly chats: ChatServing,
+    @Inject(ENGINE_CLIENT) private readonly engine: EngineClient,
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+  ) {}
+
+  /** One GenerateRequest per prompt. */
+  renderCompletion(body: RenderCompletionRequestDto, idBase: string): RenderedGenerateRequest[] {
+    rejectBeamSearch(body);
+    const prepared = this.completions.prepare(body, idBase);
+    return prepared.prompts.map((prompt, i) => {
+      checkRendered(prompt.tokenIds);
+      const offsets =
+        body.return_token_offsets && prompt.text !== null && body.truncate_prompt_tokens == null && this.engine.tokenizer
+          ? tokenOffsets(this.engine.tokenizer, prompt.text, prompt.tokenIds)
+          : null;
+      return this.generateRequest(body, prepared.engineRequests[i], offsets);
+    });
+  }
+
+  /** One GenerateRequest for the conversation. */
+  renderChat(body: RenderChatRequestDto, idBase: string): RenderedGenerateRequest {
+    rejectBeamSearch(body);
+    const prepared = this.chats.prepare(body, idBase);
+    const prompt = prepared.prompts[0];
+    checkRendered(prompt.tokenIds);
+    const tokenizer = this.engine.tokenizer;
+    // Offsets index the rendered text; a truncated prompt no longer starts where the text does.
+    const text = body.truncate_prompt_tokens == null ? prompt.text : null;
+    const offsets = (body.return_token_offsets || body.return_assistant_tokens_mask) && text !== null && tokenizer
+      ? tokenOffsets(tokenizer, text, prompt.tokenIds)
+      : null;
+    const rendered = this.generateRequest(body, prepared.engineRequests[0], body.return_token_offsets ? offsets : null);
+    if (body.return_assistant_tokens_mask) {
+      rendered.assistant_tokens_mask = offsets && text !== null ? this.assistantMask(body, prepared, text, offsets) : null;
+    }
+    return rendered;
+  }
+
+  private generateRequest(
+    body: RenderSource & { cache_salt?: string | null; priority?: number | null },
+    request: EngineRequest,
+    offsets: [number, number][] | null,
+  ): RenderedGenerateRequest {
+    const stream = body.stream === true;
+    return {
+      request_id: request.requestId,
+      token_ids: request.promptTokenIds,
+      token_offsets: offsets,
+      features: null,
+      content_parts: null,
+      sampling_params: { ...request.params },
+      model: body.model ?? null,
+      reasoning_ended: null,
+      reasoning_parser_kwargs: null,
+      return_token_ids: null,
+      output_mode: 'tokens',
+      stream,
+      stream_options: stream ? (body.stream_options ?? null) : null,
+      cache_salt: body.cache_salt ?? null,
+      priority: body.priority ?? 0,
+      kv_transfer_params: body.kv_transfer_params ?? null,
+      ec_transfer_params: null,
+    };
+  }
+
+  /**
+   * Renders the conversation once more with the generation tags turned into markers, and marks
+   * the tokens inside them. Null when the template has no generation tags (or is not known as
+   * source: a model template that came with the weights and no --chat-template).
+   */
+  private assistantMask(
+    body: RenderChatRequestDto,
+    prepared: PreparedChat,
+    text: string,
+    offsets: [number, number][],
+  ): number[] | null {
+    const source = body.chat_template ?? resolveChatTemplateSource(this.config.chatTemplate);
+    if (!source || !hasGenerationTags(source)) return null;
+    const marked = renderChatText(this.engine.chatTemplate, this.engine.tokenizer, prepared.conversations[0] as ChatMessage[], {
+      addGenerationPrompt: body.add_generation_prompt ?? true,
+      continueFinalMessage: body.continue_final_message ?? false,
+      addSpecialTokens: body.add_special_tokens ?? false,
+      documents: body.documents ?? null,
+      chatTemplate: markGenerationTags(source),
+      chatTemplateKwargs: body.chat_template_kwargs ?? null,
+      trustRequestChatTemplate: true,
+      truncatePromptTokens: null,
+      truncationSide: null,
+      maxModelLen: this.engine.maxModelLen,
+    });
+    const { text: clean, spans } = extractGenerationSpans(marked);
+    // The markers must be the only difference; anything else means the spans cannot be trusted.
+    if (clean !== text) return null;
+    return assistantTokensMask(offsets, spans);
+  }
+}
