@@ -1,0 +1,105 @@
+// API-key auth on the real server: every route class with no key, a wrong key and each valid
+// key; the open routes (/health, /ping, /docs + assets, /openapi.json, /tokenize, /detokenize,
+// legacy POST /abort_requests) without one. 401 bodies are exactly vLLM's {"error":"Unauthorized"}.
+
+import { defaultTestModel, SERVER_START_TIMEOUT_MS, startServer, TestServer } from '../helpers/server';
+
+const KEYS = ['e2e-key-one', 'e2e-key-two'];
+const model = defaultTestModel();
+const describeWithModel = model ? describe : describe.skip;
+
+interface Call {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: unknown;
+}
+
+function send(server: TestServer, call: Call, authorization?: string): Promise<Response> {
+  const headers: Record<string, string> = {};
+  if (authorization !== undefined) headers.authorization = authorization;
+  if (call.body !== undefined) headers['content-type'] = 'application/json';
+  return fetch(`${server.baseUrl}${call.path}`, {
+    method: call.method,
+    headers,
+    body: call.body === undefined ? undefined : JSON.stringify(call.body),
+  });
+}
+
+async function expectUnauthorized(res: Response): Promise<void> {
+  expect(res.status).toBe(401);
+  expect(await res.text()).toBe('{"error":"Unauthorized"}');
+}
+
+const GUARDED: Call[] = [
+  { method: 'GET', path: '/v1/models' },
+  { method: 'GET', path: '/version' },
+  { method: 'GET', path: '/metrics' },
+  { method: 'POST', path: '/v1/completions', body: { prompt: 'Once', max_tokens: 2 } },
+  { method: 'POST', path: '/v1/chat/completions', body: { messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 } },
+];
+
+const OPEN: Call[] = [
+  { method: 'GET', path: '/health' },
+  { method: 'GET', path: '/ping' },
+  { method: 'POST', path: '/ping' },
+  { method: 'GET', path: '/docs' },
+  { method: 'GET', path: '/docs/swagger-ui-bundle.js' },
+  { method: 'GET', path: '/docs/swagger-ui-init.js' },
+  { method: 'GET', path: '/openapi.json' },
+  // Open as in vLLM (outside its guarded /v1 prefixes); the tokenize module marks them @Public().
+  { method: 'POST', path: '/tokenize', body: { prompt: 'Once' } },
+  { method: 'POST', path: '/detokenize', body: { tokens: [1, 2] } },
+];
+
+describeWithModel('auth on a server with two --api-key values', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer(['--api-key', KEYS[0], '--api-key', KEYS[1]]);
+  }, SERVER_START_TIMEOUT_MS);
+  afterAll(() => server?.stop());
+
+  it.each(GUARDED.map((c) => [`${c.method} ${c.path}`, c] as const))('%s needs a key', async (_name, call) => {
+    await expectUnauthorized(await send(server, call));
+    await expectUnauthorized(await send(server, call, 'Bearer wrong-key'));
+    await expectUnauthorized(await send(server, call, KEYS[0])); // no scheme
+    await expectUnauthorized(await send(server, call, `Basic ${KEYS[0]}`));
+    for (const authorization of [`Bearer ${KEYS[0]}`, `bearer ${KEYS[1]}`, `BEARER ${KEYS[0]}`]) {
+      const res = await send(server, call, authorization);
+      expect(res.status).not.toBe(401);
+      expect(res.status).toBeLessThan(500);
+    }
+  });
+
+  it('answers the guarded foundation routes with 200 given a key', async () => {
+    for (const path of ['/v1/models', '/version', '/metrics']) {
+      expect((await send(server, { method: 'GET', path }, `Bearer ${KEYS[1]}`)).status).toBe(200);
+    }
+  });
+
+  it.each(OPEN.map((c) => [`${c.method} ${c.path}`, c] as const))('%s is open without a key', async (_name, call) => {
+    const res = await send(server, call);
+    expect(res.status).toBe(200);
+  });
+});
+
+describeWithModel('auth on a --tokens-only server', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer(['--tokens-only', '--api-key', KEYS[0]]);
+  }, SERVER_START_TIMEOUT_MS);
+  afterAll(() => server?.stop());
+
+  it('leaves the legacy POST /abort_requests open', async () => {
+    const res = await send(server, { method: 'POST', path: '/abort_requests', body: { request_ids: ['generate-tokens-none'] } });
+    expect(res.status).toBe(200);
+  });
+
+  it('guards /inference/v1/abort_requests and /inference/v1/generate', async () => {
+    const abort: Call = { method: 'POST', path: '/inference/v1/abort_requests', body: { request_ids: ['generate-tokens-none'] } };
+    await expectUnauthorized(await send(server, abort));
+    expect((await send(server, abort, `Bearer ${KEYS[0]}`)).status).toBe(200);
+    const generate: Call = { method: 'POST', path: '/inference/v1/generate', body: { token_ids: [1, 2], sampling_params: { max_tokens: 2 } } };
+    await expectUnauthorized(await send(server, generate));
+    expect((await send(server, generate, `Bearer ${KEYS[0]}`)).status).toBe(200);
+  });
+});
