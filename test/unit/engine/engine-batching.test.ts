@@ -99,6 +99,52 @@ describeModel('engine batching on stories260K', () => {
   });
 });
 
+describeModel('prompt logprobs and iteration stats', () => {
+  it('prompt logprobs are the same whether the prompt is prefilled in chunks or at once', async () => {
+    const model = await loadStories();
+    const text = 'Once upon a time there was a little girl named Lily. She loved to play outside in the sun with her dog Max.';
+    const prompt = model.tokenizer!.encode(text, { addSpecialTokens: true });
+    const run = async (budget: number) => {
+      const engine = await createInProcessEngine(model, engineOptions({ maxNumBatchedTokens: budget }));
+      const out = await finalOutput(engine, request(prompt, { prompt_logprobs: 2, max_tokens: 2 }));
+      await engine.shutdown();
+      return out.promptLogprobs!;
+    };
+    const chunked = await run(7);
+    const whole = await run(256);
+    expect(chunked).toHaveLength(prompt.length);
+    expect(chunked[0]).toBeNull();
+    chunked.slice(1).forEach((entry, i) => {
+      const ref = whole[i + 1]!;
+      expect(entry!.chosen.tokenId).toBe(prompt[i + 1]);
+      expect(entry!.chosen.logprob).toBeCloseTo(ref.chosen.logprob, 4);
+      expect(entry!.top.map((t) => t.tokenId)).toEqual(ref.top.map((t) => t.tokenId));
+    });
+  });
+
+  it('reports prompt/generation tokens, TTFT, ITL and finished-request stats per step', async () => {
+    const model = await loadStories();
+    const engine = await createInProcessEngine(model, engineOptions());
+    const stats: IterationStats[] = [];
+    engine.onIteration((s) => stats.push(s));
+    const ps = prompts(model, 3);
+    await Promise.all(ps.map((p) => finalOutput(engine, request(p, { max_tokens: 5 }))));
+    await engine.shutdown();
+    const sum = (f: (s: IterationStats) => number) => stats.reduce((acc, s) => acc + f(s), 0);
+    expect(sum((s) => s.promptTokens)).toBe(ps.reduce((a, p) => a + p.length, 0));
+    expect(sum((s) => s.generationTokens)).toBe(15);
+    expect(sum((s) => s.timeToFirstTokens.length)).toBe(3);
+    expect(sum((s) => s.interTokenLatencies.length)).toBe(12);
+    const finished = stats.flatMap((s) => s.finished);
+    expect(finished.map((f) => f.finishReason)).toEqual(['length', 'length', 'length']);
+    for (const f of finished) {
+      expect(f.generationTokens).toBe(5);
+      expect(f.e2eLatency).toBeGreaterThanOrEqual(f.inferenceTime);
+      expect(f.inferenceTime).toBeCloseTo(f.prefillTime + f.decodeTime, 6);
+    }
+  });
+});
+
 describeModel('engine under a tiny KV budget', () => {
   it('preempts and recomputes, giving the same greedy outputs', async () => {
     const model = await loadStories();
