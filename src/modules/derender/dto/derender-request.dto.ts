@@ -47,11 +47,33 @@ class DerenderBaseDto {
   model?: string | null;
 }
 
-export class DerenderCompletionRequestDto extends DerenderBaseDto {
+/** The whole-response form: `stream` false or absent. */
+class DerenderWholeBaseDto extends DerenderBaseDto {
   @BoolField({ description: 'false (or absent): derender whole responses.', default: false })
   @Check('isNotTrue', isNotTrue, 'stream must be false for this form')
   stream?: false | null;
+}
 
+/** The one-chunk form: `stream` true, a generate stream chunk and the carried state. */
+class DerenderStreamBaseDto extends DerenderBaseDto {
+  @BoolField({ description: 'true: derender one stream chunk.', required: true })
+  @Check('isTrue', isTrue, 'stream must be true for this form')
+  stream!: true;
+
+  @NestedField(() => GenerateStreamResponseDto, { required: true, description: 'One output_mode "tokens" SSE chunk of /inference/v1/generate.' })
+  generate_chunk!: GenerateStreamResponseDto;
+
+  @NestedField(() => DerenderStreamStateDto, { description: 'The stream_state of the previous call; null on the first.' })
+  stream_state?: DerenderStreamStateDto | null;
+
+  @IntField({ description: 'Prompt token count (usage).' })
+  prompt_tokens?: number | null;
+
+  @IntListField({ description: 'Prompt token ids: seed the detokenizer on the first chunk.' })
+  prompt_token_ids?: number[] | null;
+}
+
+export class DerenderCompletionRequestDto extends DerenderWholeBaseDto {
   @NestedField(() => GenerateResponseDto, { isArray: true, required: true, description: 'One output_mode "tokens" generate response per prompt, in render\'s order.' })
   generate_responses!: GenerateResponseDto[];
 
@@ -65,32 +87,12 @@ export class DerenderCompletionRequestDto extends DerenderBaseDto {
   completion_request?: Record<string, unknown> | null;
 }
 
-export class DerenderCompletionStreamRequestDto extends DerenderBaseDto {
-  @BoolField({ description: 'true: derender one stream chunk.', required: true })
-  @Check('isTrue', isTrue, 'stream must be true for this form')
-  stream!: true;
-
-  @NestedField(() => GenerateStreamResponseDto, { required: true, description: 'One output_mode "tokens" SSE chunk of /inference/v1/generate.' })
-  generate_chunk!: GenerateStreamResponseDto;
-
-  @NestedField(() => DerenderStreamStateDto, { description: 'The stream_state of the previous call; null on the first.' })
-  stream_state?: DerenderStreamStateDto | null;
-
-  @IntField({ description: 'Prompt token count (usage).' })
-  prompt_tokens?: number | null;
-
-  @IntListField({ description: 'Prompt token ids: seed the detokenizer on the first chunk.' })
-  prompt_token_ids?: number[] | null;
-
+export class DerenderCompletionStreamRequestDto extends DerenderStreamBaseDto {
   @ObjectField({ description: 'The original completion request from /render.' })
   completion_request?: Record<string, unknown> | null;
 }
 
-export class DerenderChatRequestDto extends DerenderBaseDto {
-  @BoolField({ description: 'false (or absent): derender a whole response.', default: false })
-  @Check('isNotTrue', isNotTrue, 'stream must be false for this form')
-  stream?: false | null;
-
+export class DerenderChatRequestDto extends DerenderWholeBaseDto {
   @NestedField(() => GenerateResponseDto, { required: true, description: 'The output_mode "tokens" generate response.' })
   generate_response!: GenerateResponseDto;
 
@@ -104,23 +106,7 @@ export class DerenderChatRequestDto extends DerenderBaseDto {
   chat_request?: Record<string, unknown> | null;
 }
 
-export class DerenderChatStreamRequestDto extends DerenderBaseDto {
-  @BoolField({ description: 'true: derender one stream chunk.', required: true })
-  @Check('isTrue', isTrue, 'stream must be true for this form')
-  stream!: true;
-
-  @NestedField(() => GenerateStreamResponseDto, { required: true, description: 'One output_mode "tokens" SSE chunk of /inference/v1/generate.' })
-  generate_chunk!: GenerateStreamResponseDto;
-
-  @NestedField(() => DerenderStreamStateDto, { description: 'The stream_state of the previous call; null on the first.' })
-  stream_state?: DerenderStreamStateDto | null;
-
-  @IntField({ description: 'Prompt token count (usage).' })
-  prompt_tokens?: number | null;
-
-  @IntListField({ description: 'Prompt token ids: seed the detokenizer on the first chunk.' })
-  prompt_token_ids?: number[] | null;
-
+export class DerenderChatStreamRequestDto extends DerenderStreamBaseDto {
   @ObjectField({ description: 'The original chat request from /render.' })
   chat_request?: Record<string, unknown> | null;
 }

@@ -13,7 +13,7 @@ import type {
   SchedulerStats,
 } from '../../../../src/engine/types';
 import { OUTPUT_KIND } from '../../../../src/engine/types';
-import type { ModelArchConfig, Tokenizer } from '../../../../src/model/types';
+import type { ChatTemplate, ModelArchConfig, Tokenizer } from '../../../../src/model/types';
 
 export interface FakeEngineOptions {
   tokenizer: Tokenizer | null;
@@ -25,6 +25,7 @@ export interface FakeEngineOptions {
   eosTokenIds?: number[];
   /** Delay between steps, to keep requests in flight (abort tests). */
   stepDelayMs?: number;
+  chatTemplate?: ChatTemplate | null;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -42,7 +43,7 @@ export class FakeEngine implements EngineClient {
   readonly maxModelLen: number;
   readonly maxNumSeqs: number;
   readonly tokenizer: Tokenizer | null;
-  readonly chatTemplate = null;
+  readonly chatTemplate: ChatTemplate | null;
   readonly eosTokenIds: number[];
   readonly generationDefaults = {};
   readonly requests: EngineRequest[] = [];
@@ -51,6 +52,7 @@ export class FakeEngine implements EngineClient {
 
   constructor(private readonly options: FakeEngineOptions) {
     this.tokenizer = options.tokenizer;
+    this.chatTemplate = options.chatTemplate ?? null;
     this.maxModelLen = options.maxModelLen ?? 256;
     this.maxNumSeqs = options.maxNumSeqs ?? 4;
     this.eosTokenIds = options.eosTokenIds ?? [];
