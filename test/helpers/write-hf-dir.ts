@@ -3,7 +3,7 @@
 // tokenizer.json / tokenizer_config.json converted from the GGUF vocabulary.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { f32ToF16 } from '../../src/model/gguf/half';
+import { encodeBF16, encodeF16 } from '../../src/model/gguf/quantize';
 import { loadGgufModel } from '../../src/model/gguf/load-gguf';
 import { ggufVocabToTokenizerJson } from '../../src/model/tokenizer';
 import type { ModelArchConfig, WeightTensor } from '../../src/model/types';
@@ -91,12 +91,7 @@ export function writeSafetensors(path: string, tensors: Array<{ name: string; te
 /** f32 -> F32/F16/BF16 bytes (BF16 rounds to nearest even, as torch does). */
 export function encode(values: Float32Array, dtype: SafetensorsDtype): Uint8Array {
   if (dtype === 'F32') return new Uint8Array(values.buffer.slice(values.byteOffset, values.byteOffset + values.byteLength));
-  const out = new Uint16Array(values.length);
-  const bits = new Uint32Array(values.buffer, values.byteOffset, values.length);
-  for (let i = 0; i < values.length; i++) {
-    out[i] = dtype === 'F16' ? f32ToF16(values[i]) : (bits[i] + 0x7fff + ((bits[i] >>> 16) & 1)) >>> 16;
-  }
-  return new Uint8Array(out.buffer);
+  return dtype === 'F16' ? encodeF16(values) : encodeBF16(values);
 }
 
 function writeJson(path: string, value: unknown): void {

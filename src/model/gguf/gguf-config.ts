@@ -1,6 +1,7 @@
 // ModelArchConfig from GGUF metadata (keys as written by llama.cpp's gguf-py, prefixed by the architecture).
 import type { Architecture, ModelArchConfig } from '../types';
 import type { GgufFile, GgufMetadata } from './gguf-file';
+import { ropeScalingFromFreqFactors } from './rope-freqs';
 
 const SUPPORTED: readonly Architecture[] = ['llama', 'qwen2'];
 
@@ -31,6 +32,7 @@ export function ggufArchConfig(file: GgufFile, ropeFreqFactors: Float32Array | n
   if (ropeDims !== headDim) {
     throw new Error(`${path}: partial rotary embeddings (rope.dimension_count ${ropeDims} < head size ${headDim}) are not supported`);
   }
+  const ropeTheta = num('rope.freq_base', 10000);
   const tensorNames = new Set(file.tensors.map((t) => t.name));
   const embedding = file.tensors.find((t) => t.name === 'token_embd.weight');
   const tokens = metadata['tokenizer.ggml.tokens'];
@@ -46,8 +48,8 @@ export function ggufArchConfig(file: GgufFile, ropeFreqFactors: Float32Array | n
     headDim,
     vocabSize,
     rmsNormEps: num('attention.layer_norm_rms_epsilon'),
-    ropeTheta: num('rope.freq_base', 10000),
-    ropeScaling: ropeScaling(metadata, architecture, ropeFreqFactors),
+    ropeTheta,
+    ropeScaling: ropeScaling(metadata, architecture, ropeFreqFactors, ropeTheta, headDim),
     maxPositionEmbeddings: num('context_length'),
     tieWordEmbeddings: !tensorNames.has('output.weight'),
     attentionBias: tensorNames.has('blk.0.attn_q.bias'),
@@ -59,10 +61,12 @@ function ropeScaling(
   metadata: GgufMetadata,
   arch: Architecture,
   ropeFreqFactors: Float32Array | null,
+  ropeTheta: number,
+  headDim: number,
 ): Record<string, unknown> | null {
   if (ropeFreqFactors) {
-    // llama.cpp divides each inverse frequency by these factors (Llama 3.1 "llama3" scaling, precomputed).
-    return { rope_type: 'freq_factors', freq_factors: Array.from(ropeFreqFactors) };
+    const scaling = ropeScalingFromFreqFactors(ropeFreqFactors, ropeTheta, headDim);
+    return scaling.rope_type === 'default' ? null : scaling;
   }
   const type = metadata[`${arch}.rope.scaling.type`];
   const factor = metadata[`${arch}.rope.scaling.factor`];

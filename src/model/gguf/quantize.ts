@@ -35,3 +35,14 @@ export function encodeF16(values: Float32Array): Uint8Array {
   }
   return out;
 }
+
+/** Little-endian bfloat16 encoding of `values`, rounding to nearest even (as ggml and torch do). */
+export function encodeBF16(values: Float32Array): Uint8Array {
+  const bits = new Uint32Array(values.buffer, values.byteOffset, values.length);
+  const out = new Uint16Array(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const b = bits[i];
+    out[i] = (b & 0x7fffffff) > 0x7f800000 ? (b >>> 16) | 0x40 : (b + 0x7fff + ((b >>> 16) & 1)) >>> 16; // keep NaN a NaN
+  }
+  return new Uint8Array(out.buffer);
+}

@@ -14,8 +14,8 @@ export interface HfTensorSource {
   values: () => Float32Array;
 }
 
-/** llama.cpp's general.file_type (LLAMA_FTYPE_ALL_F32 / MOSTLY_F16 / MOSTLY_Q8_0). */
-const FILE_TYPES: Record<GgufWriteType, number> = { f32: 0, f16: 1, q8_0: 7 };
+/** llama.cpp's general.file_type (LLAMA_FTYPE_ALL_F32 / MOSTLY_F16 / MOSTLY_Q8_0 / MOSTLY_BF16). */
+const FILE_TYPES: Record<GgufWriteType, number> = { f32: 0, f16: 1, q8_0: 7, bf16: 32 };
 
 export function archMetadata(config: ModelArchConfig, name: string, matrixType: GgufWriteType): Record<string, GgufTypedValue> {
   const a = config.architecture;

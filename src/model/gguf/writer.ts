@@ -2,7 +2,7 @@
 // tensor's data produced, encoded and written one at a time, so a large model streams to disk.
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { GGMLQuantizationType, GGUFValueType, serializeGgufMetadata, type GGUFTypedMetadata, type MetadataValue } from '@huggingface/gguf';
-import { encodeF16, quantizeQ8_0 } from './quantize';
+import { encodeBF16, encodeF16, quantizeQ8_0 } from './quantize';
 
 export { GGUFValueType } from '@huggingface/gguf';
 
@@ -13,7 +13,7 @@ export interface GgufTypedValue {
   subType?: GGUFValueType;
 }
 
-export type GgufWriteType = 'f32' | 'f16' | 'q8_0';
+export type GgufWriteType = 'f32' | 'f16' | 'bf16' | 'q8_0';
 
 export interface GgufTensorToWrite {
   /** GGUF name (e.g. blk.0.attn_q.weight). */
@@ -30,6 +30,7 @@ const ALIGNMENT = 32;
 const TYPE_IDS: Record<GgufWriteType, GGMLQuantizationType> = {
   f32: GGMLQuantizationType.F32,
   f16: GGMLQuantizationType.F16,
+  bf16: GGMLQuantizationType.BF16,
   q8_0: GGMLQuantizationType.Q8_0,
 };
 
@@ -75,6 +76,7 @@ export function writeGguf(path: string, metadata: Record<string, GgufTypedValue>
 
 function encode(values: Float32Array, type: GgufWriteType): Uint8Array {
   if (type === 'f32') return new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
+  if (type === 'bf16') return encodeBF16(values);
   return type === 'f16' ? encodeF16(values) : quantizeQ8_0(values);
 }
 
