@@ -1,0 +1,125 @@
+// EngineFrontend against a fake core connection (no model): routing of outputs,
+// abort on disconnect, rejected requests, and a dead core.
+
+import { EngineFrontend } from '../../../src/engine/engine-frontend';
+import { EngineDeadError, RequestValidationError } from '../../../src/engine/errors';
+import type { CoreConnection } from '../../../src/engine/core/protocol';
+import { defaultSamplingParams } from '../../../src/engine/sampling-params';
+import type { EngineRequest, RequestOutput } from '../../../src/engine/types';
+import type { LoadedModel, ModelArchConfig } from '../../../src/model/types';
+
+const config = { vocabSize: 100 } as ModelArchConfig;
+const model = {
+  source: 'fake',
+  config,
+  weights: null,
+  onnxPath: null,
+  tokenizer: null,
+  chatTemplate: null,
+  generationDefaults: {},
+  eosTokenIds: [2],
+  contextLength: 64,
+} satisfies LoadedModel;
+
+function setup() {
+  const added: EngineRequest[] = [];
+  const aborted: string[][] = [];
+  const connection: CoreConnection = {
+    info: { numBlocks: 8, blockSize: 4, maxModelLen: 32 },
+    add: (r) => added.push(r),
+    abort: (ids) => aborted.push(ids),
+    shutdown: async () => undefined,
+  };
+  const frontend = new EngineFrontend(model, { maxNumSeqs: 4, schedulingPolicy: 'fcfs' }, connection.info);
+  frontend.attach(connection);
+  return { frontend, added, aborted };
+}
+
+const req = (id: string, max_tokens = 4): EngineRequest => ({
+  requestId: id,
+  promptTokenIds: [1, 5, 6],
+  params: { ...defaultSamplingParams(), max_tokens },
+});
+
+function output(id: string, tokens: number[], finished: boolean): RequestOutput {
+  return {
+    requestId: id,
+    promptTokenIds: [1, 5, 6],
+    promptLogprobs: null,
+    outputs: [{ index: 0, text: '', tokenIds: tokens, cumulativeLogprob: null, logprobs: null, finishReason: finished ? 'length' : null, stopReason: null }],
+    finished,
+    numCachedTokens: 0,
+  };
+}
+
+const stats = { numRunning: 1, numWaiting: 0, kvCacheUsage: 0.25, numBlocks: 8, blockSize: 4 };
+
+describe('EngineFrontend', () => {
+  it('routes outputs to their request and ends the stream on the finished one', async () => {
+    const { frontend, added, aborted } = setup();
+    const it = frontend.generate(req('a'))[Symbol.asyncIterator]();
+    const first = it.next();
+    await Promise.resolve();
+    expect(added.map((r) => r.requestId)).toEqual(['a']);
+    expect(typeof added[0].arrivalTime).toBe('number');
+    frontend.handleEvent({ type: 'outputs', outputs: [output('a', [7], false), output('zzz', [1], false)], stats });
+    expect((await first).value.outputs[0].tokenIds).toEqual([7]);
+    expect(frontend.stats().kvCacheUsage).toBe(0.25);
+    frontend.handleEvent({ type: 'outputs', outputs: [output('a', [7, 8], true)], stats });
+    expect((await it.next()).value.finished).toBe(true);
+    expect((await it.next()).done).toBe(true);
+    expect(aborted).toEqual([]);
+  });
+
+  it('aborts the request when the consumer leaves early or the signal fires', async () => {
+    const { frontend, aborted } = setup();
+    const controller = new AbortController();
+    const it = frontend.generate(req('b'), controller.signal)[Symbol.asyncIterator]();
+    const pending = it.next();
+    await Promise.resolve();
+    controller.abort();
+    expect(aborted).toEqual([['b']]);
+    frontend.handleEvent({ type: 'outputs', outputs: [output('b', [], true)], stats });
+    expect((await pending).value.finished).toBe(true);
+
+    const it2 = frontend.generate(req('c'))[Symbol.asyncIterator]();
+    const p2 = it2.next();
+    await Promise.resolve();
+    frontend.handleEvent({ type: 'outputs', outputs: [output('c', [3], false)], stats });
+    await p2;
+    await it2.return!(undefined);
+    expect(aborted).toEqual([['b'], ['c']]);
+  });
+
+  it('validates before sending, and surfaces a core rejection as RequestValidationError', async () => {
+    const { frontend, added } = setup();
+    await expect(frontend.generate(req('d', 40))[Symbol.asyncIterator]().next()).rejects.toMatchObject({ param: 'max_tokens' });
+    expect(added).toEqual([]);
+    const pending = frontend.generate(req('e'))[Symbol.asyncIterator]().next();
+    await Promise.resolve();
+    frontend.handleEvent({ type: 'rejected', requestId: 'e', message: 'bad words', param: 'bad_words', name: 'RequestValidationError' });
+    await expect(pending).rejects.toThrow(RequestValidationError);
+  });
+
+  it('a dead core fails running requests and refuses new ones with EngineDeadError', async () => {
+    const { frontend } = setup();
+    const pending = frontend.generate(req('f'))[Symbol.asyncIterator]().next();
+    await Promise.resolve();
+    jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    frontend.handleEvent({ type: 'dead', error: 'engine worker exited (code 1)' });
+    await expect(pending).rejects.toThrow(EngineDeadError);
+    expect(frontend.health()).toEqual({ alive: false, error: 'engine worker exited (code 1)' });
+    await expect(frontend.generate(req('g'))[Symbol.asyncIterator]().next()).rejects.toThrow(EngineDeadError);
+  });
+
+  it('passes iteration stats to listeners until they unsubscribe', () => {
+    const { frontend } = setup();
+    const seen: number[] = [];
+    const off = frontend.onIteration((s) => seen.push(s.generationTokens));
+    const iteration = { promptTokens: 0, generationTokens: 3, timeToFirstTokens: [], interTokenLatencies: [], finished: [], numPreemptions: 0, prefixCacheQueries: 0, prefixCacheHits: 0 };
+    frontend.handleEvent({ type: 'iteration', stats: iteration });
+    off();
+    frontend.handleEvent({ type: 'iteration', stats: iteration });
+    expect(seen).toEqual([3]);
+  });
+});
