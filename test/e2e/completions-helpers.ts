@@ -1,11 +1,25 @@
 // Shared by the completions / chat / tokenize e2e files: one real server per file (stories260K
 // with a small ChatML-like template), an `openai` client on it, raw POST and metrics helpers.
 
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import OpenAI from 'openai';
-import { REPO_ROOT, SERVER_START_TIMEOUT_MS, defaultTestModel, startServer, type TestServer } from '../helpers/server';
+import OpenAI, { APIError } from 'openai';
+import { SERVER_START_TIMEOUT_MS, defaultTestModel, startServer, type TestServer } from '../helpers/server';
 
-export const CHAT_TEMPLATE = join(REPO_ROOT, 'test/fixtures/chatml-template.jinja');
+/** A small ChatML-like template that also prints documents and a `greeting` template kwarg. */
+export const CHAT_TEMPLATE_SOURCE = [
+  "{%- for message in messages -%}<|{{ message['role'] }}|>{{ message['content'] }}\n{% endfor -%}",
+  "{%- if documents -%}<|documents|>{% for d in documents %}{{ d['title'] }}: {{ d['text'] }} {% endfor %}\n{% endif -%}",
+  '{%- if greeting is defined -%}{{ greeting }}\n{% endif -%}',
+  '{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}',
+].join('');
+
+function writeChatTemplate(): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'ortllm-chat-')), 'chatml.jinja');
+  writeFileSync(path, CHAT_TEMPLATE_SOURCE);
+  return path;
+}
 export const HAVE_MODEL = defaultTestModel() !== null;
 export { SERVER_START_TIMEOUT_MS };
 
@@ -15,11 +29,14 @@ export interface Serving {
   /** Served model name (the model path, as no --served-model-name is given). */
   model: string;
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; json: any; text: string; headers: Headers }>;
-  metric(name: string): Promise<number>;
+  /** Sum of a metric's samples whose labels contain `labelMatch` (0 when there is none). */
+  metric(name: string, labelMatch?: string): Promise<number>;
+  /** Streams a request, drops the connection after the first chunks and waits for the engine to abort it. */
+  expectDisconnectAborts(path: string, body: Record<string, unknown>): Promise<void>;
 }
 
 export async function startServing(args: string[] = []): Promise<Serving> {
-  const server = await startServer(['--chat-template', CHAT_TEMPLATE, ...args]);
+  const server = await startServer(['--chat-template', writeChatTemplate(), ...args]);
   const client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
   const models = await client.models.list();
   const post: Serving['post'] = async (path, body, headers = {}) => {
@@ -37,13 +54,32 @@ export async function startServing(args: string[] = []): Promise<Serving> {
     }
     return { status: res.status, json, text, headers: res.headers };
   };
-  const metric = async (name: string): Promise<number> => {
+  const metric = async (name: string, labelMatch = ''): Promise<number> => {
     const text = await (await fetch(`${server.baseUrl}/metrics`)).text();
-    const line = text.split('\n').find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
-    if (!line) throw new Error(`metric ${name} not found`);
-    return Number(line.trim().split(/\s+/).pop());
+    return text
+      .split('\n')
+      .filter((l) => (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) && l.includes(labelMatch))
+      .reduce((sum, l) => sum + Number(l.trim().split(/\s+/).pop()), 0);
   };
-  return { server, client, model: models.data[0].id, post, metric };
+  const expectDisconnectAborts = async (path: string, body: Record<string, unknown>): Promise<void> => {
+    const aborted = () => metric('vllm:request_success_total', 'finished_reason="abort"');
+    const before = await aborted();
+    const controller = new AbortController();
+    const res = await fetch(`${server.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...body, stream: true }),
+      signal: controller.signal,
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    await reader.read();
+    await reader.read();
+    controller.abort();
+    await waitFor(async () => (await aborted()) === before + 1);
+    expect(await metric('vllm:num_requests_running')).toBe(0);
+  };
+  return { server, client, model: models.data[0].id, post, metric, expectDisconnectAborts };
 }
 
 /** Awaits a request expected to fail and checks vLLM's envelope fields. */
@@ -52,11 +88,11 @@ export async function expectApiError(
   status: number,
   param: string | null,
   type = status === 404 ? 'NotFoundError' : 'BadRequestError',
-): Promise<OpenAI.APIError> {
+): Promise<APIError> {
   try {
     await call;
   } catch (err) {
-    if (!(err instanceof OpenAI.APIError)) throw err;
+    if (!(err instanceof APIError)) throw err;
     expect({ status: err.status, param: err.param ?? null, type: err.type }).toEqual({ status, param, type });
     expect((err.error as { code?: unknown }).code).toBe(status);
     return err;

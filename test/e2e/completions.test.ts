@@ -1,7 +1,7 @@
 // /v1/completions against the real server on stories260K, through the official `openai` client.
 // Each field has a test that would fail if the server ignored it.
 
-import { HAVE_MODEL, SERVER_START_TIMEOUT_MS, expectApiError, sseFrames, startServing, waitFor, type Serving } from './completions-helpers';
+import { HAVE_MODEL, SERVER_START_TIMEOUT_MS, expectApiError, sseFrames, startServing, type Serving } from './completions-helpers';
 
 const PROMPT = 'Once upon a time';
 const maybe = HAVE_MODEL ? describe : describe.skip;
@@ -317,20 +317,7 @@ maybe('POST /v1/completions', () => {
     });
 
     it('a client that disconnects mid-stream aborts its request', async () => {
-      const controller = new AbortController();
-      const res = await fetch(`${s.server.baseUrl}/v1/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ prompt: PROMPT, max_tokens: 1500, ignore_eos: true, stream: true }),
-        signal: controller.signal,
-      });
-      const reader = res.body!.getReader();
-      await reader.read();
-      expect(await s.metric('vllm:num_requests_running')).toBe(1);
-      controller.abort();
-      await waitFor(async () => (await s.metric('vllm:num_requests_running')) === 0);
-      const aborted = await s.metric('vllm:request_success_total');
-      expect(aborted).toBeGreaterThanOrEqual(0);
+      await s.expectDisconnectAborts('/v1/completions', { prompt: PROMPT, max_tokens: 1500, ignore_eos: true });
     });
   });
 
