@@ -1,15 +1,16 @@
 // Builds the llama/qwen2 decoder as an ONNX graph whose KV cache lives OUTSIDE the graph.
 //
 // Why this shape: onnxruntime-node wraps inputs without copying but copies every fetched output
-// into a new JS buffer. So the runner owns the paged KV cache (one flat [slots, kvHeads*headDim]
-// array per layer and K/V) and feeds it as inputs; the graph gathers each sequence's past rows by
-// slot index, attends over past + new, and outputs only the logits rows asked for plus the new
-// tokens' K/V (one tensor for all layers), which the runner scatters into its blocks.
+// into a new JS buffer. So the runner owns the paged KV cache (one flat array per layer for K and
+// for V, viewed as [numBlocks, blockSize*kvDim]) and feeds it as inputs; the graph gathers each
+// sequence's past BLOCKS in block-table order (whole blocks: blockSize× fewer, contiguous copies
+// than gathering slot rows), attends over past + new, and outputs only the logits rows asked for
+// plus the new tokens' K/V (one tensor for all layers), which the runner scatters into its blocks.
 //
-// Inputs (B sequences, S new tokens each, P past slots each, padded; padding is masked):
-//   input_ids [B,S] int64, position_ids [B,S] int64, past_slots [B,P] int64,
-//   attn_mask [B,1,S,P+S] float (additive: 0 or -inf-ish), logits_rows [N] int64 (rows of B*S),
-//   cache_k.{l}, cache_v.{l} [slots, kvDim] float.
+// Inputs (B sequences, S new tokens each, NB past blocks each, padded; padding is masked):
+//   input_ids [B,S] int64, position_ids [B,S] int64, past_blocks [B,NB] int64,
+//   attn_mask [B,1,S,NB*blockSize+S] float (additive: 0 or very negative),
+//   logits_rows [N] int64 (rows of B*S), cache_k.{l}, cache_v.{l} [numBlocks, blockSize*kvDim].
 // Outputs: logits [N, vocab], new_kv [2*L*B, S, kvDim] (layer-major, K then V).
 //
 // Op choices (measured on the 2-core CPU box, see the runner's README notes in the report):
@@ -30,7 +31,7 @@ import { ModelArchConfig, ModelWeights } from '../types';
 export const DecoderInputs = {
   inputIds: 'input_ids',
   positionIds: 'position_ids',
-  pastSlots: 'past_slots',
+  pastBlocks: 'past_blocks',
   attnMask: 'attn_mask',
   logitsRows: 'logits_rows',
   cacheK: (layer: number) => `cache_k.${layer}`,
@@ -42,6 +43,8 @@ export const DecoderOutputs = { logits: 'logits', newKv: 'new_kv' } as const;
 export interface DecoderGraphOptions extends LinearOptions {
   /** Rows of the RoPE tables = the largest position + 1 the graph can see. */
   maxPositions: number;
+  /** Tokens per KV block (the cache inputs are [numBlocks, blockSize * kvDim]). */
+  blockSize: number;
 }
 
 export function buildDecoderGraph(config: ModelArchConfig, weights: ModelWeights, opts: DecoderGraphOptions): BuiltModel {
@@ -58,7 +61,8 @@ export function buildDecoderGraph(config: ModelArchConfig, weights: ModelWeights
 
   const inputIds = g.input(DecoderInputs.inputIds, i64, ['batch', 'seq']);
   const positionIds = g.input(DecoderInputs.positionIds, i64, ['batch', 'seq']);
-  const pastSlots = g.input(DecoderInputs.pastSlots, i64, ['batch', 'past']);
+  const pastBlocks = g.input(DecoderInputs.pastBlocks, i64, ['batch', 'past_blocks']);
+  const pastRowsShape = g.constInt64([0, -1, kvDim]);
   const attnMask = g.input(DecoderInputs.attnMask, f32, ['batch', 1, 'seq', 'total']);
   const logitsRows = g.input(DecoderInputs.logitsRows, i64, ['rows']);
 
@@ -110,10 +114,11 @@ export function buildDecoderGraph(config: ModelArchConfig, weights: ModelWeights
     const v3 = to3d(v);
     newKv.push(kRot, v3);
 
-    const pastK = g.op('Gather', [DecoderInputs.cacheK(l), pastSlots], { axis: attrInt(0) });
-    const pastV = g.op('Gather', [DecoderInputs.cacheV(l), pastSlots], { axis: attrInt(0) });
-    g.input(DecoderInputs.cacheK(l), f32, ['slots', kvDim]);
-    g.input(DecoderInputs.cacheV(l), f32, ['slots', kvDim]);
+    const blockElems = opts.blockSize * kvDim;
+    const past = (cache: string) =>
+      g.op('Reshape', [g.op('Gather', [g.input(cache, f32, ['blocks', blockElems]), pastBlocks], { axis: attrInt(0) }), pastRowsShape]);
+    const pastK = past(DecoderInputs.cacheK(l));
+    const pastV = past(DecoderInputs.cacheV(l));
     const keys = g.op('Concat', [pastK, kRot], { axis: attrInt(1) });
     const values = g.op('Concat', [pastV, v3], { axis: attrInt(1) });
     const attn = g.op('Attention', [qRot, keys, values, attnMask], {
@@ -165,12 +170,15 @@ export function buildDecoderGraph(config: ModelArchConfig, weights: ModelWeights
   g.output(DecoderOutputs.newKv, f32, ['kv_rows', 'seq', kvDim]);
 
   const picked = g.op('Gather', [normed, logitsRows], { axis: attrInt(0) });
-  const head = c.tieWordEmbeddings || !weights.has('lm_head.weight') ? null : requireWeight(weights, 'lm_head.weight');
-  if (head) checkLinear('lm_head.weight', head, c.hiddenSize, c.vocabSize);
-  // Tied embeddings share the Gather's initializer: Gemm(transB) reads [vocab, hidden] as is.
-  const logits = head
-    ? emitLinear(g, picked, 'lm_head.weight', [head], null, c.hiddenSize, opts)
-    : g.op('Gemm', [picked, embed], { transB: attrInt(1) });
+  const untied = !c.tieWordEmbeddings && weights.has('lm_head.weight');
+  const headTensor = untied ? requireWeight(weights, 'lm_head.weight') : embedTensor;
+  checkLinear(untied ? 'lm_head.weight' : embedName, headTensor, c.hiddenSize, c.vocabSize);
+  // A tied f32 head shares the embedding Gather's initializer: Gemm(transB) reads [vocab, hidden]
+  // as is. A quantized one (tied or not) stays quantized via emitLinear.
+  const logits =
+    untied || (headTensor.kind === 'quantized' && opts.keepQuantized)
+      ? emitLinear(g, picked, untied ? 'lm_head.weight' : 'lm_head.tied.weight', [headTensor], null, c.hiddenSize, opts)
+      : g.op('Gemm', [picked, embed], { transB: attrInt(1) });
   g.node('Identity', [logits], [DecoderOutputs.logits]);
   g.output(DecoderOutputs.logits, f32, ['rows', c.vocabSize]);
 

@@ -1,16 +1,97 @@
-// GGML blocks -> com.microsoft MatMulNBits (filled in with the quantized path).
-import { GraphBuilder } from './graph-builder';
+// GGML-quantized linear weights as com.microsoft MatMulNBits, which keeps them quantized in ORT
+// (B is [N, K/block, block*bits/8] — the same [out, in] row order as GGML) and dequantizes per
+// block inside the GEMM. Formats map exactly (checked against onnxruntime 1.30's CPU kernel):
+//   q4_0 -> 4 bits, block 32, default zero point 8
+//   q8_0 -> 8 bits, block 32, codes + 128, default zero point 128
+//   q4_k -> 4 bits, block 32, float zero points (dmin*m / (d*sc))
+//   q6_k -> 8 bits, block 16, uint8 zero point 32 (MatMulNBits has no 6-bit mode)
+import { GraphBuilder, attrInt } from './graph-builder';
+import { OnnxDataType } from './onnx-proto';
+import { unpackGgml, UnpackedQuant } from './ggml-unpack';
 import { WeightTensor } from '../types';
+import { concatArrays, elementCount } from './weights';
 
-/** Emits MatMulNBits for the weights, or returns null when their format cannot be represented exactly. */
+/**
+ * Emits y = x W^T (+ b) with MatMulNBits (one node per part when the parts' formats differ, as
+ * in Q4_K_M files), or returns null when some part cannot be represented exactly.
+ */
 export function quantizedLinear(
-  _g: GraphBuilder,
-  _x: string,
-  _name: string,
-  _parts: readonly WeightTensor[],
-  _bias: Float32Array | null,
-  _inFeatures: number,
-  _outFeatures: number,
+  g: GraphBuilder,
+  x: string,
+  name: string,
+  parts: readonly WeightTensor[],
+  bias: Float32Array | null,
+  inFeatures: number,
+  outFeatures: number,
+  accuracyLevel = 0,
 ): string | null {
-  return null;
+  const unpacked: UnpackedQuant[] = [];
+  for (const part of parts) {
+    if (part.kind !== 'quantized') return null;
+    const u = unpackGgml(part.format, part.data, elementCount(part.shape));
+    if (!u) return null;
+    unpacked.push(u);
+  }
+  const layout = (u: UnpackedQuant) => `${u.bits}/${u.blockSize}/${zeroPointKind(u)}`;
+  const sameLayout = unpacked.every((u) => layout(u) === layout(unpacked[0]));
+  let y: string;
+  if (sameLayout) {
+    y = emitMatMulNBits(g, x, name, mergeRows(unpacked), inFeatures, outFeatures, accuracyLevel);
+  } else {
+    const outs = unpacked.map((u, i) => emitMatMulNBits(g, x, `${name}.part${i}`, u, inFeatures, parts[i].shape[0], accuracyLevel));
+    y = g.op('Concat', outs, { axis: attrInt(-1) });
+  }
+  if (bias) y = g.op('Add', [y, g.initializer(`${name}.bias`, OnnxDataType.FLOAT, [outFeatures], bias)]);
+  return y;
+}
+
+function emitMatMulNBits(g: GraphBuilder, x: string, name: string, u: UnpackedQuant, k: number, n: number, accuracyLevel: number): string {
+  const blocksPerRow = k / u.blockSize;
+  const blobBytes = (u.blockSize * u.bits) / 8;
+  const packed = u.bits === 8 ? u.codes : packNibbles(u.codes);
+  const inputs = [
+    x,
+    g.initializer(`${name}.q`, OnnxDataType.UINT8, [n, blocksPerRow, blobBytes], packed),
+    g.initializer(`${name}.scales`, OnnxDataType.FLOAT, [n * blocksPerRow], u.scales),
+  ];
+  if (u.zeroPoints instanceof Float32Array) {
+    inputs.push(g.initializer(`${name}.zp`, OnnxDataType.FLOAT, [n * blocksPerRow], u.zeroPoints));
+  } else if (u.zeroPoints) {
+    inputs.push(g.initializer(`${name}.zp`, OnnxDataType.UINT8, [n * blocksPerRow], u.zeroPoints));
+  }
+  return g.op(
+    'MatMulNBits',
+    inputs,
+    { K: attrInt(k), N: attrInt(n), bits: attrInt(u.bits), block_size: attrInt(u.blockSize), accuracy_level: attrInt(accuracyLevel) },
+    'com.microsoft',
+  );
+}
+
+/** Two 4-bit codes per byte, even element in the low nibble (MatMulNBits' packing). */
+function packNibbles(codes: Uint8Array): Uint8Array {
+  const out = new Uint8Array(codes.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = codes[2 * i] | (codes[2 * i + 1] << 4);
+  return out;
+}
+
+function zeroPointKind(u: UnpackedQuant): string {
+  if (u.zeroPoints instanceof Float32Array) return 'f32';
+  return u.zeroPoints ? 'u8' : 'default';
+}
+
+/** Stacks unpacked parts row-wise (all with the same bits, block size and zero-point kind). */
+function mergeRows(parts: UnpackedQuant[]): UnpackedQuant {
+  if (parts.length === 1) return parts[0];
+  const concat = concatArrays;
+  const zps = parts.map((p) => p.zeroPoints);
+  let zeroPoints: UnpackedQuant['zeroPoints'] = null;
+  if (zps[0] instanceof Float32Array) zeroPoints = concat(zps as Float32Array[], (n) => new Float32Array(n));
+  else if (zps[0] instanceof Uint8Array) zeroPoints = concat(zps as Uint8Array[], (n) => new Uint8Array(n));
+  return {
+    bits: parts[0].bits,
+    blockSize: parts[0].blockSize,
+    codes: concat(parts.map((p) => p.codes), (n) => new Uint8Array(n)),
+    scales: concat(parts.map((p) => p.scales), (n) => new Float32Array(n)),
+    zeroPoints,
+  };
 }

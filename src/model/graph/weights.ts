@@ -27,22 +27,10 @@ export function checkLinear(name: string, tensor: WeightTensor, inFeatures: numb
   }
 }
 
-/** Concatenates byte ranges (rows of [out, in] tensors stacked along out). */
-export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+/** Concatenates typed arrays (rows of [out, in] tensors stacked along out, biases, …). */
+export function concatArrays<T extends Uint8Array | Float32Array>(parts: readonly T[], make: (length: number) => T): T {
   if (parts.length === 1) return parts[0];
-  const total = parts.reduce((n, p) => n + p.byteLength, 0);
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
-}
-
-export function concatF32(parts: readonly Float32Array[]): Float32Array {
-  if (parts.length === 1) return parts[0];
-  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  const out = make(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const p of parts) {
     out.set(p, at);
@@ -50,3 +38,5 @@ export function concatF32(parts: readonly Float32Array[]): Float32Array {
   }
   return out;
 }
+
+export const concatF32 = (parts: readonly Float32Array[]): Float32Array => concatArrays(parts, (n) => new Float32Array(n));

@@ -20,7 +20,7 @@ export async function createGraphRunner(model: LoadedModel, opts: GraphRunnerOpt
   const config = model.config;
   const maxPositions = Math.max(config.maxPositionEmbeddings, model.contextLength);
   const cache = new PagedKvCache(config, opts.blockSize, opts.numBlocks);
-  const built = buildDecoderGraph(config, model.weights, { maxPositions, keepQuantized: opts.keepQuantized ?? true });
+  const built = buildDecoderGraph(config, model.weights, { maxPositions, blockSize: opts.blockSize, keepQuantized: opts.keepQuantized ?? true });
   const session = await createSession(built, { device: opts.device, intraOpThreads: opts.intraOpThreads });
   return new GraphRunner(config, cache, session, maxPositions);
 }
@@ -39,7 +39,7 @@ class GraphRunner implements ModelRunner {
   ) {
     this.blockSize = cache.blockSize;
     this.numBlocks = cache.numBlocks;
-    const dims = [cache.numSlots, cache.rowSize];
+    const dims = [cache.numBlocks, cache.blockSize * cache.rowSize];
     for (let l = 0; l < config.numLayers; l++) {
       this.cacheFeeds[DecoderInputs.cacheK(l)] = new ort.Tensor('float32', cache.keys[l], dims);
       this.cacheFeeds[DecoderInputs.cacheV(l)] = new ort.Tensor('float32', cache.values[l], dims);
@@ -82,8 +82,8 @@ class GraphRunner implements ModelRunner {
       ...this.cacheFeeds,
       [DecoderInputs.inputIds]: new ort.Tensor('int64', inp.inputIds, [inp.batch, inp.seq]),
       [DecoderInputs.positionIds]: new ort.Tensor('int64', inp.positionIds, [inp.batch, inp.seq]),
-      [DecoderInputs.pastSlots]: new ort.Tensor('int64', inp.pastSlots, [inp.batch, inp.past]),
-      [DecoderInputs.attnMask]: new ort.Tensor('float32', inp.attnMask, [inp.batch, 1, inp.seq, inp.past + inp.seq]),
+      [DecoderInputs.pastBlocks]: new ort.Tensor('int64', inp.pastBlockIds, [inp.batch, inp.pastBlocks]),
+      [DecoderInputs.attnMask]: new ort.Tensor('float32', inp.attnMask, [inp.batch, 1, inp.seq, inp.pastBlocks * this.blockSize + inp.seq]),
       [DecoderInputs.logitsRows]: new ort.Tensor('int64', inp.logitsRows, [inp.logitsRows.length]),
     };
     const result = await this.session.run(feeds);

@@ -29,13 +29,18 @@ export class PagedKvCache {
     this.values = Array.from({ length: config.numLayers }, alloc);
   }
 
-  /** Cache row of `position` for a sequence with this block table. */
-  slot(blockTable: readonly number[], position: number): number {
+  /** The block holding `position` for a sequence with this block table (checked). */
+  block(blockTable: readonly number[], position: number): number {
     const block = blockTable[Math.floor(position / this.blockSize)];
-    if (block === undefined || block < 0 || block >= this.numBlocks) {
+    if (!Number.isInteger(block) || block < 0 || block >= this.numBlocks) {
       throw new Error(`block table [${blockTable.join(', ')}] does not cover position ${position} with valid blocks (numBlocks ${this.numBlocks})`);
     }
-    return block * this.blockSize + (position % this.blockSize);
+    return block;
+  }
+
+  /** Cache row of `position` for a sequence with this block table. */
+  slot(blockTable: readonly number[], position: number): number {
+    return this.block(blockTable, position) * this.blockSize + (position % this.blockSize);
   }
 
   copyBlocks(pairs: ReadonlyArray<readonly [number, number]>): void {

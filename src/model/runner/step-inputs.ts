@@ -9,10 +9,11 @@ const MASKED = -3.0e38;
 export interface StepInputs {
   batch: number;
   seq: number;
-  past: number;
+  /** Past blocks per sequence (padded); the graph sees past * blockSize past positions. */
+  pastBlocks: number;
   inputIds: BigInt64Array;
   positionIds: BigInt64Array;
-  pastSlots: BigInt64Array;
+  pastBlockIds: BigInt64Array;
   attnMask: Float32Array;
   logitsRows: BigInt64Array;
   /** Per sequence: index of its first row in the logits output and how many rows it has. */
@@ -22,11 +23,12 @@ export interface StepInputs {
 export function buildStepInputs(group: readonly StepSequence[], cache: PagedKvCache, maxPositions: number): StepInputs {
   const batch = group.length;
   const seq = Math.max(...group.map((s) => s.tokens.length));
-  const past = Math.max(...group.map((s) => s.positionOffset));
+  const pastBlocks = Math.max(...group.map((s) => Math.ceil(s.positionOffset / cache.blockSize)));
+  const past = pastBlocks * cache.blockSize;
   const total = past + seq;
   const inputIds = new BigInt64Array(batch * seq);
   const positionIds = new BigInt64Array(batch * seq);
-  const pastSlots = new BigInt64Array(batch * past);
+  const pastBlockIds = new BigInt64Array(batch * pastBlocks);
   const attnMask = new Float32Array(batch * seq * total).fill(MASKED);
   const rows: number[] = [];
   const logitsAt: StepInputs['logitsAt'] = [];
@@ -38,7 +40,9 @@ export function buildStepInputs(group: readonly StepSequence[], cache: PagedKvCa
     if (offset + n > maxPositions) {
       throw new Error(`position ${offset + n - 1} is beyond the model's ${maxPositions} positions`);
     }
-    for (let j = 0; j < offset; j++) pastSlots[b * past + j] = BigInt(cache.slot(s.blockTable, j));
+    const used = Math.ceil(offset / cache.blockSize);
+    for (let j = 0; j < used; j++) pastBlockIds[b * pastBlocks + j] = BigInt(cache.block(s.blockTable, j * cache.blockSize));
+    for (let i = 0; i < n; i++) cache.block(s.blockTable, offset + i); // the new tokens need blocks too
     for (let i = 0; i < seq; i++) {
       const row = b * seq + i;
       const real = i < n;
@@ -61,10 +65,10 @@ export function buildStepInputs(group: readonly StepSequence[], cache: PagedKvCa
   return {
     batch,
     seq,
-    past,
+    pastBlocks,
     inputIds,
     positionIds,
-    pastSlots,
+    pastBlockIds,
     attnMask,
     logitsRows: BigInt64Array.from(rows.map((r) => BigInt(r))),
     logitsAt,

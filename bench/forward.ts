@@ -1,0 +1,125 @@
+// `npm run bench:forward`: decode throughput of the model runner alone (no engine, no HTTP).
+// For each model, context length and batch size, every sequence sits at `context` tokens of past
+// (the KV contents do not change the cost, so the cache is not prefilled) and the runner decodes
+// one token per sequence per step. Also times one prefill of `context` tokens.
+//
+// Options: --models stories260K,100M  --contexts 128,512  --batches 1,8,32,64  --seconds 2
+//          --threads N (intra-op threads; default ORT's choice)
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createRunner } from '../src/model/runner';
+import { LoadedModel, ModelRunner } from '../src/model/types';
+import { llamaConfig, randomModel } from './random-llama';
+
+interface Args {
+  models: string[];
+  contexts: number[];
+  batches: number[];
+  seconds: number;
+  threads?: number;
+}
+
+const BLOCK_SIZE = 16;
+
+function parseArgs(argv: string[]): Args {
+  const get = (flag: string) => {
+    const i = argv.indexOf(flag);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const list = (flag: string, dflt: string) => (get(flag) ?? dflt).split(',').filter(Boolean);
+  const threads = get('--threads');
+  return {
+    models: list('--models', 'stories260K,100M'),
+    contexts: list('--contexts', '128,512').map(Number),
+    batches: list('--batches', '1,8,32,64').map(Number),
+    seconds: Number(get('--seconds') ?? 2),
+    threads: threads ? Number(threads) : undefined,
+  };
+}
+
+async function loadBenchModel(name: string): Promise<LoadedModel> {
+  if (name === '100M') {
+    return randomModel(llamaConfig({ hiddenSize: 768, intermediateSize: 2048, numLayers: 12, numHeads: 12, numKvHeads: 12, vocabSize: 32000, tieWordEmbeddings: false }));
+  }
+  if (name === 'stories260K') {
+    const path = resolve(__dirname, '../../../shared/models/stories260K.gguf');
+    const loaded = existsSync(path) ? await tryLoadGguf(path) : null;
+    if (loaded) return loaded;
+    console.warn(`(${path} not loadable: timing stories260K's shape with random weights; speed does not depend on the values)`);
+    return randomModel(llamaConfig({ hiddenSize: 64, intermediateSize: 172, numLayers: 5, numHeads: 8, numKvHeads: 4, vocabSize: 512 }));
+  }
+  throw new Error(`unknown bench model '${name}' (stories260K, 100M)`);
+}
+
+async function tryLoadGguf(path: string): Promise<LoadedModel | null> {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const { loadModel } = require('../src/model/load-model') as {
+      loadModel: (o: object) => Promise<LoadedModel>;
+    };
+    return await loadModel({ model: path, loadFormat: 'auto', loadWeights: true, skipTokenizer: true, chatTemplate: null, generationConfig: 'auto' });
+  } catch {
+    return null;
+  }
+}
+
+/** Runs `fn` until `seconds` have passed (at least `minRuns` times); returns runs per second. */
+async function rate(fn: () => Promise<unknown>, seconds: number, minRuns = 3): Promise<number> {
+  await fn(); // warm-up
+  const start = performance.now();
+  let runs = 0;
+  while (runs < minRuns || performance.now() - start < seconds * 1000) {
+    await fn();
+    runs++;
+  }
+  return runs / ((performance.now() - start) / 1000);
+}
+
+async function benchModel(name: string, args: Args): Promise<string[]> {
+  const model = await loadBenchModel(name);
+  const maxBatch = Math.max(...args.batches);
+  const maxContext = Math.max(...args.contexts);
+  const blocksPerSeq = Math.ceil((maxContext + 64) / BLOCK_SIZE);
+  const t0 = performance.now();
+  const runner: ModelRunner = await createRunner(model, {
+    blockSize: BLOCK_SIZE,
+    numBlocks: maxBatch * blocksPerSeq,
+    device: 'cpu',
+    intraOpThreads: args.threads,
+  });
+  const rows = [`${name}: runner created in ${((performance.now() - t0) / 1000).toFixed(1)} s`];
+  const table = (seq: number) => Array.from({ length: blocksPerSeq }, (_, i) => seq * blocksPerSeq + i);
+  try {
+    for (const context of args.contexts) {
+      const prompt = Array.from({ length: context }, (_, i) => (i * 31 + 1) % model.config.vocabSize);
+      const prefill = await rate(() => runner.step([{ tokens: prompt, positionOffset: 0, blockTable: table(0) }]), args.seconds, 1);
+      rows.push(row(name, context, 'prefill', prefill, context));
+      for (const batch of args.batches) {
+        const seqs = Array.from({ length: batch }, (_, s) => ({ tokens: [s + 2], positionOffset: context, blockTable: table(s) }));
+        const steps = await rate(() => runner.step(seqs), args.seconds);
+        rows.push(row(name, context, String(batch), steps, batch));
+      }
+    }
+  } finally {
+    await runner.dispose();
+  }
+  return rows;
+}
+
+function row(model: string, context: number, batch: string, stepsPerSec: number, tokensPerStep: number): string {
+  return [model.padEnd(12), String(context).padStart(7), batch.padStart(8), stepsPerSec.toFixed(2).padStart(10), (stepsPerSec * tokensPerStep).toFixed(1).padStart(10)].join(' ');
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  console.log(`forward bench: block size ${BLOCK_SIZE}, ${args.seconds} s per point, threads ${args.threads ?? 'ORT default'}`);
+  console.log(['model'.padEnd(12), 'context'.padStart(7), 'batch'.padStart(8), 'steps/s'.padStart(10), 'tokens/s'.padStart(10)].join(' '));
+  for (const name of args.models) {
+    for (const line of await benchModel(name, args)) console.log(line);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
