@@ -1,0 +1,219 @@
+// The serving layer without HTTP: request -> SamplingParams mapping (generation_config
+// defaults only for unsent fields), max_tokens resolution, prompt building and logprob shapes.
+
+import { RequestValidationError } from '../../../src/engine/errors';
+import type { EngineClient, EngineRequest, RequestOutput } from '../../../src/engine/types';
+import type { Tokenizer } from '../../../src/model/types';
+import { CompletionServing } from '../../../src/serving/completion-serving';
+import { prepareCompletionPrompts, truncateTokens } from '../../../src/serving/completion-prompts';
+import { mergeStreams } from '../../../src/serving/engine-stream';
+import { appendCompletionLogprobs, chatLogprobEntries, emptyCompletionLogprobs, tokenNamer } from '../../../src/serving/logprobs';
+import { resolveMaxTokens } from '../../../src/serving/max-tokens';
+import { buildSamplingParams } from '../../../src/serving/sampling-params';
+import { sentFields } from '../../../src/serving/sampling-request';
+import type { ServingOptions } from '../../../src/serving/serving-options';
+import { FAKE_ARCH } from '../../helpers/fake-engine';
+
+/** A character-level tokenizer: id = char code + 10, BOS = 1. */
+const charTokenizer: Tokenizer = {
+  vocabSize: 512,
+  bosTokenId: 1,
+  eosTokenId: 2,
+  padTokenId: null,
+  bosToken: '<s>',
+  eosToken: '</s>',
+  encode: (text, opts) => [...(opts?.addSpecialTokens === false ? [] : [1]), ...[...text].map((c) => c.charCodeAt(0) + 10)],
+  decode: (ids) => ids.filter((id) => id >= 10).map((id) => String.fromCharCode(id - 10)).join(''),
+  tokenBytes: (id) => new TextEncoder().encode(id >= 10 ? String.fromCharCode(id - 10) : `<${id}>`),
+  idToToken: (id) => String(id),
+  isSpecial: (id) => id < 10,
+};
+
+const OPTS: ServingOptions = {
+  servedModelNames: ['m'],
+  returnTokensAsTokenIds: false,
+  enablePromptTokensDetails: true,
+  enableForceIncludeUsage: false,
+  responseRole: 'assistant',
+  trustRequestChatTemplate: false,
+  maxLogprobs: 20,
+};
+
+function fakeEngine(generationDefaults: Record<string, number> = {}) {
+  const requests: EngineRequest[] = [];
+  const engine = {
+    modelConfig: FAKE_ARCH,
+    maxModelLen: 64,
+    maxNumSeqs: 8,
+    tokenizer: charTokenizer,
+    chatTemplate: null,
+    eosTokenIds: [2],
+    generationDefaults,
+    generate(request: EngineRequest): AsyncIterable<RequestOutput> {
+      requests.push(request);
+      return (async function* () {
+        yield {
+          requestId: request.requestId,
+          promptTokenIds: request.promptTokenIds,
+          promptLogprobs: null,
+          outputs: [{ index: 0, text: 'ab', tokenIds: [107, 108], cumulativeLogprob: null, logprobs: null, finishReason: 'length', stopReason: null }],
+          finished: true,
+          numCachedTokens: 3,
+        } satisfies RequestOutput;
+      })();
+    },
+  } as unknown as EngineClient;
+  return { engine, requests };
+}
+
+const ctx = (over: Partial<Parameters<typeof buildSamplingParams>[1]> = {}) => ({
+  sent: new Set<string>(),
+  generationDefaults: {},
+  maxTokens: 16,
+  logprobs: null,
+  vocabSize: 512,
+  maxNumSeqs: 8,
+  maxLogprobs: 20,
+  stream: false,
+  ...over,
+});
+
+describe('buildSamplingParams', () => {
+  it('applies generation_config defaults only to fields the caller did not send', () => {
+    const defaults = { temperature: 0.6, top_p: 0.9, top_k: 20, repetition_penalty: 1.1 };
+    const body = { temperature: 0.2, top_k: null };
+    const p = buildSamplingParams(body, ctx({ sent: sentFields(body), generationDefaults: defaults }));
+    expect(p).toMatchObject({ temperature: 0.2, top_p: 0.9, top_k: 20, repetition_penalty: 1.1, max_tokens: 16 });
+    const plain = buildSamplingParams({}, ctx());
+    expect(plain).toMatchObject({ temperature: 1, top_p: 1, top_k: 0, repetition_penalty: 1 });
+  });
+
+  it('renames params for chat (logprobs -> top_logprobs, max_tokens -> max_completion_tokens)', () => {
+    const run = () => buildSamplingParams({}, ctx({ logprobs: 30, paramNames: { logprobs: 'top_logprobs' } }));
+    expect(run).toThrow(RequestValidationError);
+    try {
+      run();
+    } catch (err) {
+      expect((err as RequestValidationError).param).toBe('top_logprobs');
+    }
+  });
+
+  it('streams ask for deltas, others for the final output only', () => {
+    expect(buildSamplingParams({}, ctx({ stream: true })).output_kind).toBe(1);
+    expect(buildSamplingParams({}, ctx()).output_kind).toBe(2);
+  });
+});
+
+describe('resolveMaxTokens', () => {
+  const base = { param: 'max_tokens' as const, endpointDefault: 16, generationConfigMax: null, promptLength: 10, maxModelLen: 64, promptParam: 'prompt' };
+  it('uses the endpoint default, capped by the room left and generation_config max_new_tokens', () => {
+    expect(resolveMaxTokens({ ...base, requested: null })).toBe(16);
+    expect(resolveMaxTokens({ ...base, requested: null, promptLength: 60 })).toBe(4);
+    expect(resolveMaxTokens({ ...base, requested: 30, generationConfigMax: 8 })).toBe(8);
+    expect(resolveMaxTokens({ ...base, requested: null, endpointDefault: null })).toBe(54);
+  });
+  it('names both numbers when the request does not fit', () => {
+    expect(() => resolveMaxTokens({ ...base, requested: 60 })).toThrow(
+      "'max_tokens' or 'max_completion_tokens' is too large: 60. This model's maximum context length is 64 tokens and your request has 10 input tokens (60 > 64 - 10).",
+    );
+    expect(() => resolveMaxTokens({ ...base, requested: 1, promptLength: 64 })).toThrow(/maximum context length is 64 tokens.*64 input tokens/);
+  });
+});
+
+describe('completion prompts', () => {
+  const opts = { addSpecialTokens: true, truncatePromptTokens: null, truncationSide: null, maxModelLen: 64, vocabSize: 512 };
+  it('accepts the four prompt forms', () => {
+    expect(prepareCompletionPrompts('ab', charTokenizer, opts)).toEqual([{ text: 'ab', tokenIds: [1, 107, 108] }]);
+    expect(prepareCompletionPrompts(['a', 'b'], charTokenizer, opts).map((p) => p.tokenIds)).toEqual([[1, 107], [1, 108]]);
+    expect(prepareCompletionPrompts([5, 6], charTokenizer, opts)).toEqual([{ text: null, tokenIds: [5, 6] }]);
+    expect(prepareCompletionPrompts([[5], [6, 7]], charTokenizer, opts).map((p) => p.tokenIds)).toEqual([[5], [6, 7]]);
+  });
+  it('truncates from the left by default, from the right on request, -1 = max_model_len', () => {
+    expect(truncateTokens([1, 2, 3, 4], 2, null)).toEqual([3, 4]);
+    expect(truncateTokens([1, 2, 3, 4], 2, 'right')).toEqual([1, 2]);
+    const long = prepareCompletionPrompts('x'.repeat(100), charTokenizer, { ...opts, truncatePromptTokens: -1 });
+    expect(long[0].tokenIds).toHaveLength(64);
+    expect(long[0].text).toBeNull();
+  });
+  it('refuses empty prompts and out-of-vocabulary ids with param prompt', () => {
+    for (const bad of [[], [[]], [600], '']) {
+      const o = bad === '' ? { ...opts, addSpecialTokens: false } : opts;
+      expect(() => prepareCompletionPrompts(bad, charTokenizer, o)).toThrow(RequestValidationError);
+    }
+  });
+});
+
+describe('logprob formatting', () => {
+  const position = (chosen: number, top: number[]) => ({
+    chosen: { tokenId: chosen, logprob: -0.5, rank: 1 },
+    top: top.map((tokenId, i) => ({ tokenId, logprob: -0.5 - i, rank: i + 1 })),
+  });
+  it('completions: offsets continue across tokens, top has the sampled token plus the top n', () => {
+    const out = emptyCompletionLogprobs();
+    const end = appendCompletionLogprobs(out, [107, 108], [position(107, [107, 109]), position(108, [110, 111])], 1, tokenNamer(charTokenizer, false), 4);
+    expect(out.tokens).toEqual(['a', 'b']);
+    expect(out.text_offset).toEqual([4, 5]);
+    expect(end).toBe(6);
+    expect(out.top_logprobs[0]).toEqual({ a: -0.5, c: -1.5 });
+    expect(Object.keys(out.top_logprobs[1]!)).toEqual(['b', 'd']);
+  });
+  it('chat: bytes and top_logprobs in rank order; token_id:N names', () => {
+    const [entry] = chatLogprobEntries([position(107, [109, 107])], 2, tokenNamer(charTokenizer, true));
+    expect(entry).toEqual({
+      token: 'token_id:107', logprob: -0.5, bytes: [...Buffer.from('token_id:107')],
+      top_logprobs: [
+        { token: 'token_id:109', logprob: -0.5, bytes: [...Buffer.from('token_id:109')] },
+        { token: 'token_id:107', logprob: -1.5, bytes: [...Buffer.from('token_id:107')] },
+      ],
+    });
+  });
+});
+
+describe('CompletionServing', () => {
+  it('sends generation_config defaults for unsent fields and the caller\'s values for sent ones', async () => {
+    const { engine, requests } = fakeEngine({ temperature: 0.3, max_new_tokens: 5 });
+    const serving = new CompletionServing(engine, OPTS);
+    const prep = serving.prepare({ prompt: 'ab', top_p: 0.5, cache_salt: 's', priority: 0 }, 'rid');
+    const response = await serving.complete(prep);
+    expect(requests[0]).toMatchObject({ requestId: 'cmpl-rid', promptTokenIds: [1, 107, 108], cacheSalt: 's' });
+    expect(requests[0].params).toMatchObject({ temperature: 0.3, top_p: 0.5, max_tokens: 5 });
+    expect(response).toMatchObject({
+      id: 'cmpl-rid',
+      model: 'm',
+      choices: [{ index: 0, text: 'ab', finish_reason: 'length' }],
+      usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5, prompt_tokens_details: { cached_tokens: 3 } },
+    });
+  });
+
+  it('gives each prompt of a list its own engine request and choice index', async () => {
+    const { engine, requests } = fakeEngine();
+    const serving = new CompletionServing(engine, OPTS);
+    const response = await serving.complete(serving.prepare({ prompt: ['a', 'b'], n: 1 }, 'x'));
+    expect(requests.map((r) => r.requestId)).toEqual(['cmpl-x-0', 'cmpl-x-1']);
+    expect(response.choices.map((c) => c.index)).toEqual([0, 1]);
+    expect(response.usage.prompt_tokens).toBe(4);
+  });
+});
+
+describe('mergeStreams', () => {
+  it('interleaves sources and closes all of them when the consumer stops', async () => {
+    const closed: number[] = [];
+    const source = (id: number, n: number) =>
+      (async function* () {
+        try {
+          for (let i = 0; i < n; i++) {
+            await new Promise((r) => setTimeout(r, 1));
+            yield `${id}:${i}`;
+          }
+        } finally {
+          closed.push(id);
+        }
+      })();
+    const seen: string[] = [];
+    for await (const { item } of mergeStreams([source(0, 3), source(1, 3)])) seen.push(item);
+    expect(seen.sort()).toEqual(['0:0', '0:1', '0:2', '1:0', '1:1', '1:2']);
+    closed.length = 0;
+    for await (const _ of mergeStreams([source(0, 5), source(1, 5)])) break;
+    expect(closed.sort()).toEqual([0, 1]);
+  });
+});
