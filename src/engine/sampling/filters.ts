@@ -9,6 +9,7 @@
 import type { SamplingParams } from '../types';
 import { selectThresholdIndex } from './threshold-select';
 import type { SamplingWorkspace } from './workspace';
+import { expNonPositive } from './fast-exp';
 
 /**
  * Turns processed logits in ws.scores[0..V) into sampling weights in ws.weights[0..V)
@@ -50,7 +51,7 @@ export function computeSamplingWeights(
 
   let total = 0;
   for (let i = 0; i < V; i++) {
-    const w = Math.exp(scores[i] - max);
+    const w = expNonPositive(scores[i] - max);
     weights[i] = w;
     total += w;
   }

@@ -4,6 +4,7 @@
 // `batched_count_greater_than`); top entries get ranks 1..k by position, as in vLLM.
 
 import type { PositionLogprobs, TokenLogprob } from '../types';
+import { expNonPositive } from './fast-exp';
 
 /** log(sum(exp(row))) over `row[offset .. offset+n)`, computed stably. */
 export function logSumExp(row: Float32Array, offset: number, n: number): number {
@@ -14,7 +15,7 @@ export function logSumExp(row: Float32Array, offset: number, n: number): number 
   }
   if (max === -Infinity) return -Infinity;
   let sum = 0;
-  for (let i = 0; i < n; i++) sum += Math.exp(row[offset + i] - max);
+  for (let i = 0; i < n; i++) sum += expNonPositive(row[offset + i] - max);
   return max + Math.log(sum);
 }
 
