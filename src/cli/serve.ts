@@ -6,8 +6,11 @@ import { Logger } from '@nestjs/common';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../app-factory';
 import { reportedModelName, ServerConfig } from '../config/server-config';
+import { EngineService } from '../modules/engine/engine.service';
 
 const ALL_INTERFACES = '0.0.0.0';
+/** How long the engine gets to stop once the shutdown timeout has passed. */
+const ENGINE_STOP_GRACE_MS = 10_000;
 
 export async function serve(config: ServerConfig): Promise<void> {
   const logger = new Logger('ortllm');
@@ -28,8 +31,12 @@ export async function serve(config: ServerConfig): Promise<void> {
     stopping = true;
     logger.log(`${signal}: no new connections; waiting up to ${config.shutdownTimeoutSeconds}s for requests in flight`);
     const deadline = setTimeout(() => {
-      logger.warn('requests still in flight after the shutdown timeout: exiting');
-      process.exit(0);
+      // Stop the engine first: its in-flight streams end with an error frame, and exiting while
+      // the worker thread is inside onnxruntime would abort the process instead of exiting 0.
+      logger.warn('requests still in flight after the shutdown timeout: stopping the engine');
+      const exit = (): never => process.exit(0);
+      setTimeout(exit, ENGINE_STOP_GRACE_MS).unref();
+      app.get(EngineService).shutdown().then(exit, exit);
     }, config.shutdownTimeoutSeconds * 1000);
     deadline.unref();
     app.close().then(

@@ -1,0 +1,73 @@
+// Graceful shutdown of the real server: on SIGTERM it stops accepting connections, lets the
+// in-flight stream finish, and exits 0; with --shutdown-timeout the wait is bounded (the engine
+// is then stopped and the stream ends with an error frame).
+
+import { get } from 'node:http';
+import { defaultTestModel, SERVER_START_TIMEOUT_MS, startServer, TestServer } from '../helpers/server';
+
+const model = defaultTestModel();
+const describeWithModel = model ? describe : describe.skip;
+
+/** Starts a long streaming completion; resolves once the first frame arrived. */
+async function startLongStream(server: TestServer, maxTokens: number): Promise<{ rest: Promise<string> }> {
+  const res = await fetch(`${server.baseUrl}/v1/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ prompt: 'Once upon a time', max_tokens: maxTokens, ignore_eos: true, stream: true }),
+  });
+  expect(res.status).toBe(200);
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  while (!text.includes('data: ')) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+  }
+  const rest = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+      if (done) return text;
+      text += decoder.decode(value, { stream: true });
+    }
+  })();
+  return { rest };
+}
+
+/** A request on a brand-new connection (no keep-alive reuse): resolves to the status or the error code. */
+function freshConnection(baseUrl: string): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = get(`${baseUrl}/health`, { agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+  });
+}
+
+describeWithModel('graceful shutdown', () => {
+  it('finishes the in-flight stream, refuses new connections, exits 0', async () => {
+    const server = await startServer();
+    const { rest } = await startLongStream(server, 400);
+    const exit = server.stop('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await freshConnection(server.baseUrl)).toBe('ECONNREFUSED');
+    const text = await rest;
+    expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+    expect(text).toContain('"finish_reason":"length"');
+    expect(await exit).toBe(0);
+    expect(server.output()).toContain('SIGTERM');
+  }, SERVER_START_TIMEOUT_MS);
+
+  it('bounds the wait with --shutdown-timeout', async () => {
+    const server = await startServer(['--shutdown-timeout', '1']);
+    const { rest } = await startLongStream(server, 2000);
+    const started = Date.now();
+    expect(await server.stop('SIGTERM')).toBe(0);
+    expect(Date.now() - started).toBeLessThan(5000);
+    // The engine was stopped under the request: it ends with an error frame, not a length finish.
+    const text = await rest;
+    expect(text).toContain('"error":{');
+    expect(text).not.toContain('"finish_reason":"length"');
+  }, SERVER_START_TIMEOUT_MS);
+});
