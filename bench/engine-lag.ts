@@ -73,7 +73,7 @@ async function main(): Promise<void> {
     JSON.stringify(
       {
         mode: values['in-process'] ? 'in-process' : 'worker',
-        intraOpThreads: values.threads ?? 'ORT default',
+        intraOpThreads: values.threads ?? 'engine default (cores - 1)',
         requests: numRequests,
         concurrency,
         maxTokens,

@@ -179,7 +179,7 @@ export interface EngineOptions {
   blockSize: number;
   enablePrefixCaching: boolean;
   device: 'cpu' | 'cuda';
-  /** ORT intra-op threads; null = ORT default. */
+  /** ORT intra-op threads; null = every core but one, which stays with the HTTP thread. */
   intraOpThreads: number | null;
   /** Run the engine core in a worker_thread (default true; tests may run it in-process). */
   useWorker: boolean;
