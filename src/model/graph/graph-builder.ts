@@ -33,7 +33,11 @@ export class GraphBuilder {
   private readonly external: ExternalDataFile[] = [];
   private counter = 0;
 
-  constructor(private readonly graphName: string) {}
+  /** inlineLimitBytes: initializers above this size go to external data (Infinity: all inline, for writing a file). */
+  constructor(
+    private readonly graphName: string,
+    private readonly inlineLimitBytes = INLINE_LIMIT_BYTES,
+  ) {}
 
   /** A fresh value name with a readable prefix. */
   fresh(prefix: string): string {
@@ -52,7 +56,7 @@ export class GraphBuilder {
 
   initializer(name: string, type: OnnxDataTypeId, dims: number[], data: ArrayBufferView): string {
     const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-    if (bytes.byteLength <= INLINE_LIMIT_BYTES) {
+    if (bytes.byteLength <= this.inlineLimitBytes) {
       this.initializers.push({ name, dims, dataType: type, rawData: bytes });
       return name;
     }

@@ -1,10 +1,12 @@
 // Entry point of the model runner: picks the built-graph runner or the ONNX-export runner.
 import { LoadedModel, ModelRunner, RunnerOptions } from '../types';
+import { createExportRunner } from './export-runner';
 import { createGraphRunner } from './graph-runner';
 
 export { kvBytesPerBlock } from './kv-cache';
 
 export async function createRunner(model: LoadedModel, opts: RunnerOptions): Promise<ModelRunner> {
   if (model.weights) return createGraphRunner(model, opts);
+  if (model.onnxPath) return createExportRunner(model, opts);
   throw new Error(`model ${model.source}: no weights to build a graph from, and no ONNX file`);
 }
