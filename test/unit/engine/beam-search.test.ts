@@ -14,7 +14,7 @@ const tokenizer = {
     ids.filter((id) => !(opts?.skipSpecialTokens !== false && id <= 2)).map((id) => LETTERS[id]).join(''),
 } as unknown as Tokenizer;
 
-type Script = (tokens: readonly number[]) => Record<number, number>;
+type Script = (tokens: readonly number[]) => Partial<Record<number, number>>;
 
 function fakeEngine(script: Script) {
   const requests: EngineRequest[] = [];
@@ -26,7 +26,7 @@ function fakeEngine(script: Script) {
       requests.push(request);
       const probs = script(request.promptTokenIds);
       const entries = Object.entries(probs)
-        .map(([id, p]) => ({ tokenId: Number(id), logprob: Math.log(p) }))
+        .map(([id, p]) => ({ tokenId: Number(id), logprob: Math.log(p!) }))
         .sort((a, b) => b.logprob - a.logprob)
         .map((e, i) => ({ ...e, rank: i + 1 }))
         .slice(0, request.params.logprobs!);
