@@ -6,7 +6,7 @@ import { EngineDeadError, RequestValidationError } from './errors';
 import { encodeBadWords } from './sampling';
 import { OutputStream } from './output-stream';
 import type { CoreConnection, CoreEvent } from './core/protocol';
-import { validateEngineRequest, type EngineLimits } from './core/validate-request';
+import { engineLimits, validateEngineRequest, type EngineLimits } from './core/validate-request';
 import type { EngineClient, EngineHealth, EngineRequest, IterationStats, RequestOutput, SchedulerStats } from './types';
 import type { ChatTemplate, GenerationDefaults, LoadedModel, ModelArchConfig, Tokenizer } from '../model/types';
 
@@ -33,13 +33,7 @@ export class EngineFrontend implements EngineClient {
     this.chatTemplate = model.chatTemplate;
     this.eosTokenIds = model.eosTokenIds;
     this.generationDefaults = model.generationDefaults;
-    this.limits = {
-      maxModelLen: info.maxModelLen,
-      maxNumSeqs: options.maxNumSeqs,
-      vocabSize: model.config.vocabSize,
-      schedulingPolicy: options.schedulingPolicy,
-      kvCapacityTokens: info.numBlocks * info.blockSize,
-    };
+    this.limits = engineLimits(info, options, model.config.vocabSize);
     this.latestStats = { numRunning: 0, numWaiting: 0, kvCacheUsage: 0, numBlocks: info.numBlocks, blockSize: info.blockSize };
   }
 

@@ -11,7 +11,7 @@ import { KvCacheManager } from './kv-cache-manager';
 import { RequestState, type CompletionState } from './request-state';
 import { Scheduler, type SchedulePlan, type SchedulingPolicy } from './scheduler';
 import { Sequence } from './sequence';
-import { effectiveMaxTokens, validateEngineRequest, type EngineLimits } from './validate-request';
+import { effectiveMaxTokens, engineLimits, validateEngineRequest, type EngineLimits } from './validate-request';
 
 export interface EngineCoreConfig {
   maxModelLen: number;
@@ -52,13 +52,11 @@ export class EngineCore {
       { maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, policy: config.schedulingPolicy },
       this.kv,
     );
-    this.limits = {
-      maxModelLen: config.maxModelLen,
-      maxNumSeqs: config.maxNumSeqs,
-      vocabSize: runner.config.vocabSize,
-      schedulingPolicy: config.schedulingPolicy,
-      kvCapacityTokens: runner.numBlocks * runner.blockSize,
-    };
+    this.limits = engineLimits(
+      { maxModelLen: config.maxModelLen, numBlocks: runner.numBlocks, blockSize: runner.blockSize },
+      { maxNumSeqs: config.maxNumSeqs, schedulingPolicy: config.schedulingPolicy },
+      runner.config.vocabSize,
+    );
   }
 
   hasWork(): boolean {

@@ -14,6 +14,20 @@ export interface EngineLimits {
   kvCapacityTokens: number;
 }
 
+export function engineLimits(
+  core: { maxModelLen: number; numBlocks: number; blockSize: number },
+  options: { maxNumSeqs: number; schedulingPolicy: 'fcfs' | 'priority' },
+  vocabSize: number,
+): EngineLimits {
+  return {
+    maxModelLen: core.maxModelLen,
+    maxNumSeqs: options.maxNumSeqs,
+    vocabSize,
+    schedulingPolicy: options.schedulingPolicy,
+    kvCapacityTokens: core.numBlocks * core.blockSize,
+  };
+}
+
 /** Output tokens the request may generate: max_tokens, or up to the context limit when null. */
 export function effectiveMaxTokens(request: EngineRequest, maxModelLen: number): number {
   const room = maxModelLen - request.promptTokenIds.length;
