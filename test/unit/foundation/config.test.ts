@@ -166,3 +166,12 @@ describe('ortllm serve flags', () => {
     expect(invalid.stderr).toMatch(/--port must be 0..65535/);
   });
 });
+
+describe('README', () => {
+  it('documents every serve flag', () => {
+    const { readFileSync } = require('node:fs') as typeof import('node:fs');
+    const readme = readFileSync(require('node:path').join(__dirname, '../../../README.md'), 'utf8');
+    const { SERVER_FLAGS } = require('../../../src/config/server-flags') as typeof import('../../../src/config/server-flags');
+    for (const spec of SERVER_FLAGS) expect([spec.flags, readme.includes(`\`${spec.flags}\``)]).toEqual([spec.flags, true]);
+  });
+});
