@@ -1,6 +1,9 @@
 // ServerConfig: defaults, flag parsing (commander), validation, the mapping onto EngineOptions.
 
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { runProgram } from '../../../src/cli/program';
+import { SERVER_FLAGS } from '../../../src/config/server-flags';
 import { ConfigError, resolveServerConfig, ServerConfig, toEngineOptions } from '../../../src/config/server-config';
 import { parseByteSize, parseHumanInt, parseStringList } from '../../../src/config/units';
 
@@ -169,9 +172,7 @@ describe('ortllm serve flags', () => {
 
 describe('README', () => {
   it('documents every serve flag', () => {
-    const { readFileSync } = require('node:fs') as typeof import('node:fs');
-    const readme = readFileSync(require('node:path').join(__dirname, '../../../README.md'), 'utf8');
-    const { SERVER_FLAGS } = require('../../../src/config/server-flags') as typeof import('../../../src/config/server-flags');
+    const readme = readFileSync(join(__dirname, '../../../README.md'), 'utf8');
     for (const spec of SERVER_FLAGS) expect([spec.flags, readme.includes(`\`${spec.flags}\``)]).toEqual([spec.flags, true]);
   });
 });
