@@ -28,32 +28,42 @@ export interface Serving {
   client: OpenAI;
   /** Served model name (the model path, as no --served-model-name is given). */
   model: string;
-  post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; json: any; text: string; headers: Headers }>;
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<JsonReply>;
   /** Sum of a metric's samples whose labels contain `labelMatch` (0 when there is none). */
   metric(name: string, labelMatch?: string): Promise<number>;
   /** Streams a request, drops the connection after the first chunks and waits for the engine to abort it. */
   expectDisconnectAborts(path: string, body: Record<string, unknown>): Promise<void>;
 }
 
+export interface JsonReply {
+  status: number;
+  json: any;
+  text: string;
+  headers: Headers;
+}
+
+/** POSTs JSON to any server; `json` is null for SSE or empty bodies. */
+export async function postJson(baseUrl: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<JsonReply> {
+  const res = await fetch(`${baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json: any = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    /* SSE or empty */
+  }
+  return { status: res.status, json, text, headers: res.headers };
+}
+
 export async function startServing(args: string[] = []): Promise<Serving> {
   const server = await startServer(['--chat-template', writeChatTemplate(), ...args]);
   const client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
   const models = await client.models.list();
-  const post: Serving['post'] = async (path, body, headers = {}) => {
-    const res = await fetch(`${server.baseUrl}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify(body),
-    });
-    const text = await res.text();
-    let json: any = null;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      /* SSE or empty */
-    }
-    return { status: res.status, json, text, headers: res.headers };
-  };
+  const post: Serving['post'] = (path, body, headers) => postJson(server.baseUrl, path, body, headers);
   const metric = async (name: string, labelMatch = ''): Promise<number> => {
     const text = await (await fetch(`${server.baseUrl}/metrics`)).text();
     return text

@@ -1,7 +1,7 @@
 // /v1/completions against the real server on stories260K, through the official `openai` client.
 // Each field has a test that would fail if the server ignored it.
 
-import { HAVE_MODEL, SERVER_START_TIMEOUT_MS, expectApiError, sseFrames, startServing, type Serving } from './completions-helpers';
+import { HAVE_MODEL, SERVER_START_TIMEOUT_MS, expectApiError, sseFrames, startServing, waitFor, type Serving } from './completions-helpers';
 
 const PROMPT = 'Once upon a time';
 const maybe = HAVE_MODEL ? describe : describe.skip;
@@ -319,6 +319,23 @@ maybe('POST /v1/completions', () => {
     it('a client that disconnects mid-stream aborts its request', async () => {
       await s.expectDisconnectAborts('/v1/completions', { prompt: PROMPT, max_tokens: 1500, ignore_eos: true });
     });
+  });
+
+  it('a non-streaming request whose client goes away is aborted too', async () => {
+    const aborted = () => s.metric('vllm:request_success_total', 'finished_reason="abort"');
+    const before = await aborted();
+    const controller = new AbortController();
+    const pending = fetch(`${s.server.baseUrl}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: PROMPT, max_tokens: 2000, ignore_eos: true }),
+      signal: controller.signal,
+    }).catch((err: { name: string }) => err.name);
+    await waitFor(async () => (await s.metric('vllm:num_requests_running')) === 1, 5_000);
+    controller.abort();
+    expect(await pending).toBe('AbortError');
+    await waitFor(async () => (await aborted()) === before + 1);
+    expect(await s.metric('vllm:num_requests_running')).toBe(0);
   });
 
   describe('validation errors (status, type, param)', () => {
