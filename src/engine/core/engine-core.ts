@@ -116,6 +116,7 @@ export class EngineCore {
     } catch (err) {
       this.stepping = false;
       this.failStep(plan, err, iteration);
+      this.flushAborts();
       return;
     }
     this.stepping = false;
@@ -164,6 +165,8 @@ export class EngineCore {
       }
     }
     this.emit(touched, iteration, now);
+    // Aborts that arrived during the step take effect now, not one step later.
+    this.flushAborts();
   }
 
   private stepSequence(seq: Sequence, numNewTokens: number): StepSequence {

@@ -164,4 +164,39 @@ describeModel('engine under a tiny KV budget', () => {
     expect(tiny.stats().kvCacheUsage).toBe(0);
     await tiny.shutdown();
   });
+
+  it('n > 1 children preempted under memory pressure still equal their solo runs', async () => {
+    const model = await loadStories();
+    const ps = prompts(model, 6);
+    const sampling = (i: number) => ({ n: 2, temperature: 1, seed: 100 * i, max_tokens: 30 });
+    const big = await createInProcessEngine(model, engineOptions({ maxModelLen: 96 }));
+    const expected = await Promise.all(ps.map((p, i) => finalOutput(big, request(p, sampling(i)))));
+    await big.shutdown();
+
+    const perBlock = kvBytesPerBlock(model.config, 16);
+    const tiny = await createInProcessEngine(model, engineOptions({ maxModelLen: 96, kvCacheMemoryBytes: perBlock * 10 }));
+    let preemptions = 0;
+    tiny.onIteration((s) => (preemptions += s.numPreemptions));
+    const outs = await Promise.all(ps.map((p, i) => finalOutput(tiny, request(p, sampling(i)))));
+    const tokens = (o: { outputs: { tokenIds: number[] }[] }) => o.outputs.map((c) => c.tokenIds);
+    expect(outs.map(tokens)).toEqual(expected.map(tokens));
+    expect(preemptions).toBeGreaterThan(0);
+    expect(tiny.stats().kvCacheUsage).toBe(0);
+    await tiny.shutdown();
+  });
+
+  it('under the priority policy a later, more urgent request is served first', async () => {
+    const model = await loadStories();
+    const engine = await createInProcessEngine(model, engineOptions({ maxNumSeqs: 1, schedulingPolicy: 'priority' }));
+    const ps = prompts(model, 3);
+    const order: string[] = [];
+    const run = async (name: string, p: number[], priority: number) => {
+      await finalOutput(engine, request(p, { max_tokens: 4 }, { priority }));
+      order.push(name);
+    };
+    // All three are queued before the first step; one runs at a time, lowest value first.
+    await Promise.all([run('first', ps[0], 0), run('low', ps[1], 10), run('urgent', ps[2], -5)]);
+    expect(order).toEqual(['urgent', 'first', 'low']);
+    await engine.shutdown();
+  });
 });

@@ -181,6 +181,27 @@ describeModel('failure isolation', () => {
     expect(finalOf(outputs, fine).outputs[0].tokenIds).toHaveLength(12);
   });
 
+  it('an abort that arrives while a step runs ends the request right after that step', async () => {
+    const { core, outputs, run } = makeCore(runner, new CompletionProcessorFactory(ctx()));
+    const [p1, p2] = prompts(model, 2);
+    const victim = request(p1, { max_tokens: 50 });
+    const other = request(p2);
+    core.addRequest(victim);
+    core.addRequest(other);
+    await core.step();
+    const stepping = core.step();
+    core.abort([victim.requestId]);
+    expect(core.stats().numRunning).toBe(2); // not yet: the step owns its blocks until it ends
+    await stepping;
+    const final = finalOf(outputs, victim);
+    expect(final.outputs[0].finishReason).toBe('abort');
+    expect(final.outputs[0].tokenIds.length).toBeLessThanOrEqual(2);
+    expect(core.stats().numRunning).toBe(1);
+    await run();
+    expect(finalOf(outputs, other).outputs[0].tokenIds).toHaveLength(12);
+    expect(core.stats().kvCacheUsage).toBe(0);
+  });
+
   it('an exception in one request’s post-processing ends only that request', async () => {
     class FailingFactory extends CompletionProcessorFactory {
       create(req: EngineRequest, index: number, maxTokens: number): CompletionProcessor {
