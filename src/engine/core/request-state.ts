@@ -94,7 +94,8 @@ export class RequestState {
     if (delta) chosen = chosen.filter((c) => c.dirty);
     else if (bestOfPending) chosen = bestByCumulativeLogprob(this.completions, params.n);
     const promptLogprobs = delta && this.promptLogprobsSent ? null : this.promptLogprobs;
-    if (chosen.length === 0 && promptLogprobs === null) return null;
+    // The finished output is always sent: it is what ends the client's stream.
+    if (chosen.length === 0 && promptLogprobs === null && !finished) return null;
 
     const outputs = chosen.map((c, i) => this.completionOutput(c, delta, bestOfPending ? i : c.index, finished));
     for (const c of this.completions) c.dirty = false;
