@@ -247,3 +247,37 @@ describe('forked sequences (n > 1)', () => {
     expect(scheduler.numWaiting).toBe(1);
   });
 });
+
+describe('KvCacheManager eviction', () => {
+  const kvSeq = (seqId: string, first: number, len: number, salt: string | null = null) => ({
+    seqId,
+    tokenIds: Array.from({ length: len }, (_, i) => first + i),
+    cacheSalt: salt,
+  });
+
+  it('evicts the least recently freed cached blocks first and keeps the recent prefix', () => {
+    const kv = new KvCacheManager(6, 2, true);
+    const old = kvSeq('old', 100, 5);
+    const recent = kvSeq('recent', 200, 5);
+    for (const s of [old, recent]) {
+      expect(kv.allocate(s, 0, 5)).toBe(true);
+      kv.cacheComputedBlocks(s, 5);
+    }
+    kv.free('old');
+    kv.free('recent');
+    expect(kv.usage()).toBe(0);
+    // Needs 3 blocks: the 2 uncached partial blocks go first, then the oldest cached one.
+    const other = kvSeq('other', 300, 6);
+    expect(kv.allocate(other, 0, 6)).toBe(true);
+    expect(kv.findPrefixHit(kvSeq('x', 200, 5)).numTokens).toBe(4);
+    expect(kv.findPrefixHit(kvSeq('y', 100, 5)).numTokens).toBe(2);
+  });
+
+  it('refuses an allocation it cannot satisfy without changing anything', () => {
+    const kv = new KvCacheManager(2, 4, false);
+    const a = kvSeq('a', 1, 8);
+    expect(kv.allocate(a, 0, 9)).toBe(false);
+    expect(kv.numFreeBlocks).toBe(2);
+    expect(kv.blockTable('a')).toEqual([]);
+  });
+});
