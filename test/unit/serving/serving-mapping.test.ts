@@ -217,3 +217,49 @@ describe('mergeStreams', () => {
     expect(closed.sort()).toEqual([0, 1]);
   });
 });
+
+describe('streaming shapes on a scripted engine', () => {
+  const step = (request: EngineRequest, text: string, ids: number[], finishReason: RequestOutput['outputs'][0]['finishReason'] = null): RequestOutput => ({
+    requestId: request.requestId,
+    promptTokenIds: request.promptTokenIds,
+    promptLogprobs: null,
+    outputs: [{ index: 0, text, tokenIds: ids, cumulativeLogprob: null, logprobs: null, finishReason, stopReason: null }],
+    finished: finishReason !== null,
+    numCachedTokens: 0,
+  });
+
+  function scripted(steps: (r: EngineRequest) => RequestOutput[]) {
+    const { engine } = fakeEngine();
+    (engine as { generate: EngineClient['generate'] }).generate = (request) =>
+      (async function* () {
+        for (const out of steps(request)) yield out;
+      })();
+    return engine;
+  }
+
+  it('chat: role chunk, content deltas, finish, usage chunk', async () => {
+    const { ChatServing } = await import('../../../src/serving/chat-serving');
+    const engine = scripted((r) => [step(r, 'a', [107]), step(r, 'b', [108], 'length')]);
+    (engine as { chatTemplate: unknown }).chatTemplate = { render: () => 'hi' };
+    const serving = new ChatServing(engine, OPTS);
+    const prep = serving.prepare({ messages: [{ role: 'user', content: 'x' }], stream: true, stream_options: { include_usage: true } }, 'c');
+    const chunks = [];
+    for await (const c of serving.stream(prep)) chunks.push(c);
+    expect(chunks.map((c) => c.choices[0]?.delta ?? null)).toEqual([{ role: 'assistant', content: '' }, { content: 'a' }, { content: 'b' }, null]);
+    expect(chunks[2].choices[0].finish_reason).toBe('length');
+    expect(chunks[3].usage).toMatchObject({ prompt_tokens: 2, completion_tokens: 2 });
+  });
+
+  it('an engine error mid-stream surfaces as a 500 after the chunks already sent', async () => {
+    const engine = scripted((r) => [step(r, 'a', [107]), { ...step(r, '', [], 'error'), error: 'runner failed' }]);
+    const serving = new CompletionServing(engine, OPTS);
+    const prep = serving.prepare({ prompt: 'ab', stream: true }, 'e');
+    const seen: string[] = [];
+    await expect(
+      (async () => {
+        for await (const c of serving.stream(prep)) seen.push(c.choices[0].text);
+      })(),
+    ).rejects.toMatchObject({ status: 500, message: 'runner failed' });
+    expect(seen).toEqual(['a']);
+  });
+});
