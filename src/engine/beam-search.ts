@@ -20,6 +20,7 @@ import type {
 } from './types';
 import { OUTPUT_KIND } from './types';
 import { findStopString } from './detokenizer/stop-strings';
+import { defaultSamplingParams } from './sampling-params';
 
 interface Beam {
   /** Prompt + generated tokens. */
@@ -53,22 +54,16 @@ export async function beamSearch(engine: EngineClient, request: EngineRequest, s
   const score = (b: Beam) => beamScore(b.tokens, b.cumLogprob, eos, params.length_penalty);
   const byScore = (a: Beam, b: Beam) => score(b) - score(a);
 
+  // Like vLLM, each step is a plain one-token request at the beam's temperature: the
+  // candidates come from the raw logprobs, so other processors would not change them.
   const stepParams: SamplingParams = {
-    ...params,
-    n: 1,
-    best_of: null,
-    use_beam_search: false,
+    ...defaultSamplingParams(),
+    temperature: params.temperature,
     max_tokens: 1,
-    min_tokens: 0,
     logprobs: 2 * beamWidth,
-    logprob_token_ids: null,
-    prompt_logprobs: null,
-    stop: [],
-    stop_token_ids: [],
     ignore_eos: true, // the search decides on EOS itself
     detokenize: false,
     output_kind: OUTPUT_KIND.FINAL_ONLY,
-    repetition_detection: null,
   };
 
   let live: Beam[] = [{ tokens: [...prompt], logprobs: [], cumLogprob: 0, finishReason: null, stopReason: null }];

@@ -99,10 +99,12 @@ describe('beamSearch', () => {
 
   it('asks the engine for one token with 2 × beam_width logprobs from each beam prefix', async () => {
     const { engine, requests } = fakeEngine(script);
-    await beamSearch(engine, request({ n: 3 }));
+    await beamSearch(engine, request({ n: 3, temperature: 0.5, truncate_prompt_tokens: 1, presence_penalty: 1 }));
     expect(requests[0].promptTokenIds).toEqual([1]);
     for (const r of requests) {
-      expect(r.params).toMatchObject({ max_tokens: 1, logprobs: 6, n: 1, use_beam_search: false });
+      expect(r.params).toMatchObject({ max_tokens: 1, logprobs: 6, n: 1, use_beam_search: false, temperature: 0.5 });
+      // The growing prefixes must not be truncated or penalised again.
+      expect(r.params).toMatchObject({ truncate_prompt_tokens: null, presence_penalty: 0 });
     }
     expect(new Set(requests.map((r) => r.requestId)).size).toBe(requests.length);
     // Step 2 expands every surviving beam from its own prefix.
