@@ -95,6 +95,8 @@ export interface ChatRenderOptions {
 
 export interface ChatTemplate {
   render(messages: ChatMessage[], opts: ChatRenderOptions): string;
+  /** The Jinja source (/render re-renders it with marked {% generation %} blocks for assistant_tokens_mask). */
+  readonly source?: string;
 }
 
 export interface LoadedModel {

@@ -56,7 +56,7 @@ class JinjaChatTemplate implements ChatTemplate {
   /** Per-request templates, parsed once each (clients tend to resend the same one). */
   private readonly requestTemplates = new Map<string, CompiledTemplate>();
 
-  constructor(source: string, private readonly specialTokens: Record<string, unknown>) {
+  constructor(readonly source: string, private readonly specialTokens: Record<string, unknown>) {
     this.compiled = compile(source);
   }
 

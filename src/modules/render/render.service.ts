@@ -4,15 +4,13 @@
 // classes' prepare()), so render → generate → derender reproduces a single server's answer.
 
 import { Inject, Injectable } from '@nestjs/common';
-import type { ServerConfig } from '../../config/server-config';
 import { RequestValidationError } from '../../engine/errors';
 import type { EngineClient, EngineRequest } from '../../engine/types';
-import { resolveChatTemplateSource } from '../../model/chat-template';
 import type { ChatMessage } from '../../model/types';
 import { ChatServing, type PreparedChat } from '../../serving/chat-serving';
 import { renderChatText } from '../../serving/chat-prompt';
 import { CompletionServing } from '../../serving/completion-serving';
-import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';
+import { ENGINE_CLIENT } from '../engine/engine.tokens';
 import type { GenerateRequestDto } from '../tokens-generate/dto/generate-request.dto';
 import type { RenderChatRequestDto, RenderCompletionRequestDto } from './dto/render-request.dto';
 import { assistantTokensMask, extractGenerationSpans, hasGenerationTags, markGenerationTags } from './generation-spans';
@@ -45,7 +43,6 @@ export class RenderService {
     private readonly completions: CompletionServing,
     private readonly chats: ChatServing,
     @Inject(ENGINE_CLIENT) private readonly engine: EngineClient,
-    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
   ) {}
 
   /** One GenerateRequest per prompt. */
@@ -110,8 +107,7 @@ export class RenderService {
 
   /**
    * Renders the conversation once more with the generation tags turned into markers, and marks
-   * the tokens inside them. Null when the template has no generation tags (or is not known as
-   * source: a model template that came with the weights and no --chat-template).
+   * the tokens inside them. Null when the template has no generation tags.
    */
   private assistantMask(
     body: RenderChatRequestDto,
@@ -119,7 +115,7 @@ export class RenderService {
     text: string,
     offsets: [number, number][],
   ): number[] | null {
-    const source = body.chat_template ?? resolveChatTemplateSource(this.config.chatTemplate);
+    const source = body.chat_template ?? this.engine.chatTemplate?.source ?? null;
     if (!source || !hasGenerationTags(source)) return null;
     const marked = renderChatText(this.engine.chatTemplate, this.engine.tokenizer, prepared.conversations[0] as ChatMessage[], {
       addGenerationPrompt: body.add_generation_prompt ?? true,
