@@ -198,6 +198,22 @@ describe('render and derender over HTTP', () => {
     expect(derendered.json.usage).toMatchObject({ prompt_tokens: 2, completion_tokens: 6, total_tokens: 8 });
   });
 
+  it('derender applies the original request\'s stop strings and stop tokens as the engine did', async () => {
+    for (const stopCase of [{ stop: ['time'] }, { stop_token_ids: [SCRIPT[4]] }]) {
+      const body = { prompt: 'Hi', max_tokens: 20, ...stopCase };
+      const [rendered] = (await post(built.fastify, '/v1/completions/render', body)).json;
+      const generated = (await post(built.fastify, '/inference/v1/generate', rendered)).json;
+      const text = (await post(built.fastify, '/inference/v1/generate', { ...rendered, output_mode: 'text' })).json.choices[0].text;
+      const derendered = await post(built.fastify, '/v1/completions/derender', {
+        generate_responses: [generated],
+        prompt_token_ids: [rendered.token_ids],
+        completion_request: body,
+      });
+      expect(generated.choices[0].finish_reason).toBe('stop');
+      expect(derendered.json.choices[0].text).toBe(text);
+    }
+  });
+
   it('derenders a stream chunk by chunk with the carried state', async () => {
     const rendered = (await post(built.fastify, '/v1/chat/completions/render', { messages: [{ role: 'user', content: 'Hi' }], max_tokens: 5, stream: true })).json;
     const events = sseEvents((await post(built.fastify, '/inference/v1/generate', rendered)).body);
