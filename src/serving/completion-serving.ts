@@ -41,6 +41,8 @@ export interface PreparedCompletion {
   params: SamplingParams[];
   engineRequests: EngineRequest[];
   body: CompletionRequestBody;
+  /** echo with max_tokens 0: only the prompt (and its logprobs) comes back, as vLLM does for scoring. */
+  echoOnly: boolean;
 }
 
 export interface CompletionChoice {
@@ -110,9 +112,11 @@ export class CompletionServing {
     });
     const sent = sentFields(body);
     const logprobs = body.logprobs ?? null;
+    const echoOnly = !!body.echo && body.max_tokens === 0;
     const params = prompts.map((prompt) => {
       const maxTokens = resolveMaxTokens({
-        requested: body.max_tokens ?? null,
+        // The engine needs at least one step to compute prompt logprobs; its token is dropped.
+        requested: echoOnly ? 1 : (body.max_tokens ?? null),
         param: 'max_tokens',
         endpointDefault: COMPLETION_DEFAULT_MAX_TOKENS,
         generationConfigMax: engine.generationDefaults.max_new_tokens,
@@ -144,7 +148,7 @@ export class CompletionServing {
       cacheSalt: body.cache_salt ?? null,
       arrivalTime,
     }));
-    return { id, model, created: createdNow(), prompts, params, engineRequests, body };
+    return { id, model, created: createdNow(), prompts, params, engineRequests, body, echoOnly };
   }
 
   private namer(body: CompletionRequestBody) {
@@ -167,7 +171,8 @@ export class CompletionServing {
       const prompt = prep.prompts[promptIndex];
       const promptIds = result.promptTokenIds.length > 0 ? result.promptTokenIds : prompt.tokenIds;
       let completionTokens = 0;
-      for (const choice of result.choices) {
+      for (const produced of result.choices) {
+        const choice = prep.echoOnly ? { ...produced, text: '', tokenIds: [], logprobs: [] } : produced;
         completionTokens += choice.tokenIds.length;
         const prefix = body.echo ? this.echoText(prompt) : '';
         let logprobs: CompletionLogprobs | null = null;
@@ -218,7 +223,12 @@ export class CompletionServing {
     const usageNow = (): UsageInfo =>
       sumUsage(
         states.map((s, i) =>
-          buildUsage(s.promptTokenIds.length || prep.prompts[i].tokenIds.length, s.choices.reduce((a, c) => a + c.tokenIds.length, 0), s.numCachedTokens, this.opts),
+          buildUsage(
+            s.promptTokenIds.length || prep.prompts[i].tokenIds.length,
+            prep.echoOnly ? 0 : s.choices.reduce((a, c) => a + c.tokenIds.length, 0),
+            s.numCachedTokens,
+            this.opts,
+          ),
         ),
         this.opts,
       );
@@ -226,7 +236,8 @@ export class CompletionServing {
     for await (const { source, item } of mergeStreams(streams)) {
       foldOutput(states[source], item, prep.params[source].output_kind);
       const prompt = prep.prompts[source];
-      for (const out of item.outputs) {
+      for (const produced of item.outputs) {
+        const out = prep.echoOnly ? { ...produced, text: '', tokenIds: [], logprobs: [] } : produced;
         const index = source * n + out.index;
         let text = out.text;
         let logprobs: CompletionLogprobs | null = null;

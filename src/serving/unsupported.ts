@@ -7,12 +7,18 @@ export function notSupportedYet(param: string, what = `\`${param}\``): never {
   throw new RequestValidationError(`${what} is not supported by this server yet.`, param);
 }
 
-/** Throws for the first of `fields` that is present (non-null) in `body`. */
+/** Values that ask for nothing beyond plain generation, which clients often send by default. */
+const NO_OP_VALUES: Record<string, (value: unknown) => boolean> = {
+  tools: (v) => Array.isArray(v) && v.length === 0,
+  tool_choice: (v) => v === 'none',
+  response_format: (v) => typeof v === 'object' && (v as { type?: unknown }).type === 'text',
+};
+
+/** Throws for the first of `fields` that is present (non-null, not a no-op value) in `body`. */
 export function rejectUnsupportedFields(body: Record<string, unknown>, fields: readonly string[]): void {
   for (const field of fields) {
     const value = body[field];
-    if (value === undefined || value === null) continue;
-    if (Array.isArray(value) && value.length === 0 && field === 'tools') continue;
+    if (value === undefined || value === null || NO_OP_VALUES[field]?.(value)) continue;
     notSupportedYet(field);
   }
 }

@@ -210,6 +210,10 @@ maybe('POST /v1/chat/completions', () => {
       await expectApiError(chat(body), 400, param);
     });
 
+    it('tool_choice "none" and an empty tools list ask for nothing and are accepted', async () => {
+      expect((await chat({ max_tokens: 1, tools: [], tool_choice: 'none' })).choices).toHaveLength(1);
+    });
+
     it('unknown model -> 404', async () => {
       await expectApiError(chat({ model: 'gpt-4' }), 404, 'model');
     });

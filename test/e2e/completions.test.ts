@@ -51,6 +51,10 @@ maybe('POST /v1/completions', () => {
       expect(r.usage.completion_tokens).toBe(16);
     });
 
+    it('accepts no-op values of not-yet-supported fields (response_format text)', async () => {
+      expect((await greedy({ max_tokens: 1, response_format: { type: 'text' } })).choices).toHaveLength(1);
+    });
+
     it('ignores unknown fields', async () => {
       const r = await greedy({ max_tokens: 2, no_such_field: { a: 1 } });
       expect(r.choices[0].text.length).toBeGreaterThan(0);
@@ -207,6 +211,16 @@ maybe('POST /v1/completions', () => {
         expect(lp.text_offset[i]).toBe(offset);
         offset += tok.length;
       });
+    });
+
+    it('echo with max_tokens 0 returns only the prompt and its logprobs (scoring)', async () => {
+      const r = await create({ echo: true, max_tokens: 0, logprobs: 1 });
+      expect(r.choices[0].text).toBe(PROMPT);
+      expect(r.choices[0].logprobs.tokens).toHaveLength(5);
+      expect(r.choices[0].logprobs.token_logprobs.slice(1).every((x: number) => x < 0)).toBe(true);
+      expect(r.usage.completion_tokens).toBe(0);
+      const streamed = sseFrames((await s.post('/v1/completions', { prompt: PROMPT, echo: true, max_tokens: 0, stream: true })).text);
+      expect(streamed.map((f) => f.choices[0].text).join('')).toBe(PROMPT);
     });
 
     it('echo + logprobs covers the prompt tokens, the first with null', async () => {
