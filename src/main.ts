@@ -3,14 +3,19 @@
 
 import 'reflect-metadata';
 import { runProgram } from './cli/program';
-import { serve } from './cli/serve';
+
+// The server (Nest, onnxruntime) loads only once the flags are valid, so --help and usage
+// errors answer at once.
+const serve = async (config: Parameters<typeof import('./cli/serve').serve>[0]): Promise<void> =>
+  (await import('./cli/serve')).serve(config);
 
 runProgram(process.argv, serve).then(
   (code) => {
     if (code !== 0) process.exit(code);
   },
   (err: unknown) => {
-    process.stderr.write(`ortllm: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    // Start-up failures (missing model, port in use): one clear line; Nest has logged the stack.
+    process.stderr.write(`ortllm: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   },
 );

@@ -1,7 +1,12 @@
 // The foundation on the real server (child process, free port): error envelopes for each
 // case, X-Request-Id echo, /v1/models shape, /version, a strict parse of /metrics, Swagger UI
-// assets, and the CLI's --help / usage errors.
+// assets, the CLI's --help / usage errors, TLS and --enable-log-requests.
 
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defaultTestModel, runCli, SERVER_START_TIMEOUT_MS, startServer, TestServer } from '../helpers/server';
 import { SERVER_FLAGS } from '../../src/config/server-flags';
 import { TTFT_BUCKETS } from '../../src/modules/metrics/buckets';
@@ -11,6 +16,11 @@ const describeWithModel = model ? describe : describe.skip;
 
 function post(server: TestServer, path: string, body: string, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${server.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
+async function json(res: Response): Promise<any> {
+  return res.json();
 }
 
 interface Sample {
@@ -62,14 +72,14 @@ describeWithModel('foundation on a real server', () => {
   it('answers request validation errors with 400 and the field in `param`', async () => {
     const res = await post(server, '/v1/completions', JSON.stringify({ prompt: 'Once', max_tokens: 'many' }));
     expect(res.status).toBe(400);
-    const body = await res.json();
+    const body = await json(res);
     expect(body).toEqual({ error: { message: expect.any(String), type: expect.any(String), param: 'max_tokens', code: 400 } });
   });
 
   it('answers an unknown model with 404 "The model `X` does not exist."', async () => {
     const res = await post(server, '/v1/completions', JSON.stringify({ model: 'gpt-17', prompt: 'Once', max_tokens: 1 }));
     expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({
+    expect(await json(res)).toEqual({
       error: { message: 'The model `gpt-17` does not exist.', type: 'NotFoundError', param: 'model', code: 404 },
     });
   });
@@ -77,19 +87,19 @@ describeWithModel('foundation on a real server', () => {
   it('accepts every served name and reports the first', async () => {
     const res = await post(server, '/v1/completions', JSON.stringify({ model: 'tiny-alias', prompt: 'Once', max_tokens: 1 }));
     expect(res.status).toBe(200);
-    expect((await res.json()).model).toBe('stories');
+    expect((await json(res)).model).toBe('stories');
   });
 
   it('answers malformed JSON with 400', async () => {
     const res = await post(server, '/v1/completions', '{"prompt": "Once", ');
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ error: { message: expect.stringContaining('JSON'), type: 'Bad Request', param: null, code: 400 } });
+    expect(await json(res)).toEqual({ error: { message: expect.stringContaining('JSON'), type: 'Bad Request', param: null, code: 400 } });
   });
 
   it('answers a body over --max-request-body-size with 413', async () => {
     const res = await post(server, '/v1/completions', JSON.stringify({ prompt: 'x'.repeat(70 * 1024), max_tokens: 1 }));
     expect(res.status).toBe(413);
-    expect(await res.json()).toEqual({ error: { message: expect.any(String), type: 'Payload Too Large', param: null, code: 413 } });
+    expect(await json(res)).toEqual({ error: { message: expect.any(String), type: 'Payload Too Large', param: null, code: 413 } });
   });
 
   it('answers an unknown route with the 404 envelope and never leaks a stack', async () => {
@@ -103,13 +113,13 @@ describeWithModel('foundation on a real server', () => {
   it('echoes X-Request-Id, uses it as the base of the response id, or sends a fresh one', async () => {
     const res = await post(server, '/v1/completions', JSON.stringify({ prompt: 'Once', max_tokens: 1 }), { 'x-request-id': 'my-req-42' });
     expect(res.headers.get('x-request-id')).toBe('my-req-42');
-    expect((await res.json()).id).toBe('cmpl-my-req-42');
+    expect((await json(res)).id).toBe('cmpl-my-req-42');
     const fresh = await fetch(`${server.baseUrl}/v1/models`);
     expect(fresh.headers.get('x-request-id')).toMatch(/^[0-9a-f]{32}$/);
   });
 
   it('lists the served names in vLLM ModelList shape', async () => {
-    const body = await (await fetch(`${server.baseUrl}/v1/models`)).json();
+    const body = await json(await fetch(`${server.baseUrl}/v1/models`));
     expect(body.object).toBe('list');
     expect(body.data).toHaveLength(2);
     for (const [i, id] of ['stories', 'tiny-alias'].entries()) {
@@ -144,7 +154,7 @@ describeWithModel('foundation on a real server', () => {
 
   it('answers /version with the package version', async () => {
     const pkg = require('../../package.json') as { version: string };
-    expect(await (await fetch(`${server.baseUrl}/version`)).json()).toEqual({ version: pkg.version });
+    expect(await json(await fetch(`${server.baseUrl}/version`))).toEqual({ version: pkg.version });
   });
 
   it('exposes /metrics that parse, with vLLM names, types, buckets and counts after traffic', async () => {
@@ -204,7 +214,7 @@ describeWithModel('foundation on a real server', () => {
       const res = await fetch(`${server.baseUrl}/docs/${asset}`);
       expect([asset, res.status]).toEqual([asset, 200]);
     }
-    const spec = await (await fetch(`${server.baseUrl}/openapi.json`)).json();
+    const spec = await json(await fetch(`${server.baseUrl}/openapi.json`));
     expect(spec.paths['/v1/models'].get).toBeDefined();
     expect(spec.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
@@ -235,4 +245,47 @@ describe('ortllm CLI', () => {
     expect(code).not.toBe(0);
     expect(`${stdout}${stderr}`).toContain('/nonexistent/model.gguf');
   }, SERVER_START_TIMEOUT_MS);
+});
+
+describeWithModel('TLS and request logging on a real server', () => {
+  let server: TestServer;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'ortllm-tls-'));
+    const made = spawnSync('openssl', [
+      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
+      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
+    ]);
+    if (made.status !== 0) throw new Error(`openssl failed: ${made.stderr}`);
+    server = await startServer([
+      '--ssl-keyfile', join(dir, 'key.pem'),
+      '--ssl-certfile', join(dir, 'cert.pem'),
+      '--enable-log-requests',
+    ]);
+  }, SERVER_START_TIMEOUT_MS);
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serves HTTPS with the given certificate and logs requests', async () => {
+    expect(server.baseUrl).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpsRequest(
+        `${server.baseUrl}/v1/completions`,
+        { method: 'POST', rejectUnauthorized: false, headers: { 'content-type': 'application/json', 'x-request-id': 'tls-1' } },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify({ prompt: 'Once', max_tokens: 2 }));
+    });
+    expect(status).toBe(200);
+    expect(JSON.parse(body).object).toBe('text_completion');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(server.output()).toMatch(/Received request tls-1: POST \/v1\/completions \{"prompt":"Once","max_tokens":2\}/);
+  });
 });
