@@ -40,8 +40,24 @@ export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
     chatTemplate: tokenizer ? buildChatTemplate(resolveChatTemplateSource(opts.chatTemplate) ?? parts.templateSource, tokenizer) : null,
     generationDefaults: generation.defaults,
     eosTokenIds,
-    contextLength: parts.config.maxPositionEmbeddings,
+    contextLength: derivedContextLength(parts.config),
   };
+}
+
+/**
+ * vLLM's derived max_model_len: RoPE scaling that stretches positions (linear, dynamic, yarn)
+ * multiplies the trained length by its factor (yarn from original_max_position_embeddings);
+ * llama3 / longrope configs already state the extended length.
+ */
+export function derivedContextLength(config: ModelArchConfig): number {
+  const scaling = config.ropeScaling;
+  const factor = Number(scaling?.factor);
+  if (!scaling || !(factor > 1) || !['linear', 'dynamic', 'yarn'].includes(String(scaling.rope_type))) {
+    return config.maxPositionEmbeddings;
+  }
+  const original = scaling.original_max_position_embeddings;
+  const base = scaling.rope_type === 'yarn' && typeof original === 'number' ? original : config.maxPositionEmbeddings;
+  return Math.floor(base * factor);
 }
 
 function loadDummy(opts: LoadModelOptions): LoadedParts {

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadGenerationConfig, parseGenerationConfig } from '../../../src/model/generation-config';
-import { loadModel } from '../../../src/model/load-model';
+import { derivedContextLength, loadModel } from '../../../src/model/load-model';
+import { DUMMY_CONFIG } from '../../../src/model/dummy/dummy-model';
 import { loadOptions, sharedModel } from '../../helpers/model-files';
 
 const stories = sharedModel('stories260K.gguf');
@@ -74,5 +75,15 @@ describe('generation config', () => {
     expect(parseGenerationConfig({ temperature: 1.0, top_p: 1.0, repetition_penalty: 1.0, eos_token_id: 2 })).toEqual({ defaults: {}, eosTokenIds: [2] });
     expect(loadGenerationConfig('auto', null)).toEqual({ defaults: {}, eosTokenIds: [] });
     expect(loadGenerationConfig('vllm', tmp)).toEqual({ defaults: {}, eosTokenIds: [] });
+  });
+});
+
+describe('context length', () => {
+  it('stretches by linear / yarn RoPE factors as vLLM derives max_model_len, not by llama3', () => {
+    const base = { ...DUMMY_CONFIG, maxPositionEmbeddings: 4096 };
+    expect(derivedContextLength(base)).toBe(4096);
+    expect(derivedContextLength({ ...base, ropeScaling: { rope_type: 'linear', factor: 2 } })).toBe(8192);
+    expect(derivedContextLength({ ...base, ropeScaling: { rope_type: 'yarn', factor: 4, original_max_position_embeddings: 32768 } })).toBe(131072);
+    expect(derivedContextLength({ ...base, ropeScaling: { rope_type: 'llama3', factor: 8, original_max_position_embeddings: 8192 } })).toBe(4096);
   });
 });
