@@ -7,7 +7,7 @@
 // mass strictly above it is below p (vLLM: ascending cumsum <= 1 - p is removed).
 
 import type { SamplingParams } from '../types';
-import { selectThresholdIndex } from './threshold-select';
+import { kthLargestSmall, selectThresholdIndex, SMALL_K } from './threshold-select';
 import type { SamplingWorkspace } from './workspace';
 import { expNonPositive } from './fast-exp';
 
@@ -42,11 +42,14 @@ export function computeSamplingWeights(
   }
 
   if (p.top_k > 0 && p.top_k < V) {
-    const at = selectThresholdIndex(ws.scoreBits, V, null, p.top_k, ws);
-    if (at >= 0) {
-      const kth = scores[at];
-      for (let i = 0; i < V; i++) if (scores[i] < kth) scores[i] = -Infinity;
+    let kth = -Infinity;
+    if (p.top_k <= SMALL_K) {
+      kth = kthLargestSmall(scores, V, p.top_k, ws);
+    } else {
+      const at = selectThresholdIndex(ws.scoreBits, V, null, p.top_k, ws);
+      if (at >= 0) kth = scores[at];
     }
+    if (kth > -Infinity) for (let i = 0; i < V; i++) if (scores[i] < kth) scores[i] = -Infinity;
   }
 
   let total = 0;

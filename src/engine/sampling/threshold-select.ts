@@ -83,3 +83,30 @@ export function selectThresholdIndex(
   // All remaining candidates share every bit: they are the threshold value.
   return cand[0];
 }
+
+/** Up to this k, top-k uses one pass with a sorted insertion buffer instead of radix selection. */
+export const SMALL_K = 256;
+
+/**
+ * The k-th largest of `values[0..n)` for k <= SMALL_K: one pass keeping the k largest in a
+ * descending buffer; most values fail the first comparison, so it costs about one read per token.
+ */
+export function kthLargestSmall(values: Float32Array, n: number, k: number, ws: SamplingWorkspace): number {
+  const top = ws.smallTop;
+  let size = 0;
+  for (let i = 0; i < n; i++) {
+    const v = values[i];
+    if (size === k) {
+      if (!(v > top[k - 1])) continue;
+    } else if (v !== v) {
+      continue; // NaN
+    }
+    let pos = size === k ? k - 1 : size++;
+    while (pos > 0 && top[pos - 1] < v) {
+      top[pos] = top[pos - 1];
+      pos--;
+    }
+    top[pos] = v;
+  }
+  return size < k ? -Infinity : top[k - 1];
+}

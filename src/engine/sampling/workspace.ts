@@ -15,6 +15,8 @@ export class SamplingWorkspace {
   readonly candidates: Int32Array;
   /** Histogram buckets (count or probability mass) for radix selection. */
   readonly histogram: Float64Array;
+  /** Descending buffer of the largest values for small-k top-k. */
+  readonly smallTop: Float64Array;
 
   constructor(readonly vocabSize: number) {
     this.scores = new Float32Array(vocabSize);
@@ -23,5 +25,6 @@ export class SamplingWorkspace {
     this.weightBits = new Uint32Array(this.weights.buffer);
     this.candidates = new Int32Array(vocabSize);
     this.histogram = new Float64Array(2048);
+    this.smallTop = new Float64Array(256);
   }
 }

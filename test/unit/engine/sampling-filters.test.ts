@@ -1,6 +1,7 @@
 // temperature / min_p / top_k / top_p against a brute-force port of vLLM's sort-based
 // filters, and the threshold selection against a full sort.
 import { computeSamplingWeights, Rng, SamplingWorkspace, selectThresholdIndex } from '../../../src/engine/sampling';
+import { kthLargestSmall } from '../../../src/engine/sampling/threshold-select';
 
 interface FilterParams {
   temperature: number;
@@ -61,6 +62,8 @@ describe('sampling filters vs brute force', () => {
     { temperature: 0.7, min_p: 0, top_k: 1, top_p: 1 },
     { temperature: 1, min_p: 0, top_k: 5, top_p: 1 },
     { temperature: 1.3, min_p: 0, top_k: 100, top_p: 1 },
+    { temperature: 1, min_p: 0, top_k: 256, top_p: 1 },
+    { temperature: 1, min_p: 0, top_k: 700, top_p: 0.8 },
     { temperature: 1, min_p: 0, top_k: 0, top_p: 0.1 },
     { temperature: 1, min_p: 0, top_k: 0, top_p: 0.5 },
     { temperature: 0.8, min_p: 0, top_k: 0, top_p: 0.95 },
@@ -143,5 +146,18 @@ describe('selectThresholdIndex', () => {
         expect(ws.scores[at]).toBe(sorted[k - 1]);
       }
     }
+  });
+});
+
+describe('kthLargestSmall', () => {
+  it('matches a full sort, ignoring NaN, and is -Infinity when fewer than k values exist', () => {
+    const rng = new Rng(21);
+    const V = 2000;
+    const ws = new SamplingWorkspace(V);
+    const values = Float32Array.from({ length: V }, () => Math.round((rng.nextDouble() - 0.5) * 200) / 4);
+    values[5] = NaN;
+    const sorted = Array.from(values).filter((v) => !Number.isNaN(v)).sort((a, b) => b - a);
+    for (const k of [1, 2, 50, 255, 256]) expect(kthLargestSmall(values, V, k, ws)).toBe(sorted[k - 1]);
+    expect(kthLargestSmall(values, 3, 5, ws)).toBe(-Infinity);
   });
 });
