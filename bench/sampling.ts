@@ -1,4 +1,4 @@
-// `node dist/bench/sampling.js`: time of one sampling step (SequenceSampler.sample for every
+// `npm run bench:sampling` (after npm run build): time of one sampling step (SequenceSampler.sample for every
 // sequence of a batch) for vocab 32000 × 64 sequences, per sampling configuration.
 // Two logits sets: 'flat' (random-weight model: the worst case for top-p) and 'peaked'
 // (LM-like: a broad normal body plus a few dozen strongly preferred tokens).
