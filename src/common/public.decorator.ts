@@ -1,9 +1,13 @@
-// @Public() marks a route (or a controller) as open without an API key. Only /health, /ping,
-// and the legacy POST /abort_requests use it; /docs and /openapi.json are served outside Nest's
-// router and are therefore never guarded.
+// @Public() marks a route (or a controller) as open without an API key: /health, /ping, the
+// legacy POST /abort_requests, and /tokenize + /detokenize (open in vLLM too). /docs and
+// /openapi.json are served outside Nest's router and are therefore never guarded.
+// The OpenAPI extension lets the spec say `security: []` for these operations.
 
-import { SetMetadata } from '@nestjs/common';
+import { applyDecorators, SetMetadata } from '@nestjs/common';
+import { ApiExtension } from '@nestjs/swagger';
 
 export const IS_PUBLIC_KEY = 'ortllm:isPublic';
+export const PUBLIC_OPENAPI_EXTENSION = 'x-ortllm-public';
 
-export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(IS_PUBLIC_KEY, true);
+export const Public = (): MethodDecorator & ClassDecorator =>
+  applyDecorators(SetMetadata(IS_PUBLIC_KEY, true), ApiExtension(PUBLIC_OPENAPI_EXTENSION, true));

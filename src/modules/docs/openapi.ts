@@ -4,6 +4,7 @@
 
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { PUBLIC_OPENAPI_EXTENSION } from '../../common/public.decorator';
 import type { ServerConfig } from '../../config/server-config';
 import { ORTLLM_VERSION } from '../../version';
 
@@ -17,9 +18,22 @@ export function buildOpenApiDocument(app: INestApplication, config: ServerConfig
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'A key given with --api-key / VLLM_API_KEY' }, BEARER_SCHEME)
     .addSecurityRequirements(BEARER_SCHEME);
   if (config.rootPath) builder.addServer(config.rootPath);
-  return SwaggerModule.createDocument(app, builder.build(), {
+  const document = SwaggerModule.createDocument(app, builder.build(), {
     operationIdFactory: (_controllerKey: string, methodKey: string) => methodKey,
   });
+  markPublicOperations(document);
+  return document;
+}
+
+/** Operations marked @Public() need no key: `security: []` overrides the global bearer requirement. */
+function markPublicOperations(document: OpenAPIObject): void {
+  for (const pathItem of Object.values(document.paths)) {
+    for (const operation of Object.values(pathItem) as Array<Record<string, unknown>>) {
+      if (typeof operation !== 'object' || operation === null || !(PUBLIC_OPENAPI_EXTENSION in operation)) continue;
+      delete operation[PUBLIC_OPENAPI_EXTENSION];
+      operation.security = [];
+    }
+  }
 }
 
 /** Serves GET /docs (Swagger UI) and GET /openapi.json; both stay open without an API key. */

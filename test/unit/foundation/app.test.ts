@@ -198,3 +198,19 @@ describe('foundation app body errors', () => {
     }
   });
 });
+
+describe('OpenAPI document', () => {
+  it('marks @Public() operations with security: [] and the rest with the bearer scheme', async () => {
+    const { app, fastify } = await build({});
+    try {
+      const spec = (await fastify.inject({ method: 'GET', url: '/openapi.json' })).json();
+      expect(spec.security).toEqual([{ bearer: [] }]);
+      expect(spec.paths['/health'].get.security).toEqual([]);
+      expect(spec.paths['/ping'].post.security).toEqual([]);
+      expect(spec.paths['/v1/models'].get.security).toBeUndefined();
+      expect(JSON.stringify(spec)).not.toContain('x-ortllm-public');
+    } finally {
+      await app.close();
+    }
+  });
+});
