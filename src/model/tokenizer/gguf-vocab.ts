@@ -81,9 +81,10 @@ function readVocab(metadata: Record<string, unknown>, defaultAddBos: boolean): G
 
 /** First id wins when a vocabulary repeats a string (the later ids stay reachable by id only). */
 function vocabMap(tokens: string[]): Json {
-  const map: Json = {};
+  // No prototype: a token spelled '__proto__' or 'constructor' is just a key.
+  const map: Record<string, number> = Object.create(null);
   tokens.forEach((token, id) => {
-    if (!Object.prototype.hasOwnProperty.call(map, token)) map[token] = id;
+    if (map[token] === undefined) map[token] = id;
   });
   return map;
 }
