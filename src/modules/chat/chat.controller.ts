@@ -7,6 +7,7 @@ import { respond } from '../../serving/respond';
 import { ChatServing } from '../../serving/chat-serving';
 import { responseIdBase } from '../../serving/http-request-id';
 import { BatchChatRequestDto, ChatRequestDto } from './dto/chat-request.dto';
+import { ChatResponseDto } from './dto/chat-response.dto';
 
 @ApiTags('chat')
 @Controller()
@@ -16,7 +17,10 @@ export class ChatController {
   @Post('v1/chat/completions')
   @HttpCode(200)
   @ApiOperation({ summary: 'Chat completion', description: 'OpenAI Chat Completions API with vLLM\'s extra parameters; SSE when stream is true.' })
-  @ApiOkResponse({ description: 'A chat.completion object, or an event stream of chat.completion.chunk objects ending with `data: [DONE]`.' })
+  @ApiOkResponse({
+    type: ChatResponseDto,
+    description: 'A chat.completion object, or (stream) an event stream of chat.completion.chunk objects ending with `data: [DONE]`.',
+  })
   async createChatCompletion(@Body() body: ChatRequestDto, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const prepared = this.serving.prepare(body, responseIdBase(request, body.request_id));
     await respond(reply, this.serving, prepared, !!body.stream);
@@ -28,7 +32,7 @@ export class ChatController {
     summary: 'Batch chat completion',
     description: 'Several conversations sharing the sampling fields: one response, choice i = conversation i, usage summed.',
   })
-  @ApiOkResponse({ description: 'A chat.completion object with one choice per conversation.' })
+  @ApiOkResponse({ type: ChatResponseDto, description: 'A chat.completion object with one choice per conversation.' })
   async createBatchChatCompletion(
     @Body() body: BatchChatRequestDto,
     @Req() request: FastifyRequest,

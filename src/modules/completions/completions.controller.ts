@@ -7,6 +7,7 @@ import { respond } from '../../serving/respond';
 import { CompletionServing } from '../../serving/completion-serving';
 import { responseIdBase } from '../../serving/http-request-id';
 import { CompletionRequestDto } from './dto/completion-request.dto';
+import { CompletionResponseDto } from './dto/completion-response.dto';
 
 @ApiTags('completions')
 @Controller()
@@ -16,7 +17,10 @@ export class CompletionsController {
   @Post('v1/completions')
   @HttpCode(200)
   @ApiOperation({ summary: 'Text completion', description: 'OpenAI Completions API with vLLM\'s extra parameters; SSE when stream is true.' })
-  @ApiOkResponse({ description: 'A text_completion object, or an event stream of text_completion chunks ending with `data: [DONE]`.' })
+  @ApiOkResponse({
+    type: CompletionResponseDto,
+    description: 'A text_completion object, or (stream) an event stream of text_completion chunks ending with `data: [DONE]`.',
+  })
   async createCompletion(@Body() body: CompletionRequestDto, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const prepared = this.serving.prepare(body, responseIdBase(request, body.request_id));
     await respond(reply, this.serving, prepared, !!body.stream);

@@ -5,6 +5,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Public } from '../../common/public.decorator';
 import { TokenizeServing, type TokenizeResponse } from '../../serving/tokenize-serving';
 import { DetokenizeRequestDto, TokenizeRequestDto } from './dto/tokenize-request.dto';
+import { DetokenizeResponseDto, TokenizeResponseDto } from './dto/tokenize-response.dto';
 
 @ApiTags('tokenize')
 @Controller()
@@ -15,7 +16,7 @@ export class TokenizeController {
   @Public()
   @HttpCode(200)
   @ApiOperation({ summary: 'Tokenize a prompt or a chat conversation' })
-  @ApiOkResponse({ description: '{count, max_model_len, tokens, token_strs}' })
+  @ApiOkResponse({ type: TokenizeResponseDto })
   tokenize(@Body() body: TokenizeRequestDto): TokenizeResponse {
     return this.serving.tokenize(body);
   }
@@ -24,7 +25,7 @@ export class TokenizeController {
   @Public()
   @HttpCode(200)
   @ApiOperation({ summary: 'Turn token ids back into text' })
-  @ApiOkResponse({ description: '{prompt}' })
+  @ApiOkResponse({ type: DetokenizeResponseDto })
   detokenize(@Body() body: DetokenizeRequestDto): { prompt: string } {
     return this.serving.detokenize(body);
   }

@@ -1,0 +1,15 @@
+// /tokenize and /detokenize response bodies (documentation for the OpenAPI spec).
+
+import { ApiProperty } from '@nestjs/swagger';
+import type { TokenizeResponse } from '../../../serving/tokenize-serving';
+
+export class TokenizeResponseDto implements TokenizeResponse {
+  @ApiProperty({ type: 'integer' }) count!: number;
+  @ApiProperty({ type: 'integer' }) max_model_len!: number;
+  @ApiProperty({ type: 'integer', isArray: true }) tokens!: number[];
+  @ApiProperty({ type: 'string', isArray: true, nullable: true, description: 'With return_token_strs.' }) token_strs!: string[] | null;
+}
+
+export class DetokenizeResponseDto {
+  @ApiProperty() prompt!: string;
+}
