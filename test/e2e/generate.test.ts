@@ -186,6 +186,10 @@ describeModel('POST /inference/v1/generate (stories260K)', () => {
     expect(frames.reduce((n, f) => n + f.choices[0].token_ids.length, 0)).toBeLessThan(MAX_MODEL_LEN - prompt.length);
   });
 
+  it('aborts the engine request when a streaming client disconnects', async () => {
+    await s.expectDisconnectAborts('/inference/v1/generate', { token_ids: prompt, sampling_params: { ignore_eos: true }, output_mode: 'text' });
+  });
+
   it('answers 400 for an abort without request_ids', async () => {
     const res = await s.post('/inference/v1/abort_requests', { ids: ['x'] });
     expect(res.status).toBe(400);
