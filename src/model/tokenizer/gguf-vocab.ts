@@ -182,7 +182,8 @@ function gpt2TokenizerJson(metadata: Record<string, unknown>): { tokenizerJson: 
   const merges = readArray<string>(metadata, 'tokenizer.ggml.merges');
   if (!merges) throw new Error('GGUF gpt2 vocabulary has no tokenizer.ggml.merges');
   const pre = read(metadata, 'tokenizer.ggml.pre');
-  const split = pre === 'llama-bpe' || pre === 'llama3' ? LLAMA3_SPLIT : pre === 'qwen2' ? QWEN2_SPLIT : null;
+  const llama3Style = pre === 'llama-bpe' || pre === 'llama3' || pre === 'smaug-bpe';
+  const split = llama3Style ? LLAMA3_SPLIT : pre === 'qwen2' ? QWEN2_SPLIT : null;
   const preTokenizer: Json = split
     ? {
       type: 'Sequence',
@@ -204,7 +205,7 @@ function gpt2TokenizerJson(metadata: Record<string, unknown>): { tokenizerJson: 
     decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
     model: {
       type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '',
-      fuse_unk: false, byte_fallback: false, ignore_merges: pre === 'llama-bpe' || pre === 'llama3',
+      fuse_unk: false, byte_fallback: false, ignore_merges: llama3Style,
       vocab: vocabMap(vocab.tokens),
       merges,
     },

@@ -98,6 +98,13 @@ describeIfModel('GGUF llama (SentencePiece) vocabulary: stories260K', () => {
     expect(() => tokenizer.tokenBytes(512)).toThrow(RangeError);
   });
 
+  it('reads typed metadata ({value, type} entries) as well as plain values', async () => {
+    const { typedMetadata } = await gguf(path!, { allowLocalFile: true, typedMetadata: true });
+    const typed = createTokenizerFromGguf(typedMetadata as unknown as Record<string, unknown>);
+    expect(typed.encode('Once upon a time')).toEqual([1, 403, 407, 261, 378]);
+    expect(typed.eosTokenId).toBe(2);
+  });
+
   it('matches special tokens written in the text', () => {
     expect(tokenizer.encode('<s>Once</s>', { addSpecialTokens: false })).toEqual([1, 403, 2]);
   });
