@@ -3,12 +3,14 @@
 // (the KV contents do not change the cost, so the cache is not prefilled) and the runner decodes
 // one token per sequence per step. Also times one prefill of `context` tokens.
 //
-// Options: --models stories260K,100M  --contexts 128,512  --batches 1,8,32,64  --seconds 2
+// Options: --models stories260K,100M[,100M-q8_0]  --contexts 128,512  --batches 1,8,32,64  --seconds 2
 //          --threads N (intra-op threads; default ORT's choice)
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { quantizeQ8_0 } from '../src/model/gguf/quantize';
+import { loadModel } from '../src/model/load-model';
 import { createRunner } from '../src/model/runner';
-import { LoadedModel, ModelRunner } from '../src/model/types';
+import { LoadedModel, ModelRunner, ModelWeights, WeightTensor } from '../src/model/types';
 import { llamaConfig, randomModel } from './random-llama';
 
 interface Args {
@@ -43,24 +45,26 @@ async function loadBenchModel(name: string): Promise<LoadedModel> {
   }
   if (name === 'stories260K') {
     const path = resolve(__dirname, '../../../shared/models/stories260K.gguf');
-    const loaded = existsSync(path) ? await tryLoadGguf(path) : null;
-    if (loaded) return loaded;
-    console.warn(`(${path} not loadable: timing stories260K's shape with random weights; speed does not depend on the values)`);
+    if (existsSync(path)) return loadModel({ model: path, loadFormat: 'auto', loadWeights: true, skipTokenizer: true, chatTemplate: null, generationConfig: 'auto' });
+    console.warn(`(${path} is missing: timing stories260K's shape with random weights; speed does not depend on the values)`);
     return randomModel(llamaConfig({ hiddenSize: 64, intermediateSize: 172, numLayers: 5, numHeads: 8, numKvHeads: 4, vocabSize: 512 }));
   }
-  throw new Error(`unknown bench model '${name}' (stories260K, 100M)`);
+  if (name === '100M-q8_0') return quantizedQ8(await loadBenchModel('100M'));
+  throw new Error(`unknown bench model '${name}' (stories260K, 100M, 100M-q8_0)`);
 }
 
-async function tryLoadGguf(path: string): Promise<LoadedModel | null> {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
-    const { loadModel } = require('../src/model/load-model') as {
-      loadModel: (o: object) => Promise<LoadedModel>;
-    };
-    return await loadModel({ model: path, loadFormat: 'auto', loadWeights: true, skipTokenizer: true, chatTemplate: null, generationConfig: 'auto' });
-  } catch {
-    return null;
-  }
+/** The same model with every 2-D weight but the embedding stored as GGML q8_0 (runs as MatMulNBits). */
+function quantizedQ8(model: LoadedModel): LoadedModel {
+  const src = model.weights!;
+  const cache = new Map<string, WeightTensor>();
+  const get = (name: string): WeightTensor => {
+    const t = src.get(name);
+    if (t.kind !== 'f32' || t.shape.length !== 2 || name === 'model.embed_tokens.weight') return t;
+    if (!cache.has(name)) cache.set(name, { kind: 'quantized', format: 'q8_0', shape: t.shape, data: quantizeQ8_0(t.data) });
+    return cache.get(name)!;
+  };
+  const weights: ModelWeights = { names: () => src.names(), has: (n) => src.has(n), get };
+  return { ...model, weights };
 }
 
 /** Runs `fn` until `seconds` have passed (at least `minRuns` times); returns runs per second. */

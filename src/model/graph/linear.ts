@@ -5,13 +5,15 @@
 // matmul-nbits.ts), else they are dequantized to f32.
 import { GraphBuilder, attrInt } from './graph-builder';
 import { OnnxDataType } from './onnx-proto';
-import { quantizedLinear } from './matmul-nbits';
+import { AccuracyLevel, quantizedLinear } from './matmul-nbits';
 import { WeightTensor } from '../types';
 import { concatF32, toF32 } from './weights';
 
 export interface LinearOptions {
   /** Keep GGML-quantized weights quantized (MatMulNBits) where exact; false = dequantize to f32. */
   keepQuantized: boolean;
+  /** MatMulNBits accuracy_level; default per format (see matmul-nbits.ts). */
+  quantAccuracyLevel?: AccuracyLevel;
 }
 
 export function emitLinear(
@@ -25,7 +27,7 @@ export function emitLinear(
 ): string {
   const outFeatures = parts.reduce((n, t) => n + t.shape[0], 0);
   if (opts.keepQuantized && parts.every((t) => t.kind === 'quantized')) {
-    const y = quantizedLinear(g, x, name, parts, bias, inFeatures, outFeatures);
+    const y = quantizedLinear(g, x, name, parts, bias, inFeatures, outFeatures, opts.quantAccuracyLevel ?? 'auto');
     if (y) return y;
   }
   const w = g.initializer(name, OnnxDataType.FLOAT, [outFeatures, inFeatures], concatF32(parts.map(toF32)));

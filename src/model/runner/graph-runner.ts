@@ -5,6 +5,7 @@
 // other sequences to its length and decode batches stay dense.
 import * as ort from 'onnxruntime-node';
 import { buildDecoderGraph, DecoderInputs, DecoderOutputs } from '../graph/decoder-graph';
+import { AccuracyLevel } from '../graph/matmul-nbits';
 import { LoadedModel, ModelArchConfig, ModelRunner, RunnerOptions, StepResult, StepSequence } from '../types';
 import { PagedKvCache } from './kv-cache';
 import { createSession } from './session';
@@ -13,6 +14,8 @@ import { buildStepInputs, scatterNewKv } from './step-inputs';
 export interface GraphRunnerOptions extends RunnerOptions {
   /** Keep GGML-quantized weights quantized in the graph (MatMulNBits); default true. */
   keepQuantized?: boolean;
+  /** MatMulNBits accuracy_level: 0 = f32 activations (exact), 4 = int8 activations; default per format. */
+  quantAccuracyLevel?: AccuracyLevel;
 }
 
 export async function createGraphRunner(model: LoadedModel, opts: GraphRunnerOptions): Promise<ModelRunner> {
@@ -20,7 +23,9 @@ export async function createGraphRunner(model: LoadedModel, opts: GraphRunnerOpt
   const config = model.config;
   const maxPositions = Math.max(config.maxPositionEmbeddings, model.contextLength);
   const cache = new PagedKvCache(config, opts.blockSize, opts.numBlocks);
-  const built = buildDecoderGraph(config, model.weights, { maxPositions, blockSize: opts.blockSize, keepQuantized: opts.keepQuantized ?? true });
+  const built = buildDecoderGraph(config, model.weights, { maxPositions, blockSize: opts.blockSize, keepQuantized: opts.keepQuantized ?? true,
+    quantAccuracyLevel: opts.quantAccuracyLevel,
+  });
   const session = await createSession(built, { device: opts.device, intraOpThreads: opts.intraOpThreads });
   return new GraphRunner(config, cache, session, maxPositions);
 }
