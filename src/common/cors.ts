@@ -8,12 +8,14 @@ const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 
 export function corsOptions(c: ServerConfig): FastifyCorsOptions {
   const anyOrigin = c.allowedOrigins.includes('*');
-  return {
+  const options: FastifyCorsOptions = {
     // With credentials, "*" must be answered by echoing the request's origin.
     origin: anyOrigin ? (c.allowCredentials ? true : '*') : c.allowedOrigins,
     methods: c.allowedMethods.includes('*') ? ALL_METHODS : c.allowedMethods,
-    // undefined = reflect Access-Control-Request-Headers (any header).
-    allowedHeaders: c.allowedHeaders.includes('*') ? undefined : c.allowedHeaders,
     credentials: c.allowCredentials,
   };
+  // Left unset, the preflight's Access-Control-Request-Headers are reflected: a literal "*"
+  // would not cover Authorization, which browsers require to be listed by name.
+  if (!c.allowedHeaders.includes('*')) options.allowedHeaders = c.allowedHeaders;
+  return options;
 }

@@ -46,6 +46,18 @@ describe('foundation app (in-process)', () => {
     expect(noScheme.statusCode).toBe(401);
   });
 
+  it('answers CORS preflights without a key', async () => {
+    const res = await fastify.inject({
+      method: 'OPTIONS',
+      url: '/v1/completions',
+      headers: { origin: 'https://ui.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },
+    });
+    expect(res.statusCode).toBe(204);
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    expect(res.headers['access-control-allow-methods']).toContain('POST');
+    expect(res.headers['access-control-allow-headers']).toBe('authorization,content-type');
+  });
+
   it('leaves /health, /ping, /docs and /openapi.json open', async () => {
     expect((await fastify.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
     expect((await fastify.inject({ method: 'GET', url: '/ping' })).statusCode).toBe(200);
