@@ -141,7 +141,8 @@ class HfTokenizer implements Tokenizer {
     let bytes = this.bytesCache[id];
     if (bytes === undefined) {
       const token = this.vocab[id];
-      if (token === undefined) throw new RangeError(`token id ${id} is outside the vocabulary`);
+      // Ids past the tokenizer (a model's padded embedding rows) contribute nothing, as in decode.
+      if (token === undefined) return EMPTY;
       // Added tokens are matched verbatim, never through the model's byte mapping.
       bytes = this.specialIds.has(id) || this.addedIds.has(id) ? utf8(token) : this.resolveBytes(token);
       this.bytesCache[id] = bytes;
@@ -168,6 +169,7 @@ class HfTokenizer implements Tokenizer {
   }
 }
 
+const EMPTY = new Uint8Array(0);
 const encoder = new TextEncoder();
 function utf8(text: string): Uint8Array {
   return encoder.encode(text);
