@@ -4,6 +4,7 @@
 
 import { OpenAIHttpError } from '../common/openai-error';
 import { beamSearch } from '../engine/beam-search';
+import { randomHexId } from './ids';
 import { OUTPUT_KIND, type EngineClient, type EngineRequest, type OutputKind, type PositionLogprobs, type RequestOutput } from '../engine/types';
 
 /** Interleaves several async iterables as their items arrive; tagged with the source index. */
@@ -85,10 +86,15 @@ export async function drain(stream: AsyncIterable<RequestOutput>, kind: OutputKi
   return state;
 }
 
-/** The engine's stream for a request; beam search runs as a search over one-token steps and yields its final result once. */
+/**
+ * The engine's stream for a request. The engine id gets a random suffix (as vLLM does) so two
+ * clients sending the same X-Request-Id / request_id never collide; responses keep the plain id.
+ * Beam search runs as a search over one-token steps and yields its final result once.
+ */
 export function generateFor(engine: EngineClient, request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
-  if (!request.params.use_beam_search) return engine.generate(request, signal);
+  const unique = { ...request, requestId: `${request.requestId}-${randomHexId().slice(0, 8)}` };
+  if (!request.params.use_beam_search) return engine.generate(unique, signal);
   return (async function* () {
-    yield await beamSearch(engine, request, signal);
+    yield await beamSearch(engine, unique, signal);
   })();
 }

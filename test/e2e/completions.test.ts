@@ -37,6 +37,9 @@ maybe('POST /v1/completions', () => {
       expect(fromHeader.id).toBe('cmpl-header-id');
       const fromBody = await greedy({ max_tokens: 2, request_id: 'body-id' });
       expect(fromBody.id).toBe('cmpl-body-id');
+      // Two requests with the same id at once both succeed (the engine ids are made unique).
+      const same = await Promise.all([0, 1].map(() => greedy({ max_tokens: 30, ignore_eos: true, request_id: 'dup' })));
+      expect(same.map((r) => r.id)).toEqual(['cmpl-dup', 'cmpl-dup']);
     });
 
     it('serves the model when `model` is omitted, and 404s an unknown one', async () => {

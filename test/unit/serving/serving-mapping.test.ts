@@ -175,7 +175,7 @@ describe('CompletionServing', () => {
     const serving = new CompletionServing(engine, OPTS);
     const prep = serving.prepare({ prompt: 'ab', top_p: 0.5, cache_salt: 's', priority: 0 }, 'rid');
     const response = await serving.complete(prep);
-    expect(requests[0]).toMatchObject({ requestId: 'cmpl-rid', promptTokenIds: [1, 107, 108], cacheSalt: 's' });
+    expect(requests[0]).toMatchObject({ requestId: expect.stringMatching(/^cmpl-rid-[0-9a-f]{8}$/), promptTokenIds: [1, 107, 108], cacheSalt: 's' });
     expect(requests[0].params).toMatchObject({ temperature: 0.3, top_p: 0.5, max_tokens: 5 });
     expect(response).toMatchObject({
       id: 'cmpl-rid',
@@ -189,7 +189,7 @@ describe('CompletionServing', () => {
     const { engine, requests } = fakeEngine();
     const serving = new CompletionServing(engine, OPTS);
     const response = await serving.complete(serving.prepare({ prompt: ['a', 'b'], n: 1 }, 'x'));
-    expect(requests.map((r) => r.requestId)).toEqual(['cmpl-x-0', 'cmpl-x-1']);
+    expect(requests.map((r) => r.requestId.slice(0, -9))).toEqual(['cmpl-x-0', 'cmpl-x-1']);
     expect(response.choices.map((c) => c.index)).toEqual([0, 1]);
     expect(response.usage.prompt_tokens).toBe(4);
   });
