@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defaultTestModel, runCli, SERVER_START_TIMEOUT_MS, startServer, TestServer } from '../helpers/server';
+import { defaultTestModel, REPO_ROOT, runCli, SERVER_START_TIMEOUT_MS, startServer, TestServer } from '../helpers/server';
 import { SERVER_FLAGS } from '../../src/config/server-flags';
 import { TTFT_BUCKETS } from '../../src/modules/metrics/buckets';
 
@@ -226,6 +226,15 @@ describe('ortllm CLI', () => {
     expect(code).toBe(0);
     for (const spec of SERVER_FLAGS) expect(stdout).toContain(spec.flags.split(' ')[0]);
     expect(stdout).toContain('[MODEL]');
+  }, SERVER_START_TIMEOUT_MS);
+
+  it('`npm start -- FLAGS` is `ortllm serve FLAGS`', async () => {
+    const direct = await runCli(['serve', '--help']);
+    const viaNpm = spawnSync('npm', ['start', '--silent', '--', '--help'], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000 });
+    expect(viaNpm.status).toBe(0);
+    expect(viaNpm.stdout).toBe(direct.stdout);
+    const bad = spawnSync('npm', ['start', '--silent', '--', '--frobnicate'], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000 });
+    expect(bad.status).toBe(2);
   }, SERVER_START_TIMEOUT_MS);
 
   it('exits 2 with a clear message on an unknown flag, a malformed value or a bad choice', async () => {
