@@ -312,6 +312,13 @@ maybe('POST /v1/completions', () => {
       expect(chunks.every((c) => c.id === chunks[0].id)).toBe(true);
     });
 
+    it('a request the engine refuses is a plain JSON error, not a stream', async () => {
+      const r = await s.post('/v1/completions', { prompt: PROMPT, max_tokens: 4, stream: true, priority: 3 });
+      expect(r.status).toBe(400);
+      expect(r.headers.get('content-type')).toContain('application/json');
+      expect(r.json.error).toMatchObject({ param: 'priority', code: 400 });
+    });
+
     it('continuous_usage_stats puts usage on every chunk; no stream_options = no usage', async () => {
       const r = await s.post('/v1/completions', {
         prompt: PROMPT, max_tokens: 4, temperature: 0, stream: true, stream_options: { include_usage: true, continuous_usage_stats: true },

@@ -263,3 +263,24 @@ describe('streaming shapes on a scripted engine', () => {
     expect(seen).toEqual(['a']);
   });
 });
+
+describe('chat prompt checks', () => {
+  it('a model without a chat template answers 400 (param chat_template)', async () => {
+    const { ChatServing } = await import('../../../src/serving/chat-serving');
+    const { engine } = fakeEngine();
+    const serving = new ChatServing(engine, OPTS);
+    expect(() => serving.prepare({ messages: [{ role: 'user', content: 'x' }] }, null)).toThrow(
+      expect.objectContaining({ param: 'chat_template', message: expect.stringContaining('chat template') }),
+    );
+  });
+
+  it('a trusted per-request template works even when the model has none', async () => {
+    const { ChatServing } = await import('../../../src/serving/chat-serving');
+    const { engine, requests } = fakeEngine();
+    const serving = new ChatServing(engine, { ...OPTS, trustRequestChatTemplate: true });
+    const prep = serving.prepare({ messages: [{ role: 'user', content: 'hi' }], chat_template: '{{ bos_token }}{{ messages[0].content }}' }, null);
+    expect(prep.prompts[0].text).toBe('<s>hi');
+    await serving.complete(prep);
+    expect(requests[0].params.max_tokens).toBe(64 - prep.prompts[0].tokenIds.length);
+  });
+});
