@@ -14,7 +14,8 @@ import {
   DerenderCompletionStreamRequestDto,
   DerenderStreamStateDto,
 } from './dto/derender-request.dto';
-import { DerenderService, type DerenderStreamResult } from './derender.service';
+import { DerenderStreamService, type DerenderStreamResult } from './derender-stream.service';
+import { DerenderService } from './derender.service';
 
 const pipe = createValidationPipe();
 
@@ -30,7 +31,10 @@ const STREAM_NOTE = 'With stream: true the body carries one generate stream chun
 @ApiExtraModels(DerenderCompletionRequestDto, DerenderCompletionStreamRequestDto, DerenderChatRequestDto, DerenderChatStreamRequestDto, DerenderStreamStateDto)
 @Controller()
 export class DerenderController {
-  constructor(private readonly derender: DerenderService) {}
+  constructor(
+    private readonly derender: DerenderService,
+    private readonly streams: DerenderStreamService,
+  ) {}
 
   @Post('v1/completions/derender')
   @HttpCode(200)
@@ -38,7 +42,7 @@ export class DerenderController {
   @ApiBody({ schema: { oneOf: [{ $ref: getSchemaPath(DerenderCompletionRequestDto) }, { $ref: getSchemaPath(DerenderCompletionStreamRequestDto) }] } })
   @ApiOkResponse({ description: 'A text_completion object, or {chunk: text_completion chunk, stream_state}.' })
   async derenderCompletion(@Body() raw: unknown): Promise<CompletionResponse | DerenderStreamResult<CompletionChunk>> {
-    if (isStreamForm(raw)) return this.derender.completionStream(await validated(raw, DerenderCompletionStreamRequestDto));
+    if (isStreamForm(raw)) return this.streams.completionStream(await validated(raw, DerenderCompletionStreamRequestDto));
     return this.derender.completion(await validated(raw, DerenderCompletionRequestDto));
   }
 
@@ -48,7 +52,7 @@ export class DerenderController {
   @ApiBody({ schema: { oneOf: [{ $ref: getSchemaPath(DerenderChatRequestDto) }, { $ref: getSchemaPath(DerenderChatStreamRequestDto) }] } })
   @ApiOkResponse({ description: 'A chat.completion object, or {chunk: chat.completion.chunk, stream_state}.' })
   async derenderChat(@Body() raw: unknown): Promise<ChatResponse | DerenderStreamResult<ChatChunk>> {
-    if (isStreamForm(raw)) return this.derender.chatStream(await validated(raw, DerenderChatStreamRequestDto));
+    if (isStreamForm(raw)) return this.streams.chatStream(await validated(raw, DerenderChatStreamRequestDto));
     return this.derender.chat(await validated(raw, DerenderChatRequestDto));
   }
 }

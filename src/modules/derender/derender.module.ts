@@ -2,10 +2,11 @@
 
 import { Module } from '@nestjs/common';
 import { DerenderController } from './derender.controller';
+import { DerenderStreamService } from './derender-stream.service';
 import { DerenderService } from './derender.service';
 
 @Module({
   controllers: [DerenderController],
-  providers: [DerenderService],
+  providers: [DerenderService, DerenderStreamService],
 })
 export class DerenderModule {}

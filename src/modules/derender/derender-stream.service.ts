@@ -1,0 +1,111 @@
+// Streaming derender: one output_mode "tokens" generate chunk plus the client-carried state
+// in, one OpenAI stream chunk plus the next state out (JSON, not SSE).
+
+import { Injectable } from '@nestjs/common';
+import { OpenAIHttpError } from '../../common/openai-error';
+import type { ChatChunk, ChatChunkChoice, ChatRequestBody } from '../../serving/chat-serving';
+import type { CompletionChoice, CompletionChunk, CompletionRequestBody } from '../../serving/completion-serving';
+import { createdNow } from '../../serving/ids';
+import { appendCompletionLogprobs, emptyCompletionLogprobs } from '../../serving/logprobs';
+import { resolveModelName } from '../../serving/serving-options';
+import { buildUsage, type UsageInfo } from '../../serving/usage';
+import type { GenerateStreamResponseDto } from '../tokens-generate/dto/generate-response.dto';
+import type { GenerateLogProbs } from '../tokens-generate/tokens-logprobs';
+import { checkTokensMode, DerenderBase } from './derender-base';
+import { impliedTopCount, positionsFromGenerateLogprobs } from './derender-logprobs';
+import type { DerenderChatStreamRequestDto, DerenderCompletionStreamRequestDto } from './dto/derender-request.dto';
+import { detokenizeParams, ReplayDetokenizer } from './replay-detokenizer';
+import { advanceStreamState, checkStreamState, type DerenderStreamState } from './stream-state';
+
+export interface DerenderStreamResult<T> {
+  chunk: T;
+  stream_state: DerenderStreamState;
+}
+
+@Injectable()
+export class DerenderStreamService extends DerenderBase {
+  completionStream(body: DerenderCompletionStreamRequestDto): DerenderStreamResult<CompletionChunk> {
+    const request = (body.completion_request ?? null) as CompletionRequestBody | null;
+    const step = this.streamStep(body, request);
+    const base = { ...step.base, object: 'text_completion' as const };
+    if (!step.choice) return { chunk: { ...base, choices: [], usage: step.usage }, stream_state: step.state };
+    let logprobs = null;
+    if (step.positions) {
+      logprobs = emptyCompletionLogprobs();
+      const numTop = request?.logprobs ?? impliedTopCount(step.positions);
+      appendCompletionLogprobs(logprobs, step.tokenIds, step.positions, numTop, this.namer(request), step.textOffset);
+    }
+    const choice: CompletionChoice = {
+      index: step.choice.index,
+      text: step.delta,
+      logprobs,
+      finish_reason: step.choice.finish_reason ?? null,
+      stop_reason: null,
+    };
+    if (request?.return_token_ids) choice.token_ids = step.tokenIds;
+    return { chunk: { ...base, choices: [choice], usage: step.usage }, stream_state: step.state };
+  }
+
+  chatStream(body: DerenderChatStreamRequestDto): DerenderStreamResult<ChatChunk> {
+    const request = (body.chat_request ?? null) as ChatRequestBody | null;
+    const step = this.streamStep(body, request);
+    const base = { ...step.base, object: 'chat.completion.chunk' as const };
+    if (!step.choice) return { chunk: { ...base, choices: [], usage: step.usage }, stream_state: step.state };
+    const delta: ChatChunkChoice['delta'] = { content: step.delta };
+    if (!step.state.role_sent) delta.role = this.config.responseRole;
+    step.state.role_sent = true;
+    const choice: ChatChunkChoice = {
+      index: step.choice.index,
+      delta,
+      logprobs: this.chatLogprobs(step.positions, request),
+      finish_reason: step.choice.finish_reason ?? null,
+    };
+    if (request?.return_token_ids) choice.token_ids = step.tokenIds;
+    return { chunk: { ...base, choices: [choice], usage: step.usage }, stream_state: step.state };
+  }
+
+  /**
+   * The shared part of a stream call: checks the chunk and state, replays the earlier output
+   * tokens through a fresh detokenizer (no detokenizer internals cross the wire), adds the new
+   * ones and returns the text delta and the next state.
+   */
+  private streamStep(
+    body: DerenderCompletionStreamRequestDto | DerenderChatStreamRequestDto,
+    request: CompletionRequestBody | ChatRequestBody | null,
+  ) {
+    const base = { id: body.generate_chunk.request_id, created: createdNow(), model: resolveModelName(body.model, this.config) };
+    const chunk: GenerateStreamResponseDto = body.generate_chunk;
+    checkTokensMode(chunk, 'generate_chunk.output_mode');
+    if (chunk.choices.length > 1) throw OpenAIHttpError.badRequest('A generate stream chunk carries at most one choice.', 'generate_chunk.choices');
+    const state = checkStreamState(body.stream_state ?? null);
+    const usage = this.chunkUsage(chunk.usage ?? null, body.prompt_tokens ?? null);
+    const choice = chunk.choices[0] ?? null;
+    if (!choice) return { base, choice: null, state, usage, delta: '', tokenIds: [], positions: null, textOffset: state.logprob_text_offset };
+    const tokenIds = choice.token_ids ?? [];
+    const total = state.output_token_ids.length + tokenIds.length;
+    if (total > this.engine.maxModelLen) {
+      throw OpenAIHttpError.badRequest(`output token count (${total}) exceeds max_model_len (${this.engine.maxModelLen}).`, 'stream_state.output_token_ids');
+    }
+    const seed = body.prompt_token_ids ?? chunk.prompt_token_ids ?? null;
+    const replay = new ReplayDetokenizer({
+      tokenizer: this.tokenizer,
+      params: detokenizeParams(request),
+      promptTokenIds: seed,
+      eosTokenIds: this.engine.eosTokenIds,
+    });
+    if (state.output_token_ids.length > 0) replay.add(state.output_token_ids, null);
+    replay.add(tokenIds, choice.finish_reason ?? null);
+    const text = replay.text(choice.finish_reason != null);
+    const textOffset = state.logprob_text_offset;
+    const delta = text.length > textOffset ? text.slice(textOffset) : '';
+    const next = advanceStreamState(state, tokenIds, delta.length);
+    const positions = positionsFromGenerateLogprobs(choice.logprobs as GenerateLogProbs | null, tokenIds.length);
+    return { base, choice, state: next, usage, delta, tokenIds, positions, textOffset };
+  }
+
+  private chunkUsage(usage: GenerateStreamResponseDto['usage'], promptTokens: number | null): UsageInfo | null {
+    if (!usage) return null;
+    const prompt = promptTokens ?? usage.prompt_tokens;
+    return buildUsage(prompt, usage.completion_tokens ?? 0, 0, this.config);
+  }
+}
