@@ -7,13 +7,14 @@
 //   afterAll(() => server?.stop());
 
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { sharedModel } from './model-files';
 
 export const REPO_ROOT = resolve(__dirname, '../..');
 const MAIN_JS = join(REPO_ROOT, 'dist/src/main.js');
 const BUILD_LOCK = join(REPO_ROOT, 'dist/.e2e-build-lock');
+const STALE_LOCK_MS = 5 * 60_000;
 
 /** Enough for a rebuild plus model load on 2 cores; pass it to beforeAll. */
 export const SERVER_START_TIMEOUT_MS = 240_000;
@@ -66,7 +67,10 @@ export async function ensureBuilt(): Promise<void> {
       mkdirSync(BUILD_LOCK);
       break;
     } catch {
-      await sleep(500); // another test process is building
+      // Another test process is building; a lock older than any build is left from a crash.
+      const lock = statSync(BUILD_LOCK, { throwIfNoEntry: false });
+      if (lock && Date.now() - lock.mtimeMs > STALE_LOCK_MS) rmSync(BUILD_LOCK, { recursive: true, force: true });
+      await sleep(500);
       if (!stale()) return;
     }
   }
