@@ -117,11 +117,6 @@ export class GenerateService {
       }
       params.detokenize = false;
     }
-    validateSamplingParams(params, {
-      vocabSize: this.engine.modelConfig.vocabSize,
-      maxNumSeqs: this.config.maxNumSeqs,
-      maxLogprobs: this.config.maxLogprobs,
-    });
     const promptLength = body.token_ids.length;
     if (Object.prototype.hasOwnProperty.call(raw, 'max_tokens') && raw.max_tokens != null) {
       checkPromptLength(promptLength, this.engine.maxModelLen, 'token_ids');
@@ -137,6 +132,12 @@ export class GenerateService {
         promptParam: 'token_ids',
       });
     }
+    // After max_tokens is resolved: min_tokens is checked against the real budget, not the struct's 16.
+    validateSamplingParams(params, {
+      vocabSize: this.engine.modelConfig.vocabSize,
+      maxNumSeqs: this.config.maxNumSeqs,
+      maxLogprobs: this.config.maxLogprobs,
+    });
     params.output_kind = body.stream === true ? OUTPUT_KIND.DELTA : OUTPUT_KIND.FINAL_ONLY;
     return params;
   }

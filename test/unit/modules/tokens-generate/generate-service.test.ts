@@ -75,6 +75,8 @@ describe('GenerateService: tokens mode', () => {
     const { service } = setup({}, { maxModelLen: 64 });
     expect(service.prepare(body({ sampling_params: {} }), 'id').engineRequest.params.max_tokens).toBe(62);
     expect(service.prepare(body({ sampling_params: { max_tokens: 3 } }), 'id').engineRequest.params.max_tokens).toBe(3);
+    // min_tokens is checked against that budget, not against the struct default of 16.
+    expect(service.prepare(body({ sampling_params: { min_tokens: 20 } }), 'id').engineRequest.params.min_tokens).toBe(20);
   });
 
   it('formats logprobs with token ids, the sampled token first', async () => {
