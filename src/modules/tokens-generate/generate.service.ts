@@ -117,6 +117,10 @@ export class GenerateService {
       }
       params.detokenize = false;
     }
+    if (!this.engine.tokenizer && params.bad_words.length > 0) {
+      // bad_words are strings the engine must tokenize.
+      throw new RequestValidationError('sampling_params.bad_words needs a tokenizer; this server runs without one.', 'sampling_params.bad_words');
+    }
     const promptLength = body.token_ids.length;
     if (Object.prototype.hasOwnProperty.call(raw, 'max_tokens') && raw.max_tokens != null) {
       checkPromptLength(promptLength, this.engine.maxModelLen, 'token_ids');

@@ -205,6 +205,7 @@ describe('GenerateService: rejected requests', () => {
     const { service } = setup({ tokensOnly: true });
     expectBadRequest(() => service.prepare(body({ sampling_params: { stop: ['x'] } }), 'id'), 'sampling_params.stop', /stop_token_ids/);
     expect(service.prepare(body(), 'id').engineRequest.params.detokenize).toBe(false);
+    expectBadRequest(() => service.prepare(body({ sampling_params: { bad_words: ['x'] } }), 'id'), 'sampling_params.bad_words', /tokenizer/);
   });
 
   it('refuses n over max_num_seqs', () => {
