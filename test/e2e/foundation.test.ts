@@ -207,6 +207,32 @@ describeWithModel('foundation on a real server', () => {
     expect(samples.some((s) => s.name === 'http_requests_total' && s.labels.handler === '/metrics')).toBe(false);
   });
 
+  it('aborts the engine request when a streaming client disconnects', async () => {
+    const metric = async (name: string, labels: Record<string, string>): Promise<number> => {
+      const { samples } = parseExposition(await (await fetch(`${server.baseUrl}/metrics`)).text());
+      const found = samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+      return found?.value ?? 0;
+    };
+    const abortsBefore = await metric('vllm:request_success_total', { finished_reason: 'abort' });
+    const controller = new AbortController();
+    const res = await fetch(`${server.baseUrl}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'Once', max_tokens: 1800, ignore_eos: true, stream: true }),
+      signal: controller.signal,
+    });
+    const reader = res.body!.getReader();
+    await reader.read();
+    controller.abort();
+    let aborts = abortsBefore;
+    for (let i = 0; i < 50 && aborts === abortsBefore; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      aborts = await metric('vllm:request_success_total', { finished_reason: 'abort' });
+    }
+    expect(aborts).toBe(abortsBefore + 1);
+    expect(await metric('vllm:num_requests_running', { model_name: 'stories' })).toBe(0);
+  });
+
   it('serves the Swagger UI and its assets from the npm package', async () => {
     const html = await (await fetch(`${server.baseUrl}/docs`)).text();
     expect(html).toContain('swagger-ui');
