@@ -142,6 +142,9 @@ export class SamplingFieldsDto {
   @ObjectField({ description: 'KV-transfer parameters for disaggregated serving (accepted and echoed).' })
   kv_transfer_params?: Record<string, unknown> | null;
 
+  @ObjectField({ description: 'Encoder-cache transfer parameters (accepted; a text-only model has no encoder cache to transfer).' })
+  ec_transfer_params?: Record<string, unknown> | null;
+
   @ObjectField({ description: 'Extra parameters (string / number values) for custom extensions.' })
   vllm_xargs?: Record<string, unknown> | null;
 

@@ -60,10 +60,16 @@ export class ChatFieldsDto extends SamplingFieldsDto {
   @BoolField({ description: 'Return the prompt text the chat template produced (`prompt_text`).' })
   return_prompt_text?: boolean | null;
 
-  @AnyField({ description: 'Not supported yet: answered with 400.' })
+  @ObjectField({ description: 'Extra kwargs for a multimodal processor (accepted; text-only models have none).' })
+  mm_processor_kwargs?: Record<string, unknown> | null;
+
+  @BoolField({ description: 'Parallel tool calls (accepted; tool calling is not supported yet).', default: true })
+  parallel_tool_calls?: boolean | null;
+
+  @AnyField({ description: 'Not supported yet: answered with 400 (an empty list is accepted).' })
   tools?: unknown;
 
-  @AnyField({ description: 'Not supported yet: answered with 400.' })
+  @AnyField({ description: 'Not supported yet: answered with 400 ("none" is accepted).' })
   tool_choice?: unknown;
 }
 
