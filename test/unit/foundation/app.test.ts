@@ -146,6 +146,20 @@ describe('foundation app (in-process)', () => {
     expect(text).toMatch(/http_requests_total\{method="GET",status="2xx",handler="\/v1\/models"\} \d+/);
   });
 
+  it('answers an unexpected failure with a 500 envelope and no stack trace', async () => {
+    const original = engine.stats.bind(engine);
+    engine.stats = () => {
+      throw new Error('secret internals at /srv/engine.ts:42');
+    };
+    try {
+      const res = await fastify.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer k1' } });
+      expect(res.statusCode).toBe(500);
+      expect(res.json()).toEqual({ error: { message: 'Internal server error', type: 'InternalServerError', param: null, code: 500 } });
+    } finally {
+      engine.stats = original;
+    }
+  });
+
   it('shuts the engine down once when the app closes', async () => {
     const own = await build({});
     await own.app.close();
