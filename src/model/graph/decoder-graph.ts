@@ -9,7 +9,7 @@
 //
 // Inputs (B sequences, S new tokens each, NB past blocks each, padded; padding is masked):
 //   input_ids [B,S] int64, position_ids [B,S] int64, past_blocks [B,NB] int64,
-//   attn_mask [B,1,S,NB*blockSize+S] float (additive: 0 or very negative),
+//   attn_mask [B,1,S,NB*blockSize+S] bool (true = may attend),
 //   logits_rows [N] int64 (rows of B*S), cache_k.{l}, cache_v.{l} [numBlocks, blockSize*kvDim].
 // Outputs: logits [N, vocab], new_kv [2*L*B, S, kvDim] (layer-major, K then V).
 //
@@ -63,7 +63,7 @@ export function buildDecoderGraph(config: ModelArchConfig, weights: ModelWeights
   const positionIds = g.input(DecoderInputs.positionIds, i64, ['batch', 'seq']);
   const pastBlocks = g.input(DecoderInputs.pastBlocks, i64, ['batch', 'past_blocks']);
   const pastRowsShape = g.constInt64([0, -1, kvDim]);
-  const attnMask = g.input(DecoderInputs.attnMask, f32, ['batch', 1, 'seq', 'total']);
+  const attnMask = g.input(DecoderInputs.attnMask, OnnxDataType.BOOL, ['batch', 1, 'seq', 'total']);
   const logitsRows = g.input(DecoderInputs.logitsRows, i64, ['rows']);
 
   // Shapes used to move between the flat [B*S, hidden] stream and [B, S, features] for attention.

@@ -78,6 +78,7 @@ export const OnnxDataType = {
   INT8: 3,
   INT32: 6,
   INT64: 7,
+  BOOL: 9,
   FLOAT16: 10,
 } as const;
 export type OnnxDataTypeId = (typeof OnnxDataType)[keyof typeof OnnxDataType];

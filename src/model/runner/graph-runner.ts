@@ -88,7 +88,7 @@ class GraphRunner implements ModelRunner {
       [DecoderInputs.inputIds]: new ort.Tensor('int64', inp.inputIds, [inp.batch, inp.seq]),
       [DecoderInputs.positionIds]: new ort.Tensor('int64', inp.positionIds, [inp.batch, inp.seq]),
       [DecoderInputs.pastBlocks]: new ort.Tensor('int64', inp.pastBlockIds, [inp.batch, inp.pastBlocks]),
-      [DecoderInputs.attnMask]: new ort.Tensor('float32', inp.attnMask, [inp.batch, 1, inp.seq, inp.pastBlocks * this.blockSize + inp.seq]),
+      [DecoderInputs.attnMask]: new ort.Tensor('bool', inp.attnMask, [inp.batch, 1, inp.seq, inp.pastBlocks * this.blockSize + inp.seq]),
       [DecoderInputs.logitsRows]: new ort.Tensor('int64', inp.logitsRows, [inp.logitsRows.length]),
     };
     const result = await this.session.run(feeds);

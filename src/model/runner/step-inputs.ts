@@ -3,9 +3,6 @@
 import { StepSequence } from '../types';
 import { PagedKvCache } from './kv-cache';
 
-/** Additive mask value for keys a query must not see (finite, so fully padded rows stay finite). */
-const MASKED = -3.0e38;
-
 export interface StepInputs {
   batch: number;
   seq: number;
@@ -14,7 +11,8 @@ export interface StepInputs {
   inputIds: BigInt64Array;
   positionIds: BigInt64Array;
   pastBlockIds: BigInt64Array;
-  attnMask: Float32Array;
+  /** Boolean (1 = may attend), a quarter of a float mask's size: long prefill chunks make it big. */
+  attnMask: Uint8Array;
   logitsRows: BigInt64Array;
   /** Per sequence: index of its first row in the logits output and how many rows it has. */
   logitsAt: { first: number; count: number }[];
@@ -29,7 +27,7 @@ export function buildStepInputs(group: readonly StepSequence[], cache: PagedKvCa
   const inputIds = new BigInt64Array(batch * seq);
   const positionIds = new BigInt64Array(batch * seq);
   const pastBlockIds = new BigInt64Array(batch * pastBlocks);
-  const attnMask = new Float32Array(batch * seq * total).fill(MASKED);
+  const attnMask = new Uint8Array(batch * seq * total);
   const rows: number[] = [];
   const logitsAt: StepInputs['logitsAt'] = [];
 
@@ -50,10 +48,10 @@ export function buildStepInputs(group: readonly StepSequence[], cache: PagedKvCa
       positionIds[row] = BigInt(real ? offset + i : offset);
       const maskRow = row * total;
       if (real) {
-        attnMask.fill(0, maskRow, maskRow + offset);
-        attnMask.fill(0, maskRow + past, maskRow + past + i + 1);
+        attnMask.fill(1, maskRow, maskRow + offset);
+        attnMask.fill(1, maskRow + past, maskRow + past + i + 1);
       } else {
-        attnMask[maskRow + past + i] = 0; // padding attends to itself only; its outputs are ignored
+        attnMask[maskRow + past + i] = 1; // padding attends to itself only; its outputs are ignored
       }
     }
     const first = rows.length;
