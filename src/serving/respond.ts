@@ -25,12 +25,26 @@ export async function respond<P, R, C>(
   await reply.status(200).send(await serving.complete(prepared, disconnectSignal(reply)));
 }
 
-/** Runs every engine request of a prepared request to the end, concurrently. */
-export function drainAll(
+/**
+ * Runs every engine request of a prepared request to the end, concurrently. When one fails
+ * (or the client leaves) the others are aborted too, so no orphan keeps the batch busy.
+ */
+export async function drainAll(
   engine: EngineClient,
   requests: EngineRequest[],
   kinds: OutputKind[],
   signal?: AbortSignal,
 ): Promise<PromptResult[]> {
-  return Promise.all(requests.map((r, i) => drain(generateFor(engine, r, signal), kinds[i])));
+  const group = new AbortController();
+  const abortGroup = () => group.abort(signal?.reason);
+  if (signal?.aborted) abortGroup();
+  signal?.addEventListener('abort', abortGroup, { once: true });
+  try {
+    return await Promise.all(requests.map((r, i) => drain(generateFor(engine, r, group.signal), kinds[i])));
+  } catch (err) {
+    group.abort(err);
+    throw err;
+  } finally {
+    signal?.removeEventListener('abort', abortGroup);
+  }
 }

@@ -284,3 +284,23 @@ describe('chat prompt checks', () => {
     expect(requests[0].params.max_tokens).toBe(64 - prep.prompts[0].tokenIds.length);
   });
 });
+
+describe('drainAll', () => {
+  it('aborts the sibling requests when one prompt fails', async () => {
+    const { drainAll } = await import('../../../src/serving/respond');
+    const signals: AbortSignal[] = [];
+    const engine = {
+      generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
+        signals.push(signal!);
+        return (async function* () {
+          if (request.requestId.startsWith('bad')) throw new Error('refused');
+          await new Promise((resolve) => signal!.addEventListener('abort', resolve));
+        })();
+      },
+    } as unknown as EngineClient;
+    const params = { use_beam_search: false } as EngineRequest['params'];
+    const requests = [{ requestId: 'ok', promptTokenIds: [1], params }, { requestId: 'bad', promptTokenIds: [1], params }];
+    await expect(drainAll(engine, requests, [2, 2])).rejects.toThrow('refused');
+    expect(signals.every((s) => s.aborted)).toBe(true);
+  });
+});
