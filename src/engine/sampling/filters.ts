@@ -53,21 +53,35 @@ export function computeSamplingWeights(
   }
 
   let total = 0;
+  if (p.top_p >= 1) {
+    for (let i = 0; i < V; i++) {
+      const w = expNonPositive(scores[i] - max);
+      weights[i] = w;
+      total += w;
+    }
+    return total;
+  }
+
+  // top_p. A kept token has less than p of the mass above it, so more than (1 - p) of the
+  // mass at or below it: w * V > (1 - p) * total >= 1 - p (the top token weighs 1). Tokens
+  // under that bound can never survive; collecting the others while exponentiating lets
+  // the threshold search skip most of a peaked vocabulary.
+  const bound = (0.5 * (1 - p.top_p)) / V; // half: a margin for float32 rounding
+  const cand = ws.candidates;
+  let numCand = 0;
   for (let i = 0; i < V; i++) {
     const w = expNonPositive(scores[i] - max);
     weights[i] = w;
     total += w;
+    if (w > bound) cand[numCand++] = i;
   }
-
-  if (p.top_p < 1) {
-    const at = selectThresholdIndex(ws.weightBits, V, weights, p.top_p * total, ws);
-    if (at >= 0) {
-      const cut = weights[at];
-      total = 0;
-      for (let i = 0; i < V; i++) {
-        if (weights[i] < cut) weights[i] = 0;
-        else total += weights[i];
-      }
+  const at = selectThresholdIndex(ws.weightBits, V, weights, p.top_p * total, ws, numCand);
+  if (at >= 0) {
+    const cut = weights[at];
+    total = 0;
+    for (let i = 0; i < V; i++) {
+      if (weights[i] < cut) weights[i] = 0;
+      else total += weights[i];
     }
   }
   return total;

@@ -32,10 +32,12 @@ export function selectThresholdIndex(
   weights: Float32Array | null,
   target: number,
   ws: SamplingWorkspace,
+  /** >= 0: only ws.candidates[0..numCandidates) can hold the threshold (the rest weigh less). */
+  numCandidates = -1,
 ): number {
   const hist = ws.histogram;
   const cand = ws.candidates;
-  let numCand = -1; // -1: every index 0..n-1 is a candidate (first level)
+  let numCand = numCandidates; // -1: every index 0..n-1 is a candidate
   let accAbove = 0;
 
   for (const [shift, width] of LEVELS) {
@@ -63,7 +65,7 @@ export function selectThresholdIndex(
     }
     if (bucket < 0) {
       // Rounding (or a target above the total): keep everything down to the lowest bucket.
-      if (numCand < 0) return -1;
+      if (numCand < 0 || shift === LEVELS[0][0] || lowestNonEmpty < 0) return -1;
       bucket = lowestNonEmpty;
     }
 
