@@ -89,6 +89,7 @@ export function prepareChatPrompt(
   messages: ChatMessage[],
   opts: ChatPromptOptions,
 ): PreparedPrompt {
+  if (!tokenizer) tokenizeText(null, '', false, 'messages'); // refuses with the no-tokenizer message
   const text = renderChatText(template, tokenizer, messages, opts);
   const limit = resolveTruncation(opts.truncatePromptTokens, opts.maxModelLen);
   const fullIds = tokenizeText(tokenizer, text, opts.addSpecialTokens, 'messages');

@@ -154,6 +154,7 @@ export class ChatServing {
         maxNumSeqs: engine.maxNumSeqs,
         maxLogprobs: this.opts.maxLogprobs,
         stream: !!body.stream,
+        detokenize: engine.tokenizer !== null,
       }),
     );
     const id = responseId('chatcmpl', requestIdBase(headerRequestId, body.request_id));

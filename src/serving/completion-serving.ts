@@ -133,6 +133,7 @@ export class CompletionServing {
         maxNumSeqs: engine.maxNumSeqs,
         maxLogprobs: this.opts.maxLogprobs,
         stream: !!body.stream,
+        detokenize: engine.tokenizer !== null,
       });
       // Echo with logprobs reports the prompt's logprobs too (vLLM sets prompt_logprobs = logprobs).
       if (body.echo && p.prompt_logprobs === null && logprobs !== null) p.prompt_logprobs = logprobs;

@@ -23,6 +23,8 @@ export interface SamplingContext {
   maxLogprobs: number;
   /** Streaming responses consume deltas; others only need the final state. */
   stream: boolean;
+  /** False without a tokenizer (--skip-tokenizer-init): token ids only, no text. */
+  detokenize?: boolean;
 }
 
 /** generation_config.json keys that default request fields of the same name. */
@@ -45,6 +47,7 @@ export function buildSamplingParams(req: SamplingRequestFields, ctx: SamplingCon
   partial.max_tokens = ctx.maxTokens;
   partial.logprobs = ctx.logprobs;
   partial.output_kind = ctx.stream ? OUTPUT_KIND.DELTA : OUTPUT_KIND.FINAL_ONLY;
+  partial.detokenize = ctx.detokenize ?? true;
   try {
     const params = normalizeSamplingParams(partial);
     validateSamplingParams(params, { vocabSize: ctx.vocabSize, maxNumSeqs: ctx.maxNumSeqs, maxLogprobs: ctx.maxLogprobs });
