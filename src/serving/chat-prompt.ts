@@ -4,7 +4,7 @@
 import { RequestValidationError } from '../engine/errors';
 import { ChatTemplateError, createChatTemplate } from '../model/chat-template';
 import type { ChatMessage, ChatTemplate, Tokenizer } from '../model/types';
-import { resolveTruncation, tokenizeText, truncateTokens, type PreparedPrompt } from './completion-prompts';
+import { requireTokenizer, resolveTruncation, tokenizeText, truncateTokens, type PreparedPrompt } from './completion-prompts';
 
 export interface ChatPromptOptions {
   addGenerationPrompt: boolean;
@@ -89,7 +89,7 @@ export function prepareChatPrompt(
   messages: ChatMessage[],
   opts: ChatPromptOptions,
 ): PreparedPrompt {
-  if (!tokenizer) tokenizeText(null, '', false, 'messages'); // refuses with the no-tokenizer message
+  requireTokenizer(tokenizer, 'messages');
   const text = renderChatText(template, tokenizer, messages, opts);
   const limit = resolveTruncation(opts.truncatePromptTokens, opts.maxModelLen);
   const fullIds = tokenizeText(tokenizer, text, opts.addSpecialTokens, 'messages');

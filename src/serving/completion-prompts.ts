@@ -69,11 +69,16 @@ export function checkTokenIdsInVocab(ids: readonly number[], vocabSize: number, 
   }
 }
 
-export function tokenizeText(tokenizer: Tokenizer | null, text: string, addSpecialTokens: boolean, param: string): number[] {
+/** Text input needs a tokenizer, which --skip-tokenizer-init leaves out. */
+export function requireTokenizer(tokenizer: Tokenizer | null, param: string): Tokenizer {
   if (!tokenizer) {
     throw new RequestValidationError('Text prompts need a tokenizer; this server runs without one (send token ids).', param);
   }
-  return tokenizer.encode(text, { addSpecialTokens });
+  return tokenizer;
+}
+
+export function tokenizeText(tokenizer: Tokenizer | null, text: string, addSpecialTokens: boolean, param: string): number[] {
+  return requireTokenizer(tokenizer, param).encode(text, { addSpecialTokens });
 }
 
 export function prepareCompletionPrompts(
