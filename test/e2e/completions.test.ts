@@ -195,8 +195,11 @@ maybe('POST /v1/completions', () => {
       const r = await create({ use_beam_search: true, n: 2, temperature: 0, max_tokens: 6 });
       expect(r.choices).toHaveLength(2);
       expect(r.choices[0].text).not.toBe(r.choices[1].text);
-      const penalised = await create({ use_beam_search: true, n: 2, temperature: 0, max_tokens: 6, length_penalty: -5 });
-      expect(penalised.choices).toHaveLength(2);
+      // length_penalty divides scores by length**penalty: a large one favours longer beams.
+      const beams = (length_penalty: number) =>
+        create({ use_beam_search: true, n: 2, temperature: 0, max_tokens: 24, stop: ['.'], length_penalty });
+      const [plain, long] = await Promise.all([beams(1), beams(3)]);
+      expect(long.choices[0].text.length).toBeGreaterThan(plain.choices[0].text.length);
     });
   });
 
