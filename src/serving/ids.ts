@@ -1,13 +1,12 @@
 // Response ids and timestamps as vLLM builds them: the X-Request-Id header wins over the body's
 // request_id, and a fresh uuid (hex, no dashes) is used when neither is given.
 
-import { randomUUID } from 'node:crypto';
+import { randomRequestId } from '../common/request-id';
 
 export type ResponseIdPrefix = 'cmpl' | 'chatcmpl';
 
-export function randomHexId(): string {
-  return randomUUID().replace(/-/g, '');
-}
+/** A uuid4 hex id (the foundation's request-id generator). */
+export const randomHexId = randomRequestId;
 
 /** The id base a request is known by: header, then body request_id, then random. */
 export function requestIdBase(headerId: string | null | undefined, bodyId: string | null | undefined): string {
