@@ -29,14 +29,15 @@ interface Sample {
   value: number;
 }
 
-/** Strict Prometheus text-format parser: throws on any line it does not understand. */
+/** Strict Prometheus text-format parser: throws on any line it does not understand. NaN is
+ * matched case-insensitively, as Prometheus' own parser does (prom-client writes "Nan"). */
 function parseExposition(text: string): { types: Map<string, string>; samples: Sample[] } {
   const types = new Map<string, string>();
   const samples: Sample[] = [];
   const metricName = '[a-zA-Z_:][a-zA-Z0-9_:]*';
   const help = new RegExp(`^# HELP (${metricName}) .*$`);
   const type = new RegExp(`^# TYPE (${metricName}) (counter|gauge|histogram|summary|untyped)$`);
-  const sample = new RegExp(`^(${metricName})(?:\\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\\]|\\\\.)*",?)*)\\})? (-?[0-9.e+-]+|NaN|\\+Inf|-Inf)$`);
+  const sample = new RegExp(`^(${metricName})(?:\\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\\]|\\\\.)*",?)*)\\})? (-?[0-9.e+-]+|[Nn]a[Nn]|\\+Inf|-Inf)$`);
   for (const line of text.split('\n')) {
     if (line === '' || help.test(line)) continue;
     const t = type.exec(line);
@@ -48,7 +49,7 @@ function parseExposition(text: string): { types: Map<string, string>; samples: S
     if (!s) throw new Error(`unparseable metrics line: ${line}`);
     const labels: Record<string, string> = {};
     for (const m of (s[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[m[1]] = m[2];
-    samples.push({ name: s[1], labels, value: Number(s[3].replace('+Inf', 'Infinity')) });
+    samples.push({ name: s[1], labels, value: /^nan$/i.test(s[3]) ? NaN : Number(s[3].replace('+Inf', 'Infinity')) });
   }
   return { types, samples };
 }
