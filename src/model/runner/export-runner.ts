@@ -36,6 +36,9 @@ function checkExportInterface(session: ort.InferenceSession, config: ModelArchCo
   }
   if (!outputs.has('logits')) missing.push('logits');
   if (missing.length) throw new Error(`${path}: the ONNX export lacks ${missing.join(', ')} (expected the Optimum text-generation-with-past layout for ${config.numLayers} layers)`);
+  const known = /^(input_ids|attention_mask|position_ids|use_cache_branch|past_key_values\.\d+\.(key|value))$/;
+  const unknown = session.inputNames.filter((n) => !known.test(n));
+  if (unknown.length) throw new Error(`${path}: the ONNX export takes inputs this runner does not know how to fill: ${unknown.join(', ')}`);
   const meta = session.inputMetadata.find((m) => m.name === pastName(0, 'key'));
   const type = meta && meta.isTensor ? meta.type : 'float32';
   if (type !== 'float32' && type !== 'float16') throw new Error(`${path}: KV cache inputs of type ${type} are not supported`);
