@@ -25,9 +25,10 @@ export function computeSamplingWeights(
   const invT = 1 / p.temperature;
   let max = -Infinity;
   for (let i = 0; i < V; i++) {
-    const s = scores[i] * invT;
-    scores[i] = s;
-    if (s > max) max = s;
+    scores[i] *= invT;
+    // Compare the float32 value as stored, not the float64 product: otherwise the top token
+    // can fall a rounding step below `max` and min_p = 1 would filter out every token.
+    if (scores[i] > max) max = scores[i];
   }
   const weights = ws.weights;
   if (max === -Infinity) {

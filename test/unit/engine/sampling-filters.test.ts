@@ -111,6 +111,19 @@ describe('sampling filters vs brute force', () => {
     expect(Array.from(got)).toEqual([1, 0, 0, 0]);
   });
 
+  it('min_p = 1 keeps exactly the top token at any temperature', () => {
+    // Temperatures whose float32 products round differently from float64 ones.
+    const rng = new Rng(7);
+    const ws = new SamplingWorkspace(512);
+    for (const temperature of [1.5, 1.2, 0.7, 1.3]) {
+      const logits = randomLogits(rng, 512, 6);
+      let top = 0;
+      for (let i = 1; i < 512; i++) if (logits[i] > logits[top]) top = i;
+      const got = ours(logits, { temperature, min_p: 1, top_k: 0, top_p: 1 }, ws);
+      expect({ temperature, top: got.indexOf(1), kept: got.filter((x) => x > 0).length }).toEqual({ temperature, top, kept: 1 });
+    }
+  });
+
   it('temperature rescales logit differences', () => {
     const ws = new SamplingWorkspace(2);
     const got = ours(new Float32Array([1, 0]), { temperature: 0.5, min_p: 0, top_k: 0, top_p: 1 }, ws);
