@@ -29,14 +29,40 @@ function rmsNorm(x: Float64Array, w: Float32Array, eps: number): Float64Array {
   return x.map((v, i) => v * inv * w[i]);
 }
 
-/** Inverse frequencies after HF rope_scaling ('linear' divides all; 'llama3' only the long wavelengths). */
-function inverseFrequencies(c: ModelArchConfig): number[] {
+/**
+ * Inverse frequencies and cos/sin multiplier after HF rope_scaling ('linear' divides all; 'llama3'
+ * only the long wavelengths; 'freq_factors' per frequency; 'yarn' ramps between divided and not).
+ */
+function ropeScaling(c: ModelArchConfig): { freqs: number[]; gain: number } {
   const freqs: number[] = [];
   for (let i = 0; i < c.headDim; i += 2) freqs.push(Math.pow(c.ropeTheta, -i / c.headDim));
   const s = c.ropeScaling;
-  if (!s) return freqs;
-  const kind = (s['rope_type'] ?? s['type']) as string;
+  const kind = s ? ((s['rope_type'] ?? s['type']) as string) : 'default';
+  if (kind === 'yarn') return yarn(c, freqs);
+  return { freqs: scaledFrequencies(c, freqs, kind), gain: 1 };
+}
+
+function yarn(c: ModelArchConfig, freqs: number[]): { freqs: number[]; gain: number } {
+  const s = c.ropeScaling!;
   const factor = s['factor'] as number;
+  const original = (s['original_max_position_embeddings'] as number) ?? c.maxPositionEmbeddings;
+  // dimension index (0..headDim) at which a frequency completes `turns` rotations over the original context
+  const dimFor = (turns: number) => (c.headDim * Math.log(original / (turns * 2 * Math.PI))) / (2 * Math.log(c.ropeTheta));
+  const lo = Math.max(0, Math.floor(dimFor((s['beta_fast'] as number) ?? 32)));
+  let hi = Math.min(c.headDim - 1, Math.ceil(dimFor((s['beta_slow'] as number) ?? 1)));
+  if (hi === lo) hi += 0.001;
+  const out = freqs.map((f, i) => {
+    const t = Math.min(1, Math.max(0, (i - lo) / (hi - lo))); // 0: keep f (high freq), 1: f / factor
+    return f * (1 - t) + (f / factor) * t;
+  });
+  return { freqs: out, gain: factor > 1 ? 1 + 0.1 * Math.log(factor) : 1 };
+}
+
+function scaledFrequencies(c: ModelArchConfig, freqs: number[], kind: string): number[] {
+  const s = c.ropeScaling;
+  if (!s || kind === 'default') return freqs;
+  const factor = s['factor'] as number;
+  if (kind === 'freq_factors') return freqs.map((f, i) => f / (s['freq_factors'] as number[])[i]);
   if (kind === 'linear') return freqs.map((f) => f / factor);
   if (kind === 'llama3') {
     const lowFactor = s['low_freq_factor'] as number;
@@ -54,15 +80,15 @@ function inverseFrequencies(c: ModelArchConfig): number[] {
 }
 
 /** Rotate-half RoPE on each head of `x` (heads × headDim) at `position`, in place. */
-function rope(x: Float64Array, heads: number, headDim: number, position: number, freqs: number[]): void {
+function rope(x: Float64Array, heads: number, headDim: number, position: number, { freqs, gain }: { freqs: number[]; gain: number }): void {
   const half = headDim / 2;
   for (let h = 0; h < heads; h++) {
     for (let i = 0; i < half; i++) {
       const a = x[h * headDim + i];
       const b = x[h * headDim + i + half];
       const angle = position * freqs[i];
-      x[h * headDim + i] = a * Math.cos(angle) - b * Math.sin(angle);
-      x[h * headDim + i + half] = b * Math.cos(angle) + a * Math.sin(angle);
+      x[h * headDim + i] = gain * (a * Math.cos(angle) - b * Math.sin(angle));
+      x[h * headDim + i + half] = gain * (b * Math.cos(angle) + a * Math.sin(angle));
     }
   }
 }
@@ -71,7 +97,7 @@ function rope(x: Float64Array, heads: number, headDim: number, position: number,
 export function referenceForward(config: ModelArchConfig, weights: ModelWeights, tokens: readonly number[]): Float32Array[] {
   const c = config;
   const hd = c.headDim;
-  const freqs = inverseFrequencies(c);
+  const freqs = ropeScaling(c);
   const group = c.numHeads / c.numKvHeads;
   const embed = weight(weights, 'model.embed_tokens.weight');
   const layers = Array.from({ length: c.numLayers }, (_, l) => {

@@ -1,20 +1,70 @@
 // Rotary embedding tables (cos/sin per position and frequency) for the RotaryEmbedding op,
-// including the Hugging Face rope_scaling variants we support (linear, llama3).
+// including the Hugging Face rope_scaling variants we support: linear, llama3, yarn, and the
+// explicit per-frequency divisors ('freq_factors') the GGUF loader emits for rope_freqs tensors.
 import { ModelArchConfig } from '../types';
 
-/** Per-frequency inverse wavelengths, after rope_scaling. Length rotaryDim/2. */
-export function ropeInverseFrequencies(config: ModelArchConfig): Float64Array {
+export interface RopeParameters {
+  /** Per-frequency inverse wavelengths after scaling, length headDim/2. */
+  inverseFrequencies: Float64Array;
+  /** Multiplier on cos/sin (YaRN's attention factor; 1 otherwise). */
+  attentionFactor: number;
+}
+
+export function ropeParameters(config: ModelArchConfig): RopeParameters {
   const dim = config.headDim;
   const inv = new Float64Array(dim / 2);
   for (let i = 0; i < inv.length; i++) inv[i] = 1 / Math.pow(config.ropeTheta, (2 * i) / dim);
+  const plain = (inverseFrequencies: Float64Array) => ({ inverseFrequencies, attentionFactor: 1 });
   const scaling = config.ropeScaling;
-  if (!scaling) return inv;
+  if (!scaling) return plain(inv);
   const type = String(scaling['rope_type'] ?? scaling['type'] ?? 'default');
   const factor = Number(scaling['factor'] ?? 1);
-  if (type === 'default') return inv;
-  if (type === 'linear') return inv.map((f) => f / factor);
-  if (type === 'llama3') return llama3Scaling(inv, scaling, factor);
-  throw new Error(`rope_scaling type '${type}' is not supported (supported: linear, llama3)`);
+  if (type === 'default') return plain(inv);
+  if (type === 'linear') return plain(inv.map((f) => f / factor));
+  if (type === 'llama3') return plain(llama3Scaling(inv, scaling, factor));
+  if (type === 'freq_factors') return plain(divideByFactors(inv, scaling['freq_factors']));
+  if (type === 'yarn') return yarnScaling(inv, scaling, factor, config);
+  throw new Error(`rope_scaling type '${type}' is not supported (supported: linear, llama3, yarn, freq_factors)`);
+}
+
+function divideByFactors(inv: Float64Array, factors: unknown): Float64Array {
+  if (!Array.isArray(factors) || factors.length !== inv.length) {
+    throw new Error(`rope_scaling freq_factors must list ${inv.length} divisors`);
+  }
+  return inv.map((f, i) => f / Number(factors[i]));
+}
+
+/** YaRN (as in HF's _compute_yarn_parameters and vLLM): blend interpolated and extrapolated frequencies. */
+function yarnScaling(inv: Float64Array, scaling: Record<string, unknown>, factor: number, config: ModelArchConfig): RopeParameters {
+  const dim = config.headDim;
+  const base = config.ropeTheta;
+  const original = Number(scaling['original_max_position_embeddings'] ?? config.maxPositionEmbeddings);
+  const betaFast = Number(scaling['beta_fast'] ?? 32);
+  const betaSlow = Number(scaling['beta_slow'] ?? 1);
+  const mscale = (scale: number, m = 1) => (scale <= 1 ? 1 : 0.1 * m * Math.log(scale) + 1);
+  let attentionFactor = scaling['attention_factor'] as number | undefined;
+  if (attentionFactor === undefined || attentionFactor === null) {
+    const m = scaling['mscale'] as number | undefined;
+    const mAll = scaling['mscale_all_dim'] as number | undefined;
+    attentionFactor = m && mAll ? mscale(factor, m) / mscale(factor, mAll) : mscale(factor);
+  }
+  const correctionDim = (rotations: number) => (dim * Math.log(original / (rotations * 2 * Math.PI))) / (2 * Math.log(base));
+  const truncate = scaling['truncate'] !== false;
+  let low = correctionDim(betaFast);
+  let high = correctionDim(betaSlow);
+  if (truncate) {
+    low = Math.floor(low);
+    high = Math.ceil(high);
+  }
+  low = Math.max(low, 0);
+  high = Math.min(high, dim - 1);
+  if (low === high) high += 0.001;
+  const blended = inv.map((extrapolated, i) => {
+    const ramp = Math.min(1, Math.max(0, (i - low) / (high - low)));
+    const extrapolationWeight = 1 - ramp;
+    return (extrapolated / factor) * (1 - extrapolationWeight) + extrapolated * extrapolationWeight;
+  });
+  return { inverseFrequencies: blended, attentionFactor };
 }
 
 function llama3Scaling(inv: Float64Array, scaling: Record<string, unknown>, factor: number): Float64Array {
@@ -34,7 +84,7 @@ function llama3Scaling(inv: Float64Array, scaling: Record<string, unknown>, fact
 
 /** cos and sin tables, each [maxPositions, headDim/2] row-major. */
 export function ropeTables(config: ModelArchConfig, maxPositions: number): { cos: Float32Array; sin: Float32Array } {
-  const inv = ropeInverseFrequencies(config);
+  const { inverseFrequencies: inv, attentionFactor } = ropeParameters(config);
   const half = inv.length;
   const cos = new Float32Array(maxPositions * half);
   const sin = new Float32Array(maxPositions * half);
@@ -42,8 +92,8 @@ export function ropeTables(config: ModelArchConfig, maxPositions: number): { cos
     for (let i = 0; i < half; i++) {
       // float32 angle, as Hugging Face computes it (inv_freq and positions are float32 there)
       const angle = Math.fround(p * Math.fround(inv[i]));
-      cos[p * half + i] = Math.cos(angle);
-      sin[p * half + i] = Math.sin(angle);
+      cos[p * half + i] = Math.cos(angle) * attentionFactor;
+      sin[p * half + i] = Math.sin(angle) * attentionFactor;
     }
   }
   return { cos, sin };

@@ -18,6 +18,8 @@ const variants: Array<[string, Partial<ModelArchConfig>]> = [
     ropeScaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 16 },
   }],
   ['linear rope scaling, 3 layers', { numLayers: 3, ropeScaling: { type: 'linear', factor: 4 } }],
+  ['yarn rope scaling, head size 32', { hiddenSize: 128, numHeads: 4, numKvHeads: 2, ropeScaling: { rope_type: 'yarn', factor: 4, original_max_position_embeddings: 64 } }],
+  ['explicit per-frequency divisors (GGUF rope_freqs)', { ropeScaling: { rope_type: 'freq_factors', freq_factors: [1, 2.5, 4, 8] } }],
 ];
 
 describe.each(variants)('graph vs reference: %s', (_name, overrides) => {
