@@ -1,4 +1,6 @@
 // Creates the onnxruntime-node session for a built graph on the requested execution provider.
+// CUDA caveat (not measurable here: no GPU): the KV cache is a set of CPU inputs, and the node
+// binding has no CUDA IO binding, so ORT copies the cache inputs to the device on every run.
 import * as ort from 'onnxruntime-node';
 import { BuiltModel } from '../graph/graph-builder';
 
