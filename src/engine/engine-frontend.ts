@@ -44,14 +44,12 @@ export class EngineFrontend implements EngineClient {
 
   handleEvent(event: CoreEvent): void {
     switch (event.type) {
-      case 'outputs':
+      case 'step':
         this.latestStats = event.stats;
         for (const output of event.outputs) this.streams.get(output.requestId)?.push(output);
-        break;
-      case 'iteration':
         for (const listener of this.listeners) {
           try {
-            listener(event.stats);
+            listener(event.iteration);
           } catch (err) {
             console.error('[engine] iteration listener failed:', err);
           }

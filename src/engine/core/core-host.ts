@@ -108,8 +108,7 @@ export class EngineCoreHost {
       tokenizer: model.tokenizer,
     });
     const core = new EngineCore(runner, config, processors, {
-      onOutputs: (outputs, stats) => emit({ type: 'outputs', outputs, stats }),
-      onIteration: (stats) => emit({ type: 'iteration', stats }),
+      onStep: (outputs, stats, iteration) => emit({ type: 'step', outputs, stats, iteration }),
     });
     const info: CoreInfo = { numBlocks: plan.numBlocks, blockSize: options.blockSize, maxModelLen: plan.maxModelLen };
     return new EngineCoreHost(info, core, runner, emit);

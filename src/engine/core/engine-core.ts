@@ -22,9 +22,11 @@ export interface EngineCoreConfig {
 }
 
 export interface EngineCoreListener {
-  /** Outputs of one step (or of an abort), and the scheduler state after it. */
-  onOutputs(outputs: RequestOutput[], stats: SchedulerStats): void;
-  onIteration(stats: IterationStats): void;
+  /**
+   * Outputs of one step (or of an abort), the scheduler state after it and the step's stats,
+   * in one call so a worker sends one message (one wake-up of the HTTP thread) per step.
+   */
+  onStep(outputs: RequestOutput[], stats: SchedulerStats, iteration: IterationStats): void;
 }
 
 interface SampleJob {
@@ -104,7 +106,7 @@ export class EngineCore {
     iteration.prefixCacheQueries = plan.prefixCacheQueries;
     iteration.prefixCacheHits = plan.prefixCacheHits;
     if (plan.scheduled.length === 0) {
-      if (plan.preempted.length > 0) this.listener.onIteration(iteration);
+      if (plan.preempted.length > 0) this.listener.onStep([], this.stats(), iteration);
       return;
     }
 
@@ -284,8 +286,7 @@ export class EngineCore {
         iteration.finished.push(state.finishedStats(now));
       }
     }
-    this.listener.onOutputs(outputs, this.stats());
-    this.listener.onIteration(iteration);
+    this.listener.onStep(outputs, this.stats(), iteration);
   }
 
   private newSequence(state: RequestState, index: number, tokenIds: readonly number[]): Sequence {

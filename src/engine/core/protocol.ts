@@ -12,8 +12,11 @@ export interface CoreInfo {
 }
 
 export type CoreEvent =
-  | { type: 'outputs'; outputs: RequestOutput[]; stats: SchedulerStats }
-  | { type: 'iteration'; stats: IterationStats }
+  /**
+   * One engine step: its outputs, the scheduler state after it and its stats. One message per
+   * step: on a busy machine each message that wakes the HTTP thread costs the worker its time slice.
+   */
+  | { type: 'step'; outputs: RequestOutput[]; stats: SchedulerStats; iteration: IterationStats }
   /** The core refused a request the frontend let through (RequestValidationError there). */
   | { type: 'rejected'; requestId: string; message: string; param: string | null; name: string }
   | { type: 'dead'; error: string };

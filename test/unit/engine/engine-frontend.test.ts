@@ -53,6 +53,7 @@ function output(id: string, tokens: number[], finished: boolean): RequestOutput 
 }
 
 const stats = { numRunning: 1, numWaiting: 0, kvCacheUsage: 0.25, numBlocks: 8, blockSize: 4 };
+const emptyIteration = { promptTokens: 0, generationTokens: 0, timeToFirstTokens: [], interTokenLatencies: [], finished: [], numPreemptions: 0, prefixCacheQueries: 0, prefixCacheHits: 0 };
 
 describe('EngineFrontend', () => {
   it('routes outputs to their request and ends the stream on the finished one', async () => {
@@ -62,10 +63,10 @@ describe('EngineFrontend', () => {
     await Promise.resolve();
     expect(added.map((r) => r.requestId)).toEqual(['a']);
     expect(typeof added[0].arrivalTime).toBe('number');
-    frontend.handleEvent({ type: 'outputs', outputs: [output('a', [7], false), output('zzz', [1], false)], stats });
+    frontend.handleEvent({ type: 'step', iteration: emptyIteration, outputs: [output('a', [7], false), output('zzz', [1], false)], stats });
     expect((await first).value.outputs[0].tokenIds).toEqual([7]);
     expect(frontend.stats().kvCacheUsage).toBe(0.25);
-    frontend.handleEvent({ type: 'outputs', outputs: [output('a', [7, 8], true)], stats });
+    frontend.handleEvent({ type: 'step', iteration: emptyIteration, outputs: [output('a', [7, 8], true)], stats });
     expect((await it.next()).value.finished).toBe(true);
     expect((await it.next()).done).toBe(true);
     expect(aborted).toEqual([]);
@@ -79,13 +80,13 @@ describe('EngineFrontend', () => {
     await Promise.resolve();
     controller.abort();
     expect(aborted).toEqual([['b']]);
-    frontend.handleEvent({ type: 'outputs', outputs: [output('b', [], true)], stats });
+    frontend.handleEvent({ type: 'step', iteration: emptyIteration, outputs: [output('b', [], true)], stats });
     expect((await pending).value.finished).toBe(true);
 
     const it2 = frontend.generate(req('c'))[Symbol.asyncIterator]();
     const p2 = it2.next();
     await Promise.resolve();
-    frontend.handleEvent({ type: 'outputs', outputs: [output('c', [3], false)], stats });
+    frontend.handleEvent({ type: 'step', iteration: emptyIteration, outputs: [output('c', [3], false)], stats });
     await p2;
     await it2.return!(undefined);
     expect(aborted).toEqual([['b'], ['c']]);
@@ -116,10 +117,10 @@ describe('EngineFrontend', () => {
     const { frontend } = setup();
     const seen: number[] = [];
     const off = frontend.onIteration((s) => seen.push(s.generationTokens));
-    const iteration = { promptTokens: 0, generationTokens: 3, timeToFirstTokens: [], interTokenLatencies: [], finished: [], numPreemptions: 0, prefixCacheQueries: 0, prefixCacheHits: 0 };
-    frontend.handleEvent({ type: 'iteration', stats: iteration });
+    const iteration = { ...emptyIteration, generationTokens: 3 };
+    frontend.handleEvent({ type: 'step', outputs: [], stats, iteration });
     off();
-    frontend.handleEvent({ type: 'iteration', stats: iteration });
+    frontend.handleEvent({ type: 'step', outputs: [], stats, iteration });
     expect(seen).toEqual([3]);
   });
 });

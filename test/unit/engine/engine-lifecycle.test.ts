@@ -145,7 +145,7 @@ describeModel('failure isolation', () => {
       r,
       { maxModelLen: 128, maxNumSeqs: 8, maxNumBatchedTokens: 64, schedulingPolicy: 'fcfs', enablePrefixCaching: true },
       factory,
-      { onOutputs: (outs) => outputs.push(...outs), onIteration: () => undefined },
+      { onStep: (outs) => outputs.push(...outs) },
     );
     const run = async () => {
       while (core.hasWork()) await core.step();
