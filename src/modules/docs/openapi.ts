@@ -3,7 +3,9 @@
 // The bearer scheme lets the UI's "Authorize" button send `Authorization: Bearer <key>`.
 
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { OperationObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { ErrorResponse, UnauthorizedResponse } from '../../common/error-response.dto';
 import { PUBLIC_OPENAPI_EXTENSION } from '../../common/public.decorator';
 import type { ServerConfig } from '../../config/server-config';
 import { ORTLLM_VERSION } from '../../version';
@@ -20,18 +22,38 @@ export function buildOpenApiDocument(app: INestApplication, config: ServerConfig
   if (config.rootPath) builder.addServer(config.rootPath);
   const document = SwaggerModule.createDocument(app, builder.build(), {
     operationIdFactory: (_controllerKey: string, methodKey: string) => methodKey,
+    extraModels: [ErrorResponse, UnauthorizedResponse],
   });
-  markPublicOperations(document);
+  documentAuthAndErrors(document);
   return document;
 }
 
-/** Operations marked @Public() need no key: `security: []` overrides the global bearer requirement. */
-function markPublicOperations(document: OpenAPIObject): void {
+const ERROR_RESPONSE = {
+  description: 'Error envelope (code = HTTP status)',
+  content: { 'application/json': { schema: { $ref: getSchemaPath(ErrorResponse) } } },
+};
+const UNAUTHORIZED_RESPONSE = {
+  description: 'Missing or wrong API key',
+  content: { 'application/json': { schema: { $ref: getSchemaPath(UnauthorizedResponse) } } },
+};
+
+/**
+ * Operations marked @Public() need no key: `security: []` overrides the global bearer
+ * requirement; the others document the 401 body. Every operation documents the error envelope
+ * as its `default` response.
+ */
+function documentAuthAndErrors(document: OpenAPIObject): void {
   for (const pathItem of Object.values(document.paths)) {
-    for (const operation of Object.values(pathItem) as Array<Record<string, unknown>>) {
-      if (typeof operation !== 'object' || operation === null || !(PUBLIC_OPENAPI_EXTENSION in operation)) continue;
-      delete operation[PUBLIC_OPENAPI_EXTENSION];
-      operation.security = [];
+    for (const operation of Object.values(pathItem) as OperationObject[]) {
+      if (typeof operation !== 'object' || operation === null || !('responses' in operation)) continue;
+      const extensible = operation as OperationObject & Record<string, unknown>;
+      if (PUBLIC_OPENAPI_EXTENSION in extensible) {
+        delete extensible[PUBLIC_OPENAPI_EXTENSION];
+        operation.security = [];
+      } else {
+        operation.responses['401'] ??= UNAUTHORIZED_RESPONSE;
+      }
+      operation.responses.default ??= ERROR_RESPONSE;
     }
   }
 }

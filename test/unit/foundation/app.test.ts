@@ -226,7 +226,7 @@ describe('foundation app body errors', () => {
 });
 
 describe('OpenAPI document', () => {
-  it('marks @Public() operations with security: [] and the rest with the bearer scheme', async () => {
+  it('marks @Public() operations with security: [], documents 401 on the rest and the error envelope on all', async () => {
     const { app, fastify } = await build({});
     try {
       const spec = (await fastify.inject({ method: 'GET', url: '/openapi.json' })).json();
@@ -234,6 +234,10 @@ describe('OpenAPI document', () => {
       expect(spec.paths['/health'].get.security).toEqual([]);
       expect(spec.paths['/ping'].post.security).toEqual([]);
       expect(spec.paths['/v1/models'].get.security).toBeUndefined();
+      expect(spec.paths['/v1/models'].get.responses['401'].content['application/json'].schema.$ref).toBe('#/components/schemas/UnauthorizedResponse');
+      expect(spec.paths['/health'].get.responses['401']).toBeUndefined();
+      expect(spec.paths['/health'].get.responses.default.content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorResponse');
+      expect(spec.components.schemas.ErrorResponse.properties.error.$ref).toBe('#/components/schemas/ErrorInfo');
       expect(JSON.stringify(spec)).not.toContain('x-ortllm-public');
     } finally {
       await app.close();
