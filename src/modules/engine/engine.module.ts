@@ -1,6 +1,6 @@
 // EngineModule (global): provides SERVER_CONFIG, EngineService and the ENGINE_CLIENT token
 // (an alias of EngineService). The engine is created once, before the app starts listening.
-// Pass `engine` to reuse an already-built client (tests, the OpenAPI script).
+// Pass `engine` to serve an already-built client (in-process tests); it is shut down with the app.
 
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { createEngine } from '../../engine';
