@@ -2,6 +2,7 @@
 // main (ortllm serve), by the OpenAPI script and by tests. Feature modules come from
 // src/modules/feature-modules.ts.
 
+import { ConsoleLogger } from '@nestjs/common';
 import { readFileSync } from 'node:fs';
 import { Reflector, NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -56,7 +57,8 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
   if (config.enableLogRequests) installRequestLog(fastify);
 
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, options), adapter, {
-    logger: nestLogLevels(config.logLevel),
+    // Colors only on a terminal: redirected logs (files, Kubernetes) stay plain text.
+    logger: new ConsoleLogger({ logLevels: nestLogLevels(config.logLevel), colors: Boolean(process.stdout.isTTY) }),
     abortOnError: false,
     preview: options.preview,
   });
