@@ -103,3 +103,18 @@ describeWithModel('auth on a --tokens-only server', () => {
     expect((await send(server, generate, `Bearer ${KEYS[0]}`)).status).toBe(200);
   });
 });
+
+describeWithModel('auth from VLLM_API_KEY', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer([], { env: { VLLM_API_KEY: 'from-env' } });
+  }, SERVER_START_TIMEOUT_MS);
+  afterAll(() => server?.stop());
+
+  it('guards with the environment key when no --api-key is given', async () => {
+    const call: Call = { method: 'GET', path: '/v1/models' };
+    await expectUnauthorized(await send(server, call));
+    expect((await send(server, call, 'Bearer from-env')).status).toBe(200);
+    expect((await send(server, { method: 'GET', path: '/health' })).status).toBe(200);
+  });
+});
