@@ -107,9 +107,11 @@ export async function startServer(args: string[] = [], options: StartServerOptio
   await ensureBuilt();
   const model = options.model === undefined ? defaultTestModel() : options.model;
   const argv = [MAIN_JS, 'serve', ...(model ? [model] : []), '--host', '127.0.0.1', '--port', '0', ...args];
+  // A VLLM_API_KEY in the developer's shell would silently turn auth on: only tests set it.
+  const { VLLM_API_KEY: _ignored, ...inherited } = process.env;
   const child = spawn(process.execPath, argv, {
     cwd: REPO_ROOT,
-    env: { ...process.env, ...options.env },
+    env: { ...inherited, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
