@@ -54,6 +54,7 @@ export function defaultSamplingParams(): SamplingParams {
     use_beam_search: false,
     length_penalty: 1,
     output_kind: 0,
+    extra_args: null,
   };
 }
 

@@ -52,6 +52,8 @@ export interface SamplingParams {
   use_beam_search: boolean;
   length_penalty: number;
   output_kind: OutputKind;
+  /** vLLM's `extra_args`: the request's `vllm_xargs`, carried for custom extensions (the engine itself reads none). */
+  extra_args: Record<string, unknown> | null;
 }
 
 export interface EngineRequest {

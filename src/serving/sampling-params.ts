@@ -44,6 +44,7 @@ export function buildSamplingParams(req: SamplingRequestFields, ctx: SamplingCon
     'repetition_detection', 'use_beam_search',
   ];
   for (const key of copied) if (ctx.sent.has(key)) partial[key] = req[key] as never;
+  if (ctx.sent.has('vllm_xargs')) partial.extra_args = req.vllm_xargs;
   partial.max_tokens = ctx.maxTokens;
   partial.logprobs = ctx.logprobs;
   partial.output_kind = ctx.stream ? OUTPUT_KIND.DELTA : OUTPUT_KIND.FINAL_ONLY;

@@ -34,6 +34,7 @@ export interface SamplingRequestFields {
   logprob_token_ids?: number[] | null;
   repetition_detection?: RepetitionDetectionParams | null;
   use_beam_search?: boolean | null;
+  vllm_xargs?: Record<string, unknown> | null;
   stream?: boolean | null;
 }
 

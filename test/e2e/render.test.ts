@@ -65,6 +65,13 @@ describeModel('render (stories260K)', () => {
     expect(res.json[1].sampling_params.max_tokens).toBe(5);
   });
 
+  it('carries vllm_xargs into sampling_params.extra_args, as vLLM does', async () => {
+    const [request] = (await post('/v1/completions/render', { prompt: 'Once', vllm_xargs: { label: 'x', k: 2 } })).json;
+    expect(request.sampling_params.extra_args).toEqual({ label: 'x', k: 2 });
+    const [plain] = (await post('/v1/completions/render', { prompt: 'Once' })).json;
+    expect(plain.sampling_params.extra_args).toBeNull();
+  });
+
   it('returns token_offsets that cut the prompt text into its tokens', async () => {
     const text = 'Once upon a time, a cat sat.';
     const [request] = (await post('/v1/completions/render', { prompt: text, return_token_offsets: true })).json;
