@@ -81,7 +81,7 @@ export class EngineFrontend implements EngineClient {
     if (this.streams.has(id)) throw new RequestValidationError(`Request id ${id} is already running.`, 'request_id');
     if (signal?.aborted) return;
 
-    const stream = new OutputStream();
+    const stream = new OutputStream(request.promptTokenIds);
     this.streams.set(id, stream);
     const onAbort = () => this.abort([id]);
     signal?.addEventListener('abort', onAbort, { once: true });

@@ -15,6 +15,7 @@ export type CoreEvent =
   /**
    * One engine step: its outputs, the scheduler state after it and its stats. One message per
    * step: on a busy machine each message that wakes the HTTP thread costs the worker its time slice.
+   * From a worker, outputs come with empty promptTokenIds (the frontend fills them in).
    */
   | { type: 'step'; outputs: RequestOutput[]; stats: SchedulerStats; iteration: IterationStats }
   /** The core refused a request the frontend let through (RequestValidationError there). */

@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   let host: EngineCoreHost;
   try {
     const model = await loadModel({ ...options.load, loadWeights: true });
-    host = await EngineCoreHost.start(model, options, (event: CoreEvent) => port.postMessage(event));
+    host = await EngineCoreHost.start(model, options, (event: CoreEvent) => port.postMessage(withoutPrompts(event)));
   } catch (err) {
     const message: WorkerStartupMessage = { type: 'startup-error', error: err instanceof Error ? (err.stack ?? err.message) : String(err) };
     port.postMessage(message);
@@ -35,5 +35,12 @@ async function main(): Promise<void> {
   const ready: WorkerStartupMessage = { type: 'ready', info: host.info };
   port.postMessage(ready);
 }
+
+/** The frontend already has each request's prompt ids (OutputStream puts them back). */
+function withoutPrompts(event: CoreEvent): CoreEvent {
+  if (event.type === 'step') for (const output of event.outputs) output.promptTokenIds = NO_PROMPT;
+  return event;
+}
+const NO_PROMPT: number[] = [];
 
 void main();

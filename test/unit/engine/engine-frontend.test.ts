@@ -41,10 +41,11 @@ const req = (id: string, max_tokens = 4): EngineRequest => ({
   params: { ...defaultSamplingParams(), max_tokens },
 });
 
+/** As a worker sends it: without the prompt ids, which the frontend puts back. */
 function output(id: string, tokens: number[], finished: boolean): RequestOutput {
   return {
     requestId: id,
-    promptTokenIds: [1, 5, 6],
+    promptTokenIds: [],
     promptLogprobs: null,
     outputs: [{ index: 0, text: '', tokenIds: tokens, cumulativeLogprob: null, logprobs: null, finishReason: finished ? 'length' : null, stopReason: null }],
     finished,
@@ -64,7 +65,9 @@ describe('EngineFrontend', () => {
     expect(added.map((r) => r.requestId)).toEqual(['a']);
     expect(typeof added[0].arrivalTime).toBe('number');
     frontend.handleEvent({ type: 'step', iteration: emptyIteration, outputs: [output('a', [7], false), output('zzz', [1], false)], stats });
-    expect((await first).value.outputs[0].tokenIds).toEqual([7]);
+    const firstOutput = (await first).value;
+    expect(firstOutput.outputs[0].tokenIds).toEqual([7]);
+    expect(firstOutput.promptTokenIds).toEqual([1, 5, 6]);
     expect(frontend.stats().kvCacheUsage).toBe(0.25);
     frontend.handleEvent({ type: 'step', iteration: emptyIteration, outputs: [output('a', [7, 8], true)], stats });
     expect((await it.next()).value.finished).toBe(true);
