@@ -27,7 +27,7 @@ const PROMPTS = [
 interface BenchModel {
   label: string;
   path: string;
-  /** Requests per concurrency level = max(minRequests, 2 * concurrency). */
+  /** Requests per concurrency level = max(minRequests, concurrency). */
   minRequests: number;
 }
 
@@ -73,7 +73,7 @@ async function sweep(baseUrl: string, concurrencies: number[], model: BenchModel
   await runLoad({ baseUrl, prompts: PROMPTS, maxTokens: 4, concurrency: 2, numRequests: 2 });
   const rows: LoadSummary[] = [];
   for (const concurrency of concurrencies) {
-    const numRequests = Math.max(model.minRequests, 2 * concurrency);
+    const numRequests = Math.max(model.minRequests, concurrency);
     rows.push(await runLoad({ baseUrl, prompts: PROMPTS, maxTokens, concurrency, numRequests }));
   }
   return rows;

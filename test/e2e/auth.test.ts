@@ -1,6 +1,6 @@
 // API-key auth on the real server: every route class with no key, a wrong key and each valid
-// key; the open routes (/health, /ping, /docs + assets, /openapi.json, /tokenize, /detokenize,
-// legacy POST /abort_requests) without one. 401 bodies are exactly vLLM's {"error":"Unauthorized"}.
+// key; the open routes (/health, /ping, /docs + assets, /openapi.json, legacy POST
+// /abort_requests) without one. 401 bodies are exactly vLLM's {"error":"Unauthorized"}.
 
 import { defaultTestModel, SERVER_START_TIMEOUT_MS, startServer, TestServer } from '../helpers/server';
 
@@ -36,6 +36,9 @@ const GUARDED: Call[] = [
   { method: 'GET', path: '/metrics' },
   { method: 'POST', path: '/v1/completions', body: { prompt: 'Once', max_tokens: 2 } },
   { method: 'POST', path: '/v1/chat/completions', body: { messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 } },
+  // vLLM leaves these two open; our guard covers everything but the probes, docs and legacy abort.
+  { method: 'POST', path: '/tokenize', body: { prompt: 'Once' } },
+  { method: 'POST', path: '/detokenize', body: { tokens: [1, 2] } },
 ];
 
 const OPEN: Call[] = [
@@ -46,9 +49,6 @@ const OPEN: Call[] = [
   { method: 'GET', path: '/docs/swagger-ui-bundle.js' },
   { method: 'GET', path: '/docs/swagger-ui-init.js' },
   { method: 'GET', path: '/openapi.json' },
-  // Open as in vLLM (outside its guarded /v1 prefixes); the tokenize module marks them @Public().
-  { method: 'POST', path: '/tokenize', body: { prompt: 'Once' } },
-  { method: 'POST', path: '/detokenize', body: { tokens: [1, 2] } },
 ];
 
 describeWithModel('auth on a server with two --api-key values', () => {

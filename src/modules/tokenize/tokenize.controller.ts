@@ -1,8 +1,8 @@
-// POST /tokenize and POST /detokenize (open routes in vLLM: no API key needed).
+// POST /tokenize and POST /detokenize. vLLM leaves them outside its guarded prefixes; ortllm's
+// guard covers every route but the probes, the docs and the legacy abort, so they need the key.
 
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Public } from '../../common/public.decorator';
 import { TokenizeServing, type TokenizeResponse } from '../../serving/tokenize-serving';
 import { DetokenizeRequestDto, TokenizeRequestDto } from './dto/tokenize-request.dto';
 import { DetokenizeResponseDto, TokenizeResponseDto } from './dto/tokenize-response.dto';
@@ -13,7 +13,6 @@ export class TokenizeController {
   constructor(private readonly serving: TokenizeServing) {}
 
   @Post('tokenize')
-  @Public()
   @HttpCode(200)
   @ApiOperation({ summary: 'Tokenize a prompt or a chat conversation' })
   @ApiOkResponse({ type: TokenizeResponseDto })
@@ -22,7 +21,6 @@ export class TokenizeController {
   }
 
   @Post('detokenize')
-  @Public()
   @HttpCode(200)
   @ApiOperation({ summary: 'Turn token ids back into text' })
   @ApiOkResponse({ type: DetokenizeResponseDto })
