@@ -9,6 +9,7 @@ import { prepareChatMessages } from './chat-messages';
 import type { PreparedPrompt } from './completion-prompts';
 import { drainAll } from './respond';
 import { foldOutput, generateFor, type PromptResult } from './engine-stream';
+import { buildEngineRequests } from './engine-requests';
 import { createdNow, requestIdBase, responseId } from './ids';
 import { chatLogprobEntries, formatPromptLogprobs, tokenNamer, type ChatLogprobs } from './logprobs';
 import { resolveMaxTokens } from './max-tokens';
@@ -158,15 +159,7 @@ export class ChatServing {
       }),
     );
     const id = responseId('chatcmpl', requestIdBase(headerRequestId, body.request_id));
-    const arrivalTime = Date.now();
-    const engineRequests = prompts.map((prompt, i) => ({
-      requestId: batch ? `${id}_${i}` : id,
-      promptTokenIds: prompt.tokenIds,
-      params: params[i],
-      priority: body.priority ?? 0,
-      cacheSalt: body.cache_salt ?? null,
-      arrivalTime,
-    }));
+    const engineRequests = buildEngineRequests(prompts, params, body, (i) => (batch ? `${id}_${i}` : id));
     return { id, model, created: createdNow(), conversations, prompts, params, engineRequests, body };
   }
 

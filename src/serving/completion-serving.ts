@@ -6,6 +6,7 @@ import { RequestValidationError } from '../engine/errors';
 import { prepareCompletionPrompts, type PreparedPrompt } from './completion-prompts';
 import { drainAll } from './respond';
 import { foldOutput, generateFor, mergeStreams, type PromptResult } from './engine-stream';
+import { buildEngineRequests } from './engine-requests';
 import { createdNow, requestIdBase, responseId } from './ids';
 import { appendCompletionLogprobs, emptyCompletionLogprobs, formatPromptLogprobs, tokenNamer, type CompletionLogprobs } from './logprobs';
 import { resolveMaxTokens } from './max-tokens';
@@ -140,15 +141,7 @@ export class CompletionServing {
       return p;
     });
     const id = responseId('cmpl', requestIdBase(headerRequestId, body.request_id));
-    const arrivalTime = Date.now();
-    const engineRequests = prompts.map((prompt, i) => ({
-      requestId: prompts.length === 1 ? id : `${id}-${i}`,
-      promptTokenIds: prompt.tokenIds,
-      params: params[i],
-      priority: body.priority ?? 0,
-      cacheSalt: body.cache_salt ?? null,
-      arrivalTime,
-    }));
+    const engineRequests = buildEngineRequests(prompts, params, body, (i) => (prompts.length === 1 ? id : `${id}-${i}`));
     return { id, model, created: createdNow(), prompts, params, engineRequests, body, echoOnly };
   }
 

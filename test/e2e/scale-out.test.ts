@@ -4,7 +4,7 @@
 // single server, streaming and not. Also the tokens-only server's own rules.
 
 import { SERVER_START_TIMEOUT_MS, startServer, type TestServer } from '../helpers/server';
-import { HAVE_MODEL, sseFrames, startServing, type Serving } from './completions-helpers';
+import { HAVE_MODEL, postJson, sseFrames, startServing, type Serving } from './completions-helpers';
 
 const describeModel = HAVE_MODEL ? describe : describe.skip;
 const GEN_KEY = 'generator-key';
@@ -13,21 +13,8 @@ describeModel('render → generate → derender across two servers (stories260K)
   let renderer: Serving;
   let generator: TestServer;
 
-  const gen = async (path: string, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${GEN_KEY}` }) => {
-    const res = await fetch(`${generator.baseUrl}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify(body),
-    });
-    const text = await res.text();
-    let json: any = null;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      /* SSE or empty */
-    }
-    return { status: res.status, json, text };
-  };
+  const gen = (path: string, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${GEN_KEY}` }) =>
+    postJson(generator.baseUrl, path, body, headers);
 
   beforeAll(async () => {
     [renderer, generator] = await Promise.all([
