@@ -269,9 +269,8 @@ export class EngineCore {
   private emit(touched: Set<RequestState>, iteration: IterationStats, now: number): void {
     const outputs: RequestOutput[] = [];
     for (const state of touched) {
-      const done = state.completions.filter((c) => c.finished && c.seq !== null && c.seq.status !== 'finished').map((c) => c.seq!.seqId);
-      if (state.finished) done.push(...state.liveSeqIds());
-      this.scheduler.finishSequences(done);
+      // Every finished completion's sequence (all of them once the request is finished).
+      this.scheduler.finishSequences(state.completions.filter((c) => c.finished && c.seq !== null && c.seq.status !== 'finished').map((c) => c.seq!.seqId));
       let output: RequestOutput | null;
       try {
         output = state.buildOutput();

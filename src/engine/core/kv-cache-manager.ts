@@ -162,13 +162,6 @@ export class KvCacheManager {
     }
   }
 
-  /** Drops every cache entry (blocks in use keep working, they just stop being shareable). */
-  resetPrefixCache(): void {
-    this.cachedBlocks.clear();
-    this.blockHashes.fill(null);
-    for (const state of this.seqs.values()) state.hashes.length = 0;
-  }
-
   private claim(id: number): void {
     if (this.refCounts[id] === 0) this.freeQueue.remove(id);
     this.refCounts[id]++;

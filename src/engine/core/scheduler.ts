@@ -55,10 +55,6 @@ export class Scheduler {
     return this.waiting.length > 0 || this.running.length > 0;
   }
 
-  get(seqId: string): Sequence | undefined {
-    return this.bySeqId.get(seqId);
-  }
-
   addSequence(seq: Sequence): void {
     if (this.bySeqId.has(seq.seqId)) throw new Error(`duplicate sequence id ${seq.seqId}`);
     seq.status = 'waiting';

@@ -39,13 +39,4 @@ export class Sequence implements KvSequence {
   get numTokens(): number {
     return this.tokenIds.length;
   }
-
-  get numOutputTokens(): number {
-    return this.tokenIds.length - this.numPromptTokens;
-  }
-
-  /** Still computing prompt tokens (prefill, or recompute after preemption). */
-  get isPrefilling(): boolean {
-    return this.numComputedTokens < this.numTokens - 1;
-  }
 }
