@@ -1,7 +1,8 @@
 // generation_config.json -> sampling defaults and extra EOS ids, as vLLM's --generation-config:
 // 'auto' reads the model directory's file, 'vllm' uses none, any other value is a folder to read it from.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { readJsonFile } from './hf/hf-tokenizer-files';
 import type { GenerationDefaults } from './types';
 
 export interface GenerationConfig {
@@ -33,16 +34,9 @@ export function loadGenerationConfig(flag: string, modelDir: string | null): Gen
     }
     dir = flag;
   }
-  const path = dir === null ? null : join(dir, 'generation_config.json');
+  const json = dir === null ? null : readJsonFile(join(dir, 'generation_config.json'));
   // Like vLLM, a folder without the file means no defaults.
-  if (path === null || !existsSync(path)) return { defaults: {}, eosTokenIds: [] };
-  let json: Record<string, unknown>;
-  try {
-    json = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
-  } catch (err) {
-    throw new Error(`${path}: invalid JSON (${(err as Error).message})`);
-  }
-  return parseGenerationConfig(json);
+  return json ? parseGenerationConfig(json) : { defaults: {}, eosTokenIds: [] };
 }
 
 export function parseGenerationConfig(json: Record<string, unknown>): GenerationConfig {

@@ -29,7 +29,7 @@ export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
   const parts = source === DUMMY_SOURCE ? loadDummy(opts) : await loadFromPath(source, opts);
 
   const generation = loadGenerationConfig(opts.generationConfig, parts.modelDir);
-  const tokenizer = opts.skipTokenizer ? null : parts.tokenizer;
+  const { tokenizer } = parts; // null when skipTokenizer: the loaders do not build one
   const eosTokenIds = [...new Set([...(tokenizer?.eosTokenId != null ? [tokenizer.eosTokenId] : []), ...generation.eosTokenIds])];
   return {
     source,
