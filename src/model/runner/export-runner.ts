@@ -11,6 +11,7 @@ import * as ort from 'onnxruntime-node';
 import { f16ToF32, f32ToF16 } from '../gguf/half';
 import { LoadedModel, ModelArchConfig, ModelRunner, RunnerOptions, StepResult, StepSequence } from '../types';
 import { PagedKvCache } from './kv-cache';
+import { PagedRunner } from './paged-runner';
 import { createFileSession } from './session';
 
 const pastName = (l: number, kind: 'key' | 'value') => `past_key_values.${l}.${kind}`;
@@ -45,39 +46,29 @@ function checkExportInterface(session: ort.InferenceSession, config: ModelArchCo
   return type;
 }
 
-class ExportRunner implements ModelRunner {
-  readonly blockSize: number;
-  readonly numBlocks: number;
+class ExportRunner extends PagedRunner {
   private readonly inputs: Set<string>;
-  private busy = false;
 
   constructor(
-    readonly config: ModelArchConfig,
-    private readonly cache: PagedKvCache,
-    private readonly session: ort.InferenceSession,
+    config: ModelArchConfig,
+    cache: PagedKvCache,
+    session: ort.InferenceSession,
     private readonly kvType: 'float32' | 'float16',
   ) {
-    this.blockSize = cache.blockSize;
-    this.numBlocks = cache.numBlocks;
+    super(config, cache, session);
     this.inputs = new Set(session.inputNames);
   }
 
-  async step(batch: readonly StepSequence[]): Promise<StepResult> {
-    if (this.busy) throw new Error('ModelRunner.step called while another step is running');
-    this.busy = true;
-    try {
-      const vocab = this.config.vocabSize;
-      const logits = new Float32Array(batch.length * vocab);
-      const allLogits: (Float32Array | null)[] = [];
-      for (let i = 0; i < batch.length; i++) {
-        const rows = await this.runOne(batch[i]);
-        logits.set(rows.subarray(rows.length - vocab), i * vocab);
-        allLogits.push(batch[i].allLogits ? rows : null);
-      }
-      return { logits, allLogits };
-    } finally {
-      this.busy = false;
+  protected async runStep(batch: readonly StepSequence[]): Promise<StepResult> {
+    const vocab = this.config.vocabSize;
+    const logits = new Float32Array(batch.length * vocab);
+    const allLogits: (Float32Array | null)[] = [];
+    for (let i = 0; i < batch.length; i++) {
+      const rows = await this.runOne(batch[i]);
+      logits.set(rows.subarray(rows.length - vocab), i * vocab);
+      allLogits.push(batch[i].allLogits ? rows : null);
     }
+    return { logits, allLogits };
   }
 
   /** Logits of every new position of one sequence ([tokens * vocab]). */
@@ -136,14 +127,6 @@ class ExportRunner implements ModelRunner {
         cache.set(data.subarray(src, src + hd), slot * row + h * hd);
       });
     }
-  }
-
-  copyBlocks(pairs: ReadonlyArray<readonly [src: number, dst: number]>): void {
-    this.cache.copyBlocks(pairs);
-  }
-
-  async dispose(): Promise<void> {
-    await this.session.release();
   }
 }
 

@@ -8,6 +8,7 @@ import { buildDecoderGraph, DecoderInputs, DecoderOutputs } from '../graph/decod
 import { AccuracyLevel } from '../graph/matmul-nbits';
 import { LoadedModel, ModelArchConfig, ModelRunner, RunnerOptions, StepResult, StepSequence } from '../types';
 import { PagedKvCache } from './kv-cache';
+import { PagedRunner } from './paged-runner';
 import { createSession } from './session';
 import { buildStepInputs, scatterNewKv } from './step-inputs';
 
@@ -30,20 +31,16 @@ export async function createGraphRunner(model: LoadedModel, opts: GraphRunnerOpt
   return new GraphRunner(config, cache, session, maxPositions);
 }
 
-class GraphRunner implements ModelRunner {
-  readonly blockSize: number;
-  readonly numBlocks: number;
+class GraphRunner extends PagedRunner {
   private readonly cacheFeeds: Record<string, ort.Tensor> = {};
-  private busy = false;
 
   constructor(
-    readonly config: ModelArchConfig,
-    private readonly cache: PagedKvCache,
-    private readonly session: ort.InferenceSession,
+    config: ModelArchConfig,
+    cache: PagedKvCache,
+    session: ort.InferenceSession,
     private readonly maxPositions: number,
   ) {
-    this.blockSize = cache.blockSize;
-    this.numBlocks = cache.numBlocks;
+    super(config, cache, session);
     const dims = [cache.numBlocks, cache.blockSize * cache.rowSize];
     for (let l = 0; l < config.numLayers; l++) {
       this.cacheFeeds[DecoderInputs.cacheK(l)] = new ort.Tensor('float32', cache.keys[l], dims);
@@ -51,17 +48,7 @@ class GraphRunner implements ModelRunner {
     }
   }
 
-  async step(batch: readonly StepSequence[]): Promise<StepResult> {
-    if (this.busy) throw new Error('ModelRunner.step called while another step is running');
-    this.busy = true;
-    try {
-      return await this.runGroups(batch);
-    } finally {
-      this.busy = false;
-    }
-  }
-
-  private async runGroups(batch: readonly StepSequence[]): Promise<StepResult> {
+  protected async runStep(batch: readonly StepSequence[]): Promise<StepResult> {
     const vocab = this.config.vocabSize;
     const logits = new Float32Array(batch.length * vocab);
     const allLogits: (Float32Array | null)[] = batch.map(() => null);
@@ -94,13 +81,5 @@ class GraphRunner implements ModelRunner {
     const result = await this.session.run(feeds);
     scatterNewKv(this.cache, result[DecoderOutputs.newKv].data as Float32Array, group, inp.seq);
     return { logits: result[DecoderOutputs.logits].data as Float32Array, at: inp.logitsAt };
-  }
-
-  copyBlocks(pairs: ReadonlyArray<readonly [src: number, dst: number]>): void {
-    this.cache.copyBlocks(pairs);
-  }
-
-  async dispose(): Promise<void> {
-    await this.session.release();
   }
 }

@@ -1,0 +1,40 @@
+// What both runners share: the paged KV cache they own, one step at a time, block copies and
+// the session's release. Subclasses only turn a batch into forward passes (`runStep`).
+import * as ort from 'onnxruntime-node';
+import { ModelArchConfig, ModelRunner, StepResult, StepSequence } from '../types';
+import { PagedKvCache } from './kv-cache';
+
+export abstract class PagedRunner implements ModelRunner {
+  readonly blockSize: number;
+  readonly numBlocks: number;
+  private busy = false;
+
+  constructor(
+    readonly config: ModelArchConfig,
+    protected readonly cache: PagedKvCache,
+    protected readonly session: ort.InferenceSession,
+  ) {
+    this.blockSize = cache.blockSize;
+    this.numBlocks = cache.numBlocks;
+  }
+
+  async step(batch: readonly StepSequence[]): Promise<StepResult> {
+    if (this.busy) throw new Error('ModelRunner.step called while another step is running');
+    this.busy = true;
+    try {
+      return await this.runStep(batch);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  copyBlocks(pairs: ReadonlyArray<readonly [src: number, dst: number]>): void {
+    this.cache.copyBlocks(pairs);
+  }
+
+  async dispose(): Promise<void> {
+    await this.session.release();
+  }
+
+  protected abstract runStep(batch: readonly StepSequence[]): Promise<StepResult>;
+}
