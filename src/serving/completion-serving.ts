@@ -164,11 +164,11 @@ export class CompletionServing {
     results.forEach((result, promptIndex) => {
       const prompt = prep.prompts[promptIndex];
       const promptIds = result.promptTokenIds.length > 0 ? result.promptTokenIds : prompt.tokenIds;
+      const prefix = body.echo ? this.echoText(prompt) : '';
       let completionTokens = 0;
       for (const produced of result.choices) {
         const choice = prep.echoOnly ? { ...produced, text: '', tokenIds: [], logprobs: [] } : produced;
         completionTokens += choice.tokenIds.length;
-        const prefix = body.echo ? this.echoText(prompt) : '';
         let logprobs: CompletionLogprobs | null = null;
         if (body.logprobs != null) {
           logprobs = emptyCompletionLogprobs();
