@@ -12,6 +12,7 @@ import { loadModel } from '../src/model/load-model';
 import { createRunner } from '../src/model/runner';
 import { LoadedModel, ModelRunner, ModelWeights, WeightTensor } from '../src/model/types';
 import { llamaConfig, randomModel } from './random-llama';
+import { BENCH_100M_CONFIG } from './random-model';
 
 interface Args {
   models: string[];
@@ -41,7 +42,7 @@ function parseArgs(argv: string[]): Args {
 
 async function loadBenchModel(name: string): Promise<LoadedModel> {
   if (name === '100M') {
-    return randomModel(llamaConfig({ hiddenSize: 768, intermediateSize: 2048, numLayers: 12, numHeads: 12, numKvHeads: 12, vocabSize: 32000, tieWordEmbeddings: false }));
+    return randomModel(BENCH_100M_CONFIG);
   }
   if (name === 'stories260K') {
     const path = resolve(__dirname, '../../../shared/models/stories260K.gguf');
