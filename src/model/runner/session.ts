@@ -31,17 +31,17 @@ export function sessionOptions(settings: SessionSettings): ort.InferenceSession.
 
 export async function createSession(model: BuiltModel, settings: SessionSettings): Promise<ort.InferenceSession> {
   const options = { ...sessionOptions(settings), externalData: model.externalData };
-  try {
-    return await ort.InferenceSession.create(model.modelBytes, options);
-  } catch (err) {
-    throw settings.device === 'cuda' ? cudaUnavailable(err) : err;
-  }
+  return explainCudaFailure(settings, ort.InferenceSession.create(model.modelBytes, options));
 }
 
 /** Opens an ONNX file (an Optimum / transformers.js export). */
 export async function createFileSession(path: string, settings: SessionSettings): Promise<ort.InferenceSession> {
+  return explainCudaFailure(settings, ort.InferenceSession.create(path, sessionOptions(settings)));
+}
+
+async function explainCudaFailure(settings: SessionSettings, creating: Promise<ort.InferenceSession>): Promise<ort.InferenceSession> {
   try {
-    return await ort.InferenceSession.create(path, sessionOptions(settings));
+    return await creating;
   } catch (err) {
     throw settings.device === 'cuda' ? cudaUnavailable(err) : err;
   }
