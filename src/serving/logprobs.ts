@@ -8,6 +8,7 @@ import type { Tokenizer } from '../model/types';
 const MIN_LOGPROB = -9999.0;
 
 const utf8 = new TextDecoder('utf-8');
+const utf8Encoder = new TextEncoder();
 
 export interface TokenNamer {
   /** The token as a string: its text, or "token_id:N" with return_tokens_as_token_ids. */
@@ -18,7 +19,7 @@ export interface TokenNamer {
 
 export function tokenNamer(tokenizer: Tokenizer | null, asTokenIds: boolean): TokenNamer {
   const cache = new Map<number, string>();
-  const raw = (id: number): Uint8Array => tokenizer?.tokenBytes(id) ?? new TextEncoder().encode(`token_id:${id}`);
+  const raw = (id: number): Uint8Array => tokenizer?.tokenBytes(id) ?? utf8Encoder.encode(`token_id:${id}`);
   return {
     text(id) {
       if (asTokenIds || !tokenizer) return `token_id:${id}`;
@@ -30,7 +31,7 @@ export function tokenNamer(tokenizer: Tokenizer | null, asTokenIds: boolean): To
       return text;
     },
     bytes(id) {
-      return Array.from(asTokenIds ? new TextEncoder().encode(`token_id:${id}`) : raw(id));
+      return Array.from(asTokenIds ? utf8Encoder.encode(`token_id:${id}`) : raw(id));
     },
   };
 }
