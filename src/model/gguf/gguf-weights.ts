@@ -5,7 +5,7 @@ import type { ModelArchConfig, WeightTensor } from '../types';
 import { WeightMap } from '../weight-map';
 import type { GgufFile, GgufTensor } from './gguf-file';
 import { GGML_TYPES, ggmlTypeName, type GgmlTypeInfo } from './ggml-types';
-import { reorderRopeRows } from './rope-permute';
+import { reorderRopeRows, ropePermutedHeads } from './rope-permute';
 import { hfTensorName } from './tensor-names';
 
 const ROPE_FREQS = 'rope_freqs.weight';
@@ -32,13 +32,13 @@ export function loadGgufWeights(file: GgufFile, config: ModelArchConfig): Weight
     for (const tensor of file.tensors) {
       const name = hfTensorName(tensor.name);
       if (name === null) continue;
-      weights.set(name, readTensor(fd, tensor, file.path, config));
+      weights.set(name, readTensor(fd, tensor, name, file.path, config));
     }
   });
   return weights;
 }
 
-function readTensor(fd: number, tensor: GgufTensor, path: string, config: ModelArchConfig): WeightTensor {
+function readTensor(fd: number, tensor: GgufTensor, hfName: string, path: string, config: ModelArchConfig): WeightTensor {
   const info = typeInfoOf(tensor, path);
   const shape = [...tensor.ggmlShape].reverse(); // GGML [in, out] is row-major [out, in]
   let tensorData: WeightTensor;
@@ -49,7 +49,7 @@ function readTensor(fd: number, tensor: GgufTensor, path: string, config: ModelA
     readFully(fd, data, tensor.offset, `${path}: tensor ${tensor.name}`);
     tensorData = { kind: 'quantized', format: info.target, shape, data };
   }
-  const heads = ropePermutedHeads(tensor.name, config);
+  const heads = ropePermutedHeads(hfName, config);
   if (heads !== null) {
     const bytes = tensorData.kind === 'f32' ? new Uint8Array(tensorData.data.buffer) : tensorData.data;
     const rows = shape[0];
@@ -59,14 +59,6 @@ function readTensor(fd: number, tensor: GgufTensor, path: string, config: ModelA
     reorderRopeRows(bytes, heads, config.headDim, bytes.byteLength / rows, 'to-hf');
   }
   return tensorData;
-}
-
-/** Head count for llama Q/K tensors (weights and biases) whose rows llama.cpp permuted; null otherwise. */
-function ropePermutedHeads(ggufName: string, config: ModelArchConfig): number | null {
-  if (config.architecture !== 'llama') return null;
-  if (/^blk\.\d+\.attn_q\.(weight|bias)$/.test(ggufName)) return config.numHeads;
-  if (/^blk\.\d+\.attn_k\.(weight|bias)$/.test(ggufName)) return config.numKvHeads;
-  return null;
 }
 
 function readAsF32(fd: number, tensor: GgufTensor, info: GgmlTypeInfo, path: string): Float32Array {

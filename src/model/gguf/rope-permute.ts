@@ -2,6 +2,15 @@
 // are adjacent (interleaved, Meta's original layout): GGUF row h*hd + 2i + j holds HF row
 // h*hd + j*hd/2 + i (j ∈ {0,1}). HF (and our graph) use rotate-half order, so the loader moves
 // whole rows back. Rows are opaque byte ranges, so this works on quantized blocks too.
+import type { ModelArchConfig } from '../types';
+
+/** Head count of a llama Q/K tensor (weight or bias, HF name) whose rows llama.cpp permutes; null otherwise. */
+export function ropePermutedHeads(hfName: string, config: ModelArchConfig): number | null {
+  if (config.architecture !== 'llama') return null;
+  if (/\.self_attn\.q_proj\.(weight|bias)$/.test(hfName)) return config.numHeads;
+  if (/\.self_attn\.k_proj\.(weight|bias)$/.test(hfName)) return config.numKvHeads;
+  return null;
+}
 
 /** Reorders Q/K rows in place: 'to-hf' un-permutes a GGUF tensor, 'to-gguf' permutes for writing one. */
 export function reorderRopeRows(

@@ -2,7 +2,7 @@
 // metadata from the config, GGUF tensor names, llama Q/K rows permuted into llama.cpp's order.
 import type { ModelArchConfig } from '../types';
 import type { GgufFile } from './gguf-file';
-import { reorderRopeRows } from './rope-permute';
+import { reorderRopeRows, ropePermutedHeads } from './rope-permute';
 import { ggufTensorName } from './tensor-names';
 import { gv, writeGguf, type GgufTensorToWrite, type GgufTypedValue, type GgufWriteType } from './writer';
 
@@ -68,13 +68,8 @@ function tensorType(shape: number[], matrixType: GgufWriteType): GgufWriteType {
 }
 
 function toGgufRowOrder(tensor: HfTensorSource, config: ModelArchConfig): Float32Array {
-  if (config.architecture !== 'llama') return tensor.values();
-  const heads = /self_attn\.q_proj\./.test(tensor.name)
-    ? config.numHeads
-    : /self_attn\.k_proj\./.test(tensor.name)
-      ? config.numKvHeads
-      : 0;
-  if (heads === 0) return tensor.values();
+  const heads = ropePermutedHeads(tensor.name, config);
+  if (heads === null) return tensor.values();
   const values = tensor.values().slice(); // the source may be someone's live weights: permute a copy
   const bytes = new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
   reorderRopeRows(bytes, heads, config.headDim, bytes.byteLength / tensor.shape[0], 'to-gguf');
