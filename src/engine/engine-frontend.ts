@@ -7,7 +7,7 @@ import { encodeBadWords } from './sampling';
 import { OutputStream } from './output-stream';
 import type { CoreConnection, CoreEvent } from './core/protocol';
 import { engineLimits, validateEngineRequest, type EngineLimits } from './core/validate-request';
-import type { EngineClient, EngineHealth, EngineRequest, IterationStats, RequestOutput, SchedulerStats } from './types';
+import type { EngineClient, EngineHealth, EngineOptions, EngineRequest, IterationStats, RequestOutput, SchedulerStats } from './types';
 import type { ChatTemplate, GenerationDefaults, LoadedModel, ModelArchConfig, Tokenizer } from '../model/types';
 
 export class EngineFrontend implements EngineClient {
@@ -25,7 +25,7 @@ export class EngineFrontend implements EngineClient {
   private deadError: string | null = null;
   private connection: CoreConnection | null = null;
 
-  constructor(model: LoadedModel, options: { maxNumSeqs: number; schedulingPolicy: 'fcfs' | 'priority' }, info: CoreConnection['info']) {
+  constructor(model: LoadedModel, options: Pick<EngineOptions, 'maxNumSeqs' | 'schedulingPolicy'>, info: CoreConnection['info']) {
     this.modelConfig = model.config;
     this.maxModelLen = info.maxModelLen;
     this.maxNumSeqs = options.maxNumSeqs;

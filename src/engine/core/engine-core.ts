@@ -54,11 +54,7 @@ export class EngineCore {
       { maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, policy: config.schedulingPolicy },
       this.kv,
     );
-    this.limits = engineLimits(
-      { maxModelLen: config.maxModelLen, numBlocks: runner.numBlocks, blockSize: runner.blockSize },
-      { maxNumSeqs: config.maxNumSeqs, schedulingPolicy: config.schedulingPolicy },
-      runner.config.vocabSize,
-    );
+    this.limits = engineLimits({ maxModelLen: config.maxModelLen, numBlocks: runner.numBlocks, blockSize: runner.blockSize }, config, runner.config.vocabSize);
   }
 
   hasWork(): boolean {

@@ -3,20 +3,20 @@
 
 import { RequestValidationError } from '../errors';
 import { validateSamplingParams } from '../sampling-params';
-import type { EngineRequest } from '../types';
+import type { EngineOptions, EngineRequest } from '../types';
 
 export interface EngineLimits {
   maxModelLen: number;
   maxNumSeqs: number;
   vocabSize: number;
-  schedulingPolicy: 'fcfs' | 'priority';
+  schedulingPolicy: EngineOptions['schedulingPolicy'];
   /** Tokens the KV cache can hold for one sequence (numBlocks * blockSize). */
   kvCapacityTokens: number;
 }
 
 export function engineLimits(
   core: { maxModelLen: number; numBlocks: number; blockSize: number },
-  options: { maxNumSeqs: number; schedulingPolicy: 'fcfs' | 'priority' },
+  options: Pick<EngineOptions, 'maxNumSeqs' | 'schedulingPolicy'>,
   vocabSize: number,
 ): EngineLimits {
   return {
