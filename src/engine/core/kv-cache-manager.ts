@@ -72,7 +72,7 @@ export class KvCacheManager {
     const blockIds: number[] = [];
     let parent: string | null = null;
     for (let i = 0; i < maxBlocks; i++) {
-      const hash = hashBlock(parent, seq.tokenIds.slice(i * this.blockSize, (i + 1) * this.blockSize), seq.cacheSalt);
+      const hash = this.hashBlockOf(seq, i, parent);
       const id = this.cachedBlocks.get(hash);
       if (id === undefined) break;
       blockIds.push(id);
@@ -113,7 +113,7 @@ export class KvCacheManager {
     const numFull = Math.min(Math.floor(numComputedTokens / this.blockSize), state.blockIds.length);
     for (let i = state.hashes.length; i < numFull; i++) {
       const parent = i === 0 ? null : state.hashes[i - 1];
-      const hash = hashBlock(parent, seq.tokenIds.slice(i * this.blockSize, (i + 1) * this.blockSize), seq.cacheSalt);
+      const hash = this.hashBlockOf(seq, i, parent);
       state.hashes.push(hash);
       const id = state.blockIds[i];
       // A block computed twice (two requests prefilling the same prefix in one step)
@@ -160,6 +160,11 @@ export class KvCacheManager {
       if (this.blockHashes[id] === null) this.freeQueue.pushFront(id);
       else this.freeQueue.pushBack(id);
     }
+  }
+
+  /** Chained hash of the sequence's full block `index`. */
+  private hashBlockOf(seq: KvSequence, index: number, parentHash: string | null): string {
+    return hashBlock(parentHash, seq.tokenIds.slice(index * this.blockSize, (index + 1) * this.blockSize), seq.cacheSalt);
   }
 
   private claim(id: number): void {
