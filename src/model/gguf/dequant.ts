@@ -3,7 +3,7 @@
 // graph builder when it needs f32 (e.g. embeddings or formats MatMulNBits cannot take).
 import type { QuantFormat } from '../types';
 import { QUANT_BLOCK } from './ggml-types';
-import { f16ToF32 } from './half';
+import { readF16 } from './half';
 
 export { f16ToF32, bf16ToF32, f32ToF16, f16BytesToF32, bf16BytesToF32 } from './half';
 
@@ -25,7 +25,6 @@ export function dequantize(format: QuantFormat, data: Uint8Array, numElements: n
 
 type BlockDecoder = (src: Uint8Array, at: number, out: Float32Array, to: number) => void;
 
-const readF16 = (src: Uint8Array, at: number): number => f16ToF32(src[at] | (src[at + 1] << 8));
 const int8 = (byte: number): number => (byte << 24) >> 24;
 
 // block_q8_0 { f16 d; int8 qs[32]; }  w = d * q
@@ -45,7 +44,7 @@ function decodeQ4_0(src: Uint8Array, at: number, out: Float32Array, to: number):
 }
 
 /** 6-bit (scale, min) of sub-block j from the 12 packed bytes of a q4_K block (ggml's get_scale_min_k4). */
-function scaleMinK4(src: Uint8Array, scalesAt: number, j: number): [number, number] {
+export function scaleMinK4(src: Uint8Array, scalesAt: number, j: number): [number, number] {
   const q = (k: number) => src[scalesAt + k];
   if (j < 4) return [q(j) & 63, q(j + 4) & 63];
   return [(q(j + 4) & 0x0f) | ((q(j - 4) >> 6) << 4), (q(j + 4) >> 4) | ((q(j) >> 6) << 4)];

@@ -13,6 +13,9 @@ export function f16ToF32(h: number): number {
   return sign * (1 + frac / 1024) * 2 ** (exp - 15);
 }
 
+/** The little-endian half at byte `at` (the d / dmin fields of GGML blocks). */
+export const readF16 = (bytes: Uint8Array, at: number): number => f16ToF32(bytes[at] | (bytes[at + 1] << 8));
+
 /** Encodes one value as IEEE half, rounding to nearest even (as ggml's GGML_FP32_TO_FP16 does). */
 export function f32ToF16(value: number): number {
   f32[0] = value;

@@ -2,7 +2,8 @@
 // they can be re-packed for MatMulNBits without losing precision: every format here is exactly
 // w = scale * (q - zeroPoint) over fixed-size sub-blocks. Block layouts follow
 // ggml/src/ggml-common.h and dequantize_row_* in ggml-quants.c.
-import { f16ToF32 } from '../gguf/half';
+import { scaleMinK4 } from '../gguf/dequant';
+import { readF16 } from '../gguf/half';
 import { QuantFormat } from '../types';
 
 export interface UnpackedQuant {
@@ -16,8 +17,6 @@ export interface UnpackedQuant {
   /** Float zero points (q4_k), uint8 zero points (q6_k), or null for MatMulNBits' default 2^(bits-1). */
   zeroPoints: Float32Array | Uint8Array | null;
 }
-
-const readF16 = (src: Uint8Array, at: number): number => f16ToF32(src[at] | (src[at + 1] << 8));
 
 /** Returns null when the blocks cannot be represented exactly (a q4_k sub-block with scale 0 but an offset). */
 export function unpackGgml(format: QuantFormat, data: Uint8Array, elements: number): UnpackedQuant | null {
@@ -91,12 +90,6 @@ function unpackQ4K(data: Uint8Array, elements: number): UnpackedQuant | null {
     }
   }
   return { bits: 4, blockSize: 32, codes, scales, zeroPoints };
-}
-
-/** 6-bit (scale, min) of sub-block j from a q4_K block's 12 packed bytes (ggml's get_scale_min_k4). */
-function scaleMinK4(src: Uint8Array, at: number, j: number): [number, number] {
-  if (j < 4) return [src[at + j] & 63, src[at + j + 4] & 63];
-  return [(src[at + j + 4] & 15) | ((src[at + j - 4] >> 6) << 4), (src[at + j + 4] >> 4) | ((src[at + j] >> 6) << 4)];
 }
 
 // block_q6_K { u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d }: 16 sub-blocks of 16, 6-bit codes;
