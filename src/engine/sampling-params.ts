@@ -173,6 +173,10 @@ export function validateSamplingParams(p: SamplingParams, ctx: SamplingValidatio
     }
     return v as number[];
   };
+  const requireInVocab = (ids: readonly number[], name: string): void => {
+    const bad = outOfVocab(ids, ctx.vocabSize);
+    if (bad.length > 0) fail(`token_id(s) ${pyList(bad)} in ${name} contain out-of-vocab token ids. Vocabulary size: ${ctx.vocabSize}`, name);
+  };
 
   // n / best_of
   const n = p.n as unknown;
@@ -262,13 +266,7 @@ export function validateSamplingParams(p: SamplingParams, ctx: SamplingValidatio
         'logprob_token_ids',
       );
     }
-    const bad = outOfVocab(logprobIds, ctx.vocabSize);
-    if (bad.length > 0) {
-      fail(
-        `token_id(s) ${pyList(bad)} in logprob_token_ids contain out-of-vocab token ids. Vocabulary size: ${ctx.vocabSize}`,
-        'logprob_token_ids',
-      );
-    }
+    requireInVocab(logprobIds, 'logprob_token_ids');
     if (logprobs != null && logprobs !== logprobIds.length) {
       fail(
         `When both logprobs and logprob_token_ids are set, logprobs must equal len(logprob_token_ids). Got logprobs=${logprobs}, len(logprob_token_ids)=${logprobIds.length}.`,
@@ -285,14 +283,7 @@ export function validateSamplingParams(p: SamplingParams, ctx: SamplingValidatio
   if (p.stop.length > 0 && !p.detokenize) {
     fail('stop strings are only supported when detokenize is True. Set detokenize=True to use stop.', 'stop');
   }
-  const stopIds = intList('stop_token_ids') ?? [];
-  const badStop = outOfVocab(stopIds, ctx.vocabSize);
-  if (badStop.length > 0) {
-    fail(
-      `token_id(s) ${pyList(badStop)} in stop_token_ids contain out-of-vocab token ids. Vocabulary size: ${ctx.vocabSize}`,
-      'stop_token_ids',
-    );
-  }
+  requireInVocab(intList('stop_token_ids') ?? [], 'stop_token_ids');
   if (!Array.isArray(p.bad_words) || !p.bad_words.every((s) => typeof s === 'string')) {
     fail(`bad_words must be a list of strings, got ${JSON.stringify(p.bad_words)}.`, 'bad_words');
   }
@@ -301,13 +292,7 @@ export function validateSamplingParams(p: SamplingParams, ctx: SamplingValidatio
   }
 
   // token-id keyed processors
-  if (p.logit_bias != null) {
-    const ids = Object.keys(p.logit_bias).map((k) => Number(k));
-    const bad = outOfVocab(ids, ctx.vocabSize);
-    if (bad.length > 0) {
-      fail(`token_id(s) ${pyList(bad)} in logit_bias contain out-of-vocab token ids. Vocabulary size: ${ctx.vocabSize}`, 'logit_bias');
-    }
-  }
+  if (p.logit_bias != null) requireInVocab(Object.keys(p.logit_bias).map((k) => Number(k)), 'logit_bias');
   const allowed = intList('allowed_token_ids');
   if (allowed != null) {
     if (allowed.length === 0) fail('allowed_token_ids is not None and empty!', 'allowed_token_ids');
