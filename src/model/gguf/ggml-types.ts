@@ -27,12 +27,10 @@ export const GGML_TYPES: ReadonlyMap<number, GgmlTypeInfo> = new Map<number, Ggm
   [GGMLQuantizationType.Q6_K, { name: 'Q6_K', blockSize: 256, blockBytes: 210, target: 'q6_k' }],
 ]);
 
-export const QUANT_BLOCK: Readonly<Record<QuantFormat, { blockSize: number; blockBytes: number }>> = {
-  q8_0: { blockSize: 32, blockBytes: 34 },
-  q4_0: { blockSize: 32, blockBytes: 18 },
-  q4_k: { blockSize: 256, blockBytes: 144 },
-  q6_k: { blockSize: 256, blockBytes: 210 },
-};
+/** The block geometry of each quantized format, read off GGML_TYPES. */
+export const QUANT_BLOCK = Object.fromEntries(
+  [...GGML_TYPES.values()].filter((t) => t.target !== 'f32').map((t) => [t.target, t]),
+) as Readonly<Record<QuantFormat, GgmlTypeInfo>>;
 
 /** The llama.cpp name of any GGML type id, for error messages. */
 export function ggmlTypeName(type: number): string {
