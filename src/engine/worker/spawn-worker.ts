@@ -31,10 +31,6 @@ require.extensions['.ts'] = (module, filename) => module._compile(compile(fs.rea
 require(workerData.entry);
 `;
 
-export interface WorkerCore {
-  connection: CoreConnection;
-}
-
 /** Resolves once the worker has loaded the model and built the runner. */
 export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreEvent) => void): Promise<CoreConnection> {
   const data: WorkerData & { entry?: string; root?: string } = { options };
