@@ -4,8 +4,8 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { disconnectSignal, SseStream } from '../../common/sse';
 import { responseIdBase } from '../../serving/http-request-id';
+import { respond } from '../../serving/respond';
 import { GenerateRequestDto } from './dto/generate-request.dto';
 import { GenerateResponseDto } from './dto/generate-response.dto';
 import { GenerateService } from './generate.service';
@@ -26,12 +26,6 @@ export class GenerateController {
   @ApiOkResponse({ type: GenerateResponseDto, description: 'The generation (non-streaming), or an event stream.' })
   async generate(@Body() body: GenerateRequestDto, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const prepared = this.service.prepare(body, responseIdBase(request, body.request_id));
-    if (prepared.stream) {
-      const sse = new SseStream(reply);
-      await sse.pipe(this.service.generateStream(prepared, sse.signal));
-      return;
-    }
-    const response = await this.service.generate(prepared, disconnectSignal(reply));
-    await reply.status(200).send(response);
+    await respond(reply, this.service, prepared, prepared.stream);
   }
 }

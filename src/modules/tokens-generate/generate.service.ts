@@ -88,12 +88,12 @@ export class GenerateService {
   }
 
   /** Non-streaming: drains the engine and returns the full body. */
-  generate(prepared: PreparedGenerate, signal?: AbortSignal): Promise<GenerateResponse> {
+  complete(prepared: PreparedGenerate, signal?: AbortSignal): Promise<GenerateResponse> {
     return collectGenerateResponse(prepared.job, this.engine.generate(prepared.engineRequest, signal));
   }
 
   /** Streaming: the chunks to send as SSE frames (the caller adds `data: [DONE]`). */
-  generateStream(prepared: PreparedGenerate, signal?: AbortSignal): AsyncIterable<GenerateStreamResponse> {
+  stream(prepared: PreparedGenerate, signal?: AbortSignal): AsyncIterable<GenerateStreamResponse> {
     return generateStreamChunks(prepared.job, this.engine.generate(prepared.engineRequest, signal));
   }
 

@@ -43,7 +43,7 @@ function expectBadRequest(fn: () => unknown, param: string, message: RegExp): vo
 describe('GenerateService: tokens mode', () => {
   it('returns token ids only, echoing output_mode, with usage and weight versions', async () => {
     const { service, engine } = setup();
-    const res = await service.generate(service.prepare(body({ request_id: 'abc' }), 'abc'));
+    const res = await service.complete(service.prepare(body({ request_id: 'abc' }), 'abc'));
     expect(Object.keys(res).sort()).toEqual(
       ['choices', 'created', 'ec_transfer_params', 'kv_transfer_params', 'metrics', 'mm_placeholders', 'model', 'output_mode',
         'prompt_logprobs', 'prompt_token_ids', 'request_id', 'usage'].sort(),
@@ -81,7 +81,7 @@ describe('GenerateService: tokens mode', () => {
 
   it('formats logprobs with token ids, the sampled token first', async () => {
     const { service } = setup();
-    const res = await service.generate(service.prepare(body({ sampling_params: { max_tokens: 1, logprobs: 2 } }), 'id'));
+    const res = await service.complete(service.prepare(body({ sampling_params: { max_tokens: 1, logprobs: 2 } }), 'id'));
     expect(res.choices[0].logprobs).toEqual({
       content: [
         {
@@ -99,7 +99,7 @@ describe('GenerateService: tokens mode', () => {
 
   it('echoes kv_transfer_params and returns prompt token ids with return_token_ids', async () => {
     const { service } = setup();
-    const res = await service.generate(
+    const res = await service.complete(
       service.prepare(body({ kv_transfer_params: { do_remote_decode: true }, return_token_ids: true }), 'id'),
     );
     expect(res.kv_transfer_params).toEqual({ do_remote_decode: true });
@@ -109,7 +109,7 @@ describe('GenerateService: tokens mode', () => {
   it('streams token deltas, prompt ids on the first chunk, weight versions on the last, then usage', async () => {
     const { service } = setup();
     const chunks = await collect(
-      service.generateStream(
+      service.stream(
         service.prepare(
           body({ stream: true, return_token_ids: true, stream_options: { include_usage: true, continuous_usage_stats: true } }),
           'id',
@@ -136,7 +136,7 @@ describe('GenerateService: tokens mode', () => {
 describe('GenerateService: text mode', () => {
   it('adds the text, cut at a stop string, while token_ids keep every token', async () => {
     const { service } = setup();
-    const res = await service.generate(
+    const res = await service.complete(
       service.prepare(body({ output_mode: 'text', sampling_params: { max_tokens: 12, stop: ['wor'] } }), 'id'),
     );
     expect(res.output_mode).toBe('text');
@@ -148,7 +148,7 @@ describe('GenerateService: text mode', () => {
   it('streams text deltas without ever leaking a partial stop string', async () => {
     const { service } = setup({}, { stepDelayMs: 1 });
     const prepared = service.prepare(body({ output_mode: 'text', stream: true, sampling_params: { max_tokens: 30, stop: ['d. B'] } }), 'x');
-    const chunks = await collect(service.generateStream(prepared));
+    const chunks = await collect(service.stream(prepared));
     expect(chunks.map((c) => c.choices[0].text).join('')).toBe('Hello worl');
     expect(chunks.every((c) => c.output_mode === 'text')).toBe(true);
     const last = chunks[chunks.length - 1].choices[0];
@@ -160,7 +160,7 @@ describe('GenerateService: text mode', () => {
     const { service, engine } = setup({}, { stepDelayMs: 5 });
     const prepared = service.prepare(body({ output_mode: 'text', stream: true, sampling_params: { max_tokens: 100, stop: ['zzzz'] } }), 'ab');
     const chunks: GenerateStreamResponse[] = [];
-    for await (const chunk of service.generateStream(prepared)) {
+    for await (const chunk of service.stream(prepared)) {
       chunks.push(chunk);
       if (chunks.length === 6) engine.abort(['generate-tokens-ab']);
     }
@@ -174,12 +174,12 @@ describe('GenerateService: text mode', () => {
 
   it('gives OpenAI logprobs with decoded tokens and bytes, or token_id:N with --return-tokens-as-token-ids', async () => {
     const { service } = setup();
-    const res = await service.generate(service.prepare(body({ output_mode: 'text', sampling_params: { max_tokens: 1, logprobs: 1 } }), 'id'));
+    const res = await service.complete(service.prepare(body({ output_mode: 'text', sampling_params: { max_tokens: 1, logprobs: 1 } }), 'id'));
     expect(res.choices[0].logprobs).toEqual({
       content: [{ token: 'H', logprob: -0.75, bytes: [72], top_logprobs: [{ token: '\u0000', logprob: -0.25, bytes: [0] }] }],
     });
     const asIds = setup({ returnTokensAsTokenIds: true }).service;
-    const res2 = await asIds.generate(asIds.prepare(body({ output_mode: 'text', sampling_params: { max_tokens: 1, logprobs: 0 } }), 'id'));
+    const res2 = await asIds.complete(asIds.prepare(body({ output_mode: 'text', sampling_params: { max_tokens: 1, logprobs: 0 } }), 'id'));
     expect(res2.choices[0].logprobs).toEqual({
       content: [{ token: 'token_id:72', logprob: -0.75, bytes: [...Buffer.from('token_id:72')], top_logprobs: [] }],
     });
