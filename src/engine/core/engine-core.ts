@@ -171,7 +171,7 @@ export class EngineCore {
     const start = seq.numComputedTokens;
     const state = this.requests.get(seq.requestId)!;
     const promptLen = seq.numPromptTokens;
-    const wantsPromptLogprobs = state.promptLogprobs !== null && seq.index === 0 && start < promptLen && state.numPromptLogprobPositions < promptLen;
+    const wantsPromptLogprobs = state.promptLogprobs !== null && seq.index === 0 && start < promptLen && state.promptLogprobs.length < promptLen;
     return {
       tokens: seq.tokenIds.slice(start, start + numNewTokens),
       positionOffset: start,
@@ -184,11 +184,9 @@ export class EngineCore {
   private collectPromptLogprobs(state: RequestState, seq: Sequence, numNewTokens: number, rows: Float32Array): void {
     const start = seq.numComputedTokens;
     const entries = this.processors.promptLogprobs(state.request, rows, start, numNewTokens);
+    const known = state.promptLogprobs!;
     entries.forEach((entry, j) => {
-      const position = start + 1 + j;
-      if (position < state.numPromptLogprobPositions) return;
-      state.promptLogprobs!.push(entry);
-      state.numPromptLogprobPositions = position + 1;
+      if (start + 1 + j >= known.length) known.push(entry);
     });
   }
 

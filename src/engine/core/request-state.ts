@@ -34,9 +34,8 @@ export class CompletionState {
 
 export class RequestState {
   readonly completions: CompletionState[];
+  /** One entry per prompt position known so far, position 0 (always null) included; they survive preemption. */
   promptLogprobs: (PositionLogprobs | null)[] | null;
-  /** Prompt positions whose logprobs are known, position 0 (always null) included; they survive preemption. */
-  numPromptLogprobPositions = 1;
   /** Completions beyond the first start once the prompt's last logits are sampled. */
   forked = false;
   promptLogprobsSent = false;
