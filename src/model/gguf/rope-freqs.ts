@@ -9,6 +9,8 @@
 // s is linear in 1/w: s = a/w + b with a = O/(H-L), b = -L/(H-L). Only O/L and O/H matter, so O is
 // fixed at Llama 3's 8192 and L, H follow from a and b, fitted on two smooth-region frequencies.
 
+import { llama3Scaling } from '../graph/rope';
+
 const ORIGINAL_CONTEXT = 8192;
 
 export function ropeScalingFromFreqFactors(
@@ -42,20 +44,13 @@ export function ropeScalingFromFreqFactors(
   return reproduced.every((d, i) => Math.abs(d - factors[i]) <= 1e-3 * factors[i]) ? scaling : fallback;
 }
 
-/** HF's llama3 formula as divisors of each inverse frequency (also used to check the fit). */
+/** HF's llama3 formula (the graph's) as divisors of each inverse frequency (also used to check the fit). */
 export function llama3Divisors(
   inv: number[],
   s: { factor: number; low_freq_factor: number; high_freq_factor: number; original_max_position_embeddings: number },
 ): number[] {
-  const lowWavelen = s.original_max_position_embeddings / s.low_freq_factor;
-  const highWavelen = s.original_max_position_embeddings / s.high_freq_factor;
-  return inv.map((f) => {
-    const wavelen = (2 * Math.PI) / f;
-    if (wavelen < highWavelen) return 1;
-    if (wavelen > lowWavelen) return s.factor;
-    const smooth = (s.original_max_position_embeddings / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
-    return 1 / ((1 - smooth) / s.factor + smooth);
-  });
+  const scaled = llama3Scaling(Float64Array.from(inv), s, s.factor);
+  return inv.map((f, i) => f / scaled[i]);
 }
 
 /** Fitted values come out as e.g. 3.9999998; configs say 4. */

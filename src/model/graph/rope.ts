@@ -67,7 +67,8 @@ function yarnScaling(inv: Float64Array, scaling: Record<string, unknown>, factor
   return { inverseFrequencies: blended, attentionFactor };
 }
 
-function llama3Scaling(inv: Float64Array, scaling: Record<string, unknown>, factor: number): Float64Array {
+/** HF's llama3 rope scaling of each inverse frequency (the GGUF loader also fits rope_freqs against it). */
+export function llama3Scaling(inv: Float64Array, scaling: Record<string, unknown>, factor: number): Float64Array {
   const low = Number(scaling['low_freq_factor'] ?? 1);
   const high = Number(scaling['high_freq_factor'] ?? 4);
   const originalContext = Number(scaling['original_max_position_embeddings'] ?? 8192);
