@@ -1,12 +1,13 @@
 // loadModel: picks the loader from what MODEL points at (a .gguf file, a Hugging Face directory,
 // or nothing / --load-format dummy) and assembles the LoadedModel the runner and the HTTP side use.
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { existsSync, readSync, statSync } from 'node:fs';
 import { BUILTIN_CHAT_TEMPLATE, createChatTemplate, resolveChatTemplateSource } from './chat-template';
 import { DUMMY_CONFIG, dummyWeights } from './dummy/dummy-model';
 import { loadGenerationConfig } from './generation-config';
 import { loadGgufModel } from './gguf/load-gguf';
 import { hfChatTemplateSource, loadHfTokenizer, readTokenizerConfig } from './hf/hf-tokenizer-files';
 import { loadHfModel } from './hf/load-hf';
+import { withFile } from './read-fully';
 import { createBuiltinTokenizer, createTokenizerFromGguf } from './tokenizer';
 import type { ChatTemplate, LoadedModel, LoadModelOptions, ModelArchConfig, ModelWeights, Tokenizer } from './types';
 
@@ -97,14 +98,11 @@ async function loadFromPath(path: string, opts: LoadModelOptions): Promise<Loade
 
 /** By content, not extension: GGUF files start with the magic "GGUF". */
 function isGgufFile(path: string): boolean {
-  const fd = openSync(path, 'r');
-  try {
+  return withFile(path, (fd) => {
     const magic = Buffer.alloc(4);
     readSync(fd, magic, 0, 4, 0);
     return magic.toString('latin1') === 'GGUF';
-  } finally {
-    closeSync(fd);
-  }
+  });
 }
 
 function buildChatTemplate(source: string | null, tokenizer: Tokenizer): ChatTemplate | null {

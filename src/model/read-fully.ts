@@ -1,8 +1,18 @@
 // Positional reads that fill a whole buffer (fs.readSync may return short counts and caps one call at 2 GiB).
-import { readSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { bf16BytesToF32, f16BytesToF32 } from './gguf/half';
 
 const MAX_READ = 1 << 30;
+
+/** Runs `body` with the file open for reading, and closes it however `body` ends. */
+export function withFile<T>(path: string, body: (fd: number) => T): T {
+  const fd = openSync(path, 'r');
+  try {
+    return body(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 export function readFully(fd: number, into: Uint8Array, position: number, what: string): void {
   let done = 0;

@@ -1,6 +1,5 @@
 // Reads GGUF tensors into canonical HF weights: one buffer per tensor, read straight from the file.
-import { closeSync, openSync } from 'node:fs';
-import { readFloatsAsF32, readFully } from '../read-fully';
+import { readFloatsAsF32, readFully, withFile } from '../read-fully';
 import type { ModelArchConfig, WeightTensor } from '../types';
 import { WeightMap } from '../weight-map';
 import type { GgufFile, GgufTensor } from './gguf-file';
@@ -74,13 +73,4 @@ function typeInfoOf(tensor: GgufTensor, path: string): GgmlTypeInfo {
     throw new Error(`${path}: tensor ${tensor.name} has type ${ggmlTypeName(tensor.type)}, which is not supported (supported: ${supported})`);
   }
   return info;
-}
-
-function withFile<T>(path: string, body: (fd: number) => T): T {
-  const fd = openSync(path, 'r');
-  try {
-    return body(fd);
-  } finally {
-    closeSync(fd);
-  }
 }

@@ -1,6 +1,7 @@
 // Detects an ONNX decoder export (optimum / onnx-community layout) whose graph takes a KV cache.
-import { closeSync, existsSync, openSync, readSync } from 'node:fs';
+import { existsSync, readSync } from 'node:fs';
 import { join } from 'node:path';
+import { withFile } from '../read-fully';
 
 const CANDIDATES = ['onnx/model.onnx', 'model.onnx'];
 const KV_INPUT = Buffer.from('past_key_values.0.key');
@@ -20,8 +21,7 @@ export function findOnnxExport(dir: string): string | null {
  * a possibly multi-GB model. Chunks overlap by the needle length so a match across a boundary counts.
  */
 function fileContains(path: string, needle: Buffer): boolean {
-  const fd = openSync(path, 'r');
-  try {
+  return withFile(path, (fd) => {
     const chunk = Buffer.alloc(8 << 20);
     let position = 0;
     for (;;) {
@@ -31,7 +31,5 @@ function fileContains(path: string, needle: Buffer): boolean {
       if (n < chunk.length) return false;
       position += n - needle.length;
     }
-  } finally {
-    closeSync(fd);
-  }
+  });
 }

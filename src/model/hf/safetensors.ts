@@ -3,7 +3,7 @@
 // per-tensor scratch buffer).
 import { closeSync, existsSync, openSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { readFloatsAsF32, readFully } from '../read-fully';
+import { readFloatsAsF32, readFully, withFile } from '../read-fully';
 
 export interface SafetensorsTensor {
   name: string;
@@ -81,12 +81,9 @@ export function readSafetensorsAsF32(tensors: SafetensorsTensor[], onTensor: (te
   const byFile = new Map<string, SafetensorsTensor[]>();
   for (const t of tensors) byFile.set(t.file, [...(byFile.get(t.file) ?? []), t]);
   for (const [file, list] of byFile) {
-    const fd = openSync(file, 'r');
-    try {
+    withFile(file, (fd) => {
       for (const tensor of list) onTensor(tensor, readOne(fd, tensor));
-    } finally {
-      closeSync(fd);
-    }
+    });
   }
 }
 
