@@ -79,7 +79,7 @@ class GraphRunner extends PagedRunner {
       [DecoderInputs.logitsRows]: new ort.Tensor('int64', inp.logitsRows, [inp.logitsRows.length]),
     };
     const result = await this.session.run(feeds);
-    scatterNewKv(this.cache, result[DecoderOutputs.newKv].data as Float32Array, group, inp.seq);
+    scatterNewKv(this.cache, result[DecoderOutputs.newKv].data as Float32Array, inp.newSlots, inp.seq);
     return { logits: result[DecoderOutputs.logits].data as Float32Array, at: inp.logitsAt };
   }
 }

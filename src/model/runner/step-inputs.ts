@@ -16,6 +16,8 @@ export interface StepInputs {
   logitsRows: BigInt64Array;
   /** Per sequence: index of its first row in the logits output and how many rows it has. */
   logitsAt: { first: number; count: number }[];
+  /** Per sequence: the cache slot of each new token (checked here, before the run). */
+  newSlots: number[][];
 }
 
 export function buildStepInputs(group: readonly StepSequence[], cache: PagedKvCache, maxPositions: number): StepInputs {
@@ -30,6 +32,7 @@ export function buildStepInputs(group: readonly StepSequence[], cache: PagedKvCa
   const attnMask = new Uint8Array(batch * seq * total);
   const rows: number[] = [];
   const logitsAt: StepInputs['logitsAt'] = [];
+  const newSlots: number[][] = [];
 
   group.forEach((s, b) => {
     const n = s.tokens.length;
@@ -40,7 +43,7 @@ export function buildStepInputs(group: readonly StepSequence[], cache: PagedKvCa
     }
     const used = Math.ceil(offset / cache.blockSize);
     for (let j = 0; j < used; j++) pastBlockIds[b * pastBlocks + j] = BigInt(cache.block(s.blockTable, j * cache.blockSize));
-    for (let i = 0; i < n; i++) cache.block(s.blockTable, offset + i); // the new tokens need blocks too
+    newSlots.push(Array.from({ length: n }, (_, i) => cache.slot(s.blockTable, offset + i)));
     for (let i = 0; i < seq; i++) {
       const row = b * seq + i;
       const real = i < n;
@@ -70,14 +73,17 @@ export function buildStepInputs(group: readonly StepSequence[], cache: PagedKvCa
     attnMask,
     logitsRows: BigInt64Array.from(rows.map((r) => BigInt(r))),
     logitsAt,
+    newSlots,
   };
 }
 
-/** Writes the step's new K/V ([2 * layers * batch, seq, rowSize], layer-major, K then V) into the cache. */
-export function scatterNewKv(cache: PagedKvCache, newKv: Float32Array, group: readonly StepSequence[], seq: number): void {
-  const batch = group.length;
+/**
+ * Writes the step's new K/V ([2 * layers * batch, seq, rowSize], layer-major, K then V) into the
+ * cache; `slots` = StepInputs.newSlots.
+ */
+export function scatterNewKv(cache: PagedKvCache, newKv: Float32Array, slots: readonly number[][], seq: number): void {
+  const batch = slots.length;
   const rowSize = cache.rowSize;
-  const slots = group.map((s) => s.tokens.map((_, i) => cache.slot(s.blockTable, s.positionOffset + i)));
   for (let l = 0; l < cache.keys.length; l++) {
     for (let kind = 0; kind < 2; kind++) {
       const dst = kind === 0 ? cache.keys[l] : cache.values[l];
