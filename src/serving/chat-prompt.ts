@@ -20,6 +20,9 @@ export interface ChatPromptOptions {
   maxModelLen: number;
 }
 
+/** What rendering the template reads (tokenizing and truncating read the rest). */
+export type ChatRenderOptions = Pick<ChatPromptOptions, 'addGenerationPrompt' | 'continueFinalMessage' | 'documents' | 'chatTemplate' | 'chatTemplateKwargs'>;
+
 export interface ChatPromptFlags {
   add_generation_prompt?: boolean | null;
   continue_final_message?: boolean | null;
@@ -44,7 +47,7 @@ export function checkChatTemplateFlags(req: ChatPromptFlags, trustRequestChatTem
 }
 
 /** The model's template, or (model without one) a trusted per-request template on its own. */
-function templateFor(template: ChatTemplate | null, tokenizer: Tokenizer | null, opts: ChatPromptOptions): ChatTemplate | null {
+function templateFor(template: ChatTemplate | null, tokenizer: Tokenizer | null, opts: ChatRenderOptions): ChatTemplate | null {
   if (template || !opts.chatTemplate) return template;
   return createChatTemplate(opts.chatTemplate, { bos_token: tokenizer?.bosToken, eos_token: tokenizer?.eosToken });
 }
@@ -53,7 +56,7 @@ export function renderChatText(
   modelTemplate: ChatTemplate | null,
   tokenizer: Tokenizer | null,
   messages: ChatMessage[],
-  opts: ChatPromptOptions,
+  opts: ChatRenderOptions,
 ): string {
   let template: ChatTemplate | null;
   try {

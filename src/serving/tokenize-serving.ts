@@ -56,14 +56,9 @@ export class TokenizeServing {
       const text = renderChatText(this.engine.chatTemplate, tokenizer, prepareChatMessages(body.messages), {
         addGenerationPrompt: body.add_generation_prompt ?? true,
         continueFinalMessage: body.continue_final_message ?? false,
-        addSpecialTokens: false,
         documents: null,
         chatTemplate: body.chat_template ?? null,
         chatTemplateKwargs: body.chat_template_kwargs ?? null,
-        trustRequestChatTemplate: this.opts.trustRequestChatTemplate,
-        truncatePromptTokens: null,
-        truncationSide: null,
-        maxModelLen: this.engine.maxModelLen,
       });
       tokens = tokenizer.encode(text, { addSpecialTokens: body.add_special_tokens ?? false });
     } else if (typeof body.prompt === 'string') {

@@ -6,7 +6,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { RequestValidationError } from '../../engine/errors';
 import type { EngineClient, EngineRequest } from '../../engine/types';
-import type { ChatMessage } from '../../model/types';
 import { ChatServing, type PreparedChat } from '../../serving/chat-serving';
 import { renderChatText } from '../../serving/chat-prompt';
 import { CompletionServing } from '../../serving/completion-serving';
@@ -117,17 +116,12 @@ export class RenderService {
   ): number[] | null {
     const source = body.chat_template ?? this.engine.chatTemplate?.source ?? null;
     if (!source || !hasGenerationTags(source)) return null;
-    const marked = renderChatText(this.engine.chatTemplate, this.engine.tokenizer, prepared.conversations[0] as ChatMessage[], {
+    const marked = renderChatText(this.engine.chatTemplate, this.engine.tokenizer, prepared.conversations[0], {
       addGenerationPrompt: body.add_generation_prompt ?? true,
       continueFinalMessage: body.continue_final_message ?? false,
-      addSpecialTokens: body.add_special_tokens ?? false,
       documents: body.documents ?? null,
       chatTemplate: markGenerationTags(source),
       chatTemplateKwargs: body.chat_template_kwargs ?? null,
-      trustRequestChatTemplate: true,
-      truncatePromptTokens: null,
-      truncationSide: null,
-      maxModelLen: this.engine.maxModelLen,
     });
     const { text: clean, spans } = extractGenerationSpans(marked);
     // The markers must be the only difference; anything else means the spans cannot be trusted.
