@@ -47,27 +47,28 @@ export function randomWeights(config: ModelArchConfig, seed = 1): ModelWeights {
   const c = config;
   const q = c.numHeads * c.headDim;
   const kv = c.numKvHeads * c.headDim;
-  const linear = (_out: number, inp: number) => 1 / Math.sqrt(inp);
+  /** Uniform scale for a linear layer: 1/sqrt(fan-in). */
+  const linear = (inp: number) => 1 / Math.sqrt(inp);
   add('model.embed_tokens.weight', [c.vocabSize, c.hiddenSize], 1);
   for (let l = 0; l < c.numLayers; l++) {
     const p = `model.layers.${l}.`;
     add(`${p}input_layernorm.weight`, [c.hiddenSize], 0.2, 1);
     add(`${p}post_attention_layernorm.weight`, [c.hiddenSize], 0.2, 1);
-    add(`${p}self_attn.q_proj.weight`, [q, c.hiddenSize], linear(q, c.hiddenSize));
-    add(`${p}self_attn.k_proj.weight`, [kv, c.hiddenSize], linear(kv, c.hiddenSize));
-    add(`${p}self_attn.v_proj.weight`, [kv, c.hiddenSize], linear(kv, c.hiddenSize));
+    add(`${p}self_attn.q_proj.weight`, [q, c.hiddenSize], linear(c.hiddenSize));
+    add(`${p}self_attn.k_proj.weight`, [kv, c.hiddenSize], linear(c.hiddenSize));
+    add(`${p}self_attn.v_proj.weight`, [kv, c.hiddenSize], linear(c.hiddenSize));
     if (c.attentionBias) {
       add(`${p}self_attn.q_proj.bias`, [q], 0.1);
       add(`${p}self_attn.k_proj.bias`, [kv], 0.1);
       add(`${p}self_attn.v_proj.bias`, [kv], 0.1);
     }
-    add(`${p}self_attn.o_proj.weight`, [c.hiddenSize, q], linear(c.hiddenSize, q));
-    add(`${p}mlp.gate_proj.weight`, [c.intermediateSize, c.hiddenSize], linear(0, c.hiddenSize));
-    add(`${p}mlp.up_proj.weight`, [c.intermediateSize, c.hiddenSize], linear(0, c.hiddenSize));
-    add(`${p}mlp.down_proj.weight`, [c.hiddenSize, c.intermediateSize], linear(0, c.intermediateSize));
+    add(`${p}self_attn.o_proj.weight`, [c.hiddenSize, q], linear(q));
+    add(`${p}mlp.gate_proj.weight`, [c.intermediateSize, c.hiddenSize], linear(c.hiddenSize));
+    add(`${p}mlp.up_proj.weight`, [c.intermediateSize, c.hiddenSize], linear(c.hiddenSize));
+    add(`${p}mlp.down_proj.weight`, [c.hiddenSize, c.intermediateSize], linear(c.intermediateSize));
   }
   add('model.norm.weight', [c.hiddenSize], 0.2, 1);
-  if (!c.tieWordEmbeddings) add('lm_head.weight', [c.vocabSize, c.hiddenSize], linear(0, c.hiddenSize));
+  if (!c.tieWordEmbeddings) add('lm_head.weight', [c.vocabSize, c.hiddenSize], linear(c.hiddenSize));
   return { names: () => [...map.keys()], has: (n) => map.has(n), get: (n) => map.get(n)! };
 }
 
