@@ -3,8 +3,8 @@
 // same generator the streaming path forwards).
 
 import { OpenAIHttpError } from '../common/openai-error';
+import { randomRequestId } from '../common/request-id';
 import { beamSearch } from '../engine/beam-search';
-import { randomHexId } from './ids';
 import { OUTPUT_KIND, type EngineClient, type EngineRequest, type OutputKind, type PositionLogprobs, type RequestOutput } from '../engine/types';
 
 /** Interleaves several async iterables as their items arrive; tagged with the source index. */
@@ -92,7 +92,7 @@ export async function drain(stream: AsyncIterable<RequestOutput>, kind: OutputKi
  * Beam search runs as a search over one-token steps and yields its final result once.
  */
 export function generateFor(engine: EngineClient, request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
-  const unique = { ...request, requestId: `${request.requestId}-${randomHexId().slice(0, 8)}` };
+  const unique = { ...request, requestId: `${request.requestId}-${randomRequestId().slice(0, 8)}` };
   if (!request.params.use_beam_search) return engine.generate(unique, signal);
   return (async function* () {
     yield await beamSearch(engine, unique, signal);

@@ -5,14 +5,11 @@ import { randomRequestId } from '../common/request-id';
 
 export type ResponseIdPrefix = 'cmpl' | 'chatcmpl';
 
-/** A uuid4 hex id (the foundation's request-id generator). */
-export const randomHexId = randomRequestId;
-
 /** The id base a request is known by: header, then body request_id, then random. */
 export function requestIdBase(headerId: string | null | undefined, bodyId: string | null | undefined): string {
   if (headerId) return headerId;
   if (bodyId) return bodyId;
-  return randomHexId();
+  return randomRequestId();
 }
 
 export function responseId(prefix: ResponseIdPrefix, base: string): string {
