@@ -9,11 +9,11 @@ const model = defaultTestModel();
 const describeWithModel = model ? describe : describe.skip;
 
 /** Starts a long streaming completion; resolves once the first frame arrived. */
-async function startLongStream(server: TestServer, maxTokens: number): Promise<{ rest: Promise<string> }> {
+async function startLongStream(server: TestServer, maxTokens: number, n = 1): Promise<{ rest: Promise<string> }> {
   const res = await fetch(`${server.baseUrl}/v1/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ prompt: 'Once upon a time', max_tokens: maxTokens, ignore_eos: true, stream: true }),
+    body: JSON.stringify({ prompt: 'Once upon a time', max_tokens: maxTokens, n, ignore_eos: true, stream: true }),
   });
   expect(res.status).toBe(200);
   const reader = res.body!.getReader();
@@ -61,7 +61,8 @@ describeWithModel('graceful shutdown', () => {
 
   it('bounds the wait with --shutdown-timeout', async () => {
     const server = await startServer(['--shutdown-timeout', '1']);
-    const { rest } = await startLongStream(server, 2000);
+    // 8 x 2000 tokens: several seconds even on a fast machine, well past the 1 s bound.
+    const { rest } = await startLongStream(server, 2000, 8);
     const started = Date.now();
     expect(await server.stop('SIGTERM')).toBe(0);
     expect(Date.now() - started).toBeLessThan(5000);
