@@ -18,11 +18,21 @@ export async function createEngine(options: EngineOptions): Promise<EngineClient
     const model = await loadModel({ ...options.load, loadWeights: true });
     return createInProcessEngine(model, options);
   }
-  const model = await loadModel({ ...options.load, loadWeights: false });
   let frontend: EngineFrontend | null = null;
   const early: CoreEvent[] = [];
   const onEvent = (event: CoreEvent) => (frontend ? frontend.handleEvent(event) : early.push(event));
-  const connection = await spawnEngineWorker(options, onEvent);
+  // The worker loads the weights while this thread loads its tokenizer/template copy.
+  const [loaded, spawned] = await Promise.allSettled([
+    loadModel({ ...options.load, loadWeights: false }),
+    spawnEngineWorker(options, onEvent),
+  ]);
+  if (loaded.status === 'rejected') {
+    if (spawned.status === 'fulfilled') await spawned.value.shutdown();
+    throw loaded.reason;
+  }
+  if (spawned.status === 'rejected') throw spawned.reason;
+  const model = loaded.value;
+  const connection = spawned.value;
   frontend = new EngineFrontend(model, options, connection.info);
   frontend.attach(connection);
   for (const event of early) frontend.handleEvent(event);

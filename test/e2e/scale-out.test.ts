@@ -158,7 +158,7 @@ describeModel('render → generate → derender across two servers (stories260K)
       const res = await pending;
       expect(res.json.choices[0].finish_reason).toBe('abort');
       const models = await fetch(`${generator.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${GEN_KEY}` } });
-      const maxModelLen: number = (await models.json()).data[0].max_model_len;
+      const maxModelLen = ((await models.json()) as { data: Array<{ max_model_len: number }> }).data[0].max_model_len;
       expect(res.json.usage.completion_tokens).toBeLessThan(maxModelLen - 2);
     });
   });
