@@ -185,4 +185,22 @@ export interface EngineOptions {
   intraOpThreads: number | null;
   /** Run the engine core in a worker_thread (default true; tests may run it in-process). */
   useWorker: boolean;
+  /** --dtype: the graph's weight/compute type. */
+  dtype?: 'auto' | 'float32' | 'float16';
+  /** --seed: seeds the sampler of requests without their own seed. */
+  seed?: number;
+  /** --gpu-memory-utilization: KV budget = this fraction of memory minus what the model uses. */
+  gpuMemoryUtilization?: number | null;
+  kvCacheDtype?: import('../model/runner/kv-dtype').KvStorageDtype;
+  /** --num-gpu-blocks-override. */
+  numBlocksOverride?: number | null;
+  partialPrefills?: PartialPrefillLimits;
+}
+
+/** --max-num-partial-prefills, --max-long-partial-prefills, --long-prefill-token-threshold. */
+export interface PartialPrefillLimits {
+  maxNumPartialPrefills: number;
+  maxLongPartialPrefills: number;
+  /** Prompts longer than this are "long", and no prefill chunk exceeds it; 0 = off. */
+  longPrefillTokenThreshold: number;
 }

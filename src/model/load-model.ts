@@ -3,7 +3,7 @@
 import { existsSync, readSync, statSync } from 'node:fs';
 import { BUILTIN_CHAT_TEMPLATE, createChatTemplate, resolveChatTemplateSource } from './chat-template';
 import { DUMMY_CONFIG, dummyWeights } from './dummy/dummy-model';
-import { loadGenerationConfig } from './generation-config';
+import { applyGenerationOverrides, loadGenerationConfig } from './generation-config';
 import { loadGgufModel } from './gguf/load-gguf';
 import { hfChatTemplateSource, loadHfTokenizer, readTokenizerConfig } from './hf/hf-tokenizer-files';
 import { loadHfModel } from './hf/load-hf';
@@ -28,8 +28,9 @@ interface LoadedParts {
 export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
   const source = opts.model === null || opts.loadFormat === 'dummy' ? DUMMY_SOURCE : opts.model;
   const parts = source === DUMMY_SOURCE ? loadDummy(opts) : await loadFromPath(source, opts);
+  if (opts.tokenizer && !opts.skipTokenizer) Object.assign(parts, await loadTokenizerFrom(opts.tokenizer));
 
-  const generation = loadGenerationConfig(opts.generationConfig, parts.modelDir);
+  const generation = applyGenerationOverrides(loadGenerationConfig(opts.generationConfig, parts.modelDir), opts.overrideGenerationConfig);
   const { tokenizer } = parts; // null when skipTokenizer: the loaders do not build one
   const eosTokenIds = [...new Set([...(tokenizer?.eosTokenId != null ? [tokenizer.eosTokenId] : []), ...generation.eosTokenIds])];
   return {
@@ -94,6 +95,18 @@ async function loadFromPath(path: string, opts: LoadModelOptions): Promise<Loade
     templateSource: gguf.chatTemplate,
     modelDir: null,
   };
+}
+
+/** --tokenizer: the tokenizer and its chat template from another HF directory or GGUF file. */
+async function loadTokenizerFrom(path: string): Promise<Pick<LoadedParts, 'tokenizer' | 'templateSource'>> {
+  if (!existsSync(path)) throw new Error(`--tokenizer ${path} does not exist`);
+  if (statSync(path).isDirectory()) {
+    const tokenizerConfig = readTokenizerConfig(path);
+    return { tokenizer: loadHfTokenizer(path, tokenizerConfig), templateSource: hfChatTemplateSource(path, tokenizerConfig) };
+  }
+  if (!isGgufFile(path)) throw new Error(`--tokenizer ${path} is neither a GGUF file nor a Hugging Face directory`);
+  const gguf = await loadGgufModel(path, { loadWeights: false });
+  return { tokenizer: createTokenizerFromGguf(gguf.file.metadata), templateSource: gguf.chatTemplate };
 }
 
 /** By content, not extension: GGUF files start with the magic "GGUF". */

@@ -1,9 +1,11 @@
 // Builds an EngineCore over a loaded model (runner, KV budget, limits) and drives its step
 // loop. The same host runs inside the engine worker thread and in-process (useWorker=false).
 
+import { execFileSync } from 'node:child_process';
 import * as os from 'node:os';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { createRunner, kvBytesPerBlock } from '../../model/runner';
+import { seedGlobalSampler } from '../sampling';
 import type { LoadedModel, ModelRunner } from '../../model/types';
 import type { EngineOptions, EngineRequest } from '../types';
 import type { CoreEvent, CoreInfo } from './protocol';
@@ -19,14 +21,50 @@ export interface KvPlan {
   bytesPerBlock: number;
 }
 
+/** What the KV budget is carved from (injectable for tests). */
+export interface MemoryInfo {
+  freeBytes: number;
+  /** RAM on cpu; device memory with cuda (null when it cannot be read). */
+  totalBytes: number | null;
+  /** Already taken before the KV cache: the process (cpu) or the weights on the device (cuda). */
+  usedBytes: number;
+}
+
+export function readMemoryInfo(model: LoadedModel, device: 'cpu' | 'cuda'): MemoryInfo {
+  if (device === 'cpu') {
+    // The session will hold its own copy of the weights besides what this process holds now.
+    return { freeBytes: os.freemem(), totalBytes: os.totalmem(), usedBytes: process.memoryUsage().rss + weightBytes(model) };
+  }
+  return { freeBytes: os.freemem(), totalBytes: cudaDeviceMemory(), usedBytes: weightBytes(model) };
+}
+
+function weightBytes(model: LoadedModel): number {
+  const weights = model.weights;
+  if (!weights) return 0;
+  return weights.names().reduce((n, name) => n + weights.get(name).data.byteLength, 0);
+}
+
+/** Total memory of the first visible CUDA device, from nvidia-smi; null when unavailable. */
+function cudaDeviceMemory(): number | null {
+  const visible = (process.env.CUDA_VISIBLE_DEVICES ?? '0').split(',')[0].trim() || '0';
+  try {
+    const out = execFileSync('nvidia-smi', ['--query-gpu=memory.total', '--format=csv,noheader,nounits', '-i', visible], { encoding: 'utf8', timeout: 10_000 });
+    const mib = Number(out.trim().split('\n')[0]);
+    return Number.isFinite(mib) && mib > 0 ? mib * 2 ** 20 : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Decides the number of KV blocks and the effective max_model_len. An explicit budget
  * that cannot hold one max_model_len sequence is a start-up error (as in vLLM); a derived
- * max_model_len is lowered to what the cache holds instead.
+ * max_model_len is lowered to what the cache holds instead. Budget, in order: --num-gpu-blocks-override,
+ * --kv-cache-memory-bytes, --gpu-memory-utilization × total memory − memory in use, else a share of free memory.
  */
-export function planKvCache(model: LoadedModel, options: EngineOptions, freeMemoryBytes = os.freemem()): KvPlan {
+export function planKvCache(model: LoadedModel, options: EngineOptions, memory: MemoryInfo = readMemoryInfo(model, options.device)): KvPlan {
   const blockSize = options.blockSize;
-  const bytesPerBlock = kvBytesPerBlock(model.config, blockSize);
+  const bytesPerBlock = kvBytesPerBlock(model.config, blockSize, options.kvCacheDtype ?? 'float32');
   let maxModelLen = options.maxModelLen ?? model.contextLength;
   if (options.maxModelLen !== null && options.maxModelLen > model.contextLength) {
     throw new Error(
@@ -34,12 +72,26 @@ export function planKvCache(model: LoadedModel, options: EngineOptions, freeMemo
     );
   }
   let numBlocks: number;
-  if (options.kvCacheMemoryBytes !== null) {
+  if (options.numBlocksOverride != null) {
+    numBlocks = options.numBlocksOverride;
+  } else if (options.kvCacheMemoryBytes !== null) {
     numBlocks = Math.floor(options.kvCacheMemoryBytes / bytesPerBlock);
+  } else if (options.gpuMemoryUtilization != null) {
+    if (memory.totalBytes === null) {
+      throw new Error('--gpu-memory-utilization: the device memory could not be read (nvidia-smi failed); give --kv-cache-memory-bytes instead.');
+    }
+    const budget = options.gpuMemoryUtilization * memory.totalBytes - memory.usedBytes;
+    numBlocks = Math.floor(Math.max(0, budget) / bytesPerBlock);
+    if (numBlocks < 1) {
+      throw new Error(
+        `--gpu-memory-utilization ${options.gpuMemoryUtilization} leaves no memory for the KV cache: ` +
+          `${(options.gpuMemoryUtilization * memory.totalBytes / 2 ** 30).toFixed(2)} GiB allowed, ${(memory.usedBytes / 2 ** 30).toFixed(2)} GiB already used. Raise it.`,
+      );
+    }
   } else {
     // More blocks than a full batch of max-length sequences would never be used.
     const useful = options.maxNumSeqs * Math.ceil(maxModelLen / blockSize);
-    numBlocks = Math.min(useful, Math.floor((freeMemoryBytes * AUTO_KV_MEMORY_FRACTION) / bytesPerBlock));
+    numBlocks = Math.min(useful, Math.floor((memory.freeBytes * AUTO_KV_MEMORY_FRACTION) / bytesPerBlock));
   }
   if (numBlocks < 1) {
     throw new Error(`KV cache budget is smaller than one block (${bytesPerBlock} bytes); raise --kv-cache-memory.`);
@@ -84,11 +136,14 @@ export class EngineCoreHost {
   /** Creates the runner and starts the step loop; events go to `emit`. */
   static async start(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void): Promise<EngineCoreHost> {
     const plan = planKvCache(model, options);
+    seedGlobalSampler(options.seed ?? 0);
     const runner = await createRunner(model, {
       blockSize: options.blockSize,
       numBlocks: plan.numBlocks,
       device: options.device,
       intraOpThreads: options.intraOpThreads ?? defaultIntraOpThreads(),
+      dtype: options.dtype ?? 'auto',
+      kvCacheDtype: options.kvCacheDtype ?? 'float32',
     });
     console.info(
       `[engine] KV cache: ${plan.numBlocks} blocks of ${options.blockSize} tokens ` +
@@ -100,6 +155,7 @@ export class EngineCoreHost {
       maxNumBatchedTokens: options.maxNumBatchedTokens,
       schedulingPolicy: options.schedulingPolicy,
       enablePrefixCaching: options.enablePrefixCaching,
+      partialPrefills: options.partialPrefills,
     };
     const processors = new CompletionProcessorFactory({
       vocabSize: model.config.vocabSize,

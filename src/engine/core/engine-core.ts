@@ -3,7 +3,7 @@
 // boundaries. Runs the same in a worker thread or in-process (see core-host.ts).
 
 import { RequestValidationError } from '../errors';
-import type { EngineRequest, IterationStats, RequestOutput, SchedulerStats } from '../types';
+import type { EngineRequest, IterationStats, PartialPrefillLimits, RequestOutput, SchedulerStats } from '../types';
 import type { ModelRunner, StepSequence } from '../../model/types';
 import { nowMs } from './clock';
 import type { CompletionProcessorFactory } from './completion-processor';
@@ -19,6 +19,7 @@ export interface EngineCoreConfig {
   maxNumBatchedTokens: number;
   schedulingPolicy: SchedulingPolicy;
   enablePrefixCaching: boolean;
+  partialPrefills?: PartialPrefillLimits;
 }
 
 export interface EngineCoreListener {
@@ -51,7 +52,7 @@ export class EngineCore {
   ) {
     this.kv = new KvCacheManager(runner.numBlocks, runner.blockSize, config.enablePrefixCaching);
     this.scheduler = new Scheduler(
-      { maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, policy: config.schedulingPolicy },
+      { maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, policy: config.schedulingPolicy, partialPrefills: config.partialPrefills },
       this.kv,
     );
     this.limits = engineLimits({ maxModelLen: config.maxModelLen, numBlocks: runner.numBlocks, blockSize: runner.blockSize }, config, runner.config.vocabSize);

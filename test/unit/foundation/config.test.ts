@@ -91,7 +91,7 @@ describe('resolveServerConfig', () => {
       {},
     );
     expect(toEngineOptions(c)).toEqual({
-      load: { model: '/m.gguf', loadFormat: 'auto', loadWeights: true, skipTokenizer: false, chatTemplate: null, generationConfig: 'auto' },
+      load: { model: '/m.gguf', loadFormat: 'auto', loadWeights: true, skipTokenizer: false, chatTemplate: null, generationConfig: 'auto', overrideGenerationConfig: null, tokenizer: null },
       modelName: 'a',
       maxModelLen: 256,
       maxNumSeqs: 128,
@@ -103,6 +103,12 @@ describe('resolveServerConfig', () => {
       device: 'cpu',
       intraOpThreads: null,
       useWorker: true,
+      dtype: 'auto',
+      seed: 0,
+      gpuMemoryUtilization: null,
+      kvCacheDtype: 'float32',
+      numBlocksOverride: null,
+      partialPrefills: { maxNumPartialPrefills: 1, maxLongPartialPrefills: 1, longPrefillTokenThreshold: 0 },
     });
   });
 
