@@ -3,7 +3,7 @@
 // handler) and SSE error frames, so every path answers the same way.
 
 import { HttpException, Logger } from '@nestjs/common';
-import { EngineDeadError, RequestValidationError } from '../engine/errors';
+import { EngineDeadError, EngineSleepingError, RequestValidationError } from '../engine/errors';
 import { buildErrorBody, httpPhrase, OpenAIErrorBody, OpenAIHttpError } from './openai-error';
 
 export interface MappedError {
@@ -18,6 +18,9 @@ export function mapError(err: unknown): MappedError {
   if (err instanceof OpenAIHttpError) return { status: err.status, body: err.toBody() };
   if (err instanceof RequestValidationError) {
     return { status: 400, body: buildErrorBody(err.message, 400, err.param) };
+  }
+  if (err instanceof EngineSleepingError) {
+    return { status: 503, body: buildErrorBody(err.message, 503) };
   }
   if (err instanceof EngineDeadError) {
     return { status: 500, body: buildErrorBody(err.message, 500) };

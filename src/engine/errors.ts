@@ -12,6 +12,14 @@ export class RequestValidationError extends Error {
   }
 }
 
+/** The engine sleeps (POST /sleep) and refuses work until woken (POST /wake_up): HTTP 503. */
+export class EngineSleepingError extends Error {
+  constructor() {
+    super('The engine is sleeping: POST /wake_up before sending requests.');
+    this.name = 'EngineSleepingError';
+  }
+}
+
 /** The engine cannot serve (dead worker, runner failure at start-up). */
 export class EngineDeadError extends Error {
   constructor(message: string) {

@@ -62,6 +62,9 @@ export interface SchedulePlan {
   numScheduledTokens: number;
   prefixCacheQueries: number;
   prefixCacheHits: number;
+  /** Of newly scheduled requests (not preempted ones coming back): prompt tokens from the cache, and cached ones recomputed. */
+  promptTokensCached: number;
+  promptTokensRecomputed: number;
 }
 
 export class Scheduler {
@@ -116,7 +119,15 @@ export class Scheduler {
   }
 
   schedule(): SchedulePlan {
-    const plan: SchedulePlan = { scheduled: [], preempted: [], numScheduledTokens: 0, prefixCacheQueries: 0, prefixCacheHits: 0 };
+    const plan: SchedulePlan = {
+      scheduled: [],
+      preempted: [],
+      numScheduledTokens: 0,
+      prefixCacheQueries: 0,
+      prefixCacheHits: 0,
+      promptTokensCached: 0,
+      promptTokensRecomputed: 0,
+    };
     let budget = this.config.maxNumBatchedTokens;
     const scheduledIds = new Set<string>();
     const prefills = new PartialPrefillBudget(this.config.partialPrefills ?? NO_PARTIAL_LIMITS);
@@ -168,6 +179,8 @@ export class Scheduler {
       }
       if (firstTime) {
         seq.numCachedPromptTokens = hit.numTokens;
+        plan.promptTokensCached += hit.numTokens;
+        plan.promptTokensRecomputed += hit.recomputedTokens ?? 0;
         seq.firstScheduledAt = nowMs();
       }
       seq.numComputedTokens = hit.numTokens;
