@@ -57,6 +57,11 @@ function cudaDeviceMemory(): number | null {
   }
 }
 
+/** More blocks than a full batch of max-length sequences would never be used. */
+function usefulBlocks(options: EngineOptions, maxModelLen: number): number {
+  return options.maxNumSeqs * Math.ceil(maxModelLen / options.blockSize);
+}
+
 /**
  * Decides the number of KV blocks and the effective max_model_len. An explicit budget
  * that cannot hold one max_model_len sequence is a start-up error (as in vLLM); a derived
@@ -82,7 +87,8 @@ export function planKvCache(model: LoadedModel, options: EngineOptions, memory: 
       throw new Error('--gpu-memory-utilization: the device memory could not be read (nvidia-smi failed); give --kv-cache-memory-bytes instead.');
     }
     const budget = options.gpuMemoryUtilization * memory.totalBytes - memory.usedBytes;
-    numBlocks = Math.floor(Math.max(0, budget) / bytesPerBlock);
+    // Capped, as the default is, at what a full batch of max-length sequences could use.
+    numBlocks = Math.min(usefulBlocks(options, maxModelLen), Math.floor(Math.max(0, budget) / bytesPerBlock));
     if (numBlocks < 1) {
       throw new Error(
         `--gpu-memory-utilization ${options.gpuMemoryUtilization} leaves no memory for the KV cache: ` +
@@ -90,9 +96,7 @@ export function planKvCache(model: LoadedModel, options: EngineOptions, memory: 
       );
     }
   } else {
-    // More blocks than a full batch of max-length sequences would never be used.
-    const useful = options.maxNumSeqs * Math.ceil(maxModelLen / blockSize);
-    numBlocks = Math.min(useful, Math.floor((memory.freeBytes * AUTO_KV_MEMORY_FRACTION) / bytesPerBlock));
+    numBlocks = Math.min(usefulBlocks(options, maxModelLen), Math.floor((memory.freeBytes * AUTO_KV_MEMORY_FRACTION) / bytesPerBlock));
   }
   if (numBlocks < 1) {
     throw new Error(`KV cache budget is smaller than one block (${bytesPerBlock} bytes); raise --kv-cache-memory.`);

@@ -1,0 +1,3 @@
+export async function runBatch(..._args: unknown[]): Promise<void> {
+  throw new Error('not yet');
+}
