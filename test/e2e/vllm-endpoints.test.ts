@@ -48,7 +48,7 @@ maybe('vLLM command line and endpoints', () => {
     expect(idle).toEqual({ server_load: 0 });
     const running = s.post('/v1/completions', { prompt: PROMPT, max_tokens: 64, ignore_eos: true });
     let seen = 0;
-    for (let i = 0; i < 50 && seen === 0; i++) seen = (await (await fetch(`${s.server.baseUrl}/load`)).json()).server_load;
+    for (let i = 0; i < 50 && seen === 0; i++) seen = ((await (await fetch(`${s.server.baseUrl}/load`)).json()) as any).server_load;
     expect(seen).toBe(1);
     await running;
   });
@@ -94,7 +94,7 @@ maybe('vLLM command line and endpoints', () => {
     const rpc = await s.post('/collective_rpc', { method: 'echo' });
     expect(rpc.status).toBe(400);
     expect(rpc.json.error.message).toMatch(/no(ne| Python)/);
-    const info = await (await fetch(`${s.server.baseUrl}/server_info?config_format=json`)).json();
+    const info: any = await (await fetch(`${s.server.baseUrl}/server_info?config_format=json`)).json();
     expect(info.vllm_config).toMatchObject({ seed: 0, gpuMemoryUtilization: 0.9, enableSleepMode: true });
     expect(info.vllm_config.apiKeys).toBeUndefined();
   });
