@@ -28,7 +28,7 @@ interface LoadedParts {
 export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
   const source = opts.model === null || opts.loadFormat === 'dummy' ? DUMMY_SOURCE : opts.model;
   const parts = source === DUMMY_SOURCE ? loadDummy(opts) : await loadFromPath(source, opts);
-  if (opts.tokenizer && !opts.skipTokenizer) Object.assign(parts, await loadTokenizerFrom(opts.tokenizer));
+  if (opts.tokenizer && !opts.skipTokenizer) Object.assign(parts, await loadTokenizer(opts.tokenizer));
 
   const generation = applyGenerationOverrides(loadGenerationConfig(opts.generationConfig, parts.modelDir), opts.overrideGenerationConfig);
   const { tokenizer } = parts; // null when skipTokenizer: the loaders do not build one
@@ -97,8 +97,8 @@ async function loadFromPath(path: string, opts: LoadModelOptions): Promise<Loade
   };
 }
 
-/** --tokenizer: the tokenizer and its chat template from another HF directory or GGUF file. */
-async function loadTokenizerFrom(path: string): Promise<Pick<LoadedParts, 'tokenizer' | 'templateSource'>> {
+/** --tokenizer: the tokenizer and its chat template from an HF directory or GGUF file. */
+export async function loadTokenizer(path: string): Promise<{ tokenizer: Tokenizer; templateSource: string | null }> {
   if (!existsSync(path)) throw new Error(`--tokenizer ${path} does not exist`);
   if (statSync(path).isDirectory()) {
     const tokenizerConfig = readTokenizerConfig(path);
