@@ -42,7 +42,6 @@ maybe('ortllm bench serve', () => {
       expect(r[`p99_${m}_ms`]).toBeGreaterThanOrEqual(r[`p50_${m}_ms`]);
     }
     expect(r.mean_e2el_ms).toBeGreaterThan(r.mean_ttft_ms);
-    expect(r.max_concurrent_requests).toBeLessThanOrEqual(4);
     expect(r.max_concurrent_requests).toBeGreaterThanOrEqual(1);
     expect(r.itls.every((l: number[]) => l.length === 7)).toBe(true);
   });
