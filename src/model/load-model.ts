@@ -110,7 +110,7 @@ export async function loadTokenizer(path: string): Promise<{ tokenizer: Tokenize
 }
 
 /** By content, not extension: GGUF files start with the magic "GGUF". */
-function isGgufFile(path: string): boolean {
+export function isGgufFile(path: string): boolean {
   return withFile(path, (fd) => {
     const magic = Buffer.alloc(4);
     readSync(fd, magic, 0, 4, 0);
