@@ -73,6 +73,9 @@ export class EngineMetrics {
     gauge('vllm:num_requests_running', 'Number of requests in model execution batches.', () => engine.stats().numRunning);
     gauge('vllm:num_requests_waiting', 'Number of requests waiting to be processed.', () => engine.stats().numWaiting);
     gauge('vllm:kv_cache_usage_perc', 'KV-cache usage. 1 means 100 percent usage.', () => engine.stats().kvCacheUsage);
+    // Not a vLLM metric: vLLM's process exits when its engine dies, ortllm answers 503 on /health
+    // instead, so alerts need the state itself.
+    gauge('ortllm_engine_alive', '1 while the engine can serve, 0 once it died (GET /health answers 503).', () => (engine.health().alive ? 1 : 0));
     new Gauge({
       name: 'vllm:num_requests_waiting_by_reason',
       help: "Number of waiting requests by reason. Reason labels: 'capacity' = waiting for scheduling capacity; 'deferred' = deferred by transient constraints (LoRA budget, KV transfer, blocked status). Sum of all reasons equals vllm:num_requests_waiting.",
