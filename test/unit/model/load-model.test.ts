@@ -87,3 +87,27 @@ describe('context length', () => {
     expect(derivedContextLength({ ...base, ropeScaling: { rope_type: 'llama3', factor: 8, original_max_position_embeddings: 8192 } })).toBe(4096);
   });
 });
+
+describe('--tokenizer and --override-generation-config', () => {
+  const maybeStories = stories ? it : it.skip;
+  maybeStories('takes the tokenizer and chat template from another GGUF file or HF directory', async () => {
+    const { writeHfDirFromGguf } = await import('../../helpers/write-hf-dir');
+    const dir = join(tmp, 'tokenizer-hf');
+    await writeHfDirFromGguf(stories!, dir);
+    writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ chat_template: '{{ messages[0].content }}!', bos_token: '<s>', eos_token: '</s>' }));
+    const model = await loadModel(loadOptions(null, { tokenizer: dir }));
+    expect(model.config).toEqual(DUMMY_CONFIG); // the model stays the built-in one
+    expect(model.tokenizer!.encode('Once upon a time')).toEqual([1, 403, 407, 261, 378]);
+    expect(model.chatTemplate!.render([{ role: 'user', content: 'Hi' }], { addGenerationPrompt: true, continueFinalMessage: false })).toBe('Hi!');
+    await expect(loadModel(loadOptions(null, { tokenizer: join(tmp, 'missing') }))).rejects.toThrow(/--tokenizer .*does not exist/);
+  });
+
+  it('merges --override-generation-config over the file and refuses unknown keys', async () => {
+    const dir = join(tmp, 'gen-override');
+    require('node:fs').mkdirSync(dir);
+    writeFileSync(join(dir, 'generation_config.json'), JSON.stringify({ temperature: 0.6, top_p: 0.9 }));
+    const model = await loadModel(loadOptions(null, { generationConfig: dir, overrideGenerationConfig: { temperature: 0.2, top_k: 50 } }));
+    expect(model.generationDefaults).toEqual({ temperature: 0.2, top_p: 0.9, top_k: 50 });
+    await expect(loadModel(loadOptions(null, { overrideGenerationConfig: { seed: 1 } }))).rejects.toThrow(/'seed' is not one of/);
+  });
+});
