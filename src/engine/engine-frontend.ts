@@ -134,8 +134,14 @@ export class EngineFrontend implements EngineClient {
   async sleep(level: SleepLevel, mode: SleepMode): Promise<void> {
     const connection = this.liveConnection();
     // New requests are refused from now on; the core aborts or drains the ones in flight.
+    const before = this.sleeping;
     this.sleeping = { sleeping: true, level };
-    await connection.control({ op: 'sleep', level, mode });
+    try {
+      await connection.control({ op: 'sleep', level, mode });
+    } catch (err) {
+      this.sleeping = before;
+      throw err;
+    }
   }
 
   async wakeUp(): Promise<void> {
