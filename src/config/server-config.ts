@@ -91,6 +91,8 @@ export interface ServerConfig {
   devMode: boolean;
   /** Longest request body logged with --enable-log-requests (characters); null = all. */
   maxLogLen: number | null;
+  /** Chat template variables every request gets unless its chat_template_kwargs sets them. */
+  defaultChatTemplateKwargs: Record<string, unknown> | null;
   /** Generation defaults that override (or add to) generation_config.json. */
   overrideGenerationConfig: Record<string, unknown> | null;
   /** Unix domain socket to listen on instead of host:port. */
@@ -168,6 +170,7 @@ export const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'a
   devMode: false,
   maxLogLen: null,
   overrideGenerationConfig: null,
+  defaultChatTemplateKwargs: null,
   uds: null,
   disableAccessLogForEndpoints: [],
   sslCertReqs: 0,

@@ -122,6 +122,7 @@ export const SERVER_FLAGS: FlagSpec[] = [
   { flags: '--enable-sleep-mode', key: 'enableSleepMode', description: 'Allow POST /sleep (with VLLM_SERVER_DEV_MODE=1) to free the KV cache and the weights' },
   { flags: '--max-log-len <n>', key: 'maxLogLen', description: 'Longest request body (characters) --enable-log-requests prints', parse: nonNegativeInt, defaultText: 'unlimited' },
   { flags: '--override-generation-config <json>', key: 'overrideGenerationConfig', description: 'JSON object of sampling defaults (temperature, top_p, top_k, min_p, repetition_penalty, max_new_tokens) over generation_config.json', parse: parseJsonObject },
+  { flags: '--default-chat-template-kwargs <json>', key: 'defaultChatTemplateKwargs', description: 'JSON object of chat template variables (e.g. {"enable_thinking": false}) under each request\'s chat_template_kwargs', parse: parseJsonObject },
   { flags: '--uds <path>', key: 'uds', description: 'Listen on this Unix domain socket instead of host:port' },
   { flags: '--disable-access-log-for-endpoints <paths>', key: 'disableAccessLogForEndpoints', description: 'Comma-separated paths left out of the access log (e.g. /health,/metrics)', parse: parseStringList },
   { flags: '--ssl-cert-reqs <n>', key: 'sslCertReqs', description: 'Client certificates: 0 none, 1 optional, 2 required (verified against --ssl-ca-certs)', parse: parseInteger, defaultText: '0' },

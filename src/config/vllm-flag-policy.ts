@@ -56,7 +56,6 @@ export const VLLM_FLAG_POLICY: VllmFlagPolicy[] = [
   refusedUnless('--api-server-count <n>', one, 'one HTTP server runs per process', SCALE_OUT, ['-asc']),
   refused('--grpc', 'there is no gRPC server', 'use the OpenAI-compatible HTTP API'),
   refused('--lora-modules <modules...>', NO_LORA, MERGE_LORA),
-  noEffect('--default-chat-template-kwargs <json>', 'per-request chat_template_kwargs are honoured; server-wide defaults are not applied yet'),
   refused('--tool-server <servers>', 'built-in tool servers (browser, code interpreter, MCP) are not supported', 'run tools in your client'),
   refused('--log-config-file <file>', 'it is a Python logging dictConfig', 'use --uvicorn-log-level / VLLM_LOGGING_LEVEL and collect stdout'),
   refused('--enable-per-request-metrics', 'per-request timing fields in responses are not implemented', 'read the latency histograms on /metrics'),

@@ -14,6 +14,8 @@ export interface ServingOptions {
   responseRole: string;
   trustRequestChatTemplate: boolean;
   maxLogprobs: number;
+  /** --default-chat-template-kwargs: merged under each request's chat_template_kwargs. */
+  defaultChatTemplateKwargs?: Record<string, unknown> | null;
 }
 
 export function servingOptionsFrom(config: ServerConfig): ServingOptions {
@@ -25,7 +27,14 @@ export function servingOptionsFrom(config: ServerConfig): ServingOptions {
     responseRole: config.responseRole,
     trustRequestChatTemplate: config.trustRequestChatTemplate,
     maxLogprobs: config.maxLogprobs,
+    defaultChatTemplateKwargs: config.defaultChatTemplateKwargs,
   };
+}
+
+/** The chat template's extra variables: the server's defaults, overridden by the request's (vLLM). */
+export function chatTemplateKwargs(opts: Pick<ServingOptions, 'defaultChatTemplateKwargs'>, requested: Record<string, unknown> | null | undefined): Record<string, unknown> | null {
+  if (!opts.defaultChatTemplateKwargs) return requested ?? null;
+  return { ...opts.defaultChatTemplateKwargs, ...(requested ?? {}) };
 }
 
 /** The model name responses carry: the request's `model` must be one of the served names (404 otherwise). */

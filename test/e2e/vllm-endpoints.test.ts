@@ -15,7 +15,8 @@ maybe('vLLM command line and endpoints', () => {
   beforeAll(async () => {
     s = await startServing(
       ['--dtype', 'auto', '--trust-remote-code', '--gpu-memory-utilization', '0.9', '--seed', '0', '--disable-log-stats',
-        '--enable-sleep-mode', '--enable-server-load-tracking', '--max-model-len', '256', '--max-num-seqs', '8'],
+        '--enable-sleep-mode', '--enable-server-load-tracking', '--max-model-len', '256', '--max-num-seqs', '8',
+        '--default-chat-template-kwargs', '{"greeting": "Howdy"}'],
       { VLLM_SERVER_DEV_MODE: '1' },
     );
   }, SERVER_START_TIMEOUT_MS);
@@ -25,6 +26,14 @@ maybe('vLLM command line and endpoints', () => {
 
   it('starts from the vLLM line and says which flags have no effect', () => {
     expect(s.server.output()).toMatch(/--trust-remote-code has no effect here: no Python model code is ever run/);
+  });
+
+  it('--default-chat-template-kwargs applies under the request\'s own chat_template_kwargs', async () => {
+    const tokens = async (kwargs?: Record<string, unknown>) =>
+      (await s.post('/tokenize', { messages: [{ role: 'user', content: 'Hi' }], ...(kwargs ? { chat_template_kwargs: kwargs } : {}) })).json.tokens;
+    const byDefault = await tokens();
+    expect(byDefault).toEqual(await tokens({ greeting: 'Howdy' }));
+    expect(byDefault).not.toEqual(await tokens({ greeting: 'Bye' }));
   });
 
   it('/invocations routes by body shape and answers as the routed endpoint', async () => {
