@@ -56,6 +56,13 @@ function parseKvCacheDtype(text: string): 'auto' {
   throw new Error(`'${text}' is not one of auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc, fp8_ds_mla`);
 }
 
+/** vLLM's --load-format values: the ones ortllm reads are auto; the others are refused with the reason. */
+function parseLoadFormat(text: string): 'auto' | 'dummy' {
+  if (text === 'auto' || text === 'safetensors' || text === 'gguf') return 'auto';
+  if (text === 'dummy') return 'dummy';
+  throw new Error(`'${text}' is not supported: ortllm reads GGUF files, safetensors and ONNX exports (auto); convert the checkpoint to safetensors or GGUF`);
+}
+
 const nonNegativeInt = (text: string): number => {
   const n = parseInteger(text);
   if (n < 0) throw new Error(`'${text}' must be >= 0`);
@@ -101,7 +108,7 @@ export const SERVER_FLAGS: FlagSpec[] = [
   { flags: '--log-level <level>', key: 'logLevel', description: 'Same as --uvicorn-log-level', choices: LOG_LEVELS },
   { flags: '--disable-uvicorn-access-log', key: 'disableUvicornAccessLog', description: 'No access log line per request' },
   { flags: '--enable-log-requests', key: 'enableLogRequests', description: 'Log every request (id, route, body)' },
-  { flags: '--load-format <format>', key: 'loadFormat', description: "'auto' reads the weights; 'dummy' uses random weights of the model's shape", choices: ['auto', 'dummy'], defaultText: 'auto' },
+  { flags: '--load-format <format>', key: 'loadFormat', description: "'auto' (or safetensors / gguf: the format is read from the path) reads the weights; 'dummy' uses random weights of the model's shape; PyTorch and other formats are refused", parse: parseLoadFormat, defaultText: 'auto' },
   { flags: '--device <device>', key: 'device', description: "'cpu' or 'cuda' (onnxruntime execution provider)", choices: ['cpu', 'cuda'], defaultText: 'cpu' },
   { flags: '--disable-fastapi-docs', key: 'disableFastapiDocs', description: 'Do not serve /docs and /openapi.json' },
   { flags: '--max-request-body-size <size>', key: 'maxRequestBodyBytes', description: '(ortllm) Largest request body; bigger gets 413. Accepts 32MiB', parse: parseByteSize, defaultText: '32MiB' },
