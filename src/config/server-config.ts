@@ -91,6 +91,11 @@ export interface ServerConfig {
   devMode: boolean;
   /** Longest request body logged with --enable-log-requests (characters); null = all. */
   maxLogLen: number | null;
+  /** config.json keys over the model's config (rope_theta, rope_scaling, max_position_embeddings). */
+  hfOverrides: Record<string, unknown> | null;
+  /** vLLM's older spellings of hf_overrides' rope keys (hfOverrides wins). */
+  ropeTheta: number | null;
+  ropeScaling: Record<string, unknown> | null;
   /** Chat template variables every request gets unless its chat_template_kwargs sets them. */
   defaultChatTemplateKwargs: Record<string, unknown> | null;
   /** Generation defaults that override (or add to) generation_config.json. */
@@ -171,6 +176,9 @@ export const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'a
   maxLogLen: null,
   overrideGenerationConfig: null,
   defaultChatTemplateKwargs: null,
+  hfOverrides: null,
+  ropeTheta: null,
+  ropeScaling: null,
   uds: null,
   disableAccessLogForEndpoints: [],
   sslCertReqs: 0,
@@ -275,6 +283,16 @@ export function reportedModelName(c: ServerConfig): string {
   return c.servedModelNames[0];
 }
 
+/** --rope-theta and --rope-scaling folded into --hf-overrides (null when none is given). */
+function hfOverridesOf(c: ServerConfig): Record<string, unknown> | null {
+  const merged = {
+    ...(c.ropeTheta !== null ? { rope_theta: c.ropeTheta } : {}),
+    ...(c.ropeScaling !== null ? { rope_scaling: c.ropeScaling } : {}),
+    ...(c.hfOverrides ?? {}),
+  };
+  return Object.keys(merged).length > 0 ? merged : null;
+}
+
 export function toLoadModelOptions(c: ServerConfig): LoadModelOptions {
   return {
     model: c.model,
@@ -285,6 +303,7 @@ export function toLoadModelOptions(c: ServerConfig): LoadModelOptions {
     generationConfig: c.generationConfig,
     overrideGenerationConfig: c.overrideGenerationConfig,
     tokenizer: c.tokenizer,
+    hfOverrides: hfOverridesOf(c),
   };
 }
 

@@ -69,3 +69,10 @@ export function parseJsonObject(text: string): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`'${text}' is not a JSON object`);
   return value as Record<string, unknown>;
 }
+
+/** A number > 0. */
+export function parsePositiveNumber(text: string): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`'${text}' must be a positive number`);
+  return n;
+}

@@ -3,6 +3,7 @@
 import { existsSync, readSync, statSync } from 'node:fs';
 import { BUILTIN_CHAT_TEMPLATE, createChatTemplate, resolveChatTemplateSource } from './chat-template';
 import { DUMMY_CONFIG, dummyWeights } from './dummy/dummy-model';
+import { applyHfOverrides } from './config-overrides';
 import { applyGenerationOverrides, loadGenerationConfig } from './generation-config';
 import { loadGgufModel } from './gguf/load-gguf';
 import { hfChatTemplateSource, loadHfTokenizer, readTokenizerConfig } from './hf/hf-tokenizer-files';
@@ -28,6 +29,7 @@ interface LoadedParts {
 export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
   const source = opts.model === null || opts.loadFormat === 'dummy' ? DUMMY_SOURCE : opts.model;
   const parts = source === DUMMY_SOURCE ? loadDummy(opts) : await loadFromPath(source, opts);
+  parts.config = applyHfOverrides(parts.config, opts.hfOverrides);
   if (opts.tokenizer && !opts.skipTokenizer) Object.assign(parts, await loadTokenizer(opts.tokenizer));
 
   const generation = applyGenerationOverrides(loadGenerationConfig(opts.generationConfig, parts.modelDir), opts.overrideGenerationConfig);

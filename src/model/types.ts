@@ -175,6 +175,8 @@ export interface LoadModelOptions {
   generationConfig: string;
   /** --override-generation-config: merged over the generation defaults. */
   overrideGenerationConfig?: Record<string, unknown> | null;
+  /** --hf-overrides / --rope-theta / --rope-scaling: config.json keys over the model's config. */
+  hfOverrides?: Record<string, unknown> | null;
   /** --tokenizer: HF directory or GGUF file to take the tokenizer (and chat template) from. */
   tokenizer?: string | null;
 }

@@ -93,7 +93,7 @@ describe('resolveServerConfig', () => {
       {},
     );
     expect(toEngineOptions(c)).toEqual({
-      load: { model: '/m.gguf', loadFormat: 'auto', loadWeights: true, skipTokenizer: false, chatTemplate: null, generationConfig: 'auto', overrideGenerationConfig: null, tokenizer: null },
+      load: { model: '/m.gguf', loadFormat: 'auto', loadWeights: true, skipTokenizer: false, chatTemplate: null, generationConfig: 'auto', overrideGenerationConfig: null, tokenizer: null, hfOverrides: null },
       modelName: 'a',
       maxModelLen: 256,
       maxNumSeqs: 128,

@@ -111,3 +111,20 @@ describe('--tokenizer and --override-generation-config', () => {
     await expect(loadModel(loadOptions(null, { overrideGenerationConfig: { seed: 1 } }))).rejects.toThrow(/'seed' is not one of/);
   });
 });
+
+describe('--hf-overrides', () => {
+  const maybeStories = stories ? it : it.skip;
+  maybeStories('applies rope_theta, rope_scaling and max_position_embeddings over a GGUF config (context length follows)', async () => {
+    const model = await loadModel(loadOptions(stories, {
+      loadWeights: false,
+      hfOverrides: { rope_theta: 500000, rope_scaling: { type: 'yarn', factor: 4, original_max_position_embeddings: 2048 } },
+    }));
+    expect(model.config.ropeTheta).toBe(500000);
+    expect(model.config.ropeScaling).toMatchObject({ rope_type: 'yarn', factor: 4 });
+    expect(model.contextLength).toBe(8192);
+    const longer = await loadModel(loadOptions(stories, { loadWeights: false, hfOverrides: { max_position_embeddings: 4096 } }));
+    expect(longer.contextLength).toBe(4096);
+    await expect(loadModel(loadOptions(stories, { loadWeights: false, hfOverrides: { hidden_size: 8 } }))).rejects.toThrow(/'hidden_size' is not applied here/);
+    await expect(loadModel(loadOptions(stories, { loadWeights: false, hfOverrides: { rope_theta: -1 } }))).rejects.toThrow(/rope_theta must be a positive number/);
+  });
+});
