@@ -6,7 +6,7 @@
 import { KvCacheManager } from '../../../src/engine/core/kv-cache-manager';
 import { Scheduler, type SchedulePlan } from '../../../src/engine/core/scheduler';
 import { Sequence } from '../../../src/engine/core/sequence';
-import { planKvCache } from '../../../src/engine/core/core-host';
+import { planKvCache } from '../../../src/engine/core/kv-plan';
 import { createInProcessEngine } from '../../../src/engine';
 import { kvBytesPerBlock } from '../../../src/model/runner';
 import type { PartialPrefillLimits } from '../../../src/engine/types';
