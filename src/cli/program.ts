@@ -4,7 +4,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, resolveServerConfig, ServerConfig } from '../config/server-config';
 import { SERVER_FLAGS } from '../config/server-flags';
-import { ORTLLM_VERSION } from '../version';
+import { ORTLLM_VERSION } from '../config/version';
 
 export const USAGE_ERROR_EXIT_CODE = 2;
 

@@ -3,17 +3,12 @@
 // generate: `generate-tokens-<id>`). With --enable-request-id-headers the response echoes it,
 // or a fresh uuid4 hex when the client sent none (the same id the handlers then use).
 
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { randomRequestId } from '../serving/ids';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
 const ids = new WeakMap<object, string>();
-
-/** A fresh id like Python's uuid4().hex. */
-export function randomRequestId(): string {
-  return randomUUID().replace(/-/g, '');
-}
 
 /** The client's X-Request-Id if it sent one. */
 export function clientRequestId(request: FastifyRequest): string | null {
@@ -37,4 +32,12 @@ export function installRequestIdEcho(fastify: FastifyInstance): void {
     reply.header(REQUEST_ID_HEADER, requestIdOf(request));
     done();
   });
+}
+
+/**
+ * The id base of a generation request: X-Request-Id header, else the body's request_id, else
+ * the per-request random id (the same one echoed with --enable-request-id-headers).
+ */
+export function responseIdBase(request: FastifyRequest, bodyRequestId: string | null | undefined): string {
+  return clientRequestId(request) ?? bodyRequestId ?? requestIdOf(request);
 }

@@ -4,8 +4,7 @@
 import type { EngineClient, EngineRequest, SamplingParams } from '../engine/types';
 import { RequestValidationError } from '../engine/errors';
 import { prepareCompletionPrompts, type PreparedPrompt } from './completion-prompts';
-import { drainAll } from './respond';
-import { foldOutput, generateFor, mergeStreams, type PromptResult } from './engine-stream';
+import { drainAll, foldOutput, generateFor, mergeStreams, type PromptResult } from './engine-stream';
 import { buildEngineRequests } from './engine-requests';
 import { createdNow, requestIdBase, responseId } from './ids';
 import { appendCompletionLogprobs, emptyCompletionLogprobs, formatPromptLogprobs, tokenNamer, type CompletionLogprobs } from './logprobs';

@@ -1,7 +1,12 @@
 // Response ids and timestamps as vLLM builds them: the X-Request-Id header wins over the body's
 // request_id, and a fresh uuid (hex, no dashes) is used when neither is given.
 
-import { randomRequestId } from '../common/request-id';
+import { randomUUID } from 'node:crypto';
+
+/** A fresh id like Python's uuid4().hex. */
+export function randomRequestId(): string {
+  return randomUUID().replace(/-/g, '');
+}
 
 export type ResponseIdPrefix = 'cmpl' | 'chatcmpl';
 

@@ -1,7 +1,7 @@
 // What the serving layer needs from the server flags, and the checks shared by every
 // generation endpoint (model name, request-level vLLM extras).
 
-import { OpenAIHttpError } from '../common/openai-error';
+import { OpenAIHttpError } from './openai-error';
 import type { ServerConfig } from '../config/server-config';
 import { RequestValidationError } from '../engine/errors';
 

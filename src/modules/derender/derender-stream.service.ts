@@ -2,7 +2,7 @@
 // in, one OpenAI stream chunk plus the next state out (JSON, not SSE).
 
 import { Injectable } from '@nestjs/common';
-import { OpenAIHttpError } from '../../common/openai-error';
+import { OpenAIHttpError } from '../../serving/openai-error';
 import type { ChatChunk, ChatChunkChoice, ChatRequestBody } from '../../serving/chat-serving';
 import type { CompletionChoice, CompletionChunk, CompletionRequestBody } from '../../serving/completion-serving';
 import { createdNow } from '../../serving/ids';

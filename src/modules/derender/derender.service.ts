@@ -3,7 +3,7 @@
 // request's detokenization options and the logprob formatters. (Streams: derender-stream.service.ts.)
 
 import { Injectable } from '@nestjs/common';
-import { OpenAIHttpError } from '../../common/openai-error';
+import { OpenAIHttpError } from '../../serving/openai-error';
 import type { PositionLogprobs } from '../../engine/types';
 import type { ChatChoice, ChatRequestBody, ChatResponse } from '../../serving/chat-serving';
 import type { CompletionChoice, CompletionRequestBody, CompletionResponse } from '../../serving/completion-serving';

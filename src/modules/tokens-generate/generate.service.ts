@@ -4,7 +4,7 @@
 // never reaches the batch.
 
 import { Inject, Injectable } from '@nestjs/common';
-import { OpenAIHttpError } from '../../common/openai-error';
+import { OpenAIHttpError } from '../../serving/openai-error';
 import type { ServerConfig } from '../../config/server-config';
 import { RequestValidationError } from '../../engine/errors';
 import { normalizeSamplingParams, validateSamplingParams } from '../../engine/sampling-params';

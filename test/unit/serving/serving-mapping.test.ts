@@ -287,7 +287,7 @@ describe('chat prompt checks', () => {
 
 describe('drainAll', () => {
   it('aborts the sibling requests when one prompt fails', async () => {
-    const { drainAll } = await import('../../../src/serving/respond');
+    const { drainAll } = await import('../../../src/serving/engine-stream');
     const signals: AbortSignal[] = [];
     const engine = {
       generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {

@@ -2,8 +2,8 @@
 // vLLM's extras. Message contents are checked by the serving layer (text parts only for now).
 
 import type { ChatRequestBody } from '../../../serving/chat-serving';
-import { AnyField, BoolField, IntField, JsonListField, ObjectField, StringField } from '../../../serving/dto/api-field';
-import { SamplingFieldsDto } from '../../../serving/dto/sampling-fields.dto';
+import { AnyField, BoolField, IntField, JsonListField, ObjectField, StringField } from '../../../common/dto/api-field';
+import { SamplingFieldsDto } from '../../../common/dto/sampling-fields.dto';
 
 const MESSAGE_SCHEMA = {
   type: 'object',

@@ -3,6 +3,7 @@
 // the ValidationPipe's exceptionFactory and mid-stream SSE error frames.
 
 import { STATUS_CODES } from 'node:http';
+import { EngineDeadError, RequestValidationError } from '../engine/errors';
 
 export interface OpenAIErrorInfo {
   message: string;
@@ -13,6 +14,12 @@ export interface OpenAIErrorInfo {
 
 export interface OpenAIErrorBody {
   error: OpenAIErrorInfo;
+}
+
+/** An error as the client receives it: HTTP status and envelope. */
+export interface ApiError {
+  status: number;
+  body: OpenAIErrorBody;
 }
 
 /** vLLM's `type` for each status it produces from its own error classes. */
@@ -82,4 +89,15 @@ export class OpenAIHttpError extends Error {
   toBody(): OpenAIErrorBody {
     return buildErrorBody(this.message, this.status, this.param, this.type);
   }
+}
+
+/**
+ * The status and envelope of an error raised by the serving layer or the engine (validation
+ * 400, dead engine 500); null for anything else, which the HTTP layer maps itself.
+ */
+export function apiErrorOf(err: unknown): ApiError | null {
+  if (err instanceof OpenAIHttpError) return { status: err.status, body: err.toBody() };
+  if (err instanceof RequestValidationError) return { status: 400, body: buildErrorBody(err.message, 400, err.param) };
+  if (err instanceof EngineDeadError) return { status: 500, body: buildErrorBody(err.message, 500) };
+  return null;
 }
