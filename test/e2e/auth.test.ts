@@ -70,7 +70,7 @@ describeWithModel('auth on a server with two --api-key values', () => {
     }
   });
 
-  it('answers the guarded foundation routes with 200 given a key', async () => {
+  it('answers the guarded always-registered routes with 200 given a key', async () => {
     for (const path of ['/v1/models', '/version', '/metrics']) {
       expect((await send(server, { method: 'GET', path }, `Bearer ${KEYS[1]}`)).status).toBe(200);
     }

@@ -1,4 +1,4 @@
-// The foundation on the real server (child process, free port): error envelopes for each
+// The server's cross-cutting behaviour (child process, free port): error envelopes for each
 // case, X-Request-Id echo, /v1/models shape, /version, a strict parse of /metrics, Swagger UI
 // assets, the CLI's --help / usage errors, TLS and --enable-log-requests.
 
@@ -54,7 +54,7 @@ function parseExposition(text: string): { types: Map<string, string>; samples: S
   return { types, samples };
 }
 
-describeWithModel('foundation on a real server', () => {
+describeWithModel('the server on a real port', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startServer([
