@@ -29,7 +29,7 @@ function fromHttpException(err: HttpException): ApiError {
   }
   let message = err.message;
   if (typeof response === 'object' && response !== null && 'message' in response) {
-    const m = (response as { message: unknown }).message;
+    const m = (response).message;
     message = Array.isArray(m) ? m.join('; ') : String(m);
   }
   // FastAPI's HTTPException handler in vLLM uses the reason phrase as `type`.

@@ -6,12 +6,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { randomRequestId } from '../serving/ids';
 
-export const REQUEST_ID_HEADER = 'x-request-id';
+const REQUEST_ID_HEADER = 'x-request-id';
 
 const ids = new WeakMap<object, string>();
 
 /** The client's X-Request-Id if it sent one. */
-export function clientRequestId(request: FastifyRequest): string | null {
+function clientRequestId(request: FastifyRequest): string | null {
   const header = request.headers[REQUEST_ID_HEADER];
   const value = Array.isArray(header) ? header[0] : header;
   return value && value.length > 0 ? value : null;

@@ -8,18 +8,18 @@
 // `param` on the error is the snake_case field name.
 
 import { RequestValidationError } from './errors';
-import type { OutputKind, RepetitionDetectionParams, SamplingParams } from './types';
+import type { RepetitionDetectionParams, SamplingParams } from './types';
 
 /** Below this temperature sampling is greedy (vLLM `_SAMPLING_EPS`). */
-export const SAMPLING_EPS = 1e-5;
+const SAMPLING_EPS = 1e-5;
 /** Temperatures in (0, MIN_TEMPERATURE) are raised to it (vLLM `_MAX_TEMP`) to avoid inf/nan. */
-export const MIN_TEMPERATURE = 1e-2;
+const MIN_TEMPERATURE = 1e-2;
 /** vLLM's default `--max-logprobs`. */
-export const DEFAULT_MAX_LOGPROBS = 20;
+const DEFAULT_MAX_LOGPROBS = 20;
 /** vLLM `MAX_LOGPROB_TOKEN_IDS`. */
-export const MAX_LOGPROB_TOKEN_IDS = 128;
+const MAX_LOGPROB_TOKEN_IDS = 128;
 /** vLLM `VLLM_MAX_N_SEQUENCES` default. */
-export const MAX_N_SEQUENCES = 16384;
+const MAX_N_SEQUENCES = 16384;
 
 export function defaultSamplingParams(): SamplingParams {
   return {
@@ -300,7 +300,7 @@ export function validateSamplingParams(p: SamplingParams, ctx: SamplingValidatio
   }
 
   if (p.repetition_detection != null) validateRepetitionDetection(p.repetition_detection);
-  if (![0, 1, 2].includes(p.output_kind as OutputKind)) fail(`output_kind must be 0, 1 or 2, got ${p.output_kind}.`, 'output_kind');
+  if (![0, 1, 2].includes(p.output_kind)) fail(`output_kind must be 0, 1 or 2, got ${p.output_kind}.`, 'output_kind');
   if (p.truncation_side != null && p.truncation_side !== 'left' && p.truncation_side !== 'right') {
     fail(`truncation_side must be 'left' or 'right', got ${JSON.stringify(p.truncation_side)}.`, 'truncation_side');
   }

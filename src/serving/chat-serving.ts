@@ -274,7 +274,7 @@ export class ChatServing {
 }
 
 /** Chat's logprobs (bool) + top_logprobs (int) -> the engine's sampled-token logprob count. */
-export function resolveChatLogprobs(body: Pick<ChatRequestBody, 'logprobs' | 'top_logprobs'>): number | null {
+function resolveChatLogprobs(body: Pick<ChatRequestBody, 'logprobs' | 'top_logprobs'>): number | null {
   const top = body.top_logprobs ?? null;
   if (top !== null && top !== -1 && top < 0) {
     throw new RequestValidationError('`top_logprobs` must be a positive value.', 'top_logprobs');

@@ -16,7 +16,7 @@ import { rejectUnsupportedFields, UNSUPPORTED_COMMON_FIELDS } from './unsupporte
 import { buildUsage, streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
 
 /** vLLM's default max_tokens for completions. */
-export const COMPLETION_DEFAULT_MAX_TOKENS = 16;
+const COMPLETION_DEFAULT_MAX_TOKENS = 16;
 
 export interface CompletionRequestBody extends SamplingRequestFields, RequestExtras {
   model?: string | null;

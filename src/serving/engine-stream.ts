@@ -26,12 +26,12 @@ export async function* mergeStreams<T>(streams: AsyncIterable<T>[]): AsyncGenera
     }
   } finally {
     // A consumer that stops early (client gone, error) closes every source so the engine aborts them.
-    await Promise.allSettled(iterators.map((it) => it.return?.()));
+    await Promise.allSettled(iterators.map(async (it) => it.return?.()));
   }
 }
 
 /** One choice of one prompt, as it stands after folding the stream. */
-export interface ChoiceState {
+interface ChoiceState {
   index: number;
   text: string;
   tokenIds: number[];
@@ -79,7 +79,7 @@ export function foldOutput(state: PromptResult, output: RequestOutput, kind: Out
   }
 }
 
-export async function drain(stream: AsyncIterable<RequestOutput>, kind: OutputKind): Promise<PromptResult> {
+async function drain(stream: AsyncIterable<RequestOutput>, kind: OutputKind): Promise<PromptResult> {
   const state: PromptResult = { promptTokenIds: [], promptLogprobs: null, numCachedTokens: 0, choices: [] };
   for await (const output of stream) foldOutput(state, output, kind);
   state.choices.sort((a, b) => a.index - b.index);

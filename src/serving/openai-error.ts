@@ -5,7 +5,7 @@
 import { STATUS_CODES } from 'node:http';
 import { EngineDeadError, RequestValidationError } from '../engine/errors';
 
-export interface OpenAIErrorInfo {
+interface OpenAIErrorInfo {
   message: string;
   type: string;
   param: string | null;
@@ -32,7 +32,7 @@ const TYPE_BY_STATUS: Record<number, string> = {
 };
 
 /** The `type` vLLM sends for a status; falls back to the HTTP reason phrase (as FastAPI's HTTPException does). */
-export function errorTypeForStatus(status: number): string {
+function errorTypeForStatus(status: number): string {
   return TYPE_BY_STATUS[status] ?? httpPhrase(status);
 }
 

@@ -8,7 +8,7 @@ import OpenAI, { APIError } from 'openai';
 import { SERVER_START_TIMEOUT_MS, defaultTestModel, startServer, type TestServer } from '../helpers/server';
 
 /** A small ChatML-like template that also prints documents and a `greeting` template kwarg. */
-export const CHAT_TEMPLATE_SOURCE = [
+const CHAT_TEMPLATE_SOURCE = [
   "{%- for message in messages -%}<|{{ message['role'] }}|>{{ message['content'] }}\n{% endfor -%}",
   "{%- if documents -%}<|documents|>{% for d in documents %}{{ d['title'] }}: {{ d['text'] }} {% endfor %}\n{% endif -%}",
   '{%- if greeting is defined -%}{{ greeting }}\n{% endif -%}',

@@ -92,7 +92,7 @@ describe('OpenAPI spec', () => {
       expect(typecheck.output).toBe('');
       expect(typecheck.status).toBe(0);
 
-      const { useClient } = require(join(WORK_DIR, 'use-client.ts')) as {
+      const { useClient } = (await import(join(WORK_DIR, 'use-client.ts'))) as {
         useClient: (baseUrl: string, key: string) => Promise<Record<string, unknown>>;
       };
       const result = await useClient(server.baseUrl, 'client-key');

@@ -3,7 +3,7 @@
 // assets, the CLI's --help / usage errors, TLS and --enable-log-requests.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +18,7 @@ function post(server: TestServer, path: string, body: string, headers: Record<st
   return fetch(`${server.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
+ 
 async function json(res: Response): Promise<any> {
   return res.json();
 }
@@ -154,7 +154,7 @@ describeWithModel('the server on a real port', () => {
   });
 
   it('answers /version with the package version', async () => {
-    const pkg = require('../../package.json') as { version: string };
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
     expect(await json(await fetch(`${server.baseUrl}/version`))).toEqual({ version: pkg.version });
   });
 
@@ -292,7 +292,7 @@ describeWithModel('TLS and request logging on a real server', () => {
       'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
       '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
     ]);
-    if (made.status !== 0) throw new Error(`openssl failed: ${made.stderr}`);
+    if (made.status !== 0) throw new Error(`openssl failed: ${made.stderr.toString()}`);
     server = await startServer([
       '--ssl-keyfile', join(dir, 'key.pem'),
       '--ssl-certfile', join(dir, 'cert.pem'),

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { LoadModelOptions } from '../../src/model/types';
 
-export const MODELS_DIR = resolve(__dirname, '../../../shared/models');
+const MODELS_DIR = resolve(__dirname, '../../../shared/models');
 
 /** The path of a shared model file, or null (after a loud warning) when it is not there. */
 export function sharedModel(file: string): string | null {

@@ -12,7 +12,7 @@ async function build(overrides: Partial<ServerConfig>, engine = new FakeEngine()
   const config = resolveServerConfig({ model: '/models/tiny.gguf', disableUvicornAccessLog: true, logLevel: 'error', ...overrides }, {});
   const app = await createApp(config, { engine });
   await app.init();
-  const fastify = app.getHttpAdapter().getInstance() as FastifyInstance;
+  const fastify = app.getHttpAdapter().getInstance();
   await fastify.ready();
   return { app, fastify, engine, config };
 }

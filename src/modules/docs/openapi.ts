@@ -10,7 +10,7 @@ import { PUBLIC_OPENAPI_EXTENSION } from '../../common/public.decorator';
 import type { ServerConfig } from '../../config/server-config';
 import { ORTLLM_VERSION } from '../../config/version';
 
-export const BEARER_SCHEME = 'bearer';
+const BEARER_SCHEME = 'bearer';
 
 export function buildOpenApiDocument(app: INestApplication, config: ServerConfig): OpenAPIObject {
   const builder = new DocumentBuilder()

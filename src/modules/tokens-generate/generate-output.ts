@@ -50,7 +50,7 @@ function choiceLogprobs(job: GenerateJob, output: CompletionOutput): GenerateCho
 }
 
 /** The non-streaming body, from the engine's final output. */
-export function buildGenerateResponse(job: GenerateJob, result: RequestOutput): GenerateResponse {
+function buildGenerateResponse(job: GenerateJob, result: RequestOutput): GenerateResponse {
   const choices: GenerateChoice[] = [];
   let completionTokens = 0;
   throwIfGenerationError(result);

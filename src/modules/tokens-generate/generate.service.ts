@@ -20,7 +20,7 @@ import type { GenerateResponse, GenerateStreamResponse, OutputMode } from './gen
 import type { GenerateRequestDto } from './dto/generate-request.dto';
 
 /** The engine request id is this + the X-Request-Id header, else the body request_id, else a uuid. */
-export const GENERATE_REQUEST_ID_PREFIX = 'generate-tokens-';
+const GENERATE_REQUEST_ID_PREFIX = 'generate-tokens-';
 
 export interface PreparedGenerate {
   job: GenerateJob;
@@ -100,7 +100,7 @@ export class GenerateService {
   /** `sampling_params` is vLLM's engine struct: defaults, normalisation and range checks as the engine does them. */
   private samplingParams(body: GenerateRequestDto, outputMode: OutputMode): SamplingParams {
     const raw = body.sampling_params;
-    const params = normalizeSamplingParams(raw as Record<string, unknown>);
+    const params = normalizeSamplingParams(raw);
     if (outputMode === 'text' && !params.detokenize) {
       throw new RequestValidationError(
         "output_mode='text' requires sampling_params.detokenize to be true",

@@ -48,7 +48,7 @@ export function engineOptions(overrides: Partial<EngineOptions> = {}): EngineOpt
   };
 }
 
-export function params(overrides: Partial<SamplingParams> = {}): SamplingParams {
+function params(overrides: Partial<SamplingParams> = {}): SamplingParams {
   return { ...defaultSamplingParams(), temperature: 0, ignore_eos: true, max_tokens: 12, ...overrides };
 }
 

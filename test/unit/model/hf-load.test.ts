@@ -74,7 +74,7 @@ describe('HF directory from stories260K', () => {
     writeFileSync(join(dir, 'chat_template.jinja'), '{% for m in messages %}{{ bos_token }}[{{ m.role }}] {{ m.content }}{{ eos_token }}{% endfor %}');
     writeFileSync(join(dir, 'generation_config.json'), JSON.stringify({ temperature: 0.7, top_p: 0.9, top_k: 50, eos_token_id: [2, 7], max_new_tokens: 64 }));
     const model = await loadModel(loadOptions(dir));
-    const fromGguf = await loadModel(loadOptions(stories!, { loadWeights: false }));
+    const fromGguf = await loadModel(loadOptions(stories, { loadWeights: false }));
     expect(model.source).toBe(dir);
     expect(model.tokenizer!.encode('Once upon a time')).toEqual([1, 403, 407, 261, 378]);
     expect(model.tokenizer!.encode('Once upon a time, Zoé saw 🙂')).toEqual(fromGguf.tokenizer!.encode('Once upon a time, Zoé saw 🙂'));

@@ -1,5 +1,5 @@
 // loadModel: loader choice by what MODEL points at, options honoured, clear errors.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadGenerationConfig, parseGenerationConfig } from '../../../src/model/generation-config';
@@ -49,7 +49,7 @@ describe('loadModel', () => {
   it('--generation-config with a folder reads that folder', async () => {
     if (!stories) return;
     const folder = join(tmp, 'gen');
-    require('node:fs').mkdirSync(folder);
+    mkdirSync(folder);
     writeFileSync(join(folder, 'generation_config.json'), JSON.stringify({ temperature: 0.6, eos_token_id: 9, repetition_penalty: 1.1 }));
     const model = await loadModel(loadOptions(stories, { loadWeights: false, generationConfig: folder }));
     expect(model.generationDefaults).toEqual({ temperature: 0.6, repetition_penalty: 1.1 });

@@ -102,7 +102,7 @@ describeIfModel('GGUF llama (SentencePiece) vocabulary: stories260K', () => {
 
   it('reads typed metadata ({value, type} entries) as well as plain values', async () => {
     const { typedMetadata } = await gguf(path!, { allowLocalFile: true, typedMetadata: true });
-    const typed = createTokenizerFromGguf(typedMetadata as unknown as Record<string, unknown>);
+    const typed = createTokenizerFromGguf(typedMetadata);
     expect(typed.encode('Once upon a time')).toEqual([1, 403, 407, 261, 378]);
     expect(typed.eosTokenId).toBe(2);
   });

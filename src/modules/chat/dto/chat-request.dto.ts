@@ -24,7 +24,7 @@ const MESSAGE_SCHEMA = {
 };
 
 /** Every chat field except `messages`, whose shape differs between single and batch. */
-export class ChatFieldsDto extends SamplingFieldsDto {
+class ChatFieldsDto extends SamplingFieldsDto {
   [key: string]: unknown;
 
   @IntField({ description: 'Most tokens to generate (OpenAI\'s newer name; wins over max_tokens). Default: up to the context limit.' })

@@ -31,7 +31,7 @@ export interface FakeEngineOptions {
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Logprobs the fake engine reports: the sampled token at rank 2 behind token 0 (rank 1), then ids 1, 2, … */
-export function fakeLogprobs(tokenId: number, k: number): PositionLogprobs {
+function fakeLogprobs(tokenId: number, k: number): PositionLogprobs {
   const top = [{ tokenId: 0, logprob: -0.25, rank: 1 }];
   for (let id = 1; top.length < Math.max(k, 1) + 1; id++) top.push({ tokenId: id, logprob: -1 - id, rank: id + 1 });
   const chosen = tokenId === 0 ? top[0] : { tokenId, logprob: -0.75, rank: 7 };

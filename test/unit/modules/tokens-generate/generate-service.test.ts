@@ -18,7 +18,7 @@ function setup(flags: Partial<ServerConfig> = {}, engineOpts: Partial<Constructo
 }
 
 function body(extra: Partial<GenerateRequestDto> = {}): GenerateRequestDto {
-  return { token_ids: [72, 105], sampling_params: { max_tokens: 5, temperature: 0 }, ...extra } as GenerateRequestDto;
+  return { token_ids: [72, 105], sampling_params: { max_tokens: 5, temperature: 0 }, ...extra };
 }
 
 async function collect(it: AsyncIterable<GenerateStreamResponse>): Promise<GenerateStreamResponse[]> {

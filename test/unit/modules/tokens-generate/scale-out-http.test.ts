@@ -41,7 +41,7 @@ async function build(flags: Partial<ServerConfig>, engineOpts: Partial<Construct
   });
   const app = await createApp(config, { engine });
   await app.init();
-  const fastify = app.getHttpAdapter().getInstance() as FastifyInstance;
+  const fastify = app.getHttpAdapter().getInstance();
   await fastify.ready();
   return { app, fastify, engine };
 }
