@@ -1,12 +1,14 @@
 // /v1/completions against the real server on stories260K, through the official `openai` client.
 // Each field has a test that would fail if the server ignored it.
 
-import { HAVE_MODEL, SERVER_START_TIMEOUT_MS, expectApiError, sseFrames, startServing, waitFor, type Serving } from './completions-helpers';
+import { defaultTestModel, SERVER_START_TIMEOUT_MS, expectApiError, sseFrames, startServing, type Serving } from './completions-helpers';
+import { waitFor } from '../helpers/wait';
+import { needs } from '../helpers/needs';
 
 const PROMPT = 'Once upon a time';
-const maybe = HAVE_MODEL ? describe : describe.skip;
+const onModel = needs(defaultTestModel());
 
-maybe('POST /v1/completions', () => {
+onModel.describe('POST /v1/completions', () => {
   let s: Serving;
   // Loosely typed so vLLM's extra fields can be sent as the Python client's extra_body would.
   const create = (body: Record<string, unknown>): Promise<any> => s.client.completions.create({ model: s.model, prompt: PROMPT, ...body });

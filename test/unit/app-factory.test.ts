@@ -8,7 +8,10 @@ import { createApp } from '../../src/app-factory';
 import { resolveServerConfig, ServerConfig } from '../../src/config/server-config';
 import { FakeEngine } from '../helpers/fake-engine';
 
-async function build(overrides: Partial<ServerConfig>, engine = new FakeEngine()) {
+/** The scheduler state /metrics reports in these tests. */
+const STATS = { numRunning: 1, numWaiting: 2, kvCacheUsage: 0.25, numBlocks: 64, blockSize: 16 };
+
+async function build(overrides: Partial<ServerConfig>, engine = new FakeEngine({ maxModelLen: 512, stats: STATS })) {
   const config = resolveServerConfig({ model: '/models/tiny.gguf', disableUvicornAccessLog: true, logLevel: 'error', ...overrides }, {});
   const app = await createApp(config, { engine });
   await app.init();

@@ -9,10 +9,12 @@ import { createRunner } from '../../../src/model/runner';
 import type { EngineClient, EngineRequest, RequestOutput } from '../../../src/engine/types';
 import type { LoadedModel, ModelRunner } from '../../../src/model/types';
 import { collect, engineOptions, finalOutput, loadStories, prompts, request, STORIES } from './engine-fixtures';
+import { needs } from '../../helpers/needs';
+import { waitFor } from '../../helpers/wait';
 
-const describeModel = STORIES ? describe : describe.skip;
+const onStories = needs(STORIES);
 
-describeModel('engine lifecycle on stories260K', () => {
+onStories.describe('engine lifecycle on stories260K', () => {
   let model: LoadedModel;
   let engine: EngineClient;
 
@@ -128,7 +130,7 @@ describeModel('engine lifecycle on stories260K', () => {
   });
 });
 
-describeModel('failure isolation', () => {
+onStories.describe('failure isolation', () => {
   let model: LoadedModel;
   let runner: ModelRunner;
   beforeAll(async () => {
@@ -229,7 +231,7 @@ describeModel('failure isolation', () => {
   });
 });
 
-describeModel('engine in a worker thread', () => {
+onStories.describe('engine in a worker thread', () => {
   it('serves the same greedy outputs as in-process, reports health, and refuses work once shut down', async () => {
     const model = await loadStories();
     const ps = prompts(model, 4);
@@ -248,11 +250,3 @@ describeModel('engine in a worker thread', () => {
     await expect(collect(worker, request(ps[0]))).rejects.toThrow(EngineDeadError);
   });
 });
-
-async function waitFor(cond: () => boolean, timeoutMs = 5000): Promise<void> {
-  const start = Date.now();
-  while (!cond()) {
-    if (Date.now() - start > timeoutMs) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}

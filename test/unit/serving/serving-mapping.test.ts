@@ -12,7 +12,7 @@ import { resolveMaxTokens } from '../../../src/serving/max-tokens';
 import { buildSamplingParams } from '../../../src/serving/sampling-params';
 import { sentFields } from '../../../src/serving/sampling-request';
 import type { ServingOptions } from '../../../src/serving/serving-options';
-import { FAKE_ARCH } from '../../helpers/fake-engine';
+import { fakeArch } from '../../helpers/fake-engine';
 
 /** A character-level tokenizer: id = char code + 10, BOS = 1. */
 const charTokenizer: Tokenizer = {
@@ -42,7 +42,7 @@ const OPTS: ServingOptions = {
 function fakeEngine(generationDefaults: Record<string, number> = {}) {
   const requests: EngineRequest[] = [];
   const engine = {
-    modelConfig: FAKE_ARCH,
+    modelConfig: fakeArch(),
     maxModelLen: 64,
     maxNumSeqs: 8,
     tokenizer: charTokenizer,

@@ -6,7 +6,7 @@ import { createBuiltinTokenizer } from '../../../../src/model/tokenizer';
 import type { GenerateRequestDto } from '../../../../src/modules/tokens-generate/dto/generate-request.dto';
 import { GenerateService } from '../../../../src/modules/tokens-generate/generate.service';
 import type { GenerateStreamResponse } from '../../../../src/modules/tokens-generate/generate-types';
-import { FakeEngine } from './fake-engine';
+import { FakeEngine } from '../../../helpers/fake-engine';
 
 const tokenizer = createBuiltinTokenizer();
 const HELLO = [...Buffer.from('Hello world. Bye.')];
