@@ -4,7 +4,7 @@
 // or a fresh uuid4 hex when the client sent none (the same id the handlers then use).
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { randomRequestId } from '../serving/ids';
+import { requestIdBase } from '../serving/ids';
 
 const REQUEST_ID_HEADER = 'x-request-id';
 
@@ -17,11 +17,11 @@ function clientRequestId(request: FastifyRequest): string | null {
   return value && value.length > 0 ? value : null;
 }
 
-/** The base id of this HTTP request: the X-Request-Id header, else one random id per request. */
+/** The id of this HTTP request (logs, the echoed header): the X-Request-Id header, else one random id per request. */
 export function requestIdOf(request: FastifyRequest): string {
   const cached = ids.get(request.raw);
   if (cached !== undefined) return cached;
-  const id = clientRequestId(request) ?? randomRequestId();
+  const id = requestIdBase(clientRequestId(request), null);
   ids.set(request.raw, id);
   return id;
 }
@@ -35,9 +35,9 @@ export function installRequestIdEcho(fastify: FastifyInstance): void {
 }
 
 /**
- * The id base of a generation request: X-Request-Id header, else the body's request_id, else
- * the per-request random id (the same one echoed with --enable-request-id-headers).
+ * The id base of a generation request (serving's requestIdBase rule), falling back to this HTTP
+ * request's random id, so the id echoed with --enable-request-id-headers and the response id agree.
  */
 export function responseIdBase(request: FastifyRequest, bodyRequestId: string | null | undefined): string {
-  return clientRequestId(request) ?? bodyRequestId ?? requestIdOf(request);
+  return requestIdBase(clientRequestId(request), bodyRequestId, () => requestIdOf(request));
 }

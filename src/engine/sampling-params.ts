@@ -2,10 +2,10 @@
 // `SamplingParams` (`__post_init__`, `_verify_args`, `verify`): same defaults,
 // same rules, same messages, so a 400 from ortllm reads like one from vLLM.
 //
-// How callers use it:
+// How the edge (src/serving, the generate module) uses it, once per request:
 //   const params = normalizeSamplingParams(partialFromRequest);   // fills defaults, may throw
 //   validateSamplingParams(params, { vocabSize, maxNumSeqs });    // throws RequestValidationError
-// `param` on the error is the snake_case field name.
+// `param` on the error is the snake_case field name. The engine does not validate again.
 
 import { RequestValidationError } from './errors';
 import type { RepetitionDetectionParams, SamplingParams } from './types';
@@ -196,6 +196,9 @@ export function validateSamplingParams(p: SamplingParams, ctx: SamplingValidatio
   const bestOf = intOrNull('best_of');
   if (bestOf != null && bestOf < p.n) {
     fail(`best_of must be greater than or equal to n, got n=${p.n} and best_of=${bestOf}.`, 'best_of');
+  }
+  if (bestOf != null && ctx.maxNumSeqs != null && bestOf > ctx.maxNumSeqs) {
+    fail(`best_of must be at most the server's max_num_seqs (${ctx.maxNumSeqs}), got ${bestOf}.`, 'best_of');
   }
 
   // penalties

@@ -9,7 +9,7 @@ import { prepareChatMessages } from './chat-messages';
 import type { PreparedPrompt } from './completion-prompts';
 import { drainAll, foldOutput, generateFor, type PromptResult } from './engine-stream';
 import { buildEngineRequests } from './engine-requests';
-import { createdNow, requestIdBase, responseId } from './ids';
+import { createdNow, responseId } from './ids';
 import { chatLogprobEntries, formatPromptLogprobs, tokenNamer, type ChatLogprobs } from './logprobs';
 import { resolveMaxTokens } from './max-tokens';
 import { buildSamplingParams } from './sampling-params';
@@ -100,11 +100,11 @@ export class ChatServing {
     private readonly opts: ServingOptions,
   ) {}
 
-  /** Validates the body and renders each conversation; `batch` = messages is a list of conversations. */
-  prepare(body: ChatRequestBody, headerRequestId: string | null, batch = false): PreparedChat {
+  /** Validates the body and renders each conversation (ids from `idBase`, see requestIdBase); `batch` = messages is a list of conversations. */
+  prepare(body: ChatRequestBody, idBase: string, batch = false): PreparedChat {
     const model = resolveModelName(body.model, this.opts);
     rejectUnsupportedFields(body, UNSUPPORTED_CHAT_FIELDS);
-    checkRequestExtras(body, true);
+    checkRequestExtras(body, this.opts, true);
     checkChatTemplateFlags(body, this.opts.trustRequestChatTemplate);
     if (batch) {
       if (body.stream) throw new RequestValidationError('Streaming is not supported by the batch chat endpoint.', 'stream');
@@ -157,7 +157,7 @@ export class ChatServing {
         detokenize: engine.tokenizer !== null,
       }),
     );
-    const id = responseId('chatcmpl', requestIdBase(headerRequestId, body.request_id));
+    const id = responseId('chatcmpl', idBase);
     const engineRequests = buildEngineRequests(prompts, params, body, (i) => (batch ? `${id}_${i}` : id));
     return { id, model, created: createdNow(), conversations, prompts, params, engineRequests, body };
   }

@@ -37,6 +37,7 @@ const OPTS: ServingOptions = {
   responseRole: 'assistant',
   trustRequestChatTemplate: false,
   maxLogprobs: 20,
+  schedulingPolicy: 'fcfs',
 };
 
 function fakeEngine(generationDefaults: Record<string, number> = {}) {
@@ -269,7 +270,7 @@ describe('chat prompt checks', () => {
     const { ChatServing } = await import('../../../src/serving/chat-serving');
     const { engine } = fakeEngine();
     const serving = new ChatServing(engine, OPTS);
-    expect(() => serving.prepare({ messages: [{ role: 'user', content: 'x' }] }, null)).toThrow(
+    expect(() => serving.prepare({ messages: [{ role: 'user', content: 'x' }] }, 'id')).toThrow(
       expect.objectContaining({ param: 'chat_template', message: expect.stringContaining('chat template') }),
     );
   });
@@ -278,7 +279,7 @@ describe('chat prompt checks', () => {
     const { ChatServing } = await import('../../../src/serving/chat-serving');
     const { engine, requests } = fakeEngine();
     const serving = new ChatServing(engine, { ...OPTS, trustRequestChatTemplate: true });
-    const prep = serving.prepare({ messages: [{ role: 'user', content: 'hi' }], chat_template: '{{ bos_token }}{{ messages[0].content }}' }, null);
+    const prep = serving.prepare({ messages: [{ role: 'user', content: 'hi' }], chat_template: '{{ bos_token }}{{ messages[0].content }}' }, 'id');
     expect(prep.prompts[0].text).toBe('<s>hi');
     await serving.complete(prep);
     expect(requests[0].params.max_tokens).toBe(64 - prep.prompts[0].tokenIds.length);
