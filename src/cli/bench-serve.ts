@@ -184,7 +184,7 @@ export async function benchServe(opts: Record<string, unknown>): Promise<void> {
   const outputLen = opts.outputLen as number | undefined;
   const { result } = await runBenchmark({
     backend: opts.backend as BenchOptions['backend'],
-    baseUrl: String(opts.baseUrl ?? `http://${String(opts.host)}:${String(opts.port)}`).replace(/\/$/, ''),
+    baseUrl: ((opts.baseUrl as string | undefined) ?? `http://${opts.host as string}:${opts.port as number}`).replace(/\/$/, ''),
     endpoint: opts.endpoint as string | undefined,
     model: opts.model as string | undefined,
     apiKey: opts.apiKey as string | undefined,

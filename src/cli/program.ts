@@ -5,7 +5,7 @@
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, ServerConfig } from '../config/server-config';
-import { ORTLLM_VERSION } from '../version';
+import { ORTLLM_VERSION } from '../config/version';
 import { addServeOptions, readServeOptions, serveArgvRules } from './serve-options';
 import { normalizeVllmArgv } from './vllm-argv';
 
@@ -66,7 +66,7 @@ export function buildProgram(handlers: Partial<CliHandlers>): Command {
     .showHelpAfterError('(run `ortllm run-batch --help` for the flags)');
   addServeOptions(runBatch).action(async (_opts: unknown, command: Command) => {
     const { config, notices } = readServeOptions(command, undefined);
-    const opts = command.opts();
+    const opts = command.opts<{ inputFile: string; outputFile: string; outputTmpDir?: string }>();
     if (!handlers.runBatch) throw new Error('run-batch is not available');
     await handlers.runBatch(config, notices, { inputFile: opts.inputFile, outputFile: opts.outputFile, outputTmpDir: opts.outputTmpDir ?? null });
   });

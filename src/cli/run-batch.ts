@@ -5,7 +5,6 @@
 
 import { Logger } from '@nestjs/common';
 import { Presets, SingleBar } from 'cli-progress';
-import type { FastifyInstance } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -25,7 +24,7 @@ export async function runBatch(config: ServerConfig, notices: string[], args: Ru
   const app = await createApp({ ...config, disableUvicornAccessLog: true });
   try {
     await app.init();
-    const fastify = app.getHttpAdapter().getInstance() as FastifyInstance;
+    const fastify = app.getHttpAdapter().getInstance();
     await fastify.ready();
     const headers: Record<string, string> = config.apiKeys.length > 0 ? { authorization: `Bearer ${config.apiKeys[0]}` } : {};
     logger.log(`Running ${lines.length} requests from ${args.inputFile}`);

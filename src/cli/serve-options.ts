@@ -62,7 +62,7 @@ export interface ServeInput {
 
 /** Reads the parsed options into a validated config; refused flags throw ConfigError. */
 export function readServeOptions(command: Command, modelArg: string | undefined, env: NodeJS.ProcessEnv = process.env): ServeInput {
-  const values = command.opts();
+  const values: Record<string, unknown> = command.opts();
   const input: Partial<Record<keyof ServerConfig, unknown>> = {};
   for (const spec of SERVER_FLAGS) {
     const attribute = new Option(spec.flags).attributeName();
@@ -73,7 +73,7 @@ export function readServeOptions(command: Command, modelArg: string | undefined,
   }
   if (modelArg !== undefined) {
     if (input.model !== undefined && input.model !== modelArg) {
-      throw new ConfigError(`MODEL argument '${modelArg}' and --model '${String(input.model)}' differ; give one`);
+      throw new ConfigError(`MODEL argument '${modelArg}' and --model '${input.model as string}' differ; give one`);
     }
     input.model = modelArg;
   }
@@ -90,7 +90,7 @@ function applyFlagPolicies(values: Record<string, unknown>): string[] {
     const flag = longName(policy.flags);
     const value = values[new Option(policy.flags).attributeName()];
     if (value === undefined) continue;
-    const shown = value === true ? flag : value === false ? `--no-${flag.slice(2)}` : `${flag} ${Array.isArray(value) ? value.join(' ') : String(value)}`;
+    const shown = value === true ? flag : value === false ? `--no-${flag.slice(2)}` : `${flag} ${Array.isArray(value) ? value.join(' ') : (value as string)}`;
     if (policy.status === 'refused' && !policy.harmless?.(value)) {
       throw new ConfigError(`${shown} is not supported: ${policy.why}. Instead: ${policy.instead}.`);
     }

@@ -121,7 +121,7 @@ function readConfigFile(file: string, rules: ArgvRules): string[] {
     } else if (Array.isArray(value)) {
       if (value.length > 0) args.push(flag, ...value.map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v))));
     } else {
-      args.push(flag, typeof value === 'object' ? JSON.stringify(value) : String(value));
+      args.push(flag, typeof value === 'string' ? value : JSON.stringify(value));
     }
   }
   return args;

@@ -5,12 +5,12 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli, startServer, SERVER_START_TIMEOUT_MS, type TestServer } from '../helpers/server';
-import { HAVE_MODEL } from './completions-helpers';
+import { defaultTestModel, runCli, startServer, SERVER_START_TIMEOUT_MS, type TestServer } from '../helpers/server';
+import { needs } from '../helpers/needs';
 
-const maybe = HAVE_MODEL ? describe : describe.skip;
+const onModel = needs(defaultTestModel());
 
-maybe('ortllm bench serve', () => {
+onModel.describe('ortllm bench serve', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startServer(['--max-model-len', '256', '--disable-uvicorn-access-log']);

@@ -8,9 +8,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { REPO_ROOT } from '../helpers/server';
-import { HAVE_MODEL, SERVER_START_TIMEOUT_MS, startServing, type Serving } from './completions-helpers';
+import { needs } from '../helpers/needs';
+import { defaultTestModel, SERVER_START_TIMEOUT_MS, startServing, type Serving } from './completions-helpers';
 
-const maybe = HAVE_MODEL ? describe : describe.skip;
+const onModel = needs(defaultTestModel());
 const chart = join(REPO_ROOT, 'helm', 'ortllm');
 
 /** Every PromQL expression of the dashboard (panel targets, variable queries) and of the alert rules. */
@@ -53,7 +54,7 @@ function exported(text: string): Set<string> {
   return names;
 }
 
-maybe('Grafana dashboard and PrometheusRule', () => {
+onModel.describe('Grafana dashboard and PrometheusRule', () => {
   let s: Serving;
   beforeAll(async () => {
     s = await startServing(['--max-model-len', '256']);

@@ -5,11 +5,11 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli } from '../helpers/server';
-import { CHAT_TEMPLATE_SOURCE, HAVE_MODEL, postJson, SERVER_START_TIMEOUT_MS, startServing, type Serving } from './completions-helpers';
-import { defaultTestModel } from '../helpers/server';
+import { defaultTestModel, runCli } from '../helpers/server';
+import { needs } from '../helpers/needs';
+import { CHAT_TEMPLATE_SOURCE, postJson, SERVER_START_TIMEOUT_MS, startServing, type Serving } from './completions-helpers';
 
-const maybe = HAVE_MODEL ? describe : describe.skip;
+const onModel = needs(defaultTestModel());
 const WORDS = ['Once', 'upon', 'a', 'time', 'Lily', 'saw', 'a', 'big', 'dog', 'in', 'the', 'park'];
 
 /** The 200 lines: 150 good (completions and chat), 50 failing in 5 ways. */
@@ -43,7 +43,7 @@ function stable(body: any): any {
   return rest;
 }
 
-maybe('ortllm run-batch', () => {
+onModel.describe('ortllm run-batch', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ortllm-batch-'));
   const template = join(dir, 'chat.jinja');
   const flags = ['--served-model-name', 'tiny', '--max-model-len', '256'];
@@ -54,7 +54,7 @@ maybe('ortllm run-batch', () => {
   beforeAll(async () => {
     writeFileSync(template, CHAT_TEMPLATE_SOURCE);
     writeFileSync(join(dir, 'in.jsonl'), `${lines.join('\n')}\n`);
-    const run = await runCli(['run-batch', '-i', join(dir, 'in.jsonl'), '-o', join(dir, 'out.jsonl'), '--model', defaultTestModel()!, '--chat-template', template, ...flags]);
+    const run = await runCli(['run-batch', '-i', join(dir, 'in.jsonl'), '-o', join(dir, 'out.jsonl'), '--model', defaultTestModel(), '--chat-template', template, ...flags]);
     expect([run.code, run.stderr.slice(-2000)]).toEqual([0, expect.stringContaining('Running batch: 100% Completed | 200/200')]);
     outputs = readFileSync(join(dir, 'out.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     s = await startServing(flags);
@@ -91,7 +91,7 @@ maybe('ortllm run-batch', () => {
   });
 
   it('exits 1 with a message on a missing input file, and writes nothing', async () => {
-    const run = await runCli(['run-batch', '-i', join(dir, 'missing.jsonl'), '-o', join(dir, 'never.jsonl'), '--model', defaultTestModel()!]);
+    const run = await runCli(['run-batch', '-i', join(dir, 'missing.jsonl'), '-o', join(dir, 'never.jsonl'), '--model', defaultTestModel()]);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/cannot read input file .*missing\.jsonl/);
     expect(existsSync(join(dir, 'never.jsonl'))).toBe(false);

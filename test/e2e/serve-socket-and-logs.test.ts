@@ -6,10 +6,11 @@ import { request } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { needs } from '../helpers/needs';
 import { defaultTestModel, ensureBuilt, REPO_ROOT, SERVER_START_TIMEOUT_MS } from '../helpers/server';
 
 const model = defaultTestModel();
-const maybe = model ? describe : describe.skip;
+const onModel = needs(model);
 
 function overSocket(socketPath: string, method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
@@ -23,14 +24,14 @@ function overSocket(socketPath: string, method: string, path: string, body?: unk
   });
 }
 
-maybe('--uds and the log flags', () => {
+onModel.describe('--uds and the log flags', () => {
   const socket = join(mkdtempSync(join(tmpdir(), 'ortllm-uds-')), 'ortllm.sock');
   let output = '';
   let child: ReturnType<typeof spawn>;
 
   beforeAll(async () => {
     await ensureBuilt();
-    child = spawn(process.execPath, [join(REPO_ROOT, 'dist/src/main.js'), 'serve', model!, '--uds', socket, '--enable-log-requests', '--max-log-len', '12',
+    child = spawn(process.execPath, [join(REPO_ROOT, 'dist/src/main.js'), 'serve', model, '--uds', socket, '--enable-log-requests', '--max-log-len', '12',
       '--disable-access-log-for-endpoints', '/health,/metrics'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no ready line:\n${output}`)), SERVER_START_TIMEOUT_MS - 10_000);

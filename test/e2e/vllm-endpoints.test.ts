@@ -3,13 +3,14 @@
 // /invocations, /load, /redoc and the VLLM_SERVER_DEV_MODE endpoints (sleep → 503, wake_up,
 // reset_prefix_cache → the next identical prompt misses the cache).
 
-import { HAVE_MODEL, SERVER_START_TIMEOUT_MS, sseFrames, startServing, type Serving } from './completions-helpers';
+import { defaultTestModel, SERVER_START_TIMEOUT_MS, sseFrames, startServing, type Serving } from './completions-helpers';
+import { needs } from '../helpers/needs';
 
-const maybe = HAVE_MODEL ? describe : describe.skip;
+const onModel = needs(defaultTestModel());
 // Long enough for two full 16-token KV blocks.
 const PROMPT = 'Once upon a time there was a little girl named Lily. She liked to play in the park with her dog and her friends every day.';
 
-maybe('vLLM command line and endpoints', () => {
+onModel.describe('vLLM command line and endpoints', () => {
   let s: Serving;
 
   beforeAll(async () => {

@@ -76,7 +76,7 @@ export function computeResult(input: BenchMetricsInput): Record<string, unknown>
     result[`mean_${key}_ms`] = mean(ms);
     result[`median_${key}_ms`] = percentile(ms, 50);
     result[`std_${key}_ms`] = std(ms);
-    for (const p of input.percentiles) result[`p${Number.isInteger(p) ? p : String(p)}_${key}_ms`] = percentile(ms, p);
+    for (const p of input.percentiles) result[`p${p}_${key}_ms`] = percentile(ms, p);
   }
   return result;
 }
@@ -106,27 +106,26 @@ const centered = (text: string, fill: string): string => {
 };
 
 /** The report `vllm bench serve` prints. */
-export function formatReport(r: Record<string, any>, run: { maxConcurrency: number | null; requestRate: number; percentileMetrics: string[]; percentiles: number[] }): string {
-  const lines = [centered(' Serving Benchmark Result ', '='), row('Successful requests:', r.completed), row('Failed requests:', r.failed)];
+export function formatReport(result: Record<string, unknown>, run: { maxConcurrency: number | null; requestRate: number; percentileMetrics: string[]; percentiles: number[] }): string {
+  const n = (key: string): number => Number(result[key]);
+  const f = (key: string): string => n(key).toFixed(2);
+  const lines = [centered(' Serving Benchmark Result ', '='), row('Successful requests:', n('completed')), row('Failed requests:', n('failed'))];
   if (run.maxConcurrency !== null) lines.push(row('Maximum request concurrency:', run.maxConcurrency));
   if (Number.isFinite(run.requestRate)) lines.push(row('Request rate configured (RPS):', run.requestRate.toFixed(2)));
   lines.push(
-    row('Benchmark duration (s):', r.duration.toFixed(2)),
-    row('Total input tokens:', r.total_input_tokens),
-    row('Total generated tokens:', r.total_output_tokens),
-    row('Request throughput (req/s):', r.request_throughput.toFixed(2)),
-    row('Output token throughput (tok/s):', r.output_throughput.toFixed(2)),
-    row('Peak output token throughput (tok/s):', r.max_output_tokens_per_s.toFixed(2)),
-    row('Peak concurrent requests:', r.max_concurrent_requests.toFixed(2)),
-    row('Total token throughput (tok/s):', r.total_token_throughput.toFixed(2)),
+    row('Benchmark duration (s):', f('duration')),
+    row('Total input tokens:', n('total_input_tokens')),
+    row('Total generated tokens:', n('total_output_tokens')),
+    row('Request throughput (req/s):', f('request_throughput')),
+    row('Output token throughput (tok/s):', f('output_throughput')),
+    row('Peak output token throughput (tok/s):', f('max_output_tokens_per_s')),
+    row('Peak concurrent requests:', f('max_concurrent_requests')),
+    row('Total token throughput (tok/s):', f('total_token_throughput')),
   );
   for (const [key, label, header] of METRICS) {
     if (!run.percentileMetrics.includes(key)) continue;
-    lines.push(centered(header, '-'), row(`Mean ${label} (ms):`, r[`mean_${key}_ms`].toFixed(2)), row(`Median ${label} (ms):`, r[`median_${key}_ms`].toFixed(2)));
-    for (const p of run.percentiles) {
-      const word = Number.isInteger(p) ? String(p) : String(p);
-      lines.push(row(`P${word} ${label} (ms):`, r[`p${word}_${key}_ms`].toFixed(2)));
-    }
+    lines.push(centered(header, '-'), row(`Mean ${label} (ms):`, f(`mean_${key}_ms`)), row(`Median ${label} (ms):`, f(`median_${key}_ms`)));
+    for (const p of run.percentiles) lines.push(row(`P${p} ${label} (ms):`, f(`p${p}_${key}_ms`)));
   }
   lines.push('='.repeat(50));
   return lines.join('\n');

@@ -27,6 +27,13 @@ export interface BenchRequestOutput {
   generatedText: string;
 }
 
+/** The parts of a completion / chat chunk the timing reads. */
+interface StreamChunk {
+  error?: { message?: string };
+  usage?: { completion_tokens?: number | null; prompt_tokens?: number | null } | null;
+  choices?: Array<{ text?: string | null; delta?: { content?: string | null } }>;
+}
+
 export async function sendBenchRequest(input: BenchRequestInput): Promise<BenchRequestOutput> {
   const body = input.chat
     ? { model: input.model, messages: [{ role: 'user', content: input.prompt }], max_completion_tokens: input.maxTokens }
@@ -53,14 +60,14 @@ export async function sendBenchRequest(input: BenchRequestInput): Promise<BenchR
         if (!frame.startsWith('data:')) continue;
         const data = frame.slice(5).trim();
         if (data === '[DONE]') continue;
-        const chunk = JSON.parse(data);
+        const chunk = JSON.parse(data) as StreamChunk;
         if (chunk.error) throw new Error(chunk.error.message ?? JSON.stringify(chunk.error));
         if (chunk.usage) {
           if (chunk.usage.completion_tokens != null) out.outputTokens = chunk.usage.completion_tokens;
           if (chunk.usage.prompt_tokens != null) out.promptLen = chunk.usage.prompt_tokens;
         }
         const choice = chunk.choices?.[0];
-        const text: string = (input.chat ? choice?.delta?.content : choice?.text) ?? '';
+        const text = (input.chat ? choice?.delta?.content : choice?.text) ?? '';
         if (text) {
           const now = performance.now();
           if (chunks === 0) out.ttft = (now - start) / 1000;

@@ -47,7 +47,7 @@ class PartialPrefillBudget {
   }
 }
 
-export interface ScheduledSequence {
+interface ScheduledSequence {
   seq: Sequence;
   /** Tokens computed this step: tokenIds[numComputedTokens .. numComputedTokens + numNewTokens). */
   numNewTokens: number;

@@ -4,7 +4,6 @@
 // Quantized weights go to MatMulNBits when their GGML blocks map onto it exactly (see
 // matmul-nbits.ts), else they are dequantized to f32.
 import { GraphBuilder, attrInt } from './graph-builder';
-import { OnnxDataType } from './onnx-proto';
 import { AccuracyLevel, quantizedLinear } from './matmul-nbits';
 import { WeightTensor } from '../types';
 import { concatF32, toF32 } from './weights';

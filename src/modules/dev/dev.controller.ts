@@ -5,10 +5,10 @@
 
 import { Controller, Get, HttpCode, Inject, Post, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { OpenAIHttpError } from '../../common/openai-error';
+import { OpenAIHttpError } from '../../serving/openai-error';
 import { ServerConfig } from '../../config/server-config';
-import type { EngineClient, SleepLevel, SleepMode } from '../../engine/types';
-import { ORTLLM_VERSION } from '../../version';
+import type { EngineClient, SleepLevel } from '../../engine/types';
+import { ORTLLM_VERSION } from '../../config/version';
 import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';
 
 export class IsSleepingResponse {
@@ -58,7 +58,7 @@ export class DevController {
     if (!this.config.enableSleepMode) throw OpenAIHttpError.badRequest('Sleep mode is not enabled: start the server with --enable-sleep-mode.');
     if (level !== '1' && level !== '2') throw OpenAIHttpError.badRequest(`level must be 1 or 2, got '${level}'`, 'level');
     if (mode !== 'abort' && mode !== 'wait') throw OpenAIHttpError.badRequest(`mode must be 'abort' or 'wait', got '${mode}'`, 'mode');
-    await this.engine.sleep(Number(level) as SleepLevel, mode as SleepMode);
+    await this.engine.sleep(Number(level) as SleepLevel, mode);
   }
 
   @Post('wake_up')

@@ -6,10 +6,10 @@ import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { OpenAIHttpError } from '../../common/openai-error';
+import { OpenAIHttpError } from '../../serving/openai-error';
 import { createValidationPipe } from '../../common/validation';
-import { responseIdBase } from '../../serving/http-request-id';
-import { respond, type GenerationServing } from '../../serving/respond';
+import { responseIdBase } from '../../common/request-id';
+import { respond, type GenerationServing } from '../../common/respond';
 import { INVOCATION_ROUTES } from './invocation-routes';
 
 const pipe = createValidationPipe();
@@ -35,7 +35,7 @@ export class InvocationsController {
       throw OpenAIHttpError.badRequest(`Cannot find suitable handler for request. Expected one of: ${INVOCATION_ROUTES.map((r) => r.name).join(', ')}`);
     }
     const dto = (await pipe.transform(fields, { type: 'body', metatype: route.dto })) as { request_id?: string | null; stream?: boolean | null };
-    const serving = this.moduleRef.get(route.serving, { strict: false }) as unknown as InvocableServing;
+    const serving = this.moduleRef.get<unknown, InvocableServing>(route.serving, { strict: false });
     await respond(reply, serving, serving.prepare(dto, responseIdBase(request, dto.request_id)), !!dto.stream);
   }
 }

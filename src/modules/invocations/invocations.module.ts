@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { servingProvider } from '../../serving/serving-provider';
+import { servingProvider } from '../engine/serving-provider';
 import { INVOCATION_ROUTES } from './invocation-routes';
 import { InvocationsController } from './invocations.controller';
 

@@ -6,19 +6,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listModels } from '../../../src/cli/list-models';
 import { sharedModel } from '../../helpers/model-files';
+import { needs } from '../../helpers/needs';
 import { writeHfDirFromGguf } from '../../helpers/write-hf-dir';
 
 const stories = sharedModel('stories260K.gguf');
 const q8 = sharedModel('stories260K-Q8_0.gguf');
-const maybe = stories && q8 ? describe : describe.skip;
+const onModels = needs(stories, q8);
 
 async function capture(fn: () => Promise<void>): Promise<{ stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
   const out = process.stdout.write.bind(process.stdout);
   const err = process.stderr.write.bind(process.stderr);
-  process.stdout.write = ((c: string) => ((stdout += c), true)) as typeof process.stdout.write;
-  process.stderr.write = ((c: string) => ((stderr += c), true)) as typeof process.stderr.write;
+  process.stdout.write = ((c: string) => ((stdout += c), true));
+  process.stderr.write = ((c: string) => ((stderr += c), true));
   try {
     await fn();
   } finally {
@@ -28,12 +29,12 @@ async function capture(fn: () => Promise<void>): Promise<{ stdout: string; stder
   return { stdout, stderr };
 }
 
-maybe('ortllm models', () => {
+onModels.describe('ortllm models', () => {
   it('lists GGUF files and HF directories with architecture, parameters, types, context, size and the serve line', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ortllm-models-'));
-    copyFileSync(stories!, join(dir, 'stories260K.gguf'));
-    copyFileSync(q8!, join(dir, 'stories260K-Q8_0.gguf'));
-    await writeHfDirFromGguf(stories!, join(dir, 'stories-hf'), { dtype: 'F16' });
+    copyFileSync(stories, join(dir, 'stories260K.gguf'));
+    copyFileSync(q8, join(dir, 'stories260K-Q8_0.gguf'));
+    await writeHfDirFromGguf(stories, join(dir, 'stories-hf'), { dtype: 'F16' });
     mkdirSync(join(dir, 'not-a-model'));
     writeFileSync(join(dir, 'not-a-model', 'config.json'), JSON.stringify({ architectures: ['BertModel'], model_type: 'bert' }));
     writeFileSync(join(dir, 'notes.txt'), 'ignored');

@@ -24,7 +24,7 @@ async function run(line: string[], env: NodeJS.ProcessEnv = {}): Promise<Outcome
   process.stderr.write = ((chunk: string) => {
     stderr += chunk;
     return true;
-  }) as typeof process.stderr.write;
+  });
   const saved = { ...process.env };
   Object.assign(process.env, env);
   try {
@@ -98,9 +98,9 @@ describe('vLLM command lines', () => {
     [['--tokenizer-mode', 'mistral'], /'mistral' needs vLLM's Python tokenizer/],
     [['--no-enable-chunked-prefill'], /--no-enable-chunked-prefill is not supported: prefill is always chunked.*Instead: raise --max-num-batched-tokens/],
   ])('refuses %j with the reason', async (flags, message) => {
-    const r = await run(['serve', MODEL, ...(flags as string[])]);
+    const r = await run(['serve', MODEL, ...(flags)]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(message as RegExp);
+    expect(r.stderr).toMatch(message);
   });
 
   it('a vLLM CPU deployment line with compilation and download flags starts with one notice each', async () => {

@@ -10,6 +10,7 @@ import { planKvCache } from '../../../src/engine/core/kv-plan';
 import { createInProcessEngine } from '../../../src/engine';
 import { kvBytesPerBlock } from '../../../src/model/runner';
 import type { PartialPrefillLimits } from '../../../src/engine/types';
+import { needs } from '../../helpers/needs';
 import { engineOptions, finalOutput, loadStories, request, STORIES } from './engine-fixtures';
 
 const seq = (id: string, promptLen: number) => new Sequence(id, id, 0, Array.from({ length: promptLen }, (_, i) => 10 + i), promptLen, 0, null, false);
@@ -67,8 +68,7 @@ describe('KV plan', () => {
   });
 });
 
-const maybe = STORIES ? describe : describe.skip;
-maybe('engine', () => {
+needs(STORIES).describe('engine', () => {
   it('--seed makes unseeded sampling reproducible across engines, and different seeds differ', async () => {
     const model = await loadStories();
     const sample = async (seed: number): Promise<number[][]> => {

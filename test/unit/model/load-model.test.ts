@@ -1,11 +1,12 @@
 // loadModel: loader choice by what MODEL points at, options honoured, clear errors.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadGenerationConfig, parseGenerationConfig } from '../../../src/model/generation-config';
 import { derivedContextLength, loadModel } from '../../../src/model/load-model';
 import { DUMMY_CONFIG } from '../../../src/model/dummy/dummy-model';
 import { loadOptions, sharedModel } from '../../helpers/model-files';
+import { needs } from '../../helpers/needs';
 
 const stories = sharedModel('stories260K.gguf');
 
@@ -14,8 +15,7 @@ beforeAll(() => (tmp = mkdtempSync(join(tmpdir(), 'ortllm-load-'))));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe('loadModel', () => {
-  it('loads a GGUF file: weights, tokenizer from its vocabulary, no template, eos from the tokenizer', async () => {
-    if (!stories) return;
+  needs(stories).it('loads a GGUF file: weights, tokenizer from its vocabulary, no template, eos from the tokenizer', async () => {
     const model = await loadModel(loadOptions(stories));
     expect(model.source).toBe(stories);
     expect(model.onnxPath).toBeNull();
@@ -27,8 +27,7 @@ describe('loadModel', () => {
     expect(model.generationDefaults).toEqual({});
   });
 
-  it('metadata-only load (the HTTP side) reads no weights and is cheap', async () => {
-    if (!stories) return;
+  needs(stories).it('metadata-only load (the HTTP side) reads no weights and is cheap', async () => {
     const started = performance.now();
     const model = await loadModel(loadOptions(stories, { loadWeights: false }));
     expect(model.weights).toBeNull();
@@ -36,8 +35,7 @@ describe('loadModel', () => {
     expect(performance.now() - started).toBeLessThan(1000);
   });
 
-  it('--chat-template (file or inline) overrides the model template', async () => {
-    if (!stories) return;
+  needs(stories).it('--chat-template (file or inline) overrides the model template', async () => {
     const file = join(tmp, 'template.jinja');
     writeFileSync(file, '{{ bos_token }}{{ messages[0].content }}');
     const render = (m: Awaited<ReturnType<typeof loadModel>>) =>
@@ -46,10 +44,9 @@ describe('loadModel', () => {
     expect(render(await loadModel(loadOptions(stories, { loadWeights: false, chatTemplate: '[{{ messages[0].role }}]' })))).toBe('[user]');
   });
 
-  it('--generation-config with a folder reads that folder', async () => {
-    if (!stories) return;
+  needs(stories).it('--generation-config with a folder reads that folder', async () => {
     const folder = join(tmp, 'gen');
-    require('node:fs').mkdirSync(folder);
+    mkdirSync(folder);
     writeFileSync(join(folder, 'generation_config.json'), JSON.stringify({ temperature: 0.6, eos_token_id: 9, repetition_penalty: 1.1 }));
     const model = await loadModel(loadOptions(stories, { loadWeights: false, generationConfig: folder }));
     expect(model.generationDefaults).toEqual({ temperature: 0.6, repetition_penalty: 1.1 });
@@ -89,11 +86,10 @@ describe('context length', () => {
 });
 
 describe('--tokenizer and --override-generation-config', () => {
-  const maybeStories = stories ? it : it.skip;
-  maybeStories('takes the tokenizer and chat template from another GGUF file or HF directory', async () => {
+  needs(stories).it('takes the tokenizer and chat template from another GGUF file or HF directory', async () => {
     const { writeHfDirFromGguf } = await import('../../helpers/write-hf-dir');
     const dir = join(tmp, 'tokenizer-hf');
-    await writeHfDirFromGguf(stories!, dir);
+    await writeHfDirFromGguf(stories, dir);
     writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ chat_template: '{{ messages[0].content }}!', bos_token: '<s>', eos_token: '</s>' }));
     const model = await loadModel(loadOptions(null, { tokenizer: dir }));
     expect(model.config).toEqual(DUMMY_CONFIG); // the model stays the built-in one
@@ -104,7 +100,7 @@ describe('--tokenizer and --override-generation-config', () => {
 
   it('merges --override-generation-config over the file and refuses unknown keys', async () => {
     const dir = join(tmp, 'gen-override');
-    require('node:fs').mkdirSync(dir);
+    mkdirSync(dir);
     writeFileSync(join(dir, 'generation_config.json'), JSON.stringify({ temperature: 0.6, top_p: 0.9 }));
     const model = await loadModel(loadOptions(null, { generationConfig: dir, overrideGenerationConfig: { temperature: 0.2, top_k: 50 } }));
     expect(model.generationDefaults).toEqual({ temperature: 0.2, top_p: 0.9, top_k: 50 });
@@ -113,8 +109,7 @@ describe('--tokenizer and --override-generation-config', () => {
 });
 
 describe('--hf-overrides', () => {
-  const maybeStories = stories ? it : it.skip;
-  maybeStories('applies rope_theta, rope_scaling and max_position_embeddings over a GGUF config (context length follows)', async () => {
+  needs(stories).it('applies rope_theta, rope_scaling and max_position_embeddings over a GGUF config (context length follows)', async () => {
     const model = await loadModel(loadOptions(stories, {
       loadWeights: false,
       hfOverrides: { rope_theta: 500000, rope_scaling: { type: 'yarn', factor: 4, original_max_position_embeddings: 2048 } },

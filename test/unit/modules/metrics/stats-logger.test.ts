@@ -2,8 +2,8 @@
 // busy (and once after), debug when idle.
 
 import { Logger } from '@nestjs/common';
-import { StatsLogger } from '../../../src/modules/metrics/stats-logger';
-import { FakeEngine } from '../../helpers/fake-engine';
+import { StatsLogger } from '../../../../src/modules/metrics/stats-logger';
+import { FakeEngine } from '../../../helpers/fake-engine';
 
 const iteration = (prompt: number, generation: number) => ({
   promptTokens: prompt,
@@ -22,7 +22,7 @@ it('logs throughput, queue, KV usage and hit rate like vLLM', () => {
   const info = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
   const debug = jest.spyOn(Logger.prototype, 'debug').mockImplementation(() => undefined);
   try {
-    const stats = new StatsLogger(new FakeEngine(), 10);
+    const stats = new StatsLogger(new FakeEngine({ stats: { numRunning: 1, numWaiting: 2, kvCacheUsage: 0.25, numBlocks: 64, blockSize: 16 } }), 10);
     const t0 = Date.now();
     stats.record(iteration(100, 20));
     stats.log(t0 + 10_000);
