@@ -248,8 +248,8 @@ in_netns curl -sSN --max-time 300 -H 'content-type: application/json' \
 curl_pid=$!
 for _ in $(seq 1 200); do grep -q '^data: ' "$stream" && break; sleep 0.05; done
 grep -q '^data: ' "$stream" || fail "the stream did not start"
-kill -TERM "$server_pid"
 grep -q 'data: \[DONE\]' "$stream" && fail "the stream had finished before SIGTERM: raise STREAM_TOKENS"
+kill -TERM "$server_pid"
 ok "SIGTERM sent to PID 1 while the stream was open"
 refused=""
 for _ in $(seq 1 100); do
@@ -268,6 +268,7 @@ grep -q 'data: \[DONE\]' "$stream" && grep -q '"finish_reason":"length"' "$strea
   { tail -c 600 "$stream"; fail "the in-flight stream did not finish"; }
 ok "the in-flight stream finished ($(grep -c '^data: ' "$stream") frames, finish_reason length, [DONE])"
 [ "$code" = 0 ] || { tail -20 "$server_log"; fail "the server exited $code after SIGTERM"; }
+grep -q 'SIGTERM: no new connections' "$server_log" || { tail -20 "$server_log"; fail "the server did not log its SIGTERM drain"; }
 grep -E 'SIGTERM|stopped' "$server_log" | sed 's/^/  log: /'
 ok "exit code 0 after draining"
 
