@@ -5,9 +5,10 @@
 # swaps in one made offline.
 ARG BASE_IMAGE=node:20-bookworm-slim
 
-# Production dependencies only. No runtime dependency needs its install script on CPU
-# (onnxruntime-node's only downloads the CUDA providers), so none runs. onnxruntime-node ships
-# binaries for every OS and CPU: keep this platform's, which saves over 200 MB.
+# Production dependencies only. package.json's allowScripts denies every dependency install
+# script (onnxruntime-node's would download the CUDA providers); --ignore-scripts applies the same
+# policy with npm 10, which ignores allowScripts (the node:20 images ship it). onnxruntime-node
+# ships binaries for every OS and CPU: keep this platform's, which saves over 200 MB.
 FROM ${BASE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./

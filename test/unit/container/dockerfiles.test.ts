@@ -24,6 +24,15 @@ describe.each(['Dockerfile', 'Dockerfile.cuda'])('%s', (file) => {
     expect(JSON.parse(lastInstruction(dockerfile, 'ENTRYPOINT')!)).toEqual(['node', 'dist/src/main.js', 'serve']);
   });
 
+  // Should a dependency's install script become allowed, the Dockerfiles must run it explicitly,
+  // as Dockerfile.cuda runs onnxruntime-node's.
+  it('installs with --ignore-scripts, which is package.json allowScripts policy (deny all) on any npm', () => {
+    const pkg = JSON.parse(read('package.json')) as { allowScripts: Record<string, boolean> };
+    expect(Object.values(pkg.allowScripts).every((allowed) => allowed === false)).toBe(true);
+    expect(dockerfile.match(/npm ci /g)?.length).toBe(2);
+    expect(dockerfile.match(/npm ci [^\n]*--ignore-scripts/g)?.length).toBe(2);
+  });
+
   it('labels the image with package.json version by default', () => {
     expect(dockerfile).toContain(`ARG VERSION=${version}\n`);
     expect(dockerfile).toContain('org.opencontainers.image.version="${VERSION}"');
