@@ -36,14 +36,18 @@ function uniformSource(seed: number): () => number {
   };
 }
 
-export function randomWeights(config: ModelArchConfig, seed = 1): ModelWeights {
-  const next = uniformSource(seed);
-  const map = new Map<string, WeightTensor>();
-  const add = (name: string, shape: number[], scale: number, offset = 0) => {
-    const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
-    for (let i = 0; i < data.length; i++) data[i] = offset + scale * next();
-    map.set(name, { kind: 'f32', shape, data });
-  };
+/** One random tensor: uniform values offset + scale * U[-1, 1). */
+export interface RandomTensorSpec {
+  name: string;
+  shape: number[];
+  scale: number;
+  offset: number;
+}
+
+/** Every tensor of a llama model in canonical HF names, with its initialisation range. */
+export function randomTensorSpecs(config: ModelArchConfig): RandomTensorSpec[] {
+  const specs: RandomTensorSpec[] = [];
+  const add = (name: string, shape: number[], scale: number, offset = 0) => specs.push({ name, shape, scale, offset });
   const c = config;
   const q = c.numHeads * c.headDim;
   const kv = c.numKvHeads * c.headDim;
@@ -69,7 +73,29 @@ export function randomWeights(config: ModelArchConfig, seed = 1): ModelWeights {
   }
   add('model.norm.weight', [c.hiddenSize], 0.2, 1);
   if (!c.tieWordEmbeddings) add('lm_head.weight', [c.vocabSize, c.hiddenSize], linear(c.hiddenSize));
+  return specs;
+}
+
+function fill(spec: RandomTensorSpec, next: () => number): Float32Array {
+  const data = new Float32Array(spec.shape.reduce((a, b) => a * b, 1));
+  for (let i = 0; i < data.length; i++) data[i] = spec.offset + spec.scale * next();
+  return data;
+}
+
+/** All tensors in memory, drawn from one stream in spec order (small models: tests, bench:forward). */
+export function randomWeights(config: ModelArchConfig, seed = 1): ModelWeights {
+  const next = uniformSource(seed);
+  const map = new Map<string, WeightTensor>();
+  for (const spec of randomTensorSpecs(config)) map.set(spec.name, { kind: 'f32', shape: spec.shape, data: fill(spec, next) });
   return { names: () => [...map.keys()], has: (n) => map.has(n), get: (n) => map.get(n)! };
+}
+
+/**
+ * The same tensors, each drawn from its own stream when asked for: a model of any size (the ~1.1B
+ * benchmark model's 4.4 GB of f32) can be generated one tensor at a time.
+ */
+export function lazyRandomTensors(config: ModelArchConfig, seed = 1): Array<RandomTensorSpec & { values: () => Float32Array }> {
+  return randomTensorSpecs(config).map((spec, i) => ({ ...spec, values: () => fill(spec, uniformSource(seed + 7919 * (i + 1))) }));
 }
 
 /** A LoadedModel around random weights (no tokenizer). */

@@ -1,16 +1,16 @@
-// Writes the benchmark's ~100M-parameter Llama GGUF with seeded random weights, so ortllm and
-// llama.cpp load the very same file. Its tokenizer is stories260K's SentencePiece vocabulary
+// Writes the benchmark's random Llama GGUFs (seeded weights, Q8_0 matrices), so ortllm and
+// llama.cpp load the very same file. Their tokenizer is stories260K's SentencePiece vocabulary
 // padded with filler pieces to 32000 entries (prompts only use the real pieces).
 
 import { existsSync, mkdirSync, renameSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { readGgufFile } from '../src/model/gguf/gguf-file';
 import { ggufTokenizerMetadata, writeModelGguf, type HfTensorSource } from '../src/model/gguf/write-model';
 import { gv, type GgufTypedValue } from '../src/model/gguf/writer';
 import type { ModelArchConfig } from '../src/model/types';
-import { llamaConfig, randomWeights } from './random-llama';
+import { lazyRandomTensors, llamaConfig } from './random-llama';
 
-/** The same ~100M shape `npm run bench:forward` measures (dim 768, 12 layers, 12 heads). */
+/** The ~100M shape (dim 768, 12 layers, 12 heads): small enough for every machine. */
 export const BENCH_100M_CONFIG: ModelArchConfig = llamaConfig({
   hiddenSize: 768,
   intermediateSize: 2048,
@@ -21,13 +21,23 @@ export const BENCH_100M_CONFIG: ModelArchConfig = llamaConfig({
   tieWordEmbeddings: false,
 });
 
+/** TinyLlama-1.1B's shape: dim 2048, 22 layers, 32 query / 4 KV heads (head 64), FFN 5632. */
+export const BENCH_1B_CONFIG: ModelArchConfig = llamaConfig({
+  hiddenSize: 2048,
+  intermediateSize: 5632,
+  numLayers: 22,
+  numHeads: 32,
+  numKvHeads: 4,
+  vocabSize: 32000,
+  maxPositionEmbeddings: 2048,
+  tieWordEmbeddings: false,
+});
+
+export const BENCH_SHAPES = { '100m': BENCH_100M_CONFIG, '1b': BENCH_1B_CONFIG } as const;
+export type BenchShape = keyof typeof BENCH_SHAPES;
+
 function benchTensors(config: ModelArchConfig): HfTensorSource[] {
-  const weights = randomWeights(config, 1234);
-  return weights.names().map((name) => {
-    const tensor = weights.get(name);
-    if (tensor.kind !== 'f32') throw new Error(`unexpected ${tensor.kind} tensor ${name}`);
-    return { name, shape: tensor.shape, values: () => tensor.data };
-  });
+  return lazyRandomTensors(config, 1234).map(({ name, shape, values }) => ({ name, shape, values }));
 }
 
 /** stories260K's tokenizer.* keys, with the vocabulary padded to `vocabSize` pieces. */
@@ -49,13 +59,29 @@ async function paddedTokenizerMetadata(storiesPath: string, vocabSize: number): 
   };
 }
 
-/** Writes the file once (Q8_0 matrices) and reuses it on later runs. */
-export async function ensureBenchModel(path: string, storiesPath: string): Promise<string> {
+/** The file of a shape in `cacheDir`, written once (tensor by tensor) and reused on later runs. */
+export async function ensureBenchModel(shape: BenchShape, cacheDir: string, storiesPath: string): Promise<string> {
+  const path = join(cacheDir, `bench-${shape}-q8_0-v2.gguf`);
   if (existsSync(path)) return path;
   mkdirSync(dirname(path), { recursive: true });
-  const c = BENCH_100M_CONFIG;
+  const c = BENCH_SHAPES[shape];
   const tmp = `${path}.partial`;
-  writeModelGguf(tmp, c, benchTensors(c), await paddedTokenizerMetadata(storiesPath, c.vocabSize), 'q8_0', 'ortllm-bench-100m');
+  writeModelGguf(tmp, c, benchTensors(c), await paddedTokenizerMetadata(storiesPath, c.vocabSize), 'q8_0', `ortllm-bench-${shape}`);
   renameSync(tmp, path);
   return path;
+}
+
+/** `node dist/bench/random-model.js 1b [DIR]`: writes (or finds) a bench model and prints its path. */
+if (require.main === module) {
+  const shape = (process.argv[2] ?? '1b') as BenchShape;
+  if (!(shape in BENCH_SHAPES)) throw new Error(`unknown shape '${shape}' (${Object.keys(BENCH_SHAPES).join(', ')})`);
+  const root = join(__dirname, '..', '..');
+  const stories = join(root, '..', 'shared', 'models', 'stories260K.gguf');
+  ensureBenchModel(shape, process.argv[3] ?? join(root, '.bench-cache'), stories).then(
+    (path) => console.log(path),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
 }

@@ -166,7 +166,7 @@ async function main(): Promise<void> {
   if (wanted.includes('stories')) models.push({ label: 'stories260K (F32)', path: storiesPath, minRequests: 16 });
   if (wanted.includes('100m')) {
     console.log('Preparing the ~100M-parameter random Llama GGUF (Q8_0) ...');
-    const path = await ensureBenchModel(join(cacheDir, 'bench-100m-q8_0.gguf'), storiesPath);
+    const path = await ensureBenchModel('100m', cacheDir, storiesPath);
     models.push({ label: 'random llama ~100M (Q8_0)', path, minRequests: 8 });
   }
   if (!skipPeer) ensurePeerInstalled();

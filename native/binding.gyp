@@ -1,0 +1,10 @@
+{
+  "targets": [
+    {
+      "target_name": "ortllm_native",
+      "sources": ["src/attention.cc"],
+      "cflags_cc": ["-O3", "-std=c++17", "-fno-exceptions"],
+      "cflags_cc!": ["-fno-rtti"]
+    }
+  ]
+}
