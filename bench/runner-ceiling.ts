@@ -1,43 +1,59 @@
-// The runner-alone decode ceiling that `npm run bench` compares the served engine against:
-// decode tokens/s of ModelRunner.step at a given batch and context, with no scheduler, sampler
-// or HTTP in the way (the same measurement `npm run bench:forward` makes). It uses the engine's
-// intra-op thread count: with ORT's default (every core) the "ceiling" ran on twice the threads
-// the served engine gets on 2 cores (100M Q8_0, batch 32: 126-135 vs 208-246 ms per step).
+// The runner-alone figures `npm run bench` compares the served engine against: ModelRunner.step
+// with no scheduler, sampler or HTTP in the way (the measurement `npm run bench:forward` makes),
+// on the engine's intra-op thread count: prefill tokens/s of one prompt, and decode steps at
+// batch 1 and batch 32 at a given context.
 
 import { loadModel } from '../src/model/load-model';
 import { createRunner } from '../src/model/runner';
 import { defaultIntraOpThreads } from '../src/engine/core/core-host';
 
-export async function measureDecodeCeiling(modelPath: string, batch: number, context: number, steps = 16): Promise<number> {
-  const model = await loadModel({
-    model: modelPath,
-    loadFormat: 'auto',
-    loadWeights: true,
-    skipTokenizer: true,
-    chatTemplate: null,
-    generationConfig: 'vllm',
-  });
+export interface RunnerFigures {
+  /** Prompt tokens/s of one prefill of `promptLen` tokens (best of a few). */
+  prefillTokS: number;
+  /** Milliseconds of one batch-1 decode step at `context`. */
+  step1Ms: number;
+  /** Decode tokens/s at batch 32 and `context`. */
+  decode32TokS: number;
+}
+
+export async function measureRunner(modelPath: string, promptLen: number, context: number, kvCacheDtype?: string): Promise<RunnerFigures> {
+  const model = await loadModel({ model: modelPath, loadFormat: 'auto', loadWeights: true, skipTokenizer: true, chatTemplate: null, generationConfig: 'vllm' });
   const blockSize = 16;
-  const blocksPerSeq = Math.ceil((context + steps + 1) / blockSize);
+  const batch = 32;
+  const steps = 8;
+  const ctx = Math.max(1, Math.round(context));
+  const perSeq = Math.ceil((Math.max(ctx, promptLen) + steps + 2) / blockSize);
   const runner = await createRunner(model, {
     blockSize,
-    numBlocks: batch * blocksPerSeq,
+    numBlocks: (batch + 1) * perSeq,
     device: 'cpu',
     intraOpThreads: defaultIntraOpThreads(),
+    ...(kvCacheDtype ? { kvCacheDtype: kvCacheDtype as 'float32' } : {}),
   });
+  const table = (s: number) => Array.from({ length: perSeq }, (_, b) => s * perSeq + b);
+  const tokens = (n: number, from: number) => Array.from({ length: n }, (_, i) => 1 + ((from + i * 31) % 400));
   try {
-    const ctx = Math.max(1, Math.round(context));
-    const tables = Array.from({ length: batch }, (_, s) => Array.from({ length: blocksPerSeq }, (_, b) => s * blocksPerSeq + b));
-    // Fill each sequence's cache with a prompt of `ctx` tokens, then time decode steps.
-    for (let s = 0; s < batch; s++) {
-      await runner.step([{ tokens: Array.from({ length: ctx }, (_, i) => 1 + (i % 100)), positionOffset: 0, blockTable: tables[s] }]);
+    let prefillMs = Infinity;
+    for (let r = 0; r < 2; r++) {
+      const t = performance.now();
+      await runner.step([{ tokens: tokens(promptLen, r), positionOffset: 0, blockTable: table(batch) }]);
+      prefillMs = Math.min(prefillMs, performance.now() - t);
     }
-    const decodeStep = (i: number) =>
-      runner.step(tables.map((blockTable) => ({ tokens: [5], positionOffset: ctx + i, blockTable })));
-    await decodeStep(0); // warm-up
-    const start = performance.now();
-    for (let i = 1; i <= steps; i++) await decodeStep(i);
-    return (batch * steps) / ((performance.now() - start) / 1000);
+    // Every sequence's past is filled by one prefill of `ctx` tokens (the values do not change the cost).
+    for (let s = 0; s < batch; s++) await runner.step([{ tokens: tokens(ctx, s), positionOffset: 0, blockTable: table(s) }]);
+    const decode = async (n: number, i: number) => {
+      const t = performance.now();
+      await runner.step(Array.from({ length: n }, (_, s) => ({ tokens: [5], positionOffset: ctx + i, blockTable: table(s) })));
+      return performance.now() - t;
+    };
+    await decode(batch, 0); // warm-up
+    let step32 = Infinity;
+    let step1 = Infinity;
+    for (let i = 1; i <= steps; i++) {
+      step32 = Math.min(step32, await decode(batch, i));
+      step1 = Math.min(step1, await decode(1, i));
+    }
+    return { prefillTokS: (promptLen / prefillMs) * 1000, step1Ms: step1, decode32TokS: (batch / step32) * 1000 };
   } finally {
     await runner.dispose();
   }
