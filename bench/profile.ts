@@ -97,7 +97,7 @@ async function main(): Promise<void> {
   for (let i = 1; i <= steps; i++) await runner.step(seqs(i));
   const decodeMs = (performance.now() - t1) / steps;
   console.log(`wall: prefill ${prefillMs.toFixed(0)} ms (${((prefill / prefillMs) * 1000).toFixed(0)} tok/s), decode ${decodeMs.toFixed(1)} ms/step (${((batch / decodeMs) * 1000).toFixed(0)} tok/s)`);
-  await sessions[0].endProfiling(); // writes <prefix>_<date>.json (the binding does not return the name)
+  sessions[0].endProfiling(); // writes <prefix>_<date>.json (the binding does not return the name)
   await runner.dispose();
   const dir = join(root, '.bench-cache');
   const file = join(dir, readdirSync(dir).find((f) => f.startsWith(`profile-${process.pid}`))!);

@@ -42,12 +42,15 @@ struct Shape {
   float scale;
 };
 
+// What the cache arrays hold: float32, IEEE half, or bfloat16 (the upper half of a float32).
+enum KvType { kF32 = 0, kF16 = 1, kBF16 = 2 };
+
 struct Call {
   const float* q;
   float* out;
   const void* k;
   const void* v;
-  bool half;
+  KvType kvType;
   const int32_t* seqs;  // per sequence: first row, row count, past length, offset into tables
   const int32_t* tables;
   Shape shape;
@@ -185,10 +188,28 @@ void attendGeneric(const Call& c, const Item& it, Load load) {
   }
 }
 
+inline float bf16ToFloat(uint16_t h) {
+  uint32_t bits = (uint32_t)h << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+inline uint16_t floatToBf16(float f) {  // round to nearest even; NaN stays NaN
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffff) > 0x7f800000) return (uint16_t)((x >> 16) | 0x40);
+  return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+
 void loadF32(const void* base, size_t at, int n, float* dst) { std::memcpy(dst, (const float*)base + at, n * sizeof(float)); }
 void loadF16(const void* base, size_t at, int n, float* dst) {
   const uint16_t* p = (const uint16_t*)base + at;
   for (int i = 0; i < n; i++) dst[i] = halfToFloat(p[i]);
+}
+void loadBF16(const void* base, size_t at, int n, float* dst) {
+  const uint16_t* p = (const uint16_t*)base + at;
+  for (int i = 0; i < n; i++) dst[i] = bf16ToFloat(p[i]);
 }
 
 #ifdef ORTLLM_X86
@@ -233,12 +254,63 @@ AVX2_FN inline __m256 reduce8(__m256 a0, __m256 a1, __m256 a2, __m256 a3, __m256
   return _mm256_add_ps(lo, hi);
 }
 
-AVX2_FN inline void halfRowsToFloat(const uint16_t* src, size_t stride, int rows, int hd, float* dst) {
+template <KvType T>
+AVX2_FN inline void rowsToFloat(const uint16_t* src, size_t stride, int rows, int hd, float* dst) {
   for (int r = 0; r < rows; r++)
-    for (int d = 0; d < hd; d += 8) _mm256_store_ps(dst + r * hd + d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(src + r * stride + d))));
+    for (int d = 0; d < hd; d += 8) {
+      __m128i raw = _mm_loadu_si128((const __m128i*)(src + r * stride + d));
+      __m256 f = T == kF16 ? _mm256_cvtph_ps(raw) : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(raw), 16));
+      _mm256_store_ps(dst + r * hd + d, f);
+    }
 }
 
-template <bool Half>
+// Scores of IB query vectors against a chunk of 16 keys stored transposed (kt[d * 16 + key]):
+// broadcast one query element, two key vectors, 2 * IB multiply-adds per step, no reductions.
+template <int IB>
+AVX2_FN inline void scoresTransposed(const float* const* qp, const float* kt, int hd, float scale, float (*score)[kKeyChunk]) {
+  __m256 a0[IB], a1[IB];
+  for (int b = 0; b < IB; b++) a0[b] = a1[b] = _mm256_setzero_ps();
+  for (int d = 0; d < hd; d++) {
+    const __m256 k0 = _mm256_load_ps(kt + d * kKeyChunk), k1 = _mm256_load_ps(kt + d * kKeyChunk + 8);
+    for (int b = 0; b < IB; b++) {
+      const __m256 q = _mm256_broadcast_ss(qp[b] + d);
+      a0[b] = _mm256_fmadd_ps(q, k0, a0[b]);
+      a1[b] = _mm256_fmadd_ps(q, k1, a1[b]);
+    }
+  }
+  const __m256 sc = _mm256_set1_ps(scale);
+  for (int b = 0; b < IB; b++) {
+    _mm256_store_ps(score[b], _mm256_mul_ps(a0[b], sc));
+    _mm256_store_ps(score[b] + 8, _mm256_mul_ps(a1[b], sc));
+  }
+}
+
+// acc[b] += sum_j p[b][j] * V[j] for IB query vectors over W (1 or 2) eight-float columns at v0.
+template <int IB, int W>
+AVX2_FN inline void accumulateValues(float (*acc)[kMaxHeadDim], const float (*p)[kKeyChunk], const float* vRows, size_t stride, int n, int v0) {
+  __m256 r[IB][W];
+  for (int b = 0; b < IB; b++)
+    for (int w = 0; w < W; w++) r[b][w] = _mm256_load_ps(acc[b] + 8 * (v0 + w));
+  for (int j = 0; j < n; j++) {
+    __m256 v[W];
+    for (int w = 0; w < W; w++) v[w] = _mm256_loadu_ps(vRows + (size_t)j * stride + 8 * (v0 + w));
+    for (int b = 0; b < IB; b++) {
+      const __m256 pb = _mm256_broadcast_ss(p[b] + j);
+      for (int w = 0; w < W; w++) r[b][w] = _mm256_fmadd_ps(pb, v[w], r[b][w]);
+    }
+  }
+  for (int b = 0; b < IB; b++)
+    for (int w = 0; w < W; w++) _mm256_store_ps(acc[b] + 8 * (v0 + w), r[b][w]);
+}
+
+template <int IB>
+AVX2_FN inline void accumulateBlock(float (*acc)[kMaxHeadDim], const float (*p)[kKeyChunk], const float* vRows, size_t stride, int n, int vecs) {
+  int v0 = 0;
+  for (; v0 + 2 <= vecs; v0 += 2) accumulateValues<IB, 2>(acc, p, vRows, stride, n, v0);
+  if (v0 < vecs) accumulateValues<IB, 1>(acc, p, vRows, stride, n, v0);
+}
+
+template <KvType T>
 AVX2_FN void attendAvx2(const Call& c, const Item& it) {
   const Shape& s = c.shape;
   const int hd = s.headDim;
@@ -253,7 +325,9 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
   alignas(32) float m[kMaxQueries], l[kMaxQueries];
   alignas(32) float acc[kMaxQueries][kMaxHeadDim];
   alignas(32) float score[kMaxQueries][kKeyChunk];
+  constexpr bool Half = T != kF32;
   alignas(32) float kbuf[Half ? kKeyChunk * kMaxHeadDim : 1], vbuf[Half ? kKeyChunk * kMaxHeadDim : 1];
+  alignas(32) float kt[kMaxHeadDim * kKeyChunk];
   const float* qp[kMaxQueries];
   int limit[kMaxQueries];
   for (int i = 0; i < nq; i++) {
@@ -274,8 +348,8 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
     const float* vRows;
     size_t rowStride;
     if constexpr (Half) {
-      halfRowsToFloat((const uint16_t*)c.k + at, kvStride, n, hd, kbuf);
-      halfRowsToFloat((const uint16_t*)c.v + at, kvStride, n, hd, vbuf);
+      rowsToFloat<T>((const uint16_t*)c.k + at, kvStride, n, hd, kbuf);
+      rowsToFloat<T>((const uint16_t*)c.v + at, kvStride, n, hd, vbuf);
       kRows = kbuf;
       vRows = vbuf;
       rowStride = hd;
@@ -284,8 +358,18 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
       vRows = (const float*)c.v + at;
       rowStride = kvStride;
     }
-    // Scores, eight keys at a time (rows past n repeat the last one; they are masked below).
-    for (int i = 0; i < nq; i++) {
+    // Scores. Many query vectors (prefill tiles, wide GQA groups): transpose the chunk's keys once
+    // and run the broadcast micro-kernel four queries at a time. The rest: eight keys per dot
+    // product pass with one reduction (each K row is read once per query vector).
+    int i = 0;
+    if (nq >= 4) {
+      for (int d = 0; d < hd; d++) {
+        for (int jj = 0; jj < n; jj++) kt[d * kKeyChunk + jj] = kRows[(size_t)jj * rowStride + d];
+        for (int jj = n; jj < kKeyChunk; jj++) kt[d * kKeyChunk + jj] = 0;
+      }
+      for (; i + 4 <= nq; i += 4) scoresTransposed<4>(qp + i, kt, hd, s.scale, score + i);
+    }
+    for (; i < nq; i++) {
       for (int jj = 0; jj < n; jj += 8) {
         const float* kr[8];
         for (int t = 0; t < 8; t++) kr[t] = kRows + (size_t)std::min(jj + t, n - 1) * rowStride;
@@ -330,21 +414,10 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
         for (int v = 0; v < vecs; v++) _mm256_store_ps(acc[i] + 8 * v, _mm256_mul_ps(_mm256_load_ps(acc[i] + 8 * v), cv));
       }
     }
-    // Values: per query vector, up to 8 accumulator registers held across the chunk's rows.
-    for (int i = 0; i < nq; i++) {
-      const float* p = score[i];
-      for (int v0 = 0; v0 < vecs; v0 += 8) {
-        const int w = std::min(8, vecs - v0);
-        __m256 r[8];
-        for (int v = 0; v < w; v++) r[v] = _mm256_load_ps(acc[i] + 8 * (v0 + v));
-        for (int jj = 0; jj < n; jj++) {
-          const __m256 pj = _mm256_set1_ps(p[jj]);
-          const float* vr = vRows + (size_t)jj * rowStride + 8 * v0;
-          for (int v = 0; v < w; v++) r[v] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vr + 8 * v), r[v]);
-        }
-        for (int v = 0; v < w; v++) _mm256_store_ps(acc[i] + 8 * (v0 + v), r[v]);
-      }
-    }
+    // Values: four query vectors x two eight-float columns of accumulators held in registers.
+    int b = 0;
+    for (; b + 4 <= nq; b += 4) accumulateBlock<4>(acc + b, score + b, vRows, rowStride, n, vecs);
+    for (; b < nq; b++) accumulateBlock<1>(acc + b, score + b, vRows, rowStride, n, vecs);
     j0 += n;
   }
   for (int i = 0; i < nq; i++) {
@@ -368,15 +441,19 @@ bool useAvx2() {
 void attendItem(const Call& c, const Item& it) {
 #ifdef ORTLLM_X86
   if (useAvx2() && c.shape.headDim % 8 == 0) {
-    if (c.half)
-      attendAvx2<true>(c, it);
+    if (c.kvType == kF16)
+      attendAvx2<kF16>(c, it);
+    else if (c.kvType == kBF16)
+      attendAvx2<kBF16>(c, it);
     else
-      attendAvx2<false>(c, it);
+      attendAvx2<kF32>(c, it);
     return;
   }
 #endif
-  if (c.half)
+  if (c.kvType == kF16)
     attendGeneric(c, it, loadF16);
+  else if (c.kvType == kBF16)
+    attendGeneric(c, it, loadBF16);
   else
     attendGeneric(c, it, loadF32);
 }
@@ -479,9 +556,15 @@ napi_value fail(napi_env env, const char* message) {
   return nullptr;
 }
 
-bool isKvArray(const Typed& t) { return t.type == napi_float32_array || t.type == napi_uint16_array; }
+// The cache's element type: a Float32Array holds float32; a Uint16Array holds half or bfloat16 as `code` says.
+bool kvTypeOf(const Typed& t, int32_t code, KvType* out) {
+  if (t.type == napi_float32_array && code == kF32) *out = kF32;
+  else if (t.type == napi_uint16_array && (code == kF16 || code == kBF16)) *out = (KvType)code;
+  else return false;
+  return true;
+}
 
-// attention(q, out, kCache, vCache, seqs, tables, dims[numHeads, numKvHeads, headDim, blockSize], scale)
+// attention(q, out, kCache, vCache, seqs, tables, dims[numHeads, numKvHeads, headDim, blockSize, kvType], scale)
 napi_value Attention(napi_env env, napi_callback_info info) {
   size_t argc = 8;
   napi_value argv[8];
@@ -490,11 +573,14 @@ napi_value Attention(napi_env env, napi_callback_info info) {
   Typed q, out, k, v, seqs, tables, dims;
   if (!typed(env, argv[0], &q) || q.type != napi_float32_array) return fail(env, "attention: q must be a Float32Array");
   if (!typed(env, argv[1], &out) || out.type != napi_float32_array) return fail(env, "attention: out must be a Float32Array");
-  if (!typed(env, argv[2], &k) || !isKvArray(k)) return fail(env, "attention: kCache must be a Float32Array or Uint16Array");
+  if (!typed(env, argv[2], &k)) return fail(env, "attention: kCache must be a Float32Array or Uint16Array");
   if (!typed(env, argv[3], &v) || v.type != k.type || v.length != k.length) return fail(env, "attention: vCache must match kCache");
   if (!typed(env, argv[4], &seqs) || seqs.type != napi_int32_array || seqs.length % 4) return fail(env, "attention: seqs must be an Int32Array of 4 per sequence");
   if (!typed(env, argv[5], &tables) || tables.type != napi_int32_array) return fail(env, "attention: tables must be an Int32Array");
-  if (!typed(env, argv[6], &dims) || dims.type != napi_int32_array || dims.length != 4) return fail(env, "attention: dims must be Int32Array [numHeads, numKvHeads, headDim, blockSize]");
+  if (!typed(env, argv[6], &dims) || dims.type != napi_int32_array || dims.length != 5)
+    return fail(env, "attention: dims must be Int32Array [numHeads, numKvHeads, headDim, blockSize, kvType]");
+  KvType kvType;
+  if (!kvTypeOf(k, ((const int32_t*)dims.data)[4], &kvType)) return fail(env, "attention: kvType does not match the cache arrays");
   double scale;
   if (napi_get_value_double(env, argv[7], &scale) != napi_ok) return fail(env, "attention: scale must be a number");
   const int32_t* d = (const int32_t*)dims.data;
@@ -525,7 +611,7 @@ napi_value Attention(napi_env env, napi_callback_info info) {
     for (int r = 0; r < count; r += tileRows)
       for (int h = 0; h < shape.numKvHeads; h++) items.push_back({s, h, r, std::min(tileRows, count - r)});
   }
-  Call call{(const float*)q.data, (float*)out.data, k.data, v.data, k.type == napi_uint16_array, si, tb, shape};
+  Call call{(const float*)q.data, (float*)out.data, k.data, v.data, kvType, si, tb, shape};
   // Threads only pay off for enough work: estimate multiply-adds.
   double work = 0;
   for (int s = 0; s < numSeqs; s++) work += (double)si[4 * s + 1] * (si[4 * s + 2] + si[4 * s + 1]);
@@ -535,17 +621,20 @@ napi_value Attention(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
-// writeKv(newK, newV, kCache, vCache, slots): rows of [n, kvDim] into cache rows slots[i].
+// writeKv(newK, newV, kCache, vCache, slots, kvType): rows of [n, kvDim] into cache rows slots[i].
 napi_value WriteKv(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value argv[5];
+  size_t argc = 6;
+  napi_value argv[6];
   napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
-  if (argc != 5) return fail(env, "writeKv: expected 5 arguments");
+  if (argc != 6) return fail(env, "writeKv: expected 6 arguments");
   Typed nk, nv, k, v, slots;
+  int32_t code = 0;
   if (!typed(env, argv[0], &nk) || nk.type != napi_float32_array) return fail(env, "writeKv: newK must be a Float32Array");
   if (!typed(env, argv[1], &nv) || nv.type != napi_float32_array || nv.length != nk.length) return fail(env, "writeKv: newV must match newK");
-  if (!typed(env, argv[2], &k) || !isKvArray(k)) return fail(env, "writeKv: kCache must be a Float32Array or Uint16Array");
+  if (!typed(env, argv[2], &k)) return fail(env, "writeKv: kCache must be a Float32Array or Uint16Array");
   if (!typed(env, argv[3], &v) || v.type != k.type || v.length != k.length) return fail(env, "writeKv: vCache must match kCache");
+  KvType kvType;
+  if (napi_get_value_int32(env, argv[5], &code) != napi_ok || !kvTypeOf(k, code, &kvType)) return fail(env, "writeKv: kvType does not match the cache arrays");
   if (!typed(env, argv[4], &slots) || slots.type != napi_int32_array || slots.length == 0 || nk.length % slots.length)
     return fail(env, "writeKv: slots must be an Int32Array, one per new row");
   const size_t n = slots.length, row = nk.length / n, numSlots = k.length / row;
@@ -554,18 +643,19 @@ napi_value WriteKv(napi_env env, napi_callback_info info) {
     if (sl[i] < 0 || (size_t)sl[i] >= numSlots) return fail(env, "writeKv: a slot is out of range");
   const float* a = (const float*)nk.data;
   const float* b = (const float*)nv.data;
-  if (k.type == napi_float32_array) {
+  if (kvType == kF32) {
     for (size_t i = 0; i < n; i++) {
       std::memcpy((float*)k.data + (size_t)sl[i] * row, a + i * row, row * 4);
       std::memcpy((float*)v.data + (size_t)sl[i] * row, b + i * row, row * 4);
     }
   } else {
+    uint16_t (*narrow)(float) = kvType == kF16 ? floatToHalf : floatToBf16;
     for (size_t i = 0; i < n; i++) {
       uint16_t* kd = (uint16_t*)k.data + (size_t)sl[i] * row;
       uint16_t* vd = (uint16_t*)v.data + (size_t)sl[i] * row;
       for (size_t j = 0; j < row; j++) {
-        kd[j] = floatToHalf(a[i * row + j]);
-        vd[j] = floatToHalf(b[i * row + j]);
+        kd[j] = narrow(a[i * row + j]);
+        vd[j] = narrow(b[i * row + j]);
       }
     }
   }

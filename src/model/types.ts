@@ -147,6 +147,11 @@ export interface RunnerOptions {
   dtype?: 'auto' | 'float32' | 'float16';
   /** Storage type of the paged KV cache (model/runner/kv-dtype.ts). */
   kvCacheDtype?: import('./runner/kv-dtype').KvStorageDtype;
+  /**
+   * Where a built graph's attention runs: 'native' (the paged-attention addon between graph
+   * segments), 'graph' (inside one graph), or auto (native when the addon loads).
+   */
+  attention?: 'native' | 'graph';
 }
 
 export interface ModelRunner {

@@ -1,6 +1,8 @@
 // Drives a ModelRunner like a tiny engine: hands out KV blocks per sequence and feeds tokens
 // in prefill chunks or one at a time, collecting the logits of every fed position.
+import { resolve } from 'node:path';
 import { ModelRunner } from '../../src/model/types';
+import { needs, type Gate } from './needs';
 
 export class BlockAllocator {
   private next = 0;
@@ -44,3 +46,10 @@ export function argmax(a: ArrayLike<number>): number {
   for (let i = 1; i < a.length; i++) if (a[i] > a[best]) best = i;
   return best;
 }
+
+/** The built graph's attention paths a runner test covers; 'native' needs the addon (npm install builds it). */
+export const NATIVE_ADDON = resolve(__dirname, '../../native/build/Release/ortllm_native.node');
+export const ATTENTION_PATHS: Array<{ name: string; attention: 'native' | 'graph'; gate: Gate }> = [
+  { name: 'native paged attention', attention: 'native', gate: needs(NATIVE_ADDON) },
+  { name: 'in-graph attention', attention: 'graph', gate: needs() },
+];

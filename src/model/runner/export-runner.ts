@@ -91,13 +91,13 @@ class ExportRunner extends PagedRunner {
     }
     if (this.inputs.has('use_cache_branch')) feeds.use_cache_branch = new ort.Tensor('bool', new Uint8Array([past > 0 ? 1 : 0]), [1]);
     for (let l = 0; l < this.config.numLayers; l++) {
-      feeds[pastName(l, 'key')] = this.pastTensor(this.cache.keys[l], pastSlots);
-      feeds[pastName(l, 'value')] = this.pastTensor(this.cache.values[l], pastSlots);
+      feeds[pastName(l, 'key')] = this.pastTensor(this.cache.float32().keys[l], pastSlots);
+      feeds[pastName(l, 'value')] = this.pastTensor(this.cache.float32().values[l], pastSlots);
     }
     const out = await this.session.run(feeds);
     for (let l = 0; l < this.config.numLayers; l++) {
-      this.storePresent(out[presentName(l, 'key')], this.cache.keys[l], past, newSlots);
-      this.storePresent(out[presentName(l, 'value')], this.cache.values[l], past, newSlots);
+      this.storePresent(out[presentName(l, 'key')], this.cache.float32().keys[l], past, newSlots);
+      this.storePresent(out[presentName(l, 'value')], this.cache.float32().values[l], past, newSlots);
     }
     const logits = out.logits;
     const data = logits.type === 'float16' ? halfToF32(logits.data as Uint16Array) : (logits.data as Float32Array);

@@ -47,9 +47,10 @@ class GraphRunner extends PagedRunner {
   ) {
     super(config, cache, session);
     const dims = [cache.numBlocks, cache.blockSize * cache.rowSize];
+    const { keys, values } = cache.float32();
     for (let l = 0; l < config.numLayers; l++) {
-      this.cacheFeeds[DecoderInputs.cacheK(l)] = new ort.Tensor('float32', cache.keys[l], dims);
-      this.cacheFeeds[DecoderInputs.cacheV(l)] = new ort.Tensor('float32', cache.values[l], dims);
+      this.cacheFeeds[DecoderInputs.cacheK(l)] = new ort.Tensor('float32', keys[l], dims);
+      this.cacheFeeds[DecoderInputs.cacheV(l)] = new ort.Tensor('float32', values[l], dims);
     }
   }
 

@@ -1,18 +1,21 @@
 // The paged KV cache the runner owns: per layer one flat K and one flat V array of
 // [numBlocks * blockSize, kvHeads * headDim] rows ("slots"). Slot of position p of a sequence =
-// blockTable[p / blockSize] * blockSize + p % blockSize. The arrays are fed to the graph as
-// inputs (zero-copy), and new K/V rows are written here in JS after each step.
+// blockTable[p / blockSize] * blockSize + p % blockSize. float32 arrays are fed to the graph as
+// inputs (zero-copy), and new K/V rows are written here after each step; bfloat16 arrays
+// (Uint16Array) are read by the native attention kernel only.
 import { ModelArchConfig } from '../types';
-import { KV_STORAGE, KvStorageDtype } from './kv-dtype';
+import { KV_STORAGE, type KvStorageDtype } from './kv-dtype';
 
 /** Bytes one KV block takes across all layers (K and V) in the given storage type. */
 export function kvBytesPerBlock(config: ModelArchConfig, blockSize: number, dtype: KvStorageDtype = 'float32'): number {
   return 2 * config.numLayers * blockSize * config.numKvHeads * config.headDim * KV_STORAGE[dtype].bytesPerElement;
 }
 
+export type KvArray = Float32Array | Uint16Array;
+
 export class PagedKvCache {
-  readonly keys: Float32Array[];
-  readonly values: Float32Array[];
+  readonly keys: KvArray[];
+  readonly values: KvArray[];
   readonly rowSize: number;
   readonly numSlots: number;
 
@@ -20,14 +23,21 @@ export class PagedKvCache {
     config: ModelArchConfig,
     readonly blockSize: number,
     readonly numBlocks: number,
+    readonly dtype: KvStorageDtype = 'float32',
   ) {
     if (!Number.isInteger(blockSize) || blockSize < 1) throw new Error(`blockSize must be a positive integer, got ${blockSize}`);
     if (!Number.isInteger(numBlocks) || numBlocks < 1) throw new Error(`numBlocks must be a positive integer, got ${numBlocks}`);
     this.rowSize = config.numKvHeads * config.headDim;
     this.numSlots = numBlocks * blockSize;
-    const alloc = () => new Float32Array(this.numSlots * this.rowSize);
+    const alloc = () => (dtype === 'float32' ? new Float32Array(this.numSlots * this.rowSize) : new Uint16Array(this.numSlots * this.rowSize));
     this.keys = Array.from({ length: config.numLayers }, alloc);
     this.values = Array.from({ length: config.numLayers }, alloc);
+  }
+
+  /** The float32 arrays, for runners that feed them to a graph (throws for another storage type). */
+  float32(): { keys: Float32Array[]; values: Float32Array[] } {
+    if (this.dtype !== 'float32') throw new Error(`this runner reads a float32 KV cache; the cache stores ${this.dtype}`);
+    return { keys: this.keys as Float32Array[], values: this.values as Float32Array[] };
   }
 
   /** The block holding `position` for a sequence with this block table (checked). */

@@ -84,9 +84,10 @@ export function buildStepInputs(group: readonly StepSequence[], cache: PagedKvCa
 export function scatterNewKv(cache: PagedKvCache, newKv: Float32Array, slots: readonly number[][], seq: number): void {
   const batch = slots.length;
   const rowSize = cache.rowSize;
-  for (let l = 0; l < cache.keys.length; l++) {
+  const { keys, values } = cache.float32();
+  for (let l = 0; l < keys.length; l++) {
     for (let kind = 0; kind < 2; kind++) {
-      const dst = kind === 0 ? cache.keys[l] : cache.values[l];
+      const dst = kind === 0 ? keys[l] : values[l];
       const base = (2 * l + kind) * batch;
       slots.forEach((seqSlots, b) => {
         seqSlots.forEach((slot, i) => {

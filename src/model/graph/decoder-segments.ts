@@ -1,0 +1,134 @@
+// The llama/qwen2 decoder cut at its attention: one ONNX graph per segment between two
+// attention ops, so the runner's native paged attention (native/src/attention.cc) reads the KV
+// cache in place between them. The segmented runner (runner/segmented-runner.ts) drives them.
+//
+// Why cut: onnxruntime-node cannot keep a tensor between runs or alias an output to an input, so
+// attention inside a graph reads the past only after gathering it into fresh tensors (Gather +
+// Concat + Attention's own copies), and at long contexts those copies dominate a step (see the
+// comparison in decoder-graph.ts's header). Every op outside attention is row-wise, so the
+// segments take the step's tokens as packed rows [N, ·] (all sequences, prefill chunks and
+// decodes alike, no padding) and only attention needs to know which rows belong together.
+//
+// Segment 0:        hidden (embedded rows) → input_layernorm → QKV → RoPE → q, k, v
+// Segment l (1..L-1): attn (layer l-1's attention output), hidden (residual) → o_proj + residual →
+//                   post_attention_layernorm → MLP + residual → input_layernorm(l) → QKV → RoPE
+//                   → q, k, v, residual
+// Segment L:        attn, hidden → o_proj, MLP, final norm → rows picked by logits_rows → lm_head
+//
+// RoPE: each segment takes the step's own cos/sin rows ([N, headDim/2], computed by the runner
+// from one table) with positions 0..N-1, so no segment stores a table of every position.
+// Embedding lookup happens in the runner (one row copy per token, quantized rows dequantized).
+import { GraphBuilder, BuiltModel, attrFloat, attrInt } from './graph-builder';
+import { OnnxDataType } from './onnx-proto';
+import { emitLinear, LinearOptions } from './linear';
+import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
+import { castTo, weightInitializer } from './compute-dtype';
+import { ModelArchConfig, ModelWeights } from '../types';
+
+export const SegmentInputs = {
+  hidden: 'hidden',
+  attn: 'attn',
+  ropeCos: 'rope_cos',
+  ropeSin: 'rope_sin',
+  ropePositions: 'rope_positions',
+  logitsRows: 'logits_rows',
+} as const;
+
+export const SegmentOutputs = { q: 'q', k: 'k', v: 'v', residual: 'residual', logits: 'logits' } as const;
+
+/** Builds segment `index` of `config.numLayers + 1` (see the file header). */
+export function buildDecoderSegment(config: ModelArchConfig, weights: ModelWeights, index: number, opts: LinearOptions): BuiltModel {
+  const c = config;
+  if (c.architecture !== 'llama' && c.architecture !== 'qwen2') throw new Error(`architecture '${c.architecture as string}' is not supported`);
+  if (!Number.isInteger(index) || index < 0 || index > c.numLayers) throw new Error(`segment ${index} does not exist (0..${c.numLayers})`);
+  const g = new GraphBuilder(`${c.architecture}-segment-${index}`);
+  const f32 = OnnxDataType.FLOAT;
+  const dtype = opts.dtype ?? 'float32';
+  const weight = (name: string, dims: number[], values: Float32Array) => weightInitializer(g, dtype, name, dims, values);
+  const qDim = c.numHeads * c.headDim;
+  const kvDim = c.numKvHeads * c.headDim;
+  const prefix = (l: number) => `model.layers.${l}.`;
+  const norm = (name: string) => weight(name, [c.hiddenSize], toF32(requireWeight(weights, name)));
+  const eps = attrFloat(c.rmsNormEps);
+  const last = index === c.numLayers;
+
+  const hiddenIn = castTo(g, g.input(SegmentInputs.hidden, f32, ['rows', c.hiddenSize]), 'float32', dtype);
+  let normed: string;
+  let residual: string;
+  if (index === 0) {
+    normed = g.op('SimplifiedLayerNormalization', [hiddenIn, norm(`${prefix(0)}input_layernorm.weight`)], { axis: attrInt(-1), epsilon: eps });
+    residual = hiddenIn;
+  } else {
+    const l = index - 1;
+    const attn = castTo(g, g.input(SegmentInputs.attn, f32, ['rows', qDim]), 'float32', dtype);
+    const oName = `${prefix(l)}self_attn.o_proj.weight`;
+    const oWeight = requireWeight(weights, oName);
+    checkLinear(oName, oWeight, qDim, c.hiddenSize);
+    const attnOut = emitLinear(g, attn, oName, [oWeight], null, qDim, opts);
+    const skip = (x: string, res: string, normName: string) =>
+      g.node('SkipSimplifiedLayerNormalization', [x, res, norm(normName)], [0, 1, 2, 3].map(() => g.fresh('skipnorm')), { epsilon: eps }, 'com.microsoft');
+    const [normed2, , , residual2] = skip(attnOut, hiddenIn, `${prefix(l)}post_attention_layernorm.weight`);
+    const gateUp = ['gate_proj', 'up_proj'].map((n) => {
+      const name = `${prefix(l)}mlp.${n}.weight`;
+      const t = requireWeight(weights, name);
+      checkLinear(name, t, c.hiddenSize, c.intermediateSize);
+      return t;
+    });
+    const gu = emitLinear(g, normed2, `${prefix(l)}mlp.gate_up_proj.weight`, gateUp, null, c.hiddenSize, opts);
+    const [gate, up] = g.node('Split', [gu, g.constInt64([c.intermediateSize, c.intermediateSize])], 2, { axis: attrInt(1) });
+    const act = g.op('Mul', [g.op('Mul', [gate, g.op('Sigmoid', [gate])]), up]);
+    const downName = `${prefix(l)}mlp.down_proj.weight`;
+    const down = requireWeight(weights, downName);
+    checkLinear(downName, down, c.intermediateSize, c.hiddenSize);
+    const mlpOut = emitLinear(g, act, downName, [down], null, c.intermediateSize, opts);
+    const outs = skip(mlpOut, residual2, last ? 'model.norm.weight' : `${prefix(index)}input_layernorm.weight`);
+    normed = outs[0];
+    residual = outs[3];
+  }
+
+  if (last) {
+    const rows = g.input(SegmentInputs.logitsRows, OnnxDataType.INT64, ['picked']);
+    const picked = g.op('Gather', [normed, rows], { axis: attrInt(0) });
+    const untied = !c.tieWordEmbeddings && weights.has('lm_head.weight');
+    const headName = untied ? 'lm_head.weight' : 'model.embed_tokens.weight';
+    const head = requireWeight(weights, headName);
+    checkLinear(headName, head, c.hiddenSize, c.vocabSize);
+    const logits = emitLinear(g, picked, untied ? headName : 'lm_head.tied.weight', [head], null, c.hiddenSize, opts);
+    g.node('Identity', [castTo(g, logits, dtype, 'float32')], [SegmentOutputs.logits]);
+    g.output(SegmentOutputs.logits, f32, ['picked', c.vocabSize]);
+    return g.build({ '': 23, 'com.microsoft': 1 });
+  }
+
+  const l = index;
+  const attnParts = ['q_proj', 'k_proj', 'v_proj'].map((n) => {
+    const name = `${prefix(l)}self_attn.${n}.weight`;
+    const t = requireWeight(weights, name);
+    checkLinear(name, t, c.hiddenSize, n === 'q_proj' ? qDim : kvDim);
+    return t;
+  });
+  const qkvBias = c.attentionBias ? concatF32(['q_proj', 'k_proj', 'v_proj'].map((n) => toF32(requireWeight(weights, `${prefix(l)}self_attn.${n}.bias`)))) : null;
+  const qkv = emitLinear(g, normed, `${prefix(l)}self_attn.qkv_proj.weight`, attnParts, qkvBias, c.hiddenSize, opts);
+  const [q, k, v] = g.node('Split', [qkv, g.constInt64([qDim, kvDim, kvDim])], 3, { axis: attrInt(1) });
+  // RotaryEmbedding wants [1, N, heads * headDim] and a cache indexed by position: here the cache
+  // holds exactly the step's rows, so row i is position i.
+  const half = c.headDim / 2;
+  const cos = castTo(g, g.input(SegmentInputs.ropeCos, f32, ['rows', half]), 'float32', dtype);
+  const sin = castTo(g, g.input(SegmentInputs.ropeSin, f32, ['rows', half]), 'float32', dtype);
+  const positions = g.input(SegmentInputs.ropePositions, OnnxDataType.INT64, [1, 'rows']);
+  const rotary = (x: string, heads: number, width: number) => {
+    const rows3d = g.op('Reshape', [x, g.constInt64([1, -1, width])]);
+    const rotated = g.op('RotaryEmbedding', [rows3d, positions, cos, sin], { num_heads: attrInt(heads) }, 'com.microsoft');
+    return g.op('Reshape', [rotated, g.constInt64([-1, width])]);
+  };
+  g.node('Identity', [castTo(g, rotary(q, c.numHeads, qDim), dtype, 'float32')], [SegmentOutputs.q]);
+  g.node('Identity', [castTo(g, rotary(k, c.numKvHeads, kvDim), dtype, 'float32')], [SegmentOutputs.k]);
+  g.node('Identity', [castTo(g, v, dtype, 'float32')], [SegmentOutputs.v]);
+  g.output(SegmentOutputs.q, f32, ['rows', qDim]);
+  g.output(SegmentOutputs.k, f32, ['rows', kvDim]);
+  g.output(SegmentOutputs.v, f32, ['rows', kvDim]);
+  if (index > 0) {
+    g.node('Identity', [castTo(g, residual, dtype, 'float32')], [SegmentOutputs.residual]);
+    g.output(SegmentOutputs.residual, f32, ['rows', c.hiddenSize]);
+  }
+  return g.build({ '': 23, 'com.microsoft': 1 });
+}

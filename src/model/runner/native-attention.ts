@@ -1,0 +1,61 @@
+// Loads the native paged-attention addon (native/src/attention.cc), built at install time by
+// scripts/build-native.js. Optional: when it is missing (no compiler at install, another
+// platform) the runner falls back to the in-graph attention and says why once.
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+/** The addon's interface (argument checks live in the C++ code; it throws TypeError on bad input). */
+export interface NativeAttention {
+  /** Causal attention of packed query rows over each sequence's cache blocks; writes `out`. */
+  attention(
+    q: Float32Array,
+    out: Float32Array,
+    kCache: Float32Array | Uint16Array,
+    vCache: Float32Array | Uint16Array,
+    /** Per sequence: first row, row count, past length, offset of its block table in `tables`. */
+    seqs: Int32Array,
+    tables: Int32Array,
+    /** [numHeads, numKvHeads, headDim, blockSize, kvType] (kvType: 0 float32, 1 half, 2 bfloat16). */
+    dims: Int32Array,
+    scale: number,
+  ): void;
+  /** Writes rows i of newK/newV ([n, kvDim] float32) into cache rows slots[i], narrowing to kvType. */
+  writeKv(newK: Float32Array, newV: Float32Array, kCache: Float32Array | Uint16Array, vCache: Float32Array | Uint16Array, slots: Int32Array, kvType: number): void;
+  /** Threads attention may use (the caller plus n - 1 sleeping helpers). */
+  setThreads(n: number): void;
+  /** True when the AVX2/FMA/F16C kernel runs (else the portable one). */
+  readonly simd: boolean;
+}
+
+const ADDON = join('native', 'build', 'Release', 'ortllm_native.node');
+let loaded: { addon: NativeAttention | null; reason: string } | null = null;
+
+/** The package root holding native/build (walks up from here: src/ under ts-jest, dist/src/ when built). */
+function addonPath(): string | null {
+  for (let dir = __dirname, i = 0; i < 6; i++, dir = dirname(dir)) {
+    if (existsSync(join(dir, ADDON))) return join(dir, ADDON);
+  }
+  return null;
+}
+
+function load(): { addon: NativeAttention | null; reason: string } {
+  const path = addonPath();
+  if (!path) return { addon: null, reason: `${ADDON} is not built (npm install builds it with node-gyp; run \`node scripts/build-native.js\` to see why it failed)` };
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return { addon: require(path) as NativeAttention, reason: '' };
+  } catch (err) {
+    return { addon: null, reason: `${path} did not load: ${err instanceof Error ? err.message : String(err)}` };
+  }
+}
+
+/** The addon, or null (see nativeAttentionUnavailable for why). */
+export function nativeAttention(): NativeAttention | null {
+  loaded ??= load();
+  return loaded.addon;
+}
+
+export function nativeAttentionUnavailable(): string {
+  loaded ??= load();
+  return loaded.reason;
+}

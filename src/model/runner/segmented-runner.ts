@@ -1,0 +1,178 @@
+// ModelRunner over the decoder cut at its attention (graph/decoder-segments.ts): one ONNX session
+// per segment, and the native paged-attention kernel (native-attention.ts) between them, reading
+// each sequence's past K/V in place from the paged cache.
+//
+// A step packs every scheduled token into one set of rows — prefill chunks of several sequences
+// and all decodes together, no padding — because everything but attention is row-wise; the
+// kernel gets each sequence's rows, past length and block table. So prefill chunks of many
+// requests run as one batch, and a decode step's cost grows with the tokens actually cached, not
+// with a padded or gathered copy of them.
+import * as ort from 'onnxruntime-node';
+import { buildDecoderSegment, SegmentInputs, SegmentOutputs } from '../graph/decoder-segments';
+import { computeDtypeOf } from '../graph/compute-dtype';
+import type { AccuracyLevel } from '../graph/matmul-nbits';
+import { ropeTables } from '../graph/rope';
+import type { LoadedModel, ModelArchConfig, RunnerOptions, StepResult, StepSequence } from '../types';
+import { EmbeddingRows } from './embedding-rows';
+import { PagedKvCache } from './kv-cache';
+import { KV_STORAGE } from './kv-dtype';
+import type { NativeAttention } from './native-attention';
+import { PagedRunner } from './paged-runner';
+import { createSession } from './session';
+
+export interface SegmentedRunnerOptions extends RunnerOptions {
+  keepQuantized?: boolean;
+  quantAccuracyLevel?: AccuracyLevel;
+}
+
+export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedRunnerOptions, native: NativeAttention): Promise<SegmentedRunner> {
+  if (!model.weights) throw new Error('createSegmentedRunner needs model weights');
+  const config = model.config;
+  const maxPositions = Math.max(config.maxPositionEmbeddings, model.contextLength);
+  const cache = new PagedKvCache(config, opts.blockSize, opts.numBlocks, opts.kvCacheDtype ?? 'float32');
+  const linear = { keepQuantized: opts.keepQuantized ?? true, quantAccuracyLevel: opts.quantAccuracyLevel, dtype: computeDtypeOf(opts.dtype) };
+  const sessions: ort.InferenceSession[] = [];
+  try {
+    // One segment at a time: only one segment's transient weight copies exist at once.
+    for (let i = 0; i <= config.numLayers; i++) {
+      sessions.push(await createSession(buildDecoderSegment(config, model.weights, i, linear), { device: opts.device, intraOpThreads: opts.intraOpThreads }));
+    }
+  } catch (err) {
+    await Promise.all(sessions.map((s) => s.release()));
+    throw err;
+  }
+  native.setThreads(Math.max(1, opts.intraOpThreads ?? 1));
+  return new SegmentedRunner(config, cache, sessions, native, new EmbeddingRows(model.weights, config), ropeTables(config, maxPositions), maxPositions);
+}
+
+/** Where the step's rows come from and go to. */
+interface PackedStep {
+  rows: number;
+  positions: Int32Array;
+  tokens: Int32Array;
+  /** Per sequence: first row, row count, past length, table offset (the kernel's `seqs`). */
+  seqInfo: Int32Array;
+  tables: Int32Array;
+  slots: Int32Array;
+  /** Rows whose logits are returned, and per sequence where its rows start among them. */
+  logitsRows: BigInt64Array;
+  logitsAt: { first: number; count: number }[];
+}
+
+export class SegmentedRunner extends PagedRunner {
+  private readonly dims: Int32Array;
+  private readonly scale: number;
+  private readonly kvCode: number;
+  private readonly half: number;
+  private rowPositions = new BigInt64Array(0);
+
+  constructor(
+    config: ModelArchConfig,
+    cache: PagedKvCache,
+    private readonly sessions: ort.InferenceSession[],
+    private readonly native: NativeAttention,
+    private readonly embedding: EmbeddingRows,
+    private readonly rope: { cos: Float32Array; sin: Float32Array },
+    private readonly maxPositions: number,
+  ) {
+    super(config, cache, sessions[0]);
+    this.kvCode = KV_STORAGE[cache.dtype].nativeCode;
+    this.dims = Int32Array.from([config.numHeads, config.numKvHeads, config.headDim, cache.blockSize, this.kvCode]);
+    this.scale = 1 / Math.sqrt(config.headDim);
+    this.half = config.headDim / 2;
+  }
+
+  override async dispose(): Promise<void> {
+    await Promise.all(this.sessions.map((s) => s.release()));
+  }
+
+  protected async runStep(batch: readonly StepSequence[]): Promise<StepResult> {
+    const c = this.config;
+    const step = this.pack(batch);
+    const n = step.rows;
+    const ropeCos = new Float32Array(n * this.half);
+    const ropeSin = new Float32Array(n * this.half);
+    for (let r = 0; r < n; r++) {
+      const at = step.positions[r] * this.half;
+      ropeCos.set(this.rope.cos.subarray(at, at + this.half), r * this.half);
+      ropeSin.set(this.rope.sin.subarray(at, at + this.half), r * this.half);
+    }
+    if (this.rowPositions.length < n) this.rowPositions = BigInt64Array.from({ length: Math.max(n, 2 * this.rowPositions.length) }, (_, i) => BigInt(i));
+    const rope = {
+      [SegmentInputs.ropeCos]: new ort.Tensor('float32', ropeCos, [n, this.half]),
+      [SegmentInputs.ropeSin]: new ort.Tensor('float32', ropeSin, [n, this.half]),
+      [SegmentInputs.ropePositions]: new ort.Tensor('int64', this.rowPositions.subarray(0, n), [1, n]),
+    };
+    let hidden = this.embedding.rows(step.tokens);
+    const qDim = c.numHeads * c.headDim;
+    const attn = new Float32Array(n * qDim);
+    const attnTensor = new ort.Tensor('float32', attn, [n, qDim]);
+    for (let l = 0; l < c.numLayers; l++) {
+      const feeds: Record<string, ort.Tensor> = { ...rope, [SegmentInputs.hidden]: new ort.Tensor('float32', hidden, [n, c.hiddenSize]) };
+      if (l > 0) feeds[SegmentInputs.attn] = attnTensor;
+      const out = await this.sessions[l].run(feeds);
+      if (l > 0) hidden = out[SegmentOutputs.residual].data as Float32Array;
+      const k = this.cache.keys[l];
+      const v = this.cache.values[l];
+      this.native.writeKv(out[SegmentOutputs.k].data as Float32Array, out[SegmentOutputs.v].data as Float32Array, k, v, step.slots, this.kvCode);
+      this.native.attention(out[SegmentOutputs.q].data as Float32Array, attn, k, v, step.seqInfo, step.tables, this.dims, this.scale);
+    }
+    const last = await this.sessions[c.numLayers].run({
+      [SegmentInputs.hidden]: new ort.Tensor('float32', hidden, [n, c.hiddenSize]),
+      [SegmentInputs.attn]: attnTensor,
+      [SegmentInputs.logitsRows]: new ort.Tensor('int64', step.logitsRows, [step.logitsRows.length]),
+    });
+    const all = last[SegmentOutputs.logits].data as Float32Array;
+    const vocab = c.vocabSize;
+    const logits = new Float32Array(batch.length * vocab);
+    const allLogits: (Float32Array | null)[] = batch.map((s, i) => {
+      const { first, count } = step.logitsAt[i];
+      const rows = all.subarray(first * vocab, (first + count) * vocab);
+      logits.set(rows.subarray((count - 1) * vocab), i * vocab);
+      return s.allLogits ? rows : null;
+    });
+    return { logits, allLogits };
+  }
+
+  /** Packs the batch's tokens into rows and checks every position and block up front. */
+  private pack(batch: readonly StepSequence[]): PackedStep {
+    const bs = this.cache.blockSize;
+    const rows = batch.reduce((n, s) => n + s.tokens.length, 0);
+    const positions = new Int32Array(rows);
+    const tokens = new Int32Array(rows);
+    const slots = new Int32Array(rows);
+    const seqInfo = new Int32Array(4 * batch.length);
+    const tableParts: number[] = [];
+    const picked: number[] = [];
+    const logitsAt: PackedStep['logitsAt'] = [];
+    let row = 0;
+    batch.forEach((s, i) => {
+      const count = s.tokens.length;
+      const past = s.positionOffset;
+      if (count < 1) throw new Error('a step sequence needs at least one token');
+      if (past + count > this.maxPositions) throw new Error(`position ${past + count - 1} is beyond the model's ${this.maxPositions} positions`);
+      seqInfo.set([row, count, past, tableParts.length], 4 * i);
+      const blocks = Math.ceil((past + count) / bs);
+      for (let b = 0; b < blocks; b++) tableParts.push(this.cache.block(s.blockTable, b * bs));
+      for (let t = 0; t < count; t++) {
+        positions[row + t] = past + t;
+        tokens[row + t] = s.tokens[t];
+        slots[row + t] = this.cache.slot(s.blockTable, past + t);
+      }
+      const from = s.allLogits ? 0 : count - 1;
+      logitsAt.push({ first: picked.length, count: count - from });
+      for (let t = from; t < count; t++) picked.push(row + t);
+      row += count;
+    });
+    return {
+      rows,
+      positions,
+      tokens,
+      seqInfo,
+      tables: Int32Array.from(tableParts),
+      slots,
+      logitsRows: BigInt64Array.from(picked, (r) => BigInt(r)),
+      logitsAt,
+    };
+  }
+}

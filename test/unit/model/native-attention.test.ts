@@ -1,0 +1,239 @@
+/** @jest-environment ./test/helpers/ort-environment.js */
+// The native paged-attention kernel against a plain float64 reference written here, and the
+// segmented runner built on it: both attention paths give the same greedy tokens, a sequence's
+// logits do not depend on what else is in its batch, and a bfloat16 cache stays close to float32.
+import { llamaConfig, randomModel } from '../../../bench/random-llama';
+import { f16ToF32, f32ToF16 } from '../../../src/model/gguf/half';
+import { createRunner } from '../../../src/model/runner';
+import { nativeAttention, type NativeAttention } from '../../../src/model/runner/native-attention';
+import type { ModelRunner, StepSequence } from '../../../src/model/types';
+import { BlockAllocator, maxAbsDiff, NATIVE_ADDON } from '../../helpers/runner-driver';
+import { needs } from '../../helpers/needs';
+
+const word = new Uint32Array(1);
+const float = new Float32Array(word.buffer);
+function bf16ToF32(h: number): number {
+  word[0] = h << 16;
+  return float[0];
+}
+function f32ToBf16(f: number): number {
+  float[0] = f;
+  const x = word[0];
+  return ((x + 0x7fff + ((x >>> 16) & 1)) >>> 16) & 0xffff;
+}
+
+function seeded(n: number, seed: number): Float32Array {
+  let s = seed >>> 0 || 1;
+  return Float32Array.from({ length: n }, () => {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    return (s / 2 ** 32) * 2 - 1;
+  });
+}
+
+interface Case {
+  heads: number;
+  kvHeads: number;
+  headDim: number;
+  blockSize: number;
+}
+
+/** softmax(q k^T * scale) v per sequence, head and row, causal over past + own rows, float64. */
+function referenceAttention(c: Case, q: Float32Array, k: ArrayLike<number>, v: ArrayLike<number>, seqs: number[], tables: number[]): Float32Array {
+  const out = new Float32Array(q.length);
+  const group = c.heads / c.kvHeads;
+  const kvStride = c.kvHeads * c.headDim;
+  const qStride = c.heads * c.headDim;
+  const scale = 1 / Math.sqrt(c.headDim);
+  for (let s = 0; s < seqs.length / 4; s++) {
+    const [first, count, past, tableAt] = seqs.slice(4 * s, 4 * s + 4);
+    const row = (pos: number) => tables[tableAt + Math.floor(pos / c.blockSize)] * c.blockSize + (pos % c.blockSize);
+    for (let r = 0; r < count; r++) {
+      for (let h = 0; h < c.heads; h++) {
+        const kvh = Math.floor(h / group);
+        const n = past + r + 1;
+        const w = new Float64Array(n);
+        for (let j = 0; j < n; j++) {
+          let dot = 0;
+          for (let d = 0; d < c.headDim; d++) dot += q[(first + r) * qStride + h * c.headDim + d] * k[row(j) * kvStride + kvh * c.headDim + d];
+          w[j] = dot * scale;
+        }
+        const max = Math.max(...w);
+        let sum = 0;
+        for (let j = 0; j < n; j++) sum += w[j] = Math.exp(w[j] - max);
+        for (let d = 0; d < c.headDim; d++) {
+          let acc = 0;
+          for (let j = 0; j < n; j++) acc += w[j] * v[row(j) * kvStride + kvh * c.headDim + d];
+          out[(first + r) * qStride + h * c.headDim + d] = acc / sum;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+const gate = needs(NATIVE_ADDON);
+
+gate.describe('native paged attention kernel', () => {
+  let native: NativeAttention;
+  beforeAll(() => {
+    native = nativeAttention()!;
+    expect(native).not.toBeNull();
+  });
+  afterAll(() => native.setThreads(1));
+
+  // hd 8 and 64 take the SIMD kernel, hd 12 the portable one; 8 query heads on 4 or 2 KV heads,
+  // 32 on 4 (a wide GQA group), plain multi-head.
+  const cases: Case[] = [
+    { heads: 8, kvHeads: 4, headDim: 8, blockSize: 4 },
+    { heads: 6, kvHeads: 2, headDim: 12, blockSize: 5 },
+    { heads: 4, kvHeads: 4, headDim: 64, blockSize: 16 },
+    { heads: 32, kvHeads: 4, headDim: 64, blockSize: 16 },
+  ];
+  const storages = [
+    { name: 'float32', code: 0, encode: (a: Float32Array) => a, decode: (a: Float32Array | Uint16Array) => a },
+    { name: 'half', code: 1, encode: (a: Float32Array) => Uint16Array.from(a, f32ToF16), decode: (a: Float32Array | Uint16Array) => Float32Array.from(a, f16ToF32) },
+    { name: 'bfloat16', code: 2, encode: (a: Float32Array) => Uint16Array.from(a, f32ToBf16), decode: (a: Float32Array | Uint16Array) => Float32Array.from(a, bf16ToF32) },
+  ];
+
+  describe.each(cases)('$heads/$kvHeads heads, head size $headDim, blocks of $blockSize', (c) => {
+    it.each(storages.flatMap((st) => [1, 2].map((threads) => ({ ...st, threads }))))('$name cache, $threads thread(s): matches the reference', (st) => {
+      native.setThreads(st.threads);
+      const numBlocks = 48;
+      const kvStride = c.kvHeads * c.headDim;
+      const k = st.encode(seeded(numBlocks * c.blockSize * kvStride, 1));
+      const v = st.encode(seeded(numBlocks * c.blockSize * kvStride, 2));
+      // A decode with a long past, a fresh prefill, and a chunk after some past, in scattered blocks.
+      const shapes = [
+        { count: 1, past: 37 },
+        { count: 23, past: 0 },
+        { count: 9, past: 20 },
+      ];
+      const seqs: number[] = [];
+      const tables: number[] = [];
+      let row = 0;
+      let next = 0;
+      for (const { count, past } of shapes) {
+        const blocks = Math.ceil((past + count) / c.blockSize);
+        seqs.push(row, count, past, tables.length);
+        for (let b = 0; b < blocks; b++) tables.push((next++ * 7 + 3) % numBlocks);
+        row += count;
+      }
+      const q = seeded(row * c.heads * c.headDim, 3);
+      const out = new Float32Array(q.length);
+      native.attention(q, out, k, v, Int32Array.from(seqs), Int32Array.from(tables), Int32Array.from([c.heads, c.kvHeads, c.headDim, c.blockSize, st.code]), 1 / Math.sqrt(c.headDim));
+      const expected = referenceAttention(c, q, st.decode(k), st.decode(v), seqs, tables);
+      expect(maxAbsDiff(out, expected)).toBeLessThan(1e-5);
+    });
+  });
+
+  it('writeKv narrows rows into the named slots and leaves the others alone', () => {
+    const rows = Float32Array.from([1.5, -2.25, 3.0078125, 1e-3, 7, 8, 9, 10]);
+    for (const st of storages) {
+      const k = st.encode(new Float32Array(6 * 4).fill(0.5));
+      const v = st.encode(new Float32Array(6 * 4).fill(0.5));
+      native.writeKv(rows.subarray(0, 4), rows.subarray(4), k, v, Int32Array.from([4]), st.code);
+      const kf = st.decode(k);
+      expect(Array.from(kf.subarray(16, 20))).toEqual(Array.from(st.decode(st.encode(rows.subarray(0, 4)))));
+      expect(Array.from(st.decode(v).subarray(16, 20))).toEqual([7, 8, 9, 10]);
+      expect(kf[15]).toBe(0.5);
+      expect(kf[20]).toBe(0.5);
+    }
+  });
+
+  it('rejects indices outside the cache instead of reading them', () => {
+    const k = new Float32Array(4 * 4 * 8);
+    const q = new Float32Array(2 * 8);
+    const dims = Int32Array.from([2, 1, 8, 4, 0]);
+    const call = (seqs: number[], tables: number[]) => () => native.attention(q, new Float32Array(q.length), k, k, Int32Array.from(seqs), Int32Array.from(tables), dims, 1);
+    expect(call([0, 1, 3, 0], [9])).toThrow(/block id is out of range/);
+    expect(call([0, 1, 7, 0], [0])).toThrow(/block table is out of range/);
+    expect(call([0, 2, 0, 0], [0])).toThrow(/rows are out of range/);
+    expect(() => native.attention(q, q, k, k, Int32Array.from([0, 1, 0, 0]), Int32Array.from([0]), Int32Array.from([2, 1, 8, 4, 2]), 1)).toThrow(/kvType does not match/);
+    expect(() => native.writeKv(q.subarray(0, 8), q.subarray(8), k, k, Int32Array.from([16]), 0)).toThrow(/slot is out of range/);
+  });
+});
+
+gate.describe('segmented runner (native attention)', () => {
+  // GQA (8 query heads on 2 KV heads), head size 16: the SIMD kernel and the grouped path.
+  const config = llamaConfig({ hiddenSize: 128, intermediateSize: 192, numLayers: 3, numHeads: 8, numKvHeads: 2 });
+  const model = randomModel(config, 11);
+  const runners: Record<string, ModelRunner> = {};
+  const options = { blockSize: 4, numBlocks: 96, device: 'cpu' as const, intraOpThreads: 1 };
+  beforeAll(async () => {
+    runners.native = await createRunner(model, { ...options, attention: 'native' });
+    runners.graph = await createRunner(model, { ...options, attention: 'graph' });
+    runners.bf16 = await createRunner(model, { ...options, attention: 'native', kvCacheDtype: 'bfloat16' });
+  });
+  afterAll(async () => {
+    for (const r of Object.values(runners)) await r.dispose();
+  });
+
+  const argmax = (a: Float32Array, at: number, n: number) => {
+    let best = at;
+    for (let i = at; i < at + n; i++) if (a[i] > a[best]) best = i;
+    return best - at;
+  };
+
+  /** Greedy decoding of three prompts together (their prefills in one step), `steps` tokens each. */
+  async function greedy(runner: ModelRunner, prompts: number[][], steps: number): Promise<{ tokens: number[][]; logits: Float32Array[] }> {
+    const alloc = new BlockAllocator(runner);
+    const tables = prompts.map((p) => alloc.table(p.length + steps));
+    const seqs = prompts.map((p) => [...p]);
+    const logits: Float32Array[] = [];
+    let batch: StepSequence[] = prompts.map((p, i) => ({ tokens: p, positionOffset: 0, blockTable: tables[i] }));
+    for (let s = 0; s < steps; s++) {
+      const r = await runner.step(batch);
+      logits.push(r.logits.slice());
+      batch = seqs.map((seq, i) => {
+        seq.push(argmax(r.logits, i * config.vocabSize, config.vocabSize));
+        return { tokens: [seq[seq.length - 1]], positionOffset: seq.length - 1, blockTable: tables[i] };
+      });
+    }
+    return { tokens: seqs, logits };
+  }
+
+  const PROMPTS = [
+    [1, 17, 250, 33, 9, 400, 12, 8, 77, 3, 301],
+    [1, 5],
+    [1, 99, 98, 97, 96, 95, 94, 93, 92, 91, 90, 89, 88, 87, 86, 85, 84, 83, 82, 81, 80],
+  ];
+
+  it('gives the in-graph path greedy tokens and logits, prefills of several sequences in one step', async () => {
+    const a = await greedy(runners.native, PROMPTS, 12);
+    const b = await greedy(runners.graph, PROMPTS, 12);
+    expect(a.tokens).toEqual(b.tokens);
+    a.logits.forEach((l, i) => expect(maxAbsDiff(l, b.logits[i])).toBeLessThan(1e-4));
+  });
+
+  it("gives a sequence the same logits alone and batched with others' prefill chunks and decodes", async () => {
+    const runner = runners.native;
+    const alloc = new BlockAllocator(runner);
+    const prompt = PROMPTS[2];
+    const mine = alloc.table(prompt.length + 1);
+    const alone = await runner.step([{ tokens: prompt.slice(0, 10), positionOffset: 0, blockTable: mine }]);
+    const aloneNext = await runner.step([{ tokens: prompt.slice(10), positionOffset: 10, blockTable: mine }]);
+    const again = alloc.table(prompt.length + 1);
+    const other = alloc.table(PROMPTS[0].length);
+    const decoding = alloc.table(8);
+    await runner.step([{ tokens: [1, 2, 3], positionOffset: 0, blockTable: decoding }]);
+    const mixed = await runner.step([
+      { tokens: PROMPTS[0], positionOffset: 0, blockTable: other },
+      { tokens: prompt.slice(0, 10), positionOffset: 0, blockTable: again },
+      { tokens: [4], positionOffset: 3, blockTable: decoding },
+    ]);
+    const v = config.vocabSize;
+    expect(maxAbsDiff(mixed.logits.subarray(v, 2 * v), alone.logits)).toBeLessThan(1e-5);
+    const mixedNext = await runner.step([
+      { tokens: [5], positionOffset: 4, blockTable: decoding },
+      { tokens: prompt.slice(10), positionOffset: 10, blockTable: again },
+    ]);
+    expect(maxAbsDiff(mixedNext.logits.subarray(v), aloneNext.logits)).toBeLessThan(1e-5);
+  });
+
+  it('a bfloat16 cache keeps the greedy tokens of the float32 one and close logits', async () => {
+    const a = await greedy(runners.bf16, PROMPTS, 8);
+    const b = await greedy(runners.native, PROMPTS, 8);
+    expect(a.tokens).toEqual(b.tokens);
+    a.logits.forEach((l, i) => expect(maxAbsDiff(l, b.logits[i])).toBeLessThan(0.05));
+  });
+});
