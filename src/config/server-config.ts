@@ -12,7 +12,7 @@ export const LOG_LEVELS: readonly LogLevel[] = ['critical', 'error', 'warning', 
 /** --dtype after aliases (half -> float16, float -> float32); see model/graph/compute-dtype.ts. */
 export type ModelDtype = 'auto' | 'float32' | 'float16';
 /** --kv-cache-dtype; what each value stores is model/runner/kv-dtype.ts's table. */
-export type KvCacheDtypeFlag = 'auto';
+export type KvCacheDtypeFlag = 'auto' | 'bfloat16';
 export type TokenizerMode = 'auto' | 'hf' | 'slow';
 
 export interface ServerConfig {
