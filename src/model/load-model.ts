@@ -1,6 +1,7 @@
 // loadModel: picks the loader from what MODEL points at (a .gguf file, a Hugging Face directory,
 // or nothing / --load-format dummy) and assembles the LoadedModel the runner and the HTTP side use.
 import { existsSync, readSync, statSync } from 'node:fs';
+import { architectureOf } from './architectures/registry';
 import { BUILTIN_CHAT_TEMPLATE, createChatTemplate, resolveChatTemplateSource } from './chat-template';
 import { DUMMY_CONFIG, dummyWeights } from './dummy/dummy-model';
 import { loadGenerationConfig } from './generation-config';
@@ -41,24 +42,8 @@ export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
     chatTemplate: tokenizer ? buildChatTemplate(resolveChatTemplateSource(opts.chatTemplate) ?? parts.templateSource, tokenizer) : null,
     generationDefaults: generation.defaults,
     eosTokenIds,
-    contextLength: derivedContextLength(parts.config),
+    contextLength: architectureOf(parts.config).contextLength(parts.config),
   };
-}
-
-/**
- * vLLM's derived max_model_len: RoPE scaling that stretches positions (linear, dynamic, yarn)
- * multiplies the trained length by its factor (yarn from original_max_position_embeddings);
- * llama3 / longrope configs already state the extended length.
- */
-export function derivedContextLength(config: ModelArchConfig): number {
-  const scaling = config.ropeScaling;
-  const factor = Number(scaling?.factor);
-  if (!scaling || !(factor > 1) || !['linear', 'dynamic', 'yarn'].includes(String(scaling.rope_type))) {
-    return config.maxPositionEmbeddings;
-  }
-  const original = scaling.original_max_position_embeddings;
-  const base = scaling.rope_type === 'yarn' && typeof original === 'number' ? original : config.maxPositionEmbeddings;
-  return Math.floor(base * factor);
 }
 
 function loadDummy(opts: LoadModelOptions): LoadedParts {
@@ -78,7 +63,9 @@ async function loadFromPath(path: string, opts: LoadModelOptions): Promise<Loade
     const hf = loadHfModel(path, { loadWeights: opts.loadWeights });
     const tokenizerConfig = readTokenizerConfig(path);
     return {
-      ...hf,
+      config: hf.config,
+      weights: hf.weights,
+      onnxPath: hf.onnxPath,
       tokenizer: opts.skipTokenizer ? null : loadHfTokenizer(path, tokenizerConfig),
       templateSource: hfChatTemplateSource(path, tokenizerConfig),
       modelDir: path,

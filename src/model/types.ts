@@ -2,28 +2,46 @@
 // Loaders produce a LoadedModel; the runner turns it into batched forward passes
 // over a paged KV cache that the runner owns and the engine accounts for.
 
-export type Architecture = 'llama' | 'qwen2';
-
-/** Decoder shape, in Hugging Face config.json terms. */
+/**
+ * What every architecture reports, whatever its family: the engine sizes batches and caches from
+ * it and the API reads the vocabulary size. `architecture` is the key of the descriptor in
+ * src/model/architectures/ that produced the config; families extend this with their own fields.
+ */
 export interface ModelArchConfig {
-  architecture: Architecture;
+  architecture: string;
   hiddenSize: number;
-  intermediateSize: number;
   numLayers: number;
   numHeads: number;
   numKvHeads: number;
   headDim: number;
   vocabSize: number;
+  maxPositionEmbeddings: number;
+}
+
+/** Decoder shape (llama, qwen2), in Hugging Face config.json terms. */
+export interface DecoderArchConfig extends ModelArchConfig {
+  intermediateSize: number;
   rmsNormEps: number;
   ropeTheta: number;
   /** Llama-3 style scaling ({rope_type:'llama3', factor, low_freq_factor, high_freq_factor,
    * original_max_position_embeddings}) or linear; null when absent. */
   ropeScaling: Record<string, unknown> | null;
-  maxPositionEmbeddings: number;
   tieWordEmbeddings: boolean;
   /** qwen2 has biases on q/k/v projections. */
   attentionBias: boolean;
 }
+
+/** How a sequence's hidden states become one vector (vLLM's pooling_type). */
+export type PoolingType = 'CLS' | 'MEAN' | 'LAST';
+
+/** What a model's runner returns, which decides its graph's head (src/model/architectures/). */
+export type ModelOutput =
+  /** Next-token logits of a KV-cached decoder (generation). */
+  | { kind: 'logits' }
+  /** One pooled hidden state per sequence (embeddings). */
+  | { kind: 'pooled'; pooling: PoolingType }
+  /** Classifier logits per sequence, from the pooled hidden state (classification, cross-encoder scores). */
+  | { kind: 'classifier'; pooling: PoolingType; numLabels: number };
 
 /** GGML block formats we keep quantized (raw blocks, rows along the input dimension). */
 export type QuantFormat = 'q8_0' | 'q4_0' | 'q4_k' | 'q6_k';

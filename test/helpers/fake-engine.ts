@@ -10,9 +10,9 @@ import type {
   RequestOutput,
   SchedulerStats,
 } from '../../src/engine/types';
-import type { ModelArchConfig } from '../../src/model/types';
+import type { DecoderArchConfig } from '../../src/model/types';
 
-export const FAKE_ARCH: ModelArchConfig = {
+export const FAKE_ARCH: DecoderArchConfig = {
   architecture: 'llama',
   hiddenSize: 64,
   intermediateSize: 172,

@@ -1,7 +1,7 @@
 // An independent, deliberately plain reference forward pass of a llama/qwen2 decoder, for
 // checking the ONNX graph. Straightforward loops in float64 accumulators; slow is fine.
 import { dequantize } from '../../src/model/gguf/dequant';
-import { ModelArchConfig, ModelWeights } from '../../src/model/types';
+import { DecoderArchConfig, ModelArchConfig, ModelWeights } from '../../src/model/types';
 
 function weight(weights: ModelWeights, name: string): Float32Array {
   const t = weights.get(name);
@@ -33,7 +33,7 @@ function rmsNorm(x: Float64Array, w: Float32Array, eps: number): Float64Array {
  * Inverse frequencies and cos/sin multiplier after HF rope_scaling ('linear' divides all; 'llama3'
  * only the long wavelengths; 'freq_factors' per frequency; 'yarn' ramps between divided and not).
  */
-function ropeScaling(c: ModelArchConfig): { freqs: number[]; gain: number } {
+function ropeScaling(c: DecoderArchConfig): { freqs: number[]; gain: number } {
   const freqs: number[] = [];
   for (let i = 0; i < c.headDim; i += 2) freqs.push(Math.pow(c.ropeTheta, -i / c.headDim));
   const s = c.ropeScaling;
@@ -42,7 +42,7 @@ function ropeScaling(c: ModelArchConfig): { freqs: number[]; gain: number } {
   return { freqs: scaledFrequencies(c, freqs, kind), gain: 1 };
 }
 
-function yarn(c: ModelArchConfig, freqs: number[]): { freqs: number[]; gain: number } {
+function yarn(c: DecoderArchConfig, freqs: number[]): { freqs: number[]; gain: number } {
   const s = c.ropeScaling!;
   const factor = s['factor'] as number;
   const original = (s['original_max_position_embeddings'] as number) ?? c.maxPositionEmbeddings;
@@ -58,7 +58,7 @@ function yarn(c: ModelArchConfig, freqs: number[]): { freqs: number[]; gain: num
   return { freqs: out, gain: factor > 1 ? 1 + 0.1 * Math.log(factor) : 1 };
 }
 
-function scaledFrequencies(c: ModelArchConfig, freqs: number[], kind: string): number[] {
+function scaledFrequencies(c: DecoderArchConfig, freqs: number[], kind: string): number[] {
   const s = c.ropeScaling;
   if (!s || kind === 'default') return freqs;
   const factor = s['factor'] as number;
@@ -94,7 +94,9 @@ function rope(x: Float64Array, heads: number, headDim: number, position: number,
 }
 
 /** Logits [tokens.length][vocab] of a full causal forward pass over `tokens` from position 0. */
-export function referenceForward(config: ModelArchConfig, weights: ModelWeights, tokens: readonly number[]): Float32Array[] {
+/** `config`: a llama/qwen2 config (a loaded model's config is typed as the base). */
+export function referenceForward(modelConfig: ModelArchConfig, weights: ModelWeights, tokens: readonly number[]): Float32Array[] {
+  const config = modelConfig as DecoderArchConfig;
   const c = config;
   const hd = c.headDim;
   const freqs = ropeScaling(c);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { encodeBF16, encodeF16 } from '../../src/model/gguf/quantize';
 import { loadGgufModel } from '../../src/model/gguf/load-gguf';
 import { ggufVocabToTokenizerJson } from '../../src/model/tokenizer';
-import type { ModelArchConfig, WeightTensor } from '../../src/model/types';
+import type { DecoderArchConfig, WeightTensor } from '../../src/model/types';
 
 export type SafetensorsDtype = 'F32' | 'F16' | 'BF16';
 
@@ -21,14 +21,14 @@ export async function writeHfDirFromGguf(ggufPath: string, dir: string, opts: Wr
   mkdirSync(dir, { recursive: true });
   const metadata = file.metadata;
   const tensors = weights!.names().map((name) => ({ name, tensor: weights!.get(name) }));
-  writeJson(join(dir, 'config.json'), hfConfigJson(config, metadata));
+  writeJson(join(dir, 'config.json'), hfConfigJson(config as DecoderArchConfig, metadata));
   writeSafetensorsShards(dir, tensors, opts.dtype ?? 'F32', opts.shards ?? 1);
   const { tokenizerJson, tokenizerConfig } = ggufVocabToTokenizerJson(metadata);
   writeJson(join(dir, 'tokenizer.json'), tokenizerJson);
   writeJson(join(dir, 'tokenizer_config.json'), tokenizerConfig);
 }
 
-function hfConfigJson(config: ModelArchConfig, metadata: Record<string, unknown>): object {
+function hfConfigJson(config: DecoderArchConfig, metadata: Record<string, unknown>): object {
   return {
     architectures: [config.architecture === 'qwen2' ? 'Qwen2ForCausalLM' : 'LlamaForCausalLM'],
     model_type: config.architecture,

@@ -38,7 +38,7 @@ import { OnnxDataType } from './onnx-proto';
 import { emitLinear, LinearOptions } from './linear';
 import { ropeTables } from './rope';
 import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
-import { ModelArchConfig, ModelWeights } from '../types';
+import { DecoderArchConfig, ModelWeights } from '../types';
 
 export const DecoderInputs = {
   inputIds: 'input_ids',
@@ -59,11 +59,8 @@ export interface DecoderGraphOptions extends LinearOptions {
   blockSize: number;
 }
 
-export function buildDecoderGraph(config: ModelArchConfig, weights: ModelWeights, opts: DecoderGraphOptions): BuiltModel {
+export function buildDecoderGraph(config: DecoderArchConfig, weights: ModelWeights, opts: DecoderGraphOptions): BuiltModel {
   const c = config;
-  if (c.architecture !== 'llama' && c.architecture !== 'qwen2') {
-    throw new Error(`architecture '${c.architecture}' is not supported`);
-  }
   const g = new GraphBuilder(`${c.architecture}-decoder`);
   const f32 = OnnxDataType.FLOAT;
   const i64 = OnnxDataType.INT64;

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadGenerationConfig, parseGenerationConfig } from '../../../src/model/generation-config';
-import { derivedContextLength, loadModel } from '../../../src/model/load-model';
+import { derivedContextLength } from '../../../src/model/architectures/decoder-family';
+import { loadModel } from '../../../src/model/load-model';
 import { DUMMY_CONFIG } from '../../../src/model/dummy/dummy-model';
 import { loadOptions, sharedModel } from '../../helpers/model-files';
 

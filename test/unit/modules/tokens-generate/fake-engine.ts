@@ -13,7 +13,7 @@ import type {
   SchedulerStats,
 } from '../../../../src/engine/types';
 import { OUTPUT_KIND } from '../../../../src/engine/types';
-import type { ChatTemplate, ModelArchConfig, Tokenizer } from '../../../../src/model/types';
+import type { ChatTemplate, DecoderArchConfig, Tokenizer } from '../../../../src/model/types';
 
 export interface FakeEngineOptions {
   tokenizer: Tokenizer | null;
@@ -39,7 +39,7 @@ export function fakeLogprobs(tokenId: number, k: number): PositionLogprobs {
 }
 
 export class FakeEngine implements EngineClient {
-  readonly modelConfig: ModelArchConfig;
+  readonly modelConfig: DecoderArchConfig;
   readonly maxModelLen: number;
   readonly maxNumSeqs: number;
   readonly tokenizer: Tokenizer | null;
