@@ -77,6 +77,8 @@ export function randomModel(config: DecoderArchConfig, seed = 1): LoadedModel {
   return {
     source: 'random',
     config,
+    output: { kind: 'logits' },
+    pooler: null,
     weights: randomWeights(config, seed),
     onnxPath: null,
     tokenizer: null,

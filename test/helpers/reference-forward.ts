@@ -93,11 +93,20 @@ function rope(x: Float64Array, heads: number, headDim: number, position: number,
   }
 }
 
-/** Logits [tokens.length][vocab] of a full causal forward pass over `tokens` from position 0. */
-/** `config`: a llama/qwen2 config (a loaded model's config is typed as the base). */
+/**
+ * Logits [tokens.length][vocab] of a full causal forward pass over `tokens` from position 0.
+ * `config`: a llama/qwen2 config (a loaded model's config is typed as the base).
+ */
 export function referenceForward(modelConfig: ModelArchConfig, weights: ModelWeights, tokens: readonly number[]): Float32Array[] {
-  const config = modelConfig as DecoderArchConfig;
-  const c = config;
+  const c = modelConfig as DecoderArchConfig;
+  const embed = weight(weights, 'model.embed_tokens.weight');
+  const head = !c.tieWordEmbeddings && weights.has('lm_head.weight') ? weight(weights, 'lm_head.weight') : embed;
+  return referenceHiddenStates(c, weights, tokens).map((hidden) => Float32Array.from(matVec(head, hidden, c.vocabSize)));
+}
+
+/** The final (RMS-normed) hidden state of every position of a causal forward pass over `tokens`. */
+export function referenceHiddenStates(modelConfig: ModelArchConfig, weights: ModelWeights, tokens: readonly number[]): Float64Array[] {
+  const c = modelConfig as DecoderArchConfig;
   const hd = c.headDim;
   const freqs = ropeScaling(c);
   const group = c.numHeads / c.numKvHeads;
@@ -124,7 +133,6 @@ export function referenceForward(modelConfig: ModelArchConfig, weights: ModelWei
     };
   });
   const finalNorm = weight(weights, 'model.norm.weight');
-  const head = !c.tieWordEmbeddings && weights.has('lm_head.weight') ? weight(weights, 'lm_head.weight') : embed;
 
   return tokens.map((token, pos) => {
     let x = Float64Array.from(embed.subarray(token * c.hiddenSize, (token + 1) * c.hiddenSize));
@@ -161,6 +169,6 @@ export function referenceForward(modelConfig: ModelArchConfig, weights: ModelWei
       const down = matVec(L.down, act, c.hiddenSize);
       x = x.map((val, i) => val + down[i]);
     }
-    return Float32Array.from(matVec(head, rmsNorm(x, finalNorm, c.rmsNormEps), c.vocabSize));
+    return rmsNorm(x, finalNorm, c.rmsNormEps);
   });
 }

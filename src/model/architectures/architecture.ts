@@ -28,6 +28,7 @@
 
 import type { BuiltModel } from '../graph/graph-builder';
 import type { DecoderGraphOptions } from '../graph/decoder-graph';
+import type { LinearOptions } from '../graph/linear';
 import type { GgufFile } from '../gguf/gguf-file';
 import type { ModelArchConfig, ModelOutput, ModelWeights, PoolingType } from '../types';
 
@@ -70,8 +71,9 @@ export interface GgufMapping<C extends ModelArchConfig> {
 }
 
 /** Options every pooling graph takes (see graph/pooling-graph.ts for the I/O contract). */
-export interface PoolingGraphOptions {
-  keepQuantized: boolean;
+export interface PoolingGraphOptions extends LinearOptions {
+  /** Longest sequence the graph must handle (RoPE tables of decoders). */
+  maxPositions: number;
 }
 
 export interface GraphBuilders<C extends ModelArchConfig> {
@@ -86,6 +88,11 @@ export interface ArchitectureDescriptor<C extends ModelArchConfig = ModelArchCon
   readonly name: string;
   /** Pooling when nothing else says (vLLM: LAST for decoders, CLS for BERT-style encoders). */
   readonly defaultPooling: PoolingType;
+  /**
+   * Its classifiers read a (query, document) pair as a sentence pair (separator token, token type
+   * ids), as cross-encoders are trained; otherwise the two texts are simply concatenated.
+   */
+  readonly sentencePairs: boolean;
   readonly hf: HfMapping<C>;
   readonly gguf?: GgufMapping<C>;
   weightSpecs(config: C, output: ModelOutput): WeightSpec[];

@@ -2,7 +2,7 @@
 // weight names (HF's `model.layers.{i}.…`), the GGUF mapping of llama.cpp files and the graphs
 // (graph/decoder-graph.ts). Each member (llama.ts, qwen2.ts) states only how it differs.
 
-import { buildDecoderGraph } from '../graph/decoder-graph';
+import { buildDecoderGraph, buildDecoderPoolingGraph } from '../graph/decoder-graph';
 import { ggufArchConfig } from '../gguf/gguf-config';
 import { ropePermutedHeads } from '../gguf/rope-permute';
 import { ggufTensorName, hfTensorName } from '../gguf/tensor-names';
@@ -29,6 +29,7 @@ export function decoderDescriptor(traits: DecoderTraits): ArchitectureDescriptor
   return {
     name: traits.name,
     defaultPooling: 'LAST',
+    sentencePairs: false,
     hf: {
       modelTypes: traits.modelTypes,
       config: (json, ctx) => decoderHfConfig(json, ctx, traits),
@@ -50,6 +51,7 @@ export function decoderDescriptor(traits: DecoderTraits): ArchitectureDescriptor
     contextLength: derivedContextLength,
     graphs: {
       causalLm: buildDecoderGraph,
+      pooling: buildDecoderPoolingGraph,
     },
   };
 }
@@ -143,5 +145,7 @@ export function decoderWeightSpecs(config: DecoderArchConfig, output: ModelOutpu
   }
   specs.push({ name: 'model.norm.weight', shape: [h], isNorm: true });
   if (output.kind === 'logits' && !config.tieWordEmbeddings) specs.push({ name: 'lm_head.weight', shape: [vocabSize, h], isNorm: false });
+  // *ForSequenceClassification checkpoints (and decoders converted to classifiers) score the pooled state.
+  if (output.kind === 'classifier') specs.push({ name: 'score.weight', shape: [output.numLabels, h], isNorm: false });
   return specs;
 }

@@ -3,13 +3,15 @@
 
 import type { ModelArchConfig } from '../types';
 import type { ArchitectureDescriptor, WeightSpec } from './architecture';
+import { bert } from './bert';
 import { llama } from './llama';
 import { qwen2 } from './qwen2';
+import { xlmRoberta } from './xlm-roberta';
 
 // Each descriptor is typed for its own config; the registry hands them out for the config they made.
 type AnyDescriptor = ArchitectureDescriptor<any>;
 
-export const ARCHITECTURES: readonly AnyDescriptor[] = [llama, qwen2];
+export const ARCHITECTURES: readonly AnyDescriptor[] = [llama, qwen2, bert, xlmRoberta];
 
 /** The descriptor that produced `config`. */
 export function architectureOf(config: ModelArchConfig): ArchitectureDescriptor {

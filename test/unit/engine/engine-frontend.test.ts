@@ -12,6 +12,8 @@ const config = { vocabSize: 100 } as ModelArchConfig;
 const model = {
   source: 'fake',
   config,
+  output: { kind: 'logits' },
+  pooler: null,
   weights: null,
   onnxPath: null,
   tokenizer: null,
