@@ -2,13 +2,30 @@
 // to the core, routes the core's outputs to each request's stream, and turns client
 // disconnects into aborts. It never touches the model.
 
-import { EngineDeadError, RequestValidationError } from './errors';
+import { EngineDeadError, RequestValidationError, wrongRunnerError } from './errors';
 import { encodeBadWords } from './sampling';
 import { OutputStream } from './output-stream';
 import type { CoreConnection, CoreEvent } from './core/protocol';
-import { engineLimits, validateEngineRequest, type EngineLimits } from './core/validate-request';
-import type { EngineClient, EngineHealth, EngineOptions, EngineRequest, IterationStats, RequestOutput, SchedulerStats } from './types';
-import type { ChatTemplate, GenerationDefaults, LoadedModel, ModelArchConfig, Tokenizer } from '../model/types';
+import { engineLimits, validateEncodeRequest, validateEngineRequest, type EngineLimits } from './core/validate-request';
+import type {
+  EncodeRequest,
+  EngineClient,
+  EngineHealth,
+  EngineOptions,
+  EngineRequest,
+  IterationStats,
+  PoolingRequestOutput,
+  RequestOutput,
+  SchedulerStats,
+} from './types';
+import type { ChatTemplate, GenerationDefaults, LoadedModel, ModelArchConfig, ModelOutput, PoolerSettings, Tokenizer } from '../model/types';
+
+/** A pooling request waiting for its one result. */
+interface PendingEncode {
+  promptTokenIds: number[];
+  resolve: (output: PoolingRequestOutput) => void;
+  reject: (error: Error) => void;
+}
 
 export class EngineFrontend implements EngineClient {
   readonly modelConfig: ModelArchConfig;
@@ -18,8 +35,11 @@ export class EngineFrontend implements EngineClient {
   readonly chatTemplate: ChatTemplate | null;
   readonly eosTokenIds: number[];
   readonly generationDefaults: GenerationDefaults;
+  readonly modelOutput: ModelOutput;
+  readonly pooler: PoolerSettings | null;
   private readonly limits: EngineLimits;
   private readonly streams = new Map<string, OutputStream>();
+  private readonly encodes = new Map<string, PendingEncode>();
   private readonly listeners = new Set<(stats: IterationStats) => void>();
   private latestStats: SchedulerStats;
   private deadError: string | null = null;
@@ -33,6 +53,8 @@ export class EngineFrontend implements EngineClient {
     this.chatTemplate = model.chatTemplate;
     this.eosTokenIds = model.eosTokenIds;
     this.generationDefaults = model.generationDefaults;
+    this.modelOutput = model.output;
+    this.pooler = model.pooler;
     this.limits = engineLimits(info, options, model.config.vocabSize);
     this.latestStats = { numRunning: 0, numWaiting: 0, kvCacheUsage: 0, numBlocks: info.numBlocks, blockSize: info.blockSize };
   }
@@ -47,6 +69,12 @@ export class EngineFrontend implements EngineClient {
       case 'step':
         this.latestStats = event.stats;
         for (const output of event.outputs) this.streams.get(output.requestId)?.push(output);
+        for (const result of event.pooled ?? []) {
+          const pending = this.encodes.get(result.requestId);
+          if (!pending) continue;
+          if ('data' in result) pending.resolve({ requestId: result.requestId, promptTokenIds: pending.promptTokenIds, data: result.data });
+          else pending.reject(new Error(result.error));
+        }
         for (const listener of this.listeners) {
           try {
             listener(event.iteration);
@@ -58,6 +86,7 @@ export class EngineFrontend implements EngineClient {
       case 'rejected': {
         const error = event.name === 'RequestValidationError' ? new RequestValidationError(event.message, event.param) : new Error(event.message);
         this.streams.get(event.requestId)?.fail(error);
+        this.encodes.get(event.requestId)?.reject(error);
         break;
       }
       case 'dead':
@@ -71,10 +100,12 @@ export class EngineFrontend implements EngineClient {
     this.deadError = error;
     console.error(`[engine] engine core is dead: ${error}`);
     for (const stream of this.streams.values()) stream.fail(new EngineDeadError(error));
+    for (const pending of this.encodes.values()) pending.reject(new EngineDeadError(error));
   }
 
   async *generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
     const connection = this.liveConnection();
+    if (this.modelOutput.kind !== 'logits') throw wrongRunnerError('generate');
     validateEngineRequest(request, this.limits);
     if (request.params.bad_words.length > 0 && this.tokenizer) encodeBadWords(request.params.bad_words, this.tokenizer);
     const id = request.requestId;
@@ -101,6 +132,33 @@ export class EngineFrontend implements EngineClient {
     }
   }
 
+  async encode(request: EncodeRequest, signal?: AbortSignal): Promise<PoolingRequestOutput> {
+    const connection = this.liveConnection();
+    if (this.modelOutput.kind === 'logits') throw wrongRunnerError('encode');
+    validateEncodeRequest(request, this.limits);
+    const id = request.requestId;
+    if (this.encodes.has(id) || this.streams.has(id)) throw new RequestValidationError(`Request id ${id} is already running.`, 'request_id');
+    signal?.throwIfAborted();
+    let settled = false;
+    const result = new Promise<PoolingRequestOutput>((resolve, reject) => {
+      this.encodes.set(id, { promptTokenIds: request.promptTokenIds, resolve, reject });
+    });
+    // The client went away: the core drops the request (and frees its batch slot) at once.
+    const onAbort = () => {
+      if (!settled) this.encodes.get(id)?.reject(signal!.reason instanceof Error ? signal!.reason : new Error('request aborted'));
+      this.abort([id]);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      connection.encode({ ...request, arrivalTime: request.arrivalTime ?? Date.now() });
+      return await result;
+    } finally {
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      this.encodes.delete(id);
+    }
+  }
+
   abort(requestIds: string[]): void {
     if (this.connection && this.deadError === null && requestIds.length > 0) this.connection.abort(requestIds);
   }
@@ -122,6 +180,7 @@ export class EngineFrontend implements EngineClient {
     const connection = this.connection;
     this.connection = null;
     for (const stream of this.streams.values()) stream.fail(new EngineDeadError('engine is shutting down'));
+    for (const pending of this.encodes.values()) pending.reject(new EngineDeadError('engine is shutting down'));
     this.deadError ??= 'engine was shut down';
     await connection?.shutdown();
   }

@@ -7,6 +7,7 @@ import type {
   EngineHealth,
   EngineRequest,
   IterationStats,
+  PoolingRequestOutput,
   RequestOutput,
   SchedulerStats,
 } from '../../src/engine/types';
@@ -39,6 +40,8 @@ export class FakeEngine implements EngineClient {
   readonly chatTemplate = null;
   readonly eosTokenIds = [2];
   readonly generationDefaults = {};
+  readonly modelOutput = { kind: 'logits' } as const;
+  readonly pooler = null;
   alive = true;
   readonly aborted: string[] = [];
   readonly requests: EngineRequest[] = [];
@@ -50,6 +53,10 @@ export class FakeEngine implements EngineClient {
   generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
     this.requests.push(request);
     return this.script(request, signal);
+  }
+
+  encode(): Promise<PoolingRequestOutput> {
+    return Promise.reject(new Error('this fake engine generates only'));
   }
 
   abort(requestIds: string[]): void {

@@ -1,14 +1,18 @@
-// Builds an EngineCore over a loaded model (runner, KV budget, limits) and drives its step
-// loop. The same host runs inside the engine worker thread and in-process (useWorker=false).
+// Builds the engine core over a loaded model and drives its step loop: EngineCore (runner, KV
+// budget, sampling) for generation models, PoolingCore (no KV) for pooling models. The same host
+// runs inside the engine worker thread and in-process (useWorker=false).
 
 import * as os from 'node:os';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { createRunner, kvBytesPerBlock } from '../../model/runner';
-import type { LoadedModel, ModelRunner } from '../../model/types';
-import type { EngineOptions, EngineRequest } from '../types';
+import { createPoolingRunner } from '../../model/runner/pooling-runner';
+import type { LoadedModel } from '../../model/types';
+import { wrongRunnerError } from '../errors';
+import type { EncodeRequest, EngineOptions, EngineRequest } from '../types';
 import type { CoreEvent, CoreInfo } from './protocol';
 import { CompletionProcessorFactory } from './completion-processor';
 import { EngineCore } from './engine-core';
+import { PoolingCore } from './pooling-core';
 
 /** Share of free memory the KV cache takes when --kv-cache-memory is not given. */
 const AUTO_KV_MEMORY_FRACTION = 0.2;
@@ -67,6 +71,21 @@ export function defaultIntraOpThreads(): number {
   return Math.max(1, os.availableParallelism() - 1);
 }
 
+/** The step loop's view of a core, generation or pooling. */
+interface SteppingCore {
+  hasWork(): boolean;
+  step(): Promise<void>;
+  abort(requestIds: readonly string[]): void;
+}
+
+/** The core and what to do with each kind of request (the other kind is refused). */
+interface HostedCore {
+  core: SteppingCore;
+  add(request: EngineRequest): void;
+  encode(request: EncodeRequest): void;
+  dispose(): Promise<void>;
+}
+
 export class EngineCoreHost {
   private stopped = false;
   private wake: (() => void) | null = null;
@@ -74,8 +93,7 @@ export class EngineCoreHost {
 
   private constructor(
     readonly info: CoreInfo,
-    private readonly core: EngineCore,
-    private readonly runner: ModelRunner,
+    private readonly hosted: HostedCore,
     private readonly emit: (event: CoreEvent) => void,
   ) {
     this.loop = this.run();
@@ -83,6 +101,10 @@ export class EngineCoreHost {
 
   /** Creates the runner and starts the step loop; events go to `emit`. */
   static async start(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void): Promise<EngineCoreHost> {
+    return model.output.kind === 'logits' ? EngineCoreHost.startGeneration(model, options, emit) : EngineCoreHost.startPooling(model, options, emit);
+  }
+
+  private static async startGeneration(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void): Promise<EngineCoreHost> {
     const plan = planKvCache(model, options);
     const runner = await createRunner(model, {
       blockSize: options.blockSize,
@@ -111,22 +133,45 @@ export class EngineCoreHost {
       onStep: (outputs, stats, iteration) => emit({ type: 'step', outputs, stats, iteration }),
     });
     const info: CoreInfo = { numBlocks: plan.numBlocks, blockSize: options.blockSize, maxModelLen: plan.maxModelLen };
-    return new EngineCoreHost(info, core, runner, emit);
+    return new EngineCoreHost(
+      info,
+      { core, add: (r) => core.addRequest(r), encode: () => refuse('encode'), dispose: () => runner.dispose() },
+      emit,
+    );
+  }
+
+  /** No KV cache: max_model_len is the model's (or the flag's), and one step holds at least one whole sequence. */
+  private static async startPooling(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void): Promise<EngineCoreHost> {
+    const maxModelLen = options.maxModelLen ?? model.contextLength;
+    if (maxModelLen > model.contextLength) {
+      throw new Error(`max_model_len ${maxModelLen} is larger than the model's context length ${model.contextLength}.`);
+    }
+    const runner = await createPoolingRunner(model, { device: options.device, intraOpThreads: options.intraOpThreads ?? defaultIntraOpThreads() });
+    const budget = Math.max(options.maxNumBatchedTokens, maxModelLen);
+    console.info(`[engine] pooling model: no KV cache, max_model_len ${maxModelLen}, ${budget} tokens per step`);
+    const core = new PoolingCore(
+      runner,
+      { maxModelLen, maxNumSeqs: options.maxNumSeqs, maxNumBatchedTokens: budget, schedulingPolicy: options.schedulingPolicy, vocabSize: model.config.vocabSize, blockSize: options.blockSize },
+      { onStep: (pooled, stats, iteration) => emit({ type: 'step', outputs: [], pooled, stats, iteration }) },
+    );
+    const info: CoreInfo = { numBlocks: 0, blockSize: options.blockSize, maxModelLen };
+    return new EngineCoreHost(
+      info,
+      { core, add: () => refuse('generate'), encode: (r) => core.addRequest(r), dispose: () => runner.dispose() },
+      emit,
+    );
   }
 
   add(request: EngineRequest): void {
-    try {
-      this.core.addRequest(request);
-    } catch (err) {
-      const e = err as Error & { param?: string | null };
-      this.emit({ type: 'rejected', requestId: request.requestId, message: e.message, param: e.param ?? null, name: e.name });
-      return;
-    }
-    this.wake?.();
+    this.accept(request.requestId, () => this.hosted.add(request));
+  }
+
+  encode(request: EncodeRequest): void {
+    this.accept(request.requestId, () => this.hosted.encode(request));
   }
 
   abort(requestIds: string[]): void {
-    this.core.abort(requestIds);
+    this.hosted.core.abort(requestIds);
     this.wake?.();
   }
 
@@ -134,18 +179,31 @@ export class EngineCoreHost {
     this.stopped = true;
     this.wake?.();
     await this.loop;
-    await this.runner.dispose();
+    await this.hosted.dispose();
+  }
+
+  /** Queues a request, or tells the frontend why not (RequestValidationError there). */
+  private accept(requestId: string, queue: () => void): void {
+    try {
+      queue();
+    } catch (err) {
+      const e = err as Error & { param?: string | null };
+      this.emit({ type: 'rejected', requestId, message: e.message, param: e.param ?? null, name: e.name });
+      return;
+    }
+    this.wake?.();
   }
 
   private async run(): Promise<void> {
+    const core = this.hosted.core;
     try {
       while (!this.stopped) {
-        if (!this.core.hasWork()) {
+        if (!core.hasWork()) {
           await new Promise<void>((resolve) => (this.wake = resolve));
           this.wake = null;
           continue;
         }
-        await this.core.step();
+        await core.step();
         // Lets add/abort messages in between steps even when a step did no async work.
         await yieldToEventLoop();
       }
@@ -154,4 +212,8 @@ export class EngineCoreHost {
       this.emit({ type: 'dead', error: `engine core failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}` });
     }
   }
+}
+
+function refuse(kind: 'generate' | 'encode'): never {
+  throw wrongRunnerError(kind);
 }

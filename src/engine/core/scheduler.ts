@@ -5,7 +5,7 @@
 // goes back to the waiting queue to be recomputed later.
 
 import { nowMs } from './clock';
-import { KvCacheManager, type PrefixHit } from './kv-cache-manager';
+import type { BlockManager, PrefixHit } from './kv-cache-manager';
 import type { Sequence } from './sequence';
 
 export type SchedulingPolicy = 'fcfs' | 'priority';
@@ -14,6 +14,11 @@ export interface SchedulerConfig {
   maxNumSeqs: number;
   maxNumBatchedTokens: number;
   policy: SchedulingPolicy;
+  /**
+   * A prompt may be split over steps (default). Pooling models keep no KV between steps, so
+   * their sequences are scheduled whole or not at all (the budget must fit the longest one).
+   */
+  chunkedPrefill?: boolean;
 }
 
 export interface ScheduledSequence {
@@ -40,7 +45,7 @@ export class Scheduler {
 
   constructor(
     readonly config: SchedulerConfig,
-    readonly kv: KvCacheManager,
+    readonly kv: BlockManager,
   ) {}
 
   get numWaiting(): number {
@@ -93,7 +98,7 @@ export class Scheduler {
     for (let i = 0; i < this.running.length && budget > 0; ) {
       const seq = this.running[i];
       const numNew = Math.min(seq.numTokens - seq.numComputedTokens, budget);
-      if (numNew <= 0) {
+      if (numNew <= 0 || !this.fits(seq.numTokens - seq.numComputedTokens, numNew)) {
         i++;
         continue;
       }
@@ -123,7 +128,7 @@ export class Scheduler {
       const firstTime = seq.numComputedTokens === 0 && seq.firstScheduledAt === null;
       const hit: PrefixHit = seq.skipPrefixCache ? { blockIds: [], numTokens: 0 } : this.kv.findPrefixHit(seq);
       const numNew = Math.min(seq.numTokens - hit.numTokens, budget);
-      if (!this.kv.allocate(seq, hit.numTokens, numNew, hit)) break;
+      if (!this.fits(seq.numTokens - hit.numTokens, numNew) || !this.kv.allocate(seq, hit.numTokens, numNew, hit)) break;
       this.waiting.shift();
       if (!seq.skipPrefixCache && this.kv.enablePrefixCaching) {
         plan.prefixCacheQueries += seq.numTokens;
@@ -170,6 +175,11 @@ export class Scheduler {
       seq.status = 'finished';
       this.kv.free(id);
     }
+  }
+
+  /** Whether `numNew` of a sequence's `remaining` tokens may run this step. */
+  private fits(remaining: number, numNew: number): boolean {
+    return this.config.chunkedPrefill !== false || numNew === remaining;
   }
 
   private pickVictim(): Sequence {

@@ -3,7 +3,7 @@
 
 import { RequestValidationError } from '../errors';
 import { validateSamplingParams } from '../sampling-params';
-import type { EngineOptions, EngineRequest } from '../types';
+import type { EncodeRequest, EngineOptions, EngineRequest } from '../types';
 
 export interface EngineLimits {
   maxModelLen: number;
@@ -34,25 +34,45 @@ export function effectiveMaxTokens(request: EngineRequest, maxModelLen: number):
   return request.params.max_tokens === null ? room : Math.min(request.params.max_tokens, room);
 }
 
-export function validateEngineRequest(request: EngineRequest, limits: EngineLimits): void {
-  const { params, promptTokenIds } = request;
+/** What generation and pooling requests have in common: an id, a priority and in-vocabulary prompt tokens. */
+function validateRequestBasics(request: EngineRequest | EncodeRequest, limits: EngineLimits): void {
+  const { promptTokenIds } = request;
   if (typeof request.requestId !== 'string' || request.requestId.length === 0) {
     throw new RequestValidationError('request_id must be a non-empty string.', 'request_id');
   }
-  validateSamplingParams(params, { vocabSize: limits.vocabSize, maxNumSeqs: limits.maxNumSeqs });
-
   const priority = request.priority ?? 0;
   if (!Number.isInteger(priority)) throw new RequestValidationError(`priority must be an integer, got ${priority}.`, 'priority');
   if (priority !== 0 && limits.schedulingPolicy !== 'priority') {
     throw new RequestValidationError('Got priority != 0 but the scheduling policy is not "priority".', 'priority');
   }
-
   if (promptTokenIds.length === 0) throw new RequestValidationError('The decoder prompt cannot be empty.', 'prompt');
   for (const id of promptTokenIds) {
     if (!Number.isInteger(id) || id < 0 || id >= limits.vocabSize) {
       throw new RequestValidationError(`Token id ${id} is out of vocabulary (vocab size ${limits.vocabSize}).`, 'prompt');
     }
   }
+}
+
+/** A pooling request runs whole: its prompt may use all of max_model_len (no room for output is needed). */
+export function validateEncodeRequest(request: EncodeRequest, limits: Pick<EngineLimits, 'maxModelLen' | 'vocabSize' | 'schedulingPolicy'>): void {
+  validateRequestBasics(request, { ...limits, maxNumSeqs: 1, kvCapacityTokens: 0 });
+  const n = request.promptTokenIds.length;
+  if (n > limits.maxModelLen) {
+    throw new RequestValidationError(
+      `This model's maximum context length is ${limits.maxModelLen} tokens. However, you requested ${n} tokens in the input. ` +
+        'Please reduce the length of the input.',
+      'input',
+    );
+  }
+  if (request.tokenTypeIds != null && request.tokenTypeIds.length !== n) {
+    throw new RequestValidationError('token_type_ids must have one entry per prompt token.', 'token_type_ids');
+  }
+}
+
+export function validateEngineRequest(request: EngineRequest, limits: EngineLimits): void {
+  const { params, promptTokenIds } = request;
+  validateRequestBasics(request, limits);
+  validateSamplingParams(params, { vocabSize: limits.vocabSize, maxNumSeqs: limits.maxNumSeqs });
 
   const promptLen = promptTokenIds.length;
   if (promptLen >= limits.maxModelLen) {

@@ -53,6 +53,7 @@ export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreE
         return info!;
       },
       add: (request) => post({ type: 'add', request }),
+      encode: (request) => post({ type: 'encode', request }),
       abort: (requestIds) => post({ type: 'abort', requestIds }),
       shutdown: async () => {
         if (exited) return;

@@ -29,6 +29,7 @@ function setup() {
   const connection: CoreConnection = {
     info: { numBlocks: 8, blockSize: 4, maxModelLen: 32 },
     add: (r) => added.push(r),
+    encode: () => undefined,
     abort: (ids) => aborted.push(ids),
     shutdown: async () => undefined,
   };

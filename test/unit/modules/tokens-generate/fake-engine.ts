@@ -8,6 +8,7 @@ import type {
   EngineClient,
   EngineRequest,
   FinishReason,
+  PoolingRequestOutput,
   PositionLogprobs,
   RequestOutput,
   SchedulerStats,
@@ -46,6 +47,8 @@ export class FakeEngine implements EngineClient {
   readonly chatTemplate: ChatTemplate | null;
   readonly eosTokenIds: number[];
   readonly generationDefaults = {};
+  readonly modelOutput = { kind: 'logits' } as const;
+  readonly pooler = null;
   readonly requests: EngineRequest[] = [];
   readonly aborted: string[] = [];
   private readonly live = new Map<string, () => void>();
@@ -138,6 +141,10 @@ export class FakeEngine implements EngineClient {
       this.live.delete(request.requestId);
       signal?.removeEventListener('abort', onSignal);
     }
+  }
+
+  encode(): Promise<PoolingRequestOutput> {
+    return Promise.reject(new Error('this fake engine generates only'));
   }
 
   abort(requestIds: string[]): void {
