@@ -3,7 +3,7 @@
 // with a partial object. toEngineOptions() maps the result onto the engine's contract.
 
 import type { EngineOptions } from '../engine/types';
-import type { LoadModelOptions } from '../model/types';
+import type { ConvertFlag, LoadModelOptions, PoolerConfigFlag, RunnerFlag } from '../model/types';
 
 export type LogLevel = 'critical' | 'error' | 'warning' | 'info' | 'debug' | 'trace';
 export const LOG_LEVELS: readonly LogLevel[] = ['critical', 'error', 'warning', 'info', 'debug', 'trace'];
@@ -58,7 +58,19 @@ export interface ServerConfig {
   maxRequestBodyBytes: number;
   /** ortllm: seconds in-flight requests get to finish after SIGTERM/SIGINT. */
   shutdownTimeoutSeconds: number;
+  /** --runner: generate, pooling, or auto (from config.json's architectures). */
+  runner: RunnerFlag;
+  /** --convert: serve a generative model as an embedder / classifier. */
+  convert: ConvertFlag;
+  /** --pooler-config (JSON). */
+  poolerConfig: PoolerConfigFlag | null;
+  /** Deprecated --task; mapped onto runner / convert (vLLM's mapping) by resolveServerConfig. */
+  task: TaskFlag | null;
 }
+
+/** The deprecated --task values (vLLM's TaskOption, text models). */
+export const TASKS = ['auto', 'generate', 'embedding', 'embed', 'classify', 'score', 'reward'] as const;
+export type TaskFlag = (typeof TASKS)[number];
 
 /** Name reported for the built-in dummy model when no --served-model-name is given. */
 export const DUMMY_MODEL_NAME = 'ortllm-dummy';
@@ -107,6 +119,10 @@ export const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'a
   disableFastapiDocs: false,
   maxRequestBodyBytes: 32 * 2 ** 20,
   shutdownTimeoutSeconds: 30,
+  runner: 'auto',
+  convert: 'auto',
+  poolerConfig: null,
+  task: null,
 };
 
 /** A flag value that cannot be served; the CLI prints it and exits with code 2. */
@@ -148,8 +164,25 @@ export function resolveServerConfig(
     config.enableScaleOut = true;
   }
   config.rootPath = normalizeRootPath(config.rootPath);
+  applyDeprecatedTask(config, given);
   validate(config);
   return config;
+}
+
+/**
+ * vLLM's mapping of the deprecated --task: generate -> --runner generate; a pooling task ->
+ * --runner pooling with the matching --convert ('score' keeps the architecture's own pooling
+ * task). It may not be combined with --runner / --convert.
+ */
+function applyDeprecatedTask(config: ServerConfig, given: Partial<ServerConfig>): void {
+  const task = config.task;
+  if (task === null || task === 'auto') return;
+  check(given.runner === undefined && given.convert === undefined, '--task is deprecated and cannot be combined with --runner or --convert; use those instead');
+  const convert: Record<Exclude<TaskFlag, 'auto' | 'generate'>, ConvertFlag> = { embedding: 'embed', embed: 'embed', classify: 'classify', score: 'auto', reward: 'reward' };
+  config.runner = task === 'generate' ? 'generate' : 'pooling';
+  config.convert = task === 'generate' ? 'auto' : convert[task];
+  const replacement = task === 'generate' ? '--runner generate' : `--runner pooling${config.convert === 'auto' ? '' : ` --convert ${config.convert}`}`;
+  process.emitWarning(`--task is deprecated (as in vLLM); use ${replacement} instead.`, 'DeprecationWarning');
 }
 
 function normalizeRootPath(rootPath: string): string {
@@ -175,6 +208,9 @@ function validate(c: ServerConfig): void {
   check(Number.isInteger(c.maxRequestBodyBytes) && c.maxRequestBodyBytes > 0, '--max-request-body-size must be a positive size');
   check(c.shutdownTimeoutSeconds >= 0, '--shutdown-timeout must be >= 0');
   check((c.sslKeyfile === null) === (c.sslCertfile === null), '--ssl-keyfile and --ssl-certfile must be given together');
+  check(['auto', 'generate', 'pooling'].includes(c.runner), "--runner must be 'auto', 'generate' or 'pooling'");
+  check(['auto', 'none', 'embed', 'classify', 'reward'].includes(c.convert), "--convert must be 'auto', 'none', 'embed', 'classify' or 'reward'");
+  check(c.task === null || (TASKS as readonly string[]).includes(c.task), `--task must be one of ${TASKS.join(', ')}`);
 }
 
 /** The model name reported in responses and the metrics `model_name` label. */
@@ -190,6 +226,7 @@ export function toLoadModelOptions(c: ServerConfig): LoadModelOptions {
     skipTokenizer: c.skipTokenizerInit,
     chatTemplate: c.chatTemplate,
     generationConfig: c.generationConfig,
+    serving: { runner: c.runner, convert: c.convert, poolerConfig: c.poolerConfig },
   };
 }
 

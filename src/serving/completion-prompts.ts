@@ -25,8 +25,8 @@ function isTokenList(value: unknown): value is number[] {
   return Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'number');
 }
 
-/** Splits the `prompt` field into one entry per prompt, keeping each entry's form. */
-export function splitCompletionPrompt(prompt: unknown): Array<string | number[]> {
+/** Splits the `prompt` field (or the embeddings' `input`) into one entry per prompt, keeping each entry's form. */
+export function splitCompletionPrompt(prompt: unknown, param = 'prompt'): Array<string | number[]> {
   if (typeof prompt === 'string') return [prompt];
   if (isTokenList(prompt)) return [prompt];
   if (Array.isArray(prompt) && prompt.length > 0) {
@@ -34,11 +34,11 @@ export function splitCompletionPrompt(prompt: unknown): Array<string | number[]>
     if (prompt.every((p) => isTokenList(p))) return prompt as number[][];
   }
   if (Array.isArray(prompt) && prompt.length === 0) {
-    throw new RequestValidationError('prompt cannot be empty.', 'prompt');
+    throw new RequestValidationError(`${param} cannot be empty.`, param);
   }
   throw new RequestValidationError(
-    'prompt must be a string, an array of strings, an array of token ids or an array of token-id arrays.',
-    'prompt',
+    `${param} must be a string, an array of strings, an array of token ids or an array of token-id arrays.`,
+    param,
   );
 }
 

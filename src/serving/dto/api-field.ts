@@ -54,11 +54,12 @@ export const JsonListField = (spec: FieldSpec, items: Schema = { type: 'object',
 /** Any JSON value; the serving layer refuses it when present (features not supported yet). */
 export const AnyField = (spec: FieldSpec, schema: Schema = {}) => field(spec, schema, []);
 
-/** `stop`: a string or a list of strings. */
-export const StopField = (spec: FieldSpec) =>
+/** A string or a list of strings (`stop`, score texts, …). */
+export const StringOrListField = (spec: FieldSpec) =>
   field(spec, { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] }, [
-    Check('isStop', (v) => typeof v === 'string' || isStringList(v), '$property must be a string or a list of strings'),
+    Check('isStringOrList', (v) => typeof v === 'string' || isStringList(v), '$property must be a string or a list of strings'),
   ]);
+export const StopField = StringOrListField;
 
 /** Completion `prompt`: string | string[] | int[] | int[][]. */
 export const PromptField = (spec: FieldSpec) =>

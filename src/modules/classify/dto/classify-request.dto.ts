@@ -1,0 +1,7 @@
+// POST /classify body.
+
+import { IntersectionType } from '@nestjs/swagger';
+import type { ClassifyRequestBody } from '../../../serving/pooling/classify-serving';
+import { ActivationFieldsDto, PoolingInputFieldsDto } from '../../pooling/dto/pooling-fields.dto';
+
+export class ClassifyRequestDto extends IntersectionType(PoolingInputFieldsDto, ActivationFieldsDto) implements ClassifyRequestBody {}

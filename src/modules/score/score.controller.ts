@@ -1,0 +1,33 @@
+// POST /score, /v1/score, /rerank, /v1/rerank and /v2/rerank (registered for embedding models
+// and single-label classifiers, as vLLM's enable_scoring_api decides).
+
+import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { disconnectSignal } from '../../common/sse';
+import { responseIdBase } from '../../serving/http-request-id';
+import { ScoreServing, type RerankResponse, type ScoreResponse } from '../../serving/pooling/score-serving';
+import { RerankRequestDto, ScoreRequestDto } from './dto/score-request.dto';
+import { RerankResponseDto, ScoreResponseDto } from './dto/score-response.dto';
+
+@ApiTags('score')
+@Controller()
+export class ScoreController {
+  constructor(private readonly serving: ScoreServing) {}
+
+  @Post(['score', 'v1/score'])
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Score text pairs', description: 'text_1 against text_2 (1:1, 1:N or N:N): a cross-encoder\'s score, or the cosine similarity of embeddings.' })
+  @ApiOkResponse({ type: ScoreResponseDto })
+  createScore(@Body() body: ScoreRequestDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<ScoreResponse> {
+    return this.serving.score(body, responseIdBase(request, body.request_id), disconnectSignal(reply));
+  }
+
+  @Post(['rerank', 'v1/rerank', 'v2/rerank'])
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Rerank documents', description: 'Jina / Cohere rerank API: documents scored against the query, best first.' })
+  @ApiOkResponse({ type: RerankResponseDto })
+  doRerank(@Body() body: RerankRequestDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<RerankResponse> {
+    return this.serving.rerank(body, responseIdBase(request, body.request_id), disconnectSignal(reply));
+  }
+}
