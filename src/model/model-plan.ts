@@ -3,7 +3,6 @@
 // for HF directories config.json's `architectures` class and the sentence-transformers files.
 // The result decides the runner's output (and so the graph's head) and the pooling defaults.
 
-import type { ArchitectureDescriptor } from './architectures/architecture';
 import { isObject, type Json } from './architectures/hf-json';
 import type { SentenceTransformersConfig } from './hf/sentence-transformers';
 import type { ModelArchConfig, ModelOutput, ModelServingFlags, PoolerSettings, PoolingTask, PoolingType } from './types';
@@ -17,9 +16,17 @@ export interface ModelPlan {
   maxSeqLength: number | null;
 }
 
+/** What planning reads of an architecture descriptor (src/model/architectures/architecture.ts). */
+export interface PlannedArchitecture {
+  name: string;
+  defaultPooling: PoolingType;
+  sentencePairs: boolean;
+  graphs: { causalLm?: unknown; pooling?: unknown };
+}
+
 export interface PlanInputs {
   source: string;
-  descriptor: ArchitectureDescriptor;
+  descriptor: PlannedArchitecture;
   config: ModelArchConfig;
   /** config.json; null for GGUF files and the dummy model. */
   configJson: Json | null;
