@@ -9,7 +9,7 @@ import type { ModelServingFlags } from '../../../src/model/types';
 const AUTO: ModelServingFlags = { runner: 'auto', convert: 'auto', poolerConfig: null };
 const bertConfig = { architecture: 'bert', hiddenSize: 8, numLayers: 1, numHeads: 2, numKvHeads: 2, headDim: 4, vocabSize: 10, maxPositionEmbeddings: 16, intermediateSize: 16, layerNormEps: 1e-12, hiddenAct: 'gelu' as const, typeVocabSize: 2, positionOffset: 0 };
 
-function plan(inputs: Partial<PlanInputs> & { flags?: Partial<ModelServingFlags> }) {
+function plan(inputs: Partial<Omit<PlanInputs, "flags">> & { flags?: Partial<ModelServingFlags> }) {
   return planModel({
     source: 'm',
     descriptor: llama,
