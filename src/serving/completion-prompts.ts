@@ -45,6 +45,9 @@ export function splitCompletionPrompt(prompt: unknown, param = 'prompt'): Array<
 export function resolveTruncation(truncate: number | null, maxModelLen: number): number | null {
   if (truncate === null) return null;
   if (truncate === -1) return maxModelLen;
+  if (!Number.isInteger(truncate) || truncate < -1) {
+    throw new RequestValidationError(`truncate_prompt_tokens must be >= -1, got ${truncate}.`, 'truncate_prompt_tokens');
+  }
   if (truncate > maxModelLen) {
     throw new RequestValidationError(
       `truncate_prompt_tokens value (${truncate}) is greater than max_model_len (${maxModelLen}). ` +

@@ -6,8 +6,11 @@
 //   each layer: a = LayerNorm(x + Wo · MHA(Wq x, Wk x, Wv x))      (post-norm, all with biases)
 //               x = LayerNorm(a + W2 · act(W1 a))
 // Op choices: one Gemm for the fused QKV projection; onnx Attention (opset 23) over [B,S,H]
-// with a [B,1,S,S] padding mask; com.microsoft SkipLayerNormalization folds each residual add
-// into its LayerNorm; GELU is the opset-20 Gelu op (erf or tanh form, as hidden_act says).
+// with a [B,1,S,S] padding mask; GELU is the opset-20 Gelu op (erf or tanh form, as hidden_act
+// says). Residuals are Add + LayerNormalization: measured (MiniLM shape, one intra-op thread,
+// best of 20 on a loaded 2-core box) ~10% faster per forward than com.microsoft
+// SkipLayerNormalization at 16x128 and 32x16 tokens; an explicit MatMul/Softmax attention was
+// no faster than the Attention op within the noise.
 import { BuiltModel, GraphBuilder, attrFloat, attrInt } from './graph-builder';
 import { emitLinear, type LinearOptions } from './linear';
 import { OnnxDataType } from './onnx-proto';
@@ -51,8 +54,8 @@ export function buildEncoderGraph(c: EncoderArchConfig, weights: ModelWeights, o
 
   const mask = attentionMask4d(g, inputs, false);
   const to3d = (flat: string) => g.op('Reshape', [flat, batchSeqHidden]);
-  const skipNorm = (value: string, residual: string, prefix: string) =>
-    g.node('SkipLayerNormalization', [value, residual, vector(`${prefix}.weight`), vector(`${prefix}.bias`)], 1, { epsilon: eps }, 'com.microsoft')[0];
+  const addNorm = (value: string, residual: string, prefix: string) =>
+    g.op('LayerNormalization', [g.op('Add', [value, residual]), vector(`${prefix}.weight`), vector(`${prefix}.bias`)], { axis: attrInt(-1), epsilon: eps });
 
   for (let l = 0; l < c.numLayers; l++) {
     const p = `encoder.layer.${l}.`;
@@ -62,10 +65,10 @@ export function buildEncoderGraph(c: EncoderArchConfig, weights: ModelWeights, o
     const [q, k, v] = g.node('Split', [qkv, g.constInt64([h, h, h])], 3, { axis: attrInt(1) });
     const attn = g.op('Attention', [to3d(q), to3d(k), to3d(v), mask], { q_num_heads: attrInt(c.numHeads), kv_num_heads: attrInt(c.numHeads) });
     const attnOut = dense(g, weights, g.op('Reshape', [attn, g.constInt64([-1, h])]), `${p}attention.output.dense`, h, opts);
-    const afterAttn = skipNorm(attnOut, x, `${p}attention.output.LayerNorm`);
+    const afterAttn = addNorm(attnOut, x, `${p}attention.output.LayerNorm`);
     const inner = activation(g, c, dense(g, weights, afterAttn, `${p}intermediate.dense`, h, opts));
     const out = dense(g, weights, inner, `${p}output.dense`, c.intermediateSize, opts);
-    x = skipNorm(out, afterAttn, `${p}output.LayerNorm`);
+    x = addNorm(out, afterAttn, `${p}output.LayerNorm`);
   }
 
   const pooled = poolHidden(g, inputs, x, h);
