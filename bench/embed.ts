@@ -66,16 +66,22 @@ async function loadOrtllm(baseUrl: string, inputs: string[], concurrency: number
 
 type Extractor = (texts: string[], options: { pooling: 'mean'; normalize: boolean }) => Promise<{ dims: number[] }>;
 
+/** The part of @huggingface/transformers the bench uses. */
+interface TransformersJs {
+  env: { allowRemoteModels: boolean; localModelPath: string };
+  pipeline(task: 'feature-extraction', model: string, options: { dtype: 'fp32'; device: 'cpu' }): Promise<Extractor>;
+}
+
 /** transformers.js, installed on first use into bench/peer-transformers (never a dependency of ortllm). */
-async function loadPeer(modelDir: string): Promise<Extractor> {
+function loadPeer(modelDir: string): Promise<Extractor> {
   if (!existsSync(join(peerDir, 'node_modules', '@huggingface', 'transformers'))) {
     console.log('Installing the transformers.js peer (@huggingface/transformers) into bench/peer-transformers ...');
     execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock'], { cwd: peerDir, stdio: 'inherit' });
   }
-  const transformers = createRequire(join(peerDir, 'package.json'))('@huggingface/transformers');
+  const transformers = createRequire(join(peerDir, 'package.json'))('@huggingface/transformers') as TransformersJs;
   transformers.env.allowRemoteModels = false;
   transformers.env.localModelPath = resolve(modelDir, '..');
-  return transformers.pipeline('feature-extraction', modelDir.split('/').pop(), { dtype: 'fp32', device: 'cpu' });
+  return transformers.pipeline('feature-extraction', modelDir.split('/').pop()!, { dtype: 'fp32', device: 'cpu' });
 }
 
 /** The peer's own batching: the inputs in batches of `concurrency`, each item's latency that of its batch. */

@@ -25,5 +25,5 @@ export function parsePoolerConfig(text: string): PoolerConfigFlag {
     const ok = kind === 'positive integer' ? Number.isInteger(v) && (v as number) > 0 : typeof v === kind;
     if (!ok) throw new Error(`'${key}' must be a ${kind}`);
   }
-  return value as PoolerConfigFlag;
+  return value;
 }

@@ -81,7 +81,7 @@ function defaultMaxNumSeqs(device: 'cpu' | 'cuda'): number {
 }
 const DEFAULT_MAX_NUM_BATCHED_TOKENS = 2048;
 
-export const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'> = {
+const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'> = {
   model: null,
   host: null,
   port: 8000,

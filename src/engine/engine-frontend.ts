@@ -1,12 +1,13 @@
-// The HTTP thread's side of the engine (vLLM AsyncLLM): validates requests, forwards them
+// The HTTP thread's side of the engine (vLLM AsyncLLM): checks what only the engine knows (KV
+// capacity, bad words against the tokenizer, a duplicate running id), forwards requests
 // to the core, routes the core's outputs to each request's stream, and turns client
 // disconnects into aborts. It never touches the model.
 
-import { EngineDeadError, RequestValidationError, wrongRunnerError } from './errors';
+import { EngineDeadError, EngineInvariantError, RequestValidationError, wrongRunnerError } from './errors';
 import { encodeBadWords } from './sampling';
 import { OutputStream } from './output-stream';
 import type { CoreConnection, CoreEvent } from './core/protocol';
-import { engineLimits, validateEncodeRequest, validateEngineRequest, type EngineLimits } from './core/validate-request';
+import { checkFitsKvCache, engineLimits, type EngineLimits } from './core/validate-request';
 import type {
   EncodeRequest,
   EngineClient,
@@ -84,7 +85,12 @@ export class EngineFrontend implements EngineClient {
         }
         break;
       case 'rejected': {
-        const error = event.name === 'RequestValidationError' ? new RequestValidationError(event.message, event.param) : new Error(event.message);
+        const error =
+          event.name === 'RequestValidationError'
+            ? new RequestValidationError(event.message, event.param)
+            : event.name === 'EngineInvariantError'
+              ? new EngineInvariantError(event.message)
+              : new Error(event.message);
         this.streams.get(event.requestId)?.fail(error);
         this.encodes.get(event.requestId)?.reject(error);
         break;
@@ -106,7 +112,7 @@ export class EngineFrontend implements EngineClient {
   async *generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
     const connection = this.liveConnection();
     if (this.modelOutput.kind !== 'logits') throw wrongRunnerError('generate');
-    validateEngineRequest(request, this.limits);
+    checkFitsKvCache(request, this.limits);
     if (request.params.bad_words.length > 0 && this.tokenizer) encodeBadWords(request.params.bad_words, this.tokenizer);
     const id = request.requestId;
     if (this.streams.has(id)) throw new RequestValidationError(`Request id ${id} is already running.`, 'request_id');
@@ -135,7 +141,6 @@ export class EngineFrontend implements EngineClient {
   async encode(request: EncodeRequest, signal?: AbortSignal): Promise<PoolingRequestOutput> {
     const connection = this.liveConnection();
     if (this.modelOutput.kind === 'logits') throw wrongRunnerError('encode');
-    validateEncodeRequest(request, this.limits);
     const id = request.requestId;
     if (this.encodes.has(id) || this.streams.has(id)) throw new RequestValidationError(`Request id ${id} is already running.`, 'request_id');
     signal?.throwIfAborted();

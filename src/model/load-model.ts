@@ -15,9 +15,9 @@ import { readSentenceTransformersConfig, type SentenceTransformersConfig } from 
 import { DEFAULT_SERVING_FLAGS, planModel, type ModelPlan } from './model-plan';
 import { withFile } from './read-fully';
 import { createBuiltinTokenizer, createTokenizerFromGguf } from './tokenizer';
-import type { ChatTemplate, DecoderArchConfig, LoadedModel, LoadModelOptions, ModelArchConfig, ModelOutput, ModelWeights, Tokenizer } from './types';
+import type { ChatTemplate, LoadedModel, LoadModelOptions, ModelArchConfig, ModelOutput, ModelWeights, Tokenizer } from './types';
 
-export const DUMMY_SOURCE = 'dummy';
+const DUMMY_SOURCE = 'dummy';
 
 /** A model's metadata, read without its weights; the format-specific parts come as closures. */
 interface OpenedModel {

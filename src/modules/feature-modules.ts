@@ -32,35 +32,35 @@ export interface ServedModel {
 
 export const GENERATION_MODEL: ServedModel = { generates: true, pooler: null };
 
-export interface FeatureModuleEntry {
+interface FeatureModuleEntry {
   module: Type<unknown>;
   /** Registered when this returns true for the server's flags and model. */
   when: (config: ServerConfig, model: ServedModel) => boolean;
 }
 
 /** Always on (health, ping, version, models, metrics). */
-export const always = (): boolean => true;
+const always = (): boolean => true;
 /** Tokenize / detokenize: off with --tokens-only. */
-export const textRoutes = (c: ServerConfig): boolean => !c.tokensOnly;
+const textRoutes = (c: ServerConfig): boolean => !c.tokensOnly;
 /** The OpenAI generation routes (completions, chat): generation models, not with --tokens-only. */
-export const openAiRoutes = (c: ServerConfig, m: ServedModel): boolean => !c.tokensOnly && m.generates;
+const openAiRoutes = (c: ServerConfig, m: ServedModel): boolean => !c.tokensOnly && m.generates;
 /** Scale-out routes (generate, abort, render, derender): --enable-scale-out or --tokens-only, generation models. */
-export const scaleOutRoutes = (c: ServerConfig, m: ServedModel): boolean => (c.enableScaleOut || c.tokensOnly) && m.generates;
+const scaleOutRoutes = (c: ServerConfig, m: ServedModel): boolean => (c.enableScaleOut || c.tokensOnly) && m.generates;
 /** Legacy routes registered only with --tokens-only (POST /abort_requests). */
-export const tokensOnly = (c: ServerConfig, m: ServedModel): boolean => c.tokensOnly && m.generates;
+const tokensOnly = (c: ServerConfig, m: ServedModel): boolean => c.tokensOnly && m.generates;
 /** Scale-out routes that need a tokenizer (render, derender): absent with --tokens-only / --skip-tokenizer-init. */
-export const scaleOutTextRoutes = (c: ServerConfig, m: ServedModel): boolean => scaleOutRoutes(c, m) && !c.skipTokenizerInit;
+const scaleOutTextRoutes = (c: ServerConfig, m: ServedModel): boolean => scaleOutRoutes(c, m) && !c.skipTokenizerInit;
 /** /pooling: every pooling model. */
-export const poolingRoutes = (_c: ServerConfig, m: ServedModel): boolean => m.pooler !== null;
+const poolingRoutes = (_c: ServerConfig, m: ServedModel): boolean => m.pooler !== null;
 /** /v1/embeddings: embedding models. */
-export const embeddingRoutes = (_c: ServerConfig, m: ServedModel): boolean => m.pooler?.task === 'embed';
+const embeddingRoutes = (_c: ServerConfig, m: ServedModel): boolean => m.pooler?.task === 'embed';
 /** /classify: classification models. */
-export const classifyRoutes = (_c: ServerConfig, m: ServedModel): boolean => m.pooler?.task === 'classify';
+const classifyRoutes = (_c: ServerConfig, m: ServedModel): boolean => m.pooler?.task === 'classify';
 /** /score and /rerank: embedding models (cosine) and single-label classifiers (cross-encoders), as vLLM's enable_scoring_api. */
-export const scoreRoutes = (c: ServerConfig, m: ServedModel): boolean =>
+const scoreRoutes = (c: ServerConfig, m: ServedModel): boolean =>
   embeddingRoutes(c, m) || (classifyRoutes(c, m) && m.pooler!.labels.length === 1);
 
-export const FEATURE_MODULES: FeatureModuleEntry[] = [
+const FEATURE_MODULES: FeatureModuleEntry[] = [
   { module: HealthModule, when: always },
   { module: ModelsModule, when: always },
   { module: MetricsModule, when: always },

@@ -4,8 +4,6 @@
 import { RequestValidationError } from '../engine/errors';
 import type { Tokenizer } from '../model/types';
 
-export type CompletionPromptInput = string | string[] | number[] | number[][];
-
 export interface PreparedPrompt {
   /** Prompt text when the caller sent text (or it was decoded for echo); null for token-id prompts. */
   text: string | null;
@@ -30,8 +28,8 @@ export function splitCompletionPrompt(prompt: unknown, param = 'prompt'): Array<
   if (typeof prompt === 'string') return [prompt];
   if (isTokenList(prompt)) return [prompt];
   if (Array.isArray(prompt) && prompt.length > 0) {
-    if (prompt.every((p) => typeof p === 'string')) return prompt as string[];
-    if (prompt.every((p) => isTokenList(p))) return prompt as number[][];
+    if (prompt.every((p) => typeof p === 'string')) return prompt;
+    if (prompt.every((p) => isTokenList(p))) return prompt;
   }
   if (Array.isArray(prompt) && prompt.length === 0) {
     throw new RequestValidationError(`${param} cannot be empty.`, param);

@@ -10,6 +10,7 @@ import OpenAI from 'openai';
 import { cosine, referenceClassifierLogits, referenceEncoderStates, referencePool, writeEncoderDir, type WrittenEncoder } from '../helpers/encoder-model';
 import { SERVER_START_TIMEOUT_MS, defaultTestModel, startServer, type TestServer } from '../helpers/server';
 import { referenceBertEncode } from '../helpers/test-tokenizers';
+import { needs } from '../helpers/needs';
 import { expectApiError, postJson } from './completions-helpers';
 
 const SHAPE = { hidden: 32, layers: 2, heads: 4, intermediate: 64, maxPositions: 64 };
@@ -150,7 +151,7 @@ describe('/score and /rerank on a random cross-encoder (BertForSequenceClassific
   });
 });
 
-(stories ? describe : describe.skip)('stories260K', () => {
+needs(stories).describe('stories260K', () => {
   let embed: TestServer;
   let generate: TestServer;
   beforeAll(async () => {
@@ -162,7 +163,7 @@ describe('/score and /rerank on a random cross-encoder (BertForSequenceClassific
 
   it('--convert embed returns hidden-size vectors of norm 1; a generation server has no /v1/embeddings', async () => {
     const c = new OpenAI({ baseURL: `${embed.baseUrl}/v1`, apiKey: 'unused', maxRetries: 0 });
-    const res = await c.embeddings.create({ model: stories!, input: ['Once upon a time', 'Lily went to the park'], encoding_format: 'float' });
+    const res = await c.embeddings.create({ model: stories, input: ['Once upon a time', 'Lily went to the park'], encoding_format: 'float' });
     for (const d of res.data) {
       expect(d.embedding).toHaveLength(64);
       expect(Math.hypot(...d.embedding)).toBeCloseTo(1, 5);

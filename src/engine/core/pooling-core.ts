@@ -12,7 +12,7 @@ import { NoKvBlocks } from './no-kv-blocks';
 import type { PooledResult } from './protocol';
 import { Scheduler, type SchedulePlan, type SchedulingPolicy } from './scheduler';
 import { Sequence } from './sequence';
-import { validateEncodeRequest } from './validate-request';
+import { assertEncodeInvariants } from './validate-request';
 
 export interface PoolingCoreConfig {
   maxModelLen: number;
@@ -61,7 +61,7 @@ export class PoolingCore {
 
   /** Queues a request; throws RequestValidationError (nothing queued) when it is invalid. */
   addRequest(request: EncodeRequest): void {
-    validateEncodeRequest(request, this.config);
+    assertEncodeInvariants(request, this.config);
     if (this.requests.has(request.requestId)) {
       throw new RequestValidationError(`Request id ${request.requestId} is already running.`, 'request_id');
     }

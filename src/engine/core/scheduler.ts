@@ -21,7 +21,7 @@ export interface SchedulerConfig {
   chunkedPrefill?: boolean;
 }
 
-export interface ScheduledSequence {
+interface ScheduledSequence {
   seq: Sequence;
   /** Tokens computed this step: tokenIds[numComputedTokens .. numComputedTokens + numNewTokens). */
   numNewTokens: number;

@@ -76,11 +76,13 @@ export interface PoolingGraphOptions extends LinearOptions {
   maxPositions: number;
 }
 
+// Members are methods, not function-typed properties: a descriptor typed for its own config
+// (ArchitectureDescriptor<DecoderArchConfig>) is then one of the registry's ArchitectureDescriptor.
 export interface GraphBuilders<C extends ModelArchConfig> {
   /** Runner: runner/graph-runner.ts; I/O: graph/decoder-graph.ts. Output kind 'logits'. */
-  causalLm?: (config: C, weights: ModelWeights, opts: DecoderGraphOptions) => BuiltModel;
+  causalLm?(config: C, weights: ModelWeights, opts: DecoderGraphOptions): BuiltModel;
   /** Runner: runner/pooling-runner.ts; I/O: graph/pooling-graph.ts. Output kinds 'pooled' and 'classifier'. */
-  pooling?: (config: C, weights: ModelWeights, output: ModelOutput, opts: PoolingGraphOptions) => BuiltModel;
+  pooling?(config: C, weights: ModelWeights, output: ModelOutput, opts: PoolingGraphOptions): BuiltModel;
 }
 
 export interface ArchitectureDescriptor<C extends ModelArchConfig = ModelArchConfig> {

@@ -79,11 +79,11 @@ function encoderHfConfig(json: Json, ctx: HfConfigContext, traits: EncoderTraits
   const num = numberReader(json, ctx.source);
   const hiddenSize = num('hidden_size');
   const numHeads = num('num_attention_heads');
-  const act = String(json.hidden_act ?? 'gelu');
+  const act = typeof json.hidden_act === 'string' ? json.hidden_act : 'gelu';
   const hiddenAct = ACTIVATIONS[act];
   if (!hiddenAct) throw new Error(`${ctx.source}: hidden_act "${act}" is not supported (supported: ${Object.keys(ACTIVATIONS).join(', ')})`);
   const positionType = json.position_embedding_type ?? 'absolute';
-  if (positionType !== 'absolute') throw new Error(`${ctx.source}: position_embedding_type "${String(positionType)}" is not supported (only absolute)`);
+  if (positionType !== 'absolute') throw new Error(`${ctx.source}: position_embedding_type ${JSON.stringify(positionType)} is not supported (only absolute)`);
   return {
     architecture: traits.name,
     hiddenSize,

@@ -8,10 +8,7 @@ import { llama } from './llama';
 import { qwen2 } from './qwen2';
 import { xlmRoberta } from './xlm-roberta';
 
-// Each descriptor is typed for its own config; the registry hands them out for the config they made.
-type AnyDescriptor = ArchitectureDescriptor<any>;
-
-export const ARCHITECTURES: readonly AnyDescriptor[] = [llama, qwen2, bert, xlmRoberta];
+export const ARCHITECTURES: readonly ArchitectureDescriptor[] = [llama, qwen2, bert, xlmRoberta];
 
 /** The descriptor that produced `config`. */
 export function architectureOf(config: ModelArchConfig): ArchitectureDescriptor {
@@ -21,7 +18,7 @@ export function architectureOf(config: ModelArchConfig): ArchitectureDescriptor 
 }
 
 /** The descriptor for a config.json `model_type`; throws naming the supported ones. */
-export function architectureForHfModelType(modelType: unknown, source: string): AnyDescriptor {
+export function architectureForHfModelType(modelType: unknown, source: string): ArchitectureDescriptor {
   const descriptor = typeof modelType === 'string' ? ARCHITECTURES.find((d) => d.hf.modelTypes.includes(modelType)) : undefined;
   if (!descriptor) {
     const supported = ARCHITECTURES.flatMap((d) => d.hf.modelTypes).join(', ');
@@ -31,7 +28,7 @@ export function architectureForHfModelType(modelType: unknown, source: string): 
 }
 
 /** The descriptor for a GGUF `general.architecture`; throws naming the supported ones. */
-export function architectureForGguf(arch: unknown, path: string): AnyDescriptor {
+export function architectureForGguf(arch: unknown, path: string): ArchitectureDescriptor {
   if (typeof arch !== 'string') throw new Error(`${path}: GGUF metadata has no general.architecture`);
   const descriptor = ARCHITECTURES.find((d) => d.gguf?.architectures.includes(arch));
   if (!descriptor) {
@@ -47,7 +44,7 @@ export function checkWeightShapes(specs: readonly WeightSpec[], shapeOf: (name: 
     const shape = shapeOf(spec.name);
     if (!shape) throw new Error(`${source}: missing weight ${spec.name}`);
     if (shape.join(',') !== spec.shape.join(',')) {
-      throw new Error(`${source}: weight ${spec.name} has shape [${shape}], the config implies [${spec.shape}]`);
+      throw new Error(`${source}: weight ${spec.name} has shape [${shape.join(',')}], the config implies [${spec.shape.join(',')}]`);
     }
   }
 }

@@ -9,7 +9,7 @@ import { randomWeights } from './random-weights';
 /** Byte tokens plus the built-in special tokens. */
 const BUILTIN_VOCAB_SIZE = 256 + BUILTIN_SPECIAL_TOKENS.length;
 
-export const DUMMY_SEED = 0;
+const DUMMY_SEED = 0;
 
 export const DUMMY_CONFIG: DecoderArchConfig = {
   architecture: llama.name,

@@ -25,9 +25,9 @@ export async function createGraphRunner(model: LoadedModel, opts: GraphRunnerOpt
   const config = model.config;
   const maxPositions = Math.max(config.maxPositionEmbeddings, model.contextLength);
   const cache = new PagedKvCache(config, opts.blockSize, opts.numBlocks);
-  const buildGraph = architectureOf(config).graphs.causalLm;
-  if (!buildGraph) throw new Error(`${config.architecture} models do not generate text`);
-  const built = buildGraph(config, model.weights, { maxPositions, blockSize: opts.blockSize, keepQuantized: opts.keepQuantized ?? true,
+  const graphs = architectureOf(config).graphs;
+  if (!graphs.causalLm) throw new Error(`${config.architecture} models do not generate text`);
+  const built = graphs.causalLm(config, model.weights, { maxPositions, blockSize: opts.blockSize, keepQuantized: opts.keepQuantized ?? true,
     quantAccuracyLevel: opts.quantAccuracyLevel,
   });
   const session = await createSession(built, { device: opts.device, intraOpThreads: opts.intraOpThreads });

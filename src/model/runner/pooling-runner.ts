@@ -22,9 +22,9 @@ export async function createPoolingRunner(model: LoadedModel, opts: PoolingRunne
   const { config, output, weights } = model;
   if (!weights) throw new Error(`model ${model.source}: pooling needs weights to build a graph from (ONNX exports generate only)`);
   if (output.kind === 'logits') throw new Error('createPoolingRunner: the model is served for generation');
-  const build = architectureOf(config).graphs.pooling;
-  if (!build) throw new Error(`${config.architecture} models cannot be served for pooling`);
-  const built = build(config, weights, output, { keepQuantized: opts.keepQuantized ?? true, maxPositions: model.contextLength });
+  const graphs = architectureOf(config).graphs;
+  if (!graphs.pooling) throw new Error(`${config.architecture} models cannot be served for pooling`);
+  const built = graphs.pooling(config, weights, output, { keepQuantized: opts.keepQuantized ?? true, maxPositions: model.contextLength });
   const session = await createSession(built, { device: opts.device, intraOpThreads: opts.intraOpThreads });
   const outputSize = output.kind === 'classifier' ? output.numLabels : config.hiddenSize;
   return new GraphPoolingRunner(config, session, output.pooling, outputSize);
@@ -47,7 +47,7 @@ class GraphPoolingRunner implements PoolingRunner {
     if (this.busy) throw new Error('PoolingRunner.encode called while another call is running');
     this.busy = true;
     try {
-      const results: Float32Array[] = new Array(batch.length);
+      const results = new Array<Float32Array>(batch.length);
       for (const group of packGroups(batch)) {
         const vectors = await this.run(group.map((i) => batch[i]));
         group.forEach((i, row) => (results[i] = vectors[row]));

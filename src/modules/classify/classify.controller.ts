@@ -4,7 +4,7 @@ import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { disconnectSignal } from '../../common/sse';
-import { responseIdBase } from '../../serving/http-request-id';
+import { responseIdBase } from '../../common/request-id';
 import { ClassifyServing, type ClassificationResponse } from '../../serving/pooling/classify-serving';
 import { ClassifyRequestDto } from './dto/classify-request.dto';
 import { ClassificationResponseDto } from './dto/classify-response.dto';

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { servingProvider } from '../../serving/serving-provider';
+import { servingProvider } from '../engine/serving-provider';
 import { EmbeddingServing } from '../../serving/pooling/embedding-serving';
 import { EmbeddingsController } from './embeddings.controller';
 

@@ -5,7 +5,7 @@ import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { disconnectSignal } from '../../common/sse';
-import { responseIdBase } from '../../serving/http-request-id';
+import { responseIdBase } from '../../common/request-id';
 import { PoolingServing, type PoolingResponse } from '../../serving/pooling/pooling-serving';
 import { PoolingRequestDto } from './dto/pooling-request.dto';
 import { PoolingResponseDto } from './dto/pooling-response.dto';

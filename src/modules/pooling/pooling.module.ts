@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { servingProvider } from '../../serving/serving-provider';
+import { servingProvider } from '../engine/serving-provider';
 import { PoolingServing } from '../../serving/pooling/pooling-serving';
 import { PoolingController } from './pooling.controller';
 

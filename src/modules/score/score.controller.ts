@@ -5,7 +5,7 @@ import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { disconnectSignal } from '../../common/sse';
-import { responseIdBase } from '../../serving/http-request-id';
+import { responseIdBase } from '../../common/request-id';
 import { ScoreServing, type RerankResponse, type ScoreResponse } from '../../serving/pooling/score-serving';
 import { RerankRequestDto, ScoreRequestDto } from './dto/score-request.dto';
 import { RerankResponseDto, ScoreResponseDto } from './dto/score-response.dto';

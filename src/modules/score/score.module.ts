@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { servingProvider } from '../../serving/serving-provider';
+import { servingProvider } from '../engine/serving-provider';
 import { ScoreServing } from '../../serving/pooling/score-serving';
 import { ScoreController } from './score.controller';
 

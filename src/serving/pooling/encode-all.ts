@@ -3,8 +3,8 @@
 // ends the others too. Long embedding inputs can be chunked and averaged (--pooler-config
 // enable_chunked_processing), as vLLM's embedding serving does.
 
-import { OpenAIHttpError } from '../../common/openai-error';
-import { randomRequestId } from '../../common/request-id';
+import { OpenAIHttpError } from '../openai-error';
+import { randomRequestId } from '../ids';
 import { EngineDeadError, RequestValidationError } from '../../engine/errors';
 import type { EngineClient, PoolingRequestOutput } from '../../engine/types';
 import type { PoolingPrompt } from './pooling-input';

@@ -35,7 +35,7 @@ export abstract class PoolingServingBase {
   protected begin(body: PoolingRequestCommon, idBase: string, prefix: string, tasks: readonly PoolingTask[]): PoolingRequestContext {
     const model = resolveModelName(body.model, this.opts);
     rejectUnsupportedFields(body, ['mm_processor_kwargs']);
-    checkRequestExtras(body, false);
+    checkRequestExtras(body, this.opts, false);
     const pooler = this.engine.pooler;
     if (!pooler || !tasks.includes(pooler.task)) {
       throw new RequestValidationError(`The model \`${model}\` does not support this API (it serves ${pooler ? pooler.task : 'generation'}).`, 'model');

@@ -154,5 +154,5 @@ function texts(value: unknown, param: string): string[] {
     throw new RequestValidationError(param === 'text_1' ? 'At least one text element must be given' : 'At least one text_pair element must be given', param);
   }
   if (!list.every((t) => typeof t === 'string')) throw new RequestValidationError(`${param} must be a string or a list of strings.`, param);
-  return list as string[];
+  return list;
 }

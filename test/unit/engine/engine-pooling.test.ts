@@ -6,14 +6,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInProcessEngine } from '../../../src/engine';
-import { RequestValidationError } from '../../../src/engine/errors';
+import { EngineInvariantError } from '../../../src/engine/errors';
 import type { EngineClient, IterationStats } from '../../../src/engine/types';
 import { loadModel } from '../../../src/model/load-model';
 import { createPoolingRunner } from '../../../src/model/runner/pooling-runner';
 import type { LoadedModel } from '../../../src/model/types';
 import { writeEncoderDir } from '../../helpers/encoder-model';
 import { loadOptions } from '../../helpers/model-files';
-import { engineOptions } from './engine-fixtures';
+import { engineOptions, request } from './engine-fixtures';
 
 let tmp: string;
 let model: LoadedModel;
@@ -75,12 +75,12 @@ describe('engine encode path', () => {
     });
   });
 
-  it('refuses inputs over max_model_len, empty prompts and a generation request, before they run', async () => {
+  it('refuses, as an internal error, requests the serving layer should have stopped (too long, empty, out of vocabulary), and generation', async () => {
     await withEngine({ maxModelLen: 16 }, async (engine) => {
-      await expect(engine.encode(encodeRequest(Array(17).fill(5)))).rejects.toThrow(/maximum context length is 16 tokens. However, you requested 17 tokens/);
-      await expect(engine.encode(encodeRequest([]))).rejects.toBeInstanceOf(RequestValidationError);
-      await expect(engine.encode(encodeRequest([5, 9999]))).rejects.toThrow(/out of vocabulary/);
-      const stream = engine.generate({ requestId: 'gen', promptTokenIds: [5, 6], params: (await import('./engine-fixtures')).params() });
+      await expect(engine.encode(encodeRequest(Array(17).fill(5)))).rejects.toThrow(/more tokens than max_model_len/);
+      await expect(engine.encode(encodeRequest([]))).rejects.toBeInstanceOf(EngineInvariantError);
+      await expect(engine.encode(encodeRequest([5, 9999]))).rejects.toThrow(/outside the vocabulary/);
+      const stream = engine.generate(request([5, 6]));
       await expect((async () => { for await (const _ of stream) void _; })()).rejects.toThrow(/served for pooling/);
       expect((await engine.encode(encodeRequest([2, 5, 3]))).data.length).toBe(32);
     });

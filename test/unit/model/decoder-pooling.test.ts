@@ -6,6 +6,7 @@ import { createPoolingRunner } from '../../../src/model/runner/pooling-runner';
 import type { LoadModelOptions } from '../../../src/model/types';
 import { cosine, referencePool } from '../../helpers/encoder-model';
 import { loadOptions, sharedModel } from '../../helpers/model-files';
+import { needs } from '../../helpers/needs';
 import { referenceHiddenStates } from '../../helpers/reference-forward';
 
 const stories = sharedModel('stories260K.gguf');
@@ -21,9 +22,9 @@ async function pooled(opts: LoadModelOptions, prompts: number[][]) {
   }
 }
 
-(stories ? describe : describe.skip)('stories260K --convert embed', () => {
+needs(stories).describe('stories260K --convert embed', () => {
   it('LAST pooling (the default for decoders) gives the last position\'s final hidden state, whatever the padding', async () => {
-    const { model, vectors } = await pooled({ ...loadOptions(stories!), serving: { runner: 'auto', convert: 'embed', poolerConfig: null } }, PROMPTS);
+    const { model, vectors } = await pooled({ ...loadOptions(stories), serving: { runner: 'auto', convert: 'embed', poolerConfig: null } }, PROMPTS);
     expect(model.output).toEqual({ kind: 'pooled', pooling: 'LAST' });
     expect(model.weights!.has('lm_head.weight')).toBe(false);
     PROMPTS.forEach((p, i) => {
@@ -33,7 +34,7 @@ async function pooled(opts: LoadModelOptions, prompts: number[][]) {
   });
 
   it('MEAN pooling from --pooler-config', async () => {
-    const opts = { ...loadOptions(stories!), serving: { runner: 'pooling' as const, convert: 'auto' as const, poolerConfig: { pooling_type: 'mean' } } };
+    const opts = { ...loadOptions(stories), serving: { runner: 'pooling' as const, convert: 'auto' as const, poolerConfig: { pooling_type: 'mean' } } };
     const { model, vectors } = await pooled(opts, PROMPTS);
     expect(model.output).toEqual({ kind: 'pooled', pooling: 'MEAN' });
     PROMPTS.forEach((p, i) => {

@@ -13,7 +13,7 @@ import { classProbabilities, embeddingVector, encodeVector } from '../../../src/
 import { PoolingServing } from '../../../src/serving/pooling/pooling-serving';
 import { ScoreServing } from '../../../src/serving/pooling/score-serving';
 import type { ServingOptions } from '../../../src/serving/serving-options';
-import { FAKE_ARCH } from '../../helpers/fake-engine';
+import { fakeArch } from '../../helpers/fake-engine';
 import { bertTokenizerFiles, referenceBertEncode } from '../../helpers/test-tokenizers';
 
 const OPTS: ServingOptions = {
@@ -24,6 +24,7 @@ const OPTS: ServingOptions = {
   responseRole: 'assistant',
   trustRequestChatTemplate: false,
   maxLogprobs: 20,
+  schedulingPolicy: 'fcfs',
 };
 
 const EMBED: PoolerSettings = {
@@ -55,7 +56,7 @@ function fakeEngine(pooler: PoolerSettings, maxModelLen = 32): EngineClient & { 
   const width = pooler.task === 'classify' ? pooler.labels.length : 5;
   return {
     requests,
-    modelConfig: { ...FAKE_ARCH, hiddenSize: 5, vocabSize: tok.vocabSize },
+    modelConfig: { ...fakeArch(tok.vocabSize), hiddenSize: 5 },
     modelOutput: pooler.task === 'classify' ? { kind: 'classifier', pooling: 'CLS', numLabels: width } : { kind: 'pooled', pooling: pooler.pooling },
     pooler,
     maxModelLen,

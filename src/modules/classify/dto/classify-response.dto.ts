@@ -2,7 +2,7 @@
 
 import { ApiProperty } from '@nestjs/swagger';
 import type { ClassificationData, ClassificationResponse } from '../../../serving/pooling/classify-serving';
-import { UsageDto } from '../../../serving/dto/response-fields.dto';
+import { UsageDto } from '../../../common/dto/response-fields.dto';
 
 export class ClassificationDataDto implements ClassificationData {
   @ApiProperty({ type: 'integer' }) index!: number;

@@ -2,7 +2,7 @@
 
 import { ApiProperty } from '@nestjs/swagger';
 import type { EmbeddingData, EmbeddingResponse } from '../../../serving/pooling/embedding-serving';
-import { UsageDto } from '../../../serving/dto/response-fields.dto';
+import { UsageDto } from '../../../common/dto/response-fields.dto';
 
 export class EmbeddingDataDto implements EmbeddingData {
   @ApiProperty({ type: 'integer' }) index!: number;

@@ -4,7 +4,7 @@
 import type { PoolingInputFields } from '../../../serving/pooling/pooling-input';
 import type { EmbedDtype, EncodingFormat, Endianness } from '../../../serving/pooling/pooled-vectors';
 import type { PoolingRequestCommon } from '../../../serving/pooling/pooling-serving-base';
-import { AnyField, BoolField, EnumField, IntField, JsonListField, ObjectField, PromptField, StringField } from '../../../serving/dto/api-field';
+import { AnyField, BoolField, EnumField, IntField, JsonListField, ObjectField, PromptField, StringField } from '../../../common/dto/api-field';
 
 export class PoolingCommonFieldsDto implements PoolingRequestCommon {
   [key: string]: unknown;

@@ -2,7 +2,7 @@
 
 import { IntersectionType } from '@nestjs/swagger';
 import type { PoolingRequestBody } from '../../../serving/pooling/pooling-serving';
-import { EnumField } from '../../../serving/dto/api-field';
+import { EnumField } from '../../../common/dto/api-field';
 import { PoolingInputFieldsDto, VectorFieldsDto } from './pooling-fields.dto';
 
 export class PoolingRequestDto extends IntersectionType(PoolingInputFieldsDto, VectorFieldsDto) implements PoolingRequestBody {

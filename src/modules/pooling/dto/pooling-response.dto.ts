@@ -2,7 +2,7 @@
 
 import { ApiProperty } from '@nestjs/swagger';
 import type { PoolingData, PoolingResponse } from '../../../serving/pooling/pooling-serving';
-import { UsageDto } from '../../../serving/dto/response-fields.dto';
+import { UsageDto } from '../../../common/dto/response-fields.dto';
 
 export class PoolingDataDto implements PoolingData {
   @ApiProperty({ type: 'integer' }) index!: number;

@@ -2,7 +2,7 @@
 
 import { IntersectionType } from '@nestjs/swagger';
 import type { RerankRequestBody, ScoreRequestBody } from '../../../serving/pooling/score-serving';
-import { BoolField, IntField, StringField, StringListField, StringOrListField } from '../../../serving/dto/api-field';
+import { BoolField, IntField, StringField, StringListField, StringOrListField } from '../../../common/dto/api-field';
 import { ActivationFieldsDto, PoolingCommonFieldsDto } from '../../pooling/dto/pooling-fields.dto';
 
 export class ScoreRequestDto extends IntersectionType(PoolingCommonFieldsDto, ActivationFieldsDto) implements ScoreRequestBody {

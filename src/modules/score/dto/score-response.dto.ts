@@ -2,7 +2,7 @@
 
 import { ApiProperty } from '@nestjs/swagger';
 import type { RerankResponse, RerankResult, ScoreData, ScoreResponse } from '../../../serving/pooling/score-serving';
-import { UsageDto } from '../../../serving/dto/response-fields.dto';
+import { UsageDto } from '../../../common/dto/response-fields.dto';
 
 export class ScoreDataDto implements ScoreData {
   @ApiProperty({ type: 'integer' }) index!: number;

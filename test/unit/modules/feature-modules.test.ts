@@ -2,7 +2,6 @@
 // tasks): generation models get completions and chat, embedding models /v1/embeddings, /pooling,
 // /score and /rerank, classifiers /classify and /pooling (+ /score and /rerank with one label).
 
-import type { FastifyInstance } from 'fastify';
 import { createApp } from '../../../src/app-factory';
 import { resolveServerConfig } from '../../../src/config/server-config';
 import type { PoolerSettings } from '../../../src/model/types';
@@ -31,7 +30,7 @@ async function registered(servedModel: ServedModel): Promise<string[]> {
   const config = resolveServerConfig({ model: '/models/tiny', disableUvicornAccessLog: true, logLevel: 'error' }, {});
   const app = await createApp(config, { engine: new FakeEngine(), servedModel });
   await app.init();
-  const fastify = app.getHttpAdapter().getInstance() as FastifyInstance;
+  const fastify = app.getHttpAdapter().getInstance();
   await fastify.ready();
   try {
     const found: string[] = [];
