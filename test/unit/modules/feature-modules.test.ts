@@ -4,24 +4,11 @@
 
 import { createApp } from '../../../src/app-factory';
 import { resolveServerConfig } from '../../../src/config/server-config';
-import type { PoolerSettings } from '../../../src/model/types';
 import type { ServedModel } from '../../../src/modules/feature-modules';
 import { FakeEngine } from '../../helpers/fake-engine';
+import { poolerSettings } from '../../helpers/pooler-settings';
 
-const POOLER: PoolerSettings = {
-  task: 'embed',
-  pooling: 'CLS',
-  normalize: true,
-  dimensions: null,
-  matryoshka: false,
-  matryoshkaDimensions: null,
-  enableChunkedProcessing: false,
-  maxEmbedLen: null,
-  activation: 'sigmoid',
-  labels: ['LABEL_0'],
-  sentencePairs: true,
-  lowerCaseInputs: false,
-};
+const POOLER = poolerSettings({ pooling: 'CLS', activation: 'sigmoid', labels: ['LABEL_0'] });
 
 const ROUTES = ['/v1/completions', '/v1/chat/completions', '/tokenize', '/v1/embeddings', '/pooling', '/classify', '/score', '/v1/score', '/rerank', '/v1/rerank', '/v2/rerank'];
 

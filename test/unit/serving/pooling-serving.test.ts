@@ -14,6 +14,7 @@ import { PoolingServing } from '../../../src/serving/pooling/pooling-serving';
 import { ScoreServing } from '../../../src/serving/pooling/score-serving';
 import type { ServingOptions } from '../../../src/serving/serving-options';
 import { fakeArch } from '../../helpers/fake-engine';
+import { poolerSettings } from '../../helpers/pooler-settings';
 import { bertTokenizerFiles, referenceBertEncode } from '../../helpers/test-tokenizers';
 
 const OPTS: ServingOptions = {
@@ -27,20 +28,7 @@ const OPTS: ServingOptions = {
   schedulingPolicy: 'fcfs',
 };
 
-const EMBED: PoolerSettings = {
-  task: 'embed',
-  pooling: 'MEAN',
-  normalize: true,
-  dimensions: null,
-  matryoshka: false,
-  matryoshkaDimensions: null,
-  enableChunkedProcessing: false,
-  maxEmbedLen: null,
-  activation: 'softmax',
-  labels: ['LABEL_0', 'LABEL_1'],
-  sentencePairs: true,
-  lowerCaseInputs: false,
-};
+const EMBED = poolerSettings();
 const CROSS_ENCODER: PoolerSettings = { ...EMBED, task: 'classify', pooling: 'CLS', activation: 'sigmoid', labels: ['relevance'] };
 const CLASSIFIER: PoolerSettings = { ...EMBED, task: 'classify', pooling: 'CLS', activation: 'softmax', labels: ['neg', 'pos'] };
 
