@@ -7,7 +7,8 @@ import type { Json } from './architectures/hf-json';
 import { architectureOf } from './architectures/registry';
 import { BUILTIN_CHAT_TEMPLATE, createChatTemplate, resolveChatTemplateSource } from './chat-template';
 import { DUMMY_CONFIG, dummyWeights } from './dummy/dummy-model';
-import { loadGenerationConfig } from './generation-config';
+import { applyHfOverrides } from './config-overrides';
+import { applyGenerationOverrides, loadGenerationConfig } from './generation-config';
 import { loadGgufModelWeights, readGgufModel } from './gguf/load-gguf';
 import { hfChatTemplateSource, loadHfTokenizer, readTokenizerConfig } from './hf/hf-tokenizer-files';
 import { loadHfModelWeights, readHfModel } from './hf/load-hf';
@@ -15,7 +16,7 @@ import { readSentenceTransformersConfig, type SentenceTransformersConfig } from 
 import { DEFAULT_SERVING_FLAGS, planModel, type ModelPlan } from './model-plan';
 import { withFile } from './read-fully';
 import { createBuiltinTokenizer, createTokenizerFromGguf } from './tokenizer';
-import type { ChatTemplate, LoadedModel, LoadModelOptions, ModelArchConfig, ModelOutput, ModelWeights, Tokenizer } from './types';
+import type { ChatTemplate, DecoderArchConfig, LoadedModel, LoadModelOptions, ModelArchConfig, ModelOutput, ModelWeights, Tokenizer } from './types';
 
 const DUMMY_SOURCE = 'dummy';
 
@@ -26,8 +27,8 @@ interface OpenedModel {
   configJson: Json | null;
   sentenceTransformers: SentenceTransformersConfig | null;
   onnxPath: string | null;
-  /** Checks the weights `output` needs are there; reads them when `read`. */
-  weights(output: ModelOutput, read: boolean): ModelWeights | null;
+  /** Checks the weights `output` needs (for `config`, overrides applied) are there; reads them when `read`. */
+  weights(config: ModelArchConfig, output: ModelOutput, read: boolean): ModelWeights | null;
   tokenizer(): Tokenizer;
   /** The model's own chat template (used when --chat-template is not given). */
   templateSource: string | null;
@@ -37,14 +38,17 @@ interface OpenedModel {
 
 export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
   const source = modelSource(opts);
-  const opened = await openModel(source);
+  const opened = await openModel(source, opts);
   const plan = planFor(source, opened, opts);
   if (opened.onnxPath && plan.output.kind !== 'logits') {
     throw new Error(`${source}: an ONNX export is served for generation only; pooling needs safetensors weights`);
   }
-  const weights = opened.weights(plan.output, opts.loadWeights);
-  const generation = loadGenerationConfig(opts.generationConfig, opened.modelDir);
-  const tokenizer = opts.skipTokenizer ? null : opened.tokenizer();
+  const weights = opened.weights(opened.config, plan.output, opts.loadWeights);
+  const generation = applyGenerationOverrides(loadGenerationConfig(opts.generationConfig, opened.modelDir), opts.overrideGenerationConfig);
+  // --tokenizer: another directory's or file's tokenizer and chat template.
+  const replaced = opts.tokenizer && !opts.skipTokenizer ? await loadTokenizer(opts.tokenizer) : null;
+  if (replaced) opened.templateSource = replaced.templateSource;
+  const tokenizer = opts.skipTokenizer ? null : (replaced?.tokenizer ?? opened.tokenizer());
   const eosTokenIds = [...new Set([...(tokenizer?.eosTokenId != null ? [tokenizer.eosTokenId] : []), ...generation.eosTokenIds])];
   const contextLength = opened.descriptor.contextLength(opened.config);
   return {
@@ -68,7 +72,7 @@ export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
  */
 export async function planServedModel(opts: LoadModelOptions): Promise<ModelPlan> {
   const source = modelSource(opts);
-  return planFor(source, await openModel(source), opts);
+  return planFor(source, await openModel(source, opts), opts);
 }
 
 function modelSource(opts: LoadModelOptions): string {
@@ -86,7 +90,14 @@ function planFor(source: string, opened: OpenedModel, opts: LoadModelOptions): M
   });
 }
 
-async function openModel(source: string): Promise<OpenedModel> {
+/** The model's metadata, --hf-overrides applied to its config. */
+async function openModel(source: string, opts: Pick<LoadModelOptions, 'hfOverrides'>): Promise<OpenedModel> {
+  const opened = await openModelFormat(source);
+  opened.config = applyHfOverrides(opened.descriptor, opened.config, opts.hfOverrides);
+  return opened;
+}
+
+async function openModelFormat(source: string): Promise<OpenedModel> {
   if (source === DUMMY_SOURCE) return openDummy();
   if (!existsSync(source)) throw new Error(`model path ${source} does not exist`);
   if (statSync(source).isDirectory()) return openHfDirectory(source);
@@ -101,7 +112,7 @@ function openDummy(): OpenedModel {
     configJson: null,
     sentenceTransformers: null,
     onnxPath: null,
-    weights: (output, read) => (read ? dummyWeights(DUMMY_CONFIG, undefined, output) : null),
+    weights: (config, output, read) => (read ? dummyWeights(config as DecoderArchConfig, undefined, output) : null),
     tokenizer: createBuiltinTokenizer,
     templateSource: BUILTIN_CHAT_TEMPLATE,
     modelDir: null,
@@ -117,7 +128,7 @@ function openHfDirectory(dir: string): OpenedModel {
     configJson: info.configJson,
     sentenceTransformers: readSentenceTransformersConfig(dir),
     onnxPath: info.onnxPath,
-    weights: (output, read) => loadHfModelWeights(info, output, read),
+    weights: (config, output, read) => loadHfModelWeights({ ...info, config }, output, read),
     tokenizer: () => loadHfTokenizer(dir, tokenizerConfig),
     templateSource: hfChatTemplateSource(dir, tokenizerConfig),
     modelDir: dir,
@@ -132,15 +143,27 @@ async function openGgufFile(path: string): Promise<OpenedModel> {
     configJson: null,
     sentenceTransformers: null,
     onnxPath: null,
-    weights: (output, read) => loadGgufModelWeights(gguf, output, read),
+    weights: (config, output, read) => loadGgufModelWeights({ ...gguf, config }, output, read),
     tokenizer: () => createTokenizerFromGguf(gguf.file.metadata),
     templateSource: gguf.chatTemplate,
     modelDir: null,
   };
 }
 
+/** --tokenizer: the tokenizer and its chat template from an HF directory or GGUF file. */
+export async function loadTokenizer(path: string): Promise<{ tokenizer: Tokenizer; templateSource: string | null }> {
+  if (!existsSync(path)) throw new Error(`--tokenizer ${path} does not exist`);
+  if (statSync(path).isDirectory()) {
+    const tokenizerConfig = readTokenizerConfig(path);
+    return { tokenizer: loadHfTokenizer(path, tokenizerConfig), templateSource: hfChatTemplateSource(path, tokenizerConfig) };
+  }
+  if (!isGgufFile(path)) throw new Error(`--tokenizer ${path} is neither a GGUF file nor a Hugging Face directory`);
+  const gguf = await readGgufModel(path);
+  return { tokenizer: createTokenizerFromGguf(gguf.file.metadata), templateSource: gguf.chatTemplate };
+}
+
 /** By content, not extension: GGUF files start with the magic "GGUF". */
-function isGgufFile(path: string): boolean {
+export function isGgufFile(path: string): boolean {
   return withFile(path, (fd) => {
     const magic = Buffer.alloc(4);
     readSync(fd, magic, 0, 4, 0);

@@ -12,8 +12,11 @@ import { ChatModule } from './chat/chat.module';
 import { ClassifyModule } from './classify/classify.module';
 import { CompletionsModule } from './completions/completions.module';
 import { DerenderModule } from './derender/derender.module';
+import { DevModule } from './dev/dev.module';
 import { EmbeddingsModule } from './embeddings/embeddings.module';
 import { HealthModule } from './health/health.module';
+import { InvocationsModule } from './invocations/invocations.module';
+import { LoadModule } from './load/load.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { ModelsModule } from './models/models.module';
 import { PoolingModule } from './pooling/pooling.module';
@@ -48,6 +51,8 @@ const openAiRoutes = (c: ServerConfig, m: ServedModel): boolean => !c.tokensOnly
 const scaleOutRoutes = (c: ServerConfig, m: ServedModel): boolean => (c.enableScaleOut || c.tokensOnly) && m.generates;
 /** Legacy routes registered only with --tokens-only (POST /abort_requests). */
 const tokensOnly = (c: ServerConfig, m: ServedModel): boolean => c.tokensOnly && m.generates;
+/** VLLM_SERVER_DEV_MODE=1: sleep, wake_up, reset_prefix_cache, server_info, collective_rpc. */
+const devMode = (c: ServerConfig): boolean => c.devMode;
 /** Scale-out routes that need a tokenizer (render, derender): absent with --tokens-only / --skip-tokenizer-init. */
 const scaleOutTextRoutes = (c: ServerConfig, m: ServedModel): boolean => scaleOutRoutes(c, m) && !c.skipTokenizerInit;
 /** /pooling: every pooling model. */
@@ -64,9 +69,12 @@ const FEATURE_MODULES: FeatureModuleEntry[] = [
   { module: HealthModule, when: always },
   { module: ModelsModule, when: always },
   { module: MetricsModule, when: always },
+  { module: LoadModule, when: always },
   { module: CompletionsModule, when: openAiRoutes },
   { module: ChatModule, when: openAiRoutes },
   { module: TokenizeModule, when: textRoutes },
+  { module: InvocationsModule, when: openAiRoutes },
+  { module: DevModule, when: devMode },
   { module: TokensGenerateModule, when: scaleOutRoutes },
   { module: AbortModule, when: scaleOutRoutes },
   { module: LegacyAbortModule, when: tokensOnly },

@@ -42,7 +42,7 @@ export class PoolingCore {
   private stepping = false;
 
   constructor(
-    private readonly runner: PoolingRunner,
+    private runner: PoolingRunner,
     readonly config: PoolingCoreConfig,
     private readonly listener: PoolingCoreListener,
   ) {
@@ -50,16 +50,32 @@ export class PoolingCore {
       throw new Error(`max_num_batched_tokens (${config.maxNumBatchedTokens}) must be at least max_model_len (${config.maxModelLen}) for a pooling model`);
     }
     this.scheduler = new Scheduler(
-      { maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, policy: config.schedulingPolicy, chunkedPrefill: false },
+      // No KV is kept between steps, so no prefill may stay partial: a sequence runs whole or waits.
+      {
+        maxNumSeqs: config.maxNumSeqs,
+        maxNumBatchedTokens: config.maxNumBatchedTokens,
+        policy: config.schedulingPolicy,
+        partialPrefills: { maxNumPartialPrefills: 0, maxLongPartialPrefills: 0, longPrefillTokenThreshold: 0 },
+      },
       new NoKvBlocks(),
     );
+  }
+
+  abortAll(): void {
+    this.abort([...this.requests.keys()]);
+  }
+
+  /** Swaps in a new runner (after sleep); only when no request is in flight. */
+  replaceRunner(runner: PoolingRunner): void {
+    if (this.requests.size > 0) throw new Error('cannot replace the runner while requests are in flight');
+    this.runner = runner;
   }
 
   hasWork(): boolean {
     return this.scheduler.hasWork() || this.pendingAborts.size > 0;
   }
 
-  /** Queues a request; throws RequestValidationError (nothing queued) when it is invalid. */
+  /** Queues a request; throws EngineInvariantError (nothing queued) when it breaks a rule serving checks. */
   addRequest(request: EncodeRequest): void {
     assertEncodeInvariants(request, this.config);
     if (this.requests.has(request.requestId)) {
@@ -151,5 +167,6 @@ function finishedStats(state: PoolingState, reason: FinishedRequestStats['finish
     generationTokens: 0,
     maxTokensParam: null,
     n: 1,
+    maxGenerationTokens: 0,
   };
 }

@@ -20,6 +20,7 @@
 //     A family that returns something else (an encoder-decoder: encoder states + decoder logits
 //     with cross-attention) adds a kind here, a runner for it in src/model/runner/, and the
 //     choice of runner in src/model/runner/index.ts; existing kinds stay untouched.
+//     `overrideKeys` / `applyOverride`: the config.json keys --hf-overrides may change (graph-shaping only).
 //  4. List the descriptor in ARCHITECTURES (registry.ts). config.json's `architectures` class
 //     name decides the default runner by its suffix (model-plan.ts: *ForCausalLM generates,
 //     *Model embeds, *ForSequenceClassification classifies), as vLLM does.
@@ -100,5 +101,9 @@ export interface ArchitectureDescriptor<C extends ModelArchConfig = ModelArchCon
   weightSpecs(config: C, output: ModelOutput): WeightSpec[];
   /** Longest sequence the config supports (RoPE scaling may stretch max_position_embeddings). */
   contextLength(config: C): number;
+  /** --hf-overrides: the config.json keys this architecture lets change (graph-shaping ones only). */
+  readonly overrideKeys?: readonly string[];
+  /** Applies one of overrideKeys to the config; throws with the reason for a bad value. */
+  applyOverride?(config: C, key: string, value: unknown): C;
   readonly graphs: GraphBuilders<C>;
 }

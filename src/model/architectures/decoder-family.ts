@@ -49,6 +49,8 @@ export function decoderDescriptor(traits: DecoderTraits): ArchitectureDescriptor
     },
     weightSpecs: decoderWeightSpecs,
     contextLength: derivedContextLength,
+    overrideKeys: Object.keys(DECODER_OVERRIDES),
+    applyOverride: (config, key, value) => DECODER_OVERRIDES[key](config, value),
     graphs: {
       causalLm: buildDecoderGraph,
       pooling: buildDecoderPoolingGraph,
@@ -86,6 +88,22 @@ function decoderHfConfig(json: Json, ctx: HfConfigContext, traits: DecoderTraits
     attentionBias: traits.attentionBias(json),
   };
 }
+
+/** --hf-overrides keys of the decoders (graph-shaping ones; weights do not depend on them). */
+const DECODER_OVERRIDES: Readonly<Record<string, (config: DecoderArchConfig, value: unknown) => DecoderArchConfig>> = {
+  rope_theta: (config, value) => {
+    if (typeof value !== 'number' || !(value > 0)) throw new Error('rope_theta must be a positive number');
+    return { ...config, ropeTheta: value };
+  },
+  rope_scaling: (config, value) => {
+    if (value !== null && (typeof value !== 'object' || Array.isArray(value))) throw new Error('rope_scaling must be a JSON object or null');
+    return { ...config, ropeScaling: ropeScaling(value) };
+  },
+  max_position_embeddings: (config, value) => {
+    if (!Number.isInteger(value) || (value as number) < 1) throw new Error('max_position_embeddings must be a positive integer');
+    return { ...config, maxPositionEmbeddings: value as number };
+  },
+};
 
 /** rope_scaling with `rope_type` (older configs call it `type`); null for none or 'default'. */
 function ropeScaling(value: unknown): Record<string, unknown> | null {

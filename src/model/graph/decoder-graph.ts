@@ -40,6 +40,7 @@ import { emitLinear, LinearOptions } from './linear';
 import { attentionMask4d, declarePoolingInputs, emitPooled, poolHidden, positionRange } from './pooling-graph';
 import { ropeTables } from './rope';
 import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
+import { castTo, weightInitializer } from './compute-dtype';
 import { DecoderArchConfig, ModelOutput, ModelWeights, WeightTensor } from '../types';
 
 export const DecoderInputs = {
@@ -76,11 +77,13 @@ export function buildDecoderGraph(config: DecoderArchConfig, weights: ModelWeigh
   const logitsRows = g.input(DecoderInputs.logitsRows, i64, ['rows']);
   const newKv: string[] = [];
 
+  // Weights and activations in --dtype; the KV cache and the logits stay f32 at the edges.
+  const dtype = opts.dtype ?? 'float32';
   const stack = decoderStack(g, c, weights, opts, inputIds, positionIds, (l, qRot, kRot, v3) => {
-    newKv.push(kRot, v3);
+    newKv.push(castTo(g, kRot, dtype, 'float32'), castTo(g, v3, dtype, 'float32'));
     const blockElems = opts.blockSize * kvDim;
     const past = (cache: string) =>
-      g.op('Reshape', [g.op('Gather', [g.input(cache, f32, ['blocks', blockElems]), pastBlocks], { axis: attrInt(0) }), pastRowsShape]);
+      castTo(g, g.op('Reshape', [g.op('Gather', [g.input(cache, f32, ['blocks', blockElems]), pastBlocks], { axis: attrInt(0) }), pastRowsShape]), 'float32', dtype);
     const keys = g.op('Concat', [past(DecoderInputs.cacheK(l)), kRot], { axis: attrInt(1) });
     const values = g.op('Concat', [past(DecoderInputs.cacheV(l)), v3], { axis: attrInt(1) });
     return g.op('Attention', [qRot, keys, values, attnMask], { q_num_heads: attrInt(c.numHeads), kv_num_heads: attrInt(c.numKvHeads) });
@@ -100,7 +103,7 @@ export function buildDecoderGraph(config: DecoderArchConfig, weights: ModelWeigh
     untied || (headTensor.kind === 'quantized' && opts.keepQuantized)
       ? emitLinear(g, picked, untied ? 'lm_head.weight' : 'lm_head.tied.weight', [headTensor], null, c.hiddenSize, opts)
       : g.op('Gemm', [picked, stack.embed], { transB: attrInt(1) });
-  g.node('Identity', [logits], [DecoderOutputs.logits]);
+  g.node('Identity', [castTo(g, logits, dtype, 'float32')], [DecoderOutputs.logits]);
   g.output(DecoderOutputs.logits, f32, ['rows', c.vocabSize]);
 
   return g.build({ '': 23, 'com.microsoft': 1 });
@@ -120,6 +123,8 @@ export function buildDecoderPoolingGraph(
   const c = config;
   if (output.kind === 'logits') throw new Error('buildDecoderPoolingGraph builds pooling graphs only');
   const g = new GraphBuilder(`${c.architecture}-pooling`);
+  // Pooling graphs compute in float32 (--dtype float16 applies to generation).
+  opts = { ...opts, dtype: 'float32' };
   const inputs = declarePoolingInputs(g);
   const positions = g.op('Expand', [g.op('Unsqueeze', [positionRange(g, inputs.seqLen, 0), g.constInt64([0])]), g.op('Shape', [inputs.inputIds])]);
   const mask = attentionMask4d(g, inputs, true);
@@ -153,7 +158,8 @@ function decoderStack(
   positionIds: string,
   attend: Attend,
 ): { hidden: string; embed: string; embedTensor: WeightTensor } {
-  const f32 = OnnxDataType.FLOAT;
+  const dtype = opts.dtype ?? 'float32';
+  const weight = (name: string, dims: number[], values: Float32Array) => weightInitializer(g, dtype, name, dims, values);
   const qDim = c.numHeads * c.headDim;
   const kvDim = c.numKvHeads * c.headDim;
   const layerPrefix = (l: number) => `model.layers.${l}.`;
@@ -167,14 +173,14 @@ function decoderStack(
   if (embedTensor.shape[0] !== c.vocabSize || embedTensor.shape[1] !== c.hiddenSize) {
     throw new Error(`'${embedName}' has shape [${embedTensor.shape.join(', ')}], expected [${c.vocabSize}, ${c.hiddenSize}]`);
   }
-  const embed = g.initializer(embedName, f32, [c.vocabSize, c.hiddenSize], toF32(embedTensor));
+  const embed = weight(embedName, [c.vocabSize, c.hiddenSize], toF32(embedTensor));
   const hidden0 = g.op('Gather', [embed, g.op('Reshape', [inputIds, flatShape])], { axis: attrInt(0) });
 
   const { cos, sin } = ropeTables(c, opts.maxPositions);
-  const cosCache = g.initializer('rope.cos', f32, [opts.maxPositions, c.headDim / 2], cos);
-  const sinCache = g.initializer('rope.sin', f32, [opts.maxPositions, c.headDim / 2], sin);
+  const cosCache = weight('rope.cos', [opts.maxPositions, c.headDim / 2], cos);
+  const sinCache = weight('rope.sin', [opts.maxPositions, c.headDim / 2], sin);
 
-  const norm = (name: string) => g.initializer(name, f32, [c.hiddenSize], toF32(requireWeight(weights, name)));
+  const norm = (name: string) => weight(name, [c.hiddenSize], toF32(requireWeight(weights, name)));
   const eps = attrFloat(c.rmsNormEps);
 
   let normed = g.op('SimplifiedLayerNormalization', [hidden0, norm(`${layerPrefix(0)}input_layernorm.weight`)], {

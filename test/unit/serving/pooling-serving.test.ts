@@ -68,6 +68,10 @@ function fakeEngine(pooler: PoolerSettings, maxModelLen = 32): EngineClient & { 
     stats: () => ({ numRunning: 0, numWaiting: 0, kvCacheUsage: 0, numBlocks: 0, blockSize: 16 }),
     onIteration: () => () => undefined,
     shutdown: async () => undefined,
+    sleep: async () => undefined,
+    wakeUp: async () => undefined,
+    sleepState: () => ({ sleeping: false, level: 0 }),
+    resetPrefixCache: async () => undefined,
   };
 }
 
