@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInProcessEngine } from '../../../src/engine';
-import { EngineInvariantError } from '../../../src/engine/errors';
+import { EngineInvariantError, EngineSleepingError } from '../../../src/engine/errors';
 import type { EngineClient, IterationStats } from '../../../src/engine/types';
 import { loadModel } from '../../../src/model/load-model';
 import { createPoolingRunner } from '../../../src/model/runner/pooling-runner';
@@ -27,7 +27,7 @@ beforeAll(async () => {
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 async function withEngine<T>(overrides: Parameters<typeof engineOptions>[0], fn: (engine: EngineClient, steps: IterationStats[]) => Promise<T>): Promise<T> {
-  const engine = await createInProcessEngine(model, engineOptions({ maxModelLen: null, ...overrides }));
+  const engine = await createInProcessEngine(model, engineOptions({ load: loadOptions(model.source), maxModelLen: null, ...overrides }));
   const steps: IterationStats[] = [];
   engine.onIteration((s) => steps.push(s));
   try {
@@ -97,6 +97,17 @@ describe('engine encode path', () => {
       await new Promise((r) => setTimeout(r, 20));
       expect(steps.flatMap((s) => s.finished).map((f) => f.finishReason).sort()).toEqual(['abort', 'stop', 'stop', 'stop', 'stop', 'stop']);
       expect(engine.stats()).toMatchObject({ numRunning: 0, numWaiting: 0 });
+    });
+  });
+
+  it('sleeps (the pooling session is released; encode refuses) and wakes with the same outputs', async () => {
+    await withEngine({}, async (engine) => {
+      const before = await engine.encode(encodeRequest(prompts[3]));
+      await engine.sleep(2, 'wait');
+      await expect(engine.encode(encodeRequest(prompts[3]))).rejects.toBeInstanceOf(EngineSleepingError);
+      await engine.wakeUp();
+      const after = await engine.encode(encodeRequest(prompts[3]));
+      Array.from(after.data).forEach((v, j) => expect(v).toBeCloseTo(before.data[j], 5));
     });
   });
 });
