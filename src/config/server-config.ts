@@ -7,6 +7,9 @@ import type { LoadModelOptions } from '../model/types';
 
 export type LogLevel = 'critical' | 'error' | 'warning' | 'info' | 'debug' | 'trace';
 export const LOG_LEVELS: readonly LogLevel[] = ['critical', 'error', 'warning', 'info', 'debug', 'trace'];
+/** What happens to request fields an endpoint does not declare: logged (warning or debug level) and ignored, or refused. */
+export type UnknownFieldsAction = 'warn' | 'reject' | 'ignore';
+export const UNKNOWN_FIELDS_ACTIONS: readonly UnknownFieldsAction[] = ['warn', 'reject', 'ignore'];
 
 export interface ServerConfig {
   /** GGUF file or Hugging Face directory; null = the built-in dummy model. */
@@ -58,6 +61,8 @@ export interface ServerConfig {
   maxRequestBodyBytes: number;
   /** ortllm: seconds in-flight requests get to finish after SIGTERM/SIGINT. */
   shutdownTimeoutSeconds: number;
+  /** ortllm: request fields an endpoint does not declare are logged as a warning (vLLM), refused with 400, or logged at debug level. */
+  unknownRequestFields: UnknownFieldsAction;
 }
 
 /** Name reported for the built-in dummy model when no --served-model-name is given. */
@@ -107,6 +112,7 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   disableFastapiDocs: false,
   maxRequestBodyBytes: 32 * 2 ** 20,
   shutdownTimeoutSeconds: 30,
+  unknownRequestFields: 'warn',
 };
 
 /** A flag value that cannot be served; the CLI prints it and exits with code 2. */
@@ -167,6 +173,7 @@ function validate(c: ServerConfig): void {
   check(['auto', 'dummy'].includes(c.loadFormat), "--load-format must be 'auto' or 'dummy'");
   check(['cpu', 'cuda'].includes(c.device), "--device must be 'cpu' or 'cuda'");
   check(LOG_LEVELS.includes(c.logLevel), `--uvicorn-log-level must be one of ${LOG_LEVELS.join(', ')}`);
+  check(UNKNOWN_FIELDS_ACTIONS.includes(c.unknownRequestFields), `--unknown-request-fields must be one of ${UNKNOWN_FIELDS_ACTIONS.join(', ')}`);
   check(Number.isInteger(c.blockSize) && c.blockSize > 0 && c.blockSize <= 1024, '--block-size must be an integer in 1..1024');
   check(c.kvCacheMemoryBytes === null || c.kvCacheMemoryBytes > 0, '--kv-cache-memory must be a positive size');
   check(Number.isInteger(c.maxLogprobs) && c.maxLogprobs >= -1, '--max-logprobs must be an integer >= -1');

@@ -2,6 +2,7 @@
 // OpenAI's sampling fields and vLLM's extra sampling / request parameters, with vLLM's names
 // and defaults. Ranges are checked by the serving layer with vLLM's messages.
 
+import { ApiSchema } from '@nestjs/swagger';
 import type { RepetitionDetectionParams } from '../../engine/types';
 import {
   AnyField, BoolField, EnumField, IntField, IntListField, LogitBiasField, NestedField, NumberField, ObjectField, StopField,
@@ -16,6 +17,7 @@ export class StreamOptionsDto {
   continuous_usage_stats?: boolean | null;
 }
 
+@ApiSchema({ name: 'RepetitionDetectionParams' })
 export class RepetitionDetectionDto implements RepetitionDetectionParams {
   @IntField({ description: 'Largest n-gram checked.', required: true })
   max_pattern_size!: number;

@@ -1,6 +1,7 @@
 // POST /v1/chat/completions body (and the batch variant): OpenAI's ChatCompletionRequest plus
 // vLLM's extras. Message contents are checked by the serving layer (text parts only for now).
 
+import { ApiSchema } from '@nestjs/swagger';
 import type { ChatRequestBody } from '../../../serving/chat-serving';
 import { AnyField, BoolField, IntField, JsonListField, ObjectField, StringField } from '../../../common/dto/api-field';
 import { SamplingFieldsDto } from '../../../common/dto/sampling-fields.dto';
@@ -73,11 +74,13 @@ class ChatFieldsDto extends SamplingFieldsDto {
   tool_choice?: unknown;
 }
 
+@ApiSchema({ name: 'ChatCompletionRequest' })
 export class ChatRequestDto extends ChatFieldsDto implements ChatRequestBody {
   @JsonListField({ description: 'The conversation.', required: true, example: [{ role: 'user', content: 'Hello!' }] }, MESSAGE_SCHEMA)
   messages!: unknown[];
 }
 
+@ApiSchema({ name: 'BatchChatCompletionRequest' })
 export class BatchChatRequestDto extends ChatFieldsDto implements ChatRequestBody {
   @JsonListField(
     { description: 'Conversations: one list of messages each; one choice per conversation.', required: true },
