@@ -14,7 +14,7 @@ export class ErrorInfo {
 }
 
 export class ErrorResponse {
-  @ApiProperty({ type: ErrorInfo, description: 'The error.' })
+  @ApiProperty({ type: ErrorInfo })
   error!: ErrorInfo;
 }
 

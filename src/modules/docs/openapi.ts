@@ -11,7 +11,7 @@ import { ErrorResponse, UnauthorizedResponse } from '../../common/error-response
 import { reportedModelName, type ServerConfig } from '../../config/server-config';
 import { ORTLLM_VERSION } from '../../config/version';
 import { documentBodyExample, documentEventStream, documentSecurityAndErrors, operationsOf } from './operation-conventions';
-import { typeNullableUnions, usePublicSchemaNames } from './schema-conventions';
+import { makeNullsExplicit, usePublicSchemaNames } from './schema-conventions';
 
 const BEARER_SCHEME = 'bearer';
 
@@ -39,7 +39,7 @@ export function buildOpenApiDocument(app: INestApplication, config: ServerConfig
     documentEventStream(operation);
     documentBodyExample(operation, modelName);
   }
-  typeNullableUnions(document);
+  makeNullsExplicit(document);
   usePublicSchemaNames(document);
   return document;
 }

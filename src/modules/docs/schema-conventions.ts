@@ -3,8 +3,8 @@
 // - public names: a class's schema is named after the class without its `Dto` suffix
 //   (CompletionRequestDto -> CompletionRequest), or by its @ApiSchema({ name }) where vLLM's
 //   protocol name differs (UsageDto -> UsageInfo). Generated SDKs expose these names.
-// - nullable unions: OpenAPI 3.0 ignores `nullable` without a `type` beside it, so a nullable
-//   oneOf/anyOf becomes an anyOf of nullable branches (anyOf: null matches every branch).
+// - explicit nulls: OpenAPI 3.0.3 applies `nullable` only to the `type` beside it, so nullable
+//   unions and nullable references get a null alternative instead (anyOf [..., null]).
 
 import type { OpenAPIObject } from '@nestjs/swagger';
 
@@ -48,14 +48,30 @@ export function usePublicSchemaNames(document: OpenAPIObject): void {
   });
 }
 
-/** `{oneOf|anyOf: [...], nullable: true}` without `type` -> `{anyOf: [...each branch nullable]}`. */
-export function typeNullableUnions(document: OpenAPIObject): void {
-  eachObject(document.components?.schemas, (node) => {
-    if (node.nullable !== true || 'type' in node) return;
-    const branches = (node.oneOf ?? node.anyOf) as Json[] | undefined;
-    if (!branches) return;
+/** Matches null only: OpenAPI 3.0 needs a `type` beside `nullable`, and the enum rules the object out. */
+const NULL_ONLY = { type: 'object', nullable: true, enum: [null] };
+
+/**
+ * `nullable` where OpenAPI 3.0.3 does not apply it becomes an explicit null alternative: next to
+ * oneOf/anyOf without a `type`, and on @nestjs/swagger's nullable reference
+ * `{allOf: [{$ref}], type: 'object', nullable: true}`, which validators read as "never null".
+ */
+export function makeNullsExplicit(document: OpenAPIObject): void {
+  eachObject(document, (node) => {
+    if (node.nullable !== true) return;
+    const union = (node.oneOf ?? node.anyOf) as Json[] | undefined;
+    const allOf = node.allOf as Json[] | undefined;
+    const reference = allOf?.length === 1 && typeof allOf[0].$ref === 'string' ? allOf[0] : undefined;
+    if (union && !('type' in node)) {
+      delete node.oneOf;
+      node.anyOf = [...union, NULL_ONLY];
+    } else if (reference) {
+      delete node.allOf;
+      delete node.type;
+      node.anyOf = [reference, NULL_ONLY];
+    } else {
+      return;
+    }
     delete node.nullable;
-    delete node.oneOf;
-    node.anyOf = branches.map((branch) => ('type' in branch ? { ...branch, nullable: true } : branch));
   });
 }

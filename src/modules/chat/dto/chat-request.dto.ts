@@ -9,16 +9,26 @@ import { SamplingFieldsDto } from '../../../common/dto/sampling-fields.dto';
 const MESSAGE_SCHEMA = {
   type: 'object',
   properties: {
-    role: { type: 'string', enum: ['system', 'developer', 'user', 'assistant', 'tool'] },
+    role: { type: 'string', enum: ['system', 'developer', 'user', 'assistant', 'tool'], description: 'Who speaks.' },
     content: {
       oneOf: [
         { type: 'string' },
-        { type: 'array', items: { type: 'object', properties: { type: { type: 'string', enum: ['text'] }, text: { type: 'string' } } } },
+        {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              type: { type: 'string', enum: ['text'], description: 'The part\'s kind (text only for now).' },
+              text: { type: 'string', description: 'The text.' },
+            },
+          },
+        },
       ],
       nullable: true,
+      description: 'The message text, or a list of text parts.',
     },
-    name: { type: 'string' },
-    tool_call_id: { type: 'string' },
+    name: { type: 'string', description: 'The speaker\'s name, passed to the chat template.' },
+    tool_call_id: { type: 'string', description: 'The tool call a tool message answers.' },
   },
   required: ['role'],
   additionalProperties: true,
