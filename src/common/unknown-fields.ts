@@ -33,13 +33,14 @@ function dtoClass(type: unknown): Type | null {
 export function declaredFields(type: Type): DeclaredFields {
   const cached = declaredCache.get(type);
   if (cached) return cached;
+  const prototype = type.prototype as object;
   const names = new Set(getMetadataStorage().getTargetValidationMetadatas(type, '', true, false).map((rule) => rule.propertyName));
-  const swaggerNames = (Reflect.getMetadata(DECORATORS.API_MODEL_PROPERTIES_ARRAY, type.prototype) as string[] | undefined) ?? [];
+  const swaggerNames = (Reflect.getMetadata(DECORATORS.API_MODEL_PROPERTIES_ARRAY, prototype) as string[] | undefined) ?? [];
   for (const name of swaggerNames) names.add(name.replace(/^:/, ''));
   const fields: DeclaredFields = new Map();
   declaredCache.set(type, fields);
   for (const name of names) {
-    const property = Reflect.getMetadata(DECORATORS.API_MODEL_PROPERTIES, type.prototype, name) as { type?: unknown } | undefined;
+    const property = Reflect.getMetadata(DECORATORS.API_MODEL_PROPERTIES, prototype, name) as { type?: unknown } | undefined;
     fields.set(name, dtoClass(property?.type));
   }
   return fields;

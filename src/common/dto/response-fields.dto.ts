@@ -33,6 +33,14 @@ export class UsageDto {
   prompt_tokens_details?: PromptTokensDetailsDto | null;
 }
 
+/** `usage` of a stream chunk (completions and chat). */
+export const STREAM_CHUNK_USAGE: ApiPropertyOptions = {
+  type: () => UsageDto,
+  nullable: true,
+  required: false,
+  description: 'With stream_options.include_usage: on the last chunk (which has no choices); with continuous_usage_stats: on every chunk.',
+};
+
 @ApiSchema({ name: 'CompletionLogProbs' })
 export class CompletionLogprobsDto implements CompletionLogprobs {
   @ApiProperty({ type: 'integer', isArray: true, description: 'Character offset of each token in the choice text.' })

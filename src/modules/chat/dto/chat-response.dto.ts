@@ -3,7 +3,7 @@
 
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import type { ChatChoice, ChatChunk, ChatChunkChoice, ChatResponse } from '../../../serving/chat-serving';
-import { ChatLogprobsDto, PROMPT_LOGPROBS_SCHEMA, UsageDto } from '../../../common/dto/response-fields.dto';
+import { ChatLogprobsDto, PROMPT_LOGPROBS_SCHEMA, STREAM_CHUNK_USAGE, UsageDto } from '../../../common/dto/response-fields.dto';
 
 const FINISH_REASONS = ['stop', 'length', 'abort', 'repetition'];
 
@@ -98,12 +98,7 @@ export class ChatStreamResponseDto extends ChatObjectDto implements Omit<ChatChu
   object!: 'chat.completion.chunk';
   @ApiProperty({ type: () => ChatChunkChoiceDto, isArray: true, description: 'Usually one choice; none on the final usage chunk.' })
   choices!: ChatChunkChoiceDto[];
-  @ApiProperty({
-    type: () => UsageDto,
-    nullable: true,
-    required: false,
-    description: 'With stream_options.include_usage: on the last chunk (which has no choices); with continuous_usage_stats: on every chunk.',
-  })
+  @ApiProperty(STREAM_CHUNK_USAGE)
   usage?: UsageDto | null;
   @ApiProperty({ type: 'integer', isArray: true, required: false, description: 'With return_token_ids: the prompt token ids (first chunk only).' })
   prompt_token_ids?: number[];

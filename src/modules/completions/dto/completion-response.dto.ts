@@ -2,7 +2,7 @@
 
 import { ApiProperty, ApiSchema, type ApiPropertyOptions } from '@nestjs/swagger';
 import type { CompletionChoice, CompletionChunk, CompletionResponse } from '../../../serving/completion-serving';
-import { CompletionLogprobsDto, PROMPT_LOGPROBS_SCHEMA, UsageDto } from '../../../common/dto/response-fields.dto';
+import { CompletionLogprobsDto, PROMPT_LOGPROBS_SCHEMA, STREAM_CHUNK_USAGE, UsageDto } from '../../../common/dto/response-fields.dto';
 
 const FINISH_REASONS = ['stop', 'length', 'abort', 'repetition'];
 
@@ -53,11 +53,6 @@ export class CompletionResponseDto extends CompletionObjectDto implements Omit<C
 
 /** One `data:` frame of a streamed completion. */
 export class CompletionStreamResponseDto extends CompletionObjectDto implements Omit<CompletionChunk, 'usage'> {
-  @ApiProperty({
-    type: () => UsageDto,
-    nullable: true,
-    required: false,
-    description: 'With stream_options.include_usage: on the last chunk (which has no choices); with continuous_usage_stats: on every chunk.',
-  })
+  @ApiProperty(STREAM_CHUNK_USAGE)
   usage?: UsageDto | null;
 }

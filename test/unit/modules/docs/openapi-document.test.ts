@@ -15,7 +15,7 @@ beforeAll(async () => {
 
 const operations = (): { id: string; operation: Json }[] =>
   Object.entries(spec.paths as Json).flatMap(([path, item]) =>
-    Object.entries(item as Json).map(([method, operation]) => ({ id: `${method.toUpperCase()} ${path}`, operation: operation as Json })),
+    Object.entries(item as Json).map(([method, operation]) => ({ id: `${method.toUpperCase()} ${path}`, operation })),
   );
 
 /** Every object under `value` with its JSON pointer. */
@@ -23,7 +23,7 @@ function* objects(value: unknown, pointer = '#'): Generator<[string, Json]> {
   if (Array.isArray(value)) {
     for (const [i, item] of value.entries()) yield* objects(item, `${pointer}/${i}`);
   } else if (value && typeof value === 'object') {
-    yield [pointer, value as Json];
+    yield [pointer, value];
     for (const [key, child] of Object.entries(value)) yield* objects(child, `${pointer}/${key}`);
   }
 }
