@@ -153,9 +153,9 @@ needs(model).describe('committed and served specs, and clients generated from th
         }
       }
     }
-    // default: completions, chat, batch, tokenize, detokenize; scale-out: the same + generate, abort,
-    // render ×2, derender ×2; tokens-only: generate, abort, legacy abort.
-    expect(checked).toBe(5 + 11 + 3);
+    // default: completions, chat, batch, tokenize, detokenize, invocations; scale-out: the same +
+    // generate, abort, render ×2, derender ×2; tokens-only: generate, abort, legacy abort.
+    expect(checked).toBe(6 + 12 + 3);
   }, 180_000);
 
   it('logs the request fields it ignores, once per request at warning level, by name', async () => {

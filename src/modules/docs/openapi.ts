@@ -12,6 +12,7 @@ import { reportedModelName, type ServerConfig } from '../../config/server-config
 import { ORTLLM_VERSION } from '../../config/version';
 import { documentBodyExample, documentEventStream, documentSecurityAndErrors, operationsOf } from './operation-conventions';
 import { makeNullsExplicit, usePublicSchemaNames } from './schema-conventions';
+import { setupRedoc } from './redoc';
 
 const BEARER_SCHEME = 'bearer';
 
@@ -52,7 +53,7 @@ function servedFrom(request: FastifyRequest, config: ServerConfig): string {
   return host ? `${proto}://${host}${config.rootPath ?? ''}` : `${DEFAULT_SERVER_URL}${config.rootPath ?? ''}`;
 }
 
-/** Serves GET /docs (Swagger UI) and GET /openapi.json; both stay open without an API key. */
+/** Serves GET /docs (Swagger UI), GET /redoc and GET /openapi.json; all stay open without an API key. */
 export function setupDocs(app: INestApplication, config: ServerConfig): void {
   const document = buildOpenApiDocument(app, config);
   SwaggerModule.setup('docs', app, document, {
@@ -65,6 +66,7 @@ export function setupDocs(app: INestApplication, config: ServerConfig): void {
       servers: [{ url: servedFrom(request as FastifyRequest, config) }],
     }),
   });
+  setupRedoc(app, config.rootPath);
 }
 
 /** Recursively sorts object keys so the committed spec diffs cleanly. */
