@@ -151,6 +151,26 @@ describe('/score and /rerank on a random cross-encoder (BertForSequenceClassific
   });
 });
 
+describe('the served OpenAPI specs of pooling models', () => {
+  it("document exactly the routes each model has, and every body example succeeds as it stands", async () => {
+    const expected: Record<string, string[]> = {
+      minilm: ['/pooling', '/rerank', '/score', '/v1/embeddings', '/v1/rerank', '/v1/score', '/v2/rerank'],
+      reranker: ['/classify', '/pooling', '/rerank', '/score', '/v1/rerank', '/v1/score', '/v2/rerank'],
+    };
+    for (const [name, server] of [['minilm', embedServer], ['reranker', scoreServer]] as const) {
+      const spec = (await (await fetch(`${server.baseUrl}/openapi.json`)).json()) as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { example?: object }> } }>> };
+      const pooling = Object.keys(spec.paths).filter((path) => /embeddings|pooling|classify|score|rerank/.test(path)).sort();
+      expect([name, pooling]).toEqual([name, expected[name]]);
+      expect(Object.keys(spec.paths)).not.toContain('/v1/completions');
+      for (const path of pooling) {
+        const example = spec.paths[path].post.requestBody!.content['application/json'].example!;
+        const r = await postJson(server.baseUrl, path, example);
+        expect([name, path, r.status, (example as { model?: string }).model]).toEqual([name, path, 200, name]);
+      }
+    }
+  });
+});
+
 needs(stories).describe('stories260K', () => {
   let embed: TestServer;
   let generate: TestServer;

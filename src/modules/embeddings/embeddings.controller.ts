@@ -3,6 +3,7 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiBodyExample, SERVED_MODEL } from '../../common/api-docs.decorators';
 import { disconnectSignal } from '../../common/sse';
 import { responseIdBase } from '../../common/request-id';
 import { EmbeddingServing, type EmbeddingResponse } from '../../serving/pooling/embedding-serving';
@@ -18,6 +19,7 @@ export class EmbeddingsController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Embeddings', description: "OpenAI's Embeddings API with vLLM's extras (messages input, dimensions, normalize, base64)." })
   @ApiOkResponse({ type: EmbeddingResponseDto })
+  @ApiBodyExample({ model: SERVED_MODEL, input: ['The quick brown fox', 'A lazy dog'] })
   createEmbedding(@Body() body: EmbeddingRequestDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<EmbeddingResponse> {
     return this.serving.create(body, responseIdBase(request, body.request_id), disconnectSignal(reply));
   }

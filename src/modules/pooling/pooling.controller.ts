@@ -4,6 +4,7 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiBodyExample, SERVED_MODEL } from '../../common/api-docs.decorators';
 import { disconnectSignal } from '../../common/sse';
 import { responseIdBase } from '../../common/request-id';
 import { PoolingServing, type PoolingResponse } from '../../serving/pooling/pooling-serving';
@@ -19,6 +20,7 @@ export class PoolingController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Pooled model output', description: "The pooled vector of each input: an embedding model's embedding or a classifier's probabilities." })
   @ApiOkResponse({ type: PoolingResponseDto })
+  @ApiBodyExample({ model: SERVED_MODEL, input: 'The quick brown fox' })
   createPooling(@Body() body: PoolingRequestDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<PoolingResponse> {
     return this.serving.create(body, responseIdBase(request, body.request_id), disconnectSignal(reply));
   }
