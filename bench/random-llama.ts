@@ -1,8 +1,8 @@
 // Seeded random llama weights in canonical HF layout, for tests and the forward benchmark.
-import { LoadedModel, ModelArchConfig, ModelWeights, WeightTensor } from '../src/model/types';
+import { LoadedModel, DecoderArchConfig, ModelWeights, WeightTensor } from '../src/model/types';
 
-export function llamaConfig(overrides: Partial<ModelArchConfig>): ModelArchConfig {
-  const base: ModelArchConfig = {
+export function llamaConfig(overrides: Partial<DecoderArchConfig>): DecoderArchConfig {
+  const base: DecoderArchConfig = {
     architecture: 'llama',
     hiddenSize: 64,
     intermediateSize: 172,
@@ -45,7 +45,7 @@ export interface RandomTensorSpec {
 }
 
 /** Every tensor of a llama model in canonical HF names, with its initialisation range. */
-export function randomTensorSpecs(config: ModelArchConfig): RandomTensorSpec[] {
+export function randomTensorSpecs(config: DecoderArchConfig): RandomTensorSpec[] {
   const specs: RandomTensorSpec[] = [];
   const add = (name: string, shape: number[], scale: number, offset = 0) => specs.push({ name, shape, scale, offset });
   const c = config;
@@ -83,7 +83,7 @@ function fill(spec: RandomTensorSpec, next: () => number): Float32Array {
 }
 
 /** All tensors in memory, drawn from one stream in spec order (small models: tests, bench:forward). */
-export function randomWeights(config: ModelArchConfig, seed = 1): ModelWeights {
+export function randomWeights(config: DecoderArchConfig, seed = 1): ModelWeights {
   const next = uniformSource(seed);
   const map = new Map<string, WeightTensor>();
   for (const spec of randomTensorSpecs(config)) map.set(spec.name, { kind: 'f32', shape: spec.shape, data: fill(spec, next) });
@@ -94,15 +94,17 @@ export function randomWeights(config: ModelArchConfig, seed = 1): ModelWeights {
  * The same tensors, each drawn from its own stream when asked for: a model of any size (the ~1.1B
  * benchmark model's 4.4 GB of f32) can be generated one tensor at a time.
  */
-export function lazyRandomTensors(config: ModelArchConfig, seed = 1): Array<RandomTensorSpec & { values: () => Float32Array }> {
+export function lazyRandomTensors(config: DecoderArchConfig, seed = 1): Array<RandomTensorSpec & { values: () => Float32Array }> {
   return randomTensorSpecs(config).map((spec, i) => ({ ...spec, values: () => fill(spec, uniformSource(seed + 7919 * (i + 1))) }));
 }
 
 /** A LoadedModel around random weights (no tokenizer). */
-export function randomModel(config: ModelArchConfig, seed = 1): LoadedModel {
+export function randomModel(config: DecoderArchConfig, seed = 1): LoadedModel {
   return {
     source: 'random',
     config,
+    output: { kind: 'logits' },
+    pooler: null,
     weights: randomWeights(config, seed),
     onnxPath: null,
     tokenizer: null,

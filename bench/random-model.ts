@@ -7,11 +7,11 @@ import { dirname, join } from 'node:path';
 import { readGgufFile } from '../src/model/gguf/gguf-file';
 import { ggufTokenizerMetadata, writeModelGguf, type HfTensorSource } from '../src/model/gguf/write-model';
 import { gv, type GgufTypedValue } from '../src/model/gguf/writer';
-import type { ModelArchConfig } from '../src/model/types';
+import type { DecoderArchConfig } from '../src/model/types';
 import { lazyRandomTensors, llamaConfig } from './random-llama';
 
 /** The ~100M shape (dim 768, 12 layers, 12 heads): small enough for every machine. */
-export const BENCH_100M_CONFIG: ModelArchConfig = llamaConfig({
+export const BENCH_100M_CONFIG: DecoderArchConfig = llamaConfig({
   hiddenSize: 768,
   intermediateSize: 2048,
   numLayers: 12,
@@ -22,7 +22,7 @@ export const BENCH_100M_CONFIG: ModelArchConfig = llamaConfig({
 });
 
 /** TinyLlama-1.1B's shape: dim 2048, 22 layers, 32 query / 4 KV heads (head 64), FFN 5632. */
-export const BENCH_1B_CONFIG: ModelArchConfig = llamaConfig({
+export const BENCH_1B_CONFIG: DecoderArchConfig = llamaConfig({
   hiddenSize: 2048,
   intermediateSize: 5632,
   numLayers: 22,
@@ -36,7 +36,7 @@ export const BENCH_1B_CONFIG: ModelArchConfig = llamaConfig({
 export const BENCH_SHAPES = { '100m': BENCH_100M_CONFIG, '1b': BENCH_1B_CONFIG } as const;
 export type BenchShape = keyof typeof BENCH_SHAPES;
 
-function benchTensors(config: ModelArchConfig): HfTensorSource[] {
+function benchTensors(config: DecoderArchConfig): HfTensorSource[] {
   return lazyRandomTensors(config, 1234).map(({ name, shape, values }) => ({ name, shape, values }));
 }
 

@@ -23,7 +23,8 @@ import { OnnxDataType } from './onnx-proto';
 import { emitLinear, LinearOptions } from './linear';
 import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
 import { castTo, weightInitializer } from './compute-dtype';
-import { ModelArchConfig, ModelWeights } from '../types';
+import { ropeTables } from './rope';
+import type { DecoderArchConfig, ModelWeights } from '../types';
 
 export const SegmentInputs = {
   hidden: 'hidden',
@@ -36,10 +37,37 @@ export const SegmentInputs = {
 
 export const SegmentOutputs = { q: 'q', k: 'k', v: 'v', residual: 'residual', logits: 'logits' } as const;
 
+export interface SegmentedDecoderOptions extends LinearOptions {
+  /** Rows of the RoPE tables = the largest position + 1. */
+  maxPositions: number;
+}
+
+/**
+ * What the segmented runner needs from an architecture: its graphs, the embedding it looks rows up
+ * in, and the rotary tables whose rows it feeds each step (null for a decoder without RoPE).
+ */
+export interface SegmentedDecoder {
+  /** numLayers + 1 segments; build(i) makes segment i (built one at a time to bound peak memory). */
+  count: number;
+  build(index: number): BuiltModel;
+  embeddingName: string;
+  rope: { cos: Float32Array; sin: Float32Array; half: number } | null;
+}
+
+/** The llama/qwen2 family's segments (registered as the decoder descriptors' causalLmSegments). */
+export function decoderSegments(config: DecoderArchConfig, weights: ModelWeights, opts: SegmentedDecoderOptions): SegmentedDecoder {
+  const { cos, sin } = ropeTables(config, opts.maxPositions);
+  return {
+    count: config.numLayers + 1,
+    build: (index) => buildDecoderSegment(config, weights, index, opts),
+    embeddingName: 'model.embed_tokens.weight',
+    rope: { cos, sin, half: config.headDim / 2 },
+  };
+}
+
 /** Builds segment `index` of `config.numLayers + 1` (see the file header). */
-export function buildDecoderSegment(config: ModelArchConfig, weights: ModelWeights, index: number, opts: LinearOptions): BuiltModel {
+export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWeights, index: number, opts: LinearOptions): BuiltModel {
   const c = config;
-  if (c.architecture !== 'llama' && c.architecture !== 'qwen2') throw new Error(`architecture '${c.architecture as string}' is not supported`);
   if (!Number.isInteger(index) || index < 0 || index > c.numLayers) throw new Error(`segment ${index} does not exist (0..${c.numLayers})`);
   const g = new GraphBuilder(`${c.architecture}-segment-${index}`);
   const f32 = OnnxDataType.FLOAT;

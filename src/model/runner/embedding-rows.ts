@@ -10,8 +10,7 @@ export class EmbeddingRows {
   private readonly vocab: number;
   private readonly rowBytes: number;
 
-  constructor(weights: ModelWeights, config: ModelArchConfig) {
-    const name = 'model.embed_tokens.weight';
+  constructor(weights: ModelWeights, name: string, config: ModelArchConfig) {
     if (!weights.has(name)) throw new Error(`model weights lack tensor '${name}'`);
     this.tensor = weights.get(name);
     const [vocab, hidden] = this.tensor.shape;

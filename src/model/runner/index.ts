@@ -5,15 +5,17 @@ import { LoadedModel, ModelRunner, RunnerOptions } from '../types';
 import { createExportRunner } from './export-runner';
 import { createGraphRunner } from './graph-runner';
 import { nativeAttention, nativeAttentionUnavailable } from './native-attention';
-import { createSegmentedRunner } from './segmented-runner';
+import { canRunSegmented, createSegmentedRunner } from './segmented-runner';
 
 export { kvBytesPerBlock } from './kv-cache';
 
 export async function createRunner(model: LoadedModel, opts: RunnerOptions): Promise<ModelRunner> {
   if (model.weights) {
-    const native = opts.attention === 'graph' ? null : nativeAttention();
+    const native = opts.attention === 'graph' || !canRunSegmented(model) ? null : nativeAttention();
     if (native) return createSegmentedRunner(model, opts, native);
-    if (opts.attention === 'native') throw new Error(`native attention is not available: ${nativeAttentionUnavailable()}`);
+    if (opts.attention === 'native') {
+      throw new Error(`native attention is not available: ${canRunSegmented(model) ? nativeAttentionUnavailable() : `${model.config.architecture} has no segmented graphs`}`);
+    }
     if ((opts.kvCacheDtype ?? 'float32') !== 'float32') {
       throw new Error(`--kv-cache-dtype ${opts.kvCacheDtype} needs the native attention kernel, which is not available: ${nativeAttentionUnavailable()}`);
     }

@@ -8,10 +8,10 @@
 // requests run as one batch, and a decode step's cost grows with the tokens actually cached, not
 // with a padded or gathered copy of them.
 import * as ort from 'onnxruntime-node';
-import { buildDecoderSegment, SegmentInputs, SegmentOutputs } from '../graph/decoder-segments';
+import { architectureOf } from '../architectures/registry';
+import { SegmentInputs, SegmentOutputs, type SegmentedDecoder } from '../graph/decoder-segments';
 import { computeDtypeOf } from '../graph/compute-dtype';
 import type { AccuracyLevel } from '../graph/matmul-nbits';
-import { ropeTables } from '../graph/rope';
 import type { LoadedModel, ModelArchConfig, RunnerOptions, StepResult, StepSequence } from '../types';
 import { EmbeddingRows } from './embedding-rows';
 import { PagedKvCache } from './kv-cache';
@@ -25,24 +25,33 @@ export interface SegmentedRunnerOptions extends RunnerOptions {
   quantAccuracyLevel?: AccuracyLevel;
 }
 
+/** True when the model's architecture can run segmented (its descriptor has causalLmSegments). */
+export function canRunSegmented(model: LoadedModel): boolean {
+  return model.weights !== null && architectureOf(model.config).graphs.causalLmSegments !== undefined;
+}
+
 export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedRunnerOptions, native: NativeAttention): Promise<SegmentedRunner> {
-  if (!model.weights) throw new Error('createSegmentedRunner needs model weights');
+  const graphs = architectureOf(model.config).graphs;
+  if (!model.weights || !graphs.causalLmSegments) throw new Error(`${model.config.architecture} models cannot run segmented`);
   const config = model.config;
   const maxPositions = Math.max(config.maxPositionEmbeddings, model.contextLength);
+  const decoder = graphs.causalLmSegments(config, model.weights, {
+    maxPositions,
+    keepQuantized: opts.keepQuantized ?? true,
+    quantAccuracyLevel: opts.quantAccuracyLevel,
+    dtype: computeDtypeOf(opts.dtype),
+  });
   const cache = new PagedKvCache(config, opts.blockSize, opts.numBlocks, opts.kvCacheDtype ?? 'float32');
-  const linear = { keepQuantized: opts.keepQuantized ?? true, quantAccuracyLevel: opts.quantAccuracyLevel, dtype: computeDtypeOf(opts.dtype) };
   const sessions: ort.InferenceSession[] = [];
   try {
     // One segment at a time: only one segment's transient weight copies exist at once.
-    for (let i = 0; i <= config.numLayers; i++) {
-      sessions.push(await createSession(buildDecoderSegment(config, model.weights, i, linear), { device: opts.device, intraOpThreads: opts.intraOpThreads }));
-    }
+    for (let i = 0; i < decoder.count; i++) sessions.push(await createSession(decoder.build(i), { device: opts.device, intraOpThreads: opts.intraOpThreads }));
   } catch (err) {
     await Promise.all(sessions.map((s) => s.release()));
     throw err;
   }
   native.setThreads(Math.max(1, opts.intraOpThreads ?? 1));
-  return new SegmentedRunner(config, cache, sessions, native, new EmbeddingRows(model.weights, config), ropeTables(config, maxPositions), maxPositions);
+  return new SegmentedRunner(config, cache, sessions, native, new EmbeddingRows(model.weights, decoder.embeddingName, config), decoder.rope, maxPositions);
 }
 
 /** Where the step's rows come from and go to. */
@@ -63,7 +72,6 @@ export class SegmentedRunner extends PagedRunner {
   private readonly dims: Int32Array;
   private readonly scale: number;
   private readonly kvCode: number;
-  private readonly half: number;
   private rowPositions = new BigInt64Array(0);
 
   constructor(
@@ -72,14 +80,13 @@ export class SegmentedRunner extends PagedRunner {
     private readonly sessions: ort.InferenceSession[],
     private readonly native: NativeAttention,
     private readonly embedding: EmbeddingRows,
-    private readonly rope: { cos: Float32Array; sin: Float32Array },
+    private readonly rope: SegmentedDecoder['rope'],
     private readonly maxPositions: number,
   ) {
     super(config, cache, sessions[0]);
     this.kvCode = KV_STORAGE[cache.dtype].nativeCode;
     this.dims = Int32Array.from([config.numHeads, config.numKvHeads, config.headDim, cache.blockSize, this.kvCode]);
     this.scale = 1 / Math.sqrt(config.headDim);
-    this.half = config.headDim / 2;
   }
 
   override async dispose(): Promise<void> {
@@ -90,19 +97,7 @@ export class SegmentedRunner extends PagedRunner {
     const c = this.config;
     const step = this.pack(batch);
     const n = step.rows;
-    const ropeCos = new Float32Array(n * this.half);
-    const ropeSin = new Float32Array(n * this.half);
-    for (let r = 0; r < n; r++) {
-      const at = step.positions[r] * this.half;
-      ropeCos.set(this.rope.cos.subarray(at, at + this.half), r * this.half);
-      ropeSin.set(this.rope.sin.subarray(at, at + this.half), r * this.half);
-    }
-    if (this.rowPositions.length < n) this.rowPositions = BigInt64Array.from({ length: Math.max(n, 2 * this.rowPositions.length) }, (_, i) => BigInt(i));
-    const rope = {
-      [SegmentInputs.ropeCos]: new ort.Tensor('float32', ropeCos, [n, this.half]),
-      [SegmentInputs.ropeSin]: new ort.Tensor('float32', ropeSin, [n, this.half]),
-      [SegmentInputs.ropePositions]: new ort.Tensor('int64', this.rowPositions.subarray(0, n), [1, n]),
-    };
+    const rope = this.ropeFeeds(step.positions);
     let hidden = this.embedding.rows(step.tokens);
     const qDim = c.numHeads * c.headDim;
     const attn = new Float32Array(n * qDim);
@@ -132,6 +127,26 @@ export class SegmentedRunner extends PagedRunner {
       return s.allLogits ? rows : null;
     });
     return { logits, allLogits };
+  }
+
+  /** The step's own cos/sin rows (row i = position of row i) and positions 0..n-1 into them. */
+  private ropeFeeds(positions: Int32Array): Record<string, ort.Tensor> {
+    if (!this.rope) return {};
+    const { cos, sin, half } = this.rope;
+    const n = positions.length;
+    const rowCos = new Float32Array(n * half);
+    const rowSin = new Float32Array(n * half);
+    for (let r = 0; r < n; r++) {
+      const at = positions[r] * half;
+      rowCos.set(cos.subarray(at, at + half), r * half);
+      rowSin.set(sin.subarray(at, at + half), r * half);
+    }
+    if (this.rowPositions.length < n) this.rowPositions = BigInt64Array.from({ length: Math.max(n, 2 * this.rowPositions.length) }, (_, i) => BigInt(i));
+    return {
+      [SegmentInputs.ropeCos]: new ort.Tensor('float32', rowCos, [n, half]),
+      [SegmentInputs.ropeSin]: new ort.Tensor('float32', rowSin, [n, half]),
+      [SegmentInputs.ropePositions]: new ort.Tensor('int64', this.rowPositions.subarray(0, n), [1, n]),
+    };
   }
 
   /** Packs the batch's tokens into rows and checks every position and block up front. */
