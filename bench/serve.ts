@@ -97,7 +97,8 @@ interface Server extends RunningServer {
   label: string;
 }
 
-async function measure(server: Server, promptsFile: string, maxTokens: number, concurrency: number, numRequests: number): Promise<Point> {
+async function measure(server: Server, w: Workload, maxTokens: number, concurrency: number, numRequests: number): Promise<Point> {
+  const promptsFile = w.next(numRequests);
   const { result } = await runBenchmark({
     backend: 'openai',
     baseUrl: server.baseUrl,
@@ -150,15 +151,15 @@ function printTable(title: string, rows: Point[]): void {
 }
 
 /** Best of `repeat` per concurrency level; the servers take turns at every level. */
-async function sweep(servers: Server[], promptsFile: string, args: Args, minRequests: number): Promise<Map<Server, Point[]>> {
+async function sweep(servers: Server[], w: Workload, args: Args, minRequests: number): Promise<Map<Server, Point[]>> {
   const out = new Map<Server, Point[]>(servers.map((s) => [s, []]));
-  for (const s of servers) await measure(s, promptsFile, 4, 2, 2); // warm-up: first-request costs are not measured
+  for (const s of servers) await measure(s, w, 4, 2, 2); // warm-up: first-request costs are not measured
   for (const concurrency of args.concurrency) {
     const numRequests = Math.max(minRequests, concurrency);
     const best = new Map<Server, Point>();
     for (let r = 0; r < args.repeat; r++) {
       for (const s of r % 2 === 0 ? servers : [...servers].reverse()) {
-        const p = await measure(s, promptsFile, args.maxTokens, concurrency, numRequests);
+        const p = await measure(s, w, args.maxTokens, concurrency, numRequests);
         const prev = best.get(s);
         if (!prev || p.output_throughput > prev.output_throughput) best.set(s, p);
       }
@@ -218,8 +219,9 @@ async function startOrtllm(args: Args, modelPath: string, ctxPerSeq: number): Pr
 
 interface Workload {
   name: 'short' | 'long';
-  file: string;
   promptLen: number;
+  /** A prompts file for the next `n` requests: the short prompts repeat; long prompts are never sent twice. */
+  next(n: number): string;
 }
 
 async function workloads(args: Args, maxRequests: number): Promise<Workload[]> {
@@ -229,12 +231,22 @@ async function workloads(args: Args, maxRequests: number): Promise<Workload[]> {
     const file = join(cacheDir, 'bench-prompts-short.jsonl');
     writePromptsFile(file, SHORT_PROMPTS);
     const len = SHORT_PROMPTS.reduce((n, p) => n + tokenizer.encode(p).length, 0) / SHORT_PROMPTS.length;
-    out.push({ name: 'short', file, promptLen: len });
+    out.push({ name: 'short', promptLen: len, next: () => file });
   }
   if (args.prompts.includes('long')) {
-    const file = join(cacheDir, `bench-prompts-long-${args.promptLen}.jsonl`);
-    writePromptsFile(file, longPrompts(tokenizer, maxRequests * (args.repeat + 1) + 2, args.promptLen));
-    out.push({ name: 'long', file, promptLen: args.promptLen + 1 });
+    // Enough distinct prompts for every request of the run (both servers, every repeat), so
+    // neither server's prefix cache ever sees a prompt again.
+    const needed = 2 * args.models.length * (args.repeat * args.concurrency.reduce((n, c) => n + Math.max(maxRequests, c), 0) + 4);
+    const prompts = longPrompts(tokenizer, needed, args.promptLen);
+    let used = 0;
+    let files = 0;
+    const next = (n: number) => {
+      if (used + n > prompts.length) throw new Error('bench: ran out of distinct long prompts');
+      const file = join(cacheDir, `bench-prompts-long-${args.promptLen}-${files++ % 4}.jsonl`);
+      writePromptsFile(file, prompts.slice(used, (used += n)));
+      return file;
+    };
+    out.push({ name: 'long', promptLen: args.promptLen + 1, next });
   }
   return out;
 }
@@ -289,7 +301,7 @@ async function main(): Promise<void> {
       try {
         peer = await startPeer(args, model.path, ctxPerSeq);
         const servers = peer ? [ours, peer] : [ours];
-        const points = await sweep(servers, w.file, args, model.minRequests);
+        const points = await sweep(servers, w, args, model.minRequests);
         const rss = { ours: peakRssMiB(ours.pid), peer: peer ? peakRssMiB(peer.pid) : NaN };
         printTable(ours.label || 'ortllm', points.get(ours)!);
         if (peer) printTable(peer.label, points.get(peer)!);

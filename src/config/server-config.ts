@@ -59,6 +59,8 @@ export interface ServerConfig {
   enableLogRequests: boolean;
   loadFormat: 'auto' | 'dummy';
   device: 'cpu' | 'cuda';
+  /** Threads of the forward pass (intra-op and attention); null = the engine's default (VLLM_CPU_OMP_THREADS_BIND). */
+  cpuThreads: number | null;
   /** KV cache budget in bytes; null = the engine's default share of memory. */
   kvCacheMemoryBytes: number | null;
   blockSize: number;
@@ -169,6 +171,7 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   enableLogRequests: false,
   loadFormat: 'auto',
   device: 'cpu',
+  cpuThreads: null,
   kvCacheMemoryBytes: null,
   blockSize: 16,
   enablePrefixCaching: true,
@@ -363,7 +366,7 @@ export function toEngineOptions(c: ServerConfig): EngineOptions {
     blockSize: c.blockSize,
     enablePrefixCaching: c.enablePrefixCaching,
     device: c.device,
-    intraOpThreads: null,
+    intraOpThreads: c.cpuThreads,
     useWorker: true,
     dtype: c.dtype,
     seed: c.seed,

@@ -63,7 +63,27 @@ export const VLLM_ENV_VARS: VllmEnvVar[] = [
         ? { kvCacheMemoryBytes: Math.floor(positiveNumber('VLLM_CPU_KVCACHE_SPACE', v) * 2 ** 30) }
         : {},
   },
+  {
+    name: 'VLLM_CPU_OMP_THREADS_BIND',
+    meaning: 'CPU cores of the forward pass, e.g. 0-3 or 0,2,4 (the first | group): its core count sets the thread count (threads are not pinned); auto or nobind = the default (cores − 1)',
+    apply: (v) => {
+      const group = v.split('|')[0].trim();
+      if (group === 'auto' || group === 'nobind' || group === '') return {};
+      return { cpuThreads: countCpuList(group) };
+    },
+  },
 ];
+
+/** Cores in a Linux CPU list ("0-3,8,10-11"). */
+function countCpuList(list: string): number {
+  let n = 0;
+  for (const part of list.split(',')) {
+    const m = /^\s*(\d+)\s*(?:-\s*(\d+))?\s*$/.exec(part);
+    if (!m || (m[2] !== undefined && Number(m[2]) < Number(m[1]))) throw new Error(`VLLM_CPU_OMP_THREADS_BIND must be auto, nobind or a CPU list such as 0-3,8, got '${list}'`);
+    n += m[2] === undefined ? 1 : Number(m[2]) - Number(m[1]) + 1;
+  }
+  return n;
+}
 
 /** The config fields the environment sets; throws (ConfigError upstream) on a malformed value. */
 export function fromVllmEnv(env: NodeJS.ProcessEnv, flags: Partial<ServerConfig>): Partial<ServerConfig> {

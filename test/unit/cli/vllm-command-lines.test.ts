@@ -114,10 +114,18 @@ describe('vLLM command lines', () => {
   it('VLLM_* variables with a meaning apply (flags win); the others are named in one notice', async () => {
     const r = await run(['serve', MODEL, '--uvicorn-log-level', 'info'], {
       VLLM_SERVER_DEV_MODE: '1', VLLM_LOGGING_LEVEL: 'DEBUG', VLLM_CPU_KVCACHE_SPACE: '2', VLLM_API_KEY: 'env-key', VLLM_USE_V1: '1', VLLM_ATTENTION_BACKEND: 'FLASH_ATTN',
+      VLLM_CPU_OMP_THREADS_BIND: '0-2,5|6-9',
     });
     expect(r.code).toBe(0);
-    expect(r.config).toMatchObject({ devMode: true, logLevel: 'info', kvCacheMemoryBytes: 2 * 2 ** 30, apiKeys: ['env-key'] });
+    expect(r.config).toMatchObject({ devMode: true, logLevel: 'info', kvCacheMemoryBytes: 2 * 2 ** 30, apiKeys: ['env-key'], cpuThreads: 4 });
     expect(r.notices).toContain('VLLM_ATTENTION_BACKEND, VLLM_USE_V1 are set and have no effect here');
+  });
+
+  it('VLLM_CPU_OMP_THREADS_BIND: auto keeps the default thread count, a malformed list is refused', async () => {
+    expect((await run(['serve', MODEL], { VLLM_CPU_OMP_THREADS_BIND: 'auto' })).config).toMatchObject({ cpuThreads: null });
+    const bad = await run(['serve', MODEL], { VLLM_CPU_OMP_THREADS_BIND: '3-1' });
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/VLLM_CPU_OMP_THREADS_BIND must be auto, nobind or a CPU list/);
   });
 
   it('a flag that neither ortllm nor vLLM has is still an unknown option', async () => {
