@@ -25,6 +25,11 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
+# The native paged-attention addon (the install script --ignore-scripts skipped): built when the
+# base image has g++, make and python3, else the server runs attention inside the ONNX graph.
+COPY native ./native
+COPY scripts/build-native.js ./scripts/
+RUN mkdir -p native/build/Release && node scripts/build-native.js
 
 FROM ${BASE_IMAGE}
 ARG VERSION=0.1.0
@@ -39,6 +44,7 @@ RUN groupadd --system --gid 10001 ortllm \
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist/src ./dist/src
+COPY --from=build /app/native/build/Release ./native/build/Release
 COPY package.json ./
 USER 10001:10001
 EXPOSE 8000

@@ -34,6 +34,40 @@
 //   - Prefill chunks run one sequence per session.run: padding 4 x 64-token prompts of a 100M
 //     model into one run saved only ~10% over one run each, and padding ragged prompts wastes
 //     more than that, so the runner groups all decodes into one run and prefills separately.
+//
+// This graph is now the FALLBACK: when the native addon is built (npm install does it), the
+// runner uses decoder-segments.ts instead, the same layers cut at attention with a native paged
+// attention kernel (native/src/attention.cc) between the pieces. How attention at depth was
+// chosen (onnxruntime-node 1.30, CPU ms per call on one thread, best of 4-7 interleaved runs, a
+// shared 2-core machine; CPU time because wall time moved 3x with the machine's load):
+//   one layer, decode, in-graph Gather + Concat + Attention  vs  native kernel reading in place
+//     100M shape (12 heads, hd 64), batch 32, past 1024:   38.2 ms  vs  15.8 ms   (2.4x)
+//     100M shape, batch 32, past 128:                       4.9 ms  vs   1.9 ms   (2.6x)
+//     TinyLlama-1.1B shape (32/4 heads), batch 32, 1024:    24.1 ms  vs  10.5 ms   (2.3x)
+//     1.1B shape, batch 1, past 1024:                      0.48 ms  vs  0.23 ms   (2.1x)
+//     stories260K shape (8/4 heads, hd 8), batch 32, 512:   1.09 ms  vs  0.99 ms   (1.1x)
+//   whole runner step, this graph vs segments + kernel (100M Q8_0, 12 layers):
+//     decode batch 32 at context 1024:  470-496 ms vs 204-210 ms; batch 1 at 1024: 15.4 vs 12.6 ms;
+//     prefill of 700 tokens: 602 vs 613 ms (MatMulNBits dominates; the kernel's causal tiles match
+//     MLAS-backed Attention); stories260K: prefill 700 15.8 vs 18.9 ms (13 session.run calls per
+//     step instead of 1 cost more than its tiny attention saves), decode b32@512 4.4 vs 4.2 ms.
+//   In the profile (bench/profile.ts) of this graph at batch 32 / context 1024, Gather 36%,
+//   Attention 31% and Concat 27% of the step; MatMulNBits 4%.
+// Options measured or read and not taken:
+//   - GroupQueryAttention / onnx Attention with a shared past/present buffer (slot-style
+//     contiguous regions): ORT writes in place only into a caller's pre-allocated output, and
+//     onnxruntime-node then copies every fetched output into a new JS buffer: the whole buffer
+//     per layer per step (8 MB each: 48-60 ms, runtime-probe §3). A graph input is never reused
+//     in place by ORT's planner, so without that output the op copies past into present.
+//   - IO binding / device-located outputs: the 1.30 binding binds outputs only for WebGPU
+//     ('gpu-buffer'); CPU outputs are always copied out (docs/cuda.md).
+//   - A custom op inside the graph: the binding exposes no RegisterCustomOpsLibrary.
+//   - WASM SIMD: no C-to-WASM toolchain is reachable from npm or Debian here, and a WASM kernel
+//     would run the portable path's arithmetic at best; the native addon's portable path covers
+//     machines without AVX2, and this graph covers machines without a compiler.
+//   - bfloat16 KV cache (--kv-cache-dtype bfloat16, native kernel only): halves the cache; at one
+//     thread the kernel is compute-bound (about 13 GB/s of K/V read against ~35 GB/s memcpy), so
+//     the step time stayed within noise (100M b32@1024: 232 vs 210 ms).
 import { GraphBuilder, BuiltModel, attrFloat, attrInt } from './graph-builder';
 import { OnnxDataType } from './onnx-proto';
 import { emitLinear, LinearOptions } from './linear';
