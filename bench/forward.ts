@@ -3,8 +3,9 @@
 // (the KV contents do not change the cost, so the cache is not prefilled) and the runner decodes
 // one token per sequence per step. Also times one prefill of `context` tokens.
 //
-// Options: --models stories260K,100M[,100M-q8_0]  --contexts 128,512  --batches 1,8,32,64  --seconds 2
+// Options: --models stories260K,100M[,100M-q8_0,100m-gguf,1b-gguf]  --contexts 128,512  --batches 1,8,32,64  --seconds 2
 //          --threads N (intra-op threads; default ORT's choice)
+//          --attention native|graph (default: native when the addon is built)  --kv-cache-dtype bfloat16
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { quantizeQ8_0 } from '../src/model/gguf/quantize';
@@ -12,7 +13,7 @@ import { loadModel } from '../src/model/load-model';
 import { createRunner } from '../src/model/runner';
 import { LoadedModel, ModelRunner, ModelWeights, WeightTensor } from '../src/model/types';
 import { llamaConfig, randomModel } from './random-llama';
-import { BENCH_100M_CONFIG } from './random-model';
+import { BENCH_100M_CONFIG, ensureBenchModel } from './random-model';
 
 interface Args {
   models: string[];
@@ -20,6 +21,8 @@ interface Args {
   batches: number[];
   seconds: number;
   threads?: number;
+  attention?: 'native' | 'graph';
+  kvCacheDtype?: 'bfloat16';
 }
 
 const BLOCK_SIZE = 16;
@@ -37,6 +40,8 @@ function parseArgs(argv: string[]): Args {
     batches: list('--batches', '1,8,32,64').map(Number),
     seconds: Number(get('--seconds') ?? 2),
     threads: threads ? Number(threads) : undefined,
+    attention: get('--attention') as Args['attention'],
+    kvCacheDtype: get('--kv-cache-dtype') as Args['kvCacheDtype'],
   };
 }
 
@@ -51,7 +56,12 @@ async function loadBenchModel(name: string): Promise<LoadedModel> {
     return randomModel(llamaConfig({ hiddenSize: 64, intermediateSize: 172, numLayers: 5, numHeads: 8, numKvHeads: 4, vocabSize: 512 }));
   }
   if (name === '100M-q8_0') return quantizedQ8(await loadBenchModel('100M'));
-  throw new Error(`unknown bench model '${name}' (stories260K, 100M, 100M-q8_0)`);
+  if (name === '100m-gguf' || name === '1b-gguf') {
+    const root = resolve(__dirname, '../..');
+    const path = await ensureBenchModel(name === '1b-gguf' ? '1b' : '100m', resolve(root, '.bench-cache'), resolve(root, '../shared/models/stories260K.gguf'));
+    return loadModel({ model: path, loadFormat: 'auto', loadWeights: true, skipTokenizer: true, chatTemplate: null, generationConfig: 'auto' });
+  }
+  throw new Error(`unknown bench model '${name}' (stories260K, 100M, 100M-q8_0, 100m-gguf, 1b-gguf: the Q8_0 files npm run bench serves)`);
 }
 
 /** The same model with every 2-D weight but the embedding stored as GGML q8_0 (runs as MatMulNBits). */
@@ -91,6 +101,8 @@ async function benchModel(name: string, args: Args): Promise<string[]> {
     numBlocks: maxBatch * blocksPerSeq,
     device: 'cpu',
     intraOpThreads: args.threads,
+    ...(args.attention ? { attention: args.attention } : {}),
+    ...(args.kvCacheDtype ? { kvCacheDtype: args.kvCacheDtype } : {}),
   });
   const rows = [`${name}: runner created in ${((performance.now() - t0) / 1000).toFixed(1)} s`];
   const table = (seq: number) => Array.from({ length: blocksPerSeq }, (_, i) => seq * blocksPerSeq + i);
@@ -117,7 +129,9 @@ function row(model: string, context: number, batch: string, stepsPerSec: number,
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  console.log(`forward bench: block size ${BLOCK_SIZE}, ${args.seconds} s per point, threads ${args.threads ?? 'ORT default'}`);
+  console.log(
+    `forward bench: block size ${BLOCK_SIZE}, ${args.seconds} s per point, threads ${args.threads ?? 'ORT default'}, attention ${args.attention ?? 'auto'}, KV ${args.kvCacheDtype ?? 'float32'}`,
+  );
   console.log(['model'.padEnd(12), 'context'.padStart(7), 'batch'.padStart(8), 'steps/s'.padStart(10), 'tokens/s'.padStart(10)].join(' '));
   for (const name of args.models) {
     for (const line of await benchModel(name, args)) console.log(line);
