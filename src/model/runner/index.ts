@@ -14,7 +14,7 @@ export async function createRunner(model: LoadedModel, opts: RunnerOptions): Pro
     const native = opts.attention === 'graph' || !canRunSegmented(model) ? null : nativeAttention();
     if (native) return createSegmentedRunner(model, opts, native);
     if (opts.attention === 'native') {
-      throw new Error(`native attention is not available: ${canRunSegmented(model) ? nativeAttentionUnavailable() : `${model.config.architecture} has no segmented graphs`}`);
+      throw new Error(`native attention is not available: ${canRunSegmented(model) ? nativeAttentionUnavailable() : `${model.config.architecture} with head size ${model.config.headDim} and ${model.config.numHeads}/${model.config.numKvHeads} heads has no segmented graphs within the kernel's limits`}`);
     }
     if ((opts.kvCacheDtype ?? 'float32') !== 'float32') {
       throw new Error(`--kv-cache-dtype ${opts.kvCacheDtype} needs the native attention kernel, which is not available: ${nativeAttentionUnavailable()}`);

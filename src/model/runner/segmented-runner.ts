@@ -25,9 +25,20 @@ export interface SegmentedRunnerOptions extends RunnerOptions {
   quantAccuracyLevel?: AccuracyLevel;
 }
 
-/** True when the model's architecture can run segmented (its descriptor has causalLmSegments). */
+/** The native kernel's limits (native/src/attention.cc: kMaxHeadDim, kMaxQueries). */
+const MAX_HEAD_DIM = 256;
+const MAX_GROUP = 32;
+
+/** True when the model's architecture can run segmented (causalLmSegments) within the kernel's limits. */
 export function canRunSegmented(model: LoadedModel): boolean {
-  return model.weights !== null && architectureOf(model.config).graphs.causalLmSegments !== undefined;
+  const c = model.config;
+  return (
+    model.weights !== null &&
+    architectureOf(c).graphs.causalLmSegments !== undefined &&
+    c.headDim <= MAX_HEAD_DIM &&
+    c.numHeads % c.numKvHeads === 0 &&
+    c.numHeads / c.numKvHeads <= MAX_GROUP
+  );
 }
 
 export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedRunnerOptions, native: NativeAttention): Promise<SegmentedRunner> {

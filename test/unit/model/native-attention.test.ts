@@ -237,3 +237,13 @@ gate.describe('segmented runner (native attention)', () => {
     a.logits.forEach((l, i) => expect(maxAbsDiff(l, b.logits[i])).toBeLessThan(0.05));
   });
 });
+
+gate.it('a model outside the kernel limits (head size 512) runs with in-graph attention, and asking for native says why', async () => {
+  const model = randomModel(llamaConfig({ hiddenSize: 1024, intermediateSize: 64, numLayers: 1, numHeads: 2, numKvHeads: 2 }), 5);
+  const options = { blockSize: 4, numBlocks: 8, device: 'cpu' as const, intraOpThreads: 1 };
+  await expect(createRunner(model, { ...options, attention: 'native' })).rejects.toThrow(/head size 512 .* within the kernel's limits/);
+  const runner = await createRunner(model, options);
+  const r = await runner.step([{ tokens: [1, 2, 3], positionOffset: 0, blockTable: [0] }]);
+  expect(r.logits.length).toBe(model.config.vocabSize);
+  await runner.dispose();
+});
