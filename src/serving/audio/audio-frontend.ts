@@ -8,14 +8,14 @@ import { startScriptWorker } from '../../engine/worker/script-worker';
 import type { AudioFeatureConfig } from '../../model/audio/feature-config';
 import { AudioInputError } from './decode-audio';
 import type { AudioWorkerReply, AudioWorkerRequest } from './audio-worker-protocol';
-import type { PreparedAudio } from './prepare-audio';
+import type { AudioJob, ModelRatePcm, PreparedAudio } from './prepare-audio';
 
 /** Longest recording accepted (a 25 MB upload of low-bitrate audio can hold many hours). */
 export const MAX_AUDIO_SECONDS = 2 * 60 * 60;
 
 interface PendingJob {
   request: AudioWorkerRequest;
-  resolve: (audio: PreparedAudio) => void;
+  resolve: (result: PreparedAudio | ModelRatePcm) => void;
   reject: (err: Error) => void;
 }
 
@@ -33,12 +33,21 @@ export class AudioFrontend {
 
   /** Decoded, resampled, split and featurized audio; AudioInputError for a bad file. */
   prepare(bytes: Uint8Array): Promise<PreparedAudio> {
+    return this.run('windows', bytes) as Promise<PreparedAudio>;
+  }
+
+  /** The decoded mono signal at the model's sampling rate (no windows, no features). */
+  decode(bytes: Uint8Array): Promise<ModelRatePcm> {
+    return this.run('pcm', bytes) as Promise<ModelRatePcm>;
+  }
+
+  private run(kind: AudioJob['kind'], bytes: Uint8Array): Promise<PreparedAudio | ModelRatePcm> {
     if (this.closed) return Promise.reject(new Error('the audio front end is shut down'));
     // An exact-size copy: posting a view clones its whole underlying buffer, and an upload may be
     // a view into a larger pool. The copy stays here so a job can be resent to a new worker.
     const own = new Uint8Array(bytes);
-    const request: AudioWorkerRequest = { id: this.nextId++, job: { bytes: own, features: this.features, maxSeconds: this.maxSeconds } };
-    return new Promise<PreparedAudio>((resolve, reject) => {
+    const request: AudioWorkerRequest = { id: this.nextId++, job: { kind, bytes: own, features: this.features, maxSeconds: this.maxSeconds } };
+    return new Promise((resolve, reject) => {
       this.pending.set(request.id, { request, resolve, reject });
       this.send(request);
     });

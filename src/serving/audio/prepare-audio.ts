@@ -8,6 +8,8 @@ import { decodeAudioFile } from './decode-audio';
 import { splitAudio, splitOptionsFor } from './split-audio';
 
 export interface AudioJob {
+  /** 'windows': model input windows (PreparedAudio); 'pcm': the mono signal at the model's rate (ModelRatePcm). */
+  kind: 'windows' | 'pcm';
   bytes: Uint8Array;
   features: AudioFeatureConfig;
   /** Longest audio accepted, in seconds. */
@@ -28,19 +30,30 @@ export interface PreparedAudio {
   windows: PreparedWindow[];
 }
 
+export interface ModelRatePcm {
+  /** Mono samples at features.samplingRate. */
+  samples: Float32Array;
+  durationSeconds: number;
+}
+
 const extractors = new Map<string, LogMelExtractor>();
+
+export async function decodeToModelRate(job: AudioJob): Promise<ModelRatePcm> {
+  const decoded = await decodeAudioFile(job.bytes, job.maxSeconds);
+  const samples = resample(decoded.samples, decoded.sampleRate, job.features.samplingRate);
+  return { samples, durationSeconds: samples.length / job.features.samplingRate };
+}
 
 export async function prepareAudio(job: AudioJob): Promise<PreparedAudio> {
   const { features: config } = job;
-  const decoded = await decodeAudioFile(job.bytes, job.maxSeconds);
-  const samples = resample(decoded.samples, decoded.sampleRate, config.samplingRate);
+  const { samples, durationSeconds } = await decodeToModelRate(job);
   const extractor = extractorFor(config);
   const windows = splitAudio(samples, splitOptionsFor(config.samplingRate, config.chunkLengthSeconds)).map((w) => ({
     startSeconds: w.start / config.samplingRate,
     durationSeconds: w.samples.length / config.samplingRate,
     features: extractor.extract(w.samples),
   }));
-  return { durationSeconds: samples.length / config.samplingRate, windows };
+  return { durationSeconds, windows };
 }
 
 function extractorFor(config: AudioFeatureConfig): LogMelExtractor {
