@@ -4,8 +4,10 @@ import type { ModelArchConfig } from './types';
 export interface WeightSpec {
   name: string;
   shape: number[];
-  /** RMSNorm gains start at 1; everything else is a matrix or bias. */
+  /** Norm gains start at 1; everything else is a matrix or bias. */
   isNorm: boolean;
+  /** LayerNorm biases start at 0. */
+  isNormBias?: boolean;
 }
 
 export function decoderWeightSpecs(config: ModelArchConfig): WeightSpec[] {
@@ -39,19 +41,4 @@ export function decoderWeightSpecs(config: ModelArchConfig): WeightSpec[] {
   specs.push({ name: 'model.norm.weight', shape: [h], isNorm: true });
   if (!config.tieWordEmbeddings) specs.push({ name: 'lm_head.weight', shape: [vocabSize, h], isNorm: false });
   return specs;
-}
-
-/** Throws naming the first weight that is missing or has the wrong shape. */
-export function checkDecoderWeights(
-  config: ModelArchConfig,
-  shapeOf: (name: string) => number[] | undefined,
-  source: string,
-): void {
-  for (const spec of decoderWeightSpecs(config)) {
-    const shape = shapeOf(spec.name);
-    if (!shape) throw new Error(`${source}: missing weight ${spec.name}`);
-    if (shape.join(',') !== spec.shape.join(',')) {
-      throw new Error(`${source}: weight ${spec.name} has shape [${shape}], the config implies [${spec.shape}]`);
-    }
-  }
 }

@@ -2,7 +2,9 @@
 // Loaders produce a LoadedModel; the runner turns it into batched forward passes
 // over a paged KV cache that the runner owns and the engine accounts for.
 
-export type Architecture = 'llama' | 'qwen2';
+import type { WhisperEncoderConfig } from './whisper/whisper-config';
+
+export type Architecture = 'llama' | 'qwen2' | 'whisper';
 
 /** Decoder shape, in Hugging Face config.json terms. */
 export interface ModelArchConfig {
@@ -23,6 +25,11 @@ export interface ModelArchConfig {
   tieWordEmbeddings: boolean;
   /** qwen2 has biases on q/k/v projections. */
   attentionBias: boolean;
+  /**
+   * Encoder-decoder models (Whisper): the encoder's shape. The fields above then describe the
+   * decoder, whose cross-attention K/V (numPositions rows per layer) live in the same paged cache.
+   */
+  encoder?: WhisperEncoderConfig;
 }
 
 /** GGML block formats we keep quantized (raw blocks, rows along the input dimension). */
@@ -129,6 +136,15 @@ export interface StepSequence {
   blockTable: readonly number[];
   /** Return logits for every new token (prompt logprobs), not only the last. */
   allLogits?: boolean;
+  /** Encoder-decoder models: where this sequence's cross-attention K/V live. */
+  encoder?: StepEncoderInput;
+}
+
+export interface StepEncoderInput {
+  /** KV blocks holding the encoder's K/V rows (ceil(encoder positions / blockSize) blocks). */
+  blockTable: readonly number[];
+  /** Set on the step that must fill those blocks: the encoder input (log-mel features [mels, frames]). */
+  features?: Float32Array;
 }
 
 export interface StepResult {

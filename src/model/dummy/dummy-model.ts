@@ -3,7 +3,7 @@
 import { BUILTIN_SPECIAL_TOKENS } from '../tokenizer';
 import type { ModelArchConfig } from '../types';
 import { WeightMap } from '../weight-map';
-import { randomDecoderWeights } from './random-weights';
+import { randomModelWeights } from './random-weights';
 
 /** Byte tokens plus the built-in special tokens. */
 const BUILTIN_VOCAB_SIZE = 256 + BUILTIN_SPECIAL_TOKENS.length;
@@ -29,7 +29,7 @@ export const DUMMY_CONFIG: ModelArchConfig = {
 
 export function dummyWeights(config: ModelArchConfig = DUMMY_CONFIG, seed = DUMMY_SEED): WeightMap {
   const weights = new WeightMap();
-  for (const { name, shape, values } of randomDecoderWeights(config, seed)) {
+  for (const { name, shape, values } of randomModelWeights(config, seed)) {
     weights.set(name, { kind: 'f32', shape, data: values() });
   }
   return weights;

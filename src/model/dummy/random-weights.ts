@@ -1,23 +1,25 @@
 // Seeded random decoder weights. Each tensor's values depend only on (seed, name), so tensors can be
 // generated lazily, in any order, one at a time (the GGUF writer streams them to disk).
-import { decoderWeightSpecs, type WeightSpec } from '../decoder-weights';
+import type { WeightSpec } from '../decoder-weights';
+import { modelWeightSpecs } from '../weight-specs';
 import type { ModelArchConfig } from '../types';
 
-/** Uniform(-a, a) with a = 0.02·√3 (std 0.02, as HF initialises linear layers); norm gains are 1. */
+/** Uniform(-a, a) with a = 0.02·√3 (std 0.02, as HF initialises linear layers); norm gains are 1, norm biases 0. */
 export function randomWeight(spec: WeightSpec, seed: number): Float32Array {
   const count = spec.shape.reduce((a, b) => a * b, 1);
   const out = new Float32Array(count);
   if (spec.isNorm) return out.fill(1);
+  if (spec.isNormBias) return out;
   fillUniform(out, hashName(spec.name) ^ seed, 0.02 * Math.sqrt(3));
   return out;
 }
 
-/** Every weight of the decoder, each generated on demand (HF names and shapes). */
-export function randomDecoderWeights(
+/** Every weight of the model, each generated on demand (HF names and shapes). */
+export function randomModelWeights(
   config: ModelArchConfig,
   seed: number,
 ): Array<{ name: string; shape: number[]; values: () => Float32Array }> {
-  return decoderWeightSpecs(config).map((spec) => ({ name: spec.name, shape: spec.shape, values: () => randomWeight(spec, seed) }));
+  return modelWeightSpecs(config).map((spec) => ({ name: spec.name, shape: spec.shape, values: () => randomWeight(spec, seed) }));
 }
 
 /** FNV-1a of the name: gives each tensor its own stream (the prime multiply written as shifts). */

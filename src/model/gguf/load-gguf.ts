@@ -3,7 +3,7 @@ import type { ModelArchConfig, ModelWeights } from '../types';
 import { readGgufFile, type GgufFile } from './gguf-file';
 import { ggufArchConfig } from './gguf-config';
 import { checkGgufTensors, loadGgufWeights, readRopeFreqFactors } from './gguf-weights';
-import { checkDecoderWeights } from '../decoder-weights';
+import { checkModelWeights } from '../weight-specs';
 import { ggufTensorName } from './tensor-names';
 
 export interface GgufModel {
@@ -19,7 +19,7 @@ export async function loadGgufModel(path: string, opts: { loadWeights: boolean }
   checkGgufTensors(file);
   const config = ggufArchConfig(file, readRopeFreqFactors(file));
   const shapes = new Map(file.tensors.map((t) => [t.name, [...t.ggmlShape].reverse()]));
-  checkDecoderWeights(config, (name) => shapes.get(ggufTensorName(name)), path);
+  checkModelWeights(config, (name) => shapes.get(ggufTensorName(name)), path);
   const weights = opts.loadWeights ? loadGgufWeights(file, config) : null;
   const template = file.metadata['tokenizer.chat_template'];
   return { file, config, weights, chatTemplate: typeof template === 'string' ? template : null };

@@ -36,6 +36,7 @@
 import { GraphBuilder, BuiltModel, attrFloat, attrInt } from './graph-builder';
 import { OnnxDataType } from './onnx-proto';
 import { emitLinear, LinearOptions } from './linear';
+import { CacheInputs, declareLayerCache, pagedSelfAttention } from './paged-attention';
 import { ropeTables } from './rope';
 import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
 import { ModelArchConfig, ModelWeights } from '../types';
@@ -46,8 +47,8 @@ export const DecoderInputs = {
   pastBlocks: 'past_blocks',
   attnMask: 'attn_mask',
   logitsRows: 'logits_rows',
-  cacheK: (layer: number) => `cache_k.${layer}`,
-  cacheV: (layer: number) => `cache_v.${layer}`,
+  cacheK: CacheInputs.k,
+  cacheV: CacheInputs.v,
 } as const;
 
 export const DecoderOutputs = { logits: 'logits', newKv: 'new_kv' } as const;
@@ -74,7 +75,6 @@ export function buildDecoderGraph(config: ModelArchConfig, weights: ModelWeights
   const inputIds = g.input(DecoderInputs.inputIds, i64, ['batch', 'seq']);
   const positionIds = g.input(DecoderInputs.positionIds, i64, ['batch', 'seq']);
   const pastBlocks = g.input(DecoderInputs.pastBlocks, i64, ['batch', 'past_blocks']);
-  const pastRowsShape = g.constInt64([0, -1, kvDim]);
   const attnMask = g.input(DecoderInputs.attnMask, OnnxDataType.BOOL, ['batch', 1, 'seq', 'total']);
   const logitsRows = g.input(DecoderInputs.logitsRows, i64, ['rows']);
 
@@ -126,16 +126,16 @@ export function buildDecoderGraph(config: ModelArchConfig, weights: ModelWeights
     const v3 = to3d(v);
     newKv.push(kRot, v3);
 
-    const blockElems = opts.blockSize * kvDim;
-    const past = (cache: string) =>
-      g.op('Reshape', [g.op('Gather', [g.input(cache, f32, ['blocks', blockElems]), pastBlocks], { axis: attrInt(0) }), pastRowsShape]);
-    const pastK = past(DecoderInputs.cacheK(l));
-    const pastV = past(DecoderInputs.cacheV(l));
-    const keys = g.op('Concat', [pastK, kRot], { axis: attrInt(1) });
-    const values = g.op('Concat', [pastV, v3], { axis: attrInt(1) });
-    const attn = g.op('Attention', [qRot, keys, values, attnMask], {
-      q_num_heads: attrInt(c.numHeads),
-      kv_num_heads: attrInt(c.numKvHeads),
+    const attn = pagedSelfAttention(g, {
+      q: qRot,
+      k: kRot,
+      v: v3,
+      cache: declareLayerCache(g, l, opts.blockSize, kvDim),
+      pastBlocks,
+      mask: attnMask,
+      numHeads: c.numHeads,
+      numKvHeads: c.numKvHeads,
+      kvDim,
     });
     const oName = `${p}self_attn.o_proj.weight`;
     const oWeight = requireWeight(weights, oName);

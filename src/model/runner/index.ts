@@ -2,11 +2,12 @@
 import { LoadedModel, ModelRunner, RunnerOptions } from '../types';
 import { createExportRunner } from './export-runner';
 import { createGraphRunner } from './graph-runner';
+import { createWhisperRunner } from './whisper-runner';
 
 export { kvBytesPerBlock } from './kv-cache';
 
 export async function createRunner(model: LoadedModel, opts: RunnerOptions): Promise<ModelRunner> {
-  if (model.weights) return createGraphRunner(model, opts);
+  if (model.weights) return model.config.encoder ? createWhisperRunner(model, opts) : createGraphRunner(model, opts);
   if (model.onnxPath) return createExportRunner(model, opts);
   throw new Error(`model ${model.source}: no weights to build a graph from, and no ONNX file`);
 }

@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomDecoderWeights } from '../../../src/model/dummy/random-weights';
+import { randomModelWeights } from '../../../src/model/dummy/random-weights';
 import { loadGgufModel } from '../../../src/model/gguf/load-gguf';
 import { llama3Divisors, ropeScalingFromFreqFactors } from '../../../src/model/gguf/rope-freqs';
 import { ggufTensorName } from '../../../src/model/gguf/tensor-names';
@@ -35,7 +35,7 @@ beforeAll(() => (dir = mkdtempSync(join(tmpdir(), 'ortllm-rope-'))));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function writeWithExtras(path: string, extraMetadata: Record<string, GgufTypedValue>, ropeFreqs: Float32Array | null): void {
-  const tensors = randomDecoderWeights(config, 1).map((t) => ({ name: ggufTensorName(t.name), shape: t.shape, type: 'f32' as const, data: t.values }));
+  const tensors = randomModelWeights(config, 1).map((t) => ({ name: ggufTensorName(t.name), shape: t.shape, type: 'f32' as const, data: t.values }));
   if (ropeFreqs) tensors.push({ name: 'rope_freqs.weight', shape: [ropeFreqs.length], type: 'f32', data: () => ropeFreqs });
   writeGguf(path, { ...archMetadata(config, 'rope-test', 'f32'), ...tokenizer, ...extraMetadata }, tensors);
 }
@@ -74,7 +74,7 @@ describe('GGUF RoPE scaling', () => {
 describe('BF16 GGUF tensors', () => {
   it('load as f32 with the bf16-rounded values', async () => {
     const path = join(dir, 'bf16.gguf');
-    const source = randomDecoderWeights(config, 5);
+    const source = randomModelWeights(config, 5);
     writeModelGguf(path, config, source, tokenizer, 'bf16');
     const weights = (await loadGgufModel(path, { loadWeights: true })).weights!;
     const q = weights.get('model.layers.0.self_attn.v_proj.weight');
