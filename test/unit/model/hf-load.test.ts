@@ -108,7 +108,7 @@ describe('HF directory from stories260K', () => {
     writeSafetensors(join(dir, 'model.safetensors'), tensors.filter((t) => t.name !== 'model.norm.weight'), 'F32');
     expect(() => loadHfModel(dir, { loadWeights: false })).toThrow(/missing weight model\.norm\.weight/);
     writeSafetensors(join(dir, 'model.safetensors'), [...tensors, { name: 'model.layers.0.mlp.experts.weight', tensor: ggufWeights.get('model.norm.weight') }], 'F32');
-    expect(() => loadHfModel(dir, { loadWeights: false })).toThrow(/tensor model\.layers\.0\.mlp\.experts\.weight is not part of a llama decoder/);
+    expect(() => loadHfModel(dir, { loadWeights: false })).toThrow(/tensor model\.layers\.0\.mlp\.experts\.weight is not part of a llama model/);
     // Patch one tensor's dtype in the header to I8 (same byte length as F32 would not matter: dtype is checked first).
     writeSafetensors(join(dir, 'model.safetensors'), tensors, 'F32');
     const bytes = readFileSync(join(dir, 'model.safetensors'));
