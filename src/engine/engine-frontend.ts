@@ -8,6 +8,7 @@ import { OutputStream } from './output-stream';
 import type { CoreConnection, CoreEvent } from './core/protocol';
 import { engineLimits, validateEngineRequest, type EngineLimits } from './core/validate-request';
 import type { EngineClient, EngineHealth, EngineOptions, EngineRequest, IterationStats, RequestOutput, SchedulerStats } from './types';
+import { encoderSpecOf } from '../model/encoder-spec';
 import type { ChatTemplate, GenerationDefaults, LoadedModel, ModelArchConfig, Tokenizer } from '../model/types';
 
 export class EngineFrontend implements EngineClient {
@@ -33,7 +34,7 @@ export class EngineFrontend implements EngineClient {
     this.chatTemplate = model.chatTemplate;
     this.eosTokenIds = model.eosTokenIds;
     this.generationDefaults = model.generationDefaults;
-    this.limits = engineLimits(info, options, model.config.vocabSize);
+    this.limits = engineLimits(info, options, model.config.vocabSize, encoderSpecOf(model.config));
     this.latestStats = { numRunning: 0, numWaiting: 0, kvCacheUsage: 0, numBlocks: info.numBlocks, blockSize: info.blockSize };
   }
 

@@ -58,7 +58,10 @@ export interface SamplingParams {
 
 export interface EngineRequest {
   requestId: string;
+  /** The (decoder) prompt. */
   promptTokenIds: number[];
+  /** Encoder-decoder models: the encoder's input (Whisper: log-mel features [mels, frames]). */
+  encoderInput?: Float32Array;
   params: SamplingParams;
   priority?: number;
   cacheSalt?: string | null;

@@ -3,6 +3,7 @@
 
 import * as os from 'node:os';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { encoderSpecOf } from '../../model/encoder-spec';
 import { createRunner, kvBytesPerBlock } from '../../model/runner';
 import type { LoadedModel, ModelRunner } from '../../model/types';
 import type { EngineOptions, EngineRequest } from '../types';
@@ -22,11 +23,14 @@ export interface KvPlan {
 /**
  * Decides the number of KV blocks and the effective max_model_len. An explicit budget
  * that cannot hold one max_model_len sequence is a start-up error (as in vLLM); a derived
- * max_model_len is lowered to what the cache holds instead.
+ * max_model_len is lowered to what the cache holds instead. Encoder-decoder sequences also
+ * hold their cross-attention K/V (encoder blocks) for their whole life.
  */
 export function planKvCache(model: LoadedModel, options: EngineOptions, freeMemoryBytes = os.freemem()): KvPlan {
   const blockSize = options.blockSize;
   const bytesPerBlock = kvBytesPerBlock(model.config, blockSize);
+  const encoder = encoderSpecOf(model.config);
+  const encoderBlocks = encoder ? Math.ceil(encoder.positions / blockSize) : 0;
   let maxModelLen = options.maxModelLen ?? model.contextLength;
   if (options.maxModelLen !== null && options.maxModelLen > model.contextLength) {
     throw new Error(
@@ -38,17 +42,17 @@ export function planKvCache(model: LoadedModel, options: EngineOptions, freeMemo
     numBlocks = Math.floor(options.kvCacheMemoryBytes / bytesPerBlock);
   } else {
     // More blocks than a full batch of max-length sequences would never be used.
-    const useful = options.maxNumSeqs * Math.ceil(maxModelLen / blockSize);
+    const useful = options.maxNumSeqs * (Math.ceil(maxModelLen / blockSize) + encoderBlocks);
     numBlocks = Math.min(useful, Math.floor((freeMemoryBytes * AUTO_KV_MEMORY_FRACTION) / bytesPerBlock));
   }
   if (numBlocks < 1) {
     throw new Error(`KV cache budget is smaller than one block (${bytesPerBlock} bytes); raise --kv-cache-memory.`);
   }
-  const capacity = numBlocks * blockSize;
+  const capacity = (numBlocks - encoderBlocks) * blockSize;
   if (capacity < maxModelLen) {
-    if (options.maxModelLen !== null) {
+    if (options.maxModelLen !== null || capacity < 1) {
       throw new Error(
-        `To serve at least one request with max_model_len ${maxModelLen}, the KV cache needs ${Math.ceil(maxModelLen / blockSize) * bytesPerBlock} bytes, ` +
+        `To serve at least one request with max_model_len ${maxModelLen}, the KV cache needs ${(Math.ceil(maxModelLen / blockSize) + encoderBlocks) * bytesPerBlock} bytes, ` +
           `but only ${numBlocks * bytesPerBlock} bytes (${capacity} tokens) are available. ` +
           'Raise --kv-cache-memory or lower --max-model-len.',
       );

@@ -4,6 +4,7 @@
 import { RequestValidationError } from '../errors';
 import { validateSamplingParams } from '../sampling-params';
 import type { EngineOptions, EngineRequest } from '../types';
+import type { EncoderSpec } from '../../model/encoder-spec';
 
 export interface EngineLimits {
   maxModelLen: number;
@@ -12,12 +13,16 @@ export interface EngineLimits {
   schedulingPolicy: EngineOptions['schedulingPolicy'];
   /** Tokens the KV cache can hold for one sequence (numBlocks * blockSize). */
   kvCapacityTokens: number;
+  /** Encoder-decoder models: every request brings an encoder input of this size; null for decoder-only models. */
+  encoder: EncoderSpec | null;
+  blockSize: number;
 }
 
 export function engineLimits(
   core: { maxModelLen: number; numBlocks: number; blockSize: number },
   options: Pick<EngineOptions, 'maxNumSeqs' | 'schedulingPolicy'>,
   vocabSize: number,
+  encoder: EncoderSpec | null,
 ): EngineLimits {
   return {
     maxModelLen: core.maxModelLen,
@@ -25,6 +30,8 @@ export function engineLimits(
     vocabSize,
     schedulingPolicy: options.schedulingPolicy,
     kvCapacityTokens: core.numBlocks * core.blockSize,
+    encoder,
+    blockSize: core.blockSize,
   };
 }
 
@@ -47,6 +54,7 @@ export function validateEngineRequest(request: EngineRequest, limits: EngineLimi
     throw new RequestValidationError('Got priority != 0 but the scheduling policy is not "priority".', 'priority');
   }
 
+  checkEncoderInput(request, limits);
   if (promptTokenIds.length === 0) throw new RequestValidationError('The decoder prompt cannot be empty.', 'prompt');
   for (const id of promptTokenIds) {
     if (!Number.isInteger(id) || id < 0 || id >= limits.vocabSize) {
@@ -75,12 +83,28 @@ export function validateEngineRequest(request: EngineRequest, limits: EngineLimi
     throw new RequestValidationError(`best_of must be at most the server's max_num_seqs (${limits.maxNumSeqs}), got ${numSeqs}.`, 'best_of');
   }
   // A sequence must fit in the KV cache on its own, or preemption could never make room for it.
-  const needed = promptLen + effectiveMaxTokens(request, limits.maxModelLen);
+  const encoderRows = limits.encoder ? Math.ceil(limits.encoder.positions / limits.blockSize) * limits.blockSize : 0;
+  const needed = promptLen + effectiveMaxTokens(request, limits.maxModelLen) + encoderRows;
   if (needed > limits.kvCapacityTokens) {
     throw new RequestValidationError(
       `The request needs up to ${needed} tokens of KV cache, but the cache holds only ${limits.kvCapacityTokens}. ` +
         'Reduce the prompt or max_tokens.',
       'max_tokens',
     );
+  }
+}
+
+/** An encoder-decoder model takes exactly one encoder input per request; a decoder-only model none. */
+function checkEncoderInput(request: EngineRequest, limits: EngineLimits): void {
+  const input = request.encoderInput;
+  if (!limits.encoder) {
+    if (input !== undefined) throw new RequestValidationError('This model has no encoder: requests cannot carry encoder input.', 'encoder_input');
+    return;
+  }
+  if (!(input instanceof Float32Array)) {
+    throw new RequestValidationError('This is an encoder-decoder (speech-to-text) model: every request needs its audio input.', 'encoder_input');
+  }
+  if (input.length !== limits.encoder.inputSize) {
+    throw new RequestValidationError(`The encoder input has ${input.length} values; this model takes ${limits.encoder.inputSize}.`, 'encoder_input');
   }
 }
