@@ -2,6 +2,7 @@
 // main (ortllm serve), by the OpenAPI script and by tests. Feature modules come from
 // src/modules/feature-modules.ts.
 
+import multipart from '@fastify/multipart';
 import { ConsoleLogger } from '@nestjs/common';
 import { readFileSync } from 'node:fs';
 import { Reflector, NestFactory } from '@nestjs/core';
@@ -16,6 +17,7 @@ import { installRequestIdEcho } from './common/request-id';
 import { createValidationPipe } from './common/validation';
 import type { ServerConfig } from './config/server-config';
 import { setupDocs } from './modules/docs/openapi';
+import { audioRoutes } from './modules/feature-modules';
 
 export interface CreateAppOptions extends AppModuleOptions {
   /** Scan modules without instantiating providers (no engine is built): the OpenAPI script. */
@@ -62,6 +64,9 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
     abortOnError: false,
     preview: options.preview,
   });
+  // multipart/form-data bodies (audio uploads) for the speech-to-text routes; the per-request file
+  // limit is --max-audio-clip-filesize-mb (multipart-form.ts).
+  if (!options.preview && audioRoutes(config)) await app.register(multipart);
   app.enableCors(corsOptions(config));
   app.useGlobalFilters(new OpenAIExceptionFilter());
   app.useGlobalPipes(createValidationPipe());

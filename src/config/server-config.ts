@@ -58,7 +58,12 @@ export interface ServerConfig {
   maxRequestBodyBytes: number;
   /** ortllm: seconds in-flight requests get to finish after SIGTERM/SIGINT. */
   shutdownTimeoutSeconds: number;
+  /** Largest audio upload in MiB (vLLM's VLLM_MAX_AUDIO_CLIP_FILESIZE_MB). */
+  maxAudioClipFilesizeMb: number;
 }
+
+/** vLLM's VLLM_MAX_AUDIO_CLIP_FILESIZE_MB default. */
+export const DEFAULT_MAX_AUDIO_CLIP_FILESIZE_MB = 25;
 
 /** Name reported for the built-in dummy model when no --served-model-name is given. */
 export const DUMMY_MODEL_NAME = 'ortllm-dummy';
@@ -69,7 +74,7 @@ function defaultMaxNumSeqs(device: 'cpu' | 'cuda'): number {
 }
 const DEFAULT_MAX_NUM_BATCHED_TOKENS = 2048;
 
-export const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'> = {
+export const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys' | 'maxAudioClipFilesizeMb'> = {
   model: null,
   host: null,
   port: 8000,
@@ -134,11 +139,13 @@ export function resolveServerConfig(
   const envKey = env.VLLM_API_KEY;
   const apiKeys = given.apiKeys?.length ? given.apiKeys : envKey ? [envKey] : [];
   const model = given.model ?? DEFAULTS.model;
+  const envAudioLimit = env.VLLM_MAX_AUDIO_CLIP_FILESIZE_MB;
   const config: ServerConfig = {
     ...DEFAULTS,
     ...given,
     device,
     apiKeys,
+    maxAudioClipFilesizeMb: given.maxAudioClipFilesizeMb ?? (envAudioLimit !== undefined && envAudioLimit !== '' ? Number(envAudioLimit) : DEFAULT_MAX_AUDIO_CLIP_FILESIZE_MB),
     servedModelNames: given.servedModelNames?.length ? given.servedModelNames : [model ?? DUMMY_MODEL_NAME],
     maxNumSeqs: given.maxNumSeqs ?? defaultMaxNumSeqs(device),
   };
@@ -174,6 +181,7 @@ function validate(c: ServerConfig): void {
   check(c.apiKeys.every((k) => k.length > 0), '--api-key must not be empty');
   check(Number.isInteger(c.maxRequestBodyBytes) && c.maxRequestBodyBytes > 0, '--max-request-body-size must be a positive size');
   check(c.shutdownTimeoutSeconds >= 0, '--shutdown-timeout must be >= 0');
+  check(Number.isFinite(c.maxAudioClipFilesizeMb) && c.maxAudioClipFilesizeMb > 0, '--max-audio-clip-filesize-mb (or VLLM_MAX_AUDIO_CLIP_FILESIZE_MB) must be a positive number of MiB');
   check((c.sslKeyfile === null) === (c.sslCertfile === null), '--ssl-keyfile and --ssl-certfile must be given together');
 }
 

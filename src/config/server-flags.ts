@@ -16,6 +16,12 @@ export interface FlagSpec {
   defaultText?: string;
 }
 
+const positiveNumber = (text: string): number => {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`'${text}' must be a positive number`);
+  return n;
+};
+
 const positiveInt = (text: string): number => {
   const n = parseInteger(text);
   if (n <= 0) throw new Error(`'${text}' must be a positive integer`);
@@ -65,5 +71,6 @@ export const SERVER_FLAGS: FlagSpec[] = [
   { flags: '--device <device>', key: 'device', description: "'cpu' or 'cuda' (onnxruntime execution provider)", choices: ['cpu', 'cuda'], defaultText: 'cpu' },
   { flags: '--disable-fastapi-docs', key: 'disableFastapiDocs', description: 'Do not serve /docs and /openapi.json' },
   { flags: '--max-request-body-size <size>', key: 'maxRequestBodyBytes', description: '(ortllm) Largest request body; bigger gets 413. Accepts 32MiB', parse: parseByteSize, defaultText: '32MiB' },
+  { flags: '--max-audio-clip-filesize-mb <mb>', key: 'maxAudioClipFilesizeMb', description: "(ortllm) Largest audio file /v1/audio/* accept, in MiB (vLLM's env VLLM_MAX_AUDIO_CLIP_FILESIZE_MB, used when absent)", parse: positiveNumber, defaultText: '25' },
   { flags: '--shutdown-timeout <seconds>', key: 'shutdownTimeoutSeconds', description: '(ortllm) Seconds in-flight requests get to finish after SIGTERM/SIGINT', parse: parseInteger, defaultText: '30' },
 ];

@@ -8,6 +8,7 @@ import { OutputStream } from './output-stream';
 import type { CoreConnection, CoreEvent } from './core/protocol';
 import { engineLimits, validateEngineRequest, type EngineLimits } from './core/validate-request';
 import type { EngineClient, EngineHealth, EngineOptions, EngineRequest, IterationStats, RequestOutput, SchedulerStats } from './types';
+import type { AudioFeatureConfig } from '../model/audio/feature-config';
 import { encoderSpecOf } from '../model/encoder-spec';
 import type { ChatTemplate, GenerationDefaults, LoadedModel, ModelArchConfig, Tokenizer } from '../model/types';
 
@@ -19,6 +20,7 @@ export class EngineFrontend implements EngineClient {
   readonly chatTemplate: ChatTemplate | null;
   readonly eosTokenIds: number[];
   readonly generationDefaults: GenerationDefaults;
+  readonly audioFeatures: AudioFeatureConfig | null;
   private readonly limits: EngineLimits;
   private readonly streams = new Map<string, OutputStream>();
   private readonly listeners = new Set<(stats: IterationStats) => void>();
@@ -34,6 +36,7 @@ export class EngineFrontend implements EngineClient {
     this.chatTemplate = model.chatTemplate;
     this.eosTokenIds = model.eosTokenIds;
     this.generationDefaults = model.generationDefaults;
+    this.audioFeatures = model.config.encoder?.features ?? null;
     this.limits = engineLimits(info, options, model.config.vocabSize, encoderSpecOf(model.config));
     this.latestStats = { numRunning: 0, numWaiting: 0, kvCacheUsage: 0, numBlocks: info.numBlocks, blockSize: info.blockSize };
   }

@@ -2,6 +2,7 @@
 // follow vLLM's `SamplingParams` exactly (snake_case) because /inference/v1/generate and
 // /render put this struct on the wire as-is.
 
+import type { AudioFeatureConfig } from '../model/audio/feature-config';
 import type { ChatTemplate, GenerationDefaults, ModelArchConfig, Tokenizer } from '../model/types';
 
 export type OutputKind = 0 | 1 | 2; // 0 CUMULATIVE, 1 DELTA, 2 FINAL_ONLY (vLLM RequestOutputKind)
@@ -160,6 +161,8 @@ export interface EngineClient {
   readonly eosTokenIds: number[];
   /** generation_config.json defaults (empty with --generation-config vllm). */
   readonly generationDefaults: GenerationDefaults;
+  /** Speech-to-text models: the audio features their encoder takes (null for text models). */
+  readonly audioFeatures: AudioFeatureConfig | null;
   generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput>;
   abort(requestIds: string[]): void;
   health(): EngineHealth;

@@ -2,6 +2,7 @@
 // or nothing / --load-format dummy) and assembles the LoadedModel the runner and the HTTP side use.
 import { existsSync, readSync, statSync } from 'node:fs';
 import { BUILTIN_CHAT_TEMPLATE, createChatTemplate, resolveChatTemplateSource } from './chat-template';
+import { whisperTinyConfig, whisperTinyTokenizer, whisperTinyWeights } from './dummy/builtin-whisper';
 import { DUMMY_CONFIG, dummyWeights } from './dummy/dummy-model';
 import { loadGenerationConfig } from './generation-config';
 import { loadGgufModel } from './gguf/load-gguf';
@@ -12,6 +13,13 @@ import { createBuiltinTokenizer, createTokenizerFromGguf } from './tokenizer';
 import type { ChatTemplate, LoadedModel, LoadModelOptions, ModelArchConfig, ModelWeights, Tokenizer } from './types';
 
 export const DUMMY_SOURCE = 'dummy';
+
+/** `--model builtin:<name>`: models that need no files (random weights; their output is noise). */
+export const BUILTIN_PREFIX = 'builtin:';
+const BUILTIN_MODELS: Readonly<Record<string, (opts: LoadModelOptions) => LoadedParts>> = {
+  llama: loadDummy,
+  'whisper-tiny': loadWhisperTiny,
+};
 
 /** What a format-specific loader hands back before the common assembly. */
 interface LoadedParts {
@@ -27,7 +35,7 @@ interface LoadedParts {
 
 export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
   const source = opts.model === null || opts.loadFormat === 'dummy' ? DUMMY_SOURCE : opts.model;
-  const parts = source === DUMMY_SOURCE ? loadDummy(opts) : await loadFromPath(source, opts);
+  const parts = source === DUMMY_SOURCE ? loadDummy(opts) : source.startsWith(BUILTIN_PREFIX) ? loadBuiltin(source, opts) : await loadFromPath(source, opts);
 
   const generation = loadGenerationConfig(opts.generationConfig, parts.modelDir);
   const { tokenizer } = parts; // null when skipTokenizer: the loaders do not build one
@@ -68,6 +76,24 @@ function loadDummy(opts: LoadModelOptions): LoadedParts {
     onnxPath: null,
     tokenizer: opts.skipTokenizer ? null : createBuiltinTokenizer(),
     templateSource: BUILTIN_CHAT_TEMPLATE,
+    modelDir: null,
+  };
+}
+
+function loadBuiltin(source: string, opts: LoadModelOptions): LoadedParts {
+  const load = BUILTIN_MODELS[source.slice(BUILTIN_PREFIX.length)];
+  if (!load) throw new Error(`unknown built-in model ${source} (built-in: ${Object.keys(BUILTIN_MODELS).map((n) => BUILTIN_PREFIX + n).join(', ')})`);
+  return load(opts);
+}
+
+function loadWhisperTiny(opts: LoadModelOptions): LoadedParts {
+  const config = whisperTinyConfig();
+  return {
+    config,
+    weights: opts.loadWeights ? whisperTinyWeights(config) : null,
+    onnxPath: null,
+    tokenizer: opts.skipTokenizer ? null : whisperTinyTokenizer(),
+    templateSource: null,
     modelDir: null,
   };
 }

@@ -107,7 +107,7 @@ export interface ChatTemplate {
 }
 
 export interface LoadedModel {
-  /** The MODEL argument (path) or 'dummy'. */
+  /** The MODEL argument (path or builtin:<name>), or 'dummy' for the default built-in model. */
   source: string;
   config: ModelArchConfig;
   /** Weights to build the graph from; null for an ONNX export (see onnxPath). */

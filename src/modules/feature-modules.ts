@@ -4,6 +4,8 @@
 
 import type { Type } from '@nestjs/common';
 import type { ServerConfig } from '../config/server-config';
+import { modelTask } from '../model/model-task';
+import { AudioModule } from './audio/audio.module';
 import { AbortModule, LegacyAbortModule } from './abort/abort.module';
 import { ChatModule } from './chat/chat.module';
 import { CompletionsModule } from './completions/completions.module';
@@ -23,10 +25,16 @@ export interface FeatureModuleEntry {
 
 /** Always on (health, ping, version, models, metrics). */
 export const always = (): boolean => true;
-/** The OpenAI routes (completions, chat, tokenize): off with --tokens-only. */
+/** Whether the served model generates text or transcribes audio (read from its config before it loads). */
+const servesText = (c: ServerConfig): boolean => modelTask(c) === 'generate';
+/** The OpenAI routes every model has (tokenize): off with --tokens-only. */
 export const openAiRoutes = (c: ServerConfig): boolean => !c.tokensOnly;
-/** Scale-out routes (generate, abort, render, derender): --enable-scale-out or --tokens-only. */
-export const scaleOutRoutes = (c: ServerConfig): boolean => c.enableScaleOut || c.tokensOnly;
+/** Text generation (completions, chat): text models only. */
+export const textGenerationRoutes = (c: ServerConfig): boolean => openAiRoutes(c) && servesText(c);
+/** Speech-to-text (transcriptions, translations): speech models only. */
+export const audioRoutes = (c: ServerConfig): boolean => openAiRoutes(c) && !servesText(c);
+/** Scale-out routes (generate, abort, render, derender): --enable-scale-out or --tokens-only, text models only. */
+export const scaleOutRoutes = (c: ServerConfig): boolean => (c.enableScaleOut || c.tokensOnly) && servesText(c);
 /** Legacy routes registered only with --tokens-only (POST /abort_requests). */
 export const tokensOnly = (c: ServerConfig): boolean => c.tokensOnly;
 /** Scale-out routes that need a tokenizer (render, derender): absent with --tokens-only / --skip-tokenizer-init. */
@@ -36,8 +44,9 @@ export const FEATURE_MODULES: FeatureModuleEntry[] = [
   { module: HealthModule, when: always },
   { module: ModelsModule, when: always },
   { module: MetricsModule, when: always },
-  { module: CompletionsModule, when: openAiRoutes },
-  { module: ChatModule, when: openAiRoutes },
+  { module: CompletionsModule, when: textGenerationRoutes },
+  { module: ChatModule, when: textGenerationRoutes },
+  { module: AudioModule, when: audioRoutes },
   { module: TokenizeModule, when: openAiRoutes },
   { module: TokensGenerateModule, when: scaleOutRoutes },
   { module: AbortModule, when: scaleOutRoutes },

@@ -39,6 +39,7 @@ export class FakeEngine implements EngineClient {
   readonly chatTemplate = null;
   readonly eosTokenIds = [2];
   readonly generationDefaults = {};
+  readonly audioFeatures = null;
   alive = true;
   readonly aborted: string[] = [];
   readonly requests: EngineRequest[] = [];

@@ -100,7 +100,11 @@ export function whisperTensors(s: TinyWhisperShape, vocabSize: number, seed: num
     norm(`${p}.final_layer_norm`);
   }
   norm('model.encoder.layer_norm');
-  add('model.decoder.embed_tokens.weight', [vocabSize, d], seededValues(vocabSize * d, seed + ++n, 0.5));
+  // Byte tokens' rows are large and the special tokens' small, so the tied head favours bytes and
+  // greedy output is text (that differs with the audio), as a trained model's would be.
+  const embed = seededValues(vocabSize * d, seed + ++n, 0.5);
+  for (let i = 256 * d; i < embed.length; i++) embed[i] *= 0.1;
+  add('model.decoder.embed_tokens.weight', [vocabSize, d], embed);
   add('model.decoder.embed_positions.weight', [s.targetPositions, d], seededValues(s.targetPositions * d, seed + ++n, 0.3));
   for (let i = 0; i < s.decoderLayers; i++) {
     const p = `model.decoder.layers.${i}`;

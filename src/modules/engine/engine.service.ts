@@ -39,6 +39,9 @@ export class EngineService implements EngineClient, OnApplicationShutdown {
   get generationDefaults(): EngineClient['generationDefaults'] {
     return this.client.generationDefaults;
   }
+  get audioFeatures(): EngineClient['audioFeatures'] {
+    return this.client.audioFeatures;
+  }
 
   generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
     return this.client.generate(request, signal);

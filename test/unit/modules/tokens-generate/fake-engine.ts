@@ -46,6 +46,7 @@ export class FakeEngine implements EngineClient {
   readonly chatTemplate: ChatTemplate | null;
   readonly eosTokenIds: number[];
   readonly generationDefaults = {};
+  readonly audioFeatures = null;
   readonly requests: EngineRequest[] = [];
   readonly aborted: string[] = [];
   private readonly live = new Map<string, () => void>();
