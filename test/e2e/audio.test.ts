@@ -130,7 +130,7 @@ describeSpeech('speech-to-text routes (random Whisper, real server, openai clien
     const tokenizing = Promise.all(
       texts.map(async (text) => {
         const res = await fetch(`${server.baseUrl}/tokenize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: text, add_special_tokens: false }) });
-        return (await res.json()).tokens as number[];
+        return ((await res.json()) as { tokens: number[] }).tokens;
       }),
     );
     const together = await Promise.all(names.map(async (n) => (await transcribe(files[n], { language: 'en' })).text));

@@ -2,7 +2,7 @@
 // branching on `stream`; the speech-to-text serving does the work.
 
 import { Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { disconnectSignal } from '../../common/sse';
 import type { ServerConfig } from '../../config/server-config';
@@ -16,11 +16,19 @@ import { TranscriptionRequestDto, TranslationRequestDto } from './dto/speech-req
 import { readMultipartForm } from './multipart-form';
 import { TRANSCRIPTION_SERVING, TRANSLATION_SERVING } from './audio.tokens';
 
-const RESPONSE_DOC =
-  'json: {text, usage}; verbose_json: {text, language, duration, segments}; text, srt, vtt: text/plain; ' +
-  'stream: an event stream of transcription.chunk / translation.chunk objects ending with `data: [DONE]`.';
+const OK_RESPONSE = {
+  description:
+    'json: {text, usage} (usage: transcriptions only); verbose_json: {text, language, duration, segments}; text, srt, vtt: text/plain; ' +
+    'stream: an event stream of transcription.chunk / translation.chunk objects ending with `data: [DONE]`.',
+  content: {
+    'application/json': { schema: { oneOf: [{ $ref: getSchemaPath(SpeechResponseDto) }, { $ref: getSchemaPath(SpeechVerboseResponseDto) }] } },
+    'text/plain': { schema: { type: 'string' } },
+    'text/event-stream': { schema: { type: 'string' } },
+  },
+};
 
 @ApiTags('audio')
+@ApiExtraModels(SpeechResponseDto, SpeechVerboseResponseDto)
 @Controller()
 export class AudioController {
   constructor(
@@ -34,8 +42,7 @@ export class AudioController {
   @ApiOperation({ summary: 'Transcribe audio', description: 'OpenAI Transcriptions API with vLLM\'s extra parameters (speech-to-text models).' })
   @ApiConsumes('multipart/form-data')
   @ApiBody({ type: TranscriptionRequestDto })
-  @ApiProduces('application/json', 'text/plain', 'text/event-stream')
-  @ApiOkResponse({ type: SpeechResponseDto, description: RESPONSE_DOC })
+  @ApiOkResponse(OK_RESPONSE)
   async createTranscription(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const form = await readMultipartForm(request, TranscriptionRequestDto, this.config.maxAudioClipFilesizeMb);
     const { 'timestamp_granularities[]': granularities, ...fields } = form.fields;
@@ -47,8 +54,7 @@ export class AudioController {
   @ApiOperation({ summary: 'Translate audio to English', description: 'OpenAI Translations API with vLLM\'s extra parameters (speech-to-text models).' })
   @ApiConsumes('multipart/form-data')
   @ApiBody({ type: TranslationRequestDto })
-  @ApiProduces('application/json', 'text/plain', 'text/event-stream')
-  @ApiOkResponse({ type: SpeechVerboseResponseDto, description: RESPONSE_DOC })
+  @ApiOkResponse(OK_RESPONSE)
   async createTranslation(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const form = await readMultipartForm(request, TranslationRequestDto, this.config.maxAudioClipFilesizeMb);
     await this.serve(this.translation, form.fields, form.file, request, reply);
