@@ -2,7 +2,7 @@
 // vocabulary (every UTF-8 byte one token, no merges) followed by Whisper's special tokens in
 // Whisper's order, so prompts, language detection and timestamps work as with a real checkpoint.
 
-import { BYTE_TO_CHAR } from '../tokenizer/byte-level';
+import { byteLevelTokenizerJson } from '../tokenizer/builtin-tokenizer';
 import { WHISPER_LANGUAGES } from './whisper-languages';
 
 /** Whisper's special tokens after the vocabulary, in id order. */
@@ -23,24 +23,8 @@ export function whisperSpecialTokenTexts(): string[] {
 }
 
 export function whisperTokenizerFiles(): { tokenizerJson: object; tokenizerConfig: object; vocabSize: number } {
-  const vocab: Record<string, number> = {};
-  BYTE_TO_CHAR.forEach((ch, byte) => (vocab[ch] = byte));
-  const added = whisperSpecialTokenTexts().map((content, i) => {
-    vocab[content] = 256 + i;
-    return { id: 256 + i, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true };
-  });
-  const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false };
-  const tokenizerJson = {
-    version: '1.0',
-    truncation: null,
-    padding: null,
-    added_tokens: added,
-    normalizer: null,
-    pre_tokenizer: byteLevel,
-    post_processor: byteLevel,
-    decoder: byteLevel,
-    model: { type: 'BPE', dropout: null, unk_token: null, fuse_unk: false, byte_fallback: false, vocab, merges: [] },
-  };
+  const specialTokens = whisperSpecialTokenTexts();
+  const tokenizerJson = byteLevelTokenizerJson(specialTokens);
   const tokenizerConfig = {
     tokenizer_class: 'WhisperTokenizer',
     bos_token: '<|endoftext|>',
@@ -50,5 +34,5 @@ export function whisperTokenizerFiles(): { tokenizerJson: object; tokenizerConfi
     add_bos_token: false,
     clean_up_tokenization_spaces: false,
   };
-  return { tokenizerJson, tokenizerConfig, vocabSize: 256 + added.length };
+  return { tokenizerJson, tokenizerConfig, vocabSize: 256 + specialTokens.length };
 }
