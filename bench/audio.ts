@@ -168,6 +168,15 @@ async function benchModel(name: ShapeName, features: Float32Array, pcm: Float32A
   if (process.env.BENCH_SKIP_PEER !== '1') await benchWhisperCpp(name, model, pcm, tokens);
 }
 
+/** The part of @fugood/whisper.node's API the bench uses (it is not a project dependency). */
+interface WhisperNode {
+  initWhisper(options: { filePath: string; useGpu: boolean }): Promise<{
+    bench(threads: number): Promise<{ encodeMs: number; decodeMs: number }>;
+    transcribeData(pcm: ArrayBufferLike, options: Record<string, unknown>): { stop(): Promise<void>; promise: Promise<{ segments: unknown[]; isAborted: boolean }> };
+    release(): Promise<void>;
+  }>;
+}
+
 function ensurePeerInstalled(): void {
   if (existsSync(join(peerDir, 'node_modules', '@fugood', 'whisper.node'))) return;
   console.log('Installing the whisper.cpp peer (@fugood/whisper.node, prebuilt, --omit=optional) ...');
@@ -180,7 +189,7 @@ async function benchWhisperCpp(name: ShapeName, model: LoadedModel, pcm: Float32
   try {
     ensurePeerInstalled();
     writeWhisperGgml(ggml, model.config, model.weights!);
-    const whisper = require(join(peerDir, 'node_modules', '@fugood', 'whisper.node')) as { initWhisper(o: object): Promise<any> };
+    const whisper = (await import(join(peerDir, 'node_modules', '@fugood', 'whisper.node'))) as WhisperNode;
     const context = await whisper.initWhisper({ filePath: ggml, useGpu: false });
     try {
       const b = await context.bench(1);

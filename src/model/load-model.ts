@@ -12,7 +12,7 @@ import { withFile } from './read-fully';
 import { createBuiltinTokenizer, createTokenizerFromGguf } from './tokenizer';
 import type { ChatTemplate, LoadedModel, LoadModelOptions, ModelArchConfig, ModelWeights, Tokenizer } from './types';
 
-export const DUMMY_SOURCE = 'dummy';
+const DUMMY_SOURCE = 'dummy';
 
 /** `--model builtin:<name>`: models that need no files (random weights; their output is noise). */
 export const BUILTIN_PREFIX = 'builtin:';

@@ -9,16 +9,17 @@ import { createReadStream, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { SERVER_START_TIMEOUT_MS, startServer, type TestServer } from '../helpers/server';
-import { ffmpegEncode, haveSpeechTools, speak, tempDir } from '../helpers/speech';
+import { ffmpegEncode, SPEECH_TOOLS, speak, tempDir } from '../helpers/speech';
+import { needs } from '../helpers/needs';
 import { writeWhisperDir } from '../helpers/write-whisper-dir';
 import { whisperTinyTokenizer } from '../../src/model/dummy/builtin-whisper';
 
-const describeSpeech = haveSpeechTools() ? describe : describe.skip;
+const withSpeechTools = needs(...SPEECH_TOOLS);
 
 /** A few tokens per window keep the random model's decoding short. */
 const TOKENS = { max_completion_tokens: 6 } as Record<string, unknown>;
 
-describeSpeech('speech-to-text routes (random Whisper, real server, openai client)', () => {
+withSpeechTools.describe('speech-to-text routes (random Whisper, real server, openai client)', () => {
   const dir = tempDir('ortllm-audio-e2e-');
   let server: TestServer;
   let client: OpenAI;
@@ -85,7 +86,7 @@ describeSpeech('speech-to-text routes (random Whisper, real server, openai clien
   });
 
   it('translates (json without usage, translation.chunk streams) and detects the language when none is given', async () => {
-    const translate = (extra: Record<string, unknown>) => client.audio.translations.create({ file: createReadStream(files.s4), model, ...TOKENS, ...extra } as never) as Promise<any>;
+    const translate = (extra: Record<string, unknown>): Promise<any> => client.audio.translations.create({ file: createReadStream(files.s4), model, ...TOKENS, ...extra });
     const translation = await translate({});
     expect(typeof translation.text).toBe('string');
     expect(translation.usage).toBeUndefined();
@@ -145,7 +146,7 @@ describeSpeech('speech-to-text routes (random Whisper, real server, openai clien
     };
     const form = (fields: Record<string, string | Blob>) => {
       const f = new FormData();
-      for (const [k, v] of Object.entries(fields)) f.append(k, v as never);
+      for (const [k, v] of Object.entries(fields)) f.append(k, v);
       return f;
     };
     const blob = (bytes: Uint8Array | Buffer, name = 'audio.bin') => new File([bytes], name);
@@ -189,7 +190,7 @@ describeSpeech('speech-to-text routes (random Whisper, real server, openai clien
   });
 });
 
-describeSpeech('--model builtin:whisper-tiny', () => {
+withSpeechTools.describe('--model builtin:whisper-tiny', () => {
   let server: TestServer;
   const dir = tempDir('ortllm-audio-builtin-');
   beforeAll(async () => {

@@ -1,20 +1,19 @@
 // Real speech for audio tests: synthesised by Debian's espeak-ng, converted with sox and encoded
-// with ffmpeg (.ci/run installs them when missing). Tests skip loudly when a tool is absent.
+// with ffmpeg (.ci/run installs them when missing). Tests gate on them with needs(...SPEECH_TOOLS).
 
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 
-export const SPEECH_TOOLS = ['espeak-ng', 'sox', 'ffmpeg'] as const;
-
-/** True when every tool runs; otherwise false after a loud warning naming the missing ones. */
-export function haveSpeechTools(): boolean {
-  const missing = SPEECH_TOOLS.filter((tool) => spawnSync(tool, ['--version'], { stdio: 'ignore' }).error !== undefined);
-  if (missing.length === 0) return true;
-  console.warn(`\n\n*** SKIPPING: ${missing.join(', ')} not installed (apt-get install espeak-ng sox ffmpeg) ***\n`);
-  return false;
+/** The tool's path on PATH, or where Debian installs it (absent: needs() reports it missing). */
+function toolPath(name: string): string {
+  const found = (process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, name)).find((path) => existsSync(path));
+  return found ?? `/usr/bin/${name}`;
 }
+
+/** espeak-ng, sox and ffmpeg: `needs(...SPEECH_TOOLS)`. */
+export const SPEECH_TOOLS = ['espeak-ng', 'sox', 'ffmpeg'].map(toolPath);
 
 export function tempDir(prefix: string): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));

@@ -14,7 +14,7 @@ import { EngineCore } from './engine-core';
 /** Share of free memory the KV cache takes when --kv-cache-memory is not given. */
 const AUTO_KV_MEMORY_FRACTION = 0.2;
 
-export interface KvPlan {
+interface KvPlan {
   numBlocks: number;
   maxModelLen: number;
   bytesPerBlock: number;
@@ -26,7 +26,7 @@ export interface KvPlan {
  * max_model_len is lowered to what the cache holds instead. Encoder-decoder sequences also
  * hold their cross-attention K/V (encoder blocks) for their whole life.
  */
-export function planKvCache(model: LoadedModel, options: EngineOptions, freeMemoryBytes = os.freemem()): KvPlan {
+function planKvCache(model: LoadedModel, options: EngineOptions, freeMemoryBytes = os.freemem()): KvPlan {
   const blockSize = options.blockSize;
   const bytesPerBlock = kvBytesPerBlock(model.config, blockSize);
   const encoder = encoderSpecOf(model.config);

@@ -6,8 +6,8 @@ import { ApiBody, ApiConsumes, ApiExtraModels, ApiOkResponse, ApiOperation, ApiT
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { disconnectSignal } from '../../common/sse';
 import type { ServerConfig } from '../../config/server-config';
-import { responseIdBase } from '../../serving/http-request-id';
-import { respond } from '../../serving/respond';
+import { responseIdBase } from '../../common/request-id';
+import { respond } from '../../common/respond';
 import type { SpeechToTextServing } from '../../serving/speech/speech-to-text-serving';
 import type { SpeechToTextFields } from '../../serving/speech/speech-types';
 import { SERVER_CONFIG } from '../engine/engine.tokens';

@@ -6,7 +6,7 @@ import { plainToInstance, type ClassConstructor } from 'class-transformer';
 import { validate } from 'class-validator';
 import type {} from '@fastify/multipart'; // its FastifyRequest.parts() / isMultipart() typings
 import type { FastifyRequest } from 'fastify';
-import { OpenAIHttpError } from '../../common/openai-error';
+import { OpenAIHttpError } from '../../serving/openai-error';
 import { validationExceptionFactory } from '../../common/validation';
 
 export interface MultipartForm<T> {

@@ -11,6 +11,8 @@
 // is down-mixed at once, and decoding stops as soon as the audio exceeds `maxSeconds` (a 25 MB
 // file of low-bitrate opus would otherwise expand to gigabytes of float samples).
 
+import { Readable } from 'node:stream';
+
 /** A client error in the uploaded audio (answered with 400). */
 export class AudioInputError extends Error {
   constructor(message: string) {
@@ -38,7 +40,7 @@ export async function decodeAudioFile(bytes: Uint8Array, maxSeconds: number): Pr
   let total = 0;
   let sampleRate = 0;
   try {
-    for await (const decoded of decodeChunked(feed(bytes), format as Parameters<typeof decodeChunked>[1])) {
+    for await (const decoded of decodeChunked(Readable.from(feedChunks(bytes)), format as Parameters<typeof decodeChunked>[1])) {
       const channels = decoded.channelData;
       if (channels.length === 0 || channels[0].length === 0) continue;
       if (sampleRate === 0) sampleRate = decoded.sampleRate;
@@ -57,8 +59,10 @@ export async function decodeAudioFile(bytes: Uint8Array, maxSeconds: number): Pr
   return { samples: concat(pieces, total), sampleRate };
 }
 
-async function* feed(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
-  for (let at = 0; at < bytes.length; at += FEED_BYTES) yield bytes.subarray(at, at + FEED_BYTES);
+function feedChunks(bytes: Uint8Array): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (let at = 0; at < bytes.length; at += FEED_BYTES) out.push(bytes.subarray(at, at + FEED_BYTES));
+  return out;
 }
 
 /** Mean of the channels; non-finite samples (a broken decoder's output) become silence. */

@@ -4,7 +4,7 @@
 // batch, and their texts are joined in order. Without `language` the first window's language is
 // detected first (one step over the language tokens).
 
-import { OpenAIHttpError } from '../../common/openai-error';
+import { OpenAIHttpError } from '../openai-error';
 import { RequestValidationError } from '../../engine/errors';
 import { OUTPUT_KIND, type EngineClient, type EngineRequest, type RequestOutput, type SamplingParams } from '../../engine/types';
 import type { AudioFeatureConfig } from '../../model/audio/feature-config';
@@ -13,10 +13,9 @@ import { whisperSpecialTokens, type WhisperSpecialTokens } from '../../model/whi
 import type { AudioFrontend } from '../audio/audio-frontend';
 import { AudioInputError } from '../audio/decode-audio';
 import type { PreparedAudio } from '../audio/prepare-audio';
-import { drain, generateFor, mergeStreams } from '../engine-stream';
+import { drainAll, generateFor, mergeStreams } from '../engine-stream';
 import { createdNow, requestIdBase } from '../ids';
 import { resolveMaxTokens } from '../max-tokens';
-import { drainAll } from '../respond';
 import { buildSamplingParams } from '../sampling-params';
 import { sentFields } from '../sampling-request';
 import { checkRequestExtras, resolveModelName, type ServingOptions } from '../serving-options';
@@ -56,7 +55,7 @@ export class SpeechToTextServing {
   /** Checks the fields, decodes the audio, detects the language if needed; 400/404 on bad input. */
   async prepare(fields: SpeechToTextFields, file: Uint8Array | null, headerRequestId: string | null, signal?: AbortSignal): Promise<PreparedSpeech> {
     const model = resolveModelName(fields.model, this.opts);
-    const features = this.audioFeatures();
+    this.audioFeatures(); // 400 when the served model takes no audio
     const tokens = this.specialTokens();
     const format = fields.response_format ?? 'json';
     this.checkFields(fields, format, tokens);
@@ -145,7 +144,7 @@ export class SpeechToTextServing {
   }
 
   private checkFields(f: SpeechToTextFields, format: AudioResponseFormat, tokens: WhisperSpecialTokens): void {
-    checkRequestExtras(f, false);
+    checkRequestExtras(f, this.opts, false);
     const supported = tokens.languages.size > 0 ? [...tokens.languages.keys()] : ['en'];
     const checkLanguage = (code: string | null | undefined, param: string) => {
       if (code != null && !supported.includes(code)) {
@@ -218,7 +217,7 @@ export class SpeechToTextServing {
       },
     );
     const request: EngineRequest = { requestId: `${id}-lang_detect`, promptTokenIds: whisperLanguageDetectionPrompt(tokens), params, encoderInput: audio.windows[0].features };
-    const result = await drain(generateFor(this.engine, request, signal), OUTPUT_KIND.FINAL_ONLY);
+    const [result] = await drainAll(this.engine, [request], [OUTPUT_KIND.FINAL_ONLY], signal);
     const language = languageOfToken(tokens, result.choices[0]?.tokenIds[0] ?? -1);
     if (language === null) throw new OpenAIHttpError(500, 'Language detection did not produce a language token.');
     return language;

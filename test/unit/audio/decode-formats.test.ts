@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { WHISPER_FEATURES } from '../../../src/model/audio/feature-config';
 import { AudioFrontend } from '../../../src/serving/audio/audio-frontend';
 import { AudioInputError } from '../../../src/serving/audio/decode-audio';
-import { ffmpegEncode, FFMPEG_FORMATS, haveSpeechTools, readWav, soxToWav, speak, tempDir } from '../../helpers/speech';
+import { ffmpegEncode, FFMPEG_FORMATS, SPEECH_TOOLS, readWav, soxToWav, speak, tempDir } from '../../helpers/speech';
+import { needs } from '../../helpers/needs';
 
 /** Largest normalised cross-correlation of a and b over lags -maxLag..maxLag. */
 function bestCorrelation(a: Float32Array, b: Float32Array, maxLag: number): number {
@@ -27,9 +28,9 @@ function bestCorrelation(a: Float32Array, b: Float32Array, maxLag: number): numb
   return best;
 }
 
-const describeSpeech = haveSpeechTools() ? describe : describe.skip;
+const withSpeechTools = needs(...SPEECH_TOOLS);
 
-describeSpeech('audio front end: decoding uploads', () => {
+withSpeechTools.describe('audio front end: decoding uploads', () => {
   const dir = tempDir('ortllm-decode-');
   const frontend = new AudioFrontend(WHISPER_FEATURES);
   let wavPath: string;

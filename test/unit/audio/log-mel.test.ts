@@ -5,7 +5,8 @@
 import { join } from 'node:path';
 import { WHISPER_FEATURES, type AudioFeatureConfig } from '../../../src/model/audio/feature-config';
 import { LogMelExtractor } from '../../../src/model/audio/log-mel';
-import { haveSpeechTools, readWav, soxToWav, speak, tempDir } from '../../helpers/speech';
+import { SPEECH_TOOLS, readWav, soxToWav, speak, tempDir } from '../../helpers/speech';
+import { needs } from '../../helpers/needs';
 
 /** librosa.filters.mel(sr, n_fft, n_mels) with htk=False, norm='slaney', in its ramp formulation. */
 function librosaMel(sr: number, nFft: number, nMels: number): number[][] {
@@ -119,9 +120,9 @@ describe('Whisper log-mel features', () => {
   });
 });
 
-const describeSpeech = haveSpeechTools() ? describe : describe.skip;
+const withSpeechTools = needs(...SPEECH_TOOLS);
 
-describeSpeech('Whisper log-mel features of espeak-ng speech', () => {
+withSpeechTools.describe('Whisper log-mel features of espeak-ng speech', () => {
   it('equal the reference on real speech resampled to 16 kHz by sox', () => {
     const dir = tempDir('ortllm-logmel-');
     try {

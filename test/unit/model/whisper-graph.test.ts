@@ -16,7 +16,8 @@ import type { LoadedModel, ModelRunner, StepSequence } from '../../../src/model/
 import { whisperSpecialTokens } from '../../../src/model/whisper/whisper-tokens';
 import { loadOptions } from '../../helpers/model-files';
 import { argmax, maxAbsDiff } from '../../helpers/runner-driver';
-import { haveSpeechTools, readWav, soxToWav, speak, tempDir } from '../../helpers/speech';
+import { needs } from '../../helpers/needs';
+import { readWav, soxToWav, speak, SPEECH_TOOLS, tempDir } from '../../helpers/speech';
 import { referenceDecoder, referenceEncoder } from '../../helpers/whisper-reference';
 import { TINY_TEST_WHISPER, writeWhisperDir } from '../../helpers/write-whisper-dir';
 
@@ -26,7 +27,7 @@ const STEPS = 6;
 
 /** A recorded-style input: espeak-ng speech resampled by sox, or (tools missing) a two-tone chirp. */
 function speechSamples(dir: string): Float32Array {
-  if (!haveSpeechTools()) {
+  if (!needs(...SPEECH_TOOLS).present) {
     console.warn('*** whisper-graph test: using a synthetic chirp instead of espeak-ng speech ***');
     return Float32Array.from({ length: 3 * 16000 }, (_, i) => 0.3 * Math.sin(i * (0.05 + i * 1e-6)) + 0.2 * Math.sin(i * 0.31));
   }

@@ -5,7 +5,7 @@
 
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
-import { BoolField, EnumField, FieldSpec, IntField, NumberField, ObjectField, StringField } from '../../../serving/dto/api-field';
+import { BoolField, EnumField, FieldSpec, IntField, NumberField, ObjectField, StringField } from '../../../common/dto/api-field';
 
 const lastValue = (value: unknown): unknown => (Array.isArray(value) ? value[value.length - 1] : value);
 

@@ -4,7 +4,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { AUDIO_RESPONSE_FORMATS, type AudioResponseFormat } from '../../../serving/speech/speech-types';
-import { StringListField } from '../../../serving/dto/api-field';
+import { StringListField } from '../../../common/dto/api-field';
 import { FormBoolField, FormEnumField, FormIntField, FormJsonObjectField, FormListTransform, FormNumberField, FormStringField } from './form-fields';
 
 /** Fields both routes share. */
