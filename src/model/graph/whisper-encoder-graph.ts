@@ -4,12 +4,15 @@
 // input_features [B, mels, 2P] -> conv1 (k3, pad 1) + GELU -> conv2 (k3, stride 2, pad 1) + GELU
 // -> [B, P, d] + positions (embed_positions, sinusoidal in the checkpoint) -> pre-LN transformer
 // layers (self-attention, GELU MLP) -> layer_norm.
-// Outputs: cross_kv [2·L, B, P, d] — for each decoder layer l, rows 2l (K = encoder_attn.k_proj)
-// and 2l+1 (V = encoder_attn.v_proj + bias), one [P, d] block per sequence, the layout the runner
-// copies into the sequence's cross-attention KV blocks — and encoder_hidden [B, P, d].
+// Outputs: cross_kv [2·L, B, heads, P', head_dim] — for each decoder layer l, rows 2l
+// (K = encoder_attn.k_proj) and 2l+1 (V = encoder_attn.v_proj + bias), head-major and zero-padded
+// to P' = P rounded up to whole KV blocks: per sequence exactly its cross blocks' contents, which
+// the decoder gathers and reshapes to [B, heads, P', head_dim] without a copy or a transpose per
+// step — and encoder_hidden [B, P, d].
 
 import { BuiltModel, GraphBuilder } from './graph-builder';
 import { LinearOptions } from './linear';
+import { paddedCrossPositions } from './whisper-parts';
 import { OnnxDataType } from './onnx-proto';
 import { requireWeight, toF32 } from './weights';
 import { WhisperGraphParts } from './whisper-parts';
@@ -22,7 +25,12 @@ export const WhisperEncoderIO = {
   hidden: 'encoder_hidden',
 } as const;
 
-export function buildWhisperEncoderGraph(config: ModelArchConfig, weights: ModelWeights, opts: LinearOptions): BuiltModel {
+export interface WhisperEncoderGraphOptions extends LinearOptions {
+  /** Tokens per KV block: the cross K/V are padded to whole blocks. */
+  blockSize: number;
+}
+
+export function buildWhisperEncoderGraph(config: ModelArchConfig, weights: ModelWeights, opts: WhisperEncoderGraphOptions): BuiltModel {
   const enc = encoderOf(config);
   const d = config.hiddenSize;
   const positions = enc.numPositions;
@@ -75,9 +83,14 @@ export function buildWhisperEncoderGraph(config: ModelArchConfig, weights: Model
     crossPrefixes.push(`model.decoder.layers.${l}.encoder_attn.k_proj`, `model.decoder.layers.${l}.encoder_attn.v_proj`);
   }
   const kv = parts.fusedLinear(encoded, 'model.decoder.cross_kv_proj.weight', crossPrefixes);
-  const split = g.op('Reshape', [kv, g.constInt64([-1, positions, crossPrefixes.length, d])]);
-  g.node('Transpose', [split], [WhisperEncoderIO.crossKv], { perm: { ints: [2, 0, 1, 3] } });
-  g.output(WhisperEncoderIO.crossKv, f32, [2 * config.numLayers, 'batch', positions, d]);
+  const heads = config.numHeads;
+  const headDim = d / heads;
+  const padded = paddedCrossPositions(positions, opts.blockSize);
+  const split = g.op('Reshape', [kv, g.constInt64([-1, positions, crossPrefixes.length, heads, headDim])]);
+  const headMajor = g.op('Transpose', [split], { perm: { ints: [2, 0, 3, 1, 4] } });
+  const pads = g.constInt64([0, 0, 0, 0, 0, 0, 0, 0, padded - positions, 0]);
+  g.node('Pad', [headMajor, pads], [WhisperEncoderIO.crossKv]);
+  g.output(WhisperEncoderIO.crossKv, f32, [2 * config.numLayers, 'batch', heads, padded, headDim]);
 
   return g.build({ '': 23 });
 }

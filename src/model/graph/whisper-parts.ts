@@ -8,6 +8,11 @@ import { OnnxDataType } from './onnx-proto';
 import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
 import type { ModelWeights } from '../types';
 
+/** Cross-attention positions rounded up to whole KV blocks (the padding is masked out). */
+export function paddedCrossPositions(positions: number, blockSize: number): number {
+  return Math.ceil(positions / blockSize) * blockSize;
+}
+
 export class WhisperGraphParts {
   constructor(
     readonly g: GraphBuilder,

@@ -26,7 +26,7 @@ export async function createWhisperRunner(model: LoadedModel, opts: GraphRunnerO
   const { config, weights } = model;
   const linear = { keepQuantized: opts.keepQuantized ?? true, quantAccuracyLevel: opts.quantAccuracyLevel };
   const settings = { device: opts.device, intraOpThreads: opts.intraOpThreads };
-  const encoder = await createSession(buildWhisperEncoderGraph(config, weights, linear), settings);
+  const encoder = await createSession(buildWhisperEncoderGraph(config, weights, { ...linear, blockSize: opts.blockSize }), settings);
   const decoder = await createSession(buildWhisperDecoderGraph(config, weights, { ...linear, blockSize: opts.blockSize }), settings);
   return new WhisperRunner(config, new PagedKvCache(config, opts.blockSize, opts.numBlocks), decoder, encoder);
 }
@@ -88,18 +88,17 @@ class WhisperRunner extends GraphRunner {
     seqs.forEach((seq, i) => input.set(seq.encoder!.features!, i * size));
     const feeds = { [WhisperEncoderIO.features]: new ort.Tensor('float32', input, [seqs.length, numMelBins, 2 * numPositions]) };
     const out = await this.encoder.run(feeds, [WhisperEncoderIO.crossKv]);
+    // [2·L, B, heads, P', head_dim]: each (layer, K|V, sequence) is its cross blocks' contents, in order.
     const crossKv = out[WhisperEncoderIO.crossKv].data as Float32Array;
-    const d = this.cache.rowSize;
-    const blockRows = this.cache.blockSize;
+    const blockElems = this.cache.blockSize * this.cache.rowSize;
+    const perSequence = this.numCrossBlocks * blockElems;
     for (let l = 0; l < this.config.numLayers; l++) {
       for (let kind = 0; kind < 2; kind++) {
         const cache = kind === 0 ? this.cache.keys[l] : this.cache.values[l];
         seqs.forEach((seq, i) => {
-          const base = ((2 * l + kind) * seqs.length + i) * numPositions * d;
+          const base = ((2 * l + kind) * seqs.length + i) * perSequence;
           seq.encoder!.blockTable.forEach((block, j) => {
-            const first = j * blockRows;
-            const rows = Math.min(blockRows, numPositions - first);
-            cache.set(crossKv.subarray(base + first * d, base + (first + rows) * d), block * blockRows * d);
+            cache.set(crossKv.subarray(base + j * blockElems, base + (j + 1) * blockElems), block * blockElems);
           });
         });
       }
