@@ -21,7 +21,7 @@ const OK_RESPONSE = {
     'json: {text, usage} (usage: transcriptions only); verbose_json: {text, language, duration, segments}; text, srt, vtt: text/plain; ' +
     'stream: an event stream of transcription.chunk / translation.chunk objects ending with `data: [DONE]`.',
   content: {
-    'application/json': { schema: { oneOf: [{ $ref: getSchemaPath(SpeechResponseDto) }, { $ref: getSchemaPath(SpeechVerboseResponseDto) }] } },
+    'application/json': { schema: { anyOf: [{ $ref: getSchemaPath(SpeechResponseDto) }, { $ref: getSchemaPath(SpeechVerboseResponseDto) }] } },
     'text/plain': { schema: { type: 'string' } },
     'text/event-stream': { schema: { type: 'string' } },
   },
@@ -44,7 +44,7 @@ export class AudioController {
   @ApiBody({ type: TranscriptionRequestDto })
   @ApiOkResponse(OK_RESPONSE)
   async createTranscription(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const form = await readMultipartForm(request, TranscriptionRequestDto, this.config.maxAudioClipFilesizeMb);
+    const form = await readMultipartForm(request, TranscriptionRequestDto, this.limits());
     const { 'timestamp_granularities[]': granularities, ...fields } = form.fields;
     await this.serve(this.transcription, { ...fields, timestamp_granularities: granularities }, form.file, request, reply);
   }
@@ -56,8 +56,12 @@ export class AudioController {
   @ApiBody({ type: TranslationRequestDto })
   @ApiOkResponse(OK_RESPONSE)
   async createTranslation(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const form = await readMultipartForm(request, TranslationRequestDto, this.config.maxAudioClipFilesizeMb);
+    const form = await readMultipartForm(request, TranslationRequestDto, this.limits());
     await this.serve(this.translation, form.fields, form.file, request, reply);
+  }
+
+  private limits() {
+    return { maxFileMb: this.config.maxAudioClipFilesizeMb, unknownFields: this.config.unknownRequestFields };
   }
 
   private async serve(serving: SpeechToTextServing, fields: SpeechToTextFields, file: Buffer | null, request: FastifyRequest, reply: FastifyReply): Promise<void> {

@@ -1,13 +1,16 @@
 // Reads a speech-to-text request: a multipart/form-data body (parsed by @fastify/multipart) with
 // one `file` part and text fields, converted and validated against the route's DTO with the same
-// rules and error envelope as JSON bodies. Every failure is a 400 naming the field.
+// rules and error envelope as JSON bodies (undeclared fields logged or refused as
+// --unknown-request-fields says). Every failure is a 400 naming the field.
 
 import { plainToInstance, type ClassConstructor } from 'class-transformer';
 import { validate } from 'class-validator';
 import type {} from '@fastify/multipart'; // its FastifyRequest.parts() / isMultipart() typings
 import type { FastifyRequest } from 'fastify';
 import { OpenAIHttpError } from '../../serving/openai-error';
+import { UnknownFieldsPipe } from '../../common/unknown-fields';
 import { validationExceptionFactory } from '../../common/validation';
+import type { UnknownFieldsAction } from '../../config/server-config';
 
 export interface MultipartForm<T> {
   fields: T;
@@ -15,7 +18,13 @@ export interface MultipartForm<T> {
   file: Buffer | null;
 }
 
-export async function readMultipartForm<T extends object>(request: FastifyRequest, dto: ClassConstructor<T>, maxFileMb: number): Promise<MultipartForm<T>> {
+export interface MultipartLimits {
+  maxFileMb: number;
+  unknownFields: UnknownFieldsAction;
+}
+
+export async function readMultipartForm<T extends object>(request: FastifyRequest, dto: ClassConstructor<T>, limits: MultipartLimits): Promise<MultipartForm<T>> {
+  const { maxFileMb } = limits;
   if (!request.isMultipart()) {
     throw OpenAIHttpError.badRequest('The request must be multipart/form-data with the audio in a `file` field.', 'file');
   }
@@ -38,6 +47,7 @@ export async function readMultipartForm<T extends object>(request: FastifyReques
   } catch (err) {
     throw multipartError(err, maxFileMb);
   }
+  new UnknownFieldsPipe(limits.unknownFields).transform(raw, { type: 'body', metatype: dto });
   const fields = plainToInstance(dto, raw);
   const errors = await validate(fields, { forbidUnknownValues: false });
   if (errors.length > 0) throw validationExceptionFactory(errors);

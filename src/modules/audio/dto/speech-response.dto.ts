@@ -31,5 +31,5 @@ export class SpeechVerboseResponseDto implements SpeechVerboseResponse {
   @ApiProperty({ description: 'ISO-639-1 code of the spoken language (given or detected).' }) language!: string;
   @ApiProperty({ description: 'Seconds of audio, as a string.' }) duration!: string;
   @ApiProperty({ type: () => SpeechSegmentDto, isArray: true }) segments!: SpeechSegmentDto[];
-  @ApiProperty({ type: 'null', nullable: true, description: 'Word timestamps are not supported.' }) words!: null;
+  @ApiProperty({ type: 'array', items: { type: 'object' }, nullable: true, description: 'Word timestamps are not supported: always null.' }) words!: null;
 }
