@@ -16,7 +16,8 @@ import { createInProcessEngine } from '../src/engine';
 import { defaultSamplingParams } from '../src/engine/sampling-params';
 import type { EngineClient, EngineOptions, EngineRequest } from '../src/engine/types';
 import { WHISPER_FEATURES } from '../src/model/audio/feature-config';
-import { randomModelWeights } from '../src/model/dummy/random-weights';
+import { randomWeights } from '../src/model/dummy/random-weights';
+import { whisperWeightSpecs } from '../src/model/whisper/whisper-weights';
 import type { LoadedModel } from '../src/model/types';
 import { WeightMap } from '../src/model/weight-map';
 import { whisperArchConfig } from '../src/model/whisper/whisper-config';
@@ -50,8 +51,8 @@ function whisperModel(name: ShapeName): LoadedModel {
     `whisper-${name}`,
   );
   const weights = new WeightMap();
-  for (const { name: tensor, shape, values } of randomModelWeights(config, 1)) weights.set(tensor, { kind: 'f32', shape, data: values() });
-  return { source: `whisper-${name}`, config, weights, onnxPath: null, tokenizer: null, chatTemplate: null, generationDefaults: {}, eosTokenIds: [50257], contextLength: 448 };
+  for (const { name: tensor, shape, values } of randomWeights(whisperWeightSpecs(config), 1)) weights.set(tensor, { kind: 'f32', shape, data: values() });
+  return { source: `whisper-${name}`, config, output: { kind: 'transcription' }, pooler: null, weights, onnxPath: null, tokenizer: null, chatTemplate: null, generationDefaults: {}, eosTokenIds: [50257], contextLength: 448 };
 }
 
 /** 30 s of speech (espeak-ng + sox, as mp3 through ffmpeg) or, without those tools, a 16-bit WAV of tones. */

@@ -3,16 +3,17 @@
 // special tokens, so the audio routes can be tried with no download. Its transcripts are noise.
 import { WHISPER_FEATURES } from '../audio/feature-config';
 import { createTokenizerFromHfFiles } from '../tokenizer';
-import type { ModelArchConfig, Tokenizer } from '../types';
+import type { Tokenizer, WhisperArchConfig } from '../types';
 import { WeightMap } from '../weight-map';
 import { whisperArchConfig } from '../whisper/whisper-config';
 import { whisperTokenizerFiles } from '../whisper/whisper-tokenizer-files';
-import { randomModelWeights } from './random-weights';
+import { whisperWeightSpecs } from '../whisper/whisper-weights';
+import { randomWeights } from './random-weights';
 
 export const WHISPER_TINY_SEED = 0;
 
 /** whisper-tiny's config.json, with the built-in tokenizer's vocabulary size. */
-export function whisperTinyConfig(): ModelArchConfig {
+export function whisperTinyConfig(): WhisperArchConfig {
   const json = {
     model_type: 'whisper',
     d_model: 384,
@@ -30,9 +31,9 @@ export function whisperTinyConfig(): ModelArchConfig {
   return whisperArchConfig(json, WHISPER_FEATURES, 'builtin:whisper-tiny');
 }
 
-export function whisperTinyWeights(config: ModelArchConfig = whisperTinyConfig(), seed = WHISPER_TINY_SEED): WeightMap {
+export function whisperTinyWeights(config: WhisperArchConfig = whisperTinyConfig(), seed = WHISPER_TINY_SEED): WeightMap {
   const weights = new WeightMap();
-  for (const { name, shape, values } of randomModelWeights(config, seed)) weights.set(name, { kind: 'f32', shape, data: values() });
+  for (const { name, shape, values } of randomWeights(whisperWeightSpecs(config), seed)) weights.set(name, { kind: 'f32', shape, data: values() });
   return weights;
 }
 

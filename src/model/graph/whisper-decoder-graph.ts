@@ -19,7 +19,7 @@ import { declareLayerCache, pagedSelfAttention } from './paged-attention';
 import { checkLinear, requireWeight, toF32 } from './weights';
 import { paddedCrossPositions, WhisperGraphParts } from './whisper-parts';
 import { encoderOf } from '../whisper/whisper-config';
-import type { ModelArchConfig, ModelWeights } from '../types';
+import type { ModelWeights, WhisperArchConfig } from '../types';
 
 export const WhisperDecoderInputs = { ...DecoderInputs, crossBlocks: 'cross_blocks' } as const;
 export const WhisperDecoderOutputs = DecoderOutputs;
@@ -28,7 +28,7 @@ export interface WhisperDecoderGraphOptions extends LinearOptions {
   blockSize: number;
 }
 
-export function buildWhisperDecoderGraph(config: ModelArchConfig, weights: ModelWeights, opts: WhisperDecoderGraphOptions): BuiltModel {
+export function buildWhisperDecoderGraph(config: WhisperArchConfig, weights: ModelWeights, opts: WhisperDecoderGraphOptions): BuiltModel {
   const enc = encoderOf(config);
   const d = config.hiddenSize;
   const g = new GraphBuilder('whisper-decoder');

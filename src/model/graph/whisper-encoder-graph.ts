@@ -17,7 +17,7 @@ import { OnnxDataType } from './onnx-proto';
 import { requireWeight, toF32 } from './weights';
 import { WhisperGraphParts } from './whisper-parts';
 import { encoderOf } from '../whisper/whisper-config';
-import type { ModelArchConfig, ModelWeights } from '../types';
+import type { ModelWeights, WhisperArchConfig } from '../types';
 
 export const WhisperEncoderIO = {
   features: 'input_features',
@@ -30,7 +30,7 @@ export interface WhisperEncoderGraphOptions extends LinearOptions {
   blockSize: number;
 }
 
-export function buildWhisperEncoderGraph(config: ModelArchConfig, weights: ModelWeights, opts: WhisperEncoderGraphOptions): BuiltModel {
+export function buildWhisperEncoderGraph(config: WhisperArchConfig, weights: ModelWeights, opts: WhisperEncoderGraphOptions): BuiltModel {
   const enc = encoderOf(config);
   const d = config.hiddenSize;
   const positions = enc.numPositions;

@@ -7,8 +7,9 @@
 // every sequence's cross blocks next to its self-attention past.
 
 import * as ort from 'onnxruntime-node';
-import { buildWhisperDecoderGraph, WhisperDecoderInputs } from '../graph/whisper-decoder-graph';
-import { buildWhisperEncoderGraph, WhisperEncoderIO } from '../graph/whisper-encoder-graph';
+import { architectureOf } from '../architectures/registry';
+import { WhisperDecoderInputs } from '../graph/whisper-decoder-graph';
+import { WhisperEncoderIO } from '../graph/whisper-encoder-graph';
 import type { LoadedModel, ModelArchConfig, ModelRunner, StepSequence } from '../types';
 import { encoderOf, type WhisperEncoderConfig } from '../whisper/whisper-config';
 import { GraphRunner, type GraphRunnerOptions } from './graph-runner';
@@ -26,8 +27,11 @@ export async function createWhisperRunner(model: LoadedModel, opts: GraphRunnerO
   const { config, weights } = model;
   const linear = { keepQuantized: opts.keepQuantized ?? true, quantAccuracyLevel: opts.quantAccuracyLevel };
   const settings = { device: opts.device, intraOpThreads: opts.intraOpThreads };
-  const encoder = await createSession(buildWhisperEncoderGraph(config, weights, { ...linear, blockSize: opts.blockSize }), settings);
-  const decoder = await createSession(buildWhisperDecoderGraph(config, weights, { ...linear, blockSize: opts.blockSize }), settings);
+  const builders = architectureOf(config).graphs;
+  if (!builders.encoderDecoder) throw new Error(`architecture '${config.architecture}' has no encoder-decoder graphs`);
+  const graphs = builders.encoderDecoder(config, weights, { ...linear, blockSize: opts.blockSize });
+  const encoder = await createSession(graphs.encoder, settings);
+  const decoder = await createSession(graphs.decoder, settings);
   return new WhisperRunner(config, new PagedKvCache(config, opts.blockSize, opts.numBlocks), decoder, encoder);
 }
 

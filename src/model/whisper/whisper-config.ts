@@ -3,7 +3,7 @@
 // head size, vocabulary, context = max_target_positions), the encoder's in `encoder`.
 
 import type { AudioFeatureConfig } from '../audio/feature-config';
-import type { ModelArchConfig } from '../types';
+import type { ModelArchConfig, WhisperArchConfig } from '../types';
 
 /** The encoder side of an encoder-decoder (Whisper) model. */
 export interface WhisperEncoderConfig {
@@ -27,7 +27,7 @@ const LAYER_NORM_EPS = 1e-5;
 
 type Json = Record<string, unknown>;
 
-export function whisperArchConfig(json: Json, features: AudioFeatureConfig, source: string): ModelArchConfig {
+export function whisperArchConfig(json: Json, features: AudioFeatureConfig, source: string): WhisperArchConfig {
   const num = (key: string, fallback?: number): number => {
     const value = json[key];
     if (typeof value === 'number' && Number.isInteger(value) && value > 0) return value;
@@ -47,19 +47,14 @@ export function whisperArchConfig(json: Json, features: AudioFeatureConfig, sour
   return {
     architecture: 'whisper',
     hiddenSize: dModel,
-    intermediateSize: num('decoder_ffn_dim'),
     numLayers: num('decoder_layers'),
     numHeads: decoderHeads,
     numKvHeads: decoderHeads,
     headDim: dModel / decoderHeads,
     vocabSize: num('vocab_size'),
-    rmsNormEps: LAYER_NORM_EPS,
-    ropeTheta: 0,
-    ropeScaling: null,
     maxPositionEmbeddings: num('max_target_positions', 448),
     // proj_out is the token embedding unless a checkpoint says otherwise.
     tieWordEmbeddings: json.tie_word_embeddings !== false,
-    attentionBias: true,
     encoder: {
       numMelBins,
       numLayers: num('encoder_layers'),

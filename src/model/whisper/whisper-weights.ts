@@ -2,8 +2,8 @@
 // weights [out, in], conv1d weights [out, in, kernel]). k_proj has no bias in Whisper; proj_out
 // is the token embedding (a checkpoint may store it, tied, or not).
 
-import type { WeightSpec } from '../decoder-weights';
-import type { ModelArchConfig } from '../types';
+import type { WeightSpec } from '../architectures/architecture';
+import type { WhisperArchConfig } from '../types';
 import { encoderOf } from './whisper-config';
 
 /** The attention block's tensors under `prefix` (…self_attn or …encoder_attn). */
@@ -35,7 +35,7 @@ function feedForward(prefix: string, d: number, ffn: number): WeightSpec[] {
   ];
 }
 
-export function whisperWeightSpecs(config: ModelArchConfig): WeightSpec[] {
+export function whisperWeightSpecs(config: WhisperArchConfig): WeightSpec[] {
   const enc = encoderOf(config);
   const d = config.hiddenSize;
   const specs: WeightSpec[] = [

@@ -3,6 +3,7 @@
 
 import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import type { ServerConfig } from '../../config/server-config';
+import { WHISPER_FEATURES } from '../../model/audio/feature-config';
 import type { EngineClient } from '../../engine/types';
 import { AudioFrontend } from '../../serving/audio/audio-frontend';
 import { servingOptionsFrom } from '../../serving/serving-options';
@@ -24,10 +25,8 @@ const servingFor = (provide: symbol, task: SpeechTask) => ({
     {
       provide: AudioFrontend,
       inject: [ENGINE_CLIENT],
-      useFactory: (engine: EngineClient) => {
-        if (!engine.audioFeatures) throw new Error('the audio routes need a speech-to-text model');
-        return new AudioFrontend(engine.audioFeatures);
-      },
+      // An engine without audio features never reaches the front end: the serving answers 400 first.
+      useFactory: (engine: EngineClient) => new AudioFrontend(engine.audioFeatures ?? WHISPER_FEATURES),
     },
     servingFor(TRANSCRIPTION_SERVING, 'transcribe'),
     servingFor(TRANSLATION_SERVING, 'translate'),

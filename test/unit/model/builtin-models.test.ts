@@ -1,12 +1,11 @@
 // `--model builtin:<name>`: today's dummy as builtin:llama, the Whisper dummy as builtin:whisper-tiny,
-// and the route choice (text or speech) made from the model before it loads.
-import { mkdirSync, writeFileSync } from 'node:fs';
+// and what a model is served as (transcription or generation), known before it loads.
 import { join } from 'node:path';
 import { DUMMY_CONFIG } from '../../../src/model/dummy/dummy-model';
-import { loadModel } from '../../../src/model/load-model';
-import { modelTask } from '../../../src/model/model-task';
+import { loadModel, planServedModel } from '../../../src/model/load-model';
 import { loadOptions } from '../../helpers/model-files';
 import { tempDir } from '../../helpers/speech';
+import { writeWhisperDir } from '../../helpers/write-whisper-dir';
 
 describe('built-in models', () => {
   it('builtin:llama is the default dummy model', async () => {
@@ -28,17 +27,16 @@ describe('built-in models', () => {
     await expect(loadModel(loadOptions('builtin:gpt-9'))).rejects.toThrow(/builtin:llama, builtin:whisper-tiny/);
   });
 
-  it('chooses speech routes for Whisper (built-in or a directory with model_type whisper) and text routes otherwise', () => {
+  it('plans Whisper (built-in, or a directory with model_type whisper) as transcription and the rest as generation', async () => {
     const dir = tempDir('ortllm-task-');
     try {
-      const whisper = join(dir.path, 'w');
-      mkdirSync(whisper);
-      writeFileSync(join(whisper, 'config.json'), JSON.stringify({ model_type: 'whisper' }));
-      expect(modelTask({ model: 'builtin:whisper-tiny', loadFormat: 'auto' })).toBe('transcription');
-      expect(modelTask({ model: whisper, loadFormat: 'auto' })).toBe('transcription');
-      expect(modelTask({ model: whisper, loadFormat: 'dummy' })).toBe('generate');
-      expect(modelTask({ model: null, loadFormat: 'auto' })).toBe('generate');
-      expect(modelTask({ model: 'builtin:llama', loadFormat: 'auto' })).toBe('generate');
+      writeWhisperDir(join(dir.path, 'w'));
+      const planned = async (model: string | null, loadFormat: 'auto' | 'dummy' = 'auto') => (await planServedModel(loadOptions(model, { loadFormat }))).output.kind;
+      expect(await planned('builtin:whisper-tiny')).toBe('transcription');
+      expect(await planned(join(dir.path, 'w'))).toBe('transcription');
+      expect(await planned(join(dir.path, 'w'), 'dummy')).toBe('logits');
+      expect(await planned(null)).toBe('logits');
+      expect(await planned('builtin:llama')).toBe('logits');
     } finally {
       dir.remove();
     }

@@ -3,15 +3,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomModelWeights } from '../../../src/model/dummy/random-weights';
+import { randomDecoderWeights } from '../../../src/model/dummy/random-weights';
 import { loadGgufModel } from '../../../src/model/gguf/load-gguf';
 import { llama3Divisors, ropeScalingFromFreqFactors } from '../../../src/model/gguf/rope-freqs';
 import { ggufTensorName } from '../../../src/model/gguf/tensor-names';
 import { archMetadata, writeModelGguf } from '../../../src/model/gguf/write-model';
 import { gv, writeGguf, type GgufTypedValue } from '../../../src/model/gguf/writer';
-import type { ModelArchConfig } from '../../../src/model/types';
+import type { DecoderArchConfig } from '../../../src/model/types';
 
-const config: ModelArchConfig = {
+const config: DecoderArchConfig = {
   architecture: 'llama',
   hiddenSize: 256,
   intermediateSize: 64,
@@ -35,7 +35,7 @@ beforeAll(() => (dir = mkdtempSync(join(tmpdir(), 'ortllm-rope-'))));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function writeWithExtras(path: string, extraMetadata: Record<string, GgufTypedValue>, ropeFreqs: Float32Array | null): void {
-  const tensors = randomModelWeights(config, 1).map((t) => ({ name: ggufTensorName(t.name), shape: t.shape, type: 'f32' as const, data: t.values }));
+  const tensors = randomDecoderWeights(config, 1).map((t) => ({ name: ggufTensorName(t.name), shape: t.shape, type: 'f32' as const, data: t.values }));
   if (ropeFreqs) tensors.push({ name: 'rope_freqs.weight', shape: [ropeFreqs.length], type: 'f32', data: () => ropeFreqs });
   writeGguf(path, { ...archMetadata(config, 'rope-test', 'f32'), ...tokenizer, ...extraMetadata }, tensors);
 }
@@ -48,7 +48,7 @@ describe('GGUF RoPE scaling', () => {
     const path = join(dir, `llama3-${scaling.factor}.gguf`);
     writeWithExtras(path, {}, Float32Array.from(llama3Divisors(inv, scaling)));
     const model = await loadGgufModel(path, { loadWeights: true });
-    expect(model.config.ropeScaling).toEqual({ rope_type: 'llama3', ...scaling });
+    expect((model.config as DecoderArchConfig).ropeScaling).toEqual({ rope_type: 'llama3', ...scaling });
     expect(model.weights!.has('rope_freqs.weight')).toBe(false);
   });
 
@@ -61,20 +61,20 @@ describe('GGUF RoPE scaling', () => {
   it('reads rope.scaling.* keys (linear, yarn)', async () => {
     const path = join(dir, 'linear.gguf');
     writeWithExtras(path, { 'llama.rope.scaling.type': gv.str('linear'), 'llama.rope.scaling.factor': gv.f32(4) }, null);
-    expect((await loadGgufModel(path, { loadWeights: false })).config.ropeScaling).toEqual({ rope_type: 'linear', factor: 4 });
+    expect(((await loadGgufModel(path, { loadWeights: false })).config as DecoderArchConfig).ropeScaling).toEqual({ rope_type: 'linear', factor: 4 });
     writeWithExtras(path, {
       'llama.rope.scaling.type': gv.str('yarn'),
       'llama.rope.scaling.factor': gv.f32(2),
       'llama.rope.scaling.original_context_length': gv.u32(4096),
     }, null);
-    expect((await loadGgufModel(path, { loadWeights: false })).config.ropeScaling).toEqual({ rope_type: 'yarn', factor: 2, original_max_position_embeddings: 4096 });
+    expect(((await loadGgufModel(path, { loadWeights: false })).config as DecoderArchConfig).ropeScaling).toEqual({ rope_type: 'yarn', factor: 2, original_max_position_embeddings: 4096 });
   });
 });
 
 describe('BF16 GGUF tensors', () => {
   it('load as f32 with the bf16-rounded values', async () => {
     const path = join(dir, 'bf16.gguf');
-    const source = randomModelWeights(config, 5);
+    const source = randomDecoderWeights(config, 5);
     writeModelGguf(path, config, source, tokenizer, 'bf16');
     const weights = (await loadGgufModel(path, { loadWeights: true })).weights!;
     const q = weights.get('model.layers.0.self_attn.v_proj.weight');

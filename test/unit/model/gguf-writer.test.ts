@@ -2,13 +2,13 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomModelWeights } from '../../../src/model/dummy/random-weights';
+import { randomDecoderWeights } from '../../../src/model/dummy/random-weights';
 import { dequantize } from '../../../src/model/gguf/dequant';
 import { readGgufFile } from '../../../src/model/gguf/gguf-file';
 import { loadGgufModel } from '../../../src/model/gguf/load-gguf';
 import { ggufTokenizerMetadata, writeModelGguf } from '../../../src/model/gguf/write-model';
 import { gv, writeGguf, type GgufTypedValue } from '../../../src/model/gguf/writer';
-import type { ModelArchConfig } from '../../../src/model/types';
+import type { DecoderArchConfig } from '../../../src/model/types';
 import { sharedModel } from '../../helpers/model-files';
 import { needs } from '../../helpers/needs';
 
@@ -22,7 +22,7 @@ const tokenizer: Record<string, GgufTypedValue> = {
   'tokenizer.ggml.eos_token_id': gv.u32(2),
 };
 
-const llama: ModelArchConfig = {
+const llama: DecoderArchConfig = {
   architecture: 'llama',
   hiddenSize: 64,
   intermediateSize: 96,
@@ -38,7 +38,7 @@ const llama: ModelArchConfig = {
   tieWordEmbeddings: false,
   attentionBias: false,
 };
-const qwen2: ModelArchConfig = { ...llama, architecture: 'qwen2', tieWordEmbeddings: true, attentionBias: true, ropeTheta: 1000000 };
+const qwen2: DecoderArchConfig = { ...llama, architecture: 'qwen2', tieWordEmbeddings: true, attentionBias: true, ropeTheta: 1000000 };
 
 const maxAbsDiff = (a: Float32Array, b: Float32Array) => a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0);
 const sameFloats = (a: Float32Array, b: Float32Array) => a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
@@ -53,7 +53,7 @@ describe('writeModelGguf -> loadGgufModel', () => {
     ['qwen2', qwen2],
   ] as const)('%s in F32 round-trips exactly (config, names, Q/K row order, biases)', async (_, config) => {
     const path = join(dir, `${config.architecture}-f32.gguf`);
-    const source = randomModelWeights(config, 7);
+    const source = randomDecoderWeights(config, 7);
     writeModelGguf(path, config, source, tokenizer, 'f32');
     const model = await loadGgufModel(path, { loadWeights: true });
     expect(model.config).toEqual({ ...config, rmsNormEps: expect.closeTo(config.rmsNormEps, 12) });
@@ -73,11 +73,11 @@ describe('writeModelGguf -> loadGgufModel', () => {
     const rawRow1 = raw.subarray(hiddenSize, 2 * hiddenSize);
     const expectedRow1 = config.architecture === 'llama' ? q.subarray((config.headDim / 2) * hiddenSize, (config.headDim / 2 + 1) * hiddenSize) : q.subarray(hiddenSize, 2 * hiddenSize);
     expect(sameFloats(rawRow1, expectedRow1)).toBe(true);
-    expect(model.config.attentionBias).toBe(config.architecture === 'qwen2');
+    expect((model.config as DecoderArchConfig).attentionBias).toBe(config.architecture === 'qwen2');
   });
 
   it('writes F16 matrices (within f16 rounding) and Q8_0 matrices kept quantized', async () => {
-    const source = randomModelWeights(llama, 11);
+    const source = randomDecoderWeights(llama, 11);
     for (const type of ['f16', 'q8_0'] as const) {
       const path = join(dir, `llama-${type}.gguf`);
       writeModelGguf(path, llama, source, tokenizer, type);
@@ -101,7 +101,7 @@ describe('writeModelGguf -> loadGgufModel', () => {
   needs(stories).it('copies a real tokenizer from another GGUF', async () => {
     const tokenizerMetadata = ggufTokenizerMetadata(await readGgufFile(stories));
     const path = join(dir, 'with-stories-tokenizer.gguf');
-    writeModelGguf(path, { ...llama, vocabSize: 512 }, randomModelWeights({ ...llama, vocabSize: 512 }, 1), tokenizerMetadata, 'q8_0');
+    writeModelGguf(path, { ...llama, vocabSize: 512 }, randomDecoderWeights({ ...llama, vocabSize: 512 }, 1), tokenizerMetadata, 'q8_0');
     const file = await readGgufFile(path);
     expect((file.metadata['tokenizer.ggml.tokens'] as string[]).slice(0, 4)).toEqual(['<unk>', '<s>', '</s>', '<0x00>']);
     expect(file.metadata['tokenizer.ggml.bos_token_id']).toBe(1);
@@ -121,7 +121,7 @@ describe('GGUF load errors', () => {
 
   it('names a tensor of an unsupported type', async () => {
     const path = join(dir, 'q4_1.gguf');
-    writeModelGguf(path, llama, randomModelWeights(llama, 1), tokenizer, 'q8_0');
+    writeModelGguf(path, llama, randomDecoderWeights(llama, 1), tokenizer, 'q8_0');
     // Patch blk.1.ffn_down.weight's type field (after name, n_dims, 2 dims) from Q8_0 (8) to Q4_1 (3).
     const bytes = readFileSync(path);
     const at = bytes.indexOf('blk.1.ffn_down.weight') + 'blk.1.ffn_down.weight'.length + 4 + 16;
@@ -137,12 +137,12 @@ describe('GGUF load errors', () => {
     await expect(loadGgufModel(unknown, { loadWeights: false })).rejects.toThrow(/blk\.0\.ssm_conv\.weight/);
 
     const missing = join(dir, 'missing.gguf');
-    const weights = randomModelWeights(llama, 1).filter((w) => w.name !== 'model.layers.1.mlp.up_proj.weight');
+    const weights = randomDecoderWeights(llama, 1).filter((w) => w.name !== 'model.layers.1.mlp.up_proj.weight');
     writeModelGguf(missing, llama, weights, tokenizer, 'f32');
     await expect(loadGgufModel(missing, { loadWeights: true })).rejects.toThrow(/missing weight model\.layers\.1\.mlp\.up_proj\.weight/);
 
     const truncated = join(dir, 'truncated.gguf');
-    writeModelGguf(truncated, llama, randomModelWeights(llama, 1), tokenizer, 'f32');
+    writeModelGguf(truncated, llama, randomDecoderWeights(llama, 1), tokenizer, 'f32');
     const bytes = readFileSync(truncated);
     writeFileSync(truncated, bytes.subarray(0, bytes.length - 1000));
     await expect(loadGgufModel(truncated, { loadWeights: false })).rejects.toThrow(/runs past the end of the file/);
@@ -150,7 +150,7 @@ describe('GGUF load errors', () => {
 
   it('reads GGUF v2 and rejects other versions and non-GGUF files', async () => {
     const path = join(dir, 'llama-v2.gguf');
-    writeModelGguf(path, llama, randomModelWeights(llama, 3), tokenizer, 'f32');
+    writeModelGguf(path, llama, randomDecoderWeights(llama, 3), tokenizer, 'f32');
     const bytes = readFileSync(path);
     bytes.writeUInt32LE(2, 4);
     writeFileSync(path, bytes);

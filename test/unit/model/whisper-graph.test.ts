@@ -12,7 +12,7 @@ import { buildWhisperEncoderGraph, WhisperEncoderIO } from '../../../src/model/g
 import { loadModel } from '../../../src/model/load-model';
 import { createRunner } from '../../../src/model/runner';
 import { createSession } from '../../../src/model/runner/session';
-import type { LoadedModel, ModelRunner, StepSequence } from '../../../src/model/types';
+import type { LoadedModel, ModelRunner, StepSequence, WhisperArchConfig } from '../../../src/model/types';
 import { whisperSpecialTokens } from '../../../src/model/whisper/whisper-tokens';
 import { loadOptions } from '../../helpers/model-files';
 import { argmax, maxAbsDiff } from '../../helpers/runner-driver';
@@ -67,7 +67,7 @@ describe('Whisper graphs vs the reference forward', () => {
   });
 
   it('computes the encoder output of a batch (max abs diff < 1e-3)', async () => {
-    const session = await createSession(buildWhisperEncoderGraph(model.config, model.weights!, { keepQuantized: false, blockSize: BLOCK_SIZE }), { device: 'cpu' });
+    const session = await createSession(buildWhisperEncoderGraph(model.config as WhisperArchConfig, model.weights!, { keepQuantized: false, blockSize: BLOCK_SIZE }), { device: 'cpu' });
     try {
       const batch = new Float32Array(inputs.length * inputs[0].length);
       inputs.forEach((f, i) => batch.set(f, i * f.length));
