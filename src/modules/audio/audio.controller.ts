@@ -11,7 +11,8 @@ import { respond } from '../../common/respond';
 import type { SpeechToTextServing } from '../../serving/speech/speech-to-text-serving';
 import type { SpeechToTextFields } from '../../serving/speech/speech-types';
 import { SERVER_CONFIG } from '../engine/engine.tokens';
-import { SpeechResponseDto, SpeechVerboseResponseDto } from './dto/speech-response.dto';
+import { ApiEventStream } from '../../common/api-docs.decorators';
+import { SpeechResponseDto, SpeechStreamResponseDto, SpeechVerboseResponseDto } from './dto/speech-response.dto';
 import { TranscriptionRequestDto, TranslationRequestDto } from './dto/speech-request.dto';
 import { readMultipartForm } from './multipart-form';
 import { TRANSCRIPTION_SERVING, TRANSLATION_SERVING } from './audio.tokens';
@@ -23,7 +24,6 @@ const OK_RESPONSE = {
   content: {
     'application/json': { schema: { anyOf: [{ $ref: getSchemaPath(SpeechResponseDto) }, { $ref: getSchemaPath(SpeechVerboseResponseDto) }] } },
     'text/plain': { schema: { type: 'string' } },
-    'text/event-stream': { schema: { type: 'string' } },
   },
 };
 
@@ -43,6 +43,7 @@ export class AudioController {
   @ApiConsumes('multipart/form-data')
   @ApiBody({ type: TranscriptionRequestDto })
   @ApiOkResponse(OK_RESPONSE)
+  @ApiEventStream(SpeechStreamResponseDto)
   async createTranscription(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const form = await readMultipartForm(request, TranscriptionRequestDto, this.limits());
     const { 'timestamp_granularities[]': granularities, ...fields } = form.fields;
@@ -55,6 +56,7 @@ export class AudioController {
   @ApiConsumes('multipart/form-data')
   @ApiBody({ type: TranslationRequestDto })
   @ApiOkResponse(OK_RESPONSE)
+  @ApiEventStream(SpeechStreamResponseDto)
   async createTranslation(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const form = await readMultipartForm(request, TranslationRequestDto, this.limits());
     await this.serve(this.translation, form.fields, form.file, request, reply);

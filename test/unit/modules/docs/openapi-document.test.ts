@@ -87,6 +87,8 @@ describe('the OpenAPI document', () => {
       'POST /v1/completions': ref('CompletionStreamResponse'),
       'POST /v1/chat/completions': ref('ChatCompletionStreamResponse'),
       'POST /inference/v1/generate': ref('GenerateStreamResponse'),
+      'POST /v1/audio/transcriptions': ref('SpeechStreamResponse'),
+      'POST /v1/audio/translations': ref('SpeechStreamResponse'),
       // Several frame types (the routes /invocations forwards to): one of them.
       'POST /invocations': { oneOf: [ref('ChatCompletionStreamResponse'), ref('CompletionStreamResponse')] },
     });
