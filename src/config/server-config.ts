@@ -58,6 +58,12 @@ export interface ServerConfig {
   maxRequestBodyBytes: number;
   /** ortllm: seconds in-flight requests get to finish after SIGTERM/SIGINT. */
   shutdownTimeoutSeconds: number;
+  /** ortllm: where stored responses live: 'memory' (in-process LRU) or redis://host:port/db. */
+  responsesStore: string;
+  /** ortllm: seconds a stored response is kept after its last write (0 = until evicted). */
+  responsesStoreTtlSeconds: number;
+  /** ortllm: byte budget of the in-process responses store (least recently used go first). */
+  responsesStoreMaxBytes: number;
 }
 
 /** Name reported for the built-in dummy model when no --served-model-name is given. */
@@ -107,6 +113,10 @@ export const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'a
   disableFastapiDocs: false,
   maxRequestBodyBytes: 32 * 2 ** 20,
   shutdownTimeoutSeconds: 30,
+  responsesStore: 'memory',
+  // OpenAI keeps stored responses for 30 days.
+  responsesStoreTtlSeconds: 30 * 24 * 3600,
+  responsesStoreMaxBytes: 256 * 2 ** 20,
 };
 
 /** A flag value that cannot be served; the CLI prints it and exits with code 2. */
@@ -175,6 +185,9 @@ function validate(c: ServerConfig): void {
   check(Number.isInteger(c.maxRequestBodyBytes) && c.maxRequestBodyBytes > 0, '--max-request-body-size must be a positive size');
   check(c.shutdownTimeoutSeconds >= 0, '--shutdown-timeout must be >= 0');
   check((c.sslKeyfile === null) === (c.sslCertfile === null), '--ssl-keyfile and --ssl-certfile must be given together');
+  check(c.responsesStore === 'memory' || /^rediss?:\/\/./i.test(c.responsesStore), "--responses-store must be 'memory' or a redis:// (rediss://) URL");
+  check(Number.isFinite(c.responsesStoreTtlSeconds) && c.responsesStoreTtlSeconds >= 0, '--responses-store-ttl must be >= 0');
+  check(Number.isInteger(c.responsesStoreMaxBytes) && c.responsesStoreMaxBytes > 0, '--responses-store-max-size must be a positive size');
 }
 
 /** The model name reported in responses and the metrics `model_name` label. */

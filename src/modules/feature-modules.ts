@@ -12,6 +12,7 @@ import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { ModelsModule } from './models/models.module';
 import { RenderModule } from './render/render.module';
+import { ResponsesModule } from './responses/responses.module';
 import { TokenizeModule } from './tokenize/tokenize.module';
 import { TokensGenerateModule } from './tokens-generate/tokens-generate.module';
 
@@ -23,7 +24,7 @@ export interface FeatureModuleEntry {
 
 /** Always on (health, ping, version, models, metrics). */
 export const always = (): boolean => true;
-/** The OpenAI routes (completions, chat, tokenize): off with --tokens-only. */
+/** The OpenAI routes (completions, chat, responses, tokenize): off with --tokens-only. */
 export const openAiRoutes = (c: ServerConfig): boolean => !c.tokensOnly;
 /** Scale-out routes (generate, abort, render, derender): --enable-scale-out or --tokens-only. */
 export const scaleOutRoutes = (c: ServerConfig): boolean => c.enableScaleOut || c.tokensOnly;
@@ -38,6 +39,7 @@ export const FEATURE_MODULES: FeatureModuleEntry[] = [
   { module: MetricsModule, when: always },
   { module: CompletionsModule, when: openAiRoutes },
   { module: ChatModule, when: openAiRoutes },
+  { module: ResponsesModule, when: openAiRoutes },
   { module: TokenizeModule, when: openAiRoutes },
   { module: TokensGenerateModule, when: scaleOutRoutes },
   { module: AbortModule, when: scaleOutRoutes },

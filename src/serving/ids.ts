@@ -3,7 +3,10 @@
 
 import { randomRequestId } from '../common/request-id';
 
-export type ResponseIdPrefix = 'cmpl' | 'chatcmpl';
+export type ResponseIdPrefix = 'cmpl' | 'chatcmpl' | 'resp';
+
+/** OpenAI's responses are `resp_…`; completions and chat use a dash. */
+const SEPARATOR: Record<ResponseIdPrefix, string> = { cmpl: '-', chatcmpl: '-', resp: '_' };
 
 /** The id base a request is known by: header, then body request_id, then random. */
 export function requestIdBase(headerId: string | null | undefined, bodyId: string | null | undefined): string {
@@ -13,7 +16,7 @@ export function requestIdBase(headerId: string | null | undefined, bodyId: strin
 }
 
 export function responseId(prefix: ResponseIdPrefix, base: string): string {
-  return `${prefix}-${base}`;
+  return `${prefix}${SEPARATOR[prefix]}${base}`;
 }
 
 /** Seconds since the epoch, as OpenAI's `created`. */
