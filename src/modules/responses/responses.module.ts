@@ -32,8 +32,11 @@ const RESPONSES_STORE = Symbol('RESPONSES_STORE');
     {
       provide: ResponsesServing,
       inject: [ENGINE_CLIENT, SERVER_CONFIG, RESPONSES_STORE],
-      useFactory: (engine: EngineClient, config: ServerConfig, store: ResponsesStore) =>
-        new ResponsesServing(engine, servingOptionsFrom(config), store),
+      useFactory: async (engine: EngineClient, config: ServerConfig, store: ResponsesStore) => {
+        const serving = new ResponsesServing(engine, servingOptionsFrom(config), store);
+        await serving.start();
+        return serving;
+      },
     },
   ],
 })

@@ -78,6 +78,11 @@ export class ResponsesServing extends OpenAIServing {
     super(engine, opts);
   }
 
+  /** Listens for cancels and deletes from every replica (call once, before serving). */
+  async start(): Promise<void> {
+    await this.store.onStopped((id) => this.runs.get(id)?.abort.abort(new Error('response stopped')));
+  }
+
   /** Validates, loads the previous response, renders the conversation; throws 400/404. */
   async prepare(body: ResponsesRequestBody, headerRequestId: string | null): Promise<PreparedResponse> {
     const model = this.checkModel(body.model);
@@ -266,7 +271,9 @@ export class ResponsesServing extends OpenAIServing {
       if (!next.done) await outputs.return?.();
     }
     const finishReason = state.choices[0]?.finishReason;
-    const status: ResponseStatus = finishReason === 'abort' ? 'cancelled' : finishReason === 'length' ? 'incomplete' : 'completed';
+    // An abort before the engine took the request leaves no finish reason at all.
+    const stopped = finishReason === 'abort' || signal?.aborted === true;
+    const status: ResponseStatus = stopped ? 'cancelled' : finishReason === 'length' ? 'incomplete' : 'completed';
     for (const event of builder.finish(status === 'completed' ? 'completed' : 'incomplete')) yield numbered(event);
     if (status === 'cancelled') return;
     const response = this.finalResponse(prep, builder, state, status);
@@ -322,9 +329,9 @@ export class ResponsesServing extends OpenAIServing {
   }
 
   /**
-   * Stores the queued response and runs it in the background (the client may leave). The run
-   * saves its progress every second; a failed save means the response was cancelled or deleted
-   * (here or on another replica) and aborts the engine request.
+   * Stores the queued response and runs it in the background (the client may leave). Every second
+   * the run checks its stored status (and saves its progress once running); a response cancelled
+   * or deleted on another replica is noticed there and its engine request aborted.
    */
   async startBackground(prep: PreparedResponse): Promise<ResponseObject> {
     const queued = this.shell(prep, 'queued');
@@ -346,8 +353,19 @@ export class ResponsesServing extends OpenAIServing {
       });
       if (!saved) run.abort.abort(new Error('response cancelled'));
     };
+    // While it waits in the engine's queue the run only checks its status; once running it saves
+    // its partial output too. Either way a cancel or delete from any replica shows up here.
     const timer = setInterval(() => {
-      if (current.status === 'in_progress') void save({ ...current, output: JSON.parse(JSON.stringify(builder.items)) });
+      if (current.status === 'in_progress') {
+        void save({ ...current, output: JSON.parse(JSON.stringify(builder.items)) });
+        return;
+      }
+      void this.store.status(prep.id).then(
+        (status) => {
+          if (status === null || !LIVE_STATUSES.includes(status as ResponseStatus)) run.abort.abort(new Error('response cancelled'));
+        },
+        () => undefined,
+      );
     }, PROGRESS_INTERVAL_MS);
     timer.unref();
     try {
@@ -399,15 +417,21 @@ export class ResponsesServing extends OpenAIServing {
       const cancelled: ResponseObject = { ...data.response, status: 'cancelled' };
       const written = await this.store.put({ id, status: 'cancelled', data: { ...data, response: cancelled } }, { statusIn: [status] });
       if (!written) continue; // it moved on meanwhile (queued -> in_progress, or finished): look again
-      this.runs.get(id)?.abort.abort(new Error('response cancelled'));
+      await this.announceStopped(id);
       return cancelled;
     }
   }
 
   async delete(id: string): Promise<{ id: string; object: 'response'; deleted: true }> {
     if (!(await this.store.delete(id))) throw notFound(id, 'response_id');
-    this.runs.get(id)?.abort.abort(new Error('response deleted'));
+    await this.announceStopped(id);
     return { id, object: 'response', deleted: true };
+  }
+
+  /** The run stops here at once and on its own replica as soon as the news arrives (its status check backs this up). */
+  private async announceStopped(id: string): Promise<void> {
+    this.runs.get(id)?.abort.abort(new Error('response stopped'));
+    await this.store.announceStopped(id).catch((err: Error) => console.error(`[responses] announcing the stop of ${id} failed: ${err.message}`));
   }
 
   async inputItems(id: string, query: InputItemsQuery): Promise<InputItemList> {

@@ -83,6 +83,18 @@ function contract(name: string, factory: () => Factory, secondWriter: (store: Re
       }
     });
 
+    it('tells every writer when a response was stopped', async () => {
+      const other = await secondWriter(store);
+      try {
+        const heard: string[] = [];
+        await other.onStopped((id) => heard.push(id));
+        await store.announceStopped('resp_stop_me');
+        await waitUntil(async () => heard.includes('resp_stop_me'), 'the stop announcement');
+      } finally {
+        if (other !== store) await other.close();
+      }
+    });
+
     it('lets exactly one of many racing writers finish a live response', async () => {
       const other = await secondWriter(store);
       try {

@@ -20,6 +20,7 @@ interface Entry {
 export class MemoryResponsesStore implements ResponsesStore {
   readonly kind = 'memory';
   private readonly cache: LRUCache<string, Entry>;
+  private readonly stoppedListeners: Array<(id: string) => void> = [];
 
   constructor(private readonly options: MemoryStoreOptions) {
     this.cache = new LRUCache<string, Entry>({
@@ -54,6 +55,14 @@ export class MemoryResponsesStore implements ResponsesStore {
 
   async delete(id: string): Promise<boolean> {
     return this.cache.delete(id);
+  }
+
+  async announceStopped(id: string): Promise<void> {
+    for (const listener of this.stoppedListeners) listener(id);
+  }
+
+  async onStopped(listener: (id: string) => void): Promise<void> {
+    this.stoppedListeners.push(listener);
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,8 @@
 // Redis responses store (--responses-store redis://host:port/db): one hash per response
 // (`status`, `record`) under `ortllm:response:<id>`, expiring --responses-store-ttl seconds after
 // its last write. Conditional writes run as one Lua script, so two replicas racing on the same
-// response (a cancel here, the final result there) cannot both win.
+// response (a cancel here, the final result there) cannot both win. A cancel or delete is also
+// published on `ortllm:response:stopped`, so the replica running the response aborts it at once.
 //
 // Client: @redis/client (node-redis), kept by Redis itself, promise API, no dependencies. The
 // offline queue is off: while Redis is unreachable a command fails at once (the request gets a
@@ -55,6 +56,7 @@ type Client = ReturnType<typeof newClient>;
 export class RedisResponsesStore implements ResponsesStore {
   readonly kind = 'redis';
   private readonly prefix: string;
+  private subscriber: Client | null = null;
 
   private constructor(
     private readonly client: Client,
@@ -118,7 +120,27 @@ export class RedisResponsesStore implements ResponsesStore {
     return (await this.run('delete', () => this.client.del(this.key(id)))) === 1;
   }
 
+  private get stoppedChannel(): string {
+    return `${this.prefix}stopped`;
+  }
+
+  async announceStopped(id: string): Promise<void> {
+    await this.run('publish', () => this.client.publish(this.stoppedChannel, id));
+  }
+
+  async onStopped(listener: (id: string) => void): Promise<void> {
+    if (!this.subscriber) {
+      // A subscribed connection can run nothing else: a second one, reconnecting like the first.
+      const subscriber = this.client.duplicate();
+      subscriber.on('error', () => undefined);
+      await this.run('subscribe', () => subscriber.connect());
+      this.subscriber = subscriber;
+    }
+    await this.run('subscribe', () => this.subscriber!.subscribe(this.stoppedChannel, (message: string) => listener(message)));
+  }
+
   async close(): Promise<void> {
+    if (this.subscriber?.isOpen) await this.subscriber.close();
     if (this.client.isOpen) await this.client.close();
   }
 }

@@ -30,6 +30,10 @@ export interface ResponsesStore {
   /** Writes `record` when `condition` holds; resolves to whether it wrote. */
   put(record: StoredRecord, condition?: PutCondition): Promise<boolean>;
   delete(id: string): Promise<boolean>;
+  /** Tells every replica sharing the store that response `id` was cancelled or deleted. */
+  announceStopped(id: string): Promise<void>;
+  /** Calls `listener` with the id of every response announced stopped (by any replica). */
+  onStopped(listener: (id: string) => void): Promise<void>;
   close(): Promise<void>;
 }
 
