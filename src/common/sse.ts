@@ -5,14 +5,14 @@
 // Typed event streams (the Responses API) also write an `event: <type>` line per frame and end
 // without [DONE], as OpenAI does: `new SseStream(reply, { eventOf: (f) => f.type, doneMarker: false })`.
 //
-// Usage in a controller (with `@Res() reply: FastifyReply`):
+// Usage (common/respond.ts does this for every generation route):
 //   const sse = new SseStream(reply);
 //   await sse.pipe(serving.stream(prepared, sse.signal));
 
 import type { FastifyReply } from 'fastify';
 import { mapError } from './error-mapping';
 
-export const SSE_HEADERS = {
+const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache',
   connection: 'keep-alive',

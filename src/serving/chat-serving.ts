@@ -2,17 +2,16 @@
 // engine request(s) -> OpenAI chat JSON or SSE chunks.
 
 import { RequestValidationError } from '../engine/errors';
-import { OpenAIServing } from './openai-serving';
 import type { EngineRequest, SamplingParams } from '../engine/types';
 import type { ChatMessage } from '../model/types';
 import { checkChatTemplateFlags, prepareChatPrompt } from './chat-prompt';
 import { prepareChatMessages } from './chat-messages';
 import type { PreparedPrompt } from './completion-prompts';
-import { drainAll } from './respond';
-import { foldOutput, generateFor, type PromptResult } from './engine-stream';
+import { drainAll, foldOutput, generateFor, type PromptResult } from './engine-stream';
 import { buildEngineRequests } from './engine-requests';
 import { createdNow } from './ids';
 import { chatLogprobEntries, formatPromptLogprobs, type ChatLogprobs } from './logprobs';
+import { OpenAIServing } from './openai-serving';
 import { buildSamplingParams } from './sampling-params';
 import { sentFields, type SamplingRequestFields } from './sampling-request';
 import type { RequestExtras } from './serving-options';
@@ -96,8 +95,8 @@ export interface ChatChunk {
 }
 
 export class ChatServing extends OpenAIServing {
-  /** Validates the body and renders each conversation; `batch` = messages is a list of conversations. */
-  prepare(body: ChatRequestBody, headerRequestId: string | null, batch = false): PreparedChat {
+  /** Validates the body and renders each conversation (ids from `idBase`, see requestIdBase); `batch` = messages is a list of conversations. */
+  prepare(body: ChatRequestBody, idBase: string, batch = false): PreparedChat {
     const model = this.checkModel(body.model);
     this.checkCommonFields(body, { unsupported: UNSUPPORTED_CHAT_FIELDS, allowListXargs: true });
     checkChatTemplateFlags(body, this.opts.trustRequestChatTemplate);
@@ -146,7 +145,7 @@ export class ChatServing extends OpenAIServing {
         stream: !!body.stream,
       }),
     );
-    const id = this.newResponseId('chatcmpl', headerRequestId, body.request_id);
+    const id = this.newResponseId('chatcmpl', idBase);
     const engineRequests = buildEngineRequests(prompts, params, body, (i) => (batch ? `${id}_${i}` : id));
     return { id, model, created: createdNow(), conversations, prompts, params, engineRequests, body };
   }
@@ -259,7 +258,7 @@ export class ChatServing extends OpenAIServing {
 }
 
 /** Chat's logprobs (bool) + top_logprobs (int) -> the engine's sampled-token logprob count. */
-export function resolveChatLogprobs(body: Pick<ChatRequestBody, 'logprobs' | 'top_logprobs'>): number | null {
+function resolveChatLogprobs(body: Pick<ChatRequestBody, 'logprobs' | 'top_logprobs'>): number | null {
   const top = body.top_logprobs ?? null;
   if (top !== null && top !== -1 && top < 0) {
     throw new RequestValidationError('`top_logprobs` must be a positive value.', 'top_logprobs');

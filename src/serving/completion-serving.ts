@@ -3,13 +3,12 @@
 
 import type { EngineRequest, SamplingParams } from '../engine/types';
 import { RequestValidationError } from '../engine/errors';
-import { OpenAIServing } from './openai-serving';
 import { prepareCompletionPrompts, type PreparedPrompt } from './completion-prompts';
-import { drainAll } from './respond';
-import { foldOutput, generateFor, mergeStreams, type PromptResult } from './engine-stream';
+import { drainAll, foldOutput, generateFor, mergeStreams, type PromptResult } from './engine-stream';
 import { buildEngineRequests } from './engine-requests';
 import { createdNow } from './ids';
 import { appendCompletionLogprobs, emptyCompletionLogprobs, formatPromptLogprobs, type CompletionLogprobs } from './logprobs';
+import { OpenAIServing } from './openai-serving';
 import { buildSamplingParams } from './sampling-params';
 import { sentFields, type SamplingRequestFields } from './sampling-request';
 import type { RequestExtras } from './serving-options';
@@ -17,7 +16,7 @@ import { UNSUPPORTED_COMMON_FIELDS } from './unsupported';
 import { streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
 
 /** vLLM's default max_tokens for completions. */
-export const COMPLETION_DEFAULT_MAX_TOKENS = 16;
+const COMPLETION_DEFAULT_MAX_TOKENS = 16;
 
 export interface CompletionRequestBody extends SamplingRequestFields, RequestExtras {
   model?: string | null;
@@ -79,8 +78,8 @@ export interface CompletionChunk {
 }
 
 export class CompletionServing extends OpenAIServing {
-  /** Validates and turns the body into engine requests; throws 400/404 errors. */
-  prepare(body: CompletionRequestBody, headerRequestId: string | null): PreparedCompletion {
+  /** Validates and turns the body into engine requests (ids from `idBase`, see requestIdBase); throws 400/404 errors. */
+  prepare(body: CompletionRequestBody, idBase: string): PreparedCompletion {
     const model = this.checkModel(body.model);
     if (body.suffix != null) throw new RequestValidationError('suffix is not currently supported', 'suffix');
     this.checkCommonFields(body, { unsupported: UNSUPPORTED_COMMON_FIELDS, allowListXargs: false });
@@ -122,7 +121,7 @@ export class CompletionServing extends OpenAIServing {
       if (body.echo && p.prompt_logprobs === null && logprobs !== null) p.prompt_logprobs = logprobs;
       return p;
     });
-    const id = this.newResponseId('cmpl', headerRequestId, body.request_id);
+    const id = this.newResponseId('cmpl', idBase);
     const engineRequests = buildEngineRequests(prompts, params, body, (i) => (prompts.length === 1 ? id : `${id}-${i}`));
     return { id, model, created: createdNow(), prompts, params, engineRequests, body, echoOnly };
   }

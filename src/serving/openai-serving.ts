@@ -3,7 +3,7 @@
 // token naming, max_tokens against the context and usage. Each subclass holds only its shape.
 
 import type { EngineClient } from '../engine/types';
-import { requestIdBase, responseId, type ResponseIdPrefix } from './ids';
+import { responseId, type ResponseIdPrefix } from './ids';
 import { tokenNamer, type TokenNamer } from './logprobs';
 import { resolveMaxTokens, type MaxTokensInput } from './max-tokens';
 import type { SamplingContext } from './sampling-params';
@@ -33,12 +33,12 @@ export abstract class OpenAIServing {
   /** Refused fields and vLLM's request-level extras (cache_salt, priority, vllm_xargs). */
   protected checkCommonFields(body: RequestExtras & Record<string, unknown>, checks: CommonRequestChecks): void {
     rejectUnsupportedFields(body, checks.unsupported);
-    checkRequestExtras(body, checks.allowListXargs);
+    checkRequestExtras(body, this.opts, checks.allowListXargs);
   }
 
-  /** The response id: `<prefix>-<X-Request-Id | request_id | random>` (vLLM's rule). */
-  protected newResponseId(prefix: ResponseIdPrefix, headerId: string | null, bodyId: string | null | undefined): string {
-    return responseId(prefix, requestIdBase(headerId, bodyId));
+  /** The response id from the request's id base (requestIdBase: X-Request-Id, request_id, random): `cmpl-…`, `chatcmpl-…`, `resp_…`. */
+  protected newResponseId(prefix: ResponseIdPrefix, idBase: string): string {
+    return responseId(prefix, idBase);
   }
 
   /** How logprob tokens are shown: text, or "token_id:N" (flag or per request). */

@@ -3,10 +3,11 @@
 // previous_response_id, background runs and cancel, and two servers sharing one real Redis.
 
 import { randomUUID } from 'node:crypto';
-import { HAVE_MODEL, SERVER_START_TIMEOUT_MS, expectApiError, startServing, waitFor, type Serving } from './completions-helpers';
-import { redisAvailable, startRedis, type TestRedis } from '../helpers/redis-server';
+import { SERVER_START_TIMEOUT_MS, defaultTestModel, expectApiError, startServing, type Serving } from './completions-helpers';
+import { needs } from '../helpers/needs';
+import { REDIS_SERVER, startRedis, type TestRedis } from '../helpers/redis-server';
+import { waitFor } from '../helpers/wait';
 
-const maybe = HAVE_MODEL ? describe : describe.skip;
 const STORY = 'Tell me a story about a dog.';
 
 /** Polls GET /v1/responses/{id} until `done` says so; returns the last response. */
@@ -22,7 +23,7 @@ async function pollUntil(s: Serving, id: string, done: (r: any) => boolean, time
 /** A long background generation (ignore_eos keeps it going) to cancel. */
 const LONG_RUN = { input: STORY, background: true, max_output_tokens: 400, ignore_eos: true, temperature: 0 };
 
-maybe('/v1/responses', () => {
+needs(defaultTestModel()).describe('/v1/responses', () => {
   let s: Serving;
   const create = (body: Record<string, unknown>, options?: Record<string, unknown>): Promise<any> =>
     (s.client.responses.create as any)({ model: s.model, temperature: 0, max_output_tokens: 12, ...body }, options);
@@ -229,9 +230,7 @@ maybe('/v1/responses', () => {
   });
 });
 
-const maybeRedis = HAVE_MODEL && redisAvailable() ? describe : describe.skip;
-
-maybeRedis('/v1/responses on two servers sharing one Redis', () => {
+needs(defaultTestModel(), REDIS_SERVER).describe('/v1/responses on two servers sharing one Redis', () => {
   let redis: TestRedis;
   let a: Serving;
   let b: Serving;

@@ -1,13 +1,13 @@
 // Starts a real, throw-away redis-server (Debian's package; .ci/run installs it) on a free port,
-// without persistence. Tests that need it use `describeWithRedis` and skip loudly when the binary
-// is missing:
+// without persistence. Tests that need it are gated with needs(), so they are listed as skipped
+// when the binary is missing:
 //
-//   const describeRedis = redisAvailable() ? describe : describe.skip;
+//   needs(REDIS_SERVER).describe('…', () => {
 //   let redis: TestRedis;
 //   beforeAll(async () => { redis = await startRedis(); });
 //   afterAll(() => redis?.stop());
 
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 
 export interface TestRedis {
@@ -16,17 +16,8 @@ export interface TestRedis {
   stop(): Promise<void>;
 }
 
-let checked: boolean | null = null;
-
-/** Whether redis-server can be run here; warns loudly (once) when not. */
-export function redisAvailable(): boolean {
-  if (checked === null) {
-    const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
-    checked = probe.status === 0;
-    if (!checked) console.warn('\n\n*** SKIPPING: redis-server is not installed (apt-get install redis-server) ***\n');
-  }
-  return checked;
-}
+/** Debian's redis-server binary. */
+export const REDIS_SERVER = '/usr/bin/redis-server';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -43,7 +34,7 @@ function freePort(): Promise<number> {
 export async function startRedis(): Promise<TestRedis> {
   const port = await freePort();
   const child: ChildProcess = spawn(
-    'redis-server',
+    REDIS_SERVER,
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );

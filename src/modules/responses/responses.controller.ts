@@ -4,10 +4,10 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { clientRequestId } from '../../common/request-id';
+import { responseIdBase } from '../../common/request-id';
+import { respond } from '../../common/respond';
 import { SseStream, type SseOptions } from '../../common/sse';
 import { RequestValidationError } from '../../engine/errors';
-import { respond } from '../../serving/respond';
 import { ResponsesServing, type InputItemList } from '../../serving/responses/responses-serving';
 import type { ResponseObject } from '../../serving/responses/protocol';
 import { ResponsesRequestDto } from './dto/responses-request.dto';
@@ -44,7 +44,8 @@ export class ResponsesController {
   @ApiOperation({ summary: 'Create a response', description: "OpenAI Responses API with vLLM's extra parameters; typed SSE events when stream is true." })
   @ApiOkResponse({ type: ResponseObjectDto, description: STREAM_DESCRIPTION })
   async createResponse(@Body() body: ResponsesRequestDto, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const prepared = await this.serving.prepare(body, clientRequestId(request));
+    // vLLM: a body request_id is the response id as sent; without one the id is resp_<X-Request-Id or random>.
+    const prepared = await this.serving.prepare(body, responseIdBase(request, null));
     if (!prepared.background) {
       await respond(reply, this.serving, prepared, prepared.stream, TYPED_EVENTS);
       return;

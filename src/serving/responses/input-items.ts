@@ -4,7 +4,7 @@
 // merges them (a call or reasoning right after an assistant message joins that message).
 
 import { RequestValidationError } from '../../engine/errors';
-import { randomRequestId } from '../../common/request-id';
+import { randomRequestId } from '../ids';
 import type { InputItem, OutputItem } from './protocol';
 
 export type ChatMessageDict = Record<string, unknown> & { role: string };
@@ -55,7 +55,7 @@ function normalizeItem(raw: unknown, index: number): InputItem {
       if (item.encrypted_content != null) throw new RequestValidationError('Encrypted reasoning content is not supported.', 'input');
       return { ...item, id: (item.id as string | undefined) ?? itemId('rs'), type: 'reasoning' };
     default:
-      throw new RequestValidationError(`${where}: input items of type '${String(type)}' are not supported.`, 'input');
+      throw new RequestValidationError(`${where}: input items of type ${JSON.stringify(type ?? null)} are not supported.`, 'input');
   }
 }
 
@@ -99,7 +99,7 @@ export function itemsToMessages(items: ReadonlyArray<InputItem | OutputItem>, op
           prev.content = partsText(item.content);
         } else {
           // Content parts go to the template as they are; prepareChatMessages checks and flattens them.
-          messages.push({ role, content: item.content as unknown });
+          messages.push({ role, content: item.content });
         }
         break;
       }

@@ -3,7 +3,6 @@
 // delete), previous_response_id and background runs. Every path runs the same event generator:
 // the non-streaming answer is its last event's response.
 
-import { OpenAIHttpError } from '../../common/openai-error';
 import { RequestValidationError } from '../../engine/errors';
 import { OUTPUT_KIND, type EngineClient, type EngineRequest, type SamplingParams } from '../../engine/types';
 import { prepareChatMessages } from '../chat-messages';
@@ -13,6 +12,7 @@ import { buildEngineRequests } from '../engine-requests';
 import { foldOutput, generateFor, type PromptResult } from '../engine-stream';
 import { createdNow } from '../ids';
 import { chatLogprobEntries } from '../logprobs';
+import { OpenAIHttpError } from '../openai-error';
 import { OpenAIServing } from '../openai-serving';
 import { buildSamplingParams } from '../sampling-params';
 import { sentFields, type SamplingRequestFields } from '../sampling-request';
@@ -21,7 +21,7 @@ import { BackgroundRuns, type BackgroundRun } from './background-runs';
 import { checkPreviousInputMessages, continuesFinalMessage, itemsToMessages, normalizeInput, type ChatMessageDict } from './input-items';
 import { OutputBuilder, type UnnumberedEvent } from './output-builder';
 import {
-  LIVE_STATUSES, type InputItem, type ResponseObject, type ResponseStatus, type ResponseStreamEvent, type ResponsesRequestBody,
+  LIVE_STATUSES, type InputItem, type OutputItem, type ResponseObject, type ResponseStatus, type ResponseStreamEvent, type ResponsesRequestBody,
   type StoredResponseData,
 } from './protocol';
 import { checkResponsesRequest, includesLogprobs } from './request-checks';
@@ -83,8 +83,8 @@ export class ResponsesServing extends OpenAIServing {
     await this.store.onStopped((id) => this.runs.get(id)?.abort.abort(new Error('response stopped')));
   }
 
-  /** Validates, loads the previous response, renders the conversation; throws 400/404. */
-  async prepare(body: ResponsesRequestBody, headerRequestId: string | null): Promise<PreparedResponse> {
+  /** Validates, loads the previous response, renders the conversation; throws 400/404. `idBase`: see requestIdBase. */
+  async prepare(body: ResponsesRequestBody, idBase: string): Promise<PreparedResponse> {
     const model = this.checkModel(body.model);
     this.checkCommonFields(body, { unsupported: ['structured_outputs'], allowListXargs: true });
     checkResponsesRequest(body);
@@ -94,7 +94,7 @@ export class ResponsesServing extends OpenAIServing {
     }
     const store = body.store ?? true;
     // vLLM: a client's request_id is the response id as sent.
-    const id = body.request_id ?? this.newResponseId('resp', headerRequestId, null);
+    const id = body.request_id ?? this.newResponseId('resp', idBase);
     if (store && (await this.store.status(id)) !== null) {
       throw new RequestValidationError(`A response with id '${id}' already exists.`, 'request_id');
     }
@@ -357,7 +357,7 @@ export class ResponsesServing extends OpenAIServing {
     // its partial output too. Either way a cancel or delete from any replica shows up here.
     const timer = setInterval(() => {
       if (current.status === 'in_progress') {
-        void save({ ...current, output: JSON.parse(JSON.stringify(builder.items)) });
+        void save({ ...current, output: JSON.parse(JSON.stringify(builder.items)) as OutputItem[] });
         return;
       }
       void this.store.status(prep.id).then(

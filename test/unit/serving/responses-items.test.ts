@@ -47,7 +47,7 @@ describe('OutputBuilder', () => {
       ...b.toolCall({ index: 1, id: 'call_2', name: 'get_time', arguments: '{}' }),
       ...b.finish('completed'),
     ];
-    expect(events.map((e) => `${e.type}@${e.output_index}`)).toEqual([
+    expect(events.map((e) => `${e.type}@${String(e.output_index)}`)).toEqual([
       'response.output_item.added@0', 'response.content_part.added@0', 'response.reasoning_text.delta@0', 'response.reasoning_text.delta@0',
       'response.reasoning_text.done@0', 'response.content_part.done@0', 'response.output_item.done@0',
       'response.output_item.added@1', 'response.content_part.added@1', 'response.output_text.delta@1',

@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { MemoryResponsesStore } from '../../../src/serving/responses/store/memory-store';
 import { RedisResponsesStore } from '../../../src/serving/responses/store/redis-store';
 import { ResponsesStoreError, type ResponsesStore, type StoredRecord } from '../../../src/serving/responses/store/responses-store';
-import { redisAvailable, startRedis, type TestRedis } from '../../helpers/redis-server';
+import { needs } from '../../helpers/needs';
+import { REDIS_SERVER, startRedis, type TestRedis } from '../../helpers/redis-server';
 
 const LIVE = ['queued', 'in_progress'];
 
@@ -146,9 +147,9 @@ describe('memory store bounds', () => {
   });
 });
 
-const describeRedis = redisAvailable() ? describe : describe.skip;
+const onRedis = needs(REDIS_SERVER);
 
-describeRedis('redis store (real redis-server)', () => {
+onRedis.describe('redis store (real redis-server)', () => {
   let redis: TestRedis;
   const prefix = `test:${randomUUID()}:`;
   const open = async (ttl: number) => RedisResponsesStore.connect({ url: redis.url, ttlSeconds: ttl, keyPrefix: prefix });
@@ -178,7 +179,7 @@ describeRedis('redis store (real redis-server)', () => {
   });
 });
 
-describeRedis('redis store when the server goes away', () => {
+onRedis.describe('redis store when the server goes away', () => {
   it('answers with a store error at once instead of queueing', async () => {
     const redis = await startRedis();
     const store = await RedisResponsesStore.connect({ url: redis.url, ttlSeconds: 0 });

@@ -5,7 +5,7 @@ import type { ReasoningConfig, ResponsesRequestBody, TextConfig } from '../../..
 import {
   AnyField, BoolField, Check, EnumField, IntField, JsonListField, LogitBiasField, NumberField, ObjectField, StopField, StringField,
   StringListField,
-} from '../../../serving/dto/api-field';
+} from '../../../common/dto/api-field';
 import { ApiProperty } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
 

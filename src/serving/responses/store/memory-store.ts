@@ -30,42 +30,49 @@ export class MemoryResponsesStore implements ResponsesStore {
     });
   }
 
-  async get(id: string): Promise<StoredRecord | null> {
+  // The interface is asynchronous (Redis); here every call completes at once.
+
+  get(id: string): Promise<StoredRecord | null> {
     const entry = this.cache.get(id);
-    return entry ? { id, status: entry.status, data: JSON.parse(entry.json) } : null;
+    return Promise.resolve(entry ? { id, status: entry.status, data: JSON.parse(entry.json) as unknown } : null);
   }
 
-  async status(id: string): Promise<string | null> {
-    return this.cache.get(id, { updateAgeOnGet: false })?.status ?? null;
+  status(id: string): Promise<string | null> {
+    return Promise.resolve(this.cache.get(id, { updateAgeOnGet: false })?.status ?? null);
   }
 
-  async put(record: StoredRecord, condition?: PutCondition): Promise<boolean> {
+  put(record: StoredRecord, condition?: PutCondition): Promise<boolean> {
     // Check and write happen in one synchronous step: no other writer can come between them.
     const current = this.cache.get(record.id, { updateAgeOnGet: false })?.status ?? null;
-    if (!conditionHolds(current, condition)) return false;
+    if (!conditionHolds(current, condition)) return Promise.resolve(false);
     const entry = { status: record.status, json: JSON.stringify(record.data) };
     this.cache.set(record.id, entry);
     if (this.cache.peek(record.id) !== entry) {
-      throw new ResponsesStoreError(
-        `Response ${record.id} (${entry.json.length} bytes) is larger than the in-process store (--responses-store-max-size ${this.options.maxBytes}).`,
+      return Promise.reject(
+        new ResponsesStoreError(
+          `Response ${record.id} (${entry.json.length} bytes) is larger than the in-process store (--responses-store-max-size ${this.options.maxBytes}).`,
+        ),
       );
     }
-    return true;
+    return Promise.resolve(true);
   }
 
-  async delete(id: string): Promise<boolean> {
-    return this.cache.delete(id);
+  delete(id: string): Promise<boolean> {
+    return Promise.resolve(this.cache.delete(id));
   }
 
-  async announceStopped(id: string): Promise<void> {
+  announceStopped(id: string): Promise<void> {
     for (const listener of this.stoppedListeners) listener(id);
+    return Promise.resolve();
   }
 
-  async onStopped(listener: (id: string) => void): Promise<void> {
+  onStopped(listener: (id: string) => void): Promise<void> {
     this.stoppedListeners.push(listener);
+    return Promise.resolve();
   }
 
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.cache.clear();
+    return Promise.resolve();
   }
 }

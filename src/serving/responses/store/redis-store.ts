@@ -99,7 +99,7 @@ export class RedisResponsesStore implements ResponsesStore {
 
   async get(id: string): Promise<StoredRecord | null> {
     const fields = await this.run('read', () => this.client.hmGet(this.key(id), ['status', 'record']));
-    const [status, json] = fields as Array<string | null>;
+    const [status, json] = fields;
     if (status == null || json == null) return null;
     return { id, status, data: JSON.parse(json) };
   }
