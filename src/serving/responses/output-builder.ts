@@ -11,13 +11,20 @@ import type { FunctionCallItem, MessageItem, OutputItem, ReasoningItem } from '.
 /** An event before the runner stamps its sequence_number. */
 export type UnnumberedEvent = { type: string; [key: string]: unknown };
 
-/** A tool-call fragment as tool-call parsers stream them: the first one names the call. */
+/** A streamed tool-call fragment in chat's `delta.tool_calls` shape: the first one of a call names it. */
 export interface ToolCallDelta {
   /** Which call of this output (0, 1, …). */
   index: number;
   id?: string;
-  name?: string;
-  arguments?: string;
+  type?: 'function';
+  function: { name?: string; arguments?: string };
+}
+
+/** One parsed piece of output: what the reasoning and tool-call parsers split a text delta into. */
+export interface OutputDelta {
+  reasoning?: string;
+  content?: string;
+  tool_calls?: ToolCallDelta[];
 }
 
 type ItemStatus = 'completed' | 'incomplete';
@@ -55,10 +62,20 @@ export class OutputBuilder {
   toolCall(delta: ToolCallDelta): UnnumberedEvent[] {
     const events = this.switchTo('function_call', delta.index, delta);
     const item = this.open!.item as FunctionCallItem;
-    if (delta.arguments) {
-      item.arguments += delta.arguments;
-      events.push({ type: 'response.function_call_arguments.delta', item_id: item.id, output_index: this.outputIndex, delta: delta.arguments });
+    const fragment = delta.function.arguments;
+    if (fragment) {
+      item.arguments += fragment;
+      events.push({ type: 'response.function_call_arguments.delta', item_id: item.id, output_index: this.outputIndex, delta: fragment });
     }
+    return events;
+  }
+
+  /** A parsed delta, in the order its parts were written: reasoning, text, tool calls. */
+  add(delta: OutputDelta, logprobs: ChatLogprobEntry[] = []): UnnumberedEvent[] {
+    const events: UnnumberedEvent[] = [];
+    if (delta.reasoning) events.push(...this.reasoning(delta.reasoning));
+    if (delta.content || logprobs.length > 0) events.push(...this.text(delta.content ?? '', logprobs));
+    for (const call of delta.tool_calls ?? []) events.push(...this.toolCall(call));
     return events;
   }
 
@@ -117,7 +134,7 @@ function newItem(type: OutputItem['type'], call?: ToolCallDelta): OutputItem {
     case 'reasoning':
       return { id: itemId('rs'), type, summary: [], content: [{ type: 'reasoning_text', text: '' }], status: 'in_progress' };
     case 'function_call':
-      return { id: itemId('fc'), type, call_id: call?.id ?? itemId('call'), name: call?.name ?? '', arguments: '', status: 'in_progress' };
+      return { id: itemId('fc'), type, call_id: call?.id ?? itemId('call'), name: call?.function.name ?? '', arguments: '', status: 'in_progress' };
   }
 }
 

@@ -263,7 +263,8 @@ export class ResponsesServing extends OpenAIServing {
         foldOutput(state, next.value, OUTPUT_KIND.DELTA);
         for (const out of next.value.outputs) {
           const logprobs = withLogprobs ? chatLogprobEntries(out.logprobs ?? [], prep.body.top_logprobs ?? 0, namer) : [];
-          if (out.text || logprobs.length > 0) for (const event of builder.text(out.text, logprobs)) yield numbered(event);
+          // Without reasoning / tool-call parsers all output is text.
+          for (const event of builder.add({ content: out.text }, logprobs)) yield numbered(event);
         }
         next = await outputs.next();
       }

@@ -43,8 +43,9 @@ describe('OutputBuilder', () => {
     const events = [
       ...b.reasoning('Think'), ...b.reasoning('ing.'),
       ...b.text('Calling.'),
-      ...b.toolCall({ index: 0, id: 'call_1', name: 'get_weather' }), ...b.toolCall({ index: 0, arguments: '{"city":' }), ...b.toolCall({ index: 0, arguments: '"Paris"}' }),
-      ...b.toolCall({ index: 1, id: 'call_2', name: 'get_time', arguments: '{}' }),
+      ...b.toolCall({ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather' } }),
+      ...b.toolCall({ index: 0, function: { arguments: '{"city":' } }), ...b.toolCall({ index: 0, function: { arguments: '"Paris"}' } }),
+      ...b.add({ tool_calls: [{ index: 1, id: 'call_2', type: 'function', function: { name: 'get_time', arguments: '{}' } }] }),
       ...b.finish('completed'),
     ];
     expect(events.map((e) => `${e.type}@${String(e.output_index)}`)).toEqual([
