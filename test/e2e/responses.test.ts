@@ -81,6 +81,25 @@ needs(defaultTestModel()).describe('/v1/responses', () => {
       expect(stopped.status).toBe('completed');
       expect(stopped.output_text).toBe(r.output_text.slice(0, 1));
     });
+
+    it("truncation 'auto' keeps the newest tokens that fit; 'disabled' refuses a prompt too long", async () => {
+      const long = Array.from({ length: 80 }, () => STORY).join(' ');
+      const r = await create({ input: long, truncation: 'auto', max_output_tokens: 8 });
+      expect(r.usage.input_tokens).toBe(512 - 8);
+      expect(r.usage.output_tokens).toBe(8);
+      await expectApiError(create({ input: long, max_output_tokens: 8 }), 400, 'input');
+    });
+
+    it('previous_input_messages are the conversation before the input (vLLM)', async () => {
+      const r = await create({
+        input: 'And then?',
+        previous_input_messages: [{ role: 'user', content: STORY }, { role: 'assistant', content: 'A dog ran.' }],
+        enable_response_messages: true,
+        max_output_tokens: 2,
+      });
+      expect(r.input_messages[0].message).toBe(`<|user|>${STORY}\n<|assistant|>A dog ran.\n<|user|>And then?\n<|assistant|>`);
+      await expectApiError(create({ input: 'x', previous_input_messages: [], previous_response_id: r.id }), 400, 'previous_response_id');
+    });
   });
 
   describe('streaming', () => {
