@@ -14,7 +14,7 @@ import { chatLogprobEntries, formatPromptLogprobs, type ChatLogprobs } from './l
 import { OpenAIServing } from './openai-serving';
 import { buildSamplingParams } from './sampling-params';
 import { sentFields, type SamplingRequestFields } from './sampling-request';
-import type { RequestExtras } from './serving-options';
+import { chatTemplateKwargs, type RequestExtras } from './serving-options';
 import { UNSUPPORTED_CHAT_FIELDS } from './unsupported';
 import { streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
 
@@ -120,7 +120,7 @@ export class ChatServing extends OpenAIServing {
         addSpecialTokens: body.add_special_tokens ?? false,
         documents: body.documents ?? null,
         chatTemplate: body.chat_template ?? null,
-        chatTemplateKwargs: body.chat_template_kwargs ?? null,
+        chatTemplateKwargs: chatTemplateKwargs(this.opts, body.chat_template_kwargs),
         trustRequestChatTemplate: this.opts.trustRequestChatTemplate,
         truncatePromptTokens: body.truncate_prompt_tokens ?? null,
         truncationSide: body.truncation_side ?? null,

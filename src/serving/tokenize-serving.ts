@@ -6,6 +6,7 @@ import type { Tokenizer } from '../model/types';
 import { checkChatTemplateFlags, renderChatText } from './chat-prompt';
 import { prepareChatMessages } from './chat-messages';
 import { checkTokenIdsInVocab } from './completion-prompts';
+import { chatTemplateKwargs } from './serving-options';
 import { rejectUnsupportedFields } from './unsupported';
 
 export interface TokenizeRequestBody {
@@ -52,7 +53,7 @@ export class TokenizeServing extends OpenAIServing {
         continueFinalMessage: body.continue_final_message ?? false,
         documents: null,
         chatTemplate: body.chat_template ?? null,
-        chatTemplateKwargs: body.chat_template_kwargs ?? null,
+        chatTemplateKwargs: chatTemplateKwargs(this.opts, body.chat_template_kwargs),
       });
       tokens = tokenizer.encode(text, { addSpecialTokens: body.add_special_tokens ?? false });
     } else if (typeof body.prompt === 'string') {

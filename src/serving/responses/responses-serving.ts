@@ -16,7 +16,7 @@ import { OpenAIHttpError } from '../openai-error';
 import { OpenAIServing } from '../openai-serving';
 import { buildSamplingParams } from '../sampling-params';
 import { sentFields, type SamplingRequestFields } from '../sampling-request';
-import type { ServingOptions } from '../serving-options';
+import { chatTemplateKwargs, type ServingOptions } from '../serving-options';
 import { BackgroundRuns, type BackgroundRun } from './background-runs';
 import { checkPreviousInputMessages, continuesFinalMessage, itemsToMessages, normalizeInput, type ChatMessageDict } from './input-items';
 import { OutputBuilder, type UnnumberedEvent } from './output-builder';
@@ -137,7 +137,7 @@ export class ResponsesServing extends OpenAIServing {
         addSpecialTokens: false,
         documents: null,
         chatTemplate: null,
-        chatTemplateKwargs: { ...body.chat_template_kwargs, ...(effort != null ? { reasoning_effort: effort } : {}) },
+        chatTemplateKwargs: chatTemplateKwargs(this.opts, { ...body.chat_template_kwargs, ...(effort != null ? { reasoning_effort: effort } : {}) }),
         trustRequestChatTemplate: false,
         // truncation 'auto' drops the oldest tokens so the prompt leaves room for the output.
         truncatePromptTokens: body.truncation === 'auto' ? Math.max(1, maxModelLen - (body.max_output_tokens ?? 1)) : null,
