@@ -3,6 +3,7 @@
 
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBodyExample, ApiEventStream, SERVED_MODEL } from '../../common/api-docs.decorators';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { responseIdBase } from '../../common/request-id';
 import { respond } from '../../common/respond';
@@ -11,7 +12,7 @@ import { RequestValidationError } from '../../engine/errors';
 import { ResponsesServing, type InputItemList } from '../../serving/responses/responses-serving';
 import type { ResponseObject } from '../../serving/responses/protocol';
 import { ResponsesRequestDto } from './dto/responses-request.dto';
-import { DeletedResponseDto, InputItemListDto, ResponseObjectDto } from './dto/responses-response.dto';
+import { DeletedResponseDto, InputItemListDto, ResponsesResponseDto, ResponsesStreamEventDto } from './dto/responses-response.dto';
 
 /** OpenAI's typed stream: an `event:` line per frame, no [DONE]. */
 const TYPED_EVENTS: SseOptions = { eventOf: (frame) => (frame as { type?: string }).type, doneMarker: false };
@@ -42,7 +43,9 @@ export class ResponsesController {
   @Post()
   @HttpCode(200)
   @ApiOperation({ summary: 'Create a response', description: "OpenAI Responses API with vLLM's extra parameters; typed SSE events when stream is true." })
-  @ApiOkResponse({ type: ResponseObjectDto, description: STREAM_DESCRIPTION })
+  @ApiOkResponse({ type: ResponsesResponseDto, description: STREAM_DESCRIPTION })
+  @ApiEventStream(ResponsesStreamEventDto)
+  @ApiBodyExample({ model: SERVED_MODEL, input: 'Tell me a story.', max_output_tokens: 16 })
   async createResponse(@Body() body: ResponsesRequestDto, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     // vLLM: a body request_id is the response id as sent; without one the id is resp_<X-Request-Id or random>.
     const prepared = await this.serving.prepare(body, responseIdBase(request, null));
@@ -64,7 +67,7 @@ export class ResponsesController {
   @ApiOperation({ summary: 'Retrieve a response', description: 'A stored response; with stream=true, the events of a background run this server is running.' })
   @ApiQuery({ name: 'stream', required: false, type: 'boolean', description: 'Stream the background run\'s events (from this server).' })
   @ApiQuery({ name: 'starting_after', required: false, type: 'integer', description: 'With stream: only events after this sequence number.' })
-  @ApiOkResponse({ type: ResponseObjectDto, description: 'The response object, or (stream) its events.' })
+  @ApiOkResponse({ type: ResponsesResponseDto, description: 'The response object, or (stream) its events.' })
   async getResponse(
     @Param('response_id') id: string,
     @Query('stream') stream: string | undefined,
@@ -102,7 +105,7 @@ export class ResponsesController {
   @Post(':response_id/cancel')
   @HttpCode(200)
   @ApiOperation({ summary: 'Cancel a response', description: 'Stops a queued or in-progress background response (400 once it has finished).' })
-  @ApiOkResponse({ type: ResponseObjectDto })
+  @ApiOkResponse({ type: ResponsesResponseDto })
   async cancelResponse(@Param('response_id') id: string): Promise<ResponseObject> {
     return this.serving.cancel(id);
   }

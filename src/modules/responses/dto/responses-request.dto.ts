@@ -1,6 +1,7 @@
 // POST /v1/responses body: OpenAI's ResponseCreateParams plus vLLM's extra request fields.
 // Shapes of items, tools and text.format are checked by the serving layer (with `param`).
 
+import { ApiSchema } from '@nestjs/swagger';
 import type { ReasoningConfig, ResponsesRequestBody, TextConfig } from '../../../serving/responses/protocol';
 import {
   AnyField, BoolField, Check, EnumField, IntField, JsonListField, LogitBiasField, NumberField, ObjectField, StopField, StringField,
@@ -13,19 +14,23 @@ const INPUT_ITEM_SCHEMA = {
   type: 'object',
   description: "A message ({role, content} with 'input_text' parts or a string), a function_call, a function_call_output or a reasoning item.",
   properties: {
-    type: { type: 'string', enum: ['message', 'function_call', 'function_call_output', 'reasoning'] },
-    role: { type: 'string', enum: ['user', 'system', 'developer', 'assistant'] },
-    content: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'object', additionalProperties: true } }] },
-    call_id: { type: 'string' },
-    name: { type: 'string' },
-    arguments: { type: 'string' },
-    output: { type: 'string' },
+    type: { type: 'string', enum: ['message', 'function_call', 'function_call_output', 'reasoning'], description: "The kind of item (default 'message' when role is set)." },
+    role: { type: 'string', enum: ['user', 'system', 'developer', 'assistant'], description: 'message: who speaks.' },
+    content: {
+      oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'object', additionalProperties: true } }],
+      description: "message: a string or parts ({type: 'input_text' | 'output_text', text}).",
+    },
+    call_id: { type: 'string', description: 'function_call / function_call_output: the call id.' },
+    name: { type: 'string', description: 'function_call: the function name.' },
+    arguments: { type: 'string', description: 'function_call: the arguments as a JSON string.' },
+    output: { type: 'string', description: 'function_call_output: what the function returned.' },
   },
   additionalProperties: true,
 };
 
 const isInput = (v: unknown) => typeof v === 'string' || Array.isArray(v);
 
+@ApiSchema({ name: 'ResponsesRequest' })
 export class ResponsesRequestDto implements ResponsesRequestBody {
   [key: string]: unknown;
 
