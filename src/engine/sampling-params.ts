@@ -8,6 +8,8 @@
 // `param` on the error is the snake_case field name.
 
 import { RequestValidationError } from './errors';
+import { checkStructuredOutputs } from './structured/grammar-builder';
+import { resolveConstraint } from './structured/grammar-spec';
 import type { OutputKind, RepetitionDetectionParams, SamplingParams } from './types';
 
 /** Below this temperature sampling is greedy (vLLM `_SAMPLING_EPS`). */
@@ -54,6 +56,7 @@ export function defaultSamplingParams(): SamplingParams {
     use_beam_search: false,
     length_penalty: 1,
     output_kind: 0,
+    structured_outputs: null,
     extra_args: null,
   };
 }
@@ -147,6 +150,11 @@ export interface SamplingValidationContext {
   maxNumSeqs?: number;
   /** --max-logprobs (vLLM default 20; -1 = vocab size). */
   maxLogprobs?: number;
+  /**
+   * Whether xgrammar should also parse structured_outputs (schema, grammar, regex) when it is
+   * loaded in this thread (default true). The engine core skips it: its compile checks the same.
+   */
+  parseGrammar?: boolean;
 }
 
 /** Throws RequestValidationError(message, param) with vLLM's messages when a field is out of range. */
@@ -300,6 +308,11 @@ export function validateSamplingParams(p: SamplingParams, ctx: SamplingValidatio
   }
 
   if (p.repetition_detection != null) validateRepetitionDetection(p.repetition_detection);
+  if (p.structured_outputs != null) {
+    if (p.use_beam_search) fail('Structured outputs are not supported with beam search.', 'use_beam_search');
+    if (ctx.parseGrammar === false) resolveConstraint(p.structured_outputs);
+    else checkStructuredOutputs(p.structured_outputs);
+  }
   if (![0, 1, 2].includes(p.output_kind as OutputKind)) fail(`output_kind must be 0, 1 or 2, got ${p.output_kind}.`, 'output_kind');
   if (p.truncation_side != null && p.truncation_side !== 'left' && p.truncation_side !== 'right') {
     fail(`truncation_side must be 'left' or 'right', got ${JSON.stringify(p.truncation_side)}.`, 'truncation_side');

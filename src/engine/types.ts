@@ -16,6 +16,28 @@ export interface RepetitionDetectionParams {
   min_count: number;
 }
 
+/**
+ * vLLM's `StructuredOutputsParams`: exactly one of json, regex, choice, grammar, json_object,
+ * structural_tag constrains the output (see src/engine/structured/).
+ */
+export interface StructuredOutputsParams {
+  /** A JSON schema (object, or its JSON text). */
+  json?: string | Record<string, unknown> | null;
+  regex?: string | null;
+  choice?: string[] | null;
+  /** EBNF as xgrammar takes it; the GBNF (llama.cpp) and Lark spellings are converted. */
+  grammar?: string | null;
+  json_object?: boolean | null;
+  /** xgrammar structural tag (JSON text): {"format": …} or the legacy {"structures", "triggers"}. */
+  structural_tag?: string | null;
+  /** Only one backend (xgrammar), so there is nothing to fall back to; accepted. */
+  disable_fallback?: boolean | null;
+  disable_any_whitespace?: boolean | null;
+  disable_additional_properties?: boolean | null;
+  /** Refused: xgrammar has no custom whitespace pattern. */
+  whitespace_pattern?: string | null;
+}
+
 export interface SamplingParams {
   n: number;
   best_of: number | null;
@@ -52,6 +74,8 @@ export interface SamplingParams {
   use_beam_search: boolean;
   length_penalty: number;
   output_kind: OutputKind;
+  /** Constrained decoding (JSON schema, regex, choice, grammar…); null = unconstrained. */
+  structured_outputs: StructuredOutputsParams | null;
   /** vLLM's `extra_args`: the request's `vllm_xargs`, carried for custom extensions (the engine itself reads none). */
   extra_args: Record<string, unknown> | null;
 }
@@ -131,6 +155,10 @@ export interface IterationStats {
   numPreemptions: number;
   prefixCacheQueries: number; // tokens
   prefixCacheHits: number; // tokens
+  /** Structured outputs: seconds of each grammar compiled this step (cache misses). */
+  grammarCompileSeconds?: number[];
+  grammarCacheHits?: number;
+  grammarCacheMisses?: number;
 }
 
 export interface SchedulerStats {
@@ -185,4 +213,6 @@ export interface EngineOptions {
   intraOpThreads: number | null;
   /** Run the engine core in a worker_thread (default true; tests may run it in-process). */
   useWorker: boolean;
+  /** --structured-outputs-config defaults (disable_any_whitespace, disable_additional_properties). */
+  structuredOutputs?: import('./structured/grammar-spec').StructuredOutputsDefaults;
 }

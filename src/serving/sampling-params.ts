@@ -55,7 +55,9 @@ export function buildSamplingParams(req: SamplingRequestFields, ctx: SamplingCon
     return params;
   } catch (err) {
     if (!(err instanceof RequestValidationError) || !err.param) throw err;
-    const renamed = ctx.paramNames?.[err.param as keyof SamplingParams];
+    // 'structured_outputs.json' is renamed by the 'structured_outputs' entry too (response_format, guided_json…).
+    const field = err.param.split('.')[0] as keyof SamplingParams;
+    const renamed = ctx.paramNames?.[err.param as keyof SamplingParams] ?? ctx.paramNames?.[field];
     throw renamed ? new RequestValidationError(err.message, renamed) : err;
   }
 }

@@ -9,6 +9,7 @@ import type { EngineOptions, EngineRequest } from '../types';
 import type { CoreEvent, CoreInfo } from './protocol';
 import { CompletionProcessorFactory } from './completion-processor';
 import { EngineCore } from './engine-core';
+import { StructuredOutputCompiler } from '../structured/grammar-compiler';
 
 /** Share of free memory the KV cache takes when --kv-cache-memory is not given. */
 const AUTO_KV_MEMORY_FRACTION = 0.2;
@@ -107,9 +108,14 @@ export class EngineCoreHost {
       maxModelLen: plan.maxModelLen,
       tokenizer: model.tokenizer,
     });
+    // Structured outputs: xgrammar's view of the vocabulary, built once per model (none without a tokenizer).
+    const structured = model.tokenizer
+      ? await StructuredOutputCompiler.create(model.tokenizer, model.config.vocabSize, model.eosTokenIds)
+      : null;
     const core = new EngineCore(runner, config, processors, {
       onStep: (outputs, stats, iteration) => emit({ type: 'step', outputs, stats, iteration }),
-    });
+      onReject: (requestId, err) => emit(rejection(requestId, err)),
+    }, { compiler: structured, defaults: options.structuredOutputs });
     const info: CoreInfo = { numBlocks: plan.numBlocks, blockSize: options.blockSize, maxModelLen: plan.maxModelLen };
     return new EngineCoreHost(info, core, runner, emit);
   }
@@ -118,8 +124,7 @@ export class EngineCoreHost {
     try {
       this.core.addRequest(request);
     } catch (err) {
-      const e = err as Error & { param?: string | null };
-      this.emit({ type: 'rejected', requestId: request.requestId, message: e.message, param: e.param ?? null, name: e.name });
+      this.emit(rejection(request.requestId, err));
       return;
     }
     this.wake?.();
@@ -154,4 +159,9 @@ export class EngineCoreHost {
       this.emit({ type: 'dead', error: `engine core failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}` });
     }
   }
+}
+
+function rejection(requestId: string, err: unknown): CoreEvent {
+  const e = err as Error & { param?: string | null };
+  return { type: 'rejected', requestId, message: e.message, param: e.param ?? null, name: e.name };
 }

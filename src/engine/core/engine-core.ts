@@ -7,6 +7,10 @@ import type { EngineRequest, IterationStats, RequestOutput, SchedulerStats } fro
 import type { ModelRunner, StepSequence } from '../../model/types';
 import { nowMs } from './clock';
 import type { CompletionProcessorFactory } from './completion-processor';
+import { GrammarAdmission } from './grammar-admission';
+import type { SequenceConstraint } from '../sampling/logits-processor';
+import type { StructuredOutputCompiler } from '../structured/grammar-compiler';
+import { NO_STRUCTURED_DEFAULTS, type StructuredOutputsDefaults } from '../structured/grammar-spec';
 import { KvCacheManager } from './kv-cache-manager';
 import { RequestState, type CompletionState } from './request-state';
 import { Scheduler, type SchedulePlan, type SchedulingPolicy } from './scheduler';
@@ -27,6 +31,14 @@ export interface EngineCoreListener {
    * in one call so a worker sends one message (one wake-up of the HTTP thread) per step.
    */
   onStep(outputs: RequestOutput[], stats: SchedulerStats, iteration: IterationStats): void;
+  /** A request refused after it was queued (its grammar did not compile). */
+  onReject?(requestId: string, err: unknown): void;
+}
+
+/** Structured outputs: the compiler (null without a tokenizer) and the server's defaults. */
+export interface EngineCoreGrammar {
+  compiler: StructuredOutputCompiler | null;
+  defaults?: StructuredOutputsDefaults;
 }
 
 interface SampleJob {
@@ -41,6 +53,7 @@ export class EngineCore {
   readonly limits: EngineLimits;
   private readonly requests = new Map<string, RequestState>();
   private readonly pendingAborts = new Set<string>();
+  private readonly grammars: GrammarAdmission;
   private stepping = false;
 
   constructor(
@@ -48,7 +61,12 @@ export class EngineCore {
     readonly config: EngineCoreConfig,
     private readonly processors: CompletionProcessorFactory,
     private readonly listener: EngineCoreListener,
+    grammar: EngineCoreGrammar = { compiler: null },
   ) {
+    this.grammars = new GrammarAdmission(grammar.compiler, grammar.defaults ?? NO_STRUCTURED_DEFAULTS, {
+      admit: (request, constraints) => this.admit(request, constraints),
+      reject: (request, err) => this.reject(request, err),
+    });
     this.kv = new KvCacheManager(runner.numBlocks, runner.blockSize, config.enablePrefixCaching);
     this.scheduler = new Scheduler(
       { maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, policy: config.schedulingPolicy },
@@ -58,18 +76,37 @@ export class EngineCore {
   }
 
   hasWork(): boolean {
-    return this.scheduler.hasWork() || this.pendingAborts.size > 0;
+    return this.scheduler.hasWork() || this.pendingAborts.size > 0 || this.grammars.size > 0;
   }
 
-  /** Queues a request; throws RequestValidationError (nothing queued) when it is invalid. */
+  /**
+   * Queues a request; throws RequestValidationError (nothing queued) when it is invalid. A
+   * request with structured_outputs first waits for its grammar (GrammarAdmission).
+   */
   addRequest(request: EngineRequest): void {
-    validateEngineRequest(request, this.limits);
-    if (this.requests.has(request.requestId)) {
+    validateEngineRequest(request, this.limits, false);
+    if (this.requests.has(request.requestId) || this.grammars.has(request.requestId)) {
       throw new RequestValidationError(`Request id ${request.requestId} is already running.`, 'request_id');
     }
+    if (request.params.structured_outputs != null) {
+      this.grammars.enqueue(request);
+      return;
+    }
+    this.admit(request, []);
+  }
+
+  private admit(request: EngineRequest, constraints: SequenceConstraint[]): void {
     const numCompletions = request.params.best_of ?? request.params.n;
     const maxTokens = effectiveMaxTokens(request, this.config.maxModelLen);
-    const processors = Array.from({ length: numCompletions }, (_, i) => this.processors.create(request, i, maxTokens));
+    let processors;
+    try {
+      processors = Array.from({ length: numCompletions }, (_, i) => this.processors.create(request, i, maxTokens, constraints[i] ?? null));
+    } catch (err) {
+      for (const c of constraints) c.dispose();
+      if (constraints.length === 0) throw err;
+      this.reject(request, err);
+      return;
+    }
     const state = new RequestState(request, processors, nowMs());
     const seq = this.newSequence(state, 0, request.promptTokenIds);
     state.completions[0].seq = seq;
@@ -79,7 +116,13 @@ export class EngineCore {
 
   /** Ends the requests with finish_reason 'abort' and frees their KV blocks (after the running step, if any). */
   abort(requestIds: readonly string[]): void {
-    for (const id of requestIds) if (this.requests.has(id)) this.pendingAborts.add(id);
+    const notStarted: EngineRequest[] = [];
+    for (const id of requestIds) {
+      if (this.requests.has(id)) this.pendingAborts.add(id);
+      const waiting = this.grammars.remove(id);
+      if (waiting) notStarted.push(waiting);
+    }
+    if (notStarted.length > 0) this.listener.onStep(notStarted.map(abortedOutput), this.stats(), emptyIterationStats());
     if (!this.stepping) this.flushAborts();
   }
 
@@ -102,7 +145,10 @@ export class EngineCore {
     iteration.prefixCacheQueries = plan.prefixCacheQueries;
     iteration.prefixCacheHits = plan.prefixCacheHits;
     if (plan.scheduled.length === 0) {
-      if (plan.preempted.length > 0) this.listener.onStep([], this.stats(), iteration);
+      // Nothing to run: compile every waiting grammar now.
+      await this.grammars.run(null);
+      this.addCompileStats(iteration);
+      if (plan.preempted.length > 0 || (iteration.grammarCacheHits ?? 0) + (iteration.grammarCacheMisses ?? 0) > 0) this.listener.onStep([], this.stats(), iteration);
       return;
     }
 
@@ -110,7 +156,10 @@ export class EngineCore {
     let result;
     this.stepping = true;
     try {
-      result = await this.runner.step(batch);
+      // While the model runs (on onnxruntime's threads): grammar bitmasks and waiting compiles.
+      const forward = this.runner.step(batch);
+      const [output] = await Promise.all([forward, this.prepareSamples(plan), this.grammars.run(forward)]);
+      result = output;
     } catch (err) {
       this.stepping = false;
       this.failStep(plan, err, iteration);
@@ -162,9 +211,50 @@ export class EngineCore {
         state.finishAll('error', `post-processing failed: ${errorMessage(err)}`);
       }
     }
+    this.addCompileStats(iteration);
     this.emit(touched, iteration, now);
     // Aborts that arrived during the step take effect now, not one step later.
     this.flushAborts();
+  }
+
+  /**
+   * Runs each completion's pre-sampling work (grammar bitmasks) for the sequences this step
+   * samples. Never rejects: a failure is kept and raised when that completion is sampled, so
+   * it ends only its own request.
+   */
+  private async prepareSamples(plan: SchedulePlan): Promise<void> {
+    const work: Promise<void>[] = [];
+    for (const { seq, sample } of plan.scheduled) {
+      if (!sample) continue;
+      const state = this.requests.get(seq.requestId);
+      if (!state) continue;
+      const completions = state.forked ? [state.completions[seq.index]] : state.completions;
+      for (const completion of completions) {
+        if (completion.finished) continue;
+        const pending = completion.processor.prepare();
+        if (pending) work.push(pending.catch((err) => void (completion.prepareError = err)));
+      }
+    }
+    await Promise.all(work);
+  }
+
+  private addCompileStats(iteration: IterationStats): void {
+    const stats = this.grammars.drainStats();
+    if (!stats) return;
+    iteration.grammarCompileSeconds = [...(iteration.grammarCompileSeconds ?? []), ...stats.compileSeconds];
+    iteration.grammarCacheHits = (iteration.grammarCacheHits ?? 0) + stats.cacheHits;
+    iteration.grammarCacheMisses = (iteration.grammarCacheMisses ?? 0) + stats.cacheMisses;
+  }
+
+  /** Refuses a request that was already queued: a 400 through the listener, else an error output. */
+  private reject(request: EngineRequest, err: unknown): void {
+    if (this.listener.onReject) {
+      this.listener.onReject(request.requestId, err);
+      return;
+    }
+    const output = abortedOutput(request);
+    for (const o of output.outputs) o.finishReason = 'error';
+    this.listener.onStep([{ ...output, error: errorMessage(err) }], this.stats(), emptyIterationStats());
   }
 
   private stepSequence(seq: Sequence, numNewTokens: number): StepSequence {
@@ -191,6 +281,7 @@ export class EngineCore {
   }
 
   private sampleInto(completion: CompletionState, logits: Float32Array, offset: number): number {
+    if (completion.prepareError !== null) throw completion.prepareError;
     const sample = completion.processor.sample(logits, offset);
     completion.outputTokenIds.push(sample.tokenId);
     completion.cumulativeLogprob += sample.logprob;
@@ -276,6 +367,7 @@ export class EngineCore {
       if (output) outputs.push(output);
       if (state.finished) {
         this.requests.delete(state.requestId);
+        for (const c of state.completions) c.processor.dispose();
         iteration.finished.push(state.finishedStats(now));
       }
     }
@@ -307,6 +399,30 @@ function emptyIterationStats(): IterationStats {
     numPreemptions: 0,
     prefixCacheQueries: 0,
     prefixCacheHits: 0,
+    grammarCompileSeconds: [],
+    grammarCacheHits: 0,
+    grammarCacheMisses: 0,
+  };
+}
+
+/** The final output of a request aborted before it started (while its grammar was compiling). */
+function abortedOutput(request: EngineRequest): RequestOutput {
+  const count = request.params.best_of ?? request.params.n;
+  return {
+    requestId: request.requestId,
+    promptTokenIds: request.promptTokenIds,
+    promptLogprobs: null,
+    outputs: Array.from({ length: Math.min(count, request.params.n) }, (_, index) => ({
+      index,
+      text: '',
+      tokenIds: [],
+      cumulativeLogprob: null,
+      logprobs: null,
+      finishReason: 'abort' as const,
+      stopReason: null,
+    })),
+    finished: true,
+    numCachedTokens: 0,
   };
 }
 

@@ -34,12 +34,13 @@ export function effectiveMaxTokens(request: EngineRequest, maxModelLen: number):
   return request.params.max_tokens === null ? room : Math.min(request.params.max_tokens, room);
 }
 
-export function validateEngineRequest(request: EngineRequest, limits: EngineLimits): void {
+/** `parseGrammar`: see SamplingValidationContext (the core leaves it to the grammar compile). */
+export function validateEngineRequest(request: EngineRequest, limits: EngineLimits, parseGrammar = true): void {
   const { params, promptTokenIds } = request;
   if (typeof request.requestId !== 'string' || request.requestId.length === 0) {
     throw new RequestValidationError('request_id must be a non-empty string.', 'request_id');
   }
-  validateSamplingParams(params, { vocabSize: limits.vocabSize, maxNumSeqs: limits.maxNumSeqs });
+  validateSamplingParams(params, { vocabSize: limits.vocabSize, maxNumSeqs: limits.maxNumSeqs, parseGrammar });
 
   const priority = request.priority ?? 0;
   if (!Number.isInteger(priority)) throw new RequestValidationError(`priority must be an integer, got ${priority}.`, 'priority');
