@@ -4,6 +4,7 @@
 
 import type { EngineOptions } from '../engine/types';
 import type { LoadModelOptions } from '../model/types';
+import { DEFAULT_STRUCTURED_OUTPUTS_CONFIG, type StructuredOutputsConfig } from './structured-outputs-config';
 
 export type LogLevel = 'critical' | 'error' | 'warning' | 'info' | 'debug' | 'trace';
 export const LOG_LEVELS: readonly LogLevel[] = ['critical', 'error', 'warning', 'info', 'debug', 'trace'];
@@ -58,6 +59,8 @@ export interface ServerConfig {
   maxRequestBodyBytes: number;
   /** ortllm: seconds in-flight requests get to finish after SIGTERM/SIGINT. */
   shutdownTimeoutSeconds: number;
+  /** --structured-outputs-config. */
+  structuredOutputsConfig: StructuredOutputsConfig;
 }
 
 /** Name reported for the built-in dummy model when no --served-model-name is given. */
@@ -107,6 +110,7 @@ export const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'a
   disableFastapiDocs: false,
   maxRequestBodyBytes: 32 * 2 ** 20,
   shutdownTimeoutSeconds: 30,
+  structuredOutputsConfig: DEFAULT_STRUCTURED_OUTPUTS_CONFIG,
 };
 
 /** A flag value that cannot be served; the CLI prints it and exits with code 2. */
@@ -207,5 +211,9 @@ export function toEngineOptions(c: ServerConfig): EngineOptions {
     device: c.device,
     intraOpThreads: null,
     useWorker: true,
+    structuredOutputs: {
+      disableAnyWhitespace: c.structuredOutputsConfig.disableAnyWhitespace,
+      disableAdditionalProperties: c.structuredOutputsConfig.disableAdditionalProperties,
+    },
   };
 }

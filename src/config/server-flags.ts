@@ -3,6 +3,7 @@
 
 import { LOG_LEVELS, ServerConfig } from './server-config';
 import { parseByteSize, parseHumanInt, parseInteger, parseStringList } from './units';
+import { parseStructuredOutputsConfig } from './structured-outputs-config';
 
 export interface FlagSpec {
   /** commander syntax, e.g. '--port <port>' or '--tokens-only'. */
@@ -63,6 +64,14 @@ export const SERVER_FLAGS: FlagSpec[] = [
   { flags: '--enable-log-requests', key: 'enableLogRequests', description: 'Log every request (id, route, body)' },
   { flags: '--load-format <format>', key: 'loadFormat', description: "'auto' reads the weights; 'dummy' uses random weights of the model's shape", choices: ['auto', 'dummy'], defaultText: 'auto' },
   { flags: '--device <device>', key: 'device', description: "'cpu' or 'cuda' (onnxruntime execution provider)", choices: ['cpu', 'cuda'], defaultText: 'cpu' },
+  {
+    flags: '--structured-outputs-config <json>',
+    key: 'structuredOutputsConfig',
+    description:
+      'Structured outputs as JSON: backend (xgrammar or auto), disable_any_whitespace, disable_additional_properties, disable_fallback',
+    parse: parseStructuredOutputsConfig,
+    defaultText: '{"backend": "auto"}',
+  },
   { flags: '--disable-fastapi-docs', key: 'disableFastapiDocs', description: 'Do not serve /docs and /openapi.json' },
   { flags: '--max-request-body-size <size>', key: 'maxRequestBodyBytes', description: '(ortllm) Largest request body; bigger gets 413. Accepts 32MiB', parse: parseByteSize, defaultText: '32MiB' },
   { flags: '--shutdown-timeout <seconds>', key: 'shutdownTimeoutSeconds', description: '(ortllm) Seconds in-flight requests get to finish after SIGTERM/SIGINT', parse: parseInteger, defaultText: '30' },

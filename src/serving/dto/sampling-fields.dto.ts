@@ -7,9 +7,10 @@ import { Type } from 'class-transformer';
 import { IsOptional, ValidateNested } from 'class-validator';
 import type { RepetitionDetectionParams } from '../../engine/types';
 import {
-  AnyField, BoolField, EnumField, IntField, IntListField, LogitBiasField, NumberField, ObjectField, StopField,
+  BoolField, EnumField, IntField, IntListField, LogitBiasField, NumberField, ObjectField, StopField,
   StringField, StringListField,
 } from './api-field';
+import { StructuredOutputsFieldsDto } from './structured-outputs.dto';
 
 export class StreamOptionsDto {
   @BoolField({ description: 'Send a final chunk with the usage of the whole request before `data: [DONE]`.' })
@@ -30,7 +31,7 @@ export class RepetitionDetectionDto implements RepetitionDetectionParams {
   min_count!: number;
 }
 
-export class SamplingFieldsDto {
+export class SamplingFieldsDto extends StructuredOutputsFieldsDto {
   @StringField({ description: 'Served model name; omitted = the served model.' })
   model?: string | null;
 
@@ -153,10 +154,4 @@ export class SamplingFieldsDto {
 
   @BoolField({ description: 'Return the prompt and output token ids alongside the text.' })
   return_token_ids?: boolean | null;
-
-  @AnyField({ description: 'Not supported yet: answered with 400.' })
-  response_format?: unknown;
-
-  @AnyField({ description: 'Not supported yet: answered with 400.' })
-  structured_outputs?: unknown;
 }
