@@ -147,6 +147,15 @@ describeModel('structured outputs on the HTTP routes (stories260K)', () => {
     expect(rendered.sampling_params.structured_outputs).toEqual({ json_object: true });
   });
 
+  it('/metrics counts grammar compiles and cache hits', async () => {
+    expect(await s.metric('vllm:structured_output_compile_time_seconds_count')).toBeGreaterThan(0);
+    const queries = await s.metric('vllm:structured_output_grammar_cache_queries_total');
+    const hits = await s.metric('vllm:structured_output_grammar_cache_hits_total');
+    // The same schema was asked for many times above: most lookups hit.
+    expect(hits).toBeGreaterThan(0);
+    expect(queries).toBeGreaterThan(hits);
+  });
+
   describe('bad constraints → 400 with param, while another request streams on', () => {
     const cases: Array<[string, Record<string, unknown>, string, RegExp]> = [
       ['an invalid JSON schema', { structured_outputs: { json: { type: 'objectx' } } }, 'structured_outputs', /Invalid JSON schema: .*objectx/],

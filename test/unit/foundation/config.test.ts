@@ -103,7 +103,19 @@ describe('resolveServerConfig', () => {
       device: 'cpu',
       intraOpThreads: null,
       useWorker: true,
+      structuredOutputs: { disableAnyWhitespace: false, disableAdditionalProperties: false },
     });
+  });
+
+  it('reads --structured-outputs-config (vLLM StructuredOutputsConfig as JSON) and refuses what it cannot honour', async () => {
+    const { config } = await parse(['--structured-outputs-config', '{"backend": "xgrammar", "disable_any_whitespace": true}']);
+    expect(config!.structuredOutputsConfig).toEqual({ backend: 'xgrammar', disableAnyWhitespace: true, disableAdditionalProperties: false });
+    expect(toEngineOptions(config!).structuredOutputs).toEqual({ disableAnyWhitespace: true, disableAdditionalProperties: false });
+    for (const bad of ['{"backend": "outlines"}', '{"reasoning_parser": "deepseek_r1"}', '{"disable_any_whitespace": "yes"}', 'xgrammar']) {
+      const { code, stderr } = await parse(['--structured-outputs-config', bad]);
+      expect(code).toBe(2);
+      expect(stderr).toMatch(/structured-outputs-config/);
+    }
   });
 
   it('rejects values that cannot be served', () => {
