@@ -28,7 +28,8 @@ export function gbnfToEbnf(grammar: string): string {
   // The last structural token: an empty alternative follows '::=', '|' or '(' and precedes '|', ')' or a rule's end.
   let last: 'start' | 'element' = 'element';
   const markEmptyIfNeeded = () => {
-    if (last === 'start') out += '""';
+    // Right after the '::=' / '|' / '(' it stands for, before the whitespace that followed.
+    if (last === 'start') out = out.replace(/(\s*)$/, '""$1');
   };
   let i = 0;
   while (i < grammar.length) {
