@@ -9,7 +9,7 @@ import type { EngineOptions, EngineRequest } from '../types';
 import type { CoreEvent, CoreInfo } from './protocol';
 import { CompletionProcessorFactory } from './completion-processor';
 import { EngineCore } from './engine-core';
-import { StructuredOutputCompiler } from '../structured/grammar-compiler';
+import { GrammarClient } from '../structured/grammar-client';
 
 /** Share of free memory the KV cache takes when --kv-cache-memory is not given. */
 const AUTO_KV_MEMORY_FRACTION = 0.2;
@@ -78,7 +78,9 @@ export class EngineCoreHost {
     private readonly core: EngineCore,
     private readonly runner: ModelRunner,
     private readonly emit: (event: CoreEvent) => void,
+    private readonly grammars: GrammarClient | null,
   ) {
+    core.onWork = () => this.wake?.();
     this.loop = this.run();
   }
 
@@ -108,16 +110,15 @@ export class EngineCoreHost {
       maxModelLen: plan.maxModelLen,
       tokenizer: model.tokenizer,
     });
-    // Structured outputs: xgrammar's view of the vocabulary, built once per model (none without a tokenizer).
-    const structured = model.tokenizer
-      ? await StructuredOutputCompiler.create(model.tokenizer, model.config.vocabSize, model.eosTokenIds)
-      : null;
+    // Structured outputs: a grammar worker thread with xgrammar's view of the vocabulary, built
+    // once per model (none without a tokenizer).
+    const grammars = model.tokenizer ? await GrammarClient.start(model.tokenizer, model.config.vocabSize, model.eosTokenIds) : null;
     const core = new EngineCore(runner, config, processors, {
       onStep: (outputs, stats, iteration) => emit({ type: 'step', outputs, stats, iteration }),
       onReject: (requestId, err) => emit(rejection(requestId, err)),
-    }, { compiler: structured, defaults: options.structuredOutputs });
+    }, { client: grammars, defaults: options.structuredOutputs });
     const info: CoreInfo = { numBlocks: plan.numBlocks, blockSize: options.blockSize, maxModelLen: plan.maxModelLen };
-    return new EngineCoreHost(info, core, runner, emit);
+    return new EngineCoreHost(info, core, runner, emit, grammars);
   }
 
   add(request: EngineRequest): void {
@@ -140,6 +141,7 @@ export class EngineCoreHost {
     this.wake?.();
     await this.loop;
     await this.runner.dispose();
+    await this.grammars?.close();
   }
 
   private async run(): Promise<void> {

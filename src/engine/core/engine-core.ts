@@ -9,7 +9,7 @@ import { nowMs } from './clock';
 import type { CompletionProcessorFactory } from './completion-processor';
 import { GrammarAdmission } from './grammar-admission';
 import type { SequenceConstraint } from '../sampling/logits-processor';
-import type { StructuredOutputCompiler } from '../structured/grammar-compiler';
+import type { GrammarClient } from '../structured/grammar-client';
 import { NO_STRUCTURED_DEFAULTS, type StructuredOutputsDefaults } from '../structured/grammar-spec';
 import { KvCacheManager } from './kv-cache-manager';
 import { RequestState, type CompletionState } from './request-state';
@@ -35,9 +35,9 @@ export interface EngineCoreListener {
   onReject?(requestId: string, err: unknown): void;
 }
 
-/** Structured outputs: the compiler (null without a tokenizer) and the server's defaults. */
+/** Structured outputs: the grammar worker's client (null without a tokenizer) and the server's defaults. */
 export interface EngineCoreGrammar {
-  compiler: StructuredOutputCompiler | null;
+  client: GrammarClient | null;
   defaults?: StructuredOutputsDefaults;
 }
 
@@ -55,16 +55,21 @@ export class EngineCore {
   private readonly pendingAborts = new Set<string>();
   private readonly grammars: GrammarAdmission;
   private stepping = false;
+  /** Called when work arrives outside addRequest (a compiled grammar admits its request): wakes an idle step loop. */
+  onWork: () => void = () => {};
 
   constructor(
     private readonly runner: ModelRunner,
     readonly config: EngineCoreConfig,
     private readonly processors: CompletionProcessorFactory,
     private readonly listener: EngineCoreListener,
-    grammar: EngineCoreGrammar = { compiler: null },
+    grammar: EngineCoreGrammar = { client: null },
   ) {
-    this.grammars = new GrammarAdmission(grammar.compiler, grammar.defaults ?? NO_STRUCTURED_DEFAULTS, {
-      admit: (request, constraints) => this.admit(request, constraints),
+    this.grammars = new GrammarAdmission(grammar.client, grammar.defaults ?? NO_STRUCTURED_DEFAULTS, {
+      admit: (request, constraints) => {
+        this.admit(request, constraints);
+        this.onWork();
+      },
       reject: (request, err) => this.reject(request, err),
     });
     this.kv = new KvCacheManager(runner.numBlocks, runner.blockSize, config.enablePrefixCaching);
@@ -75,8 +80,9 @@ export class EngineCore {
     this.limits = engineLimits({ maxModelLen: config.maxModelLen, numBlocks: runner.numBlocks, blockSize: runner.blockSize }, config, runner.config.vocabSize);
   }
 
+  /** Something to step now (requests whose grammar is still compiling wait for onWork instead). */
   hasWork(): boolean {
-    return this.scheduler.hasWork() || this.pendingAborts.size > 0 || this.grammars.size > 0;
+    return this.scheduler.hasWork() || this.pendingAborts.size > 0;
   }
 
   /**
@@ -145,10 +151,7 @@ export class EngineCore {
     iteration.prefixCacheQueries = plan.prefixCacheQueries;
     iteration.prefixCacheHits = plan.prefixCacheHits;
     if (plan.scheduled.length === 0) {
-      // Nothing to run: compile every waiting grammar now.
-      await this.grammars.run(null);
-      this.addCompileStats(iteration);
-      if (plan.preempted.length > 0 || (iteration.grammarCacheHits ?? 0) + (iteration.grammarCacheMisses ?? 0) > 0) this.listener.onStep([], this.stats(), iteration);
+      if (plan.preempted.length > 0) this.listener.onStep([], this.stats(), iteration);
       return;
     }
 
@@ -156,10 +159,9 @@ export class EngineCore {
     let result;
     this.stepping = true;
     try {
-      // While the model runs (on onnxruntime's threads): grammar bitmasks and waiting compiles.
-      const forward = this.runner.step(batch);
-      const [output] = await Promise.all([forward, this.prepareSamples(plan), this.grammars.run(forward)]);
-      result = output;
+      // Grammar masks are asked for first: the grammar worker fills them while the model runs.
+      const masks = this.prepareSamples(plan);
+      [result] = await Promise.all([this.runner.step(batch), masks]);
     } catch (err) {
       this.stepping = false;
       this.failStep(plan, err, iteration);
@@ -218,9 +220,9 @@ export class EngineCore {
   }
 
   /**
-   * Runs each completion's pre-sampling work (grammar bitmasks) for the sequences this step
-   * samples. Never rejects: a failure is kept and raised when that completion is sampled, so
-   * it ends only its own request.
+   * Starts each completion's pre-sampling work (grammar bitmasks, filled by the grammar worker
+   * while the model runs) for the sequences this step samples. Never rejects: a failure is kept
+   * and raised when that completion is sampled, so it ends only its own request.
    */
   private async prepareSamples(plan: SchedulePlan): Promise<void> {
     const work: Promise<void>[] = [];

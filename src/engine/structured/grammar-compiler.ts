@@ -5,7 +5,7 @@
 
 import type { ConstraintSpec } from './grammar-spec';
 import { buildGrammar } from './grammar-builder';
-import { buildTokenizerInfo } from './tokenizer-info';
+import { buildTokenizerInfo, byteLevelVocab } from './tokenizer-info';
 import { GrammarConstraint } from './grammar-constraint';
 import { guarded, loadXgrammar, type CompiledGrammar, type GrammarCompiler, type TokenizerInfo, type Xgrammar } from './xgrammar';
 import type { Tokenizer } from '../../model/types';
@@ -33,9 +33,15 @@ export class StructuredOutputCompiler {
   ) {}
 
   /** Builds the tokenizer info (once per model) and the compiler. */
-  static async create(tokenizer: Tokenizer, vocabSize: number, eosTokenIds: readonly number[], cacheSize = DEFAULT_GRAMMAR_CACHE_SIZE): Promise<StructuredOutputCompiler> {
+  static create(tokenizer: Tokenizer, vocabSize: number, eosTokenIds: readonly number[], cacheSize = DEFAULT_GRAMMAR_CACHE_SIZE): Promise<StructuredOutputCompiler> {
+    return StructuredOutputCompiler.fromVocab(byteLevelVocab(tokenizer, vocabSize), eosTokenIds, cacheSize);
+  }
+
+  /** Same, from the byte-level vocabulary (tokenizer-info.ts) — what a grammar worker thread receives. */
+  static async fromVocab(vocab: string[], eosTokenIds: readonly number[], cacheSize = DEFAULT_GRAMMAR_CACHE_SIZE): Promise<StructuredOutputCompiler> {
     const xg = await loadXgrammar();
-    const info = await buildTokenizerInfo(xg, tokenizer, vocabSize, eosTokenIds);
+    const vocabSize = vocab.length;
+    const info = await buildTokenizerInfo(xg, vocab, eosTokenIds);
     // xgrammar's own cache is off: this class's LRU bounds what stays compiled.
     const compiler = await xg.lib.GrammarCompiler.createGrammarCompiler(info, false);
     return new StructuredOutputCompiler(xg, compiler, info, vocabSize, cacheSize);

@@ -1,8 +1,8 @@
 // One sequence's structured-output state: an xgrammar matcher that advances with every
-// sampled token and the bitmask of tokens the grammar allows next.
-//
-// The bitmask is filled in prepare(), which the engine calls while the model computes the
-// step's logits, so its cost overlaps the forward pass; apply() then only sets -inf.
+// sampled token and the bitmask of tokens the grammar allows next (prepare() fills it,
+// apply() sets -inf on the rest). The engine runs these in its grammar worker thread
+// (grammar-worker.ts) and samples through RemoteConstraint (grammar-client.ts), so the
+// bitmasks are filled while the model runs; used directly, it works in any thread.
 // Preemption needs no replay: a preempted sequence keeps its sampler (and this matcher),
 // only its KV cache is recomputed, so the matcher already stands after its last token.
 //
@@ -41,18 +41,16 @@ export class GrammarConstraint implements SequenceConstraint {
     this.bitmask = await this.matcher.getNextTokenBitmask();
   }
 
+  /** Copies the prepared bitmask (ceil(vocab / 32) words, bit set = allowed) into `target` at `offset`. */
+  writeMask(target: Int32Array, offset: number): void {
+    if (this.bitmask === null) throw new Error('grammar constraint: writeMask() before prepare()');
+    target.set(this.bitmask, offset);
+  }
+
   apply(scores: Float32Array): void {
     if (!this.active) return;
-    const mask = this.bitmask;
-    if (mask === null) throw new Error('grammar constraint: apply() before prepare()');
-    const V = this.vocabSize;
-    for (let word = 0; word < mask.length; word++) {
-      const bits = mask[word];
-      if (bits === -1) continue; // all 32 allowed
-      const base = word * 32;
-      const end = Math.min(base + 32, V);
-      for (let id = base; id < end; id++) if ((bits & (1 << (id - base))) === 0) scores[id] = -Infinity;
-    }
+    if (this.bitmask === null) throw new Error('grammar constraint: apply() before prepare()');
+    applyBitmask(scores, this.bitmask, 0, this.vocabSize);
   }
 
   accept(tokenId: number): void {
@@ -67,5 +65,17 @@ export class GrammarConstraint implements SequenceConstraint {
     if (this.disposed) return;
     this.disposed = true;
     this.matcher.dispose();
+  }
+}
+
+/** Sets -inf on every token whose bit is 0 in `mask[offset ..]` (xgrammar's layout: 32 tokens per word). */
+export function applyBitmask(scores: Float32Array, mask: Int32Array, offset: number, vocabSize: number): void {
+  const words = Math.ceil(vocabSize / 32);
+  for (let word = 0; word < words; word++) {
+    const bits = mask[offset + word];
+    if (bits === -1) continue; // all 32 allowed
+    const base = word * 32;
+    const end = Math.min(base + 32, vocabSize);
+    for (let id = base; id < end; id++) if ((bits & (1 << (id - base))) === 0) scores[id] = -Infinity;
   }
 }

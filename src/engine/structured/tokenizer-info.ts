@@ -27,7 +27,7 @@ export function byteLevelVocab(tokenizer: Tokenizer, vocabSize: number): string[
   return vocab;
 }
 
-/** xgrammar's TokenizerInfo for the model: logits width `vocabSize`, stop tokens = the model's EOS ids. */
-export function buildTokenizerInfo(xg: Xgrammar, tokenizer: Tokenizer, vocabSize: number, eosTokenIds: readonly number[]): Promise<TokenizerInfo> {
-  return xg.lib.TokenizerInfo.createTokenizerInfo(byteLevelVocab(tokenizer, vocabSize), 'byte_level', false, vocabSize, [...eosTokenIds]);
+/** xgrammar's TokenizerInfo from byteLevelVocab() (its length = the logits width); stop tokens = the model's EOS ids. */
+export function buildTokenizerInfo(xg: Xgrammar, vocab: string[], eosTokenIds: readonly number[]): Promise<TokenizerInfo> {
+  return xg.lib.TokenizerInfo.createTokenizerInfo(vocab, 'byte_level', false, vocab.length, [...eosTokenIds]);
 }
