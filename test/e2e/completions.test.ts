@@ -387,7 +387,7 @@ maybe('POST /v1/completions', () => {
       ['empty prompt', { prompt: '', add_special_tokens: false }, 'prompt'],
       ['truncate_prompt_tokens over max_model_len', { truncate_prompt_tokens: 100000 }, 'truncate_prompt_tokens'],
       ['suffix', { suffix: 'x' }, 'suffix'],
-      ['response_format of an unknown type', { response_format: { type: 'yaml' } }, 'response_format'],
+      ['response_format beside structured_outputs', { response_format: { type: 'json_object' }, structured_outputs: { regex: 'a' } }, 'response_format'],
       ['structured_outputs with an empty choice', { structured_outputs: { choice: [] } }, 'structured_outputs'],
       ['prompt_embeds', { prompt_embeds: 'AAAA' }, 'prompt_embeds'],
       ['prompt_logprobs with stream', { prompt_logprobs: 1, stream: true }, 'prompt_logprobs'],
