@@ -80,11 +80,13 @@ export function stopHoldBackLength(p: Pick<SamplingParams, 'stop' | 'include_sto
  * stop str → [str], seed -1 → null, logprobs true → 1, duplicate stop ids / bad words removed,
  * logit_bias keys → integer strings with values clamped to [-100, 100], tiny temperatures
  * raised to 0.01, greedy forcing top_p 1 / top_k 0 / min_p 0. Null for a defaulted field
- * means "use the default" (vLLM `from_optional`). Unknown keys are ignored.
+ * means "use the default" (vLLM `from_optional`). Unknown keys are ignored, except
+ * `guided_decoding` (the pre-`structured_outputs` name of the same struct), read as an alias.
  */
 export function normalizeSamplingParams(
   partial: Partial<SamplingParams> & Record<string, unknown>,
 ): SamplingParams {
+  partial = withGuidedDecodingAlias(partial);
   const p = defaultSamplingParams();
   const out = p as unknown as Record<string, unknown>;
   for (const key of Object.keys(p)) {
@@ -116,6 +118,21 @@ export function normalizeSamplingParams(
     p.min_p = 0;
   }
   return p;
+}
+
+/** Older vLLM's `guided_decoding` ({json, regex, choice, grammar, json_object, backend, …}) → structured_outputs. */
+function withGuidedDecodingAlias<T extends Record<string, unknown>>(partial: T): T {
+  const guided = partial.guided_decoding;
+  if (guided == null) return partial;
+  if (partial.structured_outputs != null) {
+    throw new RequestValidationError('Give structured_outputs or its old name guided_decoding, not both.', 'guided_decoding');
+  }
+  if (typeof guided !== 'object' || Array.isArray(guided)) throw new RequestValidationError('guided_decoding must be an object.', 'guided_decoding');
+  const { backend, ...constraint } = guided as Record<string, unknown>;
+  if (backend != null && !(typeof backend === 'string' && ['xgrammar', 'auto'].includes(backend.split(':')[0]))) {
+    throw new RequestValidationError(`guided_decoding.backend ${JSON.stringify(backend)} is not available: the backend is xgrammar.`, 'guided_decoding');
+  }
+  return { ...partial, structured_outputs: constraint };
 }
 
 function normalizeLogitBias(bias: Record<string, number>): Record<string, number> {

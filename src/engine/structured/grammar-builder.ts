@@ -23,7 +23,7 @@ export function buildGrammar(xg: Xgrammar, spec: ConstraintSpec): BindingHandle 
   try {
     return guarded(() => grammarOf(xg, spec));
   } catch (err) {
-    if (!(err instanceof XgrammarError) && !(err instanceof Error && spec.kind === 'grammar')) throw err;
+    if (!(err instanceof XgrammarError)) throw err;
     throw new RequestValidationError(`${WHAT[spec.kind]}: ${(err as Error).message}`, `structured_outputs.${spec.kind}`);
   }
 }
@@ -45,6 +45,10 @@ function grammarOf(xg: Xgrammar, spec: ConstraintSpec): BindingHandle {
   }
 }
 
+/** Specs xgrammar already read in this thread (most recent last): a repeated schema is not parsed again. */
+const readable = new Map<string, true>();
+const READABLE_KEPT = 256;
+
 /**
  * The request-time check of `structured_outputs`: shape, then (once xgrammar is loaded in this
  * thread, as the engine does at start-up) whether xgrammar can read the schema / grammar / regex.
@@ -52,6 +56,13 @@ function grammarOf(xg: Xgrammar, spec: ConstraintSpec): BindingHandle {
 export function checkStructuredOutputs(so: StructuredOutputsParams, defaults?: StructuredOutputsDefaults): ConstraintSpec {
   const spec = resolveConstraint(so, defaults);
   const xg = loadedXgrammar();
-  if (xg) buildGrammar(xg, spec).delete();
+  if (!xg) return spec;
+  if (readable.delete(spec.key)) {
+    readable.set(spec.key, true);
+    return spec;
+  }
+  buildGrammar(xg, spec).delete();
+  readable.set(spec.key, true);
+  if (readable.size > READABLE_KEPT) readable.delete(readable.keys().next().value as string);
   return spec;
 }

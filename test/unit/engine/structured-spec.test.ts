@@ -7,6 +7,7 @@ import { checkStructuredOutputs } from '../../../src/engine/structured/grammar-b
 import { gbnfToEbnf, larkToEbnf, looksLikeLark, toXgrammarEbnf } from '../../../src/engine/structured/grammar-dialects';
 import { choiceGrammar, resolveConstraint } from '../../../src/engine/structured/grammar-spec';
 import { loadXgrammar } from '../../../src/engine/structured/xgrammar';
+import { normalizeSamplingParams } from '../../../src/engine/sampling-params';
 
 beforeAll(async () => {
   await loadXgrammar();
@@ -101,5 +102,14 @@ describe('checkStructuredOutputs (xgrammar parse, request time)', () => {
     expect(() =>
       checkStructuredOutputs({ structural_tag: JSON.stringify({ type: 'structural_tag', format: { type: 'tag', begin: '<a>', content: { type: 'json_schema', json_schema: { type: 'integer' } }, end: '</a>' } }) }),
     ).not.toThrow();
+  });
+});
+
+describe('SamplingParams.structured_outputs on the wire', () => {
+  it('defaults to null; the old name guided_decoding is read as an alias (its backend must be xgrammar / auto)', () => {
+    expect(normalizeSamplingParams({}).structured_outputs).toBeNull();
+    expect(normalizeSamplingParams({ guided_decoding: { regex: 'a+', backend: 'xgrammar' } }).structured_outputs).toEqual({ regex: 'a+' });
+    rejects(() => normalizeSamplingParams({ guided_decoding: { regex: 'a' }, structured_outputs: { regex: 'b' } }), /not both/, 'guided_decoding');
+    rejects(() => normalizeSamplingParams({ guided_decoding: { regex: 'a', backend: 'outlines' } }), /not available/, 'guided_decoding');
   });
 });
