@@ -9,7 +9,7 @@ import { RequestValidationError } from '../../../src/engine/errors';
 import { kvBytesPerBlock } from '../../../src/model/runner';
 import type { EngineClient, IterationStats, StructuredOutputsParams } from '../../../src/engine/types';
 import type { LoadedModel } from '../../../src/model/types';
-import { engineOptions, finalOutput, loadStories, prompts, request, STORIES } from './engine-fixtures';
+import { collect, engineOptions, finalOutput, loadStories, prompts, request, STORIES } from './engine-fixtures';
 
 const describeModel = STORIES ? describe : describe.skip;
 
@@ -139,6 +139,20 @@ describeModel('structured outputs in the engine (stories260K, xgrammar)', () => 
       await expect(attempt).rejects.toBeInstanceOf(RequestValidationError);
     }
     expect((await text({ choice: ['ok'] }, 1)).text).toBe('ok');
+  });
+
+  it('a request aborted while its grammar compiles ends with finish_reason abort and never runs', async () => {
+    const schema = { ...PERSON_SCHEMA, title: 'aborted while compiling' }; // a fresh cache key
+    const req = request(prompts(model, 1)[0], sampling({ json: schema }, 1));
+    const run = collect(engine, req);
+    await new Promise((r) => setImmediate(r)); // the request has reached the core
+    engine.abort([req.requestId]);
+    const outs = await run;
+    expect(outs[outs.length - 1].outputs[0].finishReason).toBe('abort');
+    expect(outs.flatMap((o) => o.outputs[0].tokenIds)).toEqual([]);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(engine.stats()).toMatchObject({ numRunning: 0, numWaiting: 0, kvCacheUsage: 0 });
+    expect((await text({ choice: ['still serving'] }, 1)).text).toBe('still serving');
   });
 
   it('24 concurrent, interleaved: unconstrained greedy outputs equal their solo runs, constrained ones are valid', async () => {
