@@ -32,6 +32,8 @@ export class GrammarClient {
   private batch: RemoteConstraint[] = [];
   private batchDone: Promise<void> | null = null;
   private step = 0;
+  /** Constraints done with, sent with the next step (or on their own when no step comes soon). */
+  private disposals: number[] = [];
   private dead: Error | null = null;
   private stats: CompileStats = { compileSeconds: [], cacheHits: 0, cacheMisses: 0 };
 
@@ -103,9 +105,16 @@ export class GrammarClient {
     applyBitmask(scores, this.slots, at + 1, this.vocabSize);
   }
 
-  /** Frees a constraint's matcher in the worker. */
+  /** Frees a constraint's matcher in the worker (batched: one message per step, not per sequence). */
   dispose(id: number): void {
-    if (!this.dead) this.post({ type: 'dispose', ids: [id] });
+    if (this.dead) return;
+    this.disposals.push(id);
+    if (this.disposals.length > 1) return;
+    setImmediate(() => {
+      if (this.disposals.length === 0 || this.dead) return;
+      this.post({ type: 'dispose', ids: this.disposals });
+      this.disposals = [];
+    });
   }
 
   isStopToken(token: number): boolean {
@@ -122,7 +131,9 @@ export class GrammarClient {
     }
     const jobs: GrammarJob[] = batch.map((c) => c.takeJob());
     const step = ++this.step;
-    this.post({ type: 'step', step, jobs, ...(grown ? { slots: grown } : {}) });
+    const dispose = this.disposals;
+    this.disposals = [];
+    this.post({ type: 'step', step, jobs, ...(grown ? { slots: grown } : {}), ...(dispose.length > 0 ? { dispose } : {}) });
     await this.waitForStep(step);
   }
 

@@ -24,8 +24,8 @@ export interface GrammarJob {
 
 export type GrammarCommand =
   | { type: 'compile'; requestId: string; spec: ConstraintSpec; count: number; enabled: boolean }
-  /** `slots`: a new (larger) slot buffer, sent when the previous one became too small. */
-  | { type: 'step'; step: number; jobs: GrammarJob[]; slots?: SharedArrayBuffer }
+  /** `slots`: a new (larger) slot buffer, sent when the previous one became too small. `dispose`: constraints done with. */
+  | { type: 'step'; step: number; jobs: GrammarJob[]; slots?: SharedArrayBuffer; dispose?: number[] }
   | { type: 'dispose'; ids: number[] };
 
 export type GrammarReply =

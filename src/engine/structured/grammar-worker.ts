@@ -43,7 +43,15 @@ async function main(): Promise<void> {
     }
   };
 
+  const dispose = (ids: readonly number[]) => {
+    for (const id of ids) {
+      constraints.get(id)?.dispose();
+      constraints.delete(id);
+    }
+  };
+
   const step = async (cmd: Extract<GrammarCommand, { type: 'step' }>) => {
+    if (cmd.dispose) dispose(cmd.dispose);
     if (cmd.slots) slots = new Int32Array(cmd.slots);
     for (const job of cmd.jobs) {
       const constraint = constraints.get(job.id);
@@ -73,10 +81,7 @@ async function main(): Promise<void> {
         case 'step':
           return step(cmd);
         case 'dispose':
-          for (const id of cmd.ids) {
-            constraints.get(id)?.dispose();
-            constraints.delete(id);
-          }
+          return dispose(cmd.ids);
       }
     });
   });
