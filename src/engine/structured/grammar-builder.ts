@@ -20,11 +20,16 @@ const WHAT: Record<ConstraintKind, string> = {
 
 /** Builds the xgrammar Grammar of a spec; throws RequestValidationError (param structured_outputs.<kind>). */
 export function buildGrammar(xg: Xgrammar, spec: ConstraintSpec): BindingHandle {
+  return asRequestError(spec, () => grammarOf(xg, spec));
+}
+
+/** Runs an xgrammar call on a client's spec: xgrammar's refusal is the client's 400 (param structured_outputs.<kind>). */
+export function asRequestError<T>(spec: ConstraintSpec, call: () => T): T {
   try {
-    return guarded(() => grammarOf(xg, spec));
+    return guarded(call);
   } catch (err) {
     if (!(err instanceof XgrammarError)) throw err;
-    throw new RequestValidationError(`${WHAT[spec.kind]}: ${(err as Error).message}`, `structured_outputs.${spec.kind}`);
+    throw new RequestValidationError(`${WHAT[spec.kind]}: ${err.message}`, `structured_outputs.${spec.kind}`);
   }
 }
 

@@ -4,10 +4,10 @@
 // (vllm:structured_output_compile_time_seconds… see modules/metrics).
 
 import type { ConstraintSpec } from './grammar-spec';
-import { buildGrammar } from './grammar-builder';
+import { asRequestError, buildGrammar } from './grammar-builder';
 import { buildTokenizerInfo, byteLevelVocab } from './tokenizer-info';
 import { GrammarConstraint } from './grammar-constraint';
-import { guarded, loadXgrammar, type CompiledGrammar, type GrammarCompiler, type TokenizerInfo, type Xgrammar } from './xgrammar';
+import { loadXgrammar, type CompiledGrammar, type GrammarCompiler, type TokenizerInfo, type Xgrammar } from './xgrammar';
 import type { Tokenizer } from '../../model/types';
 
 /** Compiled grammars kept (vLLM's xgrammar cache is bounded by memory; ours by count). */
@@ -60,7 +60,7 @@ export class StructuredOutputCompiler {
     const grammar = buildGrammar(this.xg, spec);
     let compiled: CompiledGrammar;
     try {
-      const handle = guarded(() => (this.compiler.handle as { CompileGrammar(g: unknown): unknown }).CompileGrammar(grammar));
+      const handle = asRequestError(spec, () => (this.compiler.handle as { CompileGrammar(g: unknown): unknown }).CompileGrammar(grammar));
       compiled = new this.xg.lib.CompiledGrammar(handle);
     } finally {
       grammar.delete();
