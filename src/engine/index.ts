@@ -45,6 +45,7 @@ export async function createEngine(options: EngineOptions): Promise<EngineClient
 /** Runs the core on this thread over an already loaded model (with weights). */
 export async function createInProcessEngine(model: LoadedModel, options: EngineOptions): Promise<EngineClient> {
   let frontend: EngineFrontend | null = null;
+  await loadXgrammar(); // request-time structured_outputs checks, as createEngine's HTTP thread has
   const host = await EngineCoreHost.start(model, options, (event) => frontend?.handleEvent(event));
   const connection: CoreConnection = {
     info: host.info,
