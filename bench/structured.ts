@@ -183,7 +183,7 @@ async function benchModel(label: string, path: string, maxTokens: number): Promi
     };
     const cached = twenty('cached');
     await constrainedBeside(cached)(); // compiles them once
-    const quiet = await longestStepGap(engine, model, maxTokens * 2, async () => undefined);
+    const quiet = await longestStepGap(engine, model, maxTokens * 2, () => Promise.resolve());
     const besideHits = await longestStepGap(engine, model, maxTokens * 2, constrainedBeside(cached));
     const misses = await longestStepGap(engine, model, maxTokens * 2, constrainedBeside(twenty(`fresh ${counter}`)));
     console.log(

@@ -24,13 +24,13 @@ const BOOLEAN_KEYS = {
 export function parseStructuredOutputsConfig(text: string): StructuredOutputsConfig {
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    raw = JSON.parse(text) as unknown;
   } catch {
     throw new Error(`'${text}' is not a JSON object, e.g. '{"backend": "xgrammar", "disable_any_whitespace": true}'`);
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new Error(`'${text}' must be a JSON object`);
   const config = { ...DEFAULT_STRUCTURED_OUTPUTS_CONFIG };
-  for (const [key, value] of Object.entries(raw)) {
+  for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
     if (key === 'backend') {
       if (value !== 'auto' && value !== 'xgrammar') throw new Error(`backend ${JSON.stringify(value)} is not available; this server has 'xgrammar' (or 'auto')`);
       config.backend = value;

@@ -12,7 +12,6 @@ import { spawnEngineWorker } from './worker/spawn-worker';
 import { loadXgrammar } from './structured/xgrammar';
 
 export type { EngineClient, EngineOptions } from './types';
-export { EngineDeadError, RequestValidationError } from './errors';
 
 export async function createEngine(options: EngineOptions): Promise<EngineClient> {
   if (!options.useWorker) {

@@ -2,26 +2,25 @@
 // `SamplingParams` (`__post_init__`, `_verify_args`, `verify`): same defaults,
 // same rules, same messages, so a 400 from ortllm reads like one from vLLM.
 //
-// How callers use it:
+// How the edge (src/serving, the generate module) uses it, once per request:
 //   const params = normalizeSamplingParams(partialFromRequest);   // fills defaults, may throw
 //   validateSamplingParams(params, { vocabSize, maxNumSeqs });    // throws RequestValidationError
-// `param` on the error is the snake_case field name.
+// `param` on the error is the snake_case field name. The engine does not validate again.
 
 import { RequestValidationError } from './errors';
 import { checkStructuredOutputs } from './structured/grammar-builder';
-import { resolveConstraint } from './structured/grammar-spec';
-import type { OutputKind, RepetitionDetectionParams, SamplingParams } from './types';
+import type { RepetitionDetectionParams, SamplingParams } from './types';
 
 /** Below this temperature sampling is greedy (vLLM `_SAMPLING_EPS`). */
-export const SAMPLING_EPS = 1e-5;
+const SAMPLING_EPS = 1e-5;
 /** Temperatures in (0, MIN_TEMPERATURE) are raised to it (vLLM `_MAX_TEMP`) to avoid inf/nan. */
-export const MIN_TEMPERATURE = 1e-2;
+const MIN_TEMPERATURE = 1e-2;
 /** vLLM's default `--max-logprobs`. */
-export const DEFAULT_MAX_LOGPROBS = 20;
+const DEFAULT_MAX_LOGPROBS = 20;
 /** vLLM `MAX_LOGPROB_TOKEN_IDS`. */
-export const MAX_LOGPROB_TOKEN_IDS = 128;
+const MAX_LOGPROB_TOKEN_IDS = 128;
 /** vLLM `VLLM_MAX_N_SEQUENCES` default. */
-export const MAX_N_SEQUENCES = 16384;
+const MAX_N_SEQUENCES = 16384;
 
 export function defaultSamplingParams(): SamplingParams {
   return {
@@ -167,11 +166,6 @@ export interface SamplingValidationContext {
   maxNumSeqs?: number;
   /** --max-logprobs (vLLM default 20; -1 = vocab size). */
   maxLogprobs?: number;
-  /**
-   * Whether xgrammar should also parse structured_outputs (schema, grammar, regex) when it is
-   * loaded in this thread (default true). The engine core skips it: its compile checks the same.
-   */
-  parseGrammar?: boolean;
 }
 
 /** Throws RequestValidationError(message, param) with vLLM's messages when a field is out of range. */
@@ -221,6 +215,9 @@ export function validateSamplingParams(p: SamplingParams, ctx: SamplingValidatio
   const bestOf = intOrNull('best_of');
   if (bestOf != null && bestOf < p.n) {
     fail(`best_of must be greater than or equal to n, got n=${p.n} and best_of=${bestOf}.`, 'best_of');
+  }
+  if (bestOf != null && ctx.maxNumSeqs != null && bestOf > ctx.maxNumSeqs) {
+    fail(`best_of must be at most the server's max_num_seqs (${ctx.maxNumSeqs}), got ${bestOf}.`, 'best_of');
   }
 
   // penalties
@@ -327,10 +324,9 @@ export function validateSamplingParams(p: SamplingParams, ctx: SamplingValidatio
   if (p.repetition_detection != null) validateRepetitionDetection(p.repetition_detection);
   if (p.structured_outputs != null) {
     if (p.use_beam_search) fail('Structured outputs are not supported with beam search.', 'use_beam_search');
-    if (ctx.parseGrammar === false) resolveConstraint(p.structured_outputs);
-    else checkStructuredOutputs(p.structured_outputs);
+    checkStructuredOutputs(p.structured_outputs);
   }
-  if (![0, 1, 2].includes(p.output_kind as OutputKind)) fail(`output_kind must be 0, 1 or 2, got ${p.output_kind}.`, 'output_kind');
+  if (![0, 1, 2].includes(p.output_kind)) fail(`output_kind must be 0, 1 or 2, got ${p.output_kind}.`, 'output_kind');
   if (p.truncation_side != null && p.truncation_side !== 'left' && p.truncation_side !== 'right') {
     fail(`truncation_side must be 'left' or 'right', got ${JSON.stringify(p.truncation_side)}.`, 'truncation_side');
   }

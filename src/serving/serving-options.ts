@@ -1,7 +1,7 @@
 // What the serving layer needs from the server flags, and the checks shared by every
 // generation endpoint (model name, request-level vLLM extras).
 
-import { OpenAIHttpError } from '../common/openai-error';
+import { OpenAIHttpError } from './openai-error';
 import type { ServerConfig } from '../config/server-config';
 import { RequestValidationError } from '../engine/errors';
 
@@ -14,6 +14,7 @@ export interface ServingOptions {
   responseRole: string;
   trustRequestChatTemplate: boolean;
   maxLogprobs: number;
+  schedulingPolicy: ServerConfig['schedulingPolicy'];
 }
 
 export function servingOptionsFrom(config: ServerConfig): ServingOptions {
@@ -25,6 +26,7 @@ export function servingOptionsFrom(config: ServerConfig): ServingOptions {
     responseRole: config.responseRole,
     trustRequestChatTemplate: config.trustRequestChatTemplate,
     maxLogprobs: config.maxLogprobs,
+    schedulingPolicy: config.schedulingPolicy,
   };
 }
 
@@ -43,14 +45,21 @@ export interface RequestExtras {
   request_id?: string | null;
 }
 
-/** vLLM checks vllm_xargs values are str/int/float (or lists of them for chat). */
-export function checkRequestExtras(extras: RequestExtras, allowListXargs: boolean): void {
+/** vLLM's rule for `priority` (an integer, as the DTO checked): non-zero needs --scheduling-policy priority. */
+export function checkPriority(priority: number | null | undefined, policy: ServingOptions['schedulingPolicy'], param = 'priority'): number {
+  const value = priority ?? 0;
+  if (value !== 0 && policy !== 'priority') {
+    throw new RequestValidationError(`Got priority ${value} but Priority scheduling is not enabled.`, param);
+  }
+  return value;
+}
+
+/** The request-level extras (vLLM checks vllm_xargs values are str/int/float, or lists of them for chat). */
+export function checkRequestExtras(extras: RequestExtras, opts: Pick<ServingOptions, 'schedulingPolicy'>, allowListXargs: boolean): void {
   if (extras.cache_salt != null && (typeof extras.cache_salt !== 'string' || extras.cache_salt.length === 0)) {
     throw new RequestValidationError('Parameter `cache_salt` must be a non-empty string if provided.', 'cache_salt');
   }
-  if (extras.priority != null && !Number.isInteger(extras.priority)) {
-    throw new RequestValidationError('priority must be an integer.', 'priority');
-  }
+  checkPriority(extras.priority, opts.schedulingPolicy);
   if (extras.vllm_xargs != null) {
     const scalar = (v: unknown) => typeof v === 'string' || typeof v === 'number';
     for (const [key, value] of Object.entries(extras.vllm_xargs)) {

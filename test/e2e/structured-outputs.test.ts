@@ -5,9 +5,10 @@
 // `param`, and never disturb a request running beside them.
 
 import Ajv from 'ajv';
-import { HAVE_MODEL, SERVER_START_TIMEOUT_MS, expectApiError, sseFrames, startServing, type Serving } from './completions-helpers';
+import { defaultTestModel, SERVER_START_TIMEOUT_MS, expectApiError, sseFrames, startServing, type Serving } from './completions-helpers';
+import { needs } from '../helpers/needs';
 
-const describeModel = HAVE_MODEL ? describe : describe.skip;
+const onModel = needs(defaultTestModel());
 
 const SCHEMA = {
   type: 'object',
@@ -30,7 +31,7 @@ const expectValid = (text: string) => {
 // whitespace, which xgrammar's default (any whitespace, as vLLM) allows without end.
 const COMPACT_SERVER = ['--structured-outputs-config', '{"backend": "xgrammar", "disable_any_whitespace": true}'];
 
-describeModel('structured outputs on the HTTP routes (stories260K)', () => {
+onModel.describe('structured outputs on the HTTP routes (stories260K)', () => {
   let s: Serving;
   const sampling = { temperature: 0.9, max_tokens: 150 };
 

@@ -8,7 +8,7 @@ import { childSeed, encodeBadWords, logSumExp, promptLogprobsForRows, SamplingWo
 import type { SequenceConstraint } from '../sampling/logits-processor';
 import type { EngineRequest, PositionLogprobs } from '../types';
 
-export interface SampledToken {
+interface SampledToken {
   tokenId: number;
   /** Raw logprob of the sampled token (cumulative_logprob, best_of ranking). */
   logprob: number;

@@ -15,7 +15,7 @@ import { KvCacheManager } from './kv-cache-manager';
 import { RequestState, type CompletionState } from './request-state';
 import { Scheduler, type SchedulePlan, type SchedulingPolicy } from './scheduler';
 import { Sequence } from './sequence';
-import { effectiveMaxTokens, engineLimits, validateEngineRequest, type EngineLimits } from './validate-request';
+import { assertRequestInvariants, effectiveMaxTokens, engineLimits, type EngineLimits } from './validate-request';
 
 export interface EngineCoreConfig {
   maxModelLen: number;
@@ -86,11 +86,11 @@ export class EngineCore {
   }
 
   /**
-   * Queues a request; throws RequestValidationError (nothing queued) when it is invalid. A
-   * request with structured_outputs first waits for its grammar (GrammarAdmission).
+   * Queues a request; throws (nothing queued) when it breaks an invariant or its bad words do not
+   * encode. A request with structured_outputs first waits for its grammar (GrammarAdmission).
    */
   addRequest(request: EngineRequest): void {
-    validateEngineRequest(request, this.limits, false);
+    assertRequestInvariants(request, this.limits);
     if (this.requests.has(request.requestId) || this.grammars.has(request.requestId)) {
       throw new RequestValidationError(`Request id ${request.requestId} is already running.`, 'request_id');
     }
@@ -234,7 +234,7 @@ export class EngineCore {
       for (const completion of completions) {
         if (completion.finished) continue;
         const pending = completion.processor.prepare();
-        if (pending) work.push(pending.catch((err) => void (completion.prepareError = err)));
+        if (pending) work.push(pending.catch((err: unknown) => void (completion.prepareError = err instanceof Error ? err : new Error(String(err)))));
       }
     }
     await Promise.all(work);

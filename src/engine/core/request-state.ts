@@ -19,7 +19,7 @@ export class CompletionState {
   /** Something changed since the last output. */
   dirty = false;
   /** Set when the completion's pre-sampling work (grammar bitmask) failed; raised at sampling. */
-  prepareError: unknown = null;
+  prepareError: Error | null = null;
 
   constructor(
     readonly index: number,

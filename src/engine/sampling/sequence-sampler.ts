@@ -86,7 +86,7 @@ export class SequenceSampler {
       },
       init.processors ?? LOGITS_PROCESSORS,
     );
-    this.acceptors = this.processors.filter((proc) => proc.accept);
+    this.acceptors = this.processors.filter((proc) => proc.accept !== undefined);
     this.hard = this.processors.filter((proc) => proc.hard);
 
     const useRepetition = p.repetition_penalty !== 1;
@@ -206,7 +206,7 @@ function anyFinite(scores: Float32Array, n: number): boolean {
 }
 
 /** Index of the largest score (first one on ties, like torch.argmax). */
-export function argmax(scores: Float32Array, n: number): number {
+function argmax(scores: Float32Array, n: number): number {
   let best = 0;
   let bestValue = scores[0];
   for (let i = 1; i < n; i++) {

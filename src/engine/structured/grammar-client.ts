@@ -91,7 +91,7 @@ export class GrammarClient {
   requestMask(constraint: RemoteConstraint): Promise<void> {
     if (this.dead) return Promise.reject(this.dead);
     if (this.batch.length === 0) {
-      this.batchDone = new Promise<void>((resolve, reject) => queueMicrotask(() => this.flush().then(resolve, reject)));
+      this.batchDone = new Promise<void>((resolve, reject) => queueMicrotask(() => void this.flush().then(resolve, reject)));
     }
     constraint.slot = this.batch.length;
     this.batch.push(constraint);

@@ -1,4 +1,4 @@
 export { createChatTemplate } from './chat-template';
 export { ChatTemplateError } from './errors';
 export { BUILTIN_CHAT_TEMPLATE, resolveChatTemplateSource, chatTemplateFromTokenizerConfig } from './template-source';
-export { detectContentFormat, type ContentFormat } from './messages';
+export { detectContentFormat } from './messages';

@@ -60,7 +60,7 @@ export function chatTemplateFromTokenizerConfig(value: unknown, withTools = fals
   if (typeof value === 'string') return value;
   if (!Array.isArray(value)) return null;
   const named = new Map<string, string>();
-  for (const entry of value) {
+  for (const entry of value as { name?: unknown; template?: unknown }[]) {
     if (entry && typeof entry.name === 'string' && typeof entry.template === 'string') named.set(entry.name, entry.template);
   }
   return (withTools ? named.get('tool_use') : undefined) ?? named.get('default') ?? null;

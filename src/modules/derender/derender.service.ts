@@ -3,7 +3,7 @@
 // request's detokenization options and the logprob formatters. (Streams: derender-stream.service.ts.)
 
 import { Injectable } from '@nestjs/common';
-import { OpenAIHttpError } from '../../common/openai-error';
+import { OpenAIHttpError } from '../../serving/openai-error';
 import type { PositionLogprobs } from '../../engine/types';
 import type { ChatChoice, ChatRequestBody, ChatResponse } from '../../serving/chat-serving';
 import type { CompletionChoice, CompletionRequestBody, CompletionResponse } from '../../serving/completion-serving';
@@ -43,7 +43,7 @@ export class DerenderService extends DerenderBase {
         throw badRequest(`${name} length (${list.length}) must equal generate_responses length (${responses.length})`, name);
       }
     }
-    const request = (body.completion_request ?? null) as CompletionRequestBody | null;
+    const request: CompletionRequestBody | null = body.completion_request ?? null;
     const namer = this.namer(request);
     const choices: CompletionChoice[] = [];
     let promptTokens = 0;
@@ -89,8 +89,7 @@ export class DerenderService extends DerenderBase {
     const model = resolveModelName(body.model, this.config);
     const response = body.generate_response;
     checkTokensMode(response, 'generate_response.output_mode');
-    const request = (body.chat_request ?? null) as ChatRequestBody | null;
-    const namer = this.namer(request);
+    const request: ChatRequestBody | null = body.chat_request ?? null;
     const seed = body.prompt_token_ids ?? response.prompt_token_ids ?? null;
     let completionTokens = 0;
     const choices: ChatChoice[] = this.decodeChoices(response, seed, request, 'generate_response').map((decoded) => {

@@ -10,8 +10,9 @@ import { kvBytesPerBlock } from '../../../src/model/runner';
 import type { EngineClient, IterationStats, StructuredOutputsParams } from '../../../src/engine/types';
 import type { LoadedModel } from '../../../src/model/types';
 import { collect, engineOptions, finalOutput, loadStories, prompts, request, STORIES } from './engine-fixtures';
+import { needs } from '../../helpers/needs';
 
-const describeModel = STORIES ? describe : describe.skip;
+const onStories = needs(STORIES);
 
 export const PERSON_SCHEMA = {
   type: 'object',
@@ -33,7 +34,7 @@ const sampling = (so: StructuredOutputsParams, seed: number) => ({
   ignore_eos: false,
 });
 
-describeModel('structured outputs in the engine (stories260K, xgrammar)', () => {
+onStories.describe('structured outputs in the engine (stories260K, xgrammar)', () => {
   let model: LoadedModel;
   let engine: EngineClient;
   const iterations: IterationStats[] = [];
@@ -171,7 +172,7 @@ describeModel('structured outputs in the engine (stories260K, xgrammar)', () => 
   });
 });
 
-describeModel('structured outputs under a tiny KV budget (preemption)', () => {
+onStories.describe('structured outputs under a tiny KV budget (preemption)', () => {
   it('constrained outputs stay valid when their sequences are preempted and recomputed', async () => {
     const model = await loadStories();
     const perBlock = kvBytesPerBlock(model.config, 16);

@@ -2,7 +2,7 @@
 
 import { ApiProperty } from '@nestjs/swagger';
 import type { ChatChoice, ChatResponse } from '../../../serving/chat-serving';
-import { ChatLogprobsDto, PROMPT_LOGPROBS_SCHEMA, UsageDto } from '../../../serving/dto/response-fields.dto';
+import { ChatLogprobsDto, PROMPT_LOGPROBS_SCHEMA, UsageDto } from '../../../common/dto/response-fields.dto';
 
 export class ChatMessageDto {
   @ApiProperty({ example: 'assistant', description: 'The --response-role.' }) role!: string;

@@ -1,7 +1,7 @@
 // POST /tokenize (completion form: prompt; chat form: messages) and POST /detokenize bodies.
 
 import type { DetokenizeRequestBody, TokenizeRequestBody } from '../../../serving/tokenize-serving';
-import { AnyField, BoolField, IntListField, JsonListField, ObjectField, StringField } from '../../../serving/dto/api-field';
+import { AnyField, BoolField, IntListField, JsonListField, ObjectField, StringField } from '../../../common/dto/api-field';
 
 export class TokenizeRequestDto implements TokenizeRequestBody {
   [key: string]: unknown;
