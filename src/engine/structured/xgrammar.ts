@@ -44,7 +44,10 @@ function loadBundle(): XgrammarLib {
   const ModuleCtor = Module as unknown as new (id: string) => NodeModuleInternals;
   const m = new ModuleCtor(file);
   (m as unknown as Record<string, unknown>)[SINK] = (...args: unknown[]) => {
-    printed.push(args.map(String).join(' '));
+    const line = args.map(String).join(' ');
+    // A refusal's reason is kept for guarded(); anything else xgrammar says is passed on.
+    if (line.includes('[FATAL]') || line.startsWith('Aborted(')) printed.push(line);
+    else console.warn(`[xgrammar] ${line}`);
   };
   m.filename = file;
   m.paths = (Module as unknown as { _nodeModulePaths(dir: string): string[] })._nodeModulePaths(dirname(file));
