@@ -6,7 +6,7 @@ import type { Tokenizer } from '../model/types';
 import { checkChatTemplateFlags, renderChatText } from './chat-prompt';
 import { prepareChatMessages } from './chat-messages';
 import { checkTokenIdsInVocab } from './completion-prompts';
-import { resolveModelName, type ServingOptions } from './serving-options';
+import { chatTemplateKwargs, resolveModelName, type ServingOptions } from './serving-options';
 import { rejectUnsupportedFields } from './unsupported';
 
 export interface TokenizeRequestBody {
@@ -58,7 +58,7 @@ export class TokenizeServing {
         continueFinalMessage: body.continue_final_message ?? false,
         documents: null,
         chatTemplate: body.chat_template ?? null,
-        chatTemplateKwargs: body.chat_template_kwargs ?? null,
+        chatTemplateKwargs: chatTemplateKwargs(this.opts, body.chat_template_kwargs),
       });
       tokens = tokenizer.encode(text, { addSpecialTokens: body.add_special_tokens ?? false });
     } else if (typeof body.prompt === 'string') {

@@ -3,7 +3,7 @@
 // boundaries. Runs the same in a worker thread or in-process (see core-host.ts).
 
 import { RequestValidationError } from '../errors';
-import type { EngineRequest, IterationStats, RequestOutput, SchedulerStats } from '../types';
+import type { EngineRequest, IterationStats, PartialPrefillLimits, RequestOutput, SchedulerStats } from '../types';
 import type { ModelRunner, StepSequence } from '../../model/types';
 import { nowMs } from './clock';
 import type { CompletionProcessorFactory } from './completion-processor';
@@ -23,6 +23,7 @@ export interface EngineCoreConfig {
   maxNumBatchedTokens: number;
   schedulingPolicy: SchedulingPolicy;
   enablePrefixCaching: boolean;
+  partialPrefills?: PartialPrefillLimits;
 }
 
 export interface EngineCoreListener {
@@ -59,7 +60,7 @@ export class EngineCore {
   onWork: () => void = () => {};
 
   constructor(
-    private readonly runner: ModelRunner,
+    private runner: ModelRunner,
     readonly config: EngineCoreConfig,
     private readonly processors: CompletionProcessorFactory,
     private readonly listener: EngineCoreListener,
@@ -74,10 +75,23 @@ export class EngineCore {
     });
     this.kv = new KvCacheManager(runner.numBlocks, runner.blockSize, config.enablePrefixCaching);
     this.scheduler = new Scheduler(
-      { maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, policy: config.schedulingPolicy },
+      { maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, policy: config.schedulingPolicy, partialPrefills: config.partialPrefills },
       this.kv,
     );
     this.limits = engineLimits({ maxModelLen: config.maxModelLen, numBlocks: runner.numBlocks, blockSize: runner.blockSize }, config, runner.config.vocabSize);
+  }
+
+  /** Aborts every request (sleep with mode 'abort'), those whose grammar is still compiling too. */
+  abortAll(): void {
+    this.abort([...this.requests.keys(), ...this.grammars.requestIds()]);
+  }
+
+  /** Swaps in a new runner (after sleep); only when no request holds KV blocks. */
+  replaceRunner(runner: ModelRunner): void {
+    if (this.requests.size > 0) throw new Error('cannot replace the runner while requests are in flight');
+    if (runner.numBlocks !== this.kv.numBlocks || runner.blockSize !== this.kv.blockSize) throw new Error('the new runner has a different KV layout');
+    this.kv.resetPrefixCache();
+    this.runner = runner;
   }
 
   /** Something to step now (requests whose grammar is still compiling wait for onWork instead). */
@@ -150,6 +164,8 @@ export class EngineCore {
     iteration.numPreemptions = plan.preempted.length;
     iteration.prefixCacheQueries = plan.prefixCacheQueries;
     iteration.prefixCacheHits = plan.prefixCacheHits;
+    iteration.promptTokensCached = plan.promptTokensCached;
+    iteration.promptTokensRecomputed = plan.promptTokensRecomputed;
     if (plan.scheduled.length === 0) {
       if (plan.preempted.length > 0) this.listener.onStep([], this.stats(), iteration);
       return;
@@ -401,6 +417,8 @@ function emptyIterationStats(): IterationStats {
     numPreemptions: 0,
     prefixCacheQueries: 0,
     prefixCacheHits: 0,
+    promptTokensCached: 0,
+    promptTokensRecomputed: 0,
     grammarCompileSeconds: [],
     grammarCacheHits: 0,
     grammarCacheMisses: 0,

@@ -32,6 +32,11 @@ export class GrammarAdmission {
     return this.waiting.size;
   }
 
+  /** Ids of the requests still waiting for their grammar (not yet aborted). */
+  requestIds(): string[] {
+    return [...this.waiting.values()].filter((w) => !w.removed).map((w) => w.request.requestId);
+  }
+
   has(requestId: string): boolean {
     return this.waiting.has(requestId);
   }

@@ -9,6 +9,7 @@ import { ErrorResponse, UnauthorizedResponse } from '../../common/error-response
 import { PUBLIC_OPENAPI_EXTENSION } from '../../common/public.decorator';
 import type { ServerConfig } from '../../config/server-config';
 import { ORTLLM_VERSION } from '../../config/version';
+import { setupRedoc } from './redoc';
 
 const BEARER_SCHEME = 'bearer';
 
@@ -58,7 +59,7 @@ function documentAuthAndErrors(document: OpenAPIObject): void {
   }
 }
 
-/** Serves GET /docs (Swagger UI) and GET /openapi.json; both stay open without an API key. */
+/** Serves GET /docs (Swagger UI), GET /redoc and GET /openapi.json; all stay open without an API key. */
 export function setupDocs(app: INestApplication, config: ServerConfig): void {
   const document = buildOpenApiDocument(app, config);
   SwaggerModule.setup('docs', app, document, {
@@ -67,6 +68,7 @@ export function setupDocs(app: INestApplication, config: ServerConfig): void {
     customSiteTitle: 'ortllm API',
     swaggerOptions: { persistAuthorization: true },
   });
+  setupRedoc(app, config.rootPath);
 }
 
 /** Recursively sorts object keys so the committed spec diffs cleanly. */
