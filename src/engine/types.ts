@@ -170,6 +170,8 @@ export interface IterationStats {
 export interface SchedulerStats {
   numRunning: number;
   numWaiting: number;
+  /** Of numWaiting, those not waiting for capacity (a structured-output grammar still compiling). */
+  numDeferred?: number;
   kvCacheUsage: number; // 0..1
   numBlocks: number;
   blockSize: number;

@@ -149,7 +149,9 @@ export class EngineCore {
   stats(): SchedulerStats {
     return {
       numRunning: this.scheduler.numRunning,
-      numWaiting: this.scheduler.numWaiting,
+      // Requests whose grammar compiles wait too (vLLM's WAITING_FOR_FSM), deferred rather than short of capacity.
+      numWaiting: this.scheduler.numWaiting + this.grammars.size,
+      numDeferred: this.grammars.size,
       kvCacheUsage: this.kv.usage(),
       numBlocks: this.kv.numBlocks,
       blockSize: this.kv.blockSize,

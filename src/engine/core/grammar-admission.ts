@@ -28,8 +28,11 @@ export class GrammarAdmission {
     private readonly handlers: GrammarAdmissionHandlers,
   ) {}
 
+  /** Requests waiting for their grammar (aborted ones, whose compile is still running, not counted). */
   get size(): number {
-    return this.waiting.size;
+    let n = 0;
+    for (const w of this.waiting.values()) if (!w.removed) n++;
+    return n;
   }
 
   /** Ids of the requests still waiting for their grammar (not yet aborted). */

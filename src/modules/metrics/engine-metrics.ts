@@ -86,9 +86,11 @@ export class EngineMetrics {
       labelNames: [...LABELS, 'reason'],
       registers,
       collect() {
-        // Nothing defers a request here (no LoRA budget, no KV transfer): every waiting request waits for capacity.
-        this.set({ ...labels, reason: 'capacity' }, engine.stats().numWaiting);
-        this.set({ ...labels, reason: 'deferred' }, 0);
+        // 'deferred': requests whose structured-output grammar still compiles (no LoRA budget or KV transfer here).
+        const stats = engine.stats();
+        const deferred = stats.numDeferred ?? 0;
+        this.set({ ...labels, reason: 'capacity' }, stats.numWaiting - deferred);
+        this.set({ ...labels, reason: 'deferred' }, deferred);
       },
     });
     new Gauge({
