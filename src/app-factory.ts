@@ -13,7 +13,7 @@ import { corsOptions } from './common/cors';
 import { installAccessLog, installRequestLog, nestLogLevels } from './common/logging';
 import { OpenAIExceptionFilter } from './common/openai-exception.filter';
 import { installRequestIdEcho } from './common/request-id';
-import { createValidationPipe } from './common/validation';
+import { createBodyPipes } from './common/body-pipes';
 import type { ServerConfig } from './config/server-config';
 import { setupDocs } from './modules/docs/openapi';
 
@@ -68,7 +68,7 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
   });
   app.enableCors(corsOptions(config));
   app.useGlobalFilters(new OpenAIExceptionFilter());
-  app.useGlobalPipes(createValidationPipe());
+  app.useGlobalPipes(...createBodyPipes(config.unknownRequestFields));
   app.useGlobalGuards(new ApiKeyGuard(app.get(Reflector), config.apiKeys));
   if (!config.disableFastapiDocs && !options.preview) setupDocs(app, config);
   return app;

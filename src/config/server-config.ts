@@ -10,6 +10,9 @@ import { fromVllmEnv } from './vllm-env';
 
 export type LogLevel = 'critical' | 'error' | 'warning' | 'info' | 'debug' | 'trace';
 export const LOG_LEVELS: readonly LogLevel[] = ['critical', 'error', 'warning', 'info', 'debug', 'trace'];
+/** What happens to request fields an endpoint does not declare: logged (warning or debug level) and ignored, or refused. */
+export type UnknownFieldsAction = 'warn' | 'reject' | 'ignore';
+export const UNKNOWN_FIELDS_ACTIONS: readonly UnknownFieldsAction[] = ['warn', 'reject', 'ignore'];
 /** --dtype after aliases (half -> float16, float -> float32); see model/graph/compute-dtype.ts. */
 export type ModelDtype = 'auto' | 'float32' | 'float16';
 /** --kv-cache-dtype; what each value stores is model/runner/kv-dtype.ts's table. */
@@ -70,6 +73,8 @@ export interface ServerConfig {
   structuredOutputsConfig: StructuredOutputsConfig;
   guidedDecodingDisableAnyWhitespace: boolean;
   guidedDecodingDisableAdditionalProperties: boolean;
+  /** ortllm: request fields an endpoint does not declare are logged as a warning (vLLM), refused with 400, or logged at debug level. */
+  unknownRequestFields: UnknownFieldsAction;
   dtype: ModelDtype;
   /** Seed of the process-wide sampler (requests without a `seed`). */
   seed: number;
@@ -166,6 +171,7 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   structuredOutputsConfig: DEFAULT_STRUCTURED_OUTPUTS_CONFIG,
   guidedDecodingDisableAnyWhitespace: false,
   guidedDecodingDisableAdditionalProperties: false,
+  unknownRequestFields: 'warn',
   dtype: 'auto',
   seed: 0,
   gpuMemoryUtilization: null,
@@ -268,6 +274,7 @@ function validate(c: ServerConfig): void {
   check(['auto', 'dummy'].includes(c.loadFormat), "--load-format must be 'auto' or 'dummy'");
   check(['cpu', 'cuda'].includes(c.device), "--device must be 'cpu' or 'cuda'");
   check(LOG_LEVELS.includes(c.logLevel), `--uvicorn-log-level must be one of ${LOG_LEVELS.join(', ')}`);
+  check(UNKNOWN_FIELDS_ACTIONS.includes(c.unknownRequestFields), `--unknown-request-fields must be one of ${UNKNOWN_FIELDS_ACTIONS.join(', ')}`);
   check(Number.isInteger(c.blockSize) && c.blockSize > 0 && c.blockSize <= 1024, '--block-size must be an integer in 1..1024');
   check(c.kvCacheMemoryBytes === null || c.kvCacheMemoryBytes > 0, '--kv-cache-memory must be a positive size');
   check(Number.isInteger(c.maxLogprobs) && c.maxLogprobs >= -1, '--max-logprobs must be an integer >= -1');

@@ -1,7 +1,7 @@
 // The `ortllm serve` flags (vLLM's names), each mapped to a ServerConfig key. The CLI builds its
 // commander options from this table; `--help` prints the descriptions with the defaults.
 
-import { LOG_LEVELS, ServerConfig } from './server-config';
+import { LOG_LEVELS, ServerConfig, UNKNOWN_FIELDS_ACTIONS } from './server-config';
 import { parseByteSize, parseFraction, parseHumanInt, parseInteger, parseJsonObject, parsePositiveNumber, parseStringList } from './units';
 import { parseStructuredOutputsConfig } from './structured-outputs-config';
 
@@ -131,6 +131,7 @@ export const SERVER_FLAGS: FlagSpec[] = [
   },
   { flags: '--disable-fastapi-docs', key: 'disableFastapiDocs', description: 'Do not serve /docs and /openapi.json' },
   { flags: '--max-request-body-size <size>', key: 'maxRequestBodyBytes', description: '(ortllm) Largest request body; bigger gets 413. Accepts 32MiB', parse: parseByteSize, defaultText: '32MiB' },
+  { flags: '--unknown-request-fields <action>', key: 'unknownRequestFields', description: "(ortllm) Request fields an endpoint does not know: 'warn' logs their names once per request and ignores them (as vLLM), 'reject' answers 400, 'ignore' logs at debug level", choices: UNKNOWN_FIELDS_ACTIONS, defaultText: 'warn' },
   { flags: '--shutdown-timeout <seconds>', key: 'shutdownTimeoutSeconds', description: '(ortllm) Seconds in-flight requests get to finish after SIGTERM/SIGINT', parse: parseInteger, defaultText: '30' },
   { flags: '--dtype <dtype>', key: 'dtype', description: "Weight and compute type of the graph: auto/float/float32 = float32; half/float16 = float16 weights and activations (half the weight memory; on CPU slower at large batches); bfloat16 is refused (no CPU kernels). An ONNX export keeps its own type", parse: parseDtype, defaultText: 'auto' },
   { flags: '--seed <seed>', key: 'seed', description: 'Seed of the sampler for requests without their own `seed` (a fixed seed makes a whole run reproducible)', parse: parseInteger, defaultText: '0' },

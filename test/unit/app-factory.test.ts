@@ -215,7 +215,14 @@ describe('app factory without --api-key', () => {
       expect((await fastify.inject({ method: 'GET', url: '/llm/v1/models' })).statusCode).toBe(200);
       expect((await fastify.inject({ method: 'GET', url: '/v1/models' })).statusCode).toBe(200);
       const spec = (await fastify.inject({ method: 'GET', url: '/llm/openapi.json' })).json();
-      expect(spec.servers).toEqual([{ url: '/llm' }]);
+      // The served spec names the host the client reached plus the root path.
+      expect(spec.servers).toEqual([{ url: 'http://localhost:80/llm' }]);
+      const proxied = await fastify.inject({
+        method: 'GET',
+        url: '/llm/openapi.json',
+        headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'api.example.org' },
+      });
+      expect(proxied.json().servers).toEqual([{ url: 'https://api.example.org/llm' }]);
     } finally {
       await app.close();
     }
@@ -244,8 +251,8 @@ describe('app factory body errors', () => {
 });
 
 describe('OpenAPI document', () => {
-  it('marks @Public() operations with security: [], documents 401 on the rest and the error envelope on all', async () => {
-    const { app, fastify } = await build({});
+  it('marks @Public() operations with security: [], documents 401 on the rest and the error envelope (4XX/5XX) on all', async () => {
+    const { app, fastify } = await build({ servedModelNames: ['tiny'] });
     try {
       const spec = (await fastify.inject({ method: 'GET', url: '/openapi.json' })).json();
       expect(spec.security).toEqual([{ bearer: [] }]);
@@ -254,7 +261,10 @@ describe('OpenAPI document', () => {
       expect(spec.paths['/v1/models'].get.security).toBeUndefined();
       expect(spec.paths['/v1/models'].get.responses['401'].content['application/json'].schema.$ref).toBe('#/components/schemas/UnauthorizedResponse');
       expect(spec.paths['/health'].get.responses['401']).toBeUndefined();
-      expect(spec.paths['/health'].get.responses.default.content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorResponse');
+      expect(spec.paths['/health'].get.responses['4XX'].content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorResponse');
+      expect(spec.paths['/health'].get.responses['5XX'].content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorResponse');
+      // Body examples name the served model.
+      expect(spec.paths['/v1/completions'].post.requestBody.content['application/json'].example.model).toBe('tiny');
       expect(spec.components.schemas.ErrorResponse.properties.error.$ref).toBe('#/components/schemas/ErrorInfo');
       expect(JSON.stringify(spec)).not.toContain('x-ortllm-public');
     } finally {

@@ -2,14 +2,13 @@
 // validation and the OpenAPI spec. The meaning lives in src/serving/structured-outputs.ts and
 // src/engine/structured/.
 
-import { ApiProperty } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsOptional, ValidateNested } from 'class-validator';
+import { ApiSchema } from '@nestjs/swagger';
 import type { StructuredOutputsParams } from '../../engine/types';
-import { AnyField, BoolField, EnumField, ObjectField, StringField, StringListField } from './api-field';
+import { AnyField, BoolField, EnumField, NestedField, ObjectField, StringField, StringListField } from './api-field';
 
 const JSON_SCHEMA_VALUE = { oneOf: [{ type: 'object', additionalProperties: true }, { type: 'string' }] };
 
+@ApiSchema({ name: 'StructuredOutputsParams' })
 export class StructuredOutputsDto implements StructuredOutputsParams {
   @AnyField({ description: 'The output is JSON that validates against this JSON schema (an object, or its JSON text).' }, JSON_SCHEMA_VALUE)
   json?: string | Record<string, unknown> | null;
@@ -51,6 +50,7 @@ export class StructuredOutputsDto implements StructuredOutputsParams {
   whitespace_pattern?: string | null;
 }
 
+@ApiSchema({ name: 'JsonSchemaResponseFormat' })
 export class JsonSchemaFormatDto {
   @StringField({ description: 'Name of the schema (OpenAI requires it; informational here).' })
   name?: string | null;
@@ -69,10 +69,7 @@ export class ResponseFormatDto {
   @EnumField(['text', 'json_object', 'json_schema', 'structural_tag'], { description: 'Output format.', required: true })
   type!: 'text' | 'json_object' | 'json_schema' | 'structural_tag';
 
-  @ApiProperty({ type: () => JsonSchemaFormatDto, required: false, nullable: true, description: "type 'json_schema': the schema." })
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => JsonSchemaFormatDto)
+  @NestedField(() => JsonSchemaFormatDto, { description: "type 'json_schema': the schema." })
   json_schema?: JsonSchemaFormatDto | null;
 
   @AnyField({ description: "type 'structural_tag': the tag format (xgrammar structural tag)." }, { type: 'object', additionalProperties: true })
@@ -87,21 +84,12 @@ export class ResponseFormatDto {
 
 /** The structured-output fields of completions and chat (response_format, structured_outputs, deprecated guided_*). */
 export class StructuredOutputsFieldsDto {
-  @ApiProperty({ type: () => ResponseFormatDto, required: false, nullable: true, description: 'OpenAI response format: json_object, json_schema, structural_tag or text.' })
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => ResponseFormatDto)
+  @NestedField(() => ResponseFormatDto, { description: 'OpenAI response format: json_object, json_schema, structural_tag or text.' })
   response_format?: ResponseFormatDto | null;
 
-  @ApiProperty({
-    type: () => StructuredOutputsDto,
-    required: false,
-    nullable: true,
+  @NestedField(() => StructuredOutputsDto, {
     description: 'Constrain the output (exactly one of json, regex, choice, grammar, json_object, structural_tag).',
   })
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => StructuredOutputsDto)
   structured_outputs?: StructuredOutputsDto | null;
 
   @AnyField({ description: 'Deprecated: structured_outputs.json.' }, { ...JSON_SCHEMA_VALUE, deprecated: true })

@@ -12,7 +12,7 @@ import { ORTLLM_VERSION } from '../../config/version';
 import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';
 
 export class IsSleepingResponse {
-  @ApiProperty()
+  @ApiProperty({ description: 'Whether the engine is asleep (POST /sleep without /wake_up since).' })
   is_sleeping!: boolean;
 }
 
@@ -41,7 +41,8 @@ export class DevController {
 
   @Get('server_info')
   @ApiQuery({ name: 'config_format', required: false, enum: ['text', 'json'] })
-  @ApiOkResponse({ type: ServerInfoResponse })
+  @ApiOperation({ summary: 'Server and engine configuration (API keys left out)' })
+  @ApiOkResponse({ type: ServerInfoResponse, description: 'The configuration.' })
   showServerInfo(@Query('config_format') format?: string): ServerInfoResponse {
     const config = Object.fromEntries(Object.entries(this.config).filter(([k]) => !SECRET_KEYS.has(k)));
     const info = { ortllm_version: ORTLLM_VERSION, ...config, engine: { ...this.engine.stats(), max_model_len: this.engine.maxModelLen, model_config: this.engine.modelConfig } };
@@ -69,7 +70,8 @@ export class DevController {
   }
 
   @Get('is_sleeping')
-  @ApiOkResponse({ type: IsSleepingResponse })
+  @ApiOperation({ summary: 'Whether the engine sleeps' })
+  @ApiOkResponse({ type: IsSleepingResponse, description: 'The sleep state.' })
   isSleeping(): IsSleepingResponse {
     return { is_sleeping: this.engine.sleepState().sleeping };
   }

@@ -2,7 +2,7 @@
 // --enable-server-load-tracking). Open like /health: load balancers poll it.
 
 import { Controller, Get } from '@nestjs/common';
-import { ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { Public } from '../../common/public.decorator';
 import { ServerLoad } from './server-load';
 
@@ -18,7 +18,8 @@ export class LoadController {
 
   @Public()
   @Get('load')
-  @ApiOkResponse({ type: ServerLoadResponse })
+  @ApiOperation({ summary: 'Server load', description: 'Generation requests in flight (with --enable-server-load-tracking).' })
+  @ApiOkResponse({ type: ServerLoadResponse, description: 'The load.' })
   getServerLoadMetrics(): ServerLoadResponse {
     return { server_load: this.load.value };
   }
