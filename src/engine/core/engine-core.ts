@@ -409,7 +409,7 @@ export class EngineCore {
   }
 }
 
-function emptyIterationStats(): IterationStats {
+export function emptyIterationStats(): IterationStats {
   return {
     promptTokens: 0,
     generationTokens: 0,
