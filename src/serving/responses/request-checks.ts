@@ -73,8 +73,18 @@ function checkTools(body: ResponsesRequestBody): void {
 }
 
 function checkTextFormat(body: ResponsesRequestBody): void {
+  const type = body.text?.format?.type;
+  if (type == null || type === 'text' || type === 'json_schema' || type === 'json_object') return;
+  throw new RequestValidationError(`Unknown text.format type: ${JSON.stringify(type)}.`, 'text.format');
+}
+
+/**
+ * text.format as chat's response_format, which the structured-outputs mapping reads: json_schema
+ * ({name, schema, strict} flattened in the Responses API) and json_object constrain the output.
+ */
+export function textFormatAsResponseFormat(body: ResponsesRequestBody): Record<string, unknown> | null {
   const format = body.text?.format;
-  if (format == null || format.type === 'text') return;
-  if (format.type === 'json_schema' || format.type === 'json_object') notSupportedYet('text', `text.format of type '${format.type}'`);
-  throw new RequestValidationError(`Unknown text.format type: '${String(format.type)}'.`, 'text');
+  if (format?.type === 'json_schema') return { type: 'json_schema', json_schema: { name: format.name, schema: format.schema, strict: format.strict } };
+  if (format?.type === 'json_object') return { type: 'json_object' };
+  return null;
 }

@@ -24,7 +24,7 @@ import {
   LIVE_STATUSES, type InputItem, type OutputItem, type ResponseObject, type ResponseStatus, type ResponseStreamEvent, type ResponsesRequestBody,
   type StoredResponseData,
 } from './protocol';
-import { checkResponsesRequest, includesLogprobs } from './request-checks';
+import { checkResponsesRequest, includesLogprobs, textFormatAsResponseFormat } from './request-checks';
 import type { ResponsesStore } from './store';
 
 export interface PreparedResponse {
@@ -86,7 +86,7 @@ export class ResponsesServing extends OpenAIServing {
   /** Validates, loads the previous response, renders the conversation; throws 400/404. `idBase`: see requestIdBase. */
   async prepare(body: ResponsesRequestBody, idBase: string): Promise<PreparedResponse> {
     const model = this.checkModel(body.model);
-    this.checkCommonFields(body, { unsupported: ['structured_outputs'], allowListXargs: true });
+    this.checkCommonFields(body, { unsupported: [], allowListXargs: true });
     checkResponsesRequest(body);
     if (body.reasoning?.summary != null && !this.warnedReasoningSummary) {
       this.warnedReasoningSummary = true;
@@ -155,7 +155,22 @@ export class ResponsesServing extends OpenAIServing {
       temperature: body.temperature, top_p: body.top_p, top_k: body.top_k, repetition_penalty: body.repetition_penalty,
       seed: body.seed, stop: body.stop, ignore_eos: body.ignore_eos, logit_bias: body.logit_bias, vllm_xargs: body.vllm_xargs,
       skip_special_tokens: body.skip_special_tokens, include_stop_str_in_output: body.include_stop_str_in_output,
+      // Structured outputs: text.format (as chat's response_format) or vLLM's structured_outputs, not both.
+      response_format: textFormatAsResponseFormat(body),
+      structured_outputs: body.structured_outputs,
     };
+    try {
+      return this.buildSamplingParams(body, prompt, fields);
+    } catch (err) {
+      // The mapping names chat's field; here the client sent text.format.
+      if (err instanceof RequestValidationError && err.param?.startsWith('response_format')) {
+        throw new RequestValidationError(err.message.replace(/response_format(\.json_schema)?/g, 'text.format'), 'text.format');
+      }
+      throw err;
+    }
+  }
+
+  private buildSamplingParams(body: ResponsesRequestBody, prompt: PreparedPrompt, fields: SamplingRequestFields): SamplingParams {
     return buildSamplingParams(fields, {
       ...this.samplingContext(),
       sent: sentFields(fields),

@@ -5,6 +5,7 @@
 import { RequestValidationError } from '../../../src/engine/errors';
 import { continuesFinalMessage, itemsToMessages, normalizeInput } from '../../../src/serving/responses/input-items';
 import { OutputBuilder } from '../../../src/serving/responses/output-builder';
+import { textFormatAsResponseFormat } from '../../../src/serving/responses/request-checks';
 
 describe('OutputBuilder', () => {
   it('opens a message, streams text and closes it with the whole text', () => {
@@ -63,6 +64,19 @@ describe('OutputBuilder', () => {
     expect(b.items[2]).toMatchObject({ call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' });
     expect(events[16]).toMatchObject({ name: 'get_weather', arguments: '{"city":"Paris"}' });
     expect(b.items[3]).toMatchObject({ call_id: 'call_2', name: 'get_time', arguments: '{}' });
+  });
+});
+
+describe('text.format', () => {
+  it("becomes chat's response_format, which the structured-outputs mapping reads", () => {
+    const schema = { type: 'object' };
+    expect(textFormatAsResponseFormat({ text: { format: { type: 'json_schema', name: 'n', schema, strict: true } } })).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'n', schema, strict: true },
+    });
+    expect(textFormatAsResponseFormat({ text: { format: { type: 'json_object' } } })).toEqual({ type: 'json_object' });
+    expect(textFormatAsResponseFormat({ text: { format: { type: 'text' } } })).toBeNull();
+    expect(textFormatAsResponseFormat({})).toBeNull();
   });
 });
 

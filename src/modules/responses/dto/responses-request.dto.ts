@@ -67,7 +67,7 @@ export class ResponsesRequestDto implements ResponsesRequestBody {
   @IntField({ description: "Alternatives per output token (0-20), returned with include ['message.output_text.logprobs'].", default: 0 })
   top_logprobs?: number | null;
 
-  @ObjectField({ description: "Text output options: format {type: 'text'} (json_schema / json_object come with structured outputs)." })
+  @ObjectField({ description: "Text output options: format {type: 'text'}, {type: 'json_schema', name, schema, strict} or {type: 'json_object'} (the output is constrained to it)." })
   text?: TextConfig | null;
 
   @JsonListField({ description: 'Tools the model may call (function tools come with tool calling; built-in tools are refused).' })
@@ -133,7 +133,7 @@ export class ResponsesRequestDto implements ResponsesRequestBody {
   @StringField({ description: 'Salt for the prefix cache.' })
   cache_salt?: string | null;
 
-  @AnyField({ description: 'Not supported yet: answered with 400.' })
+  @AnyField({ description: "vLLM's structured outputs (json, regex, choice, grammar, json_object, structural_tag); not together with text.format." })
   structured_outputs?: unknown;
 
   @NumberField({ description: 'Repetition penalty in (0, 2]; 1 = none (vLLM).' })
