@@ -5,6 +5,7 @@
 import type { EngineOptions } from '../engine/types';
 import { KV_CACHE_DTYPE_STORAGE } from '../model/runner/kv-dtype';
 import type { ConvertFlag, LoadModelOptions, PoolerConfigFlag, RunnerFlag } from '../model/types';
+import { DEFAULT_STRUCTURED_OUTPUTS_CONFIG, type StructuredOutputsConfig } from './structured-outputs-config';
 import { fromVllmEnv } from './vllm-env';
 
 export type LogLevel = 'critical' | 'error' | 'warning' | 'info' | 'debug' | 'trace';
@@ -70,6 +71,10 @@ export interface ServerConfig {
   shutdownTimeoutSeconds: number;
   /** Largest audio upload in MiB (vLLM's VLLM_MAX_AUDIO_CLIP_FILESIZE_MB). */
   maxAudioClipFilesizeMb: number;
+  /** --structured-outputs-config (with the deprecated --guided-decoding-disable-* switches folded in). */
+  structuredOutputsConfig: StructuredOutputsConfig;
+  guidedDecodingDisableAnyWhitespace: boolean;
+  guidedDecodingDisableAdditionalProperties: boolean;
   /** ortllm: request fields an endpoint does not declare are logged as a warning (vLLM), refused with 400, or logged at debug level. */
   unknownRequestFields: UnknownFieldsAction;
   dtype: ModelDtype;
@@ -124,6 +129,12 @@ export interface ServerConfig {
   poolerConfig: PoolerConfigFlag | null;
   /** Deprecated --task; mapped onto runner / convert (vLLM's mapping) by resolveServerConfig. */
   task: TaskFlag | null;
+  /** ortllm: where stored responses live: 'memory' (in-process LRU) or redis://host:port/db. */
+  responsesStore: string;
+  /** ortllm: seconds a stored response is kept after its last write (0 = until evicted). */
+  responsesStoreTtlSeconds: number;
+  /** ortllm: byte budget of the in-process responses store (least recently used go first). */
+  responsesStoreMaxBytes: number;
 }
 
 /** vLLM's VLLM_MAX_AUDIO_CLIP_FILESIZE_MB default. */
@@ -180,6 +191,9 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   maxRequestBodyBytes: 32 * 2 ** 20,
   shutdownTimeoutSeconds: 30,
   maxAudioClipFilesizeMb: DEFAULT_MAX_AUDIO_CLIP_FILESIZE_MB,
+  structuredOutputsConfig: DEFAULT_STRUCTURED_OUTPUTS_CONFIG,
+  guidedDecodingDisableAnyWhitespace: false,
+  guidedDecodingDisableAdditionalProperties: false,
   unknownRequestFields: 'warn',
   dtype: 'auto',
   seed: 0,
@@ -211,6 +225,10 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   convert: 'auto',
   poolerConfig: null,
   task: null,
+  responsesStore: 'memory',
+  // OpenAI keeps stored responses for 30 days.
+  responsesStoreTtlSeconds: 30 * 24 * 3600,
+  responsesStoreMaxBytes: 256 * 2 ** 20,
 };
 
 /** A flag value that cannot be served; the CLI prints it and exits with code 2. */
@@ -263,6 +281,11 @@ export function resolveServerConfig(
     config.enableScaleOut = true;
   }
   config.rootPath = normalizeRootPath(config.rootPath);
+  config.structuredOutputsConfig = {
+    ...config.structuredOutputsConfig,
+    disableAnyWhitespace: config.structuredOutputsConfig.disableAnyWhitespace || config.guidedDecodingDisableAnyWhitespace,
+    disableAdditionalProperties: config.structuredOutputsConfig.disableAdditionalProperties || config.guidedDecodingDisableAdditionalProperties,
+  };
   applyDeprecatedTask(config, given);
   validate(config);
   return config;
@@ -325,6 +348,9 @@ function validate(c: ServerConfig): void {
   check(['auto', 'generate', 'pooling'].includes(c.runner), "--runner must be 'auto', 'generate' or 'pooling'");
   check(['auto', 'none', 'embed', 'classify', 'reward'].includes(c.convert), "--convert must be 'auto', 'none', 'embed', 'classify' or 'reward'");
   check(c.task === null || (TASKS as readonly string[]).includes(c.task), `--task must be one of ${TASKS.join(', ')}`);
+  check(c.responsesStore === 'memory' || /^rediss?:\/\/./i.test(c.responsesStore), "--responses-store must be 'memory' or a redis:// (rediss://) URL");
+  check(Number.isFinite(c.responsesStoreTtlSeconds) && c.responsesStoreTtlSeconds >= 0, '--responses-store-ttl must be >= 0');
+  check(Number.isInteger(c.responsesStoreMaxBytes) && c.responsesStoreMaxBytes > 0, '--responses-store-max-size must be a positive size');
 }
 
 /** The model name reported in responses and the metrics `model_name` label. */
@@ -371,6 +397,10 @@ export function toEngineOptions(c: ServerConfig): EngineOptions {
     device: c.device,
     intraOpThreads: null,
     useWorker: true,
+    structuredOutputs: {
+      disableAnyWhitespace: c.structuredOutputsConfig.disableAnyWhitespace,
+      disableAdditionalProperties: c.structuredOutputsConfig.disableAdditionalProperties,
+    },
     dtype: c.dtype,
     seed: c.seed,
     gpuMemoryUtilization: c.gpuMemoryUtilization,

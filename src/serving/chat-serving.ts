@@ -2,21 +2,21 @@
 // engine request(s) -> OpenAI chat JSON or SSE chunks.
 
 import { RequestValidationError } from '../engine/errors';
-import type { EngineClient, EngineRequest, SamplingParams } from '../engine/types';
+import type { EngineRequest, SamplingParams } from '../engine/types';
 import type { ChatMessage } from '../model/types';
 import { checkChatTemplateFlags, prepareChatPrompt } from './chat-prompt';
 import { prepareChatMessages } from './chat-messages';
 import type { PreparedPrompt } from './completion-prompts';
 import { drainAll, foldOutput, generateFor, type PromptResult } from './engine-stream';
 import { buildEngineRequests } from './engine-requests';
-import { createdNow, responseId } from './ids';
-import { chatLogprobEntries, formatPromptLogprobs, tokenNamer, type ChatLogprobs } from './logprobs';
-import { resolveMaxTokens } from './max-tokens';
+import { createdNow } from './ids';
+import { chatLogprobEntries, formatPromptLogprobs, type ChatLogprobs } from './logprobs';
+import { OpenAIServing } from './openai-serving';
 import { buildSamplingParams } from './sampling-params';
 import { sentFields, type SamplingRequestFields } from './sampling-request';
-import { chatTemplateKwargs, checkRequestExtras, resolveModelName, type RequestExtras, type ServingOptions } from './serving-options';
-import { rejectUnsupportedFields, UNSUPPORTED_CHAT_FIELDS } from './unsupported';
-import { buildUsage, streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
+import { chatTemplateKwargs, type RequestExtras } from './serving-options';
+import { UNSUPPORTED_CHAT_FIELDS } from './unsupported';
+import { streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
 
 export interface ChatRequestBody extends SamplingRequestFields, RequestExtras {
   model?: string | null;
@@ -94,17 +94,11 @@ export interface ChatChunk {
   prompt_text?: string;
 }
 
-export class ChatServing {
-  constructor(
-    private readonly engine: EngineClient,
-    private readonly opts: ServingOptions,
-  ) {}
-
+export class ChatServing extends OpenAIServing {
   /** Validates the body and renders each conversation (ids from `idBase`, see requestIdBase); `batch` = messages is a list of conversations. */
   prepare(body: ChatRequestBody, idBase: string, batch = false): PreparedChat {
-    const model = resolveModelName(body.model, this.opts);
-    rejectUnsupportedFields(body, UNSUPPORTED_CHAT_FIELDS);
-    checkRequestExtras(body, this.opts, true);
+    const model = this.checkModel(body.model);
+    this.checkCommonFields(body, { unsupported: UNSUPPORTED_CHAT_FIELDS, allowListXargs: true });
     checkChatTemplateFlags(body, this.opts.trustRequestChatTemplate);
     if (batch) {
       if (body.stream) throw new RequestValidationError('Streaming is not supported by the batch chat endpoint.', 'stream');
@@ -137,33 +131,23 @@ export class ChatServing {
     const maxParam = body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
     const params = prompts.map((prompt) =>
       buildSamplingParams(body, {
+        ...this.samplingContext(),
         sent,
-        generationDefaults: engine.generationDefaults,
-        maxTokens: resolveMaxTokens({
+        maxTokens: this.maxTokens({
           requested: body.max_completion_tokens ?? body.max_tokens ?? null,
           param: maxParam,
           endpointDefault: null,
-          generationConfigMax: engine.generationDefaults.max_new_tokens,
           promptLength: prompt.tokenIds.length,
-          maxModelLen: engine.maxModelLen,
           promptParam: 'messages',
         }),
         logprobs,
         paramNames: { logprobs: 'top_logprobs', max_tokens: maxParam },
-        vocabSize: engine.modelConfig.vocabSize,
-        maxNumSeqs: engine.maxNumSeqs,
-        maxLogprobs: this.opts.maxLogprobs,
         stream: !!body.stream,
-        detokenize: engine.tokenizer !== null,
       }),
     );
-    const id = responseId('chatcmpl', idBase);
+    const id = this.newResponseId('chatcmpl', idBase);
     const engineRequests = buildEngineRequests(prompts, params, body, (i) => (batch ? `${id}_${i}` : id));
     return { id, model, created: createdNow(), conversations, prompts, params, engineRequests, body };
-  }
-
-  private namer(body: ChatRequestBody) {
-    return tokenNamer(this.engine.tokenizer, this.opts.returnTokensAsTokenIds || !!body.return_tokens_as_token_ids);
   }
 
   /** With echo, the last message's content is prepended when its role is the response role (vLLM). */
@@ -178,7 +162,7 @@ export class ChatServing {
   async complete(prep: PreparedChat, signal?: AbortSignal): Promise<ChatResponse> {
     const results = await drainAll(this.engine, prep.engineRequests, prep.params.map((p) => p.output_kind), signal);
     const { body } = prep;
-    const namer = this.namer(body);
+    const namer = this.tokenNamer(body.return_tokens_as_token_ids);
     const n = prep.params[0].n;
     const numTop = body.top_logprobs ?? 0;
     const choices: ChatChoice[] = [];
@@ -203,7 +187,7 @@ export class ChatServing {
           token_ids: body.return_token_ids ? choice.tokenIds : null,
         });
       }
-      usages.push(buildUsage(promptIds.length, completionTokens, result.numCachedTokens, this.opts));
+      usages.push(this.usage(promptIds.length, completionTokens, result.numCachedTokens));
     });
     const single = results.length === 1 ? results[0] : null;
     const response: ChatResponse = {
@@ -225,14 +209,14 @@ export class ChatServing {
 
   async *stream(prep: PreparedChat, signal?: AbortSignal): AsyncGenerator<ChatChunk> {
     const { body } = prep;
-    const namer = this.namer(body);
+    const namer = this.tokenNamer(body.return_tokens_as_token_ids);
     const n = prep.params[0].n;
     const numTop = body.top_logprobs ?? 0;
     const { includeUsage, continuousUsage } = streamUsageFlags(body.stream_options, this.opts.enableForceIncludeUsage);
     const base = { id: prep.id, object: 'chat.completion.chunk' as const, created: prep.created, model: prep.model };
     const state: PromptResult = { promptTokenIds: prep.prompts[0].tokenIds, promptLogprobs: null, numCachedTokens: 0, choices: [] };
     const usageNow = (): UsageInfo =>
-      buildUsage(state.promptTokenIds.length, state.choices.reduce((a, c) => a + c.tokenIds.length, 0), state.numCachedTokens, this.opts);
+      this.usage(state.promptTokenIds.length, state.choices.reduce((a, c) => a + c.tokenIds.length, 0), state.numCachedTokens);
     const withUsage = (chunk: ChatChunk): ChatChunk => (continuousUsage ? { ...chunk, usage: usageNow() } : chunk);
 
     const outputs = generateFor(this.engine, prep.engineRequests[0], signal)[Symbol.asyncIterator]();

@@ -2,14 +2,14 @@
 
 import type { Worker } from 'node:worker_threads';
 import type { EngineOptions } from '../types';
+import { startWorkerThread } from './worker-thread';
 import { ControlCalls } from '../core/control-calls';
 import type { CoreCommand, CoreConnection, CoreEvent, CoreInfo, WorkerData, WorkerStartupMessage } from '../core/protocol';
-import { startScriptWorker } from './script-worker';
 
 /** Resolves once the worker has loaded the model and built the runner. */
 export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreEvent) => void): Promise<CoreConnection> {
   const data: WorkerData = { options };
-  const worker: Worker = startScriptWorker(__dirname, 'engine-worker', data);
+  const worker: Worker = startWorkerThread(__dirname, 'engine-worker', data);
 
   return new Promise<CoreConnection>((resolve, reject) => {
     let info: CoreInfo | null = null;

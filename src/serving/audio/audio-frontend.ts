@@ -4,7 +4,7 @@
 // so one bad upload never takes the server or other requests down.
 
 import type { Worker } from 'node:worker_threads';
-import { startScriptWorker } from '../../engine/worker/script-worker';
+import { startWorkerThread } from '../../engine/worker/worker-thread';
 import type { AudioFeatureConfig } from '../../model/audio/feature-config';
 import { AudioInputError } from './decode-audio';
 import type { AudioWorkerReply, AudioWorkerRequest } from './audio-worker-protocol';
@@ -68,7 +68,7 @@ export class AudioFrontend {
 
   private ensureWorker(): Worker {
     if (this.worker) return this.worker;
-    const worker = startScriptWorker(__dirname, 'audio-worker', {});
+    const worker = startWorkerThread(__dirname, 'audio-worker', {});
     // An idle worker must not keep the process alive.
     worker.unref();
     worker.on('message', (reply: AudioWorkerReply) => this.onReply(reply));

@@ -1,7 +1,7 @@
-// Starts a worker_thread running one of this project's modules. From the compiled build the
-// worker runs the .js file next to the caller; from TypeScript sources (jest, ts-node) a small
-// bootstrap compiles .ts files on require with @swc/core (or TypeScript's transpileModule),
-// since a worker does not inherit the parent's loader.
+// Starts a worker_thread on one of the engine's entry files. From the compiled build the
+// worker runs dist/.../<name>.js; from TypeScript sources (jest, ts-node) a small bootstrap
+// compiles .ts files on require with @swc/core (or TypeScript's transpileModule), since the
+// worker does not inherit the parent's loader.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -29,15 +29,10 @@ require.extensions['.ts'] = (module, filename) => module._compile(compile(fs.rea
 require(workerData.entry);
 `;
 
-const REPO_ROOT = path.resolve(__dirname, '../../..');
-
-/**
- * Runs `<dir>/<name>.js` (compiled) or `<dir>/<name>.ts` (sources) in a new worker thread.
- * `workerData` reaches the module as worker_threads' workerData (plus `entry` and `root` from sources).
- */
-export function startScriptWorker(dir: string, name: string, workerData: object): Worker {
+/** `dir`: the caller's __dirname; `name`: the entry file without extension; `data`: its workerData (structured-cloned). */
+export function startWorkerThread(dir: string, name: string, data: object): Worker {
   const compiled = path.join(dir, `${name}.js`);
-  if (!__filename.endsWith('.ts') && fs.existsSync(compiled)) return new Worker(compiled, { workerData });
-  const data = { ...workerData, entry: path.join(dir, `${name}.ts`), root: REPO_ROOT };
-  return new Worker(TS_BOOTSTRAP, { eval: true, workerData: data });
+  if (!__filename.endsWith('.ts') && fs.existsSync(compiled)) return new Worker(compiled, { workerData: data });
+  const root = path.resolve(__dirname, '../../..');
+  return new Worker(TS_BOOTSTRAP, { eval: true, workerData: { ...data, entry: path.join(dir, `${name}.ts`), root } });
 }
