@@ -185,8 +185,14 @@ export class SpeechToTextServing {
       maxModelLen: this.engine.maxModelLen,
       promptParam: 'prompt',
     });
-    // vLLM's speech-to-text default temperature is 0 (greedy), whatever generation_config says.
-    const request = { ...f, temperature: f.temperature ?? 0, stream: !!f.stream };
+    // Only the sampling fields (response_format here is the transcript's format, not a structured
+    // output). vLLM's speech-to-text default temperature is 0 (greedy), whatever generation_config says.
+    const { top_p, top_k, min_p, seed, frequency_penalty, repetition_penalty, presence_penalty, n, length_penalty, include_stop_str_in_output, vllm_xargs } = f;
+    const request = {
+      ...{ top_p, top_k, min_p, seed, frequency_penalty, repetition_penalty, presence_penalty, n, length_penalty, include_stop_str_in_output, vllm_xargs },
+      temperature: f.temperature ?? 0,
+      stream: !!f.stream,
+    };
     return buildSamplingParams(request, {
       sent: sentFields(request),
       generationDefaults: this.engine.generationDefaults,
