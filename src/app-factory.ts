@@ -15,6 +15,7 @@ import { OpenAIExceptionFilter } from './common/openai-exception.filter';
 import { installRequestIdEcho } from './common/request-id';
 import { createValidationPipe } from './common/validation';
 import type { ServerConfig } from './config/server-config';
+import { setUpOutputParsers } from './serving/parser-plugins';
 import { setupDocs } from './modules/docs/openapi';
 
 export interface CreateAppOptions extends AppModuleOptions {
@@ -48,6 +49,7 @@ function fastifyOptions(config: ServerConfig): FastifyServerOptions & { https?: 
 }
 
 export async function createApp(config: ServerConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
+  await setUpOutputParsers(config);
   const adapter = new FastifyAdapter(fastifyOptions(config));
   const fastify = adapter.getInstance();
   // Body-parsing failures (malformed JSON, 413) reach OpenAIExceptionFilter through Nest's own

@@ -4,6 +4,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, resolveServerConfig, ServerConfig } from '../config/server-config';
 import { SERVER_FLAGS } from '../config/server-flags';
+import { setUpOutputParsers } from '../serving/parser-plugins';
 import { ORTLLM_VERSION } from '../version';
 
 export const USAGE_ERROR_EXIT_CODE = 2;
@@ -62,6 +63,10 @@ export function buildProgram(onServe: (config: ServerConfig) => Promise<void>): 
   for (const spec of SERVER_FLAGS) serve.addOption(toOption(spec));
   serve.action(async (modelArg: string | undefined, _opts: unknown, command: Command) => {
     const config = resolveServerConfig(collectConfigInput(command, modelArg));
+    // Plugins register parser names, so names are checked once they are loaded.
+    await setUpOutputParsers(config).catch((err: Error) => {
+      throw new ConfigError(err.message);
+    });
     await onServe(config);
   });
   return program;

@@ -1,11 +1,11 @@
 // loadModel: picks the loader from what MODEL points at (a .gguf file, a Hugging Face directory,
 // or nothing / --load-format dummy) and assembles the LoadedModel the runner and the HTTP side use.
 import { existsSync, readSync, statSync } from 'node:fs';
-import { BUILTIN_CHAT_TEMPLATE, createChatTemplate, resolveChatTemplateSource } from './chat-template';
+import { BUILTIN_CHAT_TEMPLATE, createChatTemplate, resolveChatTemplateSource, type ChatTemplateSources } from './chat-template';
 import { DUMMY_CONFIG, dummyWeights } from './dummy/dummy-model';
 import { loadGenerationConfig } from './generation-config';
 import { loadGgufModel } from './gguf/load-gguf';
-import { hfChatTemplateSource, loadHfTokenizer, readTokenizerConfig } from './hf/hf-tokenizer-files';
+import { hfChatTemplateSources, loadHfTokenizer, readTokenizerConfig } from './hf/hf-tokenizer-files';
 import { loadHfModel } from './hf/load-hf';
 import { withFile } from './read-fully';
 import { createBuiltinTokenizer, createTokenizerFromGguf } from './tokenizer';
@@ -19,8 +19,8 @@ interface LoadedParts {
   weights: ModelWeights | null;
   onnxPath: string | null;
   tokenizer: Tokenizer | null;
-  /** The model's own chat template (used when --chat-template is not given). */
-  templateSource: string | null;
+  /** The model's own chat templates (used when --chat-template is not given). */
+  templates: ChatTemplateSources;
   /** Where generation_config.json lives for --generation-config auto. */
   modelDir: string | null;
 }
@@ -38,7 +38,7 @@ export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
     weights: parts.weights,
     onnxPath: parts.onnxPath,
     tokenizer,
-    chatTemplate: tokenizer ? buildChatTemplate(resolveChatTemplateSource(opts.chatTemplate) ?? parts.templateSource, tokenizer) : null,
+    chatTemplate: tokenizer ? buildChatTemplate(chosenTemplates(opts.chatTemplate, parts.templates), tokenizer) : null,
     generationDefaults: generation.defaults,
     eosTokenIds,
     contextLength: derivedContextLength(parts.config),
@@ -67,7 +67,7 @@ function loadDummy(opts: LoadModelOptions): LoadedParts {
     weights: opts.loadWeights ? dummyWeights() : null,
     onnxPath: null,
     tokenizer: opts.skipTokenizer ? null : createBuiltinTokenizer(),
-    templateSource: BUILTIN_CHAT_TEMPLATE,
+    templates: { default: BUILTIN_CHAT_TEMPLATE, named: {} },
     modelDir: null,
   };
 }
@@ -80,7 +80,7 @@ async function loadFromPath(path: string, opts: LoadModelOptions): Promise<Loade
     return {
       ...hf,
       tokenizer: opts.skipTokenizer ? null : loadHfTokenizer(path, tokenizerConfig),
-      templateSource: hfChatTemplateSource(path, tokenizerConfig),
+      templates: hfChatTemplateSources(path, tokenizerConfig),
       modelDir: path,
     };
   }
@@ -91,7 +91,7 @@ async function loadFromPath(path: string, opts: LoadModelOptions): Promise<Loade
     weights: gguf.weights,
     onnxPath: null,
     tokenizer: opts.skipTokenizer ? null : createTokenizerFromGguf(gguf.file.metadata),
-    templateSource: gguf.chatTemplate,
+    templates: gguf.chatTemplates,
     modelDir: null,
   };
 }
@@ -105,8 +105,18 @@ function isGgufFile(path: string): boolean {
   });
 }
 
-function buildChatTemplate(source: string | null, tokenizer: Tokenizer): ChatTemplate | null {
-  if (source === null) return null;
+/** --chat-template (a file, inline Jinja, or the name of one of the model's templates) replaces all of the model's. */
+function chosenTemplates(flagValue: string | null, model: ChatTemplateSources): ChatTemplateSources {
+  const given = resolveChatTemplateSource(flagValue, model.named);
+  return given === null ? model : { default: given, named: {} };
+}
+
+function buildChatTemplate(sources: ChatTemplateSources, tokenizer: Tokenizer): ChatTemplate | null {
+  const toolUse = sources.named.tool_use ?? null;
+  if (sources.default === null && toolUse === null) return null;
   const pad = tokenizer.padTokenId === null ? null : tokenizer.idToToken(tokenizer.padTokenId);
-  return createChatTemplate(source, { bos_token: tokenizer.bosToken, eos_token: tokenizer.eosToken, pad_token: pad });
+  return createChatTemplate(
+    { default: sources.default, toolUse },
+    { bos_token: tokenizer.bosToken, eos_token: tokenizer.eosToken, pad_token: pad },
+  );
 }

@@ -4,8 +4,10 @@
 import { RequestValidationError } from '../engine/errors';
 import type { EngineClient, EngineRequest, SamplingParams } from '../engine/types';
 import type { ChatMessage } from '../model/types';
-import { checkChatTemplateFlags, prepareChatPrompt } from './chat-prompt';
-import { prepareChatMessages } from './chat-messages';
+import { chatFinishReason, deltaFields, messageFields, type ChoiceOutputRules } from './chat-message';
+import { contentText, prepareChatMessages } from './chat-messages';
+import { createChatOutputParser, type ChatOutputDelta, type ChatOutputParser } from './chat-output';
+import { checkChatTemplateFlags, prepareChatPrompt, type ChatRenderOptions } from './chat-prompt';
 import type { PreparedPrompt } from './completion-prompts';
 import { drainAll } from './respond';
 import { foldOutput, generateFor, type PromptResult } from './engine-stream';
@@ -16,7 +18,9 @@ import { resolveMaxTokens } from './max-tokens';
 import { buildSamplingParams } from './sampling-params';
 import { sentFields, type SamplingRequestFields } from './sampling-request';
 import { checkRequestExtras, resolveModelName, type RequestExtras, type ServingOptions } from './serving-options';
-import { rejectUnsupportedFields, UNSUPPORTED_CHAT_FIELDS } from './unsupported';
+import { resolveRequestTools, type RequestTools } from './tool-choice';
+import type { ToolCall } from './tool-parsers';
+import { rejectUnsupportedFields, UNSUPPORTED_COMMON_FIELDS } from './unsupported';
 import { buildUsage, streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
 
 export interface ChatRequestBody extends SamplingRequestFields, RequestExtras {
@@ -36,6 +40,11 @@ export interface ChatRequestBody extends SamplingRequestFields, RequestExtras {
   return_tokens_as_token_ids?: boolean | null;
   return_token_ids?: boolean | null;
   return_prompt_text?: boolean | null;
+  tools?: unknown;
+  tool_choice?: unknown;
+  parallel_tool_calls?: boolean | null;
+  reasoning_effort?: string | null;
+  include_reasoning?: boolean | null;
   [key: string]: unknown;
 }
 
@@ -49,11 +58,15 @@ export interface PreparedChat {
   params: SamplingParams[];
   engineRequests: EngineRequest[];
   body: ChatRequestBody;
+  tools: RequestTools;
+  /** What the template was rendered with (tools, kwargs with reasoning_effort/enable_thinking filled in). */
+  renderOptions: ChatRenderOptions;
+  outputRules: ChoiceOutputRules;
 }
 
 export interface ChatChoice {
   index: number;
-  message: { role: string; content: string | null; refusal: null; tool_calls: []; reasoning: null };
+  message: { role: string; content: string | null; refusal: null; tool_calls: ToolCall[]; reasoning: string | null };
   logprobs: ChatLogprobs | null;
   finish_reason: string;
   stop_reason: string | number | null;
@@ -77,7 +90,7 @@ export interface ChatResponse {
 
 export interface ChatChunkChoice {
   index: number;
-  delta: { role?: string; content?: string };
+  delta: ChatOutputDelta & { role?: string };
   logprobs: ChatLogprobs | null;
   finish_reason: string | null;
   stop_reason?: string | number | null;
@@ -104,12 +117,13 @@ export class ChatServing {
   /** Validates the body and renders each conversation; `batch` = messages is a list of conversations. */
   prepare(body: ChatRequestBody, headerRequestId: string | null, batch = false): PreparedChat {
     const model = resolveModelName(body.model, this.opts);
-    rejectUnsupportedFields(body, UNSUPPORTED_CHAT_FIELDS);
+    rejectUnsupportedFields(body, UNSUPPORTED_COMMON_FIELDS);
     checkRequestExtras(body, true);
     checkChatTemplateFlags(body, this.opts.trustRequestChatTemplate);
     if (batch) {
       if (body.stream) throw new RequestValidationError('Streaming is not supported by the batch chat endpoint.', 'stream');
       if (body.use_beam_search) throw new RequestValidationError('Beam search is not supported by the batch chat endpoint.', 'use_beam_search');
+      if (body.tools != null) throw new RequestValidationError('Tool use is not supported by the batch chat endpoint.', 'tools');
     }
     if (body.stream_options != null && !body.stream) {
       throw new RequestValidationError('Stream options can only be defined when `stream=True`.', 'stream_options');
@@ -118,16 +132,22 @@ export class ChatServing {
       throw new RequestValidationError('`prompt_logprobs` are not available when `stream=True`.', 'prompt_logprobs');
     }
     const logprobs = resolveChatLogprobs(body);
+    const tools = resolveRequestTools(body, this.opts);
     const conversations = batch ? splitConversations(body.messages) : [prepareChatMessages(body.messages)];
     const engine = this.engine;
+    const renderOptions: ChatRenderOptions = {
+      addGenerationPrompt: body.add_generation_prompt ?? true,
+      continueFinalMessage: body.continue_final_message ?? false,
+      documents: body.documents ?? null,
+      chatTemplate: body.chat_template ?? null,
+      chatTemplateKwargs: chatTemplateKwargs(body),
+      tools: tools.templateTools,
+      contentFormat: this.opts.chatTemplateContentFormat,
+    };
     const prompts = conversations.map((messages) =>
       prepareChatPrompt(engine.chatTemplate, engine.tokenizer, messages, {
-        addGenerationPrompt: body.add_generation_prompt ?? true,
-        continueFinalMessage: body.continue_final_message ?? false,
+        ...renderOptions,
         addSpecialTokens: body.add_special_tokens ?? false,
-        documents: body.documents ?? null,
-        chatTemplate: body.chat_template ?? null,
-        chatTemplateKwargs: body.chat_template_kwargs ?? null,
         trustRequestChatTemplate: this.opts.trustRequestChatTemplate,
         truncatePromptTokens: body.truncate_prompt_tokens ?? null,
         truncationSide: body.truncation_side ?? null,
@@ -136,8 +156,10 @@ export class ChatServing {
     );
     const sent = sentFields(body);
     const maxParam = body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
-    const params = prompts.map((prompt) =>
-      buildSamplingParams(body, {
+    // Tool-call markers may be special tokens the detokenizer would drop (vLLM does the same).
+    const keepSpecialTokens = tools.choice.kind === 'auto' && !!this.opts.parsers.tool?.keepsSpecialTokens;
+    const params = prompts.map((prompt) => {
+      const sampling = buildSamplingParams(body, {
         sent,
         generationDefaults: engine.generationDefaults,
         maxTokens: resolveMaxTokens({
@@ -156,11 +178,28 @@ export class ChatServing {
         maxLogprobs: this.opts.maxLogprobs,
         stream: !!body.stream,
         detokenize: engine.tokenizer !== null,
-      }),
-    );
+      });
+      if (keepSpecialTokens) sampling.skip_special_tokens = false;
+      return sampling;
+    });
     const id = responseId('chatcmpl', requestIdBase(headerRequestId, body.request_id));
     const engineRequests = buildEngineRequests(prompts, params, body, (i) => (batch ? `${id}_${i}` : id));
-    return { id, model, created: createdNow(), conversations, prompts, params, engineRequests, body };
+    const outputRules: ChoiceOutputRules = {
+      choice: tools.choice,
+      parallelToolCalls: body.parallel_tool_calls ?? true,
+      includeReasoning: body.include_reasoning ?? true,
+    };
+    return { id, model, created: createdNow(), conversations, prompts, params, engineRequests, body, tools, renderOptions, outputRules };
+  }
+
+  /** A fresh output parser for one choice of `conversation`; null when its text is plain content. */
+  private outputParser(prep: PreparedChat, conversation: number): ChatOutputParser | null {
+    return createChatOutputParser(this.opts.parsers, {
+      choice: prep.tools.choice,
+      functions: prep.tools.functions,
+      chatTemplateKwargs: prep.renderOptions.chatTemplateKwargs ?? {},
+      promptText: prep.prompts[conversation].text,
+    });
   }
 
   private namer(body: ChatRequestBody) {
@@ -173,7 +212,7 @@ export class ChatServing {
     const messages = prep.conversations[conversation];
     const last = messages[messages.length - 1];
     if (!last || last.role !== this.opts.responseRole) return '';
-    return typeof last.content === 'string' ? last.content : '';
+    return contentText(last.content);
   }
 
   async complete(prep: PreparedChat, signal?: AbortSignal): Promise<ChatResponse> {
@@ -189,19 +228,25 @@ export class ChatServing {
       let completionTokens = 0;
       for (const choice of result.choices) {
         completionTokens += choice.tokenIds.length;
+        const parser = this.outputParser(prep, conversation);
+        const parsed = parser ? parser.parse(choice.text) : { reasoning: null, content: choice.text, toolCalls: [] };
+        const fields = messageFields(parsed, prep.outputRules);
+        const echo = this.echoPrefix(prep, conversation);
+        // Hidden reasoning must not leak through token-level fields either.
+        const hideTokens = parser !== null && !prep.outputRules.includeReasoning;
         choices.push({
           index: conversation * n + choice.index,
           message: {
             role: this.opts.responseRole,
-            content: this.echoPrefix(prep, conversation) + choice.text,
+            content: echo ? echo + (fields.content ?? '') : fields.content,
             refusal: null,
-            tool_calls: [],
-            reasoning: null,
+            tool_calls: fields.tool_calls,
+            reasoning: fields.reasoning,
           },
-          logprobs: body.logprobs ? { content: chatLogprobEntries(choice.logprobs, numTop, namer) } : null,
-          finish_reason: choice.finishReason ?? 'stop',
+          logprobs: body.logprobs && !hideTokens ? { content: chatLogprobEntries(choice.logprobs, numTop, namer) } : null,
+          finish_reason: chatFinishReason(choice.finishReason, prep.tools.choice, fields.tool_calls.length > 0, false),
           stop_reason: choice.stopReason,
-          token_ids: body.return_token_ids ? choice.tokenIds : null,
+          token_ids: body.return_token_ids && !hideTokens ? choice.tokenIds : null,
         });
       }
       usages.push(buildUsage(promptIds.length, completionTokens, result.numCachedTokens, this.opts));
@@ -249,20 +294,28 @@ export class ChatServing {
     if (echo) {
       for (let i = 0; i < n; i++) yield withUsage({ ...base, choices: [{ index: i, delta: { content: echo }, logprobs: null, finish_reason: null }] });
     }
+    const parsers = Array.from({ length: n }, () => this.outputParser(prep, 0));
+    const hideTokens = parsers[0] !== null && !prep.outputRules.includeReasoning;
     try {
       while (!next.done) {
         const item = next.value;
         foldOutput(state, item, prep.params[0].output_kind);
         for (const out of item.outputs) {
           if (!out.text && out.tokenIds.length === 0 && !out.finishReason) continue;
-          const choice: ChatChunkChoice = {
-            index: out.index,
-            delta: { content: out.text },
-            logprobs: body.logprobs ? { content: chatLogprobEntries(out.logprobs ?? [], numTop, namer) } : null,
-            finish_reason: out.finishReason,
-          };
-          if (out.finishReason) choice.stop_reason = out.stopReason;
-          if (body.return_token_ids) choice.token_ids = out.tokenIds;
+          const parser = parsers[out.index];
+          const logprobs = body.logprobs && !hideTokens ? { content: chatLogprobEntries(out.logprobs ?? [], numTop, namer) } : null;
+          let delta: ChatChunkChoice['delta'] | null = { content: out.text };
+          if (parser) {
+            delta = deltaFields(parser.parseDelta(out.text, out.finishReason !== null), prep.outputRules);
+            // Nothing to show yet: only a finish, logprobs or token ids still make a chunk.
+            if (!delta && !out.finishReason && !logprobs && !(body.return_token_ids && !hideTokens)) continue;
+          }
+          const choice: ChatChunkChoice = { index: out.index, delta: delta ?? {}, logprobs, finish_reason: null };
+          if (out.finishReason) {
+            choice.finish_reason = chatFinishReason(out.finishReason, prep.tools.choice, !!parser?.toolsCalled, true);
+            choice.stop_reason = out.stopReason;
+          }
+          if (body.return_token_ids && !hideTokens) choice.token_ids = out.tokenIds;
           yield withUsage({ ...base, choices: [choice] });
         }
         next = await outputs.next();
@@ -272,6 +325,19 @@ export class ChatServing {
     }
     if (includeUsage) yield { ...base, choices: [], usage: usageNow() };
   }
+}
+
+/**
+ * The template's kwargs: the request's chat_template_kwargs plus `reasoning_effort`, which also
+ * switches `enable_thinking` unless the request set it (vLLM's build_chat_params).
+ */
+export function chatTemplateKwargs(body: Pick<ChatRequestBody, 'chat_template_kwargs' | 'reasoning_effort'>): Record<string, unknown> {
+  const kwargs: Record<string, unknown> = { ...(body.chat_template_kwargs ?? {}) };
+  if (body.reasoning_effort != null) {
+    kwargs.reasoning_effort = body.reasoning_effort;
+    if (!('enable_thinking' in (body.chat_template_kwargs ?? {}))) kwargs.enable_thinking = body.reasoning_effort !== 'none';
+  }
+  return kwargs;
 }
 
 /** Chat's logprobs (bool) + top_logprobs (int) -> the engine's sampled-token logprob count. */

@@ -4,8 +4,10 @@
 import { OpenAIHttpError } from '../common/openai-error';
 import type { ServerConfig } from '../config/server-config';
 import { RequestValidationError } from '../engine/errors';
+import { outputParserFactories, type OutputParserFactories } from './chat-output';
+import type { ToolServingOptions } from './tool-choice';
 
-export interface ServingOptions {
+export interface ServingOptions extends ToolServingOptions {
   /** --served-model-name: the first is reported in responses; any is accepted. */
   servedModelNames: string[];
   returnTokensAsTokenIds: boolean;
@@ -14,6 +16,9 @@ export interface ServingOptions {
   responseRole: string;
   trustRequestChatTemplate: boolean;
   maxLogprobs: number;
+  chatTemplateContentFormat: 'auto' | 'string' | 'openai';
+  /** The parser classes --tool-call-parser / --reasoning-parser name. */
+  parsers: OutputParserFactories;
 }
 
 export function servingOptionsFrom(config: ServerConfig): ServingOptions {
@@ -25,6 +30,11 @@ export function servingOptionsFrom(config: ServerConfig): ServingOptions {
     responseRole: config.responseRole,
     trustRequestChatTemplate: config.trustRequestChatTemplate,
     maxLogprobs: config.maxLogprobs,
+    chatTemplateContentFormat: config.chatTemplateContentFormat,
+    enableAutoToolChoice: config.enableAutoToolChoice,
+    toolCallParser: config.toolCallParser,
+    excludeToolsWhenToolChoiceNone: config.excludeToolsWhenToolChoiceNone,
+    parsers: outputParserFactories(config),
   };
 }
 

@@ -7,6 +7,7 @@ import { checkChatTemplateFlags, renderChatText } from './chat-prompt';
 import { prepareChatMessages } from './chat-messages';
 import { checkTokenIdsInVocab } from './completion-prompts';
 import { resolveModelName, type ServingOptions } from './serving-options';
+import { checkTools } from './tool-choice';
 import { rejectUnsupportedFields } from './unsupported';
 
 export interface TokenizeRequestBody {
@@ -51,7 +52,8 @@ export class TokenizeServing {
     const tokenizer = this.tokenizer();
     let tokens: number[];
     if (body.messages != null) {
-      rejectUnsupportedFields(body, ['tools', 'mm_processor_kwargs']);
+      rejectUnsupportedFields(body, ['mm_processor_kwargs']);
+      const tools = checkTools(body.tools).length > 0 ? (body.tools as unknown[]) : null;
       checkChatTemplateFlags(body, this.opts.trustRequestChatTemplate);
       const text = renderChatText(this.engine.chatTemplate, tokenizer, prepareChatMessages(body.messages), {
         addGenerationPrompt: body.add_generation_prompt ?? true,
@@ -59,6 +61,8 @@ export class TokenizeServing {
         documents: null,
         chatTemplate: body.chat_template ?? null,
         chatTemplateKwargs: body.chat_template_kwargs ?? null,
+        tools,
+        contentFormat: this.opts.chatTemplateContentFormat,
       });
       tokens = tokenizer.encode(text, { addSpecialTokens: body.add_special_tokens ?? false });
     } else if (typeof body.prompt === 'string') {

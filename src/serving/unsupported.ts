@@ -9,8 +9,6 @@ export function notSupportedYet(param: string, what = `\`${param}\``): never {
 
 /** Values that ask for nothing beyond plain generation, which clients often send by default. */
 const NO_OP_VALUES: Record<string, (value: unknown) => boolean> = {
-  tools: (v) => Array.isArray(v) && v.length === 0,
-  tool_choice: (v) => v === 'none',
   response_format: (v) => typeof v === 'object' && (v as { type?: unknown }).type === 'text',
 };
 
@@ -24,4 +22,3 @@ export function rejectUnsupportedFields(body: Record<string, unknown>, fields: r
 }
 
 export const UNSUPPORTED_COMMON_FIELDS = ['response_format', 'structured_outputs', 'prompt_embeds'] as const;
-export const UNSUPPORTED_CHAT_FIELDS = [...UNSUPPORTED_COMMON_FIELDS, 'tools', 'tool_choice'] as const;

@@ -114,14 +114,11 @@ export class RenderService {
     text: string,
     offsets: [number, number][],
   ): number[] | null {
-    const source = body.chat_template ?? this.engine.chatTemplate?.source ?? null;
+    const source = body.chat_template ?? this.engine.chatTemplate?.sourceFor(prepared.renderOptions) ?? null;
     if (!source || !hasGenerationTags(source)) return null;
     const marked = renderChatText(this.engine.chatTemplate, this.engine.tokenizer, prepared.conversations[0], {
-      addGenerationPrompt: body.add_generation_prompt ?? true,
-      continueFinalMessage: body.continue_final_message ?? false,
-      documents: body.documents ?? null,
+      ...prepared.renderOptions,
       chatTemplate: markGenerationTags(source),
-      chatTemplateKwargs: body.chat_template_kwargs ?? null,
     });
     const { text: clean, spans } = extractGenerationSpans(marked);
     // The markers must be the only difference; anything else means the spans cannot be trusted.

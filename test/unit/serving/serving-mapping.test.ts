@@ -37,6 +37,11 @@ const OPTS: ServingOptions = {
   responseRole: 'assistant',
   trustRequestChatTemplate: false,
   maxLogprobs: 20,
+  chatTemplateContentFormat: 'auto',
+  enableAutoToolChoice: false,
+  toolCallParser: null,
+  excludeToolsWhenToolChoiceNone: false,
+  parsers: { tool: null, reasoning: null },
 };
 
 function fakeEngine(generationDefaults: Record<string, number> = {}) {

@@ -1,8 +1,9 @@
 // POST /v1/chat/completions body (and the batch variant): OpenAI's ChatCompletionRequest plus
-// vLLM's extras. Message contents are checked by the serving layer (text parts only for now).
+// vLLM's extras. Message contents and tools are checked by the serving layer (text parts only for now).
 
 import type { ChatRequestBody } from '../../../serving/chat-serving';
-import { AnyField, BoolField, IntField, JsonListField, ObjectField, StringField } from '../../../serving/dto/api-field';
+import { AnyField, BoolField, EnumField, IntField, JsonListField, ObjectField, StringField } from '../../../serving/dto/api-field';
+import { REASONING_EFFORTS, TOOL_CALL_SCHEMA, TOOL_CHOICE_SCHEMA, TOOL_SCHEMA } from '../../../serving/dto/tool-fields';
 import { SamplingFieldsDto } from '../../../serving/dto/sampling-fields.dto';
 
 const MESSAGE_SCHEMA = {
@@ -17,7 +18,9 @@ const MESSAGE_SCHEMA = {
       nullable: true,
     },
     name: { type: 'string' },
-    tool_call_id: { type: 'string' },
+    tool_call_id: { type: 'string', description: 'tool messages: the id of the call this answers.' },
+    tool_calls: { type: 'array', items: TOOL_CALL_SCHEMA, description: 'assistant messages: the calls it made.' },
+    reasoning: { type: 'string', description: 'assistant messages: their thinking (`reasoning_content` is accepted too).' },
   },
   required: ['role'],
   additionalProperties: true,
@@ -63,14 +66,29 @@ export class ChatFieldsDto extends SamplingFieldsDto {
   @ObjectField({ description: 'Extra kwargs for a multimodal processor (accepted; text-only models have none).' })
   mm_processor_kwargs?: Record<string, unknown> | null;
 
-  @BoolField({ description: 'Parallel tool calls (accepted; tool calling is not supported yet).', default: true })
+  @BoolField({ description: 'Allow more than one tool call per answer; false keeps only the first.', default: true })
   parallel_tool_calls?: boolean | null;
 
-  @AnyField({ description: 'Not supported yet: answered with 400 (an empty list is accepted).' })
-  tools?: unknown;
+  @JsonListField({ description: 'Function tools the model may call; the chat template renders them. An empty list is a 400.' }, TOOL_SCHEMA)
+  tools?: unknown[] | null;
 
-  @AnyField({ description: 'Not supported yet: answered with 400 ("none" is accepted).' })
+  @AnyField(
+    {
+      description: '"none" (no calls), "auto" (the model decides; needs --enable-auto-tool-choice and --tool-call-parser), ' +
+        '"required" or {"type": "function", "function": {"name": ...}} (forced by constrained decoding). ' +
+        'Default: "auto" with tools, "none" without.',
+    },
+    TOOL_CHOICE_SCHEMA,
+  )
   tool_choice?: unknown;
+
+  @EnumField(REASONING_EFFORTS, {
+    description: 'Passed to the chat template as `reasoning_effort`; also sets `enable_thinking` (false for "none") unless chat_template_kwargs does.',
+  })
+  reasoning_effort?: string | null;
+
+  @BoolField({ description: 'With --reasoning-parser: false leaves `reasoning` out of the answer.', default: true })
+  include_reasoning?: boolean | null;
 }
 
 export class ChatRequestDto extends ChatFieldsDto implements ChatRequestBody {

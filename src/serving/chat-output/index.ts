@@ -1,0 +1,2 @@
+export { ChatOutputParser, type ChatOutputDelta, type ParsedChatOutput } from './chat-output-parser';
+export { createChatOutputParser, outputParserFactories, type ChoiceParsing, type OutputParserFactories } from './output-parsers';
