@@ -81,13 +81,13 @@ function registerAll<F>(registry: ParserRegistry<F>, table: unknown, path: strin
 export async function loadParserPlugin(file: string): Promise<void> {
   const path = resolve(file);
   if (loaded.has(path)) return;
-  let exports: Record<string, unknown>;
+  let namespace: Record<string, unknown>;
   try {
-    exports = await loadModule(path);
+    namespace = await loadModule(path);
   } catch (err) {
     throw new Error(`cannot load parser plugin ${path}: ${(err as Error).message}`);
   }
-  const plugin = (exports.default && typeof exports.default === 'object' ? exports.default : exports) as Record<string, unknown>;
+  const plugin = (namespace.default && typeof namespace.default === 'object' ? namespace.default : namespace) as Record<string, unknown>;
   registerAll(TOOL_PARSERS, plugin.toolParsers, path);
   registerAll(REASONING_PARSERS, plugin.reasoningParsers, path);
   if (typeof plugin.register === 'function') await (plugin.register as (api: PluginApi) => unknown)(PLUGIN_API);

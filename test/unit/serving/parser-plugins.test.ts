@@ -1,12 +1,14 @@
 // --tool-parser-plugin / --reasoning-parser-plugin files: CommonJS, ES module and TypeScript
 // plugins register their parsers; names are checked once plugins are loaded.
 
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadParserPlugin, setUpOutputParsers } from '../../../src/serving/parser-plugins';
 import { REASONING_PARSERS } from '../../../src/serving/reasoning';
 import { TOOL_PARSERS } from '../../../src/serving/tool-parsers';
+import { ensureBuilt, REPO_ROOT } from '../../helpers/server';
 
 const dir = mkdtempSync(join(tmpdir(), 'ortllm-plugins-'));
 const write = (name: string, text: string): string => {
@@ -50,6 +52,26 @@ describe('parser plugins', () => {
     const parser = new (REASONING_PARSERS.get('brackets'))({ chatTemplateKwargs: {} });
     expect(parser.extract('[[hmm]]yes')).toEqual({ reasoning: 'hmm', content: 'yes' });
   });
+
+  it('an ES module (.mjs), loaded by the built server code (jest cannot import() ES modules)', async () => {
+    await ensureBuilt();
+    const path = write('esm.mjs', `
+      export function register(ortllm) {
+        ortllm.toolParsers.register(['esm_calls'], class extends ortllm.ScanningToolParser {
+          scan(text) { return { content: text, calls: [], malformed: false }; }
+        });
+      }
+    `);
+    const script = `
+      const { setUpOutputParsers } = require('./dist/src/serving/parser-plugins');
+      const { TOOL_PARSERS } = require('./dist/src/serving/tool-parsers');
+      setUpOutputParsers({ toolParserPlugin: ${JSON.stringify(path)}, reasoningParserPlugin: null, toolCallParser: 'esm_calls', reasoningParser: null })
+        .then(() => console.log(JSON.stringify(new (TOOL_PARSERS.get('esm_calls'))({ tools: [] }).extract('hi'))));
+    `;
+    const run = spawnSync(process.execPath, ['-e', script], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual({ toolCalls: [], content: 'hi' });
+  }, 120_000);
 
   it('unknown names, missing files and bad tables fail start-up with a clear message', async () => {
     await expect(setUpOutputParsers({ ...NONE, toolCallParser: 'nope' })).rejects.toThrow(/^invalid tool call parser: nope \(chose from \{ .*hermes.* \}\)$/);
