@@ -15,9 +15,9 @@ export const CHAT_TEMPLATE_SOURCE = [
   '{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}',
 ].join('');
 
-function writeChatTemplate(): string {
+function writeChatTemplate(source: string): string {
   const path = join(mkdtempSync(join(tmpdir(), 'ortllm-chat-')), 'chatml.jinja');
-  writeFileSync(path, CHAT_TEMPLATE_SOURCE);
+  writeFileSync(path, source);
   return path;
 }
 export const HAVE_MODEL = defaultTestModel() !== null;
@@ -59,8 +59,9 @@ export async function postJson(baseUrl: string, path: string, body: unknown, hea
   return { status: res.status, json, text, headers: res.headers };
 }
 
-export async function startServing(args: string[] = []): Promise<Serving> {
-  const server = await startServer(['--chat-template', writeChatTemplate(), ...args]);
+/** The real server on stories260K with `templateSource` as its --chat-template. */
+export async function startServing(args: string[] = [], templateSource = CHAT_TEMPLATE_SOURCE): Promise<Serving> {
+  const server = await startServer(['--chat-template', writeChatTemplate(templateSource), ...args]);
   const client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
   const models = await client.models.list();
   const post: Serving['post'] = (path, body, headers) => postJson(server.baseUrl, path, body, headers);
