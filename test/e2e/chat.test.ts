@@ -196,8 +196,9 @@ maybe('POST /v1/chat/completions', () => {
     const cases: Array<[string, Record<string, unknown>, string]> = [
       ['image parts', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'http://x/y.png' } }] }] }, 'messages'],
       ['audio parts', { messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AA', format: 'wav' } }] }] }, 'messages'],
-      ['tools', { tools: [{ type: 'function', function: { name: 'f', parameters: {} } }] }, 'tools'],
-      ['tool_choice', { tool_choice: 'required' }, 'tool_choice'],
+      ['tools without --enable-auto-tool-choice ("auto" is the default)', { tools: [{ type: 'function', function: { name: 'f', parameters: {} } }] }, 'tool_choice'],
+      ['an empty tools list', { tools: [], tool_choice: 'none' }, 'tools'],
+      ['tool_choice without tools', { tool_choice: 'required' }, 'tool_choice'],
       ['response_format', { response_format: { type: 'json_object' } }, 'response_format'],
       ['structured_outputs', { structured_outputs: { regex: 'a+' } }, 'structured_outputs'],
       ['empty messages', { messages: [] }, 'messages'],
@@ -210,8 +211,9 @@ maybe('POST /v1/chat/completions', () => {
       await expectApiError(chat(body), 400, param);
     });
 
-    it('tool_choice "none" and an empty tools list ask for nothing and are accepted', async () => {
-      expect((await chat({ max_tokens: 1, tools: [], tool_choice: 'none' })).choices).toHaveLength(1);
+    it('tool_choice "none" with tools needs no tool flags: the tools reach the template, the answer is content', async () => {
+      const r = await chat({ max_tokens: 1, tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: 'none' });
+      expect(r.choices[0].message).toMatchObject({ content: expect.any(String), tool_calls: [] });
     });
 
     it('unknown model -> 404', async () => {

@@ -2,13 +2,14 @@
 // plugins register their parsers; names are checked once plugins are loaded.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadParserPlugin, setUpOutputParsers } from '../../../src/serving/parser-plugins';
 import { REASONING_PARSERS } from '../../../src/serving/reasoning';
 import { TOOL_PARSERS } from '../../../src/serving/tool-parsers';
 import { ensureBuilt, REPO_ROOT } from '../../helpers/server';
+import { extracted, splits, streamPieces, withoutIds } from './parser-harness';
 
 const dir = mkdtempSync(join(tmpdir(), 'ortllm-plugins-'));
 const write = (name: string, text: string): string => {
@@ -72,6 +73,19 @@ describe('parser plugins', () => {
     expect(run.stderr).toBe('');
     expect(JSON.parse(run.stdout)).toEqual({ toolCalls: [], content: 'hi' });
   }, 120_000);
+
+  it("README's example plugin works as it says", async () => {
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const code = /```js\n(\/\/ my-parser\.js[\s\S]*?)```/.exec(readme)?.[1];
+    expect(code).toBeDefined();
+    await loadParserPlugin(write('my-parser.js', code as string));
+    const make = () => new (TOOL_PARSERS.get('call_line'))({ tools: [] });
+    const text = 'Checking.\nCALL get_weather {"city": "Paris"}\nCALL get_time {}';
+    const expected = { content: 'Checking.\n', calls: [{ name: 'get_weather', arguments: '{"city": "Paris"}' }, { name: 'get_time', arguments: '{}' }] };
+    expect(withoutIds(extracted(make(), text))).toEqual(expected);
+    for (const pieces of splits(text)) expect(withoutIds(streamPieces(make(), pieces))).toEqual(expected);
+    expect(withoutIds(extracted(make(), 'CALL f {oops'))).toEqual({ content: 'CALL f {oops', calls: [] });
+  });
 
   it('unknown names, missing files and bad tables fail start-up with a clear message', async () => {
     await expect(setUpOutputParsers({ ...NONE, toolCallParser: 'nope' })).rejects.toThrow(/^invalid tool call parser: nope \(chose from \{ .*hermes.* \}\)$/);
