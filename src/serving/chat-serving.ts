@@ -6,7 +6,7 @@ import type { EngineClient, EngineRequest, SamplingParams } from '../engine/type
 import type { ChatMessage } from '../model/types';
 import { chatFinishReason, deltaFields, messageFields, type ChoiceOutputRules } from './chat-message';
 import { contentText, prepareChatMessages } from './chat-messages';
-import { createChatOutputParser, type ChatOutputDelta, type ChatOutputParser } from './chat-output';
+import { countReasoningTokens, createChatOutputParser, type ChatOutputDelta, type ChatOutputParser } from './chat-output';
 import { checkChatTemplateFlags, prepareChatPrompt, type ChatRenderOptions } from './chat-prompt';
 import type { PreparedPrompt } from './completion-prompts';
 import { drainAll } from './respond';
@@ -202,6 +202,16 @@ export class ChatServing {
     });
   }
 
+  private reasoningTokens(prep: PreparedChat, tokenIds: readonly number[], reasoningEnd: number): number {
+    const tokenizer = this.engine.tokenizer;
+    return tokenizer ? countReasoningTokens(tokenizer, tokenIds, reasoningEnd, prep.params[0].skip_special_tokens) : 0;
+  }
+
+  /** With --reasoning-parser, usage says how many output tokens were thinking (vLLM's completion_tokens_details). */
+  private withReasoningTokens(usage: UsageInfo, reasoningTokens: number): UsageInfo {
+    return this.opts.parsers.reasoning ? { ...usage, completion_tokens_details: { reasoning_tokens: reasoningTokens } } : usage;
+  }
+
   private namer(body: ChatRequestBody) {
     return tokenNamer(this.engine.tokenizer, this.opts.returnTokensAsTokenIds || !!body.return_tokens_as_token_ids);
   }
@@ -226,10 +236,12 @@ export class ChatServing {
     results.forEach((result, conversation) => {
       const promptIds = result.promptTokenIds.length > 0 ? result.promptTokenIds : prep.prompts[conversation].tokenIds;
       let completionTokens = 0;
+      let reasoningTokens = 0;
       for (const choice of result.choices) {
         completionTokens += choice.tokenIds.length;
         const parser = this.outputParser(prep, conversation);
-        const parsed = parser ? parser.parse(choice.text) : { reasoning: null, content: choice.text, toolCalls: [] };
+        const parsed = parser ? parser.parse(choice.text) : { reasoning: null, content: choice.text, toolCalls: [], reasoningEnd: 0 };
+        reasoningTokens += this.reasoningTokens(prep, choice.tokenIds, parsed.reasoningEnd);
         const fields = messageFields(parsed, prep.outputRules);
         const echo = this.echoPrefix(prep, conversation);
         // Hidden reasoning must not leak through token-level fields either.
@@ -249,7 +261,7 @@ export class ChatServing {
           token_ids: body.return_token_ids && !hideTokens ? choice.tokenIds : null,
         });
       }
-      usages.push(buildUsage(promptIds.length, completionTokens, result.numCachedTokens, this.opts));
+      usages.push(this.withReasoningTokens(buildUsage(promptIds.length, completionTokens, result.numCachedTokens, this.opts), reasoningTokens));
     });
     const single = results.length === 1 ? results[0] : null;
     const response: ChatResponse = {
@@ -323,7 +335,14 @@ export class ChatServing {
     } finally {
       if (!next.done) await outputs.return?.();
     }
-    if (includeUsage) yield { ...base, choices: [], usage: usageNow() };
+    if (includeUsage) {
+      // The thinking's token count, from the whole text of each choice (not sent per chunk).
+      const reasoningTokens = state.choices.reduce((sum, c) => {
+        const parsed = this.outputParser(prep, 0)?.parse(c.text);
+        return sum + (parsed ? this.reasoningTokens(prep, c.tokenIds, parsed.reasoningEnd) : 0);
+      }, 0);
+      yield { ...base, choices: [], usage: this.withReasoningTokens(usageNow(), reasoningTokens) };
+    }
   }
 }
 

@@ -70,20 +70,27 @@ maybe('tool calling and reasoning (hermes + qwen3 parsers)', () => {
       expect(r.prompt_text.endsWith('<|im_start|>assistant\n<think>\n\n</think>\n\n')).toBe(true);
       expect(r.choices[0].message.reasoning).toBeNull();
       expect(r.choices[0].message.content.length).toBeGreaterThan(0);
+      expect(r.usage.completion_tokens_details).toEqual({ reasoning_tokens: 0 });
     });
 
     it('thinking on (the default): output without </think> is all reasoning, streamed the same', async () => {
       const full = await chat({ seed: 3 });
       expect(full.choices[0].message.content).toBeNull();
       expect(full.choices[0].message.reasoning.length).toBeGreaterThan(0);
-      const stream = await s.client.chat.completions.create({ model: s.model, messages: USER, temperature: 0, max_tokens: 8, seed: 3, stream: true } as any);
+      expect(full.usage.completion_tokens_details).toEqual({ reasoning_tokens: 8 });
+      const stream = await s.client.chat.completions.create({
+        model: s.model, messages: USER, temperature: 0, max_tokens: 8, seed: 3, stream: true, stream_options: { include_usage: true },
+      } as any);
       let reasoning = '';
       let content = '';
+      let usage: any = null;
       for await (const chunk of stream as any) {
         reasoning += chunk.choices[0]?.delta?.reasoning ?? '';
         content += chunk.choices[0]?.delta?.content ?? '';
+        usage = chunk.usage ?? usage;
       }
       expect({ reasoning, content }).toEqual({ reasoning: full.choices[0].message.reasoning, content: '' });
+      expect(usage.completion_tokens_details).toEqual({ reasoning_tokens: 8 });
     });
 
     it('include_reasoning false leaves the thinking out, logprobs and token ids too', async () => {

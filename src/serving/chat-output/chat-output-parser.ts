@@ -10,6 +10,8 @@ export interface ParsedChatOutput {
   reasoning: string | null;
   content: string | null;
   toolCalls: ToolCall[];
+  /** Where the reasoning section (tags included) ends in the text: 0 without one. */
+  reasoningEnd: number;
 }
 
 /** A streamed delta's parsed fields (chat's `delta` keys). */
@@ -17,6 +19,12 @@ export interface ChatOutputDelta {
   reasoning?: string;
   content?: string;
   tool_calls?: ToolCallDelta[];
+}
+
+/** The answer follows the thinking, so the section ends where the content (a suffix) begins. */
+function reasoningSectionEnd(text: string, reasoning: string | null, content: string | null): number {
+  if (content === null) return reasoning === null ? 0 : text.length;
+  return reasoning !== null && text.endsWith(content) ? text.length - content.length : 0;
 }
 
 export class ChatOutputParser {
@@ -36,9 +44,10 @@ export class ChatOutputParser {
     let reasoning: string | null = null;
     let content: string | null = text;
     if (this.reasoning) ({ reasoning, content } = this.reasoning.extract(text));
-    if (!this.tools) return { reasoning, content, toolCalls: [] };
+    const reasoningEnd = reasoningSectionEnd(text, reasoning, content);
+    if (!this.tools) return { reasoning, content, toolCalls: [], reasoningEnd };
     const extracted = this.tools.extract(content ?? '');
-    return { reasoning, content: extracted.content || null, toolCalls: extracted.toolCalls };
+    return { reasoning, content: extracted.content || null, toolCalls: extracted.toolCalls, reasoningEnd };
   }
 
   /** The next piece of output text; `finished` on the last one. Null when there is nothing to send yet. */

@@ -3,11 +3,16 @@
 
 import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
 import type { ChatLogprobEntry, ChatLogprobs, ChatTopLogprob, CompletionLogprobs } from '../logprobs';
-import type { PromptTokensDetails, UsageInfo } from '../usage';
+import type { CompletionTokensDetails, PromptTokensDetails, UsageInfo } from '../usage';
 
 export class PromptTokensDetailsDto implements PromptTokensDetails {
   @ApiProperty({ type: 'integer', description: 'Prompt tokens served from the prefix cache.' })
   cached_tokens!: number;
+}
+
+export class CompletionTokensDetailsDto implements CompletionTokensDetails {
+  @ApiProperty({ type: 'integer', description: 'Output tokens of the thinking section.' })
+  reasoning_tokens!: number;
 }
 
 export class UsageDto implements UsageInfo {
@@ -16,6 +21,8 @@ export class UsageDto implements UsageInfo {
   @ApiProperty({ type: 'integer' }) total_tokens!: number;
   @ApiProperty({ type: () => PromptTokensDetailsDto, nullable: true, description: 'With --enable-prompt-tokens-details.' })
   prompt_tokens_details!: PromptTokensDetailsDto | null;
+  @ApiProperty({ type: () => CompletionTokensDetailsDto, required: false, description: 'Chat with --reasoning-parser.' })
+  completion_tokens_details?: CompletionTokensDetailsDto | null;
 }
 
 export class CompletionLogprobsDto implements CompletionLogprobs {

@@ -1,7 +1,8 @@
 // The reasoning parsers and the per-choice output parser that chains reasoning and tool parsing:
 // non-streaming splits, and streams cut at every character boundary re-assembled to the same.
 
-import { ChatOutputParser, createChatOutputParser, outputParserFactories, type ChatOutputDelta } from '../../../src/serving/chat-output';
+import type { Tokenizer } from '../../../src/model/types';
+import { ChatOutputParser, countReasoningTokens, createChatOutputParser, outputParserFactories, type ChatOutputDelta } from '../../../src/serving/chat-output';
 import { REASONING_PARSERS, type ReasoningParser, type ReasoningSplit } from '../../../src/serving/reasoning';
 import { TOOL_PARSERS } from '../../../src/serving/tool-parsers';
 import { splits } from './parser-harness';
@@ -90,7 +91,12 @@ describe('ChatOutputParser: reasoning, then tool calls', () => {
   it('a tool call after the thinking, streamed or not', () => {
     const text = 'I need the weather.</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
     const parsed = make().parse(text);
-    expect(parsed).toMatchObject({ reasoning: 'I need the weather.', content: '\n\n', toolCalls: [{ type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }] });
+    expect(parsed).toMatchObject({
+      reasoning: 'I need the weather.',
+      content: '\n\n',
+      toolCalls: [{ type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }],
+      reasoningEnd: 'I need the weather.</think>'.length,
+    });
     for (const pieces of splits(text)) {
       expect(streamAll(pieces)).toEqual({
         reasoning: 'I need the weather.',
@@ -103,7 +109,12 @@ describe('ChatOutputParser: reasoning, then tool calls', () => {
 
   it('<tool_call> inside the thinking is not a call', () => {
     const text = 'Maybe <tool_call>{"name": "x"}</tool_call>? No.</think>Plain answer.';
-    expect(make().parse(text)).toEqual({ reasoning: 'Maybe <tool_call>{"name": "x"}</tool_call>? No.', content: 'Plain answer.', toolCalls: [] });
+    expect(make().parse(text)).toEqual({
+      reasoning: 'Maybe <tool_call>{"name": "x"}</tool_call>? No.',
+      content: 'Plain answer.',
+      toolCalls: [],
+      reasoningEnd: text.length - 'Plain answer.'.length,
+    });
     expect(streamAll([text])).toMatchObject({ content: 'Plain answer.', calls: [], toolsCalled: false });
   });
 
@@ -112,6 +123,14 @@ describe('ChatOutputParser: reasoning, then tool calls', () => {
     const closed = createChatOutputParser(factories, { choice: { kind: 'none' }, functions: [], chatTemplateKwargs: {}, promptText: '<think>\n\n</think>\n\n' });
     expect(closed).toBeNull();
     const hermesOnly = createChatOutputParser({ tool: TOOL_PARSERS.get('hermes'), reasoning: null }, { choice: { kind: 'auto' }, functions: [], chatTemplateKwargs: {}, promptText: '' });
-    expect(hermesOnly?.parse('</think>x')).toEqual({ reasoning: null, content: '</think>x', toolCalls: [] });
+    expect(hermesOnly?.parse('</think>x')).toEqual({ reasoning: null, content: '</think>x', toolCalls: [], reasoningEnd: 0 });
+  });
+
+  it('counts the output tokens up to the end of the thinking', () => {
+    const chars = { decode: (ids: readonly number[]) => ids.map((id) => String.fromCharCode(id)).join('') } as unknown as Tokenizer;
+    const ids = [...'ab</think>cd'].map((c) => c.charCodeAt(0));
+    expect(countReasoningTokens(chars, ids, 'ab</think>'.length, true)).toBe(10);
+    expect(countReasoningTokens(chars, ids, 0, true)).toBe(0);
+    expect(countReasoningTokens(chars, ids, ids.length, true)).toBe(ids.length);
   });
 });
