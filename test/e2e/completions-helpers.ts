@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { APIError } from 'openai';
-import { SERVER_START_TIMEOUT_MS, defaultTestModel, startServer, type TestServer } from '../helpers/server';
+import { SERVER_START_TIMEOUT_MS, defaultTestModel, startServer, type StartServerOptions, type TestServer } from '../helpers/server';
 
 /** A small ChatML-like template that also prints documents and a `greeting` template kwarg. */
 export const CHAT_TEMPLATE_SOURCE = [
@@ -59,9 +59,9 @@ export async function postJson(baseUrl: string, path: string, body: unknown, hea
   return { status: res.status, json, text, headers: res.headers };
 }
 
-/** The real server on stories260K with `templateSource` as its --chat-template. */
-export async function startServing(args: string[] = [], templateSource = CHAT_TEMPLATE_SOURCE): Promise<Serving> {
-  const server = await startServer(['--chat-template', writeChatTemplate(templateSource), ...args]);
+/** The real server (stories260K unless `options.model`) with `templateSource` as its --chat-template. */
+export async function startServing(args: string[] = [], templateSource = CHAT_TEMPLATE_SOURCE, options: StartServerOptions = {}): Promise<Serving> {
+  const server = await startServer(['--chat-template', writeChatTemplate(templateSource), ...args], options);
   const client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
   const models = await client.models.list();
   const post: Serving['post'] = (path, body, headers) => postJson(server.baseUrl, path, body, headers);

@@ -1,7 +1,15 @@
-// Tool calling and reasoning output end to end: the real server on stories260K with a
-// Hermes-style (Qwen2.5 / Qwen3) chat template written for the test, --enable-auto-tool-choice
-// --tool-call-parser hermes --reasoning-parser qwen3, through the official `openai` client.
+// Tool calling and reasoning output end to end: the real server with a Hermes-style (Qwen2.5 /
+// Qwen3) chat template written for the test, --enable-auto-tool-choice --tool-call-parser hermes
+// --reasoning-parser qwen3, through the official `openai` client. The model is stories260K with
+// a few vocabulary entries turned into whole tool-call / thinking texts: `logit_bias` on one of
+// them makes the model really write that markup, which the parsers then take apart.
 
+import Ajv from 'ajv';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { writeForcedTextModel } from '../helpers/forced-text-model';
+import { defaultTestModel } from '../helpers/server';
 import { HAVE_MODEL, SERVER_START_TIMEOUT_MS, expectApiError, startServing, type Serving } from './completions-helpers';
 
 /** Qwen2.5's tool format and Qwen3's thinking switch, in a few lines of Jinja. */
@@ -32,15 +40,119 @@ const maybe = HAVE_MODEL ? describe : describe.skip;
 const USER = [{ role: 'user' as const, content: 'What is the weather in Paris?' }];
 const NO_THINKING = { chat_template_kwargs: { enable_thinking: false } };
 
+const CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
+/** The texts the test model can be made to write, one token each. */
+const FORCED = {
+  call: CALL,
+  contentThenCall: `Let me check.\n${CALL}`,
+  thinkingThenAnswer: '<think>The sky is clear.</think>Sunny.',
+  thinkingThenCall: `<think>I need the weather.</think>\n${CALL}`,
+};
+type Forced = keyof typeof FORCED;
+
+const validArguments = new Ajv().compile(WEATHER_TOOL.function.parameters);
+
+/** Assembles streamed tool-call deltas the way clients do, checking the first delta of each call. */
+function assembleCalls(deltas: any[]): Array<{ id: string; type: string; function: { name: string; arguments: string } }> {
+  const calls: any[] = [];
+  for (const delta of deltas) {
+    if (delta.id !== undefined) {
+      expect(delta).toMatchObject({ type: 'function', function: { name: expect.any(String) } });
+      calls[delta.index] = { id: delta.id, type: delta.type, function: { name: delta.function.name, arguments: delta.function.arguments ?? '' } };
+    } else {
+      calls[delta.index].function.arguments += delta.function.arguments ?? '';
+    }
+  }
+  return calls;
+}
+
 maybe('tool calling and reasoning (hermes + qwen3 parsers)', () => {
   let s: Serving;
+  let tokenOf: Record<Forced, number>;
   const chat = (body: Record<string, unknown>): Promise<any> =>
     s.client.chat.completions.create({ model: s.model, messages: USER, temperature: 0, max_tokens: 8, ...body } as any);
+  /** Makes the model write `text` once per generated token. */
+  const forcing = (text: Forced, tokens: number) => ({ logit_bias: { [tokenOf[text]]: 100 }, max_tokens: tokens });
+
+  async function streamChat(body: Record<string, unknown>) {
+    const stream = await s.client.chat.completions.create({ model: s.model, messages: USER, temperature: 0, ...body, stream: true } as any);
+    const deltas: any[] = [];
+    let finish: string | null = null;
+    for await (const chunk of stream as any) {
+      if (chunk.choices[0]) deltas.push(chunk.choices[0].delta);
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    const join = (key: string) => deltas.map((d) => d[key] ?? '').join('');
+    return { reasoning: join('reasoning'), content: join('content'), calls: assembleCalls(deltas.flatMap((d) => d.tool_calls ?? [])), finish };
+  }
 
   beforeAll(async () => {
-    s = await startServing(['--enable-auto-tool-choice', '--tool-call-parser', 'hermes', '--reasoning-parser', 'qwen3'], HERMES_TEMPLATE);
+    const path = join(mkdtempSync(join(tmpdir(), 'ortllm-tools-')), 'forced-text.gguf');
+    const ids = await writeForcedTextModel(defaultTestModel()!, path, Object.values(FORCED));
+    tokenOf = Object.fromEntries(Object.keys(FORCED).map((key, i) => [key, ids[i]])) as Record<Forced, number>;
+    const flags = ['--enable-auto-tool-choice', '--tool-call-parser', 'hermes', '--reasoning-parser', 'qwen3', '--served-model-name', 'forced'];
+    s = await startServing(flags, HERMES_TEMPLATE, { model: path });
   }, SERVER_START_TIMEOUT_MS);
   afterAll(() => s?.server.stop());
+
+  describe('tool_choice "auto" with the hermes parser', () => {
+    it('the model writes two <tool_call> blocks: two tool_calls, no tag text in content', async () => {
+      const r = await chat({ tools: [WEATHER_TOOL], ...forcing('call', 2), ...NO_THINKING });
+      const choice = r.choices[0];
+      expect(choice.message.content).toBeNull();
+      expect(choice.finish_reason).toBe('tool_calls');
+      expect(choice.message.tool_calls).toHaveLength(2);
+      for (const call of choice.message.tool_calls) {
+        expect(call).toMatchObject({ id: expect.stringMatching(/^chatcmpl-tool-[0-9a-f]{32}$/), type: 'function', function: { name: 'get_weather' } });
+        expect(validArguments(JSON.parse(call.function.arguments))).toBe(true);
+      }
+      expect(choice.message.tool_calls[0].id).not.toBe(choice.message.tool_calls[1].id);
+    });
+
+    it('streamed: deltas assemble to the same calls, finish_reason tool_calls once the model stops', async () => {
+      const body = { tools: [WEATHER_TOOL], ...forcing('call', 2), ...NO_THINKING };
+      const full = await chat(body);
+      const streamed = await streamChat(body);
+      expect(streamed.content).toBe('');
+      expect(streamed.calls.map((c) => c.function)).toEqual(full.choices[0].message.tool_calls.map((c: any) => c.function));
+      // A stop string ends the output after one call: the engine says "stop", the API "tool_calls".
+      const stopped = { tools: [WEATHER_TOOL], ...forcing('call', 4), stop: ['</tool_call>'], include_stop_str_in_output: true, ...NO_THINKING };
+      expect((await streamChat(stopped)).finish).toBe('tool_calls');
+      expect((await chat(stopped)).choices[0]).toMatchObject({ finish_reason: 'tool_calls', message: { tool_calls: [expect.anything()] } });
+    });
+
+    it('text before the call stays content; parallel_tool_calls false keeps the first call', async () => {
+      const mixed = await chat({ tools: [WEATHER_TOOL], ...forcing('contentThenCall', 1), ...NO_THINKING });
+      expect(mixed.choices[0].message).toMatchObject({ content: 'Let me check.\n', tool_calls: [{ function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }] });
+      const streamed = await streamChat({ tools: [WEATHER_TOOL], ...forcing('contentThenCall', 1), ...NO_THINKING });
+      expect(streamed).toMatchObject({ content: 'Let me check.\n', calls: [{ function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }] });
+      const single = await chat({ tools: [WEATHER_TOOL], ...forcing('call', 2), parallel_tool_calls: false, ...NO_THINKING });
+      expect(single.choices[0].message.tool_calls).toHaveLength(1);
+      expect((await streamChat({ tools: [WEATHER_TOOL], ...forcing('call', 2), parallel_tool_calls: false, ...NO_THINKING })).calls).toHaveLength(1);
+    });
+
+    it('tool_choice "none": the same text is plain content', async () => {
+      const r = await chat({ tools: [WEATHER_TOOL], tool_choice: 'none', ...forcing('call', 1), ...NO_THINKING });
+      expect(r.choices[0].message).toMatchObject({ content: CALL, tool_calls: [] });
+      expect(r.choices[0].finish_reason).toBe('length');
+    });
+  });
+
+  describe('forced thinking', () => {
+    it('<think>…</think>answer: reasoning holds the thinking, content the answer, streamed or not', async () => {
+      const r = await chat(forcing('thinkingThenAnswer', 1));
+      expect(r.choices[0].message).toMatchObject({ reasoning: 'The sky is clear.', content: 'Sunny.', tool_calls: [] });
+      expect(r.usage.completion_tokens_details).toEqual({ reasoning_tokens: 1 });
+      expect(await streamChat(forcing('thinkingThenAnswer', 1))).toMatchObject({ reasoning: 'The sky is clear.', content: 'Sunny.', calls: [] });
+    });
+
+    it('a tool call after the thinking', async () => {
+      const r = await chat({ tools: [WEATHER_TOOL], ...forcing('thinkingThenCall', 1) });
+      expect(r.choices[0].message).toMatchObject({ reasoning: 'I need the weather.', content: '\n', tool_calls: [{ function: { name: 'get_weather' } }] });
+      const streamed = await streamChat({ tools: [WEATHER_TOOL], ...forcing('thinkingThenCall', 1) });
+      expect(streamed).toMatchObject({ reasoning: 'I need the weather.', content: '\n', calls: [{ function: r.choices[0].message.tool_calls[0].function }] });
+    });
+  });
 
   describe('tool_choice "none"', () => {
     it('renders the tools into the prompt and answers with plain content', async () => {
