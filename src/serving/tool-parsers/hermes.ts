@@ -4,7 +4,7 @@
 
 import { scanCallObject } from './call-object';
 import { partialTagOverlap, skipWhitespace } from './json-scan';
-import { ScanningToolParser, type ScanResult, type ScannedCall } from './scanning-tool-parser';
+import { beforeTag, ScanningToolParser, type ScanResult, type ScannedCall } from './scanning-tool-parser';
 
 const START = '<tool_call>';
 const END = '</tool_call>';
@@ -15,9 +15,7 @@ export class HermesToolParser extends ScanningToolParser {
 
   protected scan(text: string, final: boolean): ScanResult {
     let at = text.indexOf(START);
-    if (at < 0) {
-      return { content: final ? text : text.slice(0, text.length - partialTagOverlap(text, START)), calls: [], malformed: false };
-    }
+    if (at < 0) return beforeTag(text, START, final);
     const calls: ScannedCall[] = [];
     const result = (malformed: boolean): ScanResult => ({ content: text.slice(0, text.indexOf(START)), calls, malformed });
     while (at >= 0) {

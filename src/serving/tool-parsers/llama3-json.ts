@@ -3,8 +3,8 @@
 // output or after <|python_tag|> (text before the tag is content).
 
 import { scanCallObject } from './call-object';
-import { partialTagOverlap, skipWhitespace } from './json-scan';
-import { ScanningToolParser, type ScanResult, type ScannedCall } from './scanning-tool-parser';
+import { skipWhitespace } from './json-scan';
+import { beforeTag, ScanningToolParser, type ScanResult, type ScannedCall } from './scanning-tool-parser';
 
 const PYTHON_TAG = '<|python_tag|>';
 const ARGUMENT_KEYS = ['arguments', 'parameters'];
@@ -23,10 +23,7 @@ export class Llama3JsonToolParser extends ScanningToolParser {
       const lead = skipWhitespace(text, 0);
       // Only whitespace so far: a call may still follow.
       if (lead >= text.length) return { content: final ? text : '', calls: [], malformed: false };
-      if (text[lead] !== '{') {
-        const held = final ? 0 : partialTagOverlap(text, PYTHON_TAG);
-        return { content: text.slice(0, text.length - held), calls: [], malformed: false };
-      }
+      if (text[lead] !== '{') return beforeTag(text, PYTHON_TAG, final);
       content = '';
       i = lead;
     }

@@ -7,8 +7,8 @@
 
 import { randomInt } from 'node:crypto';
 import { scanCallArray } from './call-object';
-import { jsonValueEnd, partialTagOverlap, skipWhitespace, tryParseJson } from './json-scan';
-import { ScanningToolParser, type ScanResult, type ScannedCall } from './scanning-tool-parser';
+import { jsonValueEnd, skipWhitespace, tryParseJson } from './json-scan';
+import { beforeTag, ScanningToolParser, type ScanResult, type ScannedCall } from './scanning-tool-parser';
 
 const BOT = '[TOOL_CALLS]';
 const ARGS = '[ARGS]';
@@ -29,9 +29,7 @@ export class MistralToolParser extends ScanningToolParser {
 
   protected scan(text: string, final: boolean): ScanResult {
     const at = text.indexOf(BOT);
-    if (at < 0) {
-      return { content: final ? text : text.slice(0, text.length - partialTagOverlap(text, BOT)), calls: [], malformed: false };
-    }
+    if (at < 0) return beforeTag(text, BOT, final);
     const content = text.slice(0, at);
     const first = skipWhitespace(text, at + BOT.length);
     if (first >= text.length) return { content, calls: [], malformed: final };

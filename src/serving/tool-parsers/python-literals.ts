@@ -27,23 +27,7 @@ export class PythonCallReader {
   /** Reads `[call, ...]` into `calls`: a call is added once its name is read and gets `args` at its ')'. */
   readCallList(calls: PythonCall[]): void {
     this.expect('[');
-    this.ws();
-    if (this.peek() === ']') {
-      this.i++;
-      return;
-    }
-    for (;;) {
-      this.readCall(calls);
-      this.ws();
-      const c = this.next();
-      if (c === ']') return;
-      if (c !== ',') throw new MalformedInput(`expected ',' or ']' at ${this.i - 1}`);
-      this.ws();
-      if (this.peek() === ']') {
-        this.i++;
-        return;
-      }
-    }
+    this.items(']', () => this.readCall(calls));
   }
 
   private readCall(calls: PythonCall[]): void {
@@ -53,23 +37,30 @@ export class PythonCallReader {
     const call: PythonCall = { name, args: null };
     calls.push(call);
     const args: Record<string, unknown> = {};
-    this.ws();
-    while (this.peek() !== ')') {
+    this.items(')', () => {
       const key = this.identifier();
       this.ws();
       this.expect('=');
       this.ws();
       args[key] = this.value();
+    });
+    call.args = args;
+  }
+
+  /** Reads comma-separated items up to and including `close` (a trailing comma is allowed). */
+  private items(close: string, readItem: () => void): void {
+    this.ws();
+    while (this.peek() !== close) {
+      readItem();
       this.ws();
       if (this.peek() === ',') {
         this.i++;
         this.ws();
-      } else if (this.peek() !== ')') {
-        throw new MalformedInput(`expected ',' or ')' at ${this.i}`);
+      } else if (this.peek() !== close) {
+        throw new MalformedInput(`expected ',' or '${close}' at ${this.i}`);
       }
     }
     this.i++;
-    call.args = args;
   }
 
   private value(): unknown {
@@ -88,27 +79,15 @@ export class PythonCallReader {
 
   private sequence(open: string, close: string): unknown[] {
     this.expect(open);
-    const items: unknown[] = [];
-    this.ws();
-    while (this.peek() !== close) {
-      items.push(this.value());
-      this.ws();
-      if (this.peek() === ',') {
-        this.i++;
-        this.ws();
-      } else if (this.peek() !== close) {
-        throw new MalformedInput(`expected ',' or '${close}' at ${this.i}`);
-      }
-    }
-    this.i++;
-    return items;
+    const values: unknown[] = [];
+    this.items(close, () => values.push(this.value()));
+    return values;
   }
 
   private dict(): Record<string, unknown> {
     this.expect('{');
     const out: Record<string, unknown> = {};
-    this.ws();
-    while (this.peek() !== '}') {
+    this.items('}', () => {
       const key = this.value();
       if (typeof key !== 'string' && typeof key !== 'number' && typeof key !== 'boolean') {
         throw new MalformedInput('dict keys must be literals');
@@ -117,15 +96,7 @@ export class PythonCallReader {
       this.expect(':');
       this.ws();
       out[String(key)] = this.value();
-      this.ws();
-      if (this.peek() === ',') {
-        this.i++;
-        this.ws();
-      } else if (this.peek() !== '}') {
-        throw new MalformedInput(`expected ',' or '}' at ${this.i}`);
-      }
-    }
-    this.i++;
+    });
     return out;
   }
 
@@ -198,13 +169,8 @@ export class PythonCallReader {
     return this.text[this.i];
   }
 
-  private next(): string {
-    const c = this.peek();
-    this.i++;
-    return c;
-  }
-
   private expect(c: string): void {
-    if (this.next() !== c) throw new MalformedInput(`expected '${c}' at ${this.i - 1}`);
+    if (this.peek() !== c) throw new MalformedInput(`expected '${c}' at ${this.i}`);
+    this.i++;
   }
 }

@@ -4,8 +4,8 @@
 // stay strings), so a call is sent once its </function> has arrived. Content is the text before
 // the first <tool_call>.
 
-import { partialTagOverlap, tryParseJson } from './json-scan';
-import { ScanningToolParser, type ScanResult, type ScannedCall } from './scanning-tool-parser';
+import { tryParseJson } from './json-scan';
+import { beforeTag, ScanningToolParser, type ScanResult, type ScannedCall } from './scanning-tool-parser';
 import type { FunctionTool } from './types';
 
 const START = '<tool_call>';
@@ -37,9 +37,7 @@ export class Qwen3CoderToolParser extends ScanningToolParser {
 
   protected scan(text: string, final: boolean): ScanResult {
     let at = text.indexOf(START);
-    if (at < 0) {
-      return { content: final ? text : text.slice(0, text.length - partialTagOverlap(text, START)), calls: [], malformed: false };
-    }
+    if (at < 0) return beforeTag(text, START, final);
     const content = text.slice(0, at);
     const calls: ScannedCall[] = [];
     while (at >= 0) {

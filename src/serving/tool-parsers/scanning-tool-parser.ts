@@ -2,6 +2,7 @@
 // in a text (`scan`), and this base turns that into the non-streaming result and, by re-scanning
 // the growing text and sending what is new, into OpenAI tool-call deltas.
 
+import { partialTagOverlap } from './json-scan';
 import { makeToolCallId } from './tool-call-id';
 import type { ExtractedToolCalls, ToolCallDelta, ToolParser, ToolParserContext, ToolParserDelta } from './types';
 
@@ -26,6 +27,11 @@ export interface ScanResult {
   calls: ScannedCall[];
   /** A call cannot be completed into a valid one; a final scan then means "all content". */
   malformed: boolean;
+}
+
+/** The scan of a text without `tag` (yet): all content, less a tail that may be the tag's start. */
+export function beforeTag(text: string, tag: string, final: boolean): ScanResult {
+  return { content: final ? text : text.slice(0, text.length - partialTagOverlap(text, tag)), calls: [], malformed: false };
 }
 
 interface SentCall {
