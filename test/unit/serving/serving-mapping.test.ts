@@ -290,6 +290,22 @@ describe('chat prompt checks', () => {
   });
 });
 
+describe('chat template options reach the template', () => {
+  it('--chat-template-content-format, tools, reasoning_effort -> enable_thinking', async () => {
+    const { ChatServing } = await import('../../../src/serving/chat-serving');
+    const { engine } = fakeEngine();
+    const template = '{{ messages[0].content is string }}|{{ tools[0].function.name if tools else "-" }}|{{ enable_thinking }}|{{ reasoning_effort }}';
+    const serving = new ChatServing(engine, { ...OPTS, trustRequestChatTemplate: true, chatTemplateContentFormat: 'openai' });
+    const body = { messages: [{ role: 'user', content: 'hi' }], chat_template: template, tool_choice: 'none' };
+    const tools = [{ type: 'function', function: { name: 'f' } }];
+    expect(serving.prepare({ ...body, tools, reasoning_effort: 'none' }, null).prompts[0].text).toBe('false|f|false|none');
+    expect(serving.prepare({ ...body, reasoning_effort: 'high', chat_template_kwargs: { enable_thinking: false } }, null).prompts[0].text)
+      .toBe('false|-|false|high');
+    const strings = new ChatServing(engine, { ...OPTS, trustRequestChatTemplate: true, chatTemplateContentFormat: 'string' });
+    expect(strings.prepare({ ...body, reasoning_effort: 'low' }, null).prompts[0].text).toBe('true|-|true|low');
+  });
+});
+
 describe('drainAll', () => {
   it('aborts the sibling requests when one prompt fails', async () => {
     const { drainAll } = await import('../../../src/serving/respond');
