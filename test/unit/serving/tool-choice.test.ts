@@ -1,6 +1,8 @@
 // tools / tool_choice checks (vLLM's messages, `param` naming the field) and what they resolve to.
 
+import Ajv from 'ajv';
 import { RequestValidationError } from '../../../src/engine/errors';
+import { toolCallSchema } from '../../../src/serving/tool-call-schema';
 import { resolveRequestTools, type ToolServingOptions } from '../../../src/serving/tool-choice';
 
 const AUTO: ToolServingOptions = { enableAutoToolChoice: true, toolCallParser: 'hermes', excludeToolsWhenToolChoiceNone: false };
@@ -53,5 +55,42 @@ describe('resolveRequestTools', () => {
     rejects({ tools: [TOOL], tool_choice: { type: 'function' } }, 'tool_choice.function', /Correct usage/);
     rejects({ tools: [TOOL], tool_choice: { type: 'function', function: {} } }, 'tool_choice.function.name', /Expected field `name`/);
     rejects({ tools: [TOOL], tool_choice: { type: 'function', function: { name: 'other' } } }, 'tool_choice', /does not match any of the specified `tools`/);
+  });
+});
+
+describe('toolCallSchema (what constrained decoding enforces)', () => {
+  const weather = { name: 'get_weather', parameters: { type: 'object', properties: { city: { $ref: '#/$defs/City' } }, $defs: { City: { type: 'string' } } } };
+  const time = { name: 'get_time' };
+
+  it('required: an array of one or more {name, parameters}, $defs hoisted to the root', () => {
+    const schema = toolCallSchema({ kind: 'required' }, [weather, time]) as any;
+    expect(schema).toEqual({
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        anyOf: [
+          { properties: { name: { type: 'string', enum: ['get_weather'] }, parameters: { type: 'object', properties: { city: { $ref: '#/$defs/City' } } } }, required: ['name', 'parameters'] },
+          { properties: { name: { type: 'string', enum: ['get_time'] }, parameters: { type: 'object', properties: {} } }, required: ['name', 'parameters'] },
+        ],
+      },
+      $defs: { City: { type: 'string' } },
+    });
+    const validate = new Ajv().compile(schema);
+    expect(validate([{ name: 'get_weather', parameters: { city: 'Paris' } }, { name: 'get_time', parameters: {} }])).toBe(true);
+    expect(validate([])).toBe(false);
+    expect(validate([{ name: 'get_weather', parameters: { city: 3 } }])).toBe(false);
+  });
+
+  it('named: the function\'s parameters; "none" / "auto": nothing', () => {
+    expect(toolCallSchema({ kind: 'named', name: 'get_weather' }, [weather, time])).toBe(weather.parameters);
+    expect(toolCallSchema({ kind: 'named', name: 'get_time' }, [weather, time])).toEqual({ type: 'object', properties: {} });
+    expect(toolCallSchema({ kind: 'auto' }, [weather])).toBeNull();
+    expect(toolCallSchema({ kind: 'none' }, [weather])).toBeNull();
+  });
+
+  it('conflicting $defs are a 400', () => {
+    const other = { name: 'x', parameters: { type: 'object', $defs: { City: { type: 'integer' } } } };
+    expect(() => toolCallSchema({ kind: 'required' }, [weather, other])).toThrow(/Tool definition conflicts/);
   });
 });

@@ -1,0 +1,56 @@
+// The JSON Schema that constrained decoding enforces for the tool_choice modes that force calls
+// (vLLM's get_json_schema_from_tools): "required" -> an array of one or more {name, parameters}
+// objects, one of the tools each; a named function -> that function's parameters object.
+
+import { RequestValidationError } from '../engine/errors';
+import type { ToolChoice } from './tool-choice';
+import type { FunctionTool } from './tool-parsers';
+
+type Schema = Record<string, unknown>;
+
+const ANY_OBJECT: Schema = { type: 'object', properties: {} };
+
+/** The tools' `$defs`, hoisted to the root where their `#/$defs/...` references point. */
+function mergedDefs(tools: FunctionTool[]): Schema | null {
+  const defs: Schema = {};
+  for (const tool of tools) {
+    const own = tool.parameters?.$defs;
+    if (!own || typeof own !== 'object') continue;
+    for (const [name, def] of Object.entries(own as Schema)) {
+      if (name in defs && JSON.stringify(defs[name]) !== JSON.stringify(def)) {
+        throw new RequestValidationError(`Tool definition conflicts: tools define $defs.${name} differently.`, 'tools');
+      }
+      defs[name] = def;
+    }
+  }
+  return Object.keys(defs).length > 0 ? defs : null;
+}
+
+function withoutDefs(schema: Schema | undefined): Schema {
+  if (!schema) return ANY_OBJECT;
+  const { $defs: _defs, ...rest } = schema;
+  return rest;
+}
+
+/** Null when the choice does not force calls ("none", "auto"). */
+export function toolCallSchema(choice: ToolChoice, tools: FunctionTool[]): Schema | null {
+  if (choice.kind === 'named') {
+    const tool = tools.find((t) => t.name === choice.name);
+    return tool?.parameters ?? ANY_OBJECT;
+  }
+  if (choice.kind !== 'required') return null;
+  const schema: Schema = {
+    type: 'array',
+    minItems: 1,
+    items: {
+      type: 'object',
+      anyOf: tools.map((tool) => ({
+        properties: { name: { type: 'string', enum: [tool.name] }, parameters: withoutDefs(tool.parameters) },
+        required: ['name', 'parameters'],
+      })),
+    },
+  };
+  const defs = mergedDefs(tools);
+  if (defs) schema.$defs = defs;
+  return schema;
+}
