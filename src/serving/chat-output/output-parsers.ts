@@ -2,7 +2,7 @@
 // prompt already closed the reasoning section), and for tool calls the --tool-call-parser
 // ("auto"), the array reader ("required") or the named-function reader — or none.
 
-import { REASONING_PARSERS, type ReasoningParserFactory } from '../reasoning';
+import { REASONING_PARSERS, type ReasoningParser, type ReasoningParserFactory } from '../reasoning';
 import type { ToolChoice } from '../tool-choice';
 import { NamedToolCallParser, RequiredToolCallsParser, TOOL_PARSERS, type FunctionTool, type ToolParser, type ToolParserFactory } from '../tool-parsers';
 import { ChatOutputParser } from './chat-output-parser';
@@ -44,10 +44,26 @@ function toolParserFor(factories: OutputParserFactories, parsing: ChoiceParsing)
   }
 }
 
+/** The reasoning parser of a choice; null when there is none or the prompt already closed the thinking. */
+function reasoningParserFor(factories: OutputParserFactories, parsing: ChoiceParsing): ReasoningParser | null {
+  const reasoning = factories.reasoning ? new factories.reasoning({ chatTemplateKwargs: parsing.chatTemplateKwargs }) : null;
+  if (reasoning && parsing.promptText !== null && reasoning.isReasoningEnd(parsing.promptText)) return null;
+  return reasoning;
+}
+
 /** A fresh parser for one choice, or null when its text is plain content. */
 export function createChatOutputParser(factories: OutputParserFactories, parsing: ChoiceParsing): ChatOutputParser | null {
-  let reasoning = factories.reasoning ? new factories.reasoning({ chatTemplateKwargs: parsing.chatTemplateKwargs }) : null;
-  if (reasoning && parsing.promptText !== null && reasoning.isReasoningEnd(parsing.promptText)) reasoning = null;
+  const reasoning = reasoningParserFor(factories, parsing);
   const tools = toolParserFor(factories, parsing);
   return reasoning || tools ? new ChatOutputParser(reasoning, tools) : null;
+}
+
+/**
+ * Where structured outputs start, as in vLLM: after the reasoning section (its end marker) when
+ * the model will think first; null to constrain from the first token (no reasoning parser, the
+ * prompt closed the thinking, or include_reasoning false, which asks for no thinking).
+ */
+export function structuredOutputsAfter(factories: OutputParserFactories, parsing: ChoiceParsing, includeReasoning: boolean): string | null {
+  if (!includeReasoning) return null;
+  return reasoningParserFor(factories, parsing)?.reasoningEndMarker ?? null;
 }

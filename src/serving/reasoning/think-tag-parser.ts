@@ -17,6 +17,10 @@ export class ThinkTagReasoningParser implements ReasoningParser {
 
   constructor(protected readonly context: ReasoningParserContext) {}
 
+  get reasoningEndMarker(): string {
+    return this.endTag;
+  }
+
   /** Where output without any tag belongs: reasoning (the model thinks first) or content. */
   protected startsInReasoning(): boolean {
     return true;

@@ -26,6 +26,11 @@ export interface ReasoningParser {
   extract(text: string): ReasoningSplit;
   /** Takes the next piece of output; `finished` on the last call flushes held-back text. */
   extractDelta(delta: string, finished: boolean): ReasoningDelta | null;
+  /**
+   * The text that closes the reasoning section (`</think>`): structured outputs constrain only
+   * what follows it. Without one they constrain from the first token.
+   */
+  readonly reasoningEndMarker?: string;
 }
 
 export interface ReasoningParserFactory {

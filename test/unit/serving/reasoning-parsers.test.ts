@@ -2,7 +2,9 @@
 // non-streaming splits, and streams cut at every character boundary re-assembled to the same.
 
 import type { Tokenizer } from '../../../src/model/types';
-import { ChatOutputParser, countReasoningTokens, createChatOutputParser, outputParserFactories, type ChatOutputDelta } from '../../../src/serving/chat-output';
+import {
+  ChatOutputParser, countReasoningTokens, createChatOutputParser, outputParserFactories, structuredOutputsAfter, type ChatOutputDelta,
+} from '../../../src/serving/chat-output';
 import { REASONING_PARSERS, type ReasoningParser, type ReasoningSplit } from '../../../src/serving/reasoning';
 import { TOOL_PARSERS } from '../../../src/serving/tool-parsers';
 import { splits } from './parser-harness';
@@ -124,6 +126,14 @@ describe('ChatOutputParser: reasoning, then tool calls', () => {
     expect(closed).toBeNull();
     const hermesOnly = createChatOutputParser({ tool: TOOL_PARSERS.get('hermes'), reasoning: null }, { choice: { kind: 'auto' }, functions: [], chatTemplateKwargs: {}, promptText: '' });
     expect(hermesOnly?.parse('</think>x')).toEqual({ reasoning: null, content: '</think>x', toolCalls: [], reasoningEnd: 0 });
+  });
+
+  it('structured outputs start after </think>, or at once when there is no thinking to wait for', () => {
+    const parsing = { choice: { kind: 'none' as const }, functions: [], chatTemplateKwargs: {}, promptText: '<think>\n' };
+    expect(structuredOutputsAfter(factories, parsing, true)).toBe('</think>');
+    expect(structuredOutputsAfter(factories, parsing, false)).toBeNull();
+    expect(structuredOutputsAfter(factories, { ...parsing, promptText: '<think>\n\n</think>\n\n' }, true)).toBeNull();
+    expect(structuredOutputsAfter({ tool: null, reasoning: null }, parsing, true)).toBeNull();
   });
 
   it('counts the output tokens up to the end of the thinking', () => {
