@@ -18,6 +18,14 @@ export interface ChoiceOutputRules {
   includeReasoning: boolean;
 }
 
+/** The rules the request's fields set (parallel_tool_calls, include_reasoning). */
+export function outputRulesOf(
+  body: { parallel_tool_calls?: boolean | null; include_reasoning?: boolean | null },
+  choice: ToolChoice,
+): ChoiceOutputRules {
+  return { choice, parallelToolCalls: body.parallel_tool_calls ?? true, includeReasoning: body.include_reasoning ?? true };
+}
+
 const forced = (choice: ToolChoice): boolean => choice.kind === 'required' || choice.kind === 'named';
 
 /** The message fields of a complete choice; forced tool calls get '' content, as vLLM sends. */

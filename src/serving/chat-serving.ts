@@ -4,7 +4,7 @@
 import { RequestValidationError } from '../engine/errors';
 import type { EngineClient, EngineRequest, SamplingParams } from '../engine/types';
 import type { ChatMessage } from '../model/types';
-import { chatFinishReason, deltaFields, messageFields, type ChoiceOutputRules } from './chat-message';
+import { chatFinishReason, deltaFields, messageFields, outputRulesOf, type ChoiceOutputRules } from './chat-message';
 import { contentText, prepareChatMessages } from './chat-messages';
 import { countReasoningTokens, createChatOutputParser, type ChatOutputDelta, type ChatOutputParser } from './chat-output';
 import { checkChatTemplateFlags, prepareChatPrompt, type ChatRenderOptions } from './chat-prompt';
@@ -184,11 +184,7 @@ export class ChatServing {
     });
     const id = responseId('chatcmpl', requestIdBase(headerRequestId, body.request_id));
     const engineRequests = buildEngineRequests(prompts, params, body, (i) => (batch ? `${id}_${i}` : id));
-    const outputRules: ChoiceOutputRules = {
-      choice: tools.choice,
-      parallelToolCalls: body.parallel_tool_calls ?? true,
-      includeReasoning: body.include_reasoning ?? true,
-    };
+    const outputRules = outputRulesOf(body, tools.choice);
     return { id, model, created: createdNow(), conversations, prompts, params, engineRequests, body, tools, renderOptions, outputRules };
   }
 
