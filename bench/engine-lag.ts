@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   const concurrency = Number(values.concurrency);
   const maxTokens = Number(values['max-tokens']);
   const engine = await createEngine({
-    load: { model: values.model!, loadFormat: 'auto', loadWeights: false, skipTokenizer: false, chatTemplate: null, generationConfig: 'auto' },
+    load: { model: values.model, loadFormat: 'auto', loadWeights: false, skipTokenizer: false, chatTemplate: null, generationConfig: 'auto' },
     modelName: 'bench',
     maxModelLen: null,
     maxNumSeqs: concurrency,

@@ -12,6 +12,13 @@ export interface LoadOptions {
   numRequests: number;
 }
 
+/** The fields of a streamed /v1/completions chunk the timing reads. */
+interface StreamChunk {
+  error?: { message?: string };
+  usage?: { completion_tokens?: number | null } | null;
+  choices?: { text?: string }[];
+}
+
 interface RequestTiming {
   ok: boolean;
   error?: string;
@@ -85,7 +92,7 @@ async function timedRequest(opts: LoadOptions, prompt: string): Promise<RequestT
         if (!frame.startsWith('data:')) continue;
         const data = frame.slice(5).trim();
         if (data === '[DONE]') continue;
-        const chunk = JSON.parse(data);
+        const chunk = JSON.parse(data) as StreamChunk;
         if (chunk.error) throw new Error(chunk.error.message);
         if (chunk.usage?.completion_tokens != null) usageTokens = chunk.usage.completion_tokens;
         if (chunk.choices?.[0]?.text) {

@@ -5,9 +5,9 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { ConfigError, resolveServerConfig, ServerConfig } from '../config/server-config';
 import { SERVER_FLAGS } from '../config/server-flags';
 import { setUpOutputParsers } from '../serving/parser-plugins';
-import { ORTLLM_VERSION } from '../version';
+import { ORTLLM_VERSION } from '../config/version';
 
-export const USAGE_ERROR_EXIT_CODE = 2;
+const USAGE_ERROR_EXIT_CODE = 2;
 
 function toOption(spec: (typeof SERVER_FLAGS)[number]): Option {
   const description = spec.defaultText ? `${spec.description} (default: ${spec.defaultText})` : spec.description;
@@ -28,7 +28,7 @@ function toOption(spec: (typeof SERVER_FLAGS)[number]): Option {
 
 /** Maps commander's parsed options (by attribute name) onto ServerConfig keys. */
 function collectConfigInput(command: Command, modelArg: string | undefined): Partial<ServerConfig> {
-  const values = command.opts();
+  const values: Record<string, unknown> = command.opts();
   const input: Partial<Record<keyof ServerConfig, unknown>> = {};
   for (const spec of SERVER_FLAGS) {
     const attribute = new Option(spec.flags).attributeName();
@@ -39,7 +39,7 @@ function collectConfigInput(command: Command, modelArg: string | undefined): Par
   }
   if (modelArg !== undefined) {
     if (input.model !== undefined && input.model !== modelArg) {
-      throw new ConfigError(`MODEL argument '${modelArg}' and --model '${String(input.model)}' differ; give one`);
+      throw new ConfigError(`MODEL argument '${modelArg}' and --model '${input.model as string}' differ; give one`);
     }
     input.model = modelArg;
   }
@@ -47,7 +47,7 @@ function collectConfigInput(command: Command, modelArg: string | undefined): Par
 }
 
 /** Builds the program; `onServe` receives the validated config of `ortllm serve`. */
-export function buildProgram(onServe: (config: ServerConfig) => Promise<void>): Command {
+function buildProgram(onServe: (config: ServerConfig) => Promise<void>): Command {
   const program = new Command('ortllm')
     .description("OpenAI-compatible LLM inference server (vLLM's HTTP API) on onnxruntime-node")
     .version(ORTLLM_VERSION)

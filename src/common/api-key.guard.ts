@@ -24,7 +24,7 @@ function digest(value: string): Buffer {
 }
 
 /** Extracts the token of an `Authorization: Bearer <token>` header (scheme case-insensitive). */
-export function bearerToken(header: string | string[] | undefined): string | null {
+function bearerToken(header: string | string[] | undefined): string | null {
   const value = Array.isArray(header) ? header[0] : header;
   if (!value) return null;
   const match = /^\s*bearer\s+(.+?)\s*$/i.exec(value);

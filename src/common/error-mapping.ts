@@ -3,32 +3,21 @@
 // handler) and SSE error frames, so every path answers the same way.
 
 import { HttpException, Logger } from '@nestjs/common';
-import { EngineDeadError, RequestValidationError } from '../engine/errors';
-import { buildErrorBody, httpPhrase, OpenAIErrorBody, OpenAIHttpError } from './openai-error';
-
-export interface MappedError {
-  status: number;
-  body: OpenAIErrorBody;
-}
+import { apiErrorOf, buildErrorBody, httpPhrase, type ApiError, type OpenAIErrorBody } from '../serving/openai-error';
 
 const logger = new Logger('Errors');
 
 /** Turns an exception into the status and OpenAI error envelope sent to the client. */
-export function mapError(err: unknown): MappedError {
-  if (err instanceof OpenAIHttpError) return { status: err.status, body: err.toBody() };
-  if (err instanceof RequestValidationError) {
-    return { status: 400, body: buildErrorBody(err.message, 400, err.param) };
-  }
-  if (err instanceof EngineDeadError) {
-    return { status: 500, body: buildErrorBody(err.message, 500) };
-  }
+export function mapError(err: unknown): ApiError {
+  const apiError = apiErrorOf(err);
+  if (apiError) return apiError;
   if (err instanceof HttpException) return fromHttpException(err);
   // Unknown: log the stack here, never send it.
   logger.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
   return { status: 500, body: buildErrorBody('Internal server error', 500) };
 }
 
-function fromHttpException(err: HttpException): MappedError {
+function fromHttpException(err: HttpException): ApiError {
   const status = err.getStatus();
   const response = err.getResponse();
   // A ValidationPipe/exceptionFactory may already have built the envelope.
@@ -40,7 +29,7 @@ function fromHttpException(err: HttpException): MappedError {
   }
   let message = err.message;
   if (typeof response === 'object' && response !== null && 'message' in response) {
-    const m = (response as { message: unknown }).message;
+    const m = (response).message;
     message = Array.isArray(m) ? m.join('; ') : String(m);
   }
   // FastAPI's HTTPException handler in vLLM uses the reason phrase as `type`.

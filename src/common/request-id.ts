@@ -3,30 +3,25 @@
 // generate: `generate-tokens-<id>`). With --enable-request-id-headers the response echoes it,
 // or a fresh uuid4 hex when the client sent none (the same id the handlers then use).
 
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { requestIdBase } from '../serving/ids';
 
-export const REQUEST_ID_HEADER = 'x-request-id';
+const REQUEST_ID_HEADER = 'x-request-id';
 
 const ids = new WeakMap<object, string>();
 
-/** A fresh id like Python's uuid4().hex. */
-export function randomRequestId(): string {
-  return randomUUID().replace(/-/g, '');
-}
-
 /** The client's X-Request-Id if it sent one. */
-export function clientRequestId(request: FastifyRequest): string | null {
+function clientRequestId(request: FastifyRequest): string | null {
   const header = request.headers[REQUEST_ID_HEADER];
   const value = Array.isArray(header) ? header[0] : header;
   return value && value.length > 0 ? value : null;
 }
 
-/** The base id of this HTTP request: the X-Request-Id header, else one random id per request. */
+/** The id of this HTTP request (logs, the echoed header): the X-Request-Id header, else one random id per request. */
 export function requestIdOf(request: FastifyRequest): string {
   const cached = ids.get(request.raw);
   if (cached !== undefined) return cached;
-  const id = clientRequestId(request) ?? randomRequestId();
+  const id = requestIdBase(clientRequestId(request), null);
   ids.set(request.raw, id);
   return id;
 }
@@ -37,4 +32,12 @@ export function installRequestIdEcho(fastify: FastifyInstance): void {
     reply.header(REQUEST_ID_HEADER, requestIdOf(request));
     done();
   });
+}
+
+/**
+ * The id base of a generation request (serving's requestIdBase rule), falling back to this HTTP
+ * request's random id, so the id echoed with --enable-request-id-headers and the response id agree.
+ */
+export function responseIdBase(request: FastifyRequest, bodyRequestId: string | null | undefined): string {
+  return requestIdBase(clientRequestId(request), bodyRequestId, () => requestIdOf(request));
 }

@@ -3,14 +3,14 @@
 // sent becomes a `data: {"error": {...}}` frame. A client that disconnects aborts `signal`,
 // which handlers pass to EngineClient.generate so the engine frees the sequence at once.
 //
-// Usage in a controller (with `@Res() reply: FastifyReply`):
+// Usage (common/respond.ts does this for every generation route):
 //   const sse = new SseStream(reply);
-//   await sse.pipe(chunksFrom(engine.generate(request, sse.signal)));
+//   await sse.pipe(serving.stream(prepared, sse.signal));
 
 import type { FastifyReply } from 'fastify';
 import { mapError } from './error-mapping';
 
-export const SSE_HEADERS = {
+const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache',
   connection: 'keep-alive',

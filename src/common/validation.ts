@@ -3,7 +3,7 @@
 // the first offending field (dotted path for nested fields, e.g. "messages.0.content").
 
 import { BadRequestException, ValidationError, ValidationPipe } from '@nestjs/common';
-import { buildErrorBody, httpPhrase } from './openai-error';
+import { buildErrorBody, httpPhrase } from '../serving/openai-error';
 
 interface FieldError {
   path: string;

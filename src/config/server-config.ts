@@ -83,7 +83,7 @@ function defaultMaxNumSeqs(device: 'cpu' | 'cuda'): number {
 }
 const DEFAULT_MAX_NUM_BATCHED_TOKENS = 2048;
 
-export const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'> = {
+const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'> = {
   model: null,
   host: null,
   port: 8000,
@@ -205,7 +205,7 @@ export function reportedModelName(c: ServerConfig): string {
   return c.servedModelNames[0];
 }
 
-export function toLoadModelOptions(c: ServerConfig): LoadModelOptions {
+function toLoadModelOptions(c: ServerConfig): LoadModelOptions {
   return {
     model: c.model,
     loadFormat: c.loadFormat,

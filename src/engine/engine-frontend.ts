@@ -1,12 +1,13 @@
-// The HTTP thread's side of the engine (vLLM AsyncLLM): validates requests, forwards them
+// The HTTP thread's side of the engine (vLLM AsyncLLM): checks what only the engine knows (KV
+// capacity, bad words against the tokenizer, a duplicate running id), forwards requests
 // to the core, routes the core's outputs to each request's stream, and turns client
 // disconnects into aborts. It never touches the model.
 
-import { EngineDeadError, RequestValidationError } from './errors';
+import { EngineDeadError, EngineInvariantError, RequestValidationError } from './errors';
 import { encodeBadWords } from './sampling';
 import { OutputStream } from './output-stream';
 import type { CoreConnection, CoreEvent } from './core/protocol';
-import { engineLimits, validateEngineRequest, type EngineLimits } from './core/validate-request';
+import { checkFitsKvCache, engineLimits, type EngineLimits } from './core/validate-request';
 import type { EngineClient, EngineHealth, EngineOptions, EngineRequest, IterationStats, RequestOutput, SchedulerStats } from './types';
 import type { ChatTemplate, GenerationDefaults, LoadedModel, ModelArchConfig, Tokenizer } from '../model/types';
 
@@ -56,7 +57,12 @@ export class EngineFrontend implements EngineClient {
         }
         break;
       case 'rejected': {
-        const error = event.name === 'RequestValidationError' ? new RequestValidationError(event.message, event.param) : new Error(event.message);
+        const error =
+          event.name === 'RequestValidationError'
+            ? new RequestValidationError(event.message, event.param)
+            : event.name === 'EngineInvariantError'
+              ? new EngineInvariantError(event.message)
+              : new Error(event.message);
         this.streams.get(event.requestId)?.fail(error);
         break;
       }
@@ -75,7 +81,7 @@ export class EngineFrontend implements EngineClient {
 
   async *generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
     const connection = this.liveConnection();
-    validateEngineRequest(request, this.limits);
+    checkFitsKvCache(request, this.limits);
     if (request.params.bad_words.length > 0 && this.tokenizer) encodeBadWords(request.params.bad_words, this.tokenizer);
     const id = request.requestId;
     if (this.streams.has(id)) throw new RequestValidationError(`Request id ${id} is already running.`, 'request_id');

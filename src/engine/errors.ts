@@ -1,5 +1,5 @@
-// Errors the engine raises before a request enters the batch. The HTTP layer maps them
-// to OpenAI-style error envelopes (400 with `param`), without the engine knowing HTTP.
+// Errors the engine raises before a request enters the batch. The serving layer maps them to
+// OpenAI-style error envelopes (400 with `param`, 500 otherwise), without the engine knowing HTTP.
 
 export class RequestValidationError extends Error {
   constructor(
@@ -9,6 +9,17 @@ export class RequestValidationError extends Error {
   ) {
     super(message);
     this.name = 'RequestValidationError';
+  }
+}
+
+/**
+ * A request reached the engine core breaking a rule the serving layer checks for every request
+ * (a bug upstream): the core refuses it, and the client gets an internal error, not a 400.
+ */
+export class EngineInvariantError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EngineInvariantError';
   }
 }
 

@@ -11,7 +11,6 @@ import type { EngineClient, EngineOptions } from './types';
 import { spawnEngineWorker } from './worker/spawn-worker';
 
 export type { EngineClient, EngineOptions } from './types';
-export { EngineDeadError, RequestValidationError } from './errors';
 
 export async function createEngine(options: EngineOptions): Promise<EngineClient> {
   if (!options.useWorker) {

@@ -2,24 +2,24 @@
 // `SamplingParams` (`__post_init__`, `_verify_args`, `verify`): same defaults,
 // same rules, same messages, so a 400 from ortllm reads like one from vLLM.
 //
-// How callers use it:
+// How the edge (src/serving, the generate module) uses it, once per request:
 //   const params = normalizeSamplingParams(partialFromRequest);   // fills defaults, may throw
 //   validateSamplingParams(params, { vocabSize, maxNumSeqs });    // throws RequestValidationError
-// `param` on the error is the snake_case field name.
+// `param` on the error is the snake_case field name. The engine does not validate again.
 
 import { RequestValidationError } from './errors';
-import type { OutputKind, RepetitionDetectionParams, SamplingParams } from './types';
+import type { RepetitionDetectionParams, SamplingParams } from './types';
 
 /** Below this temperature sampling is greedy (vLLM `_SAMPLING_EPS`). */
-export const SAMPLING_EPS = 1e-5;
+const SAMPLING_EPS = 1e-5;
 /** Temperatures in (0, MIN_TEMPERATURE) are raised to it (vLLM `_MAX_TEMP`) to avoid inf/nan. */
-export const MIN_TEMPERATURE = 1e-2;
+const MIN_TEMPERATURE = 1e-2;
 /** vLLM's default `--max-logprobs`. */
-export const DEFAULT_MAX_LOGPROBS = 20;
+const DEFAULT_MAX_LOGPROBS = 20;
 /** vLLM `MAX_LOGPROB_TOKEN_IDS`. */
-export const MAX_LOGPROB_TOKEN_IDS = 128;
+const MAX_LOGPROB_TOKEN_IDS = 128;
 /** vLLM `VLLM_MAX_N_SEQUENCES` default. */
-export const MAX_N_SEQUENCES = 16384;
+const MAX_N_SEQUENCES = 16384;
 
 export function defaultSamplingParams(): SamplingParams {
   return {
@@ -197,6 +197,9 @@ export function validateSamplingParams(p: SamplingParams, ctx: SamplingValidatio
   if (bestOf != null && bestOf < p.n) {
     fail(`best_of must be greater than or equal to n, got n=${p.n} and best_of=${bestOf}.`, 'best_of');
   }
+  if (bestOf != null && ctx.maxNumSeqs != null && bestOf > ctx.maxNumSeqs) {
+    fail(`best_of must be at most the server's max_num_seqs (${ctx.maxNumSeqs}), got ${bestOf}.`, 'best_of');
+  }
 
   // penalties
   const presence = num('presence_penalty');
@@ -300,7 +303,7 @@ export function validateSamplingParams(p: SamplingParams, ctx: SamplingValidatio
   }
 
   if (p.repetition_detection != null) validateRepetitionDetection(p.repetition_detection);
-  if (![0, 1, 2].includes(p.output_kind as OutputKind)) fail(`output_kind must be 0, 1 or 2, got ${p.output_kind}.`, 'output_kind');
+  if (![0, 1, 2].includes(p.output_kind)) fail(`output_kind must be 0, 1 or 2, got ${p.output_kind}.`, 'output_kind');
   if (p.truncation_side != null && p.truncation_side !== 'left' && p.truncation_side !== 'right') {
     fail(`truncation_side must be 'left' or 'right', got ${JSON.stringify(p.truncation_side)}.`, 'truncation_side');
   }

@@ -51,7 +51,7 @@ export function checkDecoderWeights(
     const shape = shapeOf(spec.name);
     if (!shape) throw new Error(`${source}: missing weight ${spec.name}`);
     if (shape.join(',') !== spec.shape.join(',')) {
-      throw new Error(`${source}: weight ${spec.name} has shape [${shape}], the config implies [${spec.shape}]`);
+      throw new Error(`${source}: weight ${spec.name} has shape [${shape.join(',')}], the config implies [${spec.shape.join(',')}]`);
     }
   }
 }

@@ -11,7 +11,7 @@ import { withFile } from './read-fully';
 import { createBuiltinTokenizer, createTokenizerFromGguf } from './tokenizer';
 import type { ChatTemplate, LoadedModel, LoadModelOptions, ModelArchConfig, ModelWeights, Tokenizer } from './types';
 
-export const DUMMY_SOURCE = 'dummy';
+const DUMMY_SOURCE = 'dummy';
 
 /** What a format-specific loader hands back before the common assembly. */
 interface LoadedParts {

@@ -15,24 +15,24 @@ import { RenderModule } from './render/render.module';
 import { TokenizeModule } from './tokenize/tokenize.module';
 import { TokensGenerateModule } from './tokens-generate/tokens-generate.module';
 
-export interface FeatureModuleEntry {
+interface FeatureModuleEntry {
   module: Type<unknown>;
   /** Registered when this returns true for the server's flags. */
   when: (config: ServerConfig) => boolean;
 }
 
 /** Always on (health, ping, version, models, metrics). */
-export const always = (): boolean => true;
+const always = (): boolean => true;
 /** The OpenAI routes (completions, chat, tokenize): off with --tokens-only. */
-export const openAiRoutes = (c: ServerConfig): boolean => !c.tokensOnly;
+const openAiRoutes = (c: ServerConfig): boolean => !c.tokensOnly;
 /** Scale-out routes (generate, abort, render, derender): --enable-scale-out or --tokens-only. */
-export const scaleOutRoutes = (c: ServerConfig): boolean => c.enableScaleOut || c.tokensOnly;
+const scaleOutRoutes = (c: ServerConfig): boolean => c.enableScaleOut || c.tokensOnly;
 /** Legacy routes registered only with --tokens-only (POST /abort_requests). */
-export const tokensOnly = (c: ServerConfig): boolean => c.tokensOnly;
+const tokensOnly = (c: ServerConfig): boolean => c.tokensOnly;
 /** Scale-out routes that need a tokenizer (render, derender): absent with --tokens-only / --skip-tokenizer-init. */
-export const scaleOutTextRoutes = (c: ServerConfig): boolean => scaleOutRoutes(c) && !c.skipTokenizerInit;
+const scaleOutTextRoutes = (c: ServerConfig): boolean => scaleOutRoutes(c) && !c.skipTokenizerInit;
 
-export const FEATURE_MODULES: FeatureModuleEntry[] = [
+const FEATURE_MODULES: FeatureModuleEntry[] = [
   { module: HealthModule, when: always },
   { module: ModelsModule, when: always },
   { module: MetricsModule, when: always },

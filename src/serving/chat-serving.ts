@@ -9,10 +9,9 @@ import { contentText, prepareChatMessages } from './chat-messages';
 import { countReasoningTokens, createChatOutputParser, type ChatOutputDelta, type ChatOutputParser } from './chat-output';
 import { checkChatTemplateFlags, prepareChatPrompt, type ChatRenderOptions } from './chat-prompt';
 import type { PreparedPrompt } from './completion-prompts';
-import { drainAll } from './respond';
-import { foldOutput, generateFor, type PromptResult } from './engine-stream';
+import { drainAll, foldOutput, generateFor, type PromptResult } from './engine-stream';
 import { buildEngineRequests } from './engine-requests';
-import { createdNow, requestIdBase, responseId } from './ids';
+import { createdNow, responseId } from './ids';
 import { chatLogprobEntries, formatPromptLogprobs, tokenNamer, type ChatLogprobs } from './logprobs';
 import { resolveMaxTokens } from './max-tokens';
 import { buildSamplingParams } from './sampling-params';
@@ -114,11 +113,11 @@ export class ChatServing {
     private readonly opts: ServingOptions,
   ) {}
 
-  /** Validates the body and renders each conversation; `batch` = messages is a list of conversations. */
-  prepare(body: ChatRequestBody, headerRequestId: string | null, batch = false): PreparedChat {
+  /** Validates the body and renders each conversation (ids from `idBase`, see requestIdBase); `batch` = messages is a list of conversations. */
+  prepare(body: ChatRequestBody, idBase: string, batch = false): PreparedChat {
     const model = resolveModelName(body.model, this.opts);
     rejectUnsupportedFields(body, UNSUPPORTED_COMMON_FIELDS);
-    checkRequestExtras(body, true);
+    checkRequestExtras(body, this.opts, true);
     checkChatTemplateFlags(body, this.opts.trustRequestChatTemplate);
     if (batch) {
       if (body.stream) throw new RequestValidationError('Streaming is not supported by the batch chat endpoint.', 'stream');
@@ -182,7 +181,7 @@ export class ChatServing {
       if (keepSpecialTokens) sampling.skip_special_tokens = false;
       return sampling;
     });
-    const id = responseId('chatcmpl', requestIdBase(headerRequestId, body.request_id));
+    const id = responseId('chatcmpl', idBase);
     const engineRequests = buildEngineRequests(prompts, params, body, (i) => (batch ? `${id}_${i}` : id));
     const outputRules = outputRulesOf(body, tools.choice);
     return { id, model, created: createdNow(), conversations, prompts, params, engineRequests, body, tools, renderOptions, outputRules };
@@ -356,7 +355,7 @@ export function chatTemplateKwargs(body: Pick<ChatRequestBody, 'chat_template_kw
 }
 
 /** Chat's logprobs (bool) + top_logprobs (int) -> the engine's sampled-token logprob count. */
-export function resolveChatLogprobs(body: Pick<ChatRequestBody, 'logprobs' | 'top_logprobs'>): number | null {
+function resolveChatLogprobs(body: Pick<ChatRequestBody, 'logprobs' | 'top_logprobs'>): number | null {
   const top = body.top_logprobs ?? null;
   if (top !== null && top !== -1 && top < 0) {
     throw new RequestValidationError('`top_logprobs` must be a positive value.', 'top_logprobs');

@@ -4,8 +4,6 @@
 import { RequestValidationError } from '../engine/errors';
 import type { Tokenizer } from '../model/types';
 
-export type CompletionPromptInput = string | string[] | number[] | number[][];
-
 export interface PreparedPrompt {
   /** Prompt text when the caller sent text (or it was decoded for echo); null for token-id prompts. */
   text: string | null;
@@ -26,12 +24,12 @@ function isTokenList(value: unknown): value is number[] {
 }
 
 /** Splits the `prompt` field into one entry per prompt, keeping each entry's form. */
-export function splitCompletionPrompt(prompt: unknown): Array<string | number[]> {
+function splitCompletionPrompt(prompt: unknown): Array<string | number[]> {
   if (typeof prompt === 'string') return [prompt];
   if (isTokenList(prompt)) return [prompt];
   if (Array.isArray(prompt) && prompt.length > 0) {
-    if (prompt.every((p) => typeof p === 'string')) return prompt as string[];
-    if (prompt.every((p) => isTokenList(p))) return prompt as number[][];
+    if (prompt.every((p) => typeof p === 'string')) return prompt;
+    if (prompt.every((p) => isTokenList(p))) return prompt;
   }
   if (Array.isArray(prompt) && prompt.length === 0) {
     throw new RequestValidationError('prompt cannot be empty.', 'prompt');

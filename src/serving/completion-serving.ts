@@ -4,10 +4,9 @@
 import type { EngineClient, EngineRequest, SamplingParams } from '../engine/types';
 import { RequestValidationError } from '../engine/errors';
 import { prepareCompletionPrompts, type PreparedPrompt } from './completion-prompts';
-import { drainAll } from './respond';
-import { foldOutput, generateFor, mergeStreams, type PromptResult } from './engine-stream';
+import { drainAll, foldOutput, generateFor, mergeStreams, type PromptResult } from './engine-stream';
 import { buildEngineRequests } from './engine-requests';
-import { createdNow, requestIdBase, responseId } from './ids';
+import { createdNow, responseId } from './ids';
 import { appendCompletionLogprobs, emptyCompletionLogprobs, formatPromptLogprobs, tokenNamer, type CompletionLogprobs } from './logprobs';
 import { resolveMaxTokens } from './max-tokens';
 import { buildSamplingParams } from './sampling-params';
@@ -17,7 +16,7 @@ import { rejectUnsupportedFields, UNSUPPORTED_COMMON_FIELDS } from './unsupporte
 import { buildUsage, streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
 
 /** vLLM's default max_tokens for completions. */
-export const COMPLETION_DEFAULT_MAX_TOKENS = 16;
+const COMPLETION_DEFAULT_MAX_TOKENS = 16;
 
 export interface CompletionRequestBody extends SamplingRequestFields, RequestExtras {
   model?: string | null;
@@ -84,12 +83,12 @@ export class CompletionServing {
     private readonly opts: ServingOptions,
   ) {}
 
-  /** Validates and turns the body into engine requests; throws 400/404 errors. */
-  prepare(body: CompletionRequestBody, headerRequestId: string | null): PreparedCompletion {
+  /** Validates and turns the body into engine requests (ids from `idBase`, see requestIdBase); throws 400/404 errors. */
+  prepare(body: CompletionRequestBody, idBase: string): PreparedCompletion {
     const model = resolveModelName(body.model, this.opts);
     if (body.suffix != null) throw new RequestValidationError('suffix is not currently supported', 'suffix');
     rejectUnsupportedFields(body, UNSUPPORTED_COMMON_FIELDS);
-    checkRequestExtras(body, false);
+    checkRequestExtras(body, this.opts, false);
     if (body.prompt == null) {
       throw new RequestValidationError('Either prompt or prompt_embeds must be provided and non-empty.', 'prompt');
     }
@@ -140,7 +139,7 @@ export class CompletionServing {
       if (body.echo && p.prompt_logprobs === null && logprobs !== null) p.prompt_logprobs = logprobs;
       return p;
     });
-    const id = responseId('cmpl', requestIdBase(headerRequestId, body.request_id));
+    const id = responseId('cmpl', idBase);
     const engineRequests = buildEngineRequests(prompts, params, body, (i) => (prompts.length === 1 ? id : `${id}-${i}`));
     return { id, model, created: createdNow(), prompts, params, engineRequests, body, echoOnly };
   }

@@ -2,8 +2,8 @@
 // one, and folding a stream into per-choice final state (the non-streaming path drains the
 // same generator the streaming path forwards).
 
-import { OpenAIHttpError } from '../common/openai-error';
-import { randomRequestId } from '../common/request-id';
+import { OpenAIHttpError } from './openai-error';
+import { randomRequestId } from './ids';
 import { beamSearch } from '../engine/beam-search';
 import { OUTPUT_KIND, type EngineClient, type EngineRequest, type OutputKind, type PositionLogprobs, type RequestOutput } from '../engine/types';
 
@@ -26,12 +26,12 @@ export async function* mergeStreams<T>(streams: AsyncIterable<T>[]): AsyncGenera
     }
   } finally {
     // A consumer that stops early (client gone, error) closes every source so the engine aborts them.
-    await Promise.allSettled(iterators.map((it) => it.return?.()));
+    await Promise.allSettled(iterators.map(async (it) => it.return?.()));
   }
 }
 
 /** One choice of one prompt, as it stands after folding the stream. */
-export interface ChoiceState {
+interface ChoiceState {
   index: number;
   text: string;
   tokenIds: number[];
@@ -79,7 +79,7 @@ export function foldOutput(state: PromptResult, output: RequestOutput, kind: Out
   }
 }
 
-export async function drain(stream: AsyncIterable<RequestOutput>, kind: OutputKind): Promise<PromptResult> {
+async function drain(stream: AsyncIterable<RequestOutput>, kind: OutputKind): Promise<PromptResult> {
   const state: PromptResult = { promptTokenIds: [], promptLogprobs: null, numCachedTokens: 0, choices: [] };
   for await (const output of stream) foldOutput(state, output, kind);
   state.choices.sort((a, b) => a.index - b.index);
@@ -97,4 +97,28 @@ export function generateFor(engine: EngineClient, request: EngineRequest, signal
   return (async function* () {
     yield await beamSearch(engine, unique, signal);
   })();
+}
+
+/**
+ * Runs every engine request of a prepared request to the end, concurrently. When one fails
+ * (or the client leaves) the others are aborted too, so no orphan keeps the batch busy.
+ */
+export async function drainAll(
+  engine: EngineClient,
+  requests: EngineRequest[],
+  kinds: OutputKind[],
+  signal?: AbortSignal,
+): Promise<PromptResult[]> {
+  const group = new AbortController();
+  const abortGroup = () => group.abort(signal?.reason);
+  if (signal?.aborted) abortGroup();
+  signal?.addEventListener('abort', abortGroup, { once: true });
+  try {
+    return await Promise.all(requests.map((r, i) => drain(generateFor(engine, r, group.signal), kinds[i])));
+  } catch (err) {
+    group.abort(err);
+    throw err;
+  } finally {
+    signal?.removeEventListener('abort', abortGroup);
+  }
 }

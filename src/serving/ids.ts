@@ -1,15 +1,25 @@
-// Response ids and timestamps as vLLM builds them: the X-Request-Id header wins over the body's
-// request_id, and a fresh uuid (hex, no dashes) is used when neither is given.
+// Request and response ids as vLLM builds them, and response timestamps. The one rule for the id
+// base lives here (requestIdBase); the HTTP layer feeds it the header (common/request-id.ts).
 
-import { randomRequestId } from '../common/request-id';
+import { randomUUID } from 'node:crypto';
+
+/** A fresh id like Python's uuid4().hex. */
+export function randomRequestId(): string {
+  return randomUUID().replace(/-/g, '');
+}
 
 export type ResponseIdPrefix = 'cmpl' | 'chatcmpl';
 
-/** The id base a request is known by: header, then body request_id, then random. */
-export function requestIdBase(headerId: string | null | undefined, bodyId: string | null | undefined): string {
-  if (headerId) return headerId;
-  if (bodyId) return bodyId;
-  return randomRequestId();
+/**
+ * The id base a request is known by (vLLM's _base_request_id): the X-Request-Id header, else
+ * the body's request_id, else `fallback()` (a fresh random id unless the caller has one).
+ */
+export function requestIdBase(
+  headerId: string | null | undefined,
+  bodyId: string | null | undefined,
+  fallback: () => string = randomRequestId,
+): string {
+  return headerId || bodyId || fallback();
 }
 
 export function responseId(prefix: ResponseIdPrefix, base: string): string {

@@ -33,7 +33,11 @@ export type PluginApi = typeof PLUGIN_API;
 
 const loaded = new Set<string>();
 
-/** Dynamic import() written so TypeScript's CommonJS output keeps it (ES modules need it). */
+/**
+ * A real dynamic import(): TypeScript's CommonJS output turns a written import() into require(),
+ * which cannot load ES modules, so the call is built at run time.
+ */
+// eslint-disable-next-line @typescript-eslint/no-implied-eval -- see above: the only way to keep import() in CommonJS output
 const importModule = new Function('url', 'return import(url)') as (url: string) => Promise<Record<string, unknown>>;
 
 function compileTypeScript(path: string): Record<string, unknown> {

@@ -1,7 +1,7 @@
 // What the serving layer needs from the server flags, and the checks shared by every
 // generation endpoint (model name, request-level vLLM extras).
 
-import { OpenAIHttpError } from '../common/openai-error';
+import { OpenAIHttpError } from './openai-error';
 import type { ServerConfig } from '../config/server-config';
 import { RequestValidationError } from '../engine/errors';
 import { outputParserFactories, type OutputParserFactories } from './chat-output';
@@ -19,6 +19,7 @@ export interface ServingOptions extends ToolServingOptions {
   chatTemplateContentFormat: 'auto' | 'string' | 'openai';
   /** The parser classes --tool-call-parser / --reasoning-parser name. */
   parsers: OutputParserFactories;
+  schedulingPolicy: ServerConfig['schedulingPolicy'];
 }
 
 export function servingOptionsFrom(config: ServerConfig): ServingOptions {
@@ -35,6 +36,7 @@ export function servingOptionsFrom(config: ServerConfig): ServingOptions {
     toolCallParser: config.toolCallParser,
     excludeToolsWhenToolChoiceNone: config.excludeToolsWhenToolChoiceNone,
     parsers: outputParserFactories(config),
+    schedulingPolicy: config.schedulingPolicy,
   };
 }
 
@@ -53,14 +55,21 @@ export interface RequestExtras {
   request_id?: string | null;
 }
 
-/** vLLM checks vllm_xargs values are str/int/float (or lists of them for chat). */
-export function checkRequestExtras(extras: RequestExtras, allowListXargs: boolean): void {
+/** vLLM's rule for `priority` (an integer, as the DTO checked): non-zero needs --scheduling-policy priority. */
+export function checkPriority(priority: number | null | undefined, policy: ServingOptions['schedulingPolicy'], param = 'priority'): number {
+  const value = priority ?? 0;
+  if (value !== 0 && policy !== 'priority') {
+    throw new RequestValidationError(`Got priority ${value} but Priority scheduling is not enabled.`, param);
+  }
+  return value;
+}
+
+/** The request-level extras (vLLM checks vllm_xargs values are str/int/float, or lists of them for chat). */
+export function checkRequestExtras(extras: RequestExtras, opts: Pick<ServingOptions, 'schedulingPolicy'>, allowListXargs: boolean): void {
   if (extras.cache_salt != null && (typeof extras.cache_salt !== 'string' || extras.cache_salt.length === 0)) {
     throw new RequestValidationError('Parameter `cache_salt` must be a non-empty string if provided.', 'cache_salt');
   }
-  if (extras.priority != null && !Number.isInteger(extras.priority)) {
-    throw new RequestValidationError('priority must be an integer.', 'priority');
-  }
+  checkPriority(extras.priority, opts.schedulingPolicy);
   if (extras.vllm_xargs != null) {
     const scalar = (v: unknown) => typeof v === 'string' || typeof v === 'number';
     for (const [key, value] of Object.entries(extras.vllm_xargs)) {

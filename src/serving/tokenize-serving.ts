@@ -86,6 +86,6 @@ export class TokenizeServing {
       throw new RequestValidationError('tokens must be a list of integers.', 'tokens');
     }
     checkTokenIdsInVocab(tokens, tokenizer.vocabSize, 'tokens');
-    return { prompt: tokenizer.decode(tokens as number[]) };
+    return { prompt: tokenizer.decode(tokens) };
   }
 }

@@ -3,10 +3,11 @@
 // /abort_requests) without one. 401 bodies are exactly vLLM's {"error":"Unauthorized"}.
 
 import { defaultTestModel, SERVER_START_TIMEOUT_MS, startServer, TestServer } from '../helpers/server';
+import { needs } from '../helpers/needs';
 
 const KEYS = ['e2e-key-one', 'e2e-key-two'];
 const model = defaultTestModel();
-const describeWithModel = model ? describe : describe.skip;
+const onModel = needs(model);
 
 interface Call {
   method: 'GET' | 'POST';
@@ -51,7 +52,7 @@ const OPEN: Call[] = [
   { method: 'GET', path: '/openapi.json' },
 ];
 
-describeWithModel('auth on a server with two --api-key values', () => {
+onModel.describe('auth on a server with two --api-key values', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startServer(['--api-key', KEYS[0], '--api-key', KEYS[1]]);
@@ -70,7 +71,7 @@ describeWithModel('auth on a server with two --api-key values', () => {
     }
   });
 
-  it('answers the guarded foundation routes with 200 given a key', async () => {
+  it('answers the guarded always-registered routes with 200 given a key', async () => {
     for (const path of ['/v1/models', '/version', '/metrics']) {
       expect((await send(server, { method: 'GET', path }, `Bearer ${KEYS[1]}`)).status).toBe(200);
     }
@@ -82,7 +83,7 @@ describeWithModel('auth on a server with two --api-key values', () => {
   });
 });
 
-describeWithModel('auth on a --tokens-only server', () => {
+onModel.describe('auth on a --tokens-only server', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startServer(['--tokens-only', '--api-key', KEYS[0]]);
@@ -104,7 +105,7 @@ describeWithModel('auth on a --tokens-only server', () => {
   });
 });
 
-describeWithModel('auth from VLLM_API_KEY', () => {
+onModel.describe('auth from VLLM_API_KEY', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startServer([], { env: { VLLM_API_KEY: 'from-env' } });

@@ -1,13 +1,14 @@
 // /v1/chat/completions and /v1/chat/completions/batch against the real server on stories260K
 // with a ChatML-like template (--chat-template), through the official `openai` client.
 
-import { HAVE_MODEL, SERVER_START_TIMEOUT_MS, expectApiError, sseFrames, startServing, type Serving } from './completions-helpers';
+import { defaultTestModel, SERVER_START_TIMEOUT_MS, expectApiError, sseFrames, startServing, type Serving } from './completions-helpers';
+import { needs } from '../helpers/needs';
 
-const maybe = HAVE_MODEL ? describe : describe.skip;
+const onModel = needs(defaultTestModel());
 const USER = [{ role: 'user', content: 'Tell me a story about a dog.' }];
 const RENDERED = '<|user|>Tell me a story about a dog.\n<|assistant|>';
 
-maybe('POST /v1/chat/completions', () => {
+onModel.describe('POST /v1/chat/completions', () => {
   let s: Serving;
   const chat = (body: Record<string, unknown> = {}): Promise<any> =>
     s.client.chat.completions.create({ model: s.model, messages: USER, temperature: 0, max_tokens: 8, ...body } as any);
@@ -222,7 +223,7 @@ maybe('POST /v1/chat/completions', () => {
   });
 });
 
-maybe('POST /v1/chat/completions/batch', () => {
+onModel.describe('POST /v1/chat/completions/batch', () => {
   let s: Serving;
   const conversations = [USER, [{ role: 'user', content: 'What is a cat?' }]];
 

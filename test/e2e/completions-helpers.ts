@@ -6,9 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { APIError } from 'openai';
 import { SERVER_START_TIMEOUT_MS, defaultTestModel, startServer, type StartServerOptions, type TestServer } from '../helpers/server';
+import { waitFor } from '../helpers/wait';
 
 /** A small ChatML-like template that also prints documents and a `greeting` template kwarg. */
-export const CHAT_TEMPLATE_SOURCE = [
+const CHAT_TEMPLATE_SOURCE = [
   "{%- for message in messages -%}<|{{ message['role'] }}|>{{ message['content'] }}\n{% endfor -%}",
   "{%- if documents -%}<|documents|>{% for d in documents %}{{ d['title'] }}: {{ d['text'] }} {% endfor %}\n{% endif -%}",
   '{%- if greeting is defined -%}{{ greeting }}\n{% endif -%}',
@@ -20,8 +21,7 @@ function writeChatTemplate(source: string): string {
   writeFileSync(path, source);
   return path;
 }
-export const HAVE_MODEL = defaultTestModel() !== null;
-export { SERVER_START_TIMEOUT_MS };
+export { SERVER_START_TIMEOUT_MS, defaultTestModel };
 
 export interface Serving {
   server: TestServer;
@@ -116,13 +116,4 @@ export function sseFrames(text: string): any[] {
   const frames = text.split('\n\n').filter((f) => f.startsWith('data: ')).map((f) => f.slice(6));
   expect(frames[frames.length - 1]).toBe('[DONE]');
   return frames.slice(0, -1).map((f) => JSON.parse(f));
-}
-
-export async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('condition not reached in time');
 }

@@ -2,12 +2,13 @@
 // --enable-scale-out): response and chunk shapes in both output modes, logprob shapes, request
 // ids, every 400/404, usage options, and abort of an in-flight request.
 
-import { HAVE_MODEL, SERVER_START_TIMEOUT_MS, sseFrames, startServing, type Serving } from './completions-helpers';
+import { defaultTestModel, SERVER_START_TIMEOUT_MS, sseFrames, startServing, type Serving } from './completions-helpers';
+import { needs } from '../helpers/needs';
 
-const describeModel = HAVE_MODEL ? describe : describe.skip;
+const onModel = needs(defaultTestModel());
 const MAX_MODEL_LEN = 96;
 
-describeModel('POST /inference/v1/generate (stories260K)', () => {
+onModel.describe('POST /inference/v1/generate (stories260K)', () => {
   let s: Serving;
   let prompt: number[];
   const generate = (body: Record<string, unknown>, headers?: Record<string, string>) => s.post('/inference/v1/generate', body, headers);

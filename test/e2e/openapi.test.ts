@@ -6,11 +6,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultTestModel, ensureBuilt, REPO_ROOT, SERVER_START_TIMEOUT_MS, startServer, TestServer } from '../helpers/server';
+import { needs } from '../helpers/needs';
 
 const SPEC = join(REPO_ROOT, 'openapi/openapi.json');
 const WORK_DIR = join(REPO_ROOT, 'dist/e2e-openapi');
 const model = defaultTestModel();
-const itWithModel = model ? it : it.skip;
 
 function run(args: string[]): { status: number | null; output: string } {
   const result = spawnSync(process.execPath, args, { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000 });
@@ -64,15 +64,14 @@ describe('OpenAPI spec', () => {
     }
   }, 120_000);
 
-  describe('generated typed client', () => {
+  needs(model).describe('generated typed client', () => {
     let server: TestServer;
     beforeAll(async () => {
-      if (!model) return;
       server = await startServer(['--api-key', 'client-key', '--served-model-name', 'stories']);
     }, SERVER_START_TIMEOUT_MS);
     afterAll(() => server?.stop());
 
-    itWithModel('generates, type-checks and calls the running server', async () => {
+    it('generates, type-checks and calls the running server', async () => {
       const generated = run([
         join(REPO_ROOT, 'node_modules/openapi-typescript/bin/cli.js'),
         SPEC,
@@ -92,7 +91,7 @@ describe('OpenAPI spec', () => {
       expect(typecheck.output).toBe('');
       expect(typecheck.status).toBe(0);
 
-      const { useClient } = require(join(WORK_DIR, 'use-client.ts')) as {
+      const { useClient } = (await import(join(WORK_DIR, 'use-client.ts'))) as {
         useClient: (baseUrl: string, key: string) => Promise<Record<string, unknown>>;
       };
       const result = await useClient(server.baseUrl, 'client-key');

@@ -6,9 +6,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SERVER_START_TIMEOUT_MS, startServer, type TestServer } from '../helpers/server';
-import { HAVE_MODEL } from './completions-helpers';
+import { needs } from '../helpers/needs';
+import { defaultTestModel } from './completions-helpers';
 
-const describeModel = HAVE_MODEL ? describe : describe.skip;
+const onModel = needs(defaultTestModel());
 
 /** A chat template whose assistant turns are {% generation %} blocks (whitespace control included). */
 const TEMPLATE =
@@ -17,7 +18,7 @@ const TEMPLATE =
   "{%- else -%} {{ m['content'] }}{%- endif %}\n{% endfor -%}" +
   "{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}";
 
-describeModel('render (stories260K)', () => {
+onModel.describe('render (stories260K)', () => {
   let server: TestServer;
   const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
     const res = await fetch(`${server.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });

@@ -4,12 +4,14 @@
 // single server, streaming and not. Also the tokens-only server's own rules.
 
 import { SERVER_START_TIMEOUT_MS, startServer, type TestServer } from '../helpers/server';
-import { HAVE_MODEL, postJson, sseFrames, startServing, type Serving } from './completions-helpers';
+import { needs } from '../helpers/needs';
+import { waitFor } from '../helpers/wait';
+import { defaultTestModel, postJson, sseFrames, startServing, type Serving } from './completions-helpers';
 
-const describeModel = HAVE_MODEL ? describe : describe.skip;
+const onModel = needs(defaultTestModel());
 const GEN_KEY = 'generator-key';
 
-describeModel('render → generate → derender across two servers (stories260K)', () => {
+onModel.describe('render → generate → derender across two servers (stories260K)', () => {
   let renderer: Serving;
   let generator: TestServer;
 
@@ -152,8 +154,12 @@ describeModel('render → generate → derender across two servers (stories260K)
 
     it('aborts an in-flight request through the legacy path', async () => {
       const pending = gen('/inference/v1/generate', { token_ids: [1, 403], sampling_params: { ignore_eos: true }, request_id: 'legacy-abort' });
-      // Without max_tokens it may run to the end of the context, about a second here: 150 ms in, it is in flight.
-      await new Promise((r) => setTimeout(r, 150));
+      // Without max_tokens it may run to the end of the context: abort it once the engine runs it.
+      const running = async () => {
+        const metrics = await (await fetch(`${generator.baseUrl}/metrics`, { headers: { authorization: `Bearer ${GEN_KEY}` } })).text();
+        return /^vllm:num_requests_running\{[^}]*\} [1-9]/m.test(metrics);
+      };
+      await waitFor(running, 10_000, 'the request running in the engine');
       expect((await gen('/abort_requests', { request_ids: ['generate-tokens-legacy-abort'] }, {})).status).toBe(200);
       const res = await pending;
       expect(res.json.choices[0].finish_reason).toBe('abort');

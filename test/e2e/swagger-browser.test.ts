@@ -2,18 +2,17 @@
 // /usr/bin/chromium): open /docs on a server started with --api-key, authorize with the key,
 // "Try it out" on GET /v1/models, and see a 200 listing the model.
 
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, BrowserContext } from 'playwright-core';
 import { defaultTestModel, SERVER_START_TIMEOUT_MS, startServer, TestServer } from '../helpers/server';
+import { needs } from '../helpers/needs';
 
 const CHROMIUM = '/usr/bin/chromium';
 const API_KEY = 'browser-key';
 const MODEL_NAME = 'stories-in-browser';
 const model = defaultTestModel();
-if (!existsSync(CHROMIUM)) console.warn(`\n\n*** SKIPPING the Swagger UI browser test: ${CHROMIUM} is missing (apt-get install chromium) ***\n`);
-const describeIfReady = model && existsSync(CHROMIUM) ? describe : describe.skip;
 
 const CHROMIUM_ARGS = [
   '--headless',
@@ -26,7 +25,7 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
-describeIfReady('Swagger UI in a real browser', () => {
+needs(model, CHROMIUM).describe('Swagger UI in a real browser', () => {
   let server: TestServer;
   let context: BrowserContext;
   let profile: string;

@@ -2,12 +2,13 @@
 // (--served-model-name, --response-role, --trust-request-chat-template,
 // --return-tokens-as-token-ids, --enable-force-include-usage), on one real server.
 
-import { HAVE_MODEL, SERVER_START_TIMEOUT_MS, sseFrames, startServing, type Serving } from './completions-helpers';
+import { defaultTestModel, SERVER_START_TIMEOUT_MS, sseFrames, startServing, type Serving } from './completions-helpers';
+import { needs } from '../helpers/needs';
 
-const maybe = HAVE_MODEL ? describe : describe.skip;
+const onModel = needs(defaultTestModel());
 const USER = [{ role: 'user', content: 'Hi there' }];
 
-maybe('tokenize, detokenize and serving flags', () => {
+onModel.describe('tokenize, detokenize and serving flags', () => {
   let s: Serving;
 
   beforeAll(async () => {

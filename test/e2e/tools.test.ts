@@ -9,8 +9,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeForcedTextModel } from '../helpers/forced-text-model';
-import { defaultTestModel } from '../helpers/server';
-import { HAVE_MODEL, SERVER_START_TIMEOUT_MS, expectApiError, startServing, type Serving } from './completions-helpers';
+import { needs } from '../helpers/needs';
+import { defaultTestModel, SERVER_START_TIMEOUT_MS, expectApiError, startServing, type Serving } from './completions-helpers';
 
 /** Qwen2.5's tool format and Qwen3's thinking switch, in a few lines of Jinja. */
 export const HERMES_TEMPLATE = [
@@ -36,7 +36,7 @@ export const WEATHER_TOOL = {
   },
 };
 
-const maybe = HAVE_MODEL ? describe : describe.skip;
+const onModel = needs(defaultTestModel());
 const USER = [{ role: 'user' as const, content: 'What is the weather in Paris?' }];
 const NO_THINKING = { chat_template_kwargs: { enable_thinking: false } };
 
@@ -66,11 +66,11 @@ function assembleCalls(deltas: any[]): Array<{ id: string; type: string; functio
   return calls;
 }
 
-maybe('tool calling and reasoning (hermes + qwen3 parsers)', () => {
+onModel.describe('tool calling and reasoning (hermes + qwen3 parsers)', () => {
   let s: Serving;
   let tokenOf: Record<Forced, number>;
   const chat = (body: Record<string, unknown>): Promise<any> =>
-    s.client.chat.completions.create({ model: s.model, messages: USER, temperature: 0, max_tokens: 8, ...body } as any);
+    s.client.chat.completions.create({ model: s.model, messages: USER, temperature: 0, max_tokens: 8, ...body });
   /** Makes the model write `text` once per generated token. */
   const forcing = (text: Forced, tokens: number) => ({ logit_bias: { [tokenOf[text]]: 100 }, max_tokens: tokens });
 
@@ -88,7 +88,7 @@ maybe('tool calling and reasoning (hermes + qwen3 parsers)', () => {
 
   beforeAll(async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'ortllm-tools-')), 'forced-text.gguf');
-    const ids = await writeForcedTextModel(defaultTestModel()!, path, Object.values(FORCED));
+    const ids = await writeForcedTextModel(defaultTestModel(), path, Object.values(FORCED));
     tokenOf = Object.fromEntries(Object.keys(FORCED).map((key, i) => [key, ids[i]])) as Record<Forced, number>;
     const flags = ['--enable-auto-tool-choice', '--tool-call-parser', 'hermes', '--reasoning-parser', 'qwen3', '--served-model-name', 'forced'];
     s = await startServing(flags, HERMES_TEMPLATE, { model: path });

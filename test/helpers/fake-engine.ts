@@ -1,59 +1,165 @@
-// A scripted EngineClient for controller-level tests (no model, no worker): each generate()
-// yields the outputs `script` returns for the request. Lets HTTP-layer tests control exactly
-// what the engine says, including errors and slow streams.
+// The EngineClient of tests that run the HTTP and serving layers without a model or a worker:
+// it "samples" a fixed token script, but text, stop strings, EOS and length limits go through
+// the real SequenceOutputProcessor, and output kinds, logprobs, abort and disconnect behave as
+// the engine's contract says. Health, scheduler stats and iteration stats are settable.
 
+import { SequenceOutputProcessor } from '../../src/engine/detokenizer';
 import type {
   EngineClient,
   EngineHealth,
   EngineRequest,
+  FinishReason,
   IterationStats,
+  PositionLogprobs,
   RequestOutput,
   SchedulerStats,
 } from '../../src/engine/types';
-import type { ModelArchConfig } from '../../src/model/types';
+import { OUTPUT_KIND } from '../../src/engine/types';
+import type { ChatTemplate, ModelArchConfig, Tokenizer } from '../../src/model/types';
 
-export const FAKE_ARCH: ModelArchConfig = {
-  architecture: 'llama',
-  hiddenSize: 64,
-  intermediateSize: 172,
-  numLayers: 5,
-  numHeads: 8,
-  numKvHeads: 4,
-  headDim: 8,
-  vocabSize: 512,
-  rmsNormEps: 1e-5,
-  ropeTheta: 10000,
-  ropeScaling: null,
-  maxPositionEmbeddings: 512,
-  tieWordEmbeddings: true,
-  attentionBias: false,
-};
+/** A llama-shaped config of the given vocabulary and context (nothing runs it). */
+export function fakeArch(vocabSize = 512, maxPositionEmbeddings = 512): ModelArchConfig {
+  return {
+    architecture: 'llama',
+    hiddenSize: 8,
+    intermediateSize: 16,
+    numLayers: 1,
+    numHeads: 1,
+    numKvHeads: 1,
+    headDim: 8,
+    vocabSize,
+    rmsNormEps: 1e-5,
+    ropeTheta: 10000,
+    ropeScaling: null,
+    maxPositionEmbeddings,
+    tieWordEmbeddings: true,
+    attentionBias: false,
+  };
+}
 
-export type Script = (request: EngineRequest, signal?: AbortSignal) => AsyncIterable<RequestOutput>;
+export interface FakeEngineOptions {
+  tokenizer?: Tokenizer | null;
+  /** Token ids "sampled" in order (cycled); generate() refuses to run without one. */
+  script?: number[];
+  maxModelLen?: number;
+  maxNumSeqs?: number;
+  vocabSize?: number;
+  eosTokenIds?: number[];
+  /** Delay between steps, to keep requests in flight (abort tests). */
+  stepDelayMs?: number;
+  chatTemplate?: ChatTemplate | null;
+  /** What stats() reports; by default the in-flight count and an empty cache. */
+  stats?: SchedulerStats;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Logprobs the fake engine reports: the sampled token at rank 2 behind token 0 (rank 1), then ids 1, 2, … */
+function fakeLogprobs(tokenId: number, k: number): PositionLogprobs {
+  const top = [{ tokenId: 0, logprob: -0.25, rank: 1 }];
+  for (let id = 1; top.length < Math.max(k, 1) + 1; id++) top.push({ tokenId: id, logprob: -1 - id, rank: id + 1 });
+  const chosen = tokenId === 0 ? top[0] : { tokenId, logprob: -0.75, rank: 7 };
+  return { chosen, top: top.slice(0, Math.max(k, 0)) };
+}
 
 export class FakeEngine implements EngineClient {
-  readonly modelConfig = FAKE_ARCH;
-  readonly maxModelLen = 512;
-  readonly maxNumSeqs = 8;
-  readonly tokenizer = null;
-  readonly chatTemplate = null;
-  readonly eosTokenIds = [2];
+  readonly modelConfig: ModelArchConfig;
+  readonly maxModelLen: number;
+  readonly maxNumSeqs: number;
+  readonly tokenizer: Tokenizer | null;
+  readonly chatTemplate: ChatTemplate | null;
+  readonly eosTokenIds: number[];
   readonly generationDefaults = {};
-  alive = true;
-  readonly aborted: string[] = [];
   readonly requests: EngineRequest[] = [];
+  readonly aborted: string[] = [];
+  /** false: health() reports a dead engine. */
+  alive = true;
   shutdownCalls = 0;
+  private readonly live = new Map<string, () => void>();
   private readonly listeners = new Set<(stats: IterationStats) => void>();
 
-  constructor(private readonly script: Script = async function* () {}) {}
+  constructor(private readonly options: FakeEngineOptions = {}) {
+    this.tokenizer = options.tokenizer ?? null;
+    this.chatTemplate = options.chatTemplate ?? null;
+    this.maxModelLen = options.maxModelLen ?? 256;
+    this.maxNumSeqs = options.maxNumSeqs ?? 4;
+    this.eosTokenIds = options.eosTokenIds ?? [];
+    this.modelConfig = fakeArch(options.vocabSize ?? options.tokenizer?.vocabSize ?? 512, this.maxModelLen);
+  }
 
-  generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
+  /** Ids of requests still generating. */
+  get inFlight(): string[] {
+    return [...this.live.keys()];
+  }
+
+  async *generate(request: EngineRequest, signal?: AbortSignal): AsyncGenerator<RequestOutput> {
     this.requests.push(request);
-    return this.script(request, signal);
+    const script = this.options.script ?? [];
+    if (script.length === 0) throw new Error('FakeEngine: generate() needs a token script');
+    const { params } = request;
+    let abortReason: FinishReason | null = null;
+    this.live.set(request.requestId, () => (abortReason = 'abort'));
+    const onSignal = (): void => {
+      abortReason = 'abort';
+    };
+    signal?.addEventListener('abort', onSignal);
+    const seqs = Array.from({ length: params.n }, () => new SequenceOutputProcessor({
+      params,
+      tokenizer: this.tokenizer,
+      promptTokenIds: request.promptTokenIds,
+      eosTokenIds: this.eosTokenIds,
+      maxTokens: params.max_tokens ?? this.maxModelLen - request.promptTokenIds.length,
+      maxModelLen: this.maxModelLen,
+    }));
+    const sent = seqs.map(() => 0);
+    const output = (finalOnly: boolean): RequestOutput => ({
+      requestId: request.requestId,
+      promptTokenIds: request.promptTokenIds,
+      promptLogprobs:
+        params.prompt_logprobs === null
+          ? null
+          : request.promptTokenIds.map((id, i) => (i === 0 ? null : fakeLogprobs(id, params.prompt_logprobs ?? 0))),
+      outputs: seqs.map((seq, index) => {
+        const delta = params.output_kind === OUTPUT_KIND.DELTA && !finalOnly;
+        const ids = delta ? seq.tokenIds.slice(sent[index]) : [...seq.tokenIds];
+        sent[index] = seq.tokenIds.length;
+        return {
+          index,
+          text: seq.nextText(delta),
+          tokenIds: ids,
+          cumulativeLogprob: null,
+          logprobs: params.logprobs === null ? null : ids.map((id) => fakeLogprobs(id, params.logprobs ?? 0)),
+          finishReason: seq.finishStatus?.finishReason ?? null,
+          stopReason: seq.finishStatus?.stopReason ?? null,
+        };
+      }),
+      finished: seqs.every((s) => s.finished),
+      numCachedTokens: 0,
+    });
+    try {
+      for (let step = 0; ; step++) {
+        if (this.options.stepDelayMs) await sleep(this.options.stepDelayMs);
+        else await Promise.resolve();
+        for (const seq of seqs) {
+          if (seq.finished) continue;
+          if (abortReason) seq.finish(abortReason);
+          else seq.appendToken(script[(step + seqs.indexOf(seq)) % script.length]);
+        }
+        const done = seqs.every((s) => s.finished);
+        if (params.output_kind !== OUTPUT_KIND.FINAL_ONLY || done) yield output(false);
+        if (done) return;
+      }
+    } finally {
+      this.live.delete(request.requestId);
+      signal?.removeEventListener('abort', onSignal);
+    }
   }
 
   abort(requestIds: string[]): void {
-    this.aborted.push(...requestIds);
+    for (const id of requestIds) {
+      this.aborted.push(id);
+      this.live.get(id)?.();
+    }
   }
 
   health(): EngineHealth {
@@ -61,7 +167,7 @@ export class FakeEngine implements EngineClient {
   }
 
   stats(): SchedulerStats {
-    return { numRunning: 1, numWaiting: 2, kvCacheUsage: 0.25, numBlocks: 64, blockSize: 16 };
+    return this.options.stats ?? { numRunning: this.live.size, numWaiting: 0, kvCacheUsage: 0, numBlocks: 1, blockSize: 16 };
   }
 
   onIteration(listener: (stats: IterationStats) => void): () => void {

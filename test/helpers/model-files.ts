@@ -1,16 +1,13 @@
-// Locates the shared test models (../shared/models relative to the repo root); tests skip loudly when absent.
-import { existsSync } from 'node:fs';
+// Locates the shared test models (../shared/models relative to the repo root). A test that
+// needs one gates itself with needs(path) (./needs.ts), which skips it visibly when it is absent.
 import { resolve } from 'node:path';
 import type { LoadModelOptions } from '../../src/model/types';
 
-export const MODELS_DIR = resolve(__dirname, '../../../shared/models');
+const MODELS_DIR = resolve(__dirname, '../../../shared/models');
 
-/** The path of a shared model file, or null (after a loud warning) when it is not there. */
-export function sharedModel(file: string): string | null {
-  const path = resolve(MODELS_DIR, file);
-  if (existsSync(path)) return path;
-  console.warn(`\n\n*** SKIPPING: test model ${path} is missing ***\n`);
-  return null;
+/** The path a shared model file has when it is there (gate the test on it with needs()). */
+export function sharedModel(file: string): string {
+  return resolve(MODELS_DIR, file);
 }
 
 /** LoadModelOptions with the server's defaults, overridden by `extra`. */

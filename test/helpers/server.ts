@@ -19,8 +19,8 @@ const STALE_LOCK_MS = 5 * 60_000;
 /** Enough for a rebuild plus model load on 2 cores; pass it to beforeAll. */
 export const SERVER_START_TIMEOUT_MS = 240_000;
 
-/** The e2e model (stories260K, tiny and real), or null with a loud warning when absent. */
-export function defaultTestModel(): string | null {
+/** The e2e model (stories260K, tiny and real); gate tests on it with needs(defaultTestModel()). */
+export function defaultTestModel(): string {
   return sharedModel('stories260K.gguf');
 }
 

@@ -7,7 +7,7 @@ import { SequenceOutputProcessor, type FinishStatus } from '../detokenizer';
 import { childSeed, encodeBadWords, logSumExp, promptLogprobsForRows, SamplingWorkspace, SequenceSampler } from '../sampling';
 import type { EngineRequest, PositionLogprobs } from '../types';
 
-export interface SampledToken {
+interface SampledToken {
   tokenId: number;
   /** Raw logprob of the sampled token (cumulative_logprob, best_of ranking). */
   logprob: number;

@@ -13,7 +13,7 @@ import { EngineCore } from './engine-core';
 /** Share of free memory the KV cache takes when --kv-cache-memory is not given. */
 const AUTO_KV_MEMORY_FRACTION = 0.2;
 
-export interface KvPlan {
+interface KvPlan {
   numBlocks: number;
   maxModelLen: number;
   bytesPerBlock: number;
@@ -24,7 +24,7 @@ export interface KvPlan {
  * that cannot hold one max_model_len sequence is a start-up error (as in vLLM); a derived
  * max_model_len is lowered to what the cache holds instead.
  */
-export function planKvCache(model: LoadedModel, options: EngineOptions, freeMemoryBytes = os.freemem()): KvPlan {
+function planKvCache(model: LoadedModel, options: EngineOptions, freeMemoryBytes = os.freemem()): KvPlan {
   const blockSize = options.blockSize;
   const bytesPerBlock = kvBytesPerBlock(model.config, blockSize);
   let maxModelLen = options.maxModelLen ?? model.contextLength;

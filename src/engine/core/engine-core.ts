@@ -11,7 +11,7 @@ import { KvCacheManager } from './kv-cache-manager';
 import { RequestState, type CompletionState } from './request-state';
 import { Scheduler, type SchedulePlan, type SchedulingPolicy } from './scheduler';
 import { Sequence } from './sequence';
-import { effectiveMaxTokens, engineLimits, validateEngineRequest, type EngineLimits } from './validate-request';
+import { assertRequestInvariants, effectiveMaxTokens, engineLimits, type EngineLimits } from './validate-request';
 
 export interface EngineCoreConfig {
   maxModelLen: number;
@@ -61,9 +61,9 @@ export class EngineCore {
     return this.scheduler.hasWork() || this.pendingAborts.size > 0;
   }
 
-  /** Queues a request; throws RequestValidationError (nothing queued) when it is invalid. */
+  /** Queues a request; throws (nothing queued) when it breaks an invariant or its bad words do not encode. */
   addRequest(request: EngineRequest): void {
-    validateEngineRequest(request, this.limits);
+    assertRequestInvariants(request, this.limits);
     if (this.requests.has(request.requestId)) {
       throw new RequestValidationError(`Request id ${request.requestId} is already running.`, 'request_id');
     }

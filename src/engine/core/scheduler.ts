@@ -16,7 +16,7 @@ export interface SchedulerConfig {
   policy: SchedulingPolicy;
 }
 
-export interface ScheduledSequence {
+interface ScheduledSequence {
   seq: Sequence;
   /** Tokens computed this step: tokenIds[numComputedTokens .. numComputedTokens + numNewTokens). */
   numNewTokens: number;

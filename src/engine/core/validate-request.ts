@@ -1,8 +1,9 @@
-// Checks a request against the engine's limits before it is queued, so a bad request
-// gets a 400 and never enters (or disturbs) the running batch.
+// What the engine checks of a request. The rules a client can break are checked once, at the
+// edge (src/serving, with vLLM's messages); the engine adds the one limit only it knows (the
+// KV cache capacity, on the HTTP thread) and, in the core, cheap assertions of the rest: a
+// request that breaks one is a bug upstream, refused as an internal error, never queued.
 
-import { RequestValidationError } from '../errors';
-import { validateSamplingParams } from '../sampling-params';
+import { EngineInvariantError, RequestValidationError } from '../errors';
 import type { EngineOptions, EngineRequest } from '../types';
 
 export interface EngineLimits {
@@ -34,48 +35,9 @@ export function effectiveMaxTokens(request: EngineRequest, maxModelLen: number):
   return request.params.max_tokens === null ? room : Math.min(request.params.max_tokens, room);
 }
 
-export function validateEngineRequest(request: EngineRequest, limits: EngineLimits): void {
-  const { params, promptTokenIds } = request;
-  if (typeof request.requestId !== 'string' || request.requestId.length === 0) {
-    throw new RequestValidationError('request_id must be a non-empty string.', 'request_id');
-  }
-  validateSamplingParams(params, { vocabSize: limits.vocabSize, maxNumSeqs: limits.maxNumSeqs });
-
-  const priority = request.priority ?? 0;
-  if (!Number.isInteger(priority)) throw new RequestValidationError(`priority must be an integer, got ${priority}.`, 'priority');
-  if (priority !== 0 && limits.schedulingPolicy !== 'priority') {
-    throw new RequestValidationError('Got priority != 0 but the scheduling policy is not "priority".', 'priority');
-  }
-
-  if (promptTokenIds.length === 0) throw new RequestValidationError('The decoder prompt cannot be empty.', 'prompt');
-  for (const id of promptTokenIds) {
-    if (!Number.isInteger(id) || id < 0 || id >= limits.vocabSize) {
-      throw new RequestValidationError(`Token id ${id} is out of vocabulary (vocab size ${limits.vocabSize}).`, 'prompt');
-    }
-  }
-
-  const promptLen = promptTokenIds.length;
-  if (promptLen >= limits.maxModelLen) {
-    throw new RequestValidationError(
-      `This model's maximum context length is ${limits.maxModelLen} tokens. However, your request has ${promptLen} input tokens. ` +
-        'Please reduce the length of the input messages.',
-      'prompt',
-    );
-  }
-  const maxTokens = params.max_tokens;
-  if (maxTokens !== null && promptLen + maxTokens > limits.maxModelLen) {
-    throw new RequestValidationError(
-      `'max_tokens' is too large: ${maxTokens}. This model's maximum context length is ${limits.maxModelLen} tokens ` +
-        `and your request has ${promptLen} input tokens (${maxTokens} > ${limits.maxModelLen} - ${promptLen}).`,
-      'max_tokens',
-    );
-  }
-  const numSeqs = params.best_of ?? params.n;
-  if (numSeqs > limits.maxNumSeqs) {
-    throw new RequestValidationError(`best_of must be at most the server's max_num_seqs (${limits.maxNumSeqs}), got ${numSeqs}.`, 'best_of');
-  }
-  // A sequence must fit in the KV cache on its own, or preemption could never make room for it.
-  const needed = promptLen + effectiveMaxTokens(request, limits.maxModelLen);
+/** A sequence must fit in the KV cache on its own, or preemption could never make room for it. */
+export function checkFitsKvCache(request: EngineRequest, limits: EngineLimits): void {
+  const needed = request.promptTokenIds.length + effectiveMaxTokens(request, limits.maxModelLen);
   if (needed > limits.kvCapacityTokens) {
     throw new RequestValidationError(
       `The request needs up to ${needed} tokens of KV cache, but the cache holds only ${limits.kvCapacityTokens}. ` +
@@ -83,4 +45,22 @@ export function validateEngineRequest(request: EngineRequest, limits: EngineLimi
       'max_tokens',
     );
   }
+}
+
+/** Throws EngineInvariantError when a request breaks a rule the edge should have enforced. */
+export function assertRequestInvariants(request: EngineRequest, limits: EngineLimits): void {
+  const fail = (broken: string): never => {
+    throw new EngineInvariantError(`request ${String(request.requestId)} reached the engine with ${broken}`);
+  };
+  const { params, promptTokenIds } = request;
+  if (typeof request.requestId !== 'string' || request.requestId.length === 0) fail('no request id');
+  if (promptTokenIds.length === 0) fail('an empty prompt');
+  if (!promptTokenIds.every((id) => Number.isInteger(id) && id >= 0 && id < limits.vocabSize)) fail('a prompt token outside the vocabulary');
+  const numSeqs = params.best_of ?? params.n;
+  if (!(Number.isInteger(params.n) && params.n >= 1 && numSeqs <= limits.maxNumSeqs)) fail(`n=${params.n}, best_of=${params.best_of}`);
+  const maxTokens = params.max_tokens;
+  if (maxTokens !== null && !(Number.isInteger(maxTokens) && maxTokens >= 1)) fail(`max_tokens=${maxTokens}`);
+  if (promptTokenIds.length + (maxTokens ?? 1) > limits.maxModelLen) fail('more tokens than max_model_len');
+  if (promptTokenIds.length + effectiveMaxTokens(request, limits.maxModelLen) > limits.kvCapacityTokens) fail('more tokens than the KV cache holds');
+  if ((request.priority ?? 0) !== 0 && limits.schedulingPolicy !== 'priority') fail('a priority under fcfs scheduling');
 }

@@ -14,7 +14,7 @@
 // tokenIds keep every sampled token (a stop token too); the text drops a stop token's
 // text and cuts a matched stop string unless include_stop_str_in_output.
 
-export { SequenceOutputProcessor, type SequenceOutputInit } from './sequence-output';
-export { StopChecker, REPETITION_STOP_REASON, type FinishStatus, type StopCheckerInit } from './stop-checker';
+export { SequenceOutputProcessor } from './sequence-output';
+export { type FinishStatus } from './stop-checker';
 export { IncrementalDetokenizer } from './incremental-detokenizer';
-export { findStopString, safeCut, type StopStringMatch } from './stop-strings';
+export { findStopString, safeCut } from './stop-strings';

@@ -14,7 +14,7 @@ export interface FinishStatus {
 }
 
 /** vLLM's stop_reason for repetition finishes. */
-export const REPETITION_STOP_REASON = 'repetition_detected';
+const REPETITION_STOP_REASON = 'repetition_detected';
 
 export interface StopCheckerInit {
   params: SamplingParams;

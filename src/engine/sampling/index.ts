@@ -1,7 +1,7 @@
 // Sampling for the engine core (plain TypeScript).
 //
 // How the core uses it:
-//   - once per engine:  const ws = new SamplingWorkspace(vocabSize);  seedGlobalSampler(serverSeed)
+//   - once per engine:  const ws = new SamplingWorkspace(vocabSize);
 //   - per sequence, when it enters the engine (n > 1: one per child):
 //       const badWords = params.bad_words.length ? encodeBadWords(params.bad_words, tokenizer) : undefined;
 //         (do this once per request at add time: it throws RequestValidationError → 400)
@@ -20,18 +20,15 @@
 // Same seed → same tokens whatever else is in the batch: each sampler owns its generator.
 
 export { SamplingWorkspace } from './workspace';
-export { SequenceSampler, argmax, type SequenceSamplerInit, type SampleResult } from './sequence-sampler';
-export { Rng, seedGlobalSampler, createSequenceRng, childSeed } from './rng';
+export { SequenceSampler, type SequenceSamplerInit } from './sequence-sampler';
+export { Rng, seedGlobalSampler, childSeed } from './rng';
 export { encodeBadWords } from './bad-words';
 export { detectRepetition } from './repetition';
 export {
   logSumExp,
-  rankOf,
   topKIndices,
   positionLogprobs,
   promptLogprobsForRows,
-  wantsLogprobs,
-  type LogprobsRequest,
 } from './logprobs';
 export { selectThresholdIndex } from './threshold-select';
 export { computeSamplingWeights } from './filters';

@@ -20,7 +20,7 @@ export function logSumExp(row: Float32Array, offset: number, n: number): number 
 }
 
 /** 1-based rank of `value` in the row: 1 + count of strictly larger entries. */
-export function rankOf(row: Float32Array, offset: number, n: number, value: number): number {
+function rankOf(row: Float32Array, offset: number, n: number, value: number): number {
   let greater = 0;
   for (let i = 0; i < n; i++) if (row[offset + i] > value) greater++;
   return greater + 1;

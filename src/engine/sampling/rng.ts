@@ -58,7 +58,7 @@ function rotl(x: number, k: number): number {
 
 let globalSource = new Rng(0);
 
-/** Re-seeds the process-wide source used for requests without a seed (vLLM `--seed`, default 0). */
+/** Re-seeds the process-wide source used for requests without a seed (it starts from 0, vLLM's default seed). */
 export function seedGlobalSampler(seed: number): void {
   globalSource = new Rng(seed);
 }

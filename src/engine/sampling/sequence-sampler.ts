@@ -214,7 +214,7 @@ export class SequenceSampler {
 }
 
 /** Index of the largest score (first one on ties, like torch.argmax). */
-export function argmax(scores: Float32Array, n: number): number {
+function argmax(scores: Float32Array, n: number): number {
   let best = 0;
   let bestValue = scores[0];
   for (let i = 1; i < n; i++) {

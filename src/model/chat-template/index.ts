@@ -3,4 +3,4 @@ export { ChatTemplateError } from './errors';
 export {
   BUILTIN_CHAT_TEMPLATE, NO_CHAT_TEMPLATES, chatTemplatesFromConfigValue, resolveChatTemplateSource, type ChatTemplateSources,
 } from './template-source';
-export { detectContentFormat, type ContentFormat } from './messages';
+export { detectContentFormat } from './messages';

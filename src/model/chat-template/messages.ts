@@ -82,7 +82,7 @@ function textParts(content: ChatMessage['content']): string[] {
 /** vLLM parses assistant tool-call arguments, so templates can `| tojson` them as objects. */
 function parseToolCalls(toolCalls: unknown): unknown {
   if (!Array.isArray(toolCalls)) return toolCalls;
-  return toolCalls.map((call) => {
+  return (toolCalls as unknown[]).map((call) => {
     const fn = (call as Node | null)?.function as Node | undefined;
     if (!fn) return call;
     let args = fn.arguments;
@@ -90,9 +90,9 @@ function parseToolCalls(toolCalls: unknown): unknown {
       args = {};
     } else if (typeof args === 'string') {
       try {
-        args = JSON.parse(args);
+        args = JSON.parse(args) as unknown;
       } catch {
-        throw new ChatTemplateError(`tool call arguments are not valid JSON: ${args}`);
+        throw new ChatTemplateError(`tool call arguments are not valid JSON: ${args as string}`);
       }
     }
     return { ...(call as Node), function: { ...fn, arguments: args } };

@@ -71,7 +71,7 @@ export function chatTemplatesFromConfigValue(value: unknown): ChatTemplateSource
   if (typeof value === 'string') return { default: value, named: {} };
   if (!Array.isArray(value)) return NO_CHAT_TEMPLATES;
   const named: Record<string, string> = {};
-  for (const entry of value) {
+  for (const entry of value as { name?: unknown; template?: unknown }[]) {
     if (entry && typeof entry.name === 'string' && typeof entry.template === 'string') named[entry.name] = entry.template;
   }
   const { default: fallback = null, ...variants } = named;

@@ -8,7 +8,7 @@ import { randomDecoderWeights } from './random-weights';
 /** Byte tokens plus the built-in special tokens. */
 const BUILTIN_VOCAB_SIZE = 256 + BUILTIN_SPECIAL_TOKENS.length;
 
-export const DUMMY_SEED = 0;
+const DUMMY_SEED = 0;
 
 export const DUMMY_CONFIG: ModelArchConfig = {
   architecture: 'llama',

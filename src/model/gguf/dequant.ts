@@ -5,7 +5,7 @@ import type { QuantFormat } from '../types';
 import { QUANT_BLOCK } from './ggml-types';
 import { readF16 } from './half';
 
-export { f16ToF32, bf16ToF32, f32ToF16, f16BytesToF32, bf16BytesToF32 } from './half';
+export { f16ToF32, bf16ToF32, f32ToF16 } from './half';
 
 /** Dequantizes `numElements` values (a whole number of blocks) of `data` in `format`. */
 export function dequantize(format: QuantFormat, data: Uint8Array, numElements: number): Float32Array {

@@ -5,7 +5,7 @@ import { ropeScalingFromFreqFactors } from './rope-freqs';
 
 const SUPPORTED: readonly Architecture[] = ['llama', 'qwen2'];
 
-export function ggufArchitecture(metadata: GgufMetadata, path: string): Architecture {
+function ggufArchitecture(metadata: GgufMetadata, path: string): Architecture {
   const arch = metadata['general.architecture'];
   if (typeof arch !== 'string') throw new Error(`${path}: GGUF metadata has no general.architecture`);
   if (!(SUPPORTED as readonly string[]).includes(arch)) {

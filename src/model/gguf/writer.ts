@@ -4,8 +4,6 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { GGMLQuantizationType, GGUFValueType, serializeGgufMetadata, type GGUFTypedMetadata, type MetadataValue } from '@huggingface/gguf';
 import { encodeBF16, encodeF16, quantizeQ8_0 } from './quantize';
 
-export { GGUFValueType } from '@huggingface/gguf';
-
 export interface GgufTypedValue {
   type: GGUFValueType;
   value: MetadataValue;
@@ -62,7 +60,7 @@ export function writeGguf(path: string, metadata: Record<string, GgufTypedValue>
       const values = typeof tensor.data === 'function' ? tensor.data() : tensor.data;
       const count = tensor.shape.reduce((a, b) => a * b, 1);
       if (values.length !== count) {
-        throw new Error(`writeGguf: tensor ${tensor.name} has ${values.length} values, its shape [${tensor.shape}] needs ${count}`);
+        throw new Error(`writeGguf: tensor ${tensor.name} has ${values.length} values, its shape [${tensor.shape.join(',')}] needs ${count}`);
       }
       const bytes = encode(values, tensor.type);
       if (bytes.byteLength !== sizes[i]) throw new Error(`writeGguf: tensor ${tensor.name} encoded to an unexpected size`);

@@ -13,15 +13,13 @@
 //   logits_rows [N] int64 (rows of B*S), cache_k.{l}, cache_v.{l} [numBlocks, blockSize*kvDim].
 // Outputs: logits [N, vocab], new_kv [2*L*B, S, kvDim] (layer-major, K then V).
 //
-// Op choices, measured with onnxruntime-node 1.30 on the shared 2-core box (heavily loaded by
-// other jobs, so best-of-N times, one intra-op thread):
+// Op choices, compared with onnxruntime-node 1.30 on one intra-op thread (best of N runs):
 //   - Past gathered as whole blocks, not slot rows: stories260K decode at batch 64 / past 128
-//     went from ~21 ms to ~10 ms per step (Gather of 128-byte rows is per-index bound).
+//     takes half the time per step (Gather of 128-byte rows is per-index bound).
 //   - onnx Attention (opset 23) over 3D [B, T, heads*hd] K/V + Concat of the new K/V, versus
-//     com.microsoft GroupQueryAttention over a Transpose'd BNSH past (one layer, decode):
-//       B=32 past 512, 12/12 heads hd 64: 160 vs 137 ms;  B=1 past 512: 1.2 vs 1.6 ms;
-//       B=64 past 128, 8/4 heads hd 8: 1.3 vs 1.6 ms;  B=8 past 512, 32/8 heads hd 128: 71 vs 90 ms.
-//     Attention wins in 3 of 4 shapes and keeps the flat cache layout, so it is used. At long
+//     com.microsoft GroupQueryAttention over a Transpose'd BNSH past (one layer, decode, batch
+//     1 to 64, past 128 to 512, head sizes 8 to 128): Attention was faster in 3 of the 4 shapes
+//     (by 15-25%; GQA by 15% at B=32 hd 64) and keeps the flat cache layout, so it is used. At long
 //     contexts decode is memory-bound on copying the past (Gather + Concat + Attention each pass
 //     over it): ORT has no paged-attention kernel for CPU that could read the blocks in place.
 //   - com.microsoft RotaryEmbedding with explicit position_ids (ragged positions per row; GQA's
@@ -30,8 +28,8 @@
 //     add fused in; x*sigmoid(x) is fused by ORT into QuickGelu(alpha=1).
 //   - fused QKV and gate/up projections: one GEMM each instead of three / two; Gemm(transB=1)
 //     takes the [out, in] weights as stored (see linear.ts), MatMulNBits for GGML blocks.
-//   - Prefill chunks run one sequence per session.run: 4 x 64-token prompts of the 100M model
-//     took 3.7 s one by one and 3.3 s padded into one run, and padding ragged prompts wastes
+//   - Prefill chunks run one sequence per session.run: padding 4 x 64-token prompts of a 100M
+//     model into one run saved only ~10% over one run each, and padding ragged prompts wastes
 //     more than that, so the runner groups all decodes into one run and prefills separately.
 import { GraphBuilder, BuiltModel, attrFloat, attrInt } from './graph-builder';
 import { OnnxDataType } from './onnx-proto';
@@ -62,7 +60,7 @@ export interface DecoderGraphOptions extends LinearOptions {
 export function buildDecoderGraph(config: ModelArchConfig, weights: ModelWeights, opts: DecoderGraphOptions): BuiltModel {
   const c = config;
   if (c.architecture !== 'llama' && c.architecture !== 'qwen2') {
-    throw new Error(`architecture '${c.architecture}' is not supported`);
+    throw new Error(`architecture '${c.architecture as string}' is not supported`);
   }
   const g = new GraphBuilder(`${c.architecture}-decoder`);
   const f32 = OnnxDataType.FLOAT;

@@ -6,15 +6,12 @@
 //   q4_k -> 4 bits, block 32, float zero points (dmin*m / (d*sc))
 //   q6_k -> 8 bits, block 16, uint8 zero point 32 (MatMulNBits has no 6-bit mode)
 //
-// accuracy_level (activation precision inside the kernel), measured on the 2-core box, 100M-param
-// llama (dim 768, 12 layers), one decode step, batch 1 / 8 (f32 Gemm: 434 / 406 ms):
-//   q8_0 (8-bit/32):  level 0: 3361 / 3011 ms   level 4: 141 / 328 ms
-//   q6_k (8-bit/16):  level 0: 5013 / 4503 ms   level 4: 116 / 396 ms
-//   q4_0 (4-bit/32):  level 0:  138 /  291 ms   level 4:  43 / 200 ms
-//   q4_k (float zp):  level 0:  227 /  468 ms   level 4: 317 / 509 ms
-// 8-bit with f32 activations takes ORT's unpacked fallback (dequantizes per call), so 'auto'
-// uses level 4 (int8 activations, as llama.cpp's CPU kernels quantize activations to q8 too)
-// except for float zero points (q4_k), where level 4 is not faster and 0 stays exact.
+// accuracy_level (activation precision inside the kernel), compared on a 100M-param llama
+// (dim 768, 12 layers), one decode step at batch 1 and 8: with f32 activations (level 0) the
+// 8-bit formats take ORT's unpacked fallback (dequantizes per call) and run 10-40x slower than
+// level 4 (int8 activations, as llama.cpp's CPU kernels quantize activations to q8 too); q4_0 is
+// 1.5-3x faster at level 4; for float zero points (q4_k) level 4 is slower. So 'auto' uses
+// level 4 except for q4_k, where 0 also stays exact.
 import { GraphBuilder, attrInt } from './graph-builder';
 import { OnnxDataType } from './onnx-proto';
 import { unpackGgml, UnpackedQuant } from './ggml-unpack';

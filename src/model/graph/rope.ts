@@ -3,21 +3,22 @@
 // explicit per-frequency divisors ('freq_factors') the GGUF loader emits for rope_freqs tensors.
 import { ModelArchConfig } from '../types';
 
-export interface RopeParameters {
+interface RopeParameters {
   /** Per-frequency inverse wavelengths after scaling, length headDim/2. */
   inverseFrequencies: Float64Array;
   /** Multiplier on cos/sin (YaRN's attention factor; 1 otherwise). */
   attentionFactor: number;
 }
 
-export function ropeParameters(config: ModelArchConfig): RopeParameters {
+function ropeParameters(config: ModelArchConfig): RopeParameters {
   const dim = config.headDim;
   const inv = new Float64Array(dim / 2);
   for (let i = 0; i < inv.length; i++) inv[i] = 1 / Math.pow(config.ropeTheta, (2 * i) / dim);
   const plain = (inverseFrequencies: Float64Array) => ({ inverseFrequencies, attentionFactor: 1 });
   const scaling = config.ropeScaling;
   if (!scaling) return plain(inv);
-  const type = String(scaling['rope_type'] ?? scaling['type'] ?? 'default');
+  const named = scaling['rope_type'] ?? scaling['type'];
+  const type = named == null ? 'default' : typeof named === 'string' ? named : JSON.stringify(named);
   const factor = Number(scaling['factor'] ?? 1);
   if (type === 'default') return plain(inv);
   if (type === 'linear') return plain(inv.map((f) => f / factor));

@@ -73,7 +73,7 @@ export function checkSafetensorsDtype(tensor: SafetensorsTensor): void {
     throw new Error(`${tensor.file}: tensor ${tensor.name} has dtype ${tensor.dtype}, which is not supported (supported: F32, F16, BF16)`);
   }
   const count = tensor.shape.reduce((a, b) => a * b, 1);
-  if (count * bytes !== tensor.byteLength) throw new Error(`${tensor.file}: tensor ${tensor.name} has ${tensor.byteLength} bytes for shape [${tensor.shape}]`);
+  if (count * bytes !== tensor.byteLength) throw new Error(`${tensor.file}: tensor ${tensor.name} has ${tensor.byteLength} bytes for shape [${tensor.shape.join(',')}]`);
 }
 
 /** Reads tensors grouped per file, each into its own Float32Array. */

@@ -4,14 +4,14 @@
 import * as ort from 'onnxruntime-node';
 import { BuiltModel } from '../graph/graph-builder';
 
-export type Device = 'cpu' | 'cuda';
+type Device = 'cpu' | 'cuda';
 
 export interface SessionSettings {
   device: Device;
   intraOpThreads?: number;
 }
 
-export function sessionOptions(settings: SessionSettings): ort.InferenceSession.SessionOptions {
+function sessionOptions(settings: SessionSettings): ort.InferenceSession.SessionOptions {
   if (settings.intraOpThreads !== undefined && (!Number.isInteger(settings.intraOpThreads) || settings.intraOpThreads < 0)) {
     throw new Error(`intraOpThreads must be a non-negative integer, got ${settings.intraOpThreads}`);
   }

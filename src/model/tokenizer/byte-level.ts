@@ -20,7 +20,7 @@ function buildByteToChar(): string[] {
 export const BYTE_TO_CHAR: readonly string[] = buildByteToChar();
 
 /** Inverse of BYTE_TO_CHAR. */
-export const CHAR_TO_BYTE: ReadonlyMap<string, number> = new Map(
+const CHAR_TO_BYTE: ReadonlyMap<string, number> = new Map(
   BYTE_TO_CHAR.map((ch, byte) => [ch, byte] as const),
 );
 

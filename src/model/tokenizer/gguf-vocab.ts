@@ -10,14 +10,14 @@
 type Json = Record<string, unknown>;
 
 /** llama.cpp's token types (tokenizer.ggml.token_type). */
-const enum GgufTokenType {
-  Normal = 1,
-  Unknown = 2,
-  Control = 3,
-  UserDefined = 4,
-  Unused = 5,
-  Byte = 6,
-}
+const GgufTokenType = {
+  Normal: 1,
+  Unknown: 2,
+  Control: 3,
+  UserDefined: 4,
+  Unused: 5,
+  Byte: 6,
+} as const;
 
 const SPIECE_SPACE = '▁';
 
@@ -82,7 +82,7 @@ function readVocab(metadata: Record<string, unknown>, defaultAddBos: boolean): G
 /** First id wins when a vocabulary repeats a string (the later ids stay reachable by id only). */
 function vocabMap(tokens: string[]): Json {
   // No prototype: a token spelled '__proto__' or 'constructor' is just a key.
-  const map: Record<string, number> = Object.create(null);
+  const map = Object.create(null) as Record<string, number>;
   tokens.forEach((token, id) => {
     if (map[token] === undefined) map[token] = id;
   });
@@ -122,7 +122,7 @@ function postProcessor(vocab: GgufVocab): Json {
  * Merges of a SentencePiece BPE vocabulary: every split of a normal token into two vocabulary
  * pieces, best-scoring merged token first (ties: better-scoring pieces first), as transformers does.
  */
-export function deriveSentencePieceMerges(tokens: string[], scores: number[], types: number[]): [string, string][] {
+function deriveSentencePieceMerges(tokens: string[], scores: number[], types: number[]): [string, string][] {
   const scoreOf = new Map<string, number>();
   tokens.forEach((token, id) => {
     if (!scoreOf.has(token)) scoreOf.set(token, scores[id] ?? 0);

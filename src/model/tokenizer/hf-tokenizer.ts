@@ -24,7 +24,7 @@ interface AddedTokenJson {
 const BOS_EOS_FLAG_CLASSES = /^(Llama|CodeLlama|Gemma|Gemma2|Cohere)Tokenizer(Fast)?$/;
 
 /** A special token in tokenizer_config.json is either a string or an AddedToken dict. */
-export function specialTokenText(value: unknown): string | null {
+function specialTokenText(value: unknown): string | null {
   if (typeof value === 'string') return value;
   if (value && typeof value === 'object' && typeof (value as Json).content === 'string') {
     return (value as Json).content as string;

@@ -3,9 +3,9 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { respond } from '../../serving/respond';
+import { respond } from '../../common/respond';
 import { ChatServing } from '../../serving/chat-serving';
-import { responseIdBase } from '../../serving/http-request-id';
+import { responseIdBase } from '../../common/request-id';
 import { BatchChatRequestDto, ChatRequestDto } from './dto/chat-request.dto';
 import { ChatResponseDto } from './dto/chat-response.dto';
 

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ChatServing } from '../../serving/chat-serving';
-import { servingProvider } from '../../serving/serving-provider';
+import { servingProvider } from '../engine/serving-provider';
 import { ChatController } from './chat.controller';
 
 @Module({ controllers: [ChatController], providers: [servingProvider(ChatServing)] })

@@ -3,9 +3,9 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { respond } from '../../serving/respond';
+import { respond } from '../../common/respond';
 import { CompletionServing } from '../../serving/completion-serving';
-import { responseIdBase } from '../../serving/http-request-id';
+import { responseIdBase } from '../../common/request-id';
 import { CompletionRequestDto } from './dto/completion-request.dto';
 import { CompletionResponseDto } from './dto/completion-response.dto';
 

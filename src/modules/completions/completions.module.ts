@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CompletionServing } from '../../serving/completion-serving';
-import { servingProvider } from '../../serving/serving-provider';
+import { servingProvider } from '../engine/serving-provider';
 import { CompletionsController } from './completions.controller';
 
 @Module({ controllers: [CompletionsController], providers: [servingProvider(CompletionServing)] })

@@ -2,7 +2,7 @@
 // logprobs, the output_mode check and chat logprobs.
 
 import { Inject } from '@nestjs/common';
-import { OpenAIHttpError } from '../../common/openai-error';
+import { OpenAIHttpError } from '../../serving/openai-error';
 import type { ServerConfig } from '../../config/server-config';
 import type { EngineClient, PositionLogprobs } from '../../engine/types';
 import type { Tokenizer } from '../../model/types';

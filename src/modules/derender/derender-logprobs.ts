@@ -1,7 +1,7 @@
 // GenerateLogProbs (token ids) back to the engine's PositionLogprobs, so the OpenAI logprob
 // formatters of src/serving turn them into completion or chat logprobs with token strings.
 
-import { OpenAIHttpError } from '../../common/openai-error';
+import { OpenAIHttpError } from '../../serving/openai-error';
 import type { PositionLogprobs } from '../../engine/types';
 import type { GenerateLogProbs } from '../tokens-generate/tokens-logprobs';
 

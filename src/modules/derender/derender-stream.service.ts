@@ -2,7 +2,7 @@
 // in, one OpenAI stream chunk plus the next state out (JSON, not SSE).
 
 import { Injectable } from '@nestjs/common';
-import { OpenAIHttpError } from '../../common/openai-error';
+import { OpenAIHttpError } from '../../serving/openai-error';
 import { chatFinishReason, deltaFields } from '../../serving/chat-message';
 import type { ChatChunk, ChatChunkChoice, ChatRequestBody } from '../../serving/chat-serving';
 import type { CompletionChoice, CompletionChunk, CompletionRequestBody } from '../../serving/completion-serving';
@@ -26,7 +26,7 @@ export interface DerenderStreamResult<T> {
 @Injectable()
 export class DerenderStreamService extends DerenderBase {
   completionStream(body: DerenderCompletionStreamRequestDto): DerenderStreamResult<CompletionChunk> {
-    const request = (body.completion_request ?? null) as CompletionRequestBody | null;
+    const request: CompletionRequestBody | null = body.completion_request ?? null;
     const step = this.streamStep(body, request);
     const base = { ...step.base, object: 'text_completion' as const };
     if (!step.choice) return { chunk: { ...base, choices: [], usage: step.usage }, stream_state: step.state };
@@ -48,7 +48,7 @@ export class DerenderStreamService extends DerenderBase {
   }
 
   chatStream(body: DerenderChatStreamRequestDto): DerenderStreamResult<ChatChunk> {
-    const request = (body.chat_request ?? null) as ChatRequestBody | null;
+    const request: ChatRequestBody | null = body.chat_request ?? null;
     const output = this.chatOutput(request, body.prompt_token_ids ?? body.generate_chunk.prompt_token_ids ?? null, true);
     const step = this.streamStep(body, request);
     const base = { ...step.base, object: 'chat.completion.chunk' as const };

@@ -3,7 +3,7 @@
 // request's detokenization options and the logprob formatters. (Streams: derender-stream.service.ts.)
 
 import { Injectable } from '@nestjs/common';
-import { OpenAIHttpError } from '../../common/openai-error';
+import { OpenAIHttpError } from '../../serving/openai-error';
 import type { PositionLogprobs } from '../../engine/types';
 import { chatFinishReason, messageFields } from '../../serving/chat-message';
 import type { ChatChoice, ChatRequestBody, ChatResponse } from '../../serving/chat-serving';
@@ -44,7 +44,7 @@ export class DerenderService extends DerenderBase {
         throw badRequest(`${name} length (${list.length}) must equal generate_responses length (${responses.length})`, name);
       }
     }
-    const request = (body.completion_request ?? null) as CompletionRequestBody | null;
+    const request: CompletionRequestBody | null = body.completion_request ?? null;
     const namer = this.namer(request);
     const choices: CompletionChoice[] = [];
     let promptTokens = 0;
@@ -90,8 +90,7 @@ export class DerenderService extends DerenderBase {
     const model = resolveModelName(body.model, this.config);
     const response = body.generate_response;
     checkTokensMode(response, 'generate_response.output_mode');
-    const request = (body.chat_request ?? null) as ChatRequestBody | null;
-    const namer = this.namer(request);
+    const request: ChatRequestBody | null = body.chat_request ?? null;
     const seed = body.prompt_token_ids ?? response.prompt_token_ids ?? null;
     const output = this.chatOutput(request, seed, false);
     let completionTokens = 0;

@@ -2,7 +2,7 @@
 // ortllm replays `output_token_ids` through a fresh detokenizer on every call, so no
 // detokenizer internals cross the wire; `logprob_text_offset` is the text emitted so far.
 
-import { OpenAIHttpError } from '../../common/openai-error';
+import { OpenAIHttpError } from '../../serving/openai-error';
 import type { DerenderStreamStateDto } from './dto/derender-request.dto';
 
 export interface DerenderStreamState {

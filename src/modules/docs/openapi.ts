@@ -8,9 +8,9 @@ import type { OperationObject } from '@nestjs/swagger/dist/interfaces/open-api-s
 import { ErrorResponse, UnauthorizedResponse } from '../../common/error-response.dto';
 import { PUBLIC_OPENAPI_EXTENSION } from '../../common/public.decorator';
 import type { ServerConfig } from '../../config/server-config';
-import { ORTLLM_VERSION } from '../../version';
+import { ORTLLM_VERSION } from '../../config/version';
 
-export const BEARER_SCHEME = 'bearer';
+const BEARER_SCHEME = 'bearer';
 
 export function buildOpenApiDocument(app: INestApplication, config: ServerConfig): OpenAPIObject {
   const builder = new DocumentBuilder()

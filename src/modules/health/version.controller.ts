@@ -2,7 +2,7 @@
 
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
-import { ORTLLM_VERSION } from '../../version';
+import { ORTLLM_VERSION } from '../../config/version';
 
 export class VersionResponse {
   @ApiProperty({ example: '0.1.0' })

@@ -2,7 +2,7 @@
 
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { randomRequestId } from '../../common/request-id';
+import { randomRequestId } from '../../serving/ids';
 import { DUMMY_MODEL_NAME, ServerConfig } from '../../config/server-config';
 import type { EngineClient } from '../../engine/types';
 import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';

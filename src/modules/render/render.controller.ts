@@ -3,7 +3,7 @@
 import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { responseIdBase } from '../../serving/http-request-id';
+import { responseIdBase } from '../../common/request-id';
 import { GenerateRequestDto } from '../tokens-generate/dto/generate-request.dto';
 import { RenderChatRequestDto, RenderCompletionRequestDto } from './dto/render-request.dto';
 import { RenderedGenerateRequest, RenderService } from './render.service';

@@ -3,7 +3,7 @@
 import { Module } from '@nestjs/common';
 import { ChatServing } from '../../serving/chat-serving';
 import { CompletionServing } from '../../serving/completion-serving';
-import { servingProvider } from '../../serving/serving-provider';
+import { servingProvider } from '../engine/serving-provider';
 import { RenderController } from './render.controller';
 import { RenderService } from './render.service';
 

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { servingProvider } from '../../serving/serving-provider';
+import { servingProvider } from '../engine/serving-provider';
 import { TokenizeServing } from '../../serving/tokenize-serving';
 import { TokenizeController } from './tokenize.controller';
 

@@ -1,7 +1,7 @@
 // Turns the engine's RequestOutput stream into /inference/v1/generate responses: one JSON body
 // (non-streaming) or a sequence of chunks (streaming), in vLLM's wire shapes for both output modes.
 
-import { OpenAIHttpError } from '../../common/openai-error';
+import { OpenAIHttpError } from '../../serving/openai-error';
 import type { CompletionOutput, RequestOutput, SamplingParams } from '../../engine/types';
 import { throwIfGenerationError } from '../../serving/engine-stream';
 import { createdNow } from '../../serving/ids';
@@ -50,7 +50,7 @@ function choiceLogprobs(job: GenerateJob, output: CompletionOutput): GenerateCho
 }
 
 /** The non-streaming body, from the engine's final output. */
-export function buildGenerateResponse(job: GenerateJob, result: RequestOutput): GenerateResponse {
+function buildGenerateResponse(job: GenerateJob, result: RequestOutput): GenerateResponse {
   const choices: GenerateChoice[] = [];
   let completionTokens = 0;
   throwIfGenerationError(result);

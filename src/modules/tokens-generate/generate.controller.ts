@@ -4,8 +4,8 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { responseIdBase } from '../../serving/http-request-id';
-import { respond } from '../../serving/respond';
+import { responseIdBase } from '../../common/request-id';
+import { respond } from '../../common/respond';
 import { GenerateRequestDto } from './dto/generate-request.dto';
 import { GenerateResponseDto } from './dto/generate-response.dto';
 import { GenerateService } from './generate.service';

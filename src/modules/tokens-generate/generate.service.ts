@@ -4,7 +4,7 @@
 // never reaches the batch.
 
 import { Inject, Injectable } from '@nestjs/common';
-import { OpenAIHttpError } from '../../common/openai-error';
+import { OpenAIHttpError } from '../../serving/openai-error';
 import type { ServerConfig } from '../../config/server-config';
 import { RequestValidationError } from '../../engine/errors';
 import { normalizeSamplingParams, validateSamplingParams } from '../../engine/sampling-params';
@@ -12,15 +12,15 @@ import { OUTPUT_KIND, type EngineClient, type EngineRequest, type SamplingParams
 import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';
 import { tokenNamer } from '../../serving/logprobs';
 import { checkTokenIdsInVocab } from '../../serving/completion-prompts';
-import { checkPromptLength, resolveMaxTokens } from '../../serving/max-tokens';
-import { resolveModelName } from '../../serving/serving-options';
+import { resolveMaxTokens } from '../../serving/max-tokens';
+import { checkPriority, resolveModelName } from '../../serving/serving-options';
 import { streamUsageFlags } from '../../serving/usage';
 import { collectGenerateResponse, GenerateJob, generateStreamChunks } from './generate-output';
 import type { GenerateResponse, GenerateStreamResponse, OutputMode } from './generate-types';
 import type { GenerateRequestDto } from './dto/generate-request.dto';
 
 /** The engine request id is this + the X-Request-Id header, else the body request_id, else a uuid. */
-export const GENERATE_REQUEST_ID_PREFIX = 'generate-tokens-';
+const GENERATE_REQUEST_ID_PREFIX = 'generate-tokens-';
 
 export interface PreparedGenerate {
   job: GenerateJob;
@@ -52,13 +52,7 @@ export class GenerateService {
       );
     }
     checkTokenIdsInVocab(body.token_ids, this.engine.modelConfig.vocabSize, 'token_ids');
-    const priority = body.priority ?? 0;
-    if (priority !== 0 && this.config.schedulingPolicy !== 'priority') {
-      throw OpenAIHttpError.badRequest(
-        `Got priority ${priority} but Priority scheduling is not enabled (start the server with --scheduling-policy priority).`,
-        'priority',
-      );
-    }
+    const priority = checkPriority(body.priority, this.config.schedulingPolicy);
     const params = this.samplingParams(body, outputMode);
     const requestId = GENERATE_REQUEST_ID_PREFIX + idBase;
     const stream = body.stream === true;
@@ -100,7 +94,7 @@ export class GenerateService {
   /** `sampling_params` is vLLM's engine struct: defaults, normalisation and range checks as the engine does them. */
   private samplingParams(body: GenerateRequestDto, outputMode: OutputMode): SamplingParams {
     const raw = body.sampling_params;
-    const params = normalizeSamplingParams(raw as Record<string, unknown>);
+    const params = normalizeSamplingParams(raw);
     if (outputMode === 'text' && !params.detokenize) {
       throw new RequestValidationError(
         "output_mode='text' requires sampling_params.detokenize to be true",
@@ -121,21 +115,18 @@ export class GenerateService {
       // bad_words are strings the engine must tokenize.
       throw new RequestValidationError('sampling_params.bad_words needs a tokenizer; this server runs without one.', 'sampling_params.bad_words');
     }
-    const promptLength = body.token_ids.length;
-    if (Object.prototype.hasOwnProperty.call(raw, 'max_tokens') && raw.max_tokens != null) {
-      checkPromptLength(promptLength, this.engine.maxModelLen, 'token_ids');
-    } else {
-      // Not sent: up to the context limit (or generation_config's max_new_tokens), not the struct's 16.
-      params.max_tokens = resolveMaxTokens({
-        requested: null,
-        param: 'max_tokens',
-        endpointDefault: null,
-        generationConfigMax: this.engine.generationDefaults.max_new_tokens,
-        promptLength,
-        maxModelLen: this.engine.maxModelLen,
-        promptParam: 'token_ids',
-      });
-    }
+    // Sent: checked against the context; not sent: up to the context limit (or generation_config's
+    // max_new_tokens), not the struct's 16.
+    const sent = raw.max_tokens != null ? raw.max_tokens : null;
+    params.max_tokens = resolveMaxTokens({
+      requested: sent,
+      param: 'max_tokens',
+      endpointDefault: null,
+      generationConfigMax: sent === null ? this.engine.generationDefaults.max_new_tokens : null,
+      promptLength: body.token_ids.length,
+      maxModelLen: this.engine.maxModelLen,
+      promptParam: 'token_ids',
+    });
     // After max_tokens is resolved: min_tokens is checked against the real budget, not the struct's 16.
     validateSamplingParams(params, {
       vocabSize: this.engine.modelConfig.vocabSize,

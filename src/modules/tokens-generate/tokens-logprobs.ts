@@ -4,14 +4,14 @@
 import type { PositionLogprobs, TokenLogprob } from '../../engine/types';
 import { clampLogprob } from '../../serving/logprobs';
 
-export interface GenerateLogProb {
+interface GenerateLogProb {
   token_id: number;
   logprob: number;
   /** 1-based rank in the distribution; null when the engine gave none. */
   rank: number | null;
 }
 
-export interface GenerateLogProbsContent extends GenerateLogProb {
+interface GenerateLogProbsContent extends GenerateLogProb {
   /** The sampled token first, then the other candidates in rank order. */
   top_logprobs: GenerateLogProb[];
 }

@@ -7,15 +7,15 @@ import type { SamplingParams } from '../../../src/engine/types';
 import { createTokenizerFromGguf } from '../../../src/model/tokenizer';
 import type { Tokenizer } from '../../../src/model/types';
 import { sharedModel } from '../../helpers/model-files';
+import { needs } from '../../helpers/needs';
 
 const path = sharedModel('stories260K.gguf');
-const describeIfModel = path ? describe : describe.skip;
 const EOS = 2;
 
-describeIfModel('SequenceOutputProcessor on stories260K', () => {
+needs(path).describe('SequenceOutputProcessor on stories260K', () => {
   let tok: Tokenizer;
   beforeAll(async () => {
-    tok = createTokenizerFromGguf((await gguf(path!, { allowLocalFile: true })).metadata as Record<string, unknown>);
+    tok = createTokenizerFromGguf((await gguf(path, { allowLocalFile: true })).metadata as Record<string, unknown>);
   });
 
   const encode = (text: string) => tok.encode(text, { addSpecialTokens: false });

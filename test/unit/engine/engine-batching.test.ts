@@ -7,10 +7,11 @@ import { kvBytesPerBlock } from '../../../src/model/runner';
 import type { EngineClient, IterationStats } from '../../../src/engine/types';
 import type { LoadedModel } from '../../../src/model/types';
 import { collect, engineOptions, finalOutput, loadStories, prompts, request, STORIES } from './engine-fixtures';
+import { needs } from '../../helpers/needs';
 
-const describeModel = STORIES ? describe : describe.skip;
+const onStories = needs(STORIES);
 
-describeModel('engine batching on stories260K', () => {
+onStories.describe('engine batching on stories260K', () => {
   let model: LoadedModel;
   let engine: EngineClient;
   const iterations: IterationStats[] = [];
@@ -99,7 +100,7 @@ describeModel('engine batching on stories260K', () => {
   });
 });
 
-describeModel('prompt logprobs and iteration stats', () => {
+onStories.describe('prompt logprobs and iteration stats', () => {
   it('prompt logprobs are the same whether the prompt is prefilled in chunks or at once', async () => {
     const model = await loadStories();
     const text = 'Once upon a time there was a little girl named Lily. She loved to play outside in the sun with her dog Max.';
@@ -145,7 +146,7 @@ describeModel('prompt logprobs and iteration stats', () => {
   });
 });
 
-describeModel('engine under a tiny KV budget', () => {
+onStories.describe('engine under a tiny KV budget', () => {
   it('preempts and recomputes, giving the same greedy outputs', async () => {
     const model = await loadStories();
     const big = await createInProcessEngine(model, engineOptions({ maxModelLen: 96 }));

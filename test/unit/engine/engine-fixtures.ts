@@ -13,10 +13,10 @@ let cached: Promise<LoadedModel> | null = null;
 /** stories260K with weights and its GGUF tokenizer. */
 export function loadStories(): Promise<LoadedModel> {
   cached ??= (async () => {
-    const gguf = await loadGgufModel(STORIES!, { loadWeights: true });
+    const gguf = await loadGgufModel(STORIES, { loadWeights: true });
     const tokenizer = createTokenizerFromGguf(gguf.file.metadata);
     return {
-      source: STORIES!,
+      source: STORIES,
       config: gguf.config,
       weights: gguf.weights,
       onnxPath: null,
@@ -48,7 +48,7 @@ export function engineOptions(overrides: Partial<EngineOptions> = {}): EngineOpt
   };
 }
 
-export function params(overrides: Partial<SamplingParams> = {}): SamplingParams {
+function params(overrides: Partial<SamplingParams> = {}): SamplingParams {
   return { ...defaultSamplingParams(), temperature: 0, ignore_eos: true, max_tokens: 12, ...overrides };
 }
 

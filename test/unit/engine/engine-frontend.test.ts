@@ -2,7 +2,7 @@
 // abort on disconnect, rejected requests, and a dead core.
 
 import { EngineFrontend } from '../../../src/engine/engine-frontend';
-import { EngineDeadError, RequestValidationError } from '../../../src/engine/errors';
+import { EngineDeadError, EngineInvariantError, RequestValidationError } from '../../../src/engine/errors';
 import type { CoreConnection } from '../../../src/engine/core/protocol';
 import { defaultSamplingParams } from '../../../src/engine/sampling-params';
 import type { EngineRequest, RequestOutput } from '../../../src/engine/types';
@@ -21,11 +21,11 @@ const model = {
   contextLength: 64,
 } satisfies LoadedModel;
 
-function setup() {
+function setup(numBlocks = 8) {
   const added: EngineRequest[] = [];
   const aborted: string[][] = [];
   const connection: CoreConnection = {
-    info: { numBlocks: 8, blockSize: 4, maxModelLen: 32 },
+    info: { numBlocks, blockSize: 4, maxModelLen: 32 },
     add: (r) => added.push(r),
     abort: (ids) => aborted.push(ids),
     shutdown: async () => undefined,
@@ -95,14 +95,18 @@ describe('EngineFrontend', () => {
     expect(aborted).toEqual([['b'], ['c']]);
   });
 
-  it('validates before sending, and surfaces a core rejection as RequestValidationError', async () => {
-    const { frontend, added } = setup();
-    await expect(frontend.generate(req('d', 40))[Symbol.asyncIterator]().next()).rejects.toMatchObject({ param: 'max_tokens' });
+  it('refuses a request the KV cache cannot hold before sending, and surfaces core rejections', async () => {
+    const { frontend, added } = setup(4); // 16 tokens of KV cache, max_model_len 32
+    await expect(frontend.generate(req('d', 20))[Symbol.asyncIterator]().next()).rejects.toMatchObject({ param: 'max_tokens' });
     expect(added).toEqual([]);
     const pending = frontend.generate(req('e'))[Symbol.asyncIterator]().next();
     await Promise.resolve();
     frontend.handleEvent({ type: 'rejected', requestId: 'e', message: 'bad words', param: 'bad_words', name: 'RequestValidationError' });
     await expect(pending).rejects.toThrow(RequestValidationError);
+    const broken = frontend.generate(req('h'))[Symbol.asyncIterator]().next();
+    await Promise.resolve();
+    frontend.handleEvent({ type: 'rejected', requestId: 'h', message: 'request h reached the engine with an empty prompt', param: null, name: 'EngineInvariantError' });
+    await expect(broken).rejects.toThrow(EngineInvariantError);
   });
 
   it('a dead core fails running requests and refuses new ones with EngineDeadError', async () => {

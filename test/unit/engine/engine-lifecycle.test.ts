@@ -4,15 +4,17 @@
 import { createEngine, createInProcessEngine } from '../../../src/engine';
 import { CompletionProcessorFactory, type CompletionProcessor } from '../../../src/engine/core/completion-processor';
 import { EngineCore } from '../../../src/engine/core/engine-core';
-import { EngineDeadError, RequestValidationError } from '../../../src/engine/errors';
+import { EngineDeadError } from '../../../src/engine/errors';
 import { createRunner } from '../../../src/model/runner';
 import type { EngineClient, EngineRequest, RequestOutput } from '../../../src/engine/types';
 import type { LoadedModel, ModelRunner } from '../../../src/model/types';
 import { collect, engineOptions, finalOutput, loadStories, prompts, request, STORIES } from './engine-fixtures';
+import { needs } from '../../helpers/needs';
+import { waitFor } from '../../helpers/wait';
 
-const describeModel = STORIES ? describe : describe.skip;
+const onStories = needs(STORIES);
 
-describeModel('engine lifecycle on stories260K', () => {
+onStories.describe('engine lifecycle on stories260K', () => {
   let model: LoadedModel;
   let engine: EngineClient;
 
@@ -70,13 +72,15 @@ describeModel('engine lifecycle on stories260K', () => {
     expect(engine.stats().kvCacheUsage).toBe(0);
   });
 
-  it('refuses bad requests before they are queued', async () => {
+  it('refuses requests that skipped the serving checks as internal errors, never queued', async () => {
     const p = prompts(model, 1)[0];
     const tooLong = Array.from({ length: 256 }, () => 300);
-    await expect(collect(engine, request(tooLong))).rejects.toMatchObject({ name: 'RequestValidationError', param: 'prompt' });
-    await expect(collect(engine, request(p, { max_tokens: 500 }))).rejects.toMatchObject({ param: 'max_tokens' });
-    await expect(collect(engine, request(p, {}, { priority: 3 }))).rejects.toMatchObject({ param: 'priority' });
-    await expect(collect(engine, request([]))).rejects.toThrow(RequestValidationError);
+    const invariant = { name: 'EngineInvariantError' };
+    await expect(collect(engine, request(tooLong))).rejects.toMatchObject(invariant);
+    await expect(collect(engine, request(p, { max_tokens: 500 }))).rejects.toMatchObject(invariant);
+    await expect(collect(engine, request(p, {}, { priority: 3 }))).rejects.toMatchObject(invariant);
+    await expect(collect(engine, request([]))).rejects.toMatchObject(invariant);
+    await expect(collect(engine, request([p[0], 999_999]))).rejects.toMatchObject(invariant);
     expect(engine.stats().numWaiting).toBe(0);
   });
 
@@ -128,7 +132,7 @@ describeModel('engine lifecycle on stories260K', () => {
   });
 });
 
-describeModel('failure isolation', () => {
+onStories.describe('failure isolation', () => {
   let model: LoadedModel;
   let runner: ModelRunner;
   beforeAll(async () => {
@@ -229,7 +233,7 @@ describeModel('failure isolation', () => {
   });
 });
 
-describeModel('engine in a worker thread', () => {
+onStories.describe('engine in a worker thread', () => {
   it('serves the same greedy outputs as in-process, reports health, and refuses work once shut down', async () => {
     const model = await loadStories();
     const ps = prompts(model, 4);
@@ -248,11 +252,3 @@ describeModel('engine in a worker thread', () => {
     await expect(collect(worker, request(ps[0]))).rejects.toThrow(EngineDeadError);
   });
 });
-
-async function waitFor(cond: () => boolean, timeoutMs = 5000): Promise<void> {
-  const start = Date.now();
-  while (!cond()) {
-    if (Date.now() - start > timeoutMs) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}

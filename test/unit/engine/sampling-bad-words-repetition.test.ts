@@ -5,6 +5,7 @@ import { detectRepetition, encodeBadWords, SamplingWorkspace, SequenceSampler } 
 import { createTokenizerFromGguf } from '../../../src/model/tokenizer';
 import type { Tokenizer } from '../../../src/model/types';
 import { sharedModel } from '../../helpers/model-files';
+import { needs } from '../../helpers/needs';
 
 /** A GPT-2-like fake: words with and without a leading space are different single tokens. */
 function fakeTokenizer(map: Record<string, number[]>, vocabSize = 50): Tokenizer {
@@ -40,8 +41,8 @@ describe('encodeBadWords', () => {
   });
 
   const path = sharedModel('stories260K.gguf');
-  (path ? it : it.skip)('bans a word of stories260K: only its last token, only after its prefix', async () => {
-    const tok = createTokenizerFromGguf((await gguf(path!, { allowLocalFile: true })).metadata as Record<string, unknown>);
+  needs(path).it('bans a word of stories260K: only its last token, only after its prefix', async () => {
+    const tok = createTokenizerFromGguf((await gguf(path, { allowLocalFile: true })).metadata as Record<string, unknown>);
     const girl = tok.encode('girl', { addSpecialTokens: false }); // ▁g ir l
     expect(girl.length).toBe(3);
     const seqs = encodeBadWords(['girl'], tok);

@@ -7,6 +7,7 @@ import { readGgufFile } from '../../../src/model/gguf/gguf-file';
 import { loadGgufModel } from '../../../src/model/gguf/load-gguf';
 import type { WeightTensor } from '../../../src/model/types';
 import { sharedModel } from '../../helpers/model-files';
+import { needs } from '../../helpers/needs';
 
 const stories = sharedModel('stories260K.gguf');
 const storiesQ8 = sharedModel('stories260K-Q8_0.gguf');
@@ -75,9 +76,8 @@ function scores(q: Float32Array, k: Float32Array, numHeads: number, numKv: numbe
   return out;
 }
 
-describe('GGUF loader: stories260K', () => {
+needs(stories).describe('GGUF loader: stories260K', () => {
   it('reads the architecture config', async () => {
-    if (!stories) return;
     const { config, weights, chatTemplates } = await loadGgufModel(stories, { loadWeights: false });
     expect(weights).toBeNull();
     expect(chatTemplates).toEqual({ default: null, named: {} });
@@ -100,7 +100,6 @@ describe('GGUF loader: stories260K', () => {
   });
 
   it('maps every tensor to its canonical name and [out, in] shape', async () => {
-    if (!stories) return;
     const { config, weights } = await loadGgufModel(stories, { loadWeights: true });
     const specs = decoderWeightSpecs(config);
     expect(weights!.names().sort()).toEqual(specs.map((s) => s.name).sort());
@@ -114,7 +113,6 @@ describe('GGUF loader: stories260K', () => {
   });
 
   it('un-permutes llama Q/K rows: rotate-half RoPE on the loaded weights gives llama.cpp attention scores', async () => {
-    if (!stories) return;
     const { config, weights } = await loadGgufModel(stories, { loadWeights: true });
     const { numHeads, numKvHeads, headDim, ropeTheta, hiddenSize } = config;
     const x = Float32Array.from({ length: hiddenSize }, (_, i) => Math.sin(i * 1.7) + 0.1);
@@ -148,8 +146,7 @@ describe('GGUF loader: stories260K', () => {
     }
   });
 
-  it('moves whole quantized rows the same way (Q8_0 file vs F32 file)', async () => {
-    if (!stories || !storiesQ8) return;
+  needs(storiesQ8).it('moves whole quantized rows the same way (Q8_0 file vs F32 file)', async () => {
     const full = (await loadGgufModel(stories, { loadWeights: true })).weights!;
     const quant = (await loadGgufModel(storiesQ8, { loadWeights: true })).weights!;
     for (const name of ['model.layers.1.self_attn.q_proj.weight', 'model.layers.1.self_attn.k_proj.weight']) {
@@ -169,8 +166,7 @@ describe('GGUF loader: stories260K', () => {
     }
   });
 
-  it("encodes Q8_0 byte-for-byte as llama.cpp's llama-quantize did", async () => {
-    if (!stories || !storiesQ8) return;
+  needs(storiesQ8).it("encodes Q8_0 byte-for-byte as llama.cpp's llama-quantize did", async () => {
     const full = (await loadGgufModel(stories, { loadWeights: true })).weights!;
     const quant = (await loadGgufModel(storiesQ8, { loadWeights: true })).weights!;
     let compared = 0;

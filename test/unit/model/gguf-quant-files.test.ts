@@ -3,6 +3,7 @@ import { dequantize } from '../../../src/model/gguf/dequant';
 import { loadGgufModel } from '../../../src/model/gguf/load-gguf';
 import type { ModelWeights, QuantFormat } from '../../../src/model/types';
 import { sharedModel } from '../../helpers/model-files';
+import { needs } from '../../helpers/needs';
 
 /**
  * Max |dequantized - original| per block, relative to the block's max |w| (block = 32 values for
@@ -49,28 +50,29 @@ function worstRelativeError(quantized: ModelWeights, reference: ModelWeights): M
   return worst;
 }
 
-describe('rand256 quantized files vs the F32 original', () => {
+needs(original).describe('rand256 quantized files vs the F32 original', () => {
   let reference: ModelWeights;
   beforeAll(async () => {
-    if (original) reference = (await loadGgufModel(original, { loadWeights: true })).weights!;
+    reference = (await loadGgufModel(original, { loadWeights: true })).weights!;
   });
 
-  it.each(files)('%s dequantizes within each format bound', async (file) => {
-    const path = sharedModel(file);
-    if (!original || !path) return;
-    const model = await loadGgufModel(path, { loadWeights: true });
-    const worst = worstRelativeError(model.weights!, reference);
-    expect(worst.size).toBeGreaterThan(0);
-    for (const [format, err] of worst) {
-      expect({ format, err: err <= BOUNDS[format] }).toEqual({ format, err: true });
-      // Not vacuous: quantization does lose something.
-      expect(err).toBeGreaterThan(BOUNDS[format] / 10);
-    }
-  });
+  for (const file of files) {
+    needs(sharedModel(file)).it(`${file} dequantizes within each format bound`, async () => {
+      const model = await loadGgufModel(sharedModel(file), { loadWeights: true });
+      const worst = worstRelativeError(model.weights!, reference);
+      expect(worst.size).toBeGreaterThan(0);
+      for (const [format, err] of worst) {
+        expect({ format, err: err <= BOUNDS[format] }).toEqual({ format, err: true });
+        // Not vacuous: quantization does lose something.
+        expect(err).toBeGreaterThan(BOUNDS[format] / 10);
+      }
+    });
+  }
+});
 
-  it('Q4_K_M mixes q4_k and q6_k tensors, as real downloads do', async () => {
-    const path = sharedModel('rand256-Q4_K_M.gguf');
-    if (!path) return;
+describe('rand256-Q4_K_M.gguf', () => {
+  const path = sharedModel('rand256-Q4_K_M.gguf');
+  needs(path).it('mixes q4_k and q6_k tensors, as real downloads do', async () => {
     const weights = (await loadGgufModel(path, { loadWeights: true })).weights!;
     const formats = new Set(weights.names().map((n) => weights.get(n)).flatMap((t) => (t.kind === 'quantized' ? [t.format] : [])));
     expect([...formats].sort()).toEqual(['q4_k', 'q6_k']);

@@ -9,6 +9,8 @@ import { loadGgufModel } from '../../../src/model/gguf/load-gguf';
 import { ggufTokenizerMetadata, writeModelGguf } from '../../../src/model/gguf/write-model';
 import { gv, writeGguf, type GgufTypedValue } from '../../../src/model/gguf/writer';
 import type { ModelArchConfig } from '../../../src/model/types';
+import { sharedModel } from '../../helpers/model-files';
+import { needs } from '../../helpers/needs';
 
 const VOCAB = 64;
 const tokenizer: Record<string, GgufTypedValue> = {
@@ -105,10 +107,8 @@ describe('writeModelGguf -> loadGgufModel', () => {
     }
   });
 
-  it('copies a real tokenizer from another GGUF', async () => {
-    const { sharedModel } = await import('../../helpers/model-files');
-    const stories = sharedModel('stories260K.gguf');
-    if (!stories) return;
+  const stories = sharedModel('stories260K.gguf');
+  needs(stories).it('copies a real tokenizer from another GGUF', async () => {
     const tokenizerMetadata = ggufTokenizerMetadata(await readGgufFile(stories));
     const path = join(dir, 'with-stories-tokenizer.gguf');
     writeModelGguf(path, { ...llama, vocabSize: 512 }, randomDecoderWeights({ ...llama, vocabSize: 512 }, 1), tokenizerMetadata, 'q8_0');

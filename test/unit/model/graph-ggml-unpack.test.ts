@@ -4,11 +4,12 @@ import { dequantize } from '../../../src/model/gguf/dequant';
 import { unpackGgml } from '../../../src/model/graph/ggml-unpack';
 import { loadModel } from '../../../src/model/load-model';
 import { sharedModel } from '../../helpers/model-files';
+import { needs } from '../../helpers/needs';
 
 describe.each(['rand256-Q8_0.gguf', 'rand256-Q4_0.gguf', 'rand256-Q6_K.gguf', 'rand256-Q4_K_M.gguf'])('%s', (file) => {
   const path = sharedModel(file);
-  (path ? it : it.skip)('unpacked blocks reproduce dequantize() for two tensors of each quantized format', async () => {
-    const model = await loadModel({ model: path!, loadFormat: 'auto', loadWeights: true, skipTokenizer: true, chatTemplate: null, generationConfig: 'auto' });
+  needs(path).it('unpacked blocks reproduce dequantize() for two tensors of each quantized format', async () => {
+    const model = await loadModel({ model: path, loadFormat: 'auto', loadWeights: true, skipTokenizer: true, chatTemplate: null, generationConfig: 'auto' });
     const weights = model.weights!;
     let checked = 0;
     const perFormat = new Map<string, number>();

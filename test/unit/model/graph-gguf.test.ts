@@ -12,6 +12,7 @@ import { createRunner } from '../../../src/model/runner';
 import { createGraphRunner } from '../../../src/model/runner/graph-runner';
 import { LoadedModel, ModelRunner } from '../../../src/model/types';
 import { sharedModel } from '../../helpers/model-files';
+import { needs } from '../../helpers/needs';
 import { referenceForward } from '../../helpers/reference-forward';
 import { argmax, BlockAllocator, maxAbsDiff, runChunked } from '../../helpers/runner-driver';
 import { writeHfDirFromGguf } from '../../helpers/write-hf-dir';
@@ -67,8 +68,8 @@ async function greedy(model: LoadedModel, prompt: number[], steps: number): Prom
 
 describe.each(['stories260K.gguf', 'rand256.gguf'])('%s (f32)', (file) => {
   const path = sharedModel(file);
-  (path ? it : it.skip)('logits match the reference forward pass (max abs diff < 1e-3)', async () => {
-    expect((await worstDiff(await load(path!))).diff).toBeLessThan(1e-3);
+  needs(path).it('logits match the reference forward pass (max abs diff < 1e-3)', async () => {
+    expect((await worstDiff(await load(path))).diff).toBeLessThan(1e-3);
   });
 });
 
@@ -76,8 +77,8 @@ describe.each(['rand256-Q8_0.gguf', 'rand256-Q4_0.gguf', 'rand256-Q6_K.gguf', 'r
   '%s (quantized)',
   (file) => {
     const path = sharedModel(file);
-    (path ? it : it.skip)('runs its linear layers as MatMulNBits: exact with f32 activations, close with the default levels', async () => {
-      const model = await load(path!);
+    needs(path).it('runs its linear layers as MatMulNBits: exact with f32 activations, close with the default levels', async () => {
+      const model = await load(path);
       const quantized = model.weights!.names().filter((n) => model.weights!.get(n).kind === 'quantized');
       expect(quantized.length).toBeGreaterThan(0);
       const built = buildDecoderGraph(model.config, model.weights!, { maxPositions: 64, blockSize: 8, keepQuantized: true });
@@ -93,19 +94,19 @@ describe.each(['rand256-Q8_0.gguf', 'rand256-Q4_0.gguf', 'rand256-Q6_K.gguf', 'r
 
 const stories = sharedModel('stories260K.gguf');
 const storiesQ8 = sharedModel('stories260K-Q8_0.gguf');
-(stories && storiesQ8 ? it : it.skip)('stories260K Q8_0 gives the same greedy tokens as F32', async () => {
+needs(stories, storiesQ8).it('stories260K Q8_0 gives the same greedy tokens as F32', async () => {
   const prompt = PROMPTS[0];
-  const f32 = await greedy(await load(stories!), prompt, 12);
-  const q8 = await greedy(await load(storiesQ8!), prompt, 12);
+  const f32 = await greedy(await load(stories), prompt, 12);
+  const q8 = await greedy(await load(storiesQ8), prompt, 12);
   expect(q8).toEqual(f32);
   expect(new Set(f32).size).toBeGreaterThan(3); // a real continuation, not one repeated token
 });
 
-(stories ? it : it.skip)('the safetensors directory of stories260K gives the same logits as the GGUF', async () => {
+needs(stories).it('the safetensors directory of stories260K gives the same logits as the GGUF', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'ortllm-hf-'));
   try {
-    await writeHfDirFromGguf(stories!, dir);
-    const fromGguf = await load(stories!);
+    await writeHfDirFromGguf(stories, dir);
+    const fromGguf = await load(stories);
     const fromHf = await load(dir);
     const prompt = PROMPTS[1];
     const run = (m: LoadedModel) => withRunner(m, (r) => runChunked(r, prompt, prompt.length, new BlockAllocator(r).table(prompt.length)));

@@ -8,16 +8,14 @@ import { loadHfModel } from '../../../src/model/hf/load-hf';
 import { loadModel } from '../../../src/model/load-model';
 import type { ModelWeights } from '../../../src/model/types';
 import { loadOptions, sharedModel } from '../../helpers/model-files';
+import { needs } from '../../helpers/needs';
 import { encode, writeHfDirFromGguf, writeSafetensors } from '../../helpers/write-hf-dir';
 
 const stories = sharedModel('stories260K.gguf');
 
 let tmp: string;
 let ggufWeights: ModelWeights;
-beforeAll(async () => {
-  tmp = mkdtempSync(join(tmpdir(), 'ortllm-hf-'));
-  if (stories) ggufWeights = (await loadGgufModel(stories, { loadWeights: true })).weights!;
-});
+beforeAll(() => (tmp = mkdtempSync(join(tmpdir(), 'ortllm-hf-'))));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 /** Each weight as it would come back from `dtype` (bitwise for F32). */
@@ -45,9 +43,12 @@ function decodeRounded(values: Float32Array, dtype: 'F16' | 'BF16'): Float32Arra
   });
 }
 
-describe('HF directory from stories260K', () => {
+needs(stories).describe('HF directory from stories260K', () => {
+  beforeAll(async () => {
+    ggufWeights = (await loadGgufModel(stories, { loadWeights: true })).weights!;
+  });
+
   it('loads F32 model.safetensors to exactly the GGUF path weights and config', async () => {
-    if (!stories) return;
     const dir = join(tmp, 'f32');
     await writeHfDirFromGguf(stories, dir);
     const hf = loadHfModel(dir, { loadWeights: true });
@@ -61,20 +62,18 @@ describe('HF directory from stories260K', () => {
     ['F16', 1],
     ['BF16', 3],
   ] as const)('loads %s weights over %d file(s)', async (dtype, shards) => {
-    if (!stories) return;
     const dir = join(tmp, `${dtype}-${shards}`);
     await writeHfDirFromGguf(stories, dir, { dtype, shards });
     expectSameWeights(loadHfModel(dir, { loadWeights: true }).weights!, dtype);
   });
 
   it('loadModel: tokenizer, template, generation_config and EOS ids from the directory', async () => {
-    if (!stories) return;
     const dir = join(tmp, 'full');
     await writeHfDirFromGguf(stories, dir);
     writeFileSync(join(dir, 'chat_template.jinja'), '{% for m in messages %}{{ bos_token }}[{{ m.role }}] {{ m.content }}{{ eos_token }}{% endfor %}');
     writeFileSync(join(dir, 'generation_config.json'), JSON.stringify({ temperature: 0.7, top_p: 0.9, top_k: 50, eos_token_id: [2, 7], max_new_tokens: 64 }));
     const model = await loadModel(loadOptions(dir));
-    const fromGguf = await loadModel(loadOptions(stories!, { loadWeights: false }));
+    const fromGguf = await loadModel(loadOptions(stories, { loadWeights: false }));
     expect(model.source).toBe(dir);
     expect(model.tokenizer!.encode('Once upon a time')).toEqual([1, 403, 407, 261, 378]);
     expect(model.tokenizer!.encode('Once upon a time, Zoé saw 🙂')).toEqual(fromGguf.tokenizer!.encode('Once upon a time, Zoé saw 🙂'));
@@ -90,7 +89,6 @@ describe('HF directory from stories260K', () => {
   });
 
   it('takes tokenizer_config.chat_template when there is no chat_template.jinja', async () => {
-    if (!stories) return;
     const dir = join(tmp, 'config-template');
     await writeHfDirFromGguf(stories, dir);
     const configPath = join(dir, 'tokenizer_config.json');
@@ -100,9 +98,9 @@ describe('HF directory from stories260K', () => {
     expect(model.chatTemplate!.render([{ role: 'user', content: 'hey' }], { addGenerationPrompt: true, continueFinalMessage: false })).toBe('hey!');
   });
 
-  (stories ? it : it.skip)('picks the tool_use template variant for requests with tools (tokenizer_config list, additional_chat_templates/)', async () => {
+  it('picks the tool_use template variant for requests with tools (tokenizer_config list, additional_chat_templates/)', async () => {
     const dir = join(tmp, 'named-templates');
-    await writeHfDirFromGguf(stories!, dir);
+    await writeHfDirFromGguf(stories, dir);
     const configPath = join(dir, 'tokenizer_config.json');
     const tokenizerConfig = JSON.parse(readFileSync(configPath, 'utf8'));
     writeFileSync(configPath, JSON.stringify({ ...tokenizerConfig, chat_template: [{ name: 'default', template: 'plain' }, { name: 'tool_use', template: 'tools:{% if tools %}{{ tools | length }}{% else %}0{% endif %}' }] }));
@@ -124,7 +122,6 @@ describe('HF directory from stories260K', () => {
   });
 
   it('fails clearly on unsupported dtypes, unknown tensors and missing weights', async () => {
-    if (!stories) return;
     const dir = join(tmp, 'bad');
     await writeHfDirFromGguf(stories, dir);
     const tensors = ggufWeights.names().map((name) => ({ name, tensor: ggufWeights.get(name) }));

@@ -1,11 +1,12 @@
 // loadModel: loader choice by what MODEL points at, options honoured, clear errors.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadGenerationConfig, parseGenerationConfig } from '../../../src/model/generation-config';
 import { derivedContextLength, loadModel } from '../../../src/model/load-model';
 import { DUMMY_CONFIG } from '../../../src/model/dummy/dummy-model';
 import { loadOptions, sharedModel } from '../../helpers/model-files';
+import { needs } from '../../helpers/needs';
 
 const stories = sharedModel('stories260K.gguf');
 
@@ -14,8 +15,7 @@ beforeAll(() => (tmp = mkdtempSync(join(tmpdir(), 'ortllm-load-'))));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe('loadModel', () => {
-  it('loads a GGUF file: weights, tokenizer from its vocabulary, no template, eos from the tokenizer', async () => {
-    if (!stories) return;
+  needs(stories).it('loads a GGUF file: weights, tokenizer from its vocabulary, no template, eos from the tokenizer', async () => {
     const model = await loadModel(loadOptions(stories));
     expect(model.source).toBe(stories);
     expect(model.onnxPath).toBeNull();
@@ -27,8 +27,7 @@ describe('loadModel', () => {
     expect(model.generationDefaults).toEqual({});
   });
 
-  it('metadata-only load (the HTTP side) reads no weights and is cheap', async () => {
-    if (!stories) return;
+  needs(stories).it('metadata-only load (the HTTP side) reads no weights and is cheap', async () => {
     const started = performance.now();
     const model = await loadModel(loadOptions(stories, { loadWeights: false }));
     expect(model.weights).toBeNull();
@@ -36,8 +35,7 @@ describe('loadModel', () => {
     expect(performance.now() - started).toBeLessThan(1000);
   });
 
-  it('--chat-template (file or inline) overrides the model template', async () => {
-    if (!stories) return;
+  needs(stories).it('--chat-template (file or inline) overrides the model template', async () => {
     const file = join(tmp, 'template.jinja');
     writeFileSync(file, '{{ bos_token }}{{ messages[0].content }}');
     const render = (m: Awaited<ReturnType<typeof loadModel>>) =>
@@ -46,10 +44,9 @@ describe('loadModel', () => {
     expect(render(await loadModel(loadOptions(stories, { loadWeights: false, chatTemplate: '[{{ messages[0].role }}]' })))).toBe('[user]');
   });
 
-  it('--generation-config with a folder reads that folder', async () => {
-    if (!stories) return;
+  needs(stories).it('--generation-config with a folder reads that folder', async () => {
     const folder = join(tmp, 'gen');
-    require('node:fs').mkdirSync(folder);
+    mkdirSync(folder);
     writeFileSync(join(folder, 'generation_config.json'), JSON.stringify({ temperature: 0.6, eos_token_id: 9, repetition_penalty: 1.1 }));
     const model = await loadModel(loadOptions(stories, { loadWeights: false, generationConfig: folder }));
     expect(model.generationDefaults).toEqual({ temperature: 0.6, repetition_penalty: 1.1 });

@@ -3,22 +3,22 @@ import { gguf } from '@huggingface/gguf';
 import { createTokenizerFromGguf, createTokenizerFromHfFiles, ggufVocabToTokenizerJson } from '../../../src/model/tokenizer';
 import type { Tokenizer } from '../../../src/model/types';
 import { sharedModel } from '../../helpers/model-files';
+import { needs } from '../../helpers/needs';
 import { SentencePieceReference } from './tokenizer-spm-reference';
 import { MIXED_LINES, mixedText } from './tokenizer-text';
 
 const path = sharedModel('stories260K.gguf');
-const describeIfModel = path ? describe : describe.skip;
 
 function concatBytes(tokenizer: Tokenizer, ids: number[]): Buffer {
   return Buffer.concat(ids.map((id) => Buffer.from(tokenizer.tokenBytes(id))));
 }
 
-describeIfModel('GGUF llama (SentencePiece) vocabulary: stories260K', () => {
+needs(path).describe('GGUF llama (SentencePiece) vocabulary: stories260K', () => {
   let metadata: Record<string, unknown>;
   let tokenizer: Tokenizer;
 
   beforeAll(async () => {
-    metadata = (await gguf(path!, { allowLocalFile: true })).metadata as Record<string, unknown>;
+    metadata = (await gguf(path, { allowLocalFile: true })).metadata as Record<string, unknown>;
     tokenizer = createTokenizerFromGguf(metadata);
   });
 
@@ -101,8 +101,8 @@ describeIfModel('GGUF llama (SentencePiece) vocabulary: stories260K', () => {
   });
 
   it('reads typed metadata ({value, type} entries) as well as plain values', async () => {
-    const { typedMetadata } = await gguf(path!, { allowLocalFile: true, typedMetadata: true });
-    const typed = createTokenizerFromGguf(typedMetadata as unknown as Record<string, unknown>);
+    const { typedMetadata } = await gguf(path, { allowLocalFile: true, typedMetadata: true });
+    const typed = createTokenizerFromGguf(typedMetadata);
     expect(typed.encode('Once upon a time')).toEqual([1, 403, 407, 261, 378]);
     expect(typed.eosTokenId).toBe(2);
   });

@@ -51,7 +51,7 @@ describe('createTokenizerFromHfFiles', () => {
   });
 
   it('rejects what is not a JSON object', () => {
-    expect(() => createTokenizerFromHfFiles([] as unknown as object, null)).toThrow(/tokenizer.json must be a JSON object/);
+    expect(() => createTokenizerFromHfFiles([], null)).toThrow(/tokenizer.json must be a JSON object/);
   });
 });
 

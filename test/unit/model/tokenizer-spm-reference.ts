@@ -9,7 +9,7 @@ interface Bigram { left: number; right: number; score: number; size: number; }
 export class SentencePieceReference {
   private readonly ids = new Map<string, number>();
 
-  constructor(private readonly tokens: string[], private readonly scores: number[], private readonly addSpacePrefix = true) {
+  constructor(tokens: string[], private readonly scores: number[], private readonly addSpacePrefix = true) {
     tokens.forEach((t, i) => { if (!this.ids.has(t)) this.ids.set(t, i); });
   }
 

@@ -12,7 +12,7 @@ import { resolveMaxTokens } from '../../../src/serving/max-tokens';
 import { buildSamplingParams } from '../../../src/serving/sampling-params';
 import { sentFields } from '../../../src/serving/sampling-request';
 import type { ServingOptions } from '../../../src/serving/serving-options';
-import { FAKE_ARCH } from '../../helpers/fake-engine';
+import { fakeArch } from '../../helpers/fake-engine';
 
 /** A character-level tokenizer: id = char code + 10, BOS = 1. */
 const charTokenizer: Tokenizer = {
@@ -42,12 +42,13 @@ const OPTS: ServingOptions = {
   toolCallParser: null,
   excludeToolsWhenToolChoiceNone: false,
   parsers: { tool: null, reasoning: null },
+  schedulingPolicy: 'fcfs',
 };
 
 function fakeEngine(generationDefaults: Record<string, number> = {}) {
   const requests: EngineRequest[] = [];
   const engine = {
-    modelConfig: FAKE_ARCH,
+    modelConfig: fakeArch(),
     maxModelLen: 64,
     maxNumSeqs: 8,
     tokenizer: charTokenizer,
@@ -274,7 +275,7 @@ describe('chat prompt checks', () => {
     const { ChatServing } = await import('../../../src/serving/chat-serving');
     const { engine } = fakeEngine();
     const serving = new ChatServing(engine, OPTS);
-    expect(() => serving.prepare({ messages: [{ role: 'user', content: 'x' }] }, null)).toThrow(
+    expect(() => serving.prepare({ messages: [{ role: 'user', content: 'x' }] }, 'id')).toThrow(
       expect.objectContaining({ param: 'chat_template', message: expect.stringContaining('chat template') }),
     );
   });
@@ -283,7 +284,7 @@ describe('chat prompt checks', () => {
     const { ChatServing } = await import('../../../src/serving/chat-serving');
     const { engine, requests } = fakeEngine();
     const serving = new ChatServing(engine, { ...OPTS, trustRequestChatTemplate: true });
-    const prep = serving.prepare({ messages: [{ role: 'user', content: 'hi' }], chat_template: '{{ bos_token }}{{ messages[0].content }}' }, null);
+    const prep = serving.prepare({ messages: [{ role: 'user', content: 'hi' }], chat_template: '{{ bos_token }}{{ messages[0].content }}' }, 'id');
     expect(prep.prompts[0].text).toBe('<s>hi');
     await serving.complete(prep);
     expect(requests[0].params.max_tokens).toBe(64 - prep.prompts[0].tokenIds.length);
@@ -298,17 +299,17 @@ describe('chat template options reach the template', () => {
     const serving = new ChatServing(engine, { ...OPTS, trustRequestChatTemplate: true, chatTemplateContentFormat: 'openai' });
     const body = { messages: [{ role: 'user', content: 'hi' }], chat_template: template, tool_choice: 'none' };
     const tools = [{ type: 'function', function: { name: 'f' } }];
-    expect(serving.prepare({ ...body, tools, reasoning_effort: 'none' }, null).prompts[0].text).toBe('false|f|false|none');
-    expect(serving.prepare({ ...body, reasoning_effort: 'high', chat_template_kwargs: { enable_thinking: false } }, null).prompts[0].text)
+    expect(serving.prepare({ ...body, tools, reasoning_effort: 'none' }, 'x').prompts[0].text).toBe('false|f|false|none');
+    expect(serving.prepare({ ...body, reasoning_effort: 'high', chat_template_kwargs: { enable_thinking: false } }, 'x').prompts[0].text)
       .toBe('false|-|false|high');
     const strings = new ChatServing(engine, { ...OPTS, trustRequestChatTemplate: true, chatTemplateContentFormat: 'string' });
-    expect(strings.prepare({ ...body, reasoning_effort: 'low' }, null).prompts[0].text).toBe('true|-|true|low');
+    expect(strings.prepare({ ...body, reasoning_effort: 'low' }, 'x').prompts[0].text).toBe('true|-|true|low');
   });
 });
 
 describe('drainAll', () => {
   it('aborts the sibling requests when one prompt fails', async () => {
-    const { drainAll } = await import('../../../src/serving/respond');
+    const { drainAll } = await import('../../../src/serving/engine-stream');
     const signals: AbortSignal[] = [];
     const engine = {
       generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {

@@ -1,6 +1,6 @@
 // POST /inference/v1/abort_requests (and the legacy /abort_requests) body.
 
-import { StringListField } from '../../../serving/dto/api-field';
+import { StringListField } from '../../../common/dto/api-field';
 
 export class AbortRequestsDto {
   @StringListField({

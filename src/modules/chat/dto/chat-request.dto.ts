@@ -2,9 +2,9 @@
 // vLLM's extras. Message contents and tools are checked by the serving layer (text parts only for now).
 
 import type { ChatRequestBody } from '../../../serving/chat-serving';
-import { AnyField, BoolField, EnumField, IntField, JsonListField, ObjectField, StringField } from '../../../serving/dto/api-field';
-import { REASONING_EFFORTS, TOOL_CALL_SCHEMA, TOOL_CHOICE_SCHEMA, TOOL_SCHEMA } from '../../../serving/dto/tool-fields';
-import { SamplingFieldsDto } from '../../../serving/dto/sampling-fields.dto';
+import { AnyField, BoolField, EnumField, IntField, JsonListField, ObjectField, StringField } from '../../../common/dto/api-field';
+import { SamplingFieldsDto } from '../../../common/dto/sampling-fields.dto';
+import { REASONING_EFFORTS, TOOL_CALL_SCHEMA, TOOL_CHOICE_SCHEMA, TOOL_SCHEMA } from '../../../common/dto/tool-fields';
 
 const MESSAGE_SCHEMA = {
   type: 'object',
@@ -27,7 +27,7 @@ const MESSAGE_SCHEMA = {
 };
 
 /** Every chat field except `messages`, whose shape differs between single and batch. */
-export class ChatFieldsDto extends SamplingFieldsDto {
+class ChatFieldsDto extends SamplingFieldsDto {
   [key: string]: unknown;
 
   @IntField({ description: 'Most tokens to generate (OpenAI\'s newer name; wins over max_tokens). Default: up to the context limit.' })

@@ -2,8 +2,8 @@
 
 import { ApiProperty } from '@nestjs/swagger';
 import type { ChatChoice, ChatResponse } from '../../../serving/chat-serving';
-import { ChatLogprobsDto, PROMPT_LOGPROBS_SCHEMA, UsageDto } from '../../../serving/dto/response-fields.dto';
-import { TOOL_CALL_SCHEMA } from '../../../serving/dto/tool-fields';
+import { ChatLogprobsDto, PROMPT_LOGPROBS_SCHEMA, UsageDto } from '../../../common/dto/response-fields.dto';
+import { TOOL_CALL_SCHEMA } from '../../../common/dto/tool-fields';
 import type { ToolCall } from '../../../serving/tool-parsers';
 
 export class ChatMessageDto {

@@ -1,8 +1,8 @@
 // POST /v1/completions body: OpenAI's CompletionRequest plus vLLM's extras.
 
 import type { CompletionRequestBody } from '../../../serving/completion-serving';
-import { AnyField, BoolField, IntField, PromptField, StringField } from '../../../serving/dto/api-field';
-import { SamplingFieldsDto } from '../../../serving/dto/sampling-fields.dto';
+import { AnyField, BoolField, IntField, PromptField, StringField } from '../../../common/dto/api-field';
+import { SamplingFieldsDto } from '../../../common/dto/sampling-fields.dto';
 
 export class CompletionRequestDto extends SamplingFieldsDto implements CompletionRequestBody {
   [key: string]: unknown;

@@ -2,7 +2,7 @@
 
 import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
 import type { CompletionChoice, CompletionResponse } from '../../../serving/completion-serving';
-import { CompletionLogprobsDto, PROMPT_LOGPROBS_SCHEMA, UsageDto } from '../../../serving/dto/response-fields.dto';
+import { CompletionLogprobsDto, PROMPT_LOGPROBS_SCHEMA, UsageDto } from '../../../common/dto/response-fields.dto';
 
 export class CompletionChoiceDto implements CompletionChoice {
   @ApiProperty({ type: 'integer' }) index!: number;

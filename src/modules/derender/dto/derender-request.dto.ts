@@ -2,7 +2,7 @@
 // told apart by `stream` (vLLM's union): the whole generate response(s), or one stream chunk
 // plus the client-carried stream_state.
 
-import { Check, IntField, IntListField, JsonListField, ObjectField, StringField, StringListField, BoolField } from '../../../serving/dto/api-field';
+import { Check, IntField, IntListField, JsonListField, ObjectField, StringField, StringListField, BoolField } from '../../../common/dto/api-field';
 import { GenerateResponseDto, GenerateStreamResponseDto } from '../../tokens-generate/dto/generate-response.dto';
 import { NestedField } from '../../tokens-generate/dto/fields';
 

@@ -1,7 +1,7 @@
 // /v1/completions/render and /v1/chat/completions/render take the normal completion / chat
 // request, plus the render-only options vLLM accepts.
 
-import { BoolField } from '../../../serving/dto/api-field';
+import { BoolField } from '../../../common/dto/api-field';
 import { ChatRequestDto } from '../../chat/dto/chat-request.dto';
 import { CompletionRequestDto } from '../../completions/dto/completion-request.dto';
 

@@ -1,8 +1,8 @@
 // POST /tokenize (completion form: prompt; chat form: messages) and POST /detokenize bodies.
 
 import type { DetokenizeRequestBody, TokenizeRequestBody } from '../../../serving/tokenize-serving';
-import { BoolField, IntListField, JsonListField, ObjectField, StringField } from '../../../serving/dto/api-field';
-import { TOOL_SCHEMA } from '../../../serving/dto/tool-fields';
+import { BoolField, IntListField, JsonListField, ObjectField, StringField } from '../../../common/dto/api-field';
+import { TOOL_SCHEMA } from '../../../common/dto/tool-fields';
 
 export class TokenizeRequestDto implements TokenizeRequestBody {
   [key: string]: unknown;

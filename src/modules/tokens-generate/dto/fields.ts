@@ -1,11 +1,11 @@
-// The two field decorators the generate DTOs need beyond src/serving/dto/api-field.ts: a nested
+// The two field decorators the generate DTOs need beyond src/common/dto/api-field.ts: a nested
 // DTO (object or list) and a prompt of token ids. Same idea: rule and schema in one decorator.
 
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsArray, IsOptional, ValidateNested } from 'class-validator';
-import { Check, type FieldSpec } from '../../../serving/dto/api-field';
+import { Check, type FieldSpec } from '../../../common/dto/api-field';
 
 const presence = (required: boolean | undefined): PropertyDecorator[] => (required ? [] : [IsOptional()]);
 const nullable = (required: boolean | undefined) => (required ? { required: true } : { required: false, nullable: true });

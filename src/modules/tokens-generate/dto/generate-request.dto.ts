@@ -4,8 +4,8 @@
 
 import { Length } from 'class-validator';
 import type { SamplingParams } from '../../../engine/types';
-import { BoolField, EnumField, IntField, JsonListField, ObjectField, StringField } from '../../../serving/dto/api-field';
-import { StreamOptionsDto } from '../../../serving/dto/sampling-fields.dto';
+import { BoolField, EnumField, IntField, JsonListField, ObjectField, StringField } from '../../../common/dto/api-field';
+import { StreamOptionsDto } from '../../../common/dto/sampling-fields.dto';
 import { OUTPUT_MODES, type OutputMode } from '../generate-types';
 import { NestedField, TokenIdsField } from './fields';
 

@@ -2,7 +2,7 @@
 // and their stream chunks). They document the responses in OpenAPI, and the tokens-mode classes
 // are also validated input of /derender, which takes a generate response back.
 
-import { EnumField, IntField, IntListField, JsonListField, NumberField, ObjectField, StringField } from '../../../serving/dto/api-field';
+import { EnumField, IntField, IntListField, JsonListField, NumberField, ObjectField, StringField } from '../../../common/dto/api-field';
 import { NestedField } from './fields';
 import { OUTPUT_MODES } from '../generate-types';
 

@@ -6,7 +6,7 @@ import { createBuiltinTokenizer } from '../../../../src/model/tokenizer';
 import type { GenerateRequestDto } from '../../../../src/modules/tokens-generate/dto/generate-request.dto';
 import { GenerateService } from '../../../../src/modules/tokens-generate/generate.service';
 import type { GenerateStreamResponse } from '../../../../src/modules/tokens-generate/generate-types';
-import { FakeEngine } from './fake-engine';
+import { FakeEngine } from '../../../helpers/fake-engine';
 
 const tokenizer = createBuiltinTokenizer();
 const HELLO = [...Buffer.from('Hello world. Bye.')];
@@ -18,7 +18,7 @@ function setup(flags: Partial<ServerConfig> = {}, engineOpts: Partial<Constructo
 }
 
 function body(extra: Partial<GenerateRequestDto> = {}): GenerateRequestDto {
-  return { token_ids: [72, 105], sampling_params: { max_tokens: 5, temperature: 0 }, ...extra } as GenerateRequestDto;
+  return { token_ids: [72, 105], sampling_params: { max_tokens: 5, temperature: 0 }, ...extra };
 }
 
 async function collect(it: AsyncIterable<GenerateStreamResponse>): Promise<GenerateStreamResponse[]> {

@@ -11,7 +11,8 @@ import { createApp } from '../../../../src/app-factory';
 import { resolveServerConfig, type ServerConfig } from '../../../../src/config/server-config';
 import { createChatTemplate } from '../../../../src/model/chat-template';
 import { createBuiltinTokenizer } from '../../../../src/model/tokenizer';
-import { FakeEngine } from './fake-engine';
+import { FakeEngine } from '../../../helpers/fake-engine';
+import { waitFor } from '../../../helpers/wait';
 
 const tokenizer = createBuiltinTokenizer();
 const SCRIPT = [...Buffer.from('Once upon a time.')];
@@ -41,7 +42,7 @@ async function build(flags: Partial<ServerConfig>, engineOpts: Partial<Construct
   });
   const app = await createApp(config, { engine });
   await app.init();
-  const fastify = app.getHttpAdapter().getInstance() as FastifyInstance;
+  const fastify = app.getHttpAdapter().getInstance();
   await fastify.ready();
   return { app, fastify, engine };
 }
@@ -135,8 +136,7 @@ describe('generate and abort over HTTP', () => {
 
   it('aborts an in-flight request: 200 empty body at once, the request ends with finish_reason abort', async () => {
     const pending = post(built.fastify, '/inference/v1/generate', { token_ids: [1], sampling_params: { max_tokens: 200 }, request_id: 'long' });
-    await new Promise((r) => setTimeout(r, 30));
-    expect(built.engine.inFlight).toContain('generate-tokens-long');
+    await waitFor(() => built.engine.inFlight.includes('generate-tokens-long'), 10_000, 'the request in flight');
     const abort = await post(built.fastify, '/inference/v1/abort_requests', { request_ids: ['generate-tokens-long'] });
     expect(abort.status).toBe(200);
     expect(abort.body).toBe('');

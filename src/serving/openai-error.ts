@@ -3,8 +3,9 @@
 // the ValidationPipe's exceptionFactory and mid-stream SSE error frames.
 
 import { STATUS_CODES } from 'node:http';
+import { EngineDeadError, RequestValidationError } from '../engine/errors';
 
-export interface OpenAIErrorInfo {
+interface OpenAIErrorInfo {
   message: string;
   type: string;
   param: string | null;
@@ -13,6 +14,12 @@ export interface OpenAIErrorInfo {
 
 export interface OpenAIErrorBody {
   error: OpenAIErrorInfo;
+}
+
+/** An error as the client receives it: HTTP status and envelope. */
+export interface ApiError {
+  status: number;
+  body: OpenAIErrorBody;
 }
 
 /** vLLM's `type` for each status it produces from its own error classes. */
@@ -25,7 +32,7 @@ const TYPE_BY_STATUS: Record<number, string> = {
 };
 
 /** The `type` vLLM sends for a status; falls back to the HTTP reason phrase (as FastAPI's HTTPException does). */
-export function errorTypeForStatus(status: number): string {
+function errorTypeForStatus(status: number): string {
   return TYPE_BY_STATUS[status] ?? httpPhrase(status);
 }
 
@@ -82,4 +89,15 @@ export class OpenAIHttpError extends Error {
   toBody(): OpenAIErrorBody {
     return buildErrorBody(this.message, this.status, this.param, this.type);
   }
+}
+
+/**
+ * The status and envelope of an error raised by the serving layer or the engine (validation
+ * 400, dead engine 500); null for anything else, which the HTTP layer maps itself.
+ */
+export function apiErrorOf(err: unknown): ApiError | null {
+  if (err instanceof OpenAIHttpError) return { status: err.status, body: err.toBody() };
+  if (err instanceof RequestValidationError) return { status: 400, body: buildErrorBody(err.message, 400, err.param) };
+  if (err instanceof EngineDeadError) return { status: 500, body: buildErrorBody(err.message, 500) };
+  return null;
 }

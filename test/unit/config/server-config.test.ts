@@ -15,7 +15,7 @@ async function parse(args: string[]): Promise<{ config: ServerConfig | null; cod
   process.stderr.write = ((chunk: string) => {
     stderr += chunk;
     return true;
-  }) as typeof process.stderr.write;
+  });
   try {
     const code = await runProgram(['node', 'ortllm', 'serve', ...args], async (c) => {
       config = c;

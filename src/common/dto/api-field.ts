@@ -21,7 +21,7 @@ function field(spec: FieldSpec, schema: Schema, rules: PropertyDecorator[]): Pro
   return applyDecorators(
     ...(required ? [] : [IsOptional()]),
     ...rules,
-    ApiProperty({ ...schema, ...doc, required, ...(required ? {} : { nullable: true }) } as never),
+    ApiProperty({ ...schema, ...doc, required, ...(required ? {} : { nullable: true }) }),
   );
 }
 
@@ -86,7 +86,7 @@ export const LogitBiasField = (spec: FieldSpec) =>
   field(spec, { type: 'object', additionalProperties: { type: 'number' } }, [
     Check(
       'isLogitBias',
-      (v) => !!v && typeof v === 'object' && !Array.isArray(v) && Object.values(v as object).every((x) => typeof x === 'number'),
+      (v) => !!v && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'number'),
       '$property must map token ids to numbers',
     ),
   ]);

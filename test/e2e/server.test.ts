@@ -1,24 +1,26 @@
-// The foundation on the real server (child process, free port): error envelopes for each
+// The server's cross-cutting behaviour (child process, free port): error envelopes for each
 // case, X-Request-Id echo, /v1/models shape, /version, a strict parse of /metrics, Swagger UI
 // assets, the CLI's --help / usage errors, TLS and --enable-log-requests.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultTestModel, REPO_ROOT, runCli, SERVER_START_TIMEOUT_MS, startServer, TestServer } from '../helpers/server';
+import { needs } from '../helpers/needs';
+import { waitFor } from '../helpers/wait';
 import { SERVER_FLAGS } from '../../src/config/server-flags';
 import { TTFT_BUCKETS } from '../../src/modules/metrics/buckets';
 
 const model = defaultTestModel();
-const describeWithModel = model ? describe : describe.skip;
+const onModel = needs(model);
 
 function post(server: TestServer, path: string, body: string, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${server.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
+ 
 async function json(res: Response): Promise<any> {
   return res.json();
 }
@@ -54,7 +56,7 @@ function parseExposition(text: string): { types: Map<string, string>; samples: S
   return { types, samples };
 }
 
-describeWithModel('foundation on a real server', () => {
+onModel.describe('the server on a real port', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startServer([
@@ -154,7 +156,7 @@ describeWithModel('foundation on a real server', () => {
   });
 
   it('answers /version with the package version', async () => {
-    const pkg = require('../../package.json') as { version: string };
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
     expect(await json(await fetch(`${server.baseUrl}/version`))).toEqual({ version: pkg.version });
   });
 
@@ -225,12 +227,9 @@ describeWithModel('foundation on a real server', () => {
     const reader = res.body!.getReader();
     await reader.read();
     controller.abort();
-    let aborts = abortsBefore;
-    for (let i = 0; i < 50 && aborts === abortsBefore; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      aborts = await metric('vllm:request_success_total', { finished_reason: 'abort' });
-    }
-    expect(aborts).toBe(abortsBefore + 1);
+    const aborts = () => metric('vllm:request_success_total', { finished_reason: 'abort' });
+    await waitFor(async () => (await aborts()) > abortsBefore, 10_000, 'the abort in /metrics');
+    expect(await aborts()).toBe(abortsBefore + 1);
     expect(await metric('vllm:num_requests_running', { model_name: 'stories' })).toBe(0);
   });
 
@@ -283,7 +282,7 @@ describe('ortllm CLI', () => {
   }, SERVER_START_TIMEOUT_MS);
 });
 
-describeWithModel('TLS and request logging on a real server', () => {
+onModel.describe('TLS and request logging on a real server', () => {
   let server: TestServer;
   let dir: string;
   beforeAll(async () => {
@@ -292,7 +291,7 @@ describeWithModel('TLS and request logging on a real server', () => {
       'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
       '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
     ]);
-    if (made.status !== 0) throw new Error(`openssl failed: ${made.stderr}`);
+    if (made.status !== 0) throw new Error(`openssl failed: ${made.stderr.toString()}`);
     server = await startServer([
       '--ssl-keyfile', join(dir, 'key.pem'),
       '--ssl-certfile', join(dir, 'cert.pem'),
@@ -321,7 +320,7 @@ describeWithModel('TLS and request logging on a real server', () => {
     });
     expect(status).toBe(200);
     expect(JSON.parse(body).object).toBe('text_completion');
-    await new Promise((r) => setTimeout(r, 200));
-    expect(server.output()).toMatch(/Received request tls-1: POST \/v1\/completions \{"prompt":"Once","max_tokens":2\}/);
+    const logged = /Received request tls-1: POST \/v1\/completions \{"prompt":"Once","max_tokens":2\}/;
+    await waitFor(() => logged.test(server.output()), 10_000, 'the request log line');
   });
 });

@@ -6,7 +6,7 @@ import { IsInt, IsString, Min, ValidateNested, validateSync } from 'class-valida
 import Fastify, { FastifyInstance } from 'fastify';
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { OpenAIHttpError } from '../../../src/common/openai-error';
+import { OpenAIHttpError } from '../../../src/serving/openai-error';
 import { SseStream } from '../../../src/common/sse';
 import { validationExceptionFactory } from '../../../src/common/validation';
 

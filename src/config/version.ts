@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 function findPackageVersion(): string {
-  for (const rel of ['../package.json', '../../package.json']) {
+  for (const rel of ['../../package.json', '../../../package.json']) {
     try {
       const pkg = JSON.parse(readFileSync(join(__dirname, rel), 'utf8')) as { name?: string; version?: string };
       if (pkg.name === 'ortllm' && pkg.version) return pkg.version;

@@ -1,23 +1,26 @@
-// The foundation routes and cross-cutting behaviour on the real app factory (Fastify adapter),
+// The always-registered routes and cross-cutting behaviour on the real app factory (Fastify adapter),
 // in-process, with a scripted engine: auth per route class, error envelopes, request ids, CORS,
 // health, models, metrics, docs.
 
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance } from 'fastify';
-import { createApp } from '../../../src/app-factory';
-import { resolveServerConfig, ServerConfig } from '../../../src/config/server-config';
-import { FakeEngine } from '../../helpers/fake-engine';
+import { createApp } from '../../src/app-factory';
+import { resolveServerConfig, ServerConfig } from '../../src/config/server-config';
+import { FakeEngine } from '../helpers/fake-engine';
 
-async function build(overrides: Partial<ServerConfig>, engine = new FakeEngine()) {
+/** The scheduler state /metrics reports in these tests. */
+const STATS = { numRunning: 1, numWaiting: 2, kvCacheUsage: 0.25, numBlocks: 64, blockSize: 16 };
+
+async function build(overrides: Partial<ServerConfig>, engine = new FakeEngine({ maxModelLen: 512, stats: STATS })) {
   const config = resolveServerConfig({ model: '/models/tiny.gguf', disableUvicornAccessLog: true, logLevel: 'error', ...overrides }, {});
   const app = await createApp(config, { engine });
   await app.init();
-  const fastify = app.getHttpAdapter().getInstance() as FastifyInstance;
+  const fastify = app.getHttpAdapter().getInstance();
   await fastify.ready();
   return { app, fastify, engine, config };
 }
 
-describe('foundation app (in-process)', () => {
+describe('app factory (in-process)', () => {
   let app: NestFastifyApplication;
   let fastify: FastifyInstance;
   let engine: FakeEngine;
@@ -167,7 +170,7 @@ describe('foundation app (in-process)', () => {
   });
 });
 
-describe('foundation app without --api-key', () => {
+describe('app factory without --api-key', () => {
   it('opens every route and applies CORS', async () => {
     const { app, fastify } = await build({ allowedOrigins: ['https://a.example'] });
     try {
@@ -204,7 +207,7 @@ describe('foundation app without --api-key', () => {
   });
 });
 
-describe('foundation app body errors', () => {
+describe('app factory body errors', () => {
   it('answers malformed JSON with 400 and a too-large body with 413, in the envelope', async () => {
     const { app, fastify } = await build({ maxRequestBodyBytes: 1024 });
     try {

@@ -1,10 +1,10 @@
 // Nest provider for a serving class: built from the engine client and the server flags.
 
 import type { FactoryProvider } from '@nestjs/common';
-import type { ServerConfig } from '../config/server-config';
-import type { EngineClient } from '../engine/types';
-import { ENGINE_CLIENT, SERVER_CONFIG } from '../modules/engine/engine.tokens';
-import { servingOptionsFrom, type ServingOptions } from './serving-options';
+import type { ServerConfig } from '../../config/server-config';
+import type { EngineClient } from '../../engine/types';
+import { ENGINE_CLIENT, SERVER_CONFIG } from './engine.tokens';
+import { servingOptionsFrom, type ServingOptions } from '../../serving/serving-options';
 
 export function servingProvider<T>(cls: new (engine: EngineClient, opts: ServingOptions) => T): FactoryProvider<T> {
   return {

@@ -1,6 +1,6 @@
 // vLLM's 1-2-5 bucket series (build_1_2_5_buckets) for token-count histograms.
 
-import { buckets125 } from '../../../src/modules/metrics/buckets';
+import { buckets125 } from '../../../../src/modules/metrics/buckets';
 
 describe('buckets125', () => {
   it('lists 1, 2, 5 times powers of ten up to the limit', () => {

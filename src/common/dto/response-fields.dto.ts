@@ -2,8 +2,8 @@
 // the serving layer's interfaces so the documented shape cannot drift from what is sent.
 
 import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
-import type { ChatLogprobEntry, ChatLogprobs, ChatTopLogprob, CompletionLogprobs } from '../logprobs';
-import type { CompletionTokensDetails, PromptTokensDetails, UsageInfo } from '../usage';
+import type { ChatLogprobEntry, ChatLogprobs, ChatTopLogprob, CompletionLogprobs } from '../../serving/logprobs';
+import type { CompletionTokensDetails, PromptTokensDetails, UsageInfo } from '../../serving/usage';
 
 export class PromptTokensDetailsDto implements PromptTokensDetails {
   @ApiProperty({ type: 'integer', description: 'Prompt tokens served from the prefix cache.' })

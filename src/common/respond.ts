@@ -1,0 +1,24 @@
+// The one POST handler shape of every generation route: SSE frames when `stream` is set,
+// else one JSON body. Either way a client that goes away aborts the engine request(s).
+
+import type { FastifyReply } from 'fastify';
+import { disconnectSignal, SseStream } from './sse';
+
+export interface GenerationServing<P, R, C> {
+  complete(prepared: P, signal?: AbortSignal): Promise<R>;
+  stream(prepared: P, signal?: AbortSignal): AsyncIterable<C>;
+}
+
+export async function respond<P, R, C>(
+  reply: FastifyReply,
+  serving: GenerationServing<P, R, C>,
+  prepared: P,
+  stream: boolean,
+): Promise<void> {
+  if (stream) {
+    const sse = new SseStream(reply);
+    await sse.pipe(serving.stream(prepared, sse.signal));
+    return;
+  }
+  await reply.status(200).send(await serving.complete(prepared, disconnectSignal(reply)));
+}
