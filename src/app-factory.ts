@@ -13,7 +13,7 @@ import { corsOptions } from './common/cors';
 import { installAccessLog, installRequestLog, nestLogLevels } from './common/logging';
 import { OpenAIExceptionFilter } from './common/openai-exception.filter';
 import { installRequestIdEcho } from './common/request-id';
-import { createValidationPipe } from './common/validation';
+import { createBodyPipes } from './common/body-pipes';
 import type { ServerConfig } from './config/server-config';
 import { setUpOutputParsers } from './serving/parser-plugins';
 import { setupDocs } from './modules/docs/openapi';
@@ -38,11 +38,15 @@ function fastifyOptions(config: ServerConfig): FastifyServerOptions & { https?: 
       return url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`) ? url.slice(prefix.length) || '/' : url;
     };
   }
+  if (config.keepAliveTimeoutSeconds !== null) options.keepAliveTimeout = config.keepAliveTimeoutSeconds * 1000;
   if (config.sslKeyfile && config.sslCertfile) {
     options.https = {
       key: readFileSync(config.sslKeyfile),
       cert: readFileSync(config.sslCertfile),
       ...(config.sslCaCerts ? { ca: readFileSync(config.sslCaCerts) } : {}),
+      ...(config.sslCiphers ? { ciphers: config.sslCiphers } : {}),
+      // Python's ssl.CERT_OPTIONAL (1) asks for a client certificate; CERT_REQUIRED (2) also rejects without a valid one.
+      ...(config.sslCertReqs > 0 ? { requestCert: true, rejectUnauthorized: config.sslCertReqs === 2 } : {}),
     };
   }
   return options;
@@ -55,8 +59,8 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
   // Body-parsing failures (malformed JSON, 413) reach OpenAIExceptionFilter through Nest's own
   // Fastify error handler, as HttpExceptions carrying Fastify's status and message.
   if (config.enableRequestIdHeaders) installRequestIdEcho(fastify);
-  if (!config.disableUvicornAccessLog) installAccessLog(fastify);
-  if (config.enableLogRequests) installRequestLog(fastify);
+  if (!config.disableUvicornAccessLog) installAccessLog(fastify, config.disableAccessLogForEndpoints);
+  if (config.enableLogRequests) installRequestLog(fastify, config.maxLogLen);
 
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, options), adapter, {
     // Colors only on a terminal: redirected logs (files, Kubernetes) stay plain text.
@@ -66,7 +70,7 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
   });
   app.enableCors(corsOptions(config));
   app.useGlobalFilters(new OpenAIExceptionFilter());
-  app.useGlobalPipes(createValidationPipe());
+  app.useGlobalPipes(...createBodyPipes(config.unknownRequestFields));
   app.useGlobalGuards(new ApiKeyGuard(app.get(Reflector), config.apiKeys));
   if (!config.disableFastapiDocs && !options.preview) setupDocs(app, config);
   return app;

@@ -21,9 +21,14 @@ export function nestLogLevels(level: LogLevel): NestLogLevel[] {
 }
 
 /** One uvicorn-style line per response: `127.0.0.1:5000 - "GET /v1/models HTTP/1.1" 200`. */
-export function installAccessLog(fastify: FastifyInstance): void {
+export function installAccessLog(fastify: FastifyInstance, excludedPaths: readonly string[] = []): void {
   const logger = new Logger('access');
+  const excluded = new Set(excludedPaths);
   fastify.addHook('onRequest', (request, reply, done) => {
+    if (excluded.has(request.url.split('?')[0])) {
+      done();
+      return;
+    }
     reply.raw.once('finish', () => {
       const { socket } = request.raw;
       logger.log(
@@ -34,14 +39,12 @@ export function installAccessLog(fastify: FastifyInstance): void {
   });
 }
 
-const MAX_LOGGED_BODY = 2000;
-
-/** --enable-log-requests: logs each request's id, route and (truncated) body. */
-export function installRequestLog(fastify: FastifyInstance): void {
+/** --enable-log-requests: logs each request's id, route and body (cut at --max-log-len characters). */
+export function installRequestLog(fastify: FastifyInstance, maxLogLen: number | null = null): void {
   const logger = new Logger('requests');
   fastify.addHook('preHandler', (request, _reply, done) => {
     let body = request.body === undefined ? '' : JSON.stringify(request.body);
-    if (body.length > MAX_LOGGED_BODY) body = `${body.slice(0, MAX_LOGGED_BODY)}…`;
+    if (maxLogLen !== null && body.length > maxLogLen) body = `${body.slice(0, maxLogLen)}…`;
     logger.log(`Received request ${requestIdOf(request)}: ${request.method} ${request.url} ${body}`);
     done();
   });

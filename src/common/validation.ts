@@ -5,7 +5,8 @@
 import { BadRequestException, ValidationError, ValidationPipe } from '@nestjs/common';
 import { buildErrorBody, httpPhrase } from '../serving/openai-error';
 
-interface FieldError {
+export interface FieldError {
+  /** Dotted path of the field, e.g. "messages.0.content". */
   path: string;
   message: string;
 }
@@ -24,7 +25,11 @@ function flatten(errors: ValidationError[], prefix = ''): FieldError[] {
 const MAX_LISTED = 10;
 
 export function validationExceptionFactory(errors: ValidationError[]): BadRequestException {
-  const fields = flatten(errors);
+  return badRequestForFields(flatten(errors));
+}
+
+/** vLLM's 400 for invalid fields: "N validation error(s):" and one line per field (at most 10). */
+export function badRequestForFields(fields: FieldError[]): BadRequestException {
   const n = fields.length;
   const listed = fields.slice(0, MAX_LISTED).map((f) => `  ${f.path}: ${f.message}`);
   const message = `${n} validation error${n === 1 ? '' : 's'}:\n${listed.join('\n')}`;

@@ -3,12 +3,23 @@
 // to the core, routes the core's outputs to each request's stream, and turns client
 // disconnects into aborts. It never touches the model.
 
-import { EngineDeadError, EngineInvariantError, RequestValidationError } from './errors';
+import { EngineDeadError, EngineInvariantError, EngineSleepingError, RequestValidationError } from './errors';
 import { encodeBadWords } from './sampling';
 import { OutputStream } from './output-stream';
 import type { CoreConnection, CoreEvent } from './core/protocol';
 import { checkFitsKvCache, engineLimits, type EngineLimits } from './core/validate-request';
-import type { EngineClient, EngineHealth, EngineOptions, EngineRequest, IterationStats, RequestOutput, SchedulerStats } from './types';
+import type {
+  EngineClient,
+  EngineHealth,
+  EngineOptions,
+  EngineRequest,
+  IterationStats,
+  RequestOutput,
+  SchedulerStats,
+  SleepLevel,
+  SleepMode,
+  SleepState,
+} from './types';
 import type { ChatTemplate, GenerationDefaults, LoadedModel, ModelArchConfig, Tokenizer } from '../model/types';
 
 export class EngineFrontend implements EngineClient {
@@ -25,6 +36,7 @@ export class EngineFrontend implements EngineClient {
   private latestStats: SchedulerStats;
   private deadError: string | null = null;
   private connection: CoreConnection | null = null;
+  private sleeping: SleepState = { sleeping: false, level: 0 };
 
   constructor(model: LoadedModel, options: Pick<EngineOptions, 'maxNumSeqs' | 'schedulingPolicy'>, info: CoreConnection['info']) {
     this.modelConfig = model.config;
@@ -81,6 +93,7 @@ export class EngineFrontend implements EngineClient {
 
   async *generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
     const connection = this.liveConnection();
+    if (this.sleeping.sleeping) throw new EngineSleepingError();
     checkFitsKvCache(request, this.limits);
     if (request.params.bad_words.length > 0 && this.tokenizer) encodeBadWords(request.params.bad_words, this.tokenizer);
     const id = request.requestId;
@@ -122,6 +135,33 @@ export class EngineFrontend implements EngineClient {
   onIteration(listener: (stats: IterationStats) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  async sleep(level: SleepLevel, mode: SleepMode): Promise<void> {
+    const connection = this.liveConnection();
+    // New requests are refused from now on; the core aborts or drains the ones in flight.
+    const before = this.sleeping;
+    this.sleeping = { sleeping: true, level };
+    try {
+      await connection.control({ op: 'sleep', level, mode });
+    } catch (err) {
+      this.sleeping = before;
+      throw err;
+    }
+  }
+
+  async wakeUp(): Promise<void> {
+    if (!this.sleeping.sleeping) return;
+    await this.liveConnection().control({ op: 'wake' });
+    this.sleeping = { sleeping: false, level: 0 };
+  }
+
+  sleepState(): SleepState {
+    return { ...this.sleeping };
+  }
+
+  async resetPrefixCache(): Promise<void> {
+    await this.liveConnection().control({ op: 'reset_prefix_cache' });
   }
 
   async shutdown(): Promise<void> {

@@ -12,6 +12,14 @@ export class RequestValidationError extends Error {
   }
 }
 
+/** The engine sleeps (POST /sleep) and refuses work until woken (POST /wake_up): HTTP 503. */
+export class EngineSleepingError extends Error {
+  constructor() {
+    super('The engine is sleeping: POST /wake_up before sending requests.');
+    this.name = 'EngineSleepingError';
+  }
+}
+
 /**
  * A request reached the engine core breaking a rule the serving layer checks for every request
  * (a bug upstream): the core refuses it, and the client gets an internal error, not a 400.

@@ -5,6 +5,7 @@
 import { loadModel } from '../model/load-model';
 import type { LoadedModel } from '../model/types';
 import { EngineCoreHost } from './core/core-host';
+import { ControlCalls } from './core/control-calls';
 import type { CoreConnection, CoreEvent } from './core/protocol';
 import { EngineFrontend } from './engine-frontend';
 import type { EngineClient, EngineOptions } from './types';
@@ -41,11 +42,15 @@ export async function createEngine(options: EngineOptions): Promise<EngineClient
 /** Runs the core on this thread over an already loaded model (with weights). */
 export async function createInProcessEngine(model: LoadedModel, options: EngineOptions): Promise<EngineClient> {
   let frontend: EngineFrontend | null = null;
-  const host = await EngineCoreHost.start(model, options, (event) => frontend?.handleEvent(event));
+  const calls = new ControlCalls();
+  const host = await EngineCoreHost.start(model, options, (event) => {
+    if (!calls.settle(event)) frontend?.handleEvent(event);
+  });
   const connection: CoreConnection = {
     info: host.info,
     add: (request) => host.add(request),
     abort: (ids) => host.abort(ids),
+    control: (op) => calls.call(op, (callId, o) => host.control(callId, o)),
     shutdown: () => host.shutdown(),
   };
   frontend = new EngineFrontend(model, options, connection.info);

@@ -119,6 +119,8 @@ export interface FinishedRequestStats {
   generationTokens: number;
   maxTokensParam: number | null;
   n: number;
+  /** Most tokens any of the request's completions generated (vllm:request_max_num_generation_tokens). */
+  maxGenerationTokens: number;
 }
 
 /** Emitted once per engine step: the metrics module turns these into prom-client updates. */
@@ -131,6 +133,10 @@ export interface IterationStats {
   numPreemptions: number;
   prefixCacheQueries: number; // tokens
   prefixCacheHits: number; // tokens
+  /** Prompt tokens of newly scheduled requests served from the prefix cache. */
+  promptTokensCached: number;
+  /** Prompt tokens that were cached but computed again (a fully cached prompt recomputes its last block to get logits). */
+  promptTokensRecomputed: number;
 }
 
 export interface SchedulerStats {
@@ -144,6 +150,17 @@ export interface SchedulerStats {
 export interface EngineHealth {
   alive: boolean;
   error?: string;
+}
+
+/** vLLM sleep levels: 1 keeps the weights in host memory, 2 discards them (reloaded on wake). */
+export type SleepLevel = 1 | 2;
+/** What happens to requests in flight when the engine goes to sleep. */
+export type SleepMode = 'abort' | 'wait';
+
+/** The engine's sleep state (vllm:engine_sleep_state): 0 = awake, else the level it sleeps at. */
+export interface SleepState {
+  sleeping: boolean;
+  level: SleepLevel | 0;
 }
 
 /** What the HTTP layer sees of the engine (vLLM's EngineClient). */
@@ -162,6 +179,12 @@ export interface EngineClient {
   health(): EngineHealth;
   stats(): SchedulerStats;
   onIteration(listener: (stats: IterationStats) => void): () => void;
+  /** Frees the KV cache and the session (level 2: the weights too); generate() refuses until wakeUp(). */
+  sleep(level: SleepLevel, mode: SleepMode): Promise<void>;
+  wakeUp(): Promise<void>;
+  sleepState(): SleepState;
+  /** Forgets every cached prefix block (blocks in use stay with their requests). */
+  resetPrefixCache(): Promise<void>;
   shutdown(): Promise<void>;
 }
 
@@ -185,4 +208,22 @@ export interface EngineOptions {
   intraOpThreads: number | null;
   /** Run the engine core in a worker_thread (default true; tests may run it in-process). */
   useWorker: boolean;
+  /** --dtype: the graph's weight/compute type. */
+  dtype?: 'auto' | 'float32' | 'float16';
+  /** --seed: seeds the sampler of requests without their own seed. */
+  seed?: number;
+  /** --gpu-memory-utilization: KV budget = this fraction of memory minus what the model uses. */
+  gpuMemoryUtilization?: number | null;
+  kvCacheDtype?: import('../model/runner/kv-dtype').KvStorageDtype;
+  /** --num-gpu-blocks-override. */
+  numBlocksOverride?: number | null;
+  partialPrefills?: PartialPrefillLimits;
+}
+
+/** --max-num-partial-prefills, --max-long-partial-prefills, --long-prefill-token-threshold. */
+export interface PartialPrefillLimits {
+  maxNumPartialPrefills: number;
+  maxLongPartialPrefills: number;
+  /** Prompts longer than this are "long", and no prefill chunk exceeds it; 0 = off. */
+  longPrefillTokenThreshold: number;
 }

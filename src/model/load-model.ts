@@ -3,7 +3,8 @@
 import { existsSync, readSync, statSync } from 'node:fs';
 import { BUILTIN_CHAT_TEMPLATE, createChatTemplate, resolveChatTemplateSource, type ChatTemplateSources } from './chat-template';
 import { DUMMY_CONFIG, dummyWeights } from './dummy/dummy-model';
-import { loadGenerationConfig } from './generation-config';
+import { applyHfOverrides } from './config-overrides';
+import { applyGenerationOverrides, loadGenerationConfig } from './generation-config';
 import { loadGgufModel } from './gguf/load-gguf';
 import { hfChatTemplateSources, loadHfTokenizer, readTokenizerConfig } from './hf/hf-tokenizer-files';
 import { loadHfModel } from './hf/load-hf';
@@ -28,8 +29,10 @@ interface LoadedParts {
 export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
   const source = opts.model === null || opts.loadFormat === 'dummy' ? DUMMY_SOURCE : opts.model;
   const parts = source === DUMMY_SOURCE ? loadDummy(opts) : await loadFromPath(source, opts);
+  parts.config = applyHfOverrides(parts.config, opts.hfOverrides);
+  if (opts.tokenizer && !opts.skipTokenizer) Object.assign(parts, await loadTokenizer(opts.tokenizer));
 
-  const generation = loadGenerationConfig(opts.generationConfig, parts.modelDir);
+  const generation = applyGenerationOverrides(loadGenerationConfig(opts.generationConfig, parts.modelDir), opts.overrideGenerationConfig);
   const { tokenizer } = parts; // null when skipTokenizer: the loaders do not build one
   const eosTokenIds = [...new Set([...(tokenizer?.eosTokenId != null ? [tokenizer.eosTokenId] : []), ...generation.eosTokenIds])];
   return {
@@ -96,8 +99,20 @@ async function loadFromPath(path: string, opts: LoadModelOptions): Promise<Loade
   };
 }
 
+/** --tokenizer: the tokenizer and its chat template from an HF directory or GGUF file. */
+export async function loadTokenizer(path: string): Promise<{ tokenizer: Tokenizer; templates: ChatTemplateSources }> {
+  if (!existsSync(path)) throw new Error(`--tokenizer ${path} does not exist`);
+  if (statSync(path).isDirectory()) {
+    const tokenizerConfig = readTokenizerConfig(path);
+    return { tokenizer: loadHfTokenizer(path, tokenizerConfig), templates: hfChatTemplateSources(path, tokenizerConfig) };
+  }
+  if (!isGgufFile(path)) throw new Error(`--tokenizer ${path} is neither a GGUF file nor a Hugging Face directory`);
+  const gguf = await loadGgufModel(path, { loadWeights: false });
+  return { tokenizer: createTokenizerFromGguf(gguf.file.metadata), templates: gguf.chatTemplates };
+}
+
 /** By content, not extension: GGUF files start with the magic "GGUF". */
-function isGgufFile(path: string): boolean {
+export function isGgufFile(path: string): boolean {
   return withFile(path, (fd) => {
     const magic = Buffer.alloc(4);
     readSync(fd, magic, 0, 4, 0);

@@ -146,6 +146,10 @@ export interface RunnerOptions {
   numBlocks: number;
   device: 'cpu' | 'cuda';
   intraOpThreads?: number;
+  /** Weight and activation type of the built graph ('auto' = float32); an ONNX export keeps its own. */
+  dtype?: 'auto' | 'float32' | 'float16';
+  /** Storage type of the paged KV cache (model/runner/kv-dtype.ts). */
+  kvCacheDtype?: import('./runner/kv-dtype').KvStorageDtype;
 }
 
 export interface ModelRunner {
@@ -172,4 +176,10 @@ export interface LoadModelOptions {
   chatTemplate: string | null;
   /** --generation-config: 'auto' | 'vllm' | folder path. */
   generationConfig: string;
+  /** --override-generation-config: merged over the generation defaults. */
+  overrideGenerationConfig?: Record<string, unknown> | null;
+  /** --hf-overrides / --rope-theta / --rope-scaling: config.json keys over the model's config. */
+  hfOverrides?: Record<string, unknown> | null;
+  /** --tokenizer: HF directory or GGUF file to take the tokenizer (and chat template) from. */
+  tokenizer?: string | null;
 }

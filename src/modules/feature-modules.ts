@@ -8,7 +8,10 @@ import { AbortModule, LegacyAbortModule } from './abort/abort.module';
 import { ChatModule } from './chat/chat.module';
 import { CompletionsModule } from './completions/completions.module';
 import { DerenderModule } from './derender/derender.module';
+import { DevModule } from './dev/dev.module';
 import { HealthModule } from './health/health.module';
+import { InvocationsModule } from './invocations/invocations.module';
+import { LoadModule } from './load/load.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { ModelsModule } from './models/models.module';
 import { RenderModule } from './render/render.module';
@@ -29,6 +32,8 @@ const openAiRoutes = (c: ServerConfig): boolean => !c.tokensOnly;
 const scaleOutRoutes = (c: ServerConfig): boolean => c.enableScaleOut || c.tokensOnly;
 /** Legacy routes registered only with --tokens-only (POST /abort_requests). */
 const tokensOnly = (c: ServerConfig): boolean => c.tokensOnly;
+/** VLLM_SERVER_DEV_MODE=1: sleep, wake_up, reset_prefix_cache, server_info, collective_rpc. */
+const devMode = (c: ServerConfig): boolean => c.devMode;
 /** Scale-out routes that need a tokenizer (render, derender): absent with --tokens-only / --skip-tokenizer-init. */
 const scaleOutTextRoutes = (c: ServerConfig): boolean => scaleOutRoutes(c) && !c.skipTokenizerInit;
 
@@ -36,9 +41,12 @@ const FEATURE_MODULES: FeatureModuleEntry[] = [
   { module: HealthModule, when: always },
   { module: ModelsModule, when: always },
   { module: MetricsModule, when: always },
+  { module: LoadModule, when: always },
   { module: CompletionsModule, when: openAiRoutes },
   { module: ChatModule, when: openAiRoutes },
   { module: TokenizeModule, when: openAiRoutes },
+  { module: InvocationsModule, when: openAiRoutes },
+  { module: DevModule, when: devMode },
   { module: TokensGenerateModule, when: scaleOutRoutes },
   { module: AbortModule, when: scaleOutRoutes },
   { module: LegacyAbortModule, when: tokensOnly },

@@ -16,7 +16,7 @@ import { chatLogprobEntries, formatPromptLogprobs, tokenNamer, type ChatLogprobs
 import { resolveMaxTokens } from './max-tokens';
 import { buildSamplingParams } from './sampling-params';
 import { sentFields, type SamplingRequestFields } from './sampling-request';
-import { checkRequestExtras, resolveModelName, type RequestExtras, type ServingOptions } from './serving-options';
+import { chatTemplateKwargs, checkRequestExtras, resolveModelName, type RequestExtras, type ServingOptions } from './serving-options';
 import { resolveRequestTools, type RequestTools } from './tool-choice';
 import type { ToolCall } from './tool-parsers';
 import { rejectUnsupportedFields, UNSUPPORTED_COMMON_FIELDS } from './unsupported';
@@ -139,7 +139,7 @@ export class ChatServing {
       continueFinalMessage: body.continue_final_message ?? false,
       documents: body.documents ?? null,
       chatTemplate: body.chat_template ?? null,
-      chatTemplateKwargs: chatTemplateKwargs(body),
+      chatTemplateKwargs: requestTemplateKwargs(this.opts, body),
       tools: tools.templateTools,
       contentFormat: this.opts.chatTemplateContentFormat,
     };
@@ -342,11 +342,15 @@ export class ChatServing {
 }
 
 /**
- * The template's kwargs: the request's chat_template_kwargs plus `reasoning_effort`, which also
- * switches `enable_thinking` unless the request set it (vLLM's build_chat_params).
+ * The template's kwargs: the server's defaults under the request's chat_template_kwargs, plus
+ * `reasoning_effort`, which also switches `enable_thinking` unless the request set it (vLLM's
+ * build_chat_params).
  */
-export function chatTemplateKwargs(body: Pick<ChatRequestBody, 'chat_template_kwargs' | 'reasoning_effort'>): Record<string, unknown> {
-  const kwargs: Record<string, unknown> = { ...(body.chat_template_kwargs ?? {}) };
+export function requestTemplateKwargs(
+  opts: Pick<ServingOptions, 'defaultChatTemplateKwargs'>,
+  body: Pick<ChatRequestBody, 'chat_template_kwargs' | 'reasoning_effort'>,
+): Record<string, unknown> {
+  const kwargs: Record<string, unknown> = { ...(chatTemplateKwargs(opts, body.chat_template_kwargs) ?? {}) };
   if (body.reasoning_effort != null) {
     kwargs.reasoning_effort = body.reasoning_effort;
     if (!('enable_thinking' in (body.chat_template_kwargs ?? {}))) kwargs.enable_thinking = body.reasoning_effort !== 'none';

@@ -9,7 +9,7 @@ import { SERVER_START_TIMEOUT_MS, defaultTestModel, startServer, type StartServe
 import { waitFor } from '../helpers/wait';
 
 /** A small ChatML-like template that also prints documents and a `greeting` template kwarg. */
-const CHAT_TEMPLATE_SOURCE = [
+export const CHAT_TEMPLATE_SOURCE = [
   "{%- for message in messages -%}<|{{ message['role'] }}|>{{ message['content'] }}\n{% endfor -%}",
   "{%- if documents -%}<|documents|>{% for d in documents %}{{ d['title'] }}: {{ d['text'] }} {% endfor %}\n{% endif -%}",
   '{%- if greeting is defined -%}{{ greeting }}\n{% endif -%}',
@@ -60,7 +60,7 @@ export async function postJson(baseUrl: string, path: string, body: unknown, hea
 }
 
 /** The real server (stories260K unless `options.model`) with `templateSource` as its --chat-template. */
-export async function startServing(args: string[] = [], templateSource = CHAT_TEMPLATE_SOURCE, options: StartServerOptions = {}): Promise<Serving> {
+export async function startServing(args: string[] = [], options: StartServerOptions = {}, templateSource = CHAT_TEMPLATE_SOURCE): Promise<Serving> {
   const server = await startServer(['--chat-template', writeChatTemplate(templateSource), ...args], options);
   const client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
   const models = await client.models.list();

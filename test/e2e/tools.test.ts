@@ -91,7 +91,7 @@ onModel.describe('tool calling and reasoning (hermes + qwen3 parsers)', () => {
     const ids = await writeForcedTextModel(defaultTestModel(), path, Object.values(FORCED));
     tokenOf = Object.fromEntries(Object.keys(FORCED).map((key, i) => [key, ids[i]])) as Record<Forced, number>;
     const flags = ['--enable-auto-tool-choice', '--tool-call-parser', 'hermes', '--reasoning-parser', 'qwen3', '--served-model-name', 'forced'];
-    s = await startServing(flags, HERMES_TEMPLATE, { model: path });
+    s = await startServing(flags, { model: path }, HERMES_TEMPLATE);
   }, SERVER_START_TIMEOUT_MS);
   afterAll(() => s?.server.stop());
 

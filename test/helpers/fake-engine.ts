@@ -5,6 +5,8 @@
 
 import { SequenceOutputProcessor } from '../../src/engine/detokenizer';
 import type {
+  SleepLevel,
+  SleepState,
   EngineClient,
   EngineHealth,
   EngineRequest,
@@ -183,4 +185,17 @@ export class FakeEngine implements EngineClient {
   async shutdown(): Promise<void> {
     this.shutdownCalls += 1;
   }
+
+  private sleepingAt: SleepState = { sleeping: false, level: 0 };
+  async sleep(level: SleepLevel): Promise<void> {
+    this.sleepingAt = { sleeping: true, level };
+  }
+  async wakeUp(): Promise<void> {
+    this.sleepingAt = { sleeping: false, level: 0 };
+  }
+  sleepState(): SleepState {
+    return { ...this.sleepingAt };
+  }
+  async resetPrefixCache(): Promise<void> {}
+
 }

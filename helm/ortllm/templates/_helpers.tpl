@@ -23,3 +23,9 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "ortllm.apiKeySecret" -}}
 {{- default (printf "%s-api-key" (include "ortllm.fullname" .)) .Values.apiKey.existingSecret -}}
 {{- end -}}
+
+{{/* The image: an empty tag means the chart's appVersion, the -cuda build when device is cuda. */}}
+{{- define "ortllm.image" -}}
+{{- $tag := .Values.image.tag | default (printf "%s%s" .Chart.AppVersion (ternary "-cuda" "" (eq .Values.device "cuda"))) -}}
+{{- printf "%s:%s" .Values.image.repository $tag -}}
+{{- end -}}

@@ -2,12 +2,10 @@
 // OpenAI's sampling fields and vLLM's extra sampling / request parameters, with vLLM's names
 // and defaults. Ranges are checked by the serving layer with vLLM's messages.
 
-import { ApiProperty } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsOptional, ValidateNested } from 'class-validator';
+import { ApiSchema } from '@nestjs/swagger';
 import type { RepetitionDetectionParams } from '../../engine/types';
 import {
-  AnyField, BoolField, EnumField, IntField, IntListField, LogitBiasField, NumberField, ObjectField, StopField,
+  AnyField, BoolField, EnumField, IntField, IntListField, LogitBiasField, NestedField, NumberField, ObjectField, StopField,
   StringField, StringListField,
 } from './api-field';
 
@@ -19,6 +17,7 @@ export class StreamOptionsDto {
   continuous_usage_stats?: boolean | null;
 }
 
+@ApiSchema({ name: 'RepetitionDetectionParams' })
 export class RepetitionDetectionDto implements RepetitionDetectionParams {
   @IntField({ description: 'Largest n-gram checked.', required: true })
   max_pattern_size!: number;
@@ -112,19 +111,13 @@ export class SamplingFieldsDto {
   @IntListField({ description: 'Token ids to report logprobs for at each position (instead of the top-k); needs logprobs.' })
   logprob_token_ids?: number[] | null;
 
-  @ApiProperty({ type: () => RepetitionDetectionDto, required: false, nullable: true, description: 'End the request when an n-gram repeats.' })
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => RepetitionDetectionDto)
+  @NestedField(() => RepetitionDetectionDto, { description: 'End the request when an n-gram repeats.' })
   repetition_detection?: RepetitionDetectionDto | null;
 
   @BoolField({ description: 'Stream the response as server-sent events.', default: false })
   stream?: boolean | null;
 
-  @ApiProperty({ type: () => StreamOptionsDto, required: false, nullable: true, description: 'Usage reporting while streaming.' })
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => StreamOptionsDto)
+  @NestedField(() => StreamOptionsDto, { description: 'Usage reporting while streaming.' })
   stream_options?: StreamOptionsDto | null;
 
   @StringField({ description: 'End-user id (accepted, not used).' })

@@ -1,62 +1,18 @@
-// Builds an EngineCore over a loaded model (runner, KV budget, limits) and drives its step
-// loop. The same host runs inside the engine worker thread and in-process (useWorker=false).
+// Builds an EngineCore over a loaded model (runner, KV budget from kv-plan.ts, limits), drives its
+// step loop, and runs the control operations (sleep / wake_up / reset_prefix_cache). The same host
+// runs inside the engine worker thread and in-process (useWorker=false).
 
 import * as os from 'node:os';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { createRunner, kvBytesPerBlock } from '../../model/runner';
-import type { LoadedModel, ModelRunner } from '../../model/types';
+import { createRunner } from '../../model/runner';
+import { seedGlobalSampler } from '../sampling';
+import type { LoadedModel, ModelRunner, RunnerOptions } from '../../model/types';
 import type { EngineOptions, EngineRequest } from '../types';
-import type { CoreEvent, CoreInfo } from './protocol';
+import { loadModel } from '../../model/load-model';
+import type { ControlOp, CoreEvent, CoreInfo } from './protocol';
 import { CompletionProcessorFactory } from './completion-processor';
+import { planKvCache } from './kv-plan';
 import { EngineCore } from './engine-core';
-
-/** Share of free memory the KV cache takes when --kv-cache-memory is not given. */
-const AUTO_KV_MEMORY_FRACTION = 0.2;
-
-interface KvPlan {
-  numBlocks: number;
-  maxModelLen: number;
-  bytesPerBlock: number;
-}
-
-/**
- * Decides the number of KV blocks and the effective max_model_len. An explicit budget
- * that cannot hold one max_model_len sequence is a start-up error (as in vLLM); a derived
- * max_model_len is lowered to what the cache holds instead.
- */
-function planKvCache(model: LoadedModel, options: EngineOptions, freeMemoryBytes = os.freemem()): KvPlan {
-  const blockSize = options.blockSize;
-  const bytesPerBlock = kvBytesPerBlock(model.config, blockSize);
-  let maxModelLen = options.maxModelLen ?? model.contextLength;
-  if (options.maxModelLen !== null && options.maxModelLen > model.contextLength) {
-    throw new Error(
-      `max_model_len ${options.maxModelLen} is larger than the model's context length ${model.contextLength}.`,
-    );
-  }
-  let numBlocks: number;
-  if (options.kvCacheMemoryBytes !== null) {
-    numBlocks = Math.floor(options.kvCacheMemoryBytes / bytesPerBlock);
-  } else {
-    // More blocks than a full batch of max-length sequences would never be used.
-    const useful = options.maxNumSeqs * Math.ceil(maxModelLen / blockSize);
-    numBlocks = Math.min(useful, Math.floor((freeMemoryBytes * AUTO_KV_MEMORY_FRACTION) / bytesPerBlock));
-  }
-  if (numBlocks < 1) {
-    throw new Error(`KV cache budget is smaller than one block (${bytesPerBlock} bytes); raise --kv-cache-memory.`);
-  }
-  const capacity = numBlocks * blockSize;
-  if (capacity < maxModelLen) {
-    if (options.maxModelLen !== null) {
-      throw new Error(
-        `To serve at least one request with max_model_len ${maxModelLen}, the KV cache needs ${Math.ceil(maxModelLen / blockSize) * bytesPerBlock} bytes, ` +
-          `but only ${numBlocks * bytesPerBlock} bytes (${capacity} tokens) are available. ` +
-          'Raise --kv-cache-memory or lower --max-model-len.',
-      );
-    }
-    maxModelLen = capacity;
-  }
-  return { numBlocks, maxModelLen, bytesPerBlock };
-}
 
 /**
  * ORT's default pool takes every core and spins, starving the HTTP thread: on 2 cores,
@@ -71,25 +27,39 @@ export class EngineCoreHost {
   private stopped = false;
   private wake: (() => void) | null = null;
   private readonly loop: Promise<void>;
+  /** null while asleep. */
+  private runner: ModelRunner | null;
+  /** Kept through a level-1 sleep to rebuild the session; dropped (reloaded from disk) at level 2. */
+  private model: LoadedModel | null;
+  private idleWaiters: Array<() => void> = [];
 
   private constructor(
     readonly info: CoreInfo,
     private readonly core: EngineCore,
-    private readonly runner: ModelRunner,
+    runner: ModelRunner,
+    model: LoadedModel,
+    private readonly options: EngineOptions,
+    private readonly runnerOptions: RunnerOptions,
     private readonly emit: (event: CoreEvent) => void,
   ) {
+    this.runner = runner;
+    this.model = model;
     this.loop = this.run();
   }
 
   /** Creates the runner and starts the step loop; events go to `emit`. */
   static async start(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void): Promise<EngineCoreHost> {
     const plan = planKvCache(model, options);
-    const runner = await createRunner(model, {
+    seedGlobalSampler(options.seed ?? 0);
+    const runnerOptions: RunnerOptions = {
       blockSize: options.blockSize,
       numBlocks: plan.numBlocks,
       device: options.device,
       intraOpThreads: options.intraOpThreads ?? defaultIntraOpThreads(),
-    });
+      dtype: options.dtype ?? 'auto',
+      kvCacheDtype: options.kvCacheDtype ?? 'float32',
+    };
+    const runner = await createRunner(model, runnerOptions);
     console.info(
       `[engine] KV cache: ${plan.numBlocks} blocks of ${options.blockSize} tokens ` +
         `(${((plan.numBlocks * plan.bytesPerBlock) / 2 ** 20).toFixed(1)} MiB), max_model_len ${plan.maxModelLen}`,
@@ -100,6 +70,7 @@ export class EngineCoreHost {
       maxNumBatchedTokens: options.maxNumBatchedTokens,
       schedulingPolicy: options.schedulingPolicy,
       enablePrefixCaching: options.enablePrefixCaching,
+      partialPrefills: options.partialPrefills,
     };
     const processors = new CompletionProcessorFactory({
       vocabSize: model.config.vocabSize,
@@ -111,7 +82,49 @@ export class EngineCoreHost {
       onStep: (outputs, stats, iteration) => emit({ type: 'step', outputs, stats, iteration }),
     });
     const info: CoreInfo = { numBlocks: plan.numBlocks, blockSize: options.blockSize, maxModelLen: plan.maxModelLen };
-    return new EngineCoreHost(info, core, runner, emit);
+    return new EngineCoreHost(info, core, runner, model, options, runnerOptions, emit);
+  }
+
+  /** Runs a control operation; the frontend awaits the 'control-done' event. */
+  control(callId: number, op: ControlOp): void {
+    this.runControl(op).then(
+      () => this.emit({ type: 'control-done', callId, error: null }),
+      (err: unknown) => this.emit({ type: 'control-done', callId, error: err instanceof Error ? err.message : String(err) }),
+    );
+  }
+
+  private async runControl(op: ControlOp): Promise<void> {
+    switch (op.op) {
+      case 'reset_prefix_cache':
+        this.core.kv.resetPrefixCache();
+        return;
+      case 'sleep': {
+        if (op.mode === 'abort') this.core.abortAll();
+        this.wake?.();
+        await this.idle();
+        const runner = this.runner;
+        this.runner = null;
+        if (op.level === 2) this.model = null;
+        await runner?.dispose();
+        this.core.kv.resetPrefixCache();
+        return;
+      }
+      case 'wake': {
+        if (this.runner) return;
+        this.model ??= await loadModel({ ...this.options.load, loadWeights: true });
+        const runner = await createRunner(this.model, this.runnerOptions);
+        this.core.replaceRunner(runner);
+        this.runner = runner;
+        this.wake?.();
+        return;
+      }
+    }
+  }
+
+  /** Resolves once no request is left in the core. */
+  private idle(): Promise<void> {
+    if (!this.core.hasWork()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   add(request: EngineRequest): void {
@@ -134,13 +147,16 @@ export class EngineCoreHost {
     this.stopped = true;
     this.wake?.();
     await this.loop;
-    await this.runner.dispose();
+    await this.runner?.dispose();
   }
 
   private async run(): Promise<void> {
     try {
       while (!this.stopped) {
         if (!this.core.hasWork()) {
+          for (const resolve of this.idleWaiters.splice(0)) resolve();
+        }
+        if (!this.core.hasWork() || this.runner === null) {
           await new Promise<void>((resolve) => (this.wake = resolve));
           this.wake = null;
           continue;

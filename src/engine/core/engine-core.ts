@@ -3,7 +3,7 @@
 // boundaries. Runs the same in a worker thread or in-process (see core-host.ts).
 
 import { RequestValidationError } from '../errors';
-import type { EngineRequest, IterationStats, RequestOutput, SchedulerStats } from '../types';
+import type { EngineRequest, IterationStats, PartialPrefillLimits, RequestOutput, SchedulerStats } from '../types';
 import type { ModelRunner, StepSequence } from '../../model/types';
 import { nowMs } from './clock';
 import type { CompletionProcessorFactory } from './completion-processor';
@@ -19,6 +19,7 @@ export interface EngineCoreConfig {
   maxNumBatchedTokens: number;
   schedulingPolicy: SchedulingPolicy;
   enablePrefixCaching: boolean;
+  partialPrefills?: PartialPrefillLimits;
 }
 
 export interface EngineCoreListener {
@@ -44,17 +45,30 @@ export class EngineCore {
   private stepping = false;
 
   constructor(
-    private readonly runner: ModelRunner,
+    private runner: ModelRunner,
     readonly config: EngineCoreConfig,
     private readonly processors: CompletionProcessorFactory,
     private readonly listener: EngineCoreListener,
   ) {
     this.kv = new KvCacheManager(runner.numBlocks, runner.blockSize, config.enablePrefixCaching);
     this.scheduler = new Scheduler(
-      { maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, policy: config.schedulingPolicy },
+      { maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, policy: config.schedulingPolicy, partialPrefills: config.partialPrefills },
       this.kv,
     );
     this.limits = engineLimits({ maxModelLen: config.maxModelLen, numBlocks: runner.numBlocks, blockSize: runner.blockSize }, config, runner.config.vocabSize);
+  }
+
+  /** Aborts every request (sleep with mode 'abort'). */
+  abortAll(): void {
+    this.abort([...this.requests.keys()]);
+  }
+
+  /** Swaps in a new runner (after sleep); only when no request holds KV blocks. */
+  replaceRunner(runner: ModelRunner): void {
+    if (this.requests.size > 0) throw new Error('cannot replace the runner while requests are in flight');
+    if (runner.numBlocks !== this.kv.numBlocks || runner.blockSize !== this.kv.blockSize) throw new Error('the new runner has a different KV layout');
+    this.kv.resetPrefixCache();
+    this.runner = runner;
   }
 
   hasWork(): boolean {
@@ -101,6 +115,8 @@ export class EngineCore {
     iteration.numPreemptions = plan.preempted.length;
     iteration.prefixCacheQueries = plan.prefixCacheQueries;
     iteration.prefixCacheHits = plan.prefixCacheHits;
+    iteration.promptTokensCached = plan.promptTokensCached;
+    iteration.promptTokensRecomputed = plan.promptTokensRecomputed;
     if (plan.scheduled.length === 0) {
       if (plan.preempted.length > 0) this.listener.onStep([], this.stats(), iteration);
       return;
@@ -307,6 +323,8 @@ function emptyIterationStats(): IterationStats {
     numPreemptions: 0,
     prefixCacheQueries: 0,
     prefixCacheHits: 0,
+    promptTokensCached: 0,
+    promptTokensRecomputed: 0,
   };
 }
 

@@ -1,7 +1,10 @@
 // Messages between the HTTP thread (EngineFrontend) and the engine core (worker or
 // in-process). All are small structured-clone objects.
 
-import type { EngineOptions, EngineRequest, IterationStats, RequestOutput, SchedulerStats } from '../types';
+import type { EngineOptions, EngineRequest, IterationStats, RequestOutput, SchedulerStats, SleepLevel, SleepMode } from '../types';
+
+/** Engine-wide operations the frontend asks the core for and awaits (dev endpoints). */
+export type ControlOp = { op: 'sleep'; level: SleepLevel; mode: SleepMode } | { op: 'wake' } | { op: 'reset_prefix_cache' };
 
 /** What the core tells the frontend once it is running. */
 export interface CoreInfo {
@@ -20,11 +23,14 @@ export type CoreEvent =
   | { type: 'step'; outputs: RequestOutput[]; stats: SchedulerStats; iteration: IterationStats }
   /** The core refused a request the frontend let through (RequestValidationError there). */
   | { type: 'rejected'; requestId: string; message: string; param: string | null; name: string }
-  | { type: 'dead'; error: string };
+  | { type: 'dead'; error: string }
+  /** A control operation finished (error = its failure message). */
+  | { type: 'control-done'; callId: number; error: string | null };
 
 export type CoreCommand =
   | { type: 'add'; request: EngineRequest }
   | { type: 'abort'; requestIds: string[] }
+  | { type: 'control'; callId: number; op: ControlOp }
   | { type: 'shutdown' };
 
 /** Worker → HTTP thread, besides CoreEvents. */
@@ -39,5 +45,6 @@ export interface CoreConnection {
   readonly info: CoreInfo;
   add(request: EngineRequest): void;
   abort(requestIds: string[]): void;
+  control(op: ControlOp): Promise<void>;
   shutdown(): Promise<void>;
 }

@@ -128,6 +128,7 @@ export class RequestState {
       generationTokens: this.completions.reduce((sum, c) => sum + c.outputTokenIds.length, 0),
       maxTokensParam: this.request.params.max_tokens,
       n: this.request.params.n,
+      maxGenerationTokens: Math.max(0, ...this.completions.map((c) => c.outputTokenIds.length)),
     };
   }
 

@@ -27,6 +27,9 @@ async function main(): Promise<void> {
       case 'abort':
         host.abort(command.requestIds);
         break;
+      case 'control':
+        host.control(command.callId, command.op);
+        break;
       case 'shutdown':
         void host.shutdown().finally(() => port.close());
         break;

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { EngineOptions } from '../types';
+import { ControlCalls } from '../core/control-calls';
 import type { CoreCommand, CoreConnection, CoreEvent, CoreInfo, WorkerData, WorkerStartupMessage } from '../core/protocol';
 
 const TS_BOOTSTRAP = `
@@ -48,12 +49,14 @@ export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreE
     let info: CoreInfo | null = null;
     let exited = false;
     let exitWaiters: Array<() => void> = [];
+    const calls = new ControlCalls();
     const connection: CoreConnection = {
       get info() {
         return info!;
       },
       add: (request) => post({ type: 'add', request }),
       abort: (requestIds) => post({ type: 'abort', requestIds }),
+      control: (op) => (exited ? Promise.reject(new Error('engine worker has exited')) : calls.call(op, (callId, o) => post({ type: 'control', callId, op: o }))),
       shutdown: async () => {
         if (exited) return;
         const done = new Promise<void>((r) => exitWaiters.push(r));
@@ -74,7 +77,7 @@ export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreE
       } else if (message.type === 'startup-error') {
         reject(new Error(`engine worker failed to start: ${message.error}`));
         void worker.terminate();
-      } else {
+      } else if (!calls.settle(message)) {
         onEvent(message);
       }
     });
@@ -84,6 +87,7 @@ export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreE
     });
     worker.on('exit', (code) => {
       exited = true;
+      calls.failAll(`engine worker exited (code ${code})`);
       for (const w of exitWaiters) w();
       exitWaiters = [];
       if (info === null) reject(new Error(`engine worker exited during start-up (code ${code})`));

@@ -36,6 +36,7 @@ import { OnnxDataType } from './onnx-proto';
 import { emitLinear, LinearOptions } from './linear';
 import { ropeTables } from './rope';
 import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
+import { castTo, weightInitializer } from './compute-dtype';
 import { ModelArchConfig, ModelWeights } from '../types';
 
 export const DecoderInputs = {
@@ -64,6 +65,9 @@ export function buildDecoderGraph(config: ModelArchConfig, weights: ModelWeights
   }
   const g = new GraphBuilder(`${c.architecture}-decoder`);
   const f32 = OnnxDataType.FLOAT;
+  // Weights and activations in --dtype; the KV cache and the logits stay f32 at the edges.
+  const dtype = opts.dtype ?? 'float32';
+  const weight = (name: string, dims: number[], values: Float32Array) => weightInitializer(g, dtype, name, dims, values);
   const i64 = OnnxDataType.INT64;
   const qDim = c.numHeads * c.headDim;
   const kvDim = c.numKvHeads * c.headDim;
@@ -86,14 +90,14 @@ export function buildDecoderGraph(config: ModelArchConfig, weights: ModelWeights
   if (embedTensor.shape[0] !== c.vocabSize || embedTensor.shape[1] !== c.hiddenSize) {
     throw new Error(`'${embedName}' has shape [${embedTensor.shape.join(', ')}], expected [${c.vocabSize}, ${c.hiddenSize}]`);
   }
-  const embed = g.initializer(embedName, f32, [c.vocabSize, c.hiddenSize], toF32(embedTensor));
+  const embed = weight(embedName, [c.vocabSize, c.hiddenSize], toF32(embedTensor));
   const hidden0 = g.op('Gather', [embed, g.op('Reshape', [inputIds, flatShape])], { axis: attrInt(0) });
 
   const { cos, sin } = ropeTables(c, opts.maxPositions);
-  const cosCache = g.initializer('rope.cos', f32, [opts.maxPositions, c.headDim / 2], cos);
-  const sinCache = g.initializer('rope.sin', f32, [opts.maxPositions, c.headDim / 2], sin);
+  const cosCache = weight('rope.cos', [opts.maxPositions, c.headDim / 2], cos);
+  const sinCache = weight('rope.sin', [opts.maxPositions, c.headDim / 2], sin);
 
-  const norm = (name: string) => g.initializer(name, f32, [c.hiddenSize], toF32(requireWeight(weights, name)));
+  const norm = (name: string) => weight(name, [c.hiddenSize], toF32(requireWeight(weights, name)));
   const eps = attrFloat(c.rmsNormEps);
 
   let normed = g.op('SimplifiedLayerNormalization', [hidden0, norm(`${layerPrefix(0)}input_layernorm.weight`)], {
@@ -122,11 +126,11 @@ export function buildDecoderGraph(config: ModelArchConfig, weights: ModelWeights
     const qRot = rotary(q, c.numHeads);
     const kRot = rotary(k, c.numKvHeads);
     const v3 = to3d(v);
-    newKv.push(kRot, v3);
+    newKv.push(castTo(g, kRot, dtype, 'float32'), castTo(g, v3, dtype, 'float32'));
 
     const blockElems = opts.blockSize * kvDim;
     const past = (cache: string) =>
-      g.op('Reshape', [g.op('Gather', [g.input(cache, f32, ['blocks', blockElems]), pastBlocks], { axis: attrInt(0) }), pastRowsShape]);
+      castTo(g, g.op('Reshape', [g.op('Gather', [g.input(cache, f32, ['blocks', blockElems]), pastBlocks], { axis: attrInt(0) }), pastRowsShape]), 'float32', dtype);
     const pastK = past(DecoderInputs.cacheK(l));
     const pastV = past(DecoderInputs.cacheV(l));
     const keys = g.op('Concat', [pastK, kRot], { axis: attrInt(1) });
@@ -189,7 +193,7 @@ export function buildDecoderGraph(config: ModelArchConfig, weights: ModelWeights
     untied || (headTensor.kind === 'quantized' && opts.keepQuantized)
       ? emitLinear(g, picked, untied ? 'lm_head.weight' : 'lm_head.tied.weight', [headTensor], null, c.hiddenSize, opts)
       : g.op('Gemm', [picked, embed], { transB: attrInt(1) });
-  g.node('Identity', [logits], [DecoderOutputs.logits]);
+  g.node('Identity', [castTo(g, logits, dtype, 'float32')], [DecoderOutputs.logits]);
   g.output(DecoderOutputs.logits, f32, ['rows', c.vocabSize]);
 
   return g.build({ '': 23, 'com.microsoft': 1 });

@@ -5,6 +5,7 @@
 // other sequences to its length and decode batches stay dense.
 import * as ort from 'onnxruntime-node';
 import { buildDecoderGraph, DecoderInputs, DecoderOutputs } from '../graph/decoder-graph';
+import { computeDtypeOf } from '../graph/compute-dtype';
 import { AccuracyLevel } from '../graph/matmul-nbits';
 import { LoadedModel, ModelArchConfig, ModelRunner, RunnerOptions, StepResult, StepSequence } from '../types';
 import { PagedKvCache } from './kv-cache';
@@ -24,8 +25,12 @@ export async function createGraphRunner(model: LoadedModel, opts: GraphRunnerOpt
   const config = model.config;
   const maxPositions = Math.max(config.maxPositionEmbeddings, model.contextLength);
   const cache = new PagedKvCache(config, opts.blockSize, opts.numBlocks);
-  const built = buildDecoderGraph(config, model.weights, { maxPositions, blockSize: opts.blockSize, keepQuantized: opts.keepQuantized ?? true,
+  const built = buildDecoderGraph(config, model.weights, {
+    maxPositions,
+    blockSize: opts.blockSize,
+    keepQuantized: opts.keepQuantized ?? true,
     quantAccuracyLevel: opts.quantAccuracyLevel,
+    dtype: computeDtypeOf(opts.dtype),
   });
   const session = await createSession(built, { device: opts.device, intraOpThreads: opts.intraOpThreads });
   return new GraphRunner(config, cache, session, maxPositions);

@@ -8,7 +8,7 @@ import type { EngineClient, PositionLogprobs } from '../../engine/types';
 import type { Tokenizer } from '../../model/types';
 import { outputRulesOf, type ChoiceOutputRules } from '../../serving/chat-message';
 import { createChatOutputParser, outputParserFactories, type ChatOutputParser } from '../../serving/chat-output';
-import { chatTemplateKwargs, type ChatRequestBody } from '../../serving/chat-serving';
+import { requestTemplateKwargs, type ChatRequestBody } from '../../serving/chat-serving';
 import { resolveRequestTools } from '../../serving/tool-choice';
 import { chatLogprobEntries, tokenNamer, type ChatLogprobs, type TokenNamer } from '../../serving/logprobs';
 import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';
@@ -63,7 +63,7 @@ export abstract class DerenderBase {
     const parsing = {
       choice: tools.choice,
       functions: tools.functions,
-      chatTemplateKwargs: chatTemplateKwargs(request),
+      chatTemplateKwargs: requestTemplateKwargs(this.config, request),
       promptText: promptTokenIds ? this.tokenizer.decode(promptTokenIds, { skipSpecialTokens: false }) : null,
     };
     return { parser: () => createChatOutputParser(factories, parsing), rules: outputRulesOf(request, tools.choice) };

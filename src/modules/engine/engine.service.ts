@@ -10,6 +10,9 @@ import type {
   IterationStats,
   RequestOutput,
   SchedulerStats,
+  SleepLevel,
+  SleepMode,
+  SleepState,
 } from '../../engine/types';
 
 export class EngineService implements EngineClient, OnApplicationShutdown {
@@ -58,6 +61,22 @@ export class EngineService implements EngineClient, OnApplicationShutdown {
 
   onIteration(listener: (stats: IterationStats) => void): () => void {
     return this.client.onIteration(listener);
+  }
+
+  sleep(level: SleepLevel, mode: SleepMode): Promise<void> {
+    return this.client.sleep(level, mode);
+  }
+
+  wakeUp(): Promise<void> {
+    return this.client.wakeUp();
+  }
+
+  sleepState(): SleepState {
+    return this.client.sleepState();
+  }
+
+  resetPrefixCache(): Promise<void> {
+    return this.client.resetPrefixCache();
   }
 
   async shutdown(): Promise<void> {

@@ -22,6 +22,8 @@ export const REQUEST_LATENCY_BUCKETS = [
   0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680,
 ];
 export const REQUEST_N_BUCKETS = [1, 2, 5, 10, 20];
+/** vllm:iteration_tokens_total (fixed since vLLM stopped deriving them from CUDA graph sizes). */
+export const ITERATION_TOKENS_BUCKETS = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
 
 /** prometheus-fastapi-instrumentator's defaults. */
 export const HTTP_DURATION_BUCKETS = [0.1, 0.5, 1];

@@ -3,6 +3,7 @@
 
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBodyExample, SERVED_MODEL } from '../../common/api-docs.decorators';
 import { TokenizeServing, type TokenizeResponse } from '../../serving/tokenize-serving';
 import { DetokenizeRequestDto, TokenizeRequestDto } from './dto/tokenize-request.dto';
 import { DetokenizeResponseDto, TokenizeResponseDto } from './dto/tokenize-response.dto';
@@ -15,7 +16,8 @@ export class TokenizeController {
   @Post('tokenize')
   @HttpCode(200)
   @ApiOperation({ summary: 'Tokenize a prompt or a chat conversation' })
-  @ApiOkResponse({ type: TokenizeResponseDto })
+  @ApiOkResponse({ type: TokenizeResponseDto, description: 'The token ids (and, with return_token_strs, their strings).' })
+  @ApiBodyExample({ model: SERVED_MODEL, prompt: 'Once upon a time' })
   tokenize(@Body() body: TokenizeRequestDto): TokenizeResponse {
     return this.serving.tokenize(body);
   }
@@ -23,7 +25,8 @@ export class TokenizeController {
   @Post('detokenize')
   @HttpCode(200)
   @ApiOperation({ summary: 'Turn token ids back into text' })
-  @ApiOkResponse({ type: DetokenizeResponseDto })
+  @ApiOkResponse({ type: DetokenizeResponseDto, description: 'The text.' })
+  @ApiBodyExample({ model: SERVED_MODEL, tokens: [72, 101, 108, 108, 111] })
   detokenize(@Body() body: DetokenizeRequestDto): { prompt: string } {
     return this.serving.detokenize(body);
   }

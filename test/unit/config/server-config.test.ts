@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runProgram } from '../../../src/cli/program';
 import { SERVER_FLAGS } from '../../../src/config/server-flags';
+import { VLLM_ENV_VARS } from '../../../src/config/vllm-env';
+import { VLLM_FLAG_POLICY } from '../../../src/config/vllm-flag-policy';
 import { ConfigError, resolveServerConfig, ServerConfig, toEngineOptions } from '../../../src/config/server-config';
 import { parseByteSize, parseHumanInt, parseStringList } from '../../../src/config/units';
 
@@ -91,7 +93,7 @@ describe('resolveServerConfig', () => {
       {},
     );
     expect(toEngineOptions(c)).toEqual({
-      load: { model: '/m.gguf', loadFormat: 'auto', loadWeights: true, skipTokenizer: false, chatTemplate: null, generationConfig: 'auto' },
+      load: { model: '/m.gguf', loadFormat: 'auto', loadWeights: true, skipTokenizer: false, chatTemplate: null, generationConfig: 'auto', overrideGenerationConfig: null, tokenizer: null, hfOverrides: null },
       modelName: 'a',
       maxModelLen: 256,
       maxNumSeqs: 128,
@@ -103,6 +105,12 @@ describe('resolveServerConfig', () => {
       device: 'cpu',
       intraOpThreads: null,
       useWorker: true,
+      dtype: 'auto',
+      seed: 0,
+      gpuMemoryUtilization: null,
+      kvCacheDtype: 'float32',
+      numBlocksOverride: null,
+      partialPrefills: { maxNumPartialPrefills: 1, maxLongPartialPrefills: 1, longPrefillTokenThreshold: 0 },
     });
   });
 
@@ -171,8 +179,19 @@ describe('ortllm serve flags', () => {
 });
 
 describe('README', () => {
-  it('documents every serve flag', () => {
-    const readme = readFileSync(join(__dirname, '../../../README.md'), 'utf8');
-    for (const spec of SERVER_FLAGS) expect([spec.flags, readme.includes(`\`${spec.flags}\``)]).toEqual([spec.flags, true]);
+  const readme = readFileSync(join(__dirname, '../../../README.md'), 'utf8');
+  it('documents every serve flag as (a) implemented', () => {
+    for (const spec of SERVER_FLAGS) expect([spec.flags, readme.includes(`| \`${spec.flags}\` | (a) |`)]).toEqual([spec.flags, true]);
+  });
+
+  it('gives every other vLLM flag its policy: (b) no effect or (c) refused', () => {
+    for (const policy of VLLM_FLAG_POLICY) {
+      const row = readme.split('\n').find((line) => line.startsWith(`| \`${policy.flags}\``));
+      expect([policy.flags, row?.includes(policy.status === 'no-effect' ? '| (b) |' : '| (c) |')]).toEqual([policy.flags, true]);
+    }
+  });
+
+  it('documents every VLLM_* variable with a meaning here', () => {
+    for (const variable of VLLM_ENV_VARS) expect([variable.name, readme.includes(`| \`${variable.name}\` |`)]).toEqual([variable.name, true]);
   });
 });

@@ -28,6 +28,7 @@ function setup(numBlocks = 8) {
     info: { numBlocks, blockSize: 4, maxModelLen: 32 },
     add: (r) => added.push(r),
     abort: (ids) => aborted.push(ids),
+    control: async () => undefined,
     shutdown: async () => undefined,
   };
   const frontend = new EngineFrontend(model, { maxNumSeqs: 4, schedulingPolicy: 'fcfs' }, connection.info);
@@ -54,7 +55,7 @@ function output(id: string, tokens: number[], finished: boolean): RequestOutput 
 }
 
 const stats = { numRunning: 1, numWaiting: 0, kvCacheUsage: 0.25, numBlocks: 8, blockSize: 4 };
-const emptyIteration = { promptTokens: 0, generationTokens: 0, timeToFirstTokens: [], interTokenLatencies: [], finished: [], numPreemptions: 0, prefixCacheQueries: 0, prefixCacheHits: 0 };
+const emptyIteration = { promptTokens: 0, generationTokens: 0, timeToFirstTokens: [], interTokenLatencies: [], finished: [], numPreemptions: 0, prefixCacheQueries: 0, prefixCacheHits: 0, promptTokensCached: 0, promptTokensRecomputed: 0 };
 
 describe('EngineFrontend', () => {
   it('routes outputs to their request and ends the stream on the finished one', async () => {

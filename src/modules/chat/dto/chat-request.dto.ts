@@ -1,6 +1,7 @@
 // POST /v1/chat/completions body (and the batch variant): OpenAI's ChatCompletionRequest plus
 // vLLM's extras. Message contents and tools are checked by the serving layer (text parts only for now).
 
+import { ApiSchema } from '@nestjs/swagger';
 import type { ChatRequestBody } from '../../../serving/chat-serving';
 import { AnyField, BoolField, EnumField, IntField, JsonListField, ObjectField, StringField } from '../../../common/dto/api-field';
 import { SamplingFieldsDto } from '../../../common/dto/sampling-fields.dto';
@@ -9,16 +10,26 @@ import { REASONING_EFFORTS, TOOL_CALL_SCHEMA, TOOL_CHOICE_SCHEMA, TOOL_SCHEMA } 
 const MESSAGE_SCHEMA = {
   type: 'object',
   properties: {
-    role: { type: 'string', enum: ['system', 'developer', 'user', 'assistant', 'tool'] },
+    role: { type: 'string', enum: ['system', 'developer', 'user', 'assistant', 'tool'], description: 'Who speaks.' },
     content: {
       oneOf: [
         { type: 'string' },
-        { type: 'array', items: { type: 'object', properties: { type: { type: 'string', enum: ['text'] }, text: { type: 'string' } } } },
+        {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              type: { type: 'string', enum: ['text'], description: 'The part\'s kind (text only for now).' },
+              text: { type: 'string', description: 'The text.' },
+            },
+          },
+        },
       ],
       nullable: true,
+      description: 'The message text, or a list of text parts.',
     },
-    name: { type: 'string' },
-    tool_call_id: { type: 'string', description: 'tool messages: the id of the call this answers.' },
+    name: { type: 'string', description: 'The speaker\'s name, passed to the chat template.' },
+    tool_call_id: { type: 'string', description: 'The tool call a tool message answers.' },
     tool_calls: { type: 'array', items: TOOL_CALL_SCHEMA, description: 'assistant messages: the calls it made.' },
     reasoning: { type: 'string', description: 'assistant messages: their thinking (`reasoning_content` is accepted too).' },
   },
@@ -91,11 +102,13 @@ class ChatFieldsDto extends SamplingFieldsDto {
   include_reasoning?: boolean | null;
 }
 
+@ApiSchema({ name: 'ChatCompletionRequest' })
 export class ChatRequestDto extends ChatFieldsDto implements ChatRequestBody {
   @JsonListField({ description: 'The conversation.', required: true, example: [{ role: 'user', content: 'Hello!' }] }, MESSAGE_SCHEMA)
   messages!: unknown[];
 }
 
+@ApiSchema({ name: 'BatchChatCompletionRequest' })
 export class BatchChatRequestDto extends ChatFieldsDto implements ChatRequestBody {
   @JsonListField(
     { description: 'Conversations: one list of messages each; one choice per conversation.', required: true },

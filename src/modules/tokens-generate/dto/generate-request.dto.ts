@@ -4,10 +4,10 @@
 
 import { Length } from 'class-validator';
 import type { SamplingParams } from '../../../engine/types';
-import { BoolField, EnumField, IntField, JsonListField, ObjectField, StringField } from '../../../common/dto/api-field';
+import { BoolField, EnumField, IntField, JsonListField, NestedField, ObjectField, StringField } from '../../../common/dto/api-field';
 import { StreamOptionsDto } from '../../../common/dto/sampling-fields.dto';
 import { OUTPUT_MODES, type OutputMode } from '../generate-types';
-import { NestedField, TokenIdsField } from './fields';
+import { TokenIdsField } from './fields';
 
 export class GenerateRequestDto {
   @StringField({
