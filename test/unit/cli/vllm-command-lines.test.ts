@@ -129,8 +129,7 @@ describe('vLLM command lines', () => {
 
 describe("every flag of vLLM's serve --help", () => {
   // Owned by work in progress (tool calling / reasoning, pooling): listed once it lands.
-  const PENDING = new Set(['--chat-template-content-format', '--enable-auto-tool-choice', '--exclude-tools-when-tool-choice-none', '--tool-call-parser',
-    '--tool-parser-plugin', '--reasoning-parser', '--runner', '--convert', '--task', '--pooler-config', '--override-pooler-config']);
+  const PENDING = new Set(['--runner', '--convert', '--task', '--pooler-config', '--override-pooler-config']);
 
   it('is implemented, accepted with a notice or refused with a reason', async () => {
     const { readFileSync } = await import('node:fs');
