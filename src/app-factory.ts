@@ -14,9 +14,11 @@ import { installAccessLog, installRequestLog, nestLogLevels } from './common/log
 import { OpenAIExceptionFilter } from './common/openai-exception.filter';
 import { installRequestIdEcho } from './common/request-id';
 import { createBodyPipes } from './common/body-pipes';
-import type { ServerConfig } from './config/server-config';
+import { toLoadModelOptions, type ServerConfig } from './config/server-config';
+import { planServedModel } from './model/load-model';
 import { setUpOutputParsers } from './serving/parser-plugins';
 import { setupDocs } from './modules/docs/openapi';
+import { GENERATION_MODEL, type ServedModel } from './modules/feature-modules';
 
 export interface CreateAppOptions extends AppModuleOptions {
   /** Scan modules without instantiating providers (no engine is built): the OpenAPI script. */
@@ -62,7 +64,8 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
   if (!config.disableUvicornAccessLog) installAccessLog(fastify, config.disableAccessLogForEndpoints);
   if (config.enableLogRequests) installRequestLog(fastify, config.maxLogLen);
 
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, options), adapter, {
+  const servedModel = await servedModelOf(config, options);
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, { ...options, servedModel }), adapter, {
     // Colors only on a terminal: redirected logs (files, Kubernetes) stay plain text.
     logger: new ConsoleLogger({ logLevels: nestLogLevels(config.logLevel), colors: Boolean(process.stdout.isTTY) }),
     abortOnError: false,
@@ -74,4 +77,16 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
   app.useGlobalGuards(new ApiKeyGuard(app.get(Reflector), config.apiKeys));
   if (!config.disableFastapiDocs && !options.preview) setupDocs(app, config);
   return app;
+}
+
+/**
+ * What the model does decides which routes exist, before the engine has loaded anything: from
+ * the given engine, else from the model's metadata (config.json / GGUF header and the flags).
+ */
+async function servedModelOf(config: ServerConfig, options: CreateAppOptions): Promise<ServedModel> {
+  if (options.servedModel) return options.servedModel;
+  if (options.engine) return { generates: options.engine.modelOutput.kind === 'logits', pooler: options.engine.pooler };
+  if (options.preview || options.allFeatures) return GENERATION_MODEL;
+  const plan = await planServedModel(toLoadModelOptions(config));
+  return { generates: plan.output.kind === 'logits', pooler: plan.pooler };
 }

@@ -4,7 +4,7 @@
 
 import type { EngineOptions } from '../engine/types';
 import { KV_CACHE_DTYPE_STORAGE } from '../model/runner/kv-dtype';
-import type { LoadModelOptions } from '../model/types';
+import type { ConvertFlag, LoadModelOptions, PoolerConfigFlag, RunnerFlag } from '../model/types';
 import { fromVllmEnv } from './vllm-env';
 
 export type LogLevel = 'critical' | 'error' | 'warning' | 'info' | 'debug' | 'trace';
@@ -128,7 +128,19 @@ export interface ServerConfig {
   sslCiphers: string | null;
   /** VLLM_HTTP_TIMEOUT_KEEP_ALIVE: idle keep-alive seconds; null = Fastify's default. */
   keepAliveTimeoutSeconds: number | null;
+  /** --runner: generate, pooling, or auto (from config.json's architectures). */
+  runner: RunnerFlag;
+  /** --convert: serve a generative model as an embedder / classifier. */
+  convert: ConvertFlag;
+  /** --pooler-config (JSON). */
+  poolerConfig: PoolerConfigFlag | null;
+  /** Deprecated --task; mapped onto runner / convert (vLLM's mapping) by resolveServerConfig. */
+  task: TaskFlag | null;
 }
+
+/** The deprecated --task values (vLLM's TaskOption, text models). */
+export const TASKS = ['auto', 'generate', 'embedding', 'embed', 'classify', 'score', 'reward'] as const;
+export type TaskFlag = (typeof TASKS)[number];
 
 /** Name reported for the built-in dummy model when no --served-model-name is given. */
 export const DUMMY_MODEL_NAME = 'ortllm-dummy';
@@ -211,6 +223,10 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   sslCertReqs: 0,
   sslCiphers: null,
   keepAliveTimeoutSeconds: null,
+  runner: 'auto',
+  convert: 'auto',
+  poolerConfig: null,
+  task: null,
 };
 
 /** A flag value that cannot be served; the CLI prints it and exits with code 2. */
@@ -263,8 +279,25 @@ export function resolveServerConfig(
     config.enableScaleOut = true;
   }
   config.rootPath = normalizeRootPath(config.rootPath);
+  applyDeprecatedTask(config, given);
   validate(config);
   return config;
+}
+
+/**
+ * vLLM's mapping of the deprecated --task: generate -> --runner generate; a pooling task ->
+ * --runner pooling with the matching --convert ('score' keeps the architecture's own pooling
+ * task). It may not be combined with --runner / --convert.
+ */
+function applyDeprecatedTask(config: ServerConfig, given: Partial<ServerConfig>): void {
+  const task = config.task;
+  if (task === null || task === 'auto') return;
+  check(given.runner === undefined && given.convert === undefined, '--task is deprecated and cannot be combined with --runner or --convert; use those instead');
+  const convert: Record<Exclude<TaskFlag, 'auto' | 'generate'>, ConvertFlag> = { embedding: 'embed', embed: 'embed', classify: 'classify', score: 'auto', reward: 'reward' };
+  config.runner = task === 'generate' ? 'generate' : 'pooling';
+  config.convert = task === 'generate' ? 'auto' : convert[task];
+  const replacement = task === 'generate' ? '--runner generate' : `--runner pooling${config.convert === 'auto' ? '' : ` --convert ${config.convert}`}`;
+  process.emitWarning(`--task is deprecated (as in vLLM); use ${replacement} instead.`, 'DeprecationWarning');
 }
 
 function normalizeRootPath(rootPath: string): string {
@@ -306,6 +339,9 @@ function validate(c: ServerConfig): void {
   check([0, 1, 2].includes(c.sslCertReqs), '--ssl-cert-reqs must be 0 (none), 1 (optional) or 2 (required)');
   check(c.maxLogLen === null || (Number.isInteger(c.maxLogLen) && c.maxLogLen >= 0), '--max-log-len must be an integer >= 0');
   check(c.overrideGenerationConfig === null || (typeof c.overrideGenerationConfig === 'object' && !Array.isArray(c.overrideGenerationConfig)), '--override-generation-config must be a JSON object');
+  check(['auto', 'generate', 'pooling'].includes(c.runner), "--runner must be 'auto', 'generate' or 'pooling'");
+  check(['auto', 'none', 'embed', 'classify', 'reward'].includes(c.convert), "--convert must be 'auto', 'none', 'embed', 'classify' or 'reward'");
+  check(c.task === null || (TASKS as readonly string[]).includes(c.task), `--task must be one of ${TASKS.join(', ')}`);
 }
 
 /** The model name reported in responses and the metrics `model_name` label. */
@@ -334,6 +370,7 @@ export function toLoadModelOptions(c: ServerConfig): LoadModelOptions {
     overrideGenerationConfig: c.overrideGenerationConfig,
     tokenizer: c.tokenizer,
     hfOverrides: hfOverridesOf(c),
+    serving: { runner: c.runner, convert: c.convert, poolerConfig: c.poolerConfig },
   };
 }
 

@@ -1,7 +1,8 @@
 // The `ortllm serve` flags (vLLM's names), each mapped to a ServerConfig key. The CLI builds its
 // commander options from this table; `--help` prints the descriptions with the defaults.
 
-import { LOG_LEVELS, ServerConfig, UNKNOWN_FIELDS_ACTIONS } from './server-config';
+import { parsePoolerConfig } from './pooler-config-flag';
+import { LOG_LEVELS, ServerConfig, TASKS, UNKNOWN_FIELDS_ACTIONS } from './server-config';
 import { parseByteSize, parseFraction, parseHumanInt, parseInteger, parseJsonObject, parsePositiveNumber, parseStringList } from './units';
 
 export interface FlagSpec {
@@ -115,6 +116,11 @@ export const SERVER_FLAGS: FlagSpec[] = [
   { flags: '--log-level <level>', key: 'logLevel', description: 'Same as --uvicorn-log-level', choices: LOG_LEVELS },
   { flags: '--disable-uvicorn-access-log', key: 'disableUvicornAccessLog', description: 'No access log line per request' },
   { flags: '--enable-log-requests', key: 'enableLogRequests', description: 'Log every request (id, route, body)' },
+  { flags: '--runner <runner>', key: 'runner', description: "'generate' or 'pooling' (embeddings, classification, scores); 'auto' decides from config.json's architectures", choices: ['auto', 'generate', 'pooling'], defaultText: 'auto' },
+  { flags: '--convert <convert>', key: 'convert', description: "Serve a generative model for pooling: 'embed' (an embedder) or 'classify' (its score head); 'auto' from the architecture; 'reward' is refused", choices: ['auto', 'none', 'embed', 'classify', 'reward'], defaultText: 'auto' },
+  { flags: '--pooler-config <json>', key: 'poolerConfig', description: 'Pooling settings as JSON: pooling_type (CLS, MEAN, LAST), normalize, dimensions, enable_chunked_processing (MEAN only: longer inputs are embedded in max_model_len chunks and averaged), max_embed_len, use_activation', parse: parsePoolerConfig, defaultText: "the model's" },
+  { flags: '--override-pooler-config <json>', key: 'poolerConfig', description: 'Deprecated spelling of --pooler-config (as in vLLM)', parse: parsePoolerConfig },
+  { flags: '--task <task>', key: 'task', description: 'Deprecated (as in vLLM): generate = --runner generate; embed, classify, score, reward = --runner pooling with that --convert', choices: TASKS },
   { flags: '--load-format <format>', key: 'loadFormat', description: "'auto' (or safetensors / gguf: the format is read from the path) reads the weights; 'dummy' uses random weights of the model's shape; PyTorch and other formats are refused", parse: parseLoadFormat, defaultText: 'auto' },
   { flags: '--device <device>', key: 'device', description: "'cpu' or 'cuda' (onnxruntime execution provider)", choices: ['cpu', 'cuda'], defaultText: 'cpu' },
   { flags: '--disable-fastapi-docs', key: 'disableFastapiDocs', description: 'Do not serve /docs and /openapi.json' },

@@ -3,8 +3,7 @@
 // here and why, or (c) refused with the reason and what to use instead. Adding a flag is one
 // line. Value-dependent entries accept the harmless value (e.g. --tensor-parallel-size 1).
 //
-// Not listed yet, owned by work in progress: the pooling flags (--runner, --convert,
-// --pooler-config, --override-pooler-config, --task).
+// Every flag of vLLM's serve --help is in this table or in server-flags.ts.
 
 export type FlagStatus = 'no-effect' | 'refused';
 
@@ -74,7 +73,7 @@ export const VLLM_FLAG_POLICY: VllmFlagPolicy[] = [
   noEffect('--h11-max-incomplete-event-size <bytes>', "Node's HTTP parser limits request headers to 16 KiB; bodies are limited by --max-request-body-size"),
   noEffect('--h11-max-header-count <n>', "Node's HTTP parser limits the header count itself"),
   noEffect('--enable-offline-docs', '/docs is always served from bundled assets (works offline)'),
-  noEffect('--enable-flash-late-interaction', 'there is no pooling or late-interaction scoring here'),
+  noEffect('--enable-flash-late-interaction', 'late-interaction (ColBERT) scoring is not implemented; scores come from cross-encoders or embeddings'),
   // Model
   noEffect('--trust-remote-code', 'no Python model code is ever run: llama and qwen2 are built in'),
   refused('--hf-config-path <path>', 'config.json is read from the model directory', 'put config.json into the model directory'),

@@ -3,24 +3,33 @@
 // to the core, routes the core's outputs to each request's stream, and turns client
 // disconnects into aborts. It never touches the model.
 
-import { EngineDeadError, EngineInvariantError, EngineSleepingError, RequestValidationError } from './errors';
+import { EngineDeadError, EngineInvariantError, EngineSleepingError, RequestValidationError, wrongRunnerError } from './errors';
 import { encodeBadWords } from './sampling';
 import { OutputStream } from './output-stream';
 import type { CoreConnection, CoreEvent } from './core/protocol';
 import { checkFitsKvCache, engineLimits, type EngineLimits } from './core/validate-request';
 import type {
+  EncodeRequest,
   EngineClient,
   EngineHealth,
   EngineOptions,
   EngineRequest,
   IterationStats,
+  PoolingRequestOutput,
   RequestOutput,
   SchedulerStats,
   SleepLevel,
   SleepMode,
   SleepState,
 } from './types';
-import type { ChatTemplate, GenerationDefaults, LoadedModel, ModelArchConfig, Tokenizer } from '../model/types';
+import type { ChatTemplate, GenerationDefaults, LoadedModel, ModelArchConfig, ModelOutput, PoolerSettings, Tokenizer } from '../model/types';
+
+/** A pooling request waiting for its one result. */
+interface PendingEncode {
+  promptTokenIds: number[];
+  resolve: (output: PoolingRequestOutput) => void;
+  reject: (error: Error) => void;
+}
 
 export class EngineFrontend implements EngineClient {
   readonly modelConfig: ModelArchConfig;
@@ -30,8 +39,11 @@ export class EngineFrontend implements EngineClient {
   readonly chatTemplate: ChatTemplate | null;
   readonly eosTokenIds: number[];
   readonly generationDefaults: GenerationDefaults;
+  readonly modelOutput: ModelOutput;
+  readonly pooler: PoolerSettings | null;
   private readonly limits: EngineLimits;
   private readonly streams = new Map<string, OutputStream>();
+  private readonly encodes = new Map<string, PendingEncode>();
   private readonly listeners = new Set<(stats: IterationStats) => void>();
   private latestStats: SchedulerStats;
   private deadError: string | null = null;
@@ -46,6 +58,8 @@ export class EngineFrontend implements EngineClient {
     this.chatTemplate = model.chatTemplate;
     this.eosTokenIds = model.eosTokenIds;
     this.generationDefaults = model.generationDefaults;
+    this.modelOutput = model.output;
+    this.pooler = model.pooler;
     this.limits = engineLimits(info, options, model.config.vocabSize);
     this.latestStats = { numRunning: 0, numWaiting: 0, kvCacheUsage: 0, numBlocks: info.numBlocks, blockSize: info.blockSize };
   }
@@ -60,6 +74,12 @@ export class EngineFrontend implements EngineClient {
       case 'step':
         this.latestStats = event.stats;
         for (const output of event.outputs) this.streams.get(output.requestId)?.push(output);
+        for (const result of event.pooled ?? []) {
+          const pending = this.encodes.get(result.requestId);
+          if (!pending) continue;
+          if ('data' in result) pending.resolve({ requestId: result.requestId, promptTokenIds: pending.promptTokenIds, data: result.data });
+          else pending.reject(new Error(result.error));
+        }
         for (const listener of this.listeners) {
           try {
             listener(event.iteration);
@@ -76,6 +96,7 @@ export class EngineFrontend implements EngineClient {
               ? new EngineInvariantError(event.message)
               : new Error(event.message);
         this.streams.get(event.requestId)?.fail(error);
+        this.encodes.get(event.requestId)?.reject(error);
         break;
       }
       case 'dead':
@@ -89,10 +110,12 @@ export class EngineFrontend implements EngineClient {
     this.deadError = error;
     console.error(`[engine] engine core is dead: ${error}`);
     for (const stream of this.streams.values()) stream.fail(new EngineDeadError(error));
+    for (const pending of this.encodes.values()) pending.reject(new EngineDeadError(error));
   }
 
   async *generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
     const connection = this.liveConnection();
+    if (this.modelOutput.kind !== 'logits') throw wrongRunnerError('generate');
     if (this.sleeping.sleeping) throw new EngineSleepingError();
     checkFitsKvCache(request, this.limits);
     if (request.params.bad_words.length > 0 && this.tokenizer) encodeBadWords(request.params.bad_words, this.tokenizer);
@@ -117,6 +140,33 @@ export class EngineFrontend implements EngineClient {
       this.streams.delete(id);
       // The consumer left early (client gone, or an error): stop the work and free its KV.
       if (!finished && this.deadError === null) connection.abort([id]);
+    }
+  }
+
+  async encode(request: EncodeRequest, signal?: AbortSignal): Promise<PoolingRequestOutput> {
+    const connection = this.liveConnection();
+    if (this.modelOutput.kind === 'logits') throw wrongRunnerError('encode');
+    if (this.sleeping.sleeping) throw new EngineSleepingError();
+    const id = request.requestId;
+    if (this.encodes.has(id) || this.streams.has(id)) throw new RequestValidationError(`Request id ${id} is already running.`, 'request_id');
+    signal?.throwIfAborted();
+    let settled = false;
+    const result = new Promise<PoolingRequestOutput>((resolve, reject) => {
+      this.encodes.set(id, { promptTokenIds: request.promptTokenIds, resolve, reject });
+    });
+    // The client went away: the core drops the request (and frees its batch slot) at once.
+    const onAbort = () => {
+      if (!settled) this.encodes.get(id)?.reject(signal!.reason instanceof Error ? signal!.reason : new Error('request aborted'));
+      this.abort([id]);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      connection.encode({ ...request, arrivalTime: request.arrivalTime ?? Date.now() });
+      return await result;
+    } finally {
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      this.encodes.delete(id);
     }
   }
 
@@ -168,6 +218,7 @@ export class EngineFrontend implements EngineClient {
     const connection = this.connection;
     this.connection = null;
     for (const stream of this.streams.values()) stream.fail(new EngineDeadError('engine is shutting down'));
+    for (const pending of this.encodes.values()) pending.reject(new EngineDeadError('engine is shutting down'));
     this.deadError ??= 'engine was shut down';
     await connection?.shutdown();
   }

@@ -38,3 +38,13 @@ export class EngineDeadError extends Error {
     this.name = 'EngineDeadError';
   }
 }
+
+/** The request asks for what the served model's runner does not do (generation vs pooling). */
+export function wrongRunnerError(kind: 'generate' | 'encode'): RequestValidationError {
+  return new RequestValidationError(
+    kind === 'generate'
+      ? 'This model is served for pooling (embeddings, classification, scores); it does not generate text.'
+      : 'This model generates text; it has no pooling (embedding or classification) output.',
+    null,
+  );
+}

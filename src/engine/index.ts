@@ -49,6 +49,7 @@ export async function createInProcessEngine(model: LoadedModel, options: EngineO
   const connection: CoreConnection = {
     info: host.info,
     add: (request) => host.add(request),
+    encode: (request) => host.encode(request),
     abort: (ids) => host.abort(ids),
     control: (op) => calls.call(op, (callId, o) => host.control(callId, o)),
     shutdown: () => host.shutdown(),

@@ -2,7 +2,7 @@
 // follow vLLM's `SamplingParams` exactly (snake_case) because /inference/v1/generate and
 // /render put this struct on the wire as-is.
 
-import type { ChatTemplate, GenerationDefaults, ModelArchConfig, Tokenizer } from '../model/types';
+import type { ChatTemplate, GenerationDefaults, ModelArchConfig, ModelOutput, PoolerSettings, Tokenizer } from '../model/types';
 
 export type OutputKind = 0 | 1 | 2; // 0 CUMULATIVE, 1 DELTA, 2 FINAL_ONLY (vLLM RequestOutputKind)
 export const OUTPUT_KIND = { CUMULATIVE: 0, DELTA: 1, FINAL_ONLY: 2 } as const;
@@ -64,6 +64,25 @@ export interface EngineRequest {
   cacheSalt?: string | null;
   /** Epoch ms when the HTTP request arrived (queue-time metric). */
   arrivalTime?: number;
+}
+
+/** A pooling request (vLLM's encode): the whole prompt runs once, one vector comes back, no KV is kept. */
+export interface EncodeRequest {
+  requestId: string;
+  promptTokenIds: number[];
+  /** Segment ids of a cross-encoder's sentence pair, one per token. */
+  tokenTypeIds?: number[] | null;
+  priority?: number;
+  /** Epoch ms when the HTTP request arrived (queue-time metric). */
+  arrivalTime?: number;
+}
+
+/** The pooled output of an EncodeRequest (vLLM's PoolingRequestOutput). */
+export interface PoolingRequestOutput {
+  requestId: string;
+  promptTokenIds: number[];
+  /** Pooled hidden state, or classifier logits, before normalisation or activation. */
+  data: Float32Array;
 }
 
 export type FinishReason = 'stop' | 'length' | 'abort' | 'error' | 'repetition';
@@ -174,7 +193,13 @@ export interface EngineClient {
   readonly eosTokenIds: number[];
   /** generation_config.json defaults (empty with --generation-config vllm). */
   readonly generationDefaults: GenerationDefaults;
+  /** What the runner returns: 'logits' for generation models, pooled vectors otherwise. */
+  readonly modelOutput: ModelOutput;
+  /** How pooled outputs are served; null for generation models. */
+  readonly pooler: PoolerSettings | null;
   generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput>;
+  /** Pooling models only: runs the prompt through the same worker, scheduler and token budget. */
+  encode(request: EncodeRequest, signal?: AbortSignal): Promise<PoolingRequestOutput>;
   abort(requestIds: string[]): void;
   health(): EngineHealth;
   stats(): SchedulerStats;

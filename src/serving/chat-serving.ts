@@ -6,7 +6,7 @@ import type { EngineClient, EngineRequest, SamplingParams } from '../engine/type
 import type { ChatMessage } from '../model/types';
 import { chatFinishReason, deltaFields, messageFields, outputRulesOf, type ChoiceOutputRules } from './chat-message';
 import { contentText, prepareChatMessages } from './chat-messages';
-import { countReasoningTokens, createChatOutputParser, type ChatOutputDelta, type ChatOutputParser } from './chat-output';
+import { countReasoningTokens, createChatOutputParser, NO_PARSERS, type ChatOutputDelta, type ChatOutputParser } from './chat-output';
 import { checkChatTemplateFlags, prepareChatPrompt, type ChatRenderOptions } from './chat-prompt';
 import type { PreparedPrompt } from './completion-prompts';
 import { drainAll, foldOutput, generateFor, type PromptResult } from './engine-stream';
@@ -156,7 +156,7 @@ export class ChatServing {
     const sent = sentFields(body);
     const maxParam = body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
     // Tool-call markers may be special tokens the detokenizer would drop (vLLM does the same).
-    const keepSpecialTokens = tools.choice.kind === 'auto' && !!this.opts.parsers.tool?.keepsSpecialTokens;
+    const keepSpecialTokens = tools.choice.kind === 'auto' && !!this.opts.parsers?.tool?.keepsSpecialTokens;
     const params = prompts.map((prompt) => {
       const sampling = buildSamplingParams(body, {
         sent,
@@ -189,7 +189,7 @@ export class ChatServing {
 
   /** A fresh output parser for one choice of `conversation`; null when its text is plain content. */
   private outputParser(prep: PreparedChat, conversation: number): ChatOutputParser | null {
-    return createChatOutputParser(this.opts.parsers, {
+    return createChatOutputParser(this.opts.parsers ?? NO_PARSERS, {
       choice: prep.tools.choice,
       functions: prep.tools.functions,
       chatTemplateKwargs: prep.renderOptions.chatTemplateKwargs ?? {},
@@ -204,7 +204,7 @@ export class ChatServing {
 
   /** With --reasoning-parser, usage says how many output tokens were thinking (vLLM's completion_tokens_details). */
   private withReasoningTokens(usage: UsageInfo, reasoningTokens: number): UsageInfo {
-    return this.opts.parsers.reasoning ? { ...usage, completion_tokens_details: { reasoning_tokens: reasoningTokens } } : usage;
+    return this.opts.parsers?.reasoning ? { ...usage, completion_tokens_details: { reasoning_tokens: reasoningTokens } } : usage;
   }
 
   private namer(body: ChatRequestBody) {

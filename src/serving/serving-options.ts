@@ -16,9 +16,10 @@ export interface ServingOptions extends ToolServingOptions {
   responseRole: string;
   trustRequestChatTemplate: boolean;
   maxLogprobs: number;
-  chatTemplateContentFormat: 'auto' | 'string' | 'openai';
-  /** The parser classes --tool-call-parser / --reasoning-parser name. */
-  parsers: OutputParserFactories;
+  /** --chat-template-content-format (absent: 'auto'). */
+  chatTemplateContentFormat?: 'auto' | 'string' | 'openai';
+  /** The parser classes --tool-call-parser / --reasoning-parser name (absent: none). */
+  parsers?: OutputParserFactories;
   schedulingPolicy: ServerConfig['schedulingPolicy'];
   /** --default-chat-template-kwargs: merged under each request's chat_template_kwargs. */
   defaultChatTemplateKwargs?: Record<string, unknown> | null;

@@ -27,11 +27,12 @@ export interface ToolsRequestFields {
   tool_choice?: unknown;
 }
 
+/** The tool flags (absent: off). */
 export interface ToolServingOptions {
-  enableAutoToolChoice: boolean;
-  /** Null when no --tool-call-parser was given. */
-  toolCallParser: string | null;
-  excludeToolsWhenToolChoiceNone: boolean;
+  enableAutoToolChoice?: boolean;
+  /** Null (or absent) when no --tool-call-parser was given. */
+  toolCallParser?: string | null;
+  excludeToolsWhenToolChoiceNone?: boolean;
 }
 
 const NAMED_USAGE = 'Correct usage: `{"type": "function", "function": {"name": "my_function"}}`';
@@ -132,13 +133,13 @@ function checkChoice(value: unknown, functions: FunctionTool[]): ToolChoice {
 export function resolveRequestTools(body: ToolsRequestFields, opts: ToolServingOptions): RequestTools {
   const functions = checkTools(body.tools);
   const choice = checkChoice(body.tool_choice, functions);
-  if (choice.kind === 'auto' && (!opts.enableAutoToolChoice || opts.toolCallParser === null)) {
+  if (choice.kind === 'auto' && (!opts.enableAutoToolChoice || opts.toolCallParser == null)) {
     throw new RequestValidationError('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set', 'tool_choice');
   }
   if (choice.kind === 'required' || choice.kind === 'named') {
     notSupportedYet('tool_choice', '`tool_choice` "required" or a named function (they need structured outputs)');
   }
-  const excluded = choice.kind === 'none' && opts.excludeToolsWhenToolChoiceNone;
+  const excluded = choice.kind === 'none' && !!opts.excludeToolsWhenToolChoiceNone;
   const templateTools = functions.length > 0 && !excluded ? (body.tools as unknown[]).map(templateTool) : null;
   return { functions, templateTools, choice };
 }

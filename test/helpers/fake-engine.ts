@@ -12,15 +12,16 @@ import type {
   EngineRequest,
   FinishReason,
   IterationStats,
+  PoolingRequestOutput,
   PositionLogprobs,
   RequestOutput,
   SchedulerStats,
 } from '../../src/engine/types';
 import { OUTPUT_KIND } from '../../src/engine/types';
-import type { ChatTemplate, ModelArchConfig, Tokenizer } from '../../src/model/types';
+import type { ChatTemplate, DecoderArchConfig, Tokenizer } from '../../src/model/types';
 
 /** A llama-shaped config of the given vocabulary and context (nothing runs it). */
-export function fakeArch(vocabSize = 512, maxPositionEmbeddings = 512): ModelArchConfig {
+export function fakeArch(vocabSize = 512, maxPositionEmbeddings = 512): DecoderArchConfig {
   return {
     architecture: 'llama',
     hiddenSize: 8,
@@ -65,13 +66,15 @@ function fakeLogprobs(tokenId: number, k: number): PositionLogprobs {
 }
 
 export class FakeEngine implements EngineClient {
-  readonly modelConfig: ModelArchConfig;
+  readonly modelConfig: DecoderArchConfig;
   readonly maxModelLen: number;
   readonly maxNumSeqs: number;
   readonly tokenizer: Tokenizer | null;
   readonly chatTemplate: ChatTemplate | null;
   readonly eosTokenIds: number[];
   readonly generationDefaults = {};
+  readonly modelOutput = { kind: 'logits' } as const;
+  readonly pooler = null;
   readonly requests: EngineRequest[] = [];
   readonly aborted: string[] = [];
   /** false: health() reports a dead engine. */
@@ -155,6 +158,10 @@ export class FakeEngine implements EngineClient {
       this.live.delete(request.requestId);
       signal?.removeEventListener('abort', onSignal);
     }
+  }
+
+  encode(): Promise<PoolingRequestOutput> {
+    return Promise.reject(new Error('this fake engine generates only'));
   }
 
   abort(requestIds: string[]): void {

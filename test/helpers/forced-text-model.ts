@@ -6,6 +6,7 @@
 import { loadGgufModel } from '../../src/model/gguf/load-gguf';
 import { ggufTokenizerMetadata, writeModelGguf } from '../../src/model/gguf/write-model';
 import { gv } from '../../src/model/gguf/writer';
+import type { DecoderArchConfig } from '../../src/model/types';
 
 const USER_DEFINED = 4;
 
@@ -28,6 +29,7 @@ export async function writeForcedTextModel(source: string, path: string, texts: 
     if (tensor.kind !== 'f32') throw new Error(`${name}: only F32 models can be copied`);
     return { name, shape: tensor.shape, values: () => tensor.data };
   });
-  writeModelGguf(path, model.config, tensors, metadata, 'f32', 'forced-text');
+  // A GGUF source with logits output is a decoder.
+  writeModelGguf(path, model.config as DecoderArchConfig, tensors, metadata, 'f32', 'forced-text');
   return ids;
 }

@@ -72,11 +72,12 @@ export function NestedField(type: () => new () => object, spec: FieldSpec & { is
   );
 }
 
-/** `stop`: a string or a list of strings. */
-export const StopField = (spec: FieldSpec) =>
+/** A string or a list of strings (`stop`, score texts, …). */
+export const StringOrListField = (spec: FieldSpec) =>
   field(spec, { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] }, [
-    Check('isStop', (v) => typeof v === 'string' || isStringList(v), '$property must be a string or a list of strings'),
+    Check('isStringOrList', (v) => typeof v === 'string' || isStringList(v), '$property must be a string or a list of strings'),
   ]);
+export const StopField = StringOrListField;
 
 /** Completion `prompt`: string | string[] | int[] | int[][]. */
 export const PromptField = (spec: FieldSpec) =>

@@ -313,7 +313,7 @@ export class EngineCore {
   }
 }
 
-function emptyIterationStats(): IterationStats {
+export function emptyIterationStats(): IterationStats {
   return {
     promptTokens: 0,
     generationTokens: 0,

@@ -27,6 +27,9 @@ interface SeqBlocks {
   hashes: string[];
 }
 
+/** What the scheduler asks of KV memory (KvCacheManager; NoKvBlocks for pooling models, which keep none). */
+export type BlockManager = Pick<KvCacheManager, 'enablePrefixCaching' | 'findPrefixHit' | 'allocate' | 'cacheComputedBlocks' | 'fork' | 'free'>;
+
 export class KvCacheManager {
   private readonly refCounts: Int32Array;
   private readonly blockHashes: (string | null)[];

@@ -6,7 +6,7 @@
 
 import type { PartialPrefillLimits } from '../types';
 import { nowMs } from './clock';
-import { KvCacheManager, type PrefixHit } from './kv-cache-manager';
+import type { BlockManager, PrefixHit } from './kv-cache-manager';
 import type { Sequence } from './sequence';
 
 export type SchedulingPolicy = 'fcfs' | 'priority';
@@ -74,7 +74,7 @@ export class Scheduler {
 
   constructor(
     readonly config: SchedulerConfig,
-    readonly kv: KvCacheManager,
+    readonly kv: BlockManager,
   ) {}
 
   get numWaiting(): number {

@@ -24,6 +24,9 @@ async function main(): Promise<void> {
       case 'add':
         host.add(command.request);
         break;
+      case 'encode':
+        host.encode(command.request);
+        break;
       case 'abort':
         host.abort(command.requestIds);
         break;

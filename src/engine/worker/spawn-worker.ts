@@ -55,6 +55,7 @@ export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreE
         return info!;
       },
       add: (request) => post({ type: 'add', request }),
+      encode: (request) => post({ type: 'encode', request }),
       abort: (requestIds) => post({ type: 'abort', requestIds }),
       control: (op) => (exited ? Promise.reject(new Error('engine worker has exited')) : calls.call(op, (callId, o) => post({ type: 'control', callId, op: o }))),
       shutdown: async () => {

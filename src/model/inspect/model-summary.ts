@@ -8,7 +8,8 @@ import { ggmlTypeName } from '../gguf/ggml-types';
 import { loadGgufModel } from '../gguf/load-gguf';
 import { loadHfModel } from '../hf/load-hf';
 import { listSafetensors } from '../hf/safetensors';
-import { derivedContextLength, isGgufFile } from '../load-model';
+import { architectureOf } from '../architectures/registry';
+import { isGgufFile } from '../load-model';
 
 export interface ModelSummary {
   path: string;
@@ -57,7 +58,7 @@ export async function summarizeModel(path: string): Promise<ModelSummary> {
       architecture: hf.config.architecture,
       parameters: tensors ? entries.reduce((n, e) => n + e.elements, 0) : null,
       quantization: tensors ? dominantTypes(entries) : 'ONNX export',
-      contextLength: derivedContextLength(hf.config),
+      contextLength: architectureOf(hf.config).contextLength(hf.config),
       sizeBytes: sizeOnDisk(path),
     };
   }
@@ -72,7 +73,7 @@ export async function summarizeModel(path: string): Promise<ModelSummary> {
     architecture: gguf.config.architecture,
     parameters: entries.reduce((n, e) => n + e.elements, 0),
     quantization: (typeof fileType === 'number' ? GGUF_FILE_TYPES[fileType] : undefined) ?? dominantTypes(entries.filter((_, i) => gguf.file.tensors[i].ggmlShape.length > 1)),
-    contextLength: derivedContextLength(gguf.config),
+    contextLength: architectureOf(gguf.config).contextLength(gguf.config),
     sizeBytes: statSync(path).size,
   };
 }

@@ -4,10 +4,12 @@
 
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import type {
+  EncodeRequest,
   EngineClient,
   EngineHealth,
   EngineRequest,
   IterationStats,
+  PoolingRequestOutput,
   RequestOutput,
   SchedulerStats,
   SleepLevel,
@@ -43,8 +45,19 @@ export class EngineService implements EngineClient, OnApplicationShutdown {
     return this.client.generationDefaults;
   }
 
+  get modelOutput(): EngineClient['modelOutput'] {
+    return this.client.modelOutput;
+  }
+  get pooler(): EngineClient['pooler'] {
+    return this.client.pooler;
+  }
+
   generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
     return this.client.generate(request, signal);
+  }
+
+  encode(request: EncodeRequest, signal?: AbortSignal): Promise<PoolingRequestOutput> {
+    return this.client.encode(request, signal);
   }
 
   abort(requestIds: string[]): void {

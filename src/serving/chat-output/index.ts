@@ -1,3 +1,3 @@
 export { ChatOutputParser, type ChatOutputDelta, type ParsedChatOutput } from './chat-output-parser';
-export { createChatOutputParser, outputParserFactories, structuredOutputsAfter, type ChoiceParsing, type OutputParserFactories } from './output-parsers';
+export { createChatOutputParser, NO_PARSERS, outputParserFactories, structuredOutputsAfter, type ChoiceParsing, type OutputParserFactories } from './output-parsers';
 export { countReasoningTokens } from './reasoning-tokens';

@@ -13,6 +13,8 @@ export interface OutputParserFactories {
   reasoning: ReasoningParserFactory | null;
 }
 
+export const NO_PARSERS: OutputParserFactories = { tool: null, reasoning: null };
+
 /** Looks the flag names up in the registries (after plugins have registered theirs). */
 export function outputParserFactories(names: { toolCallParser: string | null; reasoningParser: string | null }): OutputParserFactories {
   return {

@@ -93,7 +93,7 @@ describe('resolveServerConfig', () => {
       {},
     );
     expect(toEngineOptions(c)).toEqual({
-      load: { model: '/m.gguf', loadFormat: 'auto', loadWeights: true, skipTokenizer: false, chatTemplate: null, generationConfig: 'auto', overrideGenerationConfig: null, tokenizer: null, hfOverrides: null },
+      load: { model: '/m.gguf', loadFormat: 'auto', loadWeights: true, skipTokenizer: false, chatTemplate: null, generationConfig: 'auto', overrideGenerationConfig: null, tokenizer: null, hfOverrides: null, serving: { runner: 'auto', convert: 'auto', poolerConfig: null } },
       modelName: 'a',
       maxModelLen: 256,
       maxNumSeqs: 128,
@@ -175,6 +175,35 @@ describe('ortllm serve flags', () => {
     const invalid = await parse(['--port', '99999']);
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toMatch(/--port must be 0..65535/);
+  });
+});
+
+describe('pooling flags (--runner, --convert, --pooler-config, deprecated --task)', () => {
+  it('parses them and hands them to the model loader', async () => {
+    const { config, code } = await parse(['m', '--runner', 'pooling', '--convert', 'embed', '--pooler-config', '{"pooling_type": "MEAN", "normalize": false, "dimensions": 64}']);
+    expect(code).toBe(0);
+    expect(toEngineOptions(config!).load.serving).toEqual({ runner: 'pooling', convert: 'embed', poolerConfig: { pooling_type: 'MEAN', normalize: false, dimensions: 64 } });
+    for (const bad of ['{"pooling": "MEAN"}', '{"dimensions": 0}', '[1]', 'MEAN']) {
+      const result = await parse(['--pooler-config', bad]);
+      expect([bad, result.code]).toEqual([bad, 2]);
+    }
+    expect((await parse(['--pooler-config', '{"pooling": "MEAN"}'])).stderr).toMatch(/unknown key 'pooling'/);
+    expect((await parse(['--runner', 'encode'])).stderr).toMatch(/Allowed choices are auto, generate, pooling/);
+  });
+
+  it('maps --task as vLLM does, with a deprecation warning, and refuses it next to --runner / --convert', () => {
+    const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      expect(resolveServerConfig({ task: 'embed' }, {})).toMatchObject({ runner: 'pooling', convert: 'embed' });
+      expect(resolveServerConfig({ task: 'embedding' }, {})).toMatchObject({ runner: 'pooling', convert: 'embed' });
+      expect(resolveServerConfig({ task: 'score' }, {})).toMatchObject({ runner: 'pooling', convert: 'auto' });
+      expect(resolveServerConfig({ task: 'generate' }, {})).toMatchObject({ runner: 'generate', convert: 'auto' });
+      expect(resolveServerConfig({ task: 'auto' }, {})).toMatchObject({ runner: 'auto', convert: 'auto' });
+      expect(warn).toHaveBeenCalledWith(expect.stringMatching(/--task is deprecated .* use --runner pooling --convert embed instead/), 'DeprecationWarning');
+      expect(() => resolveServerConfig({ task: 'embed', runner: 'pooling' }, {})).toThrow(ConfigError);
+    } finally {
+      warn.mockRestore();
+    }
   });
 });
 

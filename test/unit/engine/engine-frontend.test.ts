@@ -12,6 +12,8 @@ const config = { vocabSize: 100 } as ModelArchConfig;
 const model = {
   source: 'fake',
   config,
+  output: { kind: 'logits' },
+  pooler: null,
   weights: null,
   onnxPath: null,
   tokenizer: null,
@@ -27,6 +29,7 @@ function setup(numBlocks = 8) {
   const connection: CoreConnection = {
     info: { numBlocks, blockSize: 4, maxModelLen: 32 },
     add: (r) => added.push(r),
+    encode: () => undefined,
     abort: (ids) => aborted.push(ids),
     control: async () => undefined,
     shutdown: async () => undefined,

@@ -5,7 +5,7 @@
 import { buildDecoderGraph } from '../../../src/model/graph/decoder-graph';
 import { loadModel } from '../../../src/model/load-model';
 import { createRunner } from '../../../src/model/runner';
-import type { LoadedModel } from '../../../src/model/types';
+import type { LoadedModel, DecoderArchConfig } from '../../../src/model/types';
 import { sharedModel } from '../../helpers/model-files';
 import { referenceForward } from '../../helpers/reference-forward';
 import { needs } from '../../helpers/needs';
@@ -20,7 +20,7 @@ const load = (path: string) =>
   loadModel({ model: path, loadFormat: 'auto', loadWeights: true, skipTokenizer: true, chatTemplate: null, generationConfig: 'auto' });
 
 const weightBytes = (model: LoadedModel, dtype: 'float32' | 'float16') =>
-  buildDecoderGraph(model.config, model.weights!, { maxPositions: 64, blockSize: 8, keepQuantized: true, dtype }).externalData.reduce((n, f) => n + f.data.byteLength, 0);
+  buildDecoderGraph(model.config as DecoderArchConfig, model.weights!, { maxPositions: 64, blockSize: 8, keepQuantized: true, dtype }).externalData.reduce((n, f) => n + f.data.byteLength, 0);
 
 onModels.describe('--dtype float16', () => {
   it('halves the weight bytes of an f32 model', async () => {

@@ -3,7 +3,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadGenerationConfig, parseGenerationConfig } from '../../../src/model/generation-config';
-import { derivedContextLength, loadModel } from '../../../src/model/load-model';
+import { derivedContextLength } from '../../../src/model/architectures/decoder-family';
+import { loadModel } from '../../../src/model/load-model';
+import type { DecoderArchConfig } from '../../../src/model/types';
 import { DUMMY_CONFIG } from '../../../src/model/dummy/dummy-model';
 import { loadOptions, sharedModel } from '../../helpers/model-files';
 import { needs } from '../../helpers/needs';
@@ -114,8 +116,8 @@ describe('--hf-overrides', () => {
       loadWeights: false,
       hfOverrides: { rope_theta: 500000, rope_scaling: { type: 'yarn', factor: 4, original_max_position_embeddings: 2048 } },
     }));
-    expect(model.config.ropeTheta).toBe(500000);
-    expect(model.config.ropeScaling).toMatchObject({ rope_type: 'yarn', factor: 4 });
+    expect((model.config as DecoderArchConfig).ropeTheta).toBe(500000);
+    expect((model.config as DecoderArchConfig).ropeScaling).toMatchObject({ rope_type: 'yarn', factor: 4 });
     expect(model.contextLength).toBe(8192);
     const longer = await loadModel(loadOptions(stories, { loadWeights: false, hfOverrides: { max_position_embeddings: 4096 } }));
     expect(longer.contextLength).toBe(4096);
