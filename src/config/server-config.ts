@@ -5,6 +5,7 @@
 import type { EngineOptions } from '../engine/types';
 import { KV_CACHE_DTYPE_STORAGE } from '../model/runner/kv-dtype';
 import type { ConvertFlag, LoadModelOptions, PoolerConfigFlag, RunnerFlag } from '../model/types';
+import { DEFAULT_STRUCTURED_OUTPUTS_CONFIG, type StructuredOutputsConfig } from './structured-outputs-config';
 import { fromVllmEnv } from './vllm-env';
 
 export type LogLevel = 'critical' | 'error' | 'warning' | 'info' | 'debug' | 'trace';
@@ -82,6 +83,10 @@ export interface ServerConfig {
   maxRequestBodyBytes: number;
   /** ortllm: seconds in-flight requests get to finish after SIGTERM/SIGINT. */
   shutdownTimeoutSeconds: number;
+  /** --structured-outputs-config (with the deprecated --guided-decoding-disable-* switches folded in). */
+  structuredOutputsConfig: StructuredOutputsConfig;
+  guidedDecodingDisableAnyWhitespace: boolean;
+  guidedDecodingDisableAdditionalProperties: boolean;
   /** ortllm: request fields an endpoint does not declare are logged as a warning (vLLM), refused with 400, or logged at debug level. */
   unknownRequestFields: UnknownFieldsAction;
   dtype: ModelDtype;
@@ -196,6 +201,9 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   disableFastapiDocs: false,
   maxRequestBodyBytes: 32 * 2 ** 20,
   shutdownTimeoutSeconds: 30,
+  structuredOutputsConfig: DEFAULT_STRUCTURED_OUTPUTS_CONFIG,
+  guidedDecodingDisableAnyWhitespace: false,
+  guidedDecodingDisableAdditionalProperties: false,
   unknownRequestFields: 'warn',
   dtype: 'auto',
   seed: 0,
@@ -279,6 +287,11 @@ export function resolveServerConfig(
     config.enableScaleOut = true;
   }
   config.rootPath = normalizeRootPath(config.rootPath);
+  config.structuredOutputsConfig = {
+    ...config.structuredOutputsConfig,
+    disableAnyWhitespace: config.structuredOutputsConfig.disableAnyWhitespace || config.guidedDecodingDisableAnyWhitespace,
+    disableAdditionalProperties: config.structuredOutputsConfig.disableAdditionalProperties || config.guidedDecodingDisableAdditionalProperties,
+  };
   applyDeprecatedTask(config, given);
   validate(config);
   return config;
@@ -388,6 +401,10 @@ export function toEngineOptions(c: ServerConfig): EngineOptions {
     device: c.device,
     intraOpThreads: null,
     useWorker: true,
+    structuredOutputs: {
+      disableAnyWhitespace: c.structuredOutputsConfig.disableAnyWhitespace,
+      disableAdditionalProperties: c.structuredOutputsConfig.disableAdditionalProperties,
+    },
     dtype: c.dtype,
     seed: c.seed,
     gpuMemoryUtilization: c.gpuMemoryUtilization,

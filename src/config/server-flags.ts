@@ -4,6 +4,7 @@
 import { parsePoolerConfig } from './pooler-config-flag';
 import { LOG_LEVELS, ServerConfig, TASKS, UNKNOWN_FIELDS_ACTIONS } from './server-config';
 import { parseByteSize, parseFraction, parseHumanInt, parseInteger, parseJsonObject, parsePositiveNumber, parseStringList } from './units';
+import { parseStructuredOutputsConfig } from './structured-outputs-config';
 
 export interface FlagSpec {
   /** commander syntax, e.g. '--port <port>' or '--tokens-only'. */
@@ -123,6 +124,24 @@ export const SERVER_FLAGS: FlagSpec[] = [
   { flags: '--task <task>', key: 'task', description: 'Deprecated (as in vLLM): generate = --runner generate; embed, classify, score, reward = --runner pooling with that --convert', choices: TASKS },
   { flags: '--load-format <format>', key: 'loadFormat', description: "'auto' (or safetensors / gguf: the format is read from the path) reads the weights; 'dummy' uses random weights of the model's shape; PyTorch and other formats are refused", parse: parseLoadFormat, defaultText: 'auto' },
   { flags: '--device <device>', key: 'device', description: "'cpu' or 'cuda' (onnxruntime execution provider)", choices: ['cpu', 'cuda'], defaultText: 'cpu' },
+  {
+    flags: '--guided-decoding-disable-any-whitespace',
+    key: 'guidedDecodingDisableAnyWhitespace',
+    description: 'Deprecated spelling of --structured-outputs-config \'{"disable_any_whitespace": true}\'',
+  },
+  {
+    flags: '--guided-decoding-disable-additional-properties',
+    key: 'guidedDecodingDisableAdditionalProperties',
+    description: 'Deprecated spelling of --structured-outputs-config \'{"disable_additional_properties": true}\'',
+  },
+  {
+    flags: '--structured-outputs-config <json>',
+    key: 'structuredOutputsConfig',
+    description:
+      'Structured outputs as JSON: backend (xgrammar or auto), disable_any_whitespace, disable_additional_properties, disable_fallback',
+    parse: parseStructuredOutputsConfig,
+    defaultText: '{"backend": "auto"}',
+  },
   { flags: '--disable-fastapi-docs', key: 'disableFastapiDocs', description: 'Do not serve /docs and /openapi.json' },
   { flags: '--max-request-body-size <size>', key: 'maxRequestBodyBytes', description: '(ortllm) Largest request body; bigger gets 413. Accepts 32MiB', parse: parseByteSize, defaultText: '32MiB' },
   { flags: '--unknown-request-fields <action>', key: 'unknownRequestFields', description: "(ortllm) Request fields an endpoint does not know: 'warn' logs their names once per request and ignores them (as vLLM), 'reject' answers 400, 'ignore' logs at debug level", choices: UNKNOWN_FIELDS_ACTIONS, defaultText: 'warn' },

@@ -16,6 +16,28 @@ export interface RepetitionDetectionParams {
   min_count: number;
 }
 
+/**
+ * vLLM's `StructuredOutputsParams`: exactly one of json, regex, choice, grammar, json_object,
+ * structural_tag constrains the output (see src/engine/structured/).
+ */
+export interface StructuredOutputsParams {
+  /** A JSON schema (object, or its JSON text). */
+  json?: string | Record<string, unknown> | null;
+  regex?: string | null;
+  choice?: string[] | null;
+  /** EBNF as xgrammar takes it; the GBNF (llama.cpp) and Lark spellings are converted. */
+  grammar?: string | null;
+  json_object?: boolean | null;
+  /** xgrammar structural tag (JSON text): {"format": …} or the legacy {"structures", "triggers"}. */
+  structural_tag?: string | null;
+  /** Only one backend (xgrammar), so there is nothing to fall back to; accepted. */
+  disable_fallback?: boolean | null;
+  disable_any_whitespace?: boolean | null;
+  disable_additional_properties?: boolean | null;
+  /** Refused: xgrammar has no custom whitespace pattern. */
+  whitespace_pattern?: string | null;
+}
+
 export interface SamplingParams {
   n: number;
   best_of: number | null;
@@ -52,6 +74,8 @@ export interface SamplingParams {
   use_beam_search: boolean;
   length_penalty: number;
   output_kind: OutputKind;
+  /** Constrained decoding (JSON schema, regex, choice, grammar…); null = unconstrained. */
+  structured_outputs: StructuredOutputsParams | null;
   /** vLLM's `extra_args`: the request's `vllm_xargs`, carried for custom extensions (the engine itself reads none). */
   extra_args: Record<string, unknown> | null;
 }
@@ -156,11 +180,17 @@ export interface IterationStats {
   promptTokensCached: number;
   /** Prompt tokens that were cached but computed again (a fully cached prompt recomputes its last block to get logits). */
   promptTokensRecomputed: number;
+  /** Structured outputs: seconds of each grammar compiled this step (cache misses). */
+  grammarCompileSeconds?: number[];
+  grammarCacheHits?: number;
+  grammarCacheMisses?: number;
 }
 
 export interface SchedulerStats {
   numRunning: number;
   numWaiting: number;
+  /** Of numWaiting, those not waiting for capacity (a structured-output grammar still compiling). */
+  numDeferred?: number;
   kvCacheUsage: number; // 0..1
   numBlocks: number;
   blockSize: number;
@@ -233,6 +263,8 @@ export interface EngineOptions {
   intraOpThreads: number | null;
   /** Run the engine core in a worker_thread (default true; tests may run it in-process). */
   useWorker: boolean;
+  /** --structured-outputs-config defaults (disable_any_whitespace, disable_additional_properties). */
+  structuredOutputs?: import('./structured/grammar-spec').StructuredOutputsDefaults;
   /** --dtype: the graph's weight/compute type. */
   dtype?: 'auto' | 'float32' | 'float16';
   /** --seed: seeds the sampler of requests without their own seed. */

@@ -164,11 +164,11 @@ needs(model).describe('committed and served specs, and clients generated from th
     const res = await fetch(`${servers.default.baseUrl}/v1/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...auth },
-      body: JSON.stringify({ ...example, foo_bar: 1, guided_json: { type: 'object' } }),
+      body: JSON.stringify({ ...example, foo_bar: 1, prompt_adapter_request: { name: 'x' } }),
     });
     expect(res.status).toBe(200);
     const lines = servers.default.output().slice(before).split('\n').filter((line) => line.includes('ignored'));
-    expect(lines).toEqual([expect.stringMatching(/WARN .*The following fields were present in the request but ignored: foo_bar, guided_json$/)]);
+    expect(lines).toEqual([expect.stringMatching(/WARN .*The following fields were present in the request but ignored: foo_bar, prompt_adapter_request$/)]);
   });
 
   it('two generators build clients that compile with tsc --strict and call the server, streaming included', async () => {
