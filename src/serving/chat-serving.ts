@@ -6,7 +6,9 @@ import type { EngineClient, EngineRequest, SamplingParams } from '../engine/type
 import type { ChatMessage } from '../model/types';
 import { chatFinishReason, deltaFields, messageFields, outputRulesOf, type ChoiceOutputRules } from './chat-message';
 import { contentText, prepareChatMessages } from './chat-messages';
-import { countReasoningTokens, createChatOutputParser, NO_PARSERS, type ChatOutputDelta, type ChatOutputParser } from './chat-output';
+import {
+  countReasoningTokens, createChatOutputParser, NO_PARSERS, structuredOutputsAfter, type ChatOutputDelta, type ChatOutputParser, type ChoiceParsing,
+} from './chat-output';
 import { checkChatTemplateFlags, prepareChatPrompt, type ChatRenderOptions } from './chat-prompt';
 import type { PreparedPrompt } from './completion-prompts';
 import { drainAll, foldOutput, generateFor, type PromptResult } from './engine-stream';
@@ -17,6 +19,7 @@ import { resolveMaxTokens } from './max-tokens';
 import { buildSamplingParams } from './sampling-params';
 import { sentFields, type SamplingRequestFields } from './sampling-request';
 import { chatTemplateKwargs, checkRequestExtras, resolveModelName, type RequestExtras, type ServingOptions } from './serving-options';
+import { namingToolConstraintErrors, withToolConstraint } from './tool-call-schema';
 import { resolveRequestTools, type RequestTools } from './tool-choice';
 import type { ToolCall } from './tool-parsers';
 import { rejectUnsupportedFields, UNSUPPORTED_COMMON_FIELDS } from './unsupported';
@@ -157,8 +160,9 @@ export class ChatServing {
     const maxParam = body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
     // Tool-call markers may be special tokens the detokenizer would drop (vLLM does the same).
     const keepSpecialTokens = tools.choice.kind === 'auto' && !!this.opts.parsers?.tool?.keepsSpecialTokens;
+    const samplingBody = withToolConstraint(body, tools);
     const params = prompts.map((prompt) => {
-      const sampling = buildSamplingParams(body, {
+      const sampling = namingToolConstraintErrors(samplingBody !== body, () => buildSamplingParams(samplingBody, {
         sent,
         generationDefaults: engine.generationDefaults,
         maxTokens: resolveMaxTokens({
@@ -177,24 +181,48 @@ export class ChatServing {
         maxLogprobs: this.opts.maxLogprobs,
         stream: !!body.stream,
         detokenize: engine.tokenizer !== null,
-      });
+      }));
       if (keepSpecialTokens) sampling.skip_special_tokens = false;
       return sampling;
     });
     const id = responseId('chatcmpl', idBase);
     const engineRequests = buildEngineRequests(prompts, params, body, (i) => (batch ? `${id}_${i}` : id));
     const outputRules = outputRulesOf(body, tools.choice);
-    return { id, model, created: createdNow(), conversations, prompts, params, engineRequests, body, tools, renderOptions, outputRules };
+    const prep: PreparedChat = { id, model, created: createdNow(), conversations, prompts, params, engineRequests, body, tools, renderOptions, outputRules };
+    // With a reasoning parser, a constraint starts once the thinking is over (vLLM's reasoning_ended).
+    engineRequests.forEach((request, i) => {
+      if (request.params.structured_outputs == null) return;
+      request.structuredOutputsAfter = structuredOutputsAfter(this.opts.parsers ?? NO_PARSERS, this.choiceParsing(prep, i), outputRules.includeReasoning);
+    });
+    return prep;
   }
 
-  /** A fresh output parser for one choice of `conversation`; null when its text is plain content. */
-  private outputParser(prep: PreparedChat, conversation: number): ChatOutputParser | null {
-    return createChatOutputParser(this.opts.parsers ?? NO_PARSERS, {
+  private choiceParsing(prep: PreparedChat, conversation: number): ChoiceParsing {
+    return {
       choice: prep.tools.choice,
       functions: prep.tools.functions,
       chatTemplateKwargs: prep.renderOptions.chatTemplateKwargs ?? {},
       promptText: prep.prompts[conversation].text,
-    });
+    };
+  }
+
+  /**
+   * What /render reports for a conversation (vLLM's reasoning_ended and reasoning_parser_kwargs):
+   * whether structured outputs may start at the first token; null without a reasoning parser.
+   */
+  reasoningState(prep: PreparedChat, conversation = 0): { reasoning_ended: boolean | null; reasoning_parser_kwargs: Record<string, unknown> | null } {
+    const parsers = this.opts.parsers ?? NO_PARSERS;
+    if (!parsers.reasoning) return { reasoning_ended: null, reasoning_parser_kwargs: null };
+    const parsing = this.choiceParsing(prep, conversation);
+    return {
+      reasoning_ended: structuredOutputsAfter(parsers, parsing, prep.outputRules.includeReasoning) === null,
+      reasoning_parser_kwargs: { chat_template_kwargs: parsing.chatTemplateKwargs },
+    };
+  }
+
+  /** A fresh output parser for one choice of `conversation`; null when its text is plain content. */
+  private outputParser(prep: PreparedChat, conversation: number): ChatOutputParser | null {
+    return createChatOutputParser(this.opts.parsers ?? NO_PARSERS, this.choiceParsing(prep, conversation));
   }
 
   private reasoningTokens(prep: PreparedChat, tokenIds: readonly number[], reasoningEnd: number): number {

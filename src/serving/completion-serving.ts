@@ -5,6 +5,7 @@ import type { EngineClient, EngineRequest, SamplingParams } from '../engine/type
 import { RequestValidationError } from '../engine/errors';
 import { prepareCompletionPrompts, type PreparedPrompt } from './completion-prompts';
 import { drainAll, foldOutput, generateFor, mergeStreams, type PromptResult } from './engine-stream';
+import { NO_PARSERS, structuredOutputsAfter } from './chat-output';
 import { buildEngineRequests } from './engine-requests';
 import { createdNow, responseId } from './ids';
 import { appendCompletionLogprobs, emptyCompletionLogprobs, formatPromptLogprobs, tokenNamer, type CompletionLogprobs } from './logprobs';
@@ -141,6 +142,12 @@ export class CompletionServing {
     });
     const id = responseId('cmpl', idBase);
     const engineRequests = buildEngineRequests(prompts, params, body, (i) => (prompts.length === 1 ? id : `${id}-${i}`));
+    // With a reasoning parser, a constraint waits for the end of the thinking unless the prompt closed it (vLLM).
+    engineRequests.forEach((request, i) => {
+      if (request.params.structured_outputs == null) return;
+      const parsing = { choice: { kind: 'none' as const }, functions: [], chatTemplateKwargs: {}, promptText: this.echoText(prompts[i]) };
+      request.structuredOutputsAfter = structuredOutputsAfter(this.opts.parsers ?? NO_PARSERS, parsing, true);
+    });
     return { id, model, created: createdNow(), prompts, params, engineRequests, body, echoOnly };
   }
 
@@ -148,7 +155,7 @@ export class CompletionServing {
     return tokenNamer(this.engine.tokenizer, this.opts.returnTokensAsTokenIds || !!body.return_tokens_as_token_ids);
   }
 
-  /** The prompt text echoed back: as sent, or decoded from its token ids. */
+  /** The prompt text (echoed back, read for a closed reasoning section): as sent, or decoded from its token ids. */
   private echoText(prompt: PreparedPrompt): string {
     return prompt.text ?? this.engine.tokenizer?.decode(prompt.tokenIds, { skipSpecialTokens: false }) ?? '';
   }

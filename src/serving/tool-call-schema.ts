@@ -3,7 +3,8 @@
 // objects, one of the tools each; a named function -> that function's parameters object.
 
 import { RequestValidationError } from '../engine/errors';
-import type { ToolChoice } from './tool-choice';
+import { structuredOutputsFromRequest, type StructuredOutputsRequestFields } from './structured-outputs';
+import type { RequestTools, ToolChoice } from './tool-choice';
 import type { FunctionTool } from './tool-parsers';
 
 type Schema = Record<string, unknown>;
@@ -53,4 +54,30 @@ export function toolCallSchema(choice: ToolChoice, tools: FunctionTool[]): Schem
   const defs = mergedDefs(tools);
   if (defs) schema.$defs = defs;
   return schema;
+}
+
+/**
+ * The request as its sampling parameters see it: a forced tool choice becomes a
+ * `structured_outputs.json` constraint (compiled like any other). A request that also asks for
+ * its own constraint is refused rather than having one silently win.
+ */
+export function withToolConstraint<T extends StructuredOutputsRequestFields>(body: T, tools: RequestTools): T {
+  const schema = toolCallSchema(tools.choice, tools.functions);
+  if (schema === null) return body;
+  if (structuredOutputsFromRequest(body) !== null) {
+    throw new RequestValidationError('You can only either use constraints for structured outputs or tools, not both.', 'tool_choice');
+  }
+  return { ...body, structured_outputs: { json: schema } };
+}
+
+/** Runs `build`; when the constraint came from the tools, its errors name `tools`. */
+export function namingToolConstraintErrors<R>(fromTools: boolean, build: () => R): R {
+  try {
+    return build();
+  } catch (err) {
+    if (fromTools && err instanceof RequestValidationError && err.param?.startsWith('structured_outputs')) {
+      throw new RequestValidationError(err.message, 'tools');
+    }
+    throw err;
+  }
 }

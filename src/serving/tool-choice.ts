@@ -1,12 +1,11 @@
 // `tools` and `tool_choice` of a chat request, checked as vLLM checks them (with `param` naming
 // the field), and resolved into what the request asks for: no tool calls, calls the model writes
 // freely and a parser extracts ("auto"), or calls forced by constrained decoding ("required", a
-// named function).
+// named function: see tool-call-schema.ts).
 
 import Ajv from 'ajv';
 import { RequestValidationError } from '../engine/errors';
 import type { FunctionTool } from './tool-parsers';
-import { notSupportedYet } from './unsupported';
 
 export type ToolChoice =
   | { kind: 'none' }
@@ -135,9 +134,6 @@ export function resolveRequestTools(body: ToolsRequestFields, opts: ToolServingO
   const choice = checkChoice(body.tool_choice, functions);
   if (choice.kind === 'auto' && (!opts.enableAutoToolChoice || opts.toolCallParser == null)) {
     throw new RequestValidationError('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set', 'tool_choice');
-  }
-  if (choice.kind === 'required' || choice.kind === 'named') {
-    notSupportedYet('tool_choice', '`tool_choice` "required" or a named function (they need structured outputs)');
   }
   const excluded = choice.kind === 'none' && !!opts.excludeToolsWhenToolChoiceNone;
   const templateTools = functions.length > 0 && !excluded ? (body.tools as unknown[]).map(templateTool) : null;

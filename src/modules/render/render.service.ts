@@ -70,7 +70,7 @@ export class RenderService {
     const offsets = (body.return_token_offsets || body.return_assistant_tokens_mask) && text !== null && tokenizer
       ? tokenOffsets(tokenizer, text, prompt.tokenIds)
       : null;
-    const rendered = this.generateRequest(body, prepared.engineRequests[0], body.return_token_offsets ? offsets : null);
+    const rendered = { ...this.generateRequest(body, prepared.engineRequests[0], body.return_token_offsets ? offsets : null), ...this.chats.reasoningState(prepared) };
     if (body.return_assistant_tokens_mask) {
       rendered.assistant_tokens_mask = offsets && text !== null ? this.assistantMask(body, prepared, text, offsets) : null;
     }
