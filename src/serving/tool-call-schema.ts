@@ -33,8 +33,11 @@ function withoutDefs(schema: Schema | undefined): Schema {
   return rest;
 }
 
-/** Null when the choice does not force calls ("none", "auto"). */
-export function toolCallSchema(choice: ToolChoice, tools: FunctionTool[]): Schema | null {
+/**
+ * Null when the choice does not force calls ("none", "auto"). Without parallel tool calls the
+ * array holds one call (vLLM keeps only the first anyway; here the model is not made to write more).
+ */
+export function toolCallSchema(choice: ToolChoice, tools: FunctionTool[], parallel = true): Schema | null {
   if (choice.kind === 'named') {
     const tool = tools.find((t) => t.name === choice.name);
     return tool?.parameters ?? ANY_OBJECT;
@@ -43,6 +46,7 @@ export function toolCallSchema(choice: ToolChoice, tools: FunctionTool[]): Schem
   const schema: Schema = {
     type: 'array',
     minItems: 1,
+    ...(parallel ? {} : { maxItems: 1 }),
     items: {
       type: 'object',
       anyOf: tools.map((tool) => ({
@@ -61,8 +65,8 @@ export function toolCallSchema(choice: ToolChoice, tools: FunctionTool[]): Schem
  * `structured_outputs.json` constraint (compiled like any other). A request that also asks for
  * its own constraint is refused rather than having one silently win.
  */
-export function withToolConstraint<T extends StructuredOutputsRequestFields>(body: T, tools: RequestTools): T {
-  const schema = toolCallSchema(tools.choice, tools.functions);
+export function withToolConstraint<T extends StructuredOutputsRequestFields & { parallel_tool_calls?: boolean | null }>(body: T, tools: RequestTools): T {
+  const schema = toolCallSchema(tools.choice, tools.functions, body.parallel_tool_calls ?? true);
   if (schema === null) return body;
   if (structuredOutputsFromRequest(body) !== null) {
     throw new RequestValidationError('You can only either use constraints for structured outputs or tools, not both.', 'tool_choice');

@@ -14,8 +14,8 @@ onModel.describe('POST /v1/chat/completions', () => {
     s.client.chat.completions.create({ model: s.model, messages: USER, temperature: 0, max_tokens: 8, ...body } as any);
 
   beforeAll(async () => {
-    // A short context keeps the run-to-the-limit test quick.
-    s = await startServing(['--max-model-len', '512']);
+    // A short context keeps the run-to-the-limit test quick; compact JSON keeps constrained output short.
+    s = await startServing(['--max-model-len', '512', '--structured-outputs-config', '{"disable_any_whitespace": true}']);
   }, SERVER_START_TIMEOUT_MS);
   afterAll(() => s?.server.stop());
 
@@ -210,6 +210,14 @@ onModel.describe('POST /v1/chat/completions', () => {
     ];
     it.each(cases)('%s -> 400', async (_name, body, param) => {
       await expectApiError(chat(body), 400, param);
+    });
+
+    it('a named tool_choice needs no tool flags: constrained decoding writes the call', async () => {
+      const tool = { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: { zone: { enum: ['CET', 'UTC'] } }, required: ['zone'], additionalProperties: false } } };
+      const r = await chat({ max_tokens: 60, seed: 1, temperature: 1, tools: [tool], tool_choice: { type: 'function', function: { name: 'get_time' } } });
+      expect(r.choices[0].message.tool_calls).toHaveLength(1);
+      expect(r.choices[0].message.tool_calls[0].function.name).toBe('get_time');
+      expect(['CET', 'UTC']).toContain(JSON.parse(r.choices[0].message.tool_calls[0].function.arguments).zone);
     });
 
     it('tool_choice "none" with tools needs no tool flags: the tools reach the template, the answer is content', async () => {

@@ -27,6 +27,15 @@ export const HERMES_TEMPLATE = [
   '{%- if enable_thinking is defined and enable_thinking is false %}{{ "<think>\\n\\n</think>\\n\\n" }}{% endif %}{% endif %}',
 ].join('');
 
+const TIME_TOOL = {
+  type: 'function' as const,
+  function: {
+    name: 'get_time',
+    description: 'Current time in a time zone',
+    parameters: { type: 'object', properties: { zone: { type: 'string', enum: ['CET', 'UTC'] } }, required: ['zone'], additionalProperties: false },
+  },
+};
+
 export const WEATHER_TOOL = {
   type: 'function' as const,
   function: {
@@ -47,10 +56,25 @@ const FORCED = {
   contentThenCall: `Let me check.\n${CALL}`,
   thinkingThenAnswer: '<think>The sky is clear.</think>Sunny.',
   thinkingThenCall: `<think>I need the weather.</think>\n${CALL}`,
+  thinkingOnly: '<think>Let me think.</think>',
 };
 type Forced = keyof typeof FORCED;
 
-const validArguments = new Ajv().compile(WEATHER_TOOL.function.parameters);
+const ajv = new Ajv();
+const validArguments = ajv.compile(WEATHER_TOOL.function.parameters);
+const validatorOf: Record<string, (value: unknown) => boolean> = {
+  get_weather: validArguments,
+  get_time: ajv.compile(TIME_TOOL.function.parameters),
+};
+
+/** Every call is one of the tools and its arguments validate against that tool's schema (ajv). */
+function expectValidCalls(calls: Array<{ function: { name: string; arguments: string } }>): void {
+  expect(calls.length).toBeGreaterThan(0);
+  for (const call of calls) {
+    expect(Object.keys(validatorOf)).toContain(call.function.name);
+    expect(validatorOf[call.function.name](JSON.parse(call.function.arguments))).toBe(true);
+  }
+}
 
 /** Assembles streamed tool-call deltas the way clients do, checking the first delta of each call. */
 function assembleCalls(deltas: any[]): Array<{ id: string; type: string; function: { name: string; arguments: string } }> {
@@ -90,7 +114,9 @@ onModel.describe('tool calling and reasoning (hermes + qwen3 parsers)', () => {
     const path = join(mkdtempSync(join(tmpdir(), 'ortllm-tools-')), 'forced-text.gguf');
     const ids = await writeForcedTextModel(defaultTestModel(), path, Object.values(FORCED));
     tokenOf = Object.fromEntries(Object.keys(FORCED).map((key, i) => [key, ids[i]])) as Record<Forced, number>;
-    const flags = ['--enable-auto-tool-choice', '--tool-call-parser', 'hermes', '--reasoning-parser', 'qwen3', '--served-model-name', 'forced'];
+    // Compact JSON keeps a tiny model's constrained output short (no runs of whitespace).
+    const flags = ['--enable-auto-tool-choice', '--tool-call-parser', 'hermes', '--reasoning-parser', 'qwen3', '--served-model-name', 'forced',
+      '--structured-outputs-config', '{"disable_any_whitespace": true}'];
     s = await startServing(flags, { model: path }, HERMES_TEMPLATE);
   }, SERVER_START_TIMEOUT_MS);
   afterAll(() => s?.server.stop());
@@ -135,6 +161,67 @@ onModel.describe('tool calling and reasoning (hermes + qwen3 parsers)', () => {
       const r = await chat({ tools: [WEATHER_TOOL], tool_choice: 'none', ...forcing('call', 1), ...NO_THINKING });
       expect(r.choices[0].message).toMatchObject({ content: CALL, tool_calls: [] });
       expect(r.choices[0].finish_reason).toBe('length');
+    });
+  });
+
+  describe('tool_choice "required" and named functions (constrained decoding)', () => {
+    const TOOLS = [WEATHER_TOOL, TIME_TOOL];
+
+    it('"required": calls of the tools with schema-valid arguments; streamed deltas equal the non-streamed calls', async () => {
+      // A story model never stops adding calls by itself: parallel_tool_calls false makes it one.
+      for (const seed of [1, 2]) {
+        const body = { tools: TOOLS, tool_choice: 'required', parallel_tool_calls: false, temperature: 1, seed, max_tokens: 120, ...NO_THINKING };
+        const r = await chat(body);
+        const choice = r.choices[0];
+        expect(choice.finish_reason).toBe('tool_calls');
+        expect(choice.message.content).toBe('');
+        expect(choice.message.tool_calls).toHaveLength(1);
+        expectValidCalls(choice.message.tool_calls);
+        for (const call of choice.message.tool_calls) expect(call.id).toMatch(/^chatcmpl-tool-[0-9a-f]{32}$/);
+        const streamed = await streamChat(body);
+        expect(streamed.calls.map((c) => c.function)).toEqual(choice.message.tool_calls.map((c: any) => c.function));
+        expect(streamed.finish).toBe('tool_calls');
+      }
+    });
+
+    it('a named function: one call of it (finish_reason "stop", as OpenAI and vLLM send), streamed the same', async () => {
+      const body = {
+        tools: TOOLS, tool_choice: { type: 'function', function: { name: 'get_time' } }, temperature: 1, seed: 3, max_tokens: 60, ...NO_THINKING,
+      };
+      const r = await chat(body);
+      expect(r.choices[0].finish_reason).toBe('stop');
+      expect(r.choices[0].message.tool_calls).toHaveLength(1);
+      expect(r.choices[0].message.tool_calls[0].function.name).toBe('get_time');
+      expectValidCalls(r.choices[0].message.tool_calls);
+      const streamed = await streamChat(body);
+      expect(streamed.calls.map((c) => c.function)).toEqual(r.choices[0].message.tool_calls.map((c: any) => c.function));
+    });
+
+    it('a request that also brings its own constraint is refused', async () => {
+      await expectApiError(chat({ tools: TOOLS, tool_choice: 'required', response_format: { type: 'json_object' } }), 400, 'tool_choice');
+    });
+
+    it('with thinking on, the constraint starts after </think>: reasoning, then the calls', async () => {
+      // The biased thinking token comes first; once </think> is out the grammar masks it.
+      const body = { tools: TOOLS, tool_choice: 'required', parallel_tool_calls: false, ...forcing('thinkingOnly', 120), temperature: 1, seed: 4 };
+      const r = await chat(body);
+      expect(r.choices[0].message.reasoning).toBe('Let me think.');
+      expectValidCalls(r.choices[0].message.tool_calls);
+      const streamed = await streamChat(body);
+      expect(streamed.reasoning).toBe('Let me think.');
+      expect(streamed.calls.map((c) => c.function)).toEqual(r.choices[0].message.tool_calls.map((c: any) => c.function));
+    });
+
+    it('response_format json_schema after thinking: the answer is the JSON, the thinking its own field', async () => {
+      const schema = WEATHER_TOOL.function.parameters;
+      const body = { response_format: { type: 'json_schema', json_schema: { name: 'w', schema } }, ...forcing('thinkingOnly', 80), temperature: 1, seed: 5 };
+      const r = await chat(body);
+      expect(r.choices[0].message.reasoning).toBe('Let me think.');
+      expect(validArguments(JSON.parse(r.choices[0].message.content))).toBe(true);
+      // Thinking off (the prompt closes it): the grammar starts at once and masks the thinking token.
+      const off = await chat({ ...body, ...NO_THINKING });
+      expect(off.choices[0].message.reasoning).toBeNull();
+      expect(validArguments(JSON.parse(off.choices[0].message.content))).toBe(true);
     });
   });
 

@@ -82,6 +82,11 @@ describe('toolCallSchema (what constrained decoding enforces)', () => {
     expect(validate([{ name: 'get_weather', parameters: { city: 3 } }])).toBe(false);
   });
 
+  it('without parallel tool calls the array holds one call', () => {
+    expect(toolCallSchema({ kind: 'required' }, [time], false)).toMatchObject({ minItems: 1, maxItems: 1 });
+    expect(toolCallSchema({ kind: 'required' }, [time], true)).not.toHaveProperty('maxItems');
+  });
+
   it('named: the function\'s parameters; "none" / "auto": nothing', () => {
     expect(toolCallSchema({ kind: 'named', name: 'get_weather' }, [weather, time])).toBe(weather.parameters);
     expect(toolCallSchema({ kind: 'named', name: 'get_time' }, [weather, time])).toEqual({ type: 'object', properties: {} });
