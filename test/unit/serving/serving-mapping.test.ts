@@ -307,6 +307,29 @@ describe('chat template options reach the template', () => {
   });
 });
 
+describe('forced tool calls and constraints after the thinking', () => {
+  it('tool_choice required becomes a structured_outputs.json constraint that starts after </think>', async () => {
+    const { ChatServing } = await import('../../../src/serving/chat-serving');
+    const { REASONING_PARSERS } = await import('../../../src/serving/reasoning');
+    const { engine } = fakeEngine();
+    const opts = { ...OPTS, trustRequestChatTemplate: true, parsers: { tool: null, reasoning: REASONING_PARSERS.get('deepseek_r1') } };
+    const serving = new ChatServing(engine, opts);
+    const tools = [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }];
+    const body = { messages: [{ role: 'user', content: 'hi' }], chat_template: '{{ messages[0].content }}', tools, tool_choice: 'required' };
+    const prep = serving.prepare(body, 'x');
+    expect(prep.params[0].structured_outputs?.json).toMatchObject({ type: 'array', minItems: 1 });
+    expect(prep.engineRequests[0].structuredOutputsAfter).toBe('</think>');
+    expect(serving.reasoningState(prep)).toEqual({ reasoning_ended: false, reasoning_parser_kwargs: { chat_template_kwargs: {} } });
+    // include_reasoning false, or a prompt that closed the thinking: the constraint starts at once.
+    expect(serving.prepare({ ...body, include_reasoning: false }, 'x').engineRequests[0].structuredOutputsAfter).toBeNull();
+    const closed = serving.prepare({ ...body, chat_template: '{{ messages[0].content }}<think></think>' }, 'x');
+    expect(closed.engineRequests[0].structuredOutputsAfter).toBeNull();
+    // No constraint, no marker; a second constraint is refused.
+    expect(serving.prepare({ ...body, tool_choice: 'none' }, 'x').engineRequests[0].structuredOutputsAfter).toBeUndefined();
+    expect(() => serving.prepare({ ...body, response_format: { type: 'json_object' } }, 'x')).toThrow(expect.objectContaining({ param: 'tool_choice' }));
+  });
+});
+
 describe('drainAll', () => {
   it('aborts the sibling requests when one prompt fails', async () => {
     const { drainAll } = await import('../../../src/serving/engine-stream');

@@ -258,6 +258,16 @@ describe('derender with --tool-call-parser hermes and --reasoning-parser deepsee
   });
   afterAll(async () => built.app.close());
 
+  it('render reports reasoning_ended; generate starts a constraint after </think> unless reasoning_ended', async () => {
+    const body = { messages: [{ role: 'user', content: 'Hi' }], max_tokens: 4, response_format: { type: 'json_object' } };
+    const rendered = (await post(built.fastify, '/v1/chat/completions/render', body)).json;
+    expect(rendered).toMatchObject({ reasoning_ended: false, reasoning_parser_kwargs: { chat_template_kwargs: {} } });
+    for (const [reasoningEnded, after] of [[undefined, '</think>'], [false, '</think>'], [true, null]] as const) {
+      await post(built.fastify, '/inference/v1/generate', { ...rendered, reasoning_ended: reasoningEnded });
+      expect(built.engine.requests[built.engine.requests.length - 1].structuredOutputsAfter).toBe(after);
+    }
+  });
+
   it('parses a whole response as chat serving does', async () => {
     const res = await post(built.fastify, '/v1/chat/completions/derender', {
       generate_response: { request_id: 'r1', choices: [{ index: 0, token_ids: ids(), finish_reason: 'stop' }] },
