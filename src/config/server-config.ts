@@ -141,6 +141,12 @@ export interface ServerConfig {
   poolerConfig: PoolerConfigFlag | null;
   /** Deprecated --task; mapped onto runner / convert (vLLM's mapping) by resolveServerConfig. */
   task: TaskFlag | null;
+  /** ortllm: where stored responses live: 'memory' (in-process LRU) or redis://host:port/db. */
+  responsesStore: string;
+  /** ortllm: seconds a stored response is kept after its last write (0 = until evicted). */
+  responsesStoreTtlSeconds: number;
+  /** ortllm: byte budget of the in-process responses store (least recently used go first). */
+  responsesStoreMaxBytes: number;
 }
 
 /** The deprecated --task values (vLLM's TaskOption, text models). */
@@ -235,6 +241,10 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   convert: 'auto',
   poolerConfig: null,
   task: null,
+  responsesStore: 'memory',
+  // OpenAI keeps stored responses for 30 days.
+  responsesStoreTtlSeconds: 30 * 24 * 3600,
+  responsesStoreMaxBytes: 256 * 2 ** 20,
 };
 
 /** A flag value that cannot be served; the CLI prints it and exits with code 2. */
@@ -355,6 +365,9 @@ function validate(c: ServerConfig): void {
   check(['auto', 'generate', 'pooling'].includes(c.runner), "--runner must be 'auto', 'generate' or 'pooling'");
   check(['auto', 'none', 'embed', 'classify', 'reward'].includes(c.convert), "--convert must be 'auto', 'none', 'embed', 'classify' or 'reward'");
   check(c.task === null || (TASKS as readonly string[]).includes(c.task), `--task must be one of ${TASKS.join(', ')}`);
+  check(c.responsesStore === 'memory' || /^rediss?:\/\/./i.test(c.responsesStore), "--responses-store must be 'memory' or a redis:// (rediss://) URL");
+  check(Number.isFinite(c.responsesStoreTtlSeconds) && c.responsesStoreTtlSeconds >= 0, '--responses-store-ttl must be >= 0');
+  check(Number.isInteger(c.responsesStoreMaxBytes) && c.responsesStoreMaxBytes > 0, '--responses-store-max-size must be a positive size');
 }
 
 /** The model name reported in responses and the metrics `model_name` label. */

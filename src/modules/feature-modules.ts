@@ -21,6 +21,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { ModelsModule } from './models/models.module';
 import { PoolingModule } from './pooling/pooling.module';
 import { RenderModule } from './render/render.module';
+import { ResponsesModule } from './responses/responses.module';
 import { ScoreModule } from './score/score.module';
 import { TokenizeModule } from './tokenize/tokenize.module';
 import { TokensGenerateModule } from './tokens-generate/tokens-generate.module';
@@ -45,7 +46,7 @@ interface FeatureModuleEntry {
 const always = (): boolean => true;
 /** Tokenize / detokenize: off with --tokens-only. */
 const textRoutes = (c: ServerConfig): boolean => !c.tokensOnly;
-/** The OpenAI generation routes (completions, chat): generation models, not with --tokens-only. */
+/** The OpenAI generation routes (completions, chat, responses): generation models, not with --tokens-only. */
 const openAiRoutes = (c: ServerConfig, m: ServedModel): boolean => !c.tokensOnly && m.generates;
 /** Scale-out routes (generate, abort, render, derender): --enable-scale-out or --tokens-only, generation models. */
 const scaleOutRoutes = (c: ServerConfig, m: ServedModel): boolean => (c.enableScaleOut || c.tokensOnly) && m.generates;
@@ -72,6 +73,7 @@ const FEATURE_MODULES: FeatureModuleEntry[] = [
   { module: LoadModule, when: always },
   { module: CompletionsModule, when: openAiRoutes },
   { module: ChatModule, when: openAiRoutes },
+  { module: ResponsesModule, when: openAiRoutes },
   { module: TokenizeModule, when: textRoutes },
   { module: InvocationsModule, when: openAiRoutes },
   { module: DevModule, when: devMode },

@@ -2,7 +2,7 @@
 // engine request(s) -> OpenAI chat JSON or SSE chunks.
 
 import { RequestValidationError } from '../engine/errors';
-import type { EngineClient, EngineRequest, SamplingParams } from '../engine/types';
+import type { EngineRequest, SamplingParams } from '../engine/types';
 import type { ChatMessage } from '../model/types';
 import { chatFinishReason, deltaFields, messageFields, outputRulesOf, type ChoiceOutputRules } from './chat-message';
 import { contentText, prepareChatMessages } from './chat-messages';
@@ -13,17 +13,17 @@ import { checkChatTemplateFlags, prepareChatPrompt, type ChatRenderOptions } fro
 import type { PreparedPrompt } from './completion-prompts';
 import { drainAll, foldOutput, generateFor, type PromptResult } from './engine-stream';
 import { buildEngineRequests } from './engine-requests';
-import { createdNow, responseId } from './ids';
-import { chatLogprobEntries, formatPromptLogprobs, tokenNamer, type ChatLogprobs } from './logprobs';
-import { resolveMaxTokens } from './max-tokens';
+import { createdNow } from './ids';
+import { chatLogprobEntries, formatPromptLogprobs, type ChatLogprobs } from './logprobs';
+import { OpenAIServing } from './openai-serving';
 import { buildSamplingParams } from './sampling-params';
 import { sentFields, type SamplingRequestFields } from './sampling-request';
-import { chatTemplateKwargs, checkRequestExtras, resolveModelName, type RequestExtras, type ServingOptions } from './serving-options';
+import { chatTemplateKwargs, type RequestExtras, type ServingOptions } from './serving-options';
 import { namingToolConstraintErrors, withToolConstraint } from './tool-call-schema';
 import { resolveRequestTools, type RequestTools } from './tool-choice';
 import type { ToolCall } from './tool-parsers';
-import { rejectUnsupportedFields, UNSUPPORTED_COMMON_FIELDS } from './unsupported';
-import { buildUsage, streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
+import { UNSUPPORTED_COMMON_FIELDS } from './unsupported';
+import { streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
 
 export interface ChatRequestBody extends SamplingRequestFields, RequestExtras {
   model?: string | null;
@@ -110,17 +110,11 @@ export interface ChatChunk {
   prompt_text?: string;
 }
 
-export class ChatServing {
-  constructor(
-    private readonly engine: EngineClient,
-    private readonly opts: ServingOptions,
-  ) {}
-
+export class ChatServing extends OpenAIServing {
   /** Validates the body and renders each conversation (ids from `idBase`, see requestIdBase); `batch` = messages is a list of conversations. */
   prepare(body: ChatRequestBody, idBase: string, batch = false): PreparedChat {
-    const model = resolveModelName(body.model, this.opts);
-    rejectUnsupportedFields(body, UNSUPPORTED_COMMON_FIELDS);
-    checkRequestExtras(body, this.opts, true);
+    const model = this.checkModel(body.model);
+    this.checkCommonFields(body, { unsupported: UNSUPPORTED_COMMON_FIELDS, allowListXargs: true });
     checkChatTemplateFlags(body, this.opts.trustRequestChatTemplate);
     if (batch) {
       if (body.stream) throw new RequestValidationError('Streaming is not supported by the batch chat endpoint.', 'stream');
@@ -163,29 +157,23 @@ export class ChatServing {
     const samplingBody = withToolConstraint(body, tools);
     const params = prompts.map((prompt) => {
       const sampling = namingToolConstraintErrors(samplingBody !== body, () => buildSamplingParams(samplingBody, {
+        ...this.samplingContext(),
         sent,
-        generationDefaults: engine.generationDefaults,
-        maxTokens: resolveMaxTokens({
+        maxTokens: this.maxTokens({
           requested: body.max_completion_tokens ?? body.max_tokens ?? null,
           param: maxParam,
           endpointDefault: null,
-          generationConfigMax: engine.generationDefaults.max_new_tokens,
           promptLength: prompt.tokenIds.length,
-          maxModelLen: engine.maxModelLen,
           promptParam: 'messages',
         }),
         logprobs,
         paramNames: { logprobs: 'top_logprobs', max_tokens: maxParam },
-        vocabSize: engine.modelConfig.vocabSize,
-        maxNumSeqs: engine.maxNumSeqs,
-        maxLogprobs: this.opts.maxLogprobs,
         stream: !!body.stream,
-        detokenize: engine.tokenizer !== null,
       }));
       if (keepSpecialTokens) sampling.skip_special_tokens = false;
       return sampling;
     });
-    const id = responseId('chatcmpl', idBase);
+    const id = this.newResponseId('chatcmpl', idBase);
     const engineRequests = buildEngineRequests(prompts, params, body, (i) => (batch ? `${id}_${i}` : id));
     const outputRules = outputRulesOf(body, tools.choice);
     const prep: PreparedChat = { id, model, created: createdNow(), conversations, prompts, params, engineRequests, body, tools, renderOptions, outputRules };
@@ -235,10 +223,6 @@ export class ChatServing {
     return this.opts.parsers?.reasoning ? { ...usage, completion_tokens_details: { reasoning_tokens: reasoningTokens } } : usage;
   }
 
-  private namer(body: ChatRequestBody) {
-    return tokenNamer(this.engine.tokenizer, this.opts.returnTokensAsTokenIds || !!body.return_tokens_as_token_ids);
-  }
-
   /** With echo, the last message's content is prepended when its role is the response role (vLLM). */
   private echoPrefix(prep: PreparedChat, conversation: number): string {
     if (!prep.body.echo) return '';
@@ -251,7 +235,7 @@ export class ChatServing {
   async complete(prep: PreparedChat, signal?: AbortSignal): Promise<ChatResponse> {
     const results = await drainAll(this.engine, prep.engineRequests, prep.params.map((p) => p.output_kind), signal);
     const { body } = prep;
-    const namer = this.namer(body);
+    const namer = this.tokenNamer(body.return_tokens_as_token_ids);
     const n = prep.params[0].n;
     const numTop = body.top_logprobs ?? 0;
     const choices: ChatChoice[] = [];
@@ -284,7 +268,7 @@ export class ChatServing {
           token_ids: body.return_token_ids && !hideTokens ? choice.tokenIds : null,
         });
       }
-      usages.push(this.withReasoningTokens(buildUsage(promptIds.length, completionTokens, result.numCachedTokens, this.opts), reasoningTokens));
+      usages.push(this.withReasoningTokens(this.usage(promptIds.length, completionTokens, result.numCachedTokens), reasoningTokens));
     });
     const single = results.length === 1 ? results[0] : null;
     const response: ChatResponse = {
@@ -306,14 +290,14 @@ export class ChatServing {
 
   async *stream(prep: PreparedChat, signal?: AbortSignal): AsyncGenerator<ChatChunk> {
     const { body } = prep;
-    const namer = this.namer(body);
+    const namer = this.tokenNamer(body.return_tokens_as_token_ids);
     const n = prep.params[0].n;
     const numTop = body.top_logprobs ?? 0;
     const { includeUsage, continuousUsage } = streamUsageFlags(body.stream_options, this.opts.enableForceIncludeUsage);
     const base = { id: prep.id, object: 'chat.completion.chunk' as const, created: prep.created, model: prep.model };
     const state: PromptResult = { promptTokenIds: prep.prompts[0].tokenIds, promptLogprobs: null, numCachedTokens: 0, choices: [] };
     const usageNow = (): UsageInfo =>
-      buildUsage(state.promptTokenIds.length, state.choices.reduce((a, c) => a + c.tokenIds.length, 0), state.numCachedTokens, this.opts);
+      this.usage(state.promptTokenIds.length, state.choices.reduce((a, c) => a + c.tokenIds.length, 0), state.numCachedTokens);
     const withUsage = (chunk: ChatChunk): ChatChunk => (continuousUsage ? { ...chunk, usage: usageNow() } : chunk);
 
     const outputs = generateFor(this.engine, prep.engineRequests[0], signal)[Symbol.asyncIterator]();

@@ -1,12 +1,12 @@
 // /tokenize (completion and chat forms) and /detokenize, with vLLM's response shapes.
 
 import { RequestValidationError } from '../engine/errors';
-import type { EngineClient } from '../engine/types';
+import { OpenAIServing } from './openai-serving';
 import type { Tokenizer } from '../model/types';
 import { checkChatTemplateFlags, renderChatText } from './chat-prompt';
 import { prepareChatMessages } from './chat-messages';
 import { checkTokenIdsInVocab } from './completion-prompts';
-import { chatTemplateKwargs, resolveModelName, type ServingOptions } from './serving-options';
+import { chatTemplateKwargs } from './serving-options';
 import { checkTools } from './tool-choice';
 import { rejectUnsupportedFields } from './unsupported';
 
@@ -35,12 +35,7 @@ export interface DetokenizeRequestBody {
   tokens?: unknown;
 }
 
-export class TokenizeServing {
-  constructor(
-    private readonly engine: EngineClient,
-    private readonly opts: ServingOptions,
-  ) {}
-
+export class TokenizeServing extends OpenAIServing {
   private tokenizer(): Tokenizer {
     const tokenizer = this.engine.tokenizer;
     if (!tokenizer) throw new RequestValidationError('This server runs without a tokenizer (--skip-tokenizer-init).', null);
@@ -48,7 +43,7 @@ export class TokenizeServing {
   }
 
   tokenize(body: TokenizeRequestBody): TokenizeResponse {
-    resolveModelName(body.model, this.opts);
+    this.checkModel(body.model);
     const tokenizer = this.tokenizer();
     let tokens: number[];
     if (body.messages != null) {
@@ -79,7 +74,7 @@ export class TokenizeServing {
   }
 
   detokenize(body: DetokenizeRequestBody): { prompt: string } {
-    resolveModelName(body.model, this.opts);
+    this.checkModel(body.model);
     const tokenizer = this.tokenizer();
     const tokens = body.tokens;
     if (!Array.isArray(tokens) || !tokens.every((t) => typeof t === 'number')) {

@@ -111,6 +111,21 @@ export async function expectApiError(
   throw new Error('expected the request to fail');
 }
 
+/**
+ * The JSON frames of either kind of stream: vLLM's `data:` frames ending with [DONE], or typed
+ * frames (the Responses API: an `event:` line naming the frame's `type`, no [DONE]).
+ */
+export function anySseFrames(text: string): any[] {
+  const blocks = text.split('\n\n').filter((block) => block.trim() !== '');
+  if (!blocks[0]?.startsWith('event: ')) return sseFrames(text);
+  return blocks.map((block) => {
+    const [event, data] = block.split('\n');
+    const frame = JSON.parse(data.slice('data: '.length));
+    expect(event).toBe(`event: ${frame.type}`);
+    return frame;
+  });
+}
+
 /** Parses an SSE body into its JSON frames (the final [DONE] is checked and dropped). */
 export function sseFrames(text: string): any[] {
   const frames = text.split('\n\n').filter((f) => f.startsWith('data: ')).map((f) => f.slice(6));
