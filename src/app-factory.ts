@@ -17,6 +17,7 @@ import { installRequestIdEcho } from './common/request-id';
 import { createBodyPipes } from './common/body-pipes';
 import { toLoadModelOptions, type ServerConfig } from './config/server-config';
 import { planServedModel } from './model/load-model';
+import { setUpOutputParsers } from './serving/parser-plugins';
 import { setupDocs } from './modules/docs/openapi';
 import { audioRoutes, GENERATION_MODEL, servedModelFor, type ServedModel } from './modules/feature-modules';
 
@@ -55,6 +56,7 @@ function fastifyOptions(config: ServerConfig): FastifyServerOptions & { https?: 
 }
 
 export async function createApp(config: ServerConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
+  await setUpOutputParsers(config);
   const adapter = new FastifyAdapter(fastifyOptions(config));
   const fastify = adapter.getInstance();
   // Body-parsing failures (malformed JSON, 413) reach OpenAIExceptionFilter through Nest's own

@@ -38,6 +38,20 @@ export interface ServerConfig {
   chatTemplate: string | null;
   trustRequestChatTemplate: boolean;
   responseRole: string;
+  /** How message content reaches the template: 'auto' detects it from the template. */
+  chatTemplateContentFormat: 'auto' | 'string' | 'openai';
+  /** Parse tool calls out of the text for tool_choice "auto" (needs toolCallParser). */
+  enableAutoToolChoice: boolean;
+  /** Registered name of the tool-call parser (hermes, llama3_json, mistral, pythonic, qwen3_coder, or a plugin's). */
+  toolCallParser: string | null;
+  /** A JS/TS file registering more tool-call parsers. */
+  toolParserPlugin: string | null;
+  /** Registered name of the reasoning parser (deepseek_r1, qwen3, or a plugin's). */
+  reasoningParser: string | null;
+  /** A JS/TS file registering more reasoning parsers. */
+  reasoningParserPlugin: string | null;
+  /** tool_choice "none" keeps `tools` out of the prompt. */
+  excludeToolsWhenToolChoiceNone: boolean;
   tokensOnly: boolean;
   enableScaleOut: boolean;
   skipTokenizerInit: boolean;
@@ -163,6 +177,13 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   chatTemplate: null,
   trustRequestChatTemplate: false,
   responseRole: 'assistant',
+  chatTemplateContentFormat: 'auto',
+  enableAutoToolChoice: false,
+  toolCallParser: null,
+  toolParserPlugin: null,
+  reasoningParser: null,
+  reasoningParserPlugin: null,
+  excludeToolsWhenToolChoiceNone: false,
   tokensOnly: false,
   enableScaleOut: false,
   skipTokenizerInit: false,
@@ -332,6 +353,8 @@ function validate(c: ServerConfig): void {
   check(c.shutdownTimeoutSeconds >= 0, '--shutdown-timeout must be >= 0');
   check(Number.isFinite(c.maxAudioClipFilesizeMb) && c.maxAudioClipFilesizeMb > 0, '--max-audio-clip-filesize-mb (or VLLM_MAX_AUDIO_CLIP_FILESIZE_MB) must be a positive number of MiB');
   check((c.sslKeyfile === null) === (c.sslCertfile === null), '--ssl-keyfile and --ssl-certfile must be given together');
+  check(['auto', 'string', 'openai'].includes(c.chatTemplateContentFormat), "--chat-template-content-format must be 'auto', 'string' or 'openai'");
+  check(!c.enableAutoToolChoice || c.toolCallParser !== null, '--enable-auto-tool-choice requires --tool-call-parser');
   check(['auto', 'float32', 'float16'].includes(c.dtype), "--dtype must be 'auto', 'float32' or 'float16'");
   check(Number.isInteger(c.seed), '--seed must be an integer');
   check(c.gpuMemoryUtilization === null || (c.gpuMemoryUtilization > 0 && c.gpuMemoryUtilization <= 1), '--gpu-memory-utilization must be in (0, 1]');

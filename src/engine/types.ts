@@ -92,6 +92,11 @@ export interface EngineRequest {
   cacheSalt?: string | null;
   /** Epoch ms when the HTTP request arrived (queue-time metric). */
   arrivalTime?: number;
+  /**
+   * Structured outputs constrain only what follows this text in the output (the end of a
+   * reasoning section, e.g. `</think>`); absent or null: from the first token.
+   */
+  structuredOutputsAfter?: string | null;
 }
 
 /** A pooling request (vLLM's encode): the whole prompt runs once, one vector comes back, no KV is kept. */

@@ -176,12 +176,15 @@ export interface ChatRenderOptions {
   extraKwargs?: Record<string, unknown> | null;
   /** A per-request template overriding the model's. */
   template?: string | null;
+  /** How message content reaches the template (--chat-template-content-format); 'auto' (default) detects it. */
+  contentFormat?: 'auto' | 'string' | 'openai';
 }
 
 export interface ChatTemplate {
+  /** Renders with the `tool_use` variant when `opts.tools` is given and the model has one. */
   render(messages: ChatMessage[], opts: ChatRenderOptions): string;
-  /** The Jinja source (/render re-renders it with marked {% generation %} blocks for assistant_tokens_mask). */
-  readonly source?: string;
+  /** The Jinja source rendered for `opts` (/render re-renders it with marked {% generation %} blocks). */
+  sourceFor(opts: Pick<ChatRenderOptions, 'tools'>): string | null;
 }
 
 export interface LoadedModel {

@@ -5,6 +5,7 @@ import type { EngineRequest, SamplingParams } from '../engine/types';
 import { RequestValidationError } from '../engine/errors';
 import { prepareCompletionPrompts, type PreparedPrompt } from './completion-prompts';
 import { drainAll, foldOutput, generateFor, mergeStreams, type PromptResult } from './engine-stream';
+import { NO_PARSERS, structuredOutputsAfter } from './chat-output';
 import { buildEngineRequests } from './engine-requests';
 import { createdNow } from './ids';
 import { appendCompletionLogprobs, emptyCompletionLogprobs, formatPromptLogprobs, type CompletionLogprobs } from './logprobs';
@@ -123,10 +124,16 @@ export class CompletionServing extends OpenAIServing {
     });
     const id = this.newResponseId('cmpl', idBase);
     const engineRequests = buildEngineRequests(prompts, params, body, (i) => (prompts.length === 1 ? id : `${id}-${i}`));
+    // With a reasoning parser, a constraint waits for the end of the thinking unless the prompt closed it (vLLM).
+    engineRequests.forEach((request, i) => {
+      if (request.params.structured_outputs == null) return;
+      const parsing = { choice: { kind: 'none' as const }, functions: [], chatTemplateKwargs: {}, promptText: this.echoText(prompts[i]) };
+      request.structuredOutputsAfter = structuredOutputsAfter(this.opts.parsers ?? NO_PARSERS, parsing, true);
+    });
     return { id, model, created: createdNow(), prompts, params, engineRequests, body, echoOnly };
   }
 
-  /** The prompt text echoed back: as sent, or decoded from its token ids. */
+  /** The prompt text (echoed back, read for a closed reasoning section): as sent, or decoded from its token ids. */
   private echoText(prompt: PreparedPrompt): string {
     return prompt.text ?? this.engine.tokenizer?.decode(prompt.tokenIds, { skipSpecialTokens: false }) ?? '';
   }

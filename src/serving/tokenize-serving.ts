@@ -7,6 +7,7 @@ import { checkChatTemplateFlags, renderChatText } from './chat-prompt';
 import { prepareChatMessages } from './chat-messages';
 import { checkTokenIdsInVocab } from './completion-prompts';
 import { chatTemplateKwargs } from './serving-options';
+import { checkTools } from './tool-choice';
 import { rejectUnsupportedFields } from './unsupported';
 
 export interface TokenizeRequestBody {
@@ -46,7 +47,8 @@ export class TokenizeServing extends OpenAIServing {
     const tokenizer = this.tokenizer();
     let tokens: number[];
     if (body.messages != null) {
-      rejectUnsupportedFields(body, ['tools', 'mm_processor_kwargs']);
+      rejectUnsupportedFields(body, ['mm_processor_kwargs']);
+      const tools = checkTools(body.tools).length > 0 ? (body.tools as unknown[]) : null;
       checkChatTemplateFlags(body, this.opts.trustRequestChatTemplate);
       const text = renderChatText(this.engine.chatTemplate, tokenizer, prepareChatMessages(body.messages), {
         addGenerationPrompt: body.add_generation_prompt ?? true,
@@ -54,6 +56,8 @@ export class TokenizeServing extends OpenAIServing {
         documents: null,
         chatTemplate: body.chat_template ?? null,
         chatTemplateKwargs: chatTemplateKwargs(this.opts, body.chat_template_kwargs),
+        tools,
+        contentFormat: this.opts.chatTemplateContentFormat,
       });
       tokens = tokenizer.encode(text, { addSpecialTokens: body.add_special_tokens ?? false });
     } else if (typeof body.prompt === 'string') {
