@@ -4,6 +4,7 @@
 import { parsePoolerConfig } from './pooler-config-flag';
 import { LOG_LEVELS, ServerConfig, TASKS, UNKNOWN_FIELDS_ACTIONS } from './server-config';
 import { parseByteSize, parseFraction, parseHumanInt, parseInteger, parseJsonObject, parsePositiveNumber, parseStringList } from './units';
+import { parseStructuredOutputsConfig } from './structured-outputs-config';
 
 export interface FlagSpec {
   /** commander syntax, e.g. '--port <port>' or '--tokens-only'. */
@@ -89,6 +90,13 @@ export const SERVER_FLAGS: FlagSpec[] = [
   { flags: '--chat-template <template>', key: 'chatTemplate', description: 'Chat template file or inline Jinja string', defaultText: "the model's" },
   { flags: '--trust-request-chat-template', key: 'trustRequestChatTemplate', description: 'Allow a per-request `chat_template` (otherwise 400)' },
   { flags: '--response-role <role>', key: 'responseRole', description: 'Role of generated chat messages', defaultText: 'assistant' },
+  { flags: '--chat-template-content-format <format>', key: 'chatTemplateContentFormat', description: "How message content reaches the template: 'string' (parts joined into one string), 'openai' (a list of {type, text} parts), 'auto' (detected from the template)", choices: ['auto', 'string', 'openai'], defaultText: 'auto' },
+  { flags: '--enable-auto-tool-choice', key: 'enableAutoToolChoice', description: 'Allow tool_choice "auto": tool calls are parsed out of the model\'s text (needs --tool-call-parser)' },
+  { flags: '--tool-call-parser <name>', key: 'toolCallParser', description: 'Tool-call format of the model: hermes, llama3_json (llama4_json), mistral, pythonic, qwen3_coder, or a name a plugin registers' },
+  { flags: '--tool-parser-plugin <file>', key: 'toolParserPlugin', description: 'A .js/.cjs/.mjs/.ts file that registers more tool-call parsers (see README)' },
+  { flags: '--reasoning-parser <name>', key: 'reasoningParser', description: 'Split the model\'s thinking into `reasoning`: deepseek_r1, qwen3, or a name a plugin registers' },
+  { flags: '--reasoning-parser-plugin <file>', key: 'reasoningParserPlugin', description: 'A .js/.cjs/.mjs/.ts file that registers more reasoning parsers (see README)' },
+  { flags: '--exclude-tools-when-tool-choice-none', key: 'excludeToolsWhenToolChoiceNone', description: 'With tool_choice "none", leave `tools` out of the prompt (by default the template still renders them)' },
   { flags: '--tokens-only', key: 'tokensOnly', description: 'Only the tokens-in/tokens-out routes (implies --skip-tokenizer-init and --enable-scale-out; adds legacy POST /abort_requests)' },
   { flags: '--enable-scale-out', key: 'enableScaleOut', description: 'Register /inference/v1/generate, /inference/v1/abort_requests, render and derender routes' },
   { flags: '--skip-tokenizer-init', key: 'skipTokenizerInit', description: 'Load no tokenizer (token ids in and out only)' },
@@ -116,8 +124,30 @@ export const SERVER_FLAGS: FlagSpec[] = [
   { flags: '--task <task>', key: 'task', description: 'Deprecated (as in vLLM): generate = --runner generate; embed, classify, score, reward = --runner pooling with that --convert', choices: TASKS },
   { flags: '--load-format <format>', key: 'loadFormat', description: "'auto' (or safetensors / gguf: the format is read from the path) reads the weights; 'dummy' uses random weights of the model's shape; PyTorch and other formats are refused", parse: parseLoadFormat, defaultText: 'auto' },
   { flags: '--device <device>', key: 'device', description: "'cpu' or 'cuda' (onnxruntime execution provider)", choices: ['cpu', 'cuda'], defaultText: 'cpu' },
+  {
+    flags: '--guided-decoding-disable-any-whitespace',
+    key: 'guidedDecodingDisableAnyWhitespace',
+    description: 'Deprecated spelling of --structured-outputs-config \'{"disable_any_whitespace": true}\'',
+  },
+  {
+    flags: '--guided-decoding-disable-additional-properties',
+    key: 'guidedDecodingDisableAdditionalProperties',
+    description: 'Deprecated spelling of --structured-outputs-config \'{"disable_additional_properties": true}\'',
+  },
+  {
+    flags: '--structured-outputs-config <json>',
+    key: 'structuredOutputsConfig',
+    description:
+      'Structured outputs as JSON: backend (xgrammar or auto), disable_any_whitespace, disable_additional_properties, disable_fallback',
+    parse: parseStructuredOutputsConfig,
+    defaultText: '{"backend": "auto"}',
+  },
   { flags: '--disable-fastapi-docs', key: 'disableFastapiDocs', description: 'Do not serve /docs and /openapi.json' },
   { flags: '--max-request-body-size <size>', key: 'maxRequestBodyBytes', description: '(ortllm) Largest request body; bigger gets 413. Accepts 32MiB', parse: parseByteSize, defaultText: '32MiB' },
+  { flags: '--max-audio-clip-filesize-mb <mb>', key: 'maxAudioClipFilesizeMb', description: "(ortllm) Largest audio file /v1/audio/* accept, in MiB (vLLM's env VLLM_MAX_AUDIO_CLIP_FILESIZE_MB, used when absent)", parse: parsePositiveNumber, defaultText: '25' },
+  { flags: '--responses-store <store>', key: 'responsesStore', description: "(ortllm) Where stored responses (/v1/responses) live: 'memory' (in-process LRU) or redis://host:port/db, shared by replicas", defaultText: 'memory' },
+  { flags: '--responses-store-ttl <seconds>', key: 'responsesStoreTtlSeconds', description: '(ortllm) Seconds a stored response is kept after its last write (0 = until evicted)', parse: parseInteger, defaultText: '2592000 (30 days)' },
+  { flags: '--responses-store-max-size <size>', key: 'responsesStoreMaxBytes', description: '(ortllm) Byte budget of the in-process responses store; least recently used go first. Accepts 256MiB', parse: parseByteSize, defaultText: '256MiB' },
   { flags: '--unknown-request-fields <action>', key: 'unknownRequestFields', description: "(ortllm) Request fields an endpoint does not know: 'warn' logs their names once per request and ignores them (as vLLM), 'reject' answers 400, 'ignore' logs at debug level", choices: UNKNOWN_FIELDS_ACTIONS, defaultText: 'warn' },
   { flags: '--shutdown-timeout <seconds>', key: 'shutdownTimeoutSeconds', description: '(ortllm) Seconds in-flight requests get to finish after SIGTERM/SIGINT', parse: parseInteger, defaultText: '30' },
   { flags: '--dtype <dtype>', key: 'dtype', description: "Weight and compute type of the graph: auto/float/float32 = float32; half/float16 = float16 weights and activations (half the weight memory; on CPU slower at large batches); bfloat16 is refused (no CPU kernels). An ONNX export keeps its own type", parse: parseDtype, defaultText: 'auto' },

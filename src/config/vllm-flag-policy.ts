@@ -3,9 +3,7 @@
 // here and why, or (c) refused with the reason and what to use instead. Adding a flag is one
 // line. Value-dependent entries accept the harmless value (e.g. --tensor-parallel-size 1).
 //
-// Not listed yet, owned by work in progress: the tool-calling / reasoning flags
-// (--enable-auto-tool-choice, --tool-call-parser, --tool-parser-plugin, --reasoning-parser,
-// --chat-template-content-format, --exclude-tools-when-tool-choice-none).
+// Every flag of vLLM's serve --help is in this table or in server-flags.ts.
 
 export type FlagStatus = 'no-effect' | 'refused';
 
@@ -104,12 +102,15 @@ export const VLLM_FLAG_POLICY: VllmFlagPolicy[] = [
   noEffect('--ignore-patterns <patterns...>', LOCAL_FILES),
   noEffect('--use-tqdm-on-load', 'loading prints no progress bar'),
   noEffect('--pt-load-map-location <location>', 'PyTorch checkpoints are not read (safetensors, ONNX and GGUF are)'),
-  // Structured outputs (deprecated spellings)
-  noEffect('--guided-decoding-backend <backend>', 'deprecated in vLLM; ortllm has a single structured-outputs implementation'),
-  noEffect('--guided-decoding-disable-fallback', 'deprecated in vLLM; ortllm has a single structured-outputs implementation'),
-  noEffect('--guided-decoding-disable-any-whitespace', 'deprecated in vLLM; ortllm has a single structured-outputs implementation'),
-  noEffect('--guided-decoding-disable-additional-properties', 'deprecated in vLLM; ortllm has a single structured-outputs implementation'),
-  noEffect('--structured-outputs-config <json>', 'ortllm has a single structured-outputs implementation with no options'),
+  // Structured outputs (deprecated spellings; --structured-outputs-config and the two
+  // --guided-decoding-disable-* switches are implemented, see server-flags.ts)
+  refusedUnless(
+    '--guided-decoding-backend <backend>',
+    (v) => ['xgrammar', 'auto'].includes(String(v).split(':')[0]),
+    'the structured-outputs backend is xgrammar (xgrammar and auto are accepted)',
+    'leave it out, or pass xgrammar',
+  ),
+  noEffect('--guided-decoding-disable-fallback', 'there is one structured-outputs backend (xgrammar), so nothing to fall back to'),
   // Parallelism
   noEffect('--distributed-executor-backend <backend>', ONE_REPLICA),
   refusedUnless('--pipeline-parallel-size <n>', one, ONE_REPLICA, SCALE_OUT, ['-pp']),

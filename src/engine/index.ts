@@ -10,6 +10,7 @@ import type { CoreConnection, CoreEvent } from './core/protocol';
 import { EngineFrontend } from './engine-frontend';
 import type { EngineClient, EngineOptions } from './types';
 import { spawnEngineWorker } from './worker/spawn-worker';
+import { loadXgrammar } from './structured/xgrammar';
 
 export type { EngineClient, EngineOptions } from './types';
 
@@ -22,9 +23,11 @@ export async function createEngine(options: EngineOptions): Promise<EngineClient
   const early: CoreEvent[] = [];
   const onEvent = (event: CoreEvent) => (frontend ? frontend.handleEvent(event) : early.push(event));
   // The worker loads the weights while this thread loads its tokenizer/template copy.
+  // xgrammar in this thread checks structured_outputs at request time (a bad schema → 400).
   const [loaded, spawned] = await Promise.allSettled([
     loadModel({ ...options.load, loadWeights: false }),
     spawnEngineWorker(options, onEvent),
+    loadXgrammar(),
   ]);
   if (loaded.status === 'rejected') {
     if (spawned.status === 'fulfilled') await spawned.value.shutdown();
@@ -42,6 +45,7 @@ export async function createEngine(options: EngineOptions): Promise<EngineClient
 /** Runs the core on this thread over an already loaded model (with weights). */
 export async function createInProcessEngine(model: LoadedModel, options: EngineOptions): Promise<EngineClient> {
   let frontend: EngineFrontend | null = null;
+  await loadXgrammar(); // request-time structured_outputs checks, as createEngine's HTTP thread has
   const calls = new ControlCalls();
   const host = await EngineCoreHost.start(model, options, (event) => {
     if (!calls.settle(event)) frontend?.handleEvent(event);

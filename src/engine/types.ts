@@ -3,6 +3,7 @@
 // /render put this struct on the wire as-is.
 
 import type { ChatTemplate, GenerationDefaults, ModelArchConfig, ModelOutput, PoolerSettings, Tokenizer } from '../model/types';
+import type { AudioFeatureConfig } from '../model/audio/feature-config';
 
 export type OutputKind = 0 | 1 | 2; // 0 CUMULATIVE, 1 DELTA, 2 FINAL_ONLY (vLLM RequestOutputKind)
 export const OUTPUT_KIND = { CUMULATIVE: 0, DELTA: 1, FINAL_ONLY: 2 } as const;
@@ -14,6 +15,28 @@ export interface RepetitionDetectionParams {
   min_pattern_size: number;
   /** How many back-to-back repeats end the request (finish_reason 'repetition'). */
   min_count: number;
+}
+
+/**
+ * vLLM's `StructuredOutputsParams`: exactly one of json, regex, choice, grammar, json_object,
+ * structural_tag constrains the output (see src/engine/structured/).
+ */
+export interface StructuredOutputsParams {
+  /** A JSON schema (object, or its JSON text). */
+  json?: string | Record<string, unknown> | null;
+  regex?: string | null;
+  choice?: string[] | null;
+  /** EBNF as xgrammar takes it; the GBNF (llama.cpp) and Lark spellings are converted. */
+  grammar?: string | null;
+  json_object?: boolean | null;
+  /** xgrammar structural tag (JSON text): {"format": …} or the legacy {"structures", "triggers"}. */
+  structural_tag?: string | null;
+  /** Only one backend (xgrammar), so there is nothing to fall back to; accepted. */
+  disable_fallback?: boolean | null;
+  disable_any_whitespace?: boolean | null;
+  disable_additional_properties?: boolean | null;
+  /** Refused: xgrammar has no custom whitespace pattern. */
+  whitespace_pattern?: string | null;
 }
 
 export interface SamplingParams {
@@ -52,18 +75,28 @@ export interface SamplingParams {
   use_beam_search: boolean;
   length_penalty: number;
   output_kind: OutputKind;
+  /** Constrained decoding (JSON schema, regex, choice, grammar…); null = unconstrained. */
+  structured_outputs: StructuredOutputsParams | null;
   /** vLLM's `extra_args`: the request's `vllm_xargs`, carried for custom extensions (the engine itself reads none). */
   extra_args: Record<string, unknown> | null;
 }
 
 export interface EngineRequest {
   requestId: string;
+  /** The (decoder) prompt. */
   promptTokenIds: number[];
+  /** Encoder-decoder models: the encoder's input (Whisper: log-mel features [mels, frames]). */
+  encoderInput?: Float32Array;
   params: SamplingParams;
   priority?: number;
   cacheSalt?: string | null;
   /** Epoch ms when the HTTP request arrived (queue-time metric). */
   arrivalTime?: number;
+  /**
+   * Structured outputs constrain only what follows this text in the output (the end of a
+   * reasoning section, e.g. `</think>`); absent or null: from the first token.
+   */
+  structuredOutputsAfter?: string | null;
 }
 
 /** A pooling request (vLLM's encode): the whole prompt runs once, one vector comes back, no KV is kept. */
@@ -156,11 +189,17 @@ export interface IterationStats {
   promptTokensCached: number;
   /** Prompt tokens that were cached but computed again (a fully cached prompt recomputes its last block to get logits). */
   promptTokensRecomputed: number;
+  /** Structured outputs: seconds of each grammar compiled this step (cache misses). */
+  grammarCompileSeconds?: number[];
+  grammarCacheHits?: number;
+  grammarCacheMisses?: number;
 }
 
 export interface SchedulerStats {
   numRunning: number;
   numWaiting: number;
+  /** Of numWaiting, those not waiting for capacity (a structured-output grammar still compiling). */
+  numDeferred?: number;
   kvCacheUsage: number; // 0..1
   numBlocks: number;
   blockSize: number;
@@ -193,6 +232,8 @@ export interface EngineClient {
   readonly eosTokenIds: number[];
   /** generation_config.json defaults (empty with --generation-config vllm). */
   readonly generationDefaults: GenerationDefaults;
+  /** Speech-to-text models: the audio features their encoder takes (null for text models). */
+  readonly audioFeatures: AudioFeatureConfig | null;
   /** What the runner returns: 'logits' for generation models, pooled vectors otherwise. */
   readonly modelOutput: ModelOutput;
   /** How pooled outputs are served; null for generation models. */
@@ -233,6 +274,8 @@ export interface EngineOptions {
   intraOpThreads: number | null;
   /** Run the engine core in a worker_thread (default true; tests may run it in-process). */
   useWorker: boolean;
+  /** --structured-outputs-config defaults (disable_any_whitespace, disable_additional_properties). */
+  structuredOutputs?: import('./structured/grammar-spec').StructuredOutputsDefaults;
   /** --dtype: the graph's weight/compute type. */
   dtype?: 'auto' | 'float32' | 'float16';
   /** --seed: seeds the sampler of requests without their own seed. */

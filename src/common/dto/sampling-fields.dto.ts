@@ -5,9 +5,10 @@
 import { ApiSchema } from '@nestjs/swagger';
 import type { RepetitionDetectionParams } from '../../engine/types';
 import {
-  AnyField, BoolField, EnumField, IntField, IntListField, LogitBiasField, NestedField, NumberField, ObjectField, StopField,
+  BoolField, EnumField, IntField, IntListField, LogitBiasField, NestedField, NumberField, ObjectField, StopField,
   StringField, StringListField,
 } from './api-field';
+import { StructuredOutputsFieldsDto } from './structured-outputs.dto';
 
 export class StreamOptionsDto {
   @BoolField({ description: 'Send a final chunk with the usage of the whole request before `data: [DONE]`.' })
@@ -29,7 +30,7 @@ export class RepetitionDetectionDto implements RepetitionDetectionParams {
   min_count!: number;
 }
 
-export class SamplingFieldsDto {
+export class SamplingFieldsDto extends StructuredOutputsFieldsDto {
   @StringField({ description: 'Served model name; omitted = the served model.' })
   model?: string | null;
 
@@ -146,10 +147,4 @@ export class SamplingFieldsDto {
 
   @BoolField({ description: 'Return the prompt and output token ids alongside the text.' })
   return_token_ids?: boolean | null;
-
-  @AnyField({ description: 'Not supported yet: answered with 400.' })
-  response_format?: unknown;
-
-  @AnyField({ description: 'Not supported yet: answered with 400.' })
-  structured_outputs?: unknown;
 }

@@ -9,13 +9,14 @@ import { createRunner } from '../../model/runner';
 import { createPoolingRunner } from '../../model/runner/pooling-runner';
 import { wrongRunnerError } from '../errors';
 import { seedGlobalSampler } from '../sampling';
-import type { LoadedModel, RunnerOptions } from '../../model/types';
+import { generatesTokens, type LoadedModel, type RunnerOptions } from '../../model/types';
 import type { EncodeRequest, EngineOptions, EngineRequest } from '../types';
 import { loadModel } from '../../model/load-model';
 import type { ControlOp, CoreEvent, CoreInfo } from './protocol';
 import { CompletionProcessorFactory } from './completion-processor';
 import { planKvCache } from './kv-plan';
 import { EngineCore } from './engine-core';
+import { GrammarClient } from '../structured/grammar-client';
 import { PoolingCore } from './pooling-core';
 
 /**
@@ -54,6 +55,8 @@ interface HostedCore {
   resetPrefixCache(): void;
   /** Builds a runner for `model` and hands it to the core (wake_up). */
   attachRunner(model: LoadedModel): Promise<Disposable>;
+  /** Lets the core wake an idle step loop when work arrives on its own (a compiled grammar admits its request). */
+  onWork?(wake: () => void): void;
 }
 
 export class EngineCoreHost {
@@ -73,15 +76,17 @@ export class EngineCoreHost {
     model: LoadedModel,
     private readonly options: EngineOptions,
     private readonly emit: (event: CoreEvent) => void,
+    private readonly grammars: GrammarClient | null,
   ) {
     this.runner = runner;
     this.model = model;
+    core.onWork?.(() => this.wake?.());
     this.loop = this.run();
   }
 
   /** Creates the runner and starts the step loop; events go to `emit`. */
   static async start(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void): Promise<EngineCoreHost> {
-    return model.output.kind === 'logits' ? EngineCoreHost.startGeneration(model, options, emit) : EngineCoreHost.startPooling(model, options, emit);
+    return generatesTokens(model.output) ? EngineCoreHost.startGeneration(model, options, emit) : EngineCoreHost.startPooling(model, options, emit);
   }
 
   private static async startGeneration(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void): Promise<EngineCoreHost> {
@@ -114,9 +119,13 @@ export class EngineCoreHost {
       maxModelLen: plan.maxModelLen,
       tokenizer: model.tokenizer,
     });
+    // Structured outputs: a grammar worker thread with xgrammar's view of the vocabulary, built
+    // once per model (none without a tokenizer).
+    const grammars = model.tokenizer ? await GrammarClient.start(model.tokenizer, model.config.vocabSize, model.eosTokenIds) : null;
     const core = new EngineCore(runner, config, processors, {
       onStep: (outputs, stats, iteration) => emit({ type: 'step', outputs, stats, iteration }),
-    });
+      onReject: (requestId, err) => emit(rejection(requestId, err)),
+    }, { client: grammars, defaults: options.structuredOutputs });
     const info: CoreInfo = { numBlocks: plan.numBlocks, blockSize: options.blockSize, maxModelLen: plan.maxModelLen };
     const hosted: HostedCore = {
       hasWork: () => core.hasWork(),
@@ -133,8 +142,9 @@ export class EngineCoreHost {
         core.replaceRunner(next);
         return next;
       },
+      onWork: (wake) => (core.onWork = wake),
     };
-    return new EngineCoreHost(info, hosted, runner, model, options, emit);
+    return new EngineCoreHost(info, hosted, runner, model, options, emit, grammars);
   }
 
   /** No KV cache: max_model_len is the model's (or the flag's), and one step holds at least one whole sequence. */
@@ -169,7 +179,7 @@ export class EngineCoreHost {
         return next;
       },
     };
-    return new EngineCoreHost(info, hosted, runner, model, options, emit);
+    return new EngineCoreHost(info, hosted, runner, model, options, emit, null);
   }
 
   /** Runs a control operation; the frontend awaits the 'control-done' event. */
@@ -225,8 +235,7 @@ export class EngineCoreHost {
     try {
       queue();
     } catch (err) {
-      const e = err as Error & { param?: string | null };
-      this.emit({ type: 'rejected', requestId, message: e.message, param: e.param ?? null, name: e.name });
+      this.emit(rejection(requestId, err));
       return;
     }
     this.wake?.();
@@ -242,6 +251,7 @@ export class EngineCoreHost {
     this.wake?.();
     await this.loop;
     await this.runner?.dispose();
+    await this.grammars?.close();
   }
 
   private async run(): Promise<void> {
@@ -264,4 +274,9 @@ export class EngineCoreHost {
       this.emit({ type: 'dead', error: `engine core failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}` });
     }
   }
+}
+
+function rejection(requestId: string, err: unknown): CoreEvent {
+  const e = err as Error & { param?: string | null };
+  return { type: 'rejected', requestId, message: e.message, param: e.param ?? null, name: e.name };
 }

@@ -18,6 +18,8 @@ export class CompletionState {
   sentChars = 0;
   /** Something changed since the last output. */
   dirty = false;
+  /** Set when the completion's pre-sampling work (grammar bitmask) failed; raised at sampling. */
+  prepareError: Error | null = null;
 
   constructor(
     readonly index: number,

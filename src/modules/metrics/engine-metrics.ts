@@ -6,6 +6,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { EngineClient, FinishedRequestStats, IterationStats } from '../../engine/types';
 import {
   buckets125,
+  GRAMMAR_COMPILE_BUCKETS,
   INTER_TOKEN_BUCKETS,
   ITERATION_TOKENS_BUCKETS,
   REQUEST_LATENCY_BUCKETS,
@@ -49,6 +50,9 @@ export class EngineMetrics {
   private readonly promptTokensCached: Counter<string>;
   private readonly promptTokensRecomputed: Counter<string>;
   private readonly maxNumGenerationTokens: Histogram<string>;
+  private readonly grammarCompileTime: Histogram<string>;
+  private readonly grammarCacheQueries: Counter<string>;
+  private readonly grammarCacheHits: Counter<string>;
 
   constructor(registry: Registry, engine: EngineClient, options: EngineMetricsOptions) {
     this.labels = { model_name: options.modelName, engine: '0' };
@@ -82,9 +86,11 @@ export class EngineMetrics {
       labelNames: [...LABELS, 'reason'],
       registers,
       collect() {
-        // Nothing defers a request here (no LoRA budget, no KV transfer): every waiting request waits for capacity.
-        this.set({ ...labels, reason: 'capacity' }, engine.stats().numWaiting);
-        this.set({ ...labels, reason: 'deferred' }, 0);
+        // 'deferred': requests whose structured-output grammar still compiles (no LoRA budget or KV transfer here).
+        const stats = engine.stats();
+        const deferred = stats.numDeferred ?? 0;
+        this.set({ ...labels, reason: 'capacity' }, stats.numWaiting - deferred);
+        this.set({ ...labels, reason: 'deferred' }, deferred);
       },
     });
     new Gauge({
@@ -134,9 +140,18 @@ export class EngineMetrics {
     this.requestGenerationTokens = histogram('vllm:request_generation_tokens', 'Number of generation tokens processed.', lengthBuckets);
     this.requestParamsN = histogram('vllm:request_params_n', 'Histogram of the n request parameter.', REQUEST_N_BUCKETS);
     this.requestParamsMaxTokens = histogram('vllm:request_params_max_tokens', 'Histogram of the max_tokens request parameter.', lengthBuckets);
+    // Structured outputs (vLLM-style names; vLLM itself has none for these).
+    this.grammarCompileTime = histogram(
+      'vllm:structured_output_compile_time_seconds',
+      'Histogram of structured-output grammar compile time in seconds (cache misses).',
+      GRAMMAR_COMPILE_BUCKETS,
+    );
+    this.grammarCacheQueries = counter('vllm:structured_output_grammar_cache_queries_total', 'Structured-output grammar cache lookups (one per constrained request).');
+    this.grammarCacheHits = counter('vllm:structured_output_grammar_cache_hits_total', 'Structured-output grammar cache hits.');
 
     // Zero-valued series exist from the start, as in vLLM, so dashboards see them before traffic.
-    for (const c of [this.promptTokens, this.generationTokens, this.preemptions, this.prefixQueries, this.prefixHits, this.promptTokensCached, this.promptTokensRecomputed]) c.inc(labels, 0);
+    const counters = [this.promptTokens, this.generationTokens, this.preemptions, this.prefixQueries, this.prefixHits, this.promptTokensCached, this.promptTokensRecomputed];
+    for (const c of [...counters, this.grammarCacheQueries, this.grammarCacheHits]) c.inc(labels, 0);
     for (const reason of ['stop', 'length', 'abort', 'error', 'repetition']) this.requestSuccess.inc({ ...labels, finished_reason: reason }, 0);
   }
 
@@ -156,6 +171,10 @@ export class EngineMetrics {
     for (const t of stats.timeToFirstTokens) this.ttft.observe(labels, t);
     for (const t of stats.interTokenLatencies) this.interToken.observe(labels, t);
     for (const f of stats.finished) this.recordFinished(f);
+    for (const t of stats.grammarCompileSeconds ?? []) this.grammarCompileTime.observe(labels, t);
+    const hits = stats.grammarCacheHits ?? 0;
+    this.grammarCacheQueries.inc(labels, hits + (stats.grammarCacheMisses ?? 0));
+    this.grammarCacheHits.inc(labels, hits);
   }
 
   private recordFinished(f: FinishedRequestStats): void {

@@ -21,11 +21,13 @@ describe('findUnknownFields', () => {
       prompt: 'x',
       max_tokens: 3,
       foo_bar: 1,
-      guided_json: { type: 'object' },
+      prompt_adapter_request: { name: 'x' },
+      guided_json: { type: 'object' }, // a declared (deprecated) alias of structured_outputs.json
       stream_options: { include_usage: true, bogus: 1 },
+      structured_outputs: { regex: 'a+', bogus: 1 },
       repetition_detection: { max_pattern_size: 4, min_pattern_size: 1, min_count: 3 },
     };
-    expect(findUnknownFields(body, CompletionRequestDto)).toEqual(['foo_bar', 'guided_json', 'stream_options.bogus']);
+    expect(findUnknownFields(body, CompletionRequestDto)).toEqual(['foo_bar', 'prompt_adapter_request', 'stream_options.bogus', 'structured_outputs.bogus']);
   });
 
   it('knows inherited fields and leaves free-form values (messages, kwargs) alone', () => {
@@ -67,10 +69,10 @@ describe('unknown request fields over HTTP', () => {
     const { app, fastify } = await build({});
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     try {
-      const res = await post(fastify, '/v1/completions', { prompt: 'Once', max_tokens: 2, foo_bar: 1, guided_json: {} });
+      const res = await post(fastify, '/v1/completions', { prompt: 'Once', max_tokens: 2, foo_bar: 1, prompt_adapter_request: {} });
       expect(res.statusCode).toBe(200);
       const lines = warn.mock.calls.map((call) => String(call[0])).filter((line) => line.includes('ignored'));
-      expect(lines).toEqual(['The following fields were present in the request but ignored: foo_bar, guided_json']);
+      expect(lines).toEqual(['The following fields were present in the request but ignored: foo_bar, prompt_adapter_request']);
 
       warn.mockClear();
       expect((await post(fastify, '/v1/completions', { prompt: 'Once', max_tokens: 2 })).statusCode).toBe(200);

@@ -105,6 +105,7 @@ describe('resolveServerConfig', () => {
       device: 'cpu',
       intraOpThreads: null,
       useWorker: true,
+      structuredOutputs: { disableAnyWhitespace: false, disableAdditionalProperties: false },
       dtype: 'auto',
       seed: 0,
       gpuMemoryUtilization: null,
@@ -112,6 +113,21 @@ describe('resolveServerConfig', () => {
       numBlocksOverride: null,
       partialPrefills: { maxNumPartialPrefills: 1, maxLongPartialPrefills: 1, longPrefillTokenThreshold: 0 },
     });
+  });
+
+  it('reads --structured-outputs-config (vLLM StructuredOutputsConfig as JSON) and refuses what it cannot honour', async () => {
+    const { config } = await parse(['--structured-outputs-config', '{"backend": "xgrammar", "disable_any_whitespace": true}']);
+    expect(config!.structuredOutputsConfig).toEqual({ backend: 'xgrammar', disableAnyWhitespace: true, disableAdditionalProperties: false });
+    expect(toEngineOptions(config!).structuredOutputs).toEqual({ disableAnyWhitespace: true, disableAdditionalProperties: false });
+    // vLLM's deprecated spellings: the two switches are folded in; the backend must be xgrammar / auto.
+    const { config: old } = await parse(['--guided-decoding-disable-any-whitespace', '--guided-decoding-backend', 'xgrammar']);
+    expect(old!.structuredOutputsConfig).toMatchObject({ disableAnyWhitespace: true, disableAdditionalProperties: false });
+    expect((await parse(['--guided-decoding-backend', 'outlines'])).code).toBe(2);
+    for (const bad of ['{"backend": "outlines"}', '{"reasoning_parser": "deepseek_r1"}', '{"disable_any_whitespace": "yes"}', 'xgrammar']) {
+      const { code, stderr } = await parse(['--structured-outputs-config', bad]);
+      expect(code).toBe(2);
+      expect(stderr).toMatch(/structured-outputs-config/);
+    }
   });
 
   it('rejects values that cannot be served', () => {
