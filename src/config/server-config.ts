@@ -83,6 +83,8 @@ export interface ServerConfig {
   maxRequestBodyBytes: number;
   /** ortllm: seconds in-flight requests get to finish after SIGTERM/SIGINT. */
   shutdownTimeoutSeconds: number;
+  /** Largest audio upload in MiB (vLLM's VLLM_MAX_AUDIO_CLIP_FILESIZE_MB). */
+  maxAudioClipFilesizeMb: number;
   /** --structured-outputs-config (with the deprecated --guided-decoding-disable-* switches folded in). */
   structuredOutputsConfig: StructuredOutputsConfig;
   guidedDecodingDisableAnyWhitespace: boolean;
@@ -149,6 +151,8 @@ export interface ServerConfig {
   responsesStoreMaxBytes: number;
 }
 
+/** vLLM's VLLM_MAX_AUDIO_CLIP_FILESIZE_MB default. */
+export const DEFAULT_MAX_AUDIO_CLIP_FILESIZE_MB = 25;
 /** The deprecated --task values (vLLM's TaskOption, text models). */
 export const TASKS = ['auto', 'generate', 'embedding', 'embed', 'classify', 'score', 'reward'] as const;
 export type TaskFlag = (typeof TASKS)[number];
@@ -207,6 +211,7 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   disableFastapiDocs: false,
   maxRequestBodyBytes: 32 * 2 ** 20,
   shutdownTimeoutSeconds: 30,
+  maxAudioClipFilesizeMb: DEFAULT_MAX_AUDIO_CLIP_FILESIZE_MB,
   structuredOutputsConfig: DEFAULT_STRUCTURED_OUTPUTS_CONFIG,
   guidedDecodingDisableAnyWhitespace: false,
   guidedDecodingDisableAdditionalProperties: false,
@@ -346,6 +351,7 @@ function validate(c: ServerConfig): void {
   check(c.apiKeys.every((k) => k.length > 0), '--api-key must not be empty');
   check(Number.isInteger(c.maxRequestBodyBytes) && c.maxRequestBodyBytes > 0, '--max-request-body-size must be a positive size');
   check(c.shutdownTimeoutSeconds >= 0, '--shutdown-timeout must be >= 0');
+  check(Number.isFinite(c.maxAudioClipFilesizeMb) && c.maxAudioClipFilesizeMb > 0, '--max-audio-clip-filesize-mb (or VLLM_MAX_AUDIO_CLIP_FILESIZE_MB) must be a positive number of MiB');
   check((c.sslKeyfile === null) === (c.sslCertfile === null), '--ssl-keyfile and --ssl-certfile must be given together');
   check(['auto', 'string', 'openai'].includes(c.chatTemplateContentFormat), "--chat-template-content-format must be 'auto', 'string' or 'openai'");
   check(!c.enableAutoToolChoice || c.toolCallParser !== null, '--enable-auto-tool-choice requires --tool-call-parser');

@@ -144,6 +144,7 @@ export const SERVER_FLAGS: FlagSpec[] = [
   },
   { flags: '--disable-fastapi-docs', key: 'disableFastapiDocs', description: 'Do not serve /docs and /openapi.json' },
   { flags: '--max-request-body-size <size>', key: 'maxRequestBodyBytes', description: '(ortllm) Largest request body; bigger gets 413. Accepts 32MiB', parse: parseByteSize, defaultText: '32MiB' },
+  { flags: '--max-audio-clip-filesize-mb <mb>', key: 'maxAudioClipFilesizeMb', description: "(ortllm) Largest audio file /v1/audio/* accept, in MiB (vLLM's env VLLM_MAX_AUDIO_CLIP_FILESIZE_MB, used when absent)", parse: parsePositiveNumber, defaultText: '25' },
   { flags: '--responses-store <store>', key: 'responsesStore', description: "(ortllm) Where stored responses (/v1/responses) live: 'memory' (in-process LRU) or redis://host:port/db, shared by replicas", defaultText: 'memory' },
   { flags: '--responses-store-ttl <seconds>', key: 'responsesStoreTtlSeconds', description: '(ortllm) Seconds a stored response is kept after its last write (0 = until evicted)', parse: parseInteger, defaultText: '2592000 (30 days)' },
   { flags: '--responses-store-max-size <size>', key: 'responsesStoreMaxBytes', description: '(ortllm) Byte budget of the in-process responses store; least recently used go first. Accepts 256MiB', parse: parseByteSize, defaultText: '256MiB' },

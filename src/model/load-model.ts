@@ -6,6 +6,7 @@ import type { ArchitectureDescriptor } from './architectures/architecture';
 import type { Json } from './architectures/hf-json';
 import { architectureOf } from './architectures/registry';
 import { BUILTIN_CHAT_TEMPLATE, createChatTemplate, resolveChatTemplateSource, type ChatTemplateSources } from './chat-template';
+import { whisperTinyConfig, whisperTinyTokenizer, whisperTinyWeights } from './dummy/builtin-whisper';
 import { DUMMY_CONFIG, dummyWeights } from './dummy/dummy-model';
 import { applyHfOverrides } from './config-overrides';
 import { applyGenerationOverrides, loadGenerationConfig } from './generation-config';
@@ -19,6 +20,13 @@ import { createBuiltinTokenizer, createTokenizerFromGguf } from './tokenizer';
 import type { ChatTemplate, DecoderArchConfig, LoadedModel, LoadModelOptions, ModelArchConfig, ModelOutput, ModelWeights, Tokenizer } from './types';
 
 const DUMMY_SOURCE = 'dummy';
+
+/** `--model builtin:<name>`: models that need no files (random weights; their output is noise). */
+const BUILTIN_PREFIX = 'builtin:';
+const BUILTIN_MODELS: Readonly<Record<string, () => OpenedModel>> = {
+  llama: () => openDummy(),
+  'whisper-tiny': () => openWhisperTiny(),
+};
 
 /** A model's metadata, read without its weights; the format-specific parts come as closures. */
 interface OpenedModel {
@@ -99,6 +107,7 @@ async function openModel(source: string, opts: Pick<LoadModelOptions, 'hfOverrid
 
 async function openModelFormat(source: string): Promise<OpenedModel> {
   if (source === DUMMY_SOURCE) return openDummy();
+  if (source.startsWith(BUILTIN_PREFIX)) return openBuiltin(source);
   if (!existsSync(source)) throw new Error(`model path ${source} does not exist`);
   if (statSync(source).isDirectory()) return openHfDirectory(source);
   if (!isGgufFile(source)) throw new Error(`model path ${source} is neither a GGUF file nor a Hugging Face model directory`);
@@ -115,6 +124,27 @@ function openDummy(): OpenedModel {
     weights: (config, output, read) => (read ? dummyWeights(config as DecoderArchConfig, undefined, output) : null),
     tokenizer: createBuiltinTokenizer,
     templates: { default: BUILTIN_CHAT_TEMPLATE, named: {} },
+    modelDir: null,
+  };
+}
+
+function openBuiltin(source: string): OpenedModel {
+  const open = BUILTIN_MODELS[source.slice(BUILTIN_PREFIX.length)];
+  if (!open) throw new Error(`unknown built-in model ${source} (built-in: ${Object.keys(BUILTIN_MODELS).map((n) => BUILTIN_PREFIX + n).join(', ')})`);
+  return open();
+}
+
+function openWhisperTiny(): OpenedModel {
+  const config = whisperTinyConfig();
+  return {
+    descriptor: architectureOf(config),
+    config,
+    configJson: null,
+    sentenceTransformers: null,
+    onnxPath: null,
+    weights: (_config, _output, read) => (read ? whisperTinyWeights(config) : null),
+    tokenizer: whisperTinyTokenizer,
+    templates: { default: null, named: {} },
     modelDir: null,
   };
 }
