@@ -5,7 +5,6 @@ import type { EngineRequest, SamplingParams } from '../../engine/types';
 import type { ChoiceOutputRules } from '../chat-message';
 import type { ChoiceParsing } from '../chat-output';
 import type { PreparedPrompt } from '../completion-prompts';
-import type { RequestTools } from '../tool-choice';
 import type { ChatMessageDict } from './input-items';
 import type { InputItem, ResponseObject, ResponseStatus, ResponsesRequestBody, StoredResponseData } from './protocol';
 import type { StoredRecord } from './store';
@@ -23,7 +22,6 @@ export interface PreparedResponse {
   /** The output token limit the response reports (max_output_tokens, or what the context leaves). */
   maxOutputTokens: number;
   engineRequest: EngineRequest;
-  tools: RequestTools;
   /** How the output splits into reasoning, text and function calls. */
   parsing: ChoiceParsing;
   outputRules: ChoiceOutputRules;

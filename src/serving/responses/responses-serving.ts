@@ -105,7 +105,7 @@ export class ResponsesServing extends OpenAIServing {
     const outputRules = outputRulesOf({ parallel_tool_calls: body.parallel_tool_calls }, tools.choice);
     this.constrainAfterReasoning(engineRequest, parsing, outputRules.includeReasoning);
     return {
-      id, model, createdAt: createdNow(), body, inputItems, conversation, prompt, params, engineRequest, tools, parsing, outputRules, store,
+      id, model, createdAt: createdNow(), body, inputItems, conversation, prompt, params, engineRequest, parsing, outputRules, store,
       maxOutputTokens: params.max_tokens ?? this.engine.maxModelLen - prompt.tokenIds.length,
       background: !!body.background, stream: !!body.stream,
     };
