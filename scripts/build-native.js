@@ -6,6 +6,7 @@
 'use strict';
 const { spawnSync } = require('node:child_process');
 const { existsSync } = require('node:fs');
+const { homedir } = require('node:os');
 const { dirname, join } = require('node:path');
 
 const root = join(__dirname, '..');
@@ -21,10 +22,16 @@ function nodeGyp() {
   return candidates.find((p) => p && existsSync(p)) ?? null;
 }
 
-/** Node's own headers (Debian/NodeSource packages install them under the prefix): no download needed. */
+/** Node's own headers (Debian/NodeSource/nvm installs put them under the prefix): no download needed. */
 function localHeaders() {
   const prefix = join(dirname(process.execPath), '..');
   return existsSync(join(prefix, 'include', 'node', 'node_api.h')) ? prefix : null;
+}
+
+/** Headers node-gyp fetched on an earlier install (its cache), which it reuses without a download. */
+function cachedHeaders() {
+  const devDir = process.env.npm_config_devdir || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'node-gyp');
+  return existsSync(join(devDir, process.versions.node, 'include', 'node', 'node_api.h'));
 }
 
 function main() {
@@ -34,6 +41,8 @@ function main() {
   const args = [gyp, 'rebuild', '--directory', join(root, 'native')];
   const headers = localHeaders();
   if (headers) args.push(`--nodedir=${headers}`);
+  // Never let node-gyp download Node's headers from nodejs.org (installs may only reach the npm registry).
+  else if (!cachedHeaders()) return give(`Node's headers are neither under ${join(dirname(process.execPath), '..', 'include', 'node')} nor in node-gyp's cache`);
   const run = spawnSync(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
   if (run.status !== 0) return give(`node-gyp failed (exit ${run.status}):\n${(run.stderr || run.stdout || '').split('\n').slice(-15).join('\n')}`);
   try {
