@@ -67,6 +67,8 @@ export class EngineCoreHost {
   private runner: Disposable | null;
   /** Kept through a level-1 sleep to rebuild the session; dropped (reloaded from disk) at level 2. */
   private model: LoadedModel | null;
+  /** False once releaseLoadedModel() ran: every wake_up reloads from disk and lets go again. */
+  private holdModel = true;
   private idleWaiters: Array<() => void> = [];
 
   private constructor(
@@ -182,6 +184,17 @@ export class EngineCoreHost {
     return new EngineCoreHost(info, hosted, runner, model, options, emit, null);
   }
 
+  /**
+   * Lets go of the loaded model's weights once the runner is built. The runner's sessions hold
+   * their own copy, so the loader's is a second one for the whole server's life (1.1 GB of a
+   * 1.1B Q8_0 model; the embedding rows the runner reads stay referenced by it). Only for a
+   * model `options.load` can load again: wake_up then reloads it at level 1 as at level 2.
+   */
+  releaseLoadedModel(): void {
+    this.holdModel = false;
+    this.model = null;
+  }
+
   /** Runs a control operation; the frontend awaits the 'control-done' event. */
   control(callId: number, op: ControlOp): void {
     this.runControl(op).then(
@@ -208,8 +221,9 @@ export class EngineCoreHost {
       }
       case 'wake': {
         if (this.runner) return;
-        this.model ??= await loadModel({ ...this.options.load, loadWeights: true });
-        this.runner = await this.core.attachRunner(this.model);
+        const model = this.model ?? (await loadModel({ ...this.options.load, loadWeights: true }));
+        this.runner = await this.core.attachRunner(model);
+        if (this.holdModel) this.model = model;
         this.wake?.();
         return;
       }

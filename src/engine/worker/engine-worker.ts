@@ -14,6 +14,8 @@ async function main(): Promise<void> {
   try {
     const model = await loadModel({ ...options.load, loadWeights: true });
     host = await EngineCoreHost.start(model, options, (event: CoreEvent) => port.postMessage(withoutPrompts(event)));
+    // Loaded here from options.load, so it can be loaded again: the sessions' copy of the weights is enough.
+    host.releaseLoadedModel();
   } catch (err) {
     const message: WorkerStartupMessage = { type: 'startup-error', error: err instanceof Error ? (err.stack ?? err.message) : String(err) };
     port.postMessage(message);
