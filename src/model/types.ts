@@ -122,6 +122,8 @@ export interface ModelWeights {
   names(): string[];
   has(name: string): boolean;
   get(name: string): WeightTensor;
+  /** Drops a tensor a runner has copied into its session (RunnerOptions.consumeWeights). */
+  release?(name: string): void;
 }
 
 /** Sampling defaults read from generation_config.json (snake_case, as in the file). */
@@ -253,6 +255,11 @@ export interface RunnerOptions {
    * segments), 'graph' (inside one graph), or auto (native when the addon loads).
    */
   attention?: 'native' | 'graph';
+  /**
+   * The caller builds no other runner from this model: the runner may release each weight once
+   * the session that copied it is built, so the loader's copy and the sessions' do not add up.
+   */
+  consumeWeights?: boolean;
 }
 
 export interface ModelRunner {

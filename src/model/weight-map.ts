@@ -16,6 +16,10 @@ export class WeightMap implements ModelWeights {
     return this.tensors.has(name);
   }
 
+  release(name: string): void {
+    this.tensors.delete(name);
+  }
+
   get(name: string): WeightTensor {
     const tensor = this.tensors.get(name);
     if (!tensor) throw new Error(`model has no weight "${name}"`);

@@ -67,7 +67,7 @@ export class EngineCoreHost {
   private runner: Disposable | null;
   /** Kept through a level-1 sleep to rebuild the session; dropped (reloaded from disk) at level 2. */
   private model: LoadedModel | null;
-  /** False once releaseLoadedModel() ran: every wake_up reloads from disk and lets go again. */
+  /** False for a model the host owns (start's ownsModel): every wake_up reloads from disk and lets go again. */
   private holdModel = true;
   private idleWaiters: Array<() => void> = [];
 
@@ -87,11 +87,25 @@ export class EngineCoreHost {
   }
 
   /** Creates the runner and starts the step loop; events go to `emit`. */
-  static async start(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void): Promise<EngineCoreHost> {
-    return generatesTokens(model.output) ? EngineCoreHost.startGeneration(model, options, emit) : EngineCoreHost.startPooling(model, options, emit);
+  /**
+   * `ownsModel`: the caller loaded `model` from `options.load` and keeps no other use for it. The
+   * runner then lets go of each weight once the session holding its own copy is built, and the
+   * host keeps no reference: otherwise the loader's copy stays a second one for the server's
+   * whole life (1.1 GB for a 1.1B Q8_0 model) and raises the start-up peak. wake_up then reloads
+   * from disk at level 1 as at level 2.
+   */
+  static async start(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void, ownsModel = false): Promise<EngineCoreHost> {
+    const host = generatesTokens(model.output)
+      ? await EngineCoreHost.startGeneration(model, options, emit, ownsModel)
+      : await EngineCoreHost.startPooling(model, options, emit);
+    if (ownsModel) {
+      host.holdModel = false;
+      host.model = null;
+    }
+    return host;
   }
 
-  private static async startGeneration(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void): Promise<EngineCoreHost> {
+  private static async startGeneration(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void, ownsModel: boolean): Promise<EngineCoreHost> {
     const plan = planKvCache(model, options);
     seedGlobalSampler(options.seed ?? 0);
     const runnerOptions: RunnerOptions = {
@@ -101,6 +115,7 @@ export class EngineCoreHost {
       intraOpThreads: options.intraOpThreads ?? defaultIntraOpThreads(),
       dtype: options.dtype ?? 'auto',
       kvCacheDtype: options.kvCacheDtype ?? 'float32',
+      consumeWeights: ownsModel,
     };
     const runner = await createRunner(model, runnerOptions);
     console.info(
@@ -182,17 +197,6 @@ export class EngineCoreHost {
       },
     };
     return new EngineCoreHost(info, hosted, runner, model, options, emit, null);
-  }
-
-  /**
-   * Lets go of the loaded model's weights once the runner is built. The runner's sessions hold
-   * their own copy, so the loader's is a second one for the whole server's life (1.1 GB of a
-   * 1.1B Q8_0 model; the embedding rows the runner reads stay referenced by it). Only for a
-   * model `options.load` can load again: wake_up then reloads it at level 1 as at level 2.
-   */
-  releaseLoadedModel(): void {
-    this.holdModel = false;
-    this.model = null;
   }
 
   /** Runs a control operation; the frontend awaits the 'control-done' event. */

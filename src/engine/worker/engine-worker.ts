@@ -13,9 +13,8 @@ async function main(): Promise<void> {
   let host: EngineCoreHost;
   try {
     const model = await loadModel({ ...options.load, loadWeights: true });
-    host = await EngineCoreHost.start(model, options, (event: CoreEvent) => port.postMessage(withoutPrompts(event)));
-    // Loaded here from options.load, so it can be loaded again: the sessions' copy of the weights is enough.
-    host.releaseLoadedModel();
+    // Loaded here from options.load and used for nothing else: the host owns it (see start).
+    host = await EngineCoreHost.start(model, options, (event: CoreEvent) => port.postMessage(withoutPrompts(event)), true);
   } catch (err) {
     const message: WorkerStartupMessage = { type: 'startup-error', error: err instanceof Error ? (err.stack ?? err.message) : String(err) };
     port.postMessage(message);

@@ -12,7 +12,7 @@ import { architectureOf } from '../architectures/registry';
 import { SegmentInputs, SegmentOutputs, type SegmentedDecoder } from '../graph/decoder-segments';
 import { computeDtypeOf } from '../graph/compute-dtype';
 import type { AccuracyLevel } from '../graph/matmul-nbits';
-import type { LoadedModel, ModelArchConfig, RunnerOptions, StepResult, StepSequence } from '../types';
+import type { LoadedModel, ModelArchConfig, ModelWeights, RunnerOptions, StepResult, StepSequence, WeightTensor } from '../types';
 import { EmbeddingRows } from './embedding-rows';
 import { PagedKvCache } from './kv-cache';
 import { KV_STORAGE } from './kv-dtype';
@@ -46,7 +46,8 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
   if (!model.weights || !graphs.causalLmSegments) throw new Error(`${model.config.architecture} models cannot run segmented`);
   const config = model.config;
   const maxPositions = Math.max(config.maxPositionEmbeddings, model.contextLength);
-  const decoder = graphs.causalLmSegments(config, model.weights, {
+  const weights = new ReadWeights(model.weights);
+  const decoder = graphs.causalLmSegments(config, weights, {
     maxPositions,
     keepQuantized: opts.keepQuantized ?? true,
     quantAccuracyLevel: opts.quantAccuracyLevel,
@@ -56,13 +57,43 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
   const sessions: ort.InferenceSession[] = [];
   try {
     // One segment at a time: only one segment's transient weight copies exist at once.
-    for (let i = 0; i < decoder.count; i++) sessions.push(await createSession(decoder.build(i), { device: opts.device, intraOpThreads: opts.intraOpThreads }));
+    for (let i = 0; i < decoder.count; i++) {
+      sessions.push(await createSession(decoder.build(i), { device: opts.device, intraOpThreads: opts.intraOpThreads }));
+      // The session holds its own copy now; the embedding table is still read per step.
+      if (opts.consumeWeights) weights.releaseRead(decoder.embeddingName);
+    }
   } catch (err) {
     await Promise.all(sessions.map((s) => s.release()));
     throw err;
   }
   native.setThreads(Math.max(1, opts.intraOpThreads ?? 1));
   return new SegmentedRunner(config, cache, sessions, native, new EmbeddingRows(model.weights, decoder.embeddingName, config), decoder.rope, maxPositions);
+}
+
+/** The model's weights, remembering which tensors a segment's build read (to release them after). */
+class ReadWeights implements ModelWeights {
+  private readonly read = new Set<string>();
+
+  constructor(private readonly weights: ModelWeights) {}
+
+  names(): string[] {
+    return this.weights.names();
+  }
+
+  has(name: string): boolean {
+    return this.weights.has(name);
+  }
+
+  get(name: string): WeightTensor {
+    this.read.add(name);
+    return this.weights.get(name);
+  }
+
+  /** Releases from the model every tensor read since the last call, but `keep`. */
+  releaseRead(keep: string): void {
+    for (const name of this.read) if (name !== keep) this.weights.release?.(name);
+    this.read.clear();
+  }
 }
 
 /** Where the step's rows come from and go to. */

@@ -6,6 +6,7 @@ import { llamaConfig, randomModel } from '../../../bench/random-llama';
 import { f16ToF32, f32ToF16 } from '../../../src/model/gguf/half';
 import { createRunner } from '../../../src/model/runner';
 import { nativeAttention, type NativeAttention } from '../../../src/model/runner/native-attention';
+import { WeightMap } from '../../../src/model/weight-map';
 import type { ModelRunner, StepSequence } from '../../../src/model/types';
 import { BlockAllocator, maxAbsDiff, NATIVE_ADDON } from '../../helpers/runner-driver';
 import { needs } from '../../helpers/needs';
@@ -236,6 +237,27 @@ gate.describe('segmented runner (native attention)', () => {
     expect(a.tokens).toEqual(b.tokens);
     a.logits.forEach((l, i) => expect(maxAbsDiff(l, b.logits[i])).toBeLessThan(0.05));
   });
+});
+
+gate.it('consumeWeights releases each tensor once its segment is built, all but the embedding table, and decodes the same', async () => {
+  const config = llamaConfig({ hiddenSize: 64, intermediateSize: 96, numLayers: 2, numHeads: 4, numKvHeads: 2, tieWordEmbeddings: false });
+  const options = { blockSize: 4, numBlocks: 16, device: 'cpu' as const, intraOpThreads: 1, attention: 'native' as const };
+  const keeping = randomModel(config, 3);
+  const owned = randomModel(config, 3);
+  const map = new WeightMap();
+  for (const name of owned.weights!.names()) map.set(name, owned.weights!.get(name));
+  const reference = await createRunner(keeping, options);
+  const consuming = await createRunner({ ...owned, weights: map }, { ...options, consumeWeights: true });
+  try {
+    expect(keeping.weights!.names().length).toBeGreaterThan(10);
+    expect(map.names()).toEqual(['model.embed_tokens.weight']);
+    const step = { tokens: [1, 7, 300, 42, 5], positionOffset: 0, blockTable: [0, 1] };
+    const [a, b] = [await consuming.step([step]), await reference.step([step])];
+    expect(maxAbsDiff(a.logits, b.logits)).toBe(0);
+  } finally {
+    await consuming.dispose();
+    await reference.dispose();
+  }
 });
 
 gate.it('a model outside the kernel limits (head size 512) runs with in-graph attention, and asking for native says why', async () => {
