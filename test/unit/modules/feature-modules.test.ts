@@ -27,7 +27,7 @@ async function registered(servedModel: ServedModel): Promise<{ routes: string[];
       if (res.statusCode !== 404) found.push(url);
     }
     const unmatched = await fastify.inject({ method: 'POST', url: '/invocations', payload: { unrelated: 1 } });
-    const expected = /Expected one of: (.*)$/.exec((unmatched.json() as { error: { message: string } }).error.message);
+    const expected = /Expected one of: (.*)$/.exec(unmatched.json<{ error: { message: string } }>().error.message);
     return { routes: found, invocations: expected?.[1] ?? '' };
   } finally {
     await app.close();
