@@ -2,6 +2,7 @@
 // main (ortllm serve), by the OpenAPI script and by tests. Feature modules come from
 // src/modules/feature-modules.ts.
 
+import multipart from '@fastify/multipart';
 import { ConsoleLogger } from '@nestjs/common';
 import { readFileSync } from 'node:fs';
 import { Reflector, NestFactory } from '@nestjs/core';
@@ -16,8 +17,9 @@ import { installRequestIdEcho } from './common/request-id';
 import { createBodyPipes } from './common/body-pipes';
 import { toLoadModelOptions, type ServerConfig } from './config/server-config';
 import { planServedModel } from './model/load-model';
+import { setUpOutputParsers } from './serving/parser-plugins';
 import { setupDocs } from './modules/docs/openapi';
-import { GENERATION_MODEL, type ServedModel } from './modules/feature-modules';
+import { audioRoutes, GENERATION_MODEL, servedModelFor, type ServedModel } from './modules/feature-modules';
 
 export interface CreateAppOptions extends AppModuleOptions {
   /** Scan modules without instantiating providers (no engine is built): the OpenAPI script. */
@@ -54,6 +56,7 @@ function fastifyOptions(config: ServerConfig): FastifyServerOptions & { https?: 
 }
 
 export async function createApp(config: ServerConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
+  await setUpOutputParsers(config);
   const adapter = new FastifyAdapter(fastifyOptions(config));
   const fastify = adapter.getInstance();
   // Body-parsing failures (malformed JSON, 413) reach OpenAIExceptionFilter through Nest's own
@@ -69,6 +72,9 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
     abortOnError: false,
     preview: options.preview,
   });
+  // multipart/form-data bodies (audio uploads) for the speech-to-text routes; the per-request file
+  // limit is --max-audio-clip-filesize-mb (multipart-form.ts).
+  if (!options.preview && audioRoutes(config, servedModel)) await app.register(multipart);
   app.enableCors(corsOptions(config));
   app.useGlobalFilters(new OpenAIExceptionFilter());
   app.useGlobalPipes(...createBodyPipes(config.unknownRequestFields));
@@ -83,8 +89,8 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
  */
 async function servedModelOf(config: ServerConfig, options: CreateAppOptions): Promise<ServedModel> {
   if (options.servedModel) return options.servedModel;
-  if (options.engine) return { generates: options.engine.modelOutput.kind === 'logits', pooler: options.engine.pooler };
+  if (options.engine) return servedModelFor(options.engine.modelOutput, options.engine.pooler);
   if (options.preview || options.allFeatures) return GENERATION_MODEL;
   const plan = await planServedModel(toLoadModelOptions(config));
-  return { generates: plan.output.kind === 'logits', pooler: plan.pooler };
+  return servedModelFor(plan.output, plan.pooler);
 }

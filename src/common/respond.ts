@@ -2,7 +2,7 @@
 // else one JSON body. Either way a client that goes away aborts the engine request(s).
 
 import type { FastifyReply } from 'fastify';
-import { disconnectSignal, SseStream } from './sse';
+import { disconnectSignal, SseStream, type SseOptions } from './sse';
 
 export interface GenerationServing<P, R, C> {
   complete(prepared: P, signal?: AbortSignal): Promise<R>;
@@ -14,9 +14,10 @@ export async function respond<P, R, C>(
   serving: GenerationServing<P, R, C>,
   prepared: P,
   stream: boolean,
+  sseOptions?: SseOptions,
 ): Promise<void> {
   if (stream) {
-    const sse = new SseStream(reply);
+    const sse = new SseStream(reply, sseOptions);
     await sse.pipe(serving.stream(prepared, sse.signal));
     return;
   }

@@ -2,6 +2,8 @@
 // `data: <json>\n\n`; the stream ends with `data: [DONE]\n\n`. An error after the headers are
 // sent becomes a `data: {"error": {...}}` frame. A client that disconnects aborts `signal`,
 // which handlers pass to EngineClient.generate so the engine frees the sequence at once.
+// Typed event streams (the Responses API) also write an `event: <type>` line per frame and end
+// without [DONE], as OpenAI does: `new SseStream(reply, { eventOf: (f) => f.type, doneMarker: false })`.
 //
 // Usage (common/respond.ts does this for every generation route):
 //   const sse = new SseStream(reply);
@@ -29,12 +31,22 @@ export function disconnectSignal(reply: FastifyReply): AbortSignal {
   return controller.signal;
 }
 
+export interface SseOptions {
+  /** The `event:` name of a frame (undefined = no event line). */
+  eventOf?: (frame: unknown) => string | undefined;
+  /** End with `data: [DONE]` (default true; OpenAI's typed event streams have none). */
+  doneMarker?: boolean;
+}
+
 export class SseStream {
   /** Aborted when the client disconnects mid-stream. */
   readonly signal: AbortSignal;
   private started = false;
 
-  constructor(private readonly reply: FastifyReply) {
+  constructor(
+    private readonly reply: FastifyReply,
+    private readonly options: SseOptions = {},
+  ) {
     this.signal = disconnectSignal(reply);
   }
 
@@ -51,11 +63,12 @@ export class SseStream {
     this.reply.raw.writeHead(200, headers as Record<string, string>);
   }
 
-  /** Writes one `data: <json>` frame. */
+  /** Writes one `data: <json>` frame, after an `event: <name>` line when the stream is typed. */
   send(payload: unknown): void {
     this.start();
     if (this.closed) return;
-    this.reply.raw.write(`data: ${JSON.stringify(payload)}\n\n`);
+    const event = this.options.eventOf?.(payload);
+    this.reply.raw.write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(payload)}\n\n`);
   }
 
   /** Writes the error envelope as a frame (vLLM: `data: {"error": {...}}`). */
@@ -63,10 +76,10 @@ export class SseStream {
     this.send(mapError(err).body);
   }
 
-  /** Writes `data: [DONE]` and ends the response. */
+  /** Writes `data: [DONE]` (unless the stream has no marker) and ends the response. */
   end(): void {
     this.start();
-    if (!this.closed) this.reply.raw.write('data: [DONE]\n\n');
+    if (!this.closed && this.options.doneMarker !== false) this.reply.raw.write('data: [DONE]\n\n');
     if (!this.reply.raw.writableEnded) this.reply.raw.end();
   }
 

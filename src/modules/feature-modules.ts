@@ -6,6 +6,7 @@
 
 import type { Type } from '@nestjs/common';
 import type { ServerConfig } from '../config/server-config';
+import { AudioModule } from './audio/audio.module';
 import { AbortModule, LegacyAbortModule } from './abort/abort.module';
 import { ChatModule } from './chat/chat.module';
 import { ClassifyModule } from './classify/classify.module';
@@ -20,11 +21,13 @@ import { MetricsModule } from './metrics/metrics.module';
 import { ModelsModule } from './models/models.module';
 import { PoolingModule } from './pooling/pooling.module';
 import { RenderModule } from './render/render.module';
+import { ResponsesModule } from './responses/responses.module';
 import { ScoreModule } from './score/score.module';
 import { TokenizeModule } from './tokenize/tokenize.module';
 import { TokensGenerateModule } from './tokens-generate/tokens-generate.module';
 import {
   always,
+  audioRoutes,
   classifyRoutes,
   devMode,
   embeddingRoutes,
@@ -40,7 +43,7 @@ import {
   type ServedModel,
 } from './served-routes';
 
-export { GENERATION_MODEL, type ServedModel } from './served-routes';
+export { audioRoutes, GENERATION_MODEL, servedModelFor, type ServedModel } from './served-routes';
 
 interface FeatureModuleEntry {
   module: Type<unknown>;
@@ -55,6 +58,8 @@ const FEATURE_MODULES: FeatureModuleEntry[] = [
   { module: LoadModule, when: always },
   { module: CompletionsModule, when: openAiRoutes },
   { module: ChatModule, when: openAiRoutes },
+  { module: AudioModule, when: audioRoutes },
+  { module: ResponsesModule, when: openAiRoutes },
   { module: TokenizeModule, when: textRoutes },
   { module: InvocationsModule, when: invocationRoutes },
   { module: DevModule, when: devMode },

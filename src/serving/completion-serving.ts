@@ -1,19 +1,20 @@
 // /v1/completions: request -> engine requests (one per prompt) -> OpenAI completion JSON or
 // SSE chunks. Plain TypeScript so controllers stay thin and /render can reuse prepare().
 
-import type { EngineClient, EngineRequest, SamplingParams } from '../engine/types';
+import type { EngineRequest, SamplingParams } from '../engine/types';
 import { RequestValidationError } from '../engine/errors';
 import { prepareCompletionPrompts, type PreparedPrompt } from './completion-prompts';
 import { drainAll, foldOutput, generateFor, mergeStreams, type PromptResult } from './engine-stream';
+import { NO_PARSERS, structuredOutputsAfter } from './chat-output';
 import { buildEngineRequests } from './engine-requests';
-import { createdNow, responseId } from './ids';
-import { appendCompletionLogprobs, emptyCompletionLogprobs, formatPromptLogprobs, tokenNamer, type CompletionLogprobs } from './logprobs';
-import { resolveMaxTokens } from './max-tokens';
+import { createdNow } from './ids';
+import { appendCompletionLogprobs, emptyCompletionLogprobs, formatPromptLogprobs, type CompletionLogprobs } from './logprobs';
+import { OpenAIServing } from './openai-serving';
 import { buildSamplingParams } from './sampling-params';
 import { sentFields, type SamplingRequestFields } from './sampling-request';
-import { checkRequestExtras, resolveModelName, type RequestExtras, type ServingOptions } from './serving-options';
-import { rejectUnsupportedFields, UNSUPPORTED_COMMON_FIELDS } from './unsupported';
-import { buildUsage, streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
+import type { RequestExtras } from './serving-options';
+import { UNSUPPORTED_COMMON_FIELDS } from './unsupported';
+import { streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
 
 /** vLLM's default max_tokens for completions. */
 const COMPLETION_DEFAULT_MAX_TOKENS = 16;
@@ -77,18 +78,12 @@ export interface CompletionChunk {
   usage?: UsageInfo | null;
 }
 
-export class CompletionServing {
-  constructor(
-    private readonly engine: EngineClient,
-    private readonly opts: ServingOptions,
-  ) {}
-
+export class CompletionServing extends OpenAIServing {
   /** Validates and turns the body into engine requests (ids from `idBase`, see requestIdBase); throws 400/404 errors. */
   prepare(body: CompletionRequestBody, idBase: string): PreparedCompletion {
-    const model = resolveModelName(body.model, this.opts);
+    const model = this.checkModel(body.model);
     if (body.suffix != null) throw new RequestValidationError('suffix is not currently supported', 'suffix');
-    rejectUnsupportedFields(body, UNSUPPORTED_COMMON_FIELDS);
-    checkRequestExtras(body, this.opts, false);
+    this.checkCommonFields(body, { unsupported: UNSUPPORTED_COMMON_FIELDS, allowListXargs: false });
     if (body.prompt == null) {
       throw new RequestValidationError('Either prompt or prompt_embeds must be provided and non-empty.', 'prompt');
     }
@@ -114,41 +109,31 @@ export class CompletionServing {
     const logprobs = body.logprobs ?? null;
     const echoOnly = !!body.echo && body.max_tokens === 0;
     const params = prompts.map((prompt) => {
-      const maxTokens = resolveMaxTokens({
+      const maxTokens = this.maxTokens({
         // The engine needs at least one step to compute prompt logprobs; its token is dropped.
         requested: echoOnly ? 1 : (body.max_tokens ?? null),
         param: 'max_tokens',
         endpointDefault: COMPLETION_DEFAULT_MAX_TOKENS,
-        generationConfigMax: engine.generationDefaults.max_new_tokens,
         promptLength: prompt.tokenIds.length,
-        maxModelLen: engine.maxModelLen,
         promptParam: 'prompt',
       });
-      const p = buildSamplingParams(body, {
-        sent,
-        generationDefaults: engine.generationDefaults,
-        maxTokens,
-        logprobs,
-        vocabSize,
-        maxNumSeqs: engine.maxNumSeqs,
-        maxLogprobs: this.opts.maxLogprobs,
-        stream: !!body.stream,
-        detokenize: engine.tokenizer !== null,
-      });
+      const p = buildSamplingParams(body, { ...this.samplingContext(), sent, maxTokens, logprobs, stream: !!body.stream });
       // Echo with logprobs reports the prompt's logprobs too (vLLM sets prompt_logprobs = logprobs).
       if (body.echo && p.prompt_logprobs === null && logprobs !== null) p.prompt_logprobs = logprobs;
       return p;
     });
-    const id = responseId('cmpl', idBase);
+    const id = this.newResponseId('cmpl', idBase);
     const engineRequests = buildEngineRequests(prompts, params, body, (i) => (prompts.length === 1 ? id : `${id}-${i}`));
+    // With a reasoning parser, a constraint waits for the end of the thinking unless the prompt closed it (vLLM).
+    engineRequests.forEach((request, i) => {
+      if (request.params.structured_outputs == null) return;
+      const parsing = { choice: { kind: 'none' as const }, functions: [], chatTemplateKwargs: {}, promptText: this.echoText(prompts[i]) };
+      request.structuredOutputsAfter = structuredOutputsAfter(this.opts.parsers ?? NO_PARSERS, parsing, true);
+    });
     return { id, model, created: createdNow(), prompts, params, engineRequests, body, echoOnly };
   }
 
-  private namer(body: CompletionRequestBody) {
-    return tokenNamer(this.engine.tokenizer, this.opts.returnTokensAsTokenIds || !!body.return_tokens_as_token_ids);
-  }
-
-  /** The prompt text echoed back: as sent, or decoded from its token ids. */
+  /** The prompt text (echoed back, read for a closed reasoning section): as sent, or decoded from its token ids. */
   private echoText(prompt: PreparedPrompt): string {
     return prompt.text ?? this.engine.tokenizer?.decode(prompt.tokenIds, { skipSpecialTokens: false }) ?? '';
   }
@@ -156,7 +141,7 @@ export class CompletionServing {
   async complete(prep: PreparedCompletion, signal?: AbortSignal): Promise<CompletionResponse> {
     const results = await drainAll(this.engine, prep.engineRequests, prep.params.map((p) => p.output_kind), signal);
     const { body } = prep;
-    const namer = this.namer(body);
+    const namer = this.tokenNamer(body.return_tokens_as_token_ids);
     const n = prep.params[0].n;
     const choices: CompletionChoice[] = [];
     const usages: UsageInfo[] = [];
@@ -188,7 +173,7 @@ export class CompletionServing {
           prompt_token_ids: body.return_token_ids ? promptIds : null,
         });
       }
-      usages.push(buildUsage(promptIds.length, completionTokens, result.numCachedTokens, this.opts));
+      usages.push(this.usage(promptIds.length, completionTokens, result.numCachedTokens));
     });
     return {
       id: prep.id,
@@ -205,7 +190,7 @@ export class CompletionServing {
 
   async *stream(prep: PreparedCompletion, signal?: AbortSignal): AsyncGenerator<CompletionChunk> {
     const { body } = prep;
-    const namer = this.namer(body);
+    const namer = this.tokenNamer(body.return_tokens_as_token_ids);
     const n = prep.params[0].n;
     const { includeUsage, continuousUsage } = streamUsageFlags(body.stream_options, this.opts.enableForceIncludeUsage);
     const states: PromptResult[] = prep.prompts.map(() => ({ promptTokenIds: [], promptLogprobs: null, numCachedTokens: 0, choices: [] }));
@@ -216,11 +201,10 @@ export class CompletionServing {
     const usageNow = (): UsageInfo =>
       sumUsage(
         states.map((s, i) =>
-          buildUsage(
+          this.usage(
             s.promptTokenIds.length || prep.prompts[i].tokenIds.length,
             prep.echoOnly ? 0 : s.choices.reduce((a, c) => a + c.tokenIds.length, 0),
             s.numCachedTokens,
-            this.opts,
           ),
         ),
         this.opts,

@@ -1,12 +1,13 @@
 // /tokenize (completion and chat forms) and /detokenize, with vLLM's response shapes.
 
 import { RequestValidationError } from '../engine/errors';
-import type { EngineClient } from '../engine/types';
+import { OpenAIServing } from './openai-serving';
 import type { Tokenizer } from '../model/types';
 import { checkChatTemplateFlags, renderChatText } from './chat-prompt';
 import { prepareChatMessages } from './chat-messages';
 import { checkTokenIdsInVocab } from './completion-prompts';
-import { chatTemplateKwargs, resolveModelName, type ServingOptions } from './serving-options';
+import { chatTemplateKwargs } from './serving-options';
+import { checkTools } from './tool-choice';
 import { rejectUnsupportedFields } from './unsupported';
 
 export interface TokenizeRequestBody {
@@ -34,12 +35,7 @@ export interface DetokenizeRequestBody {
   tokens?: unknown;
 }
 
-export class TokenizeServing {
-  constructor(
-    private readonly engine: EngineClient,
-    private readonly opts: ServingOptions,
-  ) {}
-
+export class TokenizeServing extends OpenAIServing {
   private tokenizer(): Tokenizer {
     const tokenizer = this.engine.tokenizer;
     if (!tokenizer) throw new RequestValidationError('This server runs without a tokenizer (--skip-tokenizer-init).', null);
@@ -47,11 +43,12 @@ export class TokenizeServing {
   }
 
   tokenize(body: TokenizeRequestBody): TokenizeResponse {
-    resolveModelName(body.model, this.opts);
+    this.checkModel(body.model);
     const tokenizer = this.tokenizer();
     let tokens: number[];
     if (body.messages != null) {
-      rejectUnsupportedFields(body, ['tools', 'mm_processor_kwargs']);
+      rejectUnsupportedFields(body, ['mm_processor_kwargs']);
+      const tools = checkTools(body.tools).length > 0 ? (body.tools as unknown[]) : null;
       checkChatTemplateFlags(body, this.opts.trustRequestChatTemplate);
       const text = renderChatText(this.engine.chatTemplate, tokenizer, prepareChatMessages(body.messages), {
         addGenerationPrompt: body.add_generation_prompt ?? true,
@@ -59,6 +56,8 @@ export class TokenizeServing {
         documents: null,
         chatTemplate: body.chat_template ?? null,
         chatTemplateKwargs: chatTemplateKwargs(this.opts, body.chat_template_kwargs),
+        tools,
+        contentFormat: this.opts.chatTemplateContentFormat,
       });
       tokens = tokenizer.encode(text, { addSpecialTokens: body.add_special_tokens ?? false });
     } else if (typeof body.prompt === 'string') {
@@ -75,7 +74,7 @@ export class TokenizeServing {
   }
 
   detokenize(body: DetokenizeRequestBody): { prompt: string } {
-    resolveModelName(body.model, this.opts);
+    this.checkModel(body.model);
     const tokenizer = this.tokenizer();
     const tokens = body.tokens;
     if (!Array.isArray(tokens) || !tokens.every((t) => typeof t === 'number')) {

@@ -73,6 +73,7 @@ export class FakeEngine implements EngineClient {
   readonly chatTemplate: ChatTemplate | null;
   readonly eosTokenIds: number[];
   readonly generationDefaults = {};
+  readonly audioFeatures = null;
   readonly modelOutput = { kind: 'logits' } as const;
   readonly pooler = null;
   readonly requests: EngineRequest[] = [];

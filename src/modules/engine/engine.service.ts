@@ -44,6 +44,9 @@ export class EngineService implements EngineClient, OnApplicationShutdown {
   get generationDefaults(): EngineClient['generationDefaults'] {
     return this.client.generationDefaults;
   }
+  get audioFeatures(): EngineClient['audioFeatures'] {
+    return this.client.audioFeatures;
+  }
 
   get modelOutput(): EngineClient['modelOutput'] {
     return this.client.modelOutput;

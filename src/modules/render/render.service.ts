@@ -70,7 +70,7 @@ export class RenderService {
     const offsets = (body.return_token_offsets || body.return_assistant_tokens_mask) && text !== null && tokenizer
       ? tokenOffsets(tokenizer, text, prompt.tokenIds)
       : null;
-    const rendered = this.generateRequest(body, prepared.engineRequests[0], body.return_token_offsets ? offsets : null);
+    const rendered = { ...this.generateRequest(body, prepared.engineRequests[0], body.return_token_offsets ? offsets : null), ...this.chats.reasoningState(prepared) };
     if (body.return_assistant_tokens_mask) {
       rendered.assistant_tokens_mask = offsets && text !== null ? this.assistantMask(body, prepared, text, offsets) : null;
     }
@@ -114,14 +114,11 @@ export class RenderService {
     text: string,
     offsets: [number, number][],
   ): number[] | null {
-    const source = body.chat_template ?? this.engine.chatTemplate?.source ?? null;
+    const source = body.chat_template ?? this.engine.chatTemplate?.sourceFor(prepared.renderOptions) ?? null;
     if (!source || !hasGenerationTags(source)) return null;
     const marked = renderChatText(this.engine.chatTemplate, this.engine.tokenizer, prepared.conversations[0], {
-      addGenerationPrompt: body.add_generation_prompt ?? true,
-      continueFinalMessage: body.continue_final_message ?? false,
-      documents: body.documents ?? null,
+      ...prepared.renderOptions,
       chatTemplate: markGenerationTags(source),
-      chatTemplateKwargs: body.chat_template_kwargs ?? null,
     });
     const { text: clean, spans } = extractGenerationSpans(marked);
     // The markers must be the only difference; anything else means the spans cannot be trusted.
