@@ -6,7 +6,7 @@
 // a fixed price (it streams all weights once), so sequences are sorted by length and cut into the
 // groups that cost least under runCost (packGroups).
 import * as ort from 'onnxruntime-node';
-import { architectureOf } from '../architectures/registry';
+import { architectureOf, graphDtypeFor } from '../architectures/registry';
 import { PoolingInputs, PoolingOutputs } from '../graph/pooling-graph';
 import type { EncodeSequence, LoadedModel, ModelArchConfig, PoolingRunner, PoolingType } from '../types';
 import { createSession, type SessionSettings } from './session';
@@ -22,6 +22,8 @@ const RUN_COST_POSITIONS = 16;
 export interface PoolingRunnerOptions extends SessionSettings {
   /** Keep GGML-quantized weights quantized (MatMulNBits); default true. */
   keepQuantized?: boolean;
+  /** --dtype; a type the architecture's pooling graph is not built in is refused. */
+  dtype?: 'auto' | 'float32' | 'float16';
 }
 
 export async function createPoolingRunner(model: LoadedModel, opts: PoolingRunnerOptions): Promise<PoolingRunner> {
@@ -30,7 +32,8 @@ export async function createPoolingRunner(model: LoadedModel, opts: PoolingRunne
   if (output.kind === 'logits' || output.kind === 'transcription') throw new Error('createPoolingRunner: the model is served for generation');
   const graphs = architectureOf(config).graphs;
   if (!graphs.pooling) throw new Error(`${config.architecture} models cannot be served for pooling`);
-  const built = graphs.pooling(config, weights, output, { keepQuantized: opts.keepQuantized ?? true, maxPositions: model.contextLength });
+  const dtype = graphDtypeFor(config, 'pooling', opts.dtype);
+  const built = graphs.pooling(config, weights, output, { keepQuantized: opts.keepQuantized ?? true, maxPositions: model.contextLength, dtype });
   const session = await createSession(built, { device: opts.device, intraOpThreads: opts.intraOpThreads });
   const outputSize = output.kind === 'classifier' ? output.numLabels : config.hiddenSize;
   return new GraphPoolingRunner(config, session, output.pooling, outputSize);
