@@ -1,6 +1,7 @@
 // `node dist/bench/embed-forward.js`: the pooling runner alone (no HTTP, no scheduler) on the
 // bench's MiniLM-shaped BERT against onnxruntime running the transformers.js export of the same
-// weights (what transformers.js runs, without its pipeline): per forward shape, the best wall time
+// weights (what transformers.js runs, without its pipeline). The runner packs a shape into runs as
+// serving does (at most maxRunPositions positions each); the export runs it whole. Per shape, the best wall time
 // and the best CPU time (all threads) of REPS runs, the two sides interleaved. The floor the
 // serving figures of `npm run bench:embed` stand on. Figures only.
 // Knobs: SHAPES=1x16,8x16,32x16,1x128,16x128 (sequences x tokens)  THREADS=1,2  REPS=10.

@@ -1,7 +1,7 @@
 // How the pooling runner cuts one step's sequences into padded runs: every sequence exactly once,
-// equal lengths together, and the cheapest cuts under runCost (checked against trying every cut of
-// the sorted lengths).
-import { packGroups, runCost } from '../../../src/model/runner/pooling-runner';
+// equal lengths together, and the cheapest cuts under runCost within the positions cap (checked
+// against trying every cut of the sorted lengths).
+import { maxRunPositions, packGroups, runCost } from '../../../src/model/runner/pooling-runner';
 
 const HIDDEN = 384;
 const batchOf = (lengths: number[]) => lengths.map((n) => ({ tokens: Array.from({ length: n }, (_, i) => i + 1) }));
@@ -11,8 +11,8 @@ function costOf(lengths: number[], groups: number[][]): number {
   return groups.reduce((sum, g) => sum + runCost(g.length, Math.max(...g.map((i) => lengths[i])), HIDDEN), 0);
 }
 
-/** The least cost over every way of cutting the sorted lengths into contiguous groups. */
-function bruteForceLeast(lengths: number[]): number {
+/** The least cost over every way of cutting the sorted lengths into contiguous groups of at most `cap` padded positions (or one sequence). */
+function bruteForceLeast(lengths: number[], cap = Infinity): number {
   const sorted = [...lengths].sort((a, b) => a - b);
   let least = Infinity;
   for (let mask = 0; mask < 1 << (sorted.length - 1); mask++) {
@@ -20,7 +20,7 @@ function bruteForceLeast(lengths: number[]): number {
     let start = 0;
     for (let i = 1; i <= sorted.length; i++) {
       if (i === sorted.length || mask & (1 << (i - 1))) {
-        cost += runCost(i - start, sorted[i - 1], HIDDEN);
+        cost += i - start > 1 && (i - start) * sorted[i - 1] > cap ? Infinity : runCost(i - start, sorted[i - 1], HIDDEN);
         start = i;
       }
     }
@@ -59,6 +59,24 @@ describe('packGroups', () => {
       const lengths = Array.from({ length: 1 + Math.floor(next() * 10) }, () => 1 + Math.floor(next() * (trial % 2 ? 40 : 600)));
       expect(costOf(lengths, packGroups(batchOf(lengths), HIDDEN))).toBeCloseTo(bruteForceLeast(lengths), 6);
     }
+  });
+
+  it('keeps runs of several sequences within maxPositions, the cheapest such cuts (brute force up to 10)', () => {
+    expect(packGroups(batchOf(Array(8).fill(128)), HIDDEN, 512)).toEqual([[0, 1, 2, 3], [4, 5, 6, 7]]);
+    expect(packGroups(batchOf([600, 700, 16]), HIDDEN, 512)).toEqual([[2], [0], [1]]); // one sequence over the cap still runs
+    const next = random(99);
+    for (let trial = 0; trial < 200; trial++) {
+      const lengths = Array.from({ length: 1 + Math.floor(next() * 10) }, () => 1 + Math.floor(next() * 200));
+      const groups = packGroups(batchOf(lengths), HIDDEN, 256);
+      groups.filter((g) => g.length > 1).forEach((g) => expect(g.length * Math.max(...g.map((i) => lengths[i]))).toBeLessThanOrEqual(256));
+      expect(costOf(lengths, groups)).toBeCloseTo(bruteForceLeast(lengths, 256), 6);
+    }
+  });
+
+  it('caps a MiniLM-shaped run (intermediate 1536) at 512 positions, wider models at fewer', () => {
+    expect(maxRunPositions(1536)).toBe(512);
+    expect(maxRunPositions(3072)).toBe(256);
+    expect(maxRunPositions(1 << 20)).toBe(64);
   });
 
   it('prices a run: a fixed part, then each padded position, attention growing with the length', () => {
