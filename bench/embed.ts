@@ -31,6 +31,8 @@ interface Figures {
   cpuMs: number | null;
   /** ortllm only: the load-generating client's CPU time per request (it shares the cores with the server). */
   clientCpuMs: number | null;
+  /** ortllm only: requests per engine step (from vllm:iteration_tokens_total), how well the server packs. */
+  perStep: number | null;
 }
 
 function envNumbers(name: string, fallback: string): number[] {
@@ -46,7 +48,7 @@ function percentile(sorted: number[], q: number): number {
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
-function summarize(latenciesMs: number[], durationS: number, failed: number, cpuMs: number | null, clientCpuMs: number | null): Figures {
+function summarize(latenciesMs: number[], durationS: number, failed: number, cpuMs: number | null, clientCpuMs: number | null, perStep: number | null = null): Figures {
   const sorted = [...latenciesMs].sort((a, b) => a - b);
   const n = Math.max(1, latenciesMs.length);
   return {
@@ -56,7 +58,17 @@ function summarize(latenciesMs: number[], durationS: number, failed: number, cpu
     failed,
     cpuMs: cpuMs === null ? null : cpuMs / n,
     clientCpuMs: clientCpuMs === null ? null : clientCpuMs / n,
+    perStep,
   };
+}
+
+/** The engine's steps so far and the tokens they ran (vllm:iteration_tokens_total's count and sum). */
+async function stepCounts(baseUrl: string): Promise<{ steps: number; tokens: number } | null> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const value = (suffix: string) => Number(new RegExp(`^vllm:iteration_tokens_total_${suffix}\\{[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  const steps = value('count');
+  const tokens = value('sum');
+  return Number.isFinite(steps) && Number.isFinite(tokens) ? { steps, tokens } : null;
 }
 
 /** CPU time (ms) a process has used so far, all threads (Linux /proc, in USER_HZ = 100 ticks); null elsewhere. */
@@ -106,6 +118,7 @@ async function loadOrtllm(server: RunningServer, inputs: string[], concurrency: 
   const latencies: number[] = [];
   let failed = 0;
   let next = 0;
+  const steps0 = await stepCounts(server.baseUrl);
   const serverCpu0 = processCpuMs(server.pid);
   const clientCpu0 = ownCpuMs();
   const started = performance.now();
@@ -125,7 +138,9 @@ async function loadOrtllm(server: RunningServer, inputs: string[], concurrency: 
   const serverCpu1 = processCpuMs(server.pid);
   const clientCpu = ownCpuMs() - clientCpu0;
   agent.destroy();
-  return summarize(latencies, durationS, failed, serverCpu0 === null || serverCpu1 === null ? null : serverCpu1 - serverCpu0, clientCpu);
+  const steps1 = await stepCounts(server.baseUrl);
+  const perStep = steps0 && steps1 && steps1.steps > steps0.steps ? latencies.length / (steps1.steps - steps0.steps) : null;
+  return summarize(latencies, durationS, failed, serverCpu0 === null || serverCpu1 === null ? null : serverCpu1 - serverCpu0, clientCpu, perStep);
 }
 
 type Extractor = (texts: string[], options: { pooling: 'mean'; normalize: boolean }) => Promise<{ dims: number[] }>;
@@ -183,7 +198,7 @@ function cellFigures(runs: Figures[]): Figures {
     const known = values.filter((v): v is number => v !== null).sort((a, b) => a - b);
     return known.length === 0 ? null : known[Math.floor(known.length / 2)];
   };
-  return { ...fastest, cpuMs: median(runs.map((r) => r.cpuMs)), clientCpuMs: median(runs.map((r) => r.clientCpuMs)) };
+  return { ...fastest, cpuMs: median(runs.map((r) => r.cpuMs)), clientCpuMs: median(runs.map((r) => r.clientCpuMs)), perStep: median(runs.map((r) => r.perStep)) };
 }
 
 function fmt(n: number | null | undefined, digits = 1): string {
@@ -234,6 +249,7 @@ async function main(): Promise<void> {
             fmt(ours.embeddingsPerS).padStart(9),
             `${fmt(ours.p50Ms, 0)}/${fmt(ours.p99Ms, 0)}`.padStart(11),
             String(ours.failed).padStart(4),
+            fmt(ours.perStep).padStart(5),
             fmt(theirs?.embeddingsPerS).padStart(8),
             (theirs ? `${fmt(theirs.p50Ms, 0)}/${fmt(theirs.p99Ms, 0)}` : 'n/a').padStart(11),
             (theirs ? fmt(ours.embeddingsPerS / theirs.embeddingsPerS, 2) : 'n/a').padStart(7),
@@ -249,13 +265,14 @@ async function main(): Promise<void> {
     await server.stop();
   }
   console.log(`\nMiniLM-shaped random BERT (6 layers, hidden 384, vocab 30522), MEAN pooling + normalize; CPU; encoding_format ${format}`);
-  console.log('                                                                        CPU ms per embedding');
-  console.log('tokens  conc   reqs  ortllm/s  p50/p99 ms  fail    t.js/s  p50/p99 ms  ortllm/  server  client     t.js');
-  console.log('                                                                 t.js');
+  console.log('                                                                               CPU ms per embedding');
+  console.log('tokens  conc   reqs  ortllm/s  p50/p99 ms  fail  /step    t.js/s  p50/p99 ms  ortllm/  server  client     t.js');
+  console.log('                                                                        t.js');
   for (const row of rows) console.log(row);
   console.log(`Each cell: throughput and latency of the best of ${repeats} alternating runs per side, CPU the median run.`);
   console.log('ortllm: HTTP /v1/embeddings, one input per request, the server packs concurrent requests into shared forwards;');
-  console.log('  server = the ortllm process (HTTP thread, engine worker, onnxruntime threads), client = the load generator here.');
+  console.log('  /step = requests per engine step (median run), server = the ortllm process (HTTP thread, engine worker,');
+  console.log('  onnxruntime threads), client = the load generator here.');
   console.log('transformers.js: in-process feature-extraction pipeline, inputs in batches of the concurrency (no HTTP).');
   console.log(`load average (1, 5, 15 min): ${loadBefore} before, ${load()} after (${availableParallelism()} cores)`);
 }
