@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 
 export interface RunningServer {
   baseUrl: string;
+  /** The server's process id (for its CPU time and peak memory). */
   pid: number;
   stop(): Promise<void>;
 }

@@ -1,5 +1,7 @@
-// @Public() marks a route (or a controller) as open without an API key: /health, /ping, the
-// legacy POST /abort_requests, and /tokenize + /detokenize (open in vLLM too). /docs and
+// @Public() marks a route (or a controller) as open without an API key: /health, /ping, /load
+// and the legacy POST /abort_requests. (vLLM's middleware checks only paths under /v1; the
+// compute routes outside it, /tokenize, /pooling, /score, /rerank, /invocations…, stay guarded
+// here.) /docs and
 // /openapi.json are served outside Nest's router and are therefore never guarded.
 // The OpenAPI extension lets the spec say `security: []` for these operations.
 

@@ -8,9 +8,8 @@
 // requests run as one batch, and a decode step's cost grows with the tokens actually cached, not
 // with a padded or gathered copy of them.
 import * as ort from 'onnxruntime-node';
-import { architectureOf } from '../architectures/registry';
+import { architectureOf, graphDtypeFor } from '../architectures/registry';
 import { SegmentInputs, SegmentOutputs, type SegmentedDecoder } from '../graph/decoder-segments';
-import { computeDtypeOf } from '../graph/compute-dtype';
 import type { AccuracyLevel } from '../graph/matmul-nbits';
 import type { LoadedModel, ModelArchConfig, ModelWeights, RunnerOptions, StepResult, StepSequence, WeightTensor } from '../types';
 import { EmbeddingRows } from './embedding-rows';
@@ -51,7 +50,7 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
     maxPositions,
     keepQuantized: opts.keepQuantized ?? true,
     quantAccuracyLevel: opts.quantAccuracyLevel,
-    dtype: computeDtypeOf(opts.dtype),
+    dtype: graphDtypeFor(config, 'causalLmSegments', opts.dtype),
   });
   const cache = new PagedKvCache(config, opts.blockSize, opts.numBlocks, opts.kvCacheDtype ?? 'float32');
   const sessions: ort.InferenceSession[] = [];
