@@ -1,13 +1,33 @@
-// @Public() marks a route (or a controller) as open without an API key: /health, /ping, the
-// legacy POST /abort_requests, and /tokenize + /detokenize (open in vLLM too). /docs and
-// /openapi.json are served outside Nest's router and are therefore never guarded.
+// @Public() marks a route (or every route of a controller) as open without an API key: /health,
+// /ping and the legacy POST /abort_requests. It sets a flag in the Fastify route config, which
+// the API-key hook (api-key-auth.ts) reads in onRequest, before the body is read. /docs and
+// /openapi.json are served outside Nest's router; the hook knows them by path.
 // The OpenAPI extension lets the spec say `security: []` for these operations.
 
-import { applyDecorators, SetMetadata } from '@nestjs/common';
 import { ApiExtension } from '@nestjs/swagger';
+import { FASTIFY_ROUTE_CONFIG_METADATA } from '@nestjs/platform-fastify/constants';
 
-export const IS_PUBLIC_KEY = 'ortllm:isPublic';
 export const PUBLIC_OPENAPI_EXTENSION = 'x-ortllm-public';
+/** The Fastify route-config key that marks an open route. */
+export const PUBLIC_ROUTE_CONFIG = 'ortllmPublic';
+
+function markPublic(handler: object): void {
+  const config = (Reflect.getMetadata(FASTIFY_ROUTE_CONFIG_METADATA, handler) as Record<string, unknown> | undefined) ?? {};
+  Reflect.defineMetadata(FASTIFY_ROUTE_CONFIG_METADATA, { ...config, [PUBLIC_ROUTE_CONFIG]: true }, handler);
+}
 
 export const Public = (): MethodDecorator & ClassDecorator =>
-  applyDecorators(SetMetadata(IS_PUBLIC_KEY, true), ApiExtension(PUBLIC_OPENAPI_EXTENSION, true));
+  ((target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    if (descriptor) {
+      ApiExtension(PUBLIC_OPENAPI_EXTENSION, true)(target, key!, descriptor);
+      markPublic(descriptor.value as object);
+      return;
+    }
+    const prototype = (target as { prototype: Record<string, unknown> }).prototype;
+    for (const name of Object.getOwnPropertyNames(prototype)) {
+      const method = Object.getOwnPropertyDescriptor(prototype, name);
+      if (name === 'constructor' || typeof method?.value !== 'function') continue;
+      ApiExtension(PUBLIC_OPENAPI_EXTENSION, true)(prototype, name, method);
+      markPublic(method.value as object);
+    }
+  }) as MethodDecorator & ClassDecorator;

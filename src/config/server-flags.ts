@@ -22,6 +22,18 @@ const positiveInt = (text: string): number => {
   return n;
 };
 
+const parseNonNegative = (text: string): number => {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`'${text}' must be a number >= 0`);
+  return n;
+};
+
+const parseNonNegativeInt = (text: string): number => {
+  const n = parseInteger(text);
+  if (n < 0) throw new Error(`'${text}' must be an integer >= 0`);
+  return n;
+};
+
 export const SERVER_FLAGS: FlagSpec[] = [
   { flags: '--model <model>', key: 'model', description: 'GGUF file or Hugging Face model directory (same as the MODEL argument)', defaultText: 'the built-in dummy model' },
   { flags: '--host <host>', key: 'host', description: 'Interface to listen on', defaultText: 'all interfaces' },
@@ -65,5 +77,13 @@ export const SERVER_FLAGS: FlagSpec[] = [
   { flags: '--device <device>', key: 'device', description: "'cpu' or 'cuda' (onnxruntime execution provider)", choices: ['cpu', 'cuda'], defaultText: 'cpu' },
   { flags: '--disable-fastapi-docs', key: 'disableFastapiDocs', description: 'Do not serve /docs and /openapi.json' },
   { flags: '--max-request-body-size <size>', key: 'maxRequestBodyBytes', description: '(ortllm) Largest request body; bigger gets 413. Accepts 32MiB', parse: parseByteSize, defaultText: '32MiB' },
+  { flags: '--max-json-depth <n>', key: 'maxJsonDepth', description: '(ortllm) Deepest nesting of objects/arrays in a JSON body; deeper gets 400 before parsing', parse: positiveInt, defaultText: '128' },
+  { flags: '--max-json-object-keys <n>', key: 'maxJsonObjectKeys', description: '(ortllm) Most keys in one JSON object of a body; more gets 400 before parsing', parse: positiveInt, defaultText: '10000' },
+  { flags: '--max-json-array-length <n>', key: 'maxJsonArrayLength', description: '(ortllm) Most items in one JSON array of a body; more gets 400 before parsing', parse: positiveInt, defaultText: '1048576' },
+  { flags: '--max-json-string-length <chars>', key: 'maxJsonStringLength', description: '(ortllm) Longest JSON string of a body, in characters as sent; longer gets 400 before parsing', parse: parseHumanInt, defaultText: '8388608' },
+  { flags: '--body-read-timeout <seconds>', key: 'bodyReadTimeoutSeconds', description: '(ortllm) Seconds a client gets to send a whole request; slower gets 408 (0 = no limit)', parse: parseNonNegative, defaultText: '60' },
+  { flags: '--max-num-queued-reqs <n>', key: 'maxNumQueuedReqs', description: 'Most sequences the engine holds (waiting + running, n counts n); more get 503 with Retry-After', parse: positiveInt, defaultText: '4096 (vLLM: no limit)' },
+  { flags: '--stream-stall-timeout <seconds>', key: 'streamStallTimeoutSeconds', description: "(ortllm) Seconds a streaming client may read nothing (its request paused) before it is aborted (0 = never)", parse: parseNonNegative, defaultText: '60' },
+  { flags: '--tokenizer-pool-size <n>', key: 'tokenizerPoolSize', description: 'Worker threads that tokenize and render large inputs off the HTTP thread (0 = none)', parse: parseNonNegativeInt, defaultText: '1 (vLLM: 0)' },
   { flags: '--shutdown-timeout <seconds>', key: 'shutdownTimeoutSeconds', description: '(ortllm) Seconds in-flight requests get to finish after SIGTERM/SIGINT', parse: parseInteger, defaultText: '30' },
 ];

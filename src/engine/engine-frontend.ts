@@ -8,7 +8,7 @@ import { encodeBadWords } from './sampling';
 import { OutputStream } from './output-stream';
 import type { CoreConnection, CoreEvent } from './core/protocol';
 import { checkFitsKvCache, engineLimits, type EngineLimits } from './core/validate-request';
-import type { EngineClient, EngineHealth, EngineOptions, EngineRequest, IterationStats, RequestOutput, SchedulerStats } from './types';
+import type { EngineClient, EngineHealth, EngineOptions, EngineRequest, IterationStats, RequestOutput, SchedulerStats, TextProcessor } from './types';
 import type { ChatTemplate, GenerationDefaults, LoadedModel, ModelArchConfig, Tokenizer } from '../model/types';
 
 export class EngineFrontend implements EngineClient {
@@ -26,7 +26,12 @@ export class EngineFrontend implements EngineClient {
   private deadError: string | null = null;
   private connection: CoreConnection | null = null;
 
-  constructor(model: LoadedModel, options: Pick<EngineOptions, 'maxNumSeqs' | 'schedulingPolicy'>, info: CoreConnection['info']) {
+  constructor(
+    model: LoadedModel,
+    options: Pick<EngineOptions, 'maxNumSeqs' | 'schedulingPolicy' | 'maxNumQueuedReqs'>,
+    info: CoreConnection['info'],
+    readonly text: (TextProcessor & { shutdown?(): Promise<void> }) | null = null,
+  ) {
     this.modelConfig = model.config;
     this.maxModelLen = info.maxModelLen;
     this.maxNumSeqs = options.maxNumSeqs;
@@ -129,7 +134,7 @@ export class EngineFrontend implements EngineClient {
     this.connection = null;
     for (const stream of this.streams.values()) stream.fail(new EngineDeadError('engine is shutting down'));
     this.deadError ??= 'engine was shut down';
-    await connection?.shutdown();
+    await Promise.all([connection?.shutdown(), this.text?.shutdown?.()]);
   }
 
   private liveConnection(): CoreConnection {

@@ -30,3 +30,19 @@ export class EngineDeadError extends Error {
     this.name = 'EngineDeadError';
   }
 }
+
+/**
+ * The engine already holds --max-num-queued-reqs sequences (waiting + running): the request is
+ * refused before it queues (503 with Retry-After), so an overloaded server sheds load instead of
+ * growing its queue without bound.
+ */
+export class EngineOverloadedError extends Error {
+  constructor(
+    message: string,
+    /** Seconds the client is told to wait before retrying. */
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+    this.name = 'EngineOverloadedError';
+  }
+}

@@ -2,7 +2,7 @@
 // follow vLLM's `SamplingParams` exactly (snake_case) because /inference/v1/generate and
 // /render put this struct on the wire as-is.
 
-import type { ChatTemplate, GenerationDefaults, ModelArchConfig, Tokenizer } from '../model/types';
+import type { ChatMessage, ChatRenderOptions, ChatTemplate, DecodeOptions, GenerationDefaults, ModelArchConfig, Tokenizer } from '../model/types';
 
 export type OutputKind = 0 | 1 | 2; // 0 CUMULATIVE, 1 DELTA, 2 FINAL_ONLY (vLLM RequestOutputKind)
 export const OUTPUT_KIND = { CUMULATIVE: 0, DELTA: 1, FINAL_ONLY: 2 } as const;
@@ -146,6 +146,27 @@ export interface EngineHealth {
   error?: string;
 }
 
+/** A conversation rendered by the chat template, and its token ids when encoding was asked. */
+export interface RenderedChat {
+  text: string;
+  tokenIds: number[] | null;
+}
+
+/**
+ * The tokenizer and chat-template work of requests, awaited so that large jobs (long prompts,
+ * many prompts or conversations, long outputs) run on a worker thread instead of the calling
+ * (HTTP) thread; small ones run inline. Template failures reject with ChatTemplateError.
+ */
+export interface TextProcessor {
+  encode(texts: readonly string[], addSpecialTokens: boolean): Promise<number[][]>;
+  decode(ids: readonly number[], opts?: DecodeOptions): Promise<string>;
+  /**
+   * One rendering per conversation, with the model's template (opts.template overrides it; it is
+   * used alone when the model has none). `encode` tokenizes each rendering too.
+   */
+  renderChat(conversations: ChatMessage[][], opts: ChatRenderOptions, encode: { addSpecialTokens: boolean } | null): Promise<RenderedChat[]>;
+}
+
 /** What the HTTP layer sees of the engine (vLLM's EngineClient). */
 export interface EngineClient {
   readonly modelConfig: ModelArchConfig;
@@ -154,6 +175,8 @@ export interface EngineClient {
   /** null with --skip-tokenizer-init / --tokens-only. */
   readonly tokenizer: Tokenizer | null;
   readonly chatTemplate: ChatTemplate | null;
+  /** Tokenizing and rendering off the calling thread when large; null without a tokenizer. */
+  readonly text: TextProcessor | null;
   readonly eosTokenIds: number[];
   /** generation_config.json defaults (empty with --generation-config vllm). */
   readonly generationDefaults: GenerationDefaults;
@@ -185,4 +208,8 @@ export interface EngineOptions {
   intraOpThreads: number | null;
   /** Run the engine core in a worker_thread (default true; tests may run it in-process). */
   useWorker: boolean;
+  /** Most sequences (waiting + running) held at once; more are refused (EngineOverloadedError). null = no limit. */
+  maxNumQueuedReqs?: number | null;
+  /** Worker threads for large tokenize / render / decode jobs; 0 or absent = on the calling thread. */
+  tokenizerPoolSize?: number;
 }

@@ -4,7 +4,7 @@
 import { RequestValidationError } from '../engine/errors';
 import type { EngineClient, EngineRequest, SamplingParams } from '../engine/types';
 import type { ChatMessage } from '../model/types';
-import { checkChatTemplateFlags, prepareChatPrompt } from './chat-prompt';
+import { checkChatTemplateFlags, prepareChatPrompts } from './chat-prompt';
 import { prepareChatMessages } from './chat-messages';
 import type { PreparedPrompt } from './completion-prompts';
 import { drainAll, foldOutput, generateFor, type PromptResult } from './engine-stream';
@@ -101,7 +101,7 @@ export class ChatServing {
   ) {}
 
   /** Validates the body and renders each conversation (ids from `idBase`, see requestIdBase); `batch` = messages is a list of conversations. */
-  prepare(body: ChatRequestBody, idBase: string, batch = false): PreparedChat {
+  async prepare(body: ChatRequestBody, idBase: string, batch = false): Promise<PreparedChat> {
     const model = resolveModelName(body.model, this.opts);
     rejectUnsupportedFields(body, UNSUPPORTED_CHAT_FIELDS);
     checkRequestExtras(body, this.opts, true);
@@ -119,20 +119,18 @@ export class ChatServing {
     const logprobs = resolveChatLogprobs(body);
     const conversations = batch ? splitConversations(body.messages) : [prepareChatMessages(body.messages)];
     const engine = this.engine;
-    const prompts = conversations.map((messages) =>
-      prepareChatPrompt(engine.chatTemplate, engine.tokenizer, messages, {
-        addGenerationPrompt: body.add_generation_prompt ?? true,
-        continueFinalMessage: body.continue_final_message ?? false,
-        addSpecialTokens: body.add_special_tokens ?? false,
-        documents: body.documents ?? null,
-        chatTemplate: body.chat_template ?? null,
-        chatTemplateKwargs: body.chat_template_kwargs ?? null,
-        trustRequestChatTemplate: this.opts.trustRequestChatTemplate,
-        truncatePromptTokens: body.truncate_prompt_tokens ?? null,
-        truncationSide: body.truncation_side ?? null,
-        maxModelLen: engine.maxModelLen,
-      }),
-    );
+    const prompts = await prepareChatPrompts(engine.text, engine.chatTemplate !== null, conversations, {
+      addGenerationPrompt: body.add_generation_prompt ?? true,
+      continueFinalMessage: body.continue_final_message ?? false,
+      addSpecialTokens: body.add_special_tokens ?? false,
+      documents: body.documents ?? null,
+      chatTemplate: body.chat_template ?? null,
+      chatTemplateKwargs: body.chat_template_kwargs ?? null,
+      trustRequestChatTemplate: this.opts.trustRequestChatTemplate,
+      truncatePromptTokens: body.truncate_prompt_tokens ?? null,
+      truncationSide: body.truncation_side ?? null,
+      maxModelLen: engine.maxModelLen,
+    });
     const sent = sentFields(body);
     const maxParam = body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
     const params = prompts.map((prompt) =>

@@ -84,7 +84,7 @@ export class CompletionServing {
   ) {}
 
   /** Validates and turns the body into engine requests (ids from `idBase`, see requestIdBase); throws 400/404 errors. */
-  prepare(body: CompletionRequestBody, idBase: string): PreparedCompletion {
+  async prepare(body: CompletionRequestBody, idBase: string): Promise<PreparedCompletion> {
     const model = resolveModelName(body.model, this.opts);
     if (body.suffix != null) throw new RequestValidationError('suffix is not currently supported', 'suffix');
     rejectUnsupportedFields(body, UNSUPPORTED_COMMON_FIELDS);
@@ -103,7 +103,7 @@ export class CompletionServing {
     }
     const engine = this.engine;
     const vocabSize = engine.modelConfig.vocabSize;
-    const prompts = prepareCompletionPrompts(body.prompt, engine.tokenizer, {
+    const prompts = await prepareCompletionPrompts(body.prompt, engine.text, {
       addSpecialTokens: body.add_special_tokens ?? true,
       truncatePromptTokens: body.truncate_prompt_tokens ?? null,
       truncationSide: body.truncation_side ?? null,
@@ -148,9 +148,10 @@ export class CompletionServing {
     return tokenNamer(this.engine.tokenizer, this.opts.returnTokensAsTokenIds || !!body.return_tokens_as_token_ids);
   }
 
-  /** The prompt text echoed back: as sent, or decoded from its token ids. */
-  private echoText(prompt: PreparedPrompt): string {
-    return prompt.text ?? this.engine.tokenizer?.decode(prompt.tokenIds, { skipSpecialTokens: false }) ?? '';
+  /** The prompt text echoed back: as sent, or decoded from its token ids (off the HTTP thread when long). */
+  private async echoText(prompt: PreparedPrompt): Promise<string> {
+    if (prompt.text !== null) return prompt.text;
+    return (await this.engine.text?.decode(prompt.tokenIds, { skipSpecialTokens: false })) ?? '';
   }
 
   async complete(prep: PreparedCompletion, signal?: AbortSignal): Promise<CompletionResponse> {
@@ -160,10 +161,10 @@ export class CompletionServing {
     const n = prep.params[0].n;
     const choices: CompletionChoice[] = [];
     const usages: UsageInfo[] = [];
-    results.forEach((result, promptIndex) => {
+    for (const [promptIndex, result] of results.entries()) {
       const prompt = prep.prompts[promptIndex];
       const promptIds = result.promptTokenIds.length > 0 ? result.promptTokenIds : prompt.tokenIds;
-      const prefix = body.echo ? this.echoText(prompt) : '';
+      const prefix = body.echo ? await this.echoText(prompt) : '';
       let completionTokens = 0;
       for (const produced of result.choices) {
         const choice = prep.echoOnly ? { ...produced, text: '', tokenIds: [], logprobs: [] } : produced;
@@ -189,7 +190,7 @@ export class CompletionServing {
         });
       }
       usages.push(buildUsage(promptIds.length, completionTokens, result.numCachedTokens, this.opts));
-    });
+    }
     return {
       id: prep.id,
       object: 'text_completion',
@@ -238,7 +239,7 @@ export class CompletionServing {
         if (body.logprobs != null) logprobs = emptyCompletionLogprobs();
         let offset = offsets.get(index) ?? 0;
         if (first && body.echo) {
-          text = this.echoText(prompt) + text;
+          text = (await this.echoText(prompt)) + text;
           if (logprobs) offset = appendCompletionLogprobs(logprobs, item.promptTokenIds, item.promptLogprobs ?? [], body.logprobs!, namer, offset);
         }
         if (logprobs) offset = appendCompletionLogprobs(logprobs, out.tokenIds, out.logprobs ?? [], body.logprobs!, namer, offset);

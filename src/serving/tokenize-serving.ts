@@ -1,9 +1,9 @@
 // /tokenize (completion and chat forms) and /detokenize, with vLLM's response shapes.
 
 import { RequestValidationError } from '../engine/errors';
-import type { EngineClient } from '../engine/types';
+import type { EngineClient, TextProcessor } from '../engine/types';
 import type { Tokenizer } from '../model/types';
-import { checkChatTemplateFlags, renderChatText } from './chat-prompt';
+import { checkChatTemplateFlags, renderChats } from './chat-prompt';
 import { prepareChatMessages } from './chat-messages';
 import { checkTokenIdsInVocab } from './completion-prompts';
 import { resolveModelName, type ServingOptions } from './serving-options';
@@ -40,29 +40,35 @@ export class TokenizeServing {
     private readonly opts: ServingOptions,
   ) {}
 
-  private tokenizer(): Tokenizer {
-    const tokenizer = this.engine.tokenizer;
-    if (!tokenizer) throw new RequestValidationError('This server runs without a tokenizer (--skip-tokenizer-init).', null);
-    return tokenizer;
+  private tokenizer(): { tokenizer: Tokenizer; text: TextProcessor } {
+    const { tokenizer, text } = this.engine;
+    if (!tokenizer || !text) throw new RequestValidationError('This server runs without a tokenizer (--skip-tokenizer-init).', null);
+    return { tokenizer, text };
   }
 
-  tokenize(body: TokenizeRequestBody): TokenizeResponse {
+  async tokenize(body: TokenizeRequestBody): Promise<TokenizeResponse> {
     resolveModelName(body.model, this.opts);
-    const tokenizer = this.tokenizer();
+    const { tokenizer, text } = this.tokenizer();
     let tokens: number[];
     if (body.messages != null) {
       rejectUnsupportedFields(body, ['tools', 'mm_processor_kwargs']);
       checkChatTemplateFlags(body, this.opts.trustRequestChatTemplate);
-      const text = renderChatText(this.engine.chatTemplate, tokenizer, prepareChatMessages(body.messages), {
-        addGenerationPrompt: body.add_generation_prompt ?? true,
-        continueFinalMessage: body.continue_final_message ?? false,
-        documents: null,
-        chatTemplate: body.chat_template ?? null,
-        chatTemplateKwargs: body.chat_template_kwargs ?? null,
-      });
-      tokens = tokenizer.encode(text, { addSpecialTokens: body.add_special_tokens ?? false });
+      const [rendered] = await renderChats(
+        text,
+        this.engine.chatTemplate !== null,
+        [prepareChatMessages(body.messages)],
+        {
+          addGenerationPrompt: body.add_generation_prompt ?? true,
+          continueFinalMessage: body.continue_final_message ?? false,
+          documents: null,
+          chatTemplate: body.chat_template ?? null,
+          chatTemplateKwargs: body.chat_template_kwargs ?? null,
+        },
+        { addSpecialTokens: body.add_special_tokens ?? false },
+      );
+      tokens = rendered.tokenIds ?? [];
     } else if (typeof body.prompt === 'string') {
-      tokens = tokenizer.encode(body.prompt, { addSpecialTokens: body.add_special_tokens ?? true });
+      [tokens] = await text.encode([body.prompt], body.add_special_tokens ?? true);
     } else {
       throw new RequestValidationError('Either `prompt` (a string) or `messages` must be given.', 'prompt');
     }
@@ -74,14 +80,14 @@ export class TokenizeServing {
     };
   }
 
-  detokenize(body: DetokenizeRequestBody): { prompt: string } {
+  async detokenize(body: DetokenizeRequestBody): Promise<{ prompt: string }> {
     resolveModelName(body.model, this.opts);
-    const tokenizer = this.tokenizer();
+    const { tokenizer, text } = this.tokenizer();
     const tokens = body.tokens;
     if (!Array.isArray(tokens) || !tokens.every((t) => typeof t === 'number')) {
       throw new RequestValidationError('tokens must be a list of integers.', 'tokens');
     }
     checkTokenIdsInVocab(tokens, tokenizer.vocabSize, 'tokens');
-    return { prompt: tokenizer.decode(tokens) };
+    return { prompt: await text.decode(tokens) };
   }
 }

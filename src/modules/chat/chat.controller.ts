@@ -22,7 +22,7 @@ export class ChatController {
     description: 'A chat.completion object, or (stream) an event stream of chat.completion.chunk objects ending with `data: [DONE]`.',
   })
   async createChatCompletion(@Body() body: ChatRequestDto, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const prepared = this.serving.prepare(body, responseIdBase(request, body.request_id));
+    const prepared = await this.serving.prepare(body, responseIdBase(request, body.request_id));
     await respond(reply, this.serving, prepared, !!body.stream);
   }
 
@@ -38,7 +38,7 @@ export class ChatController {
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    const prepared = this.serving.prepare(body, responseIdBase(request, body.request_id), true);
+    const prepared = await this.serving.prepare(body, responseIdBase(request, body.request_id), true);
     await respond(reply, this.serving, prepared, false);
   }
 }

@@ -22,7 +22,7 @@ export class CompletionsController {
     description: 'A text_completion object, or (stream) an event stream of text_completion chunks ending with `data: [DONE]`.',
   })
   async createCompletion(@Body() body: CompletionRequestDto, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const prepared = this.serving.prepare(body, responseIdBase(request, body.request_id));
+    const prepared = await this.serving.prepare(body, responseIdBase(request, body.request_id));
     await respond(reply, this.serving, prepared, !!body.stream);
   }
 }

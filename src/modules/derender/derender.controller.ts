@@ -4,7 +4,7 @@
 
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
-import { createValidationPipe } from '../../common/validation';
+import { RequestValidationPipe } from '../../common/validation';
 import type { ChatChunk, ChatResponse } from '../../serving/chat-serving';
 import type { CompletionChunk, CompletionResponse } from '../../serving/completion-serving';
 import {
@@ -17,10 +17,10 @@ import {
 import { DerenderStreamService, type DerenderStreamResult } from './derender-stream.service';
 import { DerenderService } from './derender.service';
 
-const pipe = createValidationPipe();
+const pipe = new RequestValidationPipe();
 
-function validated<T>(raw: unknown, metatype: new () => T): Promise<T> {
-  return pipe.transform(raw ?? {}, { type: 'body', metatype }) as Promise<T>;
+function validated<T extends object>(raw: unknown, metatype: new () => T): T {
+  return pipe.transform(raw, { type: 'body', metatype }) as T;
 }
 
 const isStreamForm = (raw: unknown): boolean => typeof raw === 'object' && raw !== null && (raw as { stream?: unknown }).stream === true;
@@ -42,8 +42,8 @@ export class DerenderController {
   @ApiBody({ schema: { oneOf: [{ $ref: getSchemaPath(DerenderCompletionRequestDto) }, { $ref: getSchemaPath(DerenderCompletionStreamRequestDto) }] } })
   @ApiOkResponse({ description: 'A text_completion object, or {chunk: text_completion chunk, stream_state}.' })
   async derenderCompletion(@Body() raw: unknown): Promise<CompletionResponse | DerenderStreamResult<CompletionChunk>> {
-    if (isStreamForm(raw)) return this.streams.completionStream(await validated(raw, DerenderCompletionStreamRequestDto));
-    return this.derender.completion(await validated(raw, DerenderCompletionRequestDto));
+    if (isStreamForm(raw)) return this.streams.completionStream(validated(raw, DerenderCompletionStreamRequestDto));
+    return this.derender.completion(validated(raw, DerenderCompletionRequestDto));
   }
 
   @Post('v1/chat/completions/derender')
@@ -52,7 +52,7 @@ export class DerenderController {
   @ApiBody({ schema: { oneOf: [{ $ref: getSchemaPath(DerenderChatRequestDto) }, { $ref: getSchemaPath(DerenderChatStreamRequestDto) }] } })
   @ApiOkResponse({ description: 'A chat.completion object, or {chunk: chat.completion.chunk, stream_state}.' })
   async derenderChat(@Body() raw: unknown): Promise<ChatResponse | DerenderStreamResult<ChatChunk>> {
-    if (isStreamForm(raw)) return this.streams.chatStream(await validated(raw, DerenderChatStreamRequestDto));
-    return this.derender.chat(await validated(raw, DerenderChatRequestDto));
+    if (isStreamForm(raw)) return this.streams.chatStream(validated(raw, DerenderChatStreamRequestDto));
+    return this.derender.chat(validated(raw, DerenderChatRequestDto));
   }
 }

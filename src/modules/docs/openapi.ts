@@ -3,10 +3,14 @@
 // The bearer scheme lets the UI's "Authorize" button send `Authorization: Bearer <key>`.
 
 import type { INestApplication } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { OperationObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { ErrorResponse, UnauthorizedResponse } from '../../common/error-response.dto';
 import { PUBLIC_OPENAPI_EXTENSION } from '../../common/public.decorator';
+import { pathOf } from '../../common/request-path';
+import { buildErrorBody } from '../../serving/openai-error';
 import type { ServerConfig } from '../../config/server-config';
 import { ORTLLM_VERSION } from '../../config/version';
 
@@ -58,8 +62,34 @@ function documentAuthAndErrors(document: OpenAPIObject): void {
   }
 }
 
+/** Where the docs are served (open without an API key). */
+export const DOCS_PATHS = ['/docs', '/openapi.json'];
+
+/**
+ * The files of swagger-ui-dist the Swagger UI page loads (plus Nest's generated init script);
+ * the rest of the package (package.json, README, source maps) is not served.
+ */
+const SWAGGER_UI_FILES = new Set([
+  'swagger-ui.css',
+  'swagger-ui-bundle.js',
+  'swagger-ui-standalone-preset.js',
+  'swagger-ui-init.js',
+  'favicon-16x16.png',
+  'favicon-32x32.png',
+]);
+
+function serveOnlySwaggerUiFiles(app: INestApplication): void {
+  const fastify = (app as NestFastifyApplication).getHttpAdapter().getInstance();
+  fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    const path = pathOf(request);
+    if (!path.startsWith('/docs/') || path === '/docs/' || SWAGGER_UI_FILES.has(path.slice('/docs/'.length))) return done();
+    void reply.status(404).header('content-type', 'application/json').send(buildErrorBody('Not Found', 404, null, 'Not Found'));
+  });
+}
+
 /** Serves GET /docs (Swagger UI) and GET /openapi.json; both stay open without an API key. */
 export function setupDocs(app: INestApplication, config: ServerConfig): void {
+  serveOnlySwaggerUiFiles(app);
   const document = buildOpenApiDocument(app, config);
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'openapi.json',

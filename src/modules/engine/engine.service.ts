@@ -33,6 +33,9 @@ export class EngineService implements EngineClient, OnApplicationShutdown {
   get chatTemplate(): EngineClient['chatTemplate'] {
     return this.client.chatTemplate;
   }
+  get text(): EngineClient['text'] {
+    return this.client.text;
+  }
   get eosTokenIds(): number[] {
     return this.client.eosTokenIds;
   }

@@ -20,7 +20,7 @@ export class RenderController {
     description: 'Tokenizes the prompt(s) and resolves the sampling params: one GenerateRequest per prompt, for /inference/v1/generate.',
   })
   @ApiOkResponse({ type: GenerateRequestDto, isArray: true })
-  renderCompletion(@Body() body: RenderCompletionRequestDto, @Req() request: FastifyRequest): RenderedGenerateRequest[] {
+  renderCompletion(@Body() body: RenderCompletionRequestDto, @Req() request: FastifyRequest): Promise<RenderedGenerateRequest[]> {
     return this.render.renderCompletion(body, responseIdBase(request, body.request_id));
   }
 
@@ -31,7 +31,7 @@ export class RenderController {
     description: 'Applies the chat template, tokenizes and resolves the sampling params: one GenerateRequest for /inference/v1/generate.',
   })
   @ApiOkResponse({ type: GenerateRequestDto })
-  renderChat(@Body() body: RenderChatRequestDto, @Req() request: FastifyRequest): RenderedGenerateRequest {
+  renderChat(@Body() body: RenderChatRequestDto, @Req() request: FastifyRequest): Promise<RenderedGenerateRequest> {
     return this.render.renderChat(body, responseIdBase(request, body.request_id));
   }
 }

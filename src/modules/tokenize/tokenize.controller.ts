@@ -16,7 +16,7 @@ export class TokenizeController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Tokenize a prompt or a chat conversation' })
   @ApiOkResponse({ type: TokenizeResponseDto })
-  tokenize(@Body() body: TokenizeRequestDto): TokenizeResponse {
+  tokenize(@Body() body: TokenizeRequestDto): Promise<TokenizeResponse> {
     return this.serving.tokenize(body);
   }
 
@@ -24,7 +24,7 @@ export class TokenizeController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Turn token ids back into text' })
   @ApiOkResponse({ type: DetokenizeResponseDto })
-  detokenize(@Body() body: DetokenizeRequestDto): { prompt: string } {
+  detokenize(@Body() body: DetokenizeRequestDto): Promise<{ prompt: string }> {
     return this.serving.detokenize(body);
   }
 }

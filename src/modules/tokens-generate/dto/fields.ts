@@ -4,10 +4,11 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsArray, IsOptional, ValidateNested } from 'class-validator';
+import { IsArray, IsDefined, IsOptional, ValidateNested } from 'class-validator';
 import { Check, type FieldSpec } from '../../../common/dto/api-field';
 
-const presence = (required: boolean | undefined): PropertyDecorator[] => (required ? [] : [IsOptional()]);
+/** Required fields need IsDefined: ValidateNested alone lets an absent value through. */
+const presence = (required: boolean | undefined): PropertyDecorator[] => (required ? [IsDefined()] : [IsOptional()]);
 const nullable = (required: boolean | undefined) => (required ? { required: true } : { required: false, nullable: true });
 
 /** A nested DTO, validated recursively; `isArray` for a list of them. */

@@ -1,0 +1,41 @@
+// Starts a worker thread on one of the engine's worker entry files. From the compiled build the
+// worker runs the .js next to this file's folder; from TypeScript sources (jest, ts-node) a small
+// bootstrap compiles .ts files on require with @swc/core (or TypeScript's transpileModule),
+// since a worker does not inherit the parent's loader.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+
+const TS_BOOTSTRAP = `
+const fs = require('node:fs');
+const { workerData } = require('node:worker_threads');
+let compile;
+try {
+  const swc = require(require.resolve('@swc/core', { paths: [workerData.root] }));
+  compile = (source, filename) => swc.transformSync(source, {
+    filename, sourceMaps: 'inline',
+    jsc: { parser: { syntax: 'typescript', decorators: true }, target: 'es2022',
+           transform: { legacyDecorator: true, decoratorMetadata: true } },
+    module: { type: 'commonjs' },
+  }).code;
+} catch {
+  const ts = require(require.resolve('typescript', { paths: [workerData.root] }));
+  compile = (source, filename) => ts.transpileModule(source, { fileName: filename, compilerOptions: {
+    module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, experimentalDecorators: true,
+    emitDecoratorMetadata: true, esModuleInterop: true, inlineSourceMap: true } }).outputText;
+}
+require.extensions['.ts'] = (module, filename) => module._compile(compile(fs.readFileSync(filename, 'utf8'), filename), filename);
+require(workerData.entry);
+`;
+
+/**
+ * `entry` is the entry file's path without extension (e.g. path.join(__dirname, 'engine-worker')).
+ * `data` reaches the worker as workerData (plus `entry` and `root` from TypeScript sources).
+ */
+export function startWorker(entry: string, data: object): Worker {
+  const compiled = `${entry}.js`;
+  if (!__filename.endsWith('.ts') && fs.existsSync(compiled)) return new Worker(compiled, { workerData: data });
+  const root = path.resolve(__dirname, '../../..');
+  return new Worker(TS_BOOTSTRAP, { eval: true, workerData: { ...data, entry: `${entry}.ts`, root } });
+}
