@@ -21,6 +21,7 @@ import { clientErrorHandler, frameworkErrors, installMethodNotAllowed, refuseOth
 import { installAccessLog, installRequestLog, nestLogLevels } from './common/logging';
 import { OpenAIExceptionFilter } from './common/openai-exception.filter';
 import { installRequestIdEcho } from './common/request-id';
+import { configureStreams } from './common/sse';
 import { RequestValidationPipe } from './common/validation';
 import type { ServerConfig } from './config/server-config';
 import { DOCS_PATHS, setupDocs } from './modules/docs/openapi';
@@ -78,6 +79,7 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
     bodyReadTimeoutMs: config.bodyReadTimeoutSeconds * 1000,
   });
   refuseOtherBodyTypes(fastify);
+  configureStreams(fastify, { stallTimeoutMs: config.streamStallTimeoutSeconds * 1000 });
 
   if (!config.disableUvicornAccessLog) installAccessLog(fastify);
   if (config.enableRequestIdHeaders) installRequestIdEcho(fastify);

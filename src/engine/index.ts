@@ -55,6 +55,8 @@ export async function createInProcessEngine(model: LoadedModel, options: EngineO
     info: host.info,
     add: (request) => host.add(request),
     abort: (ids) => host.abort(ids),
+    pause: (ids) => host.pause(ids),
+    resume: (ids) => host.resume(ids),
     shutdown: () => host.shutdown(),
   };
   const text = model.tokenizer ? new InlineTextProcessor(model.tokenizer, model.chatTemplate) : null;

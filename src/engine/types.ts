@@ -136,6 +136,8 @@ export interface IterationStats {
 export interface SchedulerStats {
   numRunning: number;
   numWaiting: number;
+  /** Sequences set aside because their client stopped reading (neither running nor waiting); absent = 0. */
+  numPaused?: number;
   kvCacheUsage: number; // 0..1
   numBlocks: number;
   blockSize: number;
@@ -180,6 +182,12 @@ export interface EngineClient {
   readonly eosTokenIds: number[];
   /** generation_config.json defaults (empty with --generation-config vllm). */
   readonly generationDefaults: GenerationDefaults;
+  /**
+   * Throws when `sequences` more sequences cannot be taken now: EngineOverloadedError past
+   * --max-num-queued-reqs (503), RequestValidationError when they alone exceed it. generate()
+   * checks again; callers ask early, before tokenizing, to refuse cheaply.
+   */
+  ensureCapacity(sequences: number): void;
   generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput>;
   abort(requestIds: string[]): void;
   health(): EngineHealth;

@@ -7,8 +7,8 @@ import type { ChatMessage } from '../model/types';
 import { checkChatTemplateFlags, prepareChatPrompts } from './chat-prompt';
 import { prepareChatMessages } from './chat-messages';
 import type { PreparedPrompt } from './completion-prompts';
-import { drainAll, foldOutput, generateFor, type PromptResult } from './engine-stream';
-import { buildEngineRequests } from './engine-requests';
+import { drainAll, generateFor, UsageCounter } from './engine-stream';
+import { buildEngineRequests, ensureRoomFor } from './engine-requests';
 import { createdNow, responseId } from './ids';
 import { chatLogprobEntries, formatPromptLogprobs, tokenNamer, type ChatLogprobs } from './logprobs';
 import { resolveMaxTokens } from './max-tokens';
@@ -119,6 +119,7 @@ export class ChatServing {
     const logprobs = resolveChatLogprobs(body);
     const conversations = batch ? splitConversations(body.messages) : [prepareChatMessages(body.messages)];
     const engine = this.engine;
+    ensureRoomFor(engine, conversations.length, body);
     const prompts = await prepareChatPrompts(engine.text, engine.chatTemplate !== null, conversations, {
       addGenerationPrompt: body.add_generation_prompt ?? true,
       continueFinalMessage: body.continue_final_message ?? false,
@@ -228,9 +229,8 @@ export class ChatServing {
     const numTop = body.top_logprobs ?? 0;
     const { includeUsage, continuousUsage } = streamUsageFlags(body.stream_options, this.opts.enableForceIncludeUsage);
     const base = { id: prep.id, object: 'chat.completion.chunk' as const, created: prep.created, model: prep.model };
-    const state: PromptResult = { promptTokenIds: prep.prompts[0].tokenIds, promptLogprobs: null, numCachedTokens: 0, choices: [] };
-    const usageNow = (): UsageInfo =>
-      buildUsage(state.promptTokenIds.length, state.choices.reduce((a, c) => a + c.tokenIds.length, 0), state.numCachedTokens, this.opts);
+    const counter = new UsageCounter(prep.prompts[0].tokenIds.length);
+    const usageNow = (): UsageInfo => buildUsage(counter.promptTokens, counter.completionTokens, counter.cachedTokens, this.opts);
     const withUsage = (chunk: ChatChunk): ChatChunk => (continuousUsage ? { ...chunk, usage: usageNow() } : chunk);
 
     const outputs = generateFor(this.engine, prep.engineRequests[0], signal)[Symbol.asyncIterator]();
@@ -249,7 +249,7 @@ export class ChatServing {
     try {
       while (!next.done) {
         const item = next.value;
-        foldOutput(state, item, prep.params[0].output_kind);
+        counter.add(item, prep.params[0].output_kind);
         for (const out of item.outputs) {
           if (!out.text && out.tokenIds.length === 0 && !out.finishReason) continue;
           const choice: ChatChunkChoice = {

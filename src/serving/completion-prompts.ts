@@ -23,6 +23,11 @@ function isTokenList(value: unknown): value is number[] {
   return Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'number');
 }
 
+/** How many prompts (engine requests) the `prompt` field holds. */
+export function countCompletionPrompts(prompt: unknown): number {
+  return splitCompletionPrompt(prompt).length;
+}
+
 /** Splits the `prompt` field into one entry per prompt, keeping each entry's form. */
 function splitCompletionPrompt(prompt: unknown): Array<string | number[]> {
   if (typeof prompt === 'string') return [prompt];

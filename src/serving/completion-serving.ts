@@ -1,11 +1,12 @@
 // /v1/completions: request -> engine requests (one per prompt) -> OpenAI completion JSON or
 // SSE chunks. Plain TypeScript so controllers stay thin and /render can reuse prepare().
 
+import { setMaxListeners } from 'node:events';
 import type { EngineClient, EngineRequest, SamplingParams } from '../engine/types';
 import { RequestValidationError } from '../engine/errors';
-import { prepareCompletionPrompts, type PreparedPrompt } from './completion-prompts';
-import { drainAll, foldOutput, generateFor, mergeStreams, type PromptResult } from './engine-stream';
-import { buildEngineRequests } from './engine-requests';
+import { countCompletionPrompts, prepareCompletionPrompts, type PreparedPrompt } from './completion-prompts';
+import { drainAll, generateFor, mergeStreams, UsageCounter } from './engine-stream';
+import { buildEngineRequests, ensureRoomFor } from './engine-requests';
 import { createdNow, responseId } from './ids';
 import { appendCompletionLogprobs, emptyCompletionLogprobs, formatPromptLogprobs, tokenNamer, type CompletionLogprobs } from './logprobs';
 import { resolveMaxTokens } from './max-tokens';
@@ -103,6 +104,7 @@ export class CompletionServing {
     }
     const engine = this.engine;
     const vocabSize = engine.modelConfig.vocabSize;
+    ensureRoomFor(engine, countCompletionPrompts(body.prompt), body);
     const prompts = await prepareCompletionPrompts(body.prompt, engine.text, {
       addSpecialTokens: body.add_special_tokens ?? true,
       truncatePromptTokens: body.truncate_prompt_tokens ?? null,
@@ -209,26 +211,21 @@ export class CompletionServing {
     const namer = this.namer(body);
     const n = prep.params[0].n;
     const { includeUsage, continuousUsage } = streamUsageFlags(body.stream_options, this.opts.enableForceIncludeUsage);
-    const states: PromptResult[] = prep.prompts.map(() => ({ promptTokenIds: [], promptLogprobs: null, numCachedTokens: 0, choices: [] }));
+    const counters = prep.prompts.map((prompt) => new UsageCounter(prompt.tokenIds.length));
     // Per choice (flat index): whether its first chunk went out, and where its text offset stands.
     const started = new Set<number>();
     const offsets = new Map<number, number>();
     const base = { id: prep.id, object: 'text_completion' as const, created: prep.created, model: prep.model };
     const usageNow = (): UsageInfo =>
       sumUsage(
-        states.map((s, i) =>
-          buildUsage(
-            s.promptTokenIds.length || prep.prompts[i].tokenIds.length,
-            prep.echoOnly ? 0 : s.choices.reduce((a, c) => a + c.tokenIds.length, 0),
-            s.numCachedTokens,
-            this.opts,
-          ),
-        ),
+        counters.map((c) => buildUsage(c.promptTokens, prep.echoOnly ? 0 : c.completionTokens, c.cachedTokens, this.opts)),
         this.opts,
       );
+    // Every prompt's engine request listens to the client's signal until it ends.
+    if (signal) setMaxListeners(prep.engineRequests.length + 1, signal);
     const streams = prep.engineRequests.map((r) => generateFor(this.engine, r, signal));
     for await (const { source, item } of mergeStreams(streams)) {
-      foldOutput(states[source], item, prep.params[source].output_kind);
+      counters[source].add(item, prep.params[source].output_kind);
       const prompt = prep.prompts[source];
       for (const produced of item.outputs) {
         const out = prep.echoOnly ? { ...produced, text: '', tokenIds: [], logprobs: [] } : produced;

@@ -2,23 +2,56 @@
 // one, and folding a stream into per-choice final state (the non-streaming path drains the
 // same generator the streaming path forwards).
 
+import { setMaxListeners } from 'node:events';
 import { OpenAIHttpError } from './openai-error';
 import { randomRequestId } from './ids';
 import { beamSearch } from '../engine/beam-search';
 import { OUTPUT_KIND, type EngineClient, type EngineRequest, type OutputKind, type PositionLogprobs, type RequestOutput } from '../engine/types';
 
-/** Interleaves several async iterables as their items arrive; tagged with the source index. */
+/**
+ * Interleaves several async iterables as their items arrive; tagged with the source index. Each
+ * item costs O(1) whatever the number of sources (a request may carry thousands of prompts):
+ * settled pulls land in a queue instead of being raced against every pending one.
+ */
 export async function* mergeStreams<T>(streams: AsyncIterable<T>[]): AsyncGenerator<{ source: number; item: T }> {
   const iterators = streams.map((s) => s[Symbol.asyncIterator]());
-  const pending = new Map<number, Promise<{ source: number; result: IteratorResult<T> }>>();
-  const pull = (source: number) =>
-    pending.set(source, iterators[source].next().then((result) => ({ source, result })));
+  const settled: Array<{ source: number; result: IteratorResult<T> }> = [];
+  let head = 0;
+  let failure: { error: unknown } | null = null;
+  let wake: (() => void) | null = null;
+  const notify = (): void => {
+    const w = wake;
+    wake = null;
+    w?.();
+  };
+  const pull = (source: number): void => {
+    iterators[source].next().then(
+      (result) => {
+        settled.push({ source, result });
+        notify();
+      },
+      (error: unknown) => {
+        failure ??= { error };
+        notify();
+      },
+    );
+  };
   iterators.forEach((_, i) => pull(i));
+  let open = iterators.length;
   try {
-    while (pending.size > 0) {
-      const { source, result } = await Promise.race(pending.values());
+    while (open > 0) {
+      if (failure) throw (failure as { error: unknown }).error;
+      if (head === settled.length) {
+        await new Promise<void>((resolve) => (wake = resolve));
+        continue;
+      }
+      const { source, result } = settled[head++];
+      if (head > 1024 && head * 2 > settled.length) {
+        settled.splice(0, head);
+        head = 0;
+      }
       if (result.done) {
-        pending.delete(source);
+        open--;
         continue;
       }
       pull(source);
@@ -79,6 +112,34 @@ export function foldOutput(state: PromptResult, output: RequestOutput, kind: Out
   }
 }
 
+/**
+ * What a stream keeps to report usage: token counts, not the tokens, text or logprobs it already
+ * forwarded (those are the client's now), so a long stream's memory does not grow with it.
+ */
+export class UsageCounter {
+  cachedTokens = 0;
+  private readonly tokensByChoice = new Map<number, number>();
+
+  constructor(public promptTokens: number) {}
+
+  /** Counts one output; the engine's finish_reason 'error' throws (a 500, or an error frame). */
+  add(output: RequestOutput, kind: OutputKind): void {
+    throwIfGenerationError(output);
+    if (output.promptTokenIds.length > 0) this.promptTokens = output.promptTokenIds.length;
+    this.cachedTokens = output.numCachedTokens;
+    for (const o of output.outputs) {
+      const before = kind === OUTPUT_KIND.DELTA ? (this.tokensByChoice.get(o.index) ?? 0) : 0;
+      this.tokensByChoice.set(o.index, before + o.tokenIds.length);
+    }
+  }
+
+  get completionTokens(): number {
+    let total = 0;
+    for (const n of this.tokensByChoice.values()) total += n;
+    return total;
+  }
+}
+
 async function drain(stream: AsyncIterable<RequestOutput>, kind: OutputKind): Promise<PromptResult> {
   const state: PromptResult = { promptTokenIds: [], promptLogprobs: null, numCachedTokens: 0, choices: [] };
   for await (const output of stream) foldOutput(state, output, kind);
@@ -110,6 +171,8 @@ export async function drainAll(
   signal?: AbortSignal,
 ): Promise<PromptResult[]> {
   const group = new AbortController();
+  // Each engine request listens to the group signal until it ends: one listener per prompt.
+  setMaxListeners(requests.length + 1, group.signal);
   const abortGroup = () => group.abort(signal?.reason);
   if (signal?.aborted) abortGroup();
   signal?.addEventListener('abort', abortGroup, { once: true });

@@ -96,6 +96,9 @@ export class FakeEngine implements EngineClient {
     return [...this.live.keys()];
   }
 
+  /** Admits everything (no --max-num-queued-reqs bound in these tests). */
+  ensureCapacity(): void {}
+
   async *generate(request: EngineRequest, signal?: AbortSignal): AsyncGenerator<RequestOutput> {
     this.requests.push(request);
     const script = this.options.script ?? [];

@@ -130,6 +130,15 @@ export class EngineCoreHost {
     this.wake?.();
   }
 
+  pause(requestIds: string[]): void {
+    this.core.pause(requestIds);
+  }
+
+  resume(requestIds: string[]): void {
+    this.core.resume(requestIds);
+    this.wake?.();
+  }
+
   async shutdown(): Promise<void> {
     this.stopped = true;
     this.wake?.();

@@ -41,6 +41,8 @@ export class EngineCore {
   readonly limits: EngineLimits;
   private readonly requests = new Map<string, RequestState>();
   private readonly pendingAborts = new Set<string>();
+  /** Pause / resume commands that arrived during a step; the last one per request wins. */
+  private readonly pendingFlow = new Map<string, 'pause' | 'resume'>();
   private stepping = false;
 
   constructor(
@@ -83,10 +85,38 @@ export class EngineCore {
     if (!this.stepping) this.flushAborts();
   }
 
+  /**
+   * Sets the requests aside while their clients are not reading (their KV is freed and their
+   * batch slots go to others), or takes them back. After the running step, if any.
+   */
+  pause(requestIds: readonly string[]): void {
+    this.setFlow(requestIds, 'pause');
+  }
+
+  resume(requestIds: readonly string[]): void {
+    this.setFlow(requestIds, 'resume');
+  }
+
+  private setFlow(requestIds: readonly string[], action: 'pause' | 'resume'): void {
+    for (const id of requestIds) if (this.requests.has(id)) this.pendingFlow.set(id, action);
+    if (!this.stepping) this.flushFlow();
+  }
+
+  private flushFlow(): void {
+    for (const [id, action] of this.pendingFlow) {
+      const state = this.requests.get(id);
+      if (!state || state.finished) continue;
+      if (action === 'pause') this.scheduler.pauseSequences(state.liveSeqIds());
+      else this.scheduler.resumeSequences(state.liveSeqIds());
+    }
+    this.pendingFlow.clear();
+  }
+
   stats(): SchedulerStats {
     return {
       numRunning: this.scheduler.numRunning,
       numWaiting: this.scheduler.numWaiting,
+      numPaused: this.scheduler.numPaused,
       kvCacheUsage: this.kv.usage(),
       numBlocks: this.kv.numBlocks,
       blockSize: this.kv.blockSize,
@@ -96,6 +126,7 @@ export class EngineCore {
   /** One engine iteration. */
   async step(): Promise<void> {
     this.flushAborts();
+    this.flushFlow();
     const plan = this.scheduler.schedule();
     const iteration = emptyIterationStats();
     iteration.numPreemptions = plan.preempted.length;
@@ -163,8 +194,9 @@ export class EngineCore {
       }
     }
     this.emit(touched, iteration, now);
-    // Aborts that arrived during the step take effect now, not one step later.
+    // Aborts (and pauses) that arrived during the step take effect now, not one step later.
     this.flushAborts();
+    this.flushFlow();
   }
 
   private stepSequence(seq: Sequence, numNewTokens: number): StepSequence {

@@ -25,6 +25,8 @@ export type CoreEvent =
 export type CoreCommand =
   | { type: 'add'; request: EngineRequest }
   | { type: 'abort'; requestIds: string[] }
+  | { type: 'pause'; requestIds: string[] }
+  | { type: 'resume'; requestIds: string[] }
   | { type: 'shutdown' };
 
 /** Worker → HTTP thread, besides CoreEvents. */
@@ -39,5 +41,8 @@ export interface CoreConnection {
   readonly info: CoreInfo;
   add(request: EngineRequest): void;
   abort(requestIds: string[]): void;
+  /** Sets requests aside while their clients are not reading (EngineCore.pause), or takes them back. */
+  pause(requestIds: string[]): void;
+  resume(requestIds: string[]): void;
   shutdown(): Promise<void>;
 }

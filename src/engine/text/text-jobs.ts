@@ -63,6 +63,25 @@ export function runTextJob(jobs: TextJobs, job: TextJob): unknown {
   }
 }
 
+/**
+ * Token ids leave a worker as Int32Arrays whose buffers are transferred (no copy); a number[]
+ * of millions of ids would cost the receiving thread a long structured-clone pause instead.
+ */
+export function packTokenIds(result: unknown, op: TextJob['op']): { result: unknown; transfer: ArrayBuffer[] } {
+  const transfer: ArrayBuffer[] = [];
+  const pack = (ids: number[]): Int32Array => {
+    const typed = Int32Array.from(ids);
+    transfer.push(typed.buffer);
+    return typed;
+  };
+  if (op === 'encode') return { result: (result as number[][]).map(pack), transfer };
+  if (op === 'render') {
+    const rendered = (result as RenderedChat[]).map((r) => ({ text: r.text, tokenIds: r.tokenIds ? pack(r.tokenIds) : null }));
+    return { result: rendered, transfer };
+  }
+  return { result, transfer };
+}
+
 /** Worker ↔ pool messages. */
 export type TextWorkerRequest = { id: number; job: TextJob };
 export type TextWorkerReply =

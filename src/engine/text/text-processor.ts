@@ -9,6 +9,7 @@ import { ChatTemplateError } from '../../model/chat-template';
 import type { ChatMessage, ChatRenderOptions, ChatTemplate, DecodeOptions, LoadModelOptions, Tokenizer } from '../../model/types';
 import type { RenderedChat, TextProcessor } from '../types';
 import { startWorker } from '../worker/start-worker';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { runTextJob, TextJobs, type TextJob, type TextWorkerReply } from './text-jobs';
 
 export class InlineTextProcessor implements TextProcessor {
@@ -120,6 +121,37 @@ class TextWorker {
   }
 }
 
+/** Ids converted per event-loop turn: a few milliseconds on a slow core. */
+const IDS_PER_TURN = 65_536;
+
+/** An Int32Array of token ids as number[], converted in slices with yields between them. */
+async function toIdList(typed: Int32Array): Promise<number[]> {
+  const ids = new Array<number>(typed.length);
+  for (let start = 0; start < typed.length; start += IDS_PER_TURN) {
+    if (start > 0) await yieldToEventLoop();
+    const end = Math.min(typed.length, start + IDS_PER_TURN);
+    for (let i = start; i < end; i++) ids[i] = typed[i];
+  }
+  return ids;
+}
+
+/** Turns a worker's packed result (text-jobs.ts packTokenIds) back into the TextProcessor shapes. */
+async function unpack(result: unknown, op: TextJob['op']): Promise<unknown> {
+  if (op === 'encode') {
+    const lists: number[][] = [];
+    for (const typed of result as Int32Array[]) lists.push(await toIdList(typed));
+    return lists;
+  }
+  if (op === 'render') {
+    const rendered: RenderedChat[] = [];
+    for (const r of result as Array<{ text: string; tokenIds: Int32Array | null }>) {
+      rendered.push({ text: r.text, tokenIds: r.tokenIds ? await toIdList(r.tokenIds) : null });
+    }
+    return rendered;
+  }
+  return result;
+}
+
 /** Errors keep their class across the thread boundary where callers tell them apart. */
 function rebuildError(name: string, message: string): Error {
   if (name === 'ChatTemplateError') return new ChatTemplateError(message);
@@ -148,7 +180,7 @@ export class PooledTextProcessor extends InlineTextProcessor {
     // The least busy worker; jobs queue in its message port.
     let best = this.workers[0];
     for (const w of this.workers) if (w.pending.size < best.pending.size) best = w;
-    return best.run(job);
+    return best.run(job).then((result) => unpack(result, job.op));
   }
 
   /** A worker that died: its jobs failed; later jobs go to the others, or inline when none is left. */

@@ -4,7 +4,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadModel } from '../../model/load-model';
 import type { LoadModelOptions } from '../../model/types';
-import { runTextJob, TextJobs, type TextWorkerReply, type TextWorkerRequest } from './text-jobs';
+import { packTokenIds, runTextJob, TextJobs, type TextWorkerReply, type TextWorkerRequest } from './text-jobs';
 
 async function main(): Promise<void> {
   const port = parentPort;
@@ -21,7 +21,9 @@ async function main(): Promise<void> {
   }
   port.on('message', ({ id, job }: TextWorkerRequest) => {
     try {
-      send({ type: 'done', id, result: runTextJob(jobs, job) });
+      const { result, transfer } = packTokenIds(runTextJob(jobs, job), job.op);
+      const reply: TextWorkerReply = { type: 'done', id, result };
+      port.postMessage(reply, transfer);
     } catch (err) {
       const e = err instanceof Error ? err : new Error(String(err));
       send({ type: 'failed', id, name: e.name, message: e.message });

@@ -27,6 +27,12 @@ async function main(): Promise<void> {
       case 'abort':
         host.abort(command.requestIds);
         break;
+      case 'pause':
+        host.pause(command.requestIds);
+        break;
+      case 'resume':
+        host.resume(command.requestIds);
+        break;
       case 'shutdown':
         void host.shutdown().finally(() => port.close());
         break;

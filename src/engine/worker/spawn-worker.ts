@@ -22,6 +22,8 @@ export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreE
       },
       add: (request) => post({ type: 'add', request }),
       abort: (requestIds) => post({ type: 'abort', requestIds }),
+      pause: (requestIds) => post({ type: 'pause', requestIds }),
+      resume: (requestIds) => post({ type: 'resume', requestIds }),
       shutdown: async () => {
         if (exited) return;
         const done = new Promise<void>((r) => exitWaiters.push(r));

@@ -43,6 +43,10 @@ export class EngineService implements EngineClient, OnApplicationShutdown {
     return this.client.generationDefaults;
   }
 
+  ensureCapacity(sequences: number): void {
+    this.client.ensureCapacity(sequences);
+  }
+
   generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
     return this.client.generate(request, signal);
   }

@@ -1,9 +1,11 @@
 // POST /tokenize and POST /detokenize. vLLM leaves them outside its guarded prefixes; ortllm's
 // guard covers every route but the probes, the docs and the legacy abort, so they need the key.
 
-import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { sendJson } from '../../common/json-response';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { TokenizeServing, type TokenizeResponse } from '../../serving/tokenize-serving';
+import { TokenizeServing } from '../../serving/tokenize-serving';
 import { DetokenizeRequestDto, TokenizeRequestDto } from './dto/tokenize-request.dto';
 import { DetokenizeResponseDto, TokenizeResponseDto } from './dto/tokenize-response.dto';
 
@@ -16,8 +18,9 @@ export class TokenizeController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Tokenize a prompt or a chat conversation' })
   @ApiOkResponse({ type: TokenizeResponseDto })
-  tokenize(@Body() body: TokenizeRequestDto): Promise<TokenizeResponse> {
-    return this.serving.tokenize(body);
+  async tokenize(@Body() body: TokenizeRequestDto, @Res() reply: FastifyReply): Promise<void> {
+    // Millions of token ids are written in pieces (sendJson), not in one JSON.stringify.
+    await sendJson(reply, await this.serving.tokenize(body));
   }
 
   @Post('detokenize')

@@ -21,18 +21,21 @@ const model = {
   contextLength: 64,
 } satisfies LoadedModel;
 
-function setup(numBlocks = 8) {
+function setup(numBlocks = 8, maxNumQueuedReqs: number | null = null) {
   const added: EngineRequest[] = [];
   const aborted: string[][] = [];
+  const flow: string[] = [];
   const connection: CoreConnection = {
     info: { numBlocks, blockSize: 4, maxModelLen: 32 },
     add: (r) => added.push(r),
     abort: (ids) => aborted.push(ids),
+    pause: (ids) => flow.push(`pause ${ids.join()}`),
+    resume: (ids) => flow.push(`resume ${ids.join()}`),
     shutdown: async () => undefined,
   };
-  const frontend = new EngineFrontend(model, { maxNumSeqs: 4, schedulingPolicy: 'fcfs' }, connection.info);
+  const frontend = new EngineFrontend(model, { maxNumSeqs: 4, schedulingPolicy: 'fcfs', maxNumQueuedReqs }, connection.info);
   frontend.attach(connection);
-  return { frontend, added, aborted };
+  return { frontend, added, aborted, flow };
 }
 
 const req = (id: string, max_tokens = 4): EngineRequest => ({

@@ -55,6 +55,7 @@ function fakeEngine(generationDefaults: Record<string, number> = {}) {
     },
     eosTokenIds: [2],
     generationDefaults,
+    ensureCapacity: () => undefined,
     generate(request: EngineRequest): AsyncIterable<RequestOutput> {
       requests.push(request);
       return (async function* () {
