@@ -95,7 +95,7 @@ function bodyTooLarge(maxBodyBytes: number): OpenAIHttpError {
 function bodyError(err: unknown): Error {
   if (err instanceof OpenAIHttpError) return err;
   if (err instanceof JsonShapeError) return badBody(err.message);
-  if (err instanceof TypeError && (err as NodeJS.ErrnoException).code === 'ERR_ENCODING_INVALID_ENCODED_DATA') {
+  if ((err as NodeJS.ErrnoException | null)?.code === 'ERR_ENCODING_INVALID_ENCODED_DATA') {
     return badBody('The request body is not valid UTF-8.');
   }
   return err as Error;
