@@ -162,6 +162,8 @@ function rebuildError(name: string, message: string): Error {
 
 export class PooledTextProcessor extends InlineTextProcessor {
   private workers: TextWorker[];
+  /** Jobs handed to a worker so far (the rest ran inline). */
+  offThreadJobs = 0;
 
   /** `workers` from spawnTextWorkers: each holds its own copy of the tokenizer and template. */
   constructor(tokenizer: Tokenizer, template: ChatTemplate | null, workers: Worker[]) {
@@ -180,6 +182,7 @@ export class PooledTextProcessor extends InlineTextProcessor {
     // The least busy worker; jobs queue in its message port.
     let best = this.workers[0];
     for (const w of this.workers) if (w.pending.size < best.pending.size) best = w;
+    this.offThreadJobs++;
     return best.run(job).then((result) => unpack(result, job.op));
   }
 
