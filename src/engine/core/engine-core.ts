@@ -103,6 +103,7 @@ export class EngineCore {
   }
 
   private flushFlow(): void {
+    if (this.pendingFlow.size === 0) return;
     for (const [id, action] of this.pendingFlow) {
       const state = this.requests.get(id);
       if (!state || state.finished) continue;
@@ -110,6 +111,9 @@ export class EngineCore {
       else this.scheduler.resumeSequences(state.liveSeqIds());
     }
     this.pendingFlow.clear();
+    // The scheduler state changed without a step: report it (metrics would go stale when every
+    // request is paused and no step runs).
+    this.listener.onStep([], this.stats(), emptyIterationStats());
   }
 
   stats(): SchedulerStats {
