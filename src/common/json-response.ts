@@ -4,7 +4,7 @@
 // responses go through Fastify's send() as usual. The text is what JSON.stringify writes.
 
 import type { FastifyReply } from 'fastify';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { turnTaker } from '../serving/yield-budget';
 import { closeWhenStalled, flushed, streamSettingsOf } from './sse';
 
 /** Array items (at any depth) above which a response is written in pieces. */
@@ -13,8 +13,6 @@ const LARGE_RESPONSE_ITEMS = 16_384;
 const SLICE = 8_192;
 /** Text gathered before it is written to the socket. */
 const WRITE_CHUNK = 64 * 1024;
-/** The longest the serializer runs before it yields. */
-const TURN_MS = 4;
 
 /** True when `value` holds more than `limit` array items; stops counting at the limit. */
 function hasManyItems(value: unknown, limit: number): boolean {
@@ -38,7 +36,7 @@ const isPrimitive = (v: unknown): boolean => v === null || typeof v !== 'object'
 class JsonPieces {
   private parts: string[] = [];
   private size = 0;
-  private turnStart = performance.now();
+  private readonly takeTurn = turnTaker();
 
   constructor(private readonly flush: (text: string) => Promise<void>) {}
 
@@ -49,10 +47,7 @@ class JsonPieces {
 
   private async pause(): Promise<void> {
     if (this.size >= WRITE_CHUNK) await this.drain();
-    if (performance.now() - this.turnStart >= TURN_MS) {
-      await yieldToEventLoop();
-      this.turnStart = performance.now();
-    }
+    await this.takeTurn();
   }
 
   async drain(): Promise<void> {

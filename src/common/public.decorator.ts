@@ -16,18 +16,18 @@ function markPublic(handler: object): void {
   Reflect.defineMetadata(FASTIFY_ROUTE_CONFIG_METADATA, { ...config, [PUBLIC_ROUTE_CONFIG]: true }, handler);
 }
 
-export const Public = (): MethodDecorator & ClassDecorator =>
-  ((target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
-    if (descriptor) {
-      ApiExtension(PUBLIC_OPENAPI_EXTENSION, true)(target, key!, descriptor);
-      markPublic(descriptor.value as object);
-      return;
-    }
-    const prototype = (target as { prototype: Record<string, unknown> }).prototype;
-    for (const name of Object.getOwnPropertyNames(prototype)) {
-      const method = Object.getOwnPropertyDescriptor(prototype, name);
-      if (name === 'constructor' || typeof method?.value !== 'function') continue;
-      ApiExtension(PUBLIC_OPENAPI_EXTENSION, true)(prototype, name, method);
-      markPublic(method.value as object);
-    }
-  }) as MethodDecorator & ClassDecorator;
+function publicRoute(target: object, key?: string | symbol, descriptor?: PropertyDescriptor): void {
+  if (descriptor) {
+    ApiExtension(PUBLIC_OPENAPI_EXTENSION, true)(target, key, descriptor);
+    markPublic(descriptor.value as object);
+    return;
+  }
+  // On a controller: every method of it.
+  const prototype = (target as { prototype: object }).prototype;
+  for (const name of Object.getOwnPropertyNames(prototype)) {
+    const method = Object.getOwnPropertyDescriptor(prototype, name);
+    if (name !== 'constructor' && typeof method?.value === 'function') publicRoute(prototype, name, method);
+  }
+}
+
+export const Public = (): MethodDecorator & ClassDecorator => publicRoute;

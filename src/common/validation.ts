@@ -91,7 +91,7 @@ export function toDtoInstance(cls: DtoClass, plain: Record<string, unknown>): ob
     const value = plain[key];
     const type = nested.get(key);
     if (type === undefined) instance[key] = value;
-    else if (Array.isArray(value)) instance[key] = value.map((item) => (isPlainObject(item) ? toDtoInstance(type, item) : item));
+    else if (Array.isArray(value)) instance[key] = value.map((item: unknown) => (isPlainObject(item) ? toDtoInstance(type, item) : item));
     else instance[key] = isPlainObject(value) ? toDtoInstance(type, value) : value;
   }
   return instance;

@@ -17,6 +17,7 @@ import { sentFields, type SamplingRequestFields } from './sampling-request';
 import { checkRequestExtras, resolveModelName, type RequestExtras, type ServingOptions } from './serving-options';
 import { rejectUnsupportedFields, UNSUPPORTED_CHAT_FIELDS } from './unsupported';
 import { buildUsage, streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
+import { turnTaker } from './yield-budget';
 
 export interface ChatRequestBody extends SamplingRequestFields, RequestExtras {
   model?: string | null;
@@ -182,10 +183,12 @@ export class ChatServing {
     const numTop = body.top_logprobs ?? 0;
     const choices: ChatChoice[] = [];
     const usages: UsageInfo[] = [];
-    results.forEach((result, conversation) => {
+    const takeTurn = turnTaker();
+    for (const [conversation, result] of results.entries()) {
       const promptIds = result.promptTokenIds.length > 0 ? result.promptTokenIds : prep.prompts[conversation].tokenIds;
       let completionTokens = 0;
       for (const choice of result.choices) {
+        await takeTurn();
         completionTokens += choice.tokenIds.length;
         choices.push({
           index: conversation * n + choice.index,
@@ -203,7 +206,7 @@ export class ChatServing {
         });
       }
       usages.push(buildUsage(promptIds.length, completionTokens, result.numCachedTokens, this.opts));
-    });
+    }
     const single = results.length === 1 ? results[0] : null;
     const response: ChatResponse = {
       id: prep.id,

@@ -15,6 +15,7 @@ import { sentFields, type SamplingRequestFields } from './sampling-request';
 import { checkRequestExtras, resolveModelName, type RequestExtras, type ServingOptions } from './serving-options';
 import { rejectUnsupportedFields, UNSUPPORTED_COMMON_FIELDS } from './unsupported';
 import { buildUsage, streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
+import { turnTaker } from './yield-budget';
 
 /** vLLM's default max_tokens for completions. */
 const COMPLETION_DEFAULT_MAX_TOKENS = 16;
@@ -163,12 +164,14 @@ export class CompletionServing {
     const n = prep.params[0].n;
     const choices: CompletionChoice[] = [];
     const usages: UsageInfo[] = [];
+    const takeTurn = turnTaker();
     for (const [promptIndex, result] of results.entries()) {
       const prompt = prep.prompts[promptIndex];
       const promptIds = result.promptTokenIds.length > 0 ? result.promptTokenIds : prompt.tokenIds;
       const prefix = body.echo ? await this.echoText(prompt) : '';
       let completionTokens = 0;
       for (const produced of result.choices) {
+        await takeTurn();
         const choice = prep.echoOnly ? { ...produced, text: '', tokenIds: [], logprobs: [] } : produced;
         completionTokens += choice.tokenIds.length;
         let logprobs: CompletionLogprobs | null = null;

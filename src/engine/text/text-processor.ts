@@ -35,7 +35,7 @@ export class InlineTextProcessor implements TextProcessor {
     try {
       return Promise.resolve(runTextJob(this.jobs, job));
     } catch (err) {
-      return Promise.reject(err as Error);
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
   }
 }

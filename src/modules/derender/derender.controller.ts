@@ -41,7 +41,7 @@ export class DerenderController {
   @ApiOperation({ summary: 'Derender completion responses', description: `Generate responses (output_mode tokens) to a text_completion. ${STREAM_NOTE}` })
   @ApiBody({ schema: { oneOf: [{ $ref: getSchemaPath(DerenderCompletionRequestDto) }, { $ref: getSchemaPath(DerenderCompletionStreamRequestDto) }] } })
   @ApiOkResponse({ description: 'A text_completion object, or {chunk: text_completion chunk, stream_state}.' })
-  async derenderCompletion(@Body() raw: unknown): Promise<CompletionResponse | DerenderStreamResult<CompletionChunk>> {
+  derenderCompletion(@Body() raw: unknown): CompletionResponse | DerenderStreamResult<CompletionChunk> {
     if (isStreamForm(raw)) return this.streams.completionStream(validated(raw, DerenderCompletionStreamRequestDto));
     return this.derender.completion(validated(raw, DerenderCompletionRequestDto));
   }
@@ -51,7 +51,7 @@ export class DerenderController {
   @ApiOperation({ summary: 'Derender a chat response', description: `A generate response (output_mode tokens) to a chat.completion. ${STREAM_NOTE}` })
   @ApiBody({ schema: { oneOf: [{ $ref: getSchemaPath(DerenderChatRequestDto) }, { $ref: getSchemaPath(DerenderChatStreamRequestDto) }] } })
   @ApiOkResponse({ description: 'A chat.completion object, or {chunk: chat.completion.chunk, stream_state}.' })
-  async derenderChat(@Body() raw: unknown): Promise<ChatResponse | DerenderStreamResult<ChatChunk>> {
+  derenderChat(@Body() raw: unknown): ChatResponse | DerenderStreamResult<ChatChunk> {
     if (isStreamForm(raw)) return this.streams.chatStream(validated(raw, DerenderChatStreamRequestDto));
     return this.derender.chat(validated(raw, DerenderChatRequestDto));
   }
