@@ -1,8 +1,8 @@
 // Seeded random llama weights in canonical HF layout, for tests and the forward benchmark.
-import { LoadedModel, ModelArchConfig, ModelWeights, WeightTensor } from '../src/model/types';
+import { LoadedModel, DecoderArchConfig, ModelWeights, WeightTensor } from '../src/model/types';
 
-export function llamaConfig(overrides: Partial<ModelArchConfig>): ModelArchConfig {
-  const base: ModelArchConfig = {
+export function llamaConfig(overrides: Partial<DecoderArchConfig>): DecoderArchConfig {
+  const base: DecoderArchConfig = {
     architecture: 'llama',
     hiddenSize: 64,
     intermediateSize: 172,
@@ -36,7 +36,7 @@ function uniformSource(seed: number): () => number {
   };
 }
 
-export function randomWeights(config: ModelArchConfig, seed = 1): ModelWeights {
+export function randomWeights(config: DecoderArchConfig, seed = 1): ModelWeights {
   const next = uniformSource(seed);
   const map = new Map<string, WeightTensor>();
   const add = (name: string, shape: number[], scale: number, offset = 0) => {
@@ -73,10 +73,12 @@ export function randomWeights(config: ModelArchConfig, seed = 1): ModelWeights {
 }
 
 /** A LoadedModel around random weights (no tokenizer). */
-export function randomModel(config: ModelArchConfig, seed = 1): LoadedModel {
+export function randomModel(config: DecoderArchConfig, seed = 1): LoadedModel {
   return {
     source: 'random',
     config,
+    output: { kind: 'logits' },
+    pooler: null,
     weights: randomWeights(config, seed),
     onnxPath: null,
     tokenizer: null,

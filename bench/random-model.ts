@@ -7,11 +7,11 @@ import { dirname } from 'node:path';
 import { readGgufFile } from '../src/model/gguf/gguf-file';
 import { ggufTokenizerMetadata, writeModelGguf, type HfTensorSource } from '../src/model/gguf/write-model';
 import { gv, type GgufTypedValue } from '../src/model/gguf/writer';
-import type { ModelArchConfig } from '../src/model/types';
+import type { DecoderArchConfig } from '../src/model/types';
 import { llamaConfig, randomWeights } from './random-llama';
 
 /** The same ~100M shape `npm run bench:forward` measures (dim 768, 12 layers, 12 heads). */
-export const BENCH_100M_CONFIG: ModelArchConfig = llamaConfig({
+export const BENCH_100M_CONFIG: DecoderArchConfig = llamaConfig({
   hiddenSize: 768,
   intermediateSize: 2048,
   numLayers: 12,
@@ -21,7 +21,7 @@ export const BENCH_100M_CONFIG: ModelArchConfig = llamaConfig({
   tieWordEmbeddings: false,
 });
 
-function benchTensors(config: ModelArchConfig): HfTensorSource[] {
+function benchTensors(config: DecoderArchConfig): HfTensorSource[] {
   const weights = randomWeights(config, 1234);
   return weights.names().map((name) => {
     const tensor = weights.get(name);

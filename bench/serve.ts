@@ -1,13 +1,13 @@
 // `npm run bench`: ortllm against llama.cpp (@fugood/llama.node behind bench/peer/llama-server.js)
-// on the same GGUF files, both measured over HTTP by the same streaming client
-// (bench/load-client.ts), like `vllm bench serve`. Prints per-concurrency tables and the ratios
-// that matter. Environment knobs: BENCH_MODELS=stories,100m  BENCH_CONCURRENCY=1,8,32,64
+// on the same GGUF files, both measured over HTTP by `ortllm bench serve` (runBenchmark: the same
+// client, dataset and report for both). Prints per-concurrency tables and the ratios that
+// matter. Environment knobs: BENCH_MODELS=stories,100m  BENCH_CONCURRENCY=1,8,32,64
 // BENCH_MAX_TOKENS=64  BENCH_SKIP_PEER=1.
 
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { runLoad, type LoadSummary } from './load-client';
+import { runBenchmark } from '../src/cli/bench-serve';
 import { startServer } from './processes';
 import { ensureBenchModel } from './random-model';
 import { measureDecodeCeiling } from './runner-ceiling';
@@ -48,6 +48,47 @@ function fmt(n: number, digits = 1): string {
   return Number.isFinite(n) ? n.toFixed(digits) : 'n/a';
 }
 
+/** One concurrency level's numbers (vLLM's result JSON keys). */
+interface LoadSummary {
+  concurrency: number;
+  completed: number;
+  failed: number;
+  request_throughput: number;
+  output_throughput: number;
+  [key: string]: number;
+}
+
+const promptsFile = join(cacheDir, 'bench-prompts.jsonl');
+
+/** `bench serve` with the fixed prompts (custom dataset), greedy, ignore_eos. */
+async function measure(baseUrl: string, maxTokens: number, concurrency: number, numRequests: number): Promise<LoadSummary> {
+  const { result } = await runBenchmark({
+    backend: 'openai',
+    baseUrl,
+    model: 'bench', // ortllm accepts its served name only; the peer ignores it
+    datasetName: 'custom',
+    datasetPath: promptsFile,
+    numPrompts: numRequests,
+    randomInputLen: 0,
+    randomOutputLen: 0,
+    randomRangeRatio: 0,
+    randomPrefixLen: 0,
+    customOutputLen: maxTokens,
+    requestRate: Infinity,
+    burstiness: 1,
+    maxConcurrency: concurrency,
+    numWarmups: 0,
+    seed: 0,
+    ignoreEos: true,
+    temperature: 0,
+    percentileMetrics: ['ttft', 'tpot', 'itl', 'e2el'],
+    percentiles: [99],
+    disableProgress: true,
+    print: () => undefined,
+  });
+  return { ...(result as unknown as LoadSummary), concurrency };
+}
+
 function printTable(title: string, rows: LoadSummary[]): void {
   console.log(`\n${title}`);
   console.log('conc  done fail  req/s   out tok/s  TTFT p50/p99 ms   TPOT p50/p99 ms   ITL p50/p99 ms   E2E p50/p99 ms');
@@ -57,12 +98,12 @@ function printTable(title: string, rows: LoadSummary[]): void {
         String(r.concurrency).padEnd(4),
         String(r.completed).padStart(5),
         String(r.failed).padStart(4),
-        fmt(r.requestThroughput, 2).padStart(7),
-        fmt(r.outputThroughput).padStart(10),
-        `${fmt(r.ttftMs.median)}/${fmt(r.ttftMs.p99)}`.padStart(16),
-        `${fmt(r.tpotMs.median)}/${fmt(r.tpotMs.p99)}`.padStart(17),
-        `${fmt(r.itlMs.median)}/${fmt(r.itlMs.p99)}`.padStart(16),
-        `${fmt(r.e2eMs.median)}/${fmt(r.e2eMs.p99)}`.padStart(16),
+        fmt(r.request_throughput, 2).padStart(7),
+        fmt(r.output_throughput).padStart(10),
+        `${fmt(r.median_ttft_ms)}/${fmt(r.p99_ttft_ms)}`.padStart(16),
+        `${fmt(r.median_tpot_ms)}/${fmt(r.p99_tpot_ms)}`.padStart(17),
+        `${fmt(r.median_itl_ms)}/${fmt(r.p99_itl_ms)}`.padStart(16),
+        `${fmt(r.median_e2el_ms)}/${fmt(r.p99_e2el_ms)}`.padStart(16),
       ].join(' '),
     );
   }
@@ -70,11 +111,11 @@ function printTable(title: string, rows: LoadSummary[]): void {
 
 async function sweep(baseUrl: string, concurrencies: number[], model: BenchModel, maxTokens: number): Promise<LoadSummary[]> {
   // Warm-up: first-request costs (graph load, allocation) are not what we measure.
-  await runLoad({ baseUrl, prompts: PROMPTS, maxTokens: 4, concurrency: 2, numRequests: 2 });
+  await measure(baseUrl, 4, 2, 2);
   const rows: LoadSummary[] = [];
   for (const concurrency of concurrencies) {
     const numRequests = Math.max(model.minRequests, concurrency);
-    rows.push(await runLoad({ baseUrl, prompts: PROMPTS, maxTokens, concurrency, numRequests }));
+    rows.push(await measure(baseUrl, maxTokens, concurrency, numRequests));
   }
   return rows;
 }
@@ -83,7 +124,7 @@ async function benchOrtllm(model: BenchModel, concurrencies: number[], maxTokens
   const maxSeqs = String(Math.max(...concurrencies));
   const server = await startServer(
     process.execPath,
-    [join(repoRoot, 'dist', 'src', 'main.js'), 'serve', model.path, '--port', '0', '--max-num-seqs', maxSeqs, '--max-model-len', '1024'],
+    [join(repoRoot, 'dist', 'src', 'main.js'), 'serve', model.path, '--port', '0', '--max-num-seqs', maxSeqs, '--max-model-len', '1024', '--served-model-name', 'bench', '--disable-log-stats'],
     repoRoot,
     'ortllm',
   );
@@ -118,6 +159,8 @@ async function main(): Promise<void> {
   const skipPeer = process.env.BENCH_SKIP_PEER === '1';
   const storiesPath = join(modelsDir, 'stories260K.gguf');
   if (!existsSync(storiesPath)) throw new Error(`missing ${storiesPath}: the benchmark needs ../shared/models`);
+  mkdirSync(cacheDir, { recursive: true });
+  writeFileSync(promptsFile, PROMPTS.map((prompt) => JSON.stringify({ prompt })).join('\n'));
   const wanted = envList('BENCH_MODELS', 'stories,100m');
   const models: BenchModel[] = [];
   if (wanted.includes('stories')) models.push({ label: 'stories260K (F32)', path: storiesPath, minRequests: 16 });
@@ -135,7 +178,7 @@ async function main(): Promise<void> {
     const peer = skipPeer ? [] : await benchPeer(model, concurrencies, maxTokens);
     if (!skipPeer) printTable('llama.cpp (@fugood/llama.node, 1 thread, parallel slots = concurrency)', peer);
 
-    const at = (rows: LoadSummary[], c: number) => rows.find((r) => r.concurrency === c)?.outputThroughput;
+    const at = (rows: LoadSummary[], c: number) => rows.find((r) => r.concurrency === c)?.output_throughput;
     const ceiling = await measureDecodeCeiling(model.path, 32, PROMPTS[0].length / 4 + maxTokens / 2);
     console.log('\nRatios (output tokens/s):');
     console.log(`  ortllm / llama.cpp at concurrency 1:   ${ratio(at(ours, 1), at(peer, 1))}   (target >= 1.0)`);

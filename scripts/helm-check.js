@@ -19,11 +19,14 @@ const validators = {
   'apps/v1/Deployment': () => require('kubernetes-models/apps/v1').Deployment,
   'v1/Service': () => require('kubernetes-models/v1').Service,
   'v1/Secret': () => require('kubernetes-models/v1').Secret,
+  'v1/ConfigMap': () => require('kubernetes-models/v1').ConfigMap,
   'autoscaling/v2/HorizontalPodAutoscaler': () => require('kubernetes-models/autoscaling/v2').HorizontalPodAutoscaler,
   'policy/v1/PodDisruptionBudget': () => require('kubernetes-models/policy/v1').PodDisruptionBudget,
   // ESM-only package: loaded with import().
   'monitoring.coreos.com/v1/ServiceMonitor': async () =>
     (await import('@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1')).ServiceMonitor,
+  'monitoring.coreos.com/v1/PrometheusRule': async () =>
+    (await import('@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1')).PrometheusRule,
 };
 
 const valueFiles = [null, ...fs.readdirSync(path.join(chartDir, 'examples')).map((f) => path.join(chartDir, 'examples', f))];

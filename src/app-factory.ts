@@ -21,10 +21,12 @@ import { clientErrorHandler, frameworkErrors, installMethodNotAllowed, refuseOth
 import { installAccessLog, installRequestLog, nestLogLevels } from './common/logging';
 import { OpenAIExceptionFilter } from './common/openai-exception.filter';
 import { installRequestIdEcho } from './common/request-id';
+import { createBodyPipes } from './common/body-pipes';
 import { configureStreams } from './common/sse';
-import { RequestValidationPipe } from './common/validation';
-import type { ServerConfig } from './config/server-config';
+import { toLoadModelOptions, type ServerConfig } from './config/server-config';
+import { planServedModel } from './model/load-model';
 import { DOCS_PATHS, setupDocs } from './modules/docs/openapi';
+import { GENERATION_MODEL, type ServedModel } from './modules/feature-modules';
 
 export interface CreateAppOptions extends AppModuleOptions {
   /** Scan modules without instantiating providers (no engine is built): the OpenAPI script. */
@@ -51,11 +53,15 @@ function fastifyOptions(config: ServerConfig): FastifyServerOptions & { https?: 
       return url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`) ? url.slice(prefix.length) || '/' : url;
     };
   }
+  if (config.keepAliveTimeoutSeconds !== null) options.keepAliveTimeout = config.keepAliveTimeoutSeconds * 1000;
   if (config.sslKeyfile && config.sslCertfile) {
     options.https = {
       key: readFileSync(config.sslKeyfile),
       cert: readFileSync(config.sslCertfile),
       ...(config.sslCaCerts ? { ca: readFileSync(config.sslCaCerts) } : {}),
+      ...(config.sslCiphers ? { ciphers: config.sslCiphers } : {}),
+      // Python's ssl.CERT_OPTIONAL (1) asks for a client certificate; CERT_REQUIRED (2) also rejects without a valid one.
+      ...(config.sslCertReqs > 0 ? { requestCert: true, rejectUnauthorized: config.sslCertReqs === 2 } : {}),
     };
   }
   return options;
@@ -66,7 +72,8 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
   const fastify = adapter.getInstance();
   // JSON only: Fastify's text/plain parser and Nest's urlencoded one would let a cross-site form
   // drive the server without a CORS preflight. Routes that take uploads register their own
-  // multipart parser (and its limits) after this.
+  // multipart parser (and its limits) after this. Parser failures (malformed JSON, limits, 413)
+  // reach OpenAIExceptionFilter through Nest's Fastify error handler.
   fastify.removeAllContentTypeParsers();
   registerJsonBodyParser(fastify, {
     limits: {
@@ -81,14 +88,15 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
   refuseOtherBodyTypes(fastify);
   configureStreams(fastify, { stallTimeoutMs: config.streamStallTimeoutSeconds * 1000 });
 
-  if (!config.disableUvicornAccessLog) installAccessLog(fastify);
+  if (!config.disableUvicornAccessLog) installAccessLog(fastify, config.disableAccessLogForEndpoints);
   if (config.enableRequestIdHeaders) installRequestIdEcho(fastify);
   installDrain(fastify);
   installApiKeyAuth(fastify, config.apiKeys, config.disableFastapiDocs ? [] : DOCS_PATHS);
   installMethodNotAllowed(fastify);
-  if (config.enableLogRequests) installRequestLog(fastify);
+  if (config.enableLogRequests) installRequestLog(fastify, config.maxLogLen);
 
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, options), adapter, {
+  const servedModel = await servedModelOf(config, options);
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, { ...options, servedModel }), adapter, {
     // Colors only on a terminal: redirected logs (files, Kubernetes) stay plain text.
     logger: new ConsoleLogger({ logLevels: nestLogLevels(config.logLevel), colors: Boolean(process.stdout.isTTY) }),
     abortOnError: false,
@@ -98,7 +106,19 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
   });
   app.enableCors(corsOptions(config));
   app.useGlobalFilters(new OpenAIExceptionFilter());
-  app.useGlobalPipes(new RequestValidationPipe());
+  app.useGlobalPipes(...createBodyPipes(config.unknownRequestFields));
   if (!config.disableFastapiDocs && !options.preview) setupDocs(app, config);
   return app;
+}
+
+/**
+ * What the model does decides which routes exist, before the engine has loaded anything: from
+ * the given engine, else from the model's metadata (config.json / GGUF header and the flags).
+ */
+async function servedModelOf(config: ServerConfig, options: CreateAppOptions): Promise<ServedModel> {
+  if (options.servedModel) return options.servedModel;
+  if (options.engine) return { generates: options.engine.modelOutput.kind === 'logits', pooler: options.engine.pooler };
+  if (options.preview || options.allFeatures) return GENERATION_MODEL;
+  const plan = await planServedModel(toLoadModelOptions(config));
+  return { generates: plan.output.kind === 'logits', pooler: plan.pooler };
 }

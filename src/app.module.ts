@@ -4,13 +4,15 @@ import { DynamicModule, Module } from '@nestjs/common';
 import type { ServerConfig } from './config/server-config';
 import type { EngineClient } from './engine/types';
 import { EngineModule } from './modules/engine/engine.module';
-import { featureModulesFor } from './modules/feature-modules';
+import { featureModulesFor, GENERATION_MODEL, type ServedModel } from './modules/feature-modules';
 
 export interface AppModuleOptions {
   /** An already-built engine instead of createEngine(config). */
   engine?: EngineClient;
   /** Register every feature module whatever the flags (OpenAPI generation). */
   allFeatures?: boolean;
+  /** What the model does, which decides its routes (createApp reads it from the model's metadata). */
+  servedModel?: ServedModel;
 }
 
 @Module({})
@@ -18,7 +20,7 @@ export class AppModule {
   static forRoot(config: ServerConfig, options: AppModuleOptions = {}): DynamicModule {
     return {
       module: AppModule,
-      imports: [EngineModule.forRoot(config, options.engine), ...featureModulesFor(config, options.allFeatures)],
+      imports: [EngineModule.forRoot(config, options.engine), ...featureModulesFor(config, options.servedModel ?? GENERATION_MODEL, options.allFeatures)],
     };
   }
 }

@@ -17,15 +17,15 @@ const ALL_INTERFACES = '0.0.0.0';
 /** How long the engine gets to stop (its worker finishing the step under way) before exiting anyway. */
 const ENGINE_STOP_GRACE_MS = 10_000;
 
-export async function serve(config: ServerConfig): Promise<void> {
+export async function serve(config: ServerConfig, notices: string[] = []): Promise<void> {
   const logger = new Logger('ortllm');
+  // vLLM flags accepted without effect: one line each, before the (long) model load.
+  for (const notice of notices) logger.warn(notice);
   const app = await createApp(config);
-  await app.listen({ port: config.port, host: config.host ?? ALL_INTERFACES });
-  const address = app.getHttpServer().address() as AddressInfo;
-  const scheme = config.sslCertfile ? 'https' : 'http';
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  if (config.uds) await app.listen({ path: config.uds });
+  else await app.listen({ port: config.port, host: config.host ?? ALL_INTERFACES });
   // One line, on stdout, that scripts parse: with --port 0 it is the only way to learn the port.
-  process.stdout.write(`INFO ortllm serving ${reportedModelName(config)} at ${scheme}://${host}:${address.port}${config.rootPath}\n`);
+  process.stdout.write(`INFO ortllm serving ${reportedModelName(config)} at ${listeningAt(app.getHttpServer().address(), config)}\n`);
   const shutdown = gracefulShutdown(app, config, logger);
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
@@ -91,4 +91,11 @@ function gracefulShutdown(app: NestFastifyApplication, config: ServerConfig, log
       closeAndExit();
     });
   };
+}
+
+function listeningAt(address: AddressInfo | string | null, config: ServerConfig): string {
+  if (typeof address === 'string' || address === null) return `unix:${config.uds ?? String(address)}`;
+  const scheme = config.sslCertfile ? 'https' : 'http';
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `${scheme}://${host}:${address.port}${config.rootPath}`;
 }

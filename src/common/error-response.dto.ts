@@ -3,7 +3,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 
 export class ErrorInfo {
-  @ApiProperty({ example: 'The model `x` does not exist.' })
+  @ApiProperty({ example: 'The model `x` does not exist.', description: 'What went wrong.' })
   message!: string;
   @ApiProperty({ description: "vLLM's error type, e.g. BadRequestError, NotFoundError, or an HTTP reason phrase", example: 'NotFoundError' })
   type!: string;
@@ -19,6 +19,6 @@ export class ErrorResponse {
 }
 
 export class UnauthorizedResponse {
-  @ApiProperty({ enum: ['Unauthorized'] })
+  @ApiProperty({ enum: ['Unauthorized'], description: 'Always "Unauthorized".' })
   error!: 'Unauthorized';
 }

@@ -21,9 +21,14 @@ export function nestLogLevels(level: LogLevel): NestLogLevel[] {
 }
 
 /** One uvicorn-style line per response: `127.0.0.1:5000 - "GET /v1/models HTTP/1.1" 200`. */
-export function installAccessLog(fastify: FastifyInstance): void {
+export function installAccessLog(fastify: FastifyInstance, excludedPaths: readonly string[] = []): void {
   const logger = new Logger('access');
+  const excluded = new Set(excludedPaths);
   fastify.addHook('onRequest', (request, reply, done) => {
+    if (excluded.has(request.url.split('?')[0])) {
+      done();
+      return;
+    }
     reply.raw.once('finish', () => {
       const { socket } = request.raw;
       logger.log(
@@ -34,21 +39,19 @@ export function installAccessLog(fastify: FastifyInstance): void {
   });
 }
 
-const MAX_LOGGED_BODY = 2000;
-
-/** Values longer than this are cut before they are serialized for the log. */
+/** Lists and objects are cut to this many items before a body is serialized for a cut log line. */
 const MAX_PREVIEW_ITEMS = 32;
 
 /**
- * The body as the log shows it: strings, lists and objects cut to a few items before they are
- * serialized, so logging a 30 MB body costs what logging a small one does.
+ * The body as a log line of at most `maxLen` characters shows it: strings, lists and objects cut
+ * before they are serialized, so logging a 30 MB body costs what logging a small one does.
  */
-function preview(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return value.length > MAX_LOGGED_BODY ? `${value.slice(0, MAX_LOGGED_BODY)}…` : value;
+function preview(value: unknown, maxLen: number, depth = 0): unknown {
+  if (typeof value === 'string') return value.length > maxLen ? `${value.slice(0, maxLen)}…` : value;
   if (value === null || typeof value !== 'object') return value;
   if (depth >= 4) return '…';
   if (Array.isArray(value)) {
-    const head = value.slice(0, MAX_PREVIEW_ITEMS).map((v) => preview(v, depth + 1));
+    const head = value.slice(0, MAX_PREVIEW_ITEMS).map((v) => preview(v, maxLen, depth + 1));
     return value.length > MAX_PREVIEW_ITEMS ? [...head, `… ${value.length - MAX_PREVIEW_ITEMS} more`] : head;
   }
   const out: Record<string, unknown> = {};
@@ -58,17 +61,18 @@ function preview(value: unknown, depth = 0): unknown {
       out['…'] = 'more keys';
       break;
     }
-    out[key] = preview((value as Record<string, unknown>)[key], depth + 1);
+    out[key] = preview((value as Record<string, unknown>)[key], maxLen, depth + 1);
   }
   return out;
 }
 
-/** --enable-log-requests: logs each request's id, route and (truncated) body. */
-export function installRequestLog(fastify: FastifyInstance): void {
+/** --enable-log-requests: logs each request's id, route and body (cut at --max-log-len characters). */
+export function installRequestLog(fastify: FastifyInstance, maxLogLen: number | null = null): void {
   const logger = new Logger('requests');
   fastify.addHook('preHandler', (request, _reply, done) => {
-    let body = request.body === undefined ? '' : JSON.stringify(preview(request.body));
-    if (body.length > MAX_LOGGED_BODY) body = `${body.slice(0, MAX_LOGGED_BODY)}…`;
+    const logged = request.body === undefined || maxLogLen === null ? request.body : preview(request.body, maxLogLen);
+    let body = logged === undefined ? '' : JSON.stringify(logged);
+    if (maxLogLen !== null && body.length > maxLogLen) body = `${body.slice(0, maxLogLen)}…`;
     logger.log(`Received request ${requestIdOf(request)}: ${request.method} ${request.url} ${body}`);
     done();
   });

@@ -18,7 +18,8 @@ import { buildErrorBody, httpPhrase } from '../serving/openai-error';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const transformerMetadata = (require('class-transformer/cjs/storage') as { defaultMetadataStorage: TransformerMetadataStorage }).defaultMetadataStorage;
 
-interface FieldError {
+export interface FieldError {
+  /** Dotted path of the field, e.g. "messages.0.content". */
   path: string;
   message: string;
 }
@@ -36,7 +37,8 @@ function flatten(errors: ValidationError[], prefix = ''): FieldError[] {
 /** vLLM caps the listed errors at 10. */
 const MAX_LISTED = 10;
 
-function validationError(fields: FieldError[]): BadRequestException {
+/** vLLM's 400 for invalid fields: "N validation error(s):" and one line per field (at most 10). */
+export function badRequestForFields(fields: FieldError[]): BadRequestException {
   const n = fields.length;
   const listed = fields.slice(0, MAX_LISTED).map((f) => `  ${f.path}: ${f.message}`);
   const message = `${n} validation error${n === 1 ? '' : 's'}:\n${listed.join('\n')}`;
@@ -44,7 +46,7 @@ function validationError(fields: FieldError[]): BadRequestException {
 }
 
 export function validationExceptionFactory(errors: ValidationError[]): BadRequestException {
-  return validationError(flatten(errors));
+  return badRequestForFields(flatten(errors));
 }
 
 type DtoClass = new () => object;
@@ -106,9 +108,9 @@ export class RequestValidationPipe implements PipeTransform {
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     if (metadata.type !== 'body' || !isDtoClass(metadata.metatype)) return value;
     if (value === undefined || value === null) {
-      throw validationError([{ path: 'body', message: 'Field required: send a JSON object body' }]);
+      throw badRequestForFields([{ path: 'body', message: 'Field required: send a JSON object body' }]);
     }
-    if (!isPlainObject(value)) throw validationError([{ path: 'body', message: 'Input should be a JSON object' }]);
+    if (!isPlainObject(value)) throw badRequestForFields([{ path: 'body', message: 'Input should be a JSON object' }]);
     const instance = toDtoInstance(metadata.metatype, value);
     const errors = validateSync(instance, { forbidUnknownValues: false, whitelist: false });
     if (errors.length > 0) throw validationExceptionFactory(errors);

@@ -3,10 +3,21 @@
 // with a partial object. toEngineOptions() maps the result onto the engine's contract.
 
 import type { EngineOptions } from '../engine/types';
-import type { LoadModelOptions } from '../model/types';
+import { KV_CACHE_DTYPE_STORAGE } from '../model/runner/kv-dtype';
+import type { ConvertFlag, LoadModelOptions, PoolerConfigFlag, RunnerFlag } from '../model/types';
+import { DEFAULT_STRUCTURED_OUTPUTS_CONFIG, type StructuredOutputsConfig } from './structured-outputs-config';
+import { fromVllmEnv } from './vllm-env';
 
 export type LogLevel = 'critical' | 'error' | 'warning' | 'info' | 'debug' | 'trace';
 export const LOG_LEVELS: readonly LogLevel[] = ['critical', 'error', 'warning', 'info', 'debug', 'trace'];
+/** What happens to request fields an endpoint does not declare: logged (warning or debug level) and ignored, or refused. */
+export type UnknownFieldsAction = 'warn' | 'reject' | 'ignore';
+export const UNKNOWN_FIELDS_ACTIONS: readonly UnknownFieldsAction[] = ['warn', 'reject', 'ignore'];
+/** --dtype after aliases (half -> float16, float -> float32); see model/graph/compute-dtype.ts. */
+export type ModelDtype = 'auto' | 'float32' | 'float16';
+/** --kv-cache-dtype; what each value stores is model/runner/kv-dtype.ts's table. */
+export type KvCacheDtypeFlag = 'auto';
+export type TokenizerMode = 'auto' | 'hf' | 'slow';
 
 export interface ServerConfig {
   /** GGUF file or Hugging Face directory; null = the built-in dummy model. */
@@ -71,7 +82,69 @@ export interface ServerConfig {
   streamStallTimeoutSeconds: number;
   /** Tokenizer/chat-template worker threads for large inputs; 0 = all on the HTTP thread. */
   tokenizerPoolSize: number;
+  /** --structured-outputs-config (with the deprecated --guided-decoding-disable-* switches folded in). */
+  structuredOutputsConfig: StructuredOutputsConfig;
+  guidedDecodingDisableAnyWhitespace: boolean;
+  guidedDecodingDisableAdditionalProperties: boolean;
+  /** ortllm: request fields an endpoint does not declare are logged as a warning (vLLM), refused with 400, or logged at debug level. */
+  unknownRequestFields: UnknownFieldsAction;
+  dtype: ModelDtype;
+  /** Seed of the process-wide sampler (requests without a `seed`). */
+  seed: number;
+  /** Fraction of memory (device memory with cuda, RAM on cpu) the KV budget is derived from; null = not given. */
+  gpuMemoryUtilization: number | null;
+  kvCacheDtype: KvCacheDtypeFlag;
+  numGpuBlocksOverride: number | null;
+  /** Tokenizer (and its chat template) from another HF directory or GGUF file; null = the model's. */
+  tokenizer: string | null;
+  tokenizerMode: TokenizerMode;
+  maxNumPartialPrefills: number;
+  maxLongPartialPrefills: number;
+  /** 0 = no limit (vLLM derives 4% of max_model_len when max_num_partial_prefills > 1). */
+  longPrefillTokenThreshold: number;
+  /** No periodic throughput log line. */
+  disableLogStats: boolean;
+  /** Seconds between throughput log lines (VLLM_LOG_STATS_INTERVAL). */
+  logStatsIntervalSeconds: number;
+  /** GET /load counts in-flight generation requests. */
+  enableServerLoadTracking: boolean;
+  /** POST /sleep may free the engine's memory (with VLLM_SERVER_DEV_MODE=1). */
+  enableSleepMode: boolean;
+  /** VLLM_SERVER_DEV_MODE=1: /reset_prefix_cache, /server_info, /sleep, /wake_up, /is_sleeping, /collective_rpc. */
+  devMode: boolean;
+  /** Longest request body logged with --enable-log-requests (characters); null = all. */
+  maxLogLen: number | null;
+  /** config.json keys over the model's config (rope_theta, rope_scaling, max_position_embeddings). */
+  hfOverrides: Record<string, unknown> | null;
+  /** vLLM's older spellings of hf_overrides' rope keys (hfOverrides wins). */
+  ropeTheta: number | null;
+  ropeScaling: Record<string, unknown> | null;
+  /** Chat template variables every request gets unless its chat_template_kwargs sets them. */
+  defaultChatTemplateKwargs: Record<string, unknown> | null;
+  /** Generation defaults that override (or add to) generation_config.json. */
+  overrideGenerationConfig: Record<string, unknown> | null;
+  /** Unix domain socket to listen on instead of host:port. */
+  uds: string | null;
+  /** Paths left out of the access log. */
+  disableAccessLogForEndpoints: string[];
+  /** Python ssl.CERT_NONE (0), CERT_OPTIONAL (1), CERT_REQUIRED (2): client certificates. */
+  sslCertReqs: number;
+  sslCiphers: string | null;
+  /** VLLM_HTTP_TIMEOUT_KEEP_ALIVE: idle keep-alive seconds; null = Fastify's default. */
+  keepAliveTimeoutSeconds: number | null;
+  /** --runner: generate, pooling, or auto (from config.json's architectures). */
+  runner: RunnerFlag;
+  /** --convert: serve a generative model as an embedder / classifier. */
+  convert: ConvertFlag;
+  /** --pooler-config (JSON). */
+  poolerConfig: PoolerConfigFlag | null;
+  /** Deprecated --task; mapped onto runner / convert (vLLM's mapping) by resolveServerConfig. */
+  task: TaskFlag | null;
 }
+
+/** The deprecated --task values (vLLM's TaskOption, text models). */
+export const TASKS = ['auto', 'generate', 'embedding', 'embed', 'classify', 'score', 'reward'] as const;
+export type TaskFlag = (typeof TASKS)[number];
 
 /** Name reported for the built-in dummy model when no --served-model-name is given. */
 export const DUMMY_MODEL_NAME = 'ortllm-dummy';
@@ -128,6 +201,40 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   maxNumQueuedReqs: 4096,
   streamStallTimeoutSeconds: 60,
   tokenizerPoolSize: 1,
+  structuredOutputsConfig: DEFAULT_STRUCTURED_OUTPUTS_CONFIG,
+  guidedDecodingDisableAnyWhitespace: false,
+  guidedDecodingDisableAdditionalProperties: false,
+  unknownRequestFields: 'warn',
+  dtype: 'auto',
+  seed: 0,
+  gpuMemoryUtilization: null,
+  kvCacheDtype: 'auto',
+  numGpuBlocksOverride: null,
+  tokenizer: null,
+  tokenizerMode: 'auto',
+  maxNumPartialPrefills: 1,
+  maxLongPartialPrefills: 1,
+  longPrefillTokenThreshold: 0,
+  disableLogStats: false,
+  logStatsIntervalSeconds: 10,
+  enableServerLoadTracking: false,
+  enableSleepMode: false,
+  devMode: false,
+  maxLogLen: null,
+  overrideGenerationConfig: null,
+  defaultChatTemplateKwargs: null,
+  hfOverrides: null,
+  ropeTheta: null,
+  ropeScaling: null,
+  uds: null,
+  disableAccessLogForEndpoints: [],
+  sslCertReqs: 0,
+  sslCiphers: null,
+  keepAliveTimeoutSeconds: null,
+  runner: 'auto',
+  convert: 'auto',
+  poolerConfig: null,
+  task: null,
 };
 
 /** A flag value that cannot be served; the CLI prints it and exits with code 2. */
@@ -150,10 +257,17 @@ export function resolveServerConfig(
   input: Partial<ServerConfig>,
   env: NodeJS.ProcessEnv = process.env,
 ): ServerConfig {
-  const given = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<ServerConfig>;
+  const flags = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<ServerConfig>;
+  // VLLM_* environment variables fill what the flags left unset (flags win, as in vLLM).
+  let fromEnv: Partial<ServerConfig>;
+  try {
+    fromEnv = fromVllmEnv(env, flags);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  const given: Partial<ServerConfig> = { ...fromEnv, ...flags };
   const device = given.device ?? DEFAULTS.device;
-  const envKey = env.VLLM_API_KEY;
-  const apiKeys = given.apiKeys?.length ? given.apiKeys : envKey ? [envKey] : [];
+  const apiKeys = given.apiKeys ?? [];
   const model = given.model ?? DEFAULTS.model;
   const config: ServerConfig = {
     ...DEFAULTS,
@@ -163,14 +277,40 @@ export function resolveServerConfig(
     servedModelNames: given.servedModelNames?.length ? given.servedModelNames : [model ?? DUMMY_MODEL_NAME],
     maxNumSeqs: given.maxNumSeqs ?? defaultMaxNumSeqs(device),
   };
+  // vLLM: concurrent partial prefills without a threshold treat prompts over 4% of the context as long.
+  if (config.maxNumPartialPrefills > 1 && config.longPrefillTokenThreshold === 0 && config.maxModelLen !== null) {
+    config.longPrefillTokenThreshold = Math.floor(config.maxModelLen * 0.04);
+  }
   // --tokens-only forces the tokenizer off and the scale-out routes on (vLLM #55176).
   if (config.tokensOnly) {
     config.skipTokenizerInit = true;
     config.enableScaleOut = true;
   }
   config.rootPath = normalizeRootPath(config.rootPath);
+  config.structuredOutputsConfig = {
+    ...config.structuredOutputsConfig,
+    disableAnyWhitespace: config.structuredOutputsConfig.disableAnyWhitespace || config.guidedDecodingDisableAnyWhitespace,
+    disableAdditionalProperties: config.structuredOutputsConfig.disableAdditionalProperties || config.guidedDecodingDisableAdditionalProperties,
+  };
+  applyDeprecatedTask(config, given);
   validate(config);
   return config;
+}
+
+/**
+ * vLLM's mapping of the deprecated --task: generate -> --runner generate; a pooling task ->
+ * --runner pooling with the matching --convert ('score' keeps the architecture's own pooling
+ * task). It may not be combined with --runner / --convert.
+ */
+function applyDeprecatedTask(config: ServerConfig, given: Partial<ServerConfig>): void {
+  const task = config.task;
+  if (task === null || task === 'auto') return;
+  check(given.runner === undefined && given.convert === undefined, '--task is deprecated and cannot be combined with --runner or --convert; use those instead');
+  const convert: Record<Exclude<TaskFlag, 'auto' | 'generate'>, ConvertFlag> = { embedding: 'embed', embed: 'embed', classify: 'classify', score: 'auto', reward: 'reward' };
+  config.runner = task === 'generate' ? 'generate' : 'pooling';
+  config.convert = task === 'generate' ? 'auto' : convert[task];
+  const replacement = task === 'generate' ? '--runner generate' : `--runner pooling${config.convert === 'auto' ? '' : ` --convert ${config.convert}`}`;
+  process.emitWarning(`--task is deprecated (as in vLLM); use ${replacement} instead.`, 'DeprecationWarning');
 }
 
 function normalizeRootPath(rootPath: string): string {
@@ -188,6 +328,7 @@ function validate(c: ServerConfig): void {
   check(['auto', 'dummy'].includes(c.loadFormat), "--load-format must be 'auto' or 'dummy'");
   check(['cpu', 'cuda'].includes(c.device), "--device must be 'cpu' or 'cuda'");
   check(LOG_LEVELS.includes(c.logLevel), `--uvicorn-log-level must be one of ${LOG_LEVELS.join(', ')}`);
+  check(UNKNOWN_FIELDS_ACTIONS.includes(c.unknownRequestFields), `--unknown-request-fields must be one of ${UNKNOWN_FIELDS_ACTIONS.join(', ')}`);
   check(Number.isInteger(c.blockSize) && c.blockSize > 0 && c.blockSize <= 1024, '--block-size must be an integer in 1..1024');
   check(c.kvCacheMemoryBytes === null || c.kvCacheMemoryBytes > 0, '--kv-cache-memory must be a positive size');
   check(Number.isInteger(c.maxLogprobs) && c.maxLogprobs >= -1, '--max-logprobs must be an integer >= -1');
@@ -208,6 +349,22 @@ function validate(c: ServerConfig): void {
   check(c.streamStallTimeoutSeconds >= 0, '--stream-stall-timeout must be >= 0');
   check(Number.isInteger(c.tokenizerPoolSize) && c.tokenizerPoolSize >= 0, '--tokenizer-pool-size must be an integer >= 0');
   check((c.sslKeyfile === null) === (c.sslCertfile === null), '--ssl-keyfile and --ssl-certfile must be given together');
+  check(['auto', 'float32', 'float16'].includes(c.dtype), "--dtype must be 'auto', 'float32' or 'float16'");
+  check(Number.isInteger(c.seed), '--seed must be an integer');
+  check(c.gpuMemoryUtilization === null || (c.gpuMemoryUtilization > 0 && c.gpuMemoryUtilization <= 1), '--gpu-memory-utilization must be in (0, 1]');
+  check(c.numGpuBlocksOverride === null || (Number.isInteger(c.numGpuBlocksOverride) && c.numGpuBlocksOverride > 0), '--num-gpu-blocks-override must be a positive integer');
+  check(Number.isInteger(c.maxNumPartialPrefills) && c.maxNumPartialPrefills >= 1, '--max-num-partial-prefills must be an integer >= 1');
+  check(Number.isInteger(c.maxLongPartialPrefills) && c.maxLongPartialPrefills >= 1, '--max-long-partial-prefills must be an integer >= 1');
+  check(c.maxLongPartialPrefills <= c.maxNumPartialPrefills, '--max-long-partial-prefills must be <= --max-num-partial-prefills');
+  check(Number.isInteger(c.longPrefillTokenThreshold) && c.longPrefillTokenThreshold >= 0, '--long-prefill-token-threshold must be an integer >= 0');
+  check(c.maxModelLen === null || c.longPrefillTokenThreshold <= c.maxModelLen, '--long-prefill-token-threshold cannot be greater than --max-model-len');
+  check(c.logStatsIntervalSeconds > 0, 'VLLM_LOG_STATS_INTERVAL must be > 0');
+  check([0, 1, 2].includes(c.sslCertReqs), '--ssl-cert-reqs must be 0 (none), 1 (optional) or 2 (required)');
+  check(c.maxLogLen === null || (Number.isInteger(c.maxLogLen) && c.maxLogLen >= 0), '--max-log-len must be an integer >= 0');
+  check(c.overrideGenerationConfig === null || (typeof c.overrideGenerationConfig === 'object' && !Array.isArray(c.overrideGenerationConfig)), '--override-generation-config must be a JSON object');
+  check(['auto', 'generate', 'pooling'].includes(c.runner), "--runner must be 'auto', 'generate' or 'pooling'");
+  check(['auto', 'none', 'embed', 'classify', 'reward'].includes(c.convert), "--convert must be 'auto', 'none', 'embed', 'classify' or 'reward'");
+  check(c.task === null || (TASKS as readonly string[]).includes(c.task), `--task must be one of ${TASKS.join(', ')}`);
 }
 
 /** The model name reported in responses and the metrics `model_name` label. */
@@ -215,7 +372,17 @@ export function reportedModelName(c: ServerConfig): string {
   return c.servedModelNames[0];
 }
 
-function toLoadModelOptions(c: ServerConfig): LoadModelOptions {
+/** --rope-theta and --rope-scaling folded into --hf-overrides (null when none is given). */
+function hfOverridesOf(c: ServerConfig): Record<string, unknown> | null {
+  const merged = {
+    ...(c.ropeTheta !== null ? { rope_theta: c.ropeTheta } : {}),
+    ...(c.ropeScaling !== null ? { rope_scaling: c.ropeScaling } : {}),
+    ...(c.hfOverrides ?? {}),
+  };
+  return Object.keys(merged).length > 0 ? merged : null;
+}
+
+export function toLoadModelOptions(c: ServerConfig): LoadModelOptions {
   return {
     model: c.model,
     loadFormat: c.loadFormat,
@@ -223,6 +390,10 @@ function toLoadModelOptions(c: ServerConfig): LoadModelOptions {
     skipTokenizer: c.skipTokenizerInit,
     chatTemplate: c.chatTemplate,
     generationConfig: c.generationConfig,
+    overrideGenerationConfig: c.overrideGenerationConfig,
+    tokenizer: c.tokenizer,
+    hfOverrides: hfOverridesOf(c),
+    serving: { runner: c.runner, convert: c.convert, poolerConfig: c.poolerConfig },
   };
 }
 
@@ -242,5 +413,19 @@ export function toEngineOptions(c: ServerConfig): EngineOptions {
     useWorker: true,
     maxNumQueuedReqs: c.maxNumQueuedReqs,
     tokenizerPoolSize: c.skipTokenizerInit ? 0 : c.tokenizerPoolSize,
+    structuredOutputs: {
+      disableAnyWhitespace: c.structuredOutputsConfig.disableAnyWhitespace,
+      disableAdditionalProperties: c.structuredOutputsConfig.disableAdditionalProperties,
+    },
+    dtype: c.dtype,
+    seed: c.seed,
+    gpuMemoryUtilization: c.gpuMemoryUtilization,
+    kvCacheDtype: KV_CACHE_DTYPE_STORAGE[c.kvCacheDtype],
+    numBlocksOverride: c.numGpuBlocksOverride,
+    partialPrefills: {
+      maxNumPartialPrefills: c.maxNumPartialPrefills,
+      maxLongPartialPrefills: c.maxLongPartialPrefills,
+      longPrefillTokenThreshold: c.longPrefillTokenThreshold,
+    },
   };
 }

@@ -1,8 +1,10 @@
 // The `ortllm serve` flags (vLLM's names), each mapped to a ServerConfig key. The CLI builds its
 // commander options from this table; `--help` prints the descriptions with the defaults.
 
-import { LOG_LEVELS, ServerConfig } from './server-config';
-import { parseByteSize, parseHumanInt, parseInteger, parseStringList } from './units';
+import { parsePoolerConfig } from './pooler-config-flag';
+import { LOG_LEVELS, ServerConfig, TASKS, UNKNOWN_FIELDS_ACTIONS } from './server-config';
+import { parseByteSize, parseFraction, parseHumanInt, parseInteger, parseJsonObject, parsePositiveNumber, parseStringList } from './units';
+import { parseStructuredOutputsConfig } from './structured-outputs-config';
 
 export interface FlagSpec {
   /** commander syntax, e.g. '--port <port>' or '--tokens-only'. */
@@ -14,6 +16,8 @@ export interface FlagSpec {
   choices?: readonly string[];
   /** Shown in --help. */
   defaultText?: string;
+  /** A boolean flag that sets its key to false (e.g. --disable-log-requests → enableLogRequests). */
+  negates?: boolean;
 }
 
 const positiveInt = (text: string): number => {
@@ -28,9 +32,48 @@ const parseNonNegative = (text: string): number => {
   return n;
 };
 
-const parseNonNegativeInt = (text: string): number => {
+/** vLLM's --dtype choices; bfloat16 is refused with the reason (no CPU kernels). */
+function parseDtype(text: string): 'auto' | 'float32' | 'float16' {
+  const aliases: Record<string, 'auto' | 'float32' | 'float16'> = { auto: 'auto', float: 'float32', float32: 'float32', half: 'float16', float16: 'float16' };
+  if (text === 'bfloat16') {
+    throw new Error(
+      "bfloat16 is not supported: onnxruntime's CPU kernels have no bfloat16 Gemm, MatMul, Gather or RMSNorm. " +
+        'Use --dtype float16 (half the weight memory) or float32 (auto).',
+    );
+  }
+  const dtype = aliases[text];
+  if (!dtype) throw new Error(`'${text}' is not one of auto, half, float16, bfloat16, float, float32`);
+  return dtype;
+}
+
+/** vLLM's --tokenizer-mode values; the ones needing another tokenizer implementation are refused. */
+function parseTokenizerMode(text: string): 'auto' | 'hf' | 'slow' {
+  if (text === 'auto' || text === 'hf' || text === 'slow') return text;
+  if (['mistral', 'custom', 'deepseek_v32'].includes(text)) {
+    throw new Error(`'${text}' needs vLLM's Python tokenizer (${text === 'mistral' ? 'mistral_common' : 'a plugin'}); ortllm reads tokenizer.json or the GGUF vocabulary: use auto`);
+  }
+  throw new Error(`'${text}' is not one of auto, hf, slow, mistral, custom, deepseek_v32`);
+}
+
+/** vLLM's --kv-cache-dtype values; what the runner cannot store is refused with the reason. */
+function parseKvCacheDtype(text: string): 'auto' {
+  if (text === 'auto') return 'auto';
+  if (['bfloat16', 'fp8', 'fp8_e4m3', 'fp8_e5m2', 'fp8_inc', 'fp8_ds_mla'].includes(text)) {
+    throw new Error(`'${text}' is not supported: the runner stores the KV cache in float32 only (auto). Size the cache with --kv-cache-memory-bytes instead`);
+  }
+  throw new Error(`'${text}' is not one of auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc, fp8_ds_mla`);
+}
+
+/** vLLM's --load-format values: the ones ortllm reads are auto; the others are refused with the reason. */
+function parseLoadFormat(text: string): 'auto' | 'dummy' {
+  if (text === 'auto' || text === 'safetensors' || text === 'gguf') return 'auto';
+  if (text === 'dummy') return 'dummy';
+  throw new Error(`'${text}' is not supported: ortllm reads GGUF files, safetensors and ONNX exports (auto); convert the checkpoint to safetensors or GGUF`);
+}
+
+const nonNegativeInt = (text: string): number => {
   const n = parseInteger(text);
-  if (n < 0) throw new Error(`'${text}' must be an integer >= 0`);
+  if (n < 0) throw new Error(`'${text}' must be >= 0`);
   return n;
 };
 
@@ -73,8 +116,31 @@ export const SERVER_FLAGS: FlagSpec[] = [
   { flags: '--log-level <level>', key: 'logLevel', description: 'Same as --uvicorn-log-level', choices: LOG_LEVELS },
   { flags: '--disable-uvicorn-access-log', key: 'disableUvicornAccessLog', description: 'No access log line per request' },
   { flags: '--enable-log-requests', key: 'enableLogRequests', description: 'Log every request (id, route, body)' },
-  { flags: '--load-format <format>', key: 'loadFormat', description: "'auto' reads the weights; 'dummy' uses random weights of the model's shape", choices: ['auto', 'dummy'], defaultText: 'auto' },
+  { flags: '--runner <runner>', key: 'runner', description: "'generate' or 'pooling' (embeddings, classification, scores); 'auto' decides from config.json's architectures", choices: ['auto', 'generate', 'pooling'], defaultText: 'auto' },
+  { flags: '--convert <convert>', key: 'convert', description: "Serve a generative model for pooling: 'embed' (an embedder) or 'classify' (its score head); 'auto' from the architecture; 'reward' is refused", choices: ['auto', 'none', 'embed', 'classify', 'reward'], defaultText: 'auto' },
+  { flags: '--pooler-config <json>', key: 'poolerConfig', description: 'Pooling settings as JSON: pooling_type (CLS, MEAN, LAST), normalize, dimensions, enable_chunked_processing (MEAN only: longer inputs are embedded in max_model_len chunks and averaged), max_embed_len, use_activation', parse: parsePoolerConfig, defaultText: "the model's" },
+  { flags: '--override-pooler-config <json>', key: 'poolerConfig', description: 'Deprecated spelling of --pooler-config (as in vLLM)', parse: parsePoolerConfig },
+  { flags: '--task <task>', key: 'task', description: 'Deprecated (as in vLLM): generate = --runner generate; embed, classify, score, reward = --runner pooling with that --convert', choices: TASKS },
+  { flags: '--load-format <format>', key: 'loadFormat', description: "'auto' (or safetensors / gguf: the format is read from the path) reads the weights; 'dummy' uses random weights of the model's shape; PyTorch and other formats are refused", parse: parseLoadFormat, defaultText: 'auto' },
   { flags: '--device <device>', key: 'device', description: "'cpu' or 'cuda' (onnxruntime execution provider)", choices: ['cpu', 'cuda'], defaultText: 'cpu' },
+  {
+    flags: '--guided-decoding-disable-any-whitespace',
+    key: 'guidedDecodingDisableAnyWhitespace',
+    description: 'Deprecated spelling of --structured-outputs-config \'{"disable_any_whitespace": true}\'',
+  },
+  {
+    flags: '--guided-decoding-disable-additional-properties',
+    key: 'guidedDecodingDisableAdditionalProperties',
+    description: 'Deprecated spelling of --structured-outputs-config \'{"disable_additional_properties": true}\'',
+  },
+  {
+    flags: '--structured-outputs-config <json>',
+    key: 'structuredOutputsConfig',
+    description:
+      'Structured outputs as JSON: backend (xgrammar or auto), disable_any_whitespace, disable_additional_properties, disable_fallback',
+    parse: parseStructuredOutputsConfig,
+    defaultText: '{"backend": "auto"}',
+  },
   { flags: '--disable-fastapi-docs', key: 'disableFastapiDocs', description: 'Do not serve /docs and /openapi.json' },
   { flags: '--max-request-body-size <size>', key: 'maxRequestBodyBytes', description: '(ortllm) Largest request body; bigger gets 413. Accepts 32MiB', parse: parseByteSize, defaultText: '32MiB' },
   { flags: '--max-json-depth <n>', key: 'maxJsonDepth', description: '(ortllm) Deepest nesting of objects/arrays in a JSON body; deeper gets 400 before parsing', parse: positiveInt, defaultText: '128' },
@@ -84,6 +150,31 @@ export const SERVER_FLAGS: FlagSpec[] = [
   { flags: '--body-read-timeout <seconds>', key: 'bodyReadTimeoutSeconds', description: '(ortllm) Seconds a client gets to send a whole request; slower gets 408 (0 = no limit)', parse: parseNonNegative, defaultText: '60' },
   { flags: '--max-num-queued-reqs <n>', key: 'maxNumQueuedReqs', description: 'Most sequences the engine holds (waiting + running, n counts n); more get 503 with Retry-After', parse: positiveInt, defaultText: '4096 (vLLM: no limit)' },
   { flags: '--stream-stall-timeout <seconds>', key: 'streamStallTimeoutSeconds', description: "(ortllm) Seconds a streaming client may read nothing (its request paused) before it is aborted (0 = never)", parse: parseNonNegative, defaultText: '60' },
-  { flags: '--tokenizer-pool-size <n>', key: 'tokenizerPoolSize', description: 'Worker threads that tokenize and render large inputs off the HTTP thread (0 = none)', parse: parseNonNegativeInt, defaultText: '1 (vLLM: 0)' },
-  { flags: '--shutdown-timeout <seconds>', key: 'shutdownTimeoutSeconds', description: '(ortllm) Seconds in-flight requests get to finish after SIGTERM/SIGINT', parse: parseInteger, defaultText: '30' },
+  { flags: '--tokenizer-pool-size <n>', key: 'tokenizerPoolSize', description: 'Worker threads that tokenize and render large inputs off the HTTP thread (0 = none)', parse: nonNegativeInt, defaultText: '1 (vLLM: 0)' },
+  { flags: '--unknown-request-fields <action>', key: 'unknownRequestFields', description: "(ortllm) Request fields an endpoint does not know: 'warn' logs their names once per request and ignores them (as vLLM), 'reject' answers 400, 'ignore' logs at debug level", choices: UNKNOWN_FIELDS_ACTIONS, defaultText: 'warn' },
+  { flags: '--shutdown-timeout <seconds>', key: 'shutdownTimeoutSeconds', description: '(ortllm) Seconds in-flight requests get to finish after SIGTERM/SIGINT (new requests get 503 meanwhile)', parse: parseInteger, defaultText: '30' },
+  { flags: '--dtype <dtype>', key: 'dtype', description: "Weight and compute type of the graph: auto/float/float32 = float32; half/float16 = float16 weights and activations (half the weight memory; on CPU slower at large batches); bfloat16 is refused (no CPU kernels). An ONNX export keeps its own type", parse: parseDtype, defaultText: 'auto' },
+  { flags: '--seed <seed>', key: 'seed', description: 'Seed of the sampler for requests without their own `seed` (a fixed seed makes a whole run reproducible)', parse: parseInteger, defaultText: '0' },
+  { flags: '--gpu-memory-utilization <fraction>', key: 'gpuMemoryUtilization', description: 'KV cache budget = this fraction of memory minus what the model already uses: device memory with --device cuda (from nvidia-smi), RAM on cpu', parse: parseFraction, defaultText: '20% of free memory (not given)' },
+  { flags: '--kv-cache-dtype <dtype>', key: 'kvCacheDtype', description: 'KV cache storage: auto = float32 (the only type the runner stores; bfloat16/fp8 are refused)', parse: parseKvCacheDtype, defaultText: 'auto' },
+  { flags: '--num-gpu-blocks-override <n>', key: 'numGpuBlocksOverride', description: 'Number of KV cache blocks, overriding the memory-based size', parse: positiveInt },
+  { flags: '--tokenizer <path>', key: 'tokenizer', description: 'Take the tokenizer and its chat template from this HF directory or GGUF file', defaultText: "the model's" },
+  { flags: '--tokenizer-mode <mode>', key: 'tokenizerMode', description: 'auto / hf: the tokenizer.json (or GGUF) tokenizer; slow: the same (one implementation); mistral / custom are refused', parse: parseTokenizerMode, defaultText: 'auto' },
+  { flags: '--max-num-partial-prefills <n>', key: 'maxNumPartialPrefills', description: 'Most prompts left partially prefilled by one step', parse: positiveInt, defaultText: '1' },
+  { flags: '--max-long-partial-prefills <n>', key: 'maxLongPartialPrefills', description: 'Most prompts longer than --long-prefill-token-threshold left partially prefilled by one step (shorter ones may overtake them)', parse: positiveInt, defaultText: '1' },
+  { flags: '--long-prefill-token-threshold <tokens>', key: 'longPrefillTokenThreshold', description: 'Prompts longer than this are long; no prefill chunk is larger (0 = off; 4% of --max-model-len when --max-num-partial-prefills > 1)', parse: nonNegativeInt, defaultText: '0' },
+  { flags: '--disable-log-requests', key: 'enableLogRequests', negates: true, description: 'Do not log requests (vLLM\'s deprecated opposite of --enable-log-requests)' },
+  { flags: '--disable-log-stats', key: 'disableLogStats', description: 'No periodic throughput line (every VLLM_LOG_STATS_INTERVAL seconds while busy)' },
+  { flags: '--enable-server-load-tracking', key: 'enableServerLoadTracking', description: 'GET /load reports the generation requests in flight' },
+  { flags: '--enable-sleep-mode', key: 'enableSleepMode', description: 'Allow POST /sleep (with VLLM_SERVER_DEV_MODE=1) to free the KV cache and the weights' },
+  { flags: '--max-log-len <n>', key: 'maxLogLen', description: 'Longest request body (characters) --enable-log-requests prints', parse: nonNegativeInt, defaultText: 'unlimited' },
+  { flags: '--override-generation-config <json>', key: 'overrideGenerationConfig', description: 'JSON object of sampling defaults (temperature, top_p, top_k, min_p, repetition_penalty, max_new_tokens) over generation_config.json', parse: parseJsonObject },
+  { flags: '--default-chat-template-kwargs <json>', key: 'defaultChatTemplateKwargs', description: 'JSON object of chat template variables (e.g. {"enable_thinking": false}) under each request\'s chat_template_kwargs', parse: parseJsonObject },
+  { flags: '--hf-overrides <json>', key: 'hfOverrides', description: 'JSON object of config.json keys over the model\'s config: rope_theta, rope_scaling, max_position_embeddings (others are refused)', parse: parseJsonObject },
+  { flags: '--rope-theta <theta>', key: 'ropeTheta', description: 'Same as --hf-overrides \'{"rope_theta": THETA}\'', parse: parsePositiveNumber },
+  { flags: '--rope-scaling <json>', key: 'ropeScaling', description: 'Same as --hf-overrides \'{"rope_scaling": JSON}\' (linear, dynamic, yarn, llama3)', parse: parseJsonObject },
+  { flags: '--uds <path>', key: 'uds', description: 'Listen on this Unix domain socket instead of host:port' },
+  { flags: '--disable-access-log-for-endpoints <paths>', key: 'disableAccessLogForEndpoints', description: 'Comma-separated paths left out of the access log (e.g. /health,/metrics)', parse: parseStringList },
+  { flags: '--ssl-cert-reqs <n>', key: 'sslCertReqs', description: 'Client certificates: 0 none, 1 optional, 2 required (verified against --ssl-ca-certs)', parse: parseInteger, defaultText: '0' },
+  { flags: '--ssl-ciphers <list>', key: 'sslCiphers', description: 'OpenSSL cipher list for TLS 1.2 and below' },
 ];

@@ -50,3 +50,29 @@ export function parseStringList(text: string): string[] {
   }
   return trimmed.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
 }
+
+/** A number in (0, 1]. */
+export function parseFraction(text: string): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0 || n > 1) throw new Error(`'${text}' must be a number in (0, 1]`);
+  return n;
+}
+
+/** A JSON object (vLLM's dict-valued flags). */
+export function parseJsonObject(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new Error(`'${text}' is not valid JSON`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`'${text}' is not a JSON object`);
+  return value as Record<string, unknown>;
+}
+
+/** A number > 0. */
+export function parsePositiveNumber(text: string): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`'${text}' must be a positive number`);
+  return n;
+}

@@ -4,13 +4,34 @@
 // request's stream (pausing a request whose consumer falls behind), and turns client
 // disconnects into aborts. It never touches the model.
 
-import { EngineDeadError, EngineInvariantError, EngineOverloadedError, RequestValidationError } from './errors';
+import { EngineDeadError, EngineInvariantError, EngineOverloadedError, EngineSleepingError, RequestValidationError, wrongRunnerError } from './errors';
 import { encodeBadWords } from './sampling';
 import { OutputStream } from './output-stream';
 import type { CoreConnection, CoreEvent } from './core/protocol';
 import { checkFitsKvCache, engineLimits, type EngineLimits } from './core/validate-request';
-import type { EngineClient, EngineHealth, EngineOptions, EngineRequest, IterationStats, RequestOutput, SchedulerStats, TextProcessor } from './types';
-import type { ChatTemplate, GenerationDefaults, LoadedModel, ModelArchConfig, Tokenizer } from '../model/types';
+import type {
+  EncodeRequest,
+  EngineClient,
+  EngineHealth,
+  EngineOptions,
+  EngineRequest,
+  IterationStats,
+  PoolingRequestOutput,
+  RequestOutput,
+  SchedulerStats,
+  SleepLevel,
+  SleepMode,
+  SleepState,
+  TextProcessor,
+} from './types';
+import type { ChatTemplate, GenerationDefaults, LoadedModel, ModelArchConfig, ModelOutput, PoolerSettings, Tokenizer } from '../model/types';
+
+/** A pooling request waiting for its one result. */
+interface PendingEncode {
+  promptTokenIds: number[];
+  resolve: (output: PoolingRequestOutput) => void;
+  reject: (error: Error) => void;
+}
 
 /** What an overloaded server tells clients to wait before retrying, in seconds. */
 const OVERLOADED_RETRY_AFTER_SECONDS = 1;
@@ -23,8 +44,11 @@ export class EngineFrontend implements EngineClient {
   readonly chatTemplate: ChatTemplate | null;
   readonly eosTokenIds: number[];
   readonly generationDefaults: GenerationDefaults;
+  readonly modelOutput: ModelOutput;
+  readonly pooler: PoolerSettings | null;
   private readonly limits: EngineLimits;
   private readonly streams = new Map<string, OutputStream>();
+  private readonly encodes = new Map<string, PendingEncode>();
   private readonly listeners = new Set<(stats: IterationStats) => void>();
   private latestStats: SchedulerStats;
   private deadError: string | null = null;
@@ -32,6 +56,7 @@ export class EngineFrontend implements EngineClient {
   private readonly maxQueuedSequences: number | null;
   /** Sequences of the requests in flight (n or best_of each), admitted and not yet finished. */
   private queuedSequences = 0;
+  private sleeping: SleepState = { sleeping: false, level: 0 };
 
   constructor(
     model: LoadedModel,
@@ -46,6 +71,8 @@ export class EngineFrontend implements EngineClient {
     this.chatTemplate = model.chatTemplate;
     this.eosTokenIds = model.eosTokenIds;
     this.generationDefaults = model.generationDefaults;
+    this.modelOutput = model.output;
+    this.pooler = model.pooler;
     this.limits = engineLimits(info, options, model.config.vocabSize);
     this.maxQueuedSequences = options.maxNumQueuedReqs ?? null;
     this.latestStats = { numRunning: 0, numWaiting: 0, kvCacheUsage: 0, numBlocks: info.numBlocks, blockSize: info.blockSize };
@@ -61,6 +88,12 @@ export class EngineFrontend implements EngineClient {
       case 'step':
         this.latestStats = event.stats;
         for (const output of event.outputs) this.streams.get(output.requestId)?.push(output);
+        for (const result of event.pooled ?? []) {
+          const pending = this.encodes.get(result.requestId);
+          if (!pending) continue;
+          if ('data' in result) pending.resolve({ requestId: result.requestId, promptTokenIds: pending.promptTokenIds, data: result.data });
+          else pending.reject(new Error(result.error));
+        }
         for (const listener of this.listeners) {
           try {
             listener(event.iteration);
@@ -77,6 +110,7 @@ export class EngineFrontend implements EngineClient {
               ? new EngineInvariantError(event.message)
               : new Error(event.message);
         this.streams.get(event.requestId)?.fail(error);
+        this.encodes.get(event.requestId)?.reject(error);
         break;
       }
       case 'dead':
@@ -90,6 +124,7 @@ export class EngineFrontend implements EngineClient {
     this.deadError = error;
     console.error(`[engine] engine core is dead: ${error}`);
     for (const stream of this.streams.values()) stream.fail(new EngineDeadError(error));
+    for (const pending of this.encodes.values()) pending.reject(new EngineDeadError(error));
   }
 
   /**
@@ -116,6 +151,8 @@ export class EngineFrontend implements EngineClient {
 
   async *generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
     const connection = this.liveConnection();
+    if (this.modelOutput.kind !== 'logits') throw wrongRunnerError('generate');
+    if (this.sleeping.sleeping) throw new EngineSleepingError();
     checkFitsKvCache(request, this.limits);
     if (request.params.bad_words.length > 0 && this.tokenizer) encodeBadWords(request.params.bad_words, this.tokenizer);
     const id = request.requestId;
@@ -149,6 +186,36 @@ export class EngineFrontend implements EngineClient {
     }
   }
 
+  async encode(request: EncodeRequest, signal?: AbortSignal): Promise<PoolingRequestOutput> {
+    const connection = this.liveConnection();
+    if (this.modelOutput.kind === 'logits') throw wrongRunnerError('encode');
+    if (this.sleeping.sleeping) throw new EngineSleepingError();
+    const id = request.requestId;
+    if (this.encodes.has(id) || this.streams.has(id)) throw new RequestValidationError(`Request id ${id} is already running.`, 'request_id');
+    signal?.throwIfAborted();
+    this.ensureCapacity(1);
+    this.queuedSequences++;
+    let settled = false;
+    const result = new Promise<PoolingRequestOutput>((resolve, reject) => {
+      this.encodes.set(id, { promptTokenIds: request.promptTokenIds, resolve, reject });
+    });
+    // The client went away: the core drops the request (and frees its batch slot) at once.
+    const onAbort = () => {
+      if (!settled) this.encodes.get(id)?.reject(signal!.reason instanceof Error ? signal!.reason : new Error('request aborted'));
+      this.abort([id]);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      connection.encode({ ...request, arrivalTime: request.arrivalTime ?? Date.now() });
+      return await result;
+    } finally {
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      this.encodes.delete(id);
+      this.queuedSequences--;
+    }
+  }
+
   abort(requestIds: string[]): void {
     if (this.connection && this.deadError === null && requestIds.length > 0) this.connection.abort(requestIds);
   }
@@ -166,10 +233,38 @@ export class EngineFrontend implements EngineClient {
     return () => this.listeners.delete(listener);
   }
 
+  async sleep(level: SleepLevel, mode: SleepMode): Promise<void> {
+    const connection = this.liveConnection();
+    // New requests are refused from now on; the core aborts or drains the ones in flight.
+    const before = this.sleeping;
+    this.sleeping = { sleeping: true, level };
+    try {
+      await connection.control({ op: 'sleep', level, mode });
+    } catch (err) {
+      this.sleeping = before;
+      throw err;
+    }
+  }
+
+  async wakeUp(): Promise<void> {
+    if (!this.sleeping.sleeping) return;
+    await this.liveConnection().control({ op: 'wake' });
+    this.sleeping = { sleeping: false, level: 0 };
+  }
+
+  sleepState(): SleepState {
+    return { ...this.sleeping };
+  }
+
+  async resetPrefixCache(): Promise<void> {
+    await this.liveConnection().control({ op: 'reset_prefix_cache' });
+  }
+
   async shutdown(): Promise<void> {
     const connection = this.connection;
     this.connection = null;
     for (const stream of this.streams.values()) stream.fail(new EngineDeadError('engine is shutting down'));
+    for (const pending of this.encodes.values()) pending.reject(new EngineDeadError('engine is shutting down'));
     this.deadError ??= 'engine was shut down';
     await Promise.all([connection?.shutdown(), this.text?.shutdown?.()]);
   }

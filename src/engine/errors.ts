@@ -12,6 +12,14 @@ export class RequestValidationError extends Error {
   }
 }
 
+/** The engine sleeps (POST /sleep) and refuses work until woken (POST /wake_up): HTTP 503. */
+export class EngineSleepingError extends Error {
+  constructor() {
+    super('The engine is sleeping: POST /wake_up before sending requests.');
+    this.name = 'EngineSleepingError';
+  }
+}
+
 /**
  * A request reached the engine core breaking a rule the serving layer checks for every request
  * (a bug upstream): the core refuses it, and the client gets an internal error, not a 400.
@@ -45,4 +53,14 @@ export class EngineOverloadedError extends Error {
     super(message);
     this.name = 'EngineOverloadedError';
   }
+}
+
+/** The request asks for what the served model's runner does not do (generation vs pooling). */
+export function wrongRunnerError(kind: 'generate' | 'encode'): RequestValidationError {
+  return new RequestValidationError(
+    kind === 'generate'
+      ? 'This model is served for pooling (embeddings, classification, scores); it does not generate text.'
+      : 'This model generates text; it has no pooling (embedding or classification) output.',
+    null,
+  );
 }

@@ -5,11 +5,13 @@
 import { loadModel } from '../model/load-model';
 import type { LoadedModel } from '../model/types';
 import { EngineCoreHost } from './core/core-host';
+import { ControlCalls } from './core/control-calls';
 import type { CoreConnection, CoreEvent } from './core/protocol';
 import { EngineFrontend } from './engine-frontend';
 import { InlineTextProcessor, PooledTextProcessor, spawnTextWorkers } from './text/text-processor';
 import type { EngineClient, EngineOptions } from './types';
 import { spawnEngineWorker } from './worker/spawn-worker';
+import { loadXgrammar } from './structured/xgrammar';
 
 export type { EngineClient, EngineOptions } from './types';
 
@@ -22,10 +24,12 @@ export async function createEngine(options: EngineOptions): Promise<EngineClient
   const early: CoreEvent[] = [];
   const onEvent = (event: CoreEvent) => (frontend ? frontend.handleEvent(event) : early.push(event));
   // The worker loads the weights while this thread (and the text workers) load the tokenizer/template.
+  // xgrammar in this thread checks structured_outputs at request time (a bad schema → 400).
   const [loaded, spawned, texts] = await Promise.allSettled([
     loadModel({ ...options.load, loadWeights: false }),
     spawnEngineWorker(options, onEvent),
     spawnTextWorkers(options.load, options.load.skipTokenizer ? 0 : (options.tokenizerPoolSize ?? 0)),
+    loadXgrammar(),
   ]);
   const failure = [loaded, spawned, texts].find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failure) {
@@ -50,13 +54,19 @@ export async function createEngine(options: EngineOptions): Promise<EngineClient
 /** Runs the core on this thread over an already loaded model (with weights). */
 export async function createInProcessEngine(model: LoadedModel, options: EngineOptions): Promise<EngineClient> {
   let frontend: EngineFrontend | null = null;
-  const host = await EngineCoreHost.start(model, options, (event) => frontend?.handleEvent(event));
+  await loadXgrammar(); // request-time structured_outputs checks, as createEngine's HTTP thread has
+  const calls = new ControlCalls();
+  const host = await EngineCoreHost.start(model, options, (event) => {
+    if (!calls.settle(event)) frontend?.handleEvent(event);
+  });
   const connection: CoreConnection = {
     info: host.info,
     add: (request) => host.add(request),
+    encode: (request) => host.encode(request),
     abort: (ids) => host.abort(ids),
     pause: (ids) => host.pause(ids),
     resume: (ids) => host.resume(ids),
+    control: (op) => calls.call(op, (callId, o) => host.control(callId, o)),
     shutdown: () => host.shutdown(),
   };
   const text = model.tokenizer ? new InlineTextProcessor(model.tokenizer, model.chatTemplate) : null;

@@ -8,6 +8,7 @@
 // `param` on the error is the snake_case field name. The engine does not validate again.
 
 import { RequestValidationError } from './errors';
+import { checkStructuredOutputs } from './structured/grammar-builder';
 import type { RepetitionDetectionParams, SamplingParams } from './types';
 
 /** Below this temperature sampling is greedy (vLLM `_SAMPLING_EPS`). */
@@ -54,6 +55,7 @@ export function defaultSamplingParams(): SamplingParams {
     use_beam_search: false,
     length_penalty: 1,
     output_kind: 0,
+    structured_outputs: null,
     extra_args: null,
   };
 }
@@ -77,11 +79,13 @@ export function stopHoldBackLength(p: Pick<SamplingParams, 'stop' | 'include_sto
  * stop str → [str], seed -1 → null, logprobs true → 1, duplicate stop ids / bad words removed,
  * logit_bias keys → integer strings with values clamped to [-100, 100], tiny temperatures
  * raised to 0.01, greedy forcing top_p 1 / top_k 0 / min_p 0. Null for a defaulted field
- * means "use the default" (vLLM `from_optional`). Unknown keys are ignored.
+ * means "use the default" (vLLM `from_optional`). Unknown keys are ignored, except
+ * `guided_decoding` (the pre-`structured_outputs` name of the same struct), read as an alias.
  */
 export function normalizeSamplingParams(
   partial: Partial<SamplingParams> & Record<string, unknown>,
 ): SamplingParams {
+  partial = withGuidedDecodingAlias(partial);
   const p = defaultSamplingParams();
   const out = p as unknown as Record<string, unknown>;
   for (const key of Object.keys(p)) {
@@ -113,6 +117,21 @@ export function normalizeSamplingParams(
     p.min_p = 0;
   }
   return p;
+}
+
+/** Older vLLM's `guided_decoding` ({json, regex, choice, grammar, json_object, backend, …}) → structured_outputs. */
+function withGuidedDecodingAlias<T extends Record<string, unknown>>(partial: T): T {
+  const guided = partial.guided_decoding;
+  if (guided == null) return partial;
+  if (partial.structured_outputs != null) {
+    throw new RequestValidationError('Give structured_outputs or its old name guided_decoding, not both.', 'guided_decoding');
+  }
+  if (typeof guided !== 'object' || Array.isArray(guided)) throw new RequestValidationError('guided_decoding must be an object.', 'guided_decoding');
+  const { backend, ...constraint } = guided as Record<string, unknown>;
+  if (backend != null && !(typeof backend === 'string' && ['xgrammar', 'auto'].includes(backend.split(':')[0]))) {
+    throw new RequestValidationError(`guided_decoding.backend ${JSON.stringify(backend)} is not available: the backend is xgrammar.`, 'guided_decoding');
+  }
+  return { ...partial, structured_outputs: constraint };
 }
 
 function normalizeLogitBias(bias: Record<string, number>): Record<string, number> {
@@ -311,6 +330,10 @@ export function validateSamplingParams(p: SamplingParams, ctx: SamplingValidatio
   }
 
   if (p.repetition_detection != null) validateRepetitionDetection(p.repetition_detection);
+  if (p.structured_outputs != null) {
+    if (p.use_beam_search) fail('Structured outputs are not supported with beam search.', 'use_beam_search');
+    checkStructuredOutputs(p.structured_outputs);
+  }
   if (![0, 1, 2].includes(p.output_kind)) fail(`output_kind must be 0, 1 or 2, got ${p.output_kind}.`, 'output_kind');
   if (p.truncation_side != null && p.truncation_side !== 'left' && p.truncation_side !== 'right') {
     fail(`truncation_side must be 'left' or 'right', got ${JSON.stringify(p.truncation_side)}.`, 'truncation_side');

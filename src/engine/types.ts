@@ -2,7 +2,7 @@
 // follow vLLM's `SamplingParams` exactly (snake_case) because /inference/v1/generate and
 // /render put this struct on the wire as-is.
 
-import type { ChatMessage, ChatRenderOptions, ChatTemplate, DecodeOptions, GenerationDefaults, ModelArchConfig, Tokenizer } from '../model/types';
+import type { ChatMessage, ChatRenderOptions, ChatTemplate, DecodeOptions, GenerationDefaults, ModelArchConfig, ModelOutput, PoolerSettings, Tokenizer } from '../model/types';
 
 export type OutputKind = 0 | 1 | 2; // 0 CUMULATIVE, 1 DELTA, 2 FINAL_ONLY (vLLM RequestOutputKind)
 export const OUTPUT_KIND = { CUMULATIVE: 0, DELTA: 1, FINAL_ONLY: 2 } as const;
@@ -14,6 +14,28 @@ export interface RepetitionDetectionParams {
   min_pattern_size: number;
   /** How many back-to-back repeats end the request (finish_reason 'repetition'). */
   min_count: number;
+}
+
+/**
+ * vLLM's `StructuredOutputsParams`: exactly one of json, regex, choice, grammar, json_object,
+ * structural_tag constrains the output (see src/engine/structured/).
+ */
+export interface StructuredOutputsParams {
+  /** A JSON schema (object, or its JSON text). */
+  json?: string | Record<string, unknown> | null;
+  regex?: string | null;
+  choice?: string[] | null;
+  /** EBNF as xgrammar takes it; the GBNF (llama.cpp) and Lark spellings are converted. */
+  grammar?: string | null;
+  json_object?: boolean | null;
+  /** xgrammar structural tag (JSON text): {"format": …} or the legacy {"structures", "triggers"}. */
+  structural_tag?: string | null;
+  /** Only one backend (xgrammar), so there is nothing to fall back to; accepted. */
+  disable_fallback?: boolean | null;
+  disable_any_whitespace?: boolean | null;
+  disable_additional_properties?: boolean | null;
+  /** Refused: xgrammar has no custom whitespace pattern. */
+  whitespace_pattern?: string | null;
 }
 
 export interface SamplingParams {
@@ -52,6 +74,8 @@ export interface SamplingParams {
   use_beam_search: boolean;
   length_penalty: number;
   output_kind: OutputKind;
+  /** Constrained decoding (JSON schema, regex, choice, grammar…); null = unconstrained. */
+  structured_outputs: StructuredOutputsParams | null;
   /** vLLM's `extra_args`: the request's `vllm_xargs`, carried for custom extensions (the engine itself reads none). */
   extra_args: Record<string, unknown> | null;
 }
@@ -64,6 +88,25 @@ export interface EngineRequest {
   cacheSalt?: string | null;
   /** Epoch ms when the HTTP request arrived (queue-time metric). */
   arrivalTime?: number;
+}
+
+/** A pooling request (vLLM's encode): the whole prompt runs once, one vector comes back, no KV is kept. */
+export interface EncodeRequest {
+  requestId: string;
+  promptTokenIds: number[];
+  /** Segment ids of a cross-encoder's sentence pair, one per token. */
+  tokenTypeIds?: number[] | null;
+  priority?: number;
+  /** Epoch ms when the HTTP request arrived (queue-time metric). */
+  arrivalTime?: number;
+}
+
+/** The pooled output of an EncodeRequest (vLLM's PoolingRequestOutput). */
+export interface PoolingRequestOutput {
+  requestId: string;
+  promptTokenIds: number[];
+  /** Pooled hidden state, or classifier logits, before normalisation or activation. */
+  data: Float32Array;
 }
 
 export type FinishReason = 'stop' | 'length' | 'abort' | 'error' | 'repetition';
@@ -119,6 +162,8 @@ export interface FinishedRequestStats {
   generationTokens: number;
   maxTokensParam: number | null;
   n: number;
+  /** Most tokens any of the request's completions generated (vllm:request_max_num_generation_tokens). */
+  maxGenerationTokens: number;
 }
 
 /** Emitted once per engine step: the metrics module turns these into prom-client updates. */
@@ -131,6 +176,14 @@ export interface IterationStats {
   numPreemptions: number;
   prefixCacheQueries: number; // tokens
   prefixCacheHits: number; // tokens
+  /** Prompt tokens of newly scheduled requests served from the prefix cache. */
+  promptTokensCached: number;
+  /** Prompt tokens that were cached but computed again (a fully cached prompt recomputes its last block to get logits). */
+  promptTokensRecomputed: number;
+  /** Structured outputs: seconds of each grammar compiled this step (cache misses). */
+  grammarCompileSeconds?: number[];
+  grammarCacheHits?: number;
+  grammarCacheMisses?: number;
 }
 
 export interface SchedulerStats {
@@ -138,6 +191,8 @@ export interface SchedulerStats {
   numWaiting: number;
   /** Sequences set aside because their client stopped reading (neither running nor waiting); absent = 0. */
   numPaused?: number;
+  /** Of numWaiting, those not waiting for capacity (a structured-output grammar still compiling). */
+  numDeferred?: number;
   kvCacheUsage: number; // 0..1
   numBlocks: number;
   blockSize: number;
@@ -169,6 +224,17 @@ export interface TextProcessor {
   renderChat(conversations: ChatMessage[][], opts: ChatRenderOptions, encode: { addSpecialTokens: boolean } | null): Promise<RenderedChat[]>;
 }
 
+/** vLLM sleep levels: 1 keeps the weights in host memory, 2 discards them (reloaded on wake). */
+export type SleepLevel = 1 | 2;
+/** What happens to requests in flight when the engine goes to sleep. */
+export type SleepMode = 'abort' | 'wait';
+
+/** The engine's sleep state (vllm:engine_sleep_state): 0 = awake, else the level it sleeps at. */
+export interface SleepState {
+  sleeping: boolean;
+  level: SleepLevel | 0;
+}
+
 /** What the HTTP layer sees of the engine (vLLM's EngineClient). */
 export interface EngineClient {
   readonly modelConfig: ModelArchConfig;
@@ -188,11 +254,23 @@ export interface EngineClient {
    * checks again; callers ask early, before tokenizing, to refuse cheaply.
    */
   ensureCapacity(sequences: number): void;
+  /** What the runner returns: 'logits' for generation models, pooled vectors otherwise. */
+  readonly modelOutput: ModelOutput;
+  /** How pooled outputs are served; null for generation models. */
+  readonly pooler: PoolerSettings | null;
   generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput>;
+  /** Pooling models only: runs the prompt through the same worker, scheduler and token budget. */
+  encode(request: EncodeRequest, signal?: AbortSignal): Promise<PoolingRequestOutput>;
   abort(requestIds: string[]): void;
   health(): EngineHealth;
   stats(): SchedulerStats;
   onIteration(listener: (stats: IterationStats) => void): () => void;
+  /** Frees the KV cache and the session (level 2: the weights too); generate() refuses until wakeUp(). */
+  sleep(level: SleepLevel, mode: SleepMode): Promise<void>;
+  wakeUp(): Promise<void>;
+  sleepState(): SleepState;
+  /** Forgets every cached prefix block (blocks in use stay with their requests). */
+  resetPrefixCache(): Promise<void>;
   shutdown(): Promise<void>;
 }
 
@@ -220,4 +298,24 @@ export interface EngineOptions {
   maxNumQueuedReqs?: number | null;
   /** Worker threads for large tokenize / render / decode jobs; 0 or absent = on the calling thread. */
   tokenizerPoolSize?: number;
+  /** --structured-outputs-config defaults (disable_any_whitespace, disable_additional_properties). */
+  structuredOutputs?: import('./structured/grammar-spec').StructuredOutputsDefaults;
+  /** --dtype: the graph's weight/compute type. */
+  dtype?: 'auto' | 'float32' | 'float16';
+  /** --seed: seeds the sampler of requests without their own seed. */
+  seed?: number;
+  /** --gpu-memory-utilization: KV budget = this fraction of memory minus what the model uses. */
+  gpuMemoryUtilization?: number | null;
+  kvCacheDtype?: import('../model/runner/kv-dtype').KvStorageDtype;
+  /** --num-gpu-blocks-override. */
+  numBlocksOverride?: number | null;
+  partialPrefills?: PartialPrefillLimits;
+}
+
+/** --max-num-partial-prefills, --max-long-partial-prefills, --long-prefill-token-threshold. */
+export interface PartialPrefillLimits {
+  maxNumPartialPrefills: number;
+  maxLongPartialPrefills: number;
+  /** Prompts longer than this are "long", and no prefill chunk exceeds it; 0 = off. */
+  longPrefillTokenThreshold: number;
 }

@@ -39,6 +39,23 @@ export function loadGenerationConfig(flag: string, modelDir: string | null): Gen
   return json ? parseGenerationConfig(json) : { defaults: {}, eosTokenIds: [] };
 }
 
+/**
+ * --override-generation-config: vLLM merges these over the file's values (they count even when
+ * equal to transformers' defaults). Only the keys vLLM takes as sampling defaults are accepted.
+ */
+export function applyGenerationOverrides(config: GenerationConfig, overrides: Record<string, unknown> | null | undefined): GenerationConfig {
+  if (!overrides) return config;
+  const defaults: GenerationDefaults = { ...config.defaults };
+  for (const [key, value] of Object.entries(overrides)) {
+    if (!(DEFAULT_KEYS as readonly string[]).includes(key)) {
+      throw new Error(`--override-generation-config: '${key}' is not one of ${DEFAULT_KEYS.join(', ')}`);
+    }
+    if (typeof value !== 'number' || !Number.isFinite(value)) throw new Error(`--override-generation-config: '${key}' must be a number`);
+    defaults[key as (typeof DEFAULT_KEYS)[number]] = value;
+  }
+  return { ...config, defaults };
+}
+
 export function parseGenerationConfig(json: Record<string, unknown>): GenerationConfig {
   const defaults: GenerationDefaults = {};
   for (const key of DEFAULT_KEYS) {

@@ -1,24 +1,35 @@
 // loadModel: picks the loader from what MODEL points at (a .gguf file, a Hugging Face directory,
-// or nothing / --load-format dummy) and assembles the LoadedModel the runner and the HTTP side use.
+// or nothing / --load-format dummy), decides what the model is served as (model-plan.ts), and
+// assembles the LoadedModel the runner and the HTTP side use.
 import { existsSync, readSync, statSync } from 'node:fs';
+import type { ArchitectureDescriptor } from './architectures/architecture';
+import type { Json } from './architectures/hf-json';
+import { architectureOf } from './architectures/registry';
 import { BUILTIN_CHAT_TEMPLATE, createChatTemplate, resolveChatTemplateSource } from './chat-template';
 import { DUMMY_CONFIG, dummyWeights } from './dummy/dummy-model';
-import { loadGenerationConfig } from './generation-config';
-import { loadGgufModel } from './gguf/load-gguf';
+import { applyHfOverrides } from './config-overrides';
+import { applyGenerationOverrides, loadGenerationConfig } from './generation-config';
+import { loadGgufModelWeights, readGgufModel } from './gguf/load-gguf';
 import { hfChatTemplateSource, loadHfTokenizer, readTokenizerConfig } from './hf/hf-tokenizer-files';
-import { loadHfModel } from './hf/load-hf';
+import { loadHfModelWeights, readHfModel } from './hf/load-hf';
+import { readSentenceTransformersConfig, type SentenceTransformersConfig } from './hf/sentence-transformers';
+import { DEFAULT_SERVING_FLAGS, planModel, type ModelPlan } from './model-plan';
 import { withFile } from './read-fully';
 import { createBuiltinTokenizer, createTokenizerFromGguf } from './tokenizer';
-import type { ChatTemplate, LoadedModel, LoadModelOptions, ModelArchConfig, ModelWeights, Tokenizer } from './types';
+import type { ChatTemplate, DecoderArchConfig, LoadedModel, LoadModelOptions, ModelArchConfig, ModelOutput, ModelWeights, Tokenizer } from './types';
 
 const DUMMY_SOURCE = 'dummy';
 
-/** What a format-specific loader hands back before the common assembly. */
-interface LoadedParts {
+/** A model's metadata, read without its weights; the format-specific parts come as closures. */
+interface OpenedModel {
+  descriptor: ArchitectureDescriptor;
   config: ModelArchConfig;
-  weights: ModelWeights | null;
+  configJson: Json | null;
+  sentenceTransformers: SentenceTransformersConfig | null;
   onnxPath: string | null;
-  tokenizer: Tokenizer | null;
+  /** Checks the weights `output` needs (for `config`, overrides applied) are there; reads them when `read`. */
+  weights(config: ModelArchConfig, output: ModelOutput, read: boolean): ModelWeights | null;
+  tokenizer(): Tokenizer;
   /** The model's own chat template (used when --chat-template is not given). */
   templateSource: string | null;
   /** Where generation_config.json lives for --generation-config auto. */
@@ -26,78 +37,133 @@ interface LoadedParts {
 }
 
 export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
-  const source = opts.model === null || opts.loadFormat === 'dummy' ? DUMMY_SOURCE : opts.model;
-  const parts = source === DUMMY_SOURCE ? loadDummy(opts) : await loadFromPath(source, opts);
-
-  const generation = loadGenerationConfig(opts.generationConfig, parts.modelDir);
-  const { tokenizer } = parts; // null when skipTokenizer: the loaders do not build one
+  const source = modelSource(opts);
+  const opened = await openModel(source, opts);
+  const plan = planFor(source, opened, opts);
+  if (opened.onnxPath && plan.output.kind !== 'logits') {
+    throw new Error(`${source}: an ONNX export is served for generation only; pooling needs safetensors weights`);
+  }
+  const weights = opened.weights(opened.config, plan.output, opts.loadWeights);
+  const generation = applyGenerationOverrides(loadGenerationConfig(opts.generationConfig, opened.modelDir), opts.overrideGenerationConfig);
+  // --tokenizer: another directory's or file's tokenizer and chat template.
+  const replaced = opts.tokenizer && !opts.skipTokenizer ? await loadTokenizer(opts.tokenizer) : null;
+  if (replaced) opened.templateSource = replaced.templateSource;
+  const tokenizer = opts.skipTokenizer ? null : (replaced?.tokenizer ?? opened.tokenizer());
   const eosTokenIds = [...new Set([...(tokenizer?.eosTokenId != null ? [tokenizer.eosTokenId] : []), ...generation.eosTokenIds])];
+  const contextLength = opened.descriptor.contextLength(opened.config);
   return {
     source,
-    config: parts.config,
-    weights: parts.weights,
-    onnxPath: parts.onnxPath,
+    config: opened.config,
+    output: plan.output,
+    pooler: plan.pooler,
+    weights,
+    onnxPath: opened.onnxPath,
     tokenizer,
-    chatTemplate: tokenizer ? buildChatTemplate(resolveChatTemplateSource(opts.chatTemplate) ?? parts.templateSource, tokenizer) : null,
+    chatTemplate: tokenizer ? buildChatTemplate(resolveChatTemplateSource(opts.chatTemplate) ?? opened.templateSource, tokenizer) : null,
     generationDefaults: generation.defaults,
     eosTokenIds,
-    contextLength: derivedContextLength(parts.config),
+    contextLength: plan.maxSeqLength === null ? contextLength : Math.min(contextLength, plan.maxSeqLength),
   };
 }
 
 /**
- * vLLM's derived max_model_len: RoPE scaling that stretches positions (linear, dynamic, yarn)
- * multiplies the trained length by its factor (yarn from original_max_position_embeddings);
- * llama3 / longrope configs already state the extended length.
+ * What MODEL is served as, from its metadata alone (no weights, no tokenizer): the server
+ * registers routes by it before the engine has loaded anything.
  */
-export function derivedContextLength(config: ModelArchConfig): number {
-  const scaling = config.ropeScaling;
-  const factor = Number(scaling?.factor);
-  if (!scaling || !(factor > 1) || !['linear', 'dynamic', 'yarn'].includes(String(scaling.rope_type))) {
-    return config.maxPositionEmbeddings;
-  }
-  const original = scaling.original_max_position_embeddings;
-  const base = scaling.rope_type === 'yarn' && typeof original === 'number' ? original : config.maxPositionEmbeddings;
-  return Math.floor(base * factor);
+export async function planServedModel(opts: LoadModelOptions): Promise<ModelPlan> {
+  const source = modelSource(opts);
+  return planFor(source, await openModel(source, opts), opts);
 }
 
-function loadDummy(opts: LoadModelOptions): LoadedParts {
+function modelSource(opts: LoadModelOptions): string {
+  return opts.model === null || opts.loadFormat === 'dummy' ? DUMMY_SOURCE : opts.model;
+}
+
+function planFor(source: string, opened: OpenedModel, opts: LoadModelOptions): ModelPlan {
+  return planModel({
+    source,
+    descriptor: opened.descriptor,
+    config: opened.config,
+    configJson: opened.configJson,
+    sentenceTransformers: opened.sentenceTransformers,
+    flags: opts.serving ?? DEFAULT_SERVING_FLAGS,
+  });
+}
+
+/** The model's metadata, --hf-overrides applied to its config. */
+async function openModel(source: string, opts: Pick<LoadModelOptions, 'hfOverrides'>): Promise<OpenedModel> {
+  const opened = await openModelFormat(source);
+  opened.config = applyHfOverrides(opened.descriptor, opened.config, opts.hfOverrides);
+  return opened;
+}
+
+async function openModelFormat(source: string): Promise<OpenedModel> {
+  if (source === DUMMY_SOURCE) return openDummy();
+  if (!existsSync(source)) throw new Error(`model path ${source} does not exist`);
+  if (statSync(source).isDirectory()) return openHfDirectory(source);
+  if (!isGgufFile(source)) throw new Error(`model path ${source} is neither a GGUF file nor a Hugging Face model directory`);
+  return openGgufFile(source);
+}
+
+function openDummy(): OpenedModel {
   return {
+    descriptor: architectureOf(DUMMY_CONFIG),
     config: DUMMY_CONFIG,
-    weights: opts.loadWeights ? dummyWeights() : null,
+    configJson: null,
+    sentenceTransformers: null,
     onnxPath: null,
-    tokenizer: opts.skipTokenizer ? null : createBuiltinTokenizer(),
+    weights: (config, output, read) => (read ? dummyWeights(config as DecoderArchConfig, undefined, output) : null),
+    tokenizer: createBuiltinTokenizer,
     templateSource: BUILTIN_CHAT_TEMPLATE,
     modelDir: null,
   };
 }
 
-async function loadFromPath(path: string, opts: LoadModelOptions): Promise<LoadedParts> {
-  if (!existsSync(path)) throw new Error(`model path ${path} does not exist`);
-  if (statSync(path).isDirectory()) {
-    const hf = loadHfModel(path, { loadWeights: opts.loadWeights });
-    const tokenizerConfig = readTokenizerConfig(path);
-    return {
-      ...hf,
-      tokenizer: opts.skipTokenizer ? null : loadHfTokenizer(path, tokenizerConfig),
-      templateSource: hfChatTemplateSource(path, tokenizerConfig),
-      modelDir: path,
-    };
-  }
-  if (!isGgufFile(path)) throw new Error(`model path ${path} is neither a GGUF file nor a Hugging Face model directory`);
-  const gguf = await loadGgufModel(path, { loadWeights: opts.loadWeights });
+function openHfDirectory(dir: string): OpenedModel {
+  const info = readHfModel(dir);
+  const tokenizerConfig = readTokenizerConfig(dir);
   return {
+    descriptor: info.descriptor,
+    config: info.config,
+    configJson: info.configJson,
+    sentenceTransformers: readSentenceTransformersConfig(dir),
+    onnxPath: info.onnxPath,
+    weights: (config, output, read) => loadHfModelWeights({ ...info, config }, output, read),
+    tokenizer: () => loadHfTokenizer(dir, tokenizerConfig),
+    templateSource: hfChatTemplateSource(dir, tokenizerConfig),
+    modelDir: dir,
+  };
+}
+
+async function openGgufFile(path: string): Promise<OpenedModel> {
+  const gguf = await readGgufModel(path);
+  return {
+    descriptor: gguf.descriptor,
     config: gguf.config,
-    weights: gguf.weights,
+    configJson: null,
+    sentenceTransformers: null,
     onnxPath: null,
-    tokenizer: opts.skipTokenizer ? null : createTokenizerFromGguf(gguf.file.metadata),
+    weights: (config, output, read) => loadGgufModelWeights({ ...gguf, config }, output, read),
+    tokenizer: () => createTokenizerFromGguf(gguf.file.metadata),
     templateSource: gguf.chatTemplate,
     modelDir: null,
   };
 }
 
+/** --tokenizer: the tokenizer and its chat template from an HF directory or GGUF file. */
+export async function loadTokenizer(path: string): Promise<{ tokenizer: Tokenizer; templateSource: string | null }> {
+  if (!existsSync(path)) throw new Error(`--tokenizer ${path} does not exist`);
+  if (statSync(path).isDirectory()) {
+    const tokenizerConfig = readTokenizerConfig(path);
+    return { tokenizer: loadHfTokenizer(path, tokenizerConfig), templateSource: hfChatTemplateSource(path, tokenizerConfig) };
+  }
+  if (!isGgufFile(path)) throw new Error(`--tokenizer ${path} is neither a GGUF file nor a Hugging Face directory`);
+  const gguf = await readGgufModel(path);
+  return { tokenizer: createTokenizerFromGguf(gguf.file.metadata), templateSource: gguf.chatTemplate };
+}
+
 /** By content, not extension: GGUF files start with the magic "GGUF". */
-function isGgufFile(path: string): boolean {
+export function isGgufFile(path: string): boolean {
   return withFile(path, (fd) => {
     const magic = Buffer.alloc(4);
     readSync(fd, magic, 0, 4, 0);

@@ -2,27 +2,86 @@
 // Loaders produce a LoadedModel; the runner turns it into batched forward passes
 // over a paged KV cache that the runner owns and the engine accounts for.
 
-export type Architecture = 'llama' | 'qwen2';
-
-/** Decoder shape, in Hugging Face config.json terms. */
+/**
+ * What every architecture reports, whatever its family: the engine sizes batches and caches from
+ * it and the API reads the vocabulary size. `architecture` is the key of the descriptor in
+ * src/model/architectures/ that produced the config; families extend this with their own fields.
+ */
 export interface ModelArchConfig {
-  architecture: Architecture;
+  architecture: string;
   hiddenSize: number;
-  intermediateSize: number;
   numLayers: number;
   numHeads: number;
   numKvHeads: number;
   headDim: number;
   vocabSize: number;
+  maxPositionEmbeddings: number;
+}
+
+/** Decoder shape (llama, qwen2), in Hugging Face config.json terms. */
+export interface DecoderArchConfig extends ModelArchConfig {
+  intermediateSize: number;
   rmsNormEps: number;
   ropeTheta: number;
   /** Llama-3 style scaling ({rope_type:'llama3', factor, low_freq_factor, high_freq_factor,
    * original_max_position_embeddings}) or linear; null when absent. */
   ropeScaling: Record<string, unknown> | null;
-  maxPositionEmbeddings: number;
   tieWordEmbeddings: boolean;
   /** qwen2 has biases on q/k/v projections. */
   attentionBias: boolean;
+}
+
+/** BERT-style encoder shape (BERT, XLM-RoBERTa), in Hugging Face config.json terms. */
+export interface EncoderArchConfig extends ModelArchConfig {
+  intermediateSize: number;
+  layerNormEps: number;
+  /** hidden_act: 'gelu' (erf), 'gelu_new' / 'gelu_pytorch_tanh' (tanh approximation) or 'relu'. */
+  hiddenAct: 'gelu' | 'gelu_tanh' | 'relu';
+  /** Rows of token_type_embeddings (1 for XLM-RoBERTa: every token has type 0). */
+  typeVocabSize: number;
+  /** First position id of a sequence: 0 for BERT, padding_idx + 1 for XLM-RoBERTa. */
+  positionOffset: number;
+}
+
+/** How a sequence's hidden states become one vector (vLLM's pooling_type). */
+export type PoolingType = 'CLS' | 'MEAN' | 'LAST';
+
+/** What a model's runner returns, which decides its graph's head (src/model/architectures/). */
+export type ModelOutput =
+  /** Next-token logits of a KV-cached decoder (generation). */
+  | { kind: 'logits' }
+  /** One pooled hidden state per sequence (embeddings). */
+  | { kind: 'pooled'; pooling: PoolingType }
+  /** Classifier logits per sequence, from the pooled hidden state (classification, cross-encoder scores). */
+  | { kind: 'classifier'; pooling: PoolingType; numLabels: number };
+
+/** What a pooling model serves (vLLM's pooling tasks). */
+export type PoolingTask = 'embed' | 'classify';
+
+/** How a pooling model's outputs are served: vLLM's PoolerConfig plus what the checkpoint says. */
+export interface PoolerSettings {
+  task: PoolingTask;
+  pooling: PoolingType;
+  /** Embeddings are L2-normalised unless a request says otherwise. */
+  normalize: boolean;
+  /** Matryoshka dimensions applied when a request gives none (--pooler-config dimensions). */
+  dimensions: number | null;
+  /** The model declares Matryoshka support (config.json is_matryoshka / matryoshka_dimensions). */
+  matryoshka: boolean;
+  /** The only `dimensions` values the model accepts, when it lists them. */
+  matryoshkaDimensions: number[] | null;
+  /** Inputs longer than max_model_len are embedded chunk by chunk and averaged (MEAN pooling). */
+  enableChunkedProcessing: boolean;
+  /** With chunked processing: the longest input accepted (null: no limit). */
+  maxEmbedLen: number | null;
+  /** Classification: logits -> probabilities. */
+  activation: 'sigmoid' | 'softmax' | 'identity';
+  /** Class names in index order (config.json id2label; LABEL_i when absent). */
+  labels: string[];
+  /** A (query, document) pair is one sequence with a separator and token type ids (cross-encoders). */
+  sentencePairs: boolean;
+  /** sentence_bert_config.json do_lower_case: inputs are lower-cased before tokenization. */
+  lowerCaseInputs: boolean;
 }
 
 /** GGML block formats we keep quantized (raw blocks, rows along the input dimension). */
@@ -68,6 +127,11 @@ export interface Tokenizer {
   readonly bosToken: string | null;
   readonly eosToken: string | null;
   encode(text: string, opts?: { addSpecialTokens?: boolean }): number[];
+  /**
+   * A sentence pair as one sequence, as the tokenizer's post-processor joins pairs (BERT:
+   * [CLS] a [SEP] b [SEP], with token type ids 0 then 1). Only tokenizer.json tokenizers have it.
+   */
+  encodePair?(text: string, pair: string, opts?: { addSpecialTokens?: boolean }): { ids: number[]; tokenTypeIds: number[] };
   decode(ids: readonly number[], opts?: DecodeOptions): string;
   /** Raw UTF-8 bytes this token contributes mid-sequence (SentencePiece '▁' → ' ', byte tokens → their byte). */
   tokenBytes(id: number): Uint8Array;
@@ -103,6 +167,10 @@ export interface LoadedModel {
   /** The MODEL argument (path) or 'dummy'. */
   source: string;
   config: ModelArchConfig;
+  /** What the runner returns: logits (generation) or one pooled vector per sequence. */
+  output: ModelOutput;
+  /** How pooled outputs are served (defaults of /v1/embeddings, /classify, …); null for generation. */
+  pooler: PoolerSettings | null;
   /** Weights to build the graph from; null for an ONNX export (see onnxPath). */
   weights: ModelWeights | null;
   onnxPath: string | null;
@@ -143,6 +211,10 @@ export interface RunnerOptions {
   numBlocks: number;
   device: 'cpu' | 'cuda';
   intraOpThreads?: number;
+  /** Weight and activation type of the built graph ('auto' = float32); an ONNX export keeps its own. */
+  dtype?: 'auto' | 'float32' | 'float16';
+  /** Storage type of the paged KV cache (model/runner/kv-dtype.ts). */
+  kvCacheDtype?: import('./runner/kv-dtype').KvStorageDtype;
 }
 
 export interface ModelRunner {
@@ -154,6 +226,43 @@ export interface ModelRunner {
   /** Copies whole KV blocks (copy-on-write when n > 1 children share a partial prompt block). */
   copyBlocks(pairs: ReadonlyArray<readonly [src: number, dst: number]>): void;
   dispose(): Promise<void>;
+}
+
+/** One sequence of a pooling forward (no KV cache: the whole sequence runs at once). */
+export interface EncodeSequence {
+  tokens: readonly number[];
+  /** Segment of each token (sentence pairs of BERT cross-encoders); all 0 when absent. */
+  tokenTypeIds?: readonly number[] | null;
+}
+
+/** Runner of a model served for pooling: one vector per sequence, nothing kept between calls. */
+export interface PoolingRunner {
+  readonly config: ModelArchConfig;
+  /** Width of each returned vector: the hidden size, or num_labels for a classifier. */
+  readonly outputSize: number;
+  /** Pooled hidden states (or classifier logits), in batch order, before any normalisation or activation. */
+  encode(batch: readonly EncodeSequence[]): Promise<Float32Array[]>;
+  dispose(): Promise<void>;
+}
+
+// What the model is served as (--runner, --convert, --pooler-config; src/model/model-plan.ts).
+export type RunnerFlag = 'auto' | 'generate' | 'pooling';
+export type ConvertFlag = 'auto' | 'none' | 'embed' | 'classify' | 'reward';
+
+/** --pooler-config (vLLM's PoolerConfig keys). */
+export interface PoolerConfigFlag {
+  pooling_type?: string;
+  normalize?: boolean;
+  dimensions?: number;
+  enable_chunked_processing?: boolean;
+  max_embed_len?: number;
+  use_activation?: boolean;
+}
+
+export interface ModelServingFlags {
+  runner: RunnerFlag;
+  convert: ConvertFlag;
+  poolerConfig: PoolerConfigFlag | null;
 }
 
 /** What `loadModel` (src/model/load-model.ts) takes; ServerConfig maps flags onto it. */
@@ -169,4 +278,12 @@ export interface LoadModelOptions {
   chatTemplate: string | null;
   /** --generation-config: 'auto' | 'vllm' | folder path. */
   generationConfig: string;
+  /** --runner / --convert / --pooler-config; absent = vLLM's defaults (auto). */
+  serving?: ModelServingFlags;
+  /** --override-generation-config: merged over the generation defaults. */
+  overrideGenerationConfig?: Record<string, unknown> | null;
+  /** --hf-overrides / --rope-theta / --rope-scaling: config.json keys over the model's config. */
+  hfOverrides?: Record<string, unknown> | null;
+  /** --tokenizer: HF directory or GGUF file to take the tokenizer (and chat template) from. */
+  tokenizer?: string | null;
 }

@@ -14,7 +14,7 @@ import { chatLogprobEntries, formatPromptLogprobs, tokenNamer, type ChatLogprobs
 import { resolveMaxTokens } from './max-tokens';
 import { buildSamplingParams } from './sampling-params';
 import { sentFields, type SamplingRequestFields } from './sampling-request';
-import { checkRequestExtras, resolveModelName, type RequestExtras, type ServingOptions } from './serving-options';
+import { chatTemplateKwargs, checkRequestExtras, resolveModelName, type RequestExtras, type ServingOptions } from './serving-options';
 import { rejectUnsupportedFields, UNSUPPORTED_CHAT_FIELDS } from './unsupported';
 import { buildUsage, streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
 import { turnTaker } from './yield-budget';
@@ -127,7 +127,7 @@ export class ChatServing {
       addSpecialTokens: body.add_special_tokens ?? false,
       documents: body.documents ?? null,
       chatTemplate: body.chat_template ?? null,
-      chatTemplateKwargs: body.chat_template_kwargs ?? null,
+      chatTemplateKwargs: chatTemplateKwargs(this.opts, body.chat_template_kwargs),
       trustRequestChatTemplate: this.opts.trustRequestChatTemplate,
       truncatePromptTokens: body.truncate_prompt_tokens ?? null,
       truncationSide: body.truncation_side ?? null,

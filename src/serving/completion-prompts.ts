@@ -28,8 +28,8 @@ export function countCompletionPrompts(prompt: unknown): number {
   return splitCompletionPrompt(prompt).length;
 }
 
-/** Splits the `prompt` field into one entry per prompt, keeping each entry's form. */
-function splitCompletionPrompt(prompt: unknown): Array<string | number[]> {
+/** Splits the `prompt` field (or the embeddings' `input`) into one entry per prompt, keeping each entry's form. */
+export function splitCompletionPrompt(prompt: unknown, param = 'prompt'): Array<string | number[]> {
   if (typeof prompt === 'string') return [prompt];
   if (isTokenList(prompt)) return [prompt];
   if (Array.isArray(prompt) && prompt.length > 0) {
@@ -37,17 +37,20 @@ function splitCompletionPrompt(prompt: unknown): Array<string | number[]> {
     if (prompt.every((p) => isTokenList(p))) return prompt;
   }
   if (Array.isArray(prompt) && prompt.length === 0) {
-    throw new RequestValidationError('prompt cannot be empty.', 'prompt');
+    throw new RequestValidationError(`${param} cannot be empty.`, param);
   }
   throw new RequestValidationError(
-    'prompt must be a string, an array of strings, an array of token ids or an array of token-id arrays.',
-    'prompt',
+    `${param} must be a string, an array of strings, an array of token ids or an array of token-id arrays.`,
+    param,
   );
 }
 
 export function resolveTruncation(truncate: number | null, maxModelLen: number): number | null {
   if (truncate === null) return null;
   if (truncate === -1) return maxModelLen;
+  if (!Number.isInteger(truncate) || truncate < -1) {
+    throw new RequestValidationError(`truncate_prompt_tokens must be >= -1, got ${truncate}.`, 'truncate_prompt_tokens');
+  }
   if (truncate > maxModelLen) {
     throw new RequestValidationError(
       `truncate_prompt_tokens value (${truncate}) is greater than max_model_len (${maxModelLen}). ` +

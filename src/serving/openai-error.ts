@@ -3,7 +3,7 @@
 // the ValidationPipe's exceptionFactory and mid-stream SSE error frames.
 
 import { STATUS_CODES } from 'node:http';
-import { EngineDeadError, EngineOverloadedError, RequestValidationError } from '../engine/errors';
+import { EngineDeadError, EngineOverloadedError, EngineSleepingError, RequestValidationError } from '../engine/errors';
 
 interface OpenAIErrorInfo {
   message: string;
@@ -100,6 +100,7 @@ export class OpenAIHttpError extends Error {
 export function apiErrorOf(err: unknown): ApiError | null {
   if (err instanceof OpenAIHttpError) return { status: err.status, body: err.toBody() };
   if (err instanceof RequestValidationError) return { status: 400, body: buildErrorBody(err.message, 400, err.param) };
+  if (err instanceof EngineSleepingError) return { status: 503, body: buildErrorBody(err.message, 503) };
   if (err instanceof EngineDeadError) return { status: 500, body: buildErrorBody(err.message, 500) };
   if (err instanceof EngineOverloadedError) {
     return { status: 503, body: buildErrorBody(err.message, 503), headers: { 'retry-after': String(err.retryAfterSeconds) } };

@@ -7,6 +7,7 @@ import { normalizeSamplingParams, validateSamplingParams } from '../engine/sampl
 import { OUTPUT_KIND, type SamplingParams } from '../engine/types';
 import type { GenerationDefaults } from '../model/types';
 import type { SamplingRequestFields } from './sampling-request';
+import { structuredOutputsFromRequest } from './structured-outputs';
 
 export interface SamplingContext {
   /** Keys the caller sent with a non-null value (see sentFields()). */
@@ -49,13 +50,18 @@ export function buildSamplingParams(req: SamplingRequestFields, ctx: SamplingCon
   partial.logprobs = ctx.logprobs;
   partial.output_kind = ctx.stream ? OUTPUT_KIND.DELTA : OUTPUT_KIND.FINAL_ONLY;
   partial.detokenize = ctx.detokenize ?? true;
+  const structured = structuredOutputsFromRequest(req);
+  partial.structured_outputs = structured?.params ?? null;
+  const paramNames = structured ? { ...ctx.paramNames, structured_outputs: structured.param } : ctx.paramNames;
   try {
     const params = normalizeSamplingParams(partial);
     validateSamplingParams(params, { vocabSize: ctx.vocabSize, maxNumSeqs: ctx.maxNumSeqs, maxLogprobs: ctx.maxLogprobs });
     return params;
   } catch (err) {
     if (!(err instanceof RequestValidationError) || !err.param) throw err;
-    const renamed = ctx.paramNames?.[err.param as keyof SamplingParams];
+    // 'structured_outputs.json' is renamed by the 'structured_outputs' entry too (response_format, guided_json…).
+    const field = err.param.split('.')[0] as keyof SamplingParams;
+    const renamed = paramNames?.[err.param as keyof SamplingParams] ?? paramNames?.[field];
     throw renamed ? new RequestValidationError(err.message, renamed) : err;
   }
 }

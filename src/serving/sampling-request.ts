@@ -2,8 +2,9 @@
 // client sent them. DTOs implement this; /render reuses it.
 
 import type { RepetitionDetectionParams } from '../engine/types';
+import type { StructuredOutputsRequestFields } from './structured-outputs';
 
-export interface SamplingRequestFields {
+export interface SamplingRequestFields extends StructuredOutputsRequestFields {
   n?: number | null;
   best_of?: number | null;
   temperature?: number | null;

@@ -15,6 +15,8 @@ export interface ServingOptions {
   trustRequestChatTemplate: boolean;
   maxLogprobs: number;
   schedulingPolicy: ServerConfig['schedulingPolicy'];
+  /** --default-chat-template-kwargs: merged under each request's chat_template_kwargs. */
+  defaultChatTemplateKwargs?: Record<string, unknown> | null;
 }
 
 export function servingOptionsFrom(config: ServerConfig): ServingOptions {
@@ -27,7 +29,14 @@ export function servingOptionsFrom(config: ServerConfig): ServingOptions {
     trustRequestChatTemplate: config.trustRequestChatTemplate,
     maxLogprobs: config.maxLogprobs,
     schedulingPolicy: config.schedulingPolicy,
+    defaultChatTemplateKwargs: config.defaultChatTemplateKwargs,
   };
+}
+
+/** The chat template's extra variables: the server's defaults, overridden by the request's (vLLM). */
+export function chatTemplateKwargs(opts: Pick<ServingOptions, 'defaultChatTemplateKwargs'>, requested: Record<string, unknown> | null | undefined): Record<string, unknown> | null {
+  if (!opts.defaultChatTemplateKwargs) return requested ?? null;
+  return { ...opts.defaultChatTemplateKwargs, ...(requested ?? {}) };
 }
 
 /** The model name responses carry: the request's `model` must be one of the served names (404 otherwise). */

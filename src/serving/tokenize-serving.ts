@@ -6,7 +6,7 @@ import type { Tokenizer } from '../model/types';
 import { checkChatTemplateFlags, renderChats } from './chat-prompt';
 import { prepareChatMessages } from './chat-messages';
 import { checkTokenIdsInVocab } from './completion-prompts';
-import { resolveModelName, type ServingOptions } from './serving-options';
+import { chatTemplateKwargs, resolveModelName, type ServingOptions } from './serving-options';
 import { rejectUnsupportedFields } from './unsupported';
 
 export interface TokenizeRequestBody {
@@ -62,7 +62,7 @@ export class TokenizeServing {
           continueFinalMessage: body.continue_final_message ?? false,
           documents: null,
           chatTemplate: body.chat_template ?? null,
-          chatTemplateKwargs: body.chat_template_kwargs ?? null,
+          chatTemplateKwargs: chatTemplateKwargs(this.opts, body.chat_template_kwargs),
         },
         { addSpecialTokens: body.add_special_tokens ?? false },
       );

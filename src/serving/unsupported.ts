@@ -11,7 +11,6 @@ export function notSupportedYet(param: string, what = `\`${param}\``): never {
 const NO_OP_VALUES: Record<string, (value: unknown) => boolean> = {
   tools: (v) => Array.isArray(v) && v.length === 0,
   tool_choice: (v) => v === 'none',
-  response_format: (v) => typeof v === 'object' && (v as { type?: unknown }).type === 'text',
 };
 
 /** Throws for the first of `fields` that is present (non-null, not a no-op value) in `body`. */
@@ -23,5 +22,5 @@ export function rejectUnsupportedFields(body: Record<string, unknown>, fields: r
   }
 }
 
-export const UNSUPPORTED_COMMON_FIELDS = ['response_format', 'structured_outputs', 'prompt_embeds'] as const;
+export const UNSUPPORTED_COMMON_FIELDS = ['prompt_embeds'] as const;
 export const UNSUPPORTED_CHAT_FIELDS = [...UNSUPPORTED_COMMON_FIELDS, 'tools', 'tool_choice'] as const;

@@ -9,7 +9,7 @@ import { SERVER_START_TIMEOUT_MS, defaultTestModel, startServer, type TestServer
 import { waitFor } from '../helpers/wait';
 
 /** A small ChatML-like template that also prints documents and a `greeting` template kwarg. */
-const CHAT_TEMPLATE_SOURCE = [
+export const CHAT_TEMPLATE_SOURCE = [
   "{%- for message in messages -%}<|{{ message['role'] }}|>{{ message['content'] }}\n{% endfor -%}",
   "{%- if documents -%}<|documents|>{% for d in documents %}{{ d['title'] }}: {{ d['text'] }} {% endfor %}\n{% endif -%}",
   '{%- if greeting is defined -%}{{ greeting }}\n{% endif -%}',
@@ -59,8 +59,8 @@ export async function postJson(baseUrl: string, path: string, body: unknown, hea
   return { status: res.status, json, text, headers: res.headers };
 }
 
-export async function startServing(args: string[] = []): Promise<Serving> {
-  const server = await startServer(['--chat-template', writeChatTemplate(), ...args]);
+export async function startServing(args: string[] = [], env?: NodeJS.ProcessEnv): Promise<Serving> {
+  const server = await startServer(['--chat-template', writeChatTemplate(), ...args], { env });
   const client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
   const models = await client.models.list();
   const post: Serving['post'] = (path, body, headers) => postJson(server.baseUrl, path, body, headers);

@@ -5,21 +5,24 @@
 
 import { SequenceOutputProcessor } from '../../src/engine/detokenizer';
 import type {
+  SleepLevel,
+  SleepState,
   EngineClient,
   EngineHealth,
   EngineRequest,
   FinishReason,
   IterationStats,
+  PoolingRequestOutput,
   PositionLogprobs,
   RequestOutput,
   SchedulerStats,
 } from '../../src/engine/types';
 import { OUTPUT_KIND, type TextProcessor } from '../../src/engine/types';
 import { InlineTextProcessor } from '../../src/engine/text/text-processor';
-import type { ChatTemplate, ModelArchConfig, Tokenizer } from '../../src/model/types';
+import type { ChatTemplate, DecoderArchConfig, Tokenizer } from '../../src/model/types';
 
 /** A llama-shaped config of the given vocabulary and context (nothing runs it). */
-export function fakeArch(vocabSize = 512, maxPositionEmbeddings = 512): ModelArchConfig {
+export function fakeArch(vocabSize = 512, maxPositionEmbeddings = 512): DecoderArchConfig {
   return {
     architecture: 'llama',
     hiddenSize: 8,
@@ -64,7 +67,7 @@ function fakeLogprobs(tokenId: number, k: number): PositionLogprobs {
 }
 
 export class FakeEngine implements EngineClient {
-  readonly modelConfig: ModelArchConfig;
+  readonly modelConfig: DecoderArchConfig;
   readonly maxModelLen: number;
   readonly maxNumSeqs: number;
   readonly tokenizer: Tokenizer | null;
@@ -73,6 +76,8 @@ export class FakeEngine implements EngineClient {
   readonly text: TextProcessor | null;
   readonly eosTokenIds: number[];
   readonly generationDefaults = {};
+  readonly modelOutput = { kind: 'logits' } as const;
+  readonly pooler = null;
   readonly requests: EngineRequest[] = [];
   readonly aborted: string[] = [];
   /** false: health() reports a dead engine. */
@@ -162,6 +167,10 @@ export class FakeEngine implements EngineClient {
     }
   }
 
+  encode(): Promise<PoolingRequestOutput> {
+    return Promise.reject(new Error('this fake engine generates only'));
+  }
+
   abort(requestIds: string[]): void {
     for (const id of requestIds) {
       this.aborted.push(id);
@@ -190,4 +199,17 @@ export class FakeEngine implements EngineClient {
   async shutdown(): Promise<void> {
     this.shutdownCalls += 1;
   }
+
+  private sleepingAt: SleepState = { sleeping: false, level: 0 };
+  async sleep(level: SleepLevel): Promise<void> {
+    this.sleepingAt = { sleeping: true, level };
+  }
+  async wakeUp(): Promise<void> {
+    this.sleepingAt = { sleeping: false, level: 0 };
+  }
+  sleepState(): SleepState {
+    return { ...this.sleepingAt };
+  }
+  async resetPrefixCache(): Promise<void> {}
+
 }

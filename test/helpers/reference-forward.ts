@@ -1,7 +1,7 @@
 // An independent, deliberately plain reference forward pass of a llama/qwen2 decoder, for
 // checking the ONNX graph. Straightforward loops in float64 accumulators; slow is fine.
 import { dequantize } from '../../src/model/gguf/dequant';
-import { ModelArchConfig, ModelWeights } from '../../src/model/types';
+import { DecoderArchConfig, ModelArchConfig, ModelWeights } from '../../src/model/types';
 
 function weight(weights: ModelWeights, name: string): Float32Array {
   const t = weights.get(name);
@@ -33,7 +33,7 @@ function rmsNorm(x: Float64Array, w: Float32Array, eps: number): Float64Array {
  * Inverse frequencies and cos/sin multiplier after HF rope_scaling ('linear' divides all; 'llama3'
  * only the long wavelengths; 'freq_factors' per frequency; 'yarn' ramps between divided and not).
  */
-function ropeScaling(c: ModelArchConfig): { freqs: number[]; gain: number } {
+function ropeScaling(c: DecoderArchConfig): { freqs: number[]; gain: number } {
   const freqs: number[] = [];
   for (let i = 0; i < c.headDim; i += 2) freqs.push(Math.pow(c.ropeTheta, -i / c.headDim));
   const s = c.ropeScaling;
@@ -42,7 +42,7 @@ function ropeScaling(c: ModelArchConfig): { freqs: number[]; gain: number } {
   return { freqs: scaledFrequencies(c, freqs, kind), gain: 1 };
 }
 
-function yarn(c: ModelArchConfig, freqs: number[]): { freqs: number[]; gain: number } {
+function yarn(c: DecoderArchConfig, freqs: number[]): { freqs: number[]; gain: number } {
   const s = c.ropeScaling!;
   const factor = s['factor'] as number;
   const original = (s['original_max_position_embeddings'] as number) ?? c.maxPositionEmbeddings;
@@ -58,7 +58,7 @@ function yarn(c: ModelArchConfig, freqs: number[]): { freqs: number[]; gain: num
   return { freqs: out, gain: factor > 1 ? 1 + 0.1 * Math.log(factor) : 1 };
 }
 
-function scaledFrequencies(c: ModelArchConfig, freqs: number[], kind: string): number[] {
+function scaledFrequencies(c: DecoderArchConfig, freqs: number[], kind: string): number[] {
   const s = c.ropeScaling;
   if (!s || kind === 'default') return freqs;
   const factor = s['factor'] as number;
@@ -93,9 +93,20 @@ function rope(x: Float64Array, heads: number, headDim: number, position: number,
   }
 }
 
-/** Logits [tokens.length][vocab] of a full causal forward pass over `tokens` from position 0. */
-export function referenceForward(config: ModelArchConfig, weights: ModelWeights, tokens: readonly number[]): Float32Array[] {
-  const c = config;
+/**
+ * Logits [tokens.length][vocab] of a full causal forward pass over `tokens` from position 0.
+ * `config`: a llama/qwen2 config (a loaded model's config is typed as the base).
+ */
+export function referenceForward(modelConfig: ModelArchConfig, weights: ModelWeights, tokens: readonly number[]): Float32Array[] {
+  const c = modelConfig as DecoderArchConfig;
+  const embed = weight(weights, 'model.embed_tokens.weight');
+  const head = !c.tieWordEmbeddings && weights.has('lm_head.weight') ? weight(weights, 'lm_head.weight') : embed;
+  return referenceHiddenStates(c, weights, tokens).map((hidden) => Float32Array.from(matVec(head, hidden, c.vocabSize)));
+}
+
+/** The final (RMS-normed) hidden state of every position of a causal forward pass over `tokens`. */
+export function referenceHiddenStates(modelConfig: ModelArchConfig, weights: ModelWeights, tokens: readonly number[]): Float64Array[] {
+  const c = modelConfig as DecoderArchConfig;
   const hd = c.headDim;
   const freqs = ropeScaling(c);
   const group = c.numHeads / c.numKvHeads;
@@ -122,7 +133,6 @@ export function referenceForward(config: ModelArchConfig, weights: ModelWeights,
     };
   });
   const finalNorm = weight(weights, 'model.norm.weight');
-  const head = !c.tieWordEmbeddings && weights.has('lm_head.weight') ? weight(weights, 'lm_head.weight') : embed;
 
   return tokens.map((token, pos) => {
     let x = Float64Array.from(embed.subarray(token * c.hiddenSize, (token + 1) * c.hiddenSize));
@@ -159,6 +169,6 @@ export function referenceForward(config: ModelArchConfig, weights: ModelWeights,
       const down = matVec(L.down, act, c.hiddenSize);
       x = x.map((val, i) => val + down[i]);
     }
-    return Float32Array.from(matVec(head, rmsNorm(x, finalNorm, c.rmsNormEps), c.vocabSize));
+    return rmsNorm(x, finalNorm, c.rmsNormEps);
   });
 }

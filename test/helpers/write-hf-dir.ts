@@ -3,12 +3,12 @@
 // tokenizer.json / tokenizer_config.json converted from the GGUF vocabulary.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { encodeBF16, encodeF16 } from '../../src/model/gguf/quantize';
 import { loadGgufModel } from '../../src/model/gguf/load-gguf';
+import { writeSafetensors, type SafetensorsDtype } from '../../src/model/hf/safetensors-writer';
 import { ggufVocabToTokenizerJson } from '../../src/model/tokenizer';
-import type { ModelArchConfig, WeightTensor } from '../../src/model/types';
+import type { DecoderArchConfig, WeightTensor } from '../../src/model/types';
 
-export type SafetensorsDtype = 'F32' | 'F16' | 'BF16';
+export { encode, writeSafetensors, type SafetensorsDtype } from '../../src/model/hf/safetensors-writer';
 
 export interface WriteHfDirOptions {
   dtype?: SafetensorsDtype;
@@ -21,14 +21,14 @@ export async function writeHfDirFromGguf(ggufPath: string, dir: string, opts: Wr
   mkdirSync(dir, { recursive: true });
   const metadata = file.metadata;
   const tensors = weights!.names().map((name) => ({ name, tensor: weights!.get(name) }));
-  writeJson(join(dir, 'config.json'), hfConfigJson(config, metadata));
+  writeJson(join(dir, 'config.json'), hfConfigJson(config as DecoderArchConfig, metadata));
   writeSafetensorsShards(dir, tensors, opts.dtype ?? 'F32', opts.shards ?? 1);
   const { tokenizerJson, tokenizerConfig } = ggufVocabToTokenizerJson(metadata);
   writeJson(join(dir, 'tokenizer.json'), tokenizerJson);
   writeJson(join(dir, 'tokenizer_config.json'), tokenizerConfig);
 }
 
-function hfConfigJson(config: ModelArchConfig, metadata: Record<string, unknown>): object {
+function hfConfigJson(config: DecoderArchConfig, metadata: Record<string, unknown>): object {
   return {
     architectures: [config.architecture === 'qwen2' ? 'Qwen2ForCausalLM' : 'LlamaForCausalLM'],
     model_type: config.architecture,
@@ -67,31 +67,6 @@ function writeSafetensorsShards(
     writeSafetensors(join(dir, file), part, dtype);
   }
   writeJson(join(dir, 'model.safetensors.index.json'), { metadata: {}, weight_map: weightMap });
-}
-
-/** safetensors: u64 header length, JSON header (padded with spaces to 8 bytes), then the data. */
-export function writeSafetensors(path: string, tensors: Array<{ name: string; tensor: WeightTensor }>, dtype: SafetensorsDtype): void {
-  const header: Record<string, unknown> = { __metadata__: { format: 'pt' } };
-  const blobs: Uint8Array[] = [];
-  let offset = 0;
-  for (const { name, tensor } of tensors) {
-    if (tensor.kind !== 'f32') throw new Error(`writeSafetensors: ${name} is quantized`);
-    const bytes = encode(tensor.data, dtype);
-    header[name] = { dtype, shape: tensor.shape, data_offsets: [offset, offset + bytes.byteLength] };
-    blobs.push(bytes);
-    offset += bytes.byteLength;
-  }
-  let json = JSON.stringify(header);
-  json += ' '.repeat((8 - (json.length % 8)) % 8);
-  const length = Buffer.alloc(8);
-  length.writeBigUInt64LE(BigInt(Buffer.byteLength(json)));
-  writeFileSync(path, Buffer.concat([length, Buffer.from(json), ...blobs]));
-}
-
-/** f32 -> F32/F16/BF16 bytes (BF16 rounds to nearest even, as torch does). */
-export function encode(values: Float32Array, dtype: SafetensorsDtype): Uint8Array {
-  if (dtype === 'F32') return new Uint8Array(values.buffer.slice(values.byteOffset, values.byteOffset + values.byteLength));
-  return dtype === 'F16' ? encodeF16(values) : encodeBF16(values);
 }
 
 function writeJson(path: string, value: unknown): void {

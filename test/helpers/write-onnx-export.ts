@@ -7,9 +7,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GraphBuilder, attrInt, attrInts } from '../../src/model/graph/graph-builder';
 import { OnnxDataType } from '../../src/model/graph/onnx-proto';
-import { ModelArchConfig, ModelWeights } from '../../src/model/types';
+import { DecoderArchConfig, ModelWeights } from '../../src/model/types';
 
-export function writeOnnxExport(dir: string, config: ModelArchConfig, weights: ModelWeights): string {
+export function writeOnnxExport(dir: string, config: DecoderArchConfig, weights: ModelWeights): string {
   const c = config;
   const g = new GraphBuilder('optimum-like', Infinity);
   const F = OnnxDataType.FLOAT;

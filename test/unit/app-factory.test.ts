@@ -127,11 +127,14 @@ describe('app factory (in-process)', () => {
           generationTokens: 3,
           maxTokensParam: 16,
           n: 1,
+          maxGenerationTokens: 3,
         },
       ],
       numPreemptions: 0,
       prefixCacheQueries: 7,
       prefixCacheHits: 0,
+      promptTokensCached: 16,
+      promptTokensRecomputed: 0,
     });
     const res = await fastify.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer k1' } });
     expect(res.statusCode).toBe(200);
@@ -147,6 +150,18 @@ describe('app factory (in-process)', () => {
     expect(text).toContain('vllm:request_prompt_tokens_bucket{le="10",model_name="tiny",engine="0"} 1');
     expect(text).toMatch(/# TYPE vllm:e2e_request_latency_seconds histogram/);
     expect(text).toMatch(/http_requests_total\{method="GET",status="2xx",handler="\/v1\/models"\} \d+/);
+    // The metrics vLLM added later, with its bucket lists and label sets.
+    expect(text).toContain('vllm:prompt_tokens_cached_total{model_name="tiny",engine="0"} 16');
+    expect(text).toContain('vllm:prompt_tokens_recomputed_total{model_name="tiny",engine="0"} 0');
+    expect(text).toContain('vllm:request_max_num_generation_tokens_bucket{le="5",model_name="tiny",engine="0"} 1');
+    expect(text).toContain('vllm:iteration_tokens_total_bucket{le="16",model_name="tiny",engine="0"} 1');
+    expect(text).toContain('vllm:num_requests_waiting_by_reason{model_name="tiny",engine="0",reason="capacity"} 2');
+    expect(text).toContain('vllm:num_requests_waiting_by_reason{model_name="tiny",engine="0",reason="deferred"} 0');
+    expect(text).toContain('vllm:engine_sleep_state{model_name="tiny",engine="0",sleep_state="awake"} 1');
+    expect(text).toContain('vllm:engine_sleep_state{model_name="tiny",engine="0",sleep_state="weights_offloaded"} 0');
+    expect(text).toMatch(/vllm:cache_config_info\{engine="0",block_size="16",gpu_memory_utilization="None",swap_space="0",cache_dtype="auto",.*enable_prefix_caching="True".*num_gpu_blocks="64".*kv_offloading_backend="None"\} 1/);
+    expect(text).toMatch(/http_request_size_bytes_count\{handler="\/v1\/models"\} \d+/);
+    expect(text).toMatch(/http_response_size_bytes_sum\{handler="\/v1\/models"\} [1-9]\d*/);
   });
 
   it('answers an unexpected failure with a 500 envelope and no stack trace', async () => {
@@ -200,7 +215,14 @@ describe('app factory without --api-key', () => {
       expect((await fastify.inject({ method: 'GET', url: '/llm/v1/models' })).statusCode).toBe(200);
       expect((await fastify.inject({ method: 'GET', url: '/v1/models' })).statusCode).toBe(200);
       const spec = (await fastify.inject({ method: 'GET', url: '/llm/openapi.json' })).json();
-      expect(spec.servers).toEqual([{ url: '/llm' }]);
+      // The served spec names the host the client reached plus the root path.
+      expect(spec.servers).toEqual([{ url: 'http://localhost:80/llm' }]);
+      const proxied = await fastify.inject({
+        method: 'GET',
+        url: '/llm/openapi.json',
+        headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'api.example.org' },
+      });
+      expect(proxied.json().servers).toEqual([{ url: 'https://api.example.org/llm' }]);
     } finally {
       await app.close();
     }
@@ -229,8 +251,8 @@ describe('app factory body errors', () => {
 });
 
 describe('OpenAPI document', () => {
-  it('marks @Public() operations with security: [], documents 401 on the rest and the error envelope on all', async () => {
-    const { app, fastify } = await build({});
+  it('marks @Public() operations with security: [], documents 401 on the rest and the error envelope (4XX/5XX) on all', async () => {
+    const { app, fastify } = await build({ servedModelNames: ['tiny'] });
     try {
       const spec = (await fastify.inject({ method: 'GET', url: '/openapi.json' })).json();
       expect(spec.security).toEqual([{ bearer: [] }]);
@@ -239,7 +261,10 @@ describe('OpenAPI document', () => {
       expect(spec.paths['/v1/models'].get.security).toBeUndefined();
       expect(spec.paths['/v1/models'].get.responses['401'].content['application/json'].schema.$ref).toBe('#/components/schemas/UnauthorizedResponse');
       expect(spec.paths['/health'].get.responses['401']).toBeUndefined();
-      expect(spec.paths['/health'].get.responses.default.content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorResponse');
+      expect(spec.paths['/health'].get.responses['4XX'].content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorResponse');
+      expect(spec.paths['/health'].get.responses['5XX'].content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorResponse');
+      // Body examples name the served model.
+      expect(spec.paths['/v1/completions'].post.requestBody.content['application/json'].example.model).toBe('tiny');
       expect(spec.components.schemas.ErrorResponse.properties.error.$ref).toBe('#/components/schemas/ErrorInfo');
       expect(JSON.stringify(spec)).not.toContain('x-ortllm-public');
     } finally {

@@ -4,7 +4,8 @@
 
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
-import { IsBoolean, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, ValidateBy, ValidationOptions } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsArray, IsBoolean, IsDefined, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, ValidateBy, ValidateNested, ValidationOptions } from 'class-validator';
 
 type Schema = Record<string, unknown>;
 
@@ -16,7 +17,8 @@ export interface FieldSpec {
   example?: unknown;
 }
 
-function field(spec: FieldSpec, schema: Schema, rules: PropertyDecorator[]): PropertyDecorator {
+/** A field from its description, its schema and its class-validator rules (the helpers below, and any DTO's own). */
+export function field(spec: FieldSpec, schema: Schema, rules: PropertyDecorator[]): PropertyDecorator {
   const { required = false, ...doc } = spec;
   return applyDecorators(
     ...(required ? [] : [IsOptional()]),
@@ -54,11 +56,29 @@ export const JsonListField = (spec: FieldSpec, items: Schema = { type: 'object',
 /** Any JSON value; the serving layer refuses it when present (features not supported yet). */
 export const AnyField = (spec: FieldSpec, schema: Schema = {}) => field(spec, schema, []);
 
-/** `stop`: a string or a list of strings. */
-export const StopField = (spec: FieldSpec) =>
+/**
+ * A nested DTO (or, with `isArray`, a list of them), validated recursively. `type` is lazy so
+ * classes may refer to each other in any order.
+ */
+export function NestedField(type: () => new () => object, spec: FieldSpec & { isArray?: boolean }): PropertyDecorator {
+  const { isArray = false, ...rest } = spec;
+  return field(
+    rest,
+    // @nestjs/swagger recognises a lazy type only by the function's name being `type`: a
+    // function passed in from outside has another name and becomes a dangling `$ref`, so the
+    // schema gets an arrow function written here, as an object property called `type`.
+    { type: () => type(), isArray },
+    // A required one needs IsDefined: ValidateNested alone lets an absent value through.
+    [...(spec.required ? [IsDefined()] : []), ...(isArray ? [IsArray()] : []), ValidateNested({ each: isArray }), Type(type)],
+  );
+}
+
+/** A string or a list of strings (`stop`, score texts, …). */
+export const StringOrListField = (spec: FieldSpec) =>
   field(spec, { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] }, [
-    Check('isStop', (v) => typeof v === 'string' || isStringList(v), '$property must be a string or a list of strings'),
+    Check('isStringOrList', (v) => typeof v === 'string' || isStringList(v), '$property must be a string or a list of strings'),
   ]);
+export const StopField = StringOrListField;
 
 /** Completion `prompt`: string | string[] | int[] | int[][]. */
 export const PromptField = (spec: FieldSpec) =>

@@ -1,23 +1,47 @@
-// Response shapes shared by completions and chat, for the OpenAPI spec. Classes `implement`
-// the serving layer's interfaces so the documented shape cannot drift from what is sent.
+// Response shapes shared by completions, chat and generate, for the OpenAPI spec (and, for
+// UsageInfo, validated input of /derender, which takes a generate response back). Classes
+// `implement` the serving layer's interfaces where they can, so the documented shape cannot
+// drift from what is sent. @ApiSchema names are vLLM's protocol names.
 
-import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema, type ApiPropertyOptions } from '@nestjs/swagger';
 import type { ChatLogprobEntry, ChatLogprobs, ChatTopLogprob, CompletionLogprobs } from '../../serving/logprobs';
-import type { PromptTokensDetails, UsageInfo } from '../../serving/usage';
+import { IntField, NestedField } from './api-field';
 
-export class PromptTokensDetailsDto implements PromptTokensDetails {
-  @ApiProperty({ type: 'integer', description: 'Prompt tokens served from the prefix cache.' })
-  cached_tokens!: number;
+@ApiSchema({ name: 'PromptTokenUsageInfo' })
+export class PromptTokensDetailsDto {
+  @IntField({ description: 'Prompt tokens served from the prefix cache.' })
+  cached_tokens?: number | null;
 }
 
-export class UsageDto implements UsageInfo {
-  @ApiProperty({ type: 'integer' }) prompt_tokens!: number;
-  @ApiProperty({ type: 'integer' }) completion_tokens!: number;
-  @ApiProperty({ type: 'integer' }) total_tokens!: number;
-  @ApiProperty({ type: () => PromptTokensDetailsDto, nullable: true, description: 'With --enable-prompt-tokens-details.' })
-  prompt_tokens_details!: PromptTokensDetailsDto | null;
+/**
+ * vLLM's UsageInfo, whose counts other than prompt_tokens are optional: /derender accepts
+ * generate responses that leave them out. (Responses always carry all four; the response DTOs
+ * therefore implement their serving interface without `usage`.)
+ */
+@ApiSchema({ name: 'UsageInfo' })
+export class UsageDto {
+  @IntField({ required: true, description: 'Tokens in the prompt(s).' })
+  prompt_tokens!: number;
+
+  @IntField({ description: 'Generated tokens (all choices).' })
+  completion_tokens?: number | null;
+
+  @IntField({ description: 'prompt_tokens + completion_tokens.' })
+  total_tokens?: number | null;
+
+  @NestedField(() => PromptTokensDetailsDto, { description: '{cached_tokens}: with --enable-prompt-tokens-details, else null.' })
+  prompt_tokens_details?: PromptTokensDetailsDto | null;
 }
 
+/** `usage` of a stream chunk (completions and chat). */
+export const STREAM_CHUNK_USAGE: ApiPropertyOptions = {
+  type: () => UsageDto,
+  nullable: true,
+  required: false,
+  description: 'With stream_options.include_usage: on the last chunk (which has no choices); with continuous_usage_stats: on every chunk.',
+};
+
+@ApiSchema({ name: 'CompletionLogProbs' })
 export class CompletionLogprobsDto implements CompletionLogprobs {
   @ApiProperty({ type: 'integer', isArray: true, description: 'Character offset of each token in the choice text.' })
   text_offset!: number[];
@@ -25,35 +49,49 @@ export class CompletionLogprobsDto implements CompletionLogprobs {
   token_logprobs!: (number | null)[];
   @ApiProperty({ type: 'string', isArray: true, description: 'Each token\'s text, or "token_id:N".' })
   tokens!: string[];
-  @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: { type: 'number' }, nullable: true }, description: 'Per token: {token: logprob} for the sampled and top tokens.' })
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'object', additionalProperties: { type: 'number' }, nullable: true },
+    description: 'Per token: {token: logprob} for the sampled and top tokens.',
+  })
   top_logprobs!: (Record<string, number> | null)[];
 }
 
+@ApiSchema({ name: 'ChatCompletionLogProb' })
 export class ChatTopLogprobDto implements ChatTopLogprob {
-  @ApiProperty() token!: string;
-  @ApiProperty() logprob!: number;
+  @ApiProperty({ description: 'The token\'s text, or "token_id:N".' }) token!: string;
+  @ApiProperty({ description: 'Its log probability (-9999.0 for -inf).' }) logprob!: number;
   @ApiProperty({ type: 'integer', isArray: true, nullable: true, description: 'UTF-8 bytes of the token.' })
   bytes!: number[] | null;
 }
 
+@ApiSchema({ name: 'ChatCompletionLogProbsContent' })
 export class ChatLogprobEntryDto extends ChatTopLogprobDto implements ChatLogprobEntry {
-  @ApiProperty({ type: () => ChatTopLogprobDto, isArray: true }) top_logprobs!: ChatTopLogprobDto[];
+  @ApiProperty({ type: () => ChatTopLogprobDto, isArray: true, description: 'The most likely tokens at this position (top_logprobs of them).' })
+  top_logprobs!: ChatTopLogprobDto[];
 }
 
+@ApiSchema({ name: 'ChatCompletionLogProbs' })
 export class ChatLogprobsDto implements ChatLogprobs {
-  @ApiProperty({ type: () => ChatLogprobEntryDto, isArray: true, nullable: true }) content!: ChatLogprobEntryDto[] | null;
+  @ApiProperty({ type: () => ChatLogprobEntryDto, isArray: true, nullable: true, description: 'One entry per generated token.' })
+  content!: ChatLogprobEntryDto[] | null;
 }
 
 /** vLLM's prompt_logprobs: per prompt position (first null) {token_id: {logprob, rank, decoded_token}}. */
 export const PROMPT_LOGPROBS_SCHEMA = {
   type: 'array',
   nullable: true,
+  description: 'With prompt_logprobs: per prompt position (the first is null) {token_id: {logprob, rank, decoded_token}}.',
   items: {
     type: 'object',
     nullable: true,
     additionalProperties: {
       type: 'object',
-      properties: { logprob: { type: 'number' }, rank: { type: 'integer' }, decoded_token: { type: 'string' } },
+      properties: {
+        logprob: { type: 'number', description: 'Log probability of the token at this position.' },
+        rank: { type: 'integer', description: '1-based rank in the distribution.' },
+        decoded_token: { type: 'string', description: 'The token\'s text.' },
+      },
     },
   },
 } as ApiPropertyOptions;

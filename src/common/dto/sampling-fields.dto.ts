@@ -2,14 +2,13 @@
 // OpenAI's sampling fields and vLLM's extra sampling / request parameters, with vLLM's names
 // and defaults. Ranges are checked by the serving layer with vLLM's messages.
 
-import { ApiProperty } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsOptional, ValidateNested } from 'class-validator';
+import { ApiSchema } from '@nestjs/swagger';
 import type { RepetitionDetectionParams } from '../../engine/types';
 import {
-  AnyField, BoolField, EnumField, IntField, IntListField, LogitBiasField, NumberField, ObjectField, StopField,
+  BoolField, EnumField, IntField, IntListField, LogitBiasField, NestedField, NumberField, ObjectField, StopField,
   StringField, StringListField,
 } from './api-field';
+import { StructuredOutputsFieldsDto } from './structured-outputs.dto';
 
 export class StreamOptionsDto {
   @BoolField({ description: 'Send a final chunk with the usage of the whole request before `data: [DONE]`.' })
@@ -19,6 +18,7 @@ export class StreamOptionsDto {
   continuous_usage_stats?: boolean | null;
 }
 
+@ApiSchema({ name: 'RepetitionDetectionParams' })
 export class RepetitionDetectionDto implements RepetitionDetectionParams {
   @IntField({ description: 'Largest n-gram checked.', required: true })
   max_pattern_size!: number;
@@ -30,7 +30,7 @@ export class RepetitionDetectionDto implements RepetitionDetectionParams {
   min_count!: number;
 }
 
-export class SamplingFieldsDto {
+export class SamplingFieldsDto extends StructuredOutputsFieldsDto {
   @StringField({ description: 'Served model name; omitted = the served model.' })
   model?: string | null;
 
@@ -112,19 +112,13 @@ export class SamplingFieldsDto {
   @IntListField({ description: 'Token ids to report logprobs for at each position (instead of the top-k); needs logprobs.' })
   logprob_token_ids?: number[] | null;
 
-  @ApiProperty({ type: () => RepetitionDetectionDto, required: false, nullable: true, description: 'End the request when an n-gram repeats.' })
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => RepetitionDetectionDto)
+  @NestedField(() => RepetitionDetectionDto, { description: 'End the request when an n-gram repeats.' })
   repetition_detection?: RepetitionDetectionDto | null;
 
   @BoolField({ description: 'Stream the response as server-sent events.', default: false })
   stream?: boolean | null;
 
-  @ApiProperty({ type: () => StreamOptionsDto, required: false, nullable: true, description: 'Usage reporting while streaming.' })
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => StreamOptionsDto)
+  @NestedField(() => StreamOptionsDto, { description: 'Usage reporting while streaming.' })
   stream_options?: StreamOptionsDto | null;
 
   @StringField({ description: 'End-user id (accepted, not used).' })
@@ -153,10 +147,4 @@ export class SamplingFieldsDto {
 
   @BoolField({ description: 'Return the prompt and output token ids alongside the text.' })
   return_token_ids?: boolean | null;
-
-  @AnyField({ description: 'Not supported yet: answered with 400.' })
-  response_format?: unknown;
-
-  @AnyField({ description: 'Not supported yet: answered with 400.' })
-  structured_outputs?: unknown;
 }

@@ -5,6 +5,7 @@
 import type { Tokenizer } from '../../model/types';
 import { SequenceOutputProcessor, type FinishStatus } from '../detokenizer';
 import { childSeed, encodeBadWords, logSumExp, promptLogprobsForRows, SamplingWorkspace, SequenceSampler } from '../sampling';
+import type { SequenceConstraint } from '../sampling/logits-processor';
 import type { EngineRequest, PositionLogprobs } from '../types';
 
 interface SampledToken {
@@ -16,12 +17,16 @@ interface SampledToken {
 }
 
 export interface CompletionProcessor {
+  /** Work due before the next sample (a grammar bitmask); run while the model computes the logits. */
+  prepare(): Promise<void> | void;
   /** Samples (and records) the next token from `logits[offset .. offset + vocab)`, left unchanged. */
   sample(logits: Float32Array, offset: number): SampledToken;
   /** Stop / length / stop-string check for the newest sampled token. */
   appendToken(tokenId: number): FinishStatus | null;
   /** Text safe to show so far (stop-string hold-back applied until `finished`). */
   text(finished: boolean): string;
+  /** Frees per-sequence resources (a grammar matcher) once the completion is done. */
+  dispose(): void;
 }
 
 export interface CompletionProcessorContext {
@@ -40,8 +45,11 @@ export class CompletionProcessorFactory {
     this.workspace = new SamplingWorkspace(ctx.vocabSize);
   }
 
-  /** Throws RequestValidationError (e.g. bad_words that do not encode). */
-  create(request: EngineRequest, index: number, maxTokens: number): CompletionProcessor {
+  /**
+   * Throws RequestValidationError (e.g. bad_words that do not encode). `constraint`: the
+   * completion's structured-output state, built beforehand (grammar compiled off the step loop).
+   */
+  create(request: EngineRequest, index: number, maxTokens: number, constraint: SequenceConstraint | null = null): CompletionProcessor {
     const { params, promptTokenIds } = request;
     const { tokenizer, vocabSize, eosTokenIds } = this.ctx;
     const badWords = params.bad_words.length > 0 && tokenizer ? encodeBadWords(params.bad_words, tokenizer) : undefined;
@@ -52,12 +60,16 @@ export class CompletionProcessorFactory {
       eosTokenIds,
       badWordsTokenIds: badWords,
       seed: childSeed(params.seed, index),
+      constraint,
     });
     const output = new SequenceOutputProcessor({ params, tokenizer, promptTokenIds, eosTokenIds, maxTokens, maxModelLen: this.ctx.maxModelLen });
     const workspace = this.workspace;
     // The sampler computes logprobs only when asked; best_of > n still ranks by them.
     const ranksByLogprob = (params.best_of ?? params.n) > params.n;
     return {
+      prepare() {
+        return constraint?.prepare();
+      },
       sample(logits, offset) {
         const result = sampler.sample(logits, offset, workspace);
         const logprob =
@@ -65,12 +77,18 @@ export class CompletionProcessorFactory {
         return { tokenId: result.tokenId, logprob, logprobs: result.logprobs };
       },
       appendToken(tokenId) {
-        return output.appendToken(tokenId);
+        const status = output.appendToken(tokenId);
+        // A finished grammar ends the sequence even where EOS would not (ignore_eos, a stop token the grammar took).
+        if (status === null && constraint?.terminated) return output.finish('stop');
+        return status;
       },
       text(finished) {
         // A finish decided outside (abort, error) still flushes the held-back text.
         if (finished) output.finish('abort');
         return output.nextText(false);
+      },
+      dispose() {
+        constraint?.dispose();
       },
     };
   }

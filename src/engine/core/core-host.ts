@@ -1,62 +1,23 @@
-// Builds an EngineCore over a loaded model (runner, KV budget, limits) and drives its step
-// loop. The same host runs inside the engine worker thread and in-process (useWorker=false).
+// Builds the engine core over a loaded model — EngineCore (runner, KV budget from kv-plan.ts,
+// sampling) for generation models, PoolingCore (no KV) for pooling models — drives its step loop,
+// and runs the control operations (sleep / wake_up / reset_prefix_cache). The same host
+// runs inside the engine worker thread and in-process (useWorker=false).
 
 import * as os from 'node:os';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { createRunner, kvBytesPerBlock } from '../../model/runner';
-import type { LoadedModel, ModelRunner } from '../../model/types';
-import type { EngineOptions, EngineRequest } from '../types';
-import type { CoreEvent, CoreInfo } from './protocol';
+import { createRunner } from '../../model/runner';
+import { createPoolingRunner } from '../../model/runner/pooling-runner';
+import { wrongRunnerError } from '../errors';
+import { seedGlobalSampler } from '../sampling';
+import type { LoadedModel, RunnerOptions } from '../../model/types';
+import type { EncodeRequest, EngineOptions, EngineRequest } from '../types';
+import { loadModel } from '../../model/load-model';
+import type { ControlOp, CoreEvent, CoreInfo } from './protocol';
 import { CompletionProcessorFactory } from './completion-processor';
+import { planKvCache } from './kv-plan';
 import { EngineCore } from './engine-core';
-
-/** Share of free memory the KV cache takes when --kv-cache-memory is not given. */
-const AUTO_KV_MEMORY_FRACTION = 0.2;
-
-interface KvPlan {
-  numBlocks: number;
-  maxModelLen: number;
-  bytesPerBlock: number;
-}
-
-/**
- * Decides the number of KV blocks and the effective max_model_len. An explicit budget
- * that cannot hold one max_model_len sequence is a start-up error (as in vLLM); a derived
- * max_model_len is lowered to what the cache holds instead.
- */
-function planKvCache(model: LoadedModel, options: EngineOptions, freeMemoryBytes = os.freemem()): KvPlan {
-  const blockSize = options.blockSize;
-  const bytesPerBlock = kvBytesPerBlock(model.config, blockSize);
-  let maxModelLen = options.maxModelLen ?? model.contextLength;
-  if (options.maxModelLen !== null && options.maxModelLen > model.contextLength) {
-    throw new Error(
-      `max_model_len ${options.maxModelLen} is larger than the model's context length ${model.contextLength}.`,
-    );
-  }
-  let numBlocks: number;
-  if (options.kvCacheMemoryBytes !== null) {
-    numBlocks = Math.floor(options.kvCacheMemoryBytes / bytesPerBlock);
-  } else {
-    // More blocks than a full batch of max-length sequences would never be used.
-    const useful = options.maxNumSeqs * Math.ceil(maxModelLen / blockSize);
-    numBlocks = Math.min(useful, Math.floor((freeMemoryBytes * AUTO_KV_MEMORY_FRACTION) / bytesPerBlock));
-  }
-  if (numBlocks < 1) {
-    throw new Error(`KV cache budget is smaller than one block (${bytesPerBlock} bytes); raise --kv-cache-memory.`);
-  }
-  const capacity = numBlocks * blockSize;
-  if (capacity < maxModelLen) {
-    if (options.maxModelLen !== null) {
-      throw new Error(
-        `To serve at least one request with max_model_len ${maxModelLen}, the KV cache needs ${Math.ceil(maxModelLen / blockSize) * bytesPerBlock} bytes, ` +
-          `but only ${numBlocks * bytesPerBlock} bytes (${capacity} tokens) are available. ` +
-          'Raise --kv-cache-memory or lower --max-model-len.',
-      );
-    }
-    maxModelLen = capacity;
-  }
-  return { numBlocks, maxModelLen, bytesPerBlock };
-}
+import { GrammarClient } from '../structured/grammar-client';
+import { PoolingCore } from './pooling-core';
 
 /**
  * ORT's default pool takes every core and spins, starving the HTTP thread: on 2 cores,
@@ -67,29 +28,82 @@ export function defaultIntraOpThreads(): number {
   return Math.max(1, os.availableParallelism() - 1);
 }
 
+/**
+ * A pooling model's steps are few and large (whole prompts, packed), and the HTTP thread's share
+ * per request is small, so its forward gets every core: on the 2-core box, a 16 x 128-token MiniLM
+ * forward took 138 ms with two threads against 305 ms with one (best of 3, load permitting).
+ * Idle threads sleep (allow_spinning 0), so the HTTP thread gets the cores between steps.
+ */
+function poolingIntraOpThreads(): number {
+  return os.availableParallelism();
+}
+
+interface Disposable {
+  dispose(): Promise<void>;
+}
+
+/** What the host drives, generation or pooling: the core's loop, its requests, and its runner. */
+interface HostedCore {
+  hasWork(): boolean;
+  step(): Promise<void>;
+  abort(requestIds: readonly string[]): void;
+  abortAll(): void;
+  /** Generation requests (a pooling core refuses them). */
+  add(request: EngineRequest): void;
+  /** Pooling requests (a generation core refuses them). */
+  encode(request: EncodeRequest): void;
+  /** Sets aside / takes back requests whose clients stopped reading (generation streams). */
+  pause(requestIds: readonly string[]): void;
+  resume(requestIds: readonly string[]): void;
+  resetPrefixCache(): void;
+  /** Builds a runner for `model` and hands it to the core (wake_up). */
+  attachRunner(model: LoadedModel): Promise<Disposable>;
+  /** Lets the core wake an idle step loop when work arrives on its own (a compiled grammar admits its request). */
+  onWork?(wake: () => void): void;
+}
+
 export class EngineCoreHost {
   private stopped = false;
   private wake: (() => void) | null = null;
   private readonly loop: Promise<void>;
+  /** null while asleep. */
+  private runner: Disposable | null;
+  /** Kept through a level-1 sleep to rebuild the session; dropped (reloaded from disk) at level 2. */
+  private model: LoadedModel | null;
+  private idleWaiters: Array<() => void> = [];
 
   private constructor(
     readonly info: CoreInfo,
-    private readonly core: EngineCore,
-    private readonly runner: ModelRunner,
+    private readonly core: HostedCore,
+    runner: Disposable,
+    model: LoadedModel,
+    private readonly options: EngineOptions,
     private readonly emit: (event: CoreEvent) => void,
+    private readonly grammars: GrammarClient | null,
   ) {
+    this.runner = runner;
+    this.model = model;
+    core.onWork?.(() => this.wake?.());
     this.loop = this.run();
   }
 
   /** Creates the runner and starts the step loop; events go to `emit`. */
   static async start(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void): Promise<EngineCoreHost> {
+    return model.output.kind === 'logits' ? EngineCoreHost.startGeneration(model, options, emit) : EngineCoreHost.startPooling(model, options, emit);
+  }
+
+  private static async startGeneration(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void): Promise<EngineCoreHost> {
     const plan = planKvCache(model, options);
-    const runner = await createRunner(model, {
+    seedGlobalSampler(options.seed ?? 0);
+    const runnerOptions: RunnerOptions = {
       blockSize: options.blockSize,
       numBlocks: plan.numBlocks,
       device: options.device,
       intraOpThreads: options.intraOpThreads ?? defaultIntraOpThreads(),
-    });
+      dtype: options.dtype ?? 'auto',
+      kvCacheDtype: options.kvCacheDtype ?? 'float32',
+    };
+    const runner = await createRunner(model, runnerOptions);
     console.info(
       `[engine] KV cache: ${plan.numBlocks} blocks of ${options.blockSize} tokens ` +
         `(${((plan.numBlocks * plan.bytesPerBlock) / 2 ** 20).toFixed(1)} MiB), max_model_len ${plan.maxModelLen}`,
@@ -100,6 +114,7 @@ export class EngineCoreHost {
       maxNumBatchedTokens: options.maxNumBatchedTokens,
       schedulingPolicy: options.schedulingPolicy,
       enablePrefixCaching: options.enablePrefixCaching,
+      partialPrefills: options.partialPrefills,
     };
     const processors = new CompletionProcessorFactory({
       vocabSize: model.config.vocabSize,
@@ -107,19 +122,128 @@ export class EngineCoreHost {
       maxModelLen: plan.maxModelLen,
       tokenizer: model.tokenizer,
     });
+    // Structured outputs: a grammar worker thread with xgrammar's view of the vocabulary, built
+    // once per model (none without a tokenizer).
+    const grammars = model.tokenizer ? await GrammarClient.start(model.tokenizer, model.config.vocabSize, model.eosTokenIds) : null;
     const core = new EngineCore(runner, config, processors, {
       onStep: (outputs, stats, iteration) => emit({ type: 'step', outputs, stats, iteration }),
-    });
+      onReject: (requestId, err) => emit(rejection(requestId, err)),
+    }, { client: grammars, defaults: options.structuredOutputs });
     const info: CoreInfo = { numBlocks: plan.numBlocks, blockSize: options.blockSize, maxModelLen: plan.maxModelLen };
-    return new EngineCoreHost(info, core, runner, emit);
+    const hosted: HostedCore = {
+      hasWork: () => core.hasWork(),
+      step: () => core.step(),
+      abort: (ids) => core.abort(ids),
+      abortAll: () => core.abortAll(),
+      add: (request) => core.addRequest(request),
+      encode: () => {
+        throw wrongRunnerError('encode');
+      },
+      pause: (ids) => core.pause(ids),
+      resume: (ids) => core.resume(ids),
+      resetPrefixCache: () => core.kv.resetPrefixCache(),
+      attachRunner: async (m) => {
+        const next = await createRunner(m, runnerOptions);
+        core.replaceRunner(next);
+        return next;
+      },
+      onWork: (wake) => (core.onWork = wake),
+    };
+    return new EngineCoreHost(info, hosted, runner, model, options, emit, grammars);
+  }
+
+  /** No KV cache: max_model_len is the model's (or the flag's), and one step holds at least one whole sequence. */
+  private static async startPooling(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void): Promise<EngineCoreHost> {
+    const maxModelLen = options.maxModelLen ?? model.contextLength;
+    if (maxModelLen > model.contextLength) {
+      throw new Error(`max_model_len ${maxModelLen} is larger than the model's context length ${model.contextLength}.`);
+    }
+    const runnerOptions = { device: options.device, intraOpThreads: options.intraOpThreads ?? poolingIntraOpThreads() };
+    const runner = await createPoolingRunner(model, runnerOptions);
+    const budget = Math.max(options.maxNumBatchedTokens, maxModelLen);
+    console.info(`[engine] pooling model: no KV cache, max_model_len ${maxModelLen}, ${budget} tokens per step`);
+    const core = new PoolingCore(
+      runner,
+      { maxModelLen, maxNumSeqs: options.maxNumSeqs, maxNumBatchedTokens: budget, schedulingPolicy: options.schedulingPolicy, vocabSize: model.config.vocabSize, blockSize: options.blockSize },
+      { onStep: (pooled, stats, iteration) => emit({ type: 'step', outputs: [], pooled, stats, iteration }) },
+    );
+    const info: CoreInfo = { numBlocks: 0, blockSize: options.blockSize, maxModelLen };
+    const hosted: HostedCore = {
+      hasWork: () => core.hasWork(),
+      step: () => core.step(),
+      abort: (ids) => core.abort(ids),
+      abortAll: () => core.abortAll(),
+      add: () => {
+        throw wrongRunnerError('generate');
+      },
+      encode: (request) => core.addRequest(request),
+      // A pooling request answers once: there is no stream to hold back.
+      pause: () => undefined,
+      resume: () => undefined,
+      resetPrefixCache: () => undefined, // nothing is cached between pooling requests
+      attachRunner: async (m) => {
+        const next = await createPoolingRunner(m, runnerOptions);
+        core.replaceRunner(next);
+        return next;
+      },
+    };
+    return new EngineCoreHost(info, hosted, runner, model, options, emit, null);
+  }
+
+  /** Runs a control operation; the frontend awaits the 'control-done' event. */
+  control(callId: number, op: ControlOp): void {
+    this.runControl(op).then(
+      () => this.emit({ type: 'control-done', callId, error: null }),
+      (err: unknown) => this.emit({ type: 'control-done', callId, error: err instanceof Error ? err.message : String(err) }),
+    );
+  }
+
+  private async runControl(op: ControlOp): Promise<void> {
+    switch (op.op) {
+      case 'reset_prefix_cache':
+        this.core.resetPrefixCache();
+        return;
+      case 'sleep': {
+        if (op.mode === 'abort') this.core.abortAll();
+        this.wake?.();
+        await this.idle();
+        const runner = this.runner;
+        this.runner = null;
+        if (op.level === 2) this.model = null;
+        await runner?.dispose();
+        this.core.resetPrefixCache();
+        return;
+      }
+      case 'wake': {
+        if (this.runner) return;
+        this.model ??= await loadModel({ ...this.options.load, loadWeights: true });
+        this.runner = await this.core.attachRunner(this.model);
+        this.wake?.();
+        return;
+      }
+    }
+  }
+
+  /** Resolves once no request is left in the core. */
+  private idle(): Promise<void> {
+    if (!this.core.hasWork()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   add(request: EngineRequest): void {
+    this.accept(request.requestId, () => this.core.add(request));
+  }
+
+  encode(request: EncodeRequest): void {
+    this.accept(request.requestId, () => this.core.encode(request));
+  }
+
+  /** Queues a request, or tells the frontend why not (RequestValidationError / EngineInvariantError there). */
+  private accept(requestId: string, queue: () => void): void {
     try {
-      this.core.addRequest(request);
+      queue();
     } catch (err) {
-      const e = err as Error & { param?: string | null };
-      this.emit({ type: 'rejected', requestId: request.requestId, message: e.message, param: e.param ?? null, name: e.name });
+      this.emit(rejection(requestId, err));
       return;
     }
     this.wake?.();
@@ -143,13 +267,17 @@ export class EngineCoreHost {
     this.stopped = true;
     this.wake?.();
     await this.loop;
-    await this.runner.dispose();
+    await this.runner?.dispose();
+    await this.grammars?.close();
   }
 
   private async run(): Promise<void> {
     try {
       while (!this.stopped) {
         if (!this.core.hasWork()) {
+          for (const resolve of this.idleWaiters.splice(0)) resolve();
+        }
+        if (!this.core.hasWork() || this.runner === null) {
           await new Promise<void>((resolve) => (this.wake = resolve));
           this.wake = null;
           continue;
@@ -163,4 +291,9 @@ export class EngineCoreHost {
       this.emit({ type: 'dead', error: `engine core failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}` });
     }
   }
+}
+
+function rejection(requestId: string, err: unknown): CoreEvent {
+  const e = err as Error & { param?: string | null };
+  return { type: 'rejected', requestId, message: e.message, param: e.param ?? null, name: e.name };
 }

@@ -3,10 +3,14 @@
 // boundaries. Runs the same in a worker thread or in-process (see core-host.ts).
 
 import { RequestValidationError } from '../errors';
-import type { EngineRequest, IterationStats, RequestOutput, SchedulerStats } from '../types';
+import type { EngineRequest, IterationStats, PartialPrefillLimits, RequestOutput, SchedulerStats } from '../types';
 import type { ModelRunner, StepSequence } from '../../model/types';
 import { nowMs } from './clock';
 import type { CompletionProcessorFactory } from './completion-processor';
+import { GrammarAdmission } from './grammar-admission';
+import type { SequenceConstraint } from '../sampling/logits-processor';
+import type { GrammarClient } from '../structured/grammar-client';
+import { NO_STRUCTURED_DEFAULTS, type StructuredOutputsDefaults } from '../structured/grammar-spec';
 import { KvCacheManager } from './kv-cache-manager';
 import { RequestState, type CompletionState } from './request-state';
 import { Scheduler, type SchedulePlan, type SchedulingPolicy } from './scheduler';
@@ -19,6 +23,7 @@ export interface EngineCoreConfig {
   maxNumBatchedTokens: number;
   schedulingPolicy: SchedulingPolicy;
   enablePrefixCaching: boolean;
+  partialPrefills?: PartialPrefillLimits;
 }
 
 export interface EngineCoreListener {
@@ -27,6 +32,14 @@ export interface EngineCoreListener {
    * in one call so a worker sends one message (one wake-up of the HTTP thread) per step.
    */
   onStep(outputs: RequestOutput[], stats: SchedulerStats, iteration: IterationStats): void;
+  /** A request refused after it was queued (its grammar did not compile). */
+  onReject?(requestId: string, err: unknown): void;
+}
+
+/** Structured outputs: the grammar worker's client (null without a tokenizer) and the server's defaults. */
+export interface EngineCoreGrammar {
+  client: GrammarClient | null;
+  defaults?: StructuredOutputsDefaults;
 }
 
 interface SampleJob {
@@ -43,35 +56,79 @@ export class EngineCore {
   private readonly pendingAborts = new Set<string>();
   /** Pause / resume commands that arrived during a step; the last one per request wins. */
   private readonly pendingFlow = new Map<string, 'pause' | 'resume'>();
+  private readonly grammars: GrammarAdmission;
   private stepping = false;
+  /** Called when work arrives outside addRequest (a compiled grammar admits its request): wakes an idle step loop. */
+  onWork: () => void = () => {};
 
   constructor(
-    private readonly runner: ModelRunner,
+    private runner: ModelRunner,
     readonly config: EngineCoreConfig,
     private readonly processors: CompletionProcessorFactory,
     private readonly listener: EngineCoreListener,
+    grammar: EngineCoreGrammar = { client: null },
   ) {
+    this.grammars = new GrammarAdmission(grammar.client, grammar.defaults ?? NO_STRUCTURED_DEFAULTS, {
+      admit: (request, constraints) => {
+        this.admit(request, constraints);
+        this.onWork();
+      },
+      reject: (request, err) => this.reject(request, err),
+    });
     this.kv = new KvCacheManager(runner.numBlocks, runner.blockSize, config.enablePrefixCaching);
     this.scheduler = new Scheduler(
-      { maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, policy: config.schedulingPolicy },
+      { maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, policy: config.schedulingPolicy, partialPrefills: config.partialPrefills },
       this.kv,
     );
     this.limits = engineLimits({ maxModelLen: config.maxModelLen, numBlocks: runner.numBlocks, blockSize: runner.blockSize }, config, runner.config.vocabSize);
   }
 
+  /** Aborts every request (sleep with mode 'abort'), those whose grammar is still compiling too. */
+  abortAll(): void {
+    this.abort([...this.requests.keys(), ...this.grammars.requestIds()]);
+  }
+
+  /** Swaps in a new runner (after sleep); only when no request holds KV blocks. */
+  replaceRunner(runner: ModelRunner): void {
+    if (this.requests.size > 0) throw new Error('cannot replace the runner while requests are in flight');
+    if (runner.numBlocks !== this.kv.numBlocks || runner.blockSize !== this.kv.blockSize) throw new Error('the new runner has a different KV layout');
+    this.kv.resetPrefixCache();
+    this.runner = runner;
+  }
+
+  /** Something to step now (requests whose grammar is still compiling wait for onWork instead). */
   hasWork(): boolean {
     return this.scheduler.hasWork() || this.pendingAborts.size > 0;
   }
 
-  /** Queues a request; throws (nothing queued) when it breaks an invariant or its bad words do not encode. */
+  /**
+   * Queues a request; throws (nothing queued) when it breaks an invariant or its bad words do not
+   * encode. A request with structured_outputs first waits for its grammar (GrammarAdmission).
+   */
   addRequest(request: EngineRequest): void {
     assertRequestInvariants(request, this.limits);
-    if (this.requests.has(request.requestId)) {
+    if (this.requests.has(request.requestId) || this.grammars.has(request.requestId)) {
       throw new RequestValidationError(`Request id ${request.requestId} is already running.`, 'request_id');
     }
+    if (request.params.structured_outputs != null) {
+      this.grammars.enqueue(request);
+      return;
+    }
+    this.admit(request, []);
+  }
+
+  private admit(request: EngineRequest, constraints: SequenceConstraint[]): void {
     const numCompletions = request.params.best_of ?? request.params.n;
     const maxTokens = effectiveMaxTokens(request, this.config.maxModelLen);
-    const processors = Array.from({ length: numCompletions }, (_, i) => this.processors.create(request, i, maxTokens));
+    let processors;
+    try {
+      processors = Array.from({ length: numCompletions }, (_, i) => this.processors.create(request, i, maxTokens, constraints[i] ?? null));
+    } catch (err) {
+      for (const c of constraints) c.dispose();
+      if (constraints.length === 0) throw err;
+      this.reject(request, err);
+      return;
+    }
     const state = new RequestState(request, processors, nowMs());
     const seq = this.newSequence(state, 0, request.promptTokenIds);
     state.completions[0].seq = seq;
@@ -81,7 +138,13 @@ export class EngineCore {
 
   /** Ends the requests with finish_reason 'abort' and frees their KV blocks (after the running step, if any). */
   abort(requestIds: readonly string[]): void {
-    for (const id of requestIds) if (this.requests.has(id)) this.pendingAborts.add(id);
+    const notStarted: EngineRequest[] = [];
+    for (const id of requestIds) {
+      if (this.requests.has(id)) this.pendingAborts.add(id);
+      const waiting = this.grammars.remove(id);
+      if (waiting) notStarted.push(waiting);
+    }
+    if (notStarted.length > 0) this.listener.onStep(notStarted.map(abortedOutput), this.stats(), emptyIterationStats());
     if (!this.stepping) this.flushAborts();
   }
 
@@ -119,7 +182,9 @@ export class EngineCore {
   stats(): SchedulerStats {
     return {
       numRunning: this.scheduler.numRunning,
-      numWaiting: this.scheduler.numWaiting,
+      // Requests whose grammar compiles wait too (vLLM's WAITING_FOR_FSM), deferred rather than short of capacity.
+      numWaiting: this.scheduler.numWaiting + this.grammars.size,
+      numDeferred: this.grammars.size,
       numPaused: this.scheduler.numPaused,
       kvCacheUsage: this.kv.usage(),
       numBlocks: this.kv.numBlocks,
@@ -136,6 +201,8 @@ export class EngineCore {
     iteration.numPreemptions = plan.preempted.length;
     iteration.prefixCacheQueries = plan.prefixCacheQueries;
     iteration.prefixCacheHits = plan.prefixCacheHits;
+    iteration.promptTokensCached = plan.promptTokensCached;
+    iteration.promptTokensRecomputed = plan.promptTokensRecomputed;
     if (plan.scheduled.length === 0) {
       if (plan.preempted.length > 0) this.listener.onStep([], this.stats(), iteration);
       return;
@@ -145,7 +212,9 @@ export class EngineCore {
     let result;
     this.stepping = true;
     try {
-      result = await this.runner.step(batch);
+      // Grammar masks are asked for first: the grammar worker fills them while the model runs.
+      const masks = this.prepareSamples(plan);
+      [result] = await Promise.all([this.runner.step(batch), masks]);
     } catch (err) {
       this.stepping = false;
       this.failStep(plan, err, iteration);
@@ -197,10 +266,51 @@ export class EngineCore {
         state.finishAll('error', `post-processing failed: ${errorMessage(err)}`);
       }
     }
+    this.addCompileStats(iteration);
     this.emit(touched, iteration, now);
     // Aborts (and pauses) that arrived during the step take effect now, not one step later.
     this.flushAborts();
     this.flushFlow();
+  }
+
+  /**
+   * Starts each completion's pre-sampling work (grammar bitmasks, filled by the grammar worker
+   * while the model runs) for the sequences this step samples. Never rejects: a failure is kept
+   * and raised when that completion is sampled, so it ends only its own request.
+   */
+  private async prepareSamples(plan: SchedulePlan): Promise<void> {
+    const work: Promise<void>[] = [];
+    for (const { seq, sample } of plan.scheduled) {
+      if (!sample) continue;
+      const state = this.requests.get(seq.requestId);
+      if (!state) continue;
+      const completions = state.forked ? [state.completions[seq.index]] : state.completions;
+      for (const completion of completions) {
+        if (completion.finished) continue;
+        const pending = completion.processor.prepare();
+        if (pending) work.push(pending.catch((err: unknown) => void (completion.prepareError = err instanceof Error ? err : new Error(String(err)))));
+      }
+    }
+    await Promise.all(work);
+  }
+
+  private addCompileStats(iteration: IterationStats): void {
+    const stats = this.grammars.drainStats();
+    if (!stats) return;
+    iteration.grammarCompileSeconds = [...(iteration.grammarCompileSeconds ?? []), ...stats.compileSeconds];
+    iteration.grammarCacheHits = (iteration.grammarCacheHits ?? 0) + stats.cacheHits;
+    iteration.grammarCacheMisses = (iteration.grammarCacheMisses ?? 0) + stats.cacheMisses;
+  }
+
+  /** Refuses a request that was already queued: a 400 through the listener, else an error output. */
+  private reject(request: EngineRequest, err: unknown): void {
+    if (this.listener.onReject) {
+      this.listener.onReject(request.requestId, err);
+      return;
+    }
+    const output = abortedOutput(request);
+    for (const o of output.outputs) o.finishReason = 'error';
+    this.listener.onStep([{ ...output, error: errorMessage(err) }], this.stats(), emptyIterationStats());
   }
 
   private stepSequence(seq: Sequence, numNewTokens: number): StepSequence {
@@ -227,6 +337,7 @@ export class EngineCore {
   }
 
   private sampleInto(completion: CompletionState, logits: Float32Array, offset: number): number {
+    if (completion.prepareError !== null) throw completion.prepareError;
     const sample = completion.processor.sample(logits, offset);
     completion.outputTokenIds.push(sample.tokenId);
     completion.cumulativeLogprob += sample.logprob;
@@ -312,6 +423,7 @@ export class EngineCore {
       if (output) outputs.push(output);
       if (state.finished) {
         this.requests.delete(state.requestId);
+        for (const c of state.completions) c.processor.dispose();
         iteration.finished.push(state.finishedStats(now));
       }
     }
@@ -333,7 +445,7 @@ export class EngineCore {
   }
 }
 
-function emptyIterationStats(): IterationStats {
+export function emptyIterationStats(): IterationStats {
   return {
     promptTokens: 0,
     generationTokens: 0,
@@ -343,6 +455,32 @@ function emptyIterationStats(): IterationStats {
     numPreemptions: 0,
     prefixCacheQueries: 0,
     prefixCacheHits: 0,
+    promptTokensCached: 0,
+    promptTokensRecomputed: 0,
+    grammarCompileSeconds: [],
+    grammarCacheHits: 0,
+    grammarCacheMisses: 0,
+  };
+}
+
+/** The final output of a request aborted before it started (while its grammar was compiling). */
+function abortedOutput(request: EngineRequest): RequestOutput {
+  const count = request.params.best_of ?? request.params.n;
+  return {
+    requestId: request.requestId,
+    promptTokenIds: request.promptTokenIds,
+    promptLogprobs: null,
+    outputs: Array.from({ length: Math.min(count, request.params.n) }, (_, index) => ({
+      index,
+      text: '',
+      tokenIds: [],
+      cumulativeLogprob: null,
+      logprobs: null,
+      finishReason: 'abort' as const,
+      stopReason: null,
+    })),
+    finished: true,
+    numCachedTokens: 0,
   };
 }
 

@@ -17,6 +17,8 @@ export interface KvSequence {
 export interface PrefixHit {
   blockIds: number[];
   numTokens: number;
+  /** Tokens of the next full block when it is cached too but must be computed for the logits. */
+  recomputedTokens?: number;
 }
 
 interface SeqBlocks {
@@ -24,6 +26,9 @@ interface SeqBlocks {
   /** Chained hashes of this sequence's full blocks computed so far. */
   hashes: string[];
 }
+
+/** What the scheduler asks of KV memory (KvCacheManager; NoKvBlocks for pooling models, which keep none). */
+export type BlockManager = Pick<KvCacheManager, 'enablePrefixCaching' | 'findPrefixHit' | 'allocate' | 'cacheComputedBlocks' | 'fork' | 'free'>;
 
 export class KvCacheManager {
   private readonly refCounts: Int32Array;
@@ -78,7 +83,16 @@ export class KvCacheManager {
       blockIds.push(id);
       parent = hash;
     }
-    return { blockIds, numTokens: blockIds.length * this.blockSize };
+    const next = blockIds.length;
+    const recomputed =
+      next === maxBlocks && (next + 1) * this.blockSize <= seq.tokenIds.length && this.cachedBlocks.has(this.hashBlockOf(seq, next, parent));
+    return { blockIds, numTokens: blockIds.length * this.blockSize, recomputedTokens: recomputed ? this.blockSize : 0 };
+  }
+
+  /** Forgets every cached block (vLLM reset_prefix_cache); blocks held by sequences stay theirs. */
+  resetPrefixCache(): void {
+    this.cachedBlocks.clear();
+    this.blockHashes.fill(null);
   }
 
   /**

@@ -19,6 +19,8 @@ export class CompletionState {
   sentChars = 0;
   /** Something changed since the last output. */
   dirty = false;
+  /** Set when the completion's pre-sampling work (grammar bitmask) failed; raised at sampling. */
+  prepareError: Error | null = null;
 
   constructor(
     readonly index: number,
@@ -129,6 +131,7 @@ export class RequestState {
       generationTokens: this.completions.reduce((sum, c) => sum + c.outputTokenIds.length, 0),
       maxTokensParam: this.request.params.max_tokens,
       n: this.request.params.n,
+      maxGenerationTokens: Math.max(0, ...this.completions.map((c) => c.outputTokenIds.length)),
     };
   }
 

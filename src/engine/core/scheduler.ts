@@ -5,8 +5,9 @@
 // goes back to the waiting queue to be recomputed later. A paused sequence (its client stopped
 // reading) is set aside the same way, holding no KV block and no batch slot, until resumed.
 
+import type { PartialPrefillLimits } from '../types';
 import { nowMs } from './clock';
-import { KvCacheManager, type PrefixHit } from './kv-cache-manager';
+import type { BlockManager, PrefixHit } from './kv-cache-manager';
 import type { Sequence } from './sequence';
 
 export type SchedulingPolicy = 'fcfs' | 'priority';
@@ -15,6 +16,36 @@ export interface SchedulerConfig {
   maxNumSeqs: number;
   maxNumBatchedTokens: number;
   policy: SchedulingPolicy;
+  /** vLLM's concurrent partial prefill limits; absent = one step's budget is the only limit. */
+  partialPrefills?: PartialPrefillLimits;
+}
+
+const NO_PARTIAL_LIMITS: PartialPrefillLimits = { maxNumPartialPrefills: Infinity, maxLongPartialPrefills: Infinity, longPrefillTokenThreshold: 0 };
+
+/**
+ * Counts the prefills a step leaves unfinished ("partial") against --max-num-partial-prefills and,
+ * for prompts longer than --long-prefill-token-threshold, --max-long-partial-prefills; the
+ * threshold also caps every prefill chunk (vLLM V1). With the defaults (1, 1, 0) nothing changes:
+ * the token budget runs out at most once per step, so at most one prefill is ever partial.
+ */
+class PartialPrefillBudget {
+  private partial = 0;
+  private longPartial = 0;
+  constructor(private readonly limits: PartialPrefillLimits) {}
+
+  /** Tokens this sequence may compute now (0 = not this step), given what is left of the budget. */
+  chunk(seq: Sequence, fromToken: number, budget: number): number {
+    const remaining = seq.numTokens - fromToken;
+    let n = Math.min(remaining, budget);
+    const threshold = this.limits.longPrefillTokenThreshold;
+    if (remaining > 1 && threshold > 0) n = Math.min(n, threshold);
+    if (n >= remaining) return n;
+    const long = threshold > 0 && seq.numPromptTokens > threshold;
+    if (this.partial >= this.limits.maxNumPartialPrefills || (long && this.longPartial >= this.limits.maxLongPartialPrefills)) return 0;
+    this.partial++;
+    if (long) this.longPartial++;
+    return n;
+  }
 }
 
 interface ScheduledSequence {
@@ -32,6 +63,9 @@ export interface SchedulePlan {
   numScheduledTokens: number;
   prefixCacheQueries: number;
   prefixCacheHits: number;
+  /** Of newly scheduled requests (not preempted ones coming back): prompt tokens from the cache, and cached ones recomputed. */
+  promptTokensCached: number;
+  promptTokensRecomputed: number;
 }
 
 export class Scheduler {
@@ -42,7 +76,7 @@ export class Scheduler {
 
   constructor(
     readonly config: SchedulerConfig,
-    readonly kv: KvCacheManager,
+    readonly kv: BlockManager,
   ) {}
 
   get numWaiting(): number {
@@ -91,14 +125,23 @@ export class Scheduler {
   }
 
   schedule(): SchedulePlan {
-    const plan: SchedulePlan = { scheduled: [], preempted: [], numScheduledTokens: 0, prefixCacheQueries: 0, prefixCacheHits: 0 };
+    const plan: SchedulePlan = {
+      scheduled: [],
+      preempted: [],
+      numScheduledTokens: 0,
+      prefixCacheQueries: 0,
+      prefixCacheHits: 0,
+      promptTokensCached: 0,
+      promptTokensRecomputed: 0,
+    };
     let budget = this.config.maxNumBatchedTokens;
     const scheduledIds = new Set<string>();
+    const prefills = new PartialPrefillBudget(this.config.partialPrefills ?? NO_PARTIAL_LIMITS);
 
     // 1. Running sequences, in order; preempt from the bottom when blocks run out.
     for (let i = 0; i < this.running.length && budget > 0; ) {
       const seq = this.running[i];
-      const numNew = Math.min(seq.numTokens - seq.numComputedTokens, budget);
+      const numNew = prefills.chunk(seq, seq.numComputedTokens, budget);
       if (numNew <= 0) {
         i++;
         continue;
@@ -123,20 +166,27 @@ export class Scheduler {
       if (victimIndex < i) i--;
     }
 
-    // 2. Waiting sequences join, unless this step had to preempt (memory is tight).
-    while (plan.preempted.length === 0 && this.waiting.length > 0 && budget > 0 && this.running.length < this.config.maxNumSeqs) {
-      const seq = this.waiting[0];
+    // 2. Waiting sequences join, unless this step had to preempt (memory is tight). One that
+    // would exceed the partial-prefill limits stays in place and shorter ones behind it may join.
+    for (let w = 0; plan.preempted.length === 0 && w < this.waiting.length && budget > 0 && this.running.length < this.config.maxNumSeqs; ) {
+      const seq = this.waiting[w];
       const firstTime = seq.numComputedTokens === 0 && seq.firstScheduledAt === null;
       const hit: PrefixHit = seq.skipPrefixCache ? { blockIds: [], numTokens: 0 } : this.kv.findPrefixHit(seq);
-      const numNew = Math.min(seq.numTokens - hit.numTokens, budget);
+      const numNew = prefills.chunk(seq, hit.numTokens, budget);
+      if (numNew <= 0) {
+        w++;
+        continue;
+      }
       if (!this.kv.allocate(seq, hit.numTokens, numNew, hit)) break;
-      this.waiting.shift();
+      this.waiting.splice(w, 1);
       if (!seq.skipPrefixCache && this.kv.enablePrefixCaching) {
         plan.prefixCacheQueries += seq.numTokens;
         plan.prefixCacheHits += hit.numTokens;
       }
       if (firstTime) {
         seq.numCachedPromptTokens = hit.numTokens;
+        plan.promptTokensCached += hit.numTokens;
+        plan.promptTokensRecomputed += hit.recomputedTokens ?? 0;
         seq.firstScheduledAt = nowMs();
       }
       seq.numComputedTokens = hit.numTokens;

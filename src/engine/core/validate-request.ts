@@ -4,7 +4,7 @@
 // request that breaks one is a bug upstream, refused as an internal error, never queued.
 
 import { EngineInvariantError, RequestValidationError } from '../errors';
-import type { EngineOptions, EngineRequest } from '../types';
+import type { EncodeRequest, EngineOptions, EngineRequest } from '../types';
 
 export interface EngineLimits {
   maxModelLen: number;
@@ -62,5 +62,22 @@ export function assertRequestInvariants(request: EngineRequest, limits: EngineLi
   if (maxTokens !== null && !(Number.isInteger(maxTokens) && maxTokens >= 1)) fail(`max_tokens=${maxTokens}`);
   if (promptTokenIds.length + (maxTokens ?? 1) > limits.maxModelLen) fail('more tokens than max_model_len');
   if (promptTokenIds.length + effectiveMaxTokens(request, limits.maxModelLen) > limits.kvCapacityTokens) fail('more tokens than the KV cache holds');
+  if ((request.priority ?? 0) !== 0 && limits.schedulingPolicy !== 'priority') fail('a priority under fcfs scheduling');
+}
+
+/**
+ * The same for a pooling request (src/serving/pooling checks these rules with vLLM's messages).
+ * It runs whole, so its prompt may use all of max_model_len.
+ */
+export function assertEncodeInvariants(request: EncodeRequest, limits: Pick<EngineLimits, 'maxModelLen' | 'vocabSize' | 'schedulingPolicy'>): void {
+  const fail = (broken: string): never => {
+    throw new EngineInvariantError(`pooling request ${String(request.requestId)} reached the engine with ${broken}`);
+  };
+  const { promptTokenIds } = request;
+  if (typeof request.requestId !== 'string' || request.requestId.length === 0) fail('no request id');
+  if (promptTokenIds.length === 0) fail('an empty prompt');
+  if (!promptTokenIds.every((id) => Number.isInteger(id) && id >= 0 && id < limits.vocabSize)) fail('a prompt token outside the vocabulary');
+  if (promptTokenIds.length > limits.maxModelLen) fail('more tokens than max_model_len');
+  if (request.tokenTypeIds != null && request.tokenTypeIds.length !== promptTokenIds.length) fail('token type ids that do not match its tokens');
   if ((request.priority ?? 0) !== 0 && limits.schedulingPolicy !== 'priority') fail('a priority under fcfs scheduling');
 }

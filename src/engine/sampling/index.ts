@@ -6,7 +6,10 @@
 //       const badWords = params.bad_words.length ? encodeBadWords(params.bad_words, tokenizer) : undefined;
 //         (do this once per request at add time: it throws RequestValidationError → 400)
 //       const sampler = new SequenceSampler({ params, promptTokenIds, vocabSize, eosTokenIds,
-//                                             badWordsTokenIds: badWords, seed: childSeed(params.seed, index) });
+//                                             badWordsTokenIds: badWords, seed: childSeed(params.seed, index),
+//                                             constraint });   // structured outputs: a SequenceConstraint
+//     The sampler applies the logits processors of the registry (logits-processor.ts); a constraint's
+//     prepare() (its grammar bitmask) must have run before each sample().
 //   - each decode step, for each sequence i of the batch (synchronously, one after another):
 //       const { tokenId, logprobs } = sampler.sample(step.logits, i * vocabSize, ws);
 //     `logprobs` (PositionLogprobs | null) goes into CompletionOutput.logprobs; sampler.cumulativeLogprob
@@ -32,3 +35,11 @@ export {
 } from './logprobs';
 export { selectThresholdIndex } from './threshold-select';
 export { computeSamplingWeights } from './filters';
+export { LOGITS_PROCESSORS } from './builtin-processors';
+export {
+  createLogitsProcessors,
+  type LogitsProcessor,
+  type LogitsProcessorContext,
+  type LogitsProcessorFactory,
+  type SequenceConstraint,
+} from './logits-processor';

@@ -1,9 +1,9 @@
 // Per-sequence sampling: logits processors in vLLM v1's order, then greedy or seeded
 // random sampling, with logprobs taken from the RAW logits (vLLM default logprobs mode).
 //
-// Order (vLLM v1 Sampler): allowed_token_ids mask → bad_words → min_tokens (ban stop
-// tokens) → logit_bias → repetition / frequency / presence penalties → [greedy: argmax]
-// → temperature → min_p → top_k → top_p → draw one token.
+// Order (vLLM v1): the processor registry (logits-processor.ts: structured-output bitmask →
+// allowed_token_ids → bad_words → min_tokens → logit_bias) → repetition / frequency /
+// presence penalties → [greedy: argmax] → temperature → min_p → top_k → top_p → draw.
 // ignore_eos does not touch the logits (vLLM only skips the EOS stop check).
 
 import type { PositionLogprobs, SamplingParams } from '../types';
@@ -12,6 +12,8 @@ import { logSumExp, positionLogprobs, wantsLogprobs, type LogprobsRequest } from
 import { createSequenceRng, type Rng } from './rng';
 import { computeSamplingWeights } from './filters';
 import type { SamplingWorkspace } from './workspace';
+import { createLogitsProcessors, type LogitsProcessor, type LogitsProcessorFactory, type SequenceConstraint } from './logits-processor';
+import { LOGITS_PROCESSORS } from './builtin-processors';
 
 export interface SequenceSamplerInit {
   params: SamplingParams;
@@ -23,6 +25,10 @@ export interface SequenceSamplerInit {
   badWordsTokenIds?: readonly (readonly number[])[];
   /** Overrides params.seed (n > 1 children use childSeed(seed, index)); null → global source. */
   seed?: number | null;
+  /** This sequence's structured-output state (a grammar matcher), when the request has structured_outputs. */
+  constraint?: SequenceConstraint | null;
+  /** The processor registry (default: LOGITS_PROCESSORS). */
+  processors?: readonly LogitsProcessorFactory[];
 }
 
 export interface SampleResult {
@@ -41,12 +47,11 @@ export class SequenceSampler {
   private readonly logprobsRequest: LogprobsRequest;
   private readonly wantLogprobs: boolean;
 
-  private readonly allowedMask: Uint8Array | null;
-  private readonly biasIds: Int32Array;
-  private readonly biasValues: Float32Array;
-  private readonly minTokensBanned: Int32Array;
-  private readonly singleTokenBadWords: Int32Array;
-  private readonly multiTokenBadWords: readonly (readonly number[])[];
+  private readonly processors: LogitsProcessor[];
+  /** Processors told of every sampled token (a grammar matcher). */
+  private readonly acceptors: LogitsProcessor[];
+  /** Processors whose bans win when all tokens are banned (see logits-processor.ts). */
+  private readonly hard: LogitsProcessor[];
 
   private readonly usePenalties: boolean;
   /** Token → 1 when seen in prompt or output (repetition penalty). */
@@ -68,26 +73,21 @@ export class SequenceSampler {
     this.logprobsRequest = { numTop: p.logprobs, tokenIds: p.logprob_token_ids };
     this.wantLogprobs = wantsLogprobs(this.logprobsRequest);
 
-    if (p.allowed_token_ids != null && p.allowed_token_ids.length > 0) {
-      this.allowedMask = new Uint8Array(init.vocabSize);
-      for (const id of p.allowed_token_ids) this.allowedMask[id] = 1;
-    } else {
-      this.allowedMask = null;
-    }
-
-    const bias = Object.entries(p.logit_bias ?? {});
-    this.biasIds = Int32Array.from(bias.map(([k]) => Number(k)));
-    this.biasValues = Float32Array.from(bias.map(([, v]) => v));
-
-    // vLLM bans `all_stop_token_ids` (stop_token_ids + every EOS, even with ignore_eos).
-    this.minTokensBanned = Int32Array.from(new Set([...p.stop_token_ids, ...init.eosTokenIds]));
-
-    const badWords = init.badWordsTokenIds ?? [];
     if (p.bad_words.length > 0 && init.badWordsTokenIds == null) {
       throw new Error('SequenceSampler: bad_words need badWordsTokenIds (encodeBadWords)');
     }
-    this.singleTokenBadWords = Int32Array.from(badWords.filter((w) => w.length === 1).map((w) => w[0]));
-    this.multiTokenBadWords = badWords.filter((w) => w.length > 1);
+    this.processors = createLogitsProcessors(
+      {
+        params: p,
+        vocabSize: init.vocabSize,
+        eosTokenIds: init.eosTokenIds,
+        badWordsTokenIds: init.badWordsTokenIds,
+        constraint: init.constraint ?? null,
+      },
+      init.processors ?? LOGITS_PROCESSORS,
+    );
+    this.acceptors = this.processors.filter((proc) => proc.accept !== undefined);
+    this.hard = this.processors.filter((proc) => proc.hard);
 
     const useRepetition = p.repetition_penalty !== 1;
     const useOutputPenalties = p.frequency_penalty !== 0 || p.presence_penalty !== 0;
@@ -133,19 +133,13 @@ export class SequenceSampler {
 
   /** Applies every logits processor up to (not including) temperature, in place. */
   applyLogitsProcessors(scores: Float32Array): void {
-    const V = this.vocabSize;
-    if (this.allowedMask) {
-      const mask = this.allowedMask;
-      for (let i = 0; i < V; i++) if (mask[i] === 0) scores[i] = -Infinity;
+    const original = this.hard.length > 0 ? scores.slice() : null;
+    for (const proc of this.processors) proc.apply(scores, this.outputs);
+    if (original && !anyFinite(scores, this.vocabSize)) {
+      // The soft processors banned what the hard ones left: the hard ones win.
+      scores.set(original);
+      for (const proc of this.hard) proc.apply(scores, this.outputs);
     }
-    for (let i = 0; i < this.singleTokenBadWords.length; i++) scores[this.singleTokenBadWords[i]] = -Infinity;
-    for (const word of this.multiTokenBadWords) {
-      if (this.outputEndsWith(word, word.length - 1)) scores[word[word.length - 1]] = -Infinity;
-    }
-    if (this.outputs.length < this.params.min_tokens) {
-      for (let i = 0; i < this.minTokensBanned.length; i++) scores[this.minTokensBanned[i]] = -Infinity;
-    }
-    for (let i = 0; i < this.biasIds.length; i++) scores[this.biasIds[i]] += this.biasValues[i];
     if (this.usePenalties) this.applyPenalties(scores);
   }
 
@@ -188,6 +182,7 @@ export class SequenceSampler {
 
   private recordToken(id: number): void {
     this.outputs.push(id);
+    for (const proc of this.acceptors) proc.accept!(id);
     if (this.seenMask) this.markSeen(id);
     if (this.outputCounts) {
       if (this.outputCounts[id] === 0) this.outputDistinct.push(id);
@@ -203,14 +198,11 @@ export class SequenceSampler {
     }
   }
 
-  /** True when the output ends with the first `len` tokens of `word`. */
-  private outputEndsWith(word: readonly number[], len: number): boolean {
-    const out = this.outputs;
-    if (out.length < len) return false;
-    const start = out.length - len;
-    for (let i = 0; i < len; i++) if (out[start + i] !== word[i]) return false;
-    return true;
-  }
+}
+
+function anyFinite(scores: Float32Array, n: number): boolean {
+  for (let i = 0; i < n; i++) if (scores[i] > -Infinity) return true;
+  return false;
 }
 
 /** Index of the largest score (first one on ties, like torch.argmax). */

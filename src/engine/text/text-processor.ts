@@ -3,12 +3,11 @@
 // and hands large ones to a few text workers (text-worker.ts), so one long prompt, a batch of
 // thousands of prompts or a long decode never holds the HTTP thread for more than a few ms.
 
-import * as path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { ChatTemplateError } from '../../model/chat-template';
 import type { ChatMessage, ChatRenderOptions, ChatTemplate, DecodeOptions, LoadModelOptions, Tokenizer } from '../../model/types';
 import type { RenderedChat, TextProcessor } from '../types';
-import { startWorker } from '../worker/start-worker';
+import { startWorkerThread } from '../worker/worker-thread';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { runTextJob, TextJobs, type TextJob, type TextWorkerReply } from './text-jobs';
 
@@ -204,7 +203,7 @@ export async function spawnTextWorkers(load: LoadModelOptions, size: number): Pr
 }
 
 function spawnTextWorker(load: LoadModelOptions): Promise<Worker> {
-  const worker = startWorker(path.join(__dirname, 'text-worker'), { load });
+  const worker = startWorkerThread(__dirname, 'text-worker', { load });
   return new Promise((resolve, reject) => {
     const onMessage = (message: TextWorkerReply): void => {
       if (message.type === 'ready') {

@@ -24,6 +24,9 @@ async function main(): Promise<void> {
       case 'add':
         host.add(command.request);
         break;
+      case 'encode':
+        host.encode(command.request);
+        break;
       case 'abort':
         host.abort(command.requestIds);
         break;
@@ -32,6 +35,9 @@ async function main(): Promise<void> {
         break;
       case 'resume':
         host.resume(command.requestIds);
+        break;
+      case 'control':
+        host.control(command.callId, command.op);
         break;
       case 'shutdown':
         void host.shutdown().finally(() => port.close());

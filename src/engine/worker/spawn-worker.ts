@@ -1,29 +1,31 @@
-// Starts the engine core in a worker_thread (start-worker.ts) and returns the frontend's
-// connection to it.
+// Starts the engine core in a worker_thread and returns the frontend's connection to it.
 
-import * as path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import type { EngineOptions } from '../types';
-import { startWorker } from './start-worker';
+import { startWorkerThread } from './worker-thread';
+import { ControlCalls } from '../core/control-calls';
 import type { CoreCommand, CoreConnection, CoreEvent, CoreInfo, WorkerData, WorkerStartupMessage } from '../core/protocol';
 
 /** Resolves once the worker has loaded the model and built the runner. */
 export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreEvent) => void): Promise<CoreConnection> {
   const data: WorkerData = { options };
-  const worker: Worker = startWorker(path.join(__dirname, 'engine-worker'), data);
+  const worker: Worker = startWorkerThread(__dirname, 'engine-worker', data);
 
   return new Promise<CoreConnection>((resolve, reject) => {
     let info: CoreInfo | null = null;
     let exited = false;
     let exitWaiters: Array<() => void> = [];
+    const calls = new ControlCalls();
     const connection: CoreConnection = {
       get info() {
         return info!;
       },
       add: (request) => post({ type: 'add', request }),
+      encode: (request) => post({ type: 'encode', request }),
       abort: (requestIds) => post({ type: 'abort', requestIds }),
       pause: (requestIds) => post({ type: 'pause', requestIds }),
       resume: (requestIds) => post({ type: 'resume', requestIds }),
+      control: (op) => (exited ? Promise.reject(new Error('engine worker has exited')) : calls.call(op, (callId, o) => post({ type: 'control', callId, op: o }))),
       shutdown: async () => {
         if (exited) return;
         const done = new Promise<void>((r) => exitWaiters.push(r));
@@ -44,7 +46,7 @@ export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreE
       } else if (message.type === 'startup-error') {
         reject(new Error(`engine worker failed to start: ${message.error}`));
         void worker.terminate();
-      } else {
+      } else if (!calls.settle(message)) {
         onEvent(message);
       }
     });
@@ -54,6 +56,7 @@ export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreE
     });
     worker.on('exit', (code) => {
       exited = true;
+      calls.failAll(`engine worker exited (code ${code})`);
       for (const w of exitWaiters) w();
       exitWaiters = [];
       if (info === null) reject(new Error(`engine worker exited during start-up (code ${code})`));

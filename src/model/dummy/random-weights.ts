@@ -1,7 +1,8 @@
-// Seeded random decoder weights. Each tensor's values depend only on (seed, name), so tensors can be
+// Seeded random weights of any architecture (from its weight specs). Each tensor's values depend only on (seed, name), so tensors can be
 // generated lazily, in any order, one at a time (the GGUF writer streams them to disk).
-import { decoderWeightSpecs, type WeightSpec } from '../decoder-weights';
-import type { ModelArchConfig } from '../types';
+import type { WeightSpec } from '../architectures/architecture';
+import { decoderWeightSpecs } from '../architectures/decoder-family';
+import type { DecoderArchConfig } from '../types';
 
 /** Uniform(-a, a) with a = 0.02·√3 (std 0.02, as HF initialises linear layers); norm gains are 1. */
 export function randomWeight(spec: WeightSpec, seed: number): Float32Array {
@@ -12,12 +13,20 @@ export function randomWeight(spec: WeightSpec, seed: number): Float32Array {
   return out;
 }
 
-/** Every weight of the decoder, each generated on demand (HF names and shapes). */
-export function randomDecoderWeights(
-  config: ModelArchConfig,
-  seed: number,
-): Array<{ name: string; shape: number[]; values: () => Float32Array }> {
-  return decoderWeightSpecs(config).map((spec) => ({ name: spec.name, shape: spec.shape, values: () => randomWeight(spec, seed) }));
+export interface RandomTensor {
+  name: string;
+  shape: number[];
+  values: () => Float32Array;
+}
+
+/** Every weight of `specs`, each generated on demand. */
+export function randomWeights(specs: readonly WeightSpec[], seed: number): RandomTensor[] {
+  return specs.map((spec) => ({ name: spec.name, shape: spec.shape, values: () => randomWeight(spec, seed) }));
+}
+
+/** Every weight of a decoder that generates (HF names and shapes). */
+export function randomDecoderWeights(config: DecoderArchConfig, seed: number): RandomTensor[] {
+  return randomWeights(decoderWeightSpecs(config), seed);
 }
 
 /** FNV-1a of the name: gives each tensor its own stream (the prime multiply written as shifts). */

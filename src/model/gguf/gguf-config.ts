@@ -1,23 +1,12 @@
-// ModelArchConfig from GGUF metadata (keys as written by llama.cpp's gguf-py, prefixed by the architecture).
-import type { Architecture, ModelArchConfig } from '../types';
+// DecoderArchConfig from GGUF metadata (keys as written by llama.cpp's gguf-py, prefixed by the architecture).
+import type { DecoderArchConfig } from '../types';
 import type { GgufFile, GgufMetadata } from './gguf-file';
 import { ropeScalingFromFreqFactors } from './rope-freqs';
 
-const SUPPORTED: readonly Architecture[] = ['llama', 'qwen2'];
-
-function ggufArchitecture(metadata: GgufMetadata, path: string): Architecture {
-  const arch = metadata['general.architecture'];
-  if (typeof arch !== 'string') throw new Error(`${path}: GGUF metadata has no general.architecture`);
-  if (!(SUPPORTED as readonly string[]).includes(arch)) {
-    throw new Error(`${path}: architecture "${arch}" is not supported (supported: ${SUPPORTED.join(', ')})`);
-  }
-  return arch as Architecture;
-}
-
 /** `ropeFreqFactors`: the rope_freqs tensor llama.cpp stores for Llama-3.1-style scaling, when present. */
-export function ggufArchConfig(file: GgufFile, ropeFreqFactors: Float32Array | null): ModelArchConfig {
+export function ggufArchConfig(file: GgufFile, ropeFreqFactors: Float32Array | null): DecoderArchConfig {
   const { metadata, path } = file;
-  const architecture = ggufArchitecture(metadata, path);
+  const architecture = String(metadata['general.architecture']);
   const num = (key: string, fallback?: number): number => {
     const value = metadata[`${architecture}.${key}`];
     if (typeof value === 'number' || typeof value === 'bigint') return Number(value);
@@ -59,7 +48,7 @@ export function ggufArchConfig(file: GgufFile, ropeFreqFactors: Float32Array | n
 /** HF-style rope_scaling from GGUF keys; the rope_freqs tensor becomes explicit per-frequency divisors. */
 function ropeScaling(
   metadata: GgufMetadata,
-  arch: Architecture,
+  arch: string,
   ropeFreqFactors: Float32Array | null,
   ropeTheta: number,
   headDim: number,

@@ -1,18 +1,18 @@
 // Reads GGUF tensors into canonical HF weights: one buffer per tensor, read straight from the file.
+import type { GgufMapping } from '../architectures/architecture';
 import { readFloatsAsF32, readFully, withFile } from '../read-fully';
 import type { ModelArchConfig, WeightTensor } from '../types';
 import { WeightMap } from '../weight-map';
 import type { GgufFile, GgufTensor } from './gguf-file';
 import { GGML_TYPES, ggmlTypeName, type GgmlTypeInfo } from './ggml-types';
-import { reorderRopeRows, ropePermutedHeads } from './rope-permute';
-import { hfTensorName } from './tensor-names';
+import { reorderRopeRows } from './rope-permute';
 
 const ROPE_FREQS = 'rope_freqs.weight';
 
 /** Checks every tensor's name and type up front, so a bad file fails at load, naming the tensor. */
-export function checkGgufTensors(file: GgufFile): void {
+export function checkGgufTensors(file: GgufFile, mapping: GgufMapping<ModelArchConfig>): void {
   for (const tensor of file.tensors) {
-    hfTensorName(tensor.name);
+    mapping.tensorName(tensor.name);
     typeInfoOf(tensor, file.path);
   }
   if (!file.tensors.some((t) => t.name === 'token_embd.weight')) {
@@ -25,19 +25,27 @@ export function readRopeFreqFactors(file: GgufFile): Float32Array | null {
   return tensor ? withFile(file.path, (fd) => readAsF32(fd, tensor, typeInfoOf(tensor, file.path), file.path)) : null;
 }
 
-export function loadGgufWeights(file: GgufFile, config: ModelArchConfig): WeightMap {
+/** Reads the tensors whose canonical name is in `wanted` (others, e.g. an LM head a pooling graph drops, stay on disk). */
+export function loadGgufWeights(file: GgufFile, config: ModelArchConfig, mapping: GgufMapping<ModelArchConfig>, wanted: ReadonlySet<string>): WeightMap {
   const weights = new WeightMap();
   withFile(file.path, (fd) => {
     for (const tensor of file.tensors) {
-      const name = hfTensorName(tensor.name);
-      if (name === null) continue;
-      weights.set(name, readTensor(fd, tensor, name, file.path, config));
+      const name = mapping.tensorName(tensor.name);
+      if (name === null || !wanted.has(name)) continue;
+      weights.set(name, readTensor(fd, tensor, name, file.path, config, mapping));
     }
   });
   return weights;
 }
 
-function readTensor(fd: number, tensor: GgufTensor, hfName: string, path: string, config: ModelArchConfig): WeightTensor {
+function readTensor(
+  fd: number,
+  tensor: GgufTensor,
+  hfName: string,
+  path: string,
+  config: ModelArchConfig,
+  mapping: GgufMapping<ModelArchConfig>,
+): WeightTensor {
   const info = typeInfoOf(tensor, path);
   const shape = [...tensor.ggmlShape].reverse(); // GGML [in, out] is row-major [out, in]
   let tensorData: WeightTensor;
@@ -48,7 +56,7 @@ function readTensor(fd: number, tensor: GgufTensor, hfName: string, path: string
     readFully(fd, data, tensor.offset, `${path}: tensor ${tensor.name}`);
     tensorData = { kind: 'quantized', format: info.target, shape, data };
   }
-  const heads = ropePermutedHeads(hfName, config);
+  const heads = mapping.ropePermutedHeads(hfName, config);
   if (heads !== null) {
     const bytes = tensorData.kind === 'f32' ? new Uint8Array(tensorData.data.buffer) : tensorData.data;
     const rows = shape[0];

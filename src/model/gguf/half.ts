@@ -64,3 +64,10 @@ export function bf16BytesToF32(bytes: Uint8Array, count: number): Float32Array {
   for (let i = 0; i < count; i++) outBits[i] = view.getUint16(2 * i, true) << 16;
   return out;
 }
+
+/** f32 array -> IEEE half array (graph initializers of a float16 graph). */
+export function f32ArrayToF16(values: Float32Array): Uint16Array {
+  const out = new Uint16Array(values.length);
+  for (let i = 0; i < values.length; i++) out[i] = f32ToF16(values[i]);
+  return out;
+}

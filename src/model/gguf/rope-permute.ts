@@ -4,9 +4,11 @@
 // whole rows back. Rows are opaque byte ranges, so this works on quantized blocks too.
 import type { ModelArchConfig } from '../types';
 
-/** Head count of a llama Q/K tensor (weight or bias, HF name) whose rows llama.cpp permutes; null otherwise. */
+/**
+ * Head count of a Q/K tensor (weight or bias, HF name) of a family whose rows llama.cpp permutes
+ * (the architecture descriptor decides which families do); null for other tensors.
+ */
 export function ropePermutedHeads(hfName: string, config: ModelArchConfig): number | null {
-  if (config.architecture !== 'llama') return null;
   if (/\.self_attn\.q_proj\.(weight|bias)$/.test(hfName)) return config.numHeads;
   if (/\.self_attn\.k_proj\.(weight|bias)$/.test(hfName)) return config.numKvHeads;
   return null;

@@ -1,9 +1,10 @@
 // Writes a whole llama/qwen2 model (canonical HF weights) as a GGUF file llama.cpp can load:
-// metadata from the config, GGUF tensor names, llama Q/K rows permuted into llama.cpp's order.
-import type { ModelArchConfig } from '../types';
+// metadata from the config, GGUF tensor names and Q/K row order from the architecture descriptor.
+import type { GgufMapping } from '../architectures/architecture';
+import { architectureOf } from '../architectures/registry';
+import type { DecoderArchConfig, ModelArchConfig } from '../types';
 import type { GgufFile } from './gguf-file';
-import { reorderRopeRows, ropePermutedHeads } from './rope-permute';
-import { ggufTensorName } from './tensor-names';
+import { reorderRopeRows } from './rope-permute';
 import { gv, writeGguf, type GgufTensorToWrite, type GgufTypedValue, type GgufWriteType } from './writer';
 
 export interface HfTensorSource {
@@ -17,7 +18,7 @@ export interface HfTensorSource {
 /** llama.cpp's general.file_type (LLAMA_FTYPE_ALL_F32 / MOSTLY_F16 / MOSTLY_Q8_0 / MOSTLY_BF16). */
 const FILE_TYPES: Record<GgufWriteType, number> = { f32: 0, f16: 1, q8_0: 7, bf16: 32 };
 
-export function archMetadata(config: ModelArchConfig, name: string, matrixType: GgufWriteType): Record<string, GgufTypedValue> {
+export function archMetadata(config: DecoderArchConfig, name: string, matrixType: GgufWriteType): Record<string, GgufTypedValue> {
   const a = config.architecture;
   return {
     'general.architecture': gv.str(a),
@@ -45,17 +46,19 @@ export function archMetadata(config: ModelArchConfig, name: string, matrixType: 
  */
 export function writeModelGguf(
   path: string,
-  config: ModelArchConfig,
+  config: DecoderArchConfig,
   tensors: HfTensorSource[],
   tokenizerMetadata: Record<string, GgufTypedValue>,
   matrixType: GgufWriteType,
   name = 'ortllm-model',
 ): void {
+  const mapping = architectureOf(config).gguf;
+  if (!mapping) throw new Error(`${config.architecture} models have no GGUF form`);
   const toWrite = tensors.map((t): GgufTensorToWrite => ({
-    name: ggufTensorName(t.name),
+    name: mapping.ggufName(t.name),
     shape: t.shape,
     type: tensorType(t.shape, matrixType),
-    data: () => toGgufRowOrder(t, config),
+    data: () => toGgufRowOrder(t, config, mapping),
   }));
   writeGguf(path, { ...archMetadata(config, name, matrixType), ...tokenizerMetadata }, toWrite);
 }
@@ -67,8 +70,8 @@ function tensorType(shape: number[], matrixType: GgufWriteType): GgufWriteType {
   return matrixType;
 }
 
-function toGgufRowOrder(tensor: HfTensorSource, config: ModelArchConfig): Float32Array {
-  const heads = ropePermutedHeads(tensor.name, config);
+function toGgufRowOrder(tensor: HfTensorSource, config: ModelArchConfig, mapping: GgufMapping<ModelArchConfig>): Float32Array {
+  const heads = mapping.ropePermutedHeads(tensor.name, config);
   if (heads === null) return tensor.values();
   const values = tensor.values().slice(); // the source may be someone's live weights: permute a copy
   const bytes = new Uint8Array(values.buffer, values.byteOffset, values.byteLength);

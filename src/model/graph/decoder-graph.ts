@@ -28,15 +28,20 @@
 //     add fused in; x*sigmoid(x) is fused by ORT into QuickGelu(alpha=1).
 //   - fused QKV and gate/up projections: one GEMM each instead of three / two; Gemm(transB=1)
 //     takes the [out, in] weights as stored (see linear.ts), MatMulNBits for GGML blocks.
+//   - The same layer stack (decoderStack) also builds the pooling graph of a decoder served as an
+//     embedder or classifier (--convert embed|classify): no KV cache, causal attention over the
+//     batch's own tokens, and the pooling graph's I/O (pooling-graph.ts).
 //   - Prefill chunks run one sequence per session.run: padding 4 x 64-token prompts of a 100M
 //     model into one run saved only ~10% over one run each, and padding ragged prompts wastes
 //     more than that, so the runner groups all decodes into one run and prefills separately.
 import { GraphBuilder, BuiltModel, attrFloat, attrInt } from './graph-builder';
 import { OnnxDataType } from './onnx-proto';
 import { emitLinear, LinearOptions } from './linear';
+import { attentionMask4d, declarePoolingInputs, emitPooled, poolHidden, positionRange } from './pooling-graph';
 import { ropeTables } from './rope';
 import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
-import { ModelArchConfig, ModelWeights } from '../types';
+import { castTo, weightInitializer } from './compute-dtype';
+import { DecoderArchConfig, ModelOutput, ModelWeights, WeightTensor } from '../types';
 
 export const DecoderInputs = {
   inputIds: 'input_ids',
@@ -57,17 +62,12 @@ export interface DecoderGraphOptions extends LinearOptions {
   blockSize: number;
 }
 
-export function buildDecoderGraph(config: ModelArchConfig, weights: ModelWeights, opts: DecoderGraphOptions): BuiltModel {
+export function buildDecoderGraph(config: DecoderArchConfig, weights: ModelWeights, opts: DecoderGraphOptions): BuiltModel {
   const c = config;
-  if (c.architecture !== 'llama' && c.architecture !== 'qwen2') {
-    throw new Error(`architecture '${c.architecture as string}' is not supported`);
-  }
   const g = new GraphBuilder(`${c.architecture}-decoder`);
   const f32 = OnnxDataType.FLOAT;
   const i64 = OnnxDataType.INT64;
-  const qDim = c.numHeads * c.headDim;
   const kvDim = c.numKvHeads * c.headDim;
-  const layerPrefix = (l: number) => `model.layers.${l}.`;
 
   const inputIds = g.input(DecoderInputs.inputIds, i64, ['batch', 'seq']);
   const positionIds = g.input(DecoderInputs.positionIds, i64, ['batch', 'seq']);
@@ -75,25 +75,112 @@ export function buildDecoderGraph(config: ModelArchConfig, weights: ModelWeights
   const pastRowsShape = g.constInt64([0, -1, kvDim]);
   const attnMask = g.input(DecoderInputs.attnMask, OnnxDataType.BOOL, ['batch', 1, 'seq', 'total']);
   const logitsRows = g.input(DecoderInputs.logitsRows, i64, ['rows']);
+  const newKv: string[] = [];
+
+  // Weights and activations in --dtype; the KV cache and the logits stay f32 at the edges.
+  const dtype = opts.dtype ?? 'float32';
+  const stack = decoderStack(g, c, weights, opts, inputIds, positionIds, (l, qRot, kRot, v3) => {
+    newKv.push(castTo(g, kRot, dtype, 'float32'), castTo(g, v3, dtype, 'float32'));
+    const blockElems = opts.blockSize * kvDim;
+    const past = (cache: string) =>
+      castTo(g, g.op('Reshape', [g.op('Gather', [g.input(cache, f32, ['blocks', blockElems]), pastBlocks], { axis: attrInt(0) }), pastRowsShape]), 'float32', dtype);
+    const keys = g.op('Concat', [past(DecoderInputs.cacheK(l)), kRot], { axis: attrInt(1) });
+    const values = g.op('Concat', [past(DecoderInputs.cacheV(l)), v3], { axis: attrInt(1) });
+    return g.op('Attention', [qRot, keys, values, attnMask], { q_num_heads: attrInt(c.numHeads), kv_num_heads: attrInt(c.numKvHeads) });
+  });
+
+  g.node('Concat', newKv, [DecoderOutputs.newKv], { axis: attrInt(0) });
+  g.output(DecoderOutputs.newKv, f32, ['kv_rows', 'seq', kvDim]);
+
+  const embedName = 'model.embed_tokens.weight';
+  const picked = g.op('Gather', [stack.hidden, logitsRows], { axis: attrInt(0) });
+  const untied = !c.tieWordEmbeddings && weights.has('lm_head.weight');
+  const headTensor = untied ? requireWeight(weights, 'lm_head.weight') : stack.embedTensor;
+  checkLinear(untied ? 'lm_head.weight' : embedName, headTensor, c.hiddenSize, c.vocabSize);
+  // A tied f32 head shares the embedding Gather's initializer: Gemm(transB) reads [vocab, hidden]
+  // as is. A quantized one (tied or not) stays quantized via emitLinear.
+  const logits =
+    untied || (headTensor.kind === 'quantized' && opts.keepQuantized)
+      ? emitLinear(g, picked, untied ? 'lm_head.weight' : 'lm_head.tied.weight', [headTensor], null, c.hiddenSize, opts)
+      : g.op('Gemm', [picked, stack.embed], { transB: attrInt(1) });
+  g.node('Identity', [castTo(g, logits, dtype, 'float32')], [DecoderOutputs.logits]);
+  g.output(DecoderOutputs.logits, f32, ['rows', c.vocabSize]);
+
+  return g.build({ '': 23, 'com.microsoft': 1 });
+}
+
+/**
+ * The decoder as a pooling graph (I/O: pooling-graph.ts): causal attention over each padded
+ * sequence, the final normed hidden states pooled per sequence, then for 'classifier' the
+ * `score` head of *ForSequenceClassification checkpoints (no bias).
+ */
+export function buildDecoderPoolingGraph(
+  config: DecoderArchConfig,
+  weights: ModelWeights,
+  output: ModelOutput,
+  opts: LinearOptions & { maxPositions: number },
+): BuiltModel {
+  const c = config;
+  if (output.kind === 'logits') throw new Error('buildDecoderPoolingGraph builds pooling graphs only');
+  const g = new GraphBuilder(`${c.architecture}-pooling`);
+  // Pooling graphs compute in float32 (--dtype float16 applies to generation).
+  opts = { ...opts, dtype: 'float32' };
+  const inputs = declarePoolingInputs(g);
+  const positions = g.op('Expand', [g.op('Unsqueeze', [positionRange(g, inputs.seqLen, 0), g.constInt64([0])]), g.op('Shape', [inputs.inputIds])]);
+  const mask = attentionMask4d(g, inputs, true);
+  const stack = decoderStack(g, c, weights, opts, inputs.inputIds, positions, (_l, qRot, kRot, v3) =>
+    g.op('Attention', [qRot, kRot, v3, mask], { q_num_heads: attrInt(c.numHeads), kv_num_heads: attrInt(c.numKvHeads) }),
+  );
+  const pooled = poolHidden(g, inputs, stack.hidden, c.hiddenSize);
+  if (output.kind === 'pooled') {
+    emitPooled(g, pooled, c.hiddenSize);
+  } else {
+    const score = requireWeight(weights, 'score.weight');
+    checkLinear('score.weight', score, c.hiddenSize, output.numLabels);
+    emitPooled(g, emitLinear(g, pooled, 'score.weight', [score], null, c.hiddenSize, opts), output.numLabels);
+  }
+  return g.build({ '': 23, 'com.microsoft': 1 });
+}
+
+/** Attention of one layer over RoPE'd [B,S,·] q/k and v; returns [B,S,heads*headDim]. */
+type Attend = (layer: number, qRot: string, kRot: string, v3: string) => string;
+
+/**
+ * Embedding, every layer and the final RMSNorm, in the flat [B*S, hidden] stream; `attend` is
+ * the only part that differs between the KV-cached graph and the pooling one.
+ */
+function decoderStack(
+  g: GraphBuilder,
+  c: DecoderArchConfig,
+  weights: ModelWeights,
+  opts: LinearOptions & { maxPositions: number },
+  inputIds: string,
+  positionIds: string,
+  attend: Attend,
+): { hidden: string; embed: string; embedTensor: WeightTensor } {
+  const dtype = opts.dtype ?? 'float32';
+  const weight = (name: string, dims: number[], values: Float32Array) => weightInitializer(g, dtype, name, dims, values);
+  const qDim = c.numHeads * c.headDim;
+  const kvDim = c.numKvHeads * c.headDim;
+  const layerPrefix = (l: number) => `model.layers.${l}.`;
 
   // Shapes used to move between the flat [B*S, hidden] stream and [B, S, features] for attention.
   const flatShape = g.constInt64([-1]);
   const batchSeq = g.op('Shape', [inputIds]);
   const batchSeqAny = g.op('Concat', [batchSeq, g.constInt64([-1])], { axis: attrInt(0) });
-
   const embedName = 'model.embed_tokens.weight';
   const embedTensor = requireWeight(weights, embedName);
   if (embedTensor.shape[0] !== c.vocabSize || embedTensor.shape[1] !== c.hiddenSize) {
     throw new Error(`'${embedName}' has shape [${embedTensor.shape.join(', ')}], expected [${c.vocabSize}, ${c.hiddenSize}]`);
   }
-  const embed = g.initializer(embedName, f32, [c.vocabSize, c.hiddenSize], toF32(embedTensor));
+  const embed = weight(embedName, [c.vocabSize, c.hiddenSize], toF32(embedTensor));
   const hidden0 = g.op('Gather', [embed, g.op('Reshape', [inputIds, flatShape])], { axis: attrInt(0) });
 
   const { cos, sin } = ropeTables(c, opts.maxPositions);
-  const cosCache = g.initializer('rope.cos', f32, [opts.maxPositions, c.headDim / 2], cos);
-  const sinCache = g.initializer('rope.sin', f32, [opts.maxPositions, c.headDim / 2], sin);
+  const cosCache = weight('rope.cos', [opts.maxPositions, c.headDim / 2], cos);
+  const sinCache = weight('rope.sin', [opts.maxPositions, c.headDim / 2], sin);
 
-  const norm = (name: string) => g.initializer(name, f32, [c.hiddenSize], toF32(requireWeight(weights, name)));
+  const norm = (name: string) => weight(name, [c.hiddenSize], toF32(requireWeight(weights, name)));
   const eps = attrFloat(c.rmsNormEps);
 
   let normed = g.op('SimplifiedLayerNormalization', [hidden0, norm(`${layerPrefix(0)}input_layernorm.weight`)], {
@@ -101,7 +188,6 @@ export function buildDecoderGraph(config: ModelArchConfig, weights: ModelWeights
     epsilon: eps,
   });
   let residual = hidden0;
-  const newKv: string[] = [];
 
   for (let l = 0; l < c.numLayers; l++) {
     const p = layerPrefix(l);
@@ -119,22 +205,7 @@ export function buildDecoderGraph(config: ModelArchConfig, weights: ModelWeights
     const to3d = (x: string) => g.op('Reshape', [x, batchSeqAny]);
     const rotary = (x: string, heads: number) =>
       g.op('RotaryEmbedding', [to3d(x), positionIds, cosCache, sinCache], { num_heads: attrInt(heads) }, 'com.microsoft');
-    const qRot = rotary(q, c.numHeads);
-    const kRot = rotary(k, c.numKvHeads);
-    const v3 = to3d(v);
-    newKv.push(kRot, v3);
-
-    const blockElems = opts.blockSize * kvDim;
-    const past = (cache: string) =>
-      g.op('Reshape', [g.op('Gather', [g.input(cache, f32, ['blocks', blockElems]), pastBlocks], { axis: attrInt(0) }), pastRowsShape]);
-    const pastK = past(DecoderInputs.cacheK(l));
-    const pastV = past(DecoderInputs.cacheV(l));
-    const keys = g.op('Concat', [pastK, kRot], { axis: attrInt(1) });
-    const values = g.op('Concat', [pastV, v3], { axis: attrInt(1) });
-    const attn = g.op('Attention', [qRot, keys, values, attnMask], {
-      q_num_heads: attrInt(c.numHeads),
-      kv_num_heads: attrInt(c.numKvHeads),
-    });
+    const attn = attend(l, rotary(q, c.numHeads), rotary(k, c.numKvHeads), to3d(v));
     const oName = `${p}self_attn.o_proj.weight`;
     const oWeight = requireWeight(weights, oName);
     checkLinear(oName, oWeight, qDim, c.hiddenSize);
@@ -176,21 +247,5 @@ export function buildDecoderGraph(config: ModelArchConfig, weights: ModelWeights
     residual = outs[3];
   }
 
-  g.node('Concat', newKv, [DecoderOutputs.newKv], { axis: attrInt(0) });
-  g.output(DecoderOutputs.newKv, f32, ['kv_rows', 'seq', kvDim]);
-
-  const picked = g.op('Gather', [normed, logitsRows], { axis: attrInt(0) });
-  const untied = !c.tieWordEmbeddings && weights.has('lm_head.weight');
-  const headTensor = untied ? requireWeight(weights, 'lm_head.weight') : embedTensor;
-  checkLinear(untied ? 'lm_head.weight' : embedName, headTensor, c.hiddenSize, c.vocabSize);
-  // A tied f32 head shares the embedding Gather's initializer: Gemm(transB) reads [vocab, hidden]
-  // as is. A quantized one (tied or not) stays quantized via emitLinear.
-  const logits =
-    untied || (headTensor.kind === 'quantized' && opts.keepQuantized)
-      ? emitLinear(g, picked, untied ? 'lm_head.weight' : 'lm_head.tied.weight', [headTensor], null, c.hiddenSize, opts)
-      : g.op('Gemm', [picked, embed], { transB: attrInt(1) });
-  g.node('Identity', [logits], [DecoderOutputs.logits]);
-  g.output(DecoderOutputs.logits, f32, ['rows', c.vocabSize]);
-
-  return g.build({ '': 23, 'com.microsoft': 1 });
+  return { hidden: normed, embed, embedTensor };
 }

@@ -1,7 +1,7 @@
 // Rotary embedding tables (cos/sin per position and frequency) for the RotaryEmbedding op,
 // including the Hugging Face rope_scaling variants we support: linear, llama3, yarn, and the
 // explicit per-frequency divisors ('freq_factors') the GGUF loader emits for rope_freqs tensors.
-import { ModelArchConfig } from '../types';
+import { DecoderArchConfig } from '../types';
 
 interface RopeParameters {
   /** Per-frequency inverse wavelengths after scaling, length headDim/2. */
@@ -10,7 +10,7 @@ interface RopeParameters {
   attentionFactor: number;
 }
 
-function ropeParameters(config: ModelArchConfig): RopeParameters {
+function ropeParameters(config: DecoderArchConfig): RopeParameters {
   const dim = config.headDim;
   const inv = new Float64Array(dim / 2);
   for (let i = 0; i < inv.length; i++) inv[i] = 1 / Math.pow(config.ropeTheta, (2 * i) / dim);
@@ -36,7 +36,7 @@ function divideByFactors(inv: Float64Array, factors: unknown): Float64Array {
 }
 
 /** YaRN (as in HF's _compute_yarn_parameters and vLLM): blend interpolated and extrapolated frequencies. */
-function yarnScaling(inv: Float64Array, scaling: Record<string, unknown>, factor: number, config: ModelArchConfig): RopeParameters {
+function yarnScaling(inv: Float64Array, scaling: Record<string, unknown>, factor: number, config: DecoderArchConfig): RopeParameters {
   const dim = config.headDim;
   const base = config.ropeTheta;
   const original = Number(scaling['original_max_position_embeddings'] ?? config.maxPositionEmbeddings);
@@ -85,7 +85,7 @@ export function llama3Scaling(inv: Float64Array, scaling: Record<string, unknown
 }
 
 /** cos and sin tables, each [maxPositions, headDim/2] row-major. */
-export function ropeTables(config: ModelArchConfig, maxPositions: number): { cos: Float32Array; sin: Float32Array } {
+export function ropeTables(config: DecoderArchConfig, maxPositions: number): { cos: Float32Array; sin: Float32Array } {
   const { inverseFrequencies: inv, attentionFactor } = ropeParameters(config);
   const half = inv.length;
   const cos = new Float32Array(maxPositions * half);

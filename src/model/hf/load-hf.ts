@@ -1,56 +1,88 @@
 // A Hugging Face model directory -> config, weights (safetensors) or an ONNX export path.
+// Which tensors are weights, and under which names, is the architecture descriptor's business.
 import { join } from 'node:path';
-import { checkDecoderWeights, decoderWeightSpecs } from '../decoder-weights';
-import type { ModelArchConfig, ModelWeights } from '../types';
+import type { ArchitectureDescriptor } from '../architectures/architecture';
+import { checkWeightShapes } from '../architectures/registry';
+import type { ModelArchConfig, ModelOutput, ModelWeights } from '../types';
 import { WeightMap } from '../weight-map';
-import { hfArchConfig } from './hf-config';
+import { hfArchitecture } from './hf-config';
 import { readJsonFile } from './hf-tokenizer-files';
 import { findOnnxExport } from './onnx-export';
 import { checkSafetensorsDtype, listSafetensors, readSafetensorsAsF32, type SafetensorsTensor } from './safetensors';
 
-export interface HfModel {
+/** What a directory holds before any weight is read. */
+export interface HfModelInfo {
+  dir: string;
+  configJson: Record<string, unknown>;
+  descriptor: ArchitectureDescriptor;
   config: ModelArchConfig;
-  weights: ModelWeights | null;
+  /** Stored tensors by stored name; null for an ONNX export. */
+  tensors: Map<string, SafetensorsTensor> | null;
   onnxPath: string | null;
 }
 
-/** Tensors some checkpoints carry that are not weights (old llama checkpoints saved RoPE tables). */
-const NOT_WEIGHTS = /\.rotary_emb\.inv_freq$/;
+export interface HfModel extends HfModelInfo {
+  weights: ModelWeights | null;
+}
 
-export function loadHfModel(dir: string, opts: { loadWeights: boolean }): HfModel {
+export function readHfModel(dir: string): HfModelInfo {
   const configJson = readJsonFile(join(dir, 'config.json'));
   if (!configJson) throw new Error(`${dir}: no config.json; not a Hugging Face model directory`);
   const tensors = listSafetensors(dir);
   if (!tensors) {
     const onnxPath = findOnnxExport(dir);
     if (!onnxPath) throw new Error(`${dir}: no model.safetensors, model.safetensors.index.json or ONNX export (onnx/model.onnx)`);
-    return { config: hfArchConfig(configJson, dir, true), weights: null, onnxPath };
+    const { descriptor, config } = hfArchitecture(configJson, { source: dir, hasTensor: () => null });
+    return { dir, configJson, descriptor, config, tensors: null, onnxPath };
   }
-  const config = hfArchConfig(configJson, dir, tensors.has('lm_head.weight'));
-  const wanted = selectWeights(tensors, config, dir);
-  return { config, weights: opts.loadWeights ? readWeights(wanted) : null, onnxPath: null };
+  const { descriptor, config } = hfArchitecture(configJson, { source: dir, hasTensor: (name) => tensors.has(name) });
+  return { dir, configJson, descriptor, config, tensors, onnxPath: null };
 }
 
-/** The tensors the decoder uses, checked for names, shapes and dtypes before anything is read. */
-function selectWeights(tensors: Map<string, SafetensorsTensor>, config: ModelArchConfig, dir: string): SafetensorsTensor[] {
-  checkDecoderWeights(config, (name) => tensors.get(name)?.shape, dir);
-  const decoderNames = new Set(decoderWeightSpecs(config).map((s) => s.name));
-  const wanted: SafetensorsTensor[] = [];
-  for (const tensor of tensors.values()) {
-    if (NOT_WEIGHTS.test(tensor.name)) continue;
-    // A tied checkpoint may still store lm_head; the graph uses the embedding.
-    if (tensor.name === 'lm_head.weight' && config.tieWordEmbeddings) continue;
-    if (!decoderNames.has(tensor.name)) {
-      throw new Error(`${tensor.file}: tensor ${tensor.name} is not part of a ${config.architecture} decoder this server can run`);
+/** Checks names, shapes and dtypes of the tensors `output` needs before anything is read; reads them when asked. */
+export function loadHfModelWeights(info: HfModelInfo, output: ModelOutput, loadWeights: boolean): ModelWeights | null {
+  if (!info.tensors) return null;
+  const wanted = selectWeights(info, output);
+  return loadWeights ? readWeights(wanted) : null;
+}
+
+export function loadHfModel(dir: string, opts: { loadWeights: boolean; output?: ModelOutput }): HfModel {
+  const info = readHfModel(dir);
+  return { ...info, weights: loadHfModelWeights(info, opts.output ?? { kind: 'logits' }, opts.loadWeights) };
+}
+
+/** The stored tensors the graph reads, under their canonical names. */
+function selectWeights(info: HfModelInfo, output: ModelOutput): Array<{ name: string; tensor: SafetensorsTensor }> {
+  const { descriptor, config, dir } = info;
+  const stored = new Map<string, SafetensorsTensor>();
+  for (const tensor of info.tensors!.values()) {
+    const name = descriptor.hf.tensorName(tensor.name, config, output);
+    if (name !== null) stored.set(name, tensor);
+  }
+  const specs = descriptor.weightSpecs(config, output);
+  checkWeightShapes(specs, (name) => stored.get(name)?.shape, dir);
+  const used = new Set(specs.map((s) => s.name));
+  const wanted: Array<{ name: string; tensor: SafetensorsTensor }> = [];
+  for (const [name, tensor] of stored) {
+    if (!used.has(name)) {
+      throw new Error(`${tensor.file}: tensor ${tensor.name} is not part of a ${config.architecture} ${describeOutput(output)} this server can run`);
     }
     checkSafetensorsDtype(tensor);
-    wanted.push(tensor);
+    wanted.push({ name, tensor });
   }
   return wanted;
 }
 
-function readWeights(tensors: SafetensorsTensor[]): WeightMap {
+function describeOutput(output: ModelOutput): string {
+  return output.kind === 'logits' ? 'decoder' : output.kind === 'pooled' ? 'embedding model' : 'classifier';
+}
+
+function readWeights(tensors: Array<{ name: string; tensor: SafetensorsTensor }>): WeightMap {
   const weights = new WeightMap();
-  readSafetensorsAsF32(tensors, (tensor, data) => weights.set(tensor.name, { kind: 'f32', shape: tensor.shape, data }));
+  const names = new Map(tensors.map(({ name, tensor }) => [tensor, name]));
+  readSafetensorsAsF32(
+    tensors.map((t) => t.tensor),
+    (tensor, data) => weights.set(names.get(tensor)!, { kind: 'f32', shape: tensor.shape, data }),
+  );
   return weights;
 }

@@ -21,6 +21,10 @@ export async function createExportRunner(model: LoadedModel, opts: RunnerOptions
   if (!model.onnxPath) throw new Error('createExportRunner needs an ONNX export path');
   const session = await createFileSession(model.onnxPath, { device: opts.device, intraOpThreads: opts.intraOpThreads });
   const kvType = checkExportInterface(session, model.config, model.onnxPath);
+  if (opts.dtype && opts.dtype !== 'auto' && opts.dtype !== kvType) {
+    await session.release();
+    throw new Error(`${model.onnxPath}: this ONNX export computes in ${kvType}; --dtype ${opts.dtype} cannot change an export (use --dtype auto)`);
+  }
   return new ExportRunner(model.config, new PagedKvCache(model.config, opts.blockSize, opts.numBlocks), session, kvType);
 }
 

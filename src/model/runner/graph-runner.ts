@@ -4,7 +4,9 @@
 // padded and masked); each multi-token (prefill) chunk runs on its own, so prefill never pads
 // other sequences to its length and decode batches stay dense.
 import * as ort from 'onnxruntime-node';
-import { buildDecoderGraph, DecoderInputs, DecoderOutputs } from '../graph/decoder-graph';
+import { architectureOf } from '../architectures/registry';
+import { DecoderInputs, DecoderOutputs } from '../graph/decoder-graph';
+import { computeDtypeOf } from '../graph/compute-dtype';
 import { AccuracyLevel } from '../graph/matmul-nbits';
 import { LoadedModel, ModelArchConfig, ModelRunner, RunnerOptions, StepResult, StepSequence } from '../types';
 import { PagedKvCache } from './kv-cache';
@@ -24,8 +26,14 @@ export async function createGraphRunner(model: LoadedModel, opts: GraphRunnerOpt
   const config = model.config;
   const maxPositions = Math.max(config.maxPositionEmbeddings, model.contextLength);
   const cache = new PagedKvCache(config, opts.blockSize, opts.numBlocks);
-  const built = buildDecoderGraph(config, model.weights, { maxPositions, blockSize: opts.blockSize, keepQuantized: opts.keepQuantized ?? true,
+  const graphs = architectureOf(config).graphs;
+  if (!graphs.causalLm) throw new Error(`${config.architecture} models do not generate text`);
+  const built = graphs.causalLm(config, model.weights, {
+    maxPositions,
+    blockSize: opts.blockSize,
+    keepQuantized: opts.keepQuantized ?? true,
     quantAccuracyLevel: opts.quantAccuracyLevel,
+    dtype: computeDtypeOf(opts.dtype),
   });
   const session = await createSession(built, { device: opts.device, intraOpThreads: opts.intraOpThreads });
   return new GraphRunner(config, cache, session, maxPositions);

@@ -3,10 +3,11 @@
 // blockTable[p / blockSize] * blockSize + p % blockSize. The arrays are fed to the graph as
 // inputs (zero-copy), and new K/V rows are written here in JS after each step.
 import { ModelArchConfig } from '../types';
+import { KV_STORAGE, KvStorageDtype } from './kv-dtype';
 
-/** Bytes one KV block takes across all layers (K and V, f32). */
-export function kvBytesPerBlock(config: ModelArchConfig, blockSize: number): number {
-  return 2 * config.numLayers * blockSize * config.numKvHeads * config.headDim * Float32Array.BYTES_PER_ELEMENT;
+/** Bytes one KV block takes across all layers (K and V) in the given storage type. */
+export function kvBytesPerBlock(config: ModelArchConfig, blockSize: number, dtype: KvStorageDtype = 'float32'): number {
+  return 2 * config.numLayers * blockSize * config.numKvHeads * config.headDim * KV_STORAGE[dtype].bytesPerElement;
 }
 
 export class PagedKvCache {

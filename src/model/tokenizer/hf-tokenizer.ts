@@ -108,6 +108,11 @@ class HfTokenizer implements Tokenizer {
     return ids;
   }
 
+  encodePair(text: string, pair: string, opts?: { addSpecialTokens?: boolean }): { ids: number[]; tokenTypeIds: number[] } {
+    const encoded = this.lib.encode(text, { text_pair: pair, add_special_tokens: opts?.addSpecialTokens ?? true, return_token_type_ids: true });
+    return { ids: encoded.ids, tokenTypeIds: encoded.token_type_ids };
+  }
+
   decode(ids: readonly number[], opts?: DecodeOptions): string {
     const skipSpecial = opts?.skipSpecialTokens ?? true;
     const spaced = opts?.spacesBetweenSpecialTokens ?? true;

@@ -3,6 +3,7 @@
 
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBodyExample } from '../../common/api-docs.decorators';
 import { AbortRequestsDto } from './dto/abort-requests.dto';
 import { AbortService } from './abort.service';
 
@@ -10,6 +11,9 @@ export const ABORT_OPERATION = {
   summary: 'Abort in-flight generate requests',
   description: 'Aborts the given /inference/v1/generate requests; they end with finish_reason "abort". Answers 200 with an empty body at once.',
 } as const;
+
+/** Aborting an id that is not running is not an error: the example runs as it stands. */
+export const ABORT_EXAMPLE = { request_ids: ['generate-tokens-42'] };
 
 @ApiTags('tokens')
 @Controller()
@@ -20,6 +24,7 @@ export class AbortController {
   @HttpCode(200)
   @ApiOperation(ABORT_OPERATION)
   @ApiOkResponse({ description: 'Empty body.' })
+  @ApiBodyExample(ABORT_EXAMPLE)
   abortRequests(@Body() body: AbortRequestsDto): void {
     this.aborts.abortInBackground(body.request_ids);
   }

@@ -4,7 +4,8 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Public } from '../../common/public.decorator';
-import { ABORT_OPERATION } from './abort.controller';
+import { ApiBodyExample } from '../../common/api-docs.decorators';
+import { ABORT_EXAMPLE, ABORT_OPERATION } from './abort.controller';
 import { AbortService } from './abort.service';
 import { AbortRequestsDto } from './dto/abort-requests.dto';
 
@@ -18,6 +19,7 @@ export class LegacyAbortController {
   @HttpCode(200)
   @ApiOperation({ ...ABORT_OPERATION, summary: `${ABORT_OPERATION.summary} (legacy path, --tokens-only, no API key)` })
   @ApiOkResponse({ description: 'Empty body.' })
+  @ApiBodyExample(ABORT_EXAMPLE)
   abortRequestsLegacy(@Body() body: AbortRequestsDto): void {
     this.aborts.abortInBackground(body.request_ids);
   }

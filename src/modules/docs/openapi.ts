@@ -1,69 +1,63 @@
 // The OpenAPI document, generated from controllers and DTO decorators (never by hand), and the
 // Swagger UI at /docs (assets from the swagger-ui-dist npm package, so it works offline).
 // The bearer scheme lets the UI's "Authorize" button send `Authorization: Bearer <key>`.
+// Conventions every route gets without per-route work live in operation-conventions.ts and
+// schema-conventions.ts.
 
 import type { INestApplication } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import type { OperationObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
-import { ErrorResponse, UnauthorizedResponse } from '../../common/error-response.dto';
-import { PUBLIC_OPENAPI_EXTENSION } from '../../common/public.decorator';
 import { pathOf } from '../../common/request-path';
 import { buildErrorBody } from '../../serving/openai-error';
-import type { ServerConfig } from '../../config/server-config';
+import { ErrorResponse, UnauthorizedResponse } from '../../common/error-response.dto';
+import { reportedModelName, type ServerConfig } from '../../config/server-config';
 import { ORTLLM_VERSION } from '../../config/version';
+import { documentBodyExample, documentEventStream, documentSecurityAndErrors, operationsOf } from './operation-conventions';
+import { makeNullsExplicit, usePublicSchemaNames } from './schema-conventions';
+import { setupRedoc } from './redoc';
 
 const BEARER_SCHEME = 'bearer';
 
+/** Where `npm start` listens: the committed spec's server. The served spec names the URL it was fetched from. */
+const DEFAULT_SERVER_URL = 'http://localhost:8000';
+
 export function buildOpenApiDocument(app: INestApplication, config: ServerConfig): OpenAPIObject {
-  const builder = new DocumentBuilder()
+  const info = new DocumentBuilder()
     .setTitle('ortllm')
     .setDescription("OpenAI-compatible LLM inference server (vLLM's HTTP API) on onnxruntime-node.")
     .setVersion(ORTLLM_VERSION)
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'A key given with --api-key / VLLM_API_KEY' }, BEARER_SCHEME)
-    .addSecurityRequirements(BEARER_SCHEME);
-  if (config.rootPath) builder.addServer(config.rootPath);
-  const document = SwaggerModule.createDocument(app, builder.build(), {
+    .setLicense('MIT', 'https://opensource.org/licenses/MIT')
+    .addServer(`${DEFAULT_SERVER_URL}${config.rootPath ?? ''}`)
+    // An API key is an opaque string: no bearerFormat (it would claim e.g. a JWT).
+    .addSecurity(BEARER_SCHEME, { type: 'http', scheme: 'bearer', description: 'A key given with --api-key / VLLM_API_KEY' })
+    .addSecurityRequirements(BEARER_SCHEME)
+    .build();
+  const document = SwaggerModule.createDocument(app, info, {
     operationIdFactory: (_controllerKey: string, methodKey: string) => methodKey,
     extraModels: [ErrorResponse, UnauthorizedResponse],
   });
-  documentAuthAndErrors(document);
+  const modelName = reportedModelName(config);
+  for (const { operation } of operationsOf(document)) {
+    documentSecurityAndErrors(operation);
+    documentEventStream(operation);
+    documentBodyExample(operation, modelName);
+  }
+  makeNullsExplicit(document);
+  usePublicSchemaNames(document);
   return document;
 }
 
-const ERROR_RESPONSE = {
-  description: 'Error envelope (code = HTTP status)',
-  content: { 'application/json': { schema: { $ref: getSchemaPath(ErrorResponse) } } },
-};
-const UNAUTHORIZED_RESPONSE = {
-  description: 'Missing or wrong API key',
-  content: { 'application/json': { schema: { $ref: getSchemaPath(UnauthorizedResponse) } } },
-};
-
-/**
- * Operations marked @Public() need no key: `security: []` overrides the global bearer
- * requirement; the others document the 401 body. Every operation documents the error envelope
- * as its `default` response.
- */
-function documentAuthAndErrors(document: OpenAPIObject): void {
-  for (const pathItem of Object.values(document.paths)) {
-    for (const operation of Object.values(pathItem) as OperationObject[]) {
-      if (typeof operation !== 'object' || operation === null || !('responses' in operation)) continue;
-      const extensible = operation as OperationObject & Record<string, unknown>;
-      if (PUBLIC_OPENAPI_EXTENSION in extensible) {
-        delete extensible[PUBLIC_OPENAPI_EXTENSION];
-        operation.security = [];
-      } else {
-        operation.responses['401'] ??= UNAUTHORIZED_RESPONSE;
-      }
-      operation.responses.default ??= ERROR_RESPONSE;
-    }
-  }
+/** The served spec's server: the scheme and host the client reached (a proxy's X-Forwarded-* first), plus --root-path. */
+function servedFrom(request: FastifyRequest, config: ServerConfig): string {
+  const first = (header: string | string[] | undefined): string | undefined => (Array.isArray(header) ? header[0] : header)?.split(',')[0].trim();
+  const proto = first(request.headers['x-forwarded-proto']) ?? request.protocol;
+  const host = first(request.headers['x-forwarded-host']) ?? request.headers.host;
+  return host ? `${proto}://${host}${config.rootPath ?? ''}` : `${DEFAULT_SERVER_URL}${config.rootPath ?? ''}`;
 }
 
 /** Where the docs are served (open without an API key). */
-export const DOCS_PATHS = ['/docs', '/openapi.json'];
+export const DOCS_PATHS = ['/docs', '/redoc', '/openapi.json'];
 
 /**
  * The files of swagger-ui-dist the Swagger UI page loads (plus Nest's generated init script);
@@ -87,7 +81,7 @@ function serveOnlySwaggerUiFiles(app: INestApplication): void {
   });
 }
 
-/** Serves GET /docs (Swagger UI) and GET /openapi.json; both stay open without an API key. */
+/** Serves GET /docs (Swagger UI), GET /redoc and GET /openapi.json; all stay open without an API key. */
 export function setupDocs(app: INestApplication, config: ServerConfig): void {
   serveOnlySwaggerUiFiles(app);
   const document = buildOpenApiDocument(app, config);
@@ -96,7 +90,12 @@ export function setupDocs(app: INestApplication, config: ServerConfig): void {
     raw: ['json'],
     customSiteTitle: 'ortllm API',
     swaggerOptions: { persistAuthorization: true },
+    patchDocumentOnRequest: <TRequest>(request: TRequest, _reply: unknown, doc: OpenAPIObject) => ({
+      ...doc,
+      servers: [{ url: servedFrom(request as FastifyRequest, config) }],
+    }),
   });
+  setupRedoc(app, config.rootPath);
 }
 
 /** Recursively sorts object keys so the committed spec diffs cleanly. */

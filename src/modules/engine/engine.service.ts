@@ -4,12 +4,17 @@
 
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import type {
+  EncodeRequest,
   EngineClient,
   EngineHealth,
   EngineRequest,
   IterationStats,
+  PoolingRequestOutput,
   RequestOutput,
   SchedulerStats,
+  SleepLevel,
+  SleepMode,
+  SleepState,
 } from '../../engine/types';
 
 export class EngineService implements EngineClient, OnApplicationShutdown {
@@ -47,8 +52,19 @@ export class EngineService implements EngineClient, OnApplicationShutdown {
     this.client.ensureCapacity(sequences);
   }
 
+  get modelOutput(): EngineClient['modelOutput'] {
+    return this.client.modelOutput;
+  }
+  get pooler(): EngineClient['pooler'] {
+    return this.client.pooler;
+  }
+
   generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
     return this.client.generate(request, signal);
+  }
+
+  encode(request: EncodeRequest, signal?: AbortSignal): Promise<PoolingRequestOutput> {
+    return this.client.encode(request, signal);
   }
 
   abort(requestIds: string[]): void {
@@ -65,6 +81,22 @@ export class EngineService implements EngineClient, OnApplicationShutdown {
 
   onIteration(listener: (stats: IterationStats) => void): () => void {
     return this.client.onIteration(listener);
+  }
+
+  sleep(level: SleepLevel, mode: SleepMode): Promise<void> {
+    return this.client.sleep(level, mode);
+  }
+
+  wakeUp(): Promise<void> {
+    return this.client.wakeUp();
+  }
+
+  sleepState(): SleepState {
+    return this.client.sleepState();
+  }
+
+  resetPrefixCache(): Promise<void> {
+    return this.client.resetPrefixCache();
   }
 
   async shutdown(): Promise<void> {

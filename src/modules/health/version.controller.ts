@@ -1,11 +1,11 @@
 // GET /version: {"version": "<package version>"}.
 
 import { Controller, Get } from '@nestjs/common';
-import { ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { ORTLLM_VERSION } from '../../config/version';
 
 export class VersionResponse {
-  @ApiProperty({ example: '0.1.0' })
+  @ApiProperty({ example: '0.1.0', description: 'The ortllm version.' })
   version!: string;
 }
 
@@ -13,7 +13,8 @@ export class VersionResponse {
 @Controller()
 export class VersionController {
   @Get('version')
-  @ApiOkResponse({ type: VersionResponse })
+  @ApiOperation({ summary: 'Server version' })
+  @ApiOkResponse({ type: VersionResponse, description: 'The version.' })
   showVersion(): VersionResponse {
     return { version: ORTLLM_VERSION };
   }

@@ -22,6 +22,10 @@ export const REQUEST_LATENCY_BUCKETS = [
   0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680,
 ];
 export const REQUEST_N_BUCKETS = [1, 2, 5, 10, 20];
+/** vllm:iteration_tokens_total (fixed since vLLM stopped deriving them from CUDA graph sizes). */
+export const ITERATION_TOKENS_BUCKETS = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
+/** ortllm: grammar compile times (xgrammar takes ~5 ms to ~1 s depending on schema and vocabulary). */
+export const GRAMMAR_COMPILE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** prometheus-fastapi-instrumentator's defaults. */
 export const HTTP_DURATION_BUCKETS = [0.1, 0.5, 1];

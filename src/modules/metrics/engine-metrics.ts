@@ -6,7 +6,9 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { EngineClient, FinishedRequestStats, IterationStats } from '../../engine/types';
 import {
   buckets125,
+  GRAMMAR_COMPILE_BUCKETS,
   INTER_TOKEN_BUCKETS,
+  ITERATION_TOKENS_BUCKETS,
   REQUEST_LATENCY_BUCKETS,
   REQUEST_N_BUCKETS,
   TTFT_BUCKETS,
@@ -15,9 +17,12 @@ import {
 export interface EngineMetricsOptions {
   modelName: string;
   maxModelLen: number;
-  maxNumBatchedTokens: number;
-  enablePrefixCaching: boolean;
+  /** vllm:cache_config_info's labels: every vLLM CacheConfig field, as Python's str() prints it. */
+  cacheConfigInfo: () => Record<string, string>;
 }
+
+/** vllm:engine_sleep_state's label values; `awake` is 1 while awake, the level's label while asleep. */
+const SLEEP_STATES = ['awake', 'weights_offloaded', 'discard_all'] as const;
 
 const LABELS = ['model_name', 'engine'] as const;
 
@@ -42,6 +47,12 @@ export class EngineMetrics {
   private readonly requestGenerationTokens: Histogram<string>;
   private readonly requestParamsN: Histogram<string>;
   private readonly requestParamsMaxTokens: Histogram<string>;
+  private readonly promptTokensCached: Counter<string>;
+  private readonly promptTokensRecomputed: Counter<string>;
+  private readonly maxNumGenerationTokens: Histogram<string>;
+  private readonly grammarCompileTime: Histogram<string>;
+  private readonly grammarCacheQueries: Counter<string>;
+  private readonly grammarCacheHits: Counter<string>;
 
   constructor(registry: Registry, engine: EngineClient, options: EngineMetricsOptions) {
     this.labels = { model_name: options.modelName, engine: '0' };
@@ -66,23 +77,42 @@ export class EngineMetrics {
     gauge('vllm:num_requests_running', 'Number of requests in model execution batches.', () => engine.stats().numRunning);
     gauge('vllm:num_requests_waiting', 'Number of requests waiting to be processed.', () => engine.stats().numWaiting);
     gauge('vllm:kv_cache_usage_perc', 'KV-cache usage. 1 means 100 percent usage.', () => engine.stats().kvCacheUsage);
+    // Not a vLLM metric: vLLM's process exits when its engine dies, ortllm answers 503 on /health
+    // instead, so alerts need the state itself.
+    gauge('ortllm_engine_alive', '1 while the engine can serve, 0 once it died (GET /health answers 503).', () => (engine.health().alive ? 1 : 0));
+    new Gauge({
+      name: 'vllm:num_requests_waiting_by_reason',
+      help: "Number of waiting requests by reason. Reason labels: 'capacity' = waiting for scheduling capacity; 'deferred' = deferred by transient constraints (LoRA budget, KV transfer, blocked status). Sum of all reasons equals vllm:num_requests_waiting.",
+      labelNames: [...LABELS, 'reason'],
+      registers,
+      collect() {
+        // 'deferred': requests whose structured-output grammar still compiles (no LoRA budget or KV transfer here).
+        const stats = engine.stats();
+        const deferred = stats.numDeferred ?? 0;
+        this.set({ ...labels, reason: 'capacity' }, stats.numWaiting - deferred);
+        this.set({ ...labels, reason: 'deferred' }, deferred);
+      },
+    });
+    new Gauge({
+      name: 'vllm:engine_sleep_state',
+      help: 'Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is awake; weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2.',
+      labelNames: [...LABELS, 'sleep_state'],
+      registers,
+      collect() {
+        const state = engine.sleepState();
+        const current = !state.sleeping ? 'awake' : state.level === 2 ? 'discard_all' : 'weights_offloaded';
+        for (const s of SLEEP_STATES) this.set({ ...labels, sleep_state: s }, s === current ? 1 : 0);
+      },
+    });
+    const cacheConfigLabels = Object.keys(options.cacheConfigInfo());
     new Gauge({
       name: 'vllm:cache_config_info',
       help: 'Information of the LLMEngine CacheConfig',
-      labelNames: ['engine', 'block_size', 'num_gpu_blocks', 'enable_prefix_caching'],
+      labelNames: cacheConfigLabels,
       registers,
       collect() {
-        const s = engine.stats();
         this.reset();
-        this.set(
-          {
-            engine: '0',
-            block_size: String(s.blockSize),
-            num_gpu_blocks: String(s.numBlocks),
-            enable_prefix_caching: String(options.enablePrefixCaching),
-          },
-          1,
-        );
+        this.set(options.cacheConfigInfo(), 1);
       },
     });
 
@@ -92,9 +122,12 @@ export class EngineMetrics {
     this.prefixQueries = counter('vllm:prefix_cache_queries_total', 'Prefix cache queries, in terms of number of queried tokens.');
     this.prefixHits = counter('vllm:prefix_cache_hits_total', 'Prefix cache hits, in terms of number of cached tokens.');
     this.requestSuccess = counter('vllm:request_success_total', 'Count of successfully processed requests.', ['finished_reason']);
+    this.promptTokensCached = counter('vllm:prompt_tokens_cached_total', 'Number of cached prompt tokens (local + external).');
+    this.promptTokensRecomputed = counter('vllm:prompt_tokens_recomputed_total', 'Number of cached tokens recomputed for forward pass.');
 
     const lengthBuckets = buckets125(options.maxModelLen);
-    this.iterationTokens = histogram('vllm:iteration_tokens_total', 'Histogram of number of tokens per engine_step.', buckets125(options.maxNumBatchedTokens));
+    this.iterationTokens = histogram('vllm:iteration_tokens_total', 'Histogram of number of tokens per engine_step.', ITERATION_TOKENS_BUCKETS);
+    this.maxNumGenerationTokens = histogram('vllm:request_max_num_generation_tokens', 'Histogram of maximum number of requested generation tokens.', lengthBuckets);
     this.ttft = histogram('vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', TTFT_BUCKETS);
     this.interToken = histogram('vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', INTER_TOKEN_BUCKETS);
     this.timePerOutputToken = histogram('vllm:request_time_per_output_token_seconds', 'Histogram of time_per_output_token_seconds per request.', INTER_TOKEN_BUCKETS);
@@ -107,9 +140,18 @@ export class EngineMetrics {
     this.requestGenerationTokens = histogram('vllm:request_generation_tokens', 'Number of generation tokens processed.', lengthBuckets);
     this.requestParamsN = histogram('vllm:request_params_n', 'Histogram of the n request parameter.', REQUEST_N_BUCKETS);
     this.requestParamsMaxTokens = histogram('vllm:request_params_max_tokens', 'Histogram of the max_tokens request parameter.', lengthBuckets);
+    // Structured outputs (vLLM-style names; vLLM itself has none for these).
+    this.grammarCompileTime = histogram(
+      'vllm:structured_output_compile_time_seconds',
+      'Histogram of structured-output grammar compile time in seconds (cache misses).',
+      GRAMMAR_COMPILE_BUCKETS,
+    );
+    this.grammarCacheQueries = counter('vllm:structured_output_grammar_cache_queries_total', 'Structured-output grammar cache lookups (one per constrained request).');
+    this.grammarCacheHits = counter('vllm:structured_output_grammar_cache_hits_total', 'Structured-output grammar cache hits.');
 
     // Zero-valued series exist from the start, as in vLLM, so dashboards see them before traffic.
-    for (const c of [this.promptTokens, this.generationTokens, this.preemptions, this.prefixQueries, this.prefixHits]) c.inc(labels, 0);
+    const counters = [this.promptTokens, this.generationTokens, this.preemptions, this.prefixQueries, this.prefixHits, this.promptTokensCached, this.promptTokensRecomputed];
+    for (const c of [...counters, this.grammarCacheQueries, this.grammarCacheHits]) c.inc(labels, 0);
     for (const reason of ['stop', 'length', 'abort', 'error', 'repetition']) this.requestSuccess.inc({ ...labels, finished_reason: reason }, 0);
   }
 
@@ -121,12 +163,18 @@ export class EngineMetrics {
     this.preemptions.inc(labels, stats.numPreemptions);
     this.prefixQueries.inc(labels, stats.prefixCacheQueries);
     this.prefixHits.inc(labels, stats.prefixCacheHits);
+    this.promptTokensCached.inc(labels, stats.promptTokensCached);
+    this.promptTokensRecomputed.inc(labels, stats.promptTokensRecomputed);
     if (stats.promptTokens + stats.generationTokens > 0) {
       this.iterationTokens.observe(labels, stats.promptTokens + stats.generationTokens);
     }
     for (const t of stats.timeToFirstTokens) this.ttft.observe(labels, t);
     for (const t of stats.interTokenLatencies) this.interToken.observe(labels, t);
     for (const f of stats.finished) this.recordFinished(f);
+    for (const t of stats.grammarCompileSeconds ?? []) this.grammarCompileTime.observe(labels, t);
+    const hits = stats.grammarCacheHits ?? 0;
+    this.grammarCacheQueries.inc(labels, hits + (stats.grammarCacheMisses ?? 0));
+    this.grammarCacheHits.inc(labels, hits);
   }
 
   private recordFinished(f: FinishedRequestStats): void {
@@ -140,6 +188,7 @@ export class EngineMetrics {
     this.requestPromptTokens.observe(labels, f.promptTokens);
     this.requestGenerationTokens.observe(labels, f.generationTokens);
     this.requestParamsN.observe(labels, f.n);
+    this.maxNumGenerationTokens.observe(labels, f.maxGenerationTokens);
     if (f.maxTokensParam !== null) this.requestParamsMaxTokens.observe(labels, f.maxTokensParam);
     // vLLM: mean time per output token = decode time / (generated tokens - 1).
     if (f.generationTokens > 1) this.timePerOutputToken.observe(labels, f.decodeTime / (f.generationTokens - 1));

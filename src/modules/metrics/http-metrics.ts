@@ -3,7 +3,7 @@
 // routes left out. Hooked on the raw response's 'finish' so SSE (hijacked) replies count too.
 
 import type { FastifyInstance } from 'fastify';
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Histogram, Registry, Summary } from 'prom-client';
 import { HTTP_DURATION_BUCKETS, HTTP_DURATION_HIGHR_BUCKETS } from './buckets';
 
 const EXCLUDED = new Set(['/metrics', '/health', '/load', '/ping', '/version', '/server_info']);
@@ -30,6 +30,27 @@ export function installHttpMetrics(fastify: FastifyInstance, registry: Registry)
     registers,
   });
 
+  // The instrumentator's size metrics: summaries (count and sum, no quantiles) of the
+  // Content-Length headers; a response without one (SSE) counts as 0 bytes, as there.
+  const requestSize = new Summary({
+    name: 'http_request_size_bytes',
+    help: 'Content length of incoming requests by handler. Only value of header is respected. Otherwise ignored. No percentile calculated. ',
+    labelNames: ['handler'],
+    percentiles: [],
+    registers,
+  });
+  const responseSize = new Summary({
+    name: 'http_response_size_bytes',
+    help: 'Content length of outgoing responses by handler. Only value of header is respected. Otherwise ignored. No percentile calculated. ',
+    labelNames: ['handler'],
+    percentiles: [],
+    registers,
+  });
+  const contentLength = (value: unknown): number => {
+    const n = Number(Array.isArray(value) ? value[0] : value);
+    return Number.isFinite(n) && n >= 0 ? n : 0;
+  };
+
   fastify.addHook('onRequest', (request, reply, done) => {
     const start = process.hrtime.bigint();
     reply.raw.once('finish', () => {
@@ -40,6 +61,8 @@ export function installHttpMetrics(fastify: FastifyInstance, registry: Registry)
       requests.inc({ method: request.method, status, handler });
       duration.observe({ method: request.method, handler }, seconds);
       durationHighr.observe(seconds);
+      requestSize.observe({ handler }, contentLength(request.headers['content-length']));
+      responseSize.observe({ handler }, contentLength(reply.raw.getHeader('content-length')));
     });
     done();
   });

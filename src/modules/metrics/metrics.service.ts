@@ -8,14 +8,17 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { reportedModelName, ServerConfig } from '../../config/server-config';
 import type { EngineClient } from '../../engine/types';
 import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';
+import { cacheConfigInfo } from './cache-config-info';
 import { EngineMetrics } from './engine-metrics';
 import { installHttpMetrics } from './http-metrics';
+import { StatsLogger } from './stats-logger';
 
 @Injectable()
 export class MetricsService implements OnModuleInit, OnApplicationShutdown {
   readonly registry = new Registry();
   private readonly engineMetrics: EngineMetrics;
   private unsubscribe: (() => void) | null = null;
+  private readonly statsLogger: StatsLogger | null;
 
   constructor(
     @Inject(ENGINE_CLIENT) private readonly engine: EngineClient,
@@ -26,21 +29,26 @@ export class MetricsService implements OnModuleInit, OnApplicationShutdown {
     this.engineMetrics = new EngineMetrics(this.registry, engine, {
       modelName: reportedModelName(config),
       maxModelLen: engine.maxModelLen,
-      maxNumBatchedTokens: config.maxNumBatchedTokens,
-      enablePrefixCaching: config.enablePrefixCaching,
+      cacheConfigInfo: () => cacheConfigInfo(config, engine.stats()),
     });
+    this.statsLogger = config.disableLogStats ? null : new StatsLogger(engine, config.logStatsIntervalSeconds);
     // Installed here, while the app is being built, so the hooks precede every route.
     installHttpMetrics(adapterHost.httpAdapter.getInstance<FastifyInstance>(), this.registry);
   }
 
   onModuleInit(): void {
-    this.unsubscribe = this.engine.onIteration((stats) => this.engineMetrics.record(stats));
+    this.unsubscribe = this.engine.onIteration((stats) => {
+      this.engineMetrics.record(stats);
+      this.statsLogger?.record(stats);
+    });
+    this.statsLogger?.start();
   }
 
   // After the HTTP server drained, so requests finishing during shutdown are still counted.
   onApplicationShutdown(): void {
     this.unsubscribe?.();
     this.unsubscribe = null;
+    this.statsLogger?.stop();
   }
 
   /** The Prometheus text exposition and its content type. */

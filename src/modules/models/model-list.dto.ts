@@ -3,54 +3,54 @@
 import { ApiProperty } from '@nestjs/swagger';
 
 export class ModelPermission {
-  @ApiProperty({ example: 'modelperm-0123456789abcdef0123456789abcdef' })
+  @ApiProperty({ example: 'modelperm-0123456789abcdef0123456789abcdef', description: 'modelperm-<random id>.' })
   id!: string;
-  @ApiProperty({ enum: ['model_permission'] })
+  @ApiProperty({ enum: ['model_permission'], description: 'Always model_permission.' })
   object!: 'model_permission';
-  @ApiProperty({ description: 'Unix seconds' })
+  @ApiProperty({ description: 'Unix seconds.' })
   created!: number;
-  @ApiProperty()
+  @ApiProperty({ description: 'Always false.' })
   allow_create_engine!: boolean;
-  @ApiProperty()
+  @ApiProperty({ description: 'Always true.' })
   allow_sampling!: boolean;
-  @ApiProperty()
+  @ApiProperty({ description: 'Always true.' })
   allow_logprobs!: boolean;
-  @ApiProperty()
+  @ApiProperty({ description: 'Always false.' })
   allow_search_indices!: boolean;
-  @ApiProperty()
+  @ApiProperty({ description: 'Always true.' })
   allow_view!: boolean;
-  @ApiProperty()
+  @ApiProperty({ description: 'Always false.' })
   allow_fine_tuning!: boolean;
-  @ApiProperty({ example: '*' })
+  @ApiProperty({ example: '*', description: 'Always "*".' })
   organization!: string;
-  @ApiProperty({ type: String, nullable: true })
+  @ApiProperty({ type: String, nullable: true, description: 'Always null.' })
   group!: string | null;
-  @ApiProperty()
+  @ApiProperty({ description: 'Always false.' })
   is_blocking!: boolean;
 }
 
 export class ModelCard {
-  @ApiProperty({ description: 'A served model name (--served-model-name)' })
+  @ApiProperty({ description: 'A served model name (--served-model-name).' })
   id!: string;
-  @ApiProperty({ enum: ['model'] })
+  @ApiProperty({ enum: ['model'], description: 'Always model.' })
   object!: 'model';
-  @ApiProperty({ description: 'Unix seconds' })
+  @ApiProperty({ description: 'Unix seconds.' })
   created!: number;
-  @ApiProperty({ example: 'vllm' })
+  @ApiProperty({ example: 'vllm', description: 'Always vllm (as vLLM reports).' })
   owned_by!: string;
-  @ApiProperty({ type: String, nullable: true, description: 'The model path the server loaded' })
+  @ApiProperty({ type: String, nullable: true, description: 'The model path the server loaded.' })
   root!: string | null;
-  @ApiProperty({ type: String, nullable: true })
+  @ApiProperty({ type: String, nullable: true, description: 'The base model of an adapter; null.' })
   parent!: string | null;
-  @ApiProperty({ type: Number, nullable: true })
+  @ApiProperty({ type: Number, nullable: true, description: 'Context length (prompt + output) in tokens.' })
   max_model_len!: number | null;
-  @ApiProperty({ type: [ModelPermission] })
+  @ApiProperty({ type: [ModelPermission], description: 'One permission object.' })
   permission!: ModelPermission[];
 }
 
 export class ModelList {
-  @ApiProperty({ enum: ['list'] })
+  @ApiProperty({ enum: ['list'], description: 'Always list.' })
   object!: 'list';
-  @ApiProperty({ type: [ModelCard] })
+  @ApiProperty({ type: [ModelCard], description: 'One card per served model name.' })
   data!: ModelCard[];
 }

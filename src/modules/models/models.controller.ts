@@ -1,7 +1,7 @@
 // GET /v1/models: one card per served model name, in vLLM's ModelList shape.
 
 import { Controller, Get, Inject } from '@nestjs/common';
-import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { randomRequestId } from '../../serving/ids';
 import { DUMMY_MODEL_NAME, ServerConfig } from '../../config/server-config';
 import type { EngineClient } from '../../engine/types';
@@ -17,7 +17,8 @@ export class ModelsController {
   ) {}
 
   @Get('models')
-  @ApiOkResponse({ type: ModelList })
+  @ApiOperation({ summary: 'List the served models', description: 'One card per --served-model-name.' })
+  @ApiOkResponse({ type: ModelList, description: 'The served models.' })
   showAvailableModels(): ModelList {
     const created = Math.floor(Date.now() / 1000);
     const root = this.config.model ?? DUMMY_MODEL_NAME;

@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runProgram } from '../../../src/cli/program';
 import { SERVER_FLAGS } from '../../../src/config/server-flags';
+import { VLLM_ENV_VARS } from '../../../src/config/vllm-env';
+import { VLLM_FLAG_POLICY } from '../../../src/config/vllm-flag-policy';
 import { ConfigError, resolveServerConfig, ServerConfig, toEngineOptions } from '../../../src/config/server-config';
 import { parseByteSize, parseHumanInt, parseStringList } from '../../../src/config/units';
 
@@ -91,7 +93,7 @@ describe('resolveServerConfig', () => {
       {},
     );
     expect(toEngineOptions(c)).toEqual({
-      load: { model: '/m.gguf', loadFormat: 'auto', loadWeights: true, skipTokenizer: false, chatTemplate: null, generationConfig: 'auto' },
+      load: { model: '/m.gguf', loadFormat: 'auto', loadWeights: true, skipTokenizer: false, chatTemplate: null, generationConfig: 'auto', overrideGenerationConfig: null, tokenizer: null, hfOverrides: null, serving: { runner: 'auto', convert: 'auto', poolerConfig: null } },
       modelName: 'a',
       maxModelLen: 256,
       maxNumSeqs: 128,
@@ -105,7 +107,29 @@ describe('resolveServerConfig', () => {
       useWorker: true,
       maxNumQueuedReqs: 4096,
       tokenizerPoolSize: 1,
+      structuredOutputs: { disableAnyWhitespace: false, disableAdditionalProperties: false },
+      dtype: 'auto',
+      seed: 0,
+      gpuMemoryUtilization: null,
+      kvCacheDtype: 'float32',
+      numBlocksOverride: null,
+      partialPrefills: { maxNumPartialPrefills: 1, maxLongPartialPrefills: 1, longPrefillTokenThreshold: 0 },
     });
+  });
+
+  it('reads --structured-outputs-config (vLLM StructuredOutputsConfig as JSON) and refuses what it cannot honour', async () => {
+    const { config } = await parse(['--structured-outputs-config', '{"backend": "xgrammar", "disable_any_whitespace": true}']);
+    expect(config!.structuredOutputsConfig).toEqual({ backend: 'xgrammar', disableAnyWhitespace: true, disableAdditionalProperties: false });
+    expect(toEngineOptions(config!).structuredOutputs).toEqual({ disableAnyWhitespace: true, disableAdditionalProperties: false });
+    // vLLM's deprecated spellings: the two switches are folded in; the backend must be xgrammar / auto.
+    const { config: old } = await parse(['--guided-decoding-disable-any-whitespace', '--guided-decoding-backend', 'xgrammar']);
+    expect(old!.structuredOutputsConfig).toMatchObject({ disableAnyWhitespace: true, disableAdditionalProperties: false });
+    expect((await parse(['--guided-decoding-backend', 'outlines'])).code).toBe(2);
+    for (const bad of ['{"backend": "outlines"}', '{"reasoning_parser": "deepseek_r1"}', '{"disable_any_whitespace": "yes"}', 'xgrammar']) {
+      const { code, stderr } = await parse(['--structured-outputs-config', bad]);
+      expect(code).toBe(2);
+      expect(stderr).toMatch(/structured-outputs-config/);
+    }
   });
 
   it('rejects values that cannot be served', () => {
@@ -179,9 +203,49 @@ describe('ortllm serve flags', () => {
   });
 });
 
+describe('pooling flags (--runner, --convert, --pooler-config, deprecated --task)', () => {
+  it('parses them and hands them to the model loader', async () => {
+    const { config, code } = await parse(['m', '--runner', 'pooling', '--convert', 'embed', '--pooler-config', '{"pooling_type": "MEAN", "normalize": false, "dimensions": 64}']);
+    expect(code).toBe(0);
+    expect(toEngineOptions(config!).load.serving).toEqual({ runner: 'pooling', convert: 'embed', poolerConfig: { pooling_type: 'MEAN', normalize: false, dimensions: 64 } });
+    for (const bad of ['{"pooling": "MEAN"}', '{"dimensions": 0}', '[1]', 'MEAN']) {
+      const result = await parse(['--pooler-config', bad]);
+      expect([bad, result.code]).toEqual([bad, 2]);
+    }
+    expect((await parse(['--pooler-config', '{"pooling": "MEAN"}'])).stderr).toMatch(/unknown key 'pooling'/);
+    expect((await parse(['--runner', 'encode'])).stderr).toMatch(/Allowed choices are auto, generate, pooling/);
+  });
+
+  it('maps --task as vLLM does, with a deprecation warning, and refuses it next to --runner / --convert', () => {
+    const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      expect(resolveServerConfig({ task: 'embed' }, {})).toMatchObject({ runner: 'pooling', convert: 'embed' });
+      expect(resolveServerConfig({ task: 'embedding' }, {})).toMatchObject({ runner: 'pooling', convert: 'embed' });
+      expect(resolveServerConfig({ task: 'score' }, {})).toMatchObject({ runner: 'pooling', convert: 'auto' });
+      expect(resolveServerConfig({ task: 'generate' }, {})).toMatchObject({ runner: 'generate', convert: 'auto' });
+      expect(resolveServerConfig({ task: 'auto' }, {})).toMatchObject({ runner: 'auto', convert: 'auto' });
+      expect(warn).toHaveBeenCalledWith(expect.stringMatching(/--task is deprecated .* use --runner pooling --convert embed instead/), 'DeprecationWarning');
+      expect(() => resolveServerConfig({ task: 'embed', runner: 'pooling' }, {})).toThrow(ConfigError);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+});
+
 describe('README', () => {
-  it('documents every serve flag', () => {
-    const readme = readFileSync(join(__dirname, '../../../README.md'), 'utf8');
-    for (const spec of SERVER_FLAGS) expect([spec.flags, readme.includes(`\`${spec.flags}\``)]).toEqual([spec.flags, true]);
+  const readme = readFileSync(join(__dirname, '../../../README.md'), 'utf8');
+  it('documents every serve flag as (a) implemented', () => {
+    for (const spec of SERVER_FLAGS) expect([spec.flags, readme.includes(`| \`${spec.flags}\` | (a) |`)]).toEqual([spec.flags, true]);
+  });
+
+  it('gives every other vLLM flag its policy: (b) no effect or (c) refused', () => {
+    for (const policy of VLLM_FLAG_POLICY) {
+      const row = readme.split('\n').find((line) => line.startsWith(`| \`${policy.flags}\``));
+      expect([policy.flags, row?.includes(policy.status === 'no-effect' ? '| (b) |' : '| (c) |')]).toEqual([policy.flags, true]);
+    }
+  });
+
+  it('documents every VLLM_* variable with a meaning here', () => {
+    for (const variable of VLLM_ENV_VARS) expect([variable.name, readme.includes(`| \`${variable.name}\` |`)]).toEqual([variable.name, true]);
   });
 });

@@ -18,6 +18,8 @@ export function loadStories(): Promise<LoadedModel> {
     return {
       source: STORIES,
       config: gguf.config,
+      output: { kind: 'logits' },
+      pooler: null,
       weights: gguf.weights,
       onnxPath: null,
       tokenizer,

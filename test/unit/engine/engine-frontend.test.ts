@@ -14,6 +14,8 @@ const config = { vocabSize: 100 } as ModelArchConfig;
 const model = {
   source: 'fake',
   config,
+  output: { kind: 'logits' },
+  pooler: null,
   weights: null,
   onnxPath: null,
   tokenizer: null,
@@ -30,9 +32,11 @@ function setup(numBlocks = 8, maxNumQueuedReqs: number | null = null) {
   const connection: CoreConnection = {
     info: { numBlocks, blockSize: 4, maxModelLen: 32 },
     add: (r) => added.push(r),
+    encode: () => undefined,
     abort: (ids) => aborted.push(ids),
     pause: (ids) => flow.push(`pause ${ids.join()}`),
     resume: (ids) => flow.push(`resume ${ids.join()}`),
+    control: async () => undefined,
     shutdown: async () => undefined,
   };
   const frontend = new EngineFrontend(model, { maxNumSeqs: 4, schedulingPolicy: 'fcfs', maxNumQueuedReqs }, connection.info);
@@ -59,7 +63,7 @@ function output(id: string, tokens: number[], finished: boolean): RequestOutput 
 }
 
 const stats = { numRunning: 1, numWaiting: 0, kvCacheUsage: 0.25, numBlocks: 8, blockSize: 4 };
-const emptyIteration = { promptTokens: 0, generationTokens: 0, timeToFirstTokens: [], interTokenLatencies: [], finished: [], numPreemptions: 0, prefixCacheQueries: 0, prefixCacheHits: 0 };
+const emptyIteration = { promptTokens: 0, generationTokens: 0, timeToFirstTokens: [], interTokenLatencies: [], finished: [], numPreemptions: 0, prefixCacheQueries: 0, prefixCacheHits: 0, promptTokensCached: 0, promptTokensRecomputed: 0 };
 
 describe('EngineFrontend', () => {
   it('routes outputs to their request and ends the stream on the finished one', async () => {

@@ -1,5 +1,5 @@
 // The built-in dummy model: deterministic seeded weights, built-in tokenizer and template, fast.
-import { decoderWeightSpecs } from '../../../src/model/decoder-weights';
+import { decoderWeightSpecs } from '../../../src/model/architectures/decoder-family';
 import { DUMMY_CONFIG, dummyWeights } from '../../../src/model/dummy/dummy-model';
 import { randomWeight } from '../../../src/model/dummy/random-weights';
 import { loadModel } from '../../../src/model/load-model';
@@ -18,7 +18,7 @@ describe('dummy model', () => {
     expect(model.config).toEqual(DUMMY_CONFIG);
     expect(model.config.vocabSize).toBe(createBuiltinTokenizer().vocabSize);
     expect(model.tokenizer!.vocabSize).toBe(model.config.vocabSize);
-    const specs = decoderWeightSpecs(model.config);
+    const specs = decoderWeightSpecs(DUMMY_CONFIG);
     expect(model.weights!.names().sort()).toEqual(specs.map((s) => s.name).sort());
     for (const spec of specs) expect(model.weights!.get(spec.name).shape).toEqual(spec.shape);
     expect(model.eosTokenIds).toEqual([model.tokenizer!.eosTokenId]);

@@ -1,6 +1,7 @@
 // GGUF loader on the real stories260K files: config, canonical names/shapes, Q/K row order.
 import { openSync, readSync, closeSync } from 'node:fs';
-import { decoderWeightSpecs } from '../../../src/model/decoder-weights';
+import { decoderWeightSpecs } from '../../../src/model/architectures/decoder-family';
+import type { DecoderArchConfig } from '../../../src/model/types';
 import { dequantize } from '../../../src/model/gguf/dequant';
 import { quantizeQ8_0 } from '../../../src/model/gguf/quantize';
 import { readGgufFile } from '../../../src/model/gguf/gguf-file';
@@ -101,7 +102,7 @@ needs(stories).describe('GGUF loader: stories260K', () => {
 
   it('maps every tensor to its canonical name and [out, in] shape', async () => {
     const { config, weights } = await loadGgufModel(stories, { loadWeights: true });
-    const specs = decoderWeightSpecs(config);
+    const specs = decoderWeightSpecs(config as DecoderArchConfig);
     expect(weights!.names().sort()).toEqual(specs.map((s) => s.name).sort());
     for (const spec of specs) expect([spec.name, weights!.get(spec.name).shape]).toEqual([spec.name, spec.shape]);
     expect(weights!.get('model.embed_tokens.weight').shape).toEqual([512, 64]);
@@ -114,7 +115,7 @@ needs(stories).describe('GGUF loader: stories260K', () => {
 
   it('un-permutes llama Q/K rows: rotate-half RoPE on the loaded weights gives llama.cpp attention scores', async () => {
     const { config, weights } = await loadGgufModel(stories, { loadWeights: true });
-    const { numHeads, numKvHeads, headDim, ropeTheta, hiddenSize } = config;
+    const { numHeads, numKvHeads, headDim, ropeTheta, hiddenSize } = config as DecoderArchConfig;
     const x = Float32Array.from({ length: hiddenSize }, (_, i) => Math.sin(i * 1.7) + 0.1);
     for (const layer of [0, 4]) {
       const qRaw = await rawTensor(stories, `blk.${layer}.attn_q.weight`);

@@ -9,9 +9,9 @@ import { llama3Divisors, ropeScalingFromFreqFactors } from '../../../src/model/g
 import { ggufTensorName } from '../../../src/model/gguf/tensor-names';
 import { archMetadata, writeModelGguf } from '../../../src/model/gguf/write-model';
 import { gv, writeGguf, type GgufTypedValue } from '../../../src/model/gguf/writer';
-import type { ModelArchConfig } from '../../../src/model/types';
+import type { DecoderArchConfig } from '../../../src/model/types';
 
-const config: ModelArchConfig = {
+const config: DecoderArchConfig = {
   architecture: 'llama',
   hiddenSize: 256,
   intermediateSize: 64,
@@ -48,7 +48,7 @@ describe('GGUF RoPE scaling', () => {
     const path = join(dir, `llama3-${scaling.factor}.gguf`);
     writeWithExtras(path, {}, Float32Array.from(llama3Divisors(inv, scaling)));
     const model = await loadGgufModel(path, { loadWeights: true });
-    expect(model.config.ropeScaling).toEqual({ rope_type: 'llama3', ...scaling });
+    expect((model.config as DecoderArchConfig).ropeScaling).toEqual({ rope_type: 'llama3', ...scaling });
     expect(model.weights!.has('rope_freqs.weight')).toBe(false);
   });
 
@@ -61,13 +61,13 @@ describe('GGUF RoPE scaling', () => {
   it('reads rope.scaling.* keys (linear, yarn)', async () => {
     const path = join(dir, 'linear.gguf');
     writeWithExtras(path, { 'llama.rope.scaling.type': gv.str('linear'), 'llama.rope.scaling.factor': gv.f32(4) }, null);
-    expect((await loadGgufModel(path, { loadWeights: false })).config.ropeScaling).toEqual({ rope_type: 'linear', factor: 4 });
+    expect(((await loadGgufModel(path, { loadWeights: false })).config as DecoderArchConfig).ropeScaling).toEqual({ rope_type: 'linear', factor: 4 });
     writeWithExtras(path, {
       'llama.rope.scaling.type': gv.str('yarn'),
       'llama.rope.scaling.factor': gv.f32(2),
       'llama.rope.scaling.original_context_length': gv.u32(4096),
     }, null);
-    expect((await loadGgufModel(path, { loadWeights: false })).config.ropeScaling).toEqual({ rope_type: 'yarn', factor: 2, original_max_position_embeddings: 4096 });
+    expect(((await loadGgufModel(path, { loadWeights: false })).config as DecoderArchConfig).ropeScaling).toEqual({ rope_type: 'yarn', factor: 2, original_max_position_embeddings: 4096 });
   });
 });
 

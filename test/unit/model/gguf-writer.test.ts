@@ -8,7 +8,7 @@ import { readGgufFile } from '../../../src/model/gguf/gguf-file';
 import { loadGgufModel } from '../../../src/model/gguf/load-gguf';
 import { ggufTokenizerMetadata, writeModelGguf } from '../../../src/model/gguf/write-model';
 import { gv, writeGguf, type GgufTypedValue } from '../../../src/model/gguf/writer';
-import type { ModelArchConfig } from '../../../src/model/types';
+import type { DecoderArchConfig } from '../../../src/model/types';
 import { sharedModel } from '../../helpers/model-files';
 import { needs } from '../../helpers/needs';
 
@@ -22,7 +22,7 @@ const tokenizer: Record<string, GgufTypedValue> = {
   'tokenizer.ggml.eos_token_id': gv.u32(2),
 };
 
-const llama: ModelArchConfig = {
+const llama: DecoderArchConfig = {
   architecture: 'llama',
   hiddenSize: 64,
   intermediateSize: 96,
@@ -38,7 +38,7 @@ const llama: ModelArchConfig = {
   tieWordEmbeddings: false,
   attentionBias: false,
 };
-const qwen2: ModelArchConfig = { ...llama, architecture: 'qwen2', tieWordEmbeddings: true, attentionBias: true, ropeTheta: 1000000 };
+const qwen2: DecoderArchConfig = { ...llama, architecture: 'qwen2', tieWordEmbeddings: true, attentionBias: true, ropeTheta: 1000000 };
 
 const maxAbsDiff = (a: Float32Array, b: Float32Array) => a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0);
 const sameFloats = (a: Float32Array, b: Float32Array) => a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
@@ -73,7 +73,7 @@ describe('writeModelGguf -> loadGgufModel', () => {
     const rawRow1 = raw.subarray(hiddenSize, 2 * hiddenSize);
     const expectedRow1 = config.architecture === 'llama' ? q.subarray((config.headDim / 2) * hiddenSize, (config.headDim / 2 + 1) * hiddenSize) : q.subarray(hiddenSize, 2 * hiddenSize);
     expect(sameFloats(rawRow1, expectedRow1)).toBe(true);
-    expect(model.config.attentionBias).toBe(config.architecture === 'qwen2');
+    expect((model.config as DecoderArchConfig).attentionBias).toBe(config.architecture === 'qwen2');
   });
 
   it('writes F16 matrices (within f16 rounding) and Q8_0 matrices kept quantized', async () => {

@@ -10,7 +10,7 @@ import { loadModel } from '../../../src/model/load-model';
 import { AccuracyLevel } from '../../../src/model/graph/matmul-nbits';
 import { createRunner } from '../../../src/model/runner';
 import { createGraphRunner } from '../../../src/model/runner/graph-runner';
-import { LoadedModel, ModelRunner } from '../../../src/model/types';
+import { DecoderArchConfig, LoadedModel, ModelRunner } from '../../../src/model/types';
 import { sharedModel } from '../../helpers/model-files';
 import { needs } from '../../helpers/needs';
 import { referenceForward } from '../../helpers/reference-forward';
@@ -81,7 +81,7 @@ describe.each(['rand256-Q8_0.gguf', 'rand256-Q4_0.gguf', 'rand256-Q6_K.gguf', 'r
       const model = await load(path);
       const quantized = model.weights!.names().filter((n) => model.weights!.get(n).kind === 'quantized');
       expect(quantized.length).toBeGreaterThan(0);
-      const built = buildDecoderGraph(model.config, model.weights!, { maxPositions: 64, blockSize: 8, keepQuantized: true });
+      const built = buildDecoderGraph(model.config as DecoderArchConfig, model.weights!, { maxPositions: 64, blockSize: 8, keepQuantized: true });
       expect(Buffer.from(built.modelBytes).toString('latin1')).toContain('MatMulNBits');
       // accuracy_level 0: MatMulNBits reproduces the GGML blocks exactly; only summation order differs.
     expect((await worstDiff(model, 0)).diff).toBeLessThan(1e-4);

@@ -3,13 +3,13 @@
 // covering the config variants (head sizes, GQA, qwen2 biases, untied head, rope scaling).
 import { llamaConfig, randomModel } from '../../../bench/random-llama';
 import { createRunner } from '../../../src/model/runner';
-import { ModelArchConfig } from '../../../src/model/types';
+import { DecoderArchConfig } from '../../../src/model/types';
 import { referenceForward } from '../../helpers/reference-forward';
 import { BlockAllocator, maxAbsDiff, runChunked } from '../../helpers/runner-driver';
 
 const PROMPT = [1, 17, 250, 3, 99, 400, 12, 511, 0, 42, 7, 300, 301];
 
-const variants: Array<[string, Partial<ModelArchConfig>]> = [
+const variants: Array<[string, Partial<DecoderArchConfig>]> = [
   ['llama, head size 8, GQA 8/4, tied', {}],
   ['llama, head size 64, GQA 4/2, untied', { hiddenSize: 256, intermediateSize: 768, numHeads: 4, numKvHeads: 2, tieWordEmbeddings: false }],
   ['qwen2 with q/k/v biases, MHA', { architecture: 'qwen2', attentionBias: true, numKvHeads: 8, ropeTheta: 1e6 }],

@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadGgufModel } from '../../../src/model/gguf/load-gguf';
-import { hfArchConfig } from '../../../src/model/hf/hf-config';
+import { hfArchitecture } from '../../../src/model/hf/hf-config';
+import type { DecoderArchConfig } from '../../../src/model/types';
 import { loadHfModel } from '../../../src/model/hf/load-hf';
 import { loadModel } from '../../../src/model/load-model';
 import type { ModelWeights } from '../../../src/model/types';
@@ -117,6 +118,8 @@ needs(stories).describe('HF directory from stories260K', () => {
 });
 
 describe('HF config.json', () => {
+  const hfArchConfig = (json: Record<string, unknown>, source: string, hasLmHead: boolean) =>
+    hfArchitecture(json, { source, hasTensor: (name) => name !== 'lm_head.weight' || hasLmHead }).config as DecoderArchConfig;
   const base = { hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, vocab_size: 100, max_position_embeddings: 32768 };
 
   it('maps llama, mistral (sliding window caps the context) and qwen2 (q/k/v biases)', () => {

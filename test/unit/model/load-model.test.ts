@@ -3,7 +3,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadGenerationConfig, parseGenerationConfig } from '../../../src/model/generation-config';
-import { derivedContextLength, loadModel } from '../../../src/model/load-model';
+import { derivedContextLength } from '../../../src/model/architectures/decoder-family';
+import { loadModel } from '../../../src/model/load-model';
+import type { DecoderArchConfig } from '../../../src/model/types';
 import { DUMMY_CONFIG } from '../../../src/model/dummy/dummy-model';
 import { loadOptions, sharedModel } from '../../helpers/model-files';
 import { needs } from '../../helpers/needs';
@@ -82,5 +84,44 @@ describe('context length', () => {
     expect(derivedContextLength({ ...base, ropeScaling: { rope_type: 'linear', factor: 2 } })).toBe(8192);
     expect(derivedContextLength({ ...base, ropeScaling: { rope_type: 'yarn', factor: 4, original_max_position_embeddings: 32768 } })).toBe(131072);
     expect(derivedContextLength({ ...base, ropeScaling: { rope_type: 'llama3', factor: 8, original_max_position_embeddings: 8192 } })).toBe(4096);
+  });
+});
+
+describe('--tokenizer and --override-generation-config', () => {
+  needs(stories).it('takes the tokenizer and chat template from another GGUF file or HF directory', async () => {
+    const { writeHfDirFromGguf } = await import('../../helpers/write-hf-dir');
+    const dir = join(tmp, 'tokenizer-hf');
+    await writeHfDirFromGguf(stories, dir);
+    writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ chat_template: '{{ messages[0].content }}!', bos_token: '<s>', eos_token: '</s>' }));
+    const model = await loadModel(loadOptions(null, { tokenizer: dir }));
+    expect(model.config).toEqual(DUMMY_CONFIG); // the model stays the built-in one
+    expect(model.tokenizer!.encode('Once upon a time')).toEqual([1, 403, 407, 261, 378]);
+    expect(model.chatTemplate!.render([{ role: 'user', content: 'Hi' }], { addGenerationPrompt: true, continueFinalMessage: false })).toBe('Hi!');
+    await expect(loadModel(loadOptions(null, { tokenizer: join(tmp, 'missing') }))).rejects.toThrow(/--tokenizer .*does not exist/);
+  });
+
+  it('merges --override-generation-config over the file and refuses unknown keys', async () => {
+    const dir = join(tmp, 'gen-override');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'generation_config.json'), JSON.stringify({ temperature: 0.6, top_p: 0.9 }));
+    const model = await loadModel(loadOptions(null, { generationConfig: dir, overrideGenerationConfig: { temperature: 0.2, top_k: 50 } }));
+    expect(model.generationDefaults).toEqual({ temperature: 0.2, top_p: 0.9, top_k: 50 });
+    await expect(loadModel(loadOptions(null, { overrideGenerationConfig: { seed: 1 } }))).rejects.toThrow(/'seed' is not one of/);
+  });
+});
+
+describe('--hf-overrides', () => {
+  needs(stories).it('applies rope_theta, rope_scaling and max_position_embeddings over a GGUF config (context length follows)', async () => {
+    const model = await loadModel(loadOptions(stories, {
+      loadWeights: false,
+      hfOverrides: { rope_theta: 500000, rope_scaling: { type: 'yarn', factor: 4, original_max_position_embeddings: 2048 } },
+    }));
+    expect((model.config as DecoderArchConfig).ropeTheta).toBe(500000);
+    expect((model.config as DecoderArchConfig).ropeScaling).toMatchObject({ rope_type: 'yarn', factor: 4 });
+    expect(model.contextLength).toBe(8192);
+    const longer = await loadModel(loadOptions(stories, { loadWeights: false, hfOverrides: { max_position_embeddings: 4096 } }));
+    expect(longer.contextLength).toBe(4096);
+    await expect(loadModel(loadOptions(stories, { loadWeights: false, hfOverrides: { hidden_size: 8 } }))).rejects.toThrow(/'hidden_size' is not applied here/);
+    await expect(loadModel(loadOptions(stories, { loadWeights: false, hfOverrides: { rope_theta: -1 } }))).rejects.toThrow(/rope_theta must be a positive number/);
   });
 });

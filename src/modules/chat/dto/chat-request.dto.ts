@@ -1,6 +1,7 @@
 // POST /v1/chat/completions body (and the batch variant): OpenAI's ChatCompletionRequest plus
 // vLLM's extras. Message contents are checked by the serving layer (text parts only for now).
 
+import { ApiSchema } from '@nestjs/swagger';
 import type { ChatRequestBody } from '../../../serving/chat-serving';
 import { AnyField, BoolField, IntField, JsonListField, ObjectField, StringField } from '../../../common/dto/api-field';
 import { SamplingFieldsDto } from '../../../common/dto/sampling-fields.dto';
@@ -8,16 +9,26 @@ import { SamplingFieldsDto } from '../../../common/dto/sampling-fields.dto';
 const MESSAGE_SCHEMA = {
   type: 'object',
   properties: {
-    role: { type: 'string', enum: ['system', 'developer', 'user', 'assistant', 'tool'] },
+    role: { type: 'string', enum: ['system', 'developer', 'user', 'assistant', 'tool'], description: 'Who speaks.' },
     content: {
       oneOf: [
         { type: 'string' },
-        { type: 'array', items: { type: 'object', properties: { type: { type: 'string', enum: ['text'] }, text: { type: 'string' } } } },
+        {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              type: { type: 'string', enum: ['text'], description: 'The part\'s kind (text only for now).' },
+              text: { type: 'string', description: 'The text.' },
+            },
+          },
+        },
       ],
       nullable: true,
+      description: 'The message text, or a list of text parts.',
     },
-    name: { type: 'string' },
-    tool_call_id: { type: 'string' },
+    name: { type: 'string', description: 'The speaker\'s name, passed to the chat template.' },
+    tool_call_id: { type: 'string', description: 'The tool call a tool message answers.' },
   },
   required: ['role'],
   additionalProperties: true,
@@ -73,11 +84,13 @@ class ChatFieldsDto extends SamplingFieldsDto {
   tool_choice?: unknown;
 }
 
+@ApiSchema({ name: 'ChatCompletionRequest' })
 export class ChatRequestDto extends ChatFieldsDto implements ChatRequestBody {
   @JsonListField({ description: 'The conversation.', required: true, example: [{ role: 'user', content: 'Hello!' }] }, MESSAGE_SCHEMA)
   messages!: unknown[];
 }
 
+@ApiSchema({ name: 'BatchChatCompletionRequest' })
 export class BatchChatRequestDto extends ChatFieldsDto implements ChatRequestBody {
   @JsonListField(
     { description: 'Conversations: one list of messages each; one choice per conversation.', required: true },

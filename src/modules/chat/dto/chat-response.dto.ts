@@ -1,37 +1,107 @@
-// /v1/chat/completions (and batch) response body (documentation for the OpenAPI spec).
+// /v1/chat/completions (and batch) response body and stream chunk (documentation for the
+// OpenAPI spec). @ApiSchema names are vLLM's protocol names.
 
-import { ApiProperty } from '@nestjs/swagger';
-import type { ChatChoice, ChatResponse } from '../../../serving/chat-serving';
-import { ChatLogprobsDto, PROMPT_LOGPROBS_SCHEMA, UsageDto } from '../../../common/dto/response-fields.dto';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import type { ChatChoice, ChatChunk, ChatChunkChoice, ChatResponse } from '../../../serving/chat-serving';
+import { ChatLogprobsDto, PROMPT_LOGPROBS_SCHEMA, STREAM_CHUNK_USAGE, UsageDto } from '../../../common/dto/response-fields.dto';
+
+const FINISH_REASONS = ['stop', 'length', 'abort', 'repetition'];
 
 export class ChatMessageDto {
-  @ApiProperty({ example: 'assistant', description: 'The --response-role.' }) role!: string;
-  @ApiProperty({ type: 'string', nullable: true }) content!: string | null;
-  @ApiProperty({ type: 'string', nullable: true, enum: [null] }) refusal!: null;
-  @ApiProperty({ type: 'array', items: { type: 'object' }, maxItems: 0 }) tool_calls!: [];
-  @ApiProperty({ type: 'string', nullable: true, enum: [null] }) reasoning!: null;
+  @ApiProperty({ example: 'assistant', description: 'The --response-role.' })
+  role!: string;
+  @ApiProperty({ type: 'string', nullable: true, description: 'The generated text.' })
+  content!: string | null;
+  @ApiProperty({ type: 'string', nullable: true, enum: [null], description: 'Always null.' })
+  refusal!: null;
+  @ApiProperty({ type: 'array', items: { type: 'object' }, maxItems: 0, description: 'Always empty (no tool parser).' })
+  tool_calls!: [];
+  @ApiProperty({ type: 'string', nullable: true, enum: [null], description: 'Always null (no reasoning parser).' })
+  reasoning!: null;
 }
 
+@ApiSchema({ name: 'ChatCompletionResponseChoice' })
 export class ChatChoiceDto implements ChatChoice {
-  @ApiProperty({ type: 'integer', description: 'Choice index (batch: the conversation).' }) index!: number;
-  @ApiProperty({ type: () => ChatMessageDto }) message!: ChatMessageDto;
-  @ApiProperty({ type: () => ChatLogprobsDto, nullable: true }) logprobs!: ChatLogprobsDto | null;
-  @ApiProperty({ enum: ['stop', 'length', 'abort', 'repetition'] }) finish_reason!: string;
-  @ApiProperty({ oneOf: [{ type: 'string' }, { type: 'integer' }], nullable: true }) stop_reason!: string | number | null;
-  @ApiProperty({ type: 'integer', isArray: true, nullable: true, required: false, description: 'With return_token_ids.' }) token_ids?: number[] | null;
+  @ApiProperty({ type: 'integer', description: 'Choice index (batch: the conversation).' })
+  index!: number;
+  @ApiProperty({ type: () => ChatMessageDto, description: 'The generated message.' })
+  message!: ChatMessageDto;
+  @ApiProperty({ type: () => ChatLogprobsDto, nullable: true, description: 'With logprobs: the tokens and their logprobs.' })
+  logprobs!: ChatLogprobsDto | null;
+  @ApiProperty({ enum: FINISH_REASONS, description: 'Why generation ended.' })
+  finish_reason!: string;
+  @ApiProperty({ oneOf: [{ type: 'string' }, { type: 'integer' }], nullable: true, description: 'The stop string or token id that ended the choice.' })
+  stop_reason!: string | number | null;
+  @ApiProperty({ type: 'integer', isArray: true, nullable: true, required: false, description: 'With return_token_ids: the generated token ids.' })
+  token_ids?: number[] | null;
 }
 
-export class ChatResponseDto implements ChatResponse {
-  @ApiProperty({ example: 'chatcmpl-3f2a…' }) id!: string;
-  @ApiProperty({ enum: ['chat.completion'] }) object!: 'chat.completion';
-  @ApiProperty({ type: 'integer' }) created!: number;
-  @ApiProperty() model!: string;
-  @ApiProperty({ type: () => ChatChoiceDto, isArray: true }) choices!: ChatChoiceDto[];
-  @ApiProperty({ type: 'string', nullable: true, enum: [null] }) service_tier!: null;
-  @ApiProperty({ type: 'string', nullable: true, enum: [null] }) system_fingerprint!: null;
-  @ApiProperty({ type: () => UsageDto }) usage!: UsageDto;
-  @ApiProperty(PROMPT_LOGPROBS_SCHEMA) prompt_logprobs!: unknown;
-  @ApiProperty({ type: 'integer', isArray: true, nullable: true, description: 'With return_token_ids.' }) prompt_token_ids!: number[] | null;
-  @ApiProperty({ type: 'string', nullable: true, required: false, description: 'With return_prompt_text: the rendered prompt.' }) prompt_text?: string | null;
-  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true }) kv_transfer_params!: Record<string, unknown> | null;
+/** Fields of both the response and a stream chunk. */
+class ChatObjectDto {
+  @ApiProperty({ example: 'chatcmpl-3f2a…', description: 'chatcmpl-<X-Request-Id, request_id or a random id>.' })
+  id!: string;
+  @ApiProperty({ type: 'integer', description: 'Unix seconds.' })
+  created!: number;
+  @ApiProperty({ description: 'The served model name.' })
+  model!: string;
+}
+
+@ApiSchema({ name: 'ChatCompletionResponse' })
+export class ChatResponseDto extends ChatObjectDto implements Omit<ChatResponse, 'usage'> {
+  @ApiProperty({ enum: ['chat.completion'], description: 'Always chat.completion.' })
+  object!: 'chat.completion';
+  @ApiProperty({ type: () => ChatChoiceDto, isArray: true, description: 'One choice per sample (n); batch: one per conversation.' })
+  choices!: ChatChoiceDto[];
+  @ApiProperty({ type: 'string', nullable: true, enum: [null], description: 'Always null.' })
+  service_tier!: null;
+  @ApiProperty({ type: 'string', nullable: true, enum: [null], description: 'Always null.' })
+  system_fingerprint!: null;
+  @ApiProperty({ type: () => UsageDto, description: 'Token counts of the whole request.' })
+  usage!: UsageDto;
+  @ApiProperty(PROMPT_LOGPROBS_SCHEMA)
+  prompt_logprobs!: unknown;
+  @ApiProperty({ type: 'integer', isArray: true, nullable: true, description: 'With return_token_ids: the prompt token ids.' })
+  prompt_token_ids!: number[] | null;
+  @ApiProperty({ type: 'string', nullable: true, required: false, description: 'With return_prompt_text: the rendered prompt.' })
+  prompt_text?: string | null;
+  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: 'Echo of the request kv_transfer_params.' })
+  kv_transfer_params!: Record<string, unknown> | null;
+}
+
+export class DeltaMessageDto {
+  @ApiProperty({ required: false, description: 'The --response-role, on the first chunk of each choice.' })
+  role?: string;
+  @ApiProperty({ required: false, description: 'The new text since the previous chunk.' })
+  content?: string;
+}
+
+@ApiSchema({ name: 'ChatCompletionResponseStreamChoice' })
+export class ChatChunkChoiceDto implements ChatChunkChoice {
+  @ApiProperty({ type: 'integer', description: 'Choice index.' })
+  index!: number;
+  @ApiProperty({ type: () => DeltaMessageDto, description: 'What this chunk adds to the message.' })
+  delta!: DeltaMessageDto;
+  @ApiProperty({ type: () => ChatLogprobsDto, nullable: true, description: 'With logprobs: the new tokens and their logprobs.' })
+  logprobs!: ChatLogprobsDto | null;
+  @ApiProperty({ type: 'string', nullable: true, enum: [...FINISH_REASONS, null], description: 'Why generation ended; null until the choice\'s last chunk.' })
+  finish_reason!: string | null;
+  @ApiProperty({ oneOf: [{ type: 'string' }, { type: 'integer' }], nullable: true, required: false, description: 'On the last chunk: the stop string or token id that ended the choice.' })
+  stop_reason?: string | number | null;
+  @ApiProperty({ type: 'integer', isArray: true, required: false, description: 'With return_token_ids: the new token ids.' })
+  token_ids?: number[];
+}
+
+/** One `data:` frame of a streamed chat completion. */
+@ApiSchema({ name: 'ChatCompletionStreamResponse' })
+export class ChatStreamResponseDto extends ChatObjectDto implements Omit<ChatChunk, 'usage'> {
+  @ApiProperty({ enum: ['chat.completion.chunk'], description: 'Always chat.completion.chunk.' })
+  object!: 'chat.completion.chunk';
+  @ApiProperty({ type: () => ChatChunkChoiceDto, isArray: true, description: 'Usually one choice; none on the final usage chunk.' })
+  choices!: ChatChunkChoiceDto[];
+  @ApiProperty(STREAM_CHUNK_USAGE)
+  usage?: UsageDto | null;
+  @ApiProperty({ type: 'integer', isArray: true, required: false, description: 'With return_token_ids: the prompt token ids (first chunk only).' })
+  prompt_token_ids?: number[];
+  @ApiProperty({ required: false, description: 'With return_prompt_text: the rendered prompt (first chunk only).' })
+  prompt_text?: string;
 }

@@ -2,9 +2,8 @@
 // told apart by `stream` (vLLM's union): the whole generate response(s), or one stream chunk
 // plus the client-carried stream_state.
 
-import { Check, IntField, IntListField, JsonListField, ObjectField, StringField, StringListField, BoolField } from '../../../common/dto/api-field';
+import { BoolField, Check, IntField, IntListField, JsonListField, NestedField, ObjectField, StringField, StringListField } from '../../../common/dto/api-field';
 import { GenerateResponseDto, GenerateStreamResponseDto } from '../../tokens-generate/dto/generate-response.dto';
-import { NestedField } from '../../tokens-generate/dto/fields';
 
 const isTrue = (v: unknown): boolean => v === true;
 const isNotTrue = (v: unknown): boolean => v === undefined || v === null || v === false;

@@ -4,10 +4,10 @@
 
 import { Length } from 'class-validator';
 import type { SamplingParams } from '../../../engine/types';
-import { BoolField, EnumField, IntField, JsonListField, ObjectField, StringField } from '../../../common/dto/api-field';
+import { BoolField, EnumField, IntField, JsonListField, NestedField, ObjectField, StringField } from '../../../common/dto/api-field';
 import { StreamOptionsDto } from '../../../common/dto/sampling-fields.dto';
 import { OUTPUT_MODES, type OutputMode } from '../generate-types';
-import { NestedField, TokenIdsField } from './fields';
+import { TokenIdsField } from './fields';
 
 export class GenerateRequestDto {
   @StringField({
@@ -25,7 +25,9 @@ export class GenerateRequestDto {
       "vLLM's engine SamplingParams (snake_case: n, temperature, top_p, top_k, min_p, seed, max_tokens, min_tokens, stop, " +
       'stop_token_ids, ignore_eos, logprobs, prompt_logprobs, detokenize, skip_special_tokens, ' +
       'spaces_between_special_tokens, include_stop_str_in_output, logit_bias, allowed_token_ids, …). ' +
-      'max_tokens absent means up to the context limit.',
+      'max_tokens absent means up to the context limit. structured_outputs constrains the output: exactly one of ' +
+      'json (schema), regex, choice, grammar, json_object, structural_tag, plus disable_any_whitespace and ' +
+      'disable_additional_properties (guided_decoding is read as its old name).',
     example: { max_tokens: 16, temperature: 0 },
   })
   sampling_params!: Partial<SamplingParams> & Record<string, unknown>;

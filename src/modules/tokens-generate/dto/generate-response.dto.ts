@@ -2,8 +2,9 @@
 // and their stream chunks). They document the responses in OpenAPI, and the tokens-mode classes
 // are also validated input of /derender, which takes a generate response back.
 
-import { EnumField, IntField, IntListField, JsonListField, NumberField, ObjectField, StringField } from '../../../common/dto/api-field';
-import { NestedField } from './fields';
+import { ApiSchema } from '@nestjs/swagger';
+import { UsageDto } from '../../../common/dto/response-fields.dto';
+import { EnumField, IntField, IntListField, JsonListField, NestedField, NumberField, ObjectField, StringField } from '../../../common/dto/api-field';
 import { OUTPUT_MODES } from '../generate-types';
 
 export class GenerateLogProbDto {
@@ -27,20 +28,6 @@ export class GenerateLogProbsDto {
   content?: GenerateLogProbsContentDto[] | null;
 }
 
-export class UsageDto {
-  @IntField({ required: true, description: 'Prompt tokens.' })
-  prompt_tokens!: number;
-
-  @IntField({ description: 'Generated tokens.' })
-  completion_tokens?: number | null;
-
-  @IntField({ description: 'prompt_tokens + completion_tokens.' })
-  total_tokens?: number | null;
-
-  @ObjectField({ description: '{cached_tokens} with --enable-prompt-tokens-details.' })
-  prompt_tokens_details?: Record<string, unknown> | null;
-}
-
 export class WeightVersionSpanDto {
   @StringField({ description: 'Weight version label ("default" until a weight update).' })
   version!: string;
@@ -52,6 +39,7 @@ export class WeightVersionSpanDto {
   end!: number;
 }
 
+@ApiSchema({ name: 'GenerateResponseChoice' })
 export class GenerateChoiceDto {
   @IntField({ required: true, description: 'Choice index (0..n-1).' })
   index!: number;

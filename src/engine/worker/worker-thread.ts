@@ -1,7 +1,7 @@
-// Starts a worker thread on one of the engine's worker entry files. From the compiled build the
-// worker runs the .js next to this file's folder; from TypeScript sources (jest, ts-node) a small
-// bootstrap compiles .ts files on require with @swc/core (or TypeScript's transpileModule),
-// since a worker does not inherit the parent's loader.
+// Starts a worker_thread on one of the engine's entry files. From the compiled build the
+// worker runs dist/.../<name>.js; from TypeScript sources (jest, ts-node) a small bootstrap
+// compiles .ts files on require with @swc/core (or TypeScript's transpileModule), since the
+// worker does not inherit the parent's loader.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -29,13 +29,10 @@ require.extensions['.ts'] = (module, filename) => module._compile(compile(fs.rea
 require(workerData.entry);
 `;
 
-/**
- * `entry` is the entry file's path without extension (e.g. path.join(__dirname, 'engine-worker')).
- * `data` reaches the worker as workerData (plus `entry` and `root` from TypeScript sources).
- */
-export function startWorker(entry: string, data: object): Worker {
-  const compiled = `${entry}.js`;
+/** `dir`: the caller's __dirname; `name`: the entry file without extension; `data`: its workerData (structured-cloned). */
+export function startWorkerThread(dir: string, name: string, data: object): Worker {
+  const compiled = path.join(dir, `${name}.js`);
   if (!__filename.endsWith('.ts') && fs.existsSync(compiled)) return new Worker(compiled, { workerData: data });
   const root = path.resolve(__dirname, '../../..');
-  return new Worker(TS_BOOTSTRAP, { eval: true, workerData: { ...data, entry: `${entry}.ts`, root } });
+  return new Worker(TS_BOOTSTRAP, { eval: true, workerData: { ...data, entry: path.join(dir, `${name}.ts`), root } });
 }

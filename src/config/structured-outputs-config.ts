@@ -1,0 +1,48 @@
+// --structured-outputs-config: vLLM's StructuredOutputsConfig as a JSON object
+// ({"backend": "xgrammar", "disable_any_whitespace": true, …}). Keys this server cannot honour
+// are refused at start-up rather than ignored.
+
+import type { StructuredOutputsDefaults } from '../engine/structured/grammar-spec';
+
+export interface StructuredOutputsConfig extends StructuredOutputsDefaults {
+  /** 'auto' or 'xgrammar': the only backend. */
+  backend: 'auto' | 'xgrammar';
+}
+
+export const DEFAULT_STRUCTURED_OUTPUTS_CONFIG: StructuredOutputsConfig = {
+  backend: 'auto',
+  disableAnyWhitespace: false,
+  disableAdditionalProperties: false,
+};
+
+const BOOLEAN_KEYS = {
+  disable_any_whitespace: 'disableAnyWhitespace',
+  disable_additional_properties: 'disableAdditionalProperties',
+} as const;
+
+/** Parses the flag's JSON text; throws Error with a readable message. */
+export function parseStructuredOutputsConfig(text: string): StructuredOutputsConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text) as unknown;
+  } catch {
+    throw new Error(`'${text}' is not a JSON object, e.g. '{"backend": "xgrammar", "disable_any_whitespace": true}'`);
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new Error(`'${text}' must be a JSON object`);
+  const config = { ...DEFAULT_STRUCTURED_OUTPUTS_CONFIG };
+  for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
+    if (key === 'backend') {
+      if (value !== 'auto' && value !== 'xgrammar') throw new Error(`backend ${JSON.stringify(value)} is not available; this server has 'xgrammar' (or 'auto')`);
+      config.backend = value;
+    } else if (key === 'disable_fallback') {
+      if (typeof value !== 'boolean') throw new Error('disable_fallback must be true or false');
+      // One backend: there is never a fallback, so either value holds.
+    } else if (key in BOOLEAN_KEYS) {
+      if (typeof value !== 'boolean') throw new Error(`${key} must be true or false`);
+      config[BOOLEAN_KEYS[key as keyof typeof BOOLEAN_KEYS]] = value;
+    } else {
+      throw new Error(`unknown or unsupported key '${key}' (supported: backend, disable_fallback, disable_any_whitespace, disable_additional_properties)`);
+    }
+  }
+  return config;
+}

@@ -1,0 +1,243 @@
+// The engine core's side of the grammar worker thread: compiles constraints there and gives
+// the sampler RemoteConstraints whose masks the worker fills in shared memory while the core
+// runs the model. Nothing here blocks the core's thread: compiles are messages, and the wait
+// for a step's masks (usually already written when the forward pass ends) is Atomics.waitAsync.
+
+import type { Worker } from 'node:worker_threads';
+import { RequestValidationError } from '../errors';
+import type { SequenceConstraint } from '../sampling/logits-processor';
+import type { Tokenizer } from '../../model/types';
+import { startWorkerThread } from '../worker/worker-thread';
+import type { CompileStats } from './grammar-compiler';
+import { DEFAULT_GRAMMAR_CACHE_SIZE } from './grammar-compiler';
+import { applyBitmask } from './grammar-constraint';
+import { SLOT_READY, slotWords, type GrammarCommand, type GrammarJob, type GrammarReply, type GrammarWorkerData } from './grammar-protocol';
+import type { ConstraintSpec } from './grammar-spec';
+import { byteLevelVocab } from './tokenizer-info';
+
+interface PendingCompile {
+  resolve(constraints: RemoteConstraint[]): void;
+  reject(err: Error): void;
+  enabled: boolean;
+}
+
+type WaitAsync = (array: Int32Array, index: number, value: number, timeoutMs?: number) => { async: boolean; value: Promise<string> | string };
+
+export class GrammarClient {
+  private readonly control: Int32Array;
+  private readonly words: number;
+  private slots: Int32Array<ArrayBufferLike> = new Int32Array(0);
+  private readonly compiles = new Map<string, PendingCompile>();
+  /** Constraints that asked for their next mask since the last flush. */
+  private batch: RemoteConstraint[] = [];
+  private batchDone: Promise<void> | null = null;
+  private step = 0;
+  /** Constraints done with, sent with the next step (or on their own when no step comes soon). */
+  private disposals: number[] = [];
+  private dead: Error | null = null;
+  private stats: CompileStats = { compileSeconds: [], cacheHits: 0, cacheMisses: 0 };
+
+  private constructor(
+    private readonly worker: Worker,
+    readonly vocabSize: number,
+    private readonly stopTokenIds: ReadonlySet<number>,
+    control: SharedArrayBuffer,
+  ) {
+    this.control = new Int32Array(control);
+    this.words = slotWords(vocabSize);
+    worker.on('message', (reply: GrammarReply) => this.onReply(reply));
+    worker.on('error', (err) => this.fail(err));
+    worker.on('exit', (code) => this.fail(new Error(`grammar worker exited (code ${code})`)));
+  }
+
+  /** Starts the worker with the model's vocabulary (xgrammar's tokenizer info is built there, once). */
+  static start(tokenizer: Tokenizer, vocabSize: number, eosTokenIds: readonly number[], cacheSize = DEFAULT_GRAMMAR_CACHE_SIZE): Promise<GrammarClient> {
+    const control = new SharedArrayBuffer(4);
+    const data: GrammarWorkerData = { vocab: byteLevelVocab(tokenizer, vocabSize), stopTokenIds: [...eosTokenIds], cacheSize, control };
+    const worker = startWorkerThread(__dirname, 'grammar-worker', data);
+    return new Promise((resolve, reject) => {
+      const onStart = (reply: GrammarReply) => {
+        if (reply.type === 'ready') resolve(new GrammarClient(worker, vocabSize, new Set(eosTokenIds), control));
+        else if (reply.type === 'startup-error') reject(new Error(`grammar worker failed to start: ${reply.error}`));
+        else return;
+        worker.off('message', onStart);
+      };
+      worker.on('message', onStart);
+      worker.once('error', reject);
+    });
+  }
+
+  /** One constraint per completion; rejects with RequestValidationError when xgrammar refuses the spec. */
+  compile(requestId: string, spec: ConstraintSpec, count: number, enabled = true): Promise<RemoteConstraint[]> {
+    if (this.dead) return Promise.reject(this.dead);
+    return new Promise((resolve, reject) => {
+      this.compiles.set(requestId, { resolve, reject, enabled });
+      this.post({ type: 'compile', requestId, spec, count, enabled });
+    });
+  }
+
+  drainStats(): CompileStats {
+    const out = this.stats;
+    this.stats = { compileSeconds: [], cacheHits: 0, cacheMisses: 0 };
+    return out;
+  }
+
+  async close(): Promise<void> {
+    this.worker.removeAllListeners('exit');
+    await this.worker.terminate();
+  }
+
+  /** Called by RemoteConstraint.prepare(): joins this step's batch, flushed once the caller's loop is done. */
+  requestMask(constraint: RemoteConstraint): Promise<void> {
+    if (this.dead) return Promise.reject(this.dead);
+    if (this.batch.length === 0) {
+      this.batchDone = new Promise<void>((resolve, reject) => queueMicrotask(() => void this.flush().then(resolve, reject)));
+    }
+    constraint.slot = this.batch.length;
+    this.batch.push(constraint);
+    return this.batchDone!;
+  }
+
+  /** Reads a slot: applies the mask, or throws when the worker refused the sequence's tokens. */
+  applySlot(slot: number, scores: Float32Array): void {
+    const at = slot * this.words;
+    if (this.slots[at] !== SLOT_READY) throw new Error('structured outputs: the grammar rejected a sampled token');
+    applyBitmask(scores, this.slots, at + 1, this.vocabSize);
+  }
+
+  /** Frees a constraint's matcher in the worker (batched: one message per step, not per sequence). */
+  dispose(id: number): void {
+    if (this.dead) return;
+    this.disposals.push(id);
+    if (this.disposals.length > 1) return;
+    setImmediate(() => {
+      if (this.disposals.length === 0 || this.dead) return;
+      this.post({ type: 'dispose', ids: this.disposals });
+      this.disposals = [];
+    });
+  }
+
+  isStopToken(token: number): boolean {
+    return this.stopTokenIds.has(token);
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.batch;
+    this.batch = [];
+    let grown: SharedArrayBuffer | undefined;
+    if (batch.length * this.words > this.slots.length) {
+      grown = new SharedArrayBuffer(Math.max(batch.length, 2 * this.slots.length / this.words) * this.words * 4);
+      this.slots = new Int32Array(grown);
+    }
+    const jobs: GrammarJob[] = batch.map((c) => c.takeJob());
+    const step = ++this.step;
+    const dispose = this.disposals;
+    this.disposals = [];
+    this.post({ type: 'step', step, jobs, ...(grown ? { slots: grown } : {}), ...(dispose.length > 0 ? { dispose } : {}) });
+    await this.waitForStep(step);
+  }
+
+  private async waitForStep(step: number): Promise<void> {
+    const waitAsync = (Atomics as unknown as { waitAsync: WaitAsync }).waitAsync;
+    for (;;) {
+      const done = Atomics.load(this.control, 0);
+      if (done >= step) return;
+      if (this.dead) throw this.dead;
+      const result = waitAsync(this.control, 0, done, 1000);
+      if (result.async) await result.value;
+    }
+  }
+
+  private post(command: GrammarCommand): void {
+    this.worker.postMessage(command);
+  }
+
+  private onReply(reply: GrammarReply): void {
+    if (reply.type !== 'compiled' && reply.type !== 'compile-failed') return;
+    const pending = this.compiles.get(reply.requestId);
+    if (!pending) return;
+    this.compiles.delete(reply.requestId);
+    if (reply.type === 'compile-failed') {
+      pending.reject(reply.name === 'RequestValidationError' ? new RequestValidationError(reply.message, reply.param) : new Error(reply.message));
+      return;
+    }
+    if (reply.seconds === null) this.stats.cacheHits++;
+    else {
+      this.stats.cacheMisses++;
+      this.stats.compileSeconds.push(reply.seconds);
+    }
+    pending.resolve(reply.ids.map((id) => new RemoteConstraint(this, id, pending.enabled)));
+  }
+
+  private fail(err: Error): void {
+    if (this.dead) return;
+    this.dead = new Error(`grammar worker failed: ${err.message}`);
+    for (const pending of this.compiles.values()) pending.reject(this.dead);
+    this.compiles.clear();
+  }
+}
+
+/**
+ * A sequence's constraint whose matcher lives in the grammar worker. Tokens it accepts are
+ * sent with the next mask request; `terminated` is known here: the grammar only allows a stop
+ * token once its parse is complete, so accepting one ends it.
+ */
+export class RemoteConstraint implements SequenceConstraint {
+  readonly hard = true;
+  /** Slot of the mask requested for the coming sample (set by GrammarClient.requestMask). */
+  slot = -1;
+  private pending: number[] = [];
+  private enableSent: boolean;
+  private ended = false;
+  private disposed = false;
+
+  constructor(
+    private readonly client: GrammarClient,
+    readonly id: number,
+    private active: boolean,
+  ) {
+    this.enableSent = active;
+  }
+
+  get enabled(): boolean {
+    return this.active;
+  }
+
+  get terminated(): boolean {
+    return this.ended;
+  }
+
+  enable(): void {
+    this.active = true;
+  }
+
+  prepare(): Promise<void> | void {
+    if (!this.active || this.ended || this.disposed) return;
+    return this.client.requestMask(this);
+  }
+
+  apply(scores: Float32Array): void {
+    if (!this.active) return;
+    this.client.applySlot(this.slot, scores);
+  }
+
+  accept(tokenId: number): void {
+    if (!this.active || this.ended) return;
+    this.pending.push(tokenId);
+    if (this.client.isStopToken(tokenId)) this.ended = true;
+  }
+
+  /** The job for this step's message: tokens to accept, a pending enable, the mask slot. */
+  takeJob(): GrammarJob {
+    const job: GrammarJob = { id: this.id, accept: this.pending, enable: this.active && !this.enableSent, slot: this.slot };
+    this.pending = [];
+    this.enableSent = this.active;
+    return job;
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.client.dispose(this.id);
+  }
+}

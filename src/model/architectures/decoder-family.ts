@@ -1,0 +1,169 @@
+// What llama-style decoders (llama, mistral, qwen2) share: the config.json mapping, canonical
+// weight names (HF's `model.layers.{i}.…`), the GGUF mapping of llama.cpp files and the graphs
+// (graph/decoder-graph.ts). Each member (llama.ts, qwen2.ts) states only how it differs.
+
+import { buildDecoderGraph, buildDecoderPoolingGraph } from '../graph/decoder-graph';
+import { ggufArchConfig } from '../gguf/gguf-config';
+import { ropePermutedHeads } from '../gguf/rope-permute';
+import { ggufTensorName, hfTensorName } from '../gguf/tensor-names';
+import type { DecoderArchConfig, ModelOutput } from '../types';
+import type { ArchitectureDescriptor, HfConfigContext, WeightSpec } from './architecture';
+import { isObject, numberReader, type Json } from './hf-json';
+
+export interface DecoderTraits {
+  name: string;
+  modelTypes: readonly string[];
+  ggufArchitectures: readonly string[];
+  /** q/k/v projections carry biases (qwen2 always; llama when config.json sets attention_bias). */
+  attentionBias: (json: Json) => boolean;
+  /** The sliding window applies (mistral always when set; qwen2 only with use_sliding_window). */
+  slidingWindowApplies: (json: Json) => boolean;
+  /** llama.cpp interleaves this family's Q/K rows for RoPE when converting (llama: yes, qwen2: no). */
+  ggufRopeRowsPermuted: boolean;
+}
+
+/** Tensors some checkpoints carry that are not weights (old llama checkpoints saved RoPE tables). */
+const NOT_WEIGHTS = /\.rotary_emb\.inv_freq$/;
+
+export function decoderDescriptor(traits: DecoderTraits): ArchitectureDescriptor<DecoderArchConfig> {
+  return {
+    name: traits.name,
+    defaultPooling: 'LAST',
+    sentencePairs: false,
+    hf: {
+      modelTypes: traits.modelTypes,
+      config: (json, ctx) => decoderHfConfig(json, ctx, traits),
+      tensorName: (stored, config, output) => {
+        if (NOT_WEIGHTS.test(stored)) return null;
+        // A tied checkpoint may still store lm_head; the graph uses the embedding. Pooling graphs have no LM head.
+        if (stored === 'lm_head.weight' && (config.tieWordEmbeddings || output.kind !== 'logits')) return null;
+        return stored;
+      },
+    },
+    gguf: {
+      architectures: traits.ggufArchitectures,
+      config: (file, ropeFreqFactors) => ({ ...ggufArchConfig(file, ropeFreqFactors), architecture: traits.name }),
+      tensorName: hfTensorName,
+      ggufName: ggufTensorName,
+      ropePermutedHeads: (name, config) => (traits.ggufRopeRowsPermuted ? ropePermutedHeads(name, config) : null),
+    },
+    weightSpecs: decoderWeightSpecs,
+    contextLength: derivedContextLength,
+    overrideKeys: Object.keys(DECODER_OVERRIDES),
+    applyOverride: (config, key, value) => DECODER_OVERRIDES[key](config, value),
+    graphs: {
+      causalLm: buildDecoderGraph,
+      pooling: buildDecoderPoolingGraph,
+    },
+  };
+}
+
+/** DecoderArchConfig from config.json (LlamaConfig / MistralConfig / Qwen2Config fields). */
+function decoderHfConfig(json: Json, ctx: HfConfigContext, traits: DecoderTraits): DecoderArchConfig {
+  const num = numberReader(json, ctx.source);
+  const hiddenSize = num('hidden_size');
+  const numHeads = num('num_attention_heads');
+  // transformers >= 4.56 nests rope_theta/rope_type in rope_parameters.
+  const ropeParameters = isObject(json.rope_parameters) ? json.rope_parameters : {};
+  const ropeTheta = num('rope_theta', typeof ropeParameters.rope_theta === 'number' ? ropeParameters.rope_theta : 10000);
+  const maxPositions = num('max_position_embeddings', 2048);
+  const window = json.sliding_window;
+  // Full attention over a sliding-window model is exact only inside the window, so the usable
+  // context is capped at the window (Mistral v0.1: 4096; Qwen2 only when use_sliding_window is on).
+  const windowed = traits.slidingWindowApplies(json) && typeof window === 'number' && window > 0;
+  return {
+    architecture: traits.name,
+    hiddenSize,
+    intermediateSize: num('intermediate_size'),
+    numLayers: num('num_hidden_layers'),
+    numHeads,
+    numKvHeads: num('num_key_value_heads', numHeads),
+    headDim: num('head_dim', hiddenSize / numHeads),
+    vocabSize: num('vocab_size'),
+    rmsNormEps: num('rms_norm_eps', 1e-6),
+    ropeTheta,
+    ropeScaling: ropeScaling(json.rope_scaling ?? json.rope_parameters),
+    maxPositionEmbeddings: windowed ? Math.min(window, maxPositions) : maxPositions,
+    tieWordEmbeddings: typeof json.tie_word_embeddings === 'boolean' ? json.tie_word_embeddings : ctx.hasTensor('lm_head.weight') === false,
+    attentionBias: traits.attentionBias(json),
+  };
+}
+
+/** --hf-overrides keys of the decoders (graph-shaping ones; weights do not depend on them). */
+const DECODER_OVERRIDES: Readonly<Record<string, (config: DecoderArchConfig, value: unknown) => DecoderArchConfig>> = {
+  rope_theta: (config, value) => {
+    if (typeof value !== 'number' || !(value > 0)) throw new Error('rope_theta must be a positive number');
+    return { ...config, ropeTheta: value };
+  },
+  rope_scaling: (config, value) => {
+    if (value !== null && (typeof value !== 'object' || Array.isArray(value))) throw new Error('rope_scaling must be a JSON object or null');
+    return { ...config, ropeScaling: ropeScaling(value) };
+  },
+  max_position_embeddings: (config, value) => {
+    if (!Number.isInteger(value) || (value as number) < 1) throw new Error('max_position_embeddings must be a positive integer');
+    return { ...config, maxPositionEmbeddings: value as number };
+  },
+};
+
+/** rope_scaling with `rope_type` (older configs call it `type`); null for none or 'default'. */
+function ropeScaling(value: unknown): Record<string, unknown> | null {
+  if (!isObject(value)) return null;
+  const { type, rope_theta: _theta, ...rest } = value;
+  const ropeType = rest.rope_type ?? type;
+  if (ropeType === undefined || ropeType === 'default') return null;
+  return { ...rest, rope_type: ropeType };
+}
+
+/**
+ * vLLM's derived max_model_len: RoPE scaling that stretches positions (linear, dynamic, yarn)
+ * multiplies the trained length by its factor (yarn from original_max_position_embeddings);
+ * llama3 / longrope configs already state the extended length.
+ */
+export function derivedContextLength(config: DecoderArchConfig): number {
+  const scaling = config.ropeScaling;
+  const factor = Number(scaling?.factor);
+  if (!scaling || !(factor > 1) || !['linear', 'dynamic', 'yarn'].includes(String(scaling.rope_type))) {
+    return config.maxPositionEmbeddings;
+  }
+  const original = scaling.original_max_position_embeddings;
+  const base = scaling.rope_type === 'yarn' && typeof original === 'number' ? original : config.maxPositionEmbeddings;
+  return Math.floor(base * factor);
+}
+
+const LOGITS: ModelOutput = { kind: 'logits' };
+
+/** The decoder's weights (HF names, [out, in] shapes) for what its runner returns. */
+export function decoderWeightSpecs(config: DecoderArchConfig, output: ModelOutput = LOGITS): WeightSpec[] {
+  const { hiddenSize: h, intermediateSize: ffn, numHeads, numKvHeads, headDim, vocabSize } = config;
+  const q = numHeads * headDim;
+  const kv = numKvHeads * headDim;
+  const specs: WeightSpec[] = [{ name: 'model.embed_tokens.weight', shape: [vocabSize, h], isNorm: false }];
+  for (let i = 0; i < config.numLayers; i++) {
+    const p = `model.layers.${i}.`;
+    specs.push(
+      { name: `${p}input_layernorm.weight`, shape: [h], isNorm: true },
+      { name: `${p}self_attn.q_proj.weight`, shape: [q, h], isNorm: false },
+      { name: `${p}self_attn.k_proj.weight`, shape: [kv, h], isNorm: false },
+      { name: `${p}self_attn.v_proj.weight`, shape: [kv, h], isNorm: false },
+    );
+    if (config.attentionBias) {
+      specs.push(
+        { name: `${p}self_attn.q_proj.bias`, shape: [q], isNorm: false },
+        { name: `${p}self_attn.k_proj.bias`, shape: [kv], isNorm: false },
+        { name: `${p}self_attn.v_proj.bias`, shape: [kv], isNorm: false },
+      );
+    }
+    specs.push(
+      { name: `${p}self_attn.o_proj.weight`, shape: [h, q], isNorm: false },
+      { name: `${p}post_attention_layernorm.weight`, shape: [h], isNorm: true },
+      { name: `${p}mlp.gate_proj.weight`, shape: [ffn, h], isNorm: false },
+      { name: `${p}mlp.up_proj.weight`, shape: [ffn, h], isNorm: false },
+      { name: `${p}mlp.down_proj.weight`, shape: [h, ffn], isNorm: false },
+    );
+  }
+  specs.push({ name: 'model.norm.weight', shape: [h], isNorm: true });
+  if (output.kind === 'logits' && !config.tieWordEmbeddings) specs.push({ name: 'lm_head.weight', shape: [vocabSize, h], isNorm: false });
+  // *ForSequenceClassification checkpoints (and decoders converted to classifiers) score the pooled state.
+  if (output.kind === 'classifier') specs.push({ name: 'score.weight', shape: [output.numLabels, h], isNorm: false });
+  return specs;
+}

@@ -1,0 +1,50 @@
+// The architectures this server runs (one descriptor each; architecture.ts says how to add one)
+// and the lookups the loaders, runners and writers use instead of branching on names.
+
+import type { ModelArchConfig } from '../types';
+import type { ArchitectureDescriptor, WeightSpec } from './architecture';
+import { bert } from './bert';
+import { llama } from './llama';
+import { qwen2 } from './qwen2';
+import { xlmRoberta } from './xlm-roberta';
+
+export const ARCHITECTURES: readonly ArchitectureDescriptor[] = [llama, qwen2, bert, xlmRoberta];
+
+/** The descriptor that produced `config`. */
+export function architectureOf(config: ModelArchConfig): ArchitectureDescriptor {
+  const descriptor = ARCHITECTURES.find((d) => d.name === config.architecture);
+  if (!descriptor) throw new Error(`architecture '${config.architecture}' is not registered`);
+  return descriptor;
+}
+
+/** The descriptor for a config.json `model_type`; throws naming the supported ones. */
+export function architectureForHfModelType(modelType: unknown, source: string): ArchitectureDescriptor {
+  const descriptor = typeof modelType === 'string' ? ARCHITECTURES.find((d) => d.hf.modelTypes.includes(modelType)) : undefined;
+  if (!descriptor) {
+    const supported = ARCHITECTURES.flatMap((d) => d.hf.modelTypes).join(', ');
+    throw new Error(`${source}: model_type ${JSON.stringify(modelType)} is not supported (supported: ${supported})`);
+  }
+  return descriptor;
+}
+
+/** The descriptor for a GGUF `general.architecture`; throws naming the supported ones. */
+export function architectureForGguf(arch: unknown, path: string): ArchitectureDescriptor {
+  if (typeof arch !== 'string') throw new Error(`${path}: GGUF metadata has no general.architecture`);
+  const descriptor = ARCHITECTURES.find((d) => d.gguf?.architectures.includes(arch));
+  if (!descriptor) {
+    const supported = ARCHITECTURES.flatMap((d) => d.gguf?.architectures ?? []).join(', ');
+    throw new Error(`${path}: architecture "${arch}" is not supported (supported: ${supported})`);
+  }
+  return descriptor;
+}
+
+/** Throws naming the first weight that is missing or has the wrong shape. */
+export function checkWeightShapes(specs: readonly WeightSpec[], shapeOf: (name: string) => number[] | undefined, source: string): void {
+  for (const spec of specs) {
+    const shape = shapeOf(spec.name);
+    if (!shape) throw new Error(`${source}: missing weight ${spec.name}`);
+    if (shape.join(',') !== spec.shape.join(',')) {
+      throw new Error(`${source}: weight ${spec.name} has shape [${shape.join(',')}], the config implies [${spec.shape.join(',')}]`);
+    }
+  }
+}

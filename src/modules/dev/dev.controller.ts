@@ -1,0 +1,85 @@
+// VLLM_SERVER_DEV_MODE=1 endpoints: POST /reset_prefix_cache, GET /server_info, POST /sleep,
+// POST /wake_up, GET /is_sleeping, POST /collective_rpc (400: there are no Python workers).
+// Sleep frees the KV cache and the onnxruntime session (level 2: the weights too, reloaded
+// from disk on wake); while asleep, generation answers 503.
+
+import { Controller, Get, HttpCode, Inject, Post, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { OpenAIHttpError } from '../../serving/openai-error';
+import { ServerConfig } from '../../config/server-config';
+import type { EngineClient, SleepLevel } from '../../engine/types';
+import { ORTLLM_VERSION } from '../../config/version';
+import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';
+
+export class IsSleepingResponse {
+  @ApiProperty({ description: 'Whether the engine is asleep (POST /sleep without /wake_up since).' })
+  is_sleeping!: boolean;
+}
+
+export class ServerInfoResponse {
+  @ApiProperty({ description: 'The server and engine configuration: text, or an object with config_format=json' })
+  vllm_config!: string | Record<string, unknown>;
+}
+
+/** Keys never shown by /server_info. */
+const SECRET_KEYS = new Set(['apiKeys']);
+
+@ApiTags('dev')
+@Controller()
+export class DevController {
+  constructor(
+    @Inject(ENGINE_CLIENT) private readonly engine: EngineClient,
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+  ) {}
+
+  @Post('reset_prefix_cache')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Forget every cached prefix block (the next identical prompt is a cache miss)' })
+  async resetPrefixCache(): Promise<void> {
+    await this.engine.resetPrefixCache();
+  }
+
+  @Get('server_info')
+  @ApiQuery({ name: 'config_format', required: false, enum: ['text', 'json'] })
+  @ApiOperation({ summary: 'Server and engine configuration (API keys left out)' })
+  @ApiOkResponse({ type: ServerInfoResponse, description: 'The configuration.' })
+  showServerInfo(@Query('config_format') format?: string): ServerInfoResponse {
+    const config = Object.fromEntries(Object.entries(this.config).filter(([k]) => !SECRET_KEYS.has(k)));
+    const info = { ortllm_version: ORTLLM_VERSION, ...config, engine: { ...this.engine.stats(), max_model_len: this.engine.maxModelLen, model_config: this.engine.modelConfig } };
+    if (format === 'json') return { vllm_config: info };
+    return { vllm_config: Object.entries(info).map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`).join(', ') };
+  }
+
+  @Post('sleep')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Free the KV cache and the session (level 2: the weights too); generation answers 503 until /wake_up' })
+  @ApiQuery({ name: 'level', required: false, enum: ['1', '2'] })
+  @ApiQuery({ name: 'mode', required: false, enum: ['abort', 'wait'], description: 'abort (default): requests in flight end with finish_reason abort; wait: they finish first' })
+  async sleep(@Query('level') level = '1', @Query('mode') mode = 'abort'): Promise<void> {
+    if (!this.config.enableSleepMode) throw OpenAIHttpError.badRequest('Sleep mode is not enabled: start the server with --enable-sleep-mode.');
+    if (level !== '1' && level !== '2') throw OpenAIHttpError.badRequest(`level must be 1 or 2, got '${level}'`, 'level');
+    if (mode !== 'abort' && mode !== 'wait') throw OpenAIHttpError.badRequest(`mode must be 'abort' or 'wait', got '${mode}'`, 'mode');
+    await this.engine.sleep(Number(level) as SleepLevel, mode);
+  }
+
+  @Post('wake_up')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Rebuild what /sleep freed; `tags` (weights, kv_cache) are accepted and wake both' })
+  async wakeUp(): Promise<void> {
+    await this.engine.wakeUp();
+  }
+
+  @Get('is_sleeping')
+  @ApiOperation({ summary: 'Whether the engine sleeps' })
+  @ApiOkResponse({ type: IsSleepingResponse, description: 'The sleep state.' })
+  isSleeping(): IsSleepingResponse {
+    return { is_sleeping: this.engine.sleepState().sleeping };
+  }
+
+  @Post('collective_rpc')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Always 400: it calls methods of vLLM\'s Python workers, which do not exist here' })
+  collectiveRpc(): never {
+    throw OpenAIHttpError.badRequest('collective_rpc calls methods on vLLM\'s Python GPU workers; ortllm has none (one engine thread, no RPC-able worker methods).');
+  }
+}

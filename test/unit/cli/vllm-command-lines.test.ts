@@ -1,0 +1,155 @@
+// Real vLLM command lines (as vLLM's docs, Helm charts and Kubernetes manifests write them) parsed
+// by `ortllm serve`: each either starts (the serve handler gets the config, with one notice per
+// flag that has no effect) or exits 2 with the reason and what to use instead.
+
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runProgram } from '../../../src/cli/program';
+import type { ServerConfig } from '../../../src/config/server-config';
+
+interface Outcome {
+  code: number;
+  config: ServerConfig | null;
+  notices: string[];
+  stderr: string;
+}
+
+/** `line` as typed after `vllm`; the vllm binary name is swapped for ortllm's argv. */
+async function run(line: string[], env: NodeJS.ProcessEnv = {}): Promise<Outcome> {
+  let config: ServerConfig | null = null;
+  let notices: string[] = [];
+  let stderr = '';
+  const write = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((chunk: string) => {
+    stderr += chunk;
+    return true;
+  });
+  const saved = { ...process.env };
+  Object.assign(process.env, env);
+  try {
+    const code = await runProgram(['node', 'ortllm', ...line], async (c, n) => {
+      config = c;
+      notices = n;
+    });
+    return { code, config, notices, stderr };
+  } finally {
+    process.stderr.write = write;
+    process.env = saved;
+  }
+}
+
+const MODEL = '/models/Llama-3.2-1B-Instruct';
+
+describe('vLLM command lines', () => {
+  it("the issue's Kubernetes line starts, with one notice for --trust-remote-code", async () => {
+    const r = await run(['serve', MODEL, '--dtype', 'auto', '--trust-remote-code', '--gpu-memory-utilization', '0.9', '--seed', '0', '--disable-log-stats']);
+    expect(r.code).toBe(0);
+    expect(r.config).toMatchObject({ model: MODEL, dtype: 'auto', gpuMemoryUtilization: 0.9, seed: 0, disableLogStats: true });
+    expect(r.notices).toEqual([expect.stringMatching(/^--trust-remote-code has no effect here: no Python model code/)]);
+  });
+
+  it('a Helm chart line (host, port, served name, key, prefix caching, batch limits) starts', async () => {
+    const r = await run(['serve', MODEL, '--host', '0.0.0.0', '--port', '8000', '--served-model-name', 'llama', '--api-key', 'sk-1',
+      '--enable-prefix-caching', '--max-num-seqs', '64', '--max-model-len', '4096', '--disable-log-requests', '--uvicorn-log-level', 'warning']);
+    expect(r.code).toBe(0);
+    expect(r.config).toMatchObject({ host: '0.0.0.0', servedModelNames: ['llama'], apiKeys: ['sk-1'], maxNumSeqs: 64, maxModelLen: 4096, enableLogRequests: false, logLevel: 'warning' });
+    expect(r.notices).toEqual([]);
+  });
+
+  it('--tensor-parallel-size 2 is refused with the reason and the alternative; -tp 1 is accepted', async () => {
+    const r = await run(['serve', MODEL, '--tensor-parallel-size', '2']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--tensor-parallel-size 2 is not supported: one ortllm process serves one model replica.*Instead: run more replicas/);
+    expect(r.stderr).not.toMatch(/unknown option/);
+    const ok = await run(['serve', MODEL, '-tp', '1', '--enforce-eager']);
+    expect(ok.code).toBe(0);
+    expect(ok.notices).toEqual([expect.stringMatching(/^--enforce-eager has no effect here: there are no CUDA graphs/), expect.stringMatching(/^--tensor-parallel-size 1 has no effect/)]);
+  });
+
+  it('underscore spellings are the same flags', async () => {
+    const r = await run(['serve', MODEL, '--max_num_seqs', '32', '--block_size=32', '--enable_chunked_prefill', '--swap_space', '4']);
+    expect(r.code).toBe(0);
+    expect(r.config).toMatchObject({ maxNumSeqs: 32, blockSize: 32 });
+    expect(r.notices.map((n) => n.split(' ')[0])).toEqual(['--swap-space', '--enable-chunked-prefill']);
+  });
+
+  it('--config FILE.yaml: keys in either spelling, the command line wins, false means --no-', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ortllm-config-'));
+    const file = join(dir, 'vllm.yaml');
+    writeFileSync(file, ['model: /models/from-config', 'port: 8001', 'max_model_len: 2048', 'tensor-parallel-size: 1', 'enable_prefix_caching: false', 'dtype: half', 'served-model-name: [a, b]'].join('\n'));
+    const r = await run(['serve', '--config', file, '--port', '9000']);
+    expect(r.code).toBe(0);
+    expect(r.config).toMatchObject({ model: '/models/from-config', port: 9000, maxModelLen: 2048, enablePrefixCaching: false, dtype: 'float16', servedModelNames: ['a', 'b'] });
+    const positional = await run(['serve', MODEL, '--config', file]);
+    expect(positional.config?.model).toBe(MODEL);
+    const bad = await run(['serve', MODEL, '--config', join(dir, 'vllm.json')]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--config .*must be YAML/);
+  });
+
+  it.each([
+    [['--quantization', 'awq'], /--quantization awq is not supported: quantization is read from the model file.*Instead: convert the model to a quantized GGUF/],
+    [['--kv-cache-dtype', 'fp8'], /'fp8' is not supported: the runner stores the KV cache in float32 only/],
+    [['--dtype', 'bfloat16'], /bfloat16 is not supported: onnxruntime's CPU kernels have no bfloat16/],
+    [['--enable-lora', '--lora-modules', 'sql=/loras/sql'], /--lora-modules sql=\/loras\/sql is not supported: LoRA adapters are not supported.*Instead: merge the adapter/],
+    [['--speculative-config', '{"model": "draft", "num_speculative_tokens": 5}'], /--speculative-config .* is not supported: speculative decoding/],
+    [['--pipeline-parallel-size', '2', '--distributed-executor-backend', 'ray'], /--pipeline-parallel-size 2 is not supported/],
+    [['--tokenizer-mode', 'mistral'], /'mistral' needs vLLM's Python tokenizer/],
+    [['--no-enable-chunked-prefill'], /--no-enable-chunked-prefill is not supported: prefill is always chunked.*Instead: raise --max-num-batched-tokens/],
+  ])('refuses %j with the reason', async (flags, message) => {
+    const r = await run(['serve', MODEL, ...(flags)]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+
+  it('a vLLM CPU deployment line with compilation and download flags starts with one notice each', async () => {
+    const r = await run(['serve', MODEL, '--compilation-config.level', '3', '-O3', '--download-dir', '/data', '--max-num-batched-tokens', '8k',
+      '--max-num-partial-prefills', '4', '--max-long-partial-prefills', '2', '--max-model-len', '8192']);
+    expect(r.code).toBe(0);
+    expect(r.config).toMatchObject({ maxNumBatchedTokens: 8000, maxNumPartialPrefills: 4, maxLongPartialPrefills: 2, longPrefillTokenThreshold: Math.floor(8192 * 0.04) });
+    expect(r.notices.map((n) => n.split(' ')[0]).sort()).toEqual(['--compilation-config', '--download-dir', '--optimization-level']);
+  });
+
+  it('VLLM_* variables with a meaning apply (flags win); the others are named in one notice', async () => {
+    const r = await run(['serve', MODEL, '--uvicorn-log-level', 'info'], {
+      VLLM_SERVER_DEV_MODE: '1', VLLM_LOGGING_LEVEL: 'DEBUG', VLLM_CPU_KVCACHE_SPACE: '2', VLLM_API_KEY: 'env-key', VLLM_USE_V1: '1', VLLM_ATTENTION_BACKEND: 'FLASH_ATTN',
+    });
+    expect(r.code).toBe(0);
+    expect(r.config).toMatchObject({ devMode: true, logLevel: 'info', kvCacheMemoryBytes: 2 * 2 ** 30, apiKeys: ['env-key'] });
+    expect(r.notices).toContain('VLLM_ATTENTION_BACKEND, VLLM_USE_V1 are set and have no effect here');
+  });
+
+  it('a flag that neither ortllm nor vLLM has is still an unknown option', async () => {
+    const r = await run(['serve', MODEL, '--no-such-flag']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/unknown option '--no-such-flag'/);
+  });
+});
+
+describe("every flag of vLLM's serve --help", () => {
+  // Owned by work in progress (tool calling / reasoning): listed once it lands.
+  const PENDING = new Set(['--chat-template-content-format', '--enable-auto-tool-choice', '--exclude-tools-when-tool-choice-none', '--tool-call-parser',
+    '--tool-parser-plugin', '--reasoning-parser']);
+
+  it('is implemented, accepted with a notice or refused with a reason', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { SERVER_FLAGS } = await import('../../../src/config/server-flags');
+    const { VLLM_FLAG_POLICY } = await import('../../../src/config/vllm-flag-policy');
+    const vllm = readFileSync(join(__dirname, '../../fixtures/vllm-serve-flags.txt'), 'utf8').split('\n').filter((l) => l.startsWith('--'));
+    const long = (flags: string) => flags.split(/[ ,]/)[0];
+    const covered = new Set(['--config', ...SERVER_FLAGS.map((f) => long(f.flags)), ...VLLM_FLAG_POLICY.map((p) => long(p.flags))]);
+    expect(vllm.filter((flag) => !covered.has(flag) && !PENDING.has(flag))).toEqual([]);
+    // Pending flags are not yet claimed by any table (the owning work adds them).
+    expect([...PENDING].filter((flag) => covered.has(flag))).toEqual([]);
+  });
+});
+
+describe('--hf-overrides and its older spellings', () => {
+  it('folds --rope-theta / --rope-scaling into the overrides, --hf-overrides winning', async () => {
+    const { toLoadModelOptions } = await import('../../../src/config/server-config');
+    const r = await run(['serve', MODEL, '--rope-theta', '1e6', '--rope-scaling', '{"rope_type":"linear","factor":2}', '--hf-overrides', '{"rope_theta": 500000}']);
+    expect(r.code).toBe(0);
+    expect(toLoadModelOptions(r.config!).hfOverrides).toEqual({ rope_theta: 500000, rope_scaling: { rope_type: 'linear', factor: 2 } });
+  });
+});
