@@ -51,18 +51,24 @@ export function validationExceptionFactory(errors: ValidationError[]): BadReques
 
 type DtoClass = new () => object;
 
-/** The nested DTO classes of a DTO's declared properties, found once per class. */
-const nestedTypesByClass = new Map<DtoClass, Map<string, DtoClass>>();
+/** A declared nested DTO field: its class, and whether it holds a list of them. */
+interface NestedField {
+  type: DtoClass;
+  list: boolean;
+}
 
-function nestedTypes(cls: DtoClass): Map<string, DtoClass> {
-  let nested = nestedTypesByClass.get(cls);
+/** The nested DTO fields of a DTO's declared properties, found once per class. */
+const nestedFieldsByClass = new Map<DtoClass, Map<string, NestedField>>();
+
+function nestedFields(cls: DtoClass): Map<string, NestedField> {
+  let nested = nestedFieldsByClass.get(cls);
   if (nested) return nested;
   nested = new Map();
   if (transformerMetadata.getExposedMetadatas(cls).length > 0 || transformerMetadata.getExcludedMetadatas(cls).length > 0) {
     throw new Error(`${cls.name}: @Expose/@Exclude are not supported by the request validation (src/common/validation.ts)`);
   }
-  const declared = new Set(getMetadataStorage().getTargetValidationMetadatas(cls, '', true, false).map((m) => m.propertyName));
-  for (const property of declared) {
+  const rules = getMetadataStorage().getTargetValidationMetadatas(cls, '', true, false);
+  for (const property of new Set(rules.map((m) => m.propertyName))) {
     if (transformerMetadata.findTransformMetadatas(cls, property, 0 /* PLAIN_TO_CLASS */).length > 0) {
       throw new Error(`${cls.name}.${property}: @Transform is not supported by the request validation (src/common/validation.ts)`);
     }
@@ -72,9 +78,11 @@ function nestedTypes(cls: DtoClass): Map<string, DtoClass> {
       throw new Error(`${cls.name}.${property}: @Type discriminators are not supported by the request validation (src/common/validation.ts)`);
     }
     const target = (type.typeFunction ? type.typeFunction() : type.reflectedType) as DtoClass;
-    if (typeof target === 'function' && target !== Object && target !== Array) nested.set(property, target);
+    if (typeof target !== 'function' || target === Object || target === Array) continue;
+    const list = rules.some((m) => m.propertyName === property && m.type === 'nestedValidation' && m.each === true);
+    nested.set(property, { type: target, list });
   }
-  nestedTypesByClass.set(cls, nested);
+  nestedFieldsByClass.set(cls, nested);
   return nested;
 }
 
@@ -83,18 +91,28 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * A `cls` instance holding the body's own fields; nested DTO fields (objects, or lists of them)
- * become instances too. Values of other shapes are left for the validators to refuse.
+ * A `cls` instance holding the body's own fields; nested DTO fields (an object, or a list of
+ * them) become instances too. A nested field of the wrong shape (a list where an object belongs,
+ * or the other way round; class-validator's ValidateNested would let a list through) is added to
+ * `shapeErrors` and kept as sent.
  */
-export function toDtoInstance(cls: DtoClass, plain: Record<string, unknown>): object {
+export function toDtoInstance(cls: DtoClass, plain: Record<string, unknown>, shapeErrors: FieldError[] = [], path = ''): object {
   const instance = new cls() as Record<string, unknown>;
-  const nested = nestedTypes(cls);
+  const nested = nestedFields(cls);
   for (const key of Object.keys(plain)) {
     const value = plain[key];
-    const type = nested.get(key);
-    if (type === undefined) instance[key] = value;
-    else if (Array.isArray(value)) instance[key] = value.map((item: unknown) => (isPlainObject(item) ? toDtoInstance(type, item) : item));
-    else instance[key] = isPlainObject(value) ? toDtoInstance(type, value) : value;
+    const field = nested.get(key);
+    instance[key] = value;
+    if (field === undefined || value === null || value === undefined) continue;
+    const at = `${path}${key}`;
+    if (field.list) {
+      if (!Array.isArray(value)) shapeErrors.push({ path: at, message: `${key} must be a list` });
+      else instance[key] = value.map((item: unknown, i) => (isPlainObject(item) ? toDtoInstance(field.type, item, shapeErrors, `${at}.${i}.`) : item));
+    } else if (isPlainObject(value)) {
+      instance[key] = toDtoInstance(field.type, value, shapeErrors, `${at}.`);
+    } else {
+      shapeErrors.push({ path: at, message: `${key} must be an object` });
+    }
   }
   return instance;
 }
@@ -111,7 +129,9 @@ export class RequestValidationPipe implements PipeTransform {
       throw badRequestForFields([{ path: 'body', message: 'Field required: send a JSON object body' }]);
     }
     if (!isPlainObject(value)) throw badRequestForFields([{ path: 'body', message: 'Input should be a JSON object' }]);
-    const instance = toDtoInstance(metadata.metatype, value);
+    const shapeErrors: FieldError[] = [];
+    const instance = toDtoInstance(metadata.metatype, value, shapeErrors);
+    if (shapeErrors.length > 0) throw badRequestForFields(shapeErrors);
     const errors = validateSync(instance, { forbidUnknownValues: false, whitelist: false });
     if (errors.length > 0) throw validationExceptionFactory(errors);
     return instance;

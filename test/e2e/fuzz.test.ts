@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
+import { writeEncoderDir } from '../helpers/encoder-model';
 import { HealthProbe } from '../helpers/health-probe';
 import { needs } from '../helpers/needs';
 import { arbitraryFor, specOperations, topProperties, type OpenApiDoc, type SpecOperation } from '../helpers/schema-arbitrary';
@@ -151,33 +152,42 @@ function encodeBody(op: SpecOperation, value: unknown): { body: Buffer | null; h
 needs(defaultTestModel()).describe('fuzz: every operation of the OpenAPI spec', () => {
   let scaleOut: TestServer;
   let tokensOnly: TestServer;
+  let embedder: TestServer;
+  let classifier: TestServer;
   const servers = new Map<string, TestServer>();
   const operations = specOperations(spec);
 
   beforeAll(async () => {
     const { mkdtempSync, writeFileSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
-    const template = join(mkdtempSync(join(tmpdir(), 'ortllm-fuzz-')), 'chat.jinja');
+    const tmp = mkdtempSync(join(tmpdir(), 'ortllm-fuzz-'));
+    const template = join(tmp, 'chat.jinja');
     writeFileSync(template, CHAT_TEMPLATE);
-    [scaleOut, tokensOnly] = await Promise.all([
-      startServer(['--api-key', KEY, '--served-model-name', MODEL, '--enable-scale-out', '--chat-template', template, '--trust-request-chat-template']),
+    const crossEncoder = writeEncoderDir(join(tmp, 'reranker'), { family: 'bert', numLabels: 1, hidden: 32, layers: 2, heads: 4, intermediate: 64, maxPositions: 64 }, 42);
+    const common = ['--api-key', KEY, '--served-model-name', MODEL, '--chat-template', template];
+    [scaleOut, tokensOnly, embedder, classifier] = await Promise.all([
+      // VLLM_SERVER_DEV_MODE registers the dev routes (sleep, wake_up, reset_prefix_cache, …).
+      startServer([...common, '--enable-scale-out', '--trust-request-chat-template'], { env: { VLLM_SERVER_DEV_MODE: '1' } }),
       startServer(['--api-key', KEY, '--served-model-name', MODEL, '--tokens-only']),
+      // The pooling routes: the same model served as an embedder, and a small BERT cross-encoder.
+      startServer([...common, '--convert', 'embed']),
+      startServer(['--api-key', KEY, '--served-model-name', MODEL], { model: crossEncoder.dir }),
     ]);
     // Each operation goes to the server whose own spec lists it (its flags register it).
-    for (const server of [tokensOnly, scaleOut]) {
+    for (const server of [classifier, embedder, tokensOnly, scaleOut]) {
       const live = (await (await fetch(`${server.baseUrl}/openapi.json`)).json()) as OpenApiDoc;
       for (const op of specOperations(live)) servers.set(`${op.method} ${op.path}`, server);
     }
   }, SERVER_START_TIMEOUT_MS);
   afterAll(async () => {
-    await Promise.all([scaleOut?.stop(), tokensOnly?.stop()]);
+    await Promise.all([scaleOut, tokensOnly, embedder, classifier].map((server) => server?.stop()));
   });
 
   const serverFor = (op: SpecOperation): TestServer => servers.get(`${op.method} ${op.path}`) ?? scaleOut;
 
   it('covers every operation the spec lists', () => {
     expect(operations.length).toBeGreaterThanOrEqual(15);
-    // An operation neither server registers is still fuzzed (it must answer 404 in the envelope).
+    // An operation no server registers is still fuzzed (it must answer 404 in the envelope).
     const unregistered = operations.filter((op) => !servers.has(`${op.method} ${op.path}`)).map((op) => `${op.method} ${op.path}`);
     if (unregistered.length > 0) console.warn(`fuzzing without a server that registers: ${unregistered.join(', ')}`);
   });
@@ -200,14 +210,18 @@ needs(defaultTestModel()).describe('fuzz: every operation of the OpenAPI spec', 
 
   it('answers hostile bodies without a 500 or an event-loop stall (/health within 200 ms of its baseline)', async () => {
     const slowest: string[] = [];
-    for (const server of [scaleOut, tokensOnly]) {
+    for (const server of [scaleOut, tokensOnly, embedder, classifier]) {
       const probe = new HealthProbe(server.baseUrl);
       try {
         const baseline = await probe.baseline(1500);
         for (const op of operations.filter((o) => serverFor(o) === server)) {
           for (const [label, body, headers] of hostileRequests(op)) {
             const what = `${op.method} ${op.path} with ${label}`;
-            const { result, report } = await probe.during(send(server.baseUrl, op.method, op.path, body, headers));
+            const { result, report } = await probe.during(
+              send(server.baseUrl, op.method, op.path, body, headers).catch((err: Error) => {
+                throw new Error(`${what}: ${err.message}`);
+              }),
+            );
             checkAnswer(what, result);
             slowest.push(`${report.max.toFixed(0)} ms ${what} (${result.status})`);
             expect([what, report.max <= baseline.max + HEALTH_SLACK_MS]).toEqual([what, true]);

@@ -15,8 +15,8 @@ import { responseIdBase } from '../../common/request-id';
 import { respond, type GenerationServing } from '../../common/respond';
 import { INVOCATION_ROUTES } from './invocation-routes';
 
-/** What every routed serving class offers: prepare a validated body, then answer it. */
-type InvocableServing = GenerationServing<unknown, unknown, unknown> & { prepare(body: unknown, idBase: string): unknown };
+/** What every routed serving class offers: prepare a validated body (tokenizing may run off the HTTP thread), then answer it. */
+type InvocableServing = GenerationServing<unknown, unknown, unknown> & { prepare(body: unknown, idBase: string): Promise<unknown> };
 
 const refs = (models: Type<object>[]) => models.map((model) => ({ $ref: getSchemaPath(model) }));
 const frames = INVOCATION_ROUTES.flatMap((r) => (r.frame ? [r.frame] : [])) as [Type, ...Type[]];
@@ -50,6 +50,6 @@ export class InvocationsController {
     }
     const dto = (await validateBody(this.bodyPipes, fields, route.dto)) as { request_id?: string | null; stream?: boolean | null };
     const serving = this.moduleRef.get<unknown, InvocableServing>(route.serving, { strict: false });
-    await respond(reply, serving, serving.prepare(dto, responseIdBase(request, dto.request_id)), !!dto.stream);
+    await respond(reply, serving, await serving.prepare(dto, responseIdBase(request, dto.request_id)), !!dto.stream);
   }
 }

@@ -73,6 +73,20 @@ describe('RequestValidationPipe', () => {
     }
   });
 
+  it('refuses a nested field of the wrong shape (a list for an object, an object for a list), which ValidateNested lets through', () => {
+    const param = (body: unknown): unknown => {
+      try {
+        validate(body);
+      } catch (err) {
+        return (err as { response: { error: { param: unknown } } }).response.error.param;
+      }
+      return 'accepted';
+    };
+    expect(param({ max_tokens: 1, messages: [], first: [] })).toBe('first');
+    expect(param({ max_tokens: 1, messages: { content: 'x' } })).toBe('messages');
+    expect(param({ max_tokens: 1, messages: [{ content: 'x' }], first: null })).toBe('accepted');
+  });
+
   it('answers a missing or non-object body 400 on param body', () => {
     for (const body of [undefined, null, [1], 'text', 3]) {
       expect(() => validate(body)).toThrow(expect.objectContaining({ response: expect.objectContaining({ error: expect.objectContaining({ param: 'body', code: 400 }) }) }));
