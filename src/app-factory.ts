@@ -7,6 +7,7 @@
 // (401 before the body is read), 405 for a known path with the wrong method, then the JSON body
 // parser with its size, time and shape limits (common/body/). Every other body type gets 415.
 
+import multipart from '@fastify/multipart';
 import { ConsoleLogger } from '@nestjs/common';
 import { readFileSync } from 'node:fs';
 import { NestFactory } from '@nestjs/core';
@@ -25,8 +26,9 @@ import { createBodyPipes } from './common/body-pipes';
 import { configureStreams } from './common/sse';
 import { toLoadModelOptions, type ServerConfig } from './config/server-config';
 import { planServedModel } from './model/load-model';
+import { setUpOutputParsers } from './serving/parser-plugins';
 import { DOCS_PATHS, setupDocs } from './modules/docs/openapi';
-import { GENERATION_MODEL, type ServedModel } from './modules/feature-modules';
+import { audioRoutes, GENERATION_MODEL, servedModelFor, type ServedModel } from './modules/feature-modules';
 
 export interface CreateAppOptions extends AppModuleOptions {
   /** Scan modules without instantiating providers (no engine is built): the OpenAPI script. */
@@ -68,6 +70,7 @@ function fastifyOptions(config: ServerConfig): FastifyServerOptions & { https?: 
 }
 
 export async function createApp(config: ServerConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
+  await setUpOutputParsers(config);
   const adapter = new FastifyAdapter(fastifyOptions(config));
   const fastify = adapter.getInstance();
   // JSON only: Fastify's text/plain parser and Nest's urlencoded one would let a cross-site form
@@ -104,6 +107,9 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
     // The parsers are the ones registered above.
     bodyParser: false,
   });
+  // multipart/form-data bodies (audio uploads) for the speech-to-text routes; the per-request file
+  // limit is --max-audio-clip-filesize-mb (multipart-form.ts).
+  if (!options.preview && audioRoutes(config, servedModel)) await app.register(multipart);
   app.enableCors(corsOptions(config));
   app.useGlobalFilters(new OpenAIExceptionFilter());
   app.useGlobalPipes(...createBodyPipes(config.unknownRequestFields));
@@ -117,8 +123,8 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
  */
 async function servedModelOf(config: ServerConfig, options: CreateAppOptions): Promise<ServedModel> {
   if (options.servedModel) return options.servedModel;
-  if (options.engine) return { generates: options.engine.modelOutput.kind === 'logits', pooler: options.engine.pooler };
+  if (options.engine) return servedModelFor(options.engine.modelOutput, options.engine.pooler);
   if (options.preview || options.allFeatures) return GENERATION_MODEL;
   const plan = await planServedModel(toLoadModelOptions(config));
-  return { generates: plan.output.kind === 'logits', pooler: plan.pooler };
+  return servedModelFor(plan.output, plan.pooler);
 }

@@ -6,6 +6,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, ServerConfig } from '../config/server-config';
 import { ORTLLM_VERSION } from '../config/version';
+import { setUpOutputParsers } from '../serving/parser-plugins';
 import { addServeOptions, readServeOptions, serveArgvRules } from './serve-options';
 import { normalizeVllmArgv } from './vllm-argv';
 
@@ -17,6 +18,13 @@ export class CommandError extends Error {
     super(message);
     this.name = 'CommandError';
   }
+}
+
+/** Loads the parser plugins, then checks the parser names (plugins register names): a usage error otherwise. */
+async function checkParsers(config: ServerConfig): Promise<void> {
+  await setUpOutputParsers(config).catch((err: Error) => {
+    throw new ConfigError(err.message);
+  });
 }
 
 export type ServeHandler = (config: ServerConfig, notices: string[]) => Promise<void>;
@@ -52,6 +60,7 @@ export function buildProgram(handlers: Partial<CliHandlers>): Command {
     .showHelpAfterError('(run `ortllm serve --help` for the flags)');
   addServeOptions(serve).action(async (modelArg: string | undefined, _opts: unknown, command: Command) => {
     const { config, notices } = readServeOptions(command, modelArg);
+    await checkParsers(config);
     if (!handlers.serve) throw new Error('serve is not available');
     await handlers.serve(config, notices);
   });
@@ -66,6 +75,7 @@ export function buildProgram(handlers: Partial<CliHandlers>): Command {
     .showHelpAfterError('(run `ortllm run-batch --help` for the flags)');
   addServeOptions(runBatch).action(async (_opts: unknown, command: Command) => {
     const { config, notices } = readServeOptions(command, undefined);
+    await checkParsers(config);
     const opts = command.opts<{ inputFile: string; outputFile: string; outputTmpDir?: string }>();
     if (!handlers.runBatch) throw new Error('run-batch is not available');
     await handlers.runBatch(config, notices, { inputFile: opts.inputFile, outputFile: opts.outputFile, outputTmpDir: opts.outputTmpDir ?? null });

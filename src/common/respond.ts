@@ -4,7 +4,7 @@
 
 import type { FastifyReply } from 'fastify';
 import { sendJson } from './json-response';
-import { disconnectSignal, SseStream } from './sse';
+import { disconnectSignal, SseStream, type SseOptions } from './sse';
 
 export interface GenerationServing<P, R, C> {
   complete(prepared: P, signal?: AbortSignal): Promise<R>;
@@ -16,9 +16,10 @@ export async function respond<P, R, C>(
   serving: GenerationServing<P, R, C>,
   prepared: P,
   stream: boolean,
+  sseOptions?: SseOptions,
 ): Promise<void> {
   if (stream) {
-    const sse = new SseStream(reply);
+    const sse = new SseStream(reply, sseOptions);
     await sse.pipe(serving.stream(prepared, sse.signal));
     return;
   }

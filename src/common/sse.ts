@@ -2,6 +2,8 @@
 // `data: <json>\n\n`; the stream ends with `data: [DONE]\n\n`. An error after the headers are
 // sent becomes a `data: {"error": {...}}` frame. A client that disconnects aborts `signal`,
 // which handlers pass to EngineClient.generate so the engine frees the sequence at once.
+// Typed event streams (the Responses API) also write an `event: <type>` line per frame and end
+// without [DONE], as OpenAI does: `new SseStream(reply, { eventOf: (f) => f.type, doneMarker: false })`.
 //
 // Backpressure: a frame the socket cannot take at once (write() returns false) is the last one
 // written until the socket drains, and the next frame is not even pulled from the engine stream
@@ -100,12 +102,22 @@ export function closeWhenStalled(reply: FastifyReply): void {
   void flushed(raw, streamSettingsOf(reply).stallTimeoutMs);
 }
 
+export interface SseOptions {
+  /** The `event:` name of a frame (undefined = no event line). */
+  eventOf?: (frame: unknown) => string | undefined;
+  /** End with `data: [DONE]` (default true; OpenAI's typed event streams have none). */
+  doneMarker?: boolean;
+}
+
 export class SseStream {
   /** Aborted when the client disconnects mid-stream. */
   readonly signal: AbortSignal;
   private started = false;
 
-  constructor(private readonly reply: FastifyReply) {
+  constructor(
+    private readonly reply: FastifyReply,
+    private readonly options: SseOptions = {},
+  ) {
     this.signal = disconnectSignal(reply);
   }
 
@@ -122,11 +134,15 @@ export class SseStream {
     this.reply.raw.writeHead(200, headers as Record<string, string>);
   }
 
-  /** Writes one `data: <json>` frame; resolves once the socket can take the next one. */
+  /**
+   * Writes one `data: <json>` frame, after an `event: <name>` line when the stream is typed;
+   * resolves once the socket can take the next one.
+   */
   async send(payload: unknown): Promise<void> {
     this.start();
     if (this.closed) return;
-    if (!this.reply.raw.write(`data: ${JSON.stringify(payload)}\n\n`)) {
+    const event = this.options.eventOf?.(payload);
+    if (!this.reply.raw.write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(payload)}\n\n`)) {
       await flushed(this.reply.raw, streamSettingsOf(this.reply).stallTimeoutMs);
     }
   }
@@ -136,10 +152,10 @@ export class SseStream {
     return this.send(mapError(err).body);
   }
 
-  /** Writes `data: [DONE]` and ends the response. */
+  /** Writes `data: [DONE]` (unless the stream has no marker) and ends the response. */
   end(): void {
     this.start();
-    if (!this.closed) this.reply.raw.write('data: [DONE]\n\n');
+    if (!this.closed && this.options.doneMarker !== false) this.reply.raw.write('data: [DONE]\n\n');
     if (!this.reply.raw.writableEnded) {
       this.reply.raw.end();
       closeWhenStalled(this.reply);

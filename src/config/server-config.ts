@@ -38,6 +38,20 @@ export interface ServerConfig {
   chatTemplate: string | null;
   trustRequestChatTemplate: boolean;
   responseRole: string;
+  /** How message content reaches the template: 'auto' detects it from the template. */
+  chatTemplateContentFormat: 'auto' | 'string' | 'openai';
+  /** Parse tool calls out of the text for tool_choice "auto" (needs toolCallParser). */
+  enableAutoToolChoice: boolean;
+  /** Registered name of the tool-call parser (hermes, llama3_json, mistral, pythonic, qwen3_coder, or a plugin's). */
+  toolCallParser: string | null;
+  /** A JS/TS file registering more tool-call parsers. */
+  toolParserPlugin: string | null;
+  /** Registered name of the reasoning parser (deepseek_r1, qwen3, or a plugin's). */
+  reasoningParser: string | null;
+  /** A JS/TS file registering more reasoning parsers. */
+  reasoningParserPlugin: string | null;
+  /** tool_choice "none" keeps `tools` out of the prompt. */
+  excludeToolsWhenToolChoiceNone: boolean;
   tokensOnly: boolean;
   enableScaleOut: boolean;
   skipTokenizerInit: boolean;
@@ -82,6 +96,8 @@ export interface ServerConfig {
   streamStallTimeoutSeconds: number;
   /** Tokenizer/chat-template worker threads for large inputs; 0 = all on the HTTP thread. */
   tokenizerPoolSize: number;
+  /** Largest audio upload in MiB (vLLM's VLLM_MAX_AUDIO_CLIP_FILESIZE_MB). */
+  maxAudioClipFilesizeMb: number;
   /** --structured-outputs-config (with the deprecated --guided-decoding-disable-* switches folded in). */
   structuredOutputsConfig: StructuredOutputsConfig;
   guidedDecodingDisableAnyWhitespace: boolean;
@@ -140,8 +156,16 @@ export interface ServerConfig {
   poolerConfig: PoolerConfigFlag | null;
   /** Deprecated --task; mapped onto runner / convert (vLLM's mapping) by resolveServerConfig. */
   task: TaskFlag | null;
+  /** ortllm: where stored responses live: 'memory' (in-process LRU) or redis://host:port/db. */
+  responsesStore: string;
+  /** ortllm: seconds a stored response is kept after its last write (0 = until evicted). */
+  responsesStoreTtlSeconds: number;
+  /** ortllm: byte budget of the in-process responses store (least recently used go first). */
+  responsesStoreMaxBytes: number;
 }
 
+/** vLLM's VLLM_MAX_AUDIO_CLIP_FILESIZE_MB default. */
+export const DEFAULT_MAX_AUDIO_CLIP_FILESIZE_MB = 25;
 /** The deprecated --task values (vLLM's TaskOption, text models). */
 export const TASKS = ['auto', 'generate', 'embedding', 'embed', 'classify', 'score', 'reward'] as const;
 export type TaskFlag = (typeof TASKS)[number];
@@ -166,6 +190,13 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   chatTemplate: null,
   trustRequestChatTemplate: false,
   responseRole: 'assistant',
+  chatTemplateContentFormat: 'auto',
+  enableAutoToolChoice: false,
+  toolCallParser: null,
+  toolParserPlugin: null,
+  reasoningParser: null,
+  reasoningParserPlugin: null,
+  excludeToolsWhenToolChoiceNone: false,
   tokensOnly: false,
   enableScaleOut: false,
   skipTokenizerInit: false,
@@ -201,6 +232,7 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   maxNumQueuedReqs: 4096,
   streamStallTimeoutSeconds: 60,
   tokenizerPoolSize: 1,
+  maxAudioClipFilesizeMb: DEFAULT_MAX_AUDIO_CLIP_FILESIZE_MB,
   structuredOutputsConfig: DEFAULT_STRUCTURED_OUTPUTS_CONFIG,
   guidedDecodingDisableAnyWhitespace: false,
   guidedDecodingDisableAdditionalProperties: false,
@@ -235,6 +267,10 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   convert: 'auto',
   poolerConfig: null,
   task: null,
+  responsesStore: 'memory',
+  // OpenAI keeps stored responses for 30 days.
+  responsesStoreTtlSeconds: 30 * 24 * 3600,
+  responsesStoreMaxBytes: 256 * 2 ** 20,
 };
 
 /** A flag value that cannot be served; the CLI prints it and exits with code 2. */
@@ -348,7 +384,10 @@ function validate(c: ServerConfig): void {
   check(c.maxNumQueuedReqs === null || (Number.isInteger(c.maxNumQueuedReqs) && c.maxNumQueuedReqs > 0), '--max-num-queued-reqs must be a positive integer');
   check(c.streamStallTimeoutSeconds >= 0, '--stream-stall-timeout must be >= 0');
   check(Number.isInteger(c.tokenizerPoolSize) && c.tokenizerPoolSize >= 0, '--tokenizer-pool-size must be an integer >= 0');
+  check(Number.isFinite(c.maxAudioClipFilesizeMb) && c.maxAudioClipFilesizeMb > 0, '--max-audio-clip-filesize-mb (or VLLM_MAX_AUDIO_CLIP_FILESIZE_MB) must be a positive number of MiB');
   check((c.sslKeyfile === null) === (c.sslCertfile === null), '--ssl-keyfile and --ssl-certfile must be given together');
+  check(['auto', 'string', 'openai'].includes(c.chatTemplateContentFormat), "--chat-template-content-format must be 'auto', 'string' or 'openai'");
+  check(!c.enableAutoToolChoice || c.toolCallParser !== null, '--enable-auto-tool-choice requires --tool-call-parser');
   check(['auto', 'float32', 'float16'].includes(c.dtype), "--dtype must be 'auto', 'float32' or 'float16'");
   check(Number.isInteger(c.seed), '--seed must be an integer');
   check(c.gpuMemoryUtilization === null || (c.gpuMemoryUtilization > 0 && c.gpuMemoryUtilization <= 1), '--gpu-memory-utilization must be in (0, 1]');
@@ -365,6 +404,9 @@ function validate(c: ServerConfig): void {
   check(['auto', 'generate', 'pooling'].includes(c.runner), "--runner must be 'auto', 'generate' or 'pooling'");
   check(['auto', 'none', 'embed', 'classify', 'reward'].includes(c.convert), "--convert must be 'auto', 'none', 'embed', 'classify' or 'reward'");
   check(c.task === null || (TASKS as readonly string[]).includes(c.task), `--task must be one of ${TASKS.join(', ')}`);
+  check(c.responsesStore === 'memory' || /^rediss?:\/\/./i.test(c.responsesStore), "--responses-store must be 'memory' or a redis:// (rediss://) URL");
+  check(Number.isFinite(c.responsesStoreTtlSeconds) && c.responsesStoreTtlSeconds >= 0, '--responses-store-ttl must be >= 0');
+  check(Number.isInteger(c.responsesStoreMaxBytes) && c.responsesStoreMaxBytes > 0, '--responses-store-max-size must be a positive size');
 }
 
 /** The model name reported in responses and the metrics `model_name` label. */

@@ -56,6 +56,11 @@ export const VLLM_ENV_VARS: VllmEnvVar[] = [
     apply: (v) => ({ keepAliveTimeoutSeconds: positiveNumber('VLLM_HTTP_TIMEOUT_KEEP_ALIVE', v) }),
   },
   {
+    name: 'VLLM_MAX_AUDIO_CLIP_FILESIZE_MB',
+    meaning: 'Largest audio upload of /v1/audio/* in MiB when no --max-audio-clip-filesize-mb is given (default 25)',
+    apply: (v) => ({ maxAudioClipFilesizeMb: positiveNumber('VLLM_MAX_AUDIO_CLIP_FILESIZE_MB', v) }),
+  },
+  {
     name: 'VLLM_CPU_KVCACHE_SPACE',
     meaning: 'KV cache budget in GiB on --device cpu when neither --kv-cache-memory-bytes nor --gpu-memory-utilization is given',
     apply: (v, flags) =>

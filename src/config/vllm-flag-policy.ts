@@ -3,9 +3,7 @@
 // here and why, or (c) refused with the reason and what to use instead. Adding a flag is one
 // line. Value-dependent entries accept the harmless value (e.g. --tensor-parallel-size 1).
 //
-// Not listed yet, owned by work in progress: the tool-calling / reasoning flags
-// (--enable-auto-tool-choice, --tool-call-parser, --tool-parser-plugin, --reasoning-parser,
-// --chat-template-content-format, --exclude-tools-when-tool-choice-none).
+// Every flag of vLLM's serve --help is in this table or in server-flags.ts.
 
 export type FlagStatus = 'no-effect' | 'refused';
 

@@ -24,7 +24,9 @@ import type {
   SleepState,
   TextProcessor,
 } from './types';
-import type { ChatTemplate, GenerationDefaults, LoadedModel, ModelArchConfig, ModelOutput, PoolerSettings, Tokenizer } from '../model/types';
+import type { AudioFeatureConfig } from '../model/audio/feature-config';
+import { encoderSpecOf } from '../model/encoder-spec';
+import { generatesTokens, type ChatTemplate, type GenerationDefaults, type LoadedModel, type ModelArchConfig, type ModelOutput, type PoolerSettings, type Tokenizer } from '../model/types';
 
 /** A pooling request waiting for its one result. */
 interface PendingEncode {
@@ -44,6 +46,7 @@ export class EngineFrontend implements EngineClient {
   readonly chatTemplate: ChatTemplate | null;
   readonly eosTokenIds: number[];
   readonly generationDefaults: GenerationDefaults;
+  readonly audioFeatures: AudioFeatureConfig | null;
   readonly modelOutput: ModelOutput;
   readonly pooler: PoolerSettings | null;
   private readonly limits: EngineLimits;
@@ -71,9 +74,10 @@ export class EngineFrontend implements EngineClient {
     this.chatTemplate = model.chatTemplate;
     this.eosTokenIds = model.eosTokenIds;
     this.generationDefaults = model.generationDefaults;
+    this.audioFeatures = model.config.encoder?.features ?? null;
     this.modelOutput = model.output;
     this.pooler = model.pooler;
-    this.limits = engineLimits(info, options, model.config.vocabSize);
+    this.limits = engineLimits(info, options, model.config.vocabSize, encoderSpecOf(model.config));
     this.maxQueuedSequences = options.maxNumQueuedReqs ?? null;
     this.latestStats = { numRunning: 0, numWaiting: 0, kvCacheUsage: 0, numBlocks: info.numBlocks, blockSize: info.blockSize };
   }
@@ -151,7 +155,7 @@ export class EngineFrontend implements EngineClient {
 
   async *generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
     const connection = this.liveConnection();
-    if (this.modelOutput.kind !== 'logits') throw wrongRunnerError('generate');
+    if (!generatesTokens(this.modelOutput)) throw wrongRunnerError('generate');
     if (this.sleeping.sleeping) throw new EngineSleepingError();
     checkFitsKvCache(request, this.limits);
     if (request.params.bad_words.length > 0 && this.tokenizer) encodeBadWords(request.params.bad_words, this.tokenizer);

@@ -3,6 +3,7 @@
 // /render put this struct on the wire as-is.
 
 import type { ChatMessage, ChatRenderOptions, ChatTemplate, DecodeOptions, GenerationDefaults, ModelArchConfig, ModelOutput, PoolerSettings, Tokenizer } from '../model/types';
+import type { AudioFeatureConfig } from '../model/audio/feature-config';
 
 export type OutputKind = 0 | 1 | 2; // 0 CUMULATIVE, 1 DELTA, 2 FINAL_ONLY (vLLM RequestOutputKind)
 export const OUTPUT_KIND = { CUMULATIVE: 0, DELTA: 1, FINAL_ONLY: 2 } as const;
@@ -82,12 +83,20 @@ export interface SamplingParams {
 
 export interface EngineRequest {
   requestId: string;
+  /** The (decoder) prompt. */
   promptTokenIds: number[];
+  /** Encoder-decoder models: the encoder's input (Whisper: log-mel features [mels, frames]). */
+  encoderInput?: Float32Array;
   params: SamplingParams;
   priority?: number;
   cacheSalt?: string | null;
   /** Epoch ms when the HTTP request arrived (queue-time metric). */
   arrivalTime?: number;
+  /**
+   * Structured outputs constrain only what follows this text in the output (the end of a
+   * reasoning section, e.g. `</think>`); absent or null: from the first token.
+   */
+  structuredOutputsAfter?: string | null;
 }
 
 /** A pooling request (vLLM's encode): the whole prompt runs once, one vector comes back, no KV is kept. */
@@ -254,6 +263,8 @@ export interface EngineClient {
    * checks again; callers ask early, before tokenizing, to refuse cheaply.
    */
   ensureCapacity(sequences: number): void;
+  /** Speech-to-text models: the audio features their encoder takes (null for text models). */
+  readonly audioFeatures: AudioFeatureConfig | null;
   /** What the runner returns: 'logits' for generation models, pooled vectors otherwise. */
   readonly modelOutput: ModelOutput;
   /** How pooled outputs are served; null for generation models. */

@@ -5,12 +5,13 @@ import { existsSync, readSync, statSync } from 'node:fs';
 import type { ArchitectureDescriptor } from './architectures/architecture';
 import type { Json } from './architectures/hf-json';
 import { architectureOf } from './architectures/registry';
-import { BUILTIN_CHAT_TEMPLATE, createChatTemplate, resolveChatTemplateSource } from './chat-template';
+import { BUILTIN_CHAT_TEMPLATE, createChatTemplate, resolveChatTemplateSource, type ChatTemplateSources } from './chat-template';
+import { whisperTinyConfig, whisperTinyTokenizer, whisperTinyWeights } from './dummy/builtin-whisper';
 import { DUMMY_CONFIG, dummyWeights } from './dummy/dummy-model';
 import { applyHfOverrides } from './config-overrides';
 import { applyGenerationOverrides, loadGenerationConfig } from './generation-config';
 import { loadGgufModelWeights, readGgufModel } from './gguf/load-gguf';
-import { hfChatTemplateSource, loadHfTokenizer, readTokenizerConfig } from './hf/hf-tokenizer-files';
+import { hfChatTemplateSources, loadHfTokenizer, readTokenizerConfig } from './hf/hf-tokenizer-files';
 import { loadHfModelWeights, readHfModel } from './hf/load-hf';
 import { readSentenceTransformersConfig, type SentenceTransformersConfig } from './hf/sentence-transformers';
 import { DEFAULT_SERVING_FLAGS, planModel, type ModelPlan } from './model-plan';
@@ -19,6 +20,13 @@ import { createBuiltinTokenizer, createTokenizerFromGguf } from './tokenizer';
 import type { ChatTemplate, DecoderArchConfig, LoadedModel, LoadModelOptions, ModelArchConfig, ModelOutput, ModelWeights, Tokenizer } from './types';
 
 const DUMMY_SOURCE = 'dummy';
+
+/** `--model builtin:<name>`: models that need no files (random weights; their output is noise). */
+const BUILTIN_PREFIX = 'builtin:';
+const BUILTIN_MODELS: Readonly<Record<string, () => OpenedModel>> = {
+  llama: () => openDummy(),
+  'whisper-tiny': () => openWhisperTiny(),
+};
 
 /** A model's metadata, read without its weights; the format-specific parts come as closures. */
 interface OpenedModel {
@@ -30,8 +38,8 @@ interface OpenedModel {
   /** Checks the weights `output` needs (for `config`, overrides applied) are there; reads them when `read`. */
   weights(config: ModelArchConfig, output: ModelOutput, read: boolean): ModelWeights | null;
   tokenizer(): Tokenizer;
-  /** The model's own chat template (used when --chat-template is not given). */
-  templateSource: string | null;
+  /** The model's own chat templates (used when --chat-template is not given). */
+  templates: ChatTemplateSources;
   /** Where generation_config.json lives for --generation-config auto. */
   modelDir: string | null;
 }
@@ -47,7 +55,7 @@ export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
   const generation = applyGenerationOverrides(loadGenerationConfig(opts.generationConfig, opened.modelDir), opts.overrideGenerationConfig);
   // --tokenizer: another directory's or file's tokenizer and chat template.
   const replaced = opts.tokenizer && !opts.skipTokenizer ? await loadTokenizer(opts.tokenizer) : null;
-  if (replaced) opened.templateSource = replaced.templateSource;
+  if (replaced) opened.templates = replaced.templates;
   const tokenizer = opts.skipTokenizer ? null : (replaced?.tokenizer ?? opened.tokenizer());
   const eosTokenIds = [...new Set([...(tokenizer?.eosTokenId != null ? [tokenizer.eosTokenId] : []), ...generation.eosTokenIds])];
   const contextLength = opened.descriptor.contextLength(opened.config);
@@ -59,7 +67,7 @@ export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
     weights,
     onnxPath: opened.onnxPath,
     tokenizer,
-    chatTemplate: tokenizer ? buildChatTemplate(resolveChatTemplateSource(opts.chatTemplate) ?? opened.templateSource, tokenizer) : null,
+    chatTemplate: tokenizer ? buildChatTemplate(chosenTemplates(opts.chatTemplate, opened.templates), tokenizer) : null,
     generationDefaults: generation.defaults,
     eosTokenIds,
     contextLength: plan.maxSeqLength === null ? contextLength : Math.min(contextLength, plan.maxSeqLength),
@@ -99,6 +107,7 @@ async function openModel(source: string, opts: Pick<LoadModelOptions, 'hfOverrid
 
 async function openModelFormat(source: string): Promise<OpenedModel> {
   if (source === DUMMY_SOURCE) return openDummy();
+  if (source.startsWith(BUILTIN_PREFIX)) return openBuiltin(source);
   if (!existsSync(source)) throw new Error(`model path ${source} does not exist`);
   if (statSync(source).isDirectory()) return openHfDirectory(source);
   if (!isGgufFile(source)) throw new Error(`model path ${source} is neither a GGUF file nor a Hugging Face model directory`);
@@ -114,7 +123,28 @@ function openDummy(): OpenedModel {
     onnxPath: null,
     weights: (config, output, read) => (read ? dummyWeights(config as DecoderArchConfig, undefined, output) : null),
     tokenizer: createBuiltinTokenizer,
-    templateSource: BUILTIN_CHAT_TEMPLATE,
+    templates: { default: BUILTIN_CHAT_TEMPLATE, named: {} },
+    modelDir: null,
+  };
+}
+
+function openBuiltin(source: string): OpenedModel {
+  const open = BUILTIN_MODELS[source.slice(BUILTIN_PREFIX.length)];
+  if (!open) throw new Error(`unknown built-in model ${source} (built-in: ${Object.keys(BUILTIN_MODELS).map((n) => BUILTIN_PREFIX + n).join(', ')})`);
+  return open();
+}
+
+function openWhisperTiny(): OpenedModel {
+  const config = whisperTinyConfig();
+  return {
+    descriptor: architectureOf(config),
+    config,
+    configJson: null,
+    sentenceTransformers: null,
+    onnxPath: null,
+    weights: (_config, _output, read) => (read ? whisperTinyWeights(config) : null),
+    tokenizer: whisperTinyTokenizer,
+    templates: { default: null, named: {} },
     modelDir: null,
   };
 }
@@ -130,7 +160,7 @@ function openHfDirectory(dir: string): OpenedModel {
     onnxPath: info.onnxPath,
     weights: (config, output, read) => loadHfModelWeights({ ...info, config }, output, read),
     tokenizer: () => loadHfTokenizer(dir, tokenizerConfig),
-    templateSource: hfChatTemplateSource(dir, tokenizerConfig),
+    templates: hfChatTemplateSources(dir, tokenizerConfig),
     modelDir: dir,
   };
 }
@@ -145,21 +175,21 @@ async function openGgufFile(path: string): Promise<OpenedModel> {
     onnxPath: null,
     weights: (config, output, read) => loadGgufModelWeights({ ...gguf, config }, output, read),
     tokenizer: () => createTokenizerFromGguf(gguf.file.metadata),
-    templateSource: gguf.chatTemplate,
+    templates: gguf.chatTemplates,
     modelDir: null,
   };
 }
 
 /** --tokenizer: the tokenizer and its chat template from an HF directory or GGUF file. */
-export async function loadTokenizer(path: string): Promise<{ tokenizer: Tokenizer; templateSource: string | null }> {
+export async function loadTokenizer(path: string): Promise<{ tokenizer: Tokenizer; templates: ChatTemplateSources }> {
   if (!existsSync(path)) throw new Error(`--tokenizer ${path} does not exist`);
   if (statSync(path).isDirectory()) {
     const tokenizerConfig = readTokenizerConfig(path);
-    return { tokenizer: loadHfTokenizer(path, tokenizerConfig), templateSource: hfChatTemplateSource(path, tokenizerConfig) };
+    return { tokenizer: loadHfTokenizer(path, tokenizerConfig), templates: hfChatTemplateSources(path, tokenizerConfig) };
   }
   if (!isGgufFile(path)) throw new Error(`--tokenizer ${path} is neither a GGUF file nor a Hugging Face directory`);
   const gguf = await readGgufModel(path);
-  return { tokenizer: createTokenizerFromGguf(gguf.file.metadata), templateSource: gguf.chatTemplate };
+  return { tokenizer: createTokenizerFromGguf(gguf.file.metadata), templates: gguf.chatTemplates };
 }
 
 /** By content, not extension: GGUF files start with the magic "GGUF". */
@@ -171,8 +201,18 @@ export function isGgufFile(path: string): boolean {
   });
 }
 
-function buildChatTemplate(source: string | null, tokenizer: Tokenizer): ChatTemplate | null {
-  if (source === null) return null;
+/** --chat-template (a file, inline Jinja, or the name of one of the model's templates) replaces all of the model's. */
+function chosenTemplates(flagValue: string | null, model: ChatTemplateSources): ChatTemplateSources {
+  const given = resolveChatTemplateSource(flagValue, model.named);
+  return given === null ? model : { default: given, named: {} };
+}
+
+function buildChatTemplate(sources: ChatTemplateSources, tokenizer: Tokenizer): ChatTemplate | null {
+  const toolUse = sources.named.tool_use ?? null;
+  if (sources.default === null && toolUse === null) return null;
   const pad = tokenizer.padTokenId === null ? null : tokenizer.idToToken(tokenizer.padTokenId);
-  return createChatTemplate(source, { bos_token: tokenizer.bosToken, eos_token: tokenizer.eosToken, pad_token: pad });
+  return createChatTemplate(
+    { default: sources.default, toolUse },
+    { bos_token: tokenizer.bosToken, eos_token: tokenizer.eosToken, pad_token: pad },
+  );
 }

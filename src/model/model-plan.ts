@@ -21,7 +21,7 @@ export interface PlannedArchitecture {
   name: string;
   defaultPooling: PoolingType;
   sentencePairs: boolean;
-  graphs: { causalLm?: unknown; pooling?: unknown };
+  graphs: { causalLm?: unknown; pooling?: unknown; encoderDecoder?: unknown };
 }
 
 export interface PlanInputs {
@@ -63,6 +63,11 @@ export function planModel(inputs: PlanInputs): ModelPlan {
   const converted = flags.convert !== 'auto' && flags.convert !== 'none';
   const runner = flags.runner !== 'auto' ? flags.runner : converted ? 'pooling' : classRunner;
   const what = className ?? `${descriptor.name} model`;
+  // Encoder-decoder speech models transcribe; they have no other runner.
+  if (descriptor.graphs.encoderDecoder) {
+    if (flags.runner === 'pooling' || converted) throw new Error(`${source}: ${what} transcribes audio; it has no pooling runner`);
+    return { output: { kind: 'transcription' }, pooler: null, maxSeqLength: null };
+  }
 
   if (runner === 'generate') {
     if (converted) throw new Error(`--convert ${flags.convert} needs the pooling runner (--runner pooling or auto)`);

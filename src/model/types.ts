@@ -2,6 +2,8 @@
 // Loaders produce a LoadedModel; the runner turns it into batched forward passes
 // over a paged KV cache that the runner owns and the engine accounts for.
 
+import type { WhisperEncoderConfig } from './whisper/whisper-config';
+
 /**
  * What every architecture reports, whatever its family: the engine sizes batches and caches from
  * it and the API reads the vocabulary size. `architecture` is the key of the descriptor in
@@ -16,6 +18,18 @@ export interface ModelArchConfig {
   headDim: number;
   vocabSize: number;
   maxPositionEmbeddings: number;
+  /**
+   * Encoder-decoder models (Whisper): the encoder's shape. The fields above then describe the
+   * decoder, whose cross-attention K/V (numPositions rows per layer) live in the same paged cache.
+   */
+  encoder?: WhisperEncoderConfig;
+}
+
+/** Whisper (WhisperForConditionalGeneration): the decoder's shape above, the encoder's in `encoder`. */
+export interface WhisperArchConfig extends ModelArchConfig {
+  encoder: WhisperEncoderConfig;
+  /** proj_out is the token embedding (unless a checkpoint says tie_word_embeddings: false). */
+  tieWordEmbeddings: boolean;
 }
 
 /** Decoder shape (llama, qwen2), in Hugging Face config.json terms. */
@@ -53,7 +67,14 @@ export type ModelOutput =
   /** One pooled hidden state per sequence (embeddings). */
   | { kind: 'pooled'; pooling: PoolingType }
   /** Classifier logits per sequence, from the pooled hidden state (classification, cross-encoder scores). */
-  | { kind: 'classifier'; pooling: PoolingType; numLabels: number };
+  | { kind: 'classifier'; pooling: PoolingType; numLabels: number }
+  /** Encoder states (cross-attention K/V, once per request) + decoder logits: speech to text (Whisper). */
+  | { kind: 'transcription' };
+
+/** Outputs whose runner steps a KV-cached decoder and samples tokens (generation and transcription). */
+export function generatesTokens(output: ModelOutput): boolean {
+  return output.kind === 'logits' || output.kind === 'transcription';
+}
 
 /** What a pooling model serves (vLLM's pooling tasks). */
 export type PoolingTask = 'embed' | 'classify';
@@ -155,12 +176,15 @@ export interface ChatRenderOptions {
   extraKwargs?: Record<string, unknown> | null;
   /** A per-request template overriding the model's. */
   template?: string | null;
+  /** How message content reaches the template (--chat-template-content-format); 'auto' (default) detects it. */
+  contentFormat?: 'auto' | 'string' | 'openai';
 }
 
 export interface ChatTemplate {
+  /** Renders with the `tool_use` variant when `opts.tools` is given and the model has one. */
   render(messages: ChatMessage[], opts: ChatRenderOptions): string;
-  /** The Jinja source (/render re-renders it with marked {% generation %} blocks for assistant_tokens_mask). */
-  readonly source?: string;
+  /** The Jinja source rendered for `opts` (/render re-renders it with marked {% generation %} blocks). */
+  sourceFor(opts: Pick<ChatRenderOptions, 'tools'>): string | null;
 }
 
 export interface LoadedModel {
@@ -197,6 +221,15 @@ export interface StepSequence {
   blockTable: readonly number[];
   /** Return logits for every new token (prompt logprobs), not only the last. */
   allLogits?: boolean;
+  /** Encoder-decoder models: where this sequence's cross-attention K/V live. */
+  encoder?: StepEncoderInput;
+}
+
+export interface StepEncoderInput {
+  /** KV blocks holding the encoder's K/V rows (ceil(encoder positions / blockSize) blocks). */
+  blockTable: readonly number[];
+  /** Set on the step that must fill those blocks: the encoder input (log-mel features [mels, frames]). */
+  features?: Float32Array;
 }
 
 export interface StepResult {

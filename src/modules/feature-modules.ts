@@ -6,7 +6,8 @@
 
 import type { Type } from '@nestjs/common';
 import type { ServerConfig } from '../config/server-config';
-import type { PoolerSettings } from '../model/types';
+import type { ModelOutput, PoolerSettings } from '../model/types';
+import { AudioModule } from './audio/audio.module';
 import { AbortModule, LegacyAbortModule } from './abort/abort.module';
 import { ChatModule } from './chat/chat.module';
 import { ClassifyModule } from './classify/classify.module';
@@ -21,6 +22,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { ModelsModule } from './models/models.module';
 import { PoolingModule } from './pooling/pooling.module';
 import { RenderModule } from './render/render.module';
+import { ResponsesModule } from './responses/responses.module';
 import { ScoreModule } from './score/score.module';
 import { TokenizeModule } from './tokenize/tokenize.module';
 import { TokensGenerateModule } from './tokens-generate/tokens-generate.module';
@@ -29,11 +31,18 @@ import { TokensGenerateModule } from './tokens-generate/tokens-generate.module';
 export interface ServedModel {
   /** The runner generates text. */
   generates: boolean;
+  /** The runner transcribes audio (encoder-decoder speech models). */
+  transcribes: boolean;
   /** How pooled outputs are served; null for generation models. */
   pooler: PoolerSettings | null;
 }
 
-export const GENERATION_MODEL: ServedModel = { generates: true, pooler: null };
+export const GENERATION_MODEL: ServedModel = { generates: true, transcribes: false, pooler: null };
+
+/** The routes' view of a runner output and its pooler. */
+export function servedModelFor(output: ModelOutput, pooler: PoolerSettings | null): ServedModel {
+  return { generates: output.kind === 'logits', transcribes: output.kind === 'transcription', pooler };
+}
 
 interface FeatureModuleEntry {
   module: Type<unknown>;
@@ -45,12 +54,14 @@ interface FeatureModuleEntry {
 const always = (): boolean => true;
 /** Tokenize / detokenize: off with --tokens-only. */
 const textRoutes = (c: ServerConfig): boolean => !c.tokensOnly;
-/** The OpenAI generation routes (completions, chat): generation models, not with --tokens-only. */
+/** The OpenAI generation routes (completions, chat, responses): generation models, not with --tokens-only. */
 const openAiRoutes = (c: ServerConfig, m: ServedModel): boolean => !c.tokensOnly && m.generates;
 /** Scale-out routes (generate, abort, render, derender): --enable-scale-out or --tokens-only, generation models. */
 const scaleOutRoutes = (c: ServerConfig, m: ServedModel): boolean => (c.enableScaleOut || c.tokensOnly) && m.generates;
 /** Legacy routes registered only with --tokens-only (POST /abort_requests). */
 const tokensOnly = (c: ServerConfig, m: ServedModel): boolean => c.tokensOnly && m.generates;
+/** Speech-to-text (transcriptions, translations): speech models, not with --tokens-only. */
+export const audioRoutes = (c: ServerConfig, m: ServedModel): boolean => !c.tokensOnly && m.transcribes;
 /** VLLM_SERVER_DEV_MODE=1: sleep, wake_up, reset_prefix_cache, server_info, collective_rpc. */
 const devMode = (c: ServerConfig): boolean => c.devMode;
 /** Scale-out routes that need a tokenizer (render, derender): absent with --tokens-only / --skip-tokenizer-init. */
@@ -72,6 +83,8 @@ const FEATURE_MODULES: FeatureModuleEntry[] = [
   { module: LoadModule, when: always },
   { module: CompletionsModule, when: openAiRoutes },
   { module: ChatModule, when: openAiRoutes },
+  { module: AudioModule, when: audioRoutes },
+  { module: ResponsesModule, when: openAiRoutes },
   { module: TokenizeModule, when: textRoutes },
   { module: InvocationsModule, when: openAiRoutes },
   { module: DevModule, when: devMode },

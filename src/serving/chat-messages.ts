@@ -1,5 +1,6 @@
-// Checks and flattens chat messages for the template: string or text-part content only
-// (image/audio/video/file parts are refused until multimodal input exists).
+// Checks chat messages for the template: string or text-part content only (image/audio/video/file
+// parts are refused until multimodal input exists). Text parts stay a list, so a template that
+// iterates them (--chat-template-content-format openai) sees them one by one.
 
 import { RequestValidationError } from '../engine/errors';
 import type { ChatMessage } from '../model/types';
@@ -11,14 +12,16 @@ const MEDIA_PART_TYPES = new Set([
   'video_url', 'video', 'file', 'input_file',
 ]);
 
-function flattenContent(content: unknown, param: string): string | null {
+type TextPart = { type: 'text'; text: string };
+
+function checkContent(content: unknown, param: string): string | null | TextPart[] {
   if (content === null || content === undefined) return null;
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) throw new RequestValidationError('message content must be a string or an array of content parts.', param);
-  const texts: string[] = [];
+  const parts: TextPart[] = [];
   for (const part of content) {
     if (typeof part === 'string') {
-      texts.push(part);
+      parts.push({ type: 'text', text: part });
       continue;
     }
     if (!part || typeof part !== 'object') throw new RequestValidationError('content parts must be objects.', param);
@@ -26,18 +29,23 @@ function flattenContent(content: unknown, param: string): string | null {
     if (type === 'text' || type === 'input_text' || type === 'output_text' || type === 'refusal') {
       const text = (part as { text?: unknown; refusal?: unknown }).text ?? (part as { refusal?: unknown }).refusal;
       if (typeof text !== 'string') throw new RequestValidationError(`a '${String(type)}' content part needs a string 'text'.`, param);
-      texts.push(text);
+      parts.push({ type: 'text', text });
     } else if (typeof type === 'string' && MEDIA_PART_TYPES.has(type)) {
       notSupportedYet(param, `Content parts of type '${type}' (multimodal input)`);
     } else {
       throw new RequestValidationError(`Unknown content part type: ${String(type)}.`, param);
     }
   }
-  // vLLM's "string" content format joins text parts with newlines.
-  return texts.join('\n');
+  return parts;
 }
 
-/** Validates one conversation and returns template-ready messages with string content. */
+/** The text of a message's content (text parts joined with newlines, as vLLM's "string" format does). */
+export function contentText(content: ChatMessage['content']): string {
+  if (typeof content === 'string') return content;
+  return (content ?? []).map((part) => part.text ?? '').join('\n');
+}
+
+/** Validates one conversation and returns template-ready messages (content: string, null or text parts). */
 export function prepareChatMessages(messages: unknown, param = 'messages'): ChatMessage[] {
   if (!Array.isArray(messages) || messages.length === 0) {
     throw new RequestValidationError('messages must be a non-empty array.', param);
@@ -50,6 +58,6 @@ export function prepareChatMessages(messages: unknown, param = 'messages'): Chat
     if (typeof message.role !== 'string' || message.role === '') {
       throw new RequestValidationError(`messages[${i}].role must be a non-empty string.`, param);
     }
-    return { ...message, role: message.role, content: flattenContent(message.content, param) };
+    return { ...message, role: message.role, content: checkContent(message.content, param) };
   });
 }

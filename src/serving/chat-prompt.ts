@@ -16,6 +16,10 @@ export interface ChatPromptOptions {
   /** A per-request template (allowed only with --trust-request-chat-template). */
   chatTemplate: string | null;
   chatTemplateKwargs: Record<string, unknown> | null;
+  /** The request's tool definitions for the template (null: none, or excluded). */
+  tools?: unknown[] | null;
+  /** --chat-template-content-format. */
+  contentFormat?: 'auto' | 'string' | 'openai';
   trustRequestChatTemplate: boolean;
   truncatePromptTokens: number | null;
   truncationSide: 'left' | 'right' | null;
@@ -23,7 +27,10 @@ export interface ChatPromptOptions {
 }
 
 /** What rendering the template reads (tokenizing and truncating read the rest). */
-export type ChatRenderOptions = Pick<ChatPromptOptions, 'addGenerationPrompt' | 'continueFinalMessage' | 'documents' | 'chatTemplate' | 'chatTemplateKwargs'>;
+export type ChatRenderOptions = Pick<
+  ChatPromptOptions,
+  'addGenerationPrompt' | 'continueFinalMessage' | 'documents' | 'chatTemplate' | 'chatTemplateKwargs' | 'tools' | 'contentFormat'
+>;
 
 export interface ChatPromptFlags {
   add_generation_prompt?: boolean | null;
@@ -88,6 +95,8 @@ export async function renderChats(
         documents: opts.documents,
         extraKwargs: opts.chatTemplateKwargs,
         template: opts.chatTemplate,
+        tools: opts.tools ?? null,
+        contentFormat: opts.contentFormat,
       },
       encode,
     );

@@ -2,21 +2,28 @@
 // engine request(s) -> OpenAI chat JSON or SSE chunks.
 
 import { RequestValidationError } from '../engine/errors';
-import type { EngineClient, EngineRequest, SamplingParams } from '../engine/types';
+import type { EngineRequest, SamplingParams } from '../engine/types';
 import type { ChatMessage } from '../model/types';
-import { checkChatTemplateFlags, prepareChatPrompts } from './chat-prompt';
-import { prepareChatMessages } from './chat-messages';
+import { chatFinishReason, deltaFields, messageFields, outputRulesOf, type ChoiceOutputRules } from './chat-message';
+import { contentText, prepareChatMessages } from './chat-messages';
+import {
+  countReasoningTokens, createChatOutputParser, NO_PARSERS, structuredOutputsAfter, type ChatOutputDelta, type ChatOutputParser, type ChoiceParsing,
+} from './chat-output';
+import { checkChatTemplateFlags, prepareChatPrompts, type ChatRenderOptions } from './chat-prompt';
 import type { PreparedPrompt } from './completion-prompts';
-import { drainAll, generateFor, UsageCounter } from './engine-stream';
+import { drainAll, foldOutput, generateFor, type PromptResult } from './engine-stream';
 import { buildEngineRequests, ensureRoomFor } from './engine-requests';
-import { createdNow, responseId } from './ids';
-import { chatLogprobEntries, formatPromptLogprobs, tokenNamer, type ChatLogprobs } from './logprobs';
-import { resolveMaxTokens } from './max-tokens';
+import { createdNow } from './ids';
+import { chatLogprobEntries, formatPromptLogprobs, type ChatLogprobs } from './logprobs';
+import { OpenAIServing } from './openai-serving';
 import { buildSamplingParams } from './sampling-params';
 import { sentFields, type SamplingRequestFields } from './sampling-request';
-import { chatTemplateKwargs, checkRequestExtras, resolveModelName, type RequestExtras, type ServingOptions } from './serving-options';
-import { rejectUnsupportedFields, UNSUPPORTED_CHAT_FIELDS } from './unsupported';
-import { buildUsage, streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
+import { chatTemplateKwargs, type RequestExtras, type ServingOptions } from './serving-options';
+import { namingToolConstraintErrors, withToolConstraint } from './tool-call-schema';
+import { resolveRequestTools, type RequestTools } from './tool-choice';
+import type { ToolCall } from './tool-parsers';
+import { UNSUPPORTED_COMMON_FIELDS } from './unsupported';
+import { streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
 import { turnTaker } from './yield-budget';
 
 export interface ChatRequestBody extends SamplingRequestFields, RequestExtras {
@@ -36,6 +43,11 @@ export interface ChatRequestBody extends SamplingRequestFields, RequestExtras {
   return_tokens_as_token_ids?: boolean | null;
   return_token_ids?: boolean | null;
   return_prompt_text?: boolean | null;
+  tools?: unknown;
+  tool_choice?: unknown;
+  parallel_tool_calls?: boolean | null;
+  reasoning_effort?: string | null;
+  include_reasoning?: boolean | null;
   [key: string]: unknown;
 }
 
@@ -49,11 +61,15 @@ export interface PreparedChat {
   params: SamplingParams[];
   engineRequests: EngineRequest[];
   body: ChatRequestBody;
+  tools: RequestTools;
+  /** What the template was rendered with (tools, kwargs with reasoning_effort/enable_thinking filled in). */
+  renderOptions: ChatRenderOptions;
+  outputRules: ChoiceOutputRules;
 }
 
 export interface ChatChoice {
   index: number;
-  message: { role: string; content: string | null; refusal: null; tool_calls: []; reasoning: null };
+  message: { role: string; content: string | null; refusal: null; tool_calls: ToolCall[]; reasoning: string | null };
   logprobs: ChatLogprobs | null;
   finish_reason: string;
   stop_reason: string | number | null;
@@ -77,7 +93,7 @@ export interface ChatResponse {
 
 export interface ChatChunkChoice {
   index: number;
-  delta: { role?: string; content?: string };
+  delta: ChatOutputDelta & { role?: string };
   logprobs: ChatLogprobs | null;
   finish_reason: string | null;
   stop_reason?: string | number | null;
@@ -95,21 +111,16 @@ export interface ChatChunk {
   prompt_text?: string;
 }
 
-export class ChatServing {
-  constructor(
-    private readonly engine: EngineClient,
-    private readonly opts: ServingOptions,
-  ) {}
-
+export class ChatServing extends OpenAIServing {
   /** Validates the body and renders each conversation (ids from `idBase`, see requestIdBase); `batch` = messages is a list of conversations. */
   async prepare(body: ChatRequestBody, idBase: string, batch = false): Promise<PreparedChat> {
-    const model = resolveModelName(body.model, this.opts);
-    rejectUnsupportedFields(body, UNSUPPORTED_CHAT_FIELDS);
-    checkRequestExtras(body, this.opts, true);
+    const model = this.checkModel(body.model);
+    this.checkCommonFields(body, { unsupported: UNSUPPORTED_COMMON_FIELDS, allowListXargs: true });
     checkChatTemplateFlags(body, this.opts.trustRequestChatTemplate);
     if (batch) {
       if (body.stream) throw new RequestValidationError('Streaming is not supported by the batch chat endpoint.', 'stream');
       if (body.use_beam_search) throw new RequestValidationError('Beam search is not supported by the batch chat endpoint.', 'use_beam_search');
+      if (body.tools != null) throw new RequestValidationError('Tool use is not supported by the batch chat endpoint.', 'tools');
     }
     if (body.stream_options != null && !body.stream) {
       throw new RequestValidationError('Stream options can only be defined when `stream=True`.', 'stream_options');
@@ -118,16 +129,22 @@ export class ChatServing {
       throw new RequestValidationError('`prompt_logprobs` are not available when `stream=True`.', 'prompt_logprobs');
     }
     const logprobs = resolveChatLogprobs(body);
+    const tools = resolveRequestTools(body, this.opts);
     const conversations = batch ? splitConversations(body.messages) : [prepareChatMessages(body.messages)];
     const engine = this.engine;
-    ensureRoomFor(engine, conversations.length, body);
-    const prompts = await prepareChatPrompts(engine.text, engine.chatTemplate !== null, conversations, {
+    const renderOptions: ChatRenderOptions = {
       addGenerationPrompt: body.add_generation_prompt ?? true,
       continueFinalMessage: body.continue_final_message ?? false,
-      addSpecialTokens: body.add_special_tokens ?? false,
       documents: body.documents ?? null,
       chatTemplate: body.chat_template ?? null,
-      chatTemplateKwargs: chatTemplateKwargs(this.opts, body.chat_template_kwargs),
+      chatTemplateKwargs: requestTemplateKwargs(this.opts, body),
+      tools: tools.templateTools,
+      contentFormat: this.opts.chatTemplateContentFormat,
+    };
+    ensureRoomFor(engine, conversations.length, body);
+    const prompts = await prepareChatPrompts(engine.text, engine.chatTemplate !== null, conversations, {
+      ...renderOptions,
+      addSpecialTokens: body.add_special_tokens ?? false,
       trustRequestChatTemplate: this.opts.trustRequestChatTemplate,
       truncatePromptTokens: body.truncate_prompt_tokens ?? null,
       truncationSide: body.truncation_side ?? null,
@@ -135,35 +152,75 @@ export class ChatServing {
     });
     const sent = sentFields(body);
     const maxParam = body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
-    const params = prompts.map((prompt) =>
-      buildSamplingParams(body, {
+    // Tool-call markers may be special tokens the detokenizer would drop (vLLM does the same).
+    const keepSpecialTokens = tools.choice.kind === 'auto' && !!this.opts.parsers?.tool?.keepsSpecialTokens;
+    const samplingBody = withToolConstraint(body, tools);
+    const params = prompts.map((prompt) => {
+      const sampling = namingToolConstraintErrors(samplingBody !== body, () => buildSamplingParams(samplingBody, {
+        ...this.samplingContext(),
         sent,
-        generationDefaults: engine.generationDefaults,
-        maxTokens: resolveMaxTokens({
+        maxTokens: this.maxTokens({
           requested: body.max_completion_tokens ?? body.max_tokens ?? null,
           param: maxParam,
           endpointDefault: null,
-          generationConfigMax: engine.generationDefaults.max_new_tokens,
           promptLength: prompt.tokenIds.length,
-          maxModelLen: engine.maxModelLen,
           promptParam: 'messages',
         }),
         logprobs,
         paramNames: { logprobs: 'top_logprobs', max_tokens: maxParam },
-        vocabSize: engine.modelConfig.vocabSize,
-        maxNumSeqs: engine.maxNumSeqs,
-        maxLogprobs: this.opts.maxLogprobs,
         stream: !!body.stream,
-        detokenize: engine.tokenizer !== null,
-      }),
-    );
-    const id = responseId('chatcmpl', idBase);
+      }));
+      if (keepSpecialTokens) sampling.skip_special_tokens = false;
+      return sampling;
+    });
+    const id = this.newResponseId('chatcmpl', idBase);
     const engineRequests = buildEngineRequests(prompts, params, body, (i) => (batch ? `${id}_${i}` : id));
-    return { id, model, created: createdNow(), conversations, prompts, params, engineRequests, body };
+    const outputRules = outputRulesOf(body, tools.choice);
+    const prep: PreparedChat = { id, model, created: createdNow(), conversations, prompts, params, engineRequests, body, tools, renderOptions, outputRules };
+    // With a reasoning parser, a constraint starts once the thinking is over (vLLM's reasoning_ended).
+    engineRequests.forEach((request, i) => {
+      if (request.params.structured_outputs == null) return;
+      request.structuredOutputsAfter = structuredOutputsAfter(this.opts.parsers ?? NO_PARSERS, this.choiceParsing(prep, i), outputRules.includeReasoning);
+    });
+    return prep;
   }
 
-  private namer(body: ChatRequestBody) {
-    return tokenNamer(this.engine.tokenizer, this.opts.returnTokensAsTokenIds || !!body.return_tokens_as_token_ids);
+  private choiceParsing(prep: PreparedChat, conversation: number): ChoiceParsing {
+    return {
+      choice: prep.tools.choice,
+      functions: prep.tools.functions,
+      chatTemplateKwargs: prep.renderOptions.chatTemplateKwargs ?? {},
+      promptText: prep.prompts[conversation].text,
+    };
+  }
+
+  /**
+   * What /render reports for a conversation (vLLM's reasoning_ended and reasoning_parser_kwargs):
+   * whether structured outputs may start at the first token; null without a reasoning parser.
+   */
+  reasoningState(prep: PreparedChat, conversation = 0): { reasoning_ended: boolean | null; reasoning_parser_kwargs: Record<string, unknown> | null } {
+    const parsers = this.opts.parsers ?? NO_PARSERS;
+    if (!parsers.reasoning) return { reasoning_ended: null, reasoning_parser_kwargs: null };
+    const parsing = this.choiceParsing(prep, conversation);
+    return {
+      reasoning_ended: structuredOutputsAfter(parsers, parsing, prep.outputRules.includeReasoning) === null,
+      reasoning_parser_kwargs: { chat_template_kwargs: parsing.chatTemplateKwargs },
+    };
+  }
+
+  /** A fresh output parser for one choice of `conversation`; null when its text is plain content. */
+  private outputParser(prep: PreparedChat, conversation: number): ChatOutputParser | null {
+    return createChatOutputParser(this.opts.parsers ?? NO_PARSERS, this.choiceParsing(prep, conversation));
+  }
+
+  private reasoningTokens(prep: PreparedChat, tokenIds: readonly number[], reasoningEnd: number): number {
+    const tokenizer = this.engine.tokenizer;
+    return tokenizer ? countReasoningTokens(tokenizer, tokenIds, reasoningEnd, prep.params[0].skip_special_tokens) : 0;
+  }
+
+  /** With --reasoning-parser, usage says how many output tokens were thinking (vLLM's completion_tokens_details). */
+  private withReasoningTokens(usage: UsageInfo, reasoningTokens: number): UsageInfo {
+    return this.opts.parsers?.reasoning ? { ...usage, completion_tokens_details: { reasoning_tokens: reasoningTokens } } : usage;
   }
 
   /** With echo, the last message's content is prepended when its role is the response role (vLLM). */
@@ -172,13 +229,13 @@ export class ChatServing {
     const messages = prep.conversations[conversation];
     const last = messages[messages.length - 1];
     if (!last || last.role !== this.opts.responseRole) return '';
-    return typeof last.content === 'string' ? last.content : '';
+    return contentText(last.content);
   }
 
   async complete(prep: PreparedChat, signal?: AbortSignal): Promise<ChatResponse> {
     const results = await drainAll(this.engine, prep.engineRequests, prep.params.map((p) => p.output_kind), signal);
     const { body } = prep;
-    const namer = this.namer(body);
+    const namer = this.tokenNamer(body.return_tokens_as_token_ids);
     const n = prep.params[0].n;
     const numTop = body.top_logprobs ?? 0;
     const choices: ChatChoice[] = [];
@@ -187,25 +244,33 @@ export class ChatServing {
     for (const [conversation, result] of results.entries()) {
       const promptIds = result.promptTokenIds.length > 0 ? result.promptTokenIds : prep.prompts[conversation].tokenIds;
       let completionTokens = 0;
+      let reasoningTokens = 0;
       for (const choice of result.choices) {
         await takeTurn();
         completionTokens += choice.tokenIds.length;
+        const parser = this.outputParser(prep, conversation);
+        const parsed = parser ? parser.parse(choice.text) : { reasoning: null, content: choice.text, toolCalls: [], reasoningEnd: 0 };
+        reasoningTokens += this.reasoningTokens(prep, choice.tokenIds, parsed.reasoningEnd);
+        const fields = messageFields(parsed, prep.outputRules);
+        const echo = this.echoPrefix(prep, conversation);
+        // Hidden reasoning must not leak through token-level fields either.
+        const hideTokens = parser !== null && !prep.outputRules.includeReasoning;
         choices.push({
           index: conversation * n + choice.index,
           message: {
             role: this.opts.responseRole,
-            content: this.echoPrefix(prep, conversation) + choice.text,
+            content: echo ? echo + (fields.content ?? '') : fields.content,
             refusal: null,
-            tool_calls: [],
-            reasoning: null,
+            tool_calls: fields.tool_calls,
+            reasoning: fields.reasoning,
           },
-          logprobs: body.logprobs ? { content: chatLogprobEntries(choice.logprobs, numTop, namer) } : null,
-          finish_reason: choice.finishReason ?? 'stop',
+          logprobs: body.logprobs && !hideTokens ? { content: chatLogprobEntries(choice.logprobs, numTop, namer) } : null,
+          finish_reason: chatFinishReason(choice.finishReason, prep.tools.choice, fields.tool_calls.length > 0, false),
           stop_reason: choice.stopReason,
-          token_ids: body.return_token_ids ? choice.tokenIds : null,
+          token_ids: body.return_token_ids && !hideTokens ? choice.tokenIds : null,
         });
       }
-      usages.push(buildUsage(promptIds.length, completionTokens, result.numCachedTokens, this.opts));
+      usages.push(this.withReasoningTokens(this.usage(promptIds.length, completionTokens, result.numCachedTokens), reasoningTokens));
     }
     const single = results.length === 1 ? results[0] : null;
     const response: ChatResponse = {
@@ -227,13 +292,14 @@ export class ChatServing {
 
   async *stream(prep: PreparedChat, signal?: AbortSignal): AsyncGenerator<ChatChunk> {
     const { body } = prep;
-    const namer = this.namer(body);
+    const namer = this.tokenNamer(body.return_tokens_as_token_ids);
     const n = prep.params[0].n;
     const numTop = body.top_logprobs ?? 0;
     const { includeUsage, continuousUsage } = streamUsageFlags(body.stream_options, this.opts.enableForceIncludeUsage);
     const base = { id: prep.id, object: 'chat.completion.chunk' as const, created: prep.created, model: prep.model };
-    const counter = new UsageCounter(prep.prompts[0].tokenIds.length);
-    const usageNow = (): UsageInfo => buildUsage(counter.promptTokens, counter.completionTokens, counter.cachedTokens, this.opts);
+    const state: PromptResult = { promptTokenIds: prep.prompts[0].tokenIds, promptLogprobs: null, numCachedTokens: 0, choices: [] };
+    const usageNow = (): UsageInfo =>
+      this.usage(state.promptTokenIds.length, state.choices.reduce((a, c) => a + c.tokenIds.length, 0), state.numCachedTokens);
     const withUsage = (chunk: ChatChunk): ChatChunk => (continuousUsage ? { ...chunk, usage: usageNow() } : chunk);
 
     const outputs = generateFor(this.engine, prep.engineRequests[0], signal)[Symbol.asyncIterator]();
@@ -249,20 +315,29 @@ export class ChatServing {
     if (echo) {
       for (let i = 0; i < n; i++) yield withUsage({ ...base, choices: [{ index: i, delta: { content: echo }, logprobs: null, finish_reason: null }] });
     }
+    const parsers = Array.from({ length: n }, () => this.outputParser(prep, 0));
+    const hideTokens = parsers[0] !== null && !prep.outputRules.includeReasoning;
     try {
       while (!next.done) {
         const item = next.value;
-        counter.add(item, prep.params[0].output_kind);
+        // Text and ids are kept (usage, reasoning tokens); logprobs already went out with their chunk.
+        foldOutput(state, item, prep.params[0].output_kind, false);
         for (const out of item.outputs) {
           if (!out.text && out.tokenIds.length === 0 && !out.finishReason) continue;
-          const choice: ChatChunkChoice = {
-            index: out.index,
-            delta: { content: out.text },
-            logprobs: body.logprobs ? { content: chatLogprobEntries(out.logprobs ?? [], numTop, namer) } : null,
-            finish_reason: out.finishReason,
-          };
-          if (out.finishReason) choice.stop_reason = out.stopReason;
-          if (body.return_token_ids) choice.token_ids = out.tokenIds;
+          const parser = parsers[out.index];
+          const logprobs = body.logprobs && !hideTokens ? { content: chatLogprobEntries(out.logprobs ?? [], numTop, namer) } : null;
+          let delta: ChatChunkChoice['delta'] | null = { content: out.text };
+          if (parser) {
+            delta = deltaFields(parser.parseDelta(out.text, out.finishReason !== null), prep.outputRules);
+            // Nothing to show yet: only a finish, logprobs or token ids still make a chunk.
+            if (!delta && !out.finishReason && !logprobs && !(body.return_token_ids && !hideTokens)) continue;
+          }
+          const choice: ChatChunkChoice = { index: out.index, delta: delta ?? {}, logprobs, finish_reason: null };
+          if (out.finishReason) {
+            choice.finish_reason = chatFinishReason(out.finishReason, prep.tools.choice, !!parser?.toolsCalled, true);
+            choice.stop_reason = out.stopReason;
+          }
+          if (body.return_token_ids && !hideTokens) choice.token_ids = out.tokenIds;
           yield withUsage({ ...base, choices: [choice] });
         }
         next = await outputs.next();
@@ -270,8 +345,32 @@ export class ChatServing {
     } finally {
       if (!next.done) await outputs.return?.();
     }
-    if (includeUsage) yield { ...base, choices: [], usage: usageNow() };
+    if (includeUsage) {
+      // The thinking's token count, from the whole text of each choice (not sent per chunk).
+      const reasoningTokens = state.choices.reduce((sum, c) => {
+        const parsed = this.outputParser(prep, 0)?.parse(c.text);
+        return sum + (parsed ? this.reasoningTokens(prep, c.tokenIds, parsed.reasoningEnd) : 0);
+      }, 0);
+      yield { ...base, choices: [], usage: this.withReasoningTokens(usageNow(), reasoningTokens) };
+    }
   }
+}
+
+/**
+ * The template's kwargs: the server's defaults under the request's chat_template_kwargs, plus
+ * `reasoning_effort`, which also switches `enable_thinking` unless the request set it (vLLM's
+ * build_chat_params).
+ */
+export function requestTemplateKwargs(
+  opts: Pick<ServingOptions, 'defaultChatTemplateKwargs'>,
+  body: Pick<ChatRequestBody, 'chat_template_kwargs' | 'reasoning_effort'>,
+): Record<string, unknown> {
+  const kwargs: Record<string, unknown> = { ...(chatTemplateKwargs(opts, body.chat_template_kwargs) ?? {}) };
+  if (body.reasoning_effort != null) {
+    kwargs.reasoning_effort = body.reasoning_effort;
+    if (!('enable_thinking' in (body.chat_template_kwargs ?? {}))) kwargs.enable_thinking = body.reasoning_effort !== 'none';
+  }
+  return kwargs;
 }
 
 /** Chat's logprobs (bool) + top_logprobs (int) -> the engine's sampled-token logprob count. */

@@ -2,19 +2,20 @@
 // SSE chunks. Plain TypeScript so controllers stay thin and /render can reuse prepare().
 
 import { setMaxListeners } from 'node:events';
-import type { EngineClient, EngineRequest, SamplingParams } from '../engine/types';
+import type { EngineRequest, SamplingParams } from '../engine/types';
 import { RequestValidationError } from '../engine/errors';
 import { countCompletionPrompts, prepareCompletionPrompts, type PreparedPrompt } from './completion-prompts';
-import { drainAll, generateFor, mergeStreams, UsageCounter } from './engine-stream';
+import { drainAll, foldOutput, generateFor, mergeStreams, type PromptResult } from './engine-stream';
+import { NO_PARSERS, structuredOutputsAfter } from './chat-output';
 import { buildEngineRequests, ensureRoomFor } from './engine-requests';
-import { createdNow, responseId } from './ids';
-import { appendCompletionLogprobs, emptyCompletionLogprobs, formatPromptLogprobs, tokenNamer, type CompletionLogprobs } from './logprobs';
-import { resolveMaxTokens } from './max-tokens';
+import { createdNow } from './ids';
+import { appendCompletionLogprobs, emptyCompletionLogprobs, formatPromptLogprobs, type CompletionLogprobs } from './logprobs';
+import { OpenAIServing } from './openai-serving';
 import { buildSamplingParams } from './sampling-params';
 import { sentFields, type SamplingRequestFields } from './sampling-request';
-import { checkRequestExtras, resolveModelName, type RequestExtras, type ServingOptions } from './serving-options';
-import { rejectUnsupportedFields, UNSUPPORTED_COMMON_FIELDS } from './unsupported';
-import { buildUsage, streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
+import type { RequestExtras } from './serving-options';
+import { UNSUPPORTED_COMMON_FIELDS } from './unsupported';
+import { streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
 import { turnTaker } from './yield-budget';
 
 /** vLLM's default max_tokens for completions. */
@@ -79,18 +80,12 @@ export interface CompletionChunk {
   usage?: UsageInfo | null;
 }
 
-export class CompletionServing {
-  constructor(
-    private readonly engine: EngineClient,
-    private readonly opts: ServingOptions,
-  ) {}
-
+export class CompletionServing extends OpenAIServing {
   /** Validates and turns the body into engine requests (ids from `idBase`, see requestIdBase); throws 400/404 errors. */
   async prepare(body: CompletionRequestBody, idBase: string): Promise<PreparedCompletion> {
-    const model = resolveModelName(body.model, this.opts);
+    const model = this.checkModel(body.model);
     if (body.suffix != null) throw new RequestValidationError('suffix is not currently supported', 'suffix');
-    rejectUnsupportedFields(body, UNSUPPORTED_COMMON_FIELDS);
-    checkRequestExtras(body, this.opts, false);
+    this.checkCommonFields(body, { unsupported: UNSUPPORTED_COMMON_FIELDS, allowListXargs: false });
     if (body.prompt == null) {
       throw new RequestValidationError('Either prompt or prompt_embeds must be provided and non-empty.', 'prompt');
     }
@@ -117,41 +112,34 @@ export class CompletionServing {
     const logprobs = body.logprobs ?? null;
     const echoOnly = !!body.echo && body.max_tokens === 0;
     const params = prompts.map((prompt) => {
-      const maxTokens = resolveMaxTokens({
+      const maxTokens = this.maxTokens({
         // The engine needs at least one step to compute prompt logprobs; its token is dropped.
         requested: echoOnly ? 1 : (body.max_tokens ?? null),
         param: 'max_tokens',
         endpointDefault: COMPLETION_DEFAULT_MAX_TOKENS,
-        generationConfigMax: engine.generationDefaults.max_new_tokens,
         promptLength: prompt.tokenIds.length,
-        maxModelLen: engine.maxModelLen,
         promptParam: 'prompt',
       });
-      const p = buildSamplingParams(body, {
-        sent,
-        generationDefaults: engine.generationDefaults,
-        maxTokens,
-        logprobs,
-        vocabSize,
-        maxNumSeqs: engine.maxNumSeqs,
-        maxLogprobs: this.opts.maxLogprobs,
-        stream: !!body.stream,
-        detokenize: engine.tokenizer !== null,
-      });
+      const p = buildSamplingParams(body, { ...this.samplingContext(), sent, maxTokens, logprobs, stream: !!body.stream });
       // Echo with logprobs reports the prompt's logprobs too (vLLM sets prompt_logprobs = logprobs).
       if (body.echo && p.prompt_logprobs === null && logprobs !== null) p.prompt_logprobs = logprobs;
       return p;
     });
-    const id = responseId('cmpl', idBase);
+    const id = this.newResponseId('cmpl', idBase);
     const engineRequests = buildEngineRequests(prompts, params, body, (i) => (prompts.length === 1 ? id : `${id}-${i}`));
+    // With a reasoning parser, a constraint waits for the end of the thinking unless the prompt closed it (vLLM).
+    for (const [i, request] of engineRequests.entries()) {
+      if (request.params.structured_outputs == null) continue;
+      const parsing = { choice: { kind: 'none' as const }, functions: [], chatTemplateKwargs: {}, promptText: await this.echoText(prompts[i]) };
+      request.structuredOutputsAfter = structuredOutputsAfter(this.opts.parsers ?? NO_PARSERS, parsing, true);
+    }
     return { id, model, created: createdNow(), prompts, params, engineRequests, body, echoOnly };
   }
 
-  private namer(body: CompletionRequestBody) {
-    return tokenNamer(this.engine.tokenizer, this.opts.returnTokensAsTokenIds || !!body.return_tokens_as_token_ids);
-  }
-
-  /** The prompt text echoed back: as sent, or decoded from its token ids (off the HTTP thread when long). */
+  /**
+   * The prompt text (echoed back, read for a closed reasoning section): as sent, or decoded from
+   * its token ids (off the HTTP thread when long).
+   */
   private async echoText(prompt: PreparedPrompt): Promise<string> {
     if (prompt.text !== null) return prompt.text;
     return (await this.engine.text?.decode(prompt.tokenIds, { skipSpecialTokens: false })) ?? '';
@@ -160,7 +148,7 @@ export class CompletionServing {
   async complete(prep: PreparedCompletion, signal?: AbortSignal): Promise<CompletionResponse> {
     const results = await drainAll(this.engine, prep.engineRequests, prep.params.map((p) => p.output_kind), signal);
     const { body } = prep;
-    const namer = this.namer(body);
+    const namer = this.tokenNamer(body.return_tokens_as_token_ids);
     const n = prep.params[0].n;
     const choices: CompletionChoice[] = [];
     const usages: UsageInfo[] = [];
@@ -194,7 +182,7 @@ export class CompletionServing {
           prompt_token_ids: body.return_token_ids ? promptIds : null,
         });
       }
-      usages.push(buildUsage(promptIds.length, completionTokens, result.numCachedTokens, this.opts));
+      usages.push(this.usage(promptIds.length, completionTokens, result.numCachedTokens));
     }
     return {
       id: prep.id,
@@ -211,24 +199,31 @@ export class CompletionServing {
 
   async *stream(prep: PreparedCompletion, signal?: AbortSignal): AsyncGenerator<CompletionChunk> {
     const { body } = prep;
-    const namer = this.namer(body);
+    const namer = this.tokenNamer(body.return_tokens_as_token_ids);
     const n = prep.params[0].n;
     const { includeUsage, continuousUsage } = streamUsageFlags(body.stream_options, this.opts.enableForceIncludeUsage);
-    const counters = prep.prompts.map((prompt) => new UsageCounter(prompt.tokenIds.length));
+    const states: PromptResult[] = prep.prompts.map(() => ({ promptTokenIds: [], promptLogprobs: null, numCachedTokens: 0, choices: [] }));
     // Per choice (flat index): whether its first chunk went out, and where its text offset stands.
     const started = new Set<number>();
     const offsets = new Map<number, number>();
     const base = { id: prep.id, object: 'text_completion' as const, created: prep.created, model: prep.model };
     const usageNow = (): UsageInfo =>
       sumUsage(
-        counters.map((c) => buildUsage(c.promptTokens, prep.echoOnly ? 0 : c.completionTokens, c.cachedTokens, this.opts)),
+        states.map((s, i) =>
+          this.usage(
+            s.promptTokenIds.length || prep.prompts[i].tokenIds.length,
+            prep.echoOnly ? 0 : s.choices.reduce((a, c) => a + c.tokenIds.length, 0),
+            s.numCachedTokens,
+          ),
+        ),
         this.opts,
       );
     // Every prompt's engine request listens to the client's signal until it ends.
     if (signal) setMaxListeners(prep.engineRequests.length + 1, signal);
     const streams = prep.engineRequests.map((r) => generateFor(this.engine, r, signal));
     for await (const { source, item } of mergeStreams(streams)) {
-      counters[source].add(item, prep.params[source].output_kind);
+      // Token counts for usage; logprobs already went out with their chunk.
+      foldOutput(states[source], item, prep.params[source].output_kind, false);
       const prompt = prep.prompts[source];
       for (const produced of item.outputs) {
         const out = prep.echoOnly ? { ...produced, text: '', tokenIds: [], logprobs: [] } : produced;

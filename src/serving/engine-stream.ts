@@ -86,8 +86,12 @@ export function throwIfGenerationError(output: RequestOutput): void {
   if (failed) throw new OpenAIHttpError(500, output.error ?? 'Internal server error during generation.');
 }
 
-/** Applies one RequestOutput to the running state: deltas are appended, cumulative/final replace. */
-export function foldOutput(state: PromptResult, output: RequestOutput, kind: OutputKind): void {
+/**
+ * Applies one RequestOutput to the running state: deltas are appended, cumulative/final replace.
+ * A stream passes `keepLogprobs` false: each chunk carried its logprobs, so holding them all
+ * would only grow the request's memory with every token.
+ */
+export function foldOutput(state: PromptResult, output: RequestOutput, kind: OutputKind, keepLogprobs = true): void {
   throwIfGenerationError(output);
   state.promptTokenIds = output.promptTokenIds;
   if (output.promptLogprobs) state.promptLogprobs = output.promptLogprobs;
@@ -101,42 +105,14 @@ export function foldOutput(state: PromptResult, output: RequestOutput, kind: Out
     if (kind === OUTPUT_KIND.DELTA) {
       choice.text += o.text;
       choice.tokenIds.push(...o.tokenIds);
-      if (o.logprobs) choice.logprobs.push(...o.logprobs);
+      if (o.logprobs && keepLogprobs) choice.logprobs.push(...o.logprobs);
     } else {
       choice.text = o.text;
       choice.tokenIds = [...o.tokenIds];
-      choice.logprobs = o.logprobs ? [...o.logprobs] : [];
+      choice.logprobs = o.logprobs && keepLogprobs ? [...o.logprobs] : [];
     }
     choice.finishReason = o.finishReason ?? choice.finishReason;
     choice.stopReason = o.stopReason ?? choice.stopReason;
-  }
-}
-
-/**
- * What a stream keeps to report usage: token counts, not the tokens, text or logprobs it already
- * forwarded (those are the client's now), so a long stream's memory does not grow with it.
- */
-export class UsageCounter {
-  cachedTokens = 0;
-  private readonly tokensByChoice = new Map<number, number>();
-
-  constructor(public promptTokens: number) {}
-
-  /** Counts one output; the engine's finish_reason 'error' throws (a 500, or an error frame). */
-  add(output: RequestOutput, kind: OutputKind): void {
-    throwIfGenerationError(output);
-    if (output.promptTokenIds.length > 0) this.promptTokens = output.promptTokenIds.length;
-    this.cachedTokens = output.numCachedTokens;
-    for (const o of output.outputs) {
-      const before = kind === OUTPUT_KIND.DELTA ? (this.tokensByChoice.get(o.index) ?? 0) : 0;
-      this.tokensByChoice.set(o.index, before + o.tokenIds.length);
-    }
-  }
-
-  get completionTokens(): number {
-    let total = 0;
-    for (const n of this.tokensByChoice.values()) total += n;
-    return total;
   }
 }
 

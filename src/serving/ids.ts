@@ -8,7 +8,10 @@ export function randomRequestId(): string {
   return randomUUID().replace(/-/g, '');
 }
 
-export type ResponseIdPrefix = 'cmpl' | 'chatcmpl';
+export type ResponseIdPrefix = 'cmpl' | 'chatcmpl' | 'resp';
+
+/** OpenAI's responses are `resp_…`; completions and chat use a dash. */
+const SEPARATOR: Record<ResponseIdPrefix, string> = { cmpl: '-', chatcmpl: '-', resp: '_' };
 
 /**
  * The id base a request is known by (vLLM's _base_request_id): the X-Request-Id header, else
@@ -23,7 +26,7 @@ export function requestIdBase(
 }
 
 export function responseId(prefix: ResponseIdPrefix, base: string): string {
-  return `${prefix}-${base}`;
+  return `${prefix}${SEPARATOR[prefix]}${base}`;
 }
 
 /** Seconds since the epoch, as OpenAI's `created`. */

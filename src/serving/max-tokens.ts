@@ -7,7 +7,7 @@ export interface MaxTokensInput {
   /** The value the caller sent (max_completion_tokens wins over max_tokens for chat), or null. */
   requested: number | null;
   /** Field name the caller used, for `param`. */
-  param: 'max_tokens' | 'max_completion_tokens';
+  param: 'max_tokens' | 'max_completion_tokens' | 'max_output_tokens';
   /** Used when the caller sent nothing: 16 for completions, null (= to the context limit) for chat. */
   endpointDefault: number | null;
   /** generation_config.json max_new_tokens: a cap, as vLLM applies it. */

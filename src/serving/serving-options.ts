@@ -4,8 +4,10 @@
 import { OpenAIHttpError } from './openai-error';
 import type { ServerConfig } from '../config/server-config';
 import { RequestValidationError } from '../engine/errors';
+import { outputParserFactories, type OutputParserFactories } from './chat-output';
+import type { ToolServingOptions } from './tool-choice';
 
-export interface ServingOptions {
+export interface ServingOptions extends ToolServingOptions {
   /** --served-model-name: the first is reported in responses; any is accepted. */
   servedModelNames: string[];
   returnTokensAsTokenIds: boolean;
@@ -14,6 +16,10 @@ export interface ServingOptions {
   responseRole: string;
   trustRequestChatTemplate: boolean;
   maxLogprobs: number;
+  /** --chat-template-content-format (absent: 'auto'). */
+  chatTemplateContentFormat?: 'auto' | 'string' | 'openai';
+  /** The parser classes --tool-call-parser / --reasoning-parser name (absent: none). */
+  parsers?: OutputParserFactories;
   schedulingPolicy: ServerConfig['schedulingPolicy'];
   /** --default-chat-template-kwargs: merged under each request's chat_template_kwargs. */
   defaultChatTemplateKwargs?: Record<string, unknown> | null;
@@ -28,6 +34,11 @@ export function servingOptionsFrom(config: ServerConfig): ServingOptions {
     responseRole: config.responseRole,
     trustRequestChatTemplate: config.trustRequestChatTemplate,
     maxLogprobs: config.maxLogprobs,
+    chatTemplateContentFormat: config.chatTemplateContentFormat,
+    enableAutoToolChoice: config.enableAutoToolChoice,
+    toolCallParser: config.toolCallParser,
+    excludeToolsWhenToolChoiceNone: config.excludeToolsWhenToolChoiceNone,
+    parsers: outputParserFactories(config),
     schedulingPolicy: config.schedulingPolicy,
     defaultChatTemplateKwargs: config.defaultChatTemplateKwargs,
   };

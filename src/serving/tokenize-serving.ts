@@ -1,12 +1,14 @@
 // /tokenize (completion and chat forms) and /detokenize, with vLLM's response shapes.
 
 import { RequestValidationError } from '../engine/errors';
-import type { EngineClient, TextProcessor } from '../engine/types';
+import type { TextProcessor } from '../engine/types';
+import { OpenAIServing } from './openai-serving';
 import type { Tokenizer } from '../model/types';
 import { checkChatTemplateFlags, renderChats } from './chat-prompt';
 import { prepareChatMessages } from './chat-messages';
 import { checkTokenIdsInVocab } from './completion-prompts';
-import { chatTemplateKwargs, resolveModelName, type ServingOptions } from './serving-options';
+import { chatTemplateKwargs } from './serving-options';
+import { checkTools } from './tool-choice';
 import { rejectUnsupportedFields } from './unsupported';
 
 export interface TokenizeRequestBody {
@@ -34,12 +36,8 @@ export interface DetokenizeRequestBody {
   tokens?: unknown;
 }
 
-export class TokenizeServing {
-  constructor(
-    private readonly engine: EngineClient,
-    private readonly opts: ServingOptions,
-  ) {}
-
+export class TokenizeServing extends OpenAIServing {
+  /** The tokenizer, and the TextProcessor that runs large jobs off the HTTP thread. */
   private tokenizer(): { tokenizer: Tokenizer; text: TextProcessor } {
     const { tokenizer, text } = this.engine;
     if (!tokenizer || !text) throw new RequestValidationError('This server runs without a tokenizer (--skip-tokenizer-init).', null);
@@ -47,11 +45,12 @@ export class TokenizeServing {
   }
 
   async tokenize(body: TokenizeRequestBody): Promise<TokenizeResponse> {
-    resolveModelName(body.model, this.opts);
+    this.checkModel(body.model);
     const { tokenizer, text } = this.tokenizer();
     let tokens: number[];
     if (body.messages != null) {
-      rejectUnsupportedFields(body, ['tools', 'mm_processor_kwargs']);
+      rejectUnsupportedFields(body, ['mm_processor_kwargs']);
+      const tools = checkTools(body.tools).length > 0 ? (body.tools as unknown[]) : null;
       checkChatTemplateFlags(body, this.opts.trustRequestChatTemplate);
       const [rendered] = await renderChats(
         text,
@@ -63,6 +62,8 @@ export class TokenizeServing {
           documents: null,
           chatTemplate: body.chat_template ?? null,
           chatTemplateKwargs: chatTemplateKwargs(this.opts, body.chat_template_kwargs),
+          tools,
+          contentFormat: this.opts.chatTemplateContentFormat,
         },
         { addSpecialTokens: body.add_special_tokens ?? false },
       );
@@ -81,7 +82,7 @@ export class TokenizeServing {
   }
 
   async detokenize(body: DetokenizeRequestBody): Promise<{ prompt: string }> {
-    resolveModelName(body.model, this.opts);
+    this.checkModel(body.model);
     const { tokenizer, text } = this.tokenizer();
     const tokens = body.tokens;
     if (!Array.isArray(tokens) || !tokens.every((t) => typeof t === 'number')) {

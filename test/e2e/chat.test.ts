@@ -14,8 +14,8 @@ onModel.describe('POST /v1/chat/completions', () => {
     s.client.chat.completions.create({ model: s.model, messages: USER, temperature: 0, max_tokens: 8, ...body } as any);
 
   beforeAll(async () => {
-    // A short context keeps the run-to-the-limit test quick.
-    s = await startServing(['--max-model-len', '512']);
+    // A short context keeps the run-to-the-limit test quick; compact JSON keeps constrained output short.
+    s = await startServing(['--max-model-len', '512', '--structured-outputs-config', '{"disable_any_whitespace": true}']);
   }, SERVER_START_TIMEOUT_MS);
   afterAll(() => s?.server.stop());
 
@@ -197,8 +197,9 @@ onModel.describe('POST /v1/chat/completions', () => {
     const cases: Array<[string, Record<string, unknown>, string]> = [
       ['image parts', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'http://x/y.png' } }] }] }, 'messages'],
       ['audio parts', { messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AA', format: 'wav' } }] }] }, 'messages'],
-      ['tools', { tools: [{ type: 'function', function: { name: 'f', parameters: {} } }] }, 'tools'],
-      ['tool_choice', { tool_choice: 'required' }, 'tool_choice'],
+      ['tools without --enable-auto-tool-choice ("auto" is the default)', { tools: [{ type: 'function', function: { name: 'f', parameters: {} } }] }, 'tool_choice'],
+      ['an empty tools list', { tools: [], tool_choice: 'none' }, 'tools'],
+      ['tool_choice without tools', { tool_choice: 'required' }, 'tool_choice'],
       ['response_format json_schema without a schema', { response_format: { type: 'json_schema', json_schema: { name: 'x' } } }, 'response_format'],
       ['structured_outputs with two kinds', { structured_outputs: { regex: 'a+', choice: ['a'] } }, 'structured_outputs'],
       ['empty messages', { messages: [] }, 'messages'],
@@ -211,8 +212,17 @@ onModel.describe('POST /v1/chat/completions', () => {
       await expectApiError(chat(body), 400, param);
     });
 
-    it('tool_choice "none" and an empty tools list ask for nothing and are accepted', async () => {
-      expect((await chat({ max_tokens: 1, tools: [], tool_choice: 'none' })).choices).toHaveLength(1);
+    it('a named tool_choice needs no tool flags: constrained decoding writes the call', async () => {
+      const tool = { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: { zone: { enum: ['CET', 'UTC'] } }, required: ['zone'], additionalProperties: false } } };
+      const r = await chat({ max_tokens: 60, seed: 1, temperature: 1, tools: [tool], tool_choice: { type: 'function', function: { name: 'get_time' } } });
+      expect(r.choices[0].message.tool_calls).toHaveLength(1);
+      expect(r.choices[0].message.tool_calls[0].function.name).toBe('get_time');
+      expect(['CET', 'UTC']).toContain(JSON.parse(r.choices[0].message.tool_calls[0].function.arguments).zone);
+    });
+
+    it('tool_choice "none" with tools needs no tool flags: the tools reach the template, the answer is content', async () => {
+      const r = await chat({ max_tokens: 1, tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: 'none' });
+      expect(r.choices[0].message).toMatchObject({ content: expect.any(String), tool_calls: [] });
     });
 
     it('unknown model -> 404', async () => {

@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { APIError } from 'openai';
-import { SERVER_START_TIMEOUT_MS, defaultTestModel, startServer, type TestServer } from '../helpers/server';
+import { SERVER_START_TIMEOUT_MS, defaultTestModel, startServer, type StartServerOptions, type TestServer } from '../helpers/server';
 import { waitFor } from '../helpers/wait';
 
 /** A small ChatML-like template that also prints documents and a `greeting` template kwarg. */
@@ -16,9 +16,9 @@ export const CHAT_TEMPLATE_SOURCE = [
   '{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}',
 ].join('');
 
-function writeChatTemplate(): string {
+function writeChatTemplate(source: string): string {
   const path = join(mkdtempSync(join(tmpdir(), 'ortllm-chat-')), 'chatml.jinja');
-  writeFileSync(path, CHAT_TEMPLATE_SOURCE);
+  writeFileSync(path, source);
   return path;
 }
 export { SERVER_START_TIMEOUT_MS, defaultTestModel };
@@ -59,8 +59,9 @@ export async function postJson(baseUrl: string, path: string, body: unknown, hea
   return { status: res.status, json, text, headers: res.headers };
 }
 
-export async function startServing(args: string[] = [], env?: NodeJS.ProcessEnv): Promise<Serving> {
-  const server = await startServer(['--chat-template', writeChatTemplate(), ...args], { env });
+/** The real server (stories260K unless `options.model`) with `templateSource` as its --chat-template. */
+export async function startServing(args: string[] = [], options: StartServerOptions = {}, templateSource = CHAT_TEMPLATE_SOURCE): Promise<Serving> {
+  const server = await startServer(['--chat-template', writeChatTemplate(templateSource), ...args], options);
   const client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
   const models = await client.models.list();
   const post: Serving['post'] = (path, body, headers) => postJson(server.baseUrl, path, body, headers);
@@ -108,6 +109,21 @@ export async function expectApiError(
     return err;
   }
   throw new Error('expected the request to fail');
+}
+
+/**
+ * The JSON frames of either kind of stream: vLLM's `data:` frames ending with [DONE], or typed
+ * frames (the Responses API: an `event:` line naming the frame's `type`, no [DONE]).
+ */
+export function anySseFrames(text: string): any[] {
+  const blocks = text.split('\n\n').filter((block) => block.trim() !== '');
+  if (!blocks[0]?.startsWith('event: ')) return sseFrames(text);
+  return blocks.map((block) => {
+    const [event, data] = block.split('\n');
+    const frame = JSON.parse(data.slice('data: '.length));
+    expect(event).toBe(`event: ${frame.type}`);
+    return frame;
+  });
 }
 
 /** Parses an SSE body into its JSON frames (the final [DONE] is checked and dropped). */

@@ -113,6 +113,14 @@ onModel.describe('the server on a real port', () => {
     expect(text).not.toMatch(/at .*\.(js|ts):\d+/);
   });
 
+  it('has no speech-to-text routes for a text model', async () => {
+    const form = new FormData();
+    form.append('file', new File([new Uint8Array(64)], 'a.wav'));
+    for (const path of ['/v1/audio/transcriptions', '/v1/audio/translations']) {
+      expect((await fetch(`${server.baseUrl}${path}`, { method: 'POST', body: form })).status).toBe(404);
+    }
+  });
+
   it('echoes X-Request-Id, uses it as the base of the response id, or sends a fresh one', async () => {
     const res = await post(server, '/v1/completions', JSON.stringify({ prompt: 'Once', max_tokens: 1 }), { 'x-request-id': 'my-req-42' });
     expect(res.headers.get('x-request-id')).toBe('my-req-42');

@@ -48,10 +48,19 @@ onModel.describe('tokenize, detokenize and serving flags', () => {
       expect(r.json.tokens).toEqual(plain.json.tokens);
     });
 
-    it('refuses unknown models, missing input and tools', async () => {
+    it('renders tools with the chat template', async () => {
+      const chat_template = '{{ messages[0].content }}{% if tools %} {{ tools[0].function.name }}{% endif %}';
+      const withTools = await s.post('/tokenize', { messages: USER, chat_template, tools: [{ type: 'function', function: { name: 'get_weather' } }] });
+      const plain = await s.post('/tokenize', { messages: USER, chat_template });
+      const expected = await s.post('/tokenize', { prompt: `${USER[0].content} get_weather`, add_special_tokens: false });
+      expect(withTools.json.tokens).toEqual(expected.json.tokens);
+      expect(plain.json.count).toBeLessThan(withTools.json.count);
+    });
+
+    it('refuses unknown models, missing input and malformed tools', async () => {
       expect((await s.post('/tokenize', { model: 'x', prompt: 'a' })).json.error).toMatchObject({ type: 'NotFoundError', code: 404, param: 'model' });
       expect((await s.post('/tokenize', {})).json.error).toMatchObject({ code: 400, param: 'prompt' });
-      expect((await s.post('/tokenize', { messages: USER, tools: [{ type: 'function' }] })).json.error).toMatchObject({ code: 400, param: 'tools' });
+      expect((await s.post('/tokenize', { messages: USER, tools: [{ type: 'function' }] })).json.error).toMatchObject({ code: 400, param: 'tools.0.function' });
     });
   });
 

@@ -18,7 +18,7 @@ onModel.describe('vLLM command line and endpoints', () => {
       ['--dtype', 'auto', '--trust-remote-code', '--gpu-memory-utilization', '0.9', '--seed', '0', '--disable-log-stats',
         '--enable-sleep-mode', '--enable-server-load-tracking', '--max-model-len', '256', '--max-num-seqs', '8',
         '--default-chat-template-kwargs', '{"greeting": "Howdy"}'],
-      { VLLM_SERVER_DEV_MODE: '1' },
+      { env: { VLLM_SERVER_DEV_MODE: '1' } },
     );
   }, SERVER_START_TIMEOUT_MS);
   afterAll(() => s?.server.stop());

@@ -76,6 +76,7 @@ export class FakeEngine implements EngineClient {
   readonly text: TextProcessor | null;
   readonly eosTokenIds: number[];
   readonly generationDefaults = {};
+  readonly audioFeatures = null;
   readonly modelOutput = { kind: 'logits' } as const;
   readonly pooler = null;
   readonly requests: EngineRequest[] = [];

@@ -13,6 +13,12 @@ export class PromptTokensDetailsDto {
   cached_tokens?: number | null;
 }
 
+@ApiSchema({ name: 'CompletionTokenUsageInfo' })
+export class CompletionTokensDetailsDto {
+  @IntField({ required: true, description: 'Output tokens of the thinking section.' })
+  reasoning_tokens!: number;
+}
+
 /**
  * vLLM's UsageInfo, whose counts other than prompt_tokens are optional: /derender accepts
  * generate responses that leave them out. (Responses always carry all four; the response DTOs
@@ -31,6 +37,9 @@ export class UsageDto {
 
   @NestedField(() => PromptTokensDetailsDto, { description: '{cached_tokens}: with --enable-prompt-tokens-details, else null.' })
   prompt_tokens_details?: PromptTokensDetailsDto | null;
+
+  @NestedField(() => CompletionTokensDetailsDto, { description: '{reasoning_tokens}: chat with --reasoning-parser (not on per-chunk usage).' })
+  completion_tokens_details?: CompletionTokensDetailsDto | null;
 }
 
 /** `usage` of a stream chunk (completions and chat). */

@@ -7,6 +7,7 @@ import { SequenceOutputProcessor, type FinishStatus } from '../detokenizer';
 import { childSeed, encodeBadWords, logSumExp, promptLogprobsForRows, SamplingWorkspace, SequenceSampler } from '../sampling';
 import type { SequenceConstraint } from '../sampling/logits-processor';
 import type { EngineRequest, PositionLogprobs } from '../types';
+import { TextWatch } from './text-watch';
 
 interface SampledToken {
   tokenId: number;
@@ -63,6 +64,10 @@ export class CompletionProcessorFactory {
       constraint,
     });
     const output = new SequenceOutputProcessor({ params, tokenizer, promptTokenIds, eosTokenIds, maxTokens, maxModelLen: this.ctx.maxModelLen });
+    const marker = request.structuredOutputsAfter;
+    const reasoningEnd = constraint && !constraint.enabled && marker && tokenizer ? new TextWatch(tokenizer, marker) : null;
+    // Without a tokenizer no text can show the marker: constrain from the start rather than never.
+    if (constraint && !constraint.enabled && !reasoningEnd) constraint.enable();
     const workspace = this.workspace;
     // The sampler computes logprobs only when asked; best_of > n still ranks by them.
     const ranksByLogprob = (params.best_of ?? params.n) > params.n;
@@ -78,6 +83,8 @@ export class CompletionProcessorFactory {
       },
       appendToken(tokenId) {
         const status = output.appendToken(tokenId);
+        // The reasoning section just ended: the grammar applies from the next token on.
+        if (reasoningEnd && !constraint!.enabled && reasoningEnd.push(tokenId)) constraint!.enable();
         // A finished grammar ends the sequence even where EOS would not (ignore_eos, a stop token the grammar took).
         if (status === null && constraint?.terminated) return output.finish('stop');
         return status;

@@ -9,7 +9,7 @@ import { createRunner } from '../../model/runner';
 import { createPoolingRunner } from '../../model/runner/pooling-runner';
 import { wrongRunnerError } from '../errors';
 import { seedGlobalSampler } from '../sampling';
-import type { LoadedModel, RunnerOptions } from '../../model/types';
+import { generatesTokens, type LoadedModel, type RunnerOptions } from '../../model/types';
 import type { EncodeRequest, EngineOptions, EngineRequest } from '../types';
 import { loadModel } from '../../model/load-model';
 import type { ControlOp, CoreEvent, CoreInfo } from './protocol';
@@ -89,7 +89,7 @@ export class EngineCoreHost {
 
   /** Creates the runner and starts the step loop; events go to `emit`. */
   static async start(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void): Promise<EngineCoreHost> {
-    return model.output.kind === 'logits' ? EngineCoreHost.startGeneration(model, options, emit) : EngineCoreHost.startPooling(model, options, emit);
+    return generatesTokens(model.output) ? EngineCoreHost.startGeneration(model, options, emit) : EngineCoreHost.startPooling(model, options, emit);
   }
 
   private static async startGeneration(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void): Promise<EngineCoreHost> {

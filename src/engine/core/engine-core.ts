@@ -4,7 +4,8 @@
 
 import { RequestValidationError } from '../errors';
 import type { EngineRequest, IterationStats, PartialPrefillLimits, RequestOutput, SchedulerStats } from '../types';
-import type { ModelRunner, StepSequence } from '../../model/types';
+import { encoderSpecOf } from '../../model/encoder-spec';
+import type { ModelRunner, StepEncoderInput, StepSequence } from '../../model/types';
 import { nowMs } from './clock';
 import type { CompletionProcessorFactory } from './completion-processor';
 import { GrammarAdmission } from './grammar-admission';
@@ -80,7 +81,12 @@ export class EngineCore {
       { maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, policy: config.schedulingPolicy, partialPrefills: config.partialPrefills },
       this.kv,
     );
-    this.limits = engineLimits({ maxModelLen: config.maxModelLen, numBlocks: runner.numBlocks, blockSize: runner.blockSize }, config, runner.config.vocabSize);
+    this.limits = engineLimits(
+      { maxModelLen: config.maxModelLen, numBlocks: runner.numBlocks, blockSize: runner.blockSize },
+      config,
+      runner.config.vocabSize,
+      encoderSpecOf(runner.config),
+    );
   }
 
   /** Aborts every request (sleep with mode 'abort'), those whose grammar is still compiling too. */
@@ -222,6 +228,7 @@ export class EngineCore {
       return;
     }
     this.stepping = false;
+    for (const { seq } of plan.scheduled) seq.encoded = true;
 
     const now = nowMs();
     const vocab = this.runner.config.vocabSize;
@@ -323,7 +330,14 @@ export class EngineCore {
       positionOffset: start,
       blockTable: this.kv.blockTable(seq.seqId),
       ...(wantsPromptLogprobs ? { allLogits: true } : {}),
+      ...(seq.encoderInput ? { encoder: this.encoderStep(seq, seq.encoderInput) } : {}),
     };
+  }
+
+  /** The sequence's cross-attention blocks, and its encoder input until they have been filled. */
+  private encoderStep(seq: Sequence, input: Float32Array): StepEncoderInput {
+    const blockTable = this.kv.encoderBlockTable(seq.seqId);
+    return seq.encoded ? { blockTable } : { blockTable, features: input };
   }
 
   /** Appends the prompt logprobs a chunk's per-token logits give (skipping positions known from before a preemption). */
@@ -441,6 +455,8 @@ export class EngineCore {
       r.priority ?? 0,
       r.cacheSalt ?? null,
       r.params.prompt_logprobs !== null,
+      r.encoderInput ?? null,
+      r.encoderInput ? (this.limits.encoder?.positions ?? 0) : 0,
     );
   }
 }

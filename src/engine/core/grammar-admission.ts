@@ -53,7 +53,8 @@ export class GrammarAdmission {
     const entry = { request, removed: false };
     this.waiting.set(request.requestId, entry);
     const count = request.params.best_of ?? request.params.n;
-    this.grammars.compile(request.requestId, spec, count).then(
+    // Waiting for the end of the reasoning: the constraints start disabled (the completion enables them).
+    this.grammars.compile(request.requestId, spec, count, !request.structuredOutputsAfter).then(
       (constraints) => {
         this.waiting.delete(request.requestId);
         if (entry.removed) for (const c of constraints) c.dispose();

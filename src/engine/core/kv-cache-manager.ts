@@ -2,6 +2,9 @@
 // The runner owns the memory; this class decides which block ids each sequence uses,
 // shares full blocks between sequences by refcount (prefix caching, n > 1 children),
 // and evicts free cached blocks in LRU order.
+// Encoder-decoder sequences also hold encoder blocks (the cross-attention K/V of their encoder
+// input), taken with their first decoder blocks and released with them. Their decoder blocks are
+// never prefix-cached: the decoder's K/V depend on the audio, not only on the tokens.
 
 import { hashBlock } from './block-hash';
 import { FreeBlockQueue } from './free-block-queue';
@@ -12,6 +15,8 @@ export interface KvSequence {
   /** Prompt + output tokens so far. */
   readonly tokenIds: readonly number[];
   readonly cacheSalt: string | null;
+  /** Cross-attention positions the sequence keeps in encoder blocks (0 for decoder-only models). */
+  readonly numEncoderPositions: number;
 }
 
 export interface PrefixHit {
@@ -25,6 +30,7 @@ interface SeqBlocks {
   blockIds: number[];
   /** Chained hashes of this sequence's full blocks computed so far. */
   hashes: string[];
+  encoderBlockIds: number[];
 }
 
 /** What the scheduler asks of KV memory (KvCacheManager; NoKvBlocks for pooling models, which keep none). */
@@ -66,13 +72,18 @@ export class KvCacheManager {
     return this.seqs.get(seqId)?.blockIds ?? [];
   }
 
+  /** The blocks holding the sequence's cross-attention K/V (empty for decoder-only sequences). */
+  encoderBlockTable(seqId: string): readonly number[] {
+    return this.seqs.get(seqId)?.encoderBlockIds ?? [];
+  }
+
   /**
    * Longest run of cached full blocks at the start of the sequence. At least one token is
    * always left to compute, because the step that computes it yields the logits to sample.
    * Looking up does not claim the blocks: `allocate` does.
    */
   findPrefixHit(seq: KvSequence): PrefixHit {
-    if (!this.enablePrefixCaching) return { blockIds: [], numTokens: 0 };
+    if (!this.enablePrefixCaching || seq.numEncoderPositions > 0) return { blockIds: [], numTokens: 0 };
     const maxBlocks = Math.floor((seq.tokenIds.length - 1) / this.blockSize);
     const blockIds: number[] = [];
     let parent: string | null = null;
@@ -101,12 +112,14 @@ export class KvCacheManager {
    * changes nothing when there are not enough free blocks.
    */
   allocate(seq: KvSequence, numComputedTokens: number, numNewTokens: number, hit?: PrefixHit): boolean {
-    const state = this.seqs.get(seq.seqId) ?? { blockIds: [], hashes: [] };
+    const state = this.seqs.get(seq.seqId) ?? { blockIds: [], hashes: [], encoderBlockIds: [] };
     const hitBlocks = hit?.blockIds ?? [];
     const have = state.blockIds.length + hitBlocks.length;
     const need = Math.max(0, this.blocksFor(numComputedTokens + numNewTokens) - have);
+    const encoderNeed = state.encoderBlockIds.length === 0 ? this.blocksFor(seq.numEncoderPositions) : 0;
     const hitBlocksNowFree = hitBlocks.filter((id) => this.freeQueue.has(id)).length;
-    if (need > this.freeQueue.length - hitBlocksNowFree) return false;
+    if (need + encoderNeed > this.freeQueue.length - hitBlocksNowFree) return false;
+    for (let i = 0; i < encoderNeed; i++) state.encoderBlockIds.push(this.takeFreeBlock());
 
     for (const id of hitBlocks) this.claim(id);
     state.blockIds.push(...hitBlocks);
@@ -121,7 +134,7 @@ export class KvCacheManager {
 
   /** Registers the sequence's fully computed blocks in the prefix cache. */
   cacheComputedBlocks(seq: KvSequence, numComputedTokens: number): void {
-    if (!this.enablePrefixCaching) return;
+    if (!this.enablePrefixCaching || seq.numEncoderPositions > 0) return;
     const state = this.seqs.get(seq.seqId);
     if (!state) return;
     const numFull = Math.min(Math.floor(numComputedTokens / this.blockSize), state.blockIds.length);
@@ -151,14 +164,16 @@ export class KvCacheManager {
     const hasPartial = parent.blockIds.length > numFull;
     if (hasPartial && this.freeQueue.length === 0) return null;
     const blockIds = parent.blockIds.slice(0, numFull);
-    for (const id of blockIds) this.claim(id);
+    // The cross-attention K/V never change after encoding: the child shares them.
+    const encoderBlockIds = [...parent.encoderBlockIds];
+    for (const id of [...blockIds, ...encoderBlockIds]) this.claim(id);
     const pairs: Array<[number, number]> = [];
     if (hasPartial) {
       const copy = this.takeFreeBlock();
       pairs.push([parent.blockIds[numFull], copy]);
       blockIds.push(copy);
     }
-    this.seqs.set(childId, { blockIds, hashes: parent.hashes.slice(0, numFull) });
+    this.seqs.set(childId, { blockIds, hashes: parent.hashes.slice(0, numFull), encoderBlockIds });
     return pairs;
   }
 
@@ -168,8 +183,9 @@ export class KvCacheManager {
     if (!state) return;
     this.seqs.delete(seqId);
     // Tail blocks first: they are the least likely to be shared, so they are evicted first.
-    for (let i = state.blockIds.length - 1; i >= 0; i--) {
-      const id = state.blockIds[i];
+    const owned = [...state.encoderBlockIds, ...state.blockIds];
+    for (let i = owned.length - 1; i >= 0; i--) {
+      const id = owned[i];
       if (--this.refCounts[id] > 0) continue;
       if (this.blockHashes[id] === null) this.freeQueue.pushFront(id);
       else this.freeQueue.pushBack(id);

@@ -4,6 +4,7 @@
 
 import { execFileSync } from 'node:child_process';
 import * as os from 'node:os';
+import { encoderSpecOf } from '../../model/encoder-spec';
 import { kvBytesPerBlock } from '../../model/runner';
 import type { LoadedModel } from '../../model/types';
 import type { EngineOptions } from '../types';
@@ -52,9 +53,15 @@ function cudaDeviceMemory(): number | null {
   }
 }
 
+/** KV blocks an encoder-decoder sequence holds for its cross-attention K/V (0 for decoder-only models). */
+function encoderBlocksOf(model: LoadedModel, blockSize: number): number {
+  const encoder = encoderSpecOf(model.config);
+  return encoder ? Math.ceil(encoder.positions / blockSize) : 0;
+}
+
 /** More blocks than a full batch of max-length sequences would never be used. */
-function usefulBlocks(options: EngineOptions, maxModelLen: number): number {
-  return options.maxNumSeqs * Math.ceil(maxModelLen / options.blockSize);
+function usefulBlocks(options: EngineOptions, maxModelLen: number, encoderBlocks: number): number {
+  return options.maxNumSeqs * (Math.ceil(maxModelLen / options.blockSize) + encoderBlocks);
 }
 
 /**
@@ -66,6 +73,7 @@ function usefulBlocks(options: EngineOptions, maxModelLen: number): number {
 export function planKvCache(model: LoadedModel, options: EngineOptions, memory: MemoryInfo = readMemoryInfo(model, options.device)): KvPlan {
   const blockSize = options.blockSize;
   const bytesPerBlock = kvBytesPerBlock(model.config, blockSize, options.kvCacheDtype ?? 'float32');
+  const encoderBlocks = encoderBlocksOf(model, blockSize);
   let maxModelLen = options.maxModelLen ?? model.contextLength;
   if (options.maxModelLen !== null && options.maxModelLen > model.contextLength) {
     throw new Error(
@@ -83,7 +91,7 @@ export function planKvCache(model: LoadedModel, options: EngineOptions, memory: 
     }
     const budget = options.gpuMemoryUtilization * memory.totalBytes - memory.usedBytes;
     // Capped, as the default is, at what a full batch of max-length sequences could use.
-    numBlocks = Math.min(usefulBlocks(options, maxModelLen), Math.floor(Math.max(0, budget) / bytesPerBlock));
+    numBlocks = Math.min(usefulBlocks(options, maxModelLen, encoderBlocks), Math.floor(Math.max(0, budget) / bytesPerBlock));
     if (numBlocks < 1) {
       throw new Error(
         `--gpu-memory-utilization ${options.gpuMemoryUtilization} leaves no memory for the KV cache: ` +
@@ -91,16 +99,17 @@ export function planKvCache(model: LoadedModel, options: EngineOptions, memory: 
       );
     }
   } else {
-    numBlocks = Math.min(usefulBlocks(options, maxModelLen), Math.floor((memory.freeBytes * AUTO_KV_MEMORY_FRACTION) / bytesPerBlock));
+    numBlocks = Math.min(usefulBlocks(options, maxModelLen, encoderBlocks), Math.floor((memory.freeBytes * AUTO_KV_MEMORY_FRACTION) / bytesPerBlock));
   }
   if (numBlocks < 1) {
     throw new Error(`KV cache budget is smaller than one block (${bytesPerBlock} bytes); raise --kv-cache-memory.`);
   }
-  const capacity = numBlocks * blockSize;
+  // Encoder-decoder sequences also hold their cross-attention K/V (encoder blocks) for their whole life.
+  const capacity = (numBlocks - encoderBlocks) * blockSize;
   if (capacity < maxModelLen) {
-    if (options.maxModelLen !== null) {
+    if (options.maxModelLen !== null || capacity < 1) {
       throw new Error(
-        `To serve at least one request with max_model_len ${maxModelLen}, the KV cache needs ${Math.ceil(maxModelLen / blockSize) * bytesPerBlock} bytes, ` +
+        `To serve at least one request with max_model_len ${maxModelLen}, the KV cache needs ${(Math.ceil(maxModelLen / blockSize) + encoderBlocks) * bytesPerBlock} bytes, ` +
           `but only ${numBlocks * bytesPerBlock} bytes (${capacity} tokens) are available. ` +
           'Raise --kv-cache-memory or lower --max-model-len.',
       );

@@ -117,6 +117,7 @@ export class Scheduler {
       return [];
     }
     child.numComputedTokens = numSharedTokens;
+    child.encoded = parent.encoded;
     child.firstScheduledAt = parent.firstScheduledAt;
     child.numCachedPromptTokens = parent.numCachedPromptTokens;
     child.status = 'running';
@@ -273,6 +274,7 @@ export class Scheduler {
     this.running.splice(index, 1);
     this.kv.free(seq.seqId);
     seq.numComputedTokens = 0;
+    seq.encoded = false;
     seq.numPreemptions++;
     seq.status = 'waiting';
     this.enqueueWaiting(seq, true);

@@ -21,6 +21,8 @@ export class Sequence implements KvSequence {
   numCachedPromptTokens = 0;
   /** Set the first time the scheduler admits this sequence (epoch ms, see clock.ts). */
   firstScheduledAt: number | null = null;
+  /** Encoder-decoder models: whether this sequence's cross-attention K/V are in its encoder blocks (false again after preemption). */
+  encoded = false;
 
   constructor(
     readonly seqId: string,
@@ -33,6 +35,10 @@ export class Sequence implements KvSequence {
     readonly cacheSalt: string | null,
     /** Prompt logprobs need logits of every prompt position, which a cache hit would skip. */
     readonly skipPrefixCache: boolean,
+    /** Encoder-decoder models: the request's encoder input (null for decoder-only models). */
+    readonly encoderInput: Float32Array | null = null,
+    /** Cross-attention K/V positions this sequence keeps in the KV cache (0 without an encoder). */
+    readonly numEncoderPositions = 0,
   ) {
     this.tokenIds = [...tokenIds];
   }

@@ -5,6 +5,7 @@
 
 import { EngineInvariantError, RequestValidationError } from '../errors';
 import type { EncodeRequest, EngineOptions, EngineRequest } from '../types';
+import type { EncoderSpec } from '../../model/encoder-spec';
 
 export interface EngineLimits {
   maxModelLen: number;
@@ -13,12 +14,16 @@ export interface EngineLimits {
   schedulingPolicy: EngineOptions['schedulingPolicy'];
   /** Tokens the KV cache can hold for one sequence (numBlocks * blockSize). */
   kvCapacityTokens: number;
+  /** Encoder-decoder models: every request brings an encoder input of this size; null for decoder-only models. */
+  encoder: EncoderSpec | null;
+  blockSize: number;
 }
 
 export function engineLimits(
   core: { maxModelLen: number; numBlocks: number; blockSize: number },
   options: Pick<EngineOptions, 'maxNumSeqs' | 'schedulingPolicy'>,
   vocabSize: number,
+  encoder: EncoderSpec | null,
 ): EngineLimits {
   return {
     maxModelLen: core.maxModelLen,
@@ -26,7 +31,15 @@ export function engineLimits(
     vocabSize,
     schedulingPolicy: options.schedulingPolicy,
     kvCapacityTokens: core.numBlocks * core.blockSize,
+    encoder,
+    blockSize: core.blockSize,
   };
+}
+
+/** KV positions a request holds at most: its tokens plus its cross-attention (encoder) blocks. */
+function kvPositionsNeeded(request: EngineRequest, limits: EngineLimits): number {
+  const encoderRows = limits.encoder ? Math.ceil(limits.encoder.positions / limits.blockSize) * limits.blockSize : 0;
+  return request.promptTokenIds.length + effectiveMaxTokens(request, limits.maxModelLen) + encoderRows;
 }
 
 /** Output tokens the request may generate: max_tokens, or up to the context limit when null. */
@@ -37,7 +50,7 @@ export function effectiveMaxTokens(request: EngineRequest, maxModelLen: number):
 
 /** A sequence must fit in the KV cache on its own, or preemption could never make room for it. */
 export function checkFitsKvCache(request: EngineRequest, limits: EngineLimits): void {
-  const needed = request.promptTokenIds.length + effectiveMaxTokens(request, limits.maxModelLen);
+  const needed = kvPositionsNeeded(request, limits);
   if (needed > limits.kvCapacityTokens) {
     throw new RequestValidationError(
       `The request needs up to ${needed} tokens of KV cache, but the cache holds only ${limits.kvCapacityTokens}. ` +
@@ -61,8 +74,13 @@ export function assertRequestInvariants(request: EngineRequest, limits: EngineLi
   const maxTokens = params.max_tokens;
   if (maxTokens !== null && !(Number.isInteger(maxTokens) && maxTokens >= 1)) fail(`max_tokens=${maxTokens}`);
   if (promptTokenIds.length + (maxTokens ?? 1) > limits.maxModelLen) fail('more tokens than max_model_len');
-  if (promptTokenIds.length + effectiveMaxTokens(request, limits.maxModelLen) > limits.kvCapacityTokens) fail('more tokens than the KV cache holds');
+  if (kvPositionsNeeded(request, limits) > limits.kvCapacityTokens) fail('more tokens than the KV cache holds');
   if ((request.priority ?? 0) !== 0 && limits.schedulingPolicy !== 'priority') fail('a priority under fcfs scheduling');
+  // An encoder-decoder model takes exactly one encoder input per request; a decoder-only model none.
+  const input = request.encoderInput;
+  if (!limits.encoder && input !== undefined) fail('an encoder input for a model without an encoder');
+  if (limits.encoder && !(input instanceof Float32Array)) fail('no encoder input for an encoder-decoder model');
+  if (limits.encoder && input && input.length !== limits.encoder.inputSize) fail(`an encoder input of ${input.length} values (the model takes ${limits.encoder.inputSize})`);
 }
 
 /**

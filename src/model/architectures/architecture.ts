@@ -41,6 +41,8 @@ export interface WeightSpec {
   shape: number[];
   /** Norm gains start at 1 in random weights; everything else is a matrix or bias. */
   isNorm: boolean;
+  /** LayerNorm biases start at 0 in random weights. */
+  isNormBias?: boolean;
 }
 
 export interface HfConfigContext {
@@ -84,6 +86,16 @@ export interface GraphBuilders<C extends ModelArchConfig> {
   causalLm?(config: C, weights: ModelWeights, opts: DecoderGraphOptions): BuiltModel;
   /** Runner: runner/pooling-runner.ts; I/O: graph/pooling-graph.ts. Output kinds 'pooled' and 'classifier'. */
   pooling?(config: C, weights: ModelWeights, output: ModelOutput, opts: PoolingGraphOptions): BuiltModel;
+  /**
+   * Runner: runner/whisper-runner.ts; I/O: graph/whisper-encoder-graph.ts (features in, cross-attention
+   * K/V out) and graph/whisper-decoder-graph.ts (the causal decoder's I/O plus cross blocks). Output kind 'transcription'.
+   */
+  encoderDecoder?(config: C, weights: ModelWeights, opts: EncoderDecoderGraphOptions): { encoder: BuiltModel; decoder: BuiltModel };
+}
+
+/** Options of encoder-decoder graphs: the KV block size the cross-attention K/V are laid out in. */
+export interface EncoderDecoderGraphOptions extends LinearOptions {
+  blockSize: number;
 }
 
 export interface ArchitectureDescriptor<C extends ModelArchConfig = ModelArchConfig> {

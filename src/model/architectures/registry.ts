@@ -6,9 +6,10 @@ import type { ArchitectureDescriptor, WeightSpec } from './architecture';
 import { bert } from './bert';
 import { llama } from './llama';
 import { qwen2 } from './qwen2';
+import { whisper } from './whisper';
 import { xlmRoberta } from './xlm-roberta';
 
-export const ARCHITECTURES: readonly ArchitectureDescriptor[] = [llama, qwen2, bert, xlmRoberta];
+export const ARCHITECTURES: readonly ArchitectureDescriptor[] = [llama, qwen2, bert, xlmRoberta, whisper];
 
 /** The descriptor that produced `config`. */
 export function architectureOf(config: ModelArchConfig): ArchitectureDescriptor {

@@ -1,7 +1,8 @@
 // Chat templates on @huggingface/jinja, rendered the way transformers' apply_chat_template does
 // (which is what vLLM calls): messages, tools, documents, add_generation_prompt, the tokenizer's
 // special tokens and chat_template_kwargs in the context; continue_final_message cuts the text
-// right after the final message's content.
+// right after the final message's content. A model may have a `tool_use` variant, which is the
+// one rendered when the request has tools.
 
 import { Template } from '@huggingface/jinja';
 import type { ChatMessage, ChatRenderOptions, ChatTemplate } from '../types';
@@ -51,24 +52,43 @@ function cutAfterFinalMessage(rendered: string, finalText: string): string {
   return rendered.slice(0, at + (keepTrailing ? lstripped.length : stripped.length));
 }
 
+/** The template sources of a model: the default one and, when it has one, its `tool_use` variant. */
+export interface ChatTemplateVariants {
+  default: string | null;
+  toolUse?: string | null;
+}
+
 class JinjaChatTemplate implements ChatTemplate {
-  private readonly compiled: CompiledTemplate;
+  private readonly byDefault: CompiledTemplate | null;
+  private readonly toolUse: CompiledTemplate | null;
   /** Per-request templates, parsed once each (clients tend to resend the same one). */
   private readonly requestTemplates = new Map<string, CompiledTemplate>();
 
-  constructor(readonly source: string, private readonly specialTokens: Record<string, unknown>) {
-    this.compiled = compile(source);
+  constructor(private readonly variants: ChatTemplateVariants, private readonly specialTokens: Record<string, unknown>) {
+    this.byDefault = variants.default !== null ? compile(variants.default) : null;
+    this.toolUse = variants.toolUse ? compile(variants.toolUse) : null;
+  }
+
+  sourceFor(opts: Pick<ChatRenderOptions, 'tools'>): string | null {
+    return (opts.tools != null ? this.variants.toolUse : null) ?? this.variants.default;
+  }
+
+  private modelTemplate(opts: ChatRenderOptions): CompiledTemplate {
+    const compiled = (opts.tools != null ? this.toolUse : null) ?? this.byDefault;
+    if (!compiled) throw new ChatTemplateError('this model has only a `tool_use` chat template: send `tools` or give a chat template');
+    return compiled;
   }
 
   render(messages: ChatMessage[], opts: ChatRenderOptions): string {
     if (opts.continueFinalMessage && opts.addGenerationPrompt) {
       throw new ChatTemplateError('continue_final_message and add_generation_prompt cannot both be true');
     }
-    const compiled = opts.template ? this.requestTemplate(opts.template) : this.compiled;
+    const compiled = opts.template ? this.requestTemplate(opts.template) : this.modelTemplate(opts);
+    const contentFormat = opts.contentFormat && opts.contentFormat !== 'auto' ? opts.contentFormat : compiled.contentFormat;
     const context: Record<string, unknown> = {
       ...this.specialTokens,
       ...(opts.extraKwargs ?? {}),
-      messages: normalizeMessages(messages, compiled.contentFormat),
+      messages: normalizeMessages(messages, contentFormat),
       // Absent tools/documents are None in transformers, so `tools is not none` is false.
       tools: opts.tools ?? null,
       documents: opts.documents ?? null,
@@ -95,16 +115,16 @@ class JinjaChatTemplate implements ChatTemplate {
 }
 
 /**
- * Parses `source` once; `specialTokens` (bos_token, eos_token, … from tokenizer_config) are
- * template variables. Throws ChatTemplateError when the template does not parse.
+ * Parses the template (or its variants) once; `specialTokens` (bos_token, eos_token, … from
+ * tokenizer_config) are template variables. Throws ChatTemplateError when a template does not parse.
  */
 export function createChatTemplate(
-  source: string,
+  source: string | ChatTemplateVariants,
   specialTokens: { bos_token?: string | null; eos_token?: string | null; [k: string]: unknown },
 ): ChatTemplate {
   const tokens: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(specialTokens)) {
     if (value !== undefined && value !== null) tokens[key] = value;
   }
-  return new JinjaChatTemplate(source, tokens);
+  return new JinjaChatTemplate(typeof source === 'string' ? { default: source } : source, tokens);
 }

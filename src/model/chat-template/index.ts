@@ -1,4 +1,6 @@
-export { createChatTemplate } from './chat-template';
+export { createChatTemplate, type ChatTemplateVariants } from './chat-template';
 export { ChatTemplateError } from './errors';
-export { BUILTIN_CHAT_TEMPLATE, resolveChatTemplateSource, chatTemplateFromTokenizerConfig } from './template-source';
+export {
+  BUILTIN_CHAT_TEMPLATE, NO_CHAT_TEMPLATES, chatTemplatesFromConfigValue, resolveChatTemplateSource, type ChatTemplateSources,
+} from './template-source';
 export { detectContentFormat } from './messages';

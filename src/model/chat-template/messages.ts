@@ -1,6 +1,7 @@
 // Messages as the template sees them, following vLLM's chat_utils: content is a string for
 // templates that print it, or a list of {type:'text', text} parts for templates that loop over
-// it (vLLM's 'auto' content format), and tool-call arguments arrive parsed from their JSON text.
+// it (vLLM's 'auto' content format), tool-call arguments arrive parsed from their JSON text, and
+// an assistant message's thinking is under both `reasoning` and the older `reasoning_content`.
 
 import type { ChatMessage } from '../types';
 import { ChatTemplateError } from './errors';
@@ -105,6 +106,11 @@ export function normalizeMessages(messages: ChatMessage[], format: ContentFormat
     const normalized: ChatMessage = { ...message, content };
     if (message.role === 'assistant' && message.tool_calls !== undefined) {
       normalized.tool_calls = parseToolCalls(message.tool_calls);
+    }
+    const reasoning = message.reasoning ?? message.reasoning_content;
+    if (message.role === 'assistant' && typeof reasoning === 'string') {
+      normalized.reasoning = reasoning;
+      normalized.reasoning_content = reasoning;
     }
     return normalized;
   });

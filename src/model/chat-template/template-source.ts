@@ -38,14 +38,24 @@ function decodeUnicodeEscapes(text: string): string {
     });
 }
 
+/** A model's chat templates: the default one and its named variants ('tool_use', ...). */
+export interface ChatTemplateSources {
+  default: string | null;
+  named: Record<string, string>;
+}
+
+export const NO_CHAT_TEMPLATES: ChatTemplateSources = { default: null, named: {} };
+
 /**
- * --chat-template: the contents of the file when the value names one, else the value itself as
- * an inline template (with backslash escapes decoded, as vLLM does). A value without any Jinja
- * character ('{', '}', newline) that is not a readable file is a mistyped path: that throws.
+ * --chat-template: the contents of the file when the value names one, the model's template of
+ * that name (e.g. `tool_use`), else the value itself as an inline template (with backslash
+ * escapes decoded, as vLLM does). A value without any Jinja character ('{', '}', newline) that
+ * is neither is a mistyped path: that throws.
  */
-export function resolveChatTemplateSource(flagValue: string | null): string | null {
+export function resolveChatTemplateSource(flagValue: string | null, modelTemplates: Record<string, string> = {}): string | null {
   if (flagValue === null || flagValue === '') return null;
   if (isFile(flagValue)) return readFileSync(flagValue, 'utf8');
+  if (Object.hasOwn(modelTemplates, flagValue)) return modelTemplates[flagValue];
   if (!/[{}\n]/.test(flagValue)) {
     throw new Error(`The supplied chat template (${flagValue}) looks like a file path, but it failed to be opened`);
   }
@@ -53,15 +63,17 @@ export function resolveChatTemplateSource(flagValue: string | null): string | nu
 }
 
 /**
- * The template in a tokenizer_config.json `chat_template` value: a string, or a list of
- * {name, template} of which transformers uses 'default' ('tool_use' when tools are given and it exists).
+ * The templates in a tokenizer_config.json / chat_template.json `chat_template` value: a string,
+ * or a list of {name, template} where 'default' is used without tools and 'tool_use' with them
+ * (as transformers picks them).
  */
-export function chatTemplateFromTokenizerConfig(value: unknown, withTools = false): string | null {
-  if (typeof value === 'string') return value;
-  if (!Array.isArray(value)) return null;
-  const named = new Map<string, string>();
+export function chatTemplatesFromConfigValue(value: unknown): ChatTemplateSources {
+  if (typeof value === 'string') return { default: value, named: {} };
+  if (!Array.isArray(value)) return NO_CHAT_TEMPLATES;
+  const named: Record<string, string> = {};
   for (const entry of value as { name?: unknown; template?: unknown }[]) {
-    if (entry && typeof entry.name === 'string' && typeof entry.template === 'string') named.set(entry.name, entry.template);
+    if (entry && typeof entry.name === 'string' && typeof entry.template === 'string') named[entry.name] = entry.template;
   }
-  return (withTools ? named.get('tool_use') : undefined) ?? named.get('default') ?? null;
+  const { default: fallback = null, ...variants } = named;
+  return { default: fallback, named: variants };
 }

@@ -4,11 +4,12 @@ import type { WeightSpec } from '../architectures/architecture';
 import { decoderWeightSpecs } from '../architectures/decoder-family';
 import type { DecoderArchConfig } from '../types';
 
-/** Uniform(-a, a) with a = 0.02·√3 (std 0.02, as HF initialises linear layers); norm gains are 1. */
+/** Uniform(-a, a) with a = 0.02·√3 (std 0.02, as HF initialises linear layers); norm gains are 1, norm biases 0. */
 export function randomWeight(spec: WeightSpec, seed: number): Float32Array {
   const count = spec.shape.reduce((a, b) => a * b, 1);
   const out = new Float32Array(count);
   if (spec.isNorm) return out.fill(1);
+  if (spec.isNormBias) return out;
   fillUniform(out, hashName(spec.name) ^ seed, 0.02 * Math.sqrt(3));
   return out;
 }

@@ -1,6 +1,7 @@
 // A GGUF file -> config, weights (optional) and the metadata the tokenizer and chat template need.
 // The architecture descriptor (found by general.architecture) maps metadata and tensor names.
 import type { ArchitectureDescriptor, GgufMapping } from '../architectures/architecture';
+import type { ChatTemplateSources } from '../chat-template';
 import { architectureForGguf, checkWeightShapes } from '../architectures/registry';
 import type { ModelArchConfig, ModelOutput, ModelWeights } from '../types';
 import { readGgufFile, type GgufFile } from './gguf-file';
@@ -11,8 +12,8 @@ export interface GgufModel {
   descriptor: ArchitectureDescriptor;
   config: ModelArchConfig;
   weights: ModelWeights | null;
-  /** tokenizer.chat_template, when the file has one. */
-  chatTemplate: string | null;
+  /** tokenizer.chat_template, and the named variants in tokenizer.chat_template.<name>. */
+  chatTemplates: ChatTemplateSources;
 }
 
 /** Reads the header and config; weights are read by loadGgufModelWeights once the output is known. */
@@ -22,8 +23,19 @@ export async function readGgufModel(path: string): Promise<Omit<GgufModel, 'weig
   const mapping = ggufMapping(descriptor, path);
   checkGgufTensors(file, mapping);
   const config = mapping.config(file, readRopeFreqFactors(file));
-  const template = file.metadata['tokenizer.chat_template'];
-  return { file, descriptor, config, chatTemplate: typeof template === 'string' ? template : null };
+  return { file, descriptor, config, chatTemplates: ggufChatTemplates(file.metadata) };
+}
+
+const TEMPLATE_KEY = 'tokenizer.chat_template';
+
+/** llama.cpp stores a model's named templates as `tokenizer.chat_template.<name>`. */
+function ggufChatTemplates(metadata: Record<string, unknown>): ChatTemplateSources {
+  const named: Record<string, string> = {};
+  for (const [key, value] of Object.entries(metadata)) {
+    if (key.startsWith(`${TEMPLATE_KEY}.`) && typeof value === 'string') named[key.slice(TEMPLATE_KEY.length + 1)] = value;
+  }
+  const fallback = metadata[TEMPLATE_KEY];
+  return { default: typeof fallback === 'string' ? fallback : null, named };
 }
 
 /** Checks the file holds every weight `output` needs, then reads them when asked. */

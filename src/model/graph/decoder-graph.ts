@@ -121,7 +121,7 @@ export function buildDecoderPoolingGraph(
   opts: LinearOptions & { maxPositions: number },
 ): BuiltModel {
   const c = config;
-  if (output.kind === 'logits') throw new Error('buildDecoderPoolingGraph builds pooling graphs only');
+  if (output.kind === 'logits' || output.kind === 'transcription') throw new Error('buildDecoderPoolingGraph builds pooling graphs only');
   const g = new GraphBuilder(`${c.architecture}-pooling`);
   // Pooling graphs compute in float32 (--dtype float16 applies to generation).
   opts = { ...opts, dtype: 'float32' };

@@ -1,8 +1,9 @@
 // Tokenizer and chat template of a Hugging Face directory (tokenizer.json, tokenizer_config.json,
-// chat_template.jinja / chat_template.json / tokenizer_config.chat_template).
-import { existsSync, readFileSync } from 'node:fs';
+// chat_template.jinja / chat_template.json / tokenizer_config.chat_template, and the named
+// variants in additional_chat_templates/).
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chatTemplateFromTokenizerConfig } from '../chat-template';
+import { chatTemplatesFromConfigValue, type ChatTemplateSources } from '../chat-template';
 import { createTokenizerFromHfFiles } from '../tokenizer';
 import type { Tokenizer } from '../types';
 
@@ -29,11 +30,28 @@ export function loadHfTokenizer(dir: string, tokenizerConfig: Json | null): Toke
   return createTokenizerFromHfFiles(tokenizerJson, tokenizerConfig);
 }
 
-/** The model's own template: chat_template.jinja, then chat_template.json, then tokenizer_config.json. */
-export function hfChatTemplateSource(dir: string, tokenizerConfig: Json | null): string | null {
+/**
+ * The model's own templates: chat_template.jinja, then chat_template.json, then
+ * tokenizer_config.json; named variants (`tool_use`, ...) from those lists and from
+ * additional_chat_templates/<name>.jinja.
+ */
+export function hfChatTemplateSources(dir: string, tokenizerConfig: Json | null): ChatTemplateSources {
   const jinja = join(dir, 'chat_template.jinja');
-  if (existsSync(jinja)) return readFileSync(jinja, 'utf8');
-  const json = readJsonFile(join(dir, 'chat_template.json'));
-  const fromJson = json ? chatTemplateFromTokenizerConfig(json.chat_template) : null;
-  return fromJson ?? chatTemplateFromTokenizerConfig(tokenizerConfig?.chat_template);
+  let sources: ChatTemplateSources;
+  if (existsSync(jinja)) {
+    sources = { default: readFileSync(jinja, 'utf8'), named: {} };
+  } else {
+    const json = readJsonFile(join(dir, 'chat_template.json'));
+    const fromJson = json ? chatTemplatesFromConfigValue(json.chat_template) : null;
+    sources = fromJson && (fromJson.default !== null || Object.keys(fromJson.named).length > 0)
+      ? fromJson
+      : chatTemplatesFromConfigValue(tokenizerConfig?.chat_template);
+  }
+  const extra = join(dir, 'additional_chat_templates');
+  if (existsSync(extra)) {
+    for (const file of readdirSync(extra)) {
+      if (file.endsWith('.jinja')) sources.named[file.slice(0, -'.jinja'.length)] = readFileSync(join(extra, file), 'utf8');
+    }
+  }
+  return sources;
 }

@@ -74,7 +74,7 @@ function selectWeights(info: HfModelInfo, output: ModelOutput): Array<{ name: st
 }
 
 function describeOutput(output: ModelOutput): string {
-  return output.kind === 'logits' ? 'decoder' : output.kind === 'pooled' ? 'embedding model' : 'classifier';
+  return { logits: 'decoder', pooled: 'embedding model', classifier: 'classifier', transcription: 'speech model' }[output.kind];
 }
 
 function readWeights(tensors: Array<{ name: string; tensor: SafetensorsTensor }>): WeightMap {

@@ -39,8 +39,8 @@ export async function createGraphRunner(model: LoadedModel, opts: GraphRunnerOpt
   return new GraphRunner(config, cache, session, maxPositions);
 }
 
-class GraphRunner extends PagedRunner {
-  private readonly cacheFeeds: Record<string, ort.Tensor> = {};
+export class GraphRunner extends PagedRunner {
+  protected readonly cacheFeeds: Record<string, ort.Tensor> = {};
 
   constructor(
     config: ModelArchConfig,
@@ -57,6 +57,7 @@ class GraphRunner extends PagedRunner {
   }
 
   protected async runStep(batch: readonly StepSequence[]): Promise<StepResult> {
+    await this.beforeGroups(batch);
     const vocab = this.config.vocabSize;
     const logits = new Float32Array(batch.length * vocab);
     const allLogits: (Float32Array | null)[] = batch.map(() => null);
@@ -85,9 +86,18 @@ class GraphRunner extends PagedRunner {
       [DecoderInputs.pastBlocks]: new ort.Tensor('int64', inp.pastBlockIds, [inp.batch, inp.pastBlocks]),
       [DecoderInputs.attnMask]: new ort.Tensor('bool', inp.attnMask, [inp.batch, 1, inp.seq, inp.pastBlocks * this.blockSize + inp.seq]),
       [DecoderInputs.logitsRows]: new ort.Tensor('int64', inp.logitsRows, [inp.logitsRows.length]),
+      ...this.groupFeeds(group),
     };
     const result = await this.session.run(feeds);
     scatterNewKv(this.cache, result[DecoderOutputs.newKv].data as Float32Array, inp.newSlots, inp.seq);
     return { logits: result[DecoderOutputs.logits].data as Float32Array, at: inp.logitsAt };
+  }
+
+  /** Work a step needs before its decoder runs (an encoder-decoder model's encoder). */
+  protected async beforeGroups(_batch: readonly StepSequence[]): Promise<void> {}
+
+  /** Inputs a decoder graph takes besides the decoder-only ones. */
+  protected groupFeeds(_group: readonly StepSequence[]): Record<string, ort.Tensor> {
+    return {};
   }
 }

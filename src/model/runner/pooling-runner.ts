@@ -21,7 +21,7 @@ export interface PoolingRunnerOptions extends SessionSettings {
 export async function createPoolingRunner(model: LoadedModel, opts: PoolingRunnerOptions): Promise<PoolingRunner> {
   const { config, output, weights } = model;
   if (!weights) throw new Error(`model ${model.source}: pooling needs weights to build a graph from (ONNX exports generate only)`);
-  if (output.kind === 'logits') throw new Error('createPoolingRunner: the model is served for generation');
+  if (output.kind === 'logits' || output.kind === 'transcription') throw new Error('createPoolingRunner: the model is served for generation');
   const graphs = architectureOf(config).graphs;
   if (!graphs.pooling) throw new Error(`${config.architecture} models cannot be served for pooling`);
   const built = graphs.pooling(config, weights, output, { keepQuantized: opts.keepQuantized ?? true, maxPositions: model.contextLength });

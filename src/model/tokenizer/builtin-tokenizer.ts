@@ -10,24 +10,33 @@ import { createTokenizerFromHfFiles } from './hf-tokenizer';
 /** Special tokens after the 256 byte tokens, in id order (ids 256, 257, …). */
 export const BUILTIN_SPECIAL_TOKENS = ['<s>', '</s>', '<pad>', '<|im_start|>', '<|im_end|>'] as const;
 
-export function builtinTokenizerFiles(): { tokenizerJson: object; tokenizerConfig: object } {
+/**
+ * tokenizer.json of a byte-level vocabulary with no merges (ids 0-255 are the bytes) followed by
+ * `specialTokens` (ids 256, 257, …).
+ */
+export function byteLevelTokenizerJson(specialTokens: readonly string[]): object {
   const vocab: Record<string, number> = {};
   BYTE_TO_CHAR.forEach((ch, byte) => (vocab[ch] = byte));
-  const added = BUILTIN_SPECIAL_TOKENS.map((content, i) => {
+  const added = specialTokens.map((content, i) => {
     vocab[content] = 256 + i;
     return { id: 256 + i, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true };
   });
-  const tokenizerJson = {
+  const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false };
+  return {
     version: '1.0',
     truncation: null,
     padding: null,
     added_tokens: added,
     normalizer: null,
-    pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
-    post_processor: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
-    decoder: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
+    pre_tokenizer: byteLevel,
+    post_processor: byteLevel,
+    decoder: byteLevel,
     model: { type: 'BPE', dropout: null, unk_token: null, fuse_unk: false, byte_fallback: false, vocab, merges: [] },
   };
+}
+
+export function builtinTokenizerFiles(): { tokenizerJson: object; tokenizerConfig: object } {
+  const tokenizerJson = byteLevelTokenizerJson(BUILTIN_SPECIAL_TOKENS);
   const tokenizerConfig = {
     tokenizer_class: 'PreTrainedTokenizerFast',
     bos_token: '<s>',

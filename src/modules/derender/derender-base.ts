@@ -6,7 +6,10 @@ import { OpenAIHttpError } from '../../serving/openai-error';
 import type { ServerConfig } from '../../config/server-config';
 import type { EngineClient, PositionLogprobs } from '../../engine/types';
 import type { Tokenizer } from '../../model/types';
-import type { ChatRequestBody } from '../../serving/chat-serving';
+import { outputRulesOf, type ChoiceOutputRules } from '../../serving/chat-message';
+import { createChatOutputParser, outputParserFactories, type ChatOutputParser } from '../../serving/chat-output';
+import { requestTemplateKwargs, type ChatRequestBody } from '../../serving/chat-serving';
+import { resolveRequestTools } from '../../serving/tool-choice';
 import { chatLogprobEntries, tokenNamer, type ChatLogprobs, type TokenNamer } from '../../serving/logprobs';
 import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';
 import { impliedTopCount } from './derender-logprobs';
@@ -19,6 +22,13 @@ export function checkTokensMode(response: { output_mode?: string | null }, param
       param,
     );
   }
+}
+
+/** How a derendered chat choice is parsed, when the server has a tool or reasoning parser. */
+export interface DerenderChatOutput {
+  /** A fresh parser for one choice (null: nothing to parse for this request). */
+  parser(): ChatOutputParser | null;
+  rules: ChoiceOutputRules;
 }
 
 export abstract class DerenderBase {
@@ -35,6 +45,28 @@ export abstract class DerenderBase {
 
   protected namer(request: { return_tokens_as_token_ids?: unknown } | null | undefined): TokenNamer {
     return tokenNamer(this.tokenizer, this.config.returnTokensAsTokenIds || request?.return_tokens_as_token_ids === true);
+  }
+
+  /**
+   * With --tool-call-parser / --reasoning-parser, the output is parsed as chat serving parses it,
+   * which needs the original chat_request (and, for the thinking state, the prompt token ids).
+   * Null when the server has no parser.
+   */
+  protected chatOutput(request: ChatRequestBody | null, promptTokenIds: readonly number[] | null, streaming: boolean): DerenderChatOutput | null {
+    const factories = outputParserFactories(this.config);
+    if (!factories.tool && !factories.reasoning) return null;
+    if (!request) throw OpenAIHttpError.badRequest('chat_request is required to derender with a tool or reasoning parser.', 'chat_request');
+    if (streaming && !promptTokenIds) {
+      throw OpenAIHttpError.badRequest('prompt_token_ids are required to stream-derender with a tool or reasoning parser.', 'prompt_token_ids');
+    }
+    const tools = resolveRequestTools(request, this.config);
+    const parsing = {
+      choice: tools.choice,
+      functions: tools.functions,
+      chatTemplateKwargs: requestTemplateKwargs(this.config, request),
+      promptText: promptTokenIds ? this.tokenizer.decode(promptTokenIds, { skipSpecialTokens: false }) : null,
+    };
+    return { parser: () => createChatOutputParser(factories, parsing), rules: outputRulesOf(request, tools.choice) };
   }
 
   /** Chat logprobs when the original request asked for them (or, without it, whenever present). */

@@ -3,6 +3,7 @@
 
 import { Injectable } from '@nestjs/common';
 import { OpenAIHttpError } from '../../serving/openai-error';
+import { chatFinishReason, deltaFields } from '../../serving/chat-message';
 import type { ChatChunk, ChatChunkChoice, ChatRequestBody } from '../../serving/chat-serving';
 import type { CompletionChoice, CompletionChunk, CompletionRequestBody } from '../../serving/completion-serving';
 import { createdNow } from '../../serving/ids';
@@ -48,19 +49,29 @@ export class DerenderStreamService extends DerenderBase {
 
   chatStream(body: DerenderChatStreamRequestDto): DerenderStreamResult<ChatChunk> {
     const request: ChatRequestBody | null = body.chat_request ?? null;
+    const output = this.chatOutput(request, body.prompt_token_ids ?? body.generate_chunk.prompt_token_ids ?? null, true);
     const step = this.streamStep(body, request);
     const base = { ...step.base, object: 'chat.completion.chunk' as const };
     if (!step.choice) return { chunk: { ...base, choices: [], usage: step.usage }, stream_state: step.state };
-    const delta: ChatChunkChoice['delta'] = { content: step.delta };
-    if (!step.state.role_sent) delta.role = this.config.responseRole;
+    const finished = step.choice.finish_reason != null;
+    let delta: ChatChunkChoice['delta'] = { content: step.delta };
+    const parser = output?.parser() ?? null;
+    if (output && parser) {
+      // The parser sees the text sent in earlier chunks again, then this chunk's: it ends where the stream left it.
+      if (step.textOffset > 0) parser.parseDelta(step.text.slice(0, step.textOffset), false);
+      delta = deltaFields(parser.parseDelta(step.delta, finished), output.rules) ?? {};
+      if (delta.tool_calls) step.state.tools_streamed = true;
+    }
+    if (!step.state.role_sent) delta = { role: this.config.responseRole, ...delta };
     step.state.role_sent = true;
+    const hideTokens = parser !== null && output?.rules.includeReasoning === false;
     const choice: ChatChunkChoice = {
       index: step.choice.index,
       delta,
-      logprobs: this.chatLogprobs(step.positions, request),
-      finish_reason: step.choice.finish_reason ?? null,
+      logprobs: hideTokens ? null : this.chatLogprobs(step.positions, request),
+      finish_reason: finished ? chatFinishReason(step.choice.finish_reason ?? null, output?.rules.choice ?? { kind: 'none' }, step.state.tools_streamed, true) : null,
     };
-    if (request?.return_token_ids) choice.token_ids = step.tokenIds;
+    if (request?.return_token_ids && !hideTokens) choice.token_ids = step.tokenIds;
     return { chunk: { ...base, choices: [choice], usage: step.usage }, stream_state: step.state };
   }
 
@@ -80,7 +91,7 @@ export class DerenderStreamService extends DerenderBase {
     const state = checkStreamState(body.stream_state ?? null);
     const usage = this.chunkUsage(chunk.usage ?? null, body.prompt_tokens ?? null);
     const choice = chunk.choices[0] ?? null;
-    if (!choice) return { base, choice: null, state, usage, delta: '', tokenIds: [], positions: null, textOffset: state.logprob_text_offset };
+    if (!choice) return { base, choice: null, state, usage, delta: '', text: '', tokenIds: [], positions: null, textOffset: state.logprob_text_offset };
     const tokenIds = choice.token_ids ?? [];
     const total = state.output_token_ids.length + tokenIds.length;
     if (total > this.engine.maxModelLen) {
@@ -100,7 +111,7 @@ export class DerenderStreamService extends DerenderBase {
     const delta = text.length > textOffset ? text.slice(textOffset) : '';
     const next = advanceStreamState(state, tokenIds, delta.length);
     const positions = positionsFromGenerateLogprobs(choice.logprobs as GenerateLogProbs | null, tokenIds.length);
-    return { base, choice, state: next, usage, delta, tokenIds, positions, textOffset };
+    return { base, choice, state: next, usage, delta, text, tokenIds, positions, textOffset };
   }
 
   private chunkUsage(usage: GenerateStreamResponseDto['usage'], promptTokens: number | null): UsageInfo | null {

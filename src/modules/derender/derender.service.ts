@@ -5,6 +5,7 @@
 import { Injectable } from '@nestjs/common';
 import { OpenAIHttpError } from '../../serving/openai-error';
 import type { PositionLogprobs } from '../../engine/types';
+import { chatFinishReason, messageFields } from '../../serving/chat-message';
 import type { ChatChoice, ChatRequestBody, ChatResponse } from '../../serving/chat-serving';
 import type { CompletionChoice, CompletionRequestBody, CompletionResponse } from '../../serving/completion-serving';
 import { createdNow } from '../../serving/ids';
@@ -91,16 +92,21 @@ export class DerenderService extends DerenderBase {
     checkTokensMode(response, 'generate_response.output_mode');
     const request: ChatRequestBody | null = body.chat_request ?? null;
     const seed = body.prompt_token_ids ?? response.prompt_token_ids ?? null;
+    const output = this.chatOutput(request, seed, false);
     let completionTokens = 0;
     const choices: ChatChoice[] = this.decodeChoices(response, seed, request, 'generate_response').map((decoded) => {
       completionTokens += decoded.tokenIds.length;
+      const parser = output?.parser() ?? null;
+      const parsed = parser ? parser.parse(decoded.text) : { reasoning: null, content: decoded.text, toolCalls: [], reasoningEnd: 0 };
+      const fields = output ? messageFields(parsed, output.rules) : { content: decoded.text, tool_calls: [], reasoning: null };
+      const hideTokens = parser !== null && output?.rules.includeReasoning === false;
       return {
         index: decoded.choice.index,
-        message: { role: this.config.responseRole, content: decoded.text, refusal: null, tool_calls: [], reasoning: null },
-        logprobs: this.chatLogprobs(decoded.positions, request),
-        finish_reason: decoded.choice.finish_reason ?? 'stop',
+        message: { role: this.config.responseRole, refusal: null, ...fields },
+        logprobs: hideTokens ? null : this.chatLogprobs(decoded.positions, request),
+        finish_reason: chatFinishReason(decoded.choice.finish_reason ?? null, output?.rules.choice ?? { kind: 'none' }, fields.tool_calls.length > 0, false),
         stop_reason: null,
-        token_ids: request?.return_token_ids ? decoded.tokenIds : null,
+        token_ids: request?.return_token_ids && !hideTokens ? decoded.tokenIds : null,
       };
     });
     const promptTokens = body.prompt_tokens ?? 0;

@@ -47,6 +47,9 @@ export class EngineService implements EngineClient, OnApplicationShutdown {
   get generationDefaults(): EngineClient['generationDefaults'] {
     return this.client.generationDefaults;
   }
+  get audioFeatures(): EngineClient['audioFeatures'] {
+    return this.client.audioFeatures;
+  }
 
   ensureCapacity(sequences: number): void {
     this.client.ensureCapacity(sequences);

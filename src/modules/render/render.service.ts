@@ -70,7 +70,7 @@ export class RenderService {
     const offsets = (body.return_token_offsets || body.return_assistant_tokens_mask) && text !== null && tokenizer
       ? tokenOffsets(tokenizer, text, prompt.tokenIds)
       : null;
-    const rendered = this.generateRequest(body, prepared.engineRequests[0], body.return_token_offsets ? offsets : null);
+    const rendered = { ...this.generateRequest(body, prepared.engineRequests[0], body.return_token_offsets ? offsets : null), ...this.chats.reasoningState(prepared) };
     if (body.return_assistant_tokens_mask) {
       rendered.assistant_tokens_mask = offsets && text !== null ? await this.assistantMask(body, prepared, text, offsets) : null;
     }
@@ -114,19 +114,13 @@ export class RenderService {
     text: string,
     offsets: [number, number][],
   ): Promise<number[] | null> {
-    const source = body.chat_template ?? this.engine.chatTemplate?.source ?? null;
+    const source = body.chat_template ?? this.engine.chatTemplate?.sourceFor(prepared.renderOptions) ?? null;
     if (!source || !hasGenerationTags(source)) return null;
     const [{ text: marked }] = await renderChats(
       this.engine.text,
       this.engine.chatTemplate !== null,
       [prepared.conversations[0]],
-      {
-        addGenerationPrompt: body.add_generation_prompt ?? true,
-        continueFinalMessage: body.continue_final_message ?? false,
-        documents: body.documents ?? null,
-        chatTemplate: markGenerationTags(source),
-        chatTemplateKwargs: body.chat_template_kwargs ?? null,
-      },
+      { ...prepared.renderOptions, chatTemplate: markGenerationTags(source) },
       null,
     );
     const { text: clean, spans } = extractGenerationSpans(marked);

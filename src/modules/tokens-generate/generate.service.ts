@@ -13,6 +13,7 @@ import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';
 import { tokenNamer } from '../../serving/logprobs';
 import { checkTokenIdsInVocab } from '../../serving/completion-prompts';
 import { resolveMaxTokens } from '../../serving/max-tokens';
+import { outputParserFactories } from '../../serving/chat-output';
 import { checkPriority, resolveModelName } from '../../serving/serving-options';
 import { streamUsageFlags } from '../../serving/usage';
 import { collectGenerateResponse, GenerateJob, generateStreamChunks } from './generate-output';
@@ -77,8 +78,23 @@ export class GenerateService {
       priority,
       cacheSalt: body.cache_salt ?? null,
       arrivalTime: Date.now(),
+      structuredOutputsAfter: this.structuredOutputsAfter(body, params),
     };
     return { job, engineRequest, stream };
+  }
+
+  /**
+   * vLLM's reasoning_ended with --reasoning-parser: true constrains from the first token, false
+   * waits for the end of the reasoning, null (absent) asks the reasoning parser about the prompt.
+   */
+  private structuredOutputsAfter(body: GenerateRequestDto, params: SamplingParams): string | null {
+    const Reasoning = outputParserFactories(this.config).reasoning;
+    if (!Reasoning || params.structured_outputs == null || body.reasoning_ended === true) return null;
+    const kwargs = body.reasoning_parser_kwargs?.chat_template_kwargs;
+    const parser = new Reasoning({ chatTemplateKwargs: kwargs && typeof kwargs === 'object' ? (kwargs as Record<string, unknown>) : {} });
+    const tokenizer = this.engine.tokenizer;
+    if (body.reasoning_ended == null && tokenizer && parser.isReasoningEnd(tokenizer.decode(body.token_ids, { skipSpecialTokens: false }))) return null;
+    return parser.reasoningEndMarker ?? null;
   }
 
   /** Non-streaming: drains the engine and returns the full body. */

@@ -57,6 +57,14 @@ describe('SseStream', () => {
         })(),
       );
     });
+    fastify.get('/typed', async (_req, reply) => {
+      await new SseStream(reply, { eventOf: (f) => (f as { type?: string }).type, doneMarker: false }).pipe(
+        (async function* () {
+          yield { type: 'response.created', sequence_number: 0 };
+          yield { type: 'response.completed', sequence_number: 1 };
+        })(),
+      );
+    });
     fastify.get('/fails-midway', async (_req, reply) => {
       await new SseStream(reply).pipe(
         (async function* () {
@@ -90,6 +98,13 @@ describe('SseStream', () => {
     expect(res.headers.get('x-accel-buffering')).toBe('no');
     expect(res.headers.get('x-request-id')).toBe('rid');
     expect(await res.text()).toBe('data: {"n":1}\n\ndata: {"n":2}\n\ndata: [DONE]\n\n');
+  });
+
+  it('writes an event: line per typed frame and, when asked, no [DONE]', async () => {
+    expect(await (await fetch(`${base}/typed`)).text()).toBe(
+      'event: response.created\ndata: {"type":"response.created","sequence_number":0}\n\n' +
+        'event: response.completed\ndata: {"type":"response.completed","sequence_number":1}\n\n',
+    );
   });
 
   it('turns an error after the first frame into an error frame', async () => {

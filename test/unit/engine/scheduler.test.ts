@@ -289,6 +289,7 @@ describe('KvCacheManager eviction', () => {
     seqId,
     tokenIds: Array.from({ length: len }, (_, i) => first + i),
     cacheSalt: salt,
+    numEncoderPositions: 0,
   });
 
   it('evicts the least recently freed cached blocks first and keeps the recent prefix', () => {
@@ -315,5 +316,43 @@ describe('KvCacheManager eviction', () => {
     expect(kv.allocate(a, 0, 9)).toBe(false);
     expect(kv.numFreeBlocks).toBe(2);
     expect(kv.blockTable('a')).toEqual([]);
+  });
+});
+
+describe('KvCacheManager encoder blocks (encoder-decoder sequences)', () => {
+  const encSeq = (seqId: string, len: number) => ({ seqId, tokenIds: Array.from({ length: len }, (_, i) => i), cacheSalt: null, numEncoderPositions: 10 });
+
+  it('takes the encoder blocks with the first decoder blocks, all or nothing, and frees them together', () => {
+    const kv = new KvCacheManager(6, 4, true);
+    expect(kv.allocate(encSeq('a', 4), 0, 4)).toBe(true); // 3 encoder blocks + 1 decoder block
+    expect(kv.encoderBlockTable('a')).toHaveLength(3);
+    expect(kv.blockTable('a')).toHaveLength(1);
+    expect(kv.allocate(encSeq('b', 8), 0, 8)).toBe(false); // needs 3 + 2 > 2 free
+    expect(kv.encoderBlockTable('b')).toEqual([]);
+    expect(kv.allocate(encSeq('a', 5), 4, 1)).toBe(true); // growing takes no new encoder blocks
+    expect(kv.encoderBlockTable('a')).toHaveLength(3);
+    expect(kv.numFreeBlocks).toBe(1);
+    kv.free('a');
+    expect(kv.numFreeBlocks).toBe(6);
+  });
+
+  it('never prefix-caches their decoder blocks (they depend on the audio)', () => {
+    const kv = new KvCacheManager(12, 4, true);
+    const a = encSeq('a', 9);
+    expect(kv.allocate(a, 0, 9)).toBe(true);
+    kv.cacheComputedBlocks(a, 9);
+    expect(kv.findPrefixHit(encSeq('b', 9)).numTokens).toBe(0);
+    expect(kv.findPrefixHit({ ...encSeq('c', 9), numEncoderPositions: 0 }).numTokens).toBe(0);
+  });
+
+  it('lets an n > 1 child share the parent\'s encoder blocks until both are freed', () => {
+    const kv = new KvCacheManager(8, 4, false);
+    expect(kv.allocate(encSeq('p', 4), 0, 4)).toBe(true);
+    expect(kv.fork('p', 'c', 4)).toEqual([]);
+    expect(kv.encoderBlockTable('c')).toEqual(kv.encoderBlockTable('p'));
+    kv.free('p');
+    expect(kv.numFreeBlocks).toBe(4); // the shared blocks stay with the child
+    kv.free('c');
+    expect(kv.numFreeBlocks).toBe(8);
   });
 });

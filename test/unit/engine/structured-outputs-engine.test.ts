@@ -156,6 +156,22 @@ onStories.describe('structured outputs in the engine (stories260K, xgrammar)', (
     expect((await text({ choice: ['still serving'] }, 1)).text).toBe('still serving');
   });
 
+  it('structuredOutputsAfter: the constraint starts after that text (the end of the thinking); without it at once', async () => {
+    const tokenizer = model.tokenizer!;
+    // A word the model is pushed to write first (logit_bias); once the grammar is on it masks it.
+    const marker = tokenizer.encode('Once upon', { addSpecialTokens: false }).slice(-1);
+    const markerText = new TextDecoder().decode(tokenizer.tokenBytes(marker[0]));
+    expect(markerText).toBe(' upon');
+    const params = { structured_outputs: { regex: '[ab]{4}' }, logit_bias: { [marker[0]]: 100 }, max_tokens: 12, ignore_eos: false };
+    const prompt = prompts(model, 1)[0];
+    const after = (await finalOutput(engine, request(prompt, params, { structuredOutputsAfter: markerText }))).outputs[0];
+    expect(after.text.startsWith(markerText)).toBe(true);
+    expect(after.text.slice(markerText.length)).toMatch(/^[ab]{4}$/);
+    expect(after.finishReason).toBe('stop');
+    const atOnce = (await finalOutput(engine, request(prompt, params))).outputs[0];
+    expect(atOnce.text).toMatch(/^[ab]{4}$/);
+  });
+
   it('24 concurrent, interleaved: unconstrained greedy outputs equal their solo runs, constrained ones are valid', async () => {
     const ps = prompts(model, 24);
     const plain = (i: number) => request(ps[i], { max_tokens: 24 });

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  BUILTIN_CHAT_TEMPLATE, ChatTemplateError, chatTemplateFromTokenizerConfig, createChatTemplate,
+  BUILTIN_CHAT_TEMPLATE, ChatTemplateError, chatTemplatesFromConfigValue, createChatTemplate,
   detectContentFormat, resolveChatTemplateSource,
 } from '../../../src/model/chat-template';
 import { createBuiltinTokenizer } from '../../../src/model/tokenizer';
@@ -158,10 +158,42 @@ describe('other templates and helpers', () => {
   });
 
   it('reads chat_template from tokenizer_config (string or named list)', () => {
-    expect(chatTemplateFromTokenizerConfig('x')).toBe('x');
+    expect(chatTemplatesFromConfigValue('x')).toEqual({ default: 'x', named: {} });
     const named = [{ name: 'default', template: 'd' }, { name: 'tool_use', template: 't' }];
-    expect(chatTemplateFromTokenizerConfig(named)).toBe('d');
-    expect(chatTemplateFromTokenizerConfig(named, true)).toBe('t');
-    expect(chatTemplateFromTokenizerConfig(undefined)).toBeNull();
+    expect(chatTemplatesFromConfigValue(named)).toEqual({ default: 'd', named: { tool_use: 't' } });
+    expect(chatTemplatesFromConfigValue(undefined)).toEqual({ default: null, named: {} });
+  });
+
+  it('renders the tool_use variant when the request has tools, the default one otherwise', () => {
+    const template = createChatTemplate({ default: 'D:{{ messages[0].content }}', toolUse: 'T:{{ tools | length }}' }, {});
+    const hi: ChatMessage[] = [{ role: 'user', content: 'hi' }];
+    expect(template.render(hi, plain)).toBe('D:hi');
+    expect(template.render(hi, { ...plain, tools: [WEATHER_TOOL] })).toBe('T:1');
+    expect(template.sourceFor({ tools: [WEATHER_TOOL] })).toBe('T:{{ tools | length }}');
+    expect(template.sourceFor({ tools: null })).toBe('D:{{ messages[0].content }}');
+    // A per-request template wins over both.
+    expect(template.render(hi, { ...plain, tools: [WEATHER_TOOL], template: 'R' })).toBe('R');
+    const toolOnly = createChatTemplate({ default: null, toolUse: 'T' }, {});
+    expect(() => toolOnly.render(hi, plain)).toThrow(ChatTemplateError);
+  });
+
+  it('--chat-template may name one of the model\'s templates', () => {
+    expect(resolveChatTemplateSource('tool_use', { tool_use: 'T' })).toBe('T');
+    expect(() => resolveChatTemplateSource('other', { tool_use: 'T' })).toThrow(/looks like a file path/);
+  });
+
+  it('--chat-template-content-format overrides the detected format', () => {
+    const template = createChatTemplate(QWEN_CHATML, { bos_token: null, eos_token: '<|im_end|>' });
+    const parts: ChatMessage[] = [{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }];
+    expect(template.render(parts, { ...plain, contentFormat: 'string' })).toBe('<|im_start|>user\na\nb<|im_end|>\n');
+    const loops = createChatTemplate(OPENAI_PARTS, {});
+    expect(loops.render(parts, { ...plain, contentFormat: 'openai' })).toBe('<user>[a][b]');
+    expect(loops.render([{ role: 'user', content: 'ab' }], { ...plain, contentFormat: 'openai' })).toBe('<user>[ab]');
+  });
+
+  it('gives an assistant message\'s thinking to the template as reasoning and reasoning_content', () => {
+    const template = createChatTemplate('{{ messages[0].reasoning }}|{{ messages[0].reasoning_content }}', {});
+    expect(template.render([{ role: 'assistant', content: 'a', reasoning_content: 'r' }], plain)).toBe('r|r');
+    expect(template.render([{ role: 'assistant', content: 'a', reasoning: 's' }], plain)).toBe('s|s');
   });
 });

@@ -79,9 +79,9 @@ function scores(q: Float32Array, k: Float32Array, numHeads: number, numKv: numbe
 
 needs(stories).describe('GGUF loader: stories260K', () => {
   it('reads the architecture config', async () => {
-    const { config, weights, chatTemplate } = await loadGgufModel(stories, { loadWeights: false });
+    const { config, weights, chatTemplates } = await loadGgufModel(stories, { loadWeights: false });
     expect(weights).toBeNull();
-    expect(chatTemplate).toBeNull();
+    expect(chatTemplates).toEqual({ default: null, named: {} });
     expect(config).toEqual({
       architecture: 'llama',
       hiddenSize: 64,

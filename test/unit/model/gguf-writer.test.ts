@@ -47,6 +47,16 @@ let dir: string;
 beforeAll(() => (dir = mkdtempSync(join(tmpdir(), 'ortllm-gguf-'))));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+describe('chat templates in GGUF metadata', () => {
+  it('reads tokenizer.chat_template and the named variants in tokenizer.chat_template.<name>', async () => {
+    const path = join(dir, 'templates.gguf');
+    const templates = { 'tokenizer.chat_template': gv.str('default'), 'tokenizer.chat_template.tool_use': gv.str('with tools') };
+    writeModelGguf(path, llama, randomDecoderWeights(llama, 3), { ...tokenizer, ...templates }, 'f32');
+    const model = await loadGgufModel(path, { loadWeights: false });
+    expect(model.chatTemplates).toEqual({ default: 'default', named: { tool_use: 'with tools' } });
+  });
+});
+
 describe('writeModelGguf -> loadGgufModel', () => {
   it.each([
     ['llama', llama],

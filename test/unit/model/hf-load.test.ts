@@ -99,6 +99,29 @@ needs(stories).describe('HF directory from stories260K', () => {
     expect(model.chatTemplate!.render([{ role: 'user', content: 'hey' }], { addGenerationPrompt: true, continueFinalMessage: false })).toBe('hey!');
   });
 
+  it('picks the tool_use template variant for requests with tools (tokenizer_config list, additional_chat_templates/)', async () => {
+    const dir = join(tmp, 'named-templates');
+    await writeHfDirFromGguf(stories, dir);
+    const configPath = join(dir, 'tokenizer_config.json');
+    const tokenizerConfig = JSON.parse(readFileSync(configPath, 'utf8'));
+    writeFileSync(configPath, JSON.stringify({ ...tokenizerConfig, chat_template: [{ name: 'default', template: 'plain' }, { name: 'tool_use', template: 'tools:{% if tools %}{{ tools | length }}{% else %}0{% endif %}' }] }));
+    const hi = [{ role: 'user', content: 'hi' }];
+    const opts = { addGenerationPrompt: true, continueFinalMessage: false };
+    const model = await loadModel(loadOptions(dir, { loadWeights: false }));
+    expect(model.chatTemplate!.render(hi, opts)).toBe('plain');
+    expect(model.chatTemplate!.render(hi, { ...opts, tools: [{}, {}] })).toBe('tools:2');
+    // --chat-template may name the variant; it then serves every request.
+    const named = await loadModel(loadOptions(dir, { loadWeights: false, chatTemplate: 'tool_use' }));
+    expect(named.chatTemplate!.render(hi, { ...opts, tools: [{}] })).toBe('tools:1');
+    expect(named.chatTemplate!.render(hi, opts)).toBe('tools:0');
+    // transformers' newer layout: chat_template.jinja plus additional_chat_templates/<name>.jinja.
+    writeFileSync(join(dir, 'chat_template.jinja'), 'jinja default');
+    mkdirSync(join(dir, 'additional_chat_templates'));
+    writeFileSync(join(dir, 'additional_chat_templates', 'tool_use.jinja'), 'jinja tools');
+    const files = await loadModel(loadOptions(dir, { loadWeights: false }));
+    expect([files.chatTemplate!.render(hi, opts), files.chatTemplate!.render(hi, { ...opts, tools: [{}] })]).toEqual(['jinja default', 'jinja tools']);
+  });
+
   it('fails clearly on unsupported dtypes, unknown tensors and missing weights', async () => {
     const dir = join(tmp, 'bad');
     await writeHfDirFromGguf(stories, dir);

@@ -48,6 +48,7 @@ function fakeEngine(pooler: PoolerSettings, maxModelLen = 32): EngineClient & { 
     modelConfig: { ...fakeArch(tok.vocabSize), hiddenSize: 5 },
     modelOutput: pooler.task === 'classify' ? { kind: 'classifier', pooling: 'CLS', numLabels: width } : { kind: 'pooled', pooling: pooler.pooling },
     pooler,
+    audioFeatures: null,
     maxModelLen,
     maxNumSeqs: 8,
     tokenizer,

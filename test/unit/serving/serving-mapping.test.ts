@@ -38,6 +38,11 @@ const OPTS: ServingOptions = {
   responseRole: 'assistant',
   trustRequestChatTemplate: false,
   maxLogprobs: 20,
+  chatTemplateContentFormat: 'auto',
+  enableAutoToolChoice: false,
+  toolCallParser: null,
+  excludeToolsWhenToolChoiceNone: false,
+  parsers: { tool: null, reasoning: null },
   schedulingPolicy: 'fcfs',
 };
 
@@ -290,6 +295,45 @@ describe('chat prompt checks', () => {
     expect(prep.prompts[0].text).toBe('<s>hi');
     await serving.complete(prep);
     expect(requests[0].params.max_tokens).toBe(64 - prep.prompts[0].tokenIds.length);
+  });
+});
+
+describe('chat template options reach the template', () => {
+  it('--chat-template-content-format, tools, reasoning_effort -> enable_thinking', async () => {
+    const { ChatServing } = await import('../../../src/serving/chat-serving');
+    const { engine } = fakeEngine();
+    const template = '{{ messages[0].content is string }}|{{ tools[0].function.name if tools else "-" }}|{{ enable_thinking }}|{{ reasoning_effort }}';
+    const serving = new ChatServing(engine, { ...OPTS, trustRequestChatTemplate: true, chatTemplateContentFormat: 'openai' });
+    const body = { messages: [{ role: 'user', content: 'hi' }], chat_template: template, tool_choice: 'none' };
+    const tools = [{ type: 'function', function: { name: 'f' } }];
+    expect((await serving.prepare({ ...body, tools, reasoning_effort: 'none' }, 'x')).prompts[0].text).toBe('false|f|false|none');
+    expect((await serving.prepare({ ...body, reasoning_effort: 'high', chat_template_kwargs: { enable_thinking: false } }, 'x')).prompts[0].text)
+      .toBe('false|-|false|high');
+    const strings = new ChatServing(engine, { ...OPTS, trustRequestChatTemplate: true, chatTemplateContentFormat: 'string' });
+    expect((await strings.prepare({ ...body, reasoning_effort: 'low' }, 'x')).prompts[0].text).toBe('true|-|true|low');
+  });
+});
+
+describe('forced tool calls and constraints after the thinking', () => {
+  it('tool_choice required becomes a structured_outputs.json constraint that starts after </think>', async () => {
+    const { ChatServing } = await import('../../../src/serving/chat-serving');
+    const { REASONING_PARSERS } = await import('../../../src/serving/reasoning');
+    const { engine } = fakeEngine();
+    const opts = { ...OPTS, trustRequestChatTemplate: true, parsers: { tool: null, reasoning: REASONING_PARSERS.get('deepseek_r1') } };
+    const serving = new ChatServing(engine, opts);
+    const tools = [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }];
+    const body = { messages: [{ role: 'user', content: 'hi' }], chat_template: '{{ messages[0].content }}', tools, tool_choice: 'required' };
+    const prep = await serving.prepare(body, 'x');
+    expect(prep.params[0].structured_outputs?.json).toMatchObject({ type: 'array', minItems: 1 });
+    expect(prep.engineRequests[0].structuredOutputsAfter).toBe('</think>');
+    expect(serving.reasoningState(prep)).toEqual({ reasoning_ended: false, reasoning_parser_kwargs: { chat_template_kwargs: {} } });
+    // include_reasoning false, or a prompt that closed the thinking: the constraint starts at once.
+    expect((await serving.prepare({ ...body, include_reasoning: false }, 'x')).engineRequests[0].structuredOutputsAfter).toBeNull();
+    const closed = await serving.prepare({ ...body, chat_template: '{{ messages[0].content }}<think></think>' }, 'x');
+    expect(closed.engineRequests[0].structuredOutputsAfter).toBeNull();
+    // No constraint, no marker; a second constraint is refused.
+    expect((await serving.prepare({ ...body, tool_choice: 'none' }, 'x')).engineRequests[0].structuredOutputsAfter).toBeUndefined();
+    await expect(serving.prepare({ ...body, response_format: { type: 'json_object' } }, 'x')).rejects.toThrow(expect.objectContaining({ param: 'tool_choice' }));
   });
 });
 

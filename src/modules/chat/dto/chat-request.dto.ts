@@ -1,10 +1,11 @@
 // POST /v1/chat/completions body (and the batch variant): OpenAI's ChatCompletionRequest plus
-// vLLM's extras. Message contents are checked by the serving layer (text parts only for now).
+// vLLM's extras. Message contents and tools are checked by the serving layer (text parts only for now).
 
 import { ApiSchema } from '@nestjs/swagger';
 import type { ChatRequestBody } from '../../../serving/chat-serving';
-import { AnyField, BoolField, IntField, JsonListField, ObjectField, StringField } from '../../../common/dto/api-field';
+import { AnyField, BoolField, EnumField, IntField, JsonListField, ObjectField, StringField } from '../../../common/dto/api-field';
 import { SamplingFieldsDto } from '../../../common/dto/sampling-fields.dto';
+import { REASONING_EFFORTS, TOOL_CALL_SCHEMA, TOOL_CHOICE_SCHEMA, TOOL_SCHEMA } from '../../../common/dto/tool-fields';
 
 const MESSAGE_SCHEMA = {
   type: 'object',
@@ -29,6 +30,8 @@ const MESSAGE_SCHEMA = {
     },
     name: { type: 'string', description: 'The speaker\'s name, passed to the chat template.' },
     tool_call_id: { type: 'string', description: 'The tool call a tool message answers.' },
+    tool_calls: { type: 'array', items: TOOL_CALL_SCHEMA, description: 'assistant messages: the calls it made.' },
+    reasoning: { type: 'string', description: 'assistant messages: their thinking (`reasoning_content` is accepted too).' },
   },
   required: ['role'],
   additionalProperties: true,
@@ -74,14 +77,29 @@ class ChatFieldsDto extends SamplingFieldsDto {
   @ObjectField({ description: 'Extra kwargs for a multimodal processor (accepted; text-only models have none).' })
   mm_processor_kwargs?: Record<string, unknown> | null;
 
-  @BoolField({ description: 'Parallel tool calls (accepted; tool calling is not supported yet).', default: true })
+  @BoolField({ description: 'Allow more than one tool call per answer; false keeps only the first.', default: true })
   parallel_tool_calls?: boolean | null;
 
-  @AnyField({ description: 'Not supported yet: answered with 400 (an empty list is accepted).' })
-  tools?: unknown;
+  @JsonListField({ description: 'Function tools the model may call; the chat template renders them. An empty list is a 400.' }, TOOL_SCHEMA)
+  tools?: unknown[] | null;
 
-  @AnyField({ description: 'Not supported yet: answered with 400 ("none" is accepted).' })
+  @AnyField(
+    {
+      description: '"none" (no calls), "auto" (the model decides; needs --enable-auto-tool-choice and --tool-call-parser), ' +
+        '"required" or {"type": "function", "function": {"name": ...}} (forced by constrained decoding). ' +
+        'Default: "auto" with tools, "none" without.',
+    },
+    TOOL_CHOICE_SCHEMA,
+  )
   tool_choice?: unknown;
+
+  @EnumField(REASONING_EFFORTS, {
+    description: 'Passed to the chat template as `reasoning_effort`; also sets `enable_thinking` (false for "none") unless chat_template_kwargs does.',
+  })
+  reasoning_effort?: string | null;
+
+  @BoolField({ description: 'With --reasoning-parser: false leaves `reasoning` out of the answer.', default: true })
+  include_reasoning?: boolean | null;
 }
 
 @ApiSchema({ name: 'ChatCompletionRequest' })

@@ -4,20 +4,22 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import type { ChatChoice, ChatChunk, ChatChunkChoice, ChatResponse } from '../../../serving/chat-serving';
 import { ChatLogprobsDto, PROMPT_LOGPROBS_SCHEMA, STREAM_CHUNK_USAGE, UsageDto } from '../../../common/dto/response-fields.dto';
+import { TOOL_CALL_DELTA_SCHEMA, TOOL_CALL_SCHEMA } from '../../../common/dto/tool-fields';
+import type { ToolCall, ToolCallDelta } from '../../../serving/tool-parsers';
 
-const FINISH_REASONS = ['stop', 'length', 'abort', 'repetition'];
+const FINISH_REASONS = ['stop', 'length', 'tool_calls', 'abort', 'repetition'];
 
 export class ChatMessageDto {
   @ApiProperty({ example: 'assistant', description: 'The --response-role.' })
   role!: string;
-  @ApiProperty({ type: 'string', nullable: true, description: 'The generated text.' })
+  @ApiProperty({ type: 'string', nullable: true, description: 'The generated text (without the thinking and the tool calls the parsers took out).' })
   content!: string | null;
   @ApiProperty({ type: 'string', nullable: true, enum: [null], description: 'Always null.' })
   refusal!: null;
-  @ApiProperty({ type: 'array', items: { type: 'object' }, maxItems: 0, description: 'Always empty (no tool parser).' })
-  tool_calls!: [];
-  @ApiProperty({ type: 'string', nullable: true, enum: [null], description: 'Always null (no reasoning parser).' })
-  reasoning!: null;
+  @ApiProperty({ type: 'array', items: TOOL_CALL_SCHEMA, description: 'The calls the model made (empty with tool_choice "none").' })
+  tool_calls!: ToolCall[];
+  @ApiProperty({ type: 'string', nullable: true, description: 'The thinking, with --reasoning-parser (null without it, or with include_reasoning false).' })
+  reasoning!: string | null;
 }
 
 @ApiSchema({ name: 'ChatCompletionResponseChoice' })
@@ -73,6 +75,15 @@ export class DeltaMessageDto {
   role?: string;
   @ApiProperty({ required: false, description: 'The new text since the previous chunk.' })
   content?: string;
+  @ApiProperty({ required: false, description: 'With --reasoning-parser: the new thinking text.' })
+  reasoning?: string;
+  @ApiProperty({
+    type: 'array',
+    items: TOOL_CALL_DELTA_SCHEMA,
+    required: false,
+    description: 'Tool-call fragments: a call\'s first one has id, type and function.name; later ones function.arguments to append.',
+  })
+  tool_calls?: ToolCallDelta[];
 }
 
 @ApiSchema({ name: 'ChatCompletionResponseStreamChoice' })

@@ -1,7 +1,8 @@
 // POST /tokenize (completion form: prompt; chat form: messages) and POST /detokenize bodies.
 
 import type { DetokenizeRequestBody, TokenizeRequestBody } from '../../../serving/tokenize-serving';
-import { AnyField, BoolField, IntListField, JsonListField, ObjectField, StringField } from '../../../common/dto/api-field';
+import { BoolField, IntListField, JsonListField, ObjectField, StringField } from '../../../common/dto/api-field';
+import { TOOL_SCHEMA } from '../../../common/dto/tool-fields';
 
 export class TokenizeRequestDto implements TokenizeRequestBody {
   [key: string]: unknown;
@@ -33,8 +34,8 @@ export class TokenizeRequestDto implements TokenizeRequestBody {
   @BoolField({ description: 'Also return each token\'s vocabulary string.', default: false })
   return_token_strs?: boolean | null;
 
-  @AnyField({ description: 'Not supported yet: answered with 400.' })
-  tools?: unknown;
+  @JsonListField({ description: 'Chat form: tool definitions the chat template renders.' }, TOOL_SCHEMA)
+  tools?: unknown[] | null;
 }
 
 export class DetokenizeRequestDto implements DetokenizeRequestBody {

@@ -87,6 +87,10 @@ describe('the OpenAPI document', () => {
       'POST /v1/completions': ref('CompletionStreamResponse'),
       'POST /v1/chat/completions': ref('ChatCompletionStreamResponse'),
       'POST /inference/v1/generate': ref('GenerateStreamResponse'),
+      'POST /v1/audio/transcriptions': ref('SpeechStreamResponse'),
+      'POST /v1/audio/translations': ref('SpeechStreamResponse'),
+      // Typed events: every frame is one ResponsesStreamEvent (its `type` is the event: line).
+      'POST /v1/responses': ref('ResponsesStreamEvent'),
       // Several frame types (the routes /invocations forwards to): one of them.
       'POST /invocations': { oneOf: [ref('ChatCompletionStreamResponse'), ref('CompletionStreamResponse')] },
     });

@@ -247,3 +247,59 @@ describe('render and derender over HTTP', () => {
     expect((await post(built.fastify, '/v1/chat/completions/derender', { model: 'nope', generate_response: { request_id: 'x', choices: [] } })).status).toBe(404);
   });
 });
+
+describe('derender with --tool-call-parser hermes and --reasoning-parser deepseek_r1', () => {
+  let built: Built;
+  const OUTPUT = '<think>Need data.</think>Checking.<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>';
+  const chatRequest = { messages: [{ role: 'user', content: 'Weather?' }], tools: [{ type: 'function', function: { name: 'get_weather' } }] };
+  const ids = () => tokenizer.encode(OUTPUT, { addSpecialTokens: false });
+  beforeAll(async () => {
+    built = await build({ enableScaleOut: true, enableAutoToolChoice: true, toolCallParser: 'hermes', reasoningParser: 'deepseek_r1' });
+  });
+  afterAll(async () => built.app.close());
+
+  it('render reports reasoning_ended; generate starts a constraint after </think> unless reasoning_ended', async () => {
+    const body = { messages: [{ role: 'user', content: 'Hi' }], max_tokens: 4, response_format: { type: 'json_object' } };
+    const rendered = (await post(built.fastify, '/v1/chat/completions/render', body)).json;
+    expect(rendered).toMatchObject({ reasoning_ended: false, reasoning_parser_kwargs: { chat_template_kwargs: {} } });
+    for (const [reasoningEnded, after] of [[undefined, '</think>'], [false, '</think>'], [true, null]] as const) {
+      await post(built.fastify, '/inference/v1/generate', { ...rendered, reasoning_ended: reasoningEnded });
+      expect(built.engine.requests[built.engine.requests.length - 1].structuredOutputsAfter).toBe(after);
+    }
+  });
+
+  it('parses a whole response as chat serving does', async () => {
+    const res = await post(built.fastify, '/v1/chat/completions/derender', {
+      generate_response: { request_id: 'r1', choices: [{ index: 0, token_ids: ids(), finish_reason: 'stop' }] },
+      chat_request: chatRequest,
+    });
+    expect(res.status).toBe(200);
+    expect(res.json.choices[0]).toMatchObject({
+      finish_reason: 'tool_calls',
+      message: { reasoning: 'Need data.', content: 'Checking.', tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: '{"city": "Oslo"}' } }] },
+    });
+    const missing = await post(built.fastify, '/v1/chat/completions/derender', { generate_response: { request_id: 'r1', choices: [{ index: 0, token_ids: ids() }] } });
+    expect(missing.json.error).toMatchObject({ code: 400, param: 'chat_request' });
+  });
+
+  it('parses a stream chunk by chunk from the carried state: the same reasoning, content and call', async () => {
+    const all = ids();
+    let state = null;
+    const deltas: any[] = [];
+    let finish = null;
+    for (let at = 0; at < all.length; at += 7) {
+      const last = at + 7 >= all.length;
+      const chunk = { request_id: 'r2', choices: [{ index: 0, token_ids: all.slice(at, at + 7), finish_reason: last ? 'stop' : null }] };
+      const res = await post(built.fastify, '/v1/chat/completions/derender', { stream: true, generate_chunk: chunk, stream_state: state, prompt_token_ids: [1, 2], chat_request: chatRequest });
+      expect(res.status).toBe(200);
+      state = res.json.stream_state;
+      deltas.push(res.json.chunk.choices[0].delta);
+      finish = res.json.chunk.choices[0].finish_reason;
+    }
+    const join = (key: string) => deltas.map((d) => d[key] ?? '').join('');
+    const calls = deltas.flatMap((d) => d.tool_calls ?? []);
+    expect({ reasoning: join('reasoning'), content: join('content'), finish }).toEqual({ reasoning: 'Need data.', content: 'Checking.', finish: 'tool_calls' });
+    expect(calls[0]).toMatchObject({ index: 0, type: 'function', function: { name: 'get_weather' } });
+    expect(calls.map((c) => c.function.arguments ?? '').join('')).toBe('{"city": "Oslo"}');
+  });
+});

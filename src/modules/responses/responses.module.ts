@@ -1,0 +1,49 @@
+// The Responses API: its serving class on the engine, the flags and the responses store
+// (--responses-store), which is connected at start-up and closed at shutdown.
+
+import { Inject, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
+import type { ServerConfig } from '../../config/server-config';
+import type { EngineClient } from '../../engine/types';
+import { servingOptionsFrom } from '../../serving/serving-options';
+import { ResponsesServing } from '../../serving/responses/responses-serving';
+import { createResponsesStore, isRedisUrl, type ResponsesStore } from '../../serving/responses/store';
+import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';
+import { ResponsesController } from './responses.controller';
+
+const RESPONSES_STORE = Symbol('RESPONSES_STORE');
+
+@Module({
+  controllers: [ResponsesController],
+  providers: [
+    {
+      provide: RESPONSES_STORE,
+      inject: [SERVER_CONFIG],
+      useFactory: async (config: ServerConfig): Promise<ResponsesStore> => {
+        const store = await createResponsesStore({
+          url: config.responsesStore,
+          ttlSeconds: config.responsesStoreTtlSeconds,
+          maxBytes: config.responsesStoreMaxBytes,
+        });
+        const where = isRedisUrl(config.responsesStore) ? ` at ${new URL(config.responsesStore).host}` : '';
+        new Logger('Responses').log(`responses store: ${store.kind}${where}`);
+        return store;
+      },
+    },
+    {
+      provide: ResponsesServing,
+      inject: [ENGINE_CLIENT, SERVER_CONFIG, RESPONSES_STORE],
+      useFactory: async (engine: EngineClient, config: ServerConfig, store: ResponsesStore) => {
+        const serving = new ResponsesServing(engine, servingOptionsFrom(config), store);
+        await serving.start();
+        return serving;
+      },
+    },
+  ],
+})
+export class ResponsesModule implements OnApplicationShutdown {
+  constructor(@Inject(ResponsesServing) private readonly serving: ResponsesServing) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.serving.close();
+  }
+}

@@ -1,0 +1,68 @@
+// Starts a real, throw-away redis-server (Debian's package; .ci/run installs it) on a free port,
+// without persistence. Tests that need it are gated with needs(), so they are listed as skipped
+// when the binary is missing:
+//
+//   needs(REDIS_SERVER).describe('…', () => {
+//   let redis: TestRedis;
+//   beforeAll(async () => { redis = await startRedis(); });
+//   afterAll(() => redis?.stop());
+
+import { ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+
+export interface TestRedis {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Debian's redis-server binary. */
+export const REDIS_SERVER = '/usr/bin/redis-server';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Starts redis-server on 127.0.0.1 and resolves once it accepts connections. */
+export async function startRedis(): Promise<TestRedis> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(
+    REDIS_SERVER,
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`redis-server did not start within 20 s:\n${output}`)), 20_000);
+    const onData = (chunk: Buffer): void => {
+      output += chunk.toString();
+      if (/Ready to accept connections/.test(output)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`redis-server exited before it was ready:\n${output}`));
+    });
+  });
+  return {
+    url: `redis://127.0.0.1:${port}/0`,
+    port,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
