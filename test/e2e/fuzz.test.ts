@@ -20,9 +20,11 @@ const KEY = 'fuzz-key';
 const MODEL = 'stories';
 const SEED = 20261130;
 /** Per operation: this many bodies with any of the schema's fields, and as many with a few of them. */
-const BODIES_PER_OPERATION = 8;
+const BODIES_PER_OPERATION = 6;
 /** The issue's bound, on top of the baseline's worst probe. */
 const HEALTH_SLACK_MS = 200;
+/** Sends of one hostile request before a /health latency over the bound counts as a stall. */
+const STALL_ATTEMPTS = 3;
 const CHAT_TEMPLATE = '{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}{% if add_generation_prompt %}assistant:{% endif %}';
 
 const spec = JSON.parse(readFileSync(join(REPO_ROOT, 'openapi/openapi.json'), 'utf8')) as OpenApiDoc;
@@ -154,6 +156,7 @@ needs(defaultTestModel()).describe('fuzz: every operation of the OpenAPI spec', 
   let tokensOnly: TestServer;
   let embedder: TestServer;
   let classifier: TestServer;
+  let speech: TestServer;
   const servers = new Map<string, TestServer>();
   const operations = specOperations(spec);
 
@@ -165,22 +168,24 @@ needs(defaultTestModel()).describe('fuzz: every operation of the OpenAPI spec', 
     writeFileSync(template, CHAT_TEMPLATE);
     const crossEncoder = writeEncoderDir(join(tmp, 'reranker'), { family: 'bert', numLabels: 1, hidden: 32, layers: 2, heads: 4, intermediate: 64, maxPositions: 64 }, 42);
     const common = ['--api-key', KEY, '--served-model-name', MODEL, '--chat-template', template];
-    [scaleOut, tokensOnly, embedder, classifier] = await Promise.all([
+    [scaleOut, tokensOnly, embedder, classifier, speech] = await Promise.all([
       // VLLM_SERVER_DEV_MODE registers the dev routes (sleep, wake_up, reset_prefix_cache, …).
       startServer([...common, '--enable-scale-out', '--trust-request-chat-template'], { env: { VLLM_SERVER_DEV_MODE: '1' } }),
       startServer(['--api-key', KEY, '--served-model-name', MODEL, '--tokens-only']),
       // The pooling routes: the same model served as an embedder, and a small BERT cross-encoder.
       startServer([...common, '--convert', 'embed']),
       startServer(['--api-key', KEY, '--served-model-name', MODEL], { model: crossEncoder.dir }),
+      // The audio routes (multipart uploads).
+      startServer(['--api-key', KEY, '--served-model-name', MODEL, '--model', 'builtin:whisper-tiny'], { model: null }),
     ]);
     // Each operation goes to the server whose own spec lists it (its flags register it).
-    for (const server of [classifier, embedder, tokensOnly, scaleOut]) {
+    for (const server of [speech, classifier, embedder, tokensOnly, scaleOut]) {
       const live = (await (await fetch(`${server.baseUrl}/openapi.json`)).json()) as OpenApiDoc;
       for (const op of specOperations(live)) servers.set(`${op.method} ${op.path}`, server);
     }
   }, SERVER_START_TIMEOUT_MS);
   afterAll(async () => {
-    await Promise.all([scaleOut, tokensOnly, embedder, classifier].map((server) => server?.stop()));
+    await Promise.all([scaleOut, tokensOnly, embedder, classifier, speech].map((server) => server?.stop()));
   });
 
   const serverFor = (op: SpecOperation): TestServer => servers.get(`${op.method} ${op.path}`) ?? scaleOut;
@@ -210,21 +215,32 @@ needs(defaultTestModel()).describe('fuzz: every operation of the OpenAPI spec', 
 
   it('answers hostile bodies without a 500 or an event-loop stall (/health within 200 ms of its baseline)', async () => {
     const slowest: string[] = [];
-    for (const server of [scaleOut, tokensOnly, embedder, classifier]) {
+    for (const server of [scaleOut, tokensOnly, embedder, classifier, speech]) {
       const probe = new HealthProbe(server.baseUrl);
       try {
         const baseline = await probe.baseline(1500);
         for (const op of operations.filter((o) => serverFor(o) === server)) {
           for (const [label, body, headers] of hostileRequests(op)) {
             const what = `${op.method} ${op.path} with ${label}`;
-            const { result, report } = await probe.during(
-              send(server.baseUrl, op.method, op.path, body, headers).catch((err: Error) => {
-                throw new Error(`${what}: ${err.message}`);
-              }),
-            );
-            checkAnswer(what, result);
-            slowest.push(`${report.max.toFixed(0)} ms ${what} (${result.status})`);
-            expect([what, report.max <= baseline.max + HEALTH_SLACK_MS]).toEqual([what, true]);
+            // A stall our code causes happens every time; the machine's own hiccups do not. So a
+            // request over the bound is sent again (up to twice) before it counts as a stall.
+            const worst: number[] = [];
+            for (let attempt = 0; attempt < STALL_ATTEMPTS; attempt++) {
+              const { result, report } = await probe.during(
+                send(server.baseUrl, op.method, op.path, body, headers).catch((err: Error) => {
+                  throw new Error(`${what}: ${err.message}`);
+                }),
+              );
+              checkAnswer(what, result);
+              worst.push(Math.round(report.max));
+              if (report.max <= baseline.max + HEALTH_SLACK_MS) break;
+            }
+            slowest.push(`${Math.min(...worst)} ms ${what}`);
+            expect([what, `worst /health ${worst.join(', ')} ms`, Math.min(...worst) <= baseline.max + HEALTH_SLACK_MS]).toEqual([
+              what,
+              `worst /health ${worst.join(', ')} ms`,
+              true,
+            ]);
           }
         }
       } finally {
