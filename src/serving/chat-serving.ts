@@ -6,9 +6,7 @@ import type { EngineRequest, SamplingParams } from '../engine/types';
 import type { ChatMessage } from '../model/types';
 import { chatFinishReason, deltaFields, messageFields, outputRulesOf, type ChoiceOutputRules } from './chat-message';
 import { contentText, prepareChatMessages } from './chat-messages';
-import {
-  countReasoningTokens, createChatOutputParser, NO_PARSERS, structuredOutputsAfter, type ChatOutputDelta, type ChatOutputParser, type ChoiceParsing,
-} from './chat-output';
+import { structuredOutputsAfter, type ChatOutputDelta, type ChatOutputParser, type ChoiceParsing } from './chat-output';
 import { checkChatTemplateFlags, prepareChatPrompts, type ChatRenderOptions } from './chat-prompt';
 import type { PreparedPrompt } from './completion-prompts';
 import { drainAll, foldOutput, generateFor, type PromptResult } from './engine-stream';
@@ -19,7 +17,6 @@ import { OpenAIServing } from './openai-serving';
 import { buildSamplingParams } from './sampling-params';
 import { sentFields, type SamplingRequestFields } from './sampling-request';
 import { chatTemplateKwargs, type RequestExtras, type ServingOptions } from './serving-options';
-import { namingToolConstraintErrors, withToolConstraint } from './tool-call-schema';
 import { resolveRequestTools, type RequestTools } from './tool-choice';
 import type { ToolCall } from './tool-parsers';
 import { UNSUPPORTED_COMMON_FIELDS } from './unsupported';
@@ -152,11 +149,8 @@ export class ChatServing extends OpenAIServing {
     });
     const sent = sentFields(body);
     const maxParam = body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
-    // Tool-call markers may be special tokens the detokenizer would drop (vLLM does the same).
-    const keepSpecialTokens = tools.choice.kind === 'auto' && !!this.opts.parsers?.tool?.keepsSpecialTokens;
-    const samplingBody = withToolConstraint(body, tools);
-    const params = prompts.map((prompt) => {
-      const sampling = namingToolConstraintErrors(samplingBody !== body, () => buildSamplingParams(samplingBody, {
+    const params = prompts.map((prompt) =>
+      this.toolSamplingParams(body, tools, (fields) => buildSamplingParams(fields, {
         ...this.samplingContext(),
         sent,
         maxTokens: this.maxTokens({
@@ -169,19 +163,13 @@ export class ChatServing extends OpenAIServing {
         logprobs,
         paramNames: { logprobs: 'top_logprobs', max_tokens: maxParam },
         stream: !!body.stream,
-      }));
-      if (keepSpecialTokens) sampling.skip_special_tokens = false;
-      return sampling;
-    });
+      })),
+    );
     const id = this.newResponseId('chatcmpl', idBase);
     const engineRequests = buildEngineRequests(prompts, params, body, (i) => (batch ? `${id}_${i}` : id));
     const outputRules = outputRulesOf(body, tools.choice);
     const prep: PreparedChat = { id, model, created: createdNow(), conversations, prompts, params, engineRequests, body, tools, renderOptions, outputRules };
-    // With a reasoning parser, a constraint starts once the thinking is over (vLLM's reasoning_ended).
-    engineRequests.forEach((request, i) => {
-      if (request.params.structured_outputs == null) return;
-      request.structuredOutputsAfter = structuredOutputsAfter(this.opts.parsers ?? NO_PARSERS, this.choiceParsing(prep, i), outputRules.includeReasoning);
-    });
+    engineRequests.forEach((request, i) => this.constrainAfterReasoning(request, this.choiceParsing(prep, i), outputRules.includeReasoning));
     return prep;
   }
 
@@ -199,23 +187,17 @@ export class ChatServing extends OpenAIServing {
    * whether structured outputs may start at the first token; null without a reasoning parser.
    */
   reasoningState(prep: PreparedChat, conversation = 0): { reasoning_ended: boolean | null; reasoning_parser_kwargs: Record<string, unknown> | null } {
-    const parsers = this.opts.parsers ?? NO_PARSERS;
-    if (!parsers.reasoning) return { reasoning_ended: null, reasoning_parser_kwargs: null };
+    if (!this.parsers.reasoning) return { reasoning_ended: null, reasoning_parser_kwargs: null };
     const parsing = this.choiceParsing(prep, conversation);
     return {
-      reasoning_ended: structuredOutputsAfter(parsers, parsing, prep.outputRules.includeReasoning) === null,
+      reasoning_ended: structuredOutputsAfter(this.parsers, parsing, prep.outputRules.includeReasoning) === null,
       reasoning_parser_kwargs: { chat_template_kwargs: parsing.chatTemplateKwargs },
     };
   }
 
   /** A fresh output parser for one choice of `conversation`; null when its text is plain content. */
-  private outputParser(prep: PreparedChat, conversation: number): ChatOutputParser | null {
-    return createChatOutputParser(this.opts.parsers ?? NO_PARSERS, this.choiceParsing(prep, conversation));
-  }
-
-  private reasoningTokens(prep: PreparedChat, tokenIds: readonly number[], reasoningEnd: number): number {
-    const tokenizer = this.engine.tokenizer;
-    return tokenizer ? countReasoningTokens(tokenizer, tokenIds, reasoningEnd, prep.params[0].skip_special_tokens) : 0;
+  private choiceParser(prep: PreparedChat, conversation: number): ChatOutputParser | null {
+    return this.outputParser(this.choiceParsing(prep, conversation));
   }
 
   /** With --reasoning-parser, usage says how many output tokens were thinking (vLLM's completion_tokens_details). */
@@ -248,9 +230,9 @@ export class ChatServing extends OpenAIServing {
       for (const choice of result.choices) {
         await takeTurn();
         completionTokens += choice.tokenIds.length;
-        const parser = this.outputParser(prep, conversation);
+        const parser = this.choiceParser(prep, conversation);
         const parsed = parser ? parser.parse(choice.text) : { reasoning: null, content: choice.text, toolCalls: [], reasoningEnd: 0 };
-        reasoningTokens += this.reasoningTokens(prep, choice.tokenIds, parsed.reasoningEnd);
+        reasoningTokens += this.reasoningTokens(choice.tokenIds, parsed.reasoningEnd, prep.params[0].skip_special_tokens);
         const fields = messageFields(parsed, prep.outputRules);
         const echo = this.echoPrefix(prep, conversation);
         // Hidden reasoning must not leak through token-level fields either.
@@ -315,7 +297,7 @@ export class ChatServing extends OpenAIServing {
     if (echo) {
       for (let i = 0; i < n; i++) yield withUsage({ ...base, choices: [{ index: i, delta: { content: echo }, logprobs: null, finish_reason: null }] });
     }
-    const parsers = Array.from({ length: n }, () => this.outputParser(prep, 0));
+    const parsers = Array.from({ length: n }, () => this.choiceParser(prep, 0));
     const hideTokens = parsers[0] !== null && !prep.outputRules.includeReasoning;
     try {
       while (!next.done) {
@@ -348,8 +330,8 @@ export class ChatServing extends OpenAIServing {
     if (includeUsage) {
       // The thinking's token count, from the whole text of each choice (not sent per chunk).
       const reasoningTokens = state.choices.reduce((sum, c) => {
-        const parsed = this.outputParser(prep, 0)?.parse(c.text);
-        return sum + (parsed ? this.reasoningTokens(prep, c.tokenIds, parsed.reasoningEnd) : 0);
+        const parsed = this.choiceParser(prep, 0)?.parse(c.text);
+        return sum + (parsed ? this.reasoningTokens(c.tokenIds, parsed.reasoningEnd, prep.params[0].skip_special_tokens) : 0);
       }, 0);
       yield { ...base, choices: [], usage: this.withReasoningTokens(usageNow(), reasoningTokens) };
     }

@@ -1,13 +1,20 @@
 // The base every generation endpoint's serving class extends (completions, chat, responses), as
 // vLLM's OpenAIServing: the model check, the checks every request shares, the response-id rule,
-// token naming, max_tokens against the context and usage. Each subclass holds only its shape.
+// token naming, max_tokens against the context and usage, and the tool-calling and reasoning
+// steps chat and responses share. Each subclass holds only its shape.
 
-import type { EngineClient } from '../engine/types';
+import type { EngineClient, EngineRequest, SamplingParams } from '../engine/types';
+import {
+  countReasoningTokens, createChatOutputParser, NO_PARSERS, structuredOutputsAfter, type ChatOutputParser, type ChoiceParsing, type OutputParserFactories,
+} from './chat-output';
 import { responseId, type ResponseIdPrefix } from './ids';
 import { tokenNamer, type TokenNamer } from './logprobs';
 import { resolveMaxTokens, type MaxTokensInput } from './max-tokens';
 import type { SamplingContext } from './sampling-params';
 import { checkRequestExtras, resolveModelName, type RequestExtras, type ServingOptions } from './serving-options';
+import type { StructuredOutputsRequestFields } from './structured-outputs';
+import { namingToolConstraintErrors, withToolConstraint } from './tool-call-schema';
+import type { RequestTools } from './tool-choice';
 import { rejectUnsupportedFields } from './unsupported';
 import { buildUsage, type UsageInfo } from './usage';
 
@@ -68,5 +75,43 @@ export abstract class OpenAIServing {
 
   protected usage(promptTokens: number, completionTokens: number, cachedTokens: number): UsageInfo {
     return buildUsage(promptTokens, completionTokens, cachedTokens, this.opts);
+  }
+
+  /** The parser classes --tool-call-parser / --reasoning-parser name. */
+  protected get parsers(): OutputParserFactories {
+    return this.opts.parsers ?? NO_PARSERS;
+  }
+
+  /**
+   * Sampling parameters of a request that may call tools: a forced tool_choice becomes a
+   * structured-outputs constraint (its errors name `tools`), and "auto" keeps special tokens when
+   * the parser's markers may be special tokens the detokenizer would drop (vLLM does the same).
+   */
+  protected toolSamplingParams<T extends StructuredOutputsRequestFields & { parallel_tool_calls?: boolean | null }>(
+    fields: T,
+    tools: RequestTools,
+    build: (fields: T) => SamplingParams,
+  ): SamplingParams {
+    const constrained = withToolConstraint(fields, tools);
+    const params = namingToolConstraintErrors(constrained !== fields, () => build(constrained));
+    if (tools.choice.kind === 'auto' && this.parsers.tool?.keepsSpecialTokens) params.skip_special_tokens = false;
+    return params;
+  }
+
+  /** With a reasoning parser, a request's constraint starts once the thinking is over (vLLM's reasoning_ended). */
+  protected constrainAfterReasoning(request: EngineRequest, parsing: ChoiceParsing, includeReasoning: boolean): void {
+    if (request.params.structured_outputs == null) return;
+    request.structuredOutputsAfter = structuredOutputsAfter(this.parsers, parsing, includeReasoning);
+  }
+
+  /** A fresh output parser for one choice (reasoning first, then tool calls); null when its text is plain content. */
+  protected outputParser(parsing: ChoiceParsing): ChatOutputParser | null {
+    return createChatOutputParser(this.parsers, parsing);
+  }
+
+  /** How many output tokens it took to get past the reasoning section, which ends at `reasoningEnd` in the text. */
+  protected reasoningTokens(tokenIds: readonly number[], reasoningEnd: number, skipSpecialTokens: boolean): number {
+    const tokenizer = this.engine.tokenizer;
+    return tokenizer ? countReasoningTokens(tokenizer, tokenIds, reasoningEnd, skipSpecialTokens) : 0;
   }
 }

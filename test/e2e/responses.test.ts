@@ -263,8 +263,12 @@ needs(defaultTestModel()).describe('/v1/responses', () => {
   describe('bad input', () => {
     it('answers with the envelope and the field', async () => {
       await expectApiError(create({ input: STORY, model: 'nope' }), 404, 'model');
-      const web = await expectApiError(create({ input: STORY, tools: [{ type: 'web_search_preview' }] }), 400, 'tools');
+      const web = await expectApiError(create({ input: STORY, tools: [{ type: 'web_search_preview' }] }), 400, 'tools.0.type');
       expect(web.message).toContain("'web_search_preview'");
+      // Function tools default to tool_choice "auto", which needs the tool-call flags (as chat).
+      const tool = { type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } };
+      const auto = await expectApiError(create({ input: STORY, tools: [tool] }), 400, 'tool_choice');
+      expect(auto.message).toContain('--enable-auto-tool-choice');
       await expectApiError(create({ input: [{ type: 'computer_call', call_id: 'c' }] }), 400, 'input');
       await expectApiError(create({ input: STORY, include: ['reasoning.encrypted_content'] }), 400, 'include');
       await expectApiError(create({ input: STORY, max_output_tokens: 100_000 }), 400, 'max_output_tokens');

@@ -5,27 +5,10 @@
 // them makes the model really write that markup, which the parsers then take apart.
 
 import Ajv from 'ajv';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { writeForcedTextModel } from '../helpers/forced-text-model';
 import { needs } from '../helpers/needs';
-import { defaultTestModel, SERVER_START_TIMEOUT_MS, expectApiError, startServing, type Serving } from './completions-helpers';
-
-/** Qwen2.5's tool format and Qwen3's thinking switch, in a few lines of Jinja. */
-export const HERMES_TEMPLATE = [
-  '{%- if tools %}{{ "<|im_start|>system\\n# Tools\\n<tools>" }}{% for tool in tools %}{{ "\\n" }}{{ tool | tojson }}{% endfor %}',
-  '{{ "\\n</tools><|im_end|>\\n" }}{% endif %}',
-  '{%- for message in messages %}',
-  "{%- if message.role == 'assistant' and message.tool_calls %}{{ '<|im_start|>assistant' }}",
-  '{%- for call in message.tool_calls %}{{ "\\n<tool_call>\\n" }}{"name": "{{ call.function.name }}", "arguments": {{ call.function.arguments | tojson }}}',
-  '{{ "\\n</tool_call>" }}{% endfor %}{{ "<|im_end|>\\n" }}',
-  "{%- elif message.role == 'tool' %}{{ '<|im_start|>user\\n<tool_response>\\n' + message.content + '\\n</tool_response><|im_end|>\\n' }}",
-  "{%- else %}{{ '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}{% endif %}",
-  '{%- endfor %}',
-  '{%- if add_generation_prompt %}{{ "<|im_start|>assistant\\n" }}',
-  '{%- if enable_thinking is defined and enable_thinking is false %}{{ "<think>\\n\\n</think>\\n\\n" }}{% endif %}{% endif %}',
-].join('');
+import { defaultTestModel, SERVER_START_TIMEOUT_MS, expectApiError, type Serving } from './completions-helpers';
+import { startForcedServing, type ForcedServing } from './forced-serving';
+import { streamResponse, withoutIds } from './responses-helpers';
 
 const TIME_TOOL = {
   type: 'function' as const,
@@ -36,7 +19,7 @@ const TIME_TOOL = {
   },
 };
 
-export const WEATHER_TOOL = {
+const WEATHER_TOOL = {
   type: 'function' as const,
   function: {
     name: 'get_weather',
@@ -92,11 +75,11 @@ function assembleCalls(deltas: any[]): Array<{ id: string; type: string; functio
 
 onModel.describe('tool calling and reasoning (hermes + qwen3 parsers)', () => {
   let s: Serving;
-  let tokenOf: Record<Forced, number>;
+  let forced: ForcedServing<Forced>;
   const chat = (body: Record<string, unknown>): Promise<any> =>
     s.client.chat.completions.create({ model: s.model, messages: USER, temperature: 0, max_tokens: 8, ...body });
   /** Makes the model write `text` once per generated token. */
-  const forcing = (text: Forced, tokens: number) => ({ logit_bias: { [tokenOf[text]]: 100 }, max_tokens: tokens });
+  const forcing = (text: Forced, tokens: number) => ({ ...forced.forcing(text), max_tokens: tokens });
 
   async function streamChat(body: Record<string, unknown>) {
     const stream = await s.client.chat.completions.create({ model: s.model, messages: USER, temperature: 0, ...body, stream: true } as any);
@@ -111,13 +94,11 @@ onModel.describe('tool calling and reasoning (hermes + qwen3 parsers)', () => {
   }
 
   beforeAll(async () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'ortllm-tools-')), 'forced-text.gguf');
-    const ids = await writeForcedTextModel(defaultTestModel(), path, Object.values(FORCED));
-    tokenOf = Object.fromEntries(Object.keys(FORCED).map((key, i) => [key, ids[i]])) as Record<Forced, number>;
     // Compact JSON keeps a tiny model's constrained output short (no runs of whitespace).
-    const flags = ['--enable-auto-tool-choice', '--tool-call-parser', 'hermes', '--reasoning-parser', 'qwen3', '--served-model-name', 'forced',
+    const flags = ['--enable-auto-tool-choice', '--tool-call-parser', 'hermes', '--reasoning-parser', 'qwen3',
       '--structured-outputs-config', '{"disable_any_whitespace": true}'];
-    s = await startServing(flags, { model: path }, HERMES_TEMPLATE);
+    forced = await startForcedServing(FORCED, flags);
+    s = forced.serving;
   }, SERVER_START_TIMEOUT_MS);
   afterAll(() => s?.server.stop());
 
@@ -298,6 +279,33 @@ onModel.describe('tool calling and reasoning (hermes + qwen3 parsers)', () => {
       expect(r.choices[0].logprobs).toBeNull();
       expect(r.choices[0].token_ids).toBeNull();
       expect(r.usage.completion_tokens).toBe(8);
+    });
+  });
+
+  describe('the Responses API on the same parsers (qwen3 reasoning)', () => {
+    const FLAT_WEATHER = { type: 'function', ...WEATHER_TOOL.function };
+    const respond = (fields: Record<string, unknown>): Promise<any> =>
+      (s.client.responses.create as any)({ model: s.model, input: USER[0].content, temperature: 0, max_output_tokens: 1, ...fields });
+
+    it('<think>…</think>answer: a reasoning item and a message, streamed the same; reasoning_tokens counted', async () => {
+      const fields = { ...forced.forcing('thinkingThenAnswer') };
+      const r = await respond(fields);
+      expect(r.output.map((item: any) => item.type)).toEqual(['reasoning', 'message']);
+      expect(r.output[0].content).toEqual([{ type: 'reasoning_text', text: 'The sky is clear.' }]);
+      expect(r.output_text).toBe('Sunny.');
+      expect(r.usage.output_tokens_details).toEqual({ reasoning_tokens: 1 });
+      const { response } = await streamResponse(s.client, { model: s.model, input: USER[0].content, temperature: 0, max_output_tokens: 1, ...fields });
+      expect(withoutIds(response.output)).toEqual(withoutIds(r.output));
+      expect(response.usage.output_tokens_details).toEqual({ reasoning_tokens: 1 });
+    });
+
+    it('a call after the thinking: a reasoning item and a function_call, streamed the same', async () => {
+      const fields = { tools: [FLAT_WEATHER], ...forced.forcing('thinkingThenCall') };
+      const r = await respond(fields);
+      expect(r.output.map((item: any) => [item.type, item.name])).toEqual([['reasoning', undefined], ['function_call', 'get_weather']]);
+      expect(validArguments(JSON.parse(r.output[1].arguments))).toBe(true);
+      const { response } = await streamResponse(s.client, { model: s.model, input: USER[0].content, temperature: 0, max_output_tokens: 1, ...fields });
+      expect(withoutIds(response.output)).toEqual(withoutIds(r.output));
     });
   });
 

@@ -20,6 +20,34 @@ export const TOOL_SCHEMA = {
   required: ['function'],
 };
 
+/** A Responses API function tool: chat's `function` object flattened into the tool. */
+export const RESPONSES_TOOL_SCHEMA = {
+  type: 'object',
+  properties: {
+    type: { type: 'string', enum: ['function'], description: "Always function (built-in tool types are answered with 400)." },
+    name: { type: 'string', description: 'The name the model calls it by.' },
+    description: { type: 'string', description: 'What it does (the template shows it to the model).' },
+    parameters: { type: 'object', additionalProperties: true, description: 'JSON Schema of the arguments object.' },
+    strict: { type: 'boolean', description: 'Accepted; required and named tool_choice always constrain to the schema.' },
+  },
+  required: ['type', 'name'],
+};
+
+/** A Responses API tool_choice: a mode, or a named function `{type: "function", name}`. */
+export const RESPONSES_TOOL_CHOICE_SCHEMA = {
+  oneOf: [
+    { type: 'string', enum: ['none', 'auto', 'required'] },
+    {
+      type: 'object',
+      properties: {
+        type: { type: 'string', enum: ['function'], description: 'Always function.' },
+        name: { type: 'string', description: "One of the tools' names." },
+      },
+      required: ['type', 'name'],
+    },
+  ],
+};
+
 export const TOOL_CHOICE_SCHEMA = {
   oneOf: [
     { type: 'string', enum: ['none', 'auto', 'required'] },

@@ -18,9 +18,12 @@ import { DeletedResponseDto, InputItemListDto, ResponsesResponseDto, ResponsesSt
 const TYPED_EVENTS: SseOptions = { eventOf: (frame) => (frame as { type?: string }).type, doneMarker: false };
 
 const STREAM_DESCRIPTION =
-  'A response object, or (stream) server-sent events with `event: <type>` lines: response.created, response.in_progress, ' +
-  'response.output_item.added, response.content_part.added, response.output_text.delta …, response.output_text.done, ' +
-  'response.content_part.done, response.output_item.done, response.completed (or response.incomplete / response.failed).';
+  'A response object, or (stream) server-sent events with `event: <type>` lines: response.created, response.in_progress, then per ' +
+  'output item response.output_item.added, its deltas and response.output_item.done — a message: response.content_part.added, ' +
+  'response.output_text.delta …, response.output_text.done, response.content_part.done; a reasoning item (--reasoning-parser): ' +
+  'response.content_part.added, response.reasoning_text.delta …, response.reasoning_text.done, response.content_part.done; a ' +
+  'function_call: response.function_call_arguments.delta …, response.function_call_arguments.done — and last ' +
+  'response.completed (or response.incomplete / response.failed).';
 
 function optionalInt(value: string | undefined, param: string): number | undefined {
   if (value === undefined || value === '') return undefined;

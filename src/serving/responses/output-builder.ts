@@ -3,35 +3,28 @@
 // receives deltas (output_text / reasoning_text / function_call_arguments .delta), and closes
 // (….done, content_part.done, output_item.done) when the next kind of output starts or the
 // generation ends. The non-streaming path feeds the same builder and keeps only `items`.
+// Whitespace between items (Qwen3's `</think>\n\n<tool_call>`) waits: a function call after it
+// drops it (as vLLM drops whitespace-only content beside tool calls), anything else sends it.
 
+import type { ChatOutputDelta } from '../chat-output';
 import type { ChatLogprobEntry } from '../logprobs';
+import type { ToolCallDelta } from '../tool-parsers';
 import { itemId } from './input-items';
 import type { FunctionCallItem, MessageItem, OutputItem, ReasoningItem } from './protocol';
 
 /** An event before the runner stamps its sequence_number. */
 export type UnnumberedEvent = { type: string; [key: string]: unknown };
 
-/** A streamed tool-call fragment in chat's `delta.tool_calls` shape: the first one of a call names it. */
-export interface ToolCallDelta {
-  /** Which call of this output (0, 1, …). */
-  index: number;
-  id?: string;
-  type?: 'function';
-  function: { name?: string; arguments?: string };
-}
-
-/** One parsed piece of output: what the reasoning and tool-call parsers split a text delta into. */
-export interface OutputDelta {
-  reasoning?: string;
-  content?: string;
-  tool_calls?: ToolCallDelta[];
-}
+/** One parsed piece of output: chat's delta shape, as the output parser splits a text delta. */
+export type OutputDelta = ChatOutputDelta;
 
 type ItemStatus = 'completed' | 'incomplete';
 
 export class OutputBuilder {
   readonly items: OutputItem[] = [];
   private open: { item: OutputItem; toolIndex: number | null; logprobs: ChatLogprobEntry[] } | null = null;
+  /** Whitespace-only text waiting to learn whether a function call follows. */
+  private held = { text: '', logprobs: [] as ChatLogprobEntry[] };
 
   private get outputIndex(): number {
     return this.items.length - 1;
@@ -39,6 +32,27 @@ export class OutputBuilder {
 
   /** Output text (with its tokens' logprobs when the request included them). */
   text(delta: string, logprobs: ChatLogprobEntry[] = []): UnnumberedEvent[] {
+    if (this.open?.item.type !== 'message' && delta.trim() === '') {
+      this.held = { text: this.held.text + delta, logprobs: [...this.held.logprobs, ...logprobs] };
+      return [];
+    }
+    const held = this.takeHeld();
+    return this.appendText(held.text + delta, [...held.logprobs, ...logprobs]);
+  }
+
+  private takeHeld(): { text: string; logprobs: ChatLogprobEntry[] } {
+    const held = this.held;
+    this.held = { text: '', logprobs: [] };
+    return held;
+  }
+
+  /** Held whitespace goes out as text after all (anything but a function call came next). */
+  private releaseHeld(): UnnumberedEvent[] {
+    const held = this.takeHeld();
+    return held.text || held.logprobs.length > 0 ? this.appendText(held.text, held.logprobs) : [];
+  }
+
+  private appendText(delta: string, logprobs: ChatLogprobEntry[]): UnnumberedEvent[] {
     const events = this.switchTo('message', null);
     const open = this.open!;
     const part = (open.item as MessageItem).content[0];
@@ -51,7 +65,8 @@ export class OutputBuilder {
 
   /** Reasoning text (what a reasoning parser split off the output). */
   reasoning(delta: string): UnnumberedEvent[] {
-    const events = this.switchTo('reasoning', null);
+    const events = this.releaseHeld();
+    events.push(...this.switchTo('reasoning', null));
     const item = this.open!.item as ReasoningItem;
     item.content[0].text += delta;
     events.push({ type: 'response.reasoning_text.delta', item_id: item.id, output_index: this.outputIndex, content_index: 0, delta });
@@ -60,6 +75,7 @@ export class OutputBuilder {
 
   /** A function call fragment (what a tool-call parser extracted). */
   toolCall(delta: ToolCallDelta): UnnumberedEvent[] {
+    this.takeHeld();
     const events = this.switchTo('function_call', delta.index, delta);
     const item = this.open!.item as FunctionCallItem;
     const fragment = delta.function.arguments;
@@ -81,7 +97,8 @@ export class OutputBuilder {
 
   /** Closes the open item; with no output at all, an empty message is the output (as vLLM). */
   finish(status: ItemStatus): UnnumberedEvent[] {
-    const events = this.items.length === 0 ? this.switchTo('message', null) : [];
+    const events = this.releaseHeld();
+    if (this.items.length === 0) events.push(...this.switchTo('message', null));
     events.push(...this.close(status));
     return events;
   }

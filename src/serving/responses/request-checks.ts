@@ -1,6 +1,7 @@
 // The checks a /v1/responses body gets before anything runs, with vLLM's messages where vLLM
-// has one. Features that arrive with later work (function tools, text.format schemas) are
-// refused with 400 rather than silently ignored.
+// has one. What ortllm cannot do (built-in tools, encrypted reasoning) is refused with 400 rather
+// than silently ignored; function tools and tool_choice are checked with chat's rules
+// (tool-choice.ts, in the Responses spelling).
 
 import { RequestValidationError } from '../../engine/errors';
 import { notSupportedYet } from '../unsupported';
@@ -39,7 +40,7 @@ export function checkResponsesRequest(body: ResponsesRequestBody): void {
     if (kind === 'refused') notSupportedYet('include', `include '${value}'`);
   }
   checkMetadata(body.metadata);
-  checkTools(body);
+  checkToolTypes(body.tools);
   checkTextFormat(body);
 }
 
@@ -59,16 +60,14 @@ function checkMetadata(metadata: ResponsesRequestBody['metadata']): void {
   }
 }
 
-function checkTools(body: ResponsesRequestBody): void {
-  const tools = body.tools ?? [];
+/** Only function tools exist here: a built-in tool (web search, file search, MCP, ...) is a 400 naming its type. */
+function checkToolTypes(tools: unknown): void {
+  if (!Array.isArray(tools)) return;
   for (const [i, tool] of tools.entries()) {
     const type = tool && typeof tool === 'object' ? (tool as { type?: unknown }).type : undefined;
-    if (type === 'function') notSupportedYet('tools', 'Function tools');
-    throw new RequestValidationError(`tools[${i}]: tool type '${String(type)}' is not supported (only 'function' tools are).`, 'tools');
-  }
-  const choice = body.tool_choice;
-  if (choice != null && choice !== 'auto' && choice !== 'none' && tools.length === 0) {
-    throw new RequestValidationError('tool_choice needs `tools`.', 'tool_choice');
+    if (type !== 'function') {
+      throw new RequestValidationError(`tools[${i}]: tool type '${String(type)}' is not supported (only 'function' tools are).`, `tools.${i}.type`);
+    }
   }
 }
 

@@ -1,12 +1,17 @@
 // /v1/responses: items -> chat messages -> the chat template -> one engine request -> OpenAI's
 // response object or its typed stream events; stored responses (retrieve, input_items, cancel,
-// delete), previous_response_id and background runs. Every path runs the same event generator:
-// the non-streaming answer is its last event's response.
+// delete) and previous_response_id; background runs live in background-responses.ts. Function
+// tools, tool_choice and reasoning go through chat's machinery (tool-choice.ts, the structured-
+// outputs constraint, the ChatOutputParser). Every path runs the same event generator: the
+// non-streaming answer is its last event's response.
 
 import { RequestValidationError } from '../../engine/errors';
-import { OUTPUT_KIND, type EngineClient, type EngineRequest, type SamplingParams } from '../../engine/types';
+import { OUTPUT_KIND, type EngineClient, type SamplingParams } from '../../engine/types';
+import { deltaFields, outputRulesOf, type ChoiceOutputRules } from '../chat-message';
 import { prepareChatMessages } from '../chat-messages';
+import type { ChatOutputParser, ChoiceParsing } from '../chat-output';
 import { prepareChatPrompts } from '../chat-prompt';
+import { requestTemplateKwargs } from '../chat-serving';
 import type { PreparedPrompt } from '../completion-prompts';
 import { buildEngineRequests } from '../engine-requests';
 import { foldOutput, generateFor, type PromptResult } from '../engine-stream';
@@ -16,32 +21,17 @@ import { OpenAIHttpError } from '../openai-error';
 import { OpenAIServing } from '../openai-serving';
 import { buildSamplingParams } from '../sampling-params';
 import { sentFields, type SamplingRequestFields } from '../sampling-request';
-import { chatTemplateKwargs, type ServingOptions } from '../serving-options';
-import { BackgroundRuns, type BackgroundRun } from './background-runs';
+import type { ServingOptions } from '../serving-options';
+import { resolveRequestTools, RESPONSES_TOOLS, type RequestTools } from '../tool-choice';
+import { BackgroundResponses } from './background-responses';
 import { checkPreviousInputMessages, continuesFinalMessage, itemsToMessages, normalizeInput, type ChatMessageDict } from './input-items';
-import { OutputBuilder, type UnnumberedEvent } from './output-builder';
-import {
-  LIVE_STATUSES, type InputItem, type OutputItem, type ResponseObject, type ResponseStatus, type ResponseStreamEvent, type ResponsesRequestBody,
-  type StoredResponseData,
-} from './protocol';
+import { OutputBuilder, type OutputDelta, type UnnumberedEvent } from './output-builder';
+import { responseShell, storedRecord, TERMINAL_EVENTS, type PreparedResponse } from './prepared-response';
+import { LIVE_STATUSES, type InputItem, type ResponseObject, type ResponseStatus, type ResponseStreamEvent, type ResponsesRequestBody, type StoredResponseData } from './protocol';
 import { checkResponsesRequest, includesLogprobs, textFormatAsResponseFormat } from './request-checks';
 import type { ResponsesStore } from './store';
 
-export interface PreparedResponse {
-  id: string;
-  model: string;
-  createdAt: number;
-  body: ResponsesRequestBody;
-  inputItems: InputItem[];
-  /** The conversation the model answers (instructions excluded): what a follow-up continues. */
-  conversation: ChatMessageDict[];
-  prompt: PreparedPrompt;
-  params: SamplingParams;
-  engineRequest: EngineRequest;
-  store: boolean;
-  background: boolean;
-  stream: boolean;
-}
+export type { PreparedResponse } from './prepared-response';
 
 export interface InputItemsQuery {
   limit?: number;
@@ -58,16 +48,18 @@ export interface InputItemList {
   has_more: boolean;
 }
 
-/** How often a background run saves its progress and checks it was not cancelled elsewhere. */
-const PROGRESS_INTERVAL_MS = 1000;
-const TERMINAL_EVENTS = new Set(['response.completed', 'response.incomplete', 'response.failed']);
-
 function notFound(id: string, param: string): OpenAIHttpError {
   return new OpenAIHttpError(404, `Response with id '${id}' not found.`, param);
 }
 
+/** One engine delta as output: split by the parser when there is one, else all text. Null when nothing is to show yet. */
+function parsedDelta(parser: ChatOutputParser | null, rules: ChoiceOutputRules, text: string, finished: boolean): OutputDelta | null {
+  if (!parser) return { content: text };
+  return deltaFields(parser.parseDelta(text, finished), rules);
+}
+
 export class ResponsesServing extends OpenAIServing {
-  private readonly runs = new BackgroundRuns();
+  private readonly background: BackgroundResponses;
   private warnedReasoningSummary = false;
 
   constructor(
@@ -76,11 +68,12 @@ export class ResponsesServing extends OpenAIServing {
     private readonly store: ResponsesStore,
   ) {
     super(engine, opts);
+    this.background = new BackgroundResponses(store, (prep, signal, builder) => this.eventsOrFailure(prep, signal, 'queued', builder));
   }
 
   /** Listens for cancels and deletes from every replica (call once, before serving). */
   async start(): Promise<void> {
-    await this.store.onStopped((id) => this.runs.get(id)?.abort.abort(new Error('response stopped')));
+    await this.background.listen();
   }
 
   /** Validates, loads the previous response, renders the conversation; throws 400/404. `idBase`: see requestIdBase. */
@@ -98,15 +91,23 @@ export class ResponsesServing extends OpenAIServing {
     if (store && (await this.store.status(id)) !== null) {
       throw new RequestValidationError(`A response with id '${id}' already exists.`, 'request_id');
     }
+    const tools = resolveRequestTools(body, this.opts, RESPONSES_TOOLS);
     const inputItems = normalizeInput(body.input);
     const history = await this.history(body);
     const conversation = [...history, ...itemsToMessages(inputItems)];
     this.engine.ensureCapacity(1);
-    const prompt = await this.render(body, conversation, inputItems);
-    const params = this.samplingParams(body, prompt);
+    // reasoning.effort reaches the template as chat's reasoning_effort does (enable_thinking too).
+    const chatTemplateKwargs = requestTemplateKwargs(this.opts, { chat_template_kwargs: body.chat_template_kwargs, reasoning_effort: body.reasoning?.effort });
+    const prompt = await this.render(body, conversation, inputItems, tools, chatTemplateKwargs);
+    const params = this.samplingParams(body, prompt, tools);
     const [engineRequest] = buildEngineRequests([prompt], [params], body, () => id);
+    const parsing: ChoiceParsing = { choice: tools.choice, functions: tools.functions, chatTemplateKwargs, promptText: prompt.text };
+    // Responses have no include_reasoning: the thinking is always an output item.
+    const outputRules = outputRulesOf({ parallel_tool_calls: body.parallel_tool_calls }, tools.choice);
+    this.constrainAfterReasoning(engineRequest, parsing, outputRules.includeReasoning);
     return {
-      id, model, createdAt: createdNow(), body, inputItems, conversation, prompt, params, engineRequest, store,
+      id, model, createdAt: createdNow(), body, inputItems, conversation, prompt, params, engineRequest, parsing, outputRules, store,
+      maxOutputTokens: params.max_tokens ?? this.engine.maxModelLen - prompt.tokenIds.length,
       background: !!body.background, stream: !!body.stream,
     };
   }
@@ -126,10 +127,15 @@ export class ResponsesServing extends OpenAIServing {
     return [...(data.conversation as ChatMessageDict[]), ...itemsToMessages(data.response.output, { skipReasoning: true })];
   }
 
-  private async render(body: ResponsesRequestBody, conversation: ChatMessageDict[], inputItems: InputItem[]): Promise<PreparedPrompt> {
+  private async render(
+    body: ResponsesRequestBody,
+    conversation: ChatMessageDict[],
+    inputItems: InputItem[],
+    tools: RequestTools,
+    chatTemplateKwargs: Record<string, unknown>,
+  ): Promise<PreparedPrompt> {
     const messages = body.instructions ? [{ role: 'system', content: body.instructions }, ...conversation] : conversation;
     const continueFinal = continuesFinalMessage(inputItems);
-    const effort = body.reasoning?.effort;
     const maxModelLen = this.engine.maxModelLen;
     try {
       const [prompt] = await prepareChatPrompts(this.engine.text, this.engine.chatTemplate !== null, [prepareChatMessages(messages, 'input')], {
@@ -138,7 +144,9 @@ export class ResponsesServing extends OpenAIServing {
         addSpecialTokens: false,
         documents: null,
         chatTemplate: null,
-        chatTemplateKwargs: chatTemplateKwargs(this.opts, { ...body.chat_template_kwargs, ...(effort != null ? { reasoning_effort: effort } : {}) }),
+        chatTemplateKwargs,
+        tools: tools.templateTools,
+        contentFormat: this.opts.chatTemplateContentFormat,
         trustRequestChatTemplate: false,
         // truncation 'auto' drops the oldest tokens so the prompt leaves room for the output.
         truncatePromptTokens: body.truncation === 'auto' ? Math.max(1, maxModelLen - (body.max_output_tokens ?? 1)) : null,
@@ -152,17 +160,19 @@ export class ResponsesServing extends OpenAIServing {
     }
   }
 
-  private samplingParams(body: ResponsesRequestBody, prompt: PreparedPrompt): SamplingParams {
-    const fields: SamplingRequestFields = {
+  private samplingParams(body: ResponsesRequestBody, prompt: PreparedPrompt, tools: RequestTools): SamplingParams {
+    const fields: SamplingRequestFields & { parallel_tool_calls?: boolean | null } = {
       temperature: body.temperature, top_p: body.top_p, top_k: body.top_k, repetition_penalty: body.repetition_penalty,
       seed: body.seed, stop: body.stop, ignore_eos: body.ignore_eos, logit_bias: body.logit_bias, vllm_xargs: body.vllm_xargs,
       skip_special_tokens: body.skip_special_tokens, include_stop_str_in_output: body.include_stop_str_in_output,
       // Structured outputs: text.format (as chat's response_format) or vLLM's structured_outputs, not both.
       response_format: textFormatAsResponseFormat(body),
       structured_outputs: body.structured_outputs,
+      parallel_tool_calls: body.parallel_tool_calls,
     };
+    const sent = sentFields(fields);
     try {
-      return this.buildSamplingParams(body, prompt, fields);
+      return this.toolSamplingParams(fields, tools, (constrained) => this.buildSamplingParams(body, prompt, constrained, sent));
     } catch (err) {
       // The mapping names chat's field; here the client sent text.format.
       if (err instanceof RequestValidationError && err.param?.startsWith('response_format')) {
@@ -172,10 +182,10 @@ export class ResponsesServing extends OpenAIServing {
     }
   }
 
-  private buildSamplingParams(body: ResponsesRequestBody, prompt: PreparedPrompt, fields: SamplingRequestFields): SamplingParams {
+  private buildSamplingParams(body: ResponsesRequestBody, prompt: PreparedPrompt, fields: SamplingRequestFields, sent: Set<string>): SamplingParams {
     return buildSamplingParams(fields, {
       ...this.samplingContext(),
-      sent: sentFields(fields),
+      sent,
       maxTokens: this.maxTokens({
         requested: body.max_output_tokens ?? null,
         param: 'max_output_tokens',
@@ -190,42 +200,11 @@ export class ResponsesServing extends OpenAIServing {
     });
   }
 
-  /** The response object before any output: every request field it echoes. */
-  private shell(prep: PreparedResponse, status: ResponseStatus): ResponseObject {
-    const { body, params } = prep;
-    const response: ResponseObject = {
-      id: prep.id,
-      object: 'response',
-      created_at: prep.createdAt,
-      completed_at: null,
-      status,
-      background: prep.background,
-      error: null,
-      incomplete_details: null,
-      instructions: body.instructions ?? null,
-      max_output_tokens: params.max_tokens ?? this.engine.maxModelLen - prep.prompt.tokenIds.length,
-      max_tool_calls: body.max_tool_calls ?? null,
-      metadata: body.metadata ?? null,
-      model: prep.model,
-      output: [],
-      parallel_tool_calls: body.parallel_tool_calls ?? true,
-      previous_response_id: body.previous_response_id ?? null,
-      prompt: null,
-      reasoning: body.reasoning ?? null,
-      service_tier: body.service_tier ?? 'auto',
-      store: prep.store,
-      temperature: params.temperature,
-      text: body.text ?? { format: { type: 'text' } },
-      tool_choice: body.tool_choice ?? 'auto',
-      tools: body.tools ?? [],
-      top_logprobs: body.top_logprobs ?? 0,
-      top_p: params.top_p,
-      truncation: body.truncation ?? 'disabled',
-      usage: null,
-      user: body.user ?? null,
-    };
-    if (body.kv_transfer_params != null) response.kv_transfer_params = body.kv_transfer_params;
-    return response;
+  /** With --reasoning-parser: how many output tokens the reasoning took (0 without a reasoning section). */
+  private outputReasoningTokens(prep: PreparedResponse, text: string, tokenIds: readonly number[]): number {
+    if (!this.parsers.reasoning) return 0;
+    const parsed = this.outputParser(prep.parsing)?.parse(text);
+    return parsed ? this.reasoningTokens(tokenIds, parsed.reasoningEnd, prep.params.skip_special_tokens) : 0;
   }
 
   private finalResponse(prep: PreparedResponse, builder: OutputBuilder, state: PromptResult, status: ResponseStatus): ResponseObject {
@@ -234,7 +213,7 @@ export class ResponsesServing extends OpenAIServing {
     const promptTokens = state.promptTokenIds.length || prep.prompt.tokenIds.length;
     const usage = this.usage(promptTokens, outputTokens, state.numCachedTokens);
     const response: ResponseObject = {
-      ...this.shell(prep, status),
+      ...responseShell(prep, status),
       completed_at: status === 'completed' ? createdNow() : null,
       incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
       output: builder.items,
@@ -242,7 +221,7 @@ export class ResponsesServing extends OpenAIServing {
         input_tokens: usage.prompt_tokens,
         input_tokens_details: { cached_tokens: state.numCachedTokens },
         output_tokens: usage.completion_tokens,
-        output_tokens_details: { reasoning_tokens: 0 },
+        output_tokens_details: { reasoning_tokens: choice ? this.outputReasoningTokens(prep, choice.text, choice.tokenIds) : 0 },
         total_tokens: usage.total_tokens,
       },
     };
@@ -269,19 +248,22 @@ export class ResponsesServing extends OpenAIServing {
     const outputs = generateFor(this.engine, prep.engineRequest, signal)[Symbol.asyncIterator]();
     // Wait for the engine's first answer so a request it refuses still gets a plain JSON error.
     let next = await outputs.next();
-    const shell = this.shell(prep, initialStatus);
+    const shell = responseShell(prep, initialStatus);
     yield numbered({ type: 'response.created', response: shell });
     yield numbered({ type: 'response.in_progress', response: { ...shell, status: 'in_progress' } });
     const state: PromptResult = { promptTokenIds: prep.prompt.tokenIds, promptLogprobs: null, numCachedTokens: 0, choices: [] };
     const withLogprobs = includesLogprobs(prep.body);
     const namer = this.tokenNamer(false);
+    // Reasoning first, then function calls (the same parser chat uses); null: all output is text.
+    const parser = this.outputParser(prep.parsing);
     try {
       while (!next.done) {
         foldOutput(state, next.value, OUTPUT_KIND.DELTA);
         for (const out of next.value.outputs) {
           const logprobs = withLogprobs ? chatLogprobEntries(out.logprobs ?? [], prep.body.top_logprobs ?? 0, namer) : [];
-          // Without reasoning / tool-call parsers all output is text.
-          for (const event of builder.add({ content: out.text }, logprobs)) yield numbered(event);
+          const delta = parsedDelta(parser, prep.outputRules, out.text, out.finishReason !== null);
+          // Logprobs travel with the text their tokens made; tokens of reasoning or calls carry none.
+          for (const event of builder.add(delta ?? {}, parser && !delta?.content ? [] : logprobs)) yield numbered(event);
         }
         next = await outputs.next();
       }
@@ -314,17 +296,12 @@ export class ResponsesServing extends OpenAIServing {
     } catch (err) {
       if (last < 0 && initialStatus === 'in_progress') throw err;
       const response: ResponseObject = {
-        ...this.shell(prep, 'failed'),
+        ...responseShell(prep, 'failed'),
         output: builder.items,
         error: { code: 'server_error', message: err instanceof Error ? err.message : String(err) },
       };
       yield { type: 'response.failed', sequence_number: last + 1, response };
     }
-  }
-
-  private record(prep: PreparedResponse, response: ResponseObject) {
-    const data: StoredResponseData = { response, inputItems: prep.inputItems, conversation: prep.conversation };
-    return { id: prep.id, status: response.status, data };
   }
 
   /** Non-streaming, in the foreground: the final response (stored when `store`). */
@@ -334,86 +311,26 @@ export class ResponsesServing extends OpenAIServing {
       if (TERMINAL_EVENTS.has(event.type)) final = event.response as ResponseObject;
     }
     if (!final) throw new OpenAIHttpError(500, 'The response ended without a result.');
-    if (prep.store) await this.store.put(this.record(prep, final));
+    if (prep.store) await this.store.put(storedRecord(prep, final));
     return final;
   }
 
   /** Streaming, in the foreground: the events; the final response is stored before its event goes out. */
   async *stream(prep: PreparedResponse, signal?: AbortSignal): AsyncGenerator<ResponseStreamEvent> {
     for await (const event of this.eventsOrFailure(prep, signal, 'in_progress')) {
-      if (prep.store && TERMINAL_EVENTS.has(event.type)) await this.store.put(this.record(prep, event.response as ResponseObject));
+      if (prep.store && TERMINAL_EVENTS.has(event.type)) await this.store.put(storedRecord(prep, event.response as ResponseObject));
       yield event;
     }
   }
 
-  /**
-   * Stores the queued response and runs it in the background (the client may leave). Every second
-   * the run checks its stored status (and saves its progress once running); a response cancelled
-   * or deleted on another replica is noticed there and its engine request aborted.
-   */
+  /** Stores the queued response and runs it in the background (see BackgroundResponses). */
   async startBackground(prep: PreparedResponse): Promise<ResponseObject> {
-    const queued = this.shell(prep, 'queued');
-    if (!(await this.store.put(this.record(prep, queued), { absent: true }))) {
-      throw new RequestValidationError(`A response with id '${prep.id}' already exists.`, 'request_id');
-    }
-    const run = this.runs.start(prep.id);
-    void this.runInBackground(prep, run);
-    return queued;
-  }
-
-  private async runInBackground(prep: PreparedResponse, run: BackgroundRun): Promise<void> {
-    const builder = new OutputBuilder();
-    let current: ResponseObject = this.shell(prep, 'queued');
-    const save = async (response: ResponseObject): Promise<void> => {
-      const saved = await this.store.put(this.record(prep, response), { statusIn: LIVE_STATUSES }).catch((err: Error) => {
-        console.error(`[responses] saving background response ${prep.id} failed: ${err.message}`);
-        return true; // a store hiccup is not a cancel
-      });
-      if (!saved) run.abort.abort(new Error('response cancelled'));
-    };
-    // While it waits in the engine's queue the run only checks its status; once running it saves
-    // its partial output too. Either way a cancel or delete from any replica shows up here.
-    const timer = setInterval(() => {
-      if (current.status === 'in_progress') {
-        void save({ ...current, output: JSON.parse(JSON.stringify(builder.items)) as OutputItem[] });
-        return;
-      }
-      void this.store.status(prep.id).then(
-        (status) => {
-          if (status === null || !LIVE_STATUSES.includes(status as ResponseStatus)) run.abort.abort(new Error('response cancelled'));
-        },
-        () => undefined,
-      );
-    }, PROGRESS_INTERVAL_MS);
-    timer.unref();
-    try {
-      for await (const event of this.eventsOrFailure(prep, run.abort.signal, 'queued', builder)) {
-        if (event.type === 'response.in_progress' || TERMINAL_EVENTS.has(event.type)) {
-          current = event.response as ResponseObject;
-          await save(current);
-        }
-        run.push(event);
-      }
-    } catch (err) {
-      // Refused before it started (e.g. by the engine): the stored response says so.
-      const failed = { ...current, status: 'failed' as const, error: { code: 'server_error', message: (err as Error).message } };
-      await save(failed);
-    } finally {
-      clearInterval(timer);
-      this.runs.finish(prep.id, run);
-    }
+    return this.background.start(prep);
   }
 
   /** The events of a background run this server is running (or ran lately), after `startingAfter`. */
   follow(id: string, startingAfter: number | null, signal?: AbortSignal): AsyncIterable<ResponseStreamEvent> {
-    const run = this.runs.get(id);
-    if (!run) {
-      throw new RequestValidationError(
-        `Response '${id}' has no event stream here: only background responses can be streamed, from the server running them, until a few minutes after they finish.`,
-        'stream',
-      );
-    }
-    return run.follow(startingAfter, signal);
+    return this.background.follow(id, startingAfter, signal);
   }
 
   async retrieve(id: string): Promise<ResponseObject> {
@@ -435,21 +352,15 @@ export class ResponsesServing extends OpenAIServing {
       const cancelled: ResponseObject = { ...data.response, status: 'cancelled' };
       const written = await this.store.put({ id, status: 'cancelled', data: { ...data, response: cancelled } }, { statusIn: [status] });
       if (!written) continue; // it moved on meanwhile (queued -> in_progress, or finished): look again
-      await this.announceStopped(id);
+      await this.background.stop(id);
       return cancelled;
     }
   }
 
   async delete(id: string): Promise<{ id: string; object: 'response'; deleted: true }> {
     if (!(await this.store.delete(id))) throw notFound(id, 'response_id');
-    await this.announceStopped(id);
+    await this.background.stop(id);
     return { id, object: 'response', deleted: true };
-  }
-
-  /** The run stops here at once and on its own replica as soon as the news arrives (its status check backs this up). */
-  private async announceStopped(id: string): Promise<void> {
-    this.runs.get(id)?.abort.abort(new Error('response stopped'));
-    await this.store.announceStopped(id).catch((err: Error) => console.error(`[responses] announcing the stop of ${id} failed: ${err.message}`));
   }
 
   async inputItems(id: string, query: InputItemsQuery): Promise<InputItemList> {
@@ -478,7 +389,7 @@ export class ResponsesServing extends OpenAIServing {
 
   /** Server shutdown: background runs stop (their stored status stays what it was last saved as). */
   async close(): Promise<void> {
-    this.runs.abortAll();
+    this.background.abortAll();
     await this.store.close();
   }
 }

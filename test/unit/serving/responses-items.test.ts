@@ -65,6 +65,31 @@ describe('OutputBuilder', () => {
     expect(events[16]).toMatchObject({ name: 'get_weather', arguments: '{"city":"Paris"}' });
     expect(b.items[3]).toMatchObject({ call_id: 'call_2', name: 'get_time', arguments: '{}' });
   });
+
+  it('whitespace between items waits: dropped before a function call, sent before anything else', () => {
+    const call = { index: 0, id: 'call_1', type: 'function' as const, function: { name: 'f', arguments: '{}' } };
+    const dropped = new OutputBuilder();
+    expect([...dropped.reasoning('Hm.'), ...dropped.text('\n'), ...dropped.text('\n')].map((e) => e.type)).not.toContain('response.output_text.delta');
+    dropped.toolCall(call);
+    dropped.finish('completed');
+    expect(dropped.items.map((i) => i.type)).toEqual(['reasoning', 'function_call']);
+
+    const lp = (token: string) => ({ token, logprob: -1, bytes: [...Buffer.from(token)], top_logprobs: [] });
+    const sent = new OutputBuilder();
+    sent.reasoning('Hm.');
+    expect(sent.text('\n', [lp('\n')])).toEqual([]);
+    const events = sent.text('Sunny.', [lp('Sunny.')]);
+    expect(events.filter((e) => e.type === 'response.output_text.delta')).toEqual([expect.objectContaining({ delta: '\nSunny.', logprobs: [lp('\n'), lp('Sunny.')] })]);
+    sent.finish('completed');
+    expect(sent.items[1]).toMatchObject({ type: 'message', content: [{ text: '\nSunny.' }] });
+
+    // Whitespace at the very end is text too.
+    const trailing = new OutputBuilder();
+    trailing.reasoning('Hm.');
+    trailing.text('\n\n');
+    trailing.finish('completed');
+    expect(trailing.items[1]).toMatchObject({ type: 'message', content: [{ text: '\n\n' }] });
+  });
 });
 
 describe('text.format', () => {

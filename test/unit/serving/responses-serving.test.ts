@@ -4,8 +4,9 @@
 
 import { createChatTemplate } from '../../../src/model/chat-template';
 import { createBuiltinTokenizer } from '../../../src/model/tokenizer';
+import { outputParserFactories } from '../../../src/serving/chat-output';
 import { OpenAIHttpError } from '../../../src/serving/openai-error';
-import type { ResponseObject, ResponseStreamEvent, ResponsesRequestBody } from '../../../src/serving/responses/protocol';
+import type { MessageItem, ResponseObject, ResponseStreamEvent, ResponsesRequestBody } from '../../../src/serving/responses/protocol';
 import { ResponsesServing } from '../../../src/serving/responses/responses-serving';
 import { MemoryResponsesStore } from '../../../src/serving/responses/store/memory-store';
 import type { ResponsesStore } from '../../../src/serving/responses/store/responses-store';
@@ -25,10 +26,10 @@ const OPTS: ServingOptions = {
 };
 const SCRIPT = [...Buffer.from('Hello world. ')];
 
-function engine(stepDelayMs = 0): FakeEngine {
+function engine(stepDelayMs = 0, script = SCRIPT): FakeEngine {
   return new FakeEngine({
     tokenizer: createBuiltinTokenizer(),
-    script: SCRIPT,
+    script,
     maxModelLen: 1024,
     stepDelayMs,
     chatTemplate: createChatTemplate("{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}", {}),
@@ -109,6 +110,44 @@ describe('ResponsesServing', () => {
     expect((err as Error).message).toMatch(/Cannot cancel a response that is incomplete/);
     await expect(s.cancel('resp_nope')).rejects.toBeInstanceOf(OpenAIHttpError);
     await expect(s.delete('resp_nope')).rejects.toMatchObject({ status: 404 });
+  });
+
+  describe('with --tool-call-parser hermes --reasoning-parser deepseek_r1', () => {
+    const opts: ServingOptions = { ...OPTS, enableAutoToolChoice: true, toolCallParser: 'hermes', parsers: outputParserFactories({ toolCallParser: 'hermes', reasoningParser: 'deepseek_r1' }) };
+    const TOOL = { type: 'function', name: 'f', parameters: { type: 'object', properties: { a: { type: 'integer' } } } };
+    /** A serving whose engine writes `text` (one byte a token), and the request that takes all of it. */
+    const writing = (text: string) => ({
+      serving: new ResponsesServing(engine(0, [...Buffer.from(text)]), opts, store()),
+      body: { input: 'Go', max_output_tokens: Buffer.byteLength(text) } as ResponsesRequestBody,
+    });
+    const events = async (s: ResponsesServing, body: ResponsesRequestBody) => {
+      const all: ResponseStreamEvent[] = [];
+      for await (const event of s.stream(await s.prepare({ ...body, stream: true }, 'streamed'))) all.push(event);
+      return all;
+    };
+
+    it('reasoning, then the call: the whitespace between makes no message; streamed the same; reasoning tokens counted', async () => {
+      const { serving: s, body } = writing('Hmm.</think>\n\n<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>');
+      const r = await create(s, { ...body, tools: [TOOL] });
+      expect(r.output.map((item) => item.type)).toEqual(['reasoning', 'function_call']);
+      expect(r.output[0]).toMatchObject({ content: [{ type: 'reasoning_text', text: 'Hmm.' }] });
+      expect(r.output[1]).toMatchObject({ name: 'f', arguments: '{"a": 1}', call_id: expect.stringMatching(/^chatcmpl-tool-/) });
+      expect(r.usage?.output_tokens_details.reasoning_tokens).toBe('Hmm.</think>'.length);
+      const streamed = await events(s, { ...body, tools: [TOOL] });
+      const final = streamed[streamed.length - 1].response as ResponseObject;
+      expect(final.output.map(({ id: _id, ...item }) => ({ ...item, call_id: 'x' }))).toEqual(r.output.map(({ id: _id, ...item }) => ({ ...item, call_id: 'x' })));
+      expect(streamed.filter((e) => e.type === 'response.reasoning_text.delta').map((e) => e.delta).join('')).toBe('Hmm.');
+      expect(streamed.some((e) => e.type === 'response.output_text.delta')).toBe(false);
+    });
+
+    it("logprobs stay with the text their tokens made (none for the thinking's tokens)", async () => {
+      const { serving: s, body } = writing('Hmm.</think>Yes.');
+      const r = await create(s, { ...body, include: ['message.output_text.logprobs'] });
+      expect(r.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
+      const part = (r.output[1] as MessageItem).content[0];
+      expect(part.text).toBe('Yes.');
+      expect(part.logprobs?.map((l) => l.token).join('')).toBe('Yes.');
+    });
   });
 
   it('pages input items with after / before, newest first by default', async () => {

@@ -3,16 +3,16 @@
 import Ajv from 'ajv';
 import { RequestValidationError } from '../../../src/engine/errors';
 import { toolCallSchema } from '../../../src/serving/tool-call-schema';
-import { resolveRequestTools, type ToolServingOptions } from '../../../src/serving/tool-choice';
+import { resolveRequestTools, RESPONSES_TOOLS, type ToolServingOptions, type ToolSpelling } from '../../../src/serving/tool-choice';
 
 const AUTO: ToolServingOptions = { enableAutoToolChoice: true, toolCallParser: 'hermes', excludeToolsWhenToolChoiceNone: false };
 const PLAIN: ToolServingOptions = { enableAutoToolChoice: false, toolCallParser: null, excludeToolsWhenToolChoiceNone: false };
 const TOOL = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
 
-function rejects(body: Record<string, unknown>, param: string, message: RegExp, opts = AUTO): void {
+function rejects(body: Record<string, unknown>, param: string, message: RegExp, opts = AUTO, spelling?: ToolSpelling): void {
   let error: unknown;
   try {
-    resolveRequestTools(body, opts);
+    resolveRequestTools(body, opts, spelling);
   } catch (err) {
     error = err;
   }
@@ -55,6 +55,36 @@ describe('resolveRequestTools', () => {
     rejects({ tools: [TOOL], tool_choice: { type: 'function' } }, 'tool_choice.function', /Correct usage/);
     rejects({ tools: [TOOL], tool_choice: { type: 'function', function: {} } }, 'tool_choice.function.name', /Expected field `name`/);
     rejects({ tools: [TOOL], tool_choice: { type: 'function', function: { name: 'other' } } }, 'tool_choice', /does not match any of the specified `tools`/);
+    rejects({ tools: [TOOL], tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [] } }, 'tool_choice.type', /"allowed_tools" is not supported/);
+  });
+});
+
+describe('resolveRequestTools in the Responses API spelling (flat function tools)', () => {
+  const FLAT = { type: 'function', name: 'get_weather', description: 'Weather', parameters: TOOL.function.parameters, strict: true };
+  const resolve = (body: Record<string, unknown>, opts = AUTO) => resolveRequestTools(body, opts, RESPONSES_TOOLS);
+  const refuses = (body: Record<string, unknown>, param: string, message: RegExp) => rejects(body, param, message, AUTO, RESPONSES_TOOLS);
+
+  it('reads the flat tool; the template gets chat\'s nested shape', () => {
+    expect(resolve({ tools: [FLAT] })).toEqual({
+      functions: [{ name: 'get_weather', description: 'Weather', parameters: TOOL.function.parameters, strict: true }],
+      templateTools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: TOOL.function.parameters, strict: true } }],
+      choice: { kind: 'auto' },
+    });
+  });
+
+  it('a named choice is {type: "function", name}', () => {
+    expect(resolve({ tools: [FLAT], tool_choice: { type: 'function', name: 'get_weather' } }, PLAIN).choice).toEqual({ kind: 'named', name: 'get_weather' });
+    expect(resolve({ tools: [FLAT], tool_choice: 'required' }, PLAIN).choice).toEqual({ kind: 'required' });
+  });
+
+  it('names the Responses fields in errors', () => {
+    refuses({ tools: [{ type: 'function' }] }, 'tools.0.name', /^tools\[0\]\.name must be a non-empty string/);
+    refuses({ tools: [{ ...FLAT, parameters: { type: 'objekt' } }] }, 'tools.0.parameters', /tools\[0\]\.parameters is not a valid JSON Schema/);
+    refuses({ tools: [{ ...FLAT, strict: 'yes' }] }, 'tools.0.strict', /must be a boolean/);
+    refuses({ tools: [FLAT], tool_choice: { type: 'function' } }, 'tool_choice.name', /Expected field `name` in `tool_choice`! Correct usage: `\{"type": "function", "name": "my_function"\}`/);
+    refuses({ tools: [FLAT], tool_choice: { type: 'function', name: 'other' } }, 'tool_choice', /does not match/);
+    refuses({ tools: [FLAT], tool_choice: { type: 'web_search_preview' } }, 'tool_choice.type', /"web_search_preview" is not supported/);
+    rejects({ tools: [FLAT] }, 'tool_choice', /requires --enable-auto-tool-choice/, PLAIN, RESPONSES_TOOLS);
   });
 });
 

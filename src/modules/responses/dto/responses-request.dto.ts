@@ -4,9 +4,10 @@
 import { ApiSchema } from '@nestjs/swagger';
 import type { ReasoningConfig, ResponsesRequestBody, TextConfig } from '../../../serving/responses/protocol';
 import {
-  AnyField, BoolField, Check, EnumField, IntField, JsonListField, LogitBiasField, NumberField, ObjectField, StopField, StringField,
+  AnyField, BoolField, Check, EnumField, IntField, JsonListField, LogitBiasField, NestedField, NumberField, ObjectField, StopField, StringField,
   StringListField,
 } from '../../../common/dto/api-field';
+import { REASONING_EFFORTS, RESPONSES_TOOL_CHOICE_SCHEMA, RESPONSES_TOOL_SCHEMA } from '../../../common/dto/tool-fields';
 import { ApiProperty } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
 
@@ -29,6 +30,20 @@ const INPUT_ITEM_SCHEMA = {
 };
 
 const isInput = (v: unknown) => typeof v === 'string' || Array.isArray(v);
+
+/** `reasoning`: OpenAI's Reasoning object. */
+@ApiSchema({ name: 'Reasoning' })
+export class ReasoningDto implements ReasoningConfig {
+  [key: string]: unknown;
+
+  @EnumField(REASONING_EFFORTS, {
+    description: 'Passed to the chat template as `reasoning_effort`; also sets `enable_thinking` (false for "none") unless chat_template_kwargs does.',
+  })
+  effort?: string | null;
+
+  @EnumField(['auto', 'concise', 'detailed'], { description: 'Ignored (logged once): reasoning items carry the whole thinking, never a summary.' })
+  summary?: string | null;
+}
 
 @ApiSchema({ name: 'ResponsesRequest' })
 export class ResponsesRequestDto implements ResponsesRequestBody {
@@ -70,17 +85,27 @@ export class ResponsesRequestDto implements ResponsesRequestBody {
   @ObjectField({ description: "Text output options: format {type: 'text'}, {type: 'json_schema', name, schema, strict} or {type: 'json_object'} (the output is constrained to it)." })
   text?: TextConfig | null;
 
-  @JsonListField({ description: 'Tools the model may call (function tools come with tool calling; built-in tools are refused).' })
+  @JsonListField(
+    { description: 'Function tools the model may call; the chat template renders them. Built-in tool types (web search, file search, MCP, …) are answered with 400.' },
+    RESPONSES_TOOL_SCHEMA,
+  )
   tools?: unknown[] | null;
 
-  @AnyField({ description: "'auto' (default), 'none', 'required' or a named function (with tools)." })
+  @AnyField(
+    {
+      description:
+        '"auto" (the default with tools; needs --enable-auto-tool-choice and --tool-call-parser), "none", "required" or ' +
+        '`{"type": "function", "name": …}`: required and named force calls through structured outputs.',
+    },
+    RESPONSES_TOOL_CHOICE_SCHEMA,
+  )
   tool_choice?: unknown;
 
-  @BoolField({ description: 'Allow several tool calls in one turn (echoed).', default: true })
+  @BoolField({ description: 'false: at most one function call per turn.', default: true })
   parallel_tool_calls?: boolean | null;
 
-  @ObjectField({ description: "Reasoning options: `effort` reaches the chat template as reasoning_effort; `summary` is ignored." })
-  reasoning?: ReasoningConfig | null;
+  @NestedField(() => ReasoningDto, { description: 'Reasoning options: `effort` reaches the chat template; with --reasoning-parser the thinking is a reasoning output item.' })
+  reasoning?: ReasoningDto | null;
 
   @BoolField({ description: 'Keep the response for GET, input_items and previous_response_id.', default: true })
   store?: boolean | null;
