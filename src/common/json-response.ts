@@ -4,7 +4,7 @@
 // responses go through Fastify's send() as usual. The text is what JSON.stringify writes.
 
 import type { FastifyReply } from 'fastify';
-import { turnTaker } from '../serving/yield-budget';
+import { takeTurn } from '../serving/yield-budget';
 import { closeWhenStalled, flushed, streamSettingsOf } from './sse';
 
 /** Array items (at any depth) above which a response is written in pieces. */
@@ -36,7 +36,6 @@ const isPrimitive = (v: unknown): boolean => v === null || typeof v !== 'object'
 class JsonPieces {
   private parts: string[] = [];
   private size = 0;
-  private readonly takeTurn = turnTaker();
 
   constructor(private readonly flush: (text: string) => Promise<void>) {}
 
@@ -47,7 +46,7 @@ class JsonPieces {
 
   private async pause(): Promise<void> {
     if (this.size >= WRITE_CHUNK) await this.drain();
-    await this.takeTurn();
+    await takeTurn();
   }
 
   async drain(): Promise<void> {

@@ -21,7 +21,7 @@ import { resolveRequestTools, type RequestTools } from './tool-choice';
 import type { ToolCall } from './tool-parsers';
 import { UNSUPPORTED_COMMON_FIELDS } from './unsupported';
 import { streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
-import { turnTaker } from './yield-budget';
+import { takeTurn } from './yield-budget';
 
 export interface ChatRequestBody extends SamplingRequestFields, RequestExtras {
   model?: string | null;
@@ -222,7 +222,6 @@ export class ChatServing extends OpenAIServing {
     const numTop = body.top_logprobs ?? 0;
     const choices: ChatChoice[] = [];
     const usages: UsageInfo[] = [];
-    const takeTurn = turnTaker();
     for (const [conversation, result] of results.entries()) {
       const promptIds = result.promptTokenIds.length > 0 ? result.promptTokenIds : prep.prompts[conversation].tokenIds;
       let completionTokens = 0;

@@ -16,7 +16,7 @@ import { sentFields, type SamplingRequestFields } from './sampling-request';
 import type { RequestExtras } from './serving-options';
 import { UNSUPPORTED_COMMON_FIELDS } from './unsupported';
 import { streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
-import { turnTaker } from './yield-budget';
+import { takeTurn } from './yield-budget';
 
 /** vLLM's default max_tokens for completions. */
 const COMPLETION_DEFAULT_MAX_TOKENS = 16;
@@ -152,7 +152,6 @@ export class CompletionServing extends OpenAIServing {
     const n = prep.params[0].n;
     const choices: CompletionChoice[] = [];
     const usages: UsageInfo[] = [];
-    const takeTurn = turnTaker();
     for (const [promptIndex, result] of results.entries()) {
       const prompt = prep.prompts[promptIndex];
       const promptIds = result.promptTokenIds.length > 0 ? result.promptTokenIds : prompt.tokenIds;

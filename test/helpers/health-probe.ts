@@ -25,14 +25,17 @@ export class HealthProbe {
     });
   }
 
-  /** Probes every `intervalMs` until `work` settles (at least `minProbes` times); returns its result and the latencies. */
-  async during<T>(work: Promise<T>, intervalMs = 20, minProbes = 3): Promise<{ result: T; report: ProbeReport }> {
+  /**
+   * Probes every `intervalMs` until `work` settles (at least `minProbes` times); returns its result
+   * and the latencies. The first probe goes out with the work, so a stall it causes shows.
+   */
+  async during<T>(work: Promise<T>, intervalMs = 20, minProbes = 1): Promise<{ result: T; report: ProbeReport }> {
     let settled = false;
     const tracked = work.finally(() => (settled = true));
     const latencies: number[] = [];
     while (!settled || latencies.length < minProbes) {
       latencies.push(await this.once());
-      await new Promise((r) => setTimeout(r, intervalMs));
+      if (!settled || latencies.length < minProbes) await new Promise((r) => setTimeout(r, intervalMs));
     }
     return { result: await tracked, report: { latencies, max: Math.max(...latencies) } };
   }
