@@ -3,9 +3,12 @@
 // not), clients that abort mid-stream, clients that disconnect before the answer, malformed
 // bodies. Every greedy request that completes answers exactly what it answers alone; after each
 // round nothing is left running or waiting and the KV cache is empty; and the server's memory
-// does not keep growing from round to round.
+// does not keep growing from round to round (RSS read after a full garbage collection, asked for
+// through the inspector: without it RSS follows when V8 last collected, not what is still held).
 
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { needs } from '../helpers/needs';
 import { waitFor } from '../helpers/wait';
 import { defaultTestModel, SERVER_START_TIMEOUT_MS, startServing, type Serving } from './completions-helpers';
@@ -82,10 +85,26 @@ function rssBytes(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
 }
 
+/**
+ * A full garbage collection in the server's main thread, through its inspector (a child process:
+ * Node 20 has a WebSocket client only behind a flag).
+ */
+async function collectGarbage(serving: Serving): Promise<void> {
+  const url = /Debugger listening on (ws:\/\/\S+)/.exec(serving.server.output())?.[1];
+  if (!url) throw new Error('the server printed no inspector URL');
+  const script = `
+    const ws = new WebSocket(process.argv[1]);
+    ws.onopen = () => ws.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' }));
+    ws.onmessage = (m) => { if (JSON.parse(m.data).id === 1) process.exit(0); };
+    ws.onerror = () => process.exit(1);`;
+  await promisify(execFile)(process.execPath, ['--experimental-websocket', '--no-warnings', '-e', script, url], { timeout: 30_000 });
+}
+
 needs(defaultTestModel()).describe('faults under load', () => {
   let serving: Serving;
   beforeAll(async () => {
-    serving = await startServing(['--max-num-seqs', '16']);
+    // The inspector on a free loopback port, only to ask for a garbage collection before each RSS reading.
+    serving = await startServing(['--max-num-seqs', '16'], { env: { NODE_OPTIONS: '--inspect=127.0.0.1:0' } });
   }, SERVER_START_TIMEOUT_MS);
   afterAll(() => serving?.server.stop());
 
@@ -163,6 +182,7 @@ needs(defaultTestModel()).describe('faults under load', () => {
         30_000,
         `an idle engine with an empty KV cache after round ${round + 1}`,
       );
+      await collectGarbage(serving);
       rss.push(rssBytes(serving.server.child.pid!));
     }
     // Round 1 warms everything up; rounds 2 and 3 must not keep adding to it.
