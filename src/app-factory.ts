@@ -4,8 +4,9 @@
 //
 // What happens to a request before any route code runs, in order (Fastify onRequest hooks, then
 // the body parser): access log and X-Request-Id, the drain (503 while shutting down), the API key
-// (401 before the body is read), 405 for a known path with the wrong method, then the JSON body
-// parser with its size, time and shape limits (common/body/). Every other body type gets 415.
+// (401 before the body is read), 405 for a known path with the wrong method, a request with a body
+// waits its turn on the HTTP thread (request-turns.ts), then the JSON body parser with its size,
+// time and shape limits (common/body/). Every other body type gets 415.
 
 import multipart from '@fastify/multipart';
 import { ConsoleLogger } from '@nestjs/common';
@@ -22,6 +23,7 @@ import { clientErrorHandler, frameworkErrors, installMethodNotAllowed, refuseOth
 import { installAccessLog, installRequestLog, nestLogLevels } from './common/logging';
 import { OpenAIExceptionFilter } from './common/openai-exception.filter';
 import { installRequestIdEcho } from './common/request-id';
+import { installRequestTurns } from './common/request-turns';
 import { createBodyPipes } from './common/body-pipes';
 import { configureStreams } from './common/sse';
 import { toLoadModelOptions, type ServerConfig } from './config/server-config';
@@ -96,6 +98,7 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
   installDrain(fastify);
   installApiKeyAuth(fastify, config.apiKeys, config.disableFastapiDocs ? [] : DOCS_PATHS);
   installMethodNotAllowed(fastify);
+  installRequestTurns(fastify);
   if (config.enableLogRequests) installRequestLog(fastify, config.maxLogLen);
 
   const servedModel = await servedModelOf(config, options);
