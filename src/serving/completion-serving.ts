@@ -111,7 +111,9 @@ export class CompletionServing extends OpenAIServing {
     const sent = sentFields(body);
     const logprobs = body.logprobs ?? null;
     const echoOnly = !!body.echo && body.max_tokens === 0;
-    const params = prompts.map((prompt) => {
+    const params: SamplingParams[] = [];
+    for (const prompt of prompts) {
+      await takeTurn();
       const maxTokens = this.maxTokens({
         // The engine needs at least one step to compute prompt logprobs; its token is dropped.
         requested: echoOnly ? 1 : (body.max_tokens ?? null),
@@ -123,8 +125,8 @@ export class CompletionServing extends OpenAIServing {
       const p = buildSamplingParams(body, { ...this.samplingContext(), sent, maxTokens, logprobs, stream: !!body.stream });
       // Echo with logprobs reports the prompt's logprobs too (vLLM sets prompt_logprobs = logprobs).
       if (body.echo && p.prompt_logprobs === null && logprobs !== null) p.prompt_logprobs = logprobs;
-      return p;
-    });
+      params.push(p);
+    }
     const id = this.newResponseId('cmpl', idBase);
     const engineRequests = buildEngineRequests(prompts, params, body, (i) => (prompts.length === 1 ? id : `${id}-${i}`));
     // With a reasoning parser, a constraint waits for the end of the thinking unless the prompt closed it (vLLM).

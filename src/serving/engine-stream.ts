@@ -7,6 +7,7 @@ import { OpenAIHttpError } from './openai-error';
 import { randomRequestId } from './ids';
 import { beamSearch } from '../engine/beam-search';
 import { OUTPUT_KIND, type EngineClient, type EngineRequest, type OutputKind, type PositionLogprobs, type RequestOutput } from '../engine/types';
+import { takeTurn } from './yield-budget';
 
 /**
  * Interleaves several async iterables as their items arrive; tagged with the source index. Each
@@ -153,7 +154,16 @@ export async function drainAll(
   if (signal?.aborted) abortGroup();
   signal?.addEventListener('abort', abortGroup, { once: true });
   try {
-    return await Promise.all(requests.map((r, i) => drain(generateFor(engine, r, group.signal), kinds[i])));
+    // Thousands of prompts are handed to the engine a few milliseconds' worth per event-loop turn.
+    const results: Array<Promise<PromptResult>> = [];
+    for (const [i, request] of requests.entries()) {
+      await takeTurn();
+      const result = drain(generateFor(engine, request, group.signal), kinds[i]);
+      // Handled by Promise.all below; until then a failure must not count as unhandled.
+      result.catch(() => undefined);
+      results.push(result);
+    }
+    return await Promise.all(results);
   } catch (err) {
     group.abort(err);
     throw err;
