@@ -5,6 +5,8 @@ import { ChildProcess, spawn } from 'node:child_process';
 
 export interface RunningServer {
   baseUrl: string;
+  /** The server's process id (for its CPU time). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -28,6 +30,7 @@ export function startServer(command: string, args: string[], cwd: string, label:
         child.stderr?.resume();
         resolve({
           baseUrl: match[1].replace(/\/$/, ''),
+          pid: child.pid!,
           stop: () =>
             new Promise<void>((done) => {
               if (child.exitCode !== null) return done();

@@ -18,9 +18,10 @@ export interface AppModuleOptions {
 @Module({})
 export class AppModule {
   static forRoot(config: ServerConfig, options: AppModuleOptions = {}): DynamicModule {
+    const servedModel = options.servedModel ?? GENERATION_MODEL;
     return {
       module: AppModule,
-      imports: [EngineModule.forRoot(config, options.engine), ...featureModulesFor(config, options.servedModel ?? GENERATION_MODEL, options.allFeatures)],
+      imports: [EngineModule.forRoot(config, options.engine, servedModel), ...featureModulesFor(config, servedModel, options.allFeatures)],
     };
   }
 }

@@ -1,7 +1,9 @@
 // @Public() marks a route (or every route of a controller) as open without an API key: /health,
-// /ping and the legacy POST /abort_requests. It sets a flag in the Fastify route config, which
-// the API-key hook (api-key-auth.ts) reads in onRequest, before the body is read. /docs and
-// /openapi.json are served outside Nest's router; the hook knows them by path.
+// /ping, /load and the legacy POST /abort_requests. (vLLM's middleware checks only paths under
+// /v1; the compute routes outside it, /tokenize, /pooling, /score, /rerank, /invocations…, stay
+// guarded here.) It sets a flag in the Fastify route config, which the API-key hook
+// (api-key-auth.ts) reads in onRequest, before the body is read. /docs and /openapi.json are
+// served outside Nest's router; the hook knows them by path.
 // The OpenAPI extension lets the spec say `security: []` for these operations.
 
 import { ApiExtension } from '@nestjs/swagger';

@@ -1,12 +1,11 @@
 // Which feature modules a server registers, by flag and by what the served model does (a
 // generation model has no /v1/embeddings, an embedding model no /v1/completions, as vLLM
 // registers routes by the model's supported tasks). Adding an endpoint family is one line in
-// FEATURE_MODULES: `{ module: XModule, when: openAiRoutes }` (or another predicate below).
+// FEATURE_MODULES: `{ module: XModule, when: openAiRoutes }` (or another predicate of served-routes.ts).
 // The OpenAPI script registers every entry regardless of `when` so the spec covers all routes.
 
 import type { Type } from '@nestjs/common';
 import type { ServerConfig } from '../config/server-config';
-import type { ModelOutput, PoolerSettings } from '../model/types';
 import { AudioModule } from './audio/audio.module';
 import { AbortModule, LegacyAbortModule } from './abort/abort.module';
 import { ChatModule } from './chat/chat.module';
@@ -26,55 +25,31 @@ import { ResponsesModule } from './responses/responses.module';
 import { ScoreModule } from './score/score.module';
 import { TokenizeModule } from './tokenize/tokenize.module';
 import { TokensGenerateModule } from './tokens-generate/tokens-generate.module';
+import {
+  always,
+  audioRoutes,
+  classifyRoutes,
+  devMode,
+  embeddingRoutes,
+  invocationRoutes,
+  openAiRoutes,
+  poolingRoutes,
+  scaleOutRoutes,
+  scaleOutTextRoutes,
+  scoreRoutes,
+  textRoutes,
+  tokensOnly,
+  type RoutePredicate,
+  type ServedModel,
+} from './served-routes';
 
-/** What the served model does, as far as routes are concerned. */
-export interface ServedModel {
-  /** The runner generates text. */
-  generates: boolean;
-  /** The runner transcribes audio (encoder-decoder speech models). */
-  transcribes: boolean;
-  /** How pooled outputs are served; null for generation models. */
-  pooler: PoolerSettings | null;
-}
-
-export const GENERATION_MODEL: ServedModel = { generates: true, transcribes: false, pooler: null };
-
-/** The routes' view of a runner output and its pooler. */
-export function servedModelFor(output: ModelOutput, pooler: PoolerSettings | null): ServedModel {
-  return { generates: output.kind === 'logits', transcribes: output.kind === 'transcription', pooler };
-}
+export { audioRoutes, GENERATION_MODEL, servedModelFor, type ServedModel } from './served-routes';
 
 interface FeatureModuleEntry {
   module: Type<unknown>;
   /** Registered when this returns true for the server's flags and model. */
-  when: (config: ServerConfig, model: ServedModel) => boolean;
+  when: RoutePredicate;
 }
-
-/** Always on (health, ping, version, models, metrics). */
-const always = (): boolean => true;
-/** Tokenize / detokenize: off with --tokens-only. */
-const textRoutes = (c: ServerConfig): boolean => !c.tokensOnly;
-/** The OpenAI generation routes (completions, chat, responses): generation models, not with --tokens-only. */
-const openAiRoutes = (c: ServerConfig, m: ServedModel): boolean => !c.tokensOnly && m.generates;
-/** Scale-out routes (generate, abort, render, derender): --enable-scale-out or --tokens-only, generation models. */
-const scaleOutRoutes = (c: ServerConfig, m: ServedModel): boolean => (c.enableScaleOut || c.tokensOnly) && m.generates;
-/** Legacy routes registered only with --tokens-only (POST /abort_requests). */
-const tokensOnly = (c: ServerConfig, m: ServedModel): boolean => c.tokensOnly && m.generates;
-/** Speech-to-text (transcriptions, translations): speech models, not with --tokens-only. */
-export const audioRoutes = (c: ServerConfig, m: ServedModel): boolean => !c.tokensOnly && m.transcribes;
-/** VLLM_SERVER_DEV_MODE=1: sleep, wake_up, reset_prefix_cache, server_info, collective_rpc. */
-const devMode = (c: ServerConfig): boolean => c.devMode;
-/** Scale-out routes that need a tokenizer (render, derender): absent with --tokens-only / --skip-tokenizer-init. */
-const scaleOutTextRoutes = (c: ServerConfig, m: ServedModel): boolean => scaleOutRoutes(c, m) && !c.skipTokenizerInit;
-/** /pooling: every pooling model. */
-const poolingRoutes = (_c: ServerConfig, m: ServedModel): boolean => m.pooler !== null;
-/** /v1/embeddings: embedding models. */
-const embeddingRoutes = (_c: ServerConfig, m: ServedModel): boolean => m.pooler?.task === 'embed';
-/** /classify: classification models. */
-const classifyRoutes = (_c: ServerConfig, m: ServedModel): boolean => m.pooler?.task === 'classify';
-/** /score and /rerank: embedding models (cosine) and single-label classifiers (cross-encoders), as vLLM's enable_scoring_api. */
-const scoreRoutes = (c: ServerConfig, m: ServedModel): boolean =>
-  embeddingRoutes(c, m) || (classifyRoutes(c, m) && m.pooler!.labels.length === 1);
 
 const FEATURE_MODULES: FeatureModuleEntry[] = [
   { module: HealthModule, when: always },
@@ -86,7 +61,7 @@ const FEATURE_MODULES: FeatureModuleEntry[] = [
   { module: AudioModule, when: audioRoutes },
   { module: ResponsesModule, when: openAiRoutes },
   { module: TokenizeModule, when: textRoutes },
-  { module: InvocationsModule, when: openAiRoutes },
+  { module: InvocationsModule, when: invocationRoutes },
   { module: DevModule, when: devMode },
   { module: TokensGenerateModule, when: scaleOutRoutes },
   { module: AbortModule, when: scaleOutRoutes },

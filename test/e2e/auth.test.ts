@@ -1,7 +1,12 @@
 // API-key auth on the real server: every route class with no key, a wrong key and each valid
 // key; the open routes (/health, /ping, /docs + assets, /openapi.json, legacy POST
-// /abort_requests) without one. 401 bodies are exactly vLLM's {"error":"Unauthorized"}.
+// /abort_requests) without one; an embedding server's pooling routes. 401 bodies are exactly
+// vLLM's {"error":"Unauthorized"}.
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { writeEncoderDir } from '../helpers/encoder-model';
 import { defaultTestModel, SERVER_START_TIMEOUT_MS, startServer, TestServer } from '../helpers/server';
 import { needs } from '../helpers/needs';
 
@@ -117,5 +122,35 @@ onModel.describe('auth from VLLM_API_KEY', () => {
     await expectUnauthorized(await send(server, call));
     expect((await send(server, call, 'Bearer from-env')).status).toBe(200);
     expect((await send(server, { method: 'GET', path: '/health' })).status).toBe(200);
+  });
+});
+
+// vLLM's middleware checks only paths under /v1 (/v1/embeddings, /v1/score, /v1/rerank); the guard
+// here also covers the unversioned pooling routes, which cost as much model time.
+describe('auth on an embedding server (random BERT)', () => {
+  let server: TestServer;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'ortllm-auth-embed-'));
+    const encoder = writeEncoderDir(join(dir, 'bert'), { family: 'bert', numLabels: null, hidden: 32, layers: 1, heads: 4, intermediate: 64, maxPositions: 64 }, 7, { pooling: 'mean', normalize: true });
+    server = await startServer(['--api-key', KEYS[0]], { model: encoder.dir });
+  }, SERVER_START_TIMEOUT_MS);
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const POOLING: Call[] = [
+    { method: 'POST', path: '/v1/embeddings', body: { input: 'hello world' } },
+    { method: 'POST', path: '/pooling', body: { input: 'hello world' } },
+    ...['/score', '/v1/score'].map((path): Call => ({ method: 'POST', path, body: { text_1: 'hello', text_2: 'world' } })),
+    ...['/rerank', '/v1/rerank', '/v2/rerank'].map((path): Call => ({ method: 'POST', path, body: { query: 'hello', documents: ['world'] } })),
+    { method: 'POST', path: '/invocations', body: { input: 'hello world' } },
+  ];
+
+  it.each(POOLING.map((c) => [c.path, c] as const))('%s needs a key, and answers 200 with one', async (_name, call) => {
+    await expectUnauthorized(await send(server, call));
+    await expectUnauthorized(await send(server, call, 'Bearer wrong-key'));
+    expect((await send(server, call, `Bearer ${KEYS[0]}`)).status).toBe(200);
   });
 });

@@ -2,13 +2,13 @@
 // (MEAN pooling from its sentence-transformers files) and a random BERT cross-encoder written in
 // the real Hugging Face layout and checked against the test's own reference forward, stories260K
 // served as an embedder (--convert embed), and 32 concurrent embedding requests while another
-// server generates.
-import { mkdtempSync, rmSync } from 'node:fs';
+// server generates. /invocations and run-batch route pooling bodies as the endpoints answer them.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { cosine, referenceClassifierLogits, referenceEncoderStates, referencePool, writeEncoderDir, type WrittenEncoder } from '../helpers/encoder-model';
-import { SERVER_START_TIMEOUT_MS, defaultTestModel, startServer, type TestServer } from '../helpers/server';
+import { SERVER_START_TIMEOUT_MS, defaultTestModel, runCli, startServer, type TestServer } from '../helpers/server';
 import { referenceBertEncode } from '../helpers/test-tokenizers';
 import { needs } from '../helpers/needs';
 import { expectApiError, postJson } from './completions-helpers';
@@ -23,6 +23,34 @@ let crossEncoder: WrittenEncoder;
 let embedServer: TestServer;
 let scoreServer: TestServer;
 let client: OpenAI;
+
+/** The little-endian float32 values of a base64 embedding. */
+function base64Floats(text: string): number[] {
+  const bytes = Buffer.from(text, 'base64');
+  return Array.from({ length: bytes.length / 4 }, (_, i) => bytes.readFloatLE(4 * i));
+}
+
+/**
+ * Two answers to the same request agree: equal but for id and created, and numbers within 1e-5 (a
+ * vector computed in another batch may differ in the last bits); base64 embeddings are compared as
+ * the floats they encode.
+ */
+function expectSameAnswer(actual: unknown, expected: unknown, path = 'body'): void {
+  if (typeof expected === 'number') {
+    expect([path, Math.abs((actual as number) - expected) <= 1e-5]).toEqual([path, true]);
+  } else if (typeof expected === 'string' && path.endsWith('.embedding')) {
+    expectSameAnswer(base64Floats(actual as string), base64Floats(expected), `${path}[]`);
+  } else if (Array.isArray(expected)) {
+    expect([path, (actual as unknown[]).length]).toEqual([path, expected.length]);
+    expected.forEach((e, i) => expectSameAnswer((actual as unknown[])[i], e, `${path}.${i}`));
+  } else if (expected !== null && typeof expected === 'object') {
+    const keys = (o: object) => Object.keys(o).filter((k) => path !== 'body' || (k !== 'id' && k !== 'created')).sort();
+    expect([path, keys(actual as object)]).toEqual([path, keys(expected)]);
+    for (const k of keys(expected)) expectSameAnswer((actual as Record<string, unknown>)[k], (expected as Record<string, unknown>)[k], `${path}.${k}`);
+  } else {
+    expect([path, actual]).toEqual([path, expected]);
+  }
+}
 
 function referenceEmbedding(text: string): Float64Array {
   return referencePool(referenceEncoderStates(embedder, referenceBertEncode(text).ids), 'MEAN');
@@ -112,6 +140,55 @@ describe('/v1/embeddings (random BERT, MEAN pooling, normalised)', () => {
   });
 });
 
+describe('/invocations and run-batch on the embedding model', () => {
+  it('/invocations routes pooling bodies by shape and answers as the routed endpoint', async () => {
+    const cases: Array<[string, object]> = [
+      ['/v1/embeddings', { input: TEXTS, encoding_format: 'float' }],
+      ['/v1/embeddings', { messages: [{ role: 'user', content: 'hello world' }], encoding_format: 'base64' }],
+      ['/score', { text_1: TEXTS[0], text_2: [TEXTS[1], TEXTS[2]] }],
+      ['/rerank', { query: TEXTS[0], documents: [TEXTS[1], TEXTS[2]] }],
+    ];
+    for (const [path, body] of cases) {
+      const [direct, routed] = await Promise.all([postJson(embedServer.baseUrl, path, body), postJson(embedServer.baseUrl, '/invocations', body)]);
+      expect([path, routed.status]).toEqual([path, 200]);
+      expectSameAnswer(routed.json, direct.json);
+    }
+    const invalid = await postJson(embedServer.baseUrl, '/invocations', { input: [] });
+    expect([invalid.status, invalid.json.error.param]).toEqual([400, 'input']);
+    const neither = await postJson(embedServer.baseUrl, '/invocations', { prompt: 'x', max_tokens: 4 });
+    expect([neither.status, neither.json.error.message]).toEqual([
+      400,
+      'Cannot find suitable handler for request. Expected one of: EmbeddingRequest, RerankRequest, ScoreRequest, PoolingRequest',
+    ]);
+  });
+
+  it('ortllm run-batch answers /v1/embeddings, /score and /rerank lines as the server does, and refuses chat', async () => {
+    const lines = [
+      { custom_id: 'e1', url: '/v1/embeddings', body: { model: 'minilm', input: TEXTS[0], encoding_format: 'float' } },
+      { custom_id: 'e2', url: '/v1/embeddings', body: { model: 'minilm', input: TEXTS, encoding_format: 'base64' } },
+      { custom_id: 'e3', url: '/v1/embeddings', body: { model: 'minilm', input: referenceBertEncode(TEXTS[1]).ids } },
+      { custom_id: 's1', url: '/v1/score', body: { model: 'minilm', text_1: TEXTS[0], text_2: TEXTS[1] } },
+      { custom_id: 'r1', url: '/v2/rerank', body: { model: 'minilm', query: TEXTS[0], documents: [TEXTS[1], TEXTS[2]] } },
+      { custom_id: 'bad', url: '/v1/embeddings', body: { model: 'minilm', input: [] } },
+      { custom_id: 'chat', url: '/v1/chat/completions', body: { model: 'minilm', messages: [{ role: 'user', content: 'hi' }] } },
+    ];
+    const input = join(tmp, 'embed-batch.jsonl');
+    const output = join(tmp, 'embed-batch-out.jsonl');
+    writeFileSync(input, lines.map((l) => JSON.stringify({ method: 'POST', ...l })).join('\n'));
+    const run = await runCli(['run-batch', '-i', input, '-o', output, '--model', embedder.dir, '--served-model-name', 'minilm']);
+    expect([run.code, run.stderr.slice(-2000)]).toEqual([0, expect.stringContaining('Running batch: 100% Completed | 7/7')]);
+    const records = readFileSync(output, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(records.map((r) => r.custom_id)).toEqual(lines.map((l) => l.custom_id));
+    for (const [i, line] of lines.slice(0, 5).entries()) {
+      const http = await postJson(embedServer.baseUrl, line.url, line.body);
+      expect([line.custom_id, records[i].error, records[i].response.status_code]).toEqual([line.custom_id, null, 200]);
+      expectSameAnswer(records[i].response.body, http.json);
+    }
+    expect(records[5]).toMatchObject({ response: { status_code: 400, body: null }, error: { error: { code: 400, param: 'input' } } });
+    expect(records[6]).toMatchObject({ response: { status_code: 400, body: null }, error: 'The model does not support Chat Completions API' });
+  });
+});
+
 describe('/score and /rerank on a random cross-encoder (BertForSequenceClassification, 1 label)', () => {
   const query = 'what is a panda?';
   const docs = ['a bear eats bamboo.', 'paris is the capital of france.', 'the quick brown fox'];
@@ -148,6 +225,14 @@ describe('/score and /rerank on a random cross-encoder (BertForSequenceClassific
     expect((await postJson(scoreServer.baseUrl, '/v1/embeddings', { input: query })).status).toBe(404);
     const bad = await postJson(scoreServer.baseUrl, '/score', { text_1: ['a', 'b'], text_2: ['c', 'd', 'e'] });
     expect([bad.status, bad.json.error.message]).toEqual([400, 'Input lengths must be either 1:1, 1:N or N:N']);
+  });
+
+  it('/invocations sends `input` to /classify and `query` to /rerank on a cross-encoder', async () => {
+    for (const [path, body] of [['/classify', { input: [query, docs[0]] }], ['/rerank', { query, documents: docs }]] as const) {
+      const [direct, routed] = await Promise.all([postJson(scoreServer.baseUrl, path, body), postJson(scoreServer.baseUrl, '/invocations', body)]);
+      expect([path, routed.status]).toEqual([path, 200]);
+      expectSameAnswer(routed.json, direct.json);
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 // `ortllm run-batch` on a 200-line file mixing good, malformed and unsupported lines: every line
 // gets a record in input order, failures become error records, and every good line's body equals
-// the same request sent over HTTP to `ortllm serve` with the same flags.
+// the same request sent over HTTP to `ortllm serve` with the same flags. (Embedding lines:
+// embeddings.test.ts.)
 
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,7 @@ import { CHAT_TEMPLATE_SOURCE, postJson, SERVER_START_TIMEOUT_MS, startServing, 
 const onModel = needs(defaultTestModel());
 const WORDS = ['Once', 'upon', 'a', 'time', 'Lily', 'saw', 'a', 'big', 'dog', 'in', 'the', 'park'];
 
-/** The 200 lines: 150 good (completions and chat), 50 failing in 5 ways. */
+/** The 200 lines: 140 good (completions and chat), 60 failing in 6 ways. */
 function batchLines(): { lines: string[]; good: Map<string, { url: string; body: any }> } {
   const lines: string[] = [];
   const good = new Map<string, { url: string; body: any }>();
@@ -21,7 +22,8 @@ function batchLines(): { lines: string[]; good: Map<string, { url: string; body:
     const prompt = WORDS.slice(0, 2 + (i % 10)).join(' ');
     const kind = i % 20;
     if (kind === 3) lines.push(`{"custom_id": "${id}", "method": "POST", "url": "/v1/completions", "body": {"prompt": "broken`);
-    else if (kind === 7) lines.push(JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/rerank', body: { query: 'x' } }));
+    else if (kind === 7) lines.push(JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/rerank', body: { query: 'x', documents: ['y'] } }));
+    else if (kind === 19) lines.push(JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/moderations', body: { input: 'x' } }));
     else if (kind === 11) lines.push(JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/completions', body: { prompt, stream: true } }));
     else if (kind === 13) lines.push(JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/completions', body: { prompt, max_tokens: -1 } }));
     else if (kind === 17) lines.push(JSON.stringify({ custom_id: id, method: 'GET', url: '/v1/completions', body: {} }));
@@ -73,7 +75,11 @@ onModel.describe('ortllm run-batch', () => {
   it('turns malformed, unsupported, streaming and invalid lines into error records', () => {
     const byKind = (k: number) => outputs.filter((_, i) => i % 20 === k);
     for (const o of byKind(3)) expect(o).toMatchObject({ custom_id: null, response: { status_code: 400, body: null }, error: expect.stringMatching(/not valid JSON/) });
-    for (const o of byKind(7)) expect(o.error).toMatch(/URL \/v1\/rerank was used. Supported endpoints: \/v1\/chat\/completions, \/v1\/completions/);
+    // A generation model has no rerank route: vLLM's refusal, not an unknown URL.
+    for (const o of byKind(7)) expect(o).toMatchObject({ response: { status_code: 400, body: null }, error: 'The model does not support Rerank API' });
+    for (const o of byKind(19)) {
+      expect(o.error).toBe('URL /v1/moderations was used. Supported endpoints: /v1/chat/completions, /v1/completions, /v1/embeddings, /score, /v1/score, /rerank, /v1/rerank, /v2/rerank');
+    }
     for (const o of byKind(11)) expect(o.error).toBe('Request must not be sent in stream mode');
     for (const o of byKind(13)) expect(o).toMatchObject({ response: { status_code: 400, body: null }, error: { error: { code: 400, param: 'max_tokens' } } });
     for (const o of byKind(17)) expect(o.error).toMatch(/method must be "POST"/);

@@ -158,7 +158,7 @@ export class EngineCoreHost {
     if (maxModelLen > model.contextLength) {
       throw new Error(`max_model_len ${maxModelLen} is larger than the model's context length ${model.contextLength}.`);
     }
-    const runnerOptions = { device: options.device, intraOpThreads: options.intraOpThreads ?? poolingIntraOpThreads() };
+    const runnerOptions = { device: options.device, intraOpThreads: options.intraOpThreads ?? poolingIntraOpThreads(), dtype: options.dtype };
     const runner = await createPoolingRunner(model, runnerOptions);
     const budget = Math.max(options.maxNumBatchedTokens, maxModelLen);
     console.info(`[engine] pooling model: no KV cache, max_model_len ${maxModelLen}, ${budget} tokens per step`);

@@ -21,12 +21,15 @@
 //     with cross-attention) adds a kind here, a runner for it in src/model/runner/, and the
 //     choice of runner in src/model/runner/index.ts; existing kinds stay untouched.
 //     `overrideKeys` / `applyOverride`: the config.json keys --hf-overrides may change (graph-shaping only).
+//     `graphDtypes`: the --dtype compute types each kind is built in (float32 only when unlisted;
+//     startup refuses the others).
 //  4. List the descriptor in ARCHITECTURES (registry.ts). config.json's `architectures` class
 //     name decides the default runner by its suffix (model-plan.ts: *ForCausalLM generates,
 //     *Model embeds, *ForSequenceClassification classifies), as vLLM does.
 //  5. Test it against an independent reference forward written in the test, on seeded random
 //     weights written in the real checkpoint layout (see test/unit/model/encoder-*.test.ts).
 
+import type { ComputeDtype } from '../graph/compute-dtype';
 import type { BuiltModel } from '../graph/graph-builder';
 import type { DecoderGraphOptions } from '../graph/decoder-graph';
 import type { LinearOptions } from '../graph/linear';
@@ -93,6 +96,9 @@ export interface GraphBuilders<C extends ModelArchConfig> {
   encoderDecoder?(config: C, weights: ModelWeights, opts: EncoderDecoderGraphOptions): { encoder: BuiltModel; decoder: BuiltModel };
 }
 
+/** The kinds of graph a descriptor builds (GraphBuilders' members). */
+export type GraphKind = keyof GraphBuilders<ModelArchConfig>;
+
 /** Options of encoder-decoder graphs: the KV block size the cross-attention K/V are laid out in. */
 export interface EncoderDecoderGraphOptions extends LinearOptions {
   blockSize: number;
@@ -118,4 +124,10 @@ export interface ArchitectureDescriptor<C extends ModelArchConfig = ModelArchCon
   /** Applies one of overrideKeys to the config; throws with the reason for a bad value. */
   applyOverride?(config: C, key: string, value: unknown): C;
   readonly graphs: GraphBuilders<C>;
+  /**
+   * The --dtype compute types each graph kind builds in. A kind not listed builds in float32 only:
+   * startup refuses --dtype float16 for it (registry.ts: graphDtypeFor) rather than silently
+   * computing in float32.
+   */
+  readonly graphDtypes?: { readonly [K in GraphKind]?: readonly ComputeDtype[] };
 }

@@ -55,6 +55,9 @@ export function decoderDescriptor(traits: DecoderTraits): ArchitectureDescriptor
       causalLm: buildDecoderGraph,
       pooling: buildDecoderPoolingGraph,
     },
+    // Pooling graphs stay float32: their pooled vectors and classifier heads are compared and
+    // sorted by callers, and onnxruntime's CPU float16 kernels are slower at batch sizes > 1.
+    graphDtypes: { causalLm: ['float32', 'float16'], pooling: ['float32'] },
   };
 }
 

@@ -1,8 +1,9 @@
 // The architectures this server runs (one descriptor each; architecture.ts says how to add one)
 // and the lookups the loaders, runners and writers use instead of branching on names.
 
+import { computeDtypeOf, type ComputeDtype } from '../graph/compute-dtype';
 import type { ModelArchConfig } from '../types';
-import type { ArchitectureDescriptor, WeightSpec } from './architecture';
+import type { ArchitectureDescriptor, GraphKind, WeightSpec } from './architecture';
 import { bert } from './bert';
 import { llama } from './llama';
 import { qwen2 } from './qwen2';
@@ -16,6 +17,30 @@ export function architectureOf(config: ModelArchConfig): ArchitectureDescriptor 
   const descriptor = ARCHITECTURES.find((d) => d.name === config.architecture);
   if (!descriptor) throw new Error(`architecture '${config.architecture}' is not registered`);
   return descriptor;
+}
+
+/** What each graph kind serves, for startup errors. */
+const GRAPH_KIND_USE: Record<GraphKind, string> = {
+  causalLm: 'text generation',
+  pooling: 'pooling (embeddings, classification, scoring)',
+  encoderDecoder: 'transcription',
+};
+
+/**
+ * The compute type `config`'s `kind` graph is built in for --dtype `dtype`; throws the startup
+ * error when the architecture does not build that graph in it (a half-precision request is never
+ * quietly served in float32).
+ */
+export function graphDtypeFor(config: ModelArchConfig, kind: GraphKind, dtype: 'auto' | ComputeDtype | undefined): ComputeDtype {
+  const wanted = computeDtypeOf(dtype);
+  const supported = architectureOf(config).graphDtypes?.[kind] ?? ['float32'];
+  if (!supported.includes(wanted)) {
+    throw new Error(
+      `--dtype ${dtype}: ${config.architecture} graphs for ${GRAPH_KIND_USE[kind]} compute in ${supported.join(' or ')} only; ` +
+        `start with --dtype auto (or ${supported.join(' / ')})`,
+    );
+  }
+  return wanted;
 }
 
 /** The descriptor for a config.json `model_type`; throws naming the supported ones. */

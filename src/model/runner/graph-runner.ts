@@ -4,9 +4,8 @@
 // padded and masked); each multi-token (prefill) chunk runs on its own, so prefill never pads
 // other sequences to its length and decode batches stay dense.
 import * as ort from 'onnxruntime-node';
-import { architectureOf } from '../architectures/registry';
+import { architectureOf, graphDtypeFor } from '../architectures/registry';
 import { DecoderInputs, DecoderOutputs } from '../graph/decoder-graph';
-import { computeDtypeOf } from '../graph/compute-dtype';
 import { AccuracyLevel } from '../graph/matmul-nbits';
 import { LoadedModel, ModelArchConfig, ModelRunner, RunnerOptions, StepResult, StepSequence } from '../types';
 import { PagedKvCache } from './kv-cache';
@@ -28,12 +27,13 @@ export async function createGraphRunner(model: LoadedModel, opts: GraphRunnerOpt
   const cache = new PagedKvCache(config, opts.blockSize, opts.numBlocks);
   const graphs = architectureOf(config).graphs;
   if (!graphs.causalLm) throw new Error(`${config.architecture} models do not generate text`);
+  const dtype = graphDtypeFor(config, 'causalLm', opts.dtype);
   const built = graphs.causalLm(config, model.weights, {
     maxPositions,
     blockSize: opts.blockSize,
     keepQuantized: opts.keepQuantized ?? true,
     quantAccuracyLevel: opts.quantAccuracyLevel,
-    dtype: computeDtypeOf(opts.dtype),
+    dtype,
   });
   const session = await createSession(built, { device: opts.device, intraOpThreads: opts.intraOpThreads });
   return new GraphRunner(config, cache, session, maxPositions);

@@ -7,7 +7,7 @@
 // every sequence's cross blocks next to its self-attention past.
 
 import * as ort from 'onnxruntime-node';
-import { architectureOf } from '../architectures/registry';
+import { architectureOf, graphDtypeFor } from '../architectures/registry';
 import { WhisperDecoderInputs } from '../graph/whisper-decoder-graph';
 import { WhisperEncoderIO } from '../graph/whisper-encoder-graph';
 import type { LoadedModel, ModelArchConfig, ModelRunner, StepSequence } from '../types';
@@ -25,7 +25,7 @@ export const MAX_ENCODER_BATCH = 4;
 export async function createWhisperRunner(model: LoadedModel, opts: GraphRunnerOptions): Promise<ModelRunner> {
   if (!model.weights) throw new Error('createWhisperRunner needs model weights');
   const { config, weights } = model;
-  const linear = { keepQuantized: opts.keepQuantized ?? true, quantAccuracyLevel: opts.quantAccuracyLevel };
+  const linear = { keepQuantized: opts.keepQuantized ?? true, quantAccuracyLevel: opts.quantAccuracyLevel, dtype: graphDtypeFor(config, 'encoderDecoder', opts.dtype) };
   const settings = { device: opts.device, intraOpThreads: opts.intraOpThreads };
   const builders = architectureOf(config).graphs;
   if (!builders.encoderDecoder) throw new Error(`architecture '${config.architecture}' has no encoder-decoder graphs`);

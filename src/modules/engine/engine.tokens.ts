@@ -2,6 +2,9 @@
 // ENGINE_CLIENT (so tests can swap in another client), and on the flags through SERVER_CONFIG:
 //   constructor(@Inject(ENGINE_CLIENT) private readonly engine: EngineClient,
 //               @Inject(SERVER_CONFIG) private readonly config: ServerConfig) {}
+// SERVED_MODEL_INFO is what the served model does (served-routes.ts ServedModel), the facts the
+// registered routes were chosen by.
 
 export const ENGINE_CLIENT = Symbol('ENGINE_CLIENT');
 export const SERVER_CONFIG = Symbol('SERVER_CONFIG');
+export const SERVED_MODEL_INFO = Symbol('SERVED_MODEL_INFO');
