@@ -48,10 +48,12 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
 
 /**
  * Every body type without a parser of its own (JSON's, or multipart's where a route registers one)
- * is refused before it is read.
+ * is refused before it is read. A path no route serves answers 404 whatever the body type (a text
+ * model has no /v1/audio/*: a multipart upload there is "not found", not "unsupported").
  */
 export function refuseOtherBodyTypes(fastify: FastifyInstance): void {
-  fastify.addContentTypeParser('*', (request: FastifyRequest, _payload: unknown, done: (err: Error | null) => void) => {
+  fastify.addContentTypeParser('*', (request: FastifyRequest, _payload: unknown, done: (err: Error | null, body?: unknown) => void) => {
+    if (request.is404) return done(null, undefined);
     const type = request.headers['content-type'];
     const what = type ? `Content-Type '${type.split(';')[0].trim()}'` : 'A body without a Content-Type';
     done(new OpenAIHttpError(415, `${what} is not supported: send the body as application/json.`, null, 'Unsupported Media Type'));
