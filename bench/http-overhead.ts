@@ -48,6 +48,9 @@ function instantCore(frontend: () => EngineFrontend, vector: Float32Array): Core
         frontend().handleEvent(event);
       }),
     abort: () => undefined,
+    // Pooling requests are never paused (only streams that fall behind are).
+    pause: () => undefined,
+    resume: () => undefined,
     control: () => Promise.resolve(),
     shutdown: () => Promise.resolve(),
   };

@@ -1,24 +1,35 @@
 // Builds the Nest app on the Fastify adapter from a ServerConfig, without listening. Used by
 // main (ortllm serve), by the OpenAPI script and by tests. Feature modules come from
 // src/modules/feature-modules.ts.
+//
+// What happens to a request before any route code runs, in order (Fastify onRequest hooks, then
+// the body parser): access log and X-Request-Id, the drain (503 while shutting down), the API key
+// (401 before the body is read), 405 for a known path with the wrong method, a request with a body
+// waits its turn on the HTTP thread (request-turns.ts), then the JSON body parser with its size,
+// time and shape limits (common/body/). Every other body type gets 415.
 
 import multipart from '@fastify/multipart';
 import { ConsoleLogger } from '@nestjs/common';
 import { readFileSync } from 'node:fs';
-import { Reflector, NestFactory } from '@nestjs/core';
+import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyServerOptions } from 'fastify';
 import { AppModule, AppModuleOptions } from './app.module';
-import { ApiKeyGuard } from './common/api-key.guard';
+import { installApiKeyAuth } from './common/api-key-auth';
+import { registerJsonBodyParser } from './common/body/json-body-parser';
 import { corsOptions } from './common/cors';
+import { installDrain } from './common/drain';
+import { clientErrorHandler, frameworkErrors, installMethodNotAllowed, refuseOtherBodyTypes } from './common/framework-errors';
 import { installAccessLog, installRequestLog, nestLogLevels } from './common/logging';
 import { OpenAIExceptionFilter } from './common/openai-exception.filter';
 import { installRequestIdEcho } from './common/request-id';
+import { installRequestTurns } from './common/request-turns';
 import { createBodyPipes } from './common/body-pipes';
+import { configureStreams } from './common/sse';
 import { toLoadModelOptions, type ServerConfig } from './config/server-config';
 import { planServedModel } from './model/load-model';
 import { setUpOutputParsers } from './serving/parser-plugins';
-import { setupDocs } from './modules/docs/openapi';
+import { DOCS_PATHS, setupDocs } from './modules/docs/openapi';
 import { audioRoutes, GENERATION_MODEL, servedModelFor, type ServedModel } from './modules/feature-modules';
 
 export interface CreateAppOptions extends AppModuleOptions {
@@ -31,6 +42,11 @@ function fastifyOptions(config: ServerConfig): FastifyServerOptions & { https?: 
     bodyLimit: config.maxRequestBodyBytes,
     // Keep-alive sockets are closed at shutdown; requests in flight are allowed to finish.
     forceCloseConnections: 'idle',
+    // Node's own bound on receiving a whole request (headers and body, any content type); the
+    // JSON parser enforces the same bound itself with an enveloped 408.
+    requestTimeout: config.bodyReadTimeoutSeconds * 1000,
+    clientErrorHandler,
+    frameworkErrors,
   };
   if (config.rootPath) {
     // Behind a path proxy the prefix may or may not be stripped already: accept both.
@@ -59,10 +75,30 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
   await setUpOutputParsers(config);
   const adapter = new FastifyAdapter(fastifyOptions(config));
   const fastify = adapter.getInstance();
-  // Body-parsing failures (malformed JSON, 413) reach OpenAIExceptionFilter through Nest's own
-  // Fastify error handler, as HttpExceptions carrying Fastify's status and message.
-  if (config.enableRequestIdHeaders) installRequestIdEcho(fastify);
+  // JSON only: Fastify's text/plain parser and Nest's urlencoded one would let a cross-site form
+  // drive the server without a CORS preflight. Routes that take uploads register their own
+  // multipart parser (and its limits) after this. Parser failures (malformed JSON, limits, 413)
+  // reach OpenAIExceptionFilter through Nest's Fastify error handler.
+  fastify.removeAllContentTypeParsers();
+  registerJsonBodyParser(fastify, {
+    limits: {
+      maxDepth: config.maxJsonDepth,
+      maxObjectKeys: config.maxJsonObjectKeys,
+      maxArrayLength: config.maxJsonArrayLength,
+      maxStringLength: config.maxJsonStringLength,
+    },
+    maxBodyBytes: config.maxRequestBodyBytes,
+    bodyReadTimeoutMs: config.bodyReadTimeoutSeconds * 1000,
+  });
+  refuseOtherBodyTypes(fastify);
+  configureStreams(fastify, { stallTimeoutMs: config.streamStallTimeoutSeconds * 1000 });
+
   if (!config.disableUvicornAccessLog) installAccessLog(fastify, config.disableAccessLogForEndpoints);
+  if (config.enableRequestIdHeaders) installRequestIdEcho(fastify);
+  installDrain(fastify);
+  installApiKeyAuth(fastify, config.apiKeys, config.disableFastapiDocs ? [] : DOCS_PATHS);
+  installMethodNotAllowed(fastify);
+  installRequestTurns(fastify);
   if (config.enableLogRequests) installRequestLog(fastify, config.maxLogLen);
 
   const servedModel = await servedModelOf(config, options);
@@ -71,6 +107,8 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
     logger: new ConsoleLogger({ logLevels: nestLogLevels(config.logLevel), colors: Boolean(process.stdout.isTTY) }),
     abortOnError: false,
     preview: options.preview,
+    // The parsers are the ones registered above.
+    bodyParser: false,
   });
   // multipart/form-data bodies (audio uploads) for the speech-to-text routes; the per-request file
   // limit is --max-audio-clip-filesize-mb (multipart-form.ts).
@@ -78,7 +116,6 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
   app.enableCors(corsOptions(config));
   app.useGlobalFilters(new OpenAIExceptionFilter());
   app.useGlobalPipes(...createBodyPipes(config.unknownRequestFields));
-  app.useGlobalGuards(new ApiKeyGuard(app.get(Reflector), config.apiKeys));
   if (!config.disableFastapiDocs && !options.preview) setupDocs(app, config);
   return app;
 }

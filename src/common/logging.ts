@@ -39,11 +39,39 @@ export function installAccessLog(fastify: FastifyInstance, excludedPaths: readon
   });
 }
 
+/** Lists and objects are cut to this many items before a body is serialized for a cut log line. */
+const MAX_PREVIEW_ITEMS = 32;
+
+/**
+ * The body as a log line of at most `maxLen` characters shows it: strings, lists and objects cut
+ * before they are serialized, so logging a 30 MB body costs what logging a small one does.
+ */
+function preview(value: unknown, maxLen: number, depth = 0): unknown {
+  if (typeof value === 'string') return value.length > maxLen ? `${value.slice(0, maxLen)}…` : value;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= 4) return '…';
+  if (Array.isArray(value)) {
+    const head = value.slice(0, MAX_PREVIEW_ITEMS).map((v) => preview(v, maxLen, depth + 1));
+    return value.length > MAX_PREVIEW_ITEMS ? [...head, `… ${value.length - MAX_PREVIEW_ITEMS} more`] : head;
+  }
+  const out: Record<string, unknown> = {};
+  let n = 0;
+  for (const key in value) {
+    if (n++ >= MAX_PREVIEW_ITEMS) {
+      out['…'] = 'more keys';
+      break;
+    }
+    out[key] = preview((value as Record<string, unknown>)[key], maxLen, depth + 1);
+  }
+  return out;
+}
+
 /** --enable-log-requests: logs each request's id, route and body (cut at --max-log-len characters). */
 export function installRequestLog(fastify: FastifyInstance, maxLogLen: number | null = null): void {
   const logger = new Logger('requests');
   fastify.addHook('preHandler', (request, _reply, done) => {
-    let body = request.body === undefined ? '' : JSON.stringify(request.body);
+    const logged = request.body === undefined || maxLogLen === null ? request.body : preview(request.body, maxLogLen);
+    let body = logged === undefined ? '' : JSON.stringify(logged);
     if (maxLogLen !== null && body.length > maxLogLen) body = `${body.slice(0, maxLogLen)}…`;
     logger.log(`Received request ${requestIdOf(request)}: ${request.method} ${request.url} ${body}`);
     done();

@@ -1,10 +1,13 @@
-// Global exception filter: every error leaving a Nest handler becomes vLLM's error envelope.
-// Errors after an SSE stream has started are handled by the SSE helpers, not here.
+// Global exception filter: every error leaving a Nest handler (or a body parser, through Nest's
+// Fastify error handler) becomes vLLM's error envelope. Errors after an SSE stream has started
+// are handled by the SSE helpers, not here.
 
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { UNAUTHORIZED_BODY, UnauthorizedKeyError } from './api-key.guard';
 import { mapError } from './error-mapping';
+
+/** Answers after which the connection closes: the client may still be sending a body nobody reads. */
+const CLOSING_STATUSES = new Set([408, 413]);
 
 @Catch()
 export class OpenAIExceptionFilter implements ExceptionFilter {
@@ -12,16 +15,14 @@ export class OpenAIExceptionFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
-    if (exception instanceof UnauthorizedKeyError) {
-      void reply.status(401).send(UNAUTHORIZED_BODY);
-      return;
-    }
-    const { status, body } = mapError(exception);
+    const { status, body, headers } = mapError(exception);
     if (reply.sent || reply.raw.headersSent) {
       this.logger.warn(`error after the response started: ${body.error.message}`);
       if (!reply.raw.writableEnded) reply.raw.end();
       return;
     }
+    if (headers) void reply.headers(headers);
+    if (CLOSING_STATUSES.has(status)) void reply.header('connection', 'close');
     void reply.status(status).header('content-type', 'application/json').send(body);
   }
 }

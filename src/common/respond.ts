@@ -1,7 +1,9 @@
 // The one POST handler shape of every generation route: SSE frames when `stream` is set,
-// else one JSON body. Either way a client that goes away aborts the engine request(s).
+// else one JSON body. Either way a client that goes away aborts the engine request(s), and one
+// that stops reading its response is disconnected after --stream-stall-timeout.
 
 import type { FastifyReply } from 'fastify';
+import { sendJson } from './json-response';
 import { disconnectSignal, SseStream, type SseOptions } from './sse';
 
 export interface GenerationServing<P, R, C> {
@@ -21,5 +23,5 @@ export async function respond<P, R, C>(
     await sse.pipe(serving.stream(prepared, sse.signal));
     return;
   }
-  await reply.status(200).send(await serving.complete(prepared, disconnectSignal(reply)));
+  await sendJson(reply, await serving.complete(prepared, disconnectSignal(reply)));
 }

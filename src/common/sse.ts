@@ -5,11 +5,19 @@
 // Typed event streams (the Responses API) also write an `event: <type>` line per frame and end
 // without [DONE], as OpenAI does: `new SseStream(reply, { eventOf: (f) => f.type, doneMarker: false })`.
 //
+// Backpressure: a frame the socket cannot take at once (write() returns false) is the last one
+// written until the socket drains, and the next frame is not even pulled from the engine stream
+// meanwhile; the engine then pauses the request after a few outputs (engine/output-stream.ts). A
+// client that takes nothing for --stream-stall-timeout seconds is disconnected, which aborts its
+// request and frees its KV cache.
+//
 // Usage (common/respond.ts does this for every generation route):
 //   const sse = new SseStream(reply);
 //   await sse.pipe(serving.stream(prepared, sse.signal));
 
-import type { FastifyReply } from 'fastify';
+import { Logger } from '@nestjs/common';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ServerResponse } from 'node:http';
 import { mapError } from './error-mapping';
 
 const SSE_HEADERS = {
@@ -18,6 +26,62 @@ const SSE_HEADERS = {
   connection: 'keep-alive',
   'x-accel-buffering': 'no',
 } as const;
+
+export interface StreamSettings {
+  /** A client that takes no byte of its response for this long is disconnected; 0 = never. */
+  stallTimeoutMs: number;
+}
+
+const DEFAULT_SETTINGS: StreamSettings = { stallTimeoutMs: 60_000 };
+const settingsByServer = new WeakMap<object, StreamSettings>();
+const logger = new Logger('Streams');
+
+/** Sets the stall timeout of the responses `fastify` writes (app-factory, from the flags). */
+export function configureStreams(fastify: FastifyInstance, settings: StreamSettings): void {
+  settingsByServer.set(fastify, settings);
+}
+
+export function streamSettingsOf(reply: FastifyReply): StreamSettings {
+  return settingsByServer.get(reply.server) ?? DEFAULT_SETTINGS;
+}
+
+/** Bytes written and not yet taken by the client's TCP stack. */
+function unsentBytes(raw: ServerResponse): number {
+  return raw.socket?.writableLength ?? raw.writableLength;
+}
+
+/**
+ * Resolves once `raw` has flushed what it buffered (true), or has closed (false). While it waits,
+ * a client that takes no byte for `stallTimeoutMs` is disconnected.
+ */
+export function flushed(raw: ServerResponse, stallTimeoutMs: number): Promise<boolean> {
+  if (raw.destroyed || raw.writableEnded) return Promise.resolve(!raw.destroyed);
+  return new Promise((resolve) => {
+    let lastUnsent = unsentBytes(raw);
+    let lastProgress = Date.now();
+    const check = stallTimeoutMs > 0 ? setInterval(() => {
+      const unsent = unsentBytes(raw);
+      if (unsent < lastUnsent) lastProgress = Date.now();
+      lastUnsent = unsent;
+      if (Date.now() - lastProgress >= stallTimeoutMs) {
+        logger.warn(`client took nothing for ${stallTimeoutMs / 1000} s: closing its connection (--stream-stall-timeout)`);
+        raw.destroy();
+      }
+    }, Math.max(50, Math.min(1000, stallTimeoutMs / 4))) : null;
+    const done = (ok: boolean) => (): void => {
+      if (check) clearInterval(check);
+      raw.off('drain', onDrain);
+      raw.off('finish', onDrain);
+      raw.off('close', onClose);
+      resolve(ok);
+    };
+    const onDrain = done(true);
+    const onClose = done(false);
+    raw.on('drain', onDrain);
+    raw.on('finish', onDrain);
+    raw.on('close', onClose);
+  });
+}
 
 /**
  * AbortSignal that fires when the client goes away before the response finished. Use it for
@@ -29,6 +93,13 @@ export function disconnectSignal(reply: FastifyReply): AbortSignal {
     if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
   });
   return controller.signal;
+}
+
+/** After a whole response was handed to the socket: disconnect a client that stops taking it. */
+export function closeWhenStalled(reply: FastifyReply): void {
+  const raw = reply.raw;
+  if (raw.writableFinished || raw.destroyed || unsentBytes(raw) === 0) return;
+  void flushed(raw, streamSettingsOf(reply).stallTimeoutMs);
 }
 
 export interface SseOptions {
@@ -51,7 +122,7 @@ export class SseStream {
   }
 
   get closed(): boolean {
-    return this.signal.aborted || this.reply.raw.writableEnded;
+    return this.signal.aborted || this.reply.raw.writableEnded || this.reply.raw.destroyed;
   }
 
   /** Sends the 200 + event-stream headers. Headers set earlier with reply.header() (CORS, X-Request-Id) are kept. */
@@ -63,24 +134,32 @@ export class SseStream {
     this.reply.raw.writeHead(200, headers as Record<string, string>);
   }
 
-  /** Writes one `data: <json>` frame, after an `event: <name>` line when the stream is typed. */
-  send(payload: unknown): void {
+  /**
+   * Writes one `data: <json>` frame, after an `event: <name>` line when the stream is typed;
+   * resolves once the socket can take the next one.
+   */
+  async send(payload: unknown): Promise<void> {
     this.start();
     if (this.closed) return;
     const event = this.options.eventOf?.(payload);
-    this.reply.raw.write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(payload)}\n\n`);
+    if (!this.reply.raw.write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(payload)}\n\n`)) {
+      await flushed(this.reply.raw, streamSettingsOf(this.reply).stallTimeoutMs);
+    }
   }
 
   /** Writes the error envelope as a frame (vLLM: `data: {"error": {...}}`). */
-  sendError(err: unknown): void {
-    this.send(mapError(err).body);
+  sendError(err: unknown): Promise<void> {
+    return this.send(mapError(err).body);
   }
 
   /** Writes `data: [DONE]` (unless the stream has no marker) and ends the response. */
   end(): void {
     this.start();
     if (!this.closed && this.options.doneMarker !== false) this.reply.raw.write('data: [DONE]\n\n');
-    if (!this.reply.raw.writableEnded) this.reply.raw.end();
+    if (!this.reply.raw.writableEnded) {
+      this.reply.raw.end();
+      closeWhenStalled(this.reply);
+    }
   }
 
   /**
@@ -99,16 +178,16 @@ export class SseStream {
     }
     try {
       if (!first.done) {
-        this.send(first.value);
+        await this.send(first.value);
         for (;;) {
           if (this.closed) break;
           const next = await iterator.next();
           if (next.done) break;
-          this.send(next.value);
+          await this.send(next.value);
         }
       }
     } catch (err) {
-      if (!this.closed) this.sendError(err);
+      if (!this.closed) await this.sendError(err);
     } finally {
       if (this.closed) await iterator.return?.();
     }

@@ -85,6 +85,19 @@ export interface ServerConfig {
   maxRequestBodyBytes: number;
   /** ortllm: seconds in-flight requests get to finish after SIGTERM/SIGINT. */
   shutdownTimeoutSeconds: number;
+  /** ortllm: request-body shape limits, checked as the body arrives (400 past them). */
+  maxJsonDepth: number;
+  maxJsonObjectKeys: number;
+  maxJsonArrayLength: number;
+  maxJsonStringLength: number;
+  /** ortllm: seconds a client gets to send a whole request (408 after); 0 = no limit. */
+  bodyReadTimeoutSeconds: number;
+  /** Most sequences (waiting + running; n counts n) the engine holds; more get 503. null = no limit. */
+  maxNumQueuedReqs: number | null;
+  /** ortllm: seconds a streaming client may read nothing before its request is aborted; 0 = never. */
+  streamStallTimeoutSeconds: number;
+  /** Tokenizer/chat-template worker threads for large inputs; 0 = all on the HTTP thread. */
+  tokenizerPoolSize: number;
   /** Largest audio upload in MiB (vLLM's VLLM_MAX_AUDIO_CLIP_FILESIZE_MB). */
   maxAudioClipFilesizeMb: number;
   /** --structured-outputs-config (with the deprecated --guided-decoding-disable-* switches folded in). */
@@ -214,6 +227,14 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   disableFastapiDocs: false,
   maxRequestBodyBytes: 32 * 2 ** 20,
   shutdownTimeoutSeconds: 30,
+  maxJsonDepth: 128,
+  maxJsonObjectKeys: 10_000,
+  maxJsonArrayLength: 1_048_576,
+  maxJsonStringLength: 8 * 2 ** 20,
+  bodyReadTimeoutSeconds: 60,
+  maxNumQueuedReqs: 4096,
+  streamStallTimeoutSeconds: 60,
+  tokenizerPoolSize: 1,
   maxAudioClipFilesizeMb: DEFAULT_MAX_AUDIO_CLIP_FILESIZE_MB,
   structuredOutputsConfig: DEFAULT_STRUCTURED_OUTPUTS_CONFIG,
   guidedDecodingDisableAnyWhitespace: false,
@@ -354,6 +375,18 @@ function validate(c: ServerConfig): void {
   check(c.apiKeys.every((k) => k.length > 0), '--api-key must not be empty');
   check(Number.isInteger(c.maxRequestBodyBytes) && c.maxRequestBodyBytes > 0, '--max-request-body-size must be a positive size');
   check(c.shutdownTimeoutSeconds >= 0, '--shutdown-timeout must be >= 0');
+  for (const [flag, value] of [
+    ['--max-json-depth', c.maxJsonDepth],
+    ['--max-json-object-keys', c.maxJsonObjectKeys],
+    ['--max-json-array-length', c.maxJsonArrayLength],
+    ['--max-json-string-length', c.maxJsonStringLength],
+  ] as const) {
+    check(Number.isInteger(value) && value > 0, `${flag} must be a positive integer`);
+  }
+  check(c.bodyReadTimeoutSeconds >= 0, '--body-read-timeout must be >= 0');
+  check(c.maxNumQueuedReqs === null || (Number.isInteger(c.maxNumQueuedReqs) && c.maxNumQueuedReqs > 0), '--max-num-queued-reqs must be a positive integer');
+  check(c.streamStallTimeoutSeconds >= 0, '--stream-stall-timeout must be >= 0');
+  check(Number.isInteger(c.tokenizerPoolSize) && c.tokenizerPoolSize >= 0, '--tokenizer-pool-size must be an integer >= 0');
   check(Number.isFinite(c.maxAudioClipFilesizeMb) && c.maxAudioClipFilesizeMb > 0, '--max-audio-clip-filesize-mb (or VLLM_MAX_AUDIO_CLIP_FILESIZE_MB) must be a positive number of MiB');
   check((c.sslKeyfile === null) === (c.sslCertfile === null), '--ssl-keyfile and --ssl-certfile must be given together');
   check(['auto', 'string', 'openai'].includes(c.chatTemplateContentFormat), "--chat-template-content-format must be 'auto', 'string' or 'openai'");
@@ -423,6 +456,8 @@ export function toEngineOptions(c: ServerConfig): EngineOptions {
     device: c.device,
     intraOpThreads: c.cpuThreads,
     useWorker: true,
+    maxNumQueuedReqs: c.maxNumQueuedReqs,
+    tokenizerPoolSize: c.skipTokenizerInit ? 0 : c.tokenizerPoolSize,
     structuredOutputs: {
       disableAnyWhitespace: c.structuredOutputsConfig.disableAnyWhitespace,
       disableAdditionalProperties: c.structuredOutputsConfig.disableAdditionalProperties,

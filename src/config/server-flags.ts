@@ -26,6 +26,12 @@ const positiveInt = (text: string): number => {
   return n;
 };
 
+const parseNonNegative = (text: string): number => {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`'${text}' must be a number >= 0`);
+  return n;
+};
+
 /** vLLM's --dtype choices; bfloat16 is refused with the reason (no CPU kernels). */
 function parseDtype(text: string): 'auto' | 'float32' | 'float16' {
   const aliases: Record<string, 'auto' | 'float32' | 'float16'> = { auto: 'auto', float: 'float32', float32: 'float32', half: 'float16', float16: 'float16' };
@@ -144,12 +150,20 @@ export const SERVER_FLAGS: FlagSpec[] = [
   },
   { flags: '--disable-fastapi-docs', key: 'disableFastapiDocs', description: 'Do not serve /docs and /openapi.json' },
   { flags: '--max-request-body-size <size>', key: 'maxRequestBodyBytes', description: '(ortllm) Largest request body; bigger gets 413. Accepts 32MiB', parse: parseByteSize, defaultText: '32MiB' },
+  { flags: '--max-json-depth <n>', key: 'maxJsonDepth', description: '(ortllm) Deepest nesting of objects/arrays in a JSON body; deeper gets 400 before parsing', parse: positiveInt, defaultText: '128' },
+  { flags: '--max-json-object-keys <n>', key: 'maxJsonObjectKeys', description: '(ortllm) Most keys in one JSON object of a body; more gets 400 before parsing', parse: positiveInt, defaultText: '10000' },
+  { flags: '--max-json-array-length <n>', key: 'maxJsonArrayLength', description: '(ortllm) Most items in one JSON array of a body; more gets 400 before parsing', parse: positiveInt, defaultText: '1048576' },
+  { flags: '--max-json-string-length <chars>', key: 'maxJsonStringLength', description: '(ortllm) Longest JSON string of a body, in characters as sent; longer gets 400 before parsing', parse: parseHumanInt, defaultText: '8388608' },
+  { flags: '--body-read-timeout <seconds>', key: 'bodyReadTimeoutSeconds', description: '(ortllm) Seconds a client gets to send a whole request; slower gets 408 (0 = no limit)', parse: parseNonNegative, defaultText: '60' },
+  { flags: '--max-num-queued-reqs <n>', key: 'maxNumQueuedReqs', description: 'Most sequences the engine holds (waiting + running, n counts n); more get 503 with Retry-After', parse: positiveInt, defaultText: '4096 (vLLM: no limit)' },
+  { flags: '--stream-stall-timeout <seconds>', key: 'streamStallTimeoutSeconds', description: "(ortllm) Seconds a streaming client may read nothing (its request paused) before it is aborted (0 = never)", parse: parseNonNegative, defaultText: '60' },
+  { flags: '--tokenizer-pool-size <n>', key: 'tokenizerPoolSize', description: 'Worker threads that tokenize and render large inputs off the HTTP thread (0 = none)', parse: nonNegativeInt, defaultText: '1 (vLLM: 0)' },
   { flags: '--max-audio-clip-filesize-mb <mb>', key: 'maxAudioClipFilesizeMb', description: "(ortllm) Largest audio file /v1/audio/* accept, in MiB (vLLM's env VLLM_MAX_AUDIO_CLIP_FILESIZE_MB, used when absent)", parse: parsePositiveNumber, defaultText: '25' },
   { flags: '--responses-store <store>', key: 'responsesStore', description: "(ortllm) Where stored responses (/v1/responses) live: 'memory' (in-process LRU) or redis://host:port/db, shared by replicas", defaultText: 'memory' },
   { flags: '--responses-store-ttl <seconds>', key: 'responsesStoreTtlSeconds', description: '(ortllm) Seconds a stored response is kept after its last write (0 = until evicted)', parse: parseInteger, defaultText: '2592000 (30 days)' },
   { flags: '--responses-store-max-size <size>', key: 'responsesStoreMaxBytes', description: '(ortllm) Byte budget of the in-process responses store; least recently used go first. Accepts 256MiB', parse: parseByteSize, defaultText: '256MiB' },
   { flags: '--unknown-request-fields <action>', key: 'unknownRequestFields', description: "(ortllm) Request fields an endpoint does not know: 'warn' logs their names once per request and ignores them (as vLLM), 'reject' answers 400, 'ignore' logs at debug level", choices: UNKNOWN_FIELDS_ACTIONS, defaultText: 'warn' },
-  { flags: '--shutdown-timeout <seconds>', key: 'shutdownTimeoutSeconds', description: '(ortllm) Seconds in-flight requests get to finish after SIGTERM/SIGINT', parse: parseInteger, defaultText: '30' },
+  { flags: '--shutdown-timeout <seconds>', key: 'shutdownTimeoutSeconds', description: '(ortllm) Seconds in-flight requests get to finish after SIGTERM/SIGINT (new requests get 503 meanwhile)', parse: parseInteger, defaultText: '30' },
   { flags: '--dtype <dtype>', key: 'dtype', description: "Weight and compute type of the graph: auto/float/float32 = float32; half/float16 = float16 weights and activations (half the weight memory; on CPU slower at large batches); bfloat16 is refused (no CPU kernels). float16 applies to decoder generation graphs; pooling graphs (embed/classify/score) and Whisper's transcription graphs compute in float32 and refuse float16 at startup. An ONNX export keeps its own type", parse: parseDtype, defaultText: 'auto' },
   { flags: '--seed <seed>', key: 'seed', description: 'Seed of the sampler for requests without their own `seed` (a fixed seed makes a whole run reproducible)', parse: parseInteger, defaultText: '0' },
   { flags: '--gpu-memory-utilization <fraction>', key: 'gpuMemoryUtilization', description: 'KV cache budget = this fraction of memory minus what the model already uses: device memory with --device cuda (from nvidia-smi), RAM on cpu', parse: parseFraction, defaultText: '20% of free memory (not given)' },

@@ -1,9 +1,10 @@
 // The HTTP thread's side of the engine (vLLM AsyncLLM): checks what only the engine knows (KV
-// capacity, bad words against the tokenizer, a duplicate running id), forwards requests
-// to the core, routes the core's outputs to each request's stream, and turns client
+// capacity, bad words against the tokenizer, a duplicate running id, room under
+// --max-num-queued-reqs), forwards requests to the core, routes the core's outputs to each
+// request's stream (pausing a request whose consumer falls behind), and turns client
 // disconnects into aborts. It never touches the model.
 
-import { EngineDeadError, EngineInvariantError, EngineSleepingError, RequestValidationError, wrongRunnerError } from './errors';
+import { EngineDeadError, EngineInvariantError, EngineOverloadedError, EngineSleepingError, RequestValidationError, wrongRunnerError } from './errors';
 import { encodeBadWords } from './sampling';
 import { OutputStream } from './output-stream';
 import type { CoreConnection, CoreEvent } from './core/protocol';
@@ -21,6 +22,7 @@ import type {
   SleepLevel,
   SleepMode,
   SleepState,
+  TextProcessor,
 } from './types';
 import type { AudioFeatureConfig } from '../model/audio/feature-config';
 import { encoderSpecOf } from '../model/encoder-spec';
@@ -32,6 +34,9 @@ interface PendingEncode {
   resolve: (output: PoolingRequestOutput) => void;
   reject: (error: Error) => void;
 }
+
+/** What an overloaded server tells clients to wait before retrying, in seconds. */
+const OVERLOADED_RETRY_AFTER_SECONDS = 1;
 
 export class EngineFrontend implements EngineClient {
   readonly modelConfig: ModelArchConfig;
@@ -51,9 +56,17 @@ export class EngineFrontend implements EngineClient {
   private latestStats: SchedulerStats;
   private deadError: string | null = null;
   private connection: CoreConnection | null = null;
+  private readonly maxQueuedSequences: number | null;
+  /** Sequences of the requests in flight (n or best_of each), admitted and not yet finished. */
+  private queuedSequences = 0;
   private sleeping: SleepState = { sleeping: false, level: 0 };
 
-  constructor(model: LoadedModel, options: Pick<EngineOptions, 'maxNumSeqs' | 'schedulingPolicy'>, info: CoreConnection['info']) {
+  constructor(
+    model: LoadedModel,
+    options: Pick<EngineOptions, 'maxNumSeqs' | 'schedulingPolicy' | 'maxNumQueuedReqs'>,
+    info: CoreConnection['info'],
+    readonly text: (TextProcessor & { shutdown?(): Promise<void> }) | null = null,
+  ) {
     this.modelConfig = model.config;
     this.maxModelLen = info.maxModelLen;
     this.maxNumSeqs = options.maxNumSeqs;
@@ -65,6 +78,7 @@ export class EngineFrontend implements EngineClient {
     this.modelOutput = model.output;
     this.pooler = model.pooler;
     this.limits = engineLimits(info, options, model.config.vocabSize, encoderSpecOf(model.config));
+    this.maxQueuedSequences = options.maxNumQueuedReqs ?? null;
     this.latestStats = { numRunning: 0, numWaiting: 0, kvCacheUsage: 0, numBlocks: info.numBlocks, blockSize: info.blockSize };
   }
 
@@ -117,6 +131,28 @@ export class EngineFrontend implements EngineClient {
     for (const pending of this.encodes.values()) pending.reject(new EngineDeadError(error));
   }
 
+  /**
+   * Refuses `sequences` more sequences when the engine cannot take them now: 503
+   * (EngineOverloadedError) past --max-num-queued-reqs, 400 when they alone exceed it. The
+   * serving layer asks before tokenizing; generate() asks again and counts them in.
+   */
+  ensureCapacity(sequences: number): void {
+    const max = this.maxQueuedSequences;
+    if (max === null) return;
+    if (sequences > max) {
+      throw new RequestValidationError(
+        `This request needs ${sequences} sequences, more than the server holds at once (--max-num-queued-reqs ${max}).`,
+        null,
+      );
+    }
+    if (this.queuedSequences + sequences > max) {
+      throw new EngineOverloadedError(
+        `The server is overloaded: ${this.queuedSequences} sequences are queued or running (--max-num-queued-reqs ${max}). Retry later.`,
+        OVERLOADED_RETRY_AFTER_SECONDS,
+      );
+    }
+  }
+
   async *generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
     const connection = this.liveConnection();
     if (!generatesTokens(this.modelOutput)) throw wrongRunnerError('generate');
@@ -125,10 +161,16 @@ export class EngineFrontend implements EngineClient {
     if (request.params.bad_words.length > 0 && this.tokenizer) encodeBadWords(request.params.bad_words, this.tokenizer);
     const id = request.requestId;
     if (this.streams.has(id)) throw new RequestValidationError(`Request id ${id} is already running.`, 'request_id');
+    const sequences = Math.max(request.params.n, request.params.best_of ?? 0);
+    this.ensureCapacity(sequences);
     if (signal?.aborted) return;
 
-    const stream = new OutputStream(request.promptTokenIds);
+    const stream = new OutputStream(request.promptTokenIds, {
+      pause: () => this.connection?.pause([id]),
+      resume: () => this.connection?.resume([id]),
+    });
     this.streams.set(id, stream);
+    this.queuedSequences += sequences;
     const onAbort = () => this.abort([id]);
     signal?.addEventListener('abort', onAbort, { once: true });
     let finished = false;
@@ -142,6 +184,7 @@ export class EngineFrontend implements EngineClient {
     } finally {
       signal?.removeEventListener('abort', onAbort);
       this.streams.delete(id);
+      this.queuedSequences -= sequences;
       // The consumer left early (client gone, or an error): stop the work and free its KV.
       if (!finished && this.deadError === null) connection.abort([id]);
     }
@@ -154,6 +197,8 @@ export class EngineFrontend implements EngineClient {
     const id = request.requestId;
     if (this.encodes.has(id) || this.streams.has(id)) throw new RequestValidationError(`Request id ${id} is already running.`, 'request_id');
     signal?.throwIfAborted();
+    this.ensureCapacity(1);
+    this.queuedSequences++;
     let settled = false;
     const result = new Promise<PoolingRequestOutput>((resolve, reject) => {
       this.encodes.set(id, { promptTokenIds: request.promptTokenIds, resolve, reject });
@@ -171,6 +216,7 @@ export class EngineFrontend implements EngineClient {
       settled = true;
       signal?.removeEventListener('abort', onAbort);
       this.encodes.delete(id);
+      this.queuedSequences--;
     }
   }
 
@@ -224,7 +270,7 @@ export class EngineFrontend implements EngineClient {
     for (const stream of this.streams.values()) stream.fail(new EngineDeadError('engine is shutting down'));
     for (const pending of this.encodes.values()) pending.reject(new EngineDeadError('engine is shutting down'));
     this.deadError ??= 'engine was shut down';
-    await connection?.shutdown();
+    await Promise.all([connection?.shutdown(), this.text?.shutdown?.()]);
   }
 
   private liveConnection(): CoreConnection {

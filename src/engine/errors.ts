@@ -39,6 +39,22 @@ export class EngineDeadError extends Error {
   }
 }
 
+/**
+ * The engine already holds --max-num-queued-reqs sequences (waiting + running): the request is
+ * refused before it queues (503 with Retry-After), so an overloaded server sheds load instead of
+ * growing its queue without bound.
+ */
+export class EngineOverloadedError extends Error {
+  constructor(
+    message: string,
+    /** Seconds the client is told to wait before retrying. */
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+    this.name = 'EngineOverloadedError';
+  }
+}
+
 /** The request asks for what the served model's runner does not do (generation vs pooling). */
 export function wrongRunnerError(kind: 'generate' | 'encode'): RequestValidationError {
   return new RequestValidationError(

@@ -8,6 +8,7 @@ import { EngineCoreHost } from './core/core-host';
 import { ControlCalls } from './core/control-calls';
 import type { CoreConnection, CoreEvent } from './core/protocol';
 import { EngineFrontend } from './engine-frontend';
+import { InlineTextProcessor, PooledTextProcessor, spawnTextWorkers } from './text/text-processor';
 import type { EngineClient, EngineOptions } from './types';
 import { spawnEngineWorker } from './worker/spawn-worker';
 import { loadXgrammar } from './structured/xgrammar';
@@ -22,21 +23,29 @@ export async function createEngine(options: EngineOptions): Promise<EngineClient
   let frontend: EngineFrontend | null = null;
   const early: CoreEvent[] = [];
   const onEvent = (event: CoreEvent) => (frontend ? frontend.handleEvent(event) : early.push(event));
-  // The worker loads the weights while this thread loads its tokenizer/template copy.
+  // The worker loads the weights while this thread (and the text workers) load the tokenizer/template.
   // xgrammar in this thread checks structured_outputs at request time (a bad schema → 400).
-  const [loaded, spawned] = await Promise.allSettled([
+  const [loaded, spawned, texts] = await Promise.allSettled([
     loadModel({ ...options.load, loadWeights: false }),
     spawnEngineWorker(options, onEvent),
+    spawnTextWorkers(options.load, options.load.skipTokenizer ? 0 : (options.tokenizerPoolSize ?? 0)),
     loadXgrammar(),
   ]);
-  if (loaded.status === 'rejected') {
+  const failure = [loaded, spawned, texts].find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failure) {
     if (spawned.status === 'fulfilled') await spawned.value.shutdown();
-    throw loaded.reason;
+    if (texts.status === 'fulfilled') await Promise.allSettled(texts.value.map((w) => w.terminate()));
+    throw failure.reason;
   }
-  if (spawned.status === 'rejected') throw spawned.reason;
-  const model = loaded.value;
-  const connection = spawned.value;
-  frontend = new EngineFrontend(model, options, connection.info);
+  const model = (loaded as PromiseFulfilledResult<LoadedModel>).value;
+  const connection = (spawned as PromiseFulfilledResult<CoreConnection>).value;
+  const workers = (texts as PromiseFulfilledResult<Awaited<ReturnType<typeof spawnTextWorkers>>>).value;
+  const text = model.tokenizer
+    ? workers.length > 0
+      ? new PooledTextProcessor(model.tokenizer, model.chatTemplate, workers)
+      : new InlineTextProcessor(model.tokenizer, model.chatTemplate)
+    : null;
+  frontend = new EngineFrontend(model, options, connection.info, text);
   frontend.attach(connection);
   for (const event of early) frontend.handleEvent(event);
   return frontend;
@@ -55,10 +64,13 @@ export async function createInProcessEngine(model: LoadedModel, options: EngineO
     add: (request) => host.add(request),
     encode: (request) => host.encode(request),
     abort: (ids) => host.abort(ids),
+    pause: (ids) => host.pause(ids),
+    resume: (ids) => host.resume(ids),
     control: (op) => calls.call(op, (callId, o) => host.control(callId, o)),
     shutdown: () => host.shutdown(),
   };
-  frontend = new EngineFrontend(model, options, connection.info);
+  const text = model.tokenizer ? new InlineTextProcessor(model.tokenizer, model.chatTemplate) : null;
+  frontend = new EngineFrontend(model, options, connection.info, text);
   frontend.attach(connection);
   return frontend;
 }

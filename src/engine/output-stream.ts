@@ -2,15 +2,37 @@
 // the generate() async generator. Outputs get the request's prompt ids here: the core leaves
 // them off the worker message (cloning the prompt for every output of every step cost the
 // worker more than the rest of the output).
+//
+// The queue is bounded: when the consumer falls BACKLOG_HIGH outputs behind (a streaming client
+// that stopped reading), `flow.pause()` asks the core to set the request aside; once it has
+// caught up to BACKLOG_LOW, `flow.resume()` takes it back. A few outputs still arrive after the
+// pause (the steps already under way), so the backlog stays within a few outputs of the mark.
 
 import type { RequestOutput } from './types';
+
+export const BACKLOG_HIGH = 16;
+export const BACKLOG_LOW = 4;
+
+export interface OutputFlow {
+  pause(): void;
+  resume(): void;
+}
 
 export class OutputStream {
   private readonly items: RequestOutput[] = [];
   private error: Error | null = null;
   private waiter: { resolve: (o: RequestOutput) => void; reject: (e: Error) => void } | null = null;
+  private paused = false;
 
-  constructor(private readonly promptTokenIds: number[]) {}
+  constructor(
+    private readonly promptTokenIds: number[],
+    private readonly flow: OutputFlow | null = null,
+  ) {}
+
+  /** Outputs received and not yet taken by the consumer. */
+  get backlog(): number {
+    return this.items.length;
+  }
 
   push(output: RequestOutput): void {
     output.promptTokenIds = this.promptTokenIds;
@@ -18,8 +40,12 @@ export class OutputStream {
       const w = this.waiter;
       this.waiter = null;
       w.resolve(output);
-    } else {
-      this.items.push(output);
+      return;
+    }
+    this.items.push(output);
+    if (!this.paused && !output.finished && this.items.length >= BACKLOG_HIGH && this.flow) {
+      this.paused = true;
+      this.flow.pause();
     }
   }
 
@@ -34,6 +60,10 @@ export class OutputStream {
 
   next(): Promise<RequestOutput> {
     const item = this.items.shift();
+    if (this.paused && this.items.length <= BACKLOG_LOW) {
+      this.paused = false;
+      this.flow?.resume();
+    }
     if (item) return Promise.resolve(item);
     if (this.error) return Promise.reject(this.error);
     return new Promise((resolve, reject) => (this.waiter = { resolve, reject }));

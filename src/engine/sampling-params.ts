@@ -169,6 +169,9 @@ export interface SamplingValidationContext {
 }
 
 /** Throws RequestValidationError(message, param) with vLLM's messages when a field is out of range. */
+const INT64_MIN = -(2 ** 63);
+const INT64_MAX_AS_DOUBLE = 2 ** 63;
+
 export function validateSamplingParams(p: SamplingParams, ctx: SamplingValidationContext): void {
   const fail = (message: string, param: string): never => {
     throw new RequestValidationError(message, param);
@@ -251,7 +254,12 @@ export function validateSamplingParams(p: SamplingParams, ctx: SamplingValidatio
   if (isGreedy(p) && p.n > 1 && !p.use_beam_search) {
     fail(`n must be 1 when using greedy sampling, got ${p.n}.`, 'n');
   }
-  if (p.seed != null) int('seed');
+  if (p.seed != null) {
+    const seed = int('seed');
+    // vLLM: Field(ge=int64 min, le=int64 max). JSON numbers arrive as doubles, and int64's max
+    // reads as 2**63 (as do its neighbours within 1024): that double is the largest accepted.
+    if (seed < INT64_MIN || seed > INT64_MAX_AS_DOUBLE) fail(`seed must be in [-9223372036854775808, 9223372036854775807], got ${seed}.`, 'seed');
+  }
 
   // lengths
   const maxTokens = intOrNull('max_tokens');

@@ -2,7 +2,7 @@
 // follow vLLM's `SamplingParams` exactly (snake_case) because /inference/v1/generate and
 // /render put this struct on the wire as-is.
 
-import type { ChatTemplate, GenerationDefaults, ModelArchConfig, ModelOutput, PoolerSettings, Tokenizer } from '../model/types';
+import type { ChatMessage, ChatRenderOptions, ChatTemplate, DecodeOptions, GenerationDefaults, ModelArchConfig, ModelOutput, PoolerSettings, Tokenizer } from '../model/types';
 import type { AudioFeatureConfig } from '../model/audio/feature-config';
 
 export type OutputKind = 0 | 1 | 2; // 0 CUMULATIVE, 1 DELTA, 2 FINAL_ONLY (vLLM RequestOutputKind)
@@ -198,6 +198,8 @@ export interface IterationStats {
 export interface SchedulerStats {
   numRunning: number;
   numWaiting: number;
+  /** Sequences set aside because their client stopped reading (neither running nor waiting); absent = 0. */
+  numPaused?: number;
   /** Of numWaiting, those not waiting for capacity (a structured-output grammar still compiling). */
   numDeferred?: number;
   kvCacheUsage: number; // 0..1
@@ -208,6 +210,27 @@ export interface SchedulerStats {
 export interface EngineHealth {
   alive: boolean;
   error?: string;
+}
+
+/** A conversation rendered by the chat template, and its token ids when encoding was asked. */
+export interface RenderedChat {
+  text: string;
+  tokenIds: number[] | null;
+}
+
+/**
+ * The tokenizer and chat-template work of requests, awaited so that large jobs (long prompts,
+ * many prompts or conversations, long outputs) run on a worker thread instead of the calling
+ * (HTTP) thread; small ones run inline. Template failures reject with ChatTemplateError.
+ */
+export interface TextProcessor {
+  encode(texts: readonly string[], addSpecialTokens: boolean): Promise<number[][]>;
+  decode(ids: readonly number[], opts?: DecodeOptions): Promise<string>;
+  /**
+   * One rendering per conversation, with the model's template (opts.template overrides it; it is
+   * used alone when the model has none). `encode` tokenizes each rendering too.
+   */
+  renderChat(conversations: ChatMessage[][], opts: ChatRenderOptions, encode: { addSpecialTokens: boolean } | null): Promise<RenderedChat[]>;
 }
 
 /** vLLM sleep levels: 1 keeps the weights in host memory, 2 discards them (reloaded on wake). */
@@ -229,9 +252,17 @@ export interface EngineClient {
   /** null with --skip-tokenizer-init / --tokens-only. */
   readonly tokenizer: Tokenizer | null;
   readonly chatTemplate: ChatTemplate | null;
+  /** Tokenizing and rendering off the calling thread when large; null without a tokenizer. */
+  readonly text: TextProcessor | null;
   readonly eosTokenIds: number[];
   /** generation_config.json defaults (empty with --generation-config vllm). */
   readonly generationDefaults: GenerationDefaults;
+  /**
+   * Throws when `sequences` more sequences cannot be taken now: EngineOverloadedError past
+   * --max-num-queued-reqs (503), RequestValidationError when they alone exceed it. generate()
+   * checks again; callers ask early, before tokenizing, to refuse cheaply.
+   */
+  ensureCapacity(sequences: number): void;
   /** Speech-to-text models: the audio features their encoder takes (null for text models). */
   readonly audioFeatures: AudioFeatureConfig | null;
   /** What the runner returns: 'logits' for generation models, pooled vectors otherwise. */
@@ -274,6 +305,10 @@ export interface EngineOptions {
   intraOpThreads: number | null;
   /** Run the engine core in a worker_thread (default true; tests may run it in-process). */
   useWorker: boolean;
+  /** Most sequences (waiting + running) held at once; more are refused (EngineOverloadedError). null = no limit. */
+  maxNumQueuedReqs?: number | null;
+  /** Worker threads for large tokenize / render / decode jobs; 0 or absent = on the calling thread. */
+  tokenizerPoolSize?: number;
   /** --structured-outputs-config defaults (disable_any_whitespace, disable_additional_properties). */
   structuredOutputs?: import('./structured/grammar-spec').StructuredOutputsDefaults;
   /** --dtype: the graph's weight/compute type. */

@@ -1,10 +1,12 @@
 // Chat prompts: the chat template renders the conversation to text, which is then tokenized
-// (add_special_tokens defaults to false: the template already writes BOS and friends).
+// (add_special_tokens defaults to false: the template already writes BOS and friends). Both run
+// through the engine's TextProcessor, off the HTTP thread when the conversations are large.
 
 import { RequestValidationError } from '../engine/errors';
-import { ChatTemplateError, createChatTemplate } from '../model/chat-template';
-import type { ChatMessage, ChatTemplate, Tokenizer } from '../model/types';
-import { requireTokenizer, resolveTruncation, tokenizeText, truncateTokens, type PreparedPrompt } from './completion-prompts';
+import type { RenderedChat, TextProcessor } from '../engine/types';
+import { ChatTemplateError } from '../model/chat-template';
+import type { ChatMessage } from '../model/types';
+import { requireTokenizer, resolveTruncation, truncateTokens, type PreparedPrompt } from './completion-prompts';
 
 export interface ChatPromptOptions {
   addGenerationPrompt: boolean;
@@ -53,59 +55,68 @@ export function checkChatTemplateFlags(req: ChatPromptFlags, trustRequestChatTem
   }
 }
 
-/** The model's template, or (model without one) a trusted per-request template on its own. */
-function templateFor(template: ChatTemplate | null, tokenizer: Tokenizer | null, opts: ChatRenderOptions): ChatTemplate | null {
-  if (template || !opts.chatTemplate) return template;
-  return createChatTemplate(opts.chatTemplate, { bos_token: tokenizer?.bosToken, eos_token: tokenizer?.eosToken });
+/** vLLM's answer when neither the model nor a trusted request brings a template. */
+function noTemplateError(): RequestValidationError {
+  return new RequestValidationError(
+    'As of transformers v4.44, default chat template is no longer allowed, so you must provide a chat ' +
+      'template if the tokenizer does not define one.',
+    'chat_template',
+  );
 }
 
-export function renderChatText(
-  modelTemplate: ChatTemplate | null,
-  tokenizer: Tokenizer | null,
-  messages: ChatMessage[],
+/** A template failure as the client sees it: 400 on `chat_template` (it does not parse) or `messages`. */
+function renderError(err: unknown): Error {
+  if (err instanceof RequestValidationError) return err;
+  if (!(err instanceof ChatTemplateError)) return err as Error;
+  const param = /invalid chat template/.test(err.message) ? 'chat_template' : 'messages';
+  return new RequestValidationError(`Failed to apply the chat template: ${err.message}`, param);
+}
+
+/**
+ * Renders each conversation with the chat template (off the HTTP thread when large) and, with
+ * `encode`, tokenizes it. `hasModelTemplate`: the engine's model brought a template.
+ */
+export async function renderChats(
+  text: TextProcessor | null,
+  hasModelTemplate: boolean,
+  conversations: ChatMessage[][],
   opts: ChatRenderOptions,
-): string {
-  let template: ChatTemplate | null;
+  encode: { addSpecialTokens: boolean } | null,
+  param = 'messages',
+): Promise<RenderedChat[]> {
+  const processor = requireTokenizer(text, param);
+  if (!hasModelTemplate && !opts.chatTemplate) throw noTemplateError();
   try {
-    template = templateFor(modelTemplate, tokenizer, opts);
-  } catch (err) {
-    throw new RequestValidationError((err as Error).message, 'chat_template');
-  }
-  if (!template) {
-    throw new RequestValidationError(
-      'As of transformers v4.44, default chat template is no longer allowed, so you must provide a chat ' +
-        'template if the tokenizer does not define one.',
-      'chat_template',
+    return await processor.renderChat(
+      conversations,
+      {
+        addGenerationPrompt: opts.addGenerationPrompt,
+        continueFinalMessage: opts.continueFinalMessage,
+        documents: opts.documents,
+        extraKwargs: opts.chatTemplateKwargs,
+        template: opts.chatTemplate,
+        tools: opts.tools ?? null,
+        contentFormat: opts.contentFormat,
+      },
+      encode,
     );
-  }
-  try {
-    return template.render(messages, {
-      addGenerationPrompt: opts.addGenerationPrompt,
-      continueFinalMessage: opts.continueFinalMessage,
-      documents: opts.documents,
-      extraKwargs: opts.chatTemplateKwargs,
-      template: opts.chatTemplate,
-      tools: opts.tools ?? null,
-      contentFormat: opts.contentFormat,
-    });
   } catch (err) {
-    if (err instanceof RequestValidationError) throw err;
-    const param = err instanceof ChatTemplateError && /invalid chat template/.test(err.message) ? 'chat_template' : 'messages';
-    throw new RequestValidationError(`Failed to apply the chat template: ${(err as Error).message}`, param);
+    throw renderError(err);
   }
 }
 
-export function prepareChatPrompt(
-  template: ChatTemplate | null,
-  tokenizer: Tokenizer | null,
-  messages: ChatMessage[],
+/** The prompt of each conversation: rendered, tokenized, truncated as asked. */
+export async function prepareChatPrompts(
+  text: TextProcessor | null,
+  hasModelTemplate: boolean,
+  conversations: ChatMessage[][],
   opts: ChatPromptOptions,
-): PreparedPrompt {
-  requireTokenizer(tokenizer, 'messages');
-  const text = renderChatText(template, tokenizer, messages, opts);
+): Promise<PreparedPrompt[]> {
   const limit = resolveTruncation(opts.truncatePromptTokens, opts.maxModelLen);
-  const fullIds = tokenizeText(tokenizer, text, opts.addSpecialTokens, 'messages');
-  const tokenIds = truncateTokens(fullIds, limit, opts.truncationSide);
-  if (tokenIds.length === 0) throw new RequestValidationError('The decoder prompt cannot be empty.', 'messages');
-  return { text, tokenIds };
+  const rendered = await renderChats(text, hasModelTemplate, conversations, opts, { addSpecialTokens: opts.addSpecialTokens });
+  return rendered.map((chat) => {
+    const tokenIds = truncateTokens(chat.tokenIds ?? [], limit, opts.truncationSide);
+    if (tokenIds.length === 0) throw new RequestValidationError('The decoder prompt cannot be empty.', 'messages');
+    return { text: chat.text, tokenIds };
+  });
 }

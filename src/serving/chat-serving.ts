@@ -7,10 +7,10 @@ import type { ChatMessage } from '../model/types';
 import { chatFinishReason, deltaFields, messageFields, outputRulesOf, type ChoiceOutputRules } from './chat-message';
 import { contentText, prepareChatMessages } from './chat-messages';
 import { structuredOutputsAfter, type ChatOutputDelta, type ChatOutputParser, type ChoiceParsing } from './chat-output';
-import { checkChatTemplateFlags, prepareChatPrompt, type ChatRenderOptions } from './chat-prompt';
+import { checkChatTemplateFlags, prepareChatPrompts, type ChatRenderOptions } from './chat-prompt';
 import type { PreparedPrompt } from './completion-prompts';
 import { drainAll, foldOutput, generateFor, type PromptResult } from './engine-stream';
-import { buildEngineRequests } from './engine-requests';
+import { buildEngineRequests, ensureRoomFor } from './engine-requests';
 import { createdNow } from './ids';
 import { chatLogprobEntries, formatPromptLogprobs, type ChatLogprobs } from './logprobs';
 import { OpenAIServing } from './openai-serving';
@@ -21,6 +21,7 @@ import { resolveRequestTools, type RequestTools } from './tool-choice';
 import type { ToolCall } from './tool-parsers';
 import { UNSUPPORTED_COMMON_FIELDS } from './unsupported';
 import { streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
+import { takeTurn } from './yield-budget';
 
 export interface ChatRequestBody extends SamplingRequestFields, RequestExtras {
   model?: string | null;
@@ -109,7 +110,7 @@ export interface ChatChunk {
 
 export class ChatServing extends OpenAIServing {
   /** Validates the body and renders each conversation (ids from `idBase`, see requestIdBase); `batch` = messages is a list of conversations. */
-  prepare(body: ChatRequestBody, idBase: string, batch = false): PreparedChat {
+  async prepare(body: ChatRequestBody, idBase: string, batch = false): Promise<PreparedChat> {
     const model = this.checkModel(body.model);
     this.checkCommonFields(body, { unsupported: UNSUPPORTED_COMMON_FIELDS, allowListXargs: true });
     checkChatTemplateFlags(body, this.opts.trustRequestChatTemplate);
@@ -137,16 +138,15 @@ export class ChatServing extends OpenAIServing {
       tools: tools.templateTools,
       contentFormat: this.opts.chatTemplateContentFormat,
     };
-    const prompts = conversations.map((messages) =>
-      prepareChatPrompt(engine.chatTemplate, engine.tokenizer, messages, {
-        ...renderOptions,
-        addSpecialTokens: body.add_special_tokens ?? false,
-        trustRequestChatTemplate: this.opts.trustRequestChatTemplate,
-        truncatePromptTokens: body.truncate_prompt_tokens ?? null,
-        truncationSide: body.truncation_side ?? null,
-        maxModelLen: engine.maxModelLen,
-      }),
-    );
+    ensureRoomFor(engine, conversations.length, body);
+    const prompts = await prepareChatPrompts(engine.text, engine.chatTemplate !== null, conversations, {
+      ...renderOptions,
+      addSpecialTokens: body.add_special_tokens ?? false,
+      trustRequestChatTemplate: this.opts.trustRequestChatTemplate,
+      truncatePromptTokens: body.truncate_prompt_tokens ?? null,
+      truncationSide: body.truncation_side ?? null,
+      maxModelLen: engine.maxModelLen,
+    });
     const sent = sentFields(body);
     const maxParam = body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
     const params = prompts.map((prompt) =>
@@ -222,11 +222,12 @@ export class ChatServing extends OpenAIServing {
     const numTop = body.top_logprobs ?? 0;
     const choices: ChatChoice[] = [];
     const usages: UsageInfo[] = [];
-    results.forEach((result, conversation) => {
+    for (const [conversation, result] of results.entries()) {
       const promptIds = result.promptTokenIds.length > 0 ? result.promptTokenIds : prep.prompts[conversation].tokenIds;
       let completionTokens = 0;
       let reasoningTokens = 0;
       for (const choice of result.choices) {
+        await takeTurn();
         completionTokens += choice.tokenIds.length;
         const parser = this.choiceParser(prep, conversation);
         const parsed = parser ? parser.parse(choice.text) : { reasoning: null, content: choice.text, toolCalls: [], reasoningEnd: 0 };
@@ -251,7 +252,7 @@ export class ChatServing extends OpenAIServing {
         });
       }
       usages.push(this.withReasoningTokens(this.usage(promptIds.length, completionTokens, result.numCachedTokens), reasoningTokens));
-    });
+    }
     const single = results.length === 1 ? results[0] : null;
     const response: ChatResponse = {
       id: prep.id,
@@ -300,7 +301,8 @@ export class ChatServing extends OpenAIServing {
     try {
       while (!next.done) {
         const item = next.value;
-        foldOutput(state, item, prep.params[0].output_kind);
+        // Text and ids are kept (usage, reasoning tokens); logprobs already went out with their chunk.
+        foldOutput(state, item, prep.params[0].output_kind, false);
         for (const out of item.outputs) {
           if (!out.text && out.tokenIds.length === 0 && !out.finishReason) continue;
           const parser = parsers[out.index];

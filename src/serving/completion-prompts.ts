@@ -2,7 +2,7 @@
 // truncate_prompt_tokens / truncation_side, vocabulary and emptiness checks.
 
 import { RequestValidationError } from '../engine/errors';
-import type { Tokenizer } from '../model/types';
+import type { TextProcessor } from '../engine/types';
 
 export interface PreparedPrompt {
   /** Prompt text when the caller sent text (or it was decoded for echo); null for token-id prompts. */
@@ -21,6 +21,11 @@ export interface PromptTokenOptions {
 
 function isTokenList(value: unknown): value is number[] {
   return Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'number');
+}
+
+/** How many prompts (engine requests) the `prompt` field holds. */
+export function countCompletionPrompts(prompt: unknown): number {
+  return splitCompletionPrompt(prompt).length;
 }
 
 /** Splits the `prompt` field (or the embeddings' `input`) into one entry per prompt, keeping each entry's form. */
@@ -71,31 +76,31 @@ export function checkTokenIdsInVocab(ids: readonly number[], vocabSize: number, 
 }
 
 /** Text input needs a tokenizer, which --skip-tokenizer-init leaves out. */
-export function requireTokenizer(tokenizer: Tokenizer | null, param: string): Tokenizer {
-  if (!tokenizer) {
+export function requireTokenizer(text: TextProcessor | null, param: string): TextProcessor {
+  if (!text) {
     throw new RequestValidationError('Text prompts need a tokenizer; this server runs without one (send token ids).', param);
   }
-  return tokenizer;
+  return text;
 }
 
-export function tokenizeText(tokenizer: Tokenizer | null, text: string, addSpecialTokens: boolean, param: string): number[] {
-  return requireTokenizer(tokenizer, param).encode(text, { addSpecialTokens });
-}
-
-export function prepareCompletionPrompts(
+/** Each prompt's token ids: text prompts are tokenized together (off the HTTP thread when large). */
+export async function prepareCompletionPrompts(
   prompt: unknown,
-  tokenizer: Tokenizer | null,
+  text: TextProcessor | null,
   opts: PromptTokenOptions,
-): PreparedPrompt[] {
+): Promise<PreparedPrompt[]> {
   const limit = resolveTruncation(opts.truncatePromptTokens, opts.maxModelLen);
-  return splitCompletionPrompt(prompt).map((entry) => {
+  const entries = splitCompletionPrompt(prompt);
+  const texts = entries.filter((entry): entry is string => typeof entry === 'string');
+  const encoded = texts.length > 0 ? await requireTokenizer(text, 'prompt').encode(texts, opts.addSpecialTokens) : [];
+  let next = 0;
+  return entries.map((entry) => {
     const isText = typeof entry === 'string';
-    const fullIds = isText ? tokenizeText(tokenizer, entry, opts.addSpecialTokens, 'prompt') : entry;
+    const fullIds = isText ? encoded[next++] : entry;
     if (!isText) checkTokenIdsInVocab(fullIds, opts.vocabSize, 'prompt');
     const tokenIds = truncateTokens(fullIds, limit, opts.truncationSide);
     if (tokenIds.length === 0) throw new RequestValidationError('The decoder prompt cannot be empty.', 'prompt');
     // Truncated text prompts are echoed as the tokens actually used, like vLLM.
-    const text = isText && tokenIds === fullIds ? entry : null;
-    return { text, tokenIds };
+    return { text: isText && tokenIds === fullIds ? entry : null, tokenIds };
   });
 }

@@ -1,12 +1,13 @@
 // /v1/completions: request -> engine requests (one per prompt) -> OpenAI completion JSON or
 // SSE chunks. Plain TypeScript so controllers stay thin and /render can reuse prepare().
 
+import { setMaxListeners } from 'node:events';
 import type { EngineRequest, SamplingParams } from '../engine/types';
 import { RequestValidationError } from '../engine/errors';
-import { prepareCompletionPrompts, type PreparedPrompt } from './completion-prompts';
+import { countCompletionPrompts, prepareCompletionPrompts, type PreparedPrompt } from './completion-prompts';
 import { drainAll, foldOutput, generateFor, mergeStreams, type PromptResult } from './engine-stream';
 import { NO_PARSERS, structuredOutputsAfter } from './chat-output';
-import { buildEngineRequests } from './engine-requests';
+import { buildEngineRequests, ensureRoomFor } from './engine-requests';
 import { createdNow } from './ids';
 import { appendCompletionLogprobs, emptyCompletionLogprobs, formatPromptLogprobs, type CompletionLogprobs } from './logprobs';
 import { OpenAIServing } from './openai-serving';
@@ -15,6 +16,7 @@ import { sentFields, type SamplingRequestFields } from './sampling-request';
 import type { RequestExtras } from './serving-options';
 import { UNSUPPORTED_COMMON_FIELDS } from './unsupported';
 import { streamUsageFlags, sumUsage, type StreamOptions, type UsageInfo } from './usage';
+import { takeTurn } from './yield-budget';
 
 /** vLLM's default max_tokens for completions. */
 const COMPLETION_DEFAULT_MAX_TOKENS = 16;
@@ -80,7 +82,7 @@ export interface CompletionChunk {
 
 export class CompletionServing extends OpenAIServing {
   /** Validates and turns the body into engine requests (ids from `idBase`, see requestIdBase); throws 400/404 errors. */
-  prepare(body: CompletionRequestBody, idBase: string): PreparedCompletion {
+  async prepare(body: CompletionRequestBody, idBase: string): Promise<PreparedCompletion> {
     const model = this.checkModel(body.model);
     if (body.suffix != null) throw new RequestValidationError('suffix is not currently supported', 'suffix');
     this.checkCommonFields(body, { unsupported: UNSUPPORTED_COMMON_FIELDS, allowListXargs: false });
@@ -98,7 +100,8 @@ export class CompletionServing extends OpenAIServing {
     }
     const engine = this.engine;
     const vocabSize = engine.modelConfig.vocabSize;
-    const prompts = prepareCompletionPrompts(body.prompt, engine.tokenizer, {
+    ensureRoomFor(engine, countCompletionPrompts(body.prompt), body);
+    const prompts = await prepareCompletionPrompts(body.prompt, engine.text, {
       addSpecialTokens: body.add_special_tokens ?? true,
       truncatePromptTokens: body.truncate_prompt_tokens ?? null,
       truncationSide: body.truncation_side ?? null,
@@ -108,7 +111,9 @@ export class CompletionServing extends OpenAIServing {
     const sent = sentFields(body);
     const logprobs = body.logprobs ?? null;
     const echoOnly = !!body.echo && body.max_tokens === 0;
-    const params = prompts.map((prompt) => {
+    const params: SamplingParams[] = [];
+    for (const prompt of prompts) {
+      await takeTurn();
       const maxTokens = this.maxTokens({
         // The engine needs at least one step to compute prompt logprobs; its token is dropped.
         requested: echoOnly ? 1 : (body.max_tokens ?? null),
@@ -120,22 +125,26 @@ export class CompletionServing extends OpenAIServing {
       const p = buildSamplingParams(body, { ...this.samplingContext(), sent, maxTokens, logprobs, stream: !!body.stream });
       // Echo with logprobs reports the prompt's logprobs too (vLLM sets prompt_logprobs = logprobs).
       if (body.echo && p.prompt_logprobs === null && logprobs !== null) p.prompt_logprobs = logprobs;
-      return p;
-    });
+      params.push(p);
+    }
     const id = this.newResponseId('cmpl', idBase);
     const engineRequests = buildEngineRequests(prompts, params, body, (i) => (prompts.length === 1 ? id : `${id}-${i}`));
     // With a reasoning parser, a constraint waits for the end of the thinking unless the prompt closed it (vLLM).
-    engineRequests.forEach((request, i) => {
-      if (request.params.structured_outputs == null) return;
-      const parsing = { choice: { kind: 'none' as const }, functions: [], chatTemplateKwargs: {}, promptText: this.echoText(prompts[i]) };
+    for (const [i, request] of engineRequests.entries()) {
+      if (request.params.structured_outputs == null) continue;
+      const parsing = { choice: { kind: 'none' as const }, functions: [], chatTemplateKwargs: {}, promptText: await this.echoText(prompts[i]) };
       request.structuredOutputsAfter = structuredOutputsAfter(this.opts.parsers ?? NO_PARSERS, parsing, true);
-    });
+    }
     return { id, model, created: createdNow(), prompts, params, engineRequests, body, echoOnly };
   }
 
-  /** The prompt text (echoed back, read for a closed reasoning section): as sent, or decoded from its token ids. */
-  private echoText(prompt: PreparedPrompt): string {
-    return prompt.text ?? this.engine.tokenizer?.decode(prompt.tokenIds, { skipSpecialTokens: false }) ?? '';
+  /**
+   * The prompt text (echoed back, read for a closed reasoning section): as sent, or decoded from
+   * its token ids (off the HTTP thread when long).
+   */
+  private async echoText(prompt: PreparedPrompt): Promise<string> {
+    if (prompt.text !== null) return prompt.text;
+    return (await this.engine.text?.decode(prompt.tokenIds, { skipSpecialTokens: false })) ?? '';
   }
 
   async complete(prep: PreparedCompletion, signal?: AbortSignal): Promise<CompletionResponse> {
@@ -145,12 +154,13 @@ export class CompletionServing extends OpenAIServing {
     const n = prep.params[0].n;
     const choices: CompletionChoice[] = [];
     const usages: UsageInfo[] = [];
-    results.forEach((result, promptIndex) => {
+    for (const [promptIndex, result] of results.entries()) {
       const prompt = prep.prompts[promptIndex];
       const promptIds = result.promptTokenIds.length > 0 ? result.promptTokenIds : prompt.tokenIds;
-      const prefix = body.echo ? this.echoText(prompt) : '';
+      const prefix = body.echo ? await this.echoText(prompt) : '';
       let completionTokens = 0;
       for (const produced of result.choices) {
+        await takeTurn();
         const choice = prep.echoOnly ? { ...produced, text: '', tokenIds: [], logprobs: [] } : produced;
         completionTokens += choice.tokenIds.length;
         let logprobs: CompletionLogprobs | null = null;
@@ -174,7 +184,7 @@ export class CompletionServing extends OpenAIServing {
         });
       }
       usages.push(this.usage(promptIds.length, completionTokens, result.numCachedTokens));
-    });
+    }
     return {
       id: prep.id,
       object: 'text_completion',
@@ -209,9 +219,12 @@ export class CompletionServing extends OpenAIServing {
         ),
         this.opts,
       );
+    // Every prompt's engine request listens to the client's signal until it ends.
+    if (signal) setMaxListeners(prep.engineRequests.length + 1, signal);
     const streams = prep.engineRequests.map((r) => generateFor(this.engine, r, signal));
     for await (const { source, item } of mergeStreams(streams)) {
-      foldOutput(states[source], item, prep.params[source].output_kind);
+      // Token counts for usage; logprobs already went out with their chunk.
+      foldOutput(states[source], item, prep.params[source].output_kind, false);
       const prompt = prep.prompts[source];
       for (const produced of item.outputs) {
         const out = prep.echoOnly ? { ...produced, text: '', tokenIds: [], logprobs: [] } : produced;
@@ -222,7 +235,7 @@ export class CompletionServing extends OpenAIServing {
         if (body.logprobs != null) logprobs = emptyCompletionLogprobs();
         let offset = offsets.get(index) ?? 0;
         if (first && body.echo) {
-          text = this.echoText(prompt) + text;
+          text = (await this.echoText(prompt)) + text;
           if (logprobs) offset = appendCompletionLogprobs(logprobs, item.promptTokenIds, item.promptLogprobs ?? [], body.logprobs!, namer, offset);
         }
         if (logprobs) offset = appendCompletionLogprobs(logprobs, out.tokenIds, out.logprobs ?? [], body.logprobs!, namer, offset);

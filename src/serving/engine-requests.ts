@@ -1,7 +1,7 @@
 // The engine requests of one API request: one per prompt (completions) or conversation (batch
 // chat), sharing the request-level extras and one arrival time.
 
-import type { EngineRequest, SamplingParams } from '../engine/types';
+import type { EngineClient, EngineRequest, SamplingParams } from '../engine/types';
 import type { RequestExtras } from './serving-options';
 
 export function buildEngineRequests(
@@ -19,4 +19,13 @@ export function buildEngineRequests(
     cacheSalt: extras.cache_salt ?? null,
     arrivalTime,
   }));
+}
+
+/**
+ * Refuses a request the engine has no room for (503 overloaded, or 400 too big on its own) before
+ * its prompts are tokenized: `prompts` engine requests of max(n, best_of) sequences each.
+ */
+export function ensureRoomFor(engine: EngineClient, prompts: number, fields: { n?: number | null; best_of?: number | null }): void {
+  const perPrompt = Math.max(1, fields.n ?? 1, fields.best_of ?? 0);
+  engine.ensureCapacity(prompts * perPrompt);
 }

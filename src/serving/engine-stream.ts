@@ -2,23 +2,57 @@
 // one, and folding a stream into per-choice final state (the non-streaming path drains the
 // same generator the streaming path forwards).
 
+import { setMaxListeners } from 'node:events';
 import { OpenAIHttpError } from './openai-error';
 import { randomRequestId } from './ids';
 import { beamSearch } from '../engine/beam-search';
 import { OUTPUT_KIND, type EngineClient, type EngineRequest, type OutputKind, type PositionLogprobs, type RequestOutput } from '../engine/types';
+import { takeTurn } from './yield-budget';
 
-/** Interleaves several async iterables as their items arrive; tagged with the source index. */
+/**
+ * Interleaves several async iterables as their items arrive; tagged with the source index. Each
+ * item costs O(1) whatever the number of sources (a request may carry thousands of prompts):
+ * settled pulls land in a queue instead of being raced against every pending one.
+ */
 export async function* mergeStreams<T>(streams: AsyncIterable<T>[]): AsyncGenerator<{ source: number; item: T }> {
   const iterators = streams.map((s) => s[Symbol.asyncIterator]());
-  const pending = new Map<number, Promise<{ source: number; result: IteratorResult<T> }>>();
-  const pull = (source: number) =>
-    pending.set(source, iterators[source].next().then((result) => ({ source, result })));
+  const settled: Array<{ source: number; result: IteratorResult<T> }> = [];
+  let head = 0;
+  let failure: { error: unknown } | null = null;
+  let wake: (() => void) | null = null;
+  const notify = (): void => {
+    const w = wake;
+    wake = null;
+    w?.();
+  };
+  const pull = (source: number): void => {
+    iterators[source].next().then(
+      (result) => {
+        settled.push({ source, result });
+        notify();
+      },
+      (error: unknown) => {
+        failure ??= { error };
+        notify();
+      },
+    );
+  };
   iterators.forEach((_, i) => pull(i));
+  let open = iterators.length;
   try {
-    while (pending.size > 0) {
-      const { source, result } = await Promise.race(pending.values());
+    while (open > 0) {
+      if (failure) throw (failure as { error: unknown }).error;
+      if (head === settled.length) {
+        await new Promise<void>((resolve) => (wake = resolve));
+        continue;
+      }
+      const { source, result } = settled[head++];
+      if (head > 1024 && head * 2 > settled.length) {
+        settled.splice(0, head);
+        head = 0;
+      }
       if (result.done) {
-        pending.delete(source);
+        open--;
         continue;
       }
       pull(source);
@@ -53,8 +87,12 @@ export function throwIfGenerationError(output: RequestOutput): void {
   if (failed) throw new OpenAIHttpError(500, output.error ?? 'Internal server error during generation.');
 }
 
-/** Applies one RequestOutput to the running state: deltas are appended, cumulative/final replace. */
-export function foldOutput(state: PromptResult, output: RequestOutput, kind: OutputKind): void {
+/**
+ * Applies one RequestOutput to the running state: deltas are appended, cumulative/final replace.
+ * A stream passes `keepLogprobs` false: each chunk carried its logprobs, so holding them all
+ * would only grow the request's memory with every token.
+ */
+export function foldOutput(state: PromptResult, output: RequestOutput, kind: OutputKind, keepLogprobs = true): void {
   throwIfGenerationError(output);
   state.promptTokenIds = output.promptTokenIds;
   if (output.promptLogprobs) state.promptLogprobs = output.promptLogprobs;
@@ -68,11 +106,11 @@ export function foldOutput(state: PromptResult, output: RequestOutput, kind: Out
     if (kind === OUTPUT_KIND.DELTA) {
       choice.text += o.text;
       choice.tokenIds.push(...o.tokenIds);
-      if (o.logprobs) choice.logprobs.push(...o.logprobs);
+      if (o.logprobs && keepLogprobs) choice.logprobs.push(...o.logprobs);
     } else {
       choice.text = o.text;
       choice.tokenIds = [...o.tokenIds];
-      choice.logprobs = o.logprobs ? [...o.logprobs] : [];
+      choice.logprobs = o.logprobs && keepLogprobs ? [...o.logprobs] : [];
     }
     choice.finishReason = o.finishReason ?? choice.finishReason;
     choice.stopReason = o.stopReason ?? choice.stopReason;
@@ -110,11 +148,22 @@ export async function drainAll(
   signal?: AbortSignal,
 ): Promise<PromptResult[]> {
   const group = new AbortController();
+  // Each engine request listens to the group signal until it ends: one listener per prompt.
+  setMaxListeners(requests.length + 1, group.signal);
   const abortGroup = () => group.abort(signal?.reason);
   if (signal?.aborted) abortGroup();
   signal?.addEventListener('abort', abortGroup, { once: true });
   try {
-    return await Promise.all(requests.map((r, i) => drain(generateFor(engine, r, group.signal), kinds[i])));
+    // Thousands of prompts are handed to the engine a few milliseconds' worth per event-loop turn.
+    const results: Array<Promise<PromptResult>> = [];
+    for (const [i, request] of requests.entries()) {
+      await takeTurn();
+      const result = drain(generateFor(engine, request, group.signal), kinds[i]);
+      // Handled by Promise.all below; until then a failure must not count as unhandled.
+      result.catch(() => undefined);
+      results.push(result);
+    }
+    return await Promise.all(results);
   } catch (err) {
     group.abort(err);
     throw err;

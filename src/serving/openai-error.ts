@@ -3,7 +3,7 @@
 // the ValidationPipe's exceptionFactory and mid-stream SSE error frames.
 
 import { STATUS_CODES } from 'node:http';
-import { EngineDeadError, EngineSleepingError, RequestValidationError } from '../engine/errors';
+import { EngineDeadError, EngineOverloadedError, EngineSleepingError, RequestValidationError } from '../engine/errors';
 
 interface OpenAIErrorInfo {
   message: string;
@@ -16,10 +16,11 @@ export interface OpenAIErrorBody {
   error: OpenAIErrorInfo;
 }
 
-/** An error as the client receives it: HTTP status and envelope. */
+/** An error as the client receives it: HTTP status, envelope and any headers it needs (Retry-After). */
 export interface ApiError {
   status: number;
   body: OpenAIErrorBody;
+  headers?: Record<string, string>;
 }
 
 /** vLLM's `type` for each status it produces from its own error classes. */
@@ -29,6 +30,7 @@ const TYPE_BY_STATUS: Record<number, string> = {
   422: 'UnprocessableEntityError',
   500: 'InternalServerError',
   501: 'NotImplementedError',
+  503: 'ServiceUnavailableError',
 };
 
 /** The `type` vLLM sends for a status; falls back to the HTTP reason phrase (as FastAPI's HTTPException does). */
@@ -93,12 +95,15 @@ export class OpenAIHttpError extends Error {
 
 /**
  * The status and envelope of an error raised by the serving layer or the engine (validation
- * 400, dead engine 500); null for anything else, which the HTTP layer maps itself.
+ * 400, dead engine 500, overloaded engine 503); null for anything else, which the HTTP layer maps itself.
  */
 export function apiErrorOf(err: unknown): ApiError | null {
   if (err instanceof OpenAIHttpError) return { status: err.status, body: err.toBody() };
   if (err instanceof RequestValidationError) return { status: 400, body: buildErrorBody(err.message, 400, err.param) };
   if (err instanceof EngineSleepingError) return { status: 503, body: buildErrorBody(err.message, 503) };
   if (err instanceof EngineDeadError) return { status: 500, body: buildErrorBody(err.message, 500) };
+  if (err instanceof EngineOverloadedError) {
+    return { status: 503, body: buildErrorBody(err.message, 503), headers: { 'retry-after': String(err.retryAfterSeconds) } };
+  }
   return null;
 }

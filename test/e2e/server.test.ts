@@ -96,7 +96,8 @@ onModel.describe('the server on a real port', () => {
   it('answers malformed JSON with 400', async () => {
     const res = await post(server, '/v1/completions', '{"prompt": "Once", ');
     expect(res.status).toBe(400);
-    expect(await json(res)).toEqual({ error: { message: expect.stringContaining('JSON'), type: 'Bad Request', param: null, code: 400 } });
+    // The HTTP layer's body errors name the body as their param (README: errors).
+    expect(await json(res)).toEqual({ error: { message: expect.stringContaining('JSON'), type: 'Bad Request', param: 'body', code: 400 } });
   });
 
   it('answers a body over --max-request-body-size with 413', async () => {

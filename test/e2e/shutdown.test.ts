@@ -1,6 +1,7 @@
-// Graceful shutdown of the real server: on SIGTERM it stops accepting connections, lets the
-// in-flight stream finish, and exits 0; with --shutdown-timeout the wait is bounded (the engine
-// is then stopped and the stream ends with an error frame).
+// Graceful shutdown of the real server: on SIGTERM it answers new requests 503 (the listener
+// stays open), lets the in-flight stream finish, and exits 0; with --shutdown-timeout the wait is
+// bounded (the engine is then stopped and the stream ends with an error frame); a second signal
+// stops the engine at once and still exits 0, never aborting inside onnxruntime.
 
 import { get } from 'node:http';
 import { defaultTestModel, SERVER_START_TIMEOUT_MS, startServer, TestServer } from '../helpers/server';
@@ -48,17 +49,17 @@ function freshConnection(baseUrl: string): Promise<number | string> {
 }
 
 onModel.describe('graceful shutdown', () => {
-  it('finishes the in-flight stream, refuses new connections, exits 0', async () => {
+  it('finishes the in-flight stream, answers new requests 503 meanwhile, exits 0', async () => {
     const server = await startServer();
     const { rest } = await startLongStream(server, 400);
     const exit = server.stop('SIGTERM');
-    // The listener closes while the stream goes on.
-    await waitFor(async () => (await freshConnection(server.baseUrl)) === 'ECONNREFUSED', 10_000, 'the closed listener');
+    // The listener stays open while the stream goes on: a new connection gets 503, not a reset.
+    await waitFor(async () => (await freshConnection(server.baseUrl)) === 503, 10_000, 'a 503 on a new connection');
     const text = await rest;
     expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
     expect(text).toContain('"finish_reason":"length"');
     expect(await exit).toBe(0);
-    expect(server.output()).toContain('SIGTERM');
+    expect(server.output()).toContain('SIGTERM: draining');
   }, SERVER_START_TIMEOUT_MS);
 
   it('bounds the wait with --shutdown-timeout', async () => {
@@ -73,4 +74,22 @@ onModel.describe('graceful shutdown', () => {
     expect(text).toContain('"error":{');
     expect(text).not.toContain('"finish_reason":"length"');
   }, SERVER_START_TIMEOUT_MS);
+
+  it('exits 0 on a second signal during the drain, without a native abort (3 runs, SIGTERM then SIGTERM or SIGINT)', async () => {
+    for (const second of ['SIGTERM', 'SIGINT', 'SIGTERM'] as const) {
+      const server = await startServer();
+      // Long enough that the engine is mid-step when the second signal lands.
+      const { rest } = await startLongStream(server, 2000, 8);
+      server.child.kill('SIGTERM');
+      await waitFor(() => server.output().includes('SIGTERM: draining'), 10_000, 'the drain log line');
+      const exitCode = server.stop(second);
+      const code = await exitCode;
+      expect([second, code, server.child.signalCode]).toEqual([second, 0, null]);
+      expect(server.output()).not.toMatch(/terminate called|Napi::Error|Aborted|core dumped/);
+      expect(server.output()).toContain(`${second} again: stopping the engine now`);
+      // The stream was cut by the engine stop: an error frame, not a length finish.
+      const text = await rest;
+      expect(text).not.toContain('"finish_reason":"length"');
+    }
+  }, 3 * SERVER_START_TIMEOUT_MS);
 });

@@ -17,7 +17,8 @@ import type {
   RequestOutput,
   SchedulerStats,
 } from '../../src/engine/types';
-import { OUTPUT_KIND } from '../../src/engine/types';
+import { OUTPUT_KIND, type TextProcessor } from '../../src/engine/types';
+import { InlineTextProcessor } from '../../src/engine/text/text-processor';
 import type { ChatTemplate, DecoderArchConfig, Tokenizer } from '../../src/model/types';
 
 /** A llama-shaped config of the given vocabulary and context (nothing runs it). */
@@ -71,6 +72,8 @@ export class FakeEngine implements EngineClient {
   readonly maxNumSeqs: number;
   readonly tokenizer: Tokenizer | null;
   readonly chatTemplate: ChatTemplate | null;
+  /** The tokenizer and template, run inline (no text workers in these tests). */
+  readonly text: TextProcessor | null;
   readonly eosTokenIds: number[];
   readonly generationDefaults = {};
   readonly audioFeatures = null;
@@ -87,6 +90,7 @@ export class FakeEngine implements EngineClient {
   constructor(private readonly options: FakeEngineOptions = {}) {
     this.tokenizer = options.tokenizer ?? null;
     this.chatTemplate = options.chatTemplate ?? null;
+    this.text = this.tokenizer ? new InlineTextProcessor(this.tokenizer, this.chatTemplate) : null;
     this.maxModelLen = options.maxModelLen ?? 256;
     this.maxNumSeqs = options.maxNumSeqs ?? 4;
     this.eosTokenIds = options.eosTokenIds ?? [];
@@ -97,6 +101,9 @@ export class FakeEngine implements EngineClient {
   get inFlight(): string[] {
     return [...this.live.keys()];
   }
+
+  /** Admits everything (no --max-num-queued-reqs bound in these tests). */
+  ensureCapacity(): void {}
 
   async *generate(request: EngineRequest, signal?: AbortSignal): AsyncGenerator<RequestOutput> {
     this.requests.push(request);

@@ -235,7 +235,7 @@ describe('app factory body errors', () => {
     try {
       const bad = await fastify.inject({ method: 'POST', url: '/ping', headers: { 'content-type': 'application/json' }, payload: '{"a":' });
       expect(bad.statusCode).toBe(400);
-      expect(bad.json()).toEqual({ error: { message: expect.stringContaining('JSON'), type: 'Bad Request', param: null, code: 400 } });
+      expect(bad.json()).toEqual({ error: { message: expect.stringContaining('JSON'), type: 'Bad Request', param: 'body', code: 400 } });
       const big = await fastify.inject({
         method: 'POST',
         url: '/ping',

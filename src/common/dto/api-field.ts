@@ -5,7 +5,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsArray, IsBoolean, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, ValidateBy, ValidateNested, ValidationOptions } from 'class-validator';
+import { IsArray, IsBoolean, IsDefined, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, ValidateBy, ValidateNested, ValidationOptions } from 'class-validator';
 
 type Schema = Record<string, unknown>;
 
@@ -68,7 +68,8 @@ export function NestedField(type: () => new () => object, spec: FieldSpec & { is
     // function passed in from outside has another name and becomes a dangling `$ref`, so the
     // schema gets an arrow function written here, as an object property called `type`.
     { type: () => type(), isArray },
-    [...(isArray ? [IsArray()] : []), ValidateNested({ each: isArray }), Type(type)],
+    // A required one needs IsDefined: ValidateNested alone lets an absent value through.
+    [...(spec.required ? [IsDefined()] : []), ...(isArray ? [IsArray()] : []), ValidateNested({ each: isArray }), Type(type)],
   );
 }
 

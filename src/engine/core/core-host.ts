@@ -52,6 +52,9 @@ interface HostedCore {
   add(request: EngineRequest): void;
   /** Pooling requests (a generation core refuses them). */
   encode(request: EncodeRequest): void;
+  /** Sets aside / takes back requests whose clients stopped reading (generation streams). */
+  pause(requestIds: readonly string[]): void;
+  resume(requestIds: readonly string[]): void;
   resetPrefixCache(): void;
   /** Builds a runner for `model` and hands it to the core (wake_up). */
   attachRunner(model: LoadedModel): Promise<Disposable>;
@@ -153,6 +156,8 @@ export class EngineCoreHost {
       encode: () => {
         throw wrongRunnerError('encode');
       },
+      pause: (ids) => core.pause(ids),
+      resume: (ids) => core.resume(ids),
       resetPrefixCache: () => core.kv.resetPrefixCache(),
       attachRunner: async (m) => {
         const next = await createRunner(m, runnerOptions);
@@ -189,6 +194,9 @@ export class EngineCoreHost {
         throw wrongRunnerError('generate');
       },
       encode: (request) => core.addRequest(request),
+      // A pooling request answers once: there is no stream to hold back.
+      pause: () => undefined,
+      resume: () => undefined,
       resetPrefixCache: () => undefined, // nothing is cached between pooling requests
       attachRunner: async (m) => {
         const next = await createPoolingRunner(m, runnerOptions);
@@ -261,6 +269,15 @@ export class EngineCoreHost {
 
   abort(requestIds: string[]): void {
     this.core.abort(requestIds);
+    this.wake?.();
+  }
+
+  pause(requestIds: string[]): void {
+    this.core.pause(requestIds);
+  }
+
+  resume(requestIds: string[]): void {
+    this.core.resume(requestIds);
     this.wake?.();
   }
 

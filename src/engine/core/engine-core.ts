@@ -55,6 +55,8 @@ export class EngineCore {
   readonly limits: EngineLimits;
   private readonly requests = new Map<string, RequestState>();
   private readonly pendingAborts = new Set<string>();
+  /** Pause / resume commands that arrived during a step; the last one per request wins. */
+  private readonly pendingFlow = new Map<string, 'pause' | 'resume'>();
   private readonly grammars: GrammarAdmission;
   private stepping = false;
   /** Called when work arrives outside addRequest (a compiled grammar admits its request): wakes an idle step loop. */
@@ -152,12 +154,44 @@ export class EngineCore {
     if (!this.stepping) this.flushAborts();
   }
 
+  /**
+   * Sets the requests aside while their clients are not reading (their KV is freed and their
+   * batch slots go to others), or takes them back. After the running step, if any.
+   */
+  pause(requestIds: readonly string[]): void {
+    this.setFlow(requestIds, 'pause');
+  }
+
+  resume(requestIds: readonly string[]): void {
+    this.setFlow(requestIds, 'resume');
+  }
+
+  private setFlow(requestIds: readonly string[], action: 'pause' | 'resume'): void {
+    for (const id of requestIds) if (this.requests.has(id)) this.pendingFlow.set(id, action);
+    if (!this.stepping) this.flushFlow();
+  }
+
+  private flushFlow(): void {
+    if (this.pendingFlow.size === 0) return;
+    for (const [id, action] of this.pendingFlow) {
+      const state = this.requests.get(id);
+      if (!state || state.finished) continue;
+      if (action === 'pause') this.scheduler.pauseSequences(state.liveSeqIds());
+      else this.scheduler.resumeSequences(state.liveSeqIds());
+    }
+    this.pendingFlow.clear();
+    // The scheduler state changed without a step: report it (metrics would go stale when every
+    // request is paused and no step runs).
+    this.listener.onStep([], this.stats(), emptyIterationStats());
+  }
+
   stats(): SchedulerStats {
     return {
       numRunning: this.scheduler.numRunning,
       // Requests whose grammar compiles wait too (vLLM's WAITING_FOR_FSM), deferred rather than short of capacity.
       numWaiting: this.scheduler.numWaiting + this.grammars.size,
       numDeferred: this.grammars.size,
+      numPaused: this.scheduler.numPaused,
       kvCacheUsage: this.kv.usage(),
       numBlocks: this.kv.numBlocks,
       blockSize: this.kv.blockSize,
@@ -167,6 +201,7 @@ export class EngineCore {
   /** One engine iteration. */
   async step(): Promise<void> {
     this.flushAborts();
+    this.flushFlow();
     const plan = this.scheduler.schedule();
     const iteration = emptyIterationStats();
     iteration.numPreemptions = plan.preempted.length;
@@ -240,8 +275,9 @@ export class EngineCore {
     }
     this.addCompileStats(iteration);
     this.emit(touched, iteration, now);
-    // Aborts that arrived during the step take effect now, not one step later.
+    // Aborts (and pauses) that arrived during the step take effect now, not one step later.
     this.flushAborts();
+    this.flushFlow();
   }
 
   /**

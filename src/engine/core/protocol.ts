@@ -34,6 +34,8 @@ export type CoreCommand =
   | { type: 'add'; request: EngineRequest }
   | { type: 'encode'; request: EncodeRequest }
   | { type: 'abort'; requestIds: string[] }
+  | { type: 'pause'; requestIds: string[] }
+  | { type: 'resume'; requestIds: string[] }
   | { type: 'control'; callId: number; op: ControlOp }
   | { type: 'shutdown' };
 
@@ -50,6 +52,9 @@ export interface CoreConnection {
   add(request: EngineRequest): void;
   encode(request: EncodeRequest): void;
   abort(requestIds: string[]): void;
+  /** Sets requests aside while their clients are not reading (EngineCore.pause), or takes them back. */
+  pause(requestIds: string[]): void;
+  resume(requestIds: string[]): void;
   control(op: ControlOp): Promise<void>;
   shutdown(): Promise<void>;
 }

@@ -9,6 +9,7 @@ import type { Sequence } from './sequence';
 export class CompletionState {
   seq: Sequence | null = null;
   readonly outputTokenIds: number[] = [];
+  /** Logprobs of the output tokens: all of them, or (DELTA output) those not sent yet. */
   logprobs: PositionLogprobs[] | null;
   cumulativeLogprob = 0;
   finishReason: FinishReason | null = null;
@@ -141,10 +142,12 @@ export class RequestState {
       text: delta ? text.slice(c.sentChars) : text,
       tokenIds: delta ? c.outputTokenIds.slice(c.sentTokens) : [...c.outputTokenIds],
       cumulativeLogprob: c.logprobs !== null ? c.cumulativeLogprob : null,
-      logprobs: c.logprobs === null ? null : delta ? c.logprobs.slice(c.sentTokens) : [...c.logprobs],
+      // DELTA: every logprob held is unsent; once sent it is dropped, so a long stream holds none.
+      logprobs: c.logprobs === null ? null : delta ? c.logprobs : [...c.logprobs],
       finishReason: c.finishReason,
       stopReason: c.stopReason,
     };
+    if (delta && c.logprobs !== null) c.logprobs = [];
     c.sentTokens = c.outputTokenIds.length;
     c.sentChars = text.length;
     return out;

@@ -2,7 +2,8 @@
 // Running sequences go first (decodes and unfinished prefill chunks), then waiting ones
 // join while the budget, max_num_seqs and free KV blocks allow. A sequence that cannot
 // get a block preempts the lowest-ranked running sequence, which frees its blocks and
-// goes back to the waiting queue to be recomputed later.
+// goes back to the waiting queue to be recomputed later. A paused sequence (its client stopped
+// reading) is set aside the same way, holding no KV block and no batch slot, until resumed.
 
 import type { PartialPrefillLimits } from '../types';
 import { nowMs } from './clock';
@@ -70,6 +71,7 @@ export interface SchedulePlan {
 export class Scheduler {
   private readonly waiting: Sequence[] = [];
   private readonly running: Sequence[] = [];
+  private readonly paused = new Set<Sequence>();
   private readonly bySeqId = new Map<string, Sequence>();
 
   constructor(
@@ -83,6 +85,10 @@ export class Scheduler {
 
   get numRunning(): number {
     return this.running.length;
+  }
+
+  get numPaused(): number {
+    return this.paused.size;
   }
 
   hasWork(): boolean {
@@ -215,12 +221,47 @@ export class Scheduler {
       const seq = this.bySeqId.get(id);
       if (!seq) continue;
       this.bySeqId.delete(id);
-      const queue = seq.status === 'running' ? this.running : this.waiting;
-      const at = queue.indexOf(seq);
-      if (at >= 0) queue.splice(at, 1);
+      this.unqueue(seq);
       seq.status = 'finished';
       this.kv.free(id);
     }
+  }
+
+  /**
+   * Sets the sequences aside: out of the batch and the queue, their KV blocks freed (as a
+   * preemption does: they are recomputed, mostly from the prefix cache, once resumed).
+   */
+  pauseSequences(seqIds: Iterable<string>): void {
+    for (const id of seqIds) {
+      const seq = this.bySeqId.get(id);
+      if (!seq || (seq.status !== 'running' && seq.status !== 'waiting')) continue;
+      this.unqueue(seq);
+      this.kv.free(id);
+      seq.numComputedTokens = 0;
+      seq.status = 'paused';
+      this.paused.add(seq);
+    }
+  }
+
+  /** Puts paused sequences back at the front of the waiting queue. */
+  resumeSequences(seqIds: Iterable<string>): void {
+    for (const id of seqIds) {
+      const seq = this.bySeqId.get(id);
+      if (!seq || seq.status !== 'paused') continue;
+      this.paused.delete(seq);
+      seq.status = 'waiting';
+      this.enqueueWaiting(seq, true);
+    }
+  }
+
+  private unqueue(seq: Sequence): void {
+    if (seq.status === 'paused') {
+      this.paused.delete(seq);
+      return;
+    }
+    const queue = seq.status === 'running' ? this.running : this.waiting;
+    const at = queue.indexOf(seq);
+    if (at >= 0) queue.splice(at, 1);
   }
 
   private pickVictim(): Sequence {

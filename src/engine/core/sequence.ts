@@ -3,7 +3,8 @@
 
 import type { KvSequence } from './kv-cache-manager';
 
-export type SequenceStatus = 'waiting' | 'running' | 'finished';
+/** 'paused': its client is not reading; it holds no KV and is not scheduled until resumed. */
+export type SequenceStatus = 'waiting' | 'running' | 'paused' | 'finished';
 
 let arrivalCounter = 0;
 

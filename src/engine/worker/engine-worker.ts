@@ -31,6 +31,12 @@ async function main(): Promise<void> {
       case 'abort':
         host.abort(command.requestIds);
         break;
+      case 'pause':
+        host.pause(command.requestIds);
+        break;
+      case 'resume':
+        host.resume(command.requestIds);
+        break;
       case 'control':
         host.control(command.callId, command.op);
         break;

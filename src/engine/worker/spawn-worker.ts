@@ -23,6 +23,8 @@ export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreE
       add: (request) => post({ type: 'add', request }),
       encode: (request) => post({ type: 'encode', request }),
       abort: (requestIds) => post({ type: 'abort', requestIds }),
+      pause: (requestIds) => post({ type: 'pause', requestIds }),
+      resume: (requestIds) => post({ type: 'resume', requestIds }),
       control: (op) => (exited ? Promise.reject(new Error('engine worker has exited')) : calls.call(op, (callId, o) => post({ type: 'control', callId, op: o }))),
       shutdown: async () => {
         if (exited) return;

@@ -25,7 +25,7 @@ export class ChatController {
   @ApiEventStream(ChatStreamResponseDto)
   @ApiBodyExample({ model: SERVED_MODEL, messages: [{ role: 'user', content: 'Once upon a time' }], max_completion_tokens: 16, temperature: 0 })
   async createChatCompletion(@Body() body: ChatRequestDto, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const prepared = this.serving.prepare(body, responseIdBase(request, body.request_id));
+    const prepared = await this.serving.prepare(body, responseIdBase(request, body.request_id));
     await respond(reply, this.serving, prepared, !!body.stream);
   }
 
@@ -47,7 +47,7 @@ export class ChatController {
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    const prepared = this.serving.prepare(body, responseIdBase(request, body.request_id), true);
+    const prepared = await this.serving.prepare(body, responseIdBase(request, body.request_id), true);
     await respond(reply, this.serving, prepared, false);
   }
 }

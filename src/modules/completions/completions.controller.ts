@@ -25,7 +25,7 @@ export class CompletionsController {
   @ApiEventStream(CompletionStreamResponseDto)
   @ApiBodyExample({ model: SERVED_MODEL, prompt: 'Once upon a time', max_tokens: 16, temperature: 0 })
   async createCompletion(@Body() body: CompletionRequestDto, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const prepared = this.serving.prepare(body, responseIdBase(request, body.request_id));
+    const prepared = await this.serving.prepare(body, responseIdBase(request, body.request_id));
     await respond(reply, this.serving, prepared, !!body.stream);
   }
 }

@@ -5,8 +5,11 @@
 // schema-conventions.ts.
 
 import type { INestApplication } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { pathOf } from '../../common/request-path';
+import { buildErrorBody } from '../../serving/openai-error';
 import { ErrorResponse, UnauthorizedResponse } from '../../common/error-response.dto';
 import { reportedModelName, type ServerConfig } from '../../config/server-config';
 import { ORTLLM_VERSION } from '../../config/version';
@@ -53,8 +56,34 @@ function servedFrom(request: FastifyRequest, config: ServerConfig): string {
   return host ? `${proto}://${host}${config.rootPath ?? ''}` : `${DEFAULT_SERVER_URL}${config.rootPath ?? ''}`;
 }
 
+/** Where the docs are served (open without an API key). */
+export const DOCS_PATHS = ['/docs', '/redoc', '/openapi.json'];
+
+/**
+ * The files of swagger-ui-dist the Swagger UI page loads (plus Nest's generated init script);
+ * the rest of the package (package.json, README, source maps) is not served.
+ */
+const SWAGGER_UI_FILES = new Set([
+  'swagger-ui.css',
+  'swagger-ui-bundle.js',
+  'swagger-ui-standalone-preset.js',
+  'swagger-ui-init.js',
+  'favicon-16x16.png',
+  'favicon-32x32.png',
+]);
+
+function serveOnlySwaggerUiFiles(app: INestApplication): void {
+  const fastify = (app as NestFastifyApplication).getHttpAdapter().getInstance();
+  fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    const path = pathOf(request);
+    if (!path.startsWith('/docs/') || path === '/docs/' || SWAGGER_UI_FILES.has(path.slice('/docs/'.length))) return done();
+    void reply.status(404).header('content-type', 'application/json').send(buildErrorBody('Not Found', 404, null, 'Not Found'));
+  });
+}
+
 /** Serves GET /docs (Swagger UI), GET /redoc and GET /openapi.json; all stay open without an API key. */
 export function setupDocs(app: INestApplication, config: ServerConfig): void {
+  serveOnlySwaggerUiFiles(app);
   const document = buildOpenApiDocument(app, config);
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'openapi.json',

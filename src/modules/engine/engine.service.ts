@@ -38,6 +38,9 @@ export class EngineService implements EngineClient, OnApplicationShutdown {
   get chatTemplate(): EngineClient['chatTemplate'] {
     return this.client.chatTemplate;
   }
+  get text(): EngineClient['text'] {
+    return this.client.text;
+  }
   get eosTokenIds(): number[] {
     return this.client.eosTokenIds;
   }
@@ -46,6 +49,10 @@ export class EngineService implements EngineClient, OnApplicationShutdown {
   }
   get audioFeatures(): EngineClient['audioFeatures'] {
     return this.client.audioFeatures;
+  }
+
+  ensureCapacity(sequences: number): void {
+    this.client.ensureCapacity(sequences);
   }
 
   get modelOutput(): EngineClient['modelOutput'] {

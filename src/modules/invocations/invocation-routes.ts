@@ -47,12 +47,13 @@ export interface InvocationRoute<S = unknown> {
   frame?: Type<object>;
 }
 
-type PreparingServing<P> = GenerationServing<P, unknown, unknown> & { prepare(body: never, idBase: string): P };
+/** A serving class that prepares a validated body (tokenizing may run off the HTTP thread), then answers it. */
+type PreparingServing<P> = GenerationServing<P, unknown, unknown> & { prepare(body: never, idBase: string): Promise<P> };
 
 /** A generation endpoint: one JSON body, or SSE frames with `stream: true`. */
 function generation<P>(): Answer<PreparingServing<P>> {
   return async (serving, dto, idBase, reply) => {
-    await respond(reply, serving, serving.prepare(dto, idBase), !!(dto as { stream?: boolean | null }).stream);
+    await respond(reply, serving, await serving.prepare(dto, idBase), !!(dto as { stream?: boolean | null }).stream);
   };
 }
 

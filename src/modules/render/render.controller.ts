@@ -22,7 +22,7 @@ export class RenderController {
   })
   @ApiOkResponse({ type: GenerateRequestDto, isArray: true, description: 'One GenerateRequest per prompt.' })
   @ApiBodyExample({ model: SERVED_MODEL, prompt: 'Once upon a time', max_tokens: 16, temperature: 0 })
-  renderCompletion(@Body() body: RenderCompletionRequestDto, @Req() request: FastifyRequest): RenderedGenerateRequest[] {
+  renderCompletion(@Body() body: RenderCompletionRequestDto, @Req() request: FastifyRequest): Promise<RenderedGenerateRequest[]> {
     return this.render.renderCompletion(body, responseIdBase(request, body.request_id));
   }
 
@@ -34,7 +34,7 @@ export class RenderController {
   })
   @ApiOkResponse({ type: GenerateRequestDto, description: 'The GenerateRequest.' })
   @ApiBodyExample({ model: SERVED_MODEL, messages: [{ role: 'user', content: 'Once upon a time' }], max_completion_tokens: 16, temperature: 0 })
-  renderChat(@Body() body: RenderChatRequestDto, @Req() request: FastifyRequest): RenderedGenerateRequest {
+  renderChat(@Body() body: RenderChatRequestDto, @Req() request: FastifyRequest): Promise<RenderedGenerateRequest> {
     return this.render.renderChat(body, responseIdBase(request, body.request_id));
   }
 }

@@ -7,7 +7,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { RequestValidationError } from '../../engine/errors';
 import type { EngineClient, EngineRequest } from '../../engine/types';
 import { ChatServing, type PreparedChat } from '../../serving/chat-serving';
-import { renderChatText } from '../../serving/chat-prompt';
+import { renderChats } from '../../serving/chat-prompt';
 import { CompletionServing } from '../../serving/completion-serving';
 import { ENGINE_CLIENT } from '../engine/engine.tokens';
 import type { GenerateRequestDto } from '../tokens-generate/dto/generate-request.dto';
@@ -45,9 +45,9 @@ export class RenderService {
   ) {}
 
   /** One GenerateRequest per prompt. */
-  renderCompletion(body: RenderCompletionRequestDto, idBase: string): RenderedGenerateRequest[] {
+  async renderCompletion(body: RenderCompletionRequestDto, idBase: string): Promise<RenderedGenerateRequest[]> {
     rejectBeamSearch(body);
-    const prepared = this.completions.prepare(body, idBase);
+    const prepared = await this.completions.prepare(body, idBase);
     return prepared.prompts.map((prompt, i) => {
       checkRendered(prompt.tokenIds);
       const offsets =
@@ -59,9 +59,9 @@ export class RenderService {
   }
 
   /** One GenerateRequest for the conversation. */
-  renderChat(body: RenderChatRequestDto, idBase: string): RenderedGenerateRequest {
+  async renderChat(body: RenderChatRequestDto, idBase: string): Promise<RenderedGenerateRequest> {
     rejectBeamSearch(body);
-    const prepared = this.chats.prepare(body, idBase);
+    const prepared = await this.chats.prepare(body, idBase);
     const prompt = prepared.prompts[0];
     checkRendered(prompt.tokenIds);
     const tokenizer = this.engine.tokenizer;
@@ -72,7 +72,7 @@ export class RenderService {
       : null;
     const rendered = { ...this.generateRequest(body, prepared.engineRequests[0], body.return_token_offsets ? offsets : null), ...this.chats.reasoningState(prepared) };
     if (body.return_assistant_tokens_mask) {
-      rendered.assistant_tokens_mask = offsets && text !== null ? this.assistantMask(body, prepared, text, offsets) : null;
+      rendered.assistant_tokens_mask = offsets && text !== null ? await this.assistantMask(body, prepared, text, offsets) : null;
     }
     return rendered;
   }
@@ -108,18 +108,21 @@ export class RenderService {
    * Renders the conversation once more with the generation tags turned into markers, and marks
    * the tokens inside them. Null when the template has no generation tags.
    */
-  private assistantMask(
+  private async assistantMask(
     body: RenderChatRequestDto,
     prepared: PreparedChat,
     text: string,
     offsets: [number, number][],
-  ): number[] | null {
+  ): Promise<number[] | null> {
     const source = body.chat_template ?? this.engine.chatTemplate?.sourceFor(prepared.renderOptions) ?? null;
     if (!source || !hasGenerationTags(source)) return null;
-    const marked = renderChatText(this.engine.chatTemplate, this.engine.tokenizer, prepared.conversations[0], {
-      ...prepared.renderOptions,
-      chatTemplate: markGenerationTags(source),
-    });
+    const [{ text: marked }] = await renderChats(
+      this.engine.text,
+      this.engine.chatTemplate !== null,
+      [prepared.conversations[0]],
+      { ...prepared.renderOptions, chatTemplate: markGenerationTags(source) },
+      null,
+    );
     const { text: clean, spans } = extractGenerationSpans(marked);
     // The markers must be the only difference; anything else means the spans cannot be trusted.
     if (clean !== text) return null;

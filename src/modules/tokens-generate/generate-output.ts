@@ -94,9 +94,9 @@ export async function collectGenerateResponse(job: GenerateJob, outputs: AsyncIt
 }
 
 /**
- * Streaming chunks from a DELTA engine stream. One choice per chunk. Tokens mode skips outputs
- * without new token ids; text mode sends a chunk whenever there is new text or a finish_reason
- * (text held back for stop matching, or the final output of an abort), even with no new ids.
+ * Streaming chunks from a DELTA engine stream. One choice per chunk. An output without new token
+ * ids is skipped unless it carries a finish_reason (the final output of an abort) or, in text mode,
+ * new text (text held back for stop matching).
  */
 export async function* generateStreamChunks(
   job: GenerateJob,
@@ -114,9 +114,8 @@ export async function* generateStreamChunks(
     for (const output of result.outputs) {
       const total = (generated.get(output.index) ?? 0) + output.tokenIds.length;
       generated.set(output.index, total);
-      const hasNews =
-        output.tokenIds.length > 0 ||
-        (job.outputMode === 'text' && (output.text.length > 0 || output.finishReason !== null));
+      // A finish (an abort's included) always gets its chunk, so the stream ends with its reason.
+      const hasNews = output.tokenIds.length > 0 || output.finishReason !== null || (job.outputMode === 'text' && output.text.length > 0);
       if (!hasNews) continue;
       const choice: GenerateChoice = {
         index: output.index,

@@ -32,7 +32,7 @@ export interface ClassificationResponse {
 export class ClassifyServing extends PoolingServingBase {
   async create(body: ClassifyRequestBody, idBase: string, signal?: AbortSignal): Promise<ClassificationResponse> {
     const ctx = this.begin(body, idBase, 'classify', ['classify']);
-    const prompts = preparePoolingPrompts(body, this.engine, {
+    const prompts = await preparePoolingPrompts(body, this.engine, {
       trustRequestChatTemplate: this.opts.trustRequestChatTemplate,
       maxTokens: this.engine.maxModelLen,
       tooLong: contextTooLong,

@@ -39,7 +39,7 @@ export class EmbeddingServing extends PoolingServingBase {
     const dimensions = checkDimensions(body.dimensions ?? ctx.pooler.dimensions, ctx.pooler, ctx.model, this.engine.modelConfig.hiddenSize);
     const normalize = body.normalize ?? body.use_activation ?? ctx.pooler.normalize;
     const chunked = ctx.pooler.enableChunkedProcessing;
-    const prompts = preparePoolingPrompts(body, this.engine, {
+    const prompts = await preparePoolingPrompts(body, this.engine, {
       trustRequestChatTemplate: this.opts.trustRequestChatTemplate,
       maxTokens: chunked ? ctx.pooler.maxEmbedLen : this.engine.maxModelLen,
       tooLong: (n, max) =>

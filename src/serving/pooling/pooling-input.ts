@@ -1,11 +1,12 @@
 // The inputs of the pooling routes as token ids: `input` (a string, strings, token ids or lists
 // of token ids) or the chat form (`messages` rendered with the chat template), truncated as
 // truncate_prompt_tokens says and checked against max_model_len, as vLLM's pooling renderer does.
+// Tokenizing and rendering go through the engine's TextProcessor (off the HTTP thread when large).
 
 import { RequestValidationError } from '../../engine/errors';
 import type { EngineClient } from '../../engine/types';
 import { prepareChatMessages } from '../chat-messages';
-import { checkChatTemplateFlags, renderChatText } from '../chat-prompt';
+import { checkChatTemplateFlags, renderChats } from '../chat-prompt';
 import { checkTokenIdsInVocab, requireTokenizer, resolveTruncation, splitCompletionPrompt, truncateTokens } from '../completion-prompts';
 
 export interface PoolingInputFields {
@@ -35,21 +36,30 @@ export interface PoolingInputLimits {
 }
 
 /** The request's prompts, from `input` or `messages` (exactly one of them). */
-export function preparePoolingPrompts(body: PoolingInputFields, engine: EngineClient, limits: PoolingInputLimits): PoolingPrompt[] {
+export async function preparePoolingPrompts(body: PoolingInputFields, engine: EngineClient, limits: PoolingInputLimits): Promise<PoolingPrompt[]> {
   if (body.input != null && body.messages != null) throw new RequestValidationError('Give either `input` or `messages`, not both.', 'messages');
-  if (body.messages != null) return [finish(chatPromptIds(body, engine, limits.trustRequestChatTemplate), null, 'messages', body, engine, limits)];
+  if (body.messages != null) return [finish(await chatPromptIds(body, engine, limits.trustRequestChatTemplate), null, 'messages', body, engine, limits)];
   if (body.input == null) throw new RequestValidationError('Either `input` or `messages` must be given.', 'input');
-  return splitCompletionPrompt(body.input, 'input').map((entry) => {
-    const ids = typeof entry === 'string' ? encodeText(engine, entry, body.add_special_tokens ?? true, 'input') : entry;
+  const entries = splitCompletionPrompt(body.input, 'input');
+  const texts = entries.filter((entry): entry is string => typeof entry === 'string');
+  const encoded = texts.length > 0 ? await encodeTexts(engine, texts, body.add_special_tokens ?? true, 'input') : [];
+  let next = 0;
+  return entries.map((entry) => {
+    const ids = typeof entry === 'string' ? encoded[next++] : entry;
     if (typeof entry !== 'string') checkTokenIdsInVocab(ids, engine.modelConfig.vocabSize, 'input');
     return finish(ids, null, 'input', body, engine, limits);
   });
 }
 
-/** A text tokenized as the model's pooler wants it (lower-cased first when sentence_bert_config says so). */
-export function encodeText(engine: EngineClient, text: string, addSpecialTokens: boolean, param: string): number[] {
-  const tokenizer = requireTokenizer(engine.tokenizer, param);
-  return tokenizer.encode(engine.pooler?.lowerCaseInputs ? text.toLowerCase() : text, { addSpecialTokens });
+/** Texts tokenized as the model's pooler wants them (lower-cased first when sentence_bert_config says so). */
+export function encodeTexts(engine: EngineClient, texts: string[], addSpecialTokens: boolean, param: string): Promise<number[][]> {
+  const text = requireTokenizer(engine.text, param);
+  return text.encode(engine.pooler?.lowerCaseInputs ? texts.map((t) => t.toLowerCase()) : texts, addSpecialTokens);
+}
+
+/** One text, as encodeTexts. */
+export async function encodeText(engine: EngineClient, text: string, addSpecialTokens: boolean, param: string): Promise<number[]> {
+  return (await encodeTexts(engine, [text], addSpecialTokens, param))[0];
 }
 
 /** Truncation, emptiness and length checks shared by every prompt form. */
@@ -76,16 +86,22 @@ export function contextTooLong(tokens: number, max: number): string {
   return `This model's maximum context length is ${max} tokens. However, your request has ${tokens} input tokens. Please reduce the length of the input messages.`;
 }
 
-function chatPromptIds(body: PoolingInputFields, engine: EngineClient, trustRequestChatTemplate: boolean): number[] {
+async function chatPromptIds(body: PoolingInputFields, engine: EngineClient, trustRequestChatTemplate: boolean): Promise<number[]> {
   // Pooling requests default add_generation_prompt to false (vLLM's ChatRequestMixin for pooling).
   const flags = { ...body, add_generation_prompt: body.add_generation_prompt ?? false };
   checkChatTemplateFlags(flags, trustRequestChatTemplate);
-  const text = renderChatText(engine.chatTemplate, requireTokenizer(engine.tokenizer, 'messages'), prepareChatMessages(body.messages), {
-    addGenerationPrompt: flags.add_generation_prompt,
-    continueFinalMessage: body.continue_final_message ?? false,
-    documents: null,
-    chatTemplate: body.chat_template ?? null,
-    chatTemplateKwargs: body.chat_template_kwargs ?? null,
-  });
-  return encodeText(engine, text, body.add_special_tokens ?? false, 'messages');
+  const [rendered] = await renderChats(
+    engine.text,
+    engine.chatTemplate !== null,
+    [prepareChatMessages(body.messages)],
+    {
+      addGenerationPrompt: flags.add_generation_prompt,
+      continueFinalMessage: body.continue_final_message ?? false,
+      documents: null,
+      chatTemplate: body.chat_template ?? null,
+      chatTemplateKwargs: body.chat_template_kwargs ?? null,
+    },
+    null,
+  );
+  return encodeText(engine, rendered.text, body.add_special_tokens ?? false, 'messages');
 }

@@ -47,7 +47,7 @@ export class PoolingServing extends PoolingServingBase {
       const given = [body.dimensions != null ? "'dimensions'" : null, body.normalize != null ? "'normalize'" : null].filter(Boolean).join(', ');
       throw new RequestValidationError(`Task classify only supports ['use_activation'] parameters, does not support [${given}] parameters`, body.dimensions != null ? 'dimensions' : 'normalize');
     }
-    const prompts = preparePoolingPrompts(body, this.engine, {
+    const prompts = await preparePoolingPrompts(body, this.engine, {
       trustRequestChatTemplate: this.opts.trustRequestChatTemplate,
       maxTokens: this.engine.maxModelLen,
       tooLong: (n, max) => `This model's maximum context length is ${max} tokens. However, you requested ${n} tokens in the input. Please reduce the length of the input.`,

@@ -7,7 +7,7 @@ import { RequestValidationError } from '../../engine/errors';
 import type { UsageInfo } from '../usage';
 import { encodeAll } from './encode-all';
 import { classProbabilities, cosineSimilarity } from './pooled-vectors';
-import { contextTooLong, encodeText, finish, type PoolingInputLimits, type PoolingPrompt } from './pooling-input';
+import { contextTooLong, encodeText, encodeTexts, finish, type PoolingInputLimits, type PoolingPrompt } from './pooling-input';
 import { PoolingServingBase, useActivation, type PoolingRequestCommon, type PoolingRequestContext } from './pooling-serving-base';
 
 interface ScoringFields extends PoolingRequestCommon {
@@ -105,7 +105,7 @@ export class ScoreServing extends PoolingServingBase {
     const limits = { trustRequestChatTemplate: false, maxTokens: this.engine.maxModelLen, tooLong: contextTooLong };
     const encodeOpts = { requestId: ctx.id, priority: ctx.priority, signal };
     if (ctx.pooler.task === 'classify') {
-      const prompts = queries.map((q, i) => this.pairPrompt(q, right[i], body, limits, ctx.pooler.sentencePairs));
+      const prompts = await Promise.all(queries.map((q, i) => this.pairPrompt(q, right[i], body, limits, ctx.pooler.sentencePairs)));
       const outputs = await encodeAll(this.engine, prompts, encodeOpts);
       const activate = useActivation(body);
       return {
@@ -117,7 +117,7 @@ export class ScoreServing extends PoolingServingBase {
     const all = [...left, ...right];
     const outputs = await encodeAll(
       this.engine,
-      all.map((t) => finish(encodeText(this.engine, t, true, 'text_1'), null, 'text_1', body, this.engine, limits)),
+      (await encodeTexts(this.engine, all, true, 'text_1')).map((ids) => finish(ids, null, 'text_1', body, this.engine, limits)),
       encodeOpts,
     );
     const leftOut = outputs.slice(0, left.length);
@@ -132,14 +132,14 @@ export class ScoreServing extends PoolingServingBase {
   }
 
   /** A cross-encoder's input: the tokenizer's sentence pair (with token types) or, for decoders, the texts joined. */
-  private pairPrompt(query: string, document: string, body: ScoringFields, limits: PoolingInputLimits, sentencePairs: boolean): PoolingPrompt {
+  private async pairPrompt(query: string, document: string, body: ScoringFields, limits: PoolingInputLimits, sentencePairs: boolean): Promise<PoolingPrompt> {
     const tokenizer = this.engine.tokenizer;
     if (sentencePairs && tokenizer?.encodePair) {
       const lower = this.engine.pooler?.lowerCaseInputs ? (s: string) => s.toLowerCase() : (s: string) => s;
       const pair = tokenizer.encodePair(lower(query), lower(document));
       return finish(pair.ids, pair.tokenTypeIds, 'text_1', body, this.engine, limits);
     }
-    return finish(encodeText(this.engine, query + document, true, 'text_1'), null, 'text_1', body, this.engine, limits);
+    return finish(await encodeText(this.engine, query + document, true, 'text_1'), null, 'text_1', body, this.engine, limits);
   }
 }
 

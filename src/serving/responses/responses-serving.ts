@@ -10,7 +10,7 @@ import { OUTPUT_KIND, type EngineClient, type SamplingParams } from '../../engin
 import { deltaFields, outputRulesOf, type ChoiceOutputRules } from '../chat-message';
 import { prepareChatMessages } from '../chat-messages';
 import type { ChatOutputParser, ChoiceParsing } from '../chat-output';
-import { prepareChatPrompt } from '../chat-prompt';
+import { prepareChatPrompts } from '../chat-prompt';
 import { requestTemplateKwargs } from '../chat-serving';
 import type { PreparedPrompt } from '../completion-prompts';
 import { buildEngineRequests } from '../engine-requests';
@@ -95,9 +95,10 @@ export class ResponsesServing extends OpenAIServing {
     const inputItems = normalizeInput(body.input);
     const history = await this.history(body);
     const conversation = [...history, ...itemsToMessages(inputItems)];
+    this.engine.ensureCapacity(1);
     // reasoning.effort reaches the template as chat's reasoning_effort does (enable_thinking too).
     const chatTemplateKwargs = requestTemplateKwargs(this.opts, { chat_template_kwargs: body.chat_template_kwargs, reasoning_effort: body.reasoning?.effort });
-    const prompt = this.render(body, conversation, inputItems, tools, chatTemplateKwargs);
+    const prompt = await this.render(body, conversation, inputItems, tools, chatTemplateKwargs);
     const params = this.samplingParams(body, prompt, tools);
     const [engineRequest] = buildEngineRequests([prompt], [params], body, () => id);
     const parsing: ChoiceParsing = { choice: tools.choice, functions: tools.functions, chatTemplateKwargs, promptText: prompt.text };
@@ -126,18 +127,18 @@ export class ResponsesServing extends OpenAIServing {
     return [...(data.conversation as ChatMessageDict[]), ...itemsToMessages(data.response.output, { skipReasoning: true })];
   }
 
-  private render(
+  private async render(
     body: ResponsesRequestBody,
     conversation: ChatMessageDict[],
     inputItems: InputItem[],
     tools: RequestTools,
     chatTemplateKwargs: Record<string, unknown>,
-  ): PreparedPrompt {
+  ): Promise<PreparedPrompt> {
     const messages = body.instructions ? [{ role: 'system', content: body.instructions }, ...conversation] : conversation;
     const continueFinal = continuesFinalMessage(inputItems);
     const maxModelLen = this.engine.maxModelLen;
     try {
-      return prepareChatPrompt(this.engine.chatTemplate, this.engine.tokenizer, prepareChatMessages(messages, 'input'), {
+      const [prompt] = await prepareChatPrompts(this.engine.text, this.engine.chatTemplate !== null, [prepareChatMessages(messages, 'input')], {
         addGenerationPrompt: !continueFinal,
         continueFinalMessage: continueFinal,
         addSpecialTokens: false,
@@ -152,6 +153,7 @@ export class ResponsesServing extends OpenAIServing {
         truncationSide: 'left',
         maxModelLen,
       });
+      return prompt;
     } catch (err) {
       if (err instanceof RequestValidationError && err.param === 'messages') throw new RequestValidationError(err.message, 'input');
       throw err;

@@ -105,6 +105,8 @@ describe('resolveServerConfig', () => {
       device: 'cpu',
       intraOpThreads: null,
       useWorker: true,
+      maxNumQueuedReqs: 4096,
+      tokenizerPoolSize: 1,
       structuredOutputs: { disableAnyWhitespace: false, disableAdditionalProperties: false },
       dtype: 'auto',
       seed: 0,
@@ -134,6 +136,13 @@ describe('resolveServerConfig', () => {
     expect(() => resolveServerConfig({ port: 70000 }, {})).toThrow(ConfigError);
     expect(() => resolveServerConfig({ sslKeyfile: '/k.pem' }, {})).toThrow(/together/);
     expect(() => resolveServerConfig({ maxNumSeqs: 0 }, {})).toThrow(/max-num-seqs/);
+    expect(() => resolveServerConfig({ maxJsonDepth: 0 }, {})).toThrow(/max-json-depth/);
+    expect(() => resolveServerConfig({ maxNumQueuedReqs: 0 }, {})).toThrow(/max-num-queued-reqs/);
+    expect(() => resolveServerConfig({ tokenizerPoolSize: -1 }, {})).toThrow(/tokenizer-pool-size/);
+  });
+
+  it('has no text workers without a tokenizer', () => {
+    expect(toEngineOptions(resolveServerConfig({ tokensOnly: true }, {})).tokenizerPoolSize).toBe(0);
   });
 
   it('normalizes --root-path', () => {

@@ -1,8 +1,10 @@
 // EngineFrontend against a fake core connection (no model): routing of outputs,
-// abort on disconnect, rejected requests, and a dead core.
+// abort on disconnect, rejected requests, a dead core, the --max-num-queued-reqs bound and
+// pausing a request whose consumer falls behind.
 
 import { EngineFrontend } from '../../../src/engine/engine-frontend';
 import { EngineDeadError, EngineInvariantError, RequestValidationError } from '../../../src/engine/errors';
+import { BACKLOG_HIGH, BACKLOG_LOW } from '../../../src/engine/output-stream';
 import type { CoreConnection } from '../../../src/engine/core/protocol';
 import { defaultSamplingParams } from '../../../src/engine/sampling-params';
 import type { EngineRequest, RequestOutput } from '../../../src/engine/types';
@@ -23,20 +25,23 @@ const model = {
   contextLength: 64,
 } satisfies LoadedModel;
 
-function setup(numBlocks = 8) {
+function setup(numBlocks = 8, maxNumQueuedReqs: number | null = null) {
   const added: EngineRequest[] = [];
   const aborted: string[][] = [];
+  const flow: string[] = [];
   const connection: CoreConnection = {
     info: { numBlocks, blockSize: 4, maxModelLen: 32 },
     add: (r) => added.push(r),
     encode: () => undefined,
     abort: (ids) => aborted.push(ids),
+    pause: (ids) => flow.push(`pause ${ids.join()}`),
+    resume: (ids) => flow.push(`resume ${ids.join()}`),
     control: async () => undefined,
     shutdown: async () => undefined,
   };
-  const frontend = new EngineFrontend(model, { maxNumSeqs: 4, schedulingPolicy: 'fcfs' }, connection.info);
+  const frontend = new EngineFrontend(model, { maxNumSeqs: 4, schedulingPolicy: 'fcfs', maxNumQueuedReqs }, connection.info);
   frontend.attach(connection);
-  return { frontend, added, aborted };
+  return { frontend, added, aborted, flow };
 }
 
 const req = (id: string, max_tokens = 4): EngineRequest => ({
@@ -133,5 +138,49 @@ describe('EngineFrontend', () => {
     off();
     frontend.handleEvent({ type: 'step', outputs: [], stats, iteration });
     expect(seen).toEqual([3]);
+  });
+
+  it('bounds what it holds: refuses past --max-num-queued-reqs with 503, a request bigger than it with 400', async () => {
+    const { frontend, added } = setup(64, 3);
+    const many = (id: string, n: number): EngineRequest => ({ ...req(id), params: { ...req(id).params, n, temperature: 1 } });
+    const a = frontend.generate(many('a', 2))[Symbol.asyncIterator]();
+    const pendingA = a.next();
+    await Promise.resolve();
+    // 2 of 3 sequences held: one more fits, two more do not.
+    expect(() => frontend.ensureCapacity(1)).not.toThrow();
+    await expect(frontend.generate(many('b', 2))[Symbol.asyncIterator]().next()).rejects.toMatchObject({
+      name: 'EngineOverloadedError',
+      retryAfterSeconds: 1,
+    });
+    await expect(frontend.generate(many('c', 4))[Symbol.asyncIterator]().next()).rejects.toThrow(RequestValidationError);
+    expect(added.map((r) => r.requestId)).toEqual(['a']);
+    // Once a finishes its sequences are free again.
+    frontend.handleEvent({ type: 'step', iteration: emptyIteration, outputs: [output('a', [7], true)], stats });
+    await pendingA;
+    expect((await a.next()).done).toBe(true);
+    expect(() => frontend.ensureCapacity(3)).not.toThrow();
+  });
+
+  it('pauses a request whose consumer falls behind and resumes it once it caught up', async () => {
+    const { frontend, flow } = setup();
+    const it = frontend.generate(req('p', 30))[Symbol.asyncIterator]();
+    const first = it.next();
+    await Promise.resolve();
+    for (let i = 0; i < BACKLOG_HIGH + 1; i++) {
+      frontend.handleEvent({ type: 'step', iteration: emptyIteration, outputs: [output('p', [i], false)], stats });
+    }
+    await first;
+    expect(flow).toEqual(['pause p']);
+    // More outputs of steps already under way are still taken; the consumer reads them all.
+    frontend.handleEvent({ type: 'step', iteration: emptyIteration, outputs: [output('p', [99], false)], stats });
+    let read = 0;
+    while (flow.length === 1) {
+      await it.next();
+      read++;
+    }
+    expect(flow).toEqual(['pause p', 'resume p']);
+    // BACKLOG_HIGH + 1 outputs were held; it resumes once BACKLOG_LOW are left.
+    expect(read).toBe(BACKLOG_HIGH + 1 - BACKLOG_LOW);
+    await it.return!(undefined);
   });
 });

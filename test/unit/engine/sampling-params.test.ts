@@ -146,6 +146,8 @@ describe('validateSamplingParams', () => {
     [{ repetition_detection: { max_pattern_size: 2, min_pattern_size: 1, min_count: 1 } }, 'repetition_detection', /min_count must be >= 2/],
     [{ truncate_prompt_tokens: -2 }, 'truncate_prompt_tokens', 'truncate_prompt_tokens must be >= -1, got -2.'],
     [{ temperature: 'hot' }, 'temperature', /temperature must be a number/],
+    [{ seed: 2 ** 64 }, 'seed', /seed must be in \[-9223372036854775808, 9223372036854775807\]/],
+    [{ seed: -(2 ** 63) - 4096 }, 'seed', /seed must be in/],
   ])('%j → 400 on %s', (partial, param, message) => rejects(partial, param, message));
 
   it('accepts the edges of every range', () => {
@@ -163,6 +165,9 @@ describe('validateSamplingParams', () => {
       { n: 8, best_of: 8 },
       { max_tokens: null, min_tokens: 100 },
       { allowed_token_ids: [0, 511], stop_token_ids: [511], logit_bias: { '511': 1 } },
+      // int64's edges: JSON's 9223372036854775807 reads as the double 2**63.
+      { seed: 2 ** 63 },
+      { seed: -(2 ** 63) },
     ];
     for (const partial of ok) {
       const extra = partial.logprobs === -1 ? { maxLogprobs: -1 } : {};

@@ -140,6 +140,42 @@ describe('Scheduler', () => {
   });
 });
 
+describe('paused sequences (a client that stopped reading)', () => {
+  it('leave the batch and the queue, free their KV, and come back first, recomputing', () => {
+    const { scheduler, kv } = makeScheduler({ numBlocks: 16, blockSize: 4, prefixCaching: false, maxNumSeqs: 2 });
+    const a = seq('a', 5);
+    const b = seq('b', 5, { firstToken: 50 });
+    const c = seq('c', 5, { firstToken: 90 });
+    for (const s of [a, b, c]) scheduler.addSequence(s);
+    step(scheduler);
+    expect([scheduler.numRunning, scheduler.numWaiting]).toEqual([2, 1]);
+    const used = kv.usage();
+    scheduler.pauseSequences(['a', 'c']);
+    expect([scheduler.numRunning, scheduler.numWaiting, scheduler.numPaused]).toEqual([1, 0, 2]);
+    expect(kv.usage()).toBeLessThan(used);
+    expect(a.numComputedTokens).toBe(0);
+    // Only b runs while a and c are paused; pausing twice changes nothing.
+    scheduler.pauseSequences(['a']);
+    expect(ids(step(scheduler))).toEqual(['b:1']);
+    expect(scheduler.hasWork()).toBe(true);
+    scheduler.resumeSequences(['a']);
+    expect([scheduler.numWaiting, scheduler.numPaused]).toEqual([1, 1]);
+    // a recomputes its prompt and the token it had sampled before the pause.
+    expect(ids(step(scheduler))).toEqual(['b:1', 'a:6']);
+    scheduler.finishSequences(['a', 'b', 'c']);
+    expect([scheduler.numRunning, scheduler.numWaiting, scheduler.numPaused, kv.usage()]).toEqual([0, 0, 0, 0]);
+    expect(scheduler.hasWork()).toBe(false);
+  });
+
+  it('a scheduler holding only paused sequences has no work', () => {
+    const { scheduler } = makeScheduler({});
+    scheduler.addSequence(seq('a', 3));
+    scheduler.pauseSequences(['a']);
+    expect(scheduler.hasWork()).toBe(false);
+    expect(step(scheduler).scheduled).toEqual([]);
+  });
+});
+
 describe('prefix caching', () => {
   it('reuses full prompt blocks of an earlier request and counts queries and hits in tokens', () => {
     const { scheduler, kv } = makeScheduler({ blockSize: 4 });

@@ -16,6 +16,7 @@ import type { ServingOptions } from '../../../src/serving/serving-options';
 import { fakeArch } from '../../helpers/fake-engine';
 import { poolerSettings } from '../../helpers/pooler-settings';
 import { bertTokenizerFiles, referenceBertEncode } from '../../helpers/test-tokenizers';
+import { InlineTextProcessor } from '../../../src/engine/text/text-processor';
 
 const OPTS: ServingOptions = {
   servedModelNames: ['m'],
@@ -52,8 +53,10 @@ function fakeEngine(pooler: PoolerSettings, maxModelLen = 32): EngineClient & { 
     maxNumSeqs: 8,
     tokenizer,
     chatTemplate: null,
+    text: new InlineTextProcessor(tokenizer, null),
     eosTokenIds: [],
     generationDefaults: {},
+    ensureCapacity: () => undefined,
     generate: () => {
       throw new Error('pooling only');
     },

@@ -12,6 +12,7 @@ import { resolveMaxTokens } from '../../../src/serving/max-tokens';
 import { buildSamplingParams } from '../../../src/serving/sampling-params';
 import { sentFields } from '../../../src/serving/sampling-request';
 import type { ServingOptions } from '../../../src/serving/serving-options';
+import { InlineTextProcessor } from '../../../src/engine/text/text-processor';
 import { fakeArch } from '../../helpers/fake-engine';
 
 /** A character-level tokenizer: id = char code + 10, BOS = 1. */
@@ -52,9 +53,14 @@ function fakeEngine(generationDefaults: Record<string, number> = {}) {
     maxModelLen: 64,
     maxNumSeqs: 8,
     tokenizer: charTokenizer,
-    chatTemplate: null,
+    chatTemplate: null as EngineClient['chatTemplate'],
+    /** Built on each read: tests swap chatTemplate after creating the engine. */
+    get text(): EngineClient['text'] {
+      return new InlineTextProcessor(charTokenizer, (this as { chatTemplate: EngineClient['chatTemplate'] }).chatTemplate);
+    },
     eosTokenIds: [2],
     generationDefaults,
+    ensureCapacity: () => undefined,
     generate(request: EngineRequest): AsyncIterable<RequestOutput> {
       requests.push(request);
       return (async function* () {
@@ -127,24 +133,25 @@ describe('resolveMaxTokens', () => {
 });
 
 describe('completion prompts', () => {
+  const chars = new InlineTextProcessor(charTokenizer, null);
   const opts = { addSpecialTokens: true, truncatePromptTokens: null, truncationSide: null, maxModelLen: 64, vocabSize: 512 };
-  it('accepts the four prompt forms', () => {
-    expect(prepareCompletionPrompts('ab', charTokenizer, opts)).toEqual([{ text: 'ab', tokenIds: [1, 107, 108] }]);
-    expect(prepareCompletionPrompts(['a', 'b'], charTokenizer, opts).map((p) => p.tokenIds)).toEqual([[1, 107], [1, 108]]);
-    expect(prepareCompletionPrompts([5, 6], charTokenizer, opts)).toEqual([{ text: null, tokenIds: [5, 6] }]);
-    expect(prepareCompletionPrompts([[5], [6, 7]], charTokenizer, opts).map((p) => p.tokenIds)).toEqual([[5], [6, 7]]);
+  it('accepts the four prompt forms', async () => {
+    expect(await prepareCompletionPrompts('ab', chars, opts)).toEqual([{ text: 'ab', tokenIds: [1, 107, 108] }]);
+    expect((await prepareCompletionPrompts(['a', 'b'], chars, opts)).map((p) => p.tokenIds)).toEqual([[1, 107], [1, 108]]);
+    expect(await prepareCompletionPrompts([5, 6], chars, opts)).toEqual([{ text: null, tokenIds: [5, 6] }]);
+    expect((await prepareCompletionPrompts([[5], [6, 7]], chars, opts)).map((p) => p.tokenIds)).toEqual([[5], [6, 7]]);
   });
-  it('truncates from the left by default, from the right on request, -1 = max_model_len', () => {
+  it('truncates from the left by default, from the right on request, -1 = max_model_len', async () => {
     expect(truncateTokens([1, 2, 3, 4], 2, null)).toEqual([3, 4]);
     expect(truncateTokens([1, 2, 3, 4], 2, 'right')).toEqual([1, 2]);
-    const long = prepareCompletionPrompts('x'.repeat(100), charTokenizer, { ...opts, truncatePromptTokens: -1 });
+    const long = await prepareCompletionPrompts('x'.repeat(100), chars, { ...opts, truncatePromptTokens: -1 });
     expect(long[0].tokenIds).toHaveLength(64);
     expect(long[0].text).toBeNull();
   });
-  it('refuses empty prompts and out-of-vocabulary ids with param prompt', () => {
+  it('refuses empty prompts and out-of-vocabulary ids with param prompt', async () => {
     for (const bad of [[], [[]], [600], '']) {
       const o = bad === '' ? { ...opts, addSpecialTokens: false } : opts;
-      expect(() => prepareCompletionPrompts(bad, charTokenizer, o)).toThrow(RequestValidationError);
+      await expect(prepareCompletionPrompts(bad, chars, o)).rejects.toThrow(RequestValidationError);
     }
   });
 });
@@ -179,7 +186,7 @@ describe('CompletionServing', () => {
   it('sends generation_config defaults for unsent fields and the caller\'s values for sent ones', async () => {
     const { engine, requests } = fakeEngine({ temperature: 0.3, max_new_tokens: 5 });
     const serving = new CompletionServing(engine, OPTS);
-    const prep = serving.prepare({ prompt: 'ab', top_p: 0.5, cache_salt: 's', priority: 0 }, 'rid');
+    const prep = await serving.prepare({ prompt: 'ab', top_p: 0.5, cache_salt: 's', priority: 0 }, 'rid');
     const response = await serving.complete(prep);
     expect(requests[0]).toMatchObject({ requestId: expect.stringMatching(/^cmpl-rid-[0-9a-f]{8}$/), promptTokenIds: [1, 107, 108], cacheSalt: 's' });
     expect(requests[0].params).toMatchObject({ temperature: 0.3, top_p: 0.5, max_tokens: 5 });
@@ -194,7 +201,7 @@ describe('CompletionServing', () => {
   it('gives each prompt of a list its own engine request and choice index', async () => {
     const { engine, requests } = fakeEngine();
     const serving = new CompletionServing(engine, OPTS);
-    const response = await serving.complete(serving.prepare({ prompt: ['a', 'b'], n: 1 }, 'x'));
+    const response = await serving.complete(await serving.prepare({ prompt: ['a', 'b'], n: 1 }, 'x'));
     expect(requests.map((r) => r.requestId.slice(0, -9))).toEqual(['cmpl-x-0', 'cmpl-x-1']);
     expect(response.choices.map((c) => c.index)).toEqual([0, 1]);
     expect(response.usage.prompt_tokens).toBe(4);
@@ -248,7 +255,7 @@ describe('streaming shapes on a scripted engine', () => {
     const engine = scripted((r) => [step(r, 'a', [107]), step(r, 'b', [108], 'length')]);
     (engine as { chatTemplate: unknown }).chatTemplate = { render: () => 'hi' };
     const serving = new ChatServing(engine, OPTS);
-    const prep = serving.prepare({ messages: [{ role: 'user', content: 'x' }], stream: true, stream_options: { include_usage: true } }, 'c');
+    const prep = await serving.prepare({ messages: [{ role: 'user', content: 'x' }], stream: true, stream_options: { include_usage: true } }, 'c');
     const chunks = [];
     for await (const c of serving.stream(prep)) chunks.push(c);
     expect(chunks.map((c) => c.choices[0]?.delta ?? null)).toEqual([{ role: 'assistant', content: '' }, { content: 'a' }, { content: 'b' }, null]);
@@ -259,7 +266,7 @@ describe('streaming shapes on a scripted engine', () => {
   it('an engine error mid-stream surfaces as a 500 after the chunks already sent', async () => {
     const engine = scripted((r) => [step(r, 'a', [107]), { ...step(r, '', [], 'error'), error: 'runner failed' }]);
     const serving = new CompletionServing(engine, OPTS);
-    const prep = serving.prepare({ prompt: 'ab', stream: true }, 'e');
+    const prep = await serving.prepare({ prompt: 'ab', stream: true }, 'e');
     const seen: string[] = [];
     await expect(
       (async () => {
@@ -275,7 +282,7 @@ describe('chat prompt checks', () => {
     const { ChatServing } = await import('../../../src/serving/chat-serving');
     const { engine } = fakeEngine();
     const serving = new ChatServing(engine, OPTS);
-    expect(() => serving.prepare({ messages: [{ role: 'user', content: 'x' }] }, 'id')).toThrow(
+    await expect(serving.prepare({ messages: [{ role: 'user', content: 'x' }] }, 'id')).rejects.toThrow(
       expect.objectContaining({ param: 'chat_template', message: expect.stringContaining('chat template') }),
     );
   });
@@ -284,7 +291,7 @@ describe('chat prompt checks', () => {
     const { ChatServing } = await import('../../../src/serving/chat-serving');
     const { engine, requests } = fakeEngine();
     const serving = new ChatServing(engine, { ...OPTS, trustRequestChatTemplate: true });
-    const prep = serving.prepare({ messages: [{ role: 'user', content: 'hi' }], chat_template: '{{ bos_token }}{{ messages[0].content }}' }, 'id');
+    const prep = await serving.prepare({ messages: [{ role: 'user', content: 'hi' }], chat_template: '{{ bos_token }}{{ messages[0].content }}' }, 'id');
     expect(prep.prompts[0].text).toBe('<s>hi');
     await serving.complete(prep);
     expect(requests[0].params.max_tokens).toBe(64 - prep.prompts[0].tokenIds.length);
@@ -299,11 +306,11 @@ describe('chat template options reach the template', () => {
     const serving = new ChatServing(engine, { ...OPTS, trustRequestChatTemplate: true, chatTemplateContentFormat: 'openai' });
     const body = { messages: [{ role: 'user', content: 'hi' }], chat_template: template, tool_choice: 'none' };
     const tools = [{ type: 'function', function: { name: 'f' } }];
-    expect(serving.prepare({ ...body, tools, reasoning_effort: 'none' }, 'x').prompts[0].text).toBe('false|f|false|none');
-    expect(serving.prepare({ ...body, reasoning_effort: 'high', chat_template_kwargs: { enable_thinking: false } }, 'x').prompts[0].text)
+    expect((await serving.prepare({ ...body, tools, reasoning_effort: 'none' }, 'x')).prompts[0].text).toBe('false|f|false|none');
+    expect((await serving.prepare({ ...body, reasoning_effort: 'high', chat_template_kwargs: { enable_thinking: false } }, 'x')).prompts[0].text)
       .toBe('false|-|false|high');
     const strings = new ChatServing(engine, { ...OPTS, trustRequestChatTemplate: true, chatTemplateContentFormat: 'string' });
-    expect(strings.prepare({ ...body, reasoning_effort: 'low' }, 'x').prompts[0].text).toBe('true|-|true|low');
+    expect((await strings.prepare({ ...body, reasoning_effort: 'low' }, 'x')).prompts[0].text).toBe('true|-|true|low');
   });
 });
 
@@ -316,17 +323,17 @@ describe('forced tool calls and constraints after the thinking', () => {
     const serving = new ChatServing(engine, opts);
     const tools = [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }];
     const body = { messages: [{ role: 'user', content: 'hi' }], chat_template: '{{ messages[0].content }}', tools, tool_choice: 'required' };
-    const prep = serving.prepare(body, 'x');
+    const prep = await serving.prepare(body, 'x');
     expect(prep.params[0].structured_outputs?.json).toMatchObject({ type: 'array', minItems: 1 });
     expect(prep.engineRequests[0].structuredOutputsAfter).toBe('</think>');
     expect(serving.reasoningState(prep)).toEqual({ reasoning_ended: false, reasoning_parser_kwargs: { chat_template_kwargs: {} } });
     // include_reasoning false, or a prompt that closed the thinking: the constraint starts at once.
-    expect(serving.prepare({ ...body, include_reasoning: false }, 'x').engineRequests[0].structuredOutputsAfter).toBeNull();
-    const closed = serving.prepare({ ...body, chat_template: '{{ messages[0].content }}<think></think>' }, 'x');
+    expect((await serving.prepare({ ...body, include_reasoning: false }, 'x')).engineRequests[0].structuredOutputsAfter).toBeNull();
+    const closed = await serving.prepare({ ...body, chat_template: '{{ messages[0].content }}<think></think>' }, 'x');
     expect(closed.engineRequests[0].structuredOutputsAfter).toBeNull();
     // No constraint, no marker; a second constraint is refused.
-    expect(serving.prepare({ ...body, tool_choice: 'none' }, 'x').engineRequests[0].structuredOutputsAfter).toBeUndefined();
-    expect(() => serving.prepare({ ...body, response_format: { type: 'json_object' } }, 'x')).toThrow(expect.objectContaining({ param: 'tool_choice' }));
+    expect((await serving.prepare({ ...body, tool_choice: 'none' }, 'x')).engineRequests[0].structuredOutputsAfter).toBeUndefined();
+    await expect(serving.prepare({ ...body, response_format: { type: 'json_object' } }, 'x')).rejects.toThrow(expect.objectContaining({ param: 'tool_choice' }));
   });
 });
 

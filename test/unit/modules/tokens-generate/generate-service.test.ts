@@ -172,6 +172,19 @@ describe('GenerateService: text mode', () => {
     expect(chunks.map((c) => c.choices[0].text).join('')).toBe('Hello ');
   });
 
+  it('in tokens mode too, an aborted stream ends with a finish_reason "abort" chunk (the legacy /abort_requests path)', async () => {
+    const { service, engine } = setup({}, { stepDelayMs: 5 });
+    const prepared = service.prepare(body({ stream: true, sampling_params: { max_tokens: 100 } }), 'tk');
+    const chunks: GenerateStreamResponse[] = [];
+    for await (const chunk of service.stream(prepared)) {
+      chunks.push(chunk);
+      if (chunks.length === 3) engine.abort(['generate-tokens-tk']);
+    }
+    const last = chunks[chunks.length - 1].choices[0];
+    expect(last.finish_reason).toBe('abort');
+    expect(chunks.slice(0, -1).every((c) => c.choices[0].finish_reason === null)).toBe(true);
+  });
+
   it('gives OpenAI logprobs with decoded tokens and bytes, or token_id:N with --return-tokens-as-token-ids', async () => {
     const { service } = setup();
     const res = await service.complete(service.prepare(body({ output_mode: 'text', sampling_params: { max_tokens: 1, logprobs: 1 } }), 'id'));
