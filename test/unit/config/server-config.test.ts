@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runProgram } from '../../../src/cli/program';
+import { flagTableMarkdown } from '../../../src/config/flag-table';
 import { SERVER_FLAGS } from '../../../src/config/server-flags';
 import { VLLM_ENV_VARS } from '../../../src/config/vllm-env';
 import { VLLM_FLAG_POLICY } from '../../../src/config/vllm-flag-policy';
@@ -243,6 +244,10 @@ describe('README', () => {
       const row = readme.split('\n').find((line) => line.startsWith(`| \`${policy.flags}\``));
       expect([policy.flags, row?.includes(policy.status === 'no-effect' ? '| (b) |' : '| (c) |')]).toEqual([policy.flags, true]);
     }
+  });
+
+  it('holds the flag table `npm run -s flag-table` prints, verbatim (rows, order, defaults, meanings)', () => {
+    expect(readme).toContain(flagTableMarkdown());
   });
 
   it('documents every VLLM_* variable with a meaning here', () => {
