@@ -141,6 +141,21 @@ describe('memory store bounds', () => {
     for (const id of ['resp_a', 'resp_c', 'resp_d']) expect(await store.status(id)).toBe('completed');
   });
 
+  it('keeps records for the default 30-day TTL without a timer past setTimeout\'s limit', async () => {
+    // Node fires a longer timer after 1 ms; re-armed on every firing, it would spin for ever.
+    const timers = jest.spyOn(global, 'setTimeout');
+    const store = new MemoryResponsesStore({ maxBytes: BIG, ttlSeconds: 2_592_000 });
+    try {
+      await store.put(record('resp_month', 'completed'));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await store.status('resp_month')).toBe('completed');
+      expect(timers.mock.calls.map(([, ms]) => ms ?? 0).filter((ms) => ms > 2 ** 31 - 1)).toEqual([]);
+    } finally {
+      timers.mockRestore();
+      await store.close();
+    }
+  });
+
   it('refuses a record larger than the whole store', async () => {
     const store = new MemoryResponsesStore({ maxBytes: 64, ttlSeconds: 0 });
     await expect(store.put(record('resp_big', 'completed', 'x'.repeat(200)))).rejects.toThrow(ResponsesStoreError);

@@ -26,7 +26,11 @@ export class MemoryResponsesStore implements ResponsesStore {
     this.cache = new LRUCache<string, Entry>({
       maxSize: options.maxBytes,
       sizeCalculation: (entry, key) => entry.json.length + key.length,
-      ...(options.ttlSeconds > 0 ? { ttl: options.ttlSeconds * 1000, ttlAutopurge: true } : {}),
+      // Expiry is checked on read, not by lru-cache's ttlAutopurge: that arms one setTimeout per
+      // record, and a TTL past setTimeout's 24.8-day limit (the default is 30 days) fires after
+      // 1 ms and re-arms forever, a busy loop per record. Expired records still count against
+      // maxSize until evicted, so the byte bound holds either way.
+      ...(options.ttlSeconds > 0 ? { ttl: options.ttlSeconds * 1000 } : {}),
     });
   }
 
