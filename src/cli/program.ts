@@ -126,7 +126,7 @@ function benchServeOptions(): Option[] {
     new Option('--endpoint <path>', 'API path (default by backend: /v1/completions or /v1/chat/completions)'),
     new Option('--model <name>', "Model name in requests (default: the first of the server's /v1/models)"),
     new Option('--api-key <key>', 'Bearer key (default: env OPENAI_API_KEY or VLLM_API_KEY)'),
-    new Option('--tokenizer <path>', 'HF directory or GGUF file whose tokenizer builds random prompts (default: the server\'s /detokenize)'),
+    new Option('--tokenizer <path>', 'HF directory or GGUF file whose tokenizer builds random prompts (default: --model, as vLLM)'),
     new Option('--dataset-name <name>', 'random (token ids of the given lengths) or custom (JSONL with a "prompt" per line)').choices(['random', 'custom']).default('random'),
     new Option('--dataset-path <file>', 'JSONL file for --dataset-name custom'),
     new Option('--num-prompts <n>', 'Requests to send').argParser(int).default(1000),
