@@ -9,6 +9,8 @@ type Device = 'cpu' | 'cuda';
 export interface SessionSettings {
   device: Device;
   intraOpThreads?: number;
+  /** onnxruntime's CPU memory arena; off unless the runner kind measured a gain (see below). */
+  memoryArena?: boolean;
 }
 
 function sessionOptions(settings: SessionSettings): ort.InferenceSession.SessionOptions {
@@ -21,11 +23,13 @@ function sessionOptions(settings: SessionSettings): ort.InferenceSession.Session
     // One forward pass at a time; parallelism comes from intra-op threads.
     executionMode: 'sequential',
     interOpNumThreads: 1,
-    // No per-session arena: each session's arena keeps its largest step's activations for good,
+    // No arena by default: each session's arena keeps its largest step's activations for good,
     // and the segmented runner has one session per layer (1.1B Q8_0 after a 200-token prefill:
     // 2263 MiB resident with arenas, 1715 without). Steps measured the same either way
-    // (100M Q8_0, prefill 700 and batch-1/32 decode, interleaved runs within noise).
-    enableCpuMemArena: false,
+    // (100M Q8_0, prefill 700 and batch-1/32 decode, interleaved runs within noise); so did the
+    // pooling runner (MiniLM-shaped BERT, bench/embed-forward and bench:embed). A runner whose
+    // steps allocate large buffers every run opts in through `memoryArena` (the Whisper runner).
+    enableCpuMemArena: settings.memoryArena ?? false,
     ...(settings.intraOpThreads ? { intraOpNumThreads: settings.intraOpThreads } : {}),
     // Idle intra-op threads sleep instead of spinning between steps: a spinning pool steals the
     // core the HTTP thread needs (measured: 100M model, 2 threads, 32 streams 195 -> 179 tok/s

@@ -26,7 +26,12 @@ export async function createWhisperRunner(model: LoadedModel, opts: GraphRunnerO
   if (!model.weights) throw new Error('createWhisperRunner needs model weights');
   const { config, weights } = model;
   const linear = { keepQuantized: opts.keepQuantized ?? true, quantAccuracyLevel: opts.quantAccuracyLevel, dtype: graphDtypeFor(config, 'encoderDecoder', opts.dtype) };
-  const settings = { device: opts.device, intraOpThreads: opts.intraOpThreads };
+  // Arena on for both sessions: without it every run allocates its buffers afresh (the encoder's
+  // [heads, 1500, 1500] attention scores among them), seen as system CPU (whisper-tiny, bench:audio, interleaved runs:
+  // encoder 336-355 ms -> 258-267 ms, 8 concurrent clips 1.07-1.21 -> 1.51-1.53 req/s, system CPU
+  // 3.0-3.9 s -> 0.9 s, peak RSS +200 MiB). Arena on the encoder alone kept the decoder's cost
+  // and grew peak RSS to 1.9-2.2 GiB (1.3 with no arena, 1.5 with both).
+  const settings = { device: opts.device, intraOpThreads: opts.intraOpThreads, memoryArena: true };
   const builders = architectureOf(config).graphs;
   if (!builders.encoderDecoder) throw new Error(`architecture '${config.architecture}' has no encoder-decoder graphs`);
   const graphs = builders.encoderDecoder(config, weights, { ...linear, blockSize: opts.blockSize });
