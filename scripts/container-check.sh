@@ -22,7 +22,8 @@ SUITE=${DEBIAN_SUITE:-bookworm}
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 VERSION=$(node -p "require('./package.json').version")
 NODE_VERSION=$(node -p 'process.version.slice(1)')
-BASE_IMAGE=localhost/ortllm-check-base:${SUITE}-node${NODE_VERSION}
+# -h: the layout with Node's headers (an older cached base without them cannot build the addon).
+BASE_IMAGE=localhost/ortllm-check-base:${SUITE}-node${NODE_VERSION}-h
 IMAGE=localhost/ortllm:${VERSION}-check
 MODEL=${REPO}/../shared/models/stories260K.gguf
 STREAM_TOKENS=400
@@ -67,6 +68,10 @@ else
   cp -a "$(cd / && npm root -g)/npm" "$rootfs/usr/local/lib/node_modules/npm"
   ln -s ../lib/node_modules/npm/bin/npm-cli.js "$rootfs/usr/local/bin/npm"
   ln -s ../lib/node_modules/npm/bin/npx-cli.js "$rootfs/usr/local/bin/npx"
+  # Node's headers, which the official images ship (the native addon builds against them offline).
+  headers=$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")/include/node
+  [ -f "$headers/node_api.h" ] || fail "Node's headers are not at $headers"
+  mkdir -p "$rootfs/usr/local/include" && cp -a "$headers" "$rootfs/usr/local/include/node"
   # npm in the build trusts what this host's npm trusts (a TLS-inspecting proxy's CA, say).
   cafile=$(cd / && npm config get cafile 2>/dev/null || true)
   if [ -n "$cafile" ] && [ "$cafile" != null ] && [ -f "$cafile" ]; then
@@ -135,10 +140,14 @@ container=$(pm create "$IMAGE")
 root=$(pm mount "$container")
 app=$root/app
 for f in dist/src/main.js dist/src/engine/worker/engine-worker.js package.json \
+  native/build/Release/ortllm_native.node \
   "node_modules/onnxruntime-node/bin/napi-v6/linux/$(node -p process.arch)/onnxruntime_binding.node"; do
   [ -f "$app/$f" ] || fail "missing /app/$f"
 done
-ok "entry files present (dist/src/main.js, the engine worker, package.json, onnxruntime's binding)"
+ok "entry files present (dist/src/main.js, the engine worker, package.json, the native attention addon, onnxruntime's binding)"
+chroot "$root" /usr/local/bin/node -e "require('/app/native/build/Release/ortllm_native.node')" ||
+  fail "the native attention addon does not load in the image"
+ok "the native attention addon loads with the image's node"
 for d in src test bench dist/bench dist/test openapi helm scripts .git .ci coverage .bench-cache; do
   [ ! -e "$app/$d" ] || fail "/app/$d is in the image"
 done

@@ -33,6 +33,17 @@ describe.each(['Dockerfile', 'Dockerfile.cuda'])('%s', (file) => {
     expect(dockerfile.match(/npm ci [^\n]*--ignore-scripts/g)?.length).toBe(2);
   });
 
+  // Without the addon the image would silently run the in-graph attention, 2-2.5x slower at depth.
+  it('builds the native attention addon strictly in the build stage and copies only its output', () => {
+    const stages = dockerfile.split(/^FROM /m);
+    const build = stages.find((stage) => / AS build\n/.test(stage))!;
+    expect(build).toMatch(/apt-get install[^\n]*g\+\+ make python3/);
+    expect(build).toContain('RUN node scripts/build-native.js --strict');
+    const runtime = stages.at(-1)!;
+    expect(runtime).toContain('COPY --from=build /app/native/build/Release ./native/build/Release');
+    expect(runtime).not.toMatch(/g\+\+/);
+  });
+
   it('labels the image with package.json version by default', () => {
     expect(dockerfile).toContain(`ARG VERSION=${version}\n`);
     expect(dockerfile).toContain('org.opencontainers.image.version="${VERSION}"');
