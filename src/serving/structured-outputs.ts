@@ -4,7 +4,7 @@
 //   - the deprecated `guided_json` / `guided_regex` / `guided_choice` / `guided_grammar` /
 //     `guided_whitespace_pattern` / `guided_decoding_backend` (and the old top-level
 //     `structural_tag`).
-// Two sources at once (or two kinds inside one) → 400. `param` is the field the client sent,
+// Two constraining sources at once (or two kinds inside one) → 400; options-only sources merge. `param` is the field the client sent,
 // so the engine's later checks (schema, grammar, regex) name it too (SamplingContext.paramNames).
 //
 // Tool calling and reasoning build on this: a `tool_choice` that forces a call is one more
@@ -62,13 +62,31 @@ export function structuredOutputsFromRequest(body: StructuredOutputsRequestField
     guidedFields.push(field);
   }
   if (guidedFields.length > 0) sources.push({ params: guided, param: guidedFields[0] });
-  if (sources.length > 1) {
+  return mergeSources(sources);
+}
+
+/** The keys of StructuredOutputsParams that constrain the output (the rest are options of one). */
+const CONSTRAINT_KINDS = ['json', 'regex', 'choice', 'grammar', 'json_object', 'structural_tag'] as const;
+
+const constrains = (params: StructuredOutputsParams) => CONSTRAINT_KINDS.some((kind) => present(params[kind]));
+
+/**
+ * One constraint at most. A source that carries only options (`structured_outputs:
+ * {disable_any_whitespace: true}` beside a `response_format`, say) adds them to the constraining
+ * one, as vLLM fills response_format into the request's structured_outputs object.
+ */
+function mergeSources(sources: RequestedStructuredOutputs[]): RequestedStructuredOutputs | null {
+  const constraining = sources.filter((source) => constrains(source.params));
+  if (constraining.length > 1) {
     throw new RequestValidationError(
-      `Only one of structured_outputs, response_format and the guided_* fields may constrain the output; got ${sources.map((s) => s.param).join(' and ')}.`,
-      sources[1].param,
+      `Only one of structured_outputs, response_format and the guided_* fields may constrain the output; got ${constraining.map((s) => s.param).join(' and ')}.`,
+      constraining[1].param,
     );
   }
-  return sources[0] ?? null;
+  const [main] = constraining;
+  if (!main) return sources[0] ?? null;
+  const options = sources.filter((source) => source !== main).map((source) => source.params);
+  return { params: Object.assign({}, ...options, main.params) as StructuredOutputsParams, param: main.param };
 }
 
 function checkBackend(backend: unknown): void {

@@ -44,6 +44,22 @@ describe('structuredOutputsFromRequest', () => {
     expect(structuredOutputsFromRequest({ guided_regex: 'x', guided_grammar: 'root ::= "x"' })!.params).toEqual({ regex: 'x', grammar: 'root ::= "x"' });
   });
 
+  it('adds an options-only source to the constraining one, as vLLM fills response_format into structured_outputs', () => {
+    const schema = { type: 'object' };
+    expect(
+      structuredOutputsFromRequest({
+        structured_outputs: { disable_any_whitespace: true },
+        response_format: { type: 'json_schema', json_schema: { name: 'x', schema } },
+      }),
+    ).toEqual({ params: { json: schema, disable_any_whitespace: true }, param: 'response_format' });
+    expect(structuredOutputsFromRequest({ structured_outputs: { disable_additional_properties: true }, guided_json: schema })).toEqual({
+      params: { json: schema, disable_additional_properties: true },
+      param: 'guided_json',
+    });
+    // Options alone stay what they were: a source for the engine's own check.
+    expect(structuredOutputsFromRequest({ structured_outputs: { disable_any_whitespace: true } })!.params).toEqual({ disable_any_whitespace: true });
+  });
+
   it('refuses two sources, unknown formats and other backends', () => {
     fails({ structured_outputs: { regex: 'a' }, response_format: { type: 'json_object' } }, 'response_format', /Only one of/);
     fails({ structured_outputs: { regex: 'a' }, guided_regex: 'b' }, 'guided_regex', /Only one of/);
