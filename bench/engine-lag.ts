@@ -73,7 +73,7 @@ async function main(): Promise<void> {
     JSON.stringify(
       {
         mode: values['in-process'] ? 'in-process' : 'worker',
-        intraOpThreads: values.threads ?? 'engine default (cores - 1)',
+        intraOpThreads: values.threads ?? 'engine default (every core)',
         requests: numRequests,
         concurrency,
         maxTokens,

@@ -70,7 +70,7 @@ export const VLLM_ENV_VARS: VllmEnvVar[] = [
   },
   {
     name: 'VLLM_CPU_OMP_THREADS_BIND',
-    meaning: 'CPU cores of the forward pass, e.g. 0-3 or 0,2,4 (the first | group): its core count sets the thread count (threads are not pinned); auto or nobind = the default (cores − 1)',
+    meaning: 'CPU cores of the forward pass, e.g. 0-3 or 0,2,4 (the first | group): its core count sets the thread count (threads are not pinned); auto or nobind = the default (every core)',
     apply: (v) => {
       const group = v.split('|')[0].trim();
       if (group === 'auto' || group === 'nobind' || group === '') return {};

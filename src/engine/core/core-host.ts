@@ -20,21 +20,16 @@ import { GrammarClient } from '../structured/grammar-client';
 import { PoolingCore } from './pooling-core';
 
 /**
- * ORT's default pool takes every core and spins, starving the HTTP thread: on 2 cores,
- * bench/engine-lag measured 2-4x more steps/s and a lower event-loop lag p99 with one
- * thread than with ORT's default.
+ * Every core. Idle intra-op threads sleep (allow_spinning 0, session.ts), so the HTTP thread gets
+ * a core between steps. Measured on 2 cores, one thread against two, alternating runs:
+ * `npm run bench -- --models 100m,stories --prompts short --concurrency 1,32` gave 100M Q8_0
+ * 144-152 -> 174-176 tok/s at 1 stream and 665-672 -> 758-820 at 32; stories260K 3035 -> 3401
+ * and 16079 -> 19770. bench/engine-lag (32 streams) kept the HTTP thread's event-loop lag p99 at
+ * 3.0 ms (100M; 1.6 with one thread) and 4.4-4.7 ms (stories; 6.8 with one). A pooling model's
+ * steps are few and large, so it gains the same way (a 16 x 128-token MiniLM forward: 138 ms
+ * with two threads, 305 ms with one). VLLM_CPU_OMP_THREADS_BIND picks fewer.
  */
 export function defaultIntraOpThreads(): number {
-  return Math.max(1, os.availableParallelism() - 1);
-}
-
-/**
- * A pooling model's steps are few and large (whole prompts, packed), and the HTTP thread's share
- * per request is small, so its forward gets every core: on the 2-core box, a 16 x 128-token MiniLM
- * forward took 138 ms with two threads against 305 ms with one (best of 3, load permitting).
- * Idle threads sleep (allow_spinning 0), so the HTTP thread gets the cores between steps.
- */
-function poolingIntraOpThreads(): number {
   return os.availableParallelism();
 }
 
@@ -175,7 +170,7 @@ export class EngineCoreHost {
     if (maxModelLen > model.contextLength) {
       throw new Error(`max_model_len ${maxModelLen} is larger than the model's context length ${model.contextLength}.`);
     }
-    const runnerOptions = { device: options.device, intraOpThreads: options.intraOpThreads ?? poolingIntraOpThreads(), dtype: options.dtype };
+    const runnerOptions = { device: options.device, intraOpThreads: options.intraOpThreads ?? defaultIntraOpThreads(), dtype: options.dtype };
     const runner = await createPoolingRunner(model, runnerOptions);
     const budget = Math.max(options.maxNumBatchedTokens, maxModelLen);
     console.info(`[engine] pooling model: no KV cache, max_model_len ${maxModelLen}, ${budget} tokens per step`);
