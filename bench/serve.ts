@@ -5,9 +5,10 @@
 // the performance targets are stated in.
 //
 //   npm run bench -- [--models stories,100m,1b] [--prompts short,long] [--prompt-len 700]
-//     [--concurrency 1,8,32] [--max-tokens 64] [--repeat 2] [--threads N]
+//     [--concurrency 1,8,32] [--max-tokens 64] [--repeat 2]
 //     [--peer llama-server PATH | --peer llama-node | --peer none] [--peer-threads N]
 //     [--ortllm-args "--kv-cache-dtype float16 ..."]
+//   ortllm's forward-pass thread count comes from VLLM_CPU_OMP_THREADS_BIND, as for the server.
 //
 // The llama-server peer is the real server built from llama.cpp's source
 // (bench/build-llama-server.sh builds it into .bench-cache/llama.cpp); llama-node is
