@@ -14,6 +14,7 @@ import { resolveServerConfig } from '../src/config/server-config';
 import { emptyIterationStats } from '../src/engine/core/engine-core';
 import type { CoreConnection, CoreEvent } from '../src/engine/core/protocol';
 import { EngineFrontend } from '../src/engine/engine-frontend';
+import { InlineTextProcessor } from '../src/engine/text/text-processor';
 import { loadModel } from '../src/model/load-model';
 import { benchWord, ensureBenchBert } from './random-bert';
 
@@ -93,7 +94,7 @@ async function main(): Promise<void> {
   const modelDir = ensureBenchBert(cacheDir);
   const config = resolveServerConfig({ model: modelDir, disableUvicornAccessLog: true, logLevel: 'warning' }, {});
   const model = await loadModel({ model: modelDir, loadFormat: 'auto', loadWeights: false, skipTokenizer: false, chatTemplate: null, generationConfig: 'auto' });
-  const frontend: EngineFrontend = new EngineFrontend(model, { maxNumSeqs: config.maxNumSeqs, schedulingPolicy: 'fcfs' }, { numBlocks: 0, blockSize: 16, maxModelLen: 512 });
+  const frontend: EngineFrontend = new EngineFrontend(model, { maxNumSeqs: config.maxNumSeqs, schedulingPolicy: 'fcfs' }, { numBlocks: 0, blockSize: 16, maxModelLen: 512 }, new InlineTextProcessor(model.tokenizer!, model.chatTemplate));
   const vector = Float32Array.from({ length: model.config.hiddenSize }, (_, i) => Math.sin(i + 1) / 7);
   frontend.attach(instantCore(() => frontend, vector));
   const app = await createApp(config, { engine: frontend });
