@@ -119,6 +119,24 @@ inline uint16_t floatToHalf(float f) {  // round to nearest even
 }
 
 // ---------------------------------------------------------------- generic kernel
+// Each query vector of a work item: its row in q, the last key it may see (causal), and the
+// online-softmax state (running max, sum, accumulator) reset.
+inline void startQueries(const Call& c, const Item& it, int group, int past, const float** qp, int* limit, float* m,
+                         float* l, float (*acc)[kMaxHeadDim]) {
+  const Shape& s = c.shape;
+  const int hd = s.headDim;
+  const size_t qStride = (size_t)s.numHeads * hd;
+  const int first = c.seqs[4 * it.seq];
+  for (int i = 0; i < group * it.rows; i++) {
+    int r = it.row0 + i / group, g = i % group;
+    qp[i] = c.q + (size_t)(first + r) * qStride + (size_t)(it.kvHead * group + g) * hd;
+    limit[i] = past + r;
+    m[i] = -INFINITY;
+    l[i] = 0;
+    for (int d = 0; d < hd; d++) acc[i][d] = 0;
+  }
+}
+
 template <typename Load>
 void attendGeneric(const Call& c, const Item& it, Load load) {
   const Shape& s = c.shape;
@@ -134,14 +152,7 @@ void attendGeneric(const Call& c, const Item& it, Load load) {
   float score[kMaxQueries][kKeyChunk];
   const float* qp[kMaxQueries];
   int limit[kMaxQueries];
-  for (int i = 0; i < nq; i++) {
-    int r = it.row0 + i / group, g = i % group;
-    qp[i] = c.q + (size_t)(first + r) * qStride + (size_t)(it.kvHead * group + g) * hd;
-    limit[i] = past + r;
-    m[i] = -INFINITY;
-    l[i] = 0;
-    for (int d = 0; d < hd; d++) acc[i][d] = 0;
-  }
+  startQueries(c, it, group, past, qp, limit, m, l, acc);
   const int keys = past + it.row0 + it.rows;
   for (int j0 = 0; j0 < keys; j0 += kKeyChunk) {
     const int n = keys - j0 < kKeyChunk ? keys - j0 : kKeyChunk;
@@ -330,14 +341,7 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
   alignas(32) float kt[kMaxHeadDim * kKeyChunk];
   const float* qp[kMaxQueries];
   int limit[kMaxQueries];
-  for (int i = 0; i < nq; i++) {
-    int r = it.row0 + i / group, g = i % group;
-    qp[i] = c.q + (size_t)(first + r) * qStride + (size_t)(it.kvHead * group + g) * hd;
-    limit[i] = past + r;
-    m[i] = -INFINITY;
-    l[i] = 0;
-    for (int d = 0; d < hd; d++) acc[i][d] = 0;
-  }
+  startQueries(c, it, group, past, qp, limit, m, l, acc);
   const int keys = past + it.row0 + it.rows;
   for (int j0 = 0; j0 < keys;) {
     // A chunk of keys inside one block: their cache rows are consecutive.

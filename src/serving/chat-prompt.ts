@@ -38,6 +38,13 @@ export interface ChatPromptFlags {
   chat_template?: string | null;
 }
 
+/** The chat form's request fields, shared by chat, /tokenize and the pooling routes. */
+export interface ChatFormFields extends ChatPromptFlags {
+  messages?: unknown;
+  add_special_tokens?: boolean | null;
+  chat_template_kwargs?: Record<string, unknown> | null;
+}
+
 /** The checks vLLM makes on the template-related request fields before rendering. */
 export function checkChatTemplateFlags(req: ChatPromptFlags, trustRequestChatTemplate: boolean): void {
   if (req.continue_final_message && (req.add_generation_prompt ?? true)) {

@@ -4,22 +4,16 @@ import { RequestValidationError } from '../engine/errors';
 import type { TextProcessor } from '../engine/types';
 import { OpenAIServing } from './openai-serving';
 import type { Tokenizer } from '../model/types';
-import { checkChatTemplateFlags, renderChats } from './chat-prompt';
+import { ChatFormFields, checkChatTemplateFlags, renderChats } from './chat-prompt';
 import { prepareChatMessages } from './chat-messages';
 import { checkTokenIdsInVocab } from './completion-prompts';
 import { chatTemplateKwargs } from './serving-options';
 import { checkTools } from './tool-choice';
 import { rejectUnsupportedFields } from './unsupported';
 
-export interface TokenizeRequestBody {
+export interface TokenizeRequestBody extends ChatFormFields {
   model?: string | null;
   prompt?: unknown;
-  messages?: unknown;
-  add_special_tokens?: boolean | null;
-  add_generation_prompt?: boolean | null;
-  continue_final_message?: boolean | null;
-  chat_template?: string | null;
-  chat_template_kwargs?: Record<string, unknown> | null;
   return_token_strs?: boolean | null;
   [key: string]: unknown;
 }

@@ -104,3 +104,13 @@ export const PROMPT_LOGPROBS_SCHEMA = {
     },
   },
 } as ApiPropertyOptions;
+
+/** The envelope of vLLM's pooling responses (embeddings, pooling, classify, score): a list object. */
+export class PoolingListFieldsDto {
+  @ApiProperty({ enum: ['list'], description: 'Always list.' })
+  object!: 'list';
+  @ApiProperty({ type: 'integer', description: 'Unix seconds.' })
+  created!: number;
+  @ApiProperty({ description: 'The served model name.' })
+  model!: string;
+}

@@ -6,17 +6,11 @@
 import { RequestValidationError } from '../../engine/errors';
 import type { EngineClient } from '../../engine/types';
 import { prepareChatMessages } from '../chat-messages';
-import { checkChatTemplateFlags, renderChats } from '../chat-prompt';
+import { ChatFormFields, checkChatTemplateFlags, renderChats } from '../chat-prompt';
 import { checkTokenIdsInVocab, requireTokenizer, resolveTruncation, splitCompletionPrompt, truncateTokens } from '../completion-prompts';
 
-export interface PoolingInputFields {
+export interface PoolingInputFields extends ChatFormFields {
   input?: unknown;
-  messages?: unknown;
-  add_special_tokens?: boolean | null;
-  add_generation_prompt?: boolean | null;
-  continue_final_message?: boolean | null;
-  chat_template?: string | null;
-  chat_template_kwargs?: Record<string, unknown> | null;
   truncate_prompt_tokens?: number | null;
   truncation_side?: 'left' | 'right' | null;
 }

@@ -2,7 +2,7 @@
 
 import { ApiProperty } from '@nestjs/swagger';
 import type { ClassificationData, ClassificationResponse } from '../../../serving/pooling/classify-serving';
-import { UsageDto } from '../../../common/dto/response-fields.dto';
+import { PoolingListFieldsDto, UsageDto } from '../../../common/dto/response-fields.dto';
 
 export class ClassificationDataDto implements ClassificationData {
   @ApiProperty({ type: 'integer', description: 'Position of the input in the request.' })
@@ -15,15 +15,9 @@ export class ClassificationDataDto implements ClassificationData {
   num_classes!: number;
 }
 
-export class ClassificationResponseDto implements Omit<ClassificationResponse, 'usage'> {
+export class ClassificationResponseDto extends PoolingListFieldsDto implements Omit<ClassificationResponse, 'usage'> {
   @ApiProperty({ example: 'classify-3f2a…', description: 'classify-<X-Request-Id, request_id or a random id>.' })
   id!: string;
-  @ApiProperty({ enum: ['list'], description: 'Always list.' })
-  object!: 'list';
-  @ApiProperty({ type: 'integer', description: 'Unix seconds.' })
-  created!: number;
-  @ApiProperty({ description: 'The served model name.' })
-  model!: string;
   @ApiProperty({ type: () => ClassificationDataDto, isArray: true, description: 'One result per input, in order.' })
   data!: ClassificationDataDto[];
   @ApiProperty({ type: () => UsageDto, description: 'Prompt tokens of all inputs.' })

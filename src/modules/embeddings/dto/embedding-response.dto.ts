@@ -2,7 +2,7 @@
 
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import type { EmbeddingData, EmbeddingResponse } from '../../../serving/pooling/embedding-serving';
-import { UsageDto } from '../../../common/dto/response-fields.dto';
+import { PoolingListFieldsDto, UsageDto } from '../../../common/dto/response-fields.dto';
 
 @ApiSchema({ name: 'EmbeddingResponseData' })
 export class EmbeddingDataDto implements EmbeddingData {
@@ -14,15 +14,9 @@ export class EmbeddingDataDto implements EmbeddingData {
   embedding!: number[] | string;
 }
 
-export class EmbeddingResponseDto implements Omit<EmbeddingResponse, 'usage'> {
+export class EmbeddingResponseDto extends PoolingListFieldsDto implements Omit<EmbeddingResponse, 'usage'> {
   @ApiProperty({ example: 'embd-3f2a…', description: 'embd-<X-Request-Id, request_id or a random id>.' })
   id!: string;
-  @ApiProperty({ enum: ['list'], description: 'Always list.' })
-  object!: 'list';
-  @ApiProperty({ type: 'integer', description: 'Unix seconds.' })
-  created!: number;
-  @ApiProperty({ description: 'The served model name.' })
-  model!: string;
   @ApiProperty({ type: () => EmbeddingDataDto, isArray: true, description: 'One embedding per input, in order.' })
   data!: EmbeddingDataDto[];
   @ApiProperty({ type: () => UsageDto, description: 'Prompt tokens of all inputs.' })

@@ -2,7 +2,7 @@
 
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import type { PoolingData, PoolingResponse } from '../../../serving/pooling/pooling-serving';
-import { UsageDto } from '../../../common/dto/response-fields.dto';
+import { PoolingListFieldsDto, UsageDto } from '../../../common/dto/response-fields.dto';
 
 @ApiSchema({ name: 'PoolingResponseData' })
 export class PoolingDataDto implements PoolingData {
@@ -14,15 +14,9 @@ export class PoolingDataDto implements PoolingData {
   data!: number[] | string;
 }
 
-export class PoolingResponseDto implements Omit<PoolingResponse, 'usage'> {
+export class PoolingResponseDto extends PoolingListFieldsDto implements Omit<PoolingResponse, 'usage'> {
   @ApiProperty({ example: 'pool-3f2a…', description: 'pool-<X-Request-Id, request_id or a random id>.' })
   id!: string;
-  @ApiProperty({ enum: ['list'], description: 'Always list.' })
-  object!: 'list';
-  @ApiProperty({ type: 'integer', description: 'Unix seconds.' })
-  created!: number;
-  @ApiProperty({ description: 'The served model name.' })
-  model!: string;
   @ApiProperty({ type: () => PoolingDataDto, isArray: true, description: 'One pooled output per input, in order.' })
   data!: PoolingDataDto[];
   @ApiProperty({ type: () => UsageDto, description: 'Prompt tokens of all inputs.' })

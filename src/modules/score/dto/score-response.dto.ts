@@ -2,7 +2,7 @@
 
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import type { RerankResponse, RerankResult, ScoreData, ScoreResponse } from '../../../serving/pooling/score-serving';
-import { UsageDto } from '../../../common/dto/response-fields.dto';
+import { PoolingListFieldsDto, UsageDto } from '../../../common/dto/response-fields.dto';
 
 @ApiSchema({ name: 'ScoreResponseData' })
 export class ScoreDataDto implements ScoreData {
@@ -14,15 +14,9 @@ export class ScoreDataDto implements ScoreData {
   score!: number;
 }
 
-export class ScoreResponseDto implements Omit<ScoreResponse, 'usage'> {
+export class ScoreResponseDto extends PoolingListFieldsDto implements Omit<ScoreResponse, 'usage'> {
   @ApiProperty({ example: 'score-3f2a…', description: 'score-<X-Request-Id, request_id or a random id>.' })
   id!: string;
-  @ApiProperty({ enum: ['list'], description: 'Always list.' })
-  object!: 'list';
-  @ApiProperty({ type: 'integer', description: 'Unix seconds.' })
-  created!: number;
-  @ApiProperty({ description: 'The served model name.' })
-  model!: string;
   @ApiProperty({ type: () => ScoreDataDto, isArray: true, description: 'One score per pair, in order.' })
   data!: ScoreDataDto[];
   @ApiProperty({ type: () => UsageDto, description: 'Prompt tokens of all pairs.' })
