@@ -1,25 +1,28 @@
-// How a step event crosses from the engine worker to the HTTP thread: positional arrays instead
-// of the objects themselves. Structured clone writes and reads every key of every object, so a
-// step's outputs (one object per request and per completion, a dozen keys each) and its stats
-// cost more to clone than the rest of the worker's per-step work above the model: measured with
-// v8.serialize/deserialize, 12 -> 7 us for one output and 65 -> 32 us for 32 (both threads
-// together). Nothing is left out: decodeStep(encodeStep(e)) equals e, except that the prompt's
-// token ids stay behind (the frontend holds them; OutputStream puts them back).
+// How a step event crosses from the engine worker to the HTTP thread: flat positional arrays
+// instead of the objects themselves. Structured clone writes and reads every key of every
+// object, and a step's outputs are one object per request and per completion, a dozen keys each.
+// Measured with v8.serialize/deserialize on 32 one-token outputs (a step at 32 streams): 24-40 us
+// to write and 42-70 us to read the objects, against 13-21 us and 14-24 us for encode + write and
+// read + decode here (three runs); for one output it is about even (3-6 us each way). The HTTP
+// thread, which reads, is the busier one at high concurrency. Nothing is left out:
+// decodeStep(encodeStep(e)) equals e, except that the prompt's token ids stay behind (the
+// frontend holds them; OutputStream puts them back).
 
 import type { CompletionOutput, IterationStats, RequestOutput, SchedulerStats } from '../types';
 import type { CoreEvent, PooledResult } from './protocol';
 
 type StepEvent = Extract<CoreEvent, { type: 'step' }>;
 
-/** Per completion: index, text, tokenIds, cumulativeLogprob, logprobs, finishReason, stopReason. */
-const COMPLETION_FIELDS = 7;
-
-/** [requestId, finished, numCachedTokens, promptLogprobs, error, ...COMPLETION_FIELDS per completion]. */
-type WireOutput = unknown[];
+/**
+ * Every output of the step in one flat array: per output requestId, finished, numCachedTokens,
+ * promptLogprobs, error (null = none), its number of completions, then per completion index,
+ * text, tokenIds, cumulativeLogprob, logprobs, finishReason, stopReason.
+ */
+type WireOutputs = unknown[];
 
 export interface WireStep {
   type: 'step-wire';
-  outputs: WireOutput[];
+  outputs: WireOutputs;
   pooled?: PooledResult[];
   /** numRunning, numWaiting, numPaused, numDeferred, kvCacheUsage, numBlocks, blockSize (null = absent). */
   stats: (number | null)[];
@@ -28,46 +31,55 @@ export interface WireStep {
 }
 
 export function encodeStep(event: StepEvent): WireStep {
-  const wire: WireStep = { type: 'step-wire', outputs: event.outputs.map(encodeOutput), stats: encodeStats(event.stats), iteration: encodeIteration(event.iteration) };
+  const wire: WireStep = { type: 'step-wire', outputs: encodeOutputs(event.outputs), stats: encodeStats(event.stats), iteration: encodeIteration(event.iteration) };
   if (event.pooled !== undefined) wire.pooled = event.pooled;
   return wire;
 }
 
 export function decodeStep(wire: WireStep): StepEvent {
-  const event: StepEvent = { type: 'step', outputs: wire.outputs.map(decodeOutput), stats: decodeStats(wire.stats), iteration: decodeIteration(wire.iteration) };
+  const event: StepEvent = { type: 'step', outputs: decodeOutputs(wire.outputs), stats: decodeStats(wire.stats), iteration: decodeIteration(wire.iteration) };
   if (wire.pooled !== undefined) event.pooled = wire.pooled;
   return event;
 }
 
-function encodeOutput(o: RequestOutput): WireOutput {
-  const wire: unknown[] = [o.requestId, o.finished, o.numCachedTokens, o.promptLogprobs, o.error ?? null];
-  for (const c of o.outputs) wire.push(c.index, c.text, c.tokenIds, c.cumulativeLogprob, c.logprobs, c.finishReason, c.stopReason);
+function encodeOutputs(outputs: readonly RequestOutput[]): WireOutputs {
+  const wire: unknown[] = [];
+  for (const o of outputs) {
+    wire.push(o.requestId, o.finished, o.numCachedTokens, o.promptLogprobs, o.error ?? null, o.outputs.length);
+    for (const c of o.outputs) wire.push(c.index, c.text, c.tokenIds, c.cumulativeLogprob, c.logprobs, c.finishReason, c.stopReason);
+  }
   return wire;
 }
 
-function decodeOutput(w: WireOutput): RequestOutput {
-  const outputs: CompletionOutput[] = [];
-  for (let at = 5; at < w.length; at += COMPLETION_FIELDS) {
-    outputs.push({
-      index: w[at] as number,
-      text: w[at + 1] as string,
-      tokenIds: w[at + 2] as number[],
-      cumulativeLogprob: w[at + 3] as CompletionOutput['cumulativeLogprob'],
-      logprobs: w[at + 4] as CompletionOutput['logprobs'],
-      finishReason: w[at + 5] as CompletionOutput['finishReason'],
-      stopReason: w[at + 6] as CompletionOutput['stopReason'],
-    });
+function decodeOutputs(w: WireOutputs): RequestOutput[] {
+  const outputs: RequestOutput[] = [];
+  let at = 0;
+  while (at < w.length) {
+    const output: RequestOutput = {
+      requestId: w[at] as string,
+      promptTokenIds: [],
+      promptLogprobs: w[at + 3] as RequestOutput['promptLogprobs'],
+      outputs: [],
+      finished: w[at + 1] as boolean,
+      numCachedTokens: w[at + 2] as number,
+    };
+    if (w[at + 4] !== null) output.error = w[at + 4] as string;
+    const count = w[at + 5] as number;
+    at += 6;
+    for (let i = 0; i < count; i++, at += 7) {
+      output.outputs.push({
+        index: w[at] as number,
+        text: w[at + 1] as string,
+        tokenIds: w[at + 2] as number[],
+        cumulativeLogprob: w[at + 3] as CompletionOutput['cumulativeLogprob'],
+        logprobs: w[at + 4] as CompletionOutput['logprobs'],
+        finishReason: w[at + 5] as CompletionOutput['finishReason'],
+        stopReason: w[at + 6] as CompletionOutput['stopReason'],
+      });
+    }
+    outputs.push(output);
   }
-  const output: RequestOutput = {
-    requestId: w[0] as string,
-    promptTokenIds: [],
-    promptLogprobs: w[3] as RequestOutput['promptLogprobs'],
-    outputs,
-    finished: w[1] as boolean,
-    numCachedTokens: w[2] as number,
-  };
-  if (w[4] !== null) output.error = w[4] as string;
-  return output;
+  return outputs;
 }
 
 function encodeStats(s: SchedulerStats): (number | null)[] {
