@@ -21,7 +21,7 @@ import { createRunner } from '../src/model/runner';
 import { defaultIntraOpThreads } from '../src/engine/core/core-host';
 import type { ModelArchConfig, ModelRunner, StepSequence } from '../src/model/types';
 import { resolve } from 'node:path';
-import { touchKvCache } from './runner-ceiling';
+import { median, touchKvCache } from './runner-ceiling';
 
 const storiesPath = resolve(__dirname, '..', '..', '..', 'shared', 'models', 'stories260K.gguf');
 
@@ -125,11 +125,6 @@ async function main(): Promise<void> {
   await runner.dispose();
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
 
 main().catch((err) => {
   console.error(err);

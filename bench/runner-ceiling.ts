@@ -118,7 +118,7 @@ export function touchKvCache(runner: ModelRunner): void {
   for (const rows of [...cache.keys, ...cache.values]) rows.fill(0);
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
