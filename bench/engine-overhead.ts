@@ -18,10 +18,9 @@ import { defaultSamplingParams } from '../src/engine/sampling-params';
 import { loadTokenizer } from '../src/model/load-model';
 import { loadModel } from '../src/model/load-model';
 import { createRunner } from '../src/model/runner';
-import { defaultIntraOpThreads } from '../src/engine/core/core-host';
 import type { ModelArchConfig, ModelRunner, StepSequence } from '../src/model/types';
 import { resolve } from 'node:path';
-import { median, touchKvCache } from './runner-ceiling';
+import { median, serverThreads, touchKvCache } from './runner-ceiling';
 
 const storiesPath = resolve(__dirname, '..', '..', '..', 'shared', 'models', 'stories260K.gguf');
 
@@ -63,7 +62,7 @@ async function main(): Promise<void> {
   const vocabSize = model?.config.vocabSize ?? 512;
   // The real runner gets perSeq more blocks than the engine sees: the runner-alone runs use those.
   const runner = model
-    ? await createRunner(model, { blockSize, numBlocks: engineBlocks + perSeq, device: 'cpu', intraOpThreads: defaultIntraOpThreads() })
+    ? await createRunner(model, { blockSize, numBlocks: engineBlocks + perSeq, device: 'cpu', intraOpThreads: serverThreads() })
     : instantRunner(vocabSize, engineBlocks, blockSize);
   if (model) touchKvCache(runner);
   const engineRunner: ModelRunner = { config: runner.config, blockSize, numBlocks: engineBlocks, step: (b) => runner.step(b), copyBlocks: (p) => runner.copyBlocks(p), dispose: () => Promise.resolve() };

@@ -1,6 +1,6 @@
 // The runner-alone figures `npm run bench` compares the served engine against: ModelRunner.step
 // with no scheduler, sampler or HTTP in the way (the measurement `npm run bench:forward` makes),
-// on the engine's intra-op thread count: prefill tokens/s of one prompt, batch-1 decode as a
+// on the engine's intra-op thread count (VLLM_CPU_OMP_THREADS_BIND's, as the server reads it): prefill tokens/s of one prompt, batch-1 decode as a
 // served request runs it, and batch-32 decode steps at a given context.
 //
 // The batch-1 figure is measured the way the served TPOT is: a request's TPOT is the mean of its
@@ -24,6 +24,7 @@ import { createRunner } from '../src/model/runner';
 import type { PagedKvCache } from '../src/model/runner/kv-cache';
 import type { ModelRunner } from '../src/model/types';
 import { defaultIntraOpThreads } from '../src/engine/core/core-host';
+import { fromVllmEnv } from '../src/config/vllm-env';
 
 export interface RunnerFigures {
   /** Prompt tokens/s of one prefill of `promptLen` tokens (best of a few). */
@@ -63,7 +64,7 @@ export async function measureRunner(modelPath: string, w: RunnerWorkload): Promi
     blockSize,
     numBlocks: (batch + 1) * perSeq,
     device: 'cpu',
-    intraOpThreads: defaultIntraOpThreads(),
+    intraOpThreads: serverThreads(),
     ...(w.kvCacheDtype ? { kvCacheDtype: w.kvCacheDtype as 'float32' } : {}),
   });
   const table = (s: number) => Array.from({ length: perSeq }, (_, b) => s * perSeq + b);
@@ -105,6 +106,11 @@ export async function measureRunner(modelPath: string, w: RunnerWorkload): Promi
   } finally {
     await runner.dispose();
   }
+}
+
+/** The forward pass's thread count the served engine gets: VLLM_CPU_OMP_THREADS_BIND's, else the default. */
+export function serverThreads(): number {
+  return fromVllmEnv(process.env, {}).cpuThreads ?? defaultIntraOpThreads();
 }
 
 /**
