@@ -31,9 +31,18 @@ function sessionOptions(settings: SessionSettings): ort.InferenceSession.Session
     // steps allocate large buffers every run opts in through `memoryArena` (the Whisper runner).
     enableCpuMemArena: settings.memoryArena ?? false,
     ...(settings.intraOpThreads ? { intraOpNumThreads: settings.intraOpThreads } : {}),
-    // Idle intra-op threads sleep instead of spinning between steps: a spinning pool steals the
-    // core the HTTP thread needs (measured: 100M model, 2 threads, 32 streams 195 -> 179 tok/s
-    // but a free event loop; 1 stream 77 -> 85 tok/s).
+    // Intra-op threads never spin. Each session has its own pool, and a segmented step runs one
+    // session per layer with the native attention kernel's threads between runs, so pools left
+    // spinning after their run (allow_spinning 1) take the cores from the next: 100M Q8_0,
+    // runner alone batch 1 175 -> 91 tok/s, served 1 stream 171 -> 18. Spinning only inside a
+    // run (allow_spinning 1 with session.force_spinning_stop 1) gains at 1 stream and loses
+    // under load, where the spinning threads take the core the HTTP thread needs: served 100M
+    // (`npm run bench -- --models 100m --prompts short --concurrency 1,32`) 1 stream 171 -> 185
+    // tok/s, 32 streams 925 -> 946-975, but bench/engine-lag (32 streams) 501-516 -> 342-379
+    // tok/s, stories260K 13171-18974 -> 5647-14075, runner alone stories260K batch 32 704-793
+    // -> 610-628 steps/s, and the pooling runner (bench:embed, 16 tokens) 32 concurrent 434-471
+    // -> 403-439/s. onnxruntime-node's RunOptions carry no config entries (only logSeverityLevel
+    // and tag reach the native run), so spinning cannot be chosen per step.
     extra: { session: { intra_op: { allow_spinning: '0' } } },
   };
 }
