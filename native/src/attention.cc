@@ -426,8 +426,9 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
     size_t* at = w.at;
     // Walk the block table (no division per key: it costs more than a key's dot product at head size 8).
     for (int jj = 0, blk = j0 / s.blockSize, in = j0 % s.blockSize; jj < n; blk++, in = 0) {
+      const int end = jj + std::min(s.blockSize - in, n - jj);
       size_t row = ((size_t)table[blk] * s.blockSize + in) * kvStride + head;
-      for (; in < s.blockSize && jj < n; in++, jj++, row += kvStride) at[jj] = row;
+      for (; jj < end; jj++, row += kvStride) at[jj] = row;
     }
     for (int jj = n; jj < padded + 8; jj++) at[jj] = at[n - 1];  // padding keys re-read the last row
     // Scores. Many query vectors (prefill tiles, wide GQA groups): transpose 16 keys at a time and
