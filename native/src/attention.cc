@@ -59,9 +59,10 @@ struct Call {
 
 struct Item {
   int seq;
-  int kvHead;
+  int kvHead;  // the first of `heads` consecutive KV heads
   int row0;
   int rows;
+  int heads;
 };
 
 constexpr int kMaxQueries = 32;  // query vectors (group heads x tile rows) per work item
@@ -137,7 +138,7 @@ inline uint16_t floatToHalf(float f) {  // round to nearest even
 }
 
 // ---------------------------------------------------------------- generic kernel
-// Each query vector of a work item: its row in q, the last key it may see (causal), and the
+// Each query vector of a work item (head-major, then row, then group member): its row in q, the last key it may see (causal), and the
 // online-softmax state (running max, sum, accumulator) reset.
 inline void startQueries(const Call& c, const Item& it, int group, int past, const float** qp, int* limit, float* m,
                          float* l, float (*acc)[kMaxHeadDim]) {
@@ -145,9 +146,10 @@ inline void startQueries(const Call& c, const Item& it, int group, int past, con
   const int hd = s.headDim;
   const size_t qStride = (size_t)s.numHeads * hd;
   const int first = c.seqs[4 * it.seq];
-  for (int i = 0; i < group * it.rows; i++) {
-    int r = it.row0 + i / group, g = i % group;
-    qp[i] = c.q + (size_t)(first + r) * qStride + (size_t)(it.kvHead * group + g) * hd;
+  const int qh = group * it.rows;
+  for (int i = 0; i < qh * it.heads; i++) {
+    int r = it.row0 + i % qh / group, g = i % group;
+    qp[i] = c.q + (size_t)(first + r) * qStride + (size_t)((it.kvHead + i / qh) * group + g) * hd;
     limit[i] = past + r;
     m[i] = -INFINITY;
     l[i] = 0;
@@ -322,6 +324,12 @@ AVX2_FN inline void scoresTransposed(const float* const* qp, const float* kt, in
   }
 }
 
+// The cache viewed from `elements` further on (another KV head's columns).
+template <KvType T>
+inline const void* shifted(const void* base, size_t elements) {
+  return (const char*)base + elements * (T == kF32 ? 4 : 2);
+}
+
 // Eight keys' scores for one query vector: eight dot products, one reduction.
 template <KvType T>
 AVX2_FN inline __m256 scores8(const float* q, const void* k, const size_t* at, int vecs) {
@@ -408,7 +416,8 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
   const int32_t* info = c.seqs + 4 * it.seq;
   const int first = info[0], past = info[2];
   const int32_t* table = c.tables + info[3];
-  const int nq = group * it.rows;
+  const int qh = group * it.rows;  // query vectors per KV head
+  const int nq = qh * it.heads;
   Scratch& w = scratch();
   float(*acc)[kMaxHeadDim] = w.acc;
   float* m = w.m;
@@ -434,7 +443,7 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
     // Scores. Many query vectors (prefill tiles, wide GQA groups): transpose 16 keys at a time and
     // run the broadcast micro-kernel four queries at a time. The rest: eight keys per pass.
     int i = 0;
-    if (nq >= 4) {
+    if (nq >= 4 && it.heads == 1) {
       float* kt = w.kt;
       for (int c0 = 0; c0 < n; c0 += 16) {
         for (int jj = 0; jj < 16; jj++)
@@ -449,7 +458,8 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
     const __m256 scale = _mm256_set1_ps(s.scale);
     // Keys outer: eight K rows stay in L1 for every query vector that reads them.
     for (int jj = 0; jj < n; jj += 8)
-      for (int r = i; r < nq; r++) _mm256_store_ps(score[r] + jj, _mm256_mul_ps(scores8<T>(qp[r], c.k, at + jj, vecs), scale));
+      for (int r = i; r < nq; r++)
+        _mm256_store_ps(score[r] + jj, _mm256_mul_ps(scores8<T>(qp[r], shifted<T>(c.k, r / qh * hd), at + jj, vecs), scale));
     // Online softmax update per query vector; masked keys (future or padding) get weight 0.
     for (i = 0; i < nq; i++) {
       float* sc = score[i];
@@ -478,15 +488,18 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
       }
     }
     // Values: up to four query vectors x two eight-float columns of accumulators held in registers.
-    int b = 0;
-    for (; b + 4 <= nq; b += 4) accumulateBlock<T, 4>(acc + b, score + b, c.v, at, n, vecs);
-    for (; b + 2 <= nq; b += 2) accumulateBlock<T, 2>(acc + b, score + b, c.v, at, n, vecs);
-    for (; b < nq; b++) accumulateBlock<T, 1>(acc + b, score + b, c.v, at, n, vecs);
+    for (int h = 0; h < it.heads; h++) {
+      const void* v = shifted<T>(c.v, h * hd);
+      int b = h * qh;
+      for (; b + 4 <= (h + 1) * qh; b += 4) accumulateBlock<T, 4>(acc + b, score + b, v, at, n, vecs);
+      for (; b + 2 <= (h + 1) * qh; b += 2) accumulateBlock<T, 2>(acc + b, score + b, v, at, n, vecs);
+      for (; b < (h + 1) * qh; b++) accumulateBlock<T, 1>(acc + b, score + b, v, at, n, vecs);
+    }
     j0 += n;
   }
   for (int i = 0; i < nq; i++) {
-    int r = it.row0 + i / group, g = i % group;
-    float* o = c.out + (size_t)(first + r) * qStride + (size_t)(it.kvHead * group + g) * hd;
+    int r = it.row0 + i % qh / group, g = i % group;
+    float* o = c.out + (size_t)(first + r) * qStride + (size_t)((it.kvHead + i / qh) * group + g) * hd;
     __m256 inv = _mm256_set1_ps(l[i] > 0 ? 1.0f / l[i] : 0.0f);
     for (int v = 0; v < vecs; v++) _mm256_storeu_ps(o + 8 * v, _mm256_mul_ps(_mm256_load_ps(acc[i] + 8 * v), inv));
   }
@@ -514,12 +527,15 @@ void attendItem(const Call& c, const Item& it) {
     return;
   }
 #endif
-  if (c.kvType == kF16)
-    attendGeneric(c, it, loadF16);
-  else if (c.kvType == kBF16)
-    attendGeneric(c, it, loadBF16);
-  else
-    attendGeneric(c, it, loadF32);
+  for (int h = 0; h < it.heads; h++) {
+    const Item one{it.seq, it.kvHead + h, it.row0, it.rows, 1};
+    if (c.kvType == kF16)
+      attendGeneric(c, one, loadF16);
+    else if (c.kvType == kBF16)
+      attendGeneric(c, one, loadBF16);
+    else
+      attendGeneric(c, one, loadF32);
+  }
 }
 
 // ---------------------------------------------------------------- a small thread pool
@@ -664,6 +680,7 @@ napi_value Attention(napi_env env, napi_callback_info info) {
   // Validate every index the kernel will touch, so a bad call throws instead of reading wild memory.
   std::vector<Item> items;
   const int tileRows = std::max(1, kMaxQueries / group);
+  const bool wide = numSeqs >= 4 * threads;  // enough sequences to keep every thread busy
   for (int s = 0; s < numSeqs; s++) {
     const int first = si[4 * s], count = si[4 * s + 1], past = si[4 * s + 2], toff = si[4 * s + 3];
     if (first < 0 || count < 1 || past < 0 || (size_t)first + count > rowsTotal) return fail(env, "attention: a sequence's rows are out of range");
@@ -672,8 +689,13 @@ napi_value Attention(napi_env env, napi_callback_info info) {
     for (int b = 0; b < nblocks; b++) {
       if (tb[toff + b] < 0 || (size_t)(tb[toff + b] + 1) * shape.blockSize > slots) return fail(env, "attention: a block id is out of range");
     }
+    // Decodes of a large batch (few query vectors per KV head): one item takes every KV head of
+    // the sequence, so it streams whole cache rows instead of a head's slice a row apart.
+    const int rows = std::min(tileRows, count);
+    const int heads = wide && group * rows < 4 ? std::min(shape.numKvHeads, kMaxQueries / (group * rows)) : 1;
     for (int r = 0; r < count; r += tileRows)
-      for (int h = 0; h < shape.numKvHeads; h++) items.push_back({s, h, r, std::min(tileRows, count - r)});
+      for (int h = 0; h < shape.numKvHeads; h += heads)
+        items.push_back({s, h, r, std::min(tileRows, count - r), std::min(heads, shape.numKvHeads - h)});
   }
   Call call{(const float*)q.data, (float*)out.data, k.data, v.data, kvType, si, tb, shape};
   // Threads only pay off for enough work: estimate multiply-adds.
