@@ -384,20 +384,17 @@ AVX2_FN inline void accumulateValues(float (*acc)[kMaxHeadDim], float* const* p,
     }
 }
 
-// Sixteen keys at a time, so their V rows stay in L1 while each column group reads them; about
+// Keys j0 .. j0 + n (a few, so their V rows stay in L1 while each column group reads them); about
 // eight independent multiply-add chains whatever the number of query vectors (IB) and columns.
 template <KvType T, int IB>
-AVX2_FN inline void accumulateBlock(float (*acc)[kMaxHeadDim], float* const* p, const void* vCache, const size_t* at, int n, int vecs) {
+AVX2_FN inline void accumulateBlock(float (*acc)[kMaxHeadDim], float* const* p, int j0, const void* vCache, const size_t* at, int n, int vecs) {
   constexpr int U1 = IB >= 4 ? 2 : 8 / IB;  // chains for one column
   constexpr int U2 = IB >= 4 ? 1 : 4 / IB;  // chains per column pair
-  for (int j0 = 0; j0 < n; j0 += 16) {
-    const int m = std::min(16, n - j0);
-    float* pj[IB];
-    for (int b = 0; b < IB; b++) pj[b] = p[b] + j0;
-    int v0 = 0;
-    for (; v0 + 2 <= vecs; v0 += 2) accumulateValues<T, IB, 2, U2>(acc, pj, vCache, at + j0, m, v0);
-    if (v0 < vecs) accumulateValues<T, IB, 1, U1>(acc, pj, vCache, at + j0, m, v0);
-  }
+  float* pj[IB];
+  for (int b = 0; b < IB; b++) pj[b] = p[b] + j0;
+  int v0 = 0;
+  for (; v0 + 2 <= vecs; v0 += 2) accumulateValues<T, IB, 2, U2>(acc, pj, vCache, at + j0, n, v0);
+  if (v0 < vecs) accumulateValues<T, IB, 1, U1>(acc, pj, vCache, at + j0, n, v0);
 }
 
 // One work item, keys in spans of up to kSpan: the span's cache rows are looked up once (any
@@ -488,12 +485,16 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
       }
     }
     // Values: up to four query vectors x two eight-float columns of accumulators held in registers.
-    for (int h = 0; h < it.heads; h++) {
-      const void* v = shifted<T>(c.v, h * hd);
-      int b = h * qh;
-      for (; b + 4 <= (h + 1) * qh; b += 4) accumulateBlock<T, 4>(acc + b, score + b, v, at, n, vecs);
-      for (; b + 2 <= (h + 1) * qh; b += 2) accumulateBlock<T, 2>(acc + b, score + b, v, at, n, vecs);
-      for (; b < (h + 1) * qh; b++) accumulateBlock<T, 1>(acc + b, score + b, v, at, n, vecs);
+    // Sixteen keys at a time, every KV head of the item: whole V rows in order, as for K.
+    for (int j = 0; j < n; j += 16) {
+      const int m = std::min(16, n - j);
+      for (int h = 0; h < it.heads; h++) {
+        const void* v = shifted<T>(c.v, h * hd);
+        int b = h * qh;
+        for (; b + 4 <= (h + 1) * qh; b += 4) accumulateBlock<T, 4>(acc + b, score + b, j, v, at, m, vecs);
+        for (; b + 2 <= (h + 1) * qh; b += 2) accumulateBlock<T, 2>(acc + b, score + b, j, v, at, m, vecs);
+        for (; b < (h + 1) * qh; b++) accumulateBlock<T, 1>(acc + b, score + b, j, v, at, m, vecs);
+      }
     }
     j0 += n;
   }
