@@ -6,14 +6,44 @@
 // reads each sequence's K/V rows straight from the cache blocks the block table names.
 //
 // Layout (the same as the runner's PagedKvCache): per layer one K and one V array of
-// [numBlocks * blockSize, kvHeads * headDim] rows, float32 or IEEE half (Uint16Array). Queries
-// and outputs are the packed rows of a step: [numTokens, heads * headDim]; sequence s owns rows
-// [first, first + count) at positions past .. past + count - 1 and attends to positions 0..its own.
+// [numBlocks * blockSize, kvHeads * headDim] rows, float32, IEEE half or bfloat16 (Uint16Array).
+// Queries and outputs are the packed rows of a step: [numTokens, heads * headDim]; sequence s
+// owns rows [first, first + count) at positions past .. past + count - 1 and attends to
+// positions 0..its own.
 //
 // Each work item is (sequence, KV head, tile of query rows): the query heads sharing that KV
 // head (GQA group) and the tile's rows all consume each K/V row once it is loaded (flash-style
-// online softmax, fp32 accumulation). Items are spread over a small pool of threads that sleep
-// between calls.
+// online softmax, fp32 accumulation). A decode step of a large batch (at least 4 sequences per
+// thread, fewer than 4 query vectors per KV head) gives each item every KV head of its sequence
+// instead, so whole cache rows are read in order. Items are spread over a small pool of threads
+// that sleep between calls.
+//
+// The SIMD kernel (AVX2/FMA/F16C, chosen at run time) takes keys in spans of 256 whatever the
+// block size: the span's cache rows are looked up once by walking the block table, every query
+// vector scores the whole span, one online-softmax update per query and span (exp vectorised
+// over the span, one rescale of the accumulator), then V is accumulated sixteen keys at a time
+// with about eight independent multiply-add chains. Half and bfloat16 rows are widened in
+// registers as they are loaded.
+//
+// How it was chosen (issue 16, "decode at depth"): CPU ms per decode step of the kernel alone
+// (every layer: stories260K 5 x 8/4 heads hd 8, 100M 12 x 12 heads hd 64), batch 32, context
+// 1024, one thread, a shared 2-core Zen 4 machine (CPU time, as wall time moved 2x with its load):
+//                                 stories f32  stories bf16   100M f32   100M bf16
+//   cache never written (what bench:forward reads: the kernel's arithmetic, not memory)
+//     before (16-key chunks, bf16 staged to float per chunk)   3.1-3.3      4.0-4.2      39-43      50-57
+//     spans of 256 + bf16 widened in registers                 3.2          2.9          42         31
+//     + block-table walk without a division per key            2.4          2.4          41         34
+//       (and 4-8 multiply-add chains in the V pass)
+//     + every KV head of a sequence in one decode item         1.9          1.9          36         28
+//   cache filled with data (memory traffic counts)
+//     before                                                   7.0-7.6      4.0-4.4      166-175    193-208
+//     after                                                    ~5           ~3           112-120    155-162
+// Measured and not kept: software prefetch of the next K/V rows (no gain filled, 15% loss on the
+// unwritten cache); span sizes 32, 64, 128 (within noise of 256). Not explained: on a filled
+// cache the 100M shape reads bf16 rows at about 8 GB/s against 21 GB/s for float32 (so bf16 wins
+// only where the arithmetic dominates); the profile puts the time on the V loads.
+// Whole runner (npm run bench:forward, batch 32, ctx1024/ctx128 steps per second): see
+// src/model/graph/decoder-graph.ts.
 
 #include <node_api.h>
 

@@ -70,9 +70,26 @@
 //     ms as MatMulNBits (Q8_0, int8 activations: AVX512-VNNI) against 1.91 / 3.18 / 6.12 / 8.98 ms
 //     as Gemm float32 and the same as float16 (MLAS has no x86 fp16 GEMM; it casts). The int8
 //     kernel wins at every batch size measured, so no second copy is kept.
-//   - bfloat16 KV cache (--kv-cache-dtype bfloat16, native kernel only): halves the cache; at one
-//     thread the kernel is compute-bound (about 13 GB/s of K/V read against ~35 GB/s memcpy), so
-//     the step time stayed within noise (100M b32@1024: 232 vs 210 ms).
+//   - bfloat16 KV cache (--kv-cache-dtype bfloat16, native kernel only): halves the cache. It
+//     first ran slower than float32 (stories260K b32 935 / 230 steps/s at context 128 / 1024, 100M
+//     35.3 / 13.3) because the kernel staged each 16-key chunk of narrow rows into float buffers;
+//     it now widens them in registers as it loads them (native/src/attention.cc has the table).
+// Decode at depth (issue 16: batch 32 at context 1024 should keep half its context-128 rate).
+// `npm run bench:forward -- --models stories260K,100m-gguf --contexts 128,1024 --batches 1,32
+// --seconds 3` (add --kv-cache-dtype bfloat16), steps/s at ctx 128 / ctx 1024 and their ratio:
+//                           stories260K b32          100M Q8_0 b32          b1 (stories, 100M) ctx1024
+//   before, float32         1167 / 280   0.24        38.5 / 15.6  0.40      3443, 90.8
+//   before, bfloat16         935 / 230   0.25        35.3 / 13.3  0.38      3060, 82.6
+//   after, float32          1300 / 482   0.37        41.2 / 21.8  0.53      3950, 90.7
+//   after, bfloat16         1138 / 588   0.52        42.0 / 25.0  0.59      3997, 109.6
+// (after = the kernel before its last change, heads per decode item; under a load of 3-4 on the
+// 2 cores the final kernel gave stories f32 0.48-0.54 and 100M f32 0.52-0.56 in two of three
+// interleaved rounds; b1 unchanged within noise.) What changed: the kernel's threads follow the
+// intra-op threads, and when those are unset (ORT's default: every core) every core too, where
+// it used one; spans of 256 keys across blocks with one softmax rescale per span; no division
+// per key; independent multiply-add chains in the V pass; all KV heads of a sequence in one decode
+// item. The bench's cache is never written, so it measures the arithmetic; with a filled cache
+// the 100M shape is bound by memory (2.4 GB of float32 K/V per step at b32/1024).
 import { GraphBuilder, BuiltModel, attrFloat, attrInt } from './graph-builder';
 import { OnnxDataType } from './onnx-proto';
 import { emitLinear, LinearOptions } from './linear';
