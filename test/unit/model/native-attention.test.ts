@@ -112,6 +112,8 @@ gate.describe('native paged attention kernel', () => {
         { count: 9, past: 20 },
         { count: 1, past: 300 },
         { count: 4, past: 254 },
+        // More sequences than 4 per thread: decodes take every KV head of their sequence per item.
+        ...[5, 16, 17, 40].map((past) => ({ count: 1, past })),
       ];
       const seqs: number[] = [];
       const tables: number[] = [];
