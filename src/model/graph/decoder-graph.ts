@@ -76,20 +76,23 @@
 //     it now widens them in registers as it loads them (native/src/attention.cc has the table).
 // Decode at depth (issue 16: batch 32 at context 1024 should keep half its context-128 rate).
 // `npm run bench:forward -- --models stories260K,100m-gguf --contexts 128,1024 --batches 1,32
-// --seconds 3` (add --kv-cache-dtype bfloat16), steps/s at ctx 128 / ctx 1024 and their ratio:
-//                           stories260K b32          100M Q8_0 b32          b1 (stories, 100M) ctx1024
-//   before, float32         1167 / 280   0.24        38.5 / 15.6  0.40      3443, 90.8
-//   before, bfloat16         935 / 230   0.25        35.3 / 13.3  0.38      3060, 82.6
-//   after, float32          1300 / 482   0.37        41.2 / 21.8  0.53      3950, 90.7
-//   after, bfloat16         1138 / 588   0.52        42.0 / 25.0  0.59      3997, 109.6
-// (after = the kernel before its last change, heads per decode item; under a load of 3-4 on the
-// 2 cores the final kernel gave stories f32 0.48-0.54 and 100M f32 0.52-0.56 in two of three
-// interleaved rounds; b1 unchanged within noise.) What changed: the kernel's threads follow the
-// intra-op threads, and when those are unset (ORT's default: every core) every core too, where
-// it used one; spans of 256 keys across blocks with one softmax rescale per span; no division
-// per key; independent multiply-add chains in the V pass; all KV heads of a sequence in one decode
-// item. The bench's cache is never written, so it measures the arithmetic; with a filled cache
-// the 100M shape is bound by memory (2.4 GB of float32 K/V per step at b32/1024).
+// --seconds 3` (add --kv-cache-dtype bfloat16), steps/s at ctx 128 / ctx 1024 and their ratio,
+// before (main) and after interleaved under one lock, two rounds each:
+//                      stories260K b32                 100M Q8_0 b32                b1 at ctx 1024
+//   before, float32    1143 / 252, 1171 / 273  0.22    37.2 / 14.9, 39.4 / 15.7  0.40   stories 3724, 100M 94
+//   after, float32     1311 / 579, 1391 / 620  0.45    42.6 / 25.0, 38.2 / 24.7  0.62   stories 3971, 100M 110
+//   before, bfloat16   1039 / 234, 1044 / 226  0.22    36.6 / 13.4, 35.7 / 12.9  0.36   stories 3613, 100M 87
+//   after, bfloat16    1385 / 620, 1339 / 541  0.43    43.7 / 27.2, 41.8 / 26.2  0.63   stories 4290, 100M 106
+// (bfloat16 rounds under a load of 3-4 on the 2 cores; an earlier, quieter bfloat16 run gave
+// stories 1138 / 588 = 0.52. b1 at ctx 128 moved within noise: stories 5451 -> 4970 and
+// 5611 -> 5567, 100M 185 -> 178 and 196 -> 158.) Stories260K float32 stays under half: at head
+// size 8 each (query, key) pair still costs about 6 cycles of reductions and exp. What changed:
+// the kernel's threads follow the intra-op threads, and when those are unset (ORT's default:
+// every core) every core too, where it used one; spans of 256 keys across blocks with one softmax
+// rescale per span; no division per key; independent multiply-add chains in the V pass; all KV
+// heads of a sequence in one decode item; narrow rows widened in registers. The bench's cache is
+// never written, so it measures the arithmetic; with a filled cache the 100M shape is bound by
+// memory (2.4 GB of float32 K/V per step at b32/1024).
 import { GraphBuilder, BuiltModel, attrFloat, attrInt } from './graph-builder';
 import { OnnxDataType } from './onnx-proto';
 import { emitLinear, LinearOptions } from './linear';
