@@ -87,6 +87,33 @@ function ownCpuMs(): number {
   return (user + system) / 1000;
 }
 
+/** How long settle() watches at a time, and at most in all. */
+const SETTLE_WINDOW_MS = 50;
+const SETTLE_MAX_MS = 2000;
+
+/**
+ * Waits until this process and the server are both idle before either side is measured.
+ * transformers.js runs onnxruntime with its default thread pool, whose threads spin on after each
+ * run: measured 60-300 ms of one to two cores busy in this process after a pipeline call on this
+ * model (20 ms windows). Every ortllm run used to start right after a transformers.js run, inside
+ * that spell, and each transformers.js run right after an ortllm run: the load generator's CPU
+ * column at concurrency 1 read 4-5 ms per request (0.9 once settled), and transformers.js's
+ * concurrency-1 throughput rose by a fifth once its runs began on an idle server.
+ */
+async function settle(serverPid: number): Promise<void> {
+  const deadline = performance.now() + SETTLE_MAX_MS;
+  while (performance.now() < deadline) {
+    const own0 = ownCpuMs();
+    const server0 = processCpuMs(serverPid);
+    await new Promise((resolveSleep) => setTimeout(resolveSleep, SETTLE_WINDOW_MS));
+    const own = ownCpuMs() - own0;
+    const server1 = processCpuMs(serverPid);
+    // /proc counts in 10 ms ticks: one tick in a window is noise, not work.
+    const serverIdle = server0 === null || server1 === null || server1 - server0 <= 10;
+    if (own < SETTLE_WINDOW_MS / 10 && serverIdle) return;
+  }
+}
+
 /**
  * The client: node:http over keep-alive connections, the lightest HTTP client Node ships. It runs on
  * the cores the server is measured on, and fetch (undici) spent about twice its CPU per request
@@ -236,8 +263,11 @@ async function main(): Promise<void> {
         const ourRuns: Figures[] = [];
         const theirRuns: Figures[] = [];
         for (let r = 0; r < repeats; r++) {
+          await settle(server.pid);
           ourRuns.push(await loadOrtllm(server, inputs, concurrency, format));
-          if (peer) theirRuns.push(await loadTransformersJs(peer, inputs, concurrency));
+          if (!peer) continue;
+          await settle(server.pid);
+          theirRuns.push(await loadTransformersJs(peer, inputs, concurrency));
         }
         const ours = cellFigures(ourRuns);
         const theirs = peer ? cellFigures(theirRuns) : null;

@@ -46,6 +46,12 @@ onModel.describe('ortllm bench serve', () => {
     expect(r.itls.every((l: number[]) => l.length === 7)).toBe(true);
   });
 
+  it("exits 1 with the server's error when the requests are refused", async () => {
+    const run = await runCli(['bench', 'serve', '--base-url', server.baseUrl, '--model', 'no-such-model', '--tokenizer', defaultTestModel(), '--num-prompts', '1', '--disable-tqdm']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/Initial test run failed.*HTTP 404: .*no-such-model/);
+  });
+
   it('exits 1 with a message when the server cannot be reached', async () => {
     const run = await runCli(['bench', 'serve', '--base-url', 'http://127.0.0.1:9', '--num-prompts', '1', '--disable-tqdm']);
     expect(run.code).toBe(1);

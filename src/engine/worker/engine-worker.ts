@@ -5,6 +5,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { loadModel } from '../../model/load-model';
 import { EngineCoreHost } from '../core/core-host';
 import type { CoreCommand, CoreEvent, WorkerData, WorkerStartupMessage } from '../core/protocol';
+import { encodeStep } from '../core/step-wire';
 
 async function main(): Promise<void> {
   const port = parentPort;
@@ -14,7 +15,7 @@ async function main(): Promise<void> {
   try {
     const model = await loadModel({ ...options.load, loadWeights: true });
     // Loaded here from options.load and used for nothing else: the host owns it (see start).
-    host = await EngineCoreHost.start(model, options, (event: CoreEvent) => port.postMessage(withoutPrompts(event)), true);
+    host = await EngineCoreHost.start(model, options, (event: CoreEvent) => port.postMessage(event.type === 'step' ? encodeStep(event) : event), true);
   } catch (err) {
     const message: WorkerStartupMessage = { type: 'startup-error', error: err instanceof Error ? (err.stack ?? err.message) : String(err) };
     port.postMessage(message);
@@ -48,12 +49,5 @@ async function main(): Promise<void> {
   const ready: WorkerStartupMessage = { type: 'ready', info: host.info };
   port.postMessage(ready);
 }
-
-/** The frontend already has each request's prompt ids (OutputStream puts them back). */
-function withoutPrompts(event: CoreEvent): CoreEvent {
-  if (event.type === 'step') for (const output of event.outputs) output.promptTokenIds = NO_PROMPT;
-  return event;
-}
-const NO_PROMPT: number[] = [];
 
 void main();

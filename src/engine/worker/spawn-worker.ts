@@ -5,6 +5,7 @@ import type { EngineOptions } from '../types';
 import { startWorkerThread } from './worker-thread';
 import { ControlCalls } from '../core/control-calls';
 import type { CoreCommand, CoreConnection, CoreEvent, CoreInfo, WorkerData, WorkerStartupMessage } from '../core/protocol';
+import { decodeStep, type WireStep } from '../core/step-wire';
 
 /** Resolves once the worker has loaded the model and built the runner. */
 export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreEvent) => void): Promise<CoreConnection> {
@@ -39,8 +40,10 @@ export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreE
       if (!exited) worker.postMessage(command);
     };
 
-    worker.on('message', (message: CoreEvent | WorkerStartupMessage) => {
-      if (message.type === 'ready') {
+    worker.on('message', (message: CoreEvent | WireStep | WorkerStartupMessage) => {
+      if (message.type === 'step-wire') {
+        onEvent(decodeStep(message));
+      } else if (message.type === 'ready') {
         info = message.info;
         resolve(connection);
       } else if (message.type === 'startup-error') {
