@@ -29,7 +29,7 @@
 // (every layer: stories260K 5 x 8/4 heads hd 8, 100M 12 x 12 heads hd 64), batch 32, context
 // 1024, one thread, a shared 2-core Zen 4 machine (CPU time, as wall time moved 2x with its load):
 //                                 stories f32  stories bf16   100M f32   100M bf16
-//   cache never written (what bench:forward reads: the kernel's arithmetic, not memory)
+//   cache never written (the kernel's arithmetic; what bench:forward read before it wrote every row)
 //     before (16-key chunks, bf16 staged to float per chunk)   3.1-3.3      4.0-4.2      39-43      50-57
 //     spans of 256 + bf16 widened in registers                 3.2          2.9          42         31
 //     + block-table walk without a division per key            2.4          2.4          41         34

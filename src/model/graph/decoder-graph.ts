@@ -90,9 +90,16 @@
 // the kernel's threads follow the intra-op threads, and when those are unset (ORT's default:
 // every core) every core too, where it used one; spans of 256 keys across blocks with one softmax
 // rescale per span; no division per key; independent multiply-add chains in the V pass; all KV
-// heads of a sequence in one decode item; narrow rows widened in registers. The bench's cache is
-// never written, so it measures the arithmetic; with a filled cache the 100M shape is bound by
-// memory (2.4 GB of float32 K/V per step at b32/1024).
+// heads of a sequence in one decode item; narrow rows widened in registers. Those runs read a
+// cache never written (untouched pages: the arithmetic, not memory). bench:forward now writes
+// every row first; with it (one interleaved round, load ~3 on the 2 cores), b32 ctx 128 / 1024:
+//   float32   before stories 807 / 144 = 0.18, 100M 22.7 / 5.1 = 0.22
+//             after  stories 1004 / 261 = 0.26, 100M 30.0 / 11.0 = 0.37
+//   bfloat16  before stories 997 / 201 = 0.20, 100M 20.5 / 4.5 = 0.22
+//             after  stories 994 / 450 = 0.45, 100M 25.3 / 9.9 = 0.39
+// There the 100M shape is bound by memory (2.4 GB of float32 K/V per step at b32/1024, ~21 GB/s
+// on one thread); bfloat16 halves the bytes but, on a filled cache, reads them at about 8 GB/s
+// (native/src/attention.cc), which is what is left to find.
 import { GraphBuilder, BuiltModel, attrFloat, attrInt } from './graph-builder';
 import { OnnxDataType } from './onnx-proto';
 import { emitLinear, LinearOptions } from './linear';
