@@ -6,7 +6,7 @@
 // zero page, and a decode over them reads nothing from memory.
 //
 // Options: --models stories260K,100M[,100M-q8_0,100m-gguf,1b-gguf]  --contexts 128,512  --batches 1,8,32,64  --seconds 2
-//          --threads N (intra-op threads; default ORT's choice)
+//          --threads N (intra-op and attention-kernel threads; default every core)
 //          --attention native|graph (default: native when the addon is built)  --kv-cache-dtype bfloat16
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';

@@ -6,14 +6,44 @@
 // reads each sequence's K/V rows straight from the cache blocks the block table names.
 //
 // Layout (the same as the runner's PagedKvCache): per layer one K and one V array of
-// [numBlocks * blockSize, kvHeads * headDim] rows, float32 or IEEE half (Uint16Array). Queries
-// and outputs are the packed rows of a step: [numTokens, heads * headDim]; sequence s owns rows
-// [first, first + count) at positions past .. past + count - 1 and attends to positions 0..its own.
+// [numBlocks * blockSize, kvHeads * headDim] rows, float32, IEEE half or bfloat16 (Uint16Array).
+// Queries and outputs are the packed rows of a step: [numTokens, heads * headDim]; sequence s
+// owns rows [first, first + count) at positions past .. past + count - 1 and attends to
+// positions 0..its own.
 //
 // Each work item is (sequence, KV head, tile of query rows): the query heads sharing that KV
 // head (GQA group) and the tile's rows all consume each K/V row once it is loaded (flash-style
-// online softmax, fp32 accumulation). Items are spread over a small pool of threads that sleep
-// between calls.
+// online softmax, fp32 accumulation). A decode step of a large batch (at least 4 sequences per
+// thread, fewer than 4 query vectors per KV head) gives each item every KV head of its sequence
+// instead, so whole cache rows are read in order. Items are spread over a small pool of threads
+// that sleep between calls.
+//
+// The SIMD kernel (AVX2/FMA/F16C, chosen at run time) takes keys in spans of 256 whatever the
+// block size: the span's cache rows are looked up once by walking the block table, every query
+// vector scores the whole span, one online-softmax update per query and span (exp vectorised
+// over the span, one rescale of the accumulator), then V is accumulated sixteen keys at a time
+// with about eight independent multiply-add chains. Half and bfloat16 rows are widened in
+// registers as they are loaded.
+//
+// How it was chosen (issue 16, "decode at depth"): CPU ms per decode step of the kernel alone
+// (every layer: stories260K 5 x 8/4 heads hd 8, 100M 12 x 12 heads hd 64), batch 32, context
+// 1024, one thread, a shared 2-core Zen 4 machine (CPU time, as wall time moved 2x with its load):
+//                                 stories f32  stories bf16   100M f32   100M bf16
+//   cache never written (the kernel's arithmetic; what bench:forward read before it wrote every row)
+//     before (16-key chunks, bf16 staged to float per chunk)   3.1-3.3      4.0-4.2      39-43      50-57
+//     spans of 256 + bf16 widened in registers                 3.2          2.9          42         31
+//     + block-table walk without a division per key            2.4          2.4          41         34
+//       (and 4-8 multiply-add chains in the V pass)
+//     + every KV head of a sequence in one decode item         1.9          1.9          36         28
+//   cache filled with data (memory traffic counts)
+//     before                                                   7.0-7.6      4.0-4.4      166-175    193-208
+//     after                                                    ~5           ~3           112-120    155-162
+// Measured and not kept: software prefetch of the next K/V rows (no gain filled, 15% loss on the
+// unwritten cache); span sizes 32, 64, 128 (within noise of 256). Not explained: on a filled
+// cache the 100M shape reads bf16 rows at about 8 GB/s against 21 GB/s for float32 (so bf16 wins
+// only where the arithmetic dominates); the profile puts the time on the V loads.
+// Whole runner (npm run bench:forward, batch 32, ctx1024/ctx128 steps per second): see
+// src/model/graph/decoder-graph.ts.
 
 #include <node_api.h>
 
@@ -23,6 +53,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -58,14 +89,32 @@ struct Call {
 
 struct Item {
   int seq;
-  int kvHead;
+  int kvHead;  // the first of `heads` consecutive KV heads
   int row0;
   int rows;
+  int heads;
 };
 
 constexpr int kMaxQueries = 32;  // query vectors (group heads x tile rows) per work item
 constexpr int kMaxHeadDim = 256;
-constexpr int kKeyChunk = 16;    // keys scored together before the softmax update
+constexpr int kKeyChunk = 16;    // portable kernel: keys scored together before the softmax update
+constexpr int kSpan = 256;       // SIMD kernels: keys scored together before the softmax update
+
+// A SIMD work item's buffers (about 100 KB): one set per thread, kept between calls.
+struct Scratch {
+  alignas(64) float acc[kMaxQueries][kMaxHeadDim];
+  alignas(64) float score[kMaxQueries][kSpan];
+  alignas(64) float kt[kMaxHeadDim * 16];
+  alignas(64) float rows[16 * kMaxHeadDim];
+  alignas(64) float m[kMaxQueries];
+  alignas(64) float l[kMaxQueries];
+  size_t at[kSpan + 16];
+};
+
+Scratch& scratch() {
+  thread_local std::unique_ptr<Scratch> s(new Scratch());
+  return *s;
+}
 
 // ---------------------------------------------------------------- half <-> float (portable)
 inline float halfToFloat(uint16_t h) {
@@ -119,7 +168,7 @@ inline uint16_t floatToHalf(float f) {  // round to nearest even
 }
 
 // ---------------------------------------------------------------- generic kernel
-// Each query vector of a work item: its row in q, the last key it may see (causal), and the
+// Each query vector of a work item (head-major, then row, then group member): its row in q, the last key it may see (causal), and the
 // online-softmax state (running max, sum, accumulator) reset.
 inline void startQueries(const Call& c, const Item& it, int group, int past, const float** qp, int* limit, float* m,
                          float* l, float (*acc)[kMaxHeadDim]) {
@@ -127,9 +176,10 @@ inline void startQueries(const Call& c, const Item& it, int group, int past, con
   const int hd = s.headDim;
   const size_t qStride = (size_t)s.numHeads * hd;
   const int first = c.seqs[4 * it.seq];
-  for (int i = 0; i < group * it.rows; i++) {
-    int r = it.row0 + i / group, g = i % group;
-    qp[i] = c.q + (size_t)(first + r) * qStride + (size_t)(it.kvHead * group + g) * hd;
+  const int qh = group * it.rows;
+  for (int i = 0; i < qh * it.heads; i++) {
+    int r = it.row0 + i % qh / group, g = i % group;
+    qp[i] = c.q + (size_t)(first + r) * qStride + (size_t)((it.kvHead + i / qh) * group + g) * hd;
     limit[i] = past + r;
     m[i] = -INFINITY;
     l[i] = 0;
@@ -266,23 +316,31 @@ AVX2_FN inline __m256 reduce8(__m256 a0, __m256 a1, __m256 a2, __m256 a3, __m256
 }
 
 template <KvType T>
-AVX2_FN inline void rowsToFloat(const uint16_t* src, size_t stride, int rows, int hd, float* dst) {
-  for (int r = 0; r < rows; r++)
-    for (int d = 0; d < hd; d += 8) {
-      __m128i raw = _mm_loadu_si128((const __m128i*)(src + r * stride + d));
-      __m256 f = T == kF16 ? _mm256_cvtph_ps(raw) : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(raw), 16));
-      _mm256_store_ps(dst + r * hd + d, f);
-    }
+AVX2_FN inline __m256 load8(const void* base, size_t at) {
+  if constexpr (T == kF32) {
+    return _mm256_loadu_ps((const float*)base + at);
+  } else {
+    const __m128i raw = _mm_loadu_si128((const __m128i*)((const uint16_t*)base + at));
+    if constexpr (T == kF16) return _mm256_cvtph_ps(raw);
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(raw), 16));
+  }
 }
 
-// Scores of IB query vectors against a chunk of 16 keys stored transposed (kt[d * 16 + key]):
-// broadcast one query element, two key vectors, 2 * IB multiply-adds per step, no reductions.
+AVX2_FN inline float hmax256(__m256 v) {
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// Scores of IB query vectors against 16 keys stored transposed (kt[d * 16 + key]): broadcast one
+// query element, two key vectors, 2 * IB multiply-adds per step, no reductions.
 template <int IB>
-AVX2_FN inline void scoresTransposed(const float* const* qp, const float* kt, int hd, float scale, float (*score)[kKeyChunk]) {
+AVX2_FN inline void scoresTransposed(const float* const* qp, const float* kt, int hd, float scale, float* const* score) {
   __m256 a0[IB], a1[IB];
   for (int b = 0; b < IB; b++) a0[b] = a1[b] = _mm256_setzero_ps();
   for (int d = 0; d < hd; d++) {
-    const __m256 k0 = _mm256_load_ps(kt + d * kKeyChunk), k1 = _mm256_load_ps(kt + d * kKeyChunk + 8);
+    const __m256 k0 = _mm256_load_ps(kt + d * 16), k1 = _mm256_load_ps(kt + d * 16 + 8);
     for (int b = 0; b < IB; b++) {
       const __m256 q = _mm256_broadcast_ss(qp[b] + d);
       a0[b] = _mm256_fmadd_ps(q, k0, a0[b]);
@@ -296,31 +354,84 @@ AVX2_FN inline void scoresTransposed(const float* const* qp, const float* kt, in
   }
 }
 
+// The cache viewed from `elements` further on (another KV head's columns).
+template <KvType T>
+inline const void* shifted(const void* base, size_t elements) {
+  return (const char*)base + elements * (T == kF32 ? 4 : 2);
+}
+
+// Eight keys' scores for one query vector: eight dot products, one reduction.
+template <KvType T>
+AVX2_FN inline __m256 scores8(const float* q, const void* k, const size_t* at, int vecs) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+  for (int v = 0; v < vecs; v++) {
+    const __m256 qv = _mm256_loadu_ps(q + 8 * v);
+    a0 = _mm256_fmadd_ps(qv, load8<T>(k, at[0] + 8 * v), a0);
+    a1 = _mm256_fmadd_ps(qv, load8<T>(k, at[1] + 8 * v), a1);
+    a2 = _mm256_fmadd_ps(qv, load8<T>(k, at[2] + 8 * v), a2);
+    a3 = _mm256_fmadd_ps(qv, load8<T>(k, at[3] + 8 * v), a3);
+    a4 = _mm256_fmadd_ps(qv, load8<T>(k, at[4] + 8 * v), a4);
+    a5 = _mm256_fmadd_ps(qv, load8<T>(k, at[5] + 8 * v), a5);
+    a6 = _mm256_fmadd_ps(qv, load8<T>(k, at[6] + 8 * v), a6);
+    a7 = _mm256_fmadd_ps(qv, load8<T>(k, at[7] + 8 * v), a7);
+  }
+  return reduce8(a0, a1, a2, a3, a4, a5, a6, a7);
+}
+
 // acc[b] += sum_j p[b][j] * V[j] for IB query vectors over W (1 or 2) eight-float columns at v0.
-template <int IB, int W>
-AVX2_FN inline void accumulateValues(float (*acc)[kMaxHeadDim], const float (*p)[kKeyChunk], const float* vRows, size_t stride, int n, int v0) {
-  __m256 r[IB][W];
+// U independent sums over alternating keys: with few columns and queries a single chain of
+// multiply-adds would wait on its own latency every key.
+template <KvType T, int IB, int W, int U>
+AVX2_FN inline void accumulateValues(float (*acc)[kMaxHeadDim], float* const* p, const void* vCache, const size_t* at, int n, int v0) {
+  __m256 r[U][IB][W];
   for (int b = 0; b < IB; b++)
-    for (int w = 0; w < W; w++) r[b][w] = _mm256_load_ps(acc[b] + 8 * (v0 + w));
-  for (int j = 0; j < n; j++) {
+    for (int w = 0; w < W; w++) {
+      r[0][b][w] = _mm256_load_ps(acc[b] + 8 * (v0 + w));
+      for (int u = 1; u < U; u++) r[u][b][w] = _mm256_setzero_ps();
+    }
+  int j = 0;
+  for (; j + U <= n; j += U)
+    for (int u = 0; u < U; u++) {
+      __m256 v[W];
+      for (int w = 0; w < W; w++) v[w] = load8<T>(vCache, at[j + u] + 8 * (v0 + w));
+      for (int b = 0; b < IB; b++) {
+        const __m256 pb = _mm256_broadcast_ss(p[b] + j + u);
+        for (int w = 0; w < W; w++) r[u][b][w] = _mm256_fmadd_ps(pb, v[w], r[u][b][w]);
+      }
+    }
+  for (; j < n; j++) {
     __m256 v[W];
-    for (int w = 0; w < W; w++) v[w] = _mm256_loadu_ps(vRows + (size_t)j * stride + 8 * (v0 + w));
+    for (int w = 0; w < W; w++) v[w] = load8<T>(vCache, at[j] + 8 * (v0 + w));
     for (int b = 0; b < IB; b++) {
       const __m256 pb = _mm256_broadcast_ss(p[b] + j);
-      for (int w = 0; w < W; w++) r[b][w] = _mm256_fmadd_ps(pb, v[w], r[b][w]);
+      for (int w = 0; w < W; w++) r[0][b][w] = _mm256_fmadd_ps(pb, v[w], r[0][b][w]);
     }
   }
   for (int b = 0; b < IB; b++)
-    for (int w = 0; w < W; w++) _mm256_store_ps(acc[b] + 8 * (v0 + w), r[b][w]);
+    for (int w = 0; w < W; w++) {
+      for (int u = 1; u < U; u++) r[0][b][w] = _mm256_add_ps(r[0][b][w], r[u][b][w]);
+      _mm256_store_ps(acc[b] + 8 * (v0 + w), r[0][b][w]);
+    }
 }
 
-template <int IB>
-AVX2_FN inline void accumulateBlock(float (*acc)[kMaxHeadDim], const float (*p)[kKeyChunk], const float* vRows, size_t stride, int n, int vecs) {
+// Keys j0 .. j0 + n (a few, so their V rows stay in L1 while each column group reads them); about
+// eight independent multiply-add chains whatever the number of query vectors (IB) and columns.
+template <KvType T, int IB>
+AVX2_FN inline void accumulateBlock(float (*acc)[kMaxHeadDim], float* const* p, int j0, const void* vCache, const size_t* at, int n, int vecs) {
+  constexpr int U1 = IB >= 4 ? 2 : 8 / IB;  // chains for one column
+  constexpr int U2 = IB >= 4 ? 1 : 4 / IB;  // chains per column pair
+  float* pj[IB];
+  for (int b = 0; b < IB; b++) pj[b] = p[b] + j0;
   int v0 = 0;
-  for (; v0 + 2 <= vecs; v0 += 2) accumulateValues<IB, 2>(acc, p, vRows, stride, n, v0);
-  if (v0 < vecs) accumulateValues<IB, 1>(acc, p, vRows, stride, n, v0);
+  for (; v0 + 2 <= vecs; v0 += 2) accumulateValues<T, IB, 2, U2>(acc, pj, vCache, at + j0, n, v0);
+  if (v0 < vecs) accumulateValues<T, IB, 1, U1>(acc, pj, vCache, at + j0, n, v0);
 }
 
+// One work item, keys in spans of up to kSpan: the span's cache rows are looked up once (any
+// block size), every query vector scores the whole span, then one online-softmax update per
+// query vector and span (one rescale of the accumulator per kSpan keys, exp vectorised over the
+// span), then the span's V rows are accumulated. Half and bfloat16 rows are widened in registers
+// as they are loaded, so a narrow cache moves half the bytes and no staging copy.
 template <KvType T>
 AVX2_FN void attendAvx2(const Call& c, const Item& it) {
   const Shape& s = c.shape;
@@ -332,81 +443,66 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
   const int32_t* info = c.seqs + 4 * it.seq;
   const int first = info[0], past = info[2];
   const int32_t* table = c.tables + info[3];
-  const int nq = group * it.rows;
-  alignas(32) float m[kMaxQueries], l[kMaxQueries];
-  alignas(32) float acc[kMaxQueries][kMaxHeadDim];
-  alignas(32) float score[kMaxQueries][kKeyChunk];
-  constexpr bool Half = T != kF32;
-  alignas(32) float kbuf[Half ? kKeyChunk * kMaxHeadDim : 1], vbuf[Half ? kKeyChunk * kMaxHeadDim : 1];
-  alignas(32) float kt[kMaxHeadDim * kKeyChunk];
+  const int qh = group * it.rows;  // query vectors per KV head
+  const int nq = qh * it.heads;
+  Scratch& w = scratch();
+  float(*acc)[kMaxHeadDim] = w.acc;
+  float* m = w.m;
+  float* l = w.l;
+  float* score[kMaxQueries];
+  for (int i = 0; i < nq; i++) score[i] = w.score[i];
   const float* qp[kMaxQueries];
   int limit[kMaxQueries];
   startQueries(c, it, group, past, qp, limit, m, l, acc);
   const int keys = past + it.row0 + it.rows;
+  const size_t head = (size_t)it.kvHead * hd;
   for (int j0 = 0; j0 < keys;) {
-    // A chunk of keys inside one block: their cache rows are consecutive.
-    const int inBlock = j0 % s.blockSize;
-    int n = std::min(std::min(kKeyChunk, s.blockSize - inBlock), keys - j0);
-    const size_t at = ((size_t)table[j0 / s.blockSize] * s.blockSize + inBlock) * kvStride + (size_t)it.kvHead * hd;
-    const float* kRows;
-    const float* vRows;
-    size_t rowStride;
-    if constexpr (Half) {
-      rowsToFloat<T>((const uint16_t*)c.k + at, kvStride, n, hd, kbuf);
-      rowsToFloat<T>((const uint16_t*)c.v + at, kvStride, n, hd, vbuf);
-      kRows = kbuf;
-      vRows = vbuf;
-      rowStride = hd;
-    } else {
-      kRows = (const float*)c.k + at;
-      vRows = (const float*)c.v + at;
-      rowStride = kvStride;
-    }
-    // Scores. Many query vectors (prefill tiles, wide GQA groups): transpose the chunk's keys once
-    // and run the broadcast micro-kernel four queries at a time. The rest: eight keys per dot
-    // product pass with one reduction (each K row is read once per query vector).
-    int i = 0;
-    if (nq >= 4) {
-      for (int d = 0; d < hd; d++) {
-        for (int jj = 0; jj < n; jj++) kt[d * kKeyChunk + jj] = kRows[(size_t)jj * rowStride + d];
-        for (int jj = n; jj < kKeyChunk; jj++) kt[d * kKeyChunk + jj] = 0;
-      }
-      for (; i + 4 <= nq; i += 4) scoresTransposed<4>(qp + i, kt, hd, s.scale, score + i);
-    }
-    for (; i < nq; i++) {
-      for (int jj = 0; jj < n; jj += 8) {
-        const float* kr[8];
-        for (int t = 0; t < 8; t++) kr[t] = kRows + (size_t)std::min(jj + t, n - 1) * rowStride;
-        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-        for (int v = 0; v < vecs; v++) {
-          __m256 qv = _mm256_loadu_ps(qp[i] + 8 * v);
-          a0 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(kr[0] + 8 * v), a0);
-          a1 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(kr[1] + 8 * v), a1);
-          a2 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(kr[2] + 8 * v), a2);
-          a3 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(kr[3] + 8 * v), a3);
-          a4 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(kr[4] + 8 * v), a4);
-          a5 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(kr[5] + 8 * v), a5);
-          a6 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(kr[6] + 8 * v), a6);
-          a7 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(kr[7] + 8 * v), a7);
-        }
-        _mm256_store_ps(score[i] + jj, _mm256_mul_ps(reduce8(a0, a1, a2, a3, a4, a5, a6, a7), _mm256_set1_ps(s.scale)));
-      }
-    }
-    // Online softmax update per query vector; masked keys (future or past n) get weight 0.
+    const int n = std::min(kSpan, keys - j0);
     const int padded = (n + 7) & ~7;
-    for (int i = 0; i < nq; i++) {
+    size_t* at = w.at;
+    // Walk the block table (no division per key: it costs more than a key's dot product at head size 8).
+    for (int jj = 0, blk = j0 / s.blockSize, in = j0 % s.blockSize; jj < n; blk++, in = 0) {
+      const int end = jj + std::min(s.blockSize - in, n - jj);
+      size_t row = ((size_t)table[blk] * s.blockSize + in) * kvStride + head;
+      for (; jj < end; jj++, row += kvStride) at[jj] = row;
+    }
+    for (int jj = n; jj < padded + 8; jj++) at[jj] = at[n - 1];  // padding keys re-read the last row
+    // Scores. Many query vectors (prefill tiles, wide GQA groups): transpose 16 keys at a time and
+    // run the broadcast micro-kernel four queries at a time. The rest: eight keys per pass.
+    int i = 0;
+    if (nq >= 4 && it.heads == 1) {
+      float* kt = w.kt;
+      for (int c0 = 0; c0 < n; c0 += 16) {
+        for (int jj = 0; jj < 16; jj++)
+          for (int v = 0; v < vecs; v++) _mm256_store_ps(w.rows + jj * hd + 8 * v, load8<T>(c.k, at[c0 + jj] + 8 * v));
+        for (int d = 0; d < hd; d++)
+          for (int jj = 0; jj < 16; jj++) kt[d * 16 + jj] = w.rows[jj * hd + d];
+        float* dst[kMaxQueries];
+        for (int b = 0; b < nq; b++) dst[b] = score[b] + c0;
+        for (i = 0; i + 4 <= nq; i += 4) scoresTransposed<4>(qp + i, kt, hd, s.scale, dst + i);
+      }
+    }
+    const __m256 scale = _mm256_set1_ps(s.scale);
+    // Keys outer: eight K rows stay in L1 for every query vector that reads them.
+    for (int jj = 0; jj < n; jj += 8)
+      for (int r = i; r < nq; r++)
+        _mm256_store_ps(score[r] + jj, _mm256_mul_ps(scores8<T>(qp[r], shifted<T>(c.k, r / qh * hd), at + jj, vecs), scale));
+    // Online softmax update per query vector; masked keys (future or padding) get weight 0.
+    for (i = 0; i < nq; i++) {
       float* sc = score[i];
       const int valid = std::min(n, limit[i] - j0 + 1);
-      for (int jj = std::max(valid, 0); jj < padded; jj++) sc[jj] = -INFINITY;
       if (valid <= 0) {
         for (int jj = 0; jj < padded; jj++) sc[jj] = 0;
         continue;
       }
-      float mx = m[i];
-      for (int jj = 0; jj < valid; jj++) mx = sc[jj] > mx ? sc[jj] : mx;
+      for (int jj = valid; jj < padded; jj++) sc[jj] = -INFINITY;
+      __m256 mv = _mm256_set1_ps(m[i]);
+      for (int jj = 0; jj < padded; jj += 8) mv = _mm256_max_ps(mv, _mm256_load_ps(sc + jj));
+      const float mx = hmax256(mv);
       const float corr = m[i] == -INFINITY ? 0.0f : std::exp(m[i] - mx);
       m[i] = mx;
-      __m256 mv = _mm256_set1_ps(mx), sum = _mm256_setzero_ps();
+      mv = _mm256_set1_ps(mx);
+      __m256 sum = _mm256_setzero_ps();
       for (int jj = 0; jj < padded; jj += 8) {
         __m256 p = exp256(_mm256_sub_ps(_mm256_load_ps(sc + jj), mv));
         _mm256_store_ps(sc + jj, p);
@@ -418,15 +514,23 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
         for (int v = 0; v < vecs; v++) _mm256_store_ps(acc[i] + 8 * v, _mm256_mul_ps(_mm256_load_ps(acc[i] + 8 * v), cv));
       }
     }
-    // Values: four query vectors x two eight-float columns of accumulators held in registers.
-    int b = 0;
-    for (; b + 4 <= nq; b += 4) accumulateBlock<4>(acc + b, score + b, vRows, rowStride, n, vecs);
-    for (; b < nq; b++) accumulateBlock<1>(acc + b, score + b, vRows, rowStride, n, vecs);
+    // Values: up to four query vectors x two eight-float columns of accumulators held in registers.
+    // Sixteen keys at a time, every KV head of the item: whole V rows in order, as for K.
+    for (int j = 0; j < n; j += 16) {
+      const int m = std::min(16, n - j);
+      for (int h = 0; h < it.heads; h++) {
+        const void* v = shifted<T>(c.v, h * hd);
+        int b = h * qh;
+        for (; b + 4 <= (h + 1) * qh; b += 4) accumulateBlock<T, 4>(acc + b, score + b, j, v, at, m, vecs);
+        for (; b + 2 <= (h + 1) * qh; b += 2) accumulateBlock<T, 2>(acc + b, score + b, j, v, at, m, vecs);
+        for (; b < (h + 1) * qh; b++) accumulateBlock<T, 1>(acc + b, score + b, j, v, at, m, vecs);
+      }
+    }
     j0 += n;
   }
   for (int i = 0; i < nq; i++) {
-    int r = it.row0 + i / group, g = i % group;
-    float* o = c.out + (size_t)(first + r) * qStride + (size_t)(it.kvHead * group + g) * hd;
+    int r = it.row0 + i % qh / group, g = i % group;
+    float* o = c.out + (size_t)(first + r) * qStride + (size_t)((it.kvHead + i / qh) * group + g) * hd;
     __m256 inv = _mm256_set1_ps(l[i] > 0 ? 1.0f / l[i] : 0.0f);
     for (int v = 0; v < vecs; v++) _mm256_storeu_ps(o + 8 * v, _mm256_mul_ps(_mm256_load_ps(acc[i] + 8 * v), inv));
   }
@@ -454,12 +558,15 @@ void attendItem(const Call& c, const Item& it) {
     return;
   }
 #endif
-  if (c.kvType == kF16)
-    attendGeneric(c, it, loadF16);
-  else if (c.kvType == kBF16)
-    attendGeneric(c, it, loadBF16);
-  else
-    attendGeneric(c, it, loadF32);
+  for (int h = 0; h < it.heads; h++) {
+    const Item one{it.seq, it.kvHead + h, it.row0, it.rows, 1};
+    if (c.kvType == kF16)
+      attendGeneric(c, one, loadF16);
+    else if (c.kvType == kBF16)
+      attendGeneric(c, one, loadBF16);
+    else
+      attendGeneric(c, one, loadF32);
+  }
 }
 
 // ---------------------------------------------------------------- a small thread pool
@@ -604,6 +711,7 @@ napi_value Attention(napi_env env, napi_callback_info info) {
   // Validate every index the kernel will touch, so a bad call throws instead of reading wild memory.
   std::vector<Item> items;
   const int tileRows = std::max(1, kMaxQueries / group);
+  const bool wide = numSeqs >= 4 * threads;  // enough sequences to keep every thread busy
   for (int s = 0; s < numSeqs; s++) {
     const int first = si[4 * s], count = si[4 * s + 1], past = si[4 * s + 2], toff = si[4 * s + 3];
     if (first < 0 || count < 1 || past < 0 || (size_t)first + count > rowsTotal) return fail(env, "attention: a sequence's rows are out of range");
@@ -612,8 +720,13 @@ napi_value Attention(napi_env env, napi_callback_info info) {
     for (int b = 0; b < nblocks; b++) {
       if (tb[toff + b] < 0 || (size_t)(tb[toff + b] + 1) * shape.blockSize > slots) return fail(env, "attention: a block id is out of range");
     }
+    // Decodes of a large batch (few query vectors per KV head): one item takes every KV head of
+    // the sequence, so it streams whole cache rows instead of a head's slice a row apart.
+    const int rows = std::min(tileRows, count);
+    const int heads = wide && group * rows < 4 ? std::min(shape.numKvHeads, kMaxQueries / (group * rows)) : 1;
     for (int r = 0; r < count; r += tileRows)
-      for (int h = 0; h < shape.numKvHeads; h++) items.push_back({s, h, r, std::min(tileRows, count - r)});
+      for (int h = 0; h < shape.numKvHeads; h += heads)
+        items.push_back({s, h, r, std::min(tileRows, count - r), std::min(heads, shape.numKvHeads - h)});
   }
   Call call{(const float*)q.data, (float*)out.data, k.data, v.data, kvType, si, tb, shape};
   // Threads only pay off for enough work: estimate multiply-adds.

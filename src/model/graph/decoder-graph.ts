@@ -70,9 +70,36 @@
 //     ms as MatMulNBits (Q8_0, int8 activations: AVX512-VNNI) against 1.91 / 3.18 / 6.12 / 8.98 ms
 //     as Gemm float32 and the same as float16 (MLAS has no x86 fp16 GEMM; it casts). The int8
 //     kernel wins at every batch size measured, so no second copy is kept.
-//   - bfloat16 KV cache (--kv-cache-dtype bfloat16, native kernel only): halves the cache; at one
-//     thread the kernel is compute-bound (about 13 GB/s of K/V read against ~35 GB/s memcpy), so
-//     the step time stayed within noise (100M b32@1024: 232 vs 210 ms).
+//   - bfloat16 KV cache (--kv-cache-dtype bfloat16, native kernel only): halves the cache. It
+//     first ran slower than float32 (stories260K b32 935 / 230 steps/s at context 128 / 1024, 100M
+//     35.3 / 13.3) because the kernel staged each 16-key chunk of narrow rows into float buffers;
+//     it now widens them in registers as it loads them (native/src/attention.cc has the table).
+// Decode at depth (issue 16: batch 32 at context 1024 should keep half its context-128 rate).
+// `npm run bench:forward -- --models stories260K,100m-gguf --contexts 128,1024 --batches 1,32
+// --seconds 3` (add --kv-cache-dtype bfloat16), steps/s at ctx 128 / ctx 1024 and their ratio,
+// before (main) and after interleaved under one lock, two rounds each:
+//                      stories260K b32                 100M Q8_0 b32                b1 at ctx 1024
+//   before, float32    1143 / 252, 1171 / 273  0.22    37.2 / 14.9, 39.4 / 15.7  0.40   stories 3724, 100M 94
+//   after, float32     1311 / 579, 1391 / 620  0.45    42.6 / 25.0, 38.2 / 24.7  0.62   stories 3971, 100M 110
+//   before, bfloat16   1039 / 234, 1044 / 226  0.22    36.6 / 13.4, 35.7 / 12.9  0.36   stories 3613, 100M 87
+//   after, bfloat16    1385 / 620, 1339 / 541  0.43    43.7 / 27.2, 41.8 / 26.2  0.63   stories 4290, 100M 106
+// (bfloat16 rounds under a load of 3-4 on the 2 cores; an earlier, quieter bfloat16 run gave
+// stories 1138 / 588 = 0.52. b1 at ctx 128 moved within noise: stories 5451 -> 4970 and
+// 5611 -> 5567, 100M 185 -> 178 and 196 -> 158.) Stories260K float32 stays under half: at head
+// size 8 each (query, key) pair still costs about 6 cycles of reductions and exp. What changed:
+// the kernel's threads follow the intra-op threads, and when those are unset (ORT's default:
+// every core) every core too, where it used one; spans of 256 keys across blocks with one softmax
+// rescale per span; no division per key; independent multiply-add chains in the V pass; all KV
+// heads of a sequence in one decode item; narrow rows widened in registers. Those runs read a
+// cache never written (untouched pages: the arithmetic, not memory). bench:forward now writes
+// every row first; with it (one interleaved round, load ~3 on the 2 cores), b32 ctx 128 / 1024:
+//   float32   before stories 807 / 144 = 0.18, 100M 22.7 / 5.1 = 0.22
+//             after  stories 1004 / 261 = 0.26, 100M 30.0 / 11.0 = 0.37
+//   bfloat16  before stories 997 / 201 = 0.20, 100M 20.5 / 4.5 = 0.22
+//             after  stories 994 / 450 = 0.45, 100M 25.3 / 9.9 = 0.39
+// There the 100M shape is bound by memory (2.4 GB of float32 K/V per step at b32/1024, ~21 GB/s
+// on one thread); bfloat16 halves the bytes but, on a filled cache, reads them at about 8 GB/s
+// (native/src/attention.cc), which is what is left to find.
 import { GraphBuilder, BuiltModel, attrFloat, attrInt } from './graph-builder';
 import { OnnxDataType } from './onnx-proto';
 import { emitLinear, LinearOptions } from './linear';

@@ -7,6 +7,7 @@
 // kernel gets each sequence's rows, past length and block table. So prefill chunks of many
 // requests run as one batch, and a decode step's cost grows with the tokens actually cached, not
 // with a padded or gathered copy of them.
+import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { architectureOf, graphDtypeFor } from '../architectures/registry';
 import { SegmentInputs, SegmentOutputs, type SegmentedDecoder } from '../graph/decoder-segments';
@@ -65,7 +66,8 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
     await Promise.all(sessions.map((s) => s.release()));
     throw err;
   }
-  native.setThreads(Math.max(1, opts.intraOpThreads ?? 1));
+  // Unset (or 0) intra-op threads means ORT's default, every core: attention gets as many.
+  native.setThreads(opts.intraOpThreads || availableParallelism());
   return new SegmentedRunner(config, cache, sessions, native, new EmbeddingRows(model.weights, decoder.embeddingName, config), decoder.rope, maxPositions);
 }
 

@@ -103,11 +103,17 @@ gate.describe('native paged attention kernel', () => {
       const kvStride = c.kvHeads * c.headDim;
       const k = st.encode(seeded(numBlocks * c.blockSize * kvStride, 1));
       const v = st.encode(seeded(numBlocks * c.blockSize * kvStride, 2));
-      // A decode with a long past, a fresh prefill, and a chunk after some past, in scattered blocks.
+      // A decode with a long past, a fresh prefill, a chunk after some past, in scattered blocks;
+      // and a decode and a chunk deeper than the SIMD kernel's 256-key span (several spans, the
+      // last one partial, across block boundaries).
       const shapes = [
         { count: 1, past: 37 },
         { count: 23, past: 0 },
         { count: 9, past: 20 },
+        { count: 1, past: 300 },
+        { count: 4, past: 254 },
+        // More sequences than 4 per thread: decodes take every KV head of their sequence per item.
+        ...[5, 16, 17, 40].map((past) => ({ count: 1, past })),
       ];
       const seqs: number[] = [];
       const tables: number[] = [];
