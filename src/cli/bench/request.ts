@@ -45,24 +45,40 @@ interface StreamChunk {
 
 const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
 
-/** POSTs `body` and resolves with the response once its headers arrived (the body is read by the caller). */
-function post(url: string, headers: Record<string, string>, body: string): Promise<http.IncomingMessage> {
+/**
+ * POSTs `body` and resolves with the response once its headers arrived (the body is read by the
+ * caller). A kept-alive socket the server closed while it sat idle in the pool (llama.cpp's server
+ * closes it after a streamed response) fails before any response arrives: that send is repeated
+ * once on a fresh socket, as node's documentation advises, and `onSend` marks the new start.
+ */
+function post(url: string, headers: Record<string, string>, body: string, onSend: () => void): Promise<http.IncomingMessage> {
   const target = new URL(url);
   const protocol = target.protocol === 'https:' ? 'https:' : 'http:';
   const send = protocol === 'https:' ? https.request : http.request;
-  return new Promise((resolve, reject) => {
-    const req = send(target, { method: 'POST', agent: agents[protocol], headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, resolve);
-    req.on('error', reject);
-    req.end(body);
-  });
+  const attempt = (retryOnStaleSocket: boolean): Promise<http.IncomingMessage> =>
+    new Promise((resolve, reject) => {
+      onSend();
+      const req = send(target, { method: 'POST', agent: agents[protocol], headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, resolve);
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        const stale = retryOnStaleSocket && req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
+        if (stale) attempt(false).then(resolve, reject);
+        else reject(err);
+      });
+      req.end(body);
+    });
+  return attempt(true);
 }
 
 export async function sendBenchRequest(input: BenchRequestInput): Promise<BenchRequestOutput> {
   const body = input.chat
     ? { model: input.model, messages: [{ role: 'user', content: input.prompt }], max_completion_tokens: input.maxTokens }
     : { model: input.model, prompt: input.prompt, max_tokens: input.maxTokens };
-  const start = performance.now();
+  let start = performance.now();
   const out: BenchRequestOutput = { success: false, error: '', ttft: 0, latency: 0, itl: [], startTime: start / 1000, promptLen: null, outputTokens: 0, generatedText: '' };
+  const markSend = (): void => {
+    start = performance.now();
+    out.startTime = start / 1000;
+  };
   let last = start;
   let chunks = 0;
   try {
@@ -70,7 +86,9 @@ export async function sendBenchRequest(input: BenchRequestInput): Promise<BenchR
       input.url,
       { 'content-type': 'application/json', ...input.headers },
       JSON.stringify({ ...body, ...input.extra, stream: true, stream_options: { include_usage: true } }),
+      markSend,
     );
+    last = start;
     res.setEncoding('utf8');
     const status = res.statusCode ?? 0;
     if (status < 200 || status >= 300) {
