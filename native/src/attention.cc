@@ -55,6 +55,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -667,6 +668,20 @@ napi_value fail(napi_env env, const char* message) {
   return nullptr;
 }
 
+// Exactly `n` arguments into argv.
+bool readArgs(napi_env env, napi_callback_info info, size_t n, napi_value* argv) {
+  size_t argc = n;
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  return argc == n;
+}
+
+// The K and V cache arguments: typed arrays of one type and length. Null when they are, else why not.
+const char* readCachePair(napi_env env, napi_value kArg, napi_value vArg, Typed* k, Typed* v) {
+  if (!typed(env, kArg, k)) return "kCache must be a Float32Array or Uint16Array";
+  if (!typed(env, vArg, v) || v->type != k->type || v->length != k->length) return "vCache must match kCache";
+  return nullptr;
+}
+
 // The cache's element type: a Float32Array holds float32; a Uint16Array holds half or bfloat16 as `code` says.
 bool kvTypeOf(const Typed& t, int32_t code, KvType* out) {
   if (t.type == napi_float32_array && code == kF32) *out = kF32;
@@ -677,15 +692,12 @@ bool kvTypeOf(const Typed& t, int32_t code, KvType* out) {
 
 // attention(q, out, kCache, vCache, seqs, tables, dims[numHeads, numKvHeads, headDim, blockSize, kvType], scale)
 napi_value Attention(napi_env env, napi_callback_info info) {
-  size_t argc = 8;
   napi_value argv[8];
-  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
-  if (argc != 8) return fail(env, "attention: expected 8 arguments");
+  if (!readArgs(env, info, 8, argv)) return fail(env, "attention: expected 8 arguments");
   Typed q, out, k, v, seqs, tables, dims;
   if (!typed(env, argv[0], &q) || q.type != napi_float32_array) return fail(env, "attention: q must be a Float32Array");
   if (!typed(env, argv[1], &out) || out.type != napi_float32_array) return fail(env, "attention: out must be a Float32Array");
-  if (!typed(env, argv[2], &k)) return fail(env, "attention: kCache must be a Float32Array or Uint16Array");
-  if (!typed(env, argv[3], &v) || v.type != k.type || v.length != k.length) return fail(env, "attention: vCache must match kCache");
+  if (const char* why = readCachePair(env, argv[2], argv[3], &k, &v)) return fail(env, (std::string("attention: ") + why).c_str());
   if (!typed(env, argv[4], &seqs) || seqs.type != napi_int32_array || seqs.length % 4) return fail(env, "attention: seqs must be an Int32Array of 4 per sequence");
   if (!typed(env, argv[5], &tables) || tables.type != napi_int32_array) return fail(env, "attention: tables must be an Int32Array");
   if (!typed(env, argv[6], &dims) || dims.type != napi_int32_array || dims.length != 5)
@@ -740,16 +752,13 @@ napi_value Attention(napi_env env, napi_callback_info info) {
 
 // writeKv(newK, newV, kCache, vCache, slots, kvType): rows of [n, kvDim] into cache rows slots[i].
 napi_value WriteKv(napi_env env, napi_callback_info info) {
-  size_t argc = 6;
   napi_value argv[6];
-  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
-  if (argc != 6) return fail(env, "writeKv: expected 6 arguments");
+  if (!readArgs(env, info, 6, argv)) return fail(env, "writeKv: expected 6 arguments");
   Typed nk, nv, k, v, slots;
   int32_t code = 0;
   if (!typed(env, argv[0], &nk) || nk.type != napi_float32_array) return fail(env, "writeKv: newK must be a Float32Array");
   if (!typed(env, argv[1], &nv) || nv.type != napi_float32_array || nv.length != nk.length) return fail(env, "writeKv: newV must match newK");
-  if (!typed(env, argv[2], &k)) return fail(env, "writeKv: kCache must be a Float32Array or Uint16Array");
-  if (!typed(env, argv[3], &v) || v.type != k.type || v.length != k.length) return fail(env, "writeKv: vCache must match kCache");
+  if (const char* why = readCachePair(env, argv[2], argv[3], &k, &v)) return fail(env, (std::string("writeKv: ") + why).c_str());
   KvType kvType;
   if (napi_get_value_int32(env, argv[5], &code) != napi_ok || !kvTypeOf(k, code, &kvType)) return fail(env, "writeKv: kvType does not match the cache arrays");
   if (!typed(env, argv[4], &slots) || slots.type != napi_int32_array || slots.length == 0 || nk.length % slots.length)
@@ -781,11 +790,9 @@ napi_value WriteKv(napi_env env, napi_callback_info info) {
 
 // setThreads(n): threads used for attention (the caller plus n - 1 helpers).
 napi_value SetThreads(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
   int32_t n = 1;
-  if (argc != 1 || napi_get_value_int32(env, argv[0], &n) != napi_ok || n < 1 || n > 256) return fail(env, "setThreads: n must be an integer in 1..256");
+  if (!readArgs(env, info, 1, argv) || napi_get_value_int32(env, argv[0], &n) != napi_ok || n < 1 || n > 256) return fail(env, "setThreads: n must be an integer in 1..256");
   threads = n;
   if (pool.helpers() != n - 1) pool.resize(n - 1);
   return nullptr;

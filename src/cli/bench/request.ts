@@ -79,7 +79,8 @@ export async function sendBenchRequest(input: BenchRequestInput): Promise<BenchR
     start = performance.now();
     out.startTime = start / 1000;
   };
-  let last = start;
+  /** When the previous text chunk arrived (read only from the second one on). */
+  let last = 0;
   let chunks = 0;
   try {
     const res = await post(
@@ -88,7 +89,6 @@ export async function sendBenchRequest(input: BenchRequestInput): Promise<BenchR
       JSON.stringify({ ...body, ...input.extra, stream: true, stream_options: { include_usage: true } }),
       markSend,
     );
-    last = start;
     res.setEncoding('utf8');
     const status = res.statusCode ?? 0;
     if (status < 200 || status >= 300) {
