@@ -6,10 +6,10 @@
 //          --steps 4  --threads N (default: the engine's default)  --dtype float32|float16
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import * as ort from 'onnxruntime-node';
 import { defaultIntraOpThreads } from '../src/engine/core/core-host';
 import { loadModel } from '../src/model/load-model';
 import { createRunner } from '../src/model/runner';
+import { profileSessionsInto } from '../src/model/runner/session';
 import { ensureBenchModel, type BenchShape, BENCH_SHAPES } from './random-model';
 
 const root = resolve(__dirname, '..', '..');
@@ -18,19 +18,6 @@ const stories = join(root, '..', 'shared', 'models', 'stories260K.gguf');
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1] : fallback;
-}
-
-/** Every session created from here on profiles into a file; returns the sessions made. */
-function profileSessions(prefix: string): ort.InferenceSession[] {
-  const sessions: ort.InferenceSession[] = [];
-  const create = ort.InferenceSession.create.bind(ort.InferenceSession) as (...a: unknown[]) => Promise<ort.InferenceSession>;
-  (ort.InferenceSession as unknown as { create: unknown }).create = async (...a: unknown[]) => {
-    const options = { ...((a[a.length - 1] as object) ?? {}), enableProfiling: true, profileFilePrefix: prefix };
-    const s = await create(...a.slice(0, -1), options);
-    sessions.push(s);
-    return s;
-  };
-  return sessions;
 }
 
 interface ProfileEvent {
@@ -79,7 +66,7 @@ async function main(): Promise<void> {
     name === 'stories260K' ? stories : name in BENCH_SHAPES ? await ensureBenchModel(name as BenchShape, join(root, '.bench-cache'), stories) : name;
   const model = await loadModel({ model: path, loadFormat: 'auto', loadWeights: true, skipTokenizer: true, chatTemplate: null, generationConfig: 'vllm' });
   const prefix = join(root, '.bench-cache', `profile-${process.pid}`);
-  const sessions = profileSessions(prefix);
+  const sessions = profileSessionsInto(prefix);
   const blockSize = 16;
   const perSeq = Math.ceil((Math.max(context, prefill) + steps + 1) / blockSize);
   const runner = await createRunner(model, { blockSize, numBlocks: (batch + 1) * perSeq, device: 'cpu', intraOpThreads: threads, dtype });

@@ -4,7 +4,12 @@ import * as ort from 'onnxruntime-node';
 import { ModelArchConfig, ModelRunner, StepResult, StepSequence } from '../types';
 import { PagedKvCache } from './kv-cache';
 
-export abstract class PagedRunner implements ModelRunner {
+/** What a runner's sessions must offer the base: their release. */
+interface Releasable {
+  release(): Promise<void>;
+}
+
+export abstract class PagedRunner<S extends Releasable = ort.InferenceSession> implements ModelRunner {
   readonly blockSize: number;
   readonly numBlocks: number;
   private busy = false;
@@ -12,7 +17,7 @@ export abstract class PagedRunner implements ModelRunner {
   constructor(
     readonly config: ModelArchConfig,
     protected readonly cache: PagedKvCache,
-    protected readonly session: ort.InferenceSession,
+    protected readonly session: S,
   ) {
     this.blockSize = cache.blockSize;
     this.numBlocks = cache.numBlocks;

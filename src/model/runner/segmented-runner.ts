@@ -18,7 +18,7 @@ import { PagedKvCache } from './kv-cache';
 import { KV_STORAGE } from './kv-dtype';
 import type { NativeAttention } from './native-attention';
 import { PagedRunner } from './paged-runner';
-import { createSession } from './session';
+import { SyncSession } from './session';
 
 export interface SegmentedRunnerOptions extends RunnerOptions {
   keepQuantized?: boolean;
@@ -54,11 +54,11 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
     dtype: graphDtypeFor(config, 'causalLmSegments', opts.dtype),
   });
   const cache = new PagedKvCache(config, opts.blockSize, opts.numBlocks, opts.kvCacheDtype ?? 'float32');
-  const sessions: ort.InferenceSession[] = [];
+  const sessions: SyncSession[] = [];
   try {
     // One segment at a time: only one segment's transient weight copies exist at once.
     for (let i = 0; i < decoder.count; i++) {
-      sessions.push(await createSession(decoder.build(i), { device: opts.device, intraOpThreads: opts.intraOpThreads }));
+      sessions.push(SyncSession.create(decoder.build(i), { device: opts.device, intraOpThreads: opts.intraOpThreads }));
       // The session holds its own copy now; the embedding table is still read per step.
       if (opts.consumeWeights) weights.releaseRead(decoder.embeddingName);
     }
@@ -111,7 +111,7 @@ interface PackedStep {
   logitsAt: { first: number; count: number }[];
 }
 
-export class SegmentedRunner extends PagedRunner {
+export class SegmentedRunner extends PagedRunner<SyncSession> {
   private readonly dims: Int32Array;
   private readonly scale: number;
   private readonly kvCode: number;
@@ -120,7 +120,7 @@ export class SegmentedRunner extends PagedRunner {
   constructor(
     config: ModelArchConfig,
     cache: PagedKvCache,
-    private readonly sessions: ort.InferenceSession[],
+    private readonly sessions: SyncSession[],
     private readonly native: NativeAttention,
     private readonly embedding: EmbeddingRows,
     private readonly rope: SegmentedDecoder['rope'],
@@ -136,7 +136,8 @@ export class SegmentedRunner extends PagedRunner {
     await Promise.all(this.sessions.map((s) => s.release()));
   }
 
-  protected async runStep(batch: readonly StepSequence[]): Promise<StepResult> {
+  /** Synchronous inside (SyncSession runs and the kernel); a throw still rejects PagedRunner.step. */
+  protected runStep(batch: readonly StepSequence[]): Promise<StepResult> {
     const c = this.config;
     const step = this.pack(batch);
     const n = step.rows;
@@ -148,14 +149,14 @@ export class SegmentedRunner extends PagedRunner {
     for (let l = 0; l < c.numLayers; l++) {
       const feeds: Record<string, ort.Tensor> = { ...rope, [SegmentInputs.hidden]: new ort.Tensor('float32', hidden, [n, c.hiddenSize]) };
       if (l > 0) feeds[SegmentInputs.attn] = attnTensor;
-      const out = await this.sessions[l].run(feeds);
+      const out = this.sessions[l].run(feeds);
       if (l > 0) hidden = out[SegmentOutputs.residual].data as Float32Array;
       const k = this.cache.keys[l];
       const v = this.cache.values[l];
       this.native.writeKv(out[SegmentOutputs.k].data as Float32Array, out[SegmentOutputs.v].data as Float32Array, k, v, step.slots, this.kvCode);
       this.native.attention(out[SegmentOutputs.q].data as Float32Array, attn, k, v, step.seqInfo, step.tables, this.dims, this.scale);
     }
-    const last = await this.sessions[c.numLayers].run({
+    const last = this.sessions[c.numLayers].run({
       [SegmentInputs.hidden]: new ort.Tensor('float32', hidden, [n, c.hiddenSize]),
       [SegmentInputs.attn]: attnTensor,
       [SegmentInputs.logitsRows]: new ort.Tensor('int64', step.logitsRows, [step.logitsRows.length]),
@@ -169,7 +170,7 @@ export class SegmentedRunner extends PagedRunner {
       logits.set(rows.subarray((count - 1) * vocab), i * vocab);
       return s.allLogits ? rows : null;
     });
-    return { logits, allLogits };
+    return Promise.resolve({ logits, allLogits });
   }
 
   /** The step's own cos/sin rows (row i = position of row i) and positions 0..n-1 into them. */

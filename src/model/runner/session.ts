@@ -1,7 +1,25 @@
 // Creates the onnxruntime-node session for a built graph on the requested execution provider.
+//
+// Two kinds: ort.InferenceSession (async run) for runners with one or two runs per step, and
+// SyncSession for the segmented runner, which runs L+1 sessions per step (one per layer and the
+// head). onnxruntime-node's InferenceSession.run wraps the binding's synchronous run in a
+// setImmediate and a Promise, and checks the feeds and rebuilds the result map in JS: one
+// event-loop turn and two allocations per call. SyncSession calls the binding's run directly
+// (onnxruntime-node's own `dist/binding`, the module its InferenceSession wraps, pinned by the
+// lock file). Measured on stories260K (5 layers, 6 runs per step; runner alone, batch-1 decode at
+// context 64, both runners in one process, 6 alternating runs of 1,500 steps, median): 2 threads
+// 185 -> 176 us wall and 179 -> 173 us CPU per step, 1 thread 175 -> 157 us wall and 184 -> 163
+// us CPU; batch 32 at context 64, 2 threads, 1135 -> 794 us wall. Served (stories260K, short
+// prompts, 64 tokens, alternating rounds on a shared 2-core machine): 1 stream TPOT p50 median
+// 0.234 -> 0.222 ms and server CPU 288 -> 273 us per token (6 rounds; 0.259 -> 0.236 in 4
+// more); 32 streams within the noise (13964 -> 14334 tok/s median of 6, rounds ranging 9-18k
+// either way; CPU per token 90 -> 98 us, in the tick resolution). A step holds the worker's
+// event loop either way (a run blocks it); the engine takes messages between steps.
+//
 // CUDA caveat (not measurable here: no GPU): the KV cache is a set of CPU inputs, and the node
 // binding has no CUDA IO binding, so ORT copies the cache inputs to the device on every run.
 import * as ort from 'onnxruntime-node';
+import { binding, initOrt, type Binding } from 'onnxruntime-node/dist/binding';
 import { BuiltModel } from '../graph/graph-builder';
 
 type Device = 'cpu' | 'cuda';
@@ -11,6 +29,15 @@ export interface SessionSettings {
   intraOpThreads?: number;
   /** onnxruntime's CPU memory arena; off unless the runner kind measured a gain (see below). */
   memoryArena?: boolean;
+}
+
+/** Set by bench/profile.ts: sessions created from then on write onnxruntime's profile. */
+let profiling: { prefix: string; sessions: Array<{ endProfiling(): void }> } | null = null;
+
+/** Every session created from here on profiles into `<prefix>_<date>.json`; returns them as they are made (bench/profile.ts). */
+export function profileSessionsInto(prefix: string): Array<{ endProfiling(): void }> {
+  profiling = { prefix, sessions: [] };
+  return profiling.sessions;
 }
 
 function sessionOptions(settings: SessionSettings): ort.InferenceSession.SessionOptions {
@@ -44,12 +71,53 @@ function sessionOptions(settings: SessionSettings): ort.InferenceSession.Session
     // -> 403-439/s. onnxruntime-node's RunOptions carry no config entries (only logSeverityLevel
     // and tag reach the native run), so spinning cannot be chosen per step.
     extra: { session: { intra_op: { allow_spinning: '0' } } },
+    ...(profiling ? { enableProfiling: true, profileFilePrefix: profiling.prefix } : {}),
   };
 }
 
 export async function createSession(model: BuiltModel, settings: SessionSettings): Promise<ort.InferenceSession> {
   const options = { ...sessionOptions(settings), externalData: model.externalData };
-  return explainCudaFailure(settings, ort.InferenceSession.create(model.modelBytes, options));
+  const session = await explainCudaFailure(settings, ort.InferenceSession.create(model.modelBytes, options));
+  profiling?.sessions.push(session);
+  return session;
+}
+
+/** A session whose run is one synchronous call into onnxruntime (see the header). */
+export class SyncSession {
+  /** Every output, fetched into new buffers (the binding's `null` = let onnxruntime allocate). */
+  private readonly fetches: Record<string, null>;
+
+  private constructor(private readonly native: Binding.InferenceSession) {
+    this.fetches = Object.fromEntries(native.outputMetadata.map((m) => [m.name, null]));
+  }
+
+  static create(model: BuiltModel, settings: SessionSettings): SyncSession {
+    initOrt();
+    const native = new binding.InferenceSession();
+    const bytes = model.modelBytes;
+    try {
+      native.loadModel(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength, { ...sessionOptions(settings), externalData: model.externalData });
+    } catch (err) {
+      throw settings.device === 'cuda' ? cudaUnavailable(err) : err;
+    }
+    const session = new SyncSession(native);
+    profiling?.sessions.push(session);
+    return session;
+  }
+
+  /** Runs the graph on `feeds` (every input, by name) and returns every output. */
+  run(feeds: Record<string, ort.Tensor>): Record<string, ort.Tensor> {
+    return this.native.run(feeds, this.fetches, {});
+  }
+
+  endProfiling(): void {
+    this.native.endProfiling();
+  }
+
+  release(): Promise<void> {
+    this.native.dispose();
+    return Promise.resolve();
+  }
 }
 
 /** Opens an ONNX file (an Optimum / transformers.js export). */
