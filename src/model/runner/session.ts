@@ -9,7 +9,8 @@
 // lock file). Measured on stories260K (5 layers, 6 runs per step; runner alone, batch-1 decode at
 // context 64, both runners in one process, 6 alternating runs of 1,500 steps, median): 2 threads
 // 185 -> 176 us wall and 179 -> 173 us CPU per step, 1 thread 175 -> 157 us wall and 184 -> 163
-// us CPU; batch 32 at context 64, 2 threads, 1135 -> 794 us wall. Served (stories260K, short
+// us CPU; batch 32 at context 64, 2 threads, 1135 -> 794 us wall; 100M Q8_0 (13 runs per step)
+// batch 1 at context 128, 2 threads, 5.91 -> 5.65 ms wall, 9.40 -> 9.09 ms CPU. Served (stories260K, short
 // prompts, 64 tokens, alternating rounds on a shared 2-core machine): 1 stream TPOT p50 median
 // 0.234 -> 0.222 ms and server CPU 288 -> 273 us per token (6 rounds; 0.259 -> 0.236 in 4
 // more); 32 streams within the noise (13964 -> 14334 tok/s median of 6, rounds ranging 9-18k
