@@ -393,6 +393,11 @@ AVX2_FN inline void accumulateValues(float (*acc)[kMaxHeadDim], float* const* p,
   int j = 0;
   for (; j + U <= n; j += U)
     for (int u = 0; u < U; u++) {
+      if constexpr (IB == 1) {  // widen and consume each column at once: no temporaries live
+        const __m256 pb = _mm256_broadcast_ss(p[0] + j + u);
+        for (int w = 0; w < W; w++) r[u][0][w] = _mm256_fmadd_ps(pb, load8<T>(vCache, at[j + u] + 8 * (v0 + w)), r[u][0][w]);
+        continue;
+      }
       __m256 v[W];
       for (int w = 0; w < W; w++) v[w] = load8<T>(vCache, at[j + u] + 8 * (v0 + w));
       for (int b = 0; b < IB; b++) {
@@ -419,13 +424,16 @@ AVX2_FN inline void accumulateValues(float (*acc)[kMaxHeadDim], float* const* p,
 // eight independent multiply-add chains whatever the number of query vectors (IB) and columns.
 template <KvType T, int IB>
 AVX2_FN inline void accumulateBlock(float (*acc)[kMaxHeadDim], float* const* p, int j0, const void* vCache, const size_t* at, int n, int vecs) {
-  constexpr int U1 = IB >= 4 ? 2 : 8 / IB;  // chains for one column
-  constexpr int U2 = IB >= 4 ? 1 : 4 / IB;  // chains per column pair
+  constexpr int W = 8 / IB;  // columns per pass: eight chains, each row's slice read whole
   float* pj[IB];
   for (int b = 0; b < IB; b++) pj[b] = p[b] + j0;
   int v0 = 0;
-  for (; v0 + 2 <= vecs; v0 += 2) accumulateValues<T, IB, 2, U2>(acc, pj, vCache, at + j0, n, v0);
-  if (v0 < vecs) accumulateValues<T, IB, 1, U1>(acc, pj, vCache, at + j0, n, v0);
+  for (; v0 + W <= vecs; v0 += W) accumulateValues<T, IB, W, 1>(acc, pj, vCache, at + j0, n, v0);
+  if constexpr (W >= 4)
+    if (v0 + W / 2 <= vecs) accumulateValues<T, IB, W / 2, 2>(acc, pj, vCache, at + j0, n, v0), v0 += W / 2;
+  if constexpr (W >= 2)
+    if (v0 + 2 <= vecs) accumulateValues<T, IB, 2, W / 2>(acc, pj, vCache, at + j0, n, v0), v0 += 2;
+  if (v0 < vecs) accumulateValues<T, IB, 1, W>(acc, pj, vCache, at + j0, n, v0);
 }
 
 // One work item, keys in spans of up to kSpan: the span's cache rows are looked up once (any
@@ -515,10 +523,12 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
         for (int v = 0; v < vecs; v++) _mm256_store_ps(acc[i] + 8 * v, _mm256_mul_ps(_mm256_load_ps(acc[i] + 8 * v), cv));
       }
     }
-    // Values: up to four query vectors x two eight-float columns of accumulators held in registers.
-    // Sixteen keys at a time, every KV head of the item: whole V rows in order, as for K.
-    for (int j = 0; j < n; j += 16) {
-      const int m = std::min(16, n - j);
+    // Values: up to eight accumulator vectors held in registers (query vectors x columns).
+    // A few keys at a time, every KV head of the item: whole V rows in order, as for K. Eight keys
+    // for 16-bit rows, sixteen for float32 (measured: each faster for its type on a filled cache).
+    constexpr int keysPerPass = T == kF32 ? 16 : 8;
+    for (int j = 0; j < n; j += keysPerPass) {
+      const int m = std::min(keysPerPass, n - j);
       for (int h = 0; h < it.heads; h++) {
         const void* v = shifted<T>(c.v, h * hd);
         int b = h * qh;

@@ -82,13 +82,17 @@ gate.describe('native paged attention kernel', () => {
   });
   afterAll(() => native.setThreads(1));
 
-  // hd 8 and 64 take the SIMD kernel, hd 12 the portable one; 8 query heads on 4 or 2 KV heads,
-  // 32 on 4 (a wide GQA group), plain multi-head.
+  // hd 8, 24, 64 and 128 take the SIMD kernel, hd 12 the portable one; 8 query heads on 4 or 2 KV
+  // heads, 32 on 4 (a wide GQA group), plain multi-head. The V pass splits a head's columns into
+  // passes of 8, 4, 2 and 1 eight-float vectors by the number of query vectors: hd 24 (3 vectors)
+  // and 128 (16) take the remainders and repeats that 64 does not.
   const cases: Case[] = [
     { heads: 8, kvHeads: 4, headDim: 8, blockSize: 4 },
     { heads: 6, kvHeads: 2, headDim: 12, blockSize: 5 },
     { heads: 4, kvHeads: 4, headDim: 64, blockSize: 16 },
     { heads: 32, kvHeads: 4, headDim: 64, blockSize: 16 },
+    { heads: 6, kvHeads: 6, headDim: 24, blockSize: 16 },
+    { heads: 4, kvHeads: 2, headDim: 128, blockSize: 16 },
   ];
   const storages = [
     { name: 'float32', code: 0, encode: (a: Float32Array) => a, decode: (a: Float32Array | Uint16Array) => a },
