@@ -525,8 +525,9 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
     }
     // Values: up to eight accumulator vectors held in registers (query vectors x columns).
     // A few keys at a time, every KV head of the item: whole V rows in order, as for K. Eight keys
-    // for 16-bit rows, sixteen for float32 (measured: each faster for its type on a filled cache).
-    constexpr int keysPerPass = T == kF32 ? 16 : 8;
+    // for 16-bit rows of 32 or more columns, else sixteen (measured: each the faster for its case
+    // on a filled cache; at head size 8 eight keys are too few to pay a pass's set-up).
+    const int keysPerPass = T != kF32 && vecs >= 4 ? 8 : 16;
     for (int j = 0; j < n; j += keysPerPass) {
       const int m = std::min(keysPerPass, n - j);
       for (int h = 0; h < it.heads; h++) {
