@@ -104,7 +104,9 @@ export class EngineCoreHost {
   }
 
   private static async startGeneration(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void, ownsModel: boolean): Promise<EngineCoreHost> {
-    const plan = planKvCache(model, options);
+    // 'auto' stays float32 here; resolveKvCacheDtype (model/runner) says what it would follow.
+    const kvCacheDtype = options.kvCacheDtype === undefined || options.kvCacheDtype === 'auto' ? 'float32' : options.kvCacheDtype;
+    const plan = planKvCache(model, { ...options, kvCacheDtype });
     seedGlobalSampler(options.seed ?? 0);
     const runnerOptions: RunnerOptions = {
       blockSize: options.blockSize,
@@ -112,12 +114,12 @@ export class EngineCoreHost {
       device: options.device,
       intraOpThreads: options.intraOpThreads ?? defaultIntraOpThreads(),
       dtype: options.dtype ?? 'auto',
-      kvCacheDtype: options.kvCacheDtype ?? 'float32',
+      kvCacheDtype,
       consumeWeights: ownsModel,
     };
     const runner = await createRunner(model, runnerOptions);
     console.info(
-      `[engine] KV cache: ${plan.numBlocks} blocks of ${options.blockSize} tokens ` +
+      `[engine] KV cache: ${plan.numBlocks} blocks of ${options.blockSize} tokens, ${kvCacheDtype} ` +
         `(${((plan.numBlocks * plan.bytesPerBlock) / 2 ** 20).toFixed(1)} MiB), max_model_len ${plan.maxModelLen}`,
     );
     const config = {
