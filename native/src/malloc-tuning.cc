@@ -4,6 +4,9 @@
 // threshold starts at 128 KiB and rises to the largest block freed so far (up to 32 MiB): after
 // the first large step, activations of every size land in the heap arenas of ORT's and the
 // kernel's threads, where freed memory stays resident. A fixed threshold (mallopt) stops it rising.
+// Fixing it also fixes the trim threshold (free memory an arena keeps at its top) at 128 KiB,
+// which glibc would have raised with it, to twice the mmap threshold: set that too, so small
+// buffers freed and taken again every step are not handed back and faulted in each time.
 #include <node_api.h>
 
 #include <cstdlib>  // defines __GLIBC__ on glibc
@@ -14,7 +17,8 @@
 
 namespace {
 
-// setMmapThreshold(bytes): true when the allocator took it (glibc), false elsewhere.
+// setMmapThreshold(bytes): mmap threshold `bytes`, trim threshold 2 * bytes; true when the
+// allocator took them (glibc), false elsewhere.
 napi_value SetMmapThreshold(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
@@ -22,7 +26,7 @@ napi_value SetMmapThreshold(napi_env env, napi_callback_info info) {
   int64_t bytes = 0;
   bool ok = argc == 1 && napi_get_value_int64(env, argv[0], &bytes) == napi_ok && bytes > 0 && bytes <= (int64_t)1 << 30;
 #if defined(__GLIBC__)
-  ok = ok && mallopt(M_MMAP_THRESHOLD, (int)bytes) == 1;
+  ok = ok && mallopt(M_MMAP_THRESHOLD, (int)bytes) == 1 && mallopt(M_TRIM_THRESHOLD, (int)(2 * bytes)) == 1;
 #else
   ok = false;
 #endif

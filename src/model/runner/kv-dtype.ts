@@ -5,6 +5,22 @@
 // float16 and bfloat16 halve the bytes attention reads per past token (and the cache's memory:
 // a byte budget holds twice the blocks); values are rounded when written and widened back to
 // float32 (exactly) when read. Only the native attention kernel reads them (runner/native-attention.ts).
+//
+// Measured (issue 16), 2 shared cores, two interleaved rounds each, float32 -> float16 KV:
+//   runner alone, `node dist/bench/forward.js --models stories260K,100m-gguf --contexts 128,1024
+//   --batches 1,32 --seconds 3 [--kv-cache-dtype float16]`, tok/s:
+//     stories260K ctx 128 b1 5678/5576 -> 5167/5504, b32 34562/27529 -> 27210/34452,
+//       ctx 1024 prefill 55485/58503 -> 39292/54146, b1 3990/4223 -> 3056/4388, b32 5712/9012 -> 8900/9479
+//     100M Q8_0 ctx 128 prefill 1740/2050 -> 1509/1647, b1 147/156 -> 118/154, b32 650/870 -> 429/489,
+//       ctx 1024 prefill 1092/1451 -> 652/697, b1 88/107 -> 68/73, b32 254/334 -> 196/166
+//   served (`node dist/bench/serve.js --models stories,100m --prompts short,long --concurrency 1,32
+//   --max-tokens 64 --peer none [--ortllm-args "--kv-cache-dtype float32"]`), output tok/s
+//   float32 r1/r2 -> float16 r1/r2: stories short c1 2673/2710 -> 2328/1623, c32 9194/9827 ->
+//   8507/6801, long c1 1616/1777 -> 1480/1083, c32 2718/2663 -> 2464/1613; 100M short c1 173/159
+//   -> 150/161, c32 988/773 -> 700/758, long c1 60.5/62.9 -> 54.8/58.2, c32 83.9/87.6 -> 79.7/80.3.
+//   So the 16-bit reads cost speed on the 100M model today (prefill at 1024 up to 2x), while the
+//   cache takes half the memory: 1.1B Q8_0 (22 layers, 4 KV heads of 64), 32 distinct ~700-token
+//   prompts at once touch 1536 blocks, 1056 MiB in float32, 528 in float16.
 
 export type KvStorageDtype = 'float32' | 'float16' | 'bfloat16';
 
