@@ -14,8 +14,8 @@ const ADDON = 'native/build/Release/ortllm_malloc.node';
  * Q8_0 bench model, 32 distinct ~700-token prompts at once (max_tokens 32), `--max-num-seqs 32
  * --max-model-len 1024`, peak RSS (VmHWM): glibc's rising threshold 3579 MiB (float32 KV) and
  * 2970 (float16 KV, with releaseLoadCopies); MALLOC_MMAP_THRESHOLD_=131072 in the environment
- * 2959 (float32 KV); 4 MiB with releaseLoadCopies and float16 KV 2566 (llama-server on the same
- * run: 1915). Served speed (`node dist/bench/serve.js --models stories,100m --prompts short,long
+ * 2959 (float32 KV); 4 MiB with releaseLoadCopies and float16 KV 2566, 2602 with the trim
+ * threshold at 8 MiB (llama-server, same prompts: 1915). Served speed (`node dist/bench/serve.js --models stories,100m --prompts short,long
  * --concurrency 1,32 --max-tokens 64 --peer none`, ORTLLM_MALLOC_MMAP_THRESHOLD=0 against the
  * default, interleaved, two rounds) moved within the machine's noise (runs of the same setting
  * differed by up to 40%): 100M short c1 130/146 -> 150/161 tok/s, c32 778/761 -> 700/758, long
