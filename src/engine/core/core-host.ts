@@ -5,7 +5,7 @@
 
 import * as os from 'node:os';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { createRunner } from '../../model/runner';
+import { createRunner, resolveKvCacheDtype } from '../../model/runner';
 import { createPoolingRunner } from '../../model/runner/pooling-runner';
 import { wrongRunnerError } from '../errors';
 import { seedGlobalSampler } from '../sampling';
@@ -104,8 +104,7 @@ export class EngineCoreHost {
   }
 
   private static async startGeneration(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void, ownsModel: boolean): Promise<EngineCoreHost> {
-    // 'auto' stays float32 here; resolveKvCacheDtype (model/runner) says what it would follow.
-    const kvCacheDtype = options.kvCacheDtype === undefined || options.kvCacheDtype === 'auto' ? 'float32' : options.kvCacheDtype;
+    const kvCacheDtype = resolveKvCacheDtype(model, options.kvCacheDtype ?? 'auto');
     const plan = planKvCache(model, { ...options, kvCacheDtype });
     seedGlobalSampler(options.seed ?? 0);
     const runnerOptions: RunnerOptions = {
