@@ -174,6 +174,7 @@ gate.describe('segmented runner (native attention)', () => {
     runners.native = await createRunner(model, { ...options, attention: 'native' });
     runners.graph = await createRunner(model, { ...options, attention: 'graph' });
     runners.bf16 = await createRunner(model, { ...options, attention: 'native', kvCacheDtype: 'bfloat16' });
+    runners.f16 = await createRunner(model, { ...options, attention: 'native', kvCacheDtype: 'float16' });
   });
   afterAll(async () => {
     for (const r of Object.values(runners)) await r.dispose();
@@ -241,11 +242,14 @@ gate.describe('segmented runner (native attention)', () => {
     expect(maxAbsDiff(mixedNext.logits.subarray(v), aloneNext.logits)).toBeLessThan(1e-5);
   });
 
-  it('a bfloat16 cache keeps the greedy tokens of the float32 one and close logits', async () => {
-    const a = await greedy(runners.bf16, PROMPTS, 8);
+  it.each([
+    ['bf16', 0.05],
+    ['f16', 0.01],
+  ])('a %s cache keeps the greedy tokens of the float32 one and close logits', async (name, tolerance) => {
+    const a = await greedy(runners[name], PROMPTS, 8);
     const b = await greedy(runners.native, PROMPTS, 8);
     expect(a.tokens).toEqual(b.tokens);
-    a.logits.forEach((l, i) => expect(maxAbsDiff(l, b.logits[i])).toBeLessThan(0.05));
+    a.logits.forEach((l, i) => expect(maxAbsDiff(l, b.logits[i])).toBeLessThan(tolerance));
   });
 });
 
