@@ -7,7 +7,7 @@
 //
 // Options: --models stories260K,100M[,100M-q8_0,100m-gguf,1b-gguf]  --contexts 128,512  --batches 1,8,32,64  --seconds 2
 //          --threads N (intra-op and attention-kernel threads; default every core)
-//          --attention native|graph (default: native when the addon is built)  --kv-cache-dtype bfloat16
+//          --attention native|graph (default: native when the addon is built)  --kv-cache-dtype float16|bfloat16
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { quantizeQ8_0 } from '../src/model/gguf/quantize';
@@ -25,7 +25,7 @@ interface Args {
   seconds: number;
   threads?: number;
   attention?: 'native' | 'graph';
-  kvCacheDtype?: 'bfloat16';
+  kvCacheDtype?: 'float16' | 'bfloat16';
 }
 
 const BLOCK_SIZE = 16;

@@ -20,7 +20,8 @@
 // figure's runs), and every other row is written once before the batch-32 steps.
 
 import { loadModel } from '../src/model/load-model';
-import { createRunner } from '../src/model/runner';
+import { createRunner, resolveKvCacheDtype } from '../src/model/runner';
+import type { KvCacheDtypeFlag } from '../src/model/runner/kv-dtype';
 import type { PagedKvCache } from '../src/model/runner/kv-cache';
 import type { ModelRunner } from '../src/model/types';
 import { defaultIntraOpThreads } from '../src/engine/core/core-host';
@@ -43,6 +44,7 @@ export interface RunnerWorkload {
   decodeTokens: number;
   /** Context of the batch-32 decode steps. */
   context: number;
+  /** --kv-cache-dtype as given to the server (absent: auto). */
   kvCacheDtype?: string;
 }
 
@@ -65,7 +67,8 @@ export async function measureRunner(modelPath: string, w: RunnerWorkload): Promi
     numBlocks: (batch + 1) * perSeq,
     device: 'cpu',
     intraOpThreads: serverThreads(),
-    ...(w.kvCacheDtype ? { kvCacheDtype: w.kvCacheDtype as 'float32' } : {}),
+    // As the server stores it: 'auto' follows the model (float16 for GGUF with the native addon).
+    kvCacheDtype: resolveKvCacheDtype(model, (w.kvCacheDtype ?? 'auto') as KvCacheDtypeFlag),
   });
   const table = (s: number) => Array.from({ length: perSeq }, (_, b) => s * perSeq + b);
   const tokens = (n: number, from: number) => Array.from({ length: n }, (_, i) => 1 + ((from + i * 31) % 400));

@@ -294,7 +294,9 @@ async function main(): Promise<void> {
     for (const w of loads) {
       const ctxPerSeq = Math.max(1024, Math.ceil((w.promptLen + args.maxTokens + 16) / 256) * 256);
       console.log(`\n=== ${model.label}, ${w.name} prompts (~${Math.round(w.promptLen)} tokens), max_tokens ${args.maxTokens}, ignore_eos, greedy`);
-      const runner = await measureRunner(model.path, { promptLen: Math.round(w.promptLen), decodeTokens: args.maxTokens, context: w.promptLen + args.maxTokens / 2 });
+      const kvFlag = args.ortllmArgs.indexOf('--kv-cache-dtype');
+      const kvCacheDtype = kvFlag >= 0 ? args.ortllmArgs[kvFlag + 1] : undefined;
+      const runner = await measureRunner(model.path, { promptLen: Math.round(w.promptLen), decodeTokens: args.maxTokens, context: w.promptLen + args.maxTokens / 2, kvCacheDtype });
       console.log(
         `runner alone: prefill ${fmt(runner.prefillTokS, 0)} tok/s, batch-1 step ${fmt(runner.step1Ms, 2)} ms (mean over a request's decode; fastest step ${fmt(runner.step1MinMs, 2)}), batch-32 decode ${fmt(runner.decode32TokS, 0)} tok/s`,
       );

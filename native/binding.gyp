@@ -5,6 +5,11 @@
       "sources": ["src/attention.cc"],
       "cflags_cc": ["-O3", "-std=c++17", "-fno-exceptions"],
       "cflags_cc!": ["-fno-rtti"]
+    },
+    {
+      "target_name": "ortllm_malloc",
+      "sources": ["src/malloc-tuning.cc"],
+      "cflags_cc": ["-O2", "-std=c++17", "-fno-exceptions"]
     }
   ]
 }

@@ -21,9 +21,10 @@
 // The SIMD kernel (AVX2/FMA/F16C, chosen at run time) takes keys in spans of 256 whatever the
 // block size: the span's cache rows are looked up once by walking the block table, every query
 // vector scores the whole span, one online-softmax update per query and span (exp vectorised
-// over the span, one rescale of the accumulator), then V is accumulated sixteen keys at a time
-// with about eight independent multiply-add chains. Half and bfloat16 rows are widened in
-// registers as they are loaded.
+// over the span, one rescale of the accumulator), then V is accumulated a few keys at a time,
+// eight accumulator vectors per pass, so a pass reads each row's head slice whole (a 64-float
+// slice in one pass at one query vector). Half and bfloat16 rows are widened in registers as
+// they are loaded, each widened vector consumed at once (no accumulator spilled to the stack).
 //
 // How it was chosen (issue 16, "decode at depth"): CPU ms per decode step of the kernel alone
 // (every layer: stories260K 5 x 8/4 heads hd 8, 100M 12 x 12 heads hd 64), batch 32, context
@@ -39,9 +40,36 @@
 //     before                                                   7.0-7.6      4.0-4.4      166-175    193-208
 //     after                                                    ~5           ~3           112-120    155-162
 // Measured and not kept: software prefetch of the next K/V rows (no gain filled, 15% loss on the
-// unwritten cache); span sizes 32, 64, 128 (within noise of 256). Not explained: on a filled
-// cache the 100M shape reads bf16 rows at about 8 GB/s against 21 GB/s for float32 (so bf16 wins
-// only where the arithmetic dominates); the profile puts the time on the V loads.
+// unwritten cache); span sizes 32, 64, 128 (within noise of 256).
+//
+// 16-bit rows on a filled cache (100M: bf16 read at ~8 GB/s against ~21 GB/s for float32). What
+// it was: the V pass took two eight-float columns per pass over sixteen keys, so a row's 64-float
+// head slice was read in four passes, 32 (16-bit: 16) bytes from each of sixteen rows at a time;
+// and with 16-bit rows the compiler kept one of the eight accumulators on the stack (each widened
+// row needs a register: 8 accumulators + 7 widened rows + the broadcast weight), a store-to-load
+// chain every key (perf annotate: `vfmadd213ps -0x3d0(%rbp)` then `vmovaps` back). Measured with
+// `node dist/bench/attention-kernel.js --contexts 1024` (every layer's attention for a batch-32
+// decode step, cache filled with random rows, one thread, CPU ms per step; two rounds each):
+//                                                  100M f32     100M half    100M bf16
+//     before                                       120-126      127-130      149-157
+//     + a pass takes 8 accumulator vectors         120-125      93           105
+//       (a 64-float slice whole at one query vector)
+//     + each widened vector consumed at once       111-113      92-101       105-107
+//       (no spill)
+//     + 8 keys per V pass for 16-bit rows          (16 kept:    88           98-99
+//       (float32: 8 keys 121, 32 keys 107-111)      within noise)
+//   Final, before -> after, two interleaved rounds:
+//     100M  float32 128 / 124 -> 117 / 124   half 127 / 129 -> 91 / 87   bf16 149 / 155 -> 108 / 96
+//     stories260K (head size 8; the V pass there is unchanged, one column): float32 2.4 / 2.5 ->
+//     2.5 / 2.4, half 1.9-2.0 -> 1.9-2.0, bf16 2.0-2.2 -> 2.1-2.2 (8 keys per pass cost 10% at
+//     head size 8, so it applies from 32 columns on).
+// Still open: 16-bit rows now stream at ~12 GB/s against float32's ~20; with the rows in L2/L3
+// (--shared: every sequence on the same blocks) the same step costs 100M float32 35 ms, half 27, bf16 30, so
+// the rest is memory stall, not arithmetic. Measured and not kept: software prefetch one and two
+// 16-row blocks ahead (float32 20-30% slower, 16-bit within noise); 32 and 64 keys per V pass;
+// madvise(MADV_HUGEPAGE) on the cache arrays (5-10% faster kernel-alone in two rounds, but no
+// huge pages showed in /proc/meminfo and the whole runner did not move, so not taken). Not tried
+// yet: a head-size-8 path with keys across SIMD lanes, an AVX-512 variant.
 // Whole runner (npm run bench:forward, batch 32, ctx1024/ctx128 steps per second): see
 // src/model/graph/decoder-graph.ts.
 
@@ -393,6 +421,11 @@ AVX2_FN inline void accumulateValues(float (*acc)[kMaxHeadDim], float* const* p,
   int j = 0;
   for (; j + U <= n; j += U)
     for (int u = 0; u < U; u++) {
+      if constexpr (IB == 1) {  // widen and consume each column at once: no temporaries live
+        const __m256 pb = _mm256_broadcast_ss(p[0] + j + u);
+        for (int w = 0; w < W; w++) r[u][0][w] = _mm256_fmadd_ps(pb, load8<T>(vCache, at[j + u] + 8 * (v0 + w)), r[u][0][w]);
+        continue;
+      }
       __m256 v[W];
       for (int w = 0; w < W; w++) v[w] = load8<T>(vCache, at[j + u] + 8 * (v0 + w));
       for (int b = 0; b < IB; b++) {
@@ -419,13 +452,16 @@ AVX2_FN inline void accumulateValues(float (*acc)[kMaxHeadDim], float* const* p,
 // eight independent multiply-add chains whatever the number of query vectors (IB) and columns.
 template <KvType T, int IB>
 AVX2_FN inline void accumulateBlock(float (*acc)[kMaxHeadDim], float* const* p, int j0, const void* vCache, const size_t* at, int n, int vecs) {
-  constexpr int U1 = IB >= 4 ? 2 : 8 / IB;  // chains for one column
-  constexpr int U2 = IB >= 4 ? 1 : 4 / IB;  // chains per column pair
+  constexpr int W = 8 / IB;  // columns per pass: eight chains, each row's slice read whole
   float* pj[IB];
   for (int b = 0; b < IB; b++) pj[b] = p[b] + j0;
   int v0 = 0;
-  for (; v0 + 2 <= vecs; v0 += 2) accumulateValues<T, IB, 2, U2>(acc, pj, vCache, at + j0, n, v0);
-  if (v0 < vecs) accumulateValues<T, IB, 1, U1>(acc, pj, vCache, at + j0, n, v0);
+  for (; v0 + W <= vecs; v0 += W) accumulateValues<T, IB, W, 1>(acc, pj, vCache, at + j0, n, v0);
+  if constexpr (W >= 4)
+    if (v0 + W / 2 <= vecs) accumulateValues<T, IB, W / 2, 2>(acc, pj, vCache, at + j0, n, v0), v0 += W / 2;
+  if constexpr (W >= 2)
+    if (v0 + 2 <= vecs) accumulateValues<T, IB, 2, W / 2>(acc, pj, vCache, at + j0, n, v0), v0 += 2;
+  if (v0 < vecs) accumulateValues<T, IB, 1, W>(acc, pj, vCache, at + j0, n, v0);
 }
 
 // One work item, keys in spans of up to kSpan: the span's cache rows are looked up once (any
@@ -515,10 +551,13 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
         for (int v = 0; v < vecs; v++) _mm256_store_ps(acc[i] + 8 * v, _mm256_mul_ps(_mm256_load_ps(acc[i] + 8 * v), cv));
       }
     }
-    // Values: up to four query vectors x two eight-float columns of accumulators held in registers.
-    // Sixteen keys at a time, every KV head of the item: whole V rows in order, as for K.
-    for (int j = 0; j < n; j += 16) {
-      const int m = std::min(16, n - j);
+    // Values: up to eight accumulator vectors held in registers (query vectors x columns).
+    // A few keys at a time, every KV head of the item: whole V rows in order, as for K. Eight keys
+    // for 16-bit rows of 32 or more columns, else sixteen (measured: each the faster for its case
+    // on a filled cache; at head size 8 eight keys are too few to pay a pass's set-up).
+    const int keysPerPass = T != kF32 && vecs >= 4 ? 8 : 16;
+    for (int j = 0; j < n; j += keysPerPass) {
+      const int m = std::min(keysPerPass, n - j);
       for (int h = 0; h < it.heads; h++) {
         const void* v = shifted<T>(c.v, h * hd);
         int b = h * qh;

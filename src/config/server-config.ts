@@ -3,7 +3,7 @@
 // with a partial object. toEngineOptions() maps the result onto the engine's contract.
 
 import type { EngineOptions } from '../engine/types';
-import { KV_CACHE_DTYPE_STORAGE } from '../model/runner/kv-dtype';
+import type { KvCacheDtypeFlag } from '../model/runner/kv-dtype';
 import type { ConvertFlag, LoadModelOptions, PoolerConfigFlag, RunnerFlag } from '../model/types';
 import { DEFAULT_STRUCTURED_OUTPUTS_CONFIG, type StructuredOutputsConfig } from './structured-outputs-config';
 import { fromVllmEnv } from './vllm-env';
@@ -16,7 +16,7 @@ export const UNKNOWN_FIELDS_ACTIONS: readonly UnknownFieldsAction[] = ['warn', '
 /** --dtype after aliases (half -> float16, float -> float32); see model/graph/compute-dtype.ts. */
 export type ModelDtype = 'auto' | 'float32' | 'float16';
 /** --kv-cache-dtype; what each value stores is model/runner/kv-dtype.ts's table. */
-export type KvCacheDtypeFlag = 'auto' | 'bfloat16';
+export type { KvCacheDtypeFlag };
 export type TokenizerMode = 'auto' | 'hf' | 'slow';
 
 export interface ServerConfig {
@@ -465,7 +465,7 @@ export function toEngineOptions(c: ServerConfig): EngineOptions {
     dtype: c.dtype,
     seed: c.seed,
     gpuMemoryUtilization: c.gpuMemoryUtilization,
-    kvCacheDtype: KV_CACHE_DTYPE_STORAGE[c.kvCacheDtype],
+    kvCacheDtype: c.kvCacheDtype,
     numBlocksOverride: c.numGpuBlocksOverride,
     partialPrefills: {
       maxNumPartialPrefills: c.maxNumPartialPrefills,

@@ -1,6 +1,7 @@
 // The `ortllm serve` flags (vLLM's names), each mapped to a ServerConfig key. The CLI builds its
 // commander options from this table; `--help` prints the descriptions with the defaults.
 
+import { isKvStorageDtype, type KvCacheDtypeFlag } from '../model/runner/kv-dtype';
 import { parsePoolerConfig } from './pooler-config-flag';
 import { LOG_LEVELS, ServerConfig, TASKS, UNKNOWN_FIELDS_ACTIONS } from './server-config';
 import { parseByteSize, parseFraction, parseHumanInt, parseInteger, parseJsonObject, parsePositiveNumber, parseStringList } from './units';
@@ -55,13 +56,16 @@ function parseTokenizerMode(text: string): 'auto' | 'hf' | 'slow' {
   throw new Error(`'${text}' is not one of auto, hf, slow, mistral, custom, deepseek_v32`);
 }
 
-/** vLLM's --kv-cache-dtype values; what the runner cannot store is refused with the reason. */
-function parseKvCacheDtype(text: string): 'auto' | 'bfloat16' {
-  if (text === 'auto' || text === 'bfloat16') return text;
+/**
+ * vLLM's --kv-cache-dtype values (auto, bfloat16), plus float16 and float32 to pin a storage type
+ * whatever the model's; fp8 variants are refused with the reason.
+ */
+function parseKvCacheDtype(text: string): KvCacheDtypeFlag {
+  if (text === 'auto' || isKvStorageDtype(text)) return text;
   if (['fp8', 'fp8_e4m3', 'fp8_e5m2', 'fp8_inc', 'fp8_ds_mla'].includes(text)) {
-    throw new Error(`'${text}' is not supported: the runner stores the KV cache in float32 (auto) or bfloat16. Size the cache with --kv-cache-memory-bytes instead`);
+    throw new Error(`'${text}' is not supported: the runner stores the KV cache in float32, float16 or bfloat16. Size the cache with --kv-cache-memory-bytes instead`);
   }
-  throw new Error(`'${text}' is not one of auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc, fp8_ds_mla`);
+  throw new Error(`'${text}' is not one of auto, bfloat16, float16, float32, fp8, fp8_e4m3, fp8_e5m2, fp8_inc, fp8_ds_mla`);
 }
 
 /** vLLM's --load-format values: the ones ortllm reads are auto; the others are refused with the reason. */
@@ -167,7 +171,7 @@ export const SERVER_FLAGS: FlagSpec[] = [
   { flags: '--dtype <dtype>', key: 'dtype', description: "Weight and compute type of the graph: auto/float/float32 = float32; half/float16 = float16 weights and activations (half the weight memory; on CPU slower at large batches); bfloat16 is refused (no CPU kernels). float16 applies to decoder generation graphs; pooling graphs (embed/classify/score) and Whisper's transcription graphs compute in float32 and refuse float16 at startup. An ONNX export keeps its own type", parse: parseDtype, defaultText: 'auto' },
   { flags: '--seed <seed>', key: 'seed', description: 'Seed of the sampler for requests without their own `seed` (a fixed seed makes a whole run reproducible)', parse: parseInteger, defaultText: '0' },
   { flags: '--gpu-memory-utilization <fraction>', key: 'gpuMemoryUtilization', description: 'KV cache budget = this fraction of memory minus what the model already uses: device memory with --device cuda (from nvidia-smi), RAM on cpu', parse: parseFraction, defaultText: '20% of free memory (not given)' },
-  { flags: '--kv-cache-dtype <dtype>', key: 'kvCacheDtype', description: 'KV cache storage: auto = float32; bfloat16 halves the cache (needs the native attention addon); fp8 variants are refused', parse: parseKvCacheDtype, defaultText: 'auto' },
+  { flags: '--kv-cache-dtype <dtype>', key: 'kvCacheDtype', description: "KV cache storage: auto = the model's data type (config.json dtype/torch_dtype; float16 for GGUF, as llama.cpp's f16 cache), float32 where the native attention addon is missing (logged); float16 or bfloat16 halve the cache (need the addon); float32 pins it; fp8 variants are refused", parse: parseKvCacheDtype, defaultText: 'auto' },
   { flags: '--num-gpu-blocks-override <n>', key: 'numGpuBlocksOverride', description: 'Number of KV cache blocks, overriding the memory-based size', parse: positiveInt },
   { flags: '--tokenizer <path>', key: 'tokenizer', description: 'Take the tokenizer and its chat template from this HF directory or GGUF file', defaultText: "the model's" },
   { flags: '--tokenizer-mode <mode>', key: 'tokenizerMode', description: 'auto / hf: the tokenizer.json (or GGUF) tokenizer; slow: the same (one implementation); mistral / custom are refused', parse: parseTokenizerMode, defaultText: 'auto' },

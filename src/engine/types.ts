@@ -317,7 +317,8 @@ export interface EngineOptions {
   seed?: number;
   /** --gpu-memory-utilization: KV budget = this fraction of memory minus what the model uses. */
   gpuMemoryUtilization?: number | null;
-  kvCacheDtype?: import('../model/runner/kv-dtype').KvStorageDtype;
+  /** --kv-cache-dtype; absent = 'auto' (the model's data type, resolved by the runner module). */
+  kvCacheDtype?: import('../model/runner/kv-dtype').KvCacheDtypeFlag;
   /** --num-gpu-blocks-override. */
   numBlocksOverride?: number | null;
   partialPrefills?: PartialPrefillLimits;

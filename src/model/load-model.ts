@@ -16,6 +16,7 @@ import { loadHfModelWeights, readHfModel } from './hf/load-hf';
 import { readSentenceTransformersConfig, type SentenceTransformersConfig } from './hf/sentence-transformers';
 import { DEFAULT_SERVING_FLAGS, planModel, type ModelPlan } from './model-plan';
 import { withFile } from './read-fully';
+import { GGUF_KV_DTYPE, hfCheckpointKvDtype, type KvStorageDtype } from './runner/kv-dtype';
 import { createBuiltinTokenizer, createTokenizerFromGguf } from './tokenizer';
 import type { ChatTemplate, DecoderArchConfig, LoadedModel, LoadModelOptions, ModelArchConfig, ModelOutput, ModelWeights, Tokenizer } from './types';
 
@@ -42,6 +43,8 @@ interface OpenedModel {
   templates: ChatTemplateSources;
   /** Where generation_config.json lives for --generation-config auto. */
   modelDir: string | null;
+  /** What --kv-cache-dtype auto stores (the model's data type); null = float32. */
+  kvCacheAutoDtype: KvStorageDtype | null;
 }
 
 export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
@@ -71,6 +74,7 @@ export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
     generationDefaults: generation.defaults,
     eosTokenIds,
     contextLength: plan.maxSeqLength === null ? contextLength : Math.min(contextLength, plan.maxSeqLength),
+    ...(opened.kvCacheAutoDtype ? { kvCacheAutoDtype: opened.kvCacheAutoDtype } : {}),
   };
 }
 
@@ -125,6 +129,7 @@ function openDummy(): OpenedModel {
     tokenizer: createBuiltinTokenizer,
     templates: { default: BUILTIN_CHAT_TEMPLATE, named: {} },
     modelDir: null,
+    kvCacheAutoDtype: null,
   };
 }
 
@@ -146,6 +151,7 @@ function openWhisperTiny(): OpenedModel {
     tokenizer: whisperTinyTokenizer,
     templates: { default: null, named: {} },
     modelDir: null,
+    kvCacheAutoDtype: null,
   };
 }
 
@@ -162,6 +168,7 @@ function openHfDirectory(dir: string): OpenedModel {
     tokenizer: () => loadHfTokenizer(dir, tokenizerConfig),
     templates: hfChatTemplateSources(dir, tokenizerConfig),
     modelDir: dir,
+    kvCacheAutoDtype: hfCheckpointKvDtype(info.configJson),
   };
 }
 
@@ -177,6 +184,7 @@ async function openGgufFile(path: string): Promise<OpenedModel> {
     tokenizer: () => createTokenizerFromGguf(gguf.file.metadata),
     templates: gguf.chatTemplates,
     modelDir: null,
+    kvCacheAutoDtype: GGUF_KV_DTYPE,
   };
 }
 

@@ -209,6 +209,11 @@ export interface LoadedModel {
   eosTokenIds: number[];
   /** Context length the model supports (config / GGUF context_length). */
   contextLength: number;
+  /**
+   * What `--kv-cache-dtype auto` stores for this model (its data type): config.json's dtype /
+   * torch_dtype, float16 for GGUF (runner/kv-dtype.ts); absent = float32.
+   */
+  kvCacheAutoDtype?: import('./runner/kv-dtype').KvStorageDtype;
 }
 
 // ---------------------------------------------------------------------------
@@ -248,7 +253,7 @@ export interface RunnerOptions {
   intraOpThreads?: number;
   /** Weight and activation type of the built graph ('auto' = float32); an ONNX export keeps its own. */
   dtype?: 'auto' | 'float32' | 'float16';
-  /** Storage type of the paged KV cache (model/runner/kv-dtype.ts). */
+  /** Storage type of the paged KV cache (model/runner/kv-dtype.ts; resolveKvCacheDtype resolves 'auto'). */
   kvCacheDtype?: import('./runner/kv-dtype').KvStorageDtype;
   /**
    * Where a built graph's attention runs: 'native' (the paged-attention addon between graph

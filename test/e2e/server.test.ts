@@ -12,6 +12,9 @@ import { needs } from '../helpers/needs';
 import { waitFor } from '../helpers/wait';
 import { SERVER_FLAGS } from '../../src/config/server-flags';
 import { TTFT_BUCKETS } from '../../src/modules/metrics/buckets';
+import { readGgufModel } from '../../src/model/gguf/load-gguf';
+import { kvBytesPerBlock } from '../../src/model/runner';
+import { nativeAttention } from '../../src/model/runner/native-attention';
 
 const model = defaultTestModel();
 const onModel = needs(model);
@@ -63,6 +66,7 @@ onModel.describe('the server on a real port', () => {
       '--served-model-name', 'stories', 'tiny-alias',
       '--enable-request-id-headers',
       '--max-request-body-size', '64KiB',
+      '--kv-cache-memory', '4MiB',
     ]);
   }, SERVER_START_TIMEOUT_MS);
   afterAll(() => server?.stop());
@@ -162,6 +166,16 @@ onModel.describe('the server on a real port', () => {
       });
     }
     expect(body.data[0].max_model_len).toBeGreaterThan(0);
+  });
+
+  it('stores the KV cache of a GGUF model in float16 without --kv-cache-dtype (auto = llama.cpp\'s f16; float32 without the addon): the budget holds 16-bit blocks', async () => {
+    const { config } = await readGgufModel(defaultTestModel());
+    const stored = nativeAttention() ? 'float16' : 'float32';
+    const blocks = Math.floor(4 * 2 ** 20 / kvBytesPerBlock(config, 16, stored));
+    expect(server.output()).toContain(`KV cache: ${blocks} blocks of 16 tokens, ${stored}`);
+    const info = /vllm:cache_config_info\{([^}]*)\}/.exec(await (await fetch(`${server.baseUrl}/metrics`)).text())![1];
+    expect(info).toContain('cache_dtype="auto"');
+    expect(info).toContain(`num_gpu_blocks="${blocks}"`);
   });
 
   it('answers /version with the package version', async () => {

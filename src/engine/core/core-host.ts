@@ -5,7 +5,7 @@
 
 import * as os from 'node:os';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { createRunner } from '../../model/runner';
+import { createRunner, resolveKvCacheDtype } from '../../model/runner';
 import { createPoolingRunner } from '../../model/runner/pooling-runner';
 import { wrongRunnerError } from '../errors';
 import { seedGlobalSampler } from '../sampling';
@@ -109,7 +109,8 @@ export class EngineCoreHost {
   }
 
   private static async startGeneration(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void, ownsModel: boolean): Promise<EngineCoreHost> {
-    const plan = planKvCache(model, options);
+    const kvCacheDtype = resolveKvCacheDtype(model, options.kvCacheDtype ?? 'auto');
+    const plan = planKvCache(model, { ...options, kvCacheDtype });
     seedGlobalSampler(options.seed ?? 0);
     const runnerOptions: RunnerOptions = {
       blockSize: options.blockSize,
@@ -117,12 +118,12 @@ export class EngineCoreHost {
       device: options.device,
       intraOpThreads: options.intraOpThreads ?? defaultIntraOpThreads(),
       dtype: options.dtype ?? 'auto',
-      kvCacheDtype: options.kvCacheDtype ?? 'float32',
+      kvCacheDtype,
       consumeWeights: ownsModel,
     };
     const runner = await createRunner(model, runnerOptions);
     console.info(
-      `[engine] KV cache: ${plan.numBlocks} blocks of ${options.blockSize} tokens ` +
+      `[engine] KV cache: ${plan.numBlocks} blocks of ${options.blockSize} tokens, ${kvCacheDtype} ` +
         `(${((plan.numBlocks * plan.bytesPerBlock) / 2 ** 20).toFixed(1)} MiB), max_model_len ${plan.maxModelLen}`,
     );
     const config = {

@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import * as os from 'node:os';
 import { encoderSpecOf } from '../../model/encoder-spec';
 import { kvBytesPerBlock } from '../../model/runner';
+import type { KvStorageDtype } from '../../model/runner/kv-dtype';
 import type { LoadedModel } from '../../model/types';
 import type { EngineOptions } from '../types';
 
@@ -60,7 +61,7 @@ function encoderBlocksOf(model: LoadedModel, blockSize: number): number {
 }
 
 /** More blocks than a full batch of max-length sequences would never be used. */
-function usefulBlocks(options: EngineOptions, maxModelLen: number, encoderBlocks: number): number {
+function usefulBlocks(options: KvPlanOptions, maxModelLen: number, encoderBlocks: number): number {
   return options.maxNumSeqs * (Math.ceil(maxModelLen / options.blockSize) + encoderBlocks);
 }
 
@@ -70,7 +71,10 @@ function usefulBlocks(options: EngineOptions, maxModelLen: number, encoderBlocks
  * max_model_len is lowered to what the cache holds instead. Budget, in order: --num-gpu-blocks-override,
  * --kv-cache-memory-bytes, --gpu-memory-utilization × total memory − memory in use, else a share of free memory.
  */
-export function planKvCache(model: LoadedModel, options: EngineOptions, memory: MemoryInfo = readMemoryInfo(model, options.device)): KvPlan {
+/** The engine options with --kv-cache-dtype resolved to what the cache stores (absent: float32). */
+export type KvPlanOptions = Omit<EngineOptions, 'kvCacheDtype'> & { kvCacheDtype?: KvStorageDtype };
+
+export function planKvCache(model: LoadedModel, options: KvPlanOptions, memory: MemoryInfo = readMemoryInfo(model, options.device)): KvPlan {
   const blockSize = options.blockSize;
   const bytesPerBlock = kvBytesPerBlock(model.config, blockSize, options.kvCacheDtype ?? 'float32');
   const encoderBlocks = encoderBlocksOf(model, blockSize);

@@ -6,6 +6,7 @@ import { loadModel } from '../../model/load-model';
 import { EngineCoreHost } from '../core/core-host';
 import type { CoreCommand, CoreEvent, WorkerData, WorkerStartupMessage } from '../core/protocol';
 import { encodeStep } from '../core/step-wire';
+import { releaseLoadCopies, tuneMalloc } from './malloc-tuning';
 
 async function main(): Promise<void> {
   const port = parentPort;
@@ -13,9 +14,11 @@ async function main(): Promise<void> {
   const { options } = workerData as WorkerData;
   let host: EngineCoreHost;
   try {
+    tuneMalloc();
     const model = await loadModel({ ...options.load, loadWeights: true });
     // Loaded here from options.load and used for nothing else: the host owns it (see start).
     host = await EngineCoreHost.start(model, options, (event: CoreEvent) => port.postMessage(event.type === 'step' ? encodeStep(event) : event), true);
+    releaseLoadCopies();
   } catch (err) {
     const message: WorkerStartupMessage = { type: 'startup-error', error: err instanceof Error ? (err.stack ?? err.message) : String(err) };
     port.postMessage(message);

@@ -98,8 +98,27 @@
 //   bfloat16  before stories 997 / 201 = 0.20, 100M 20.5 / 4.5 = 0.22
 //             after  stories 994 / 450 = 0.45, 100M 25.3 / 9.9 = 0.39
 // There the 100M shape is bound by memory (2.4 GB of float32 K/V per step at b32/1024, ~21 GB/s
-// on one thread); bfloat16 halves the bytes but, on a filled cache, reads them at about 8 GB/s
-// (native/src/attention.cc), which is what is left to find.
+// on one thread); bfloat16 halved the bytes but, on a filled cache, read them at about 8 GB/s.
+// That was the V pass (native/src/attention.cc: a row's head slice read in four passes, and an
+// accumulator spilled with 16-bit rows); fixed, the kernel alone at 100M b32/1024 went from
+// 149-155 to 96-108 CPU ms per step (bf16) and 127-129 to 87-91 (half), float32 within noise.
+// Whole runner, same command, b32 ctx 1024 / ctx 128, before -> after (main's dist and addon
+// against this one, interleaved under the lock; three rounds, the second under a load of 4-5 on
+// the 2 cores, where every figure sank; the first round's "after" also advised huge pages for the
+// cache, since dropped as unproven):
+//   float32   stories 251 / 942 = 0.27 -> 281 / 1088 = 0.26;  122 / 717 = 0.17 -> 161 / 666 = 0.24;
+//                     255 / 1067 = 0.24 -> 259 / 1064 = 0.24
+//             100M 10.1 / 28.1 = 0.36 -> 10.1 / 30.3 = 0.33;   6.4 / 19.0 = 0.34 -> 6.5 / 16.1 = 0.40;
+//                  9.6 / 28.1 = 0.34 -> 9.5 / 27.2 = 0.35
+//   bfloat16  stories 403 / 1099 = 0.37 -> 441 / 1070 = 0.41; 252 / 834 = 0.30 -> 353 / 784 = 0.45;
+//                     407 / 947 = 0.43 -> 422 / 1016 = 0.42
+//             100M 9.9 / 23.4 = 0.42 -> 12.7 / 31.1 = 0.41;    5.1 / 17.5 = 0.29 -> 6.3 / 16.5 = 0.38;
+//                  9.5 / 24.6 = 0.39 -> 11.0 / 27.8 = 0.39
+// 100M b32 at ctx 1024 with bfloat16: +28%, +22%, +15%, but ctx 128 gained too (the kernel alone
+// there: bf16 14-16 -> 10-11 ms, half 13-16 -> 8-9), so the ratio did not move; float32 within
+// noise. Half (float16) rows take the same path but --kv-cache-dtype does not offer them yet.
+// Still under 0.5: 16-bit rows stream at ~12 GB/s against float32's ~20 (the rest is memory
+// stall, see attention.cc), and stories260K's head size 8 is arithmetic-bound.
 import { GraphBuilder, BuiltModel, attrFloat, attrInt } from './graph-builder';
 import { OnnxDataType } from './onnx-proto';
 import { emitLinear, LinearOptions } from './linear';

@@ -4,6 +4,7 @@
 // and ONNX exports through export-runner.ts; the encoder-decoder runner serves transcription
 // (the architecture's encoderDecoder graphs).
 import { LoadedModel, ModelRunner, RunnerOptions } from '../types';
+import type { KvCacheDtypeFlag, KvStorageDtype } from './kv-dtype';
 import { createExportRunner } from './export-runner';
 import { createGraphRunner } from './graph-runner';
 import { nativeAttention, nativeAttentionUnavailable } from './native-attention';
@@ -11,6 +12,31 @@ import { canRunSegmented, createSegmentedRunner } from './segmented-runner';
 import { createWhisperRunner } from './whisper-runner';
 
 export { kvBytesPerBlock } from './kv-cache';
+
+/**
+ * What the paged KV cache stores for `flag`: a named type as is; 'auto' the model's data type
+ * (LoadedModel.kvCacheAutoDtype: config.json's dtype, float16 for GGUF), or float32 — logged once
+ * with the reason — where the runner this model gets reads only float32 (16-bit storage is read
+ * by the native attention kernel alone).
+ */
+export function resolveKvCacheDtype(model: LoadedModel, flag: KvCacheDtypeFlag, attention?: RunnerOptions['attention'], log: (line: string) => void = console.info): KvStorageDtype {
+  if (flag !== 'auto') return flag;
+  const wanted = model.kvCacheAutoDtype ?? 'float32';
+  if (wanted === 'float32') return wanted;
+  const reason = float32OnlyReason(model, attention);
+  if (reason === null) return wanted;
+  log(`[engine] --kv-cache-dtype auto: the KV cache stores float32, not the model's ${wanted}: ${reason}`);
+  return 'float32';
+}
+
+/** Why the runner `model` gets stores only a float32 KV cache; null when it can store 16-bit types. */
+function float32OnlyReason(model: LoadedModel, attention: RunnerOptions['attention']): string | null {
+  if (!model.weights) return 'an ONNX export keeps its own KV cache type';
+  if (model.output.kind === 'transcription') return 'the encoder-decoder runner stores float32';
+  if (attention === 'graph') return 'attention runs inside the graph';
+  if (!canRunSegmented(model)) return `${model.config.architecture} has no segmented graphs within the native attention kernel's limits`;
+  return nativeAttention() ? null : `the native attention addon is not available (${nativeAttentionUnavailable()})`;
+}
 
 export async function createRunner(model: LoadedModel, opts: RunnerOptions): Promise<ModelRunner> {
   const float32Kv = (opts.kvCacheDtype ?? 'float32') === 'float32';

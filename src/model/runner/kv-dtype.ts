@@ -1,25 +1,63 @@
 // What the runner stores its paged KV cache in. One entry per storage type the runner can
-// hold; `--kv-cache-dtype` values map onto them in KV_CACHE_DTYPE_STORAGE.
+// hold; `--kv-cache-dtype` names them, and 'auto' is the model's own data type (as in vLLM),
+// resolved per model by resolveKvCacheDtype (runner/index.ts).
 //
-// bfloat16 (vLLM's `--kv-cache-dtype bfloat16`) halves the bytes attention reads per past token;
-// values are rounded to bfloat16 when written and widened back to float32 (exactly) when read.
-// Only the native attention kernel reads it (runner/native-attention.ts).
+// float16 and bfloat16 halve the bytes attention reads per past token (and the cache's memory:
+// a byte budget holds twice the blocks); values are rounded when written and widened back to
+// float32 (exactly) when read. Only the native attention kernel reads them (runner/native-attention.ts).
+//
+// Measured (issue 16), 2 shared cores, two interleaved rounds each, float32 -> float16 KV:
+//   runner alone, `node dist/bench/forward.js --models stories260K,100m-gguf --contexts 128,1024
+//   --batches 1,32 --seconds 3 [--kv-cache-dtype float16]`, tok/s:
+//     stories260K ctx 128 b1 5678/5576 -> 5167/5504, b32 34562/27529 -> 27210/34452,
+//       ctx 1024 prefill 55485/58503 -> 39292/54146, b1 3990/4223 -> 3056/4388, b32 5712/9012 -> 8900/9479
+//     100M Q8_0 ctx 128 prefill 1740/2050 -> 1509/1647, b1 147/156 -> 118/154, b32 650/870 -> 429/489,
+//       ctx 1024 prefill 1092/1451 -> 652/697, b1 88/107 -> 68/73, b32 254/334 -> 196/166
+//   served (`node dist/bench/serve.js --models stories,100m --prompts short,long --concurrency 1,32
+//   --max-tokens 64 --peer none [--ortllm-args "--kv-cache-dtype float32"]`), output tok/s
+//   float32 r1/r2 -> float16 r1/r2: stories short c1 2673/2710 -> 2328/1623, c32 9194/9827 ->
+//   8507/6801, long c1 1616/1777 -> 1480/1083, c32 2718/2663 -> 2464/1613; 100M short c1 173/159
+//   -> 150/161, c32 988/773 -> 700/758, long c1 60.5/62.9 -> 54.8/58.2, c32 83.9/87.6 -> 79.7/80.3.
+//   So the 16-bit reads cost speed on the 100M model today (prefill at 1024 up to 2x), while the
+//   cache takes half the memory: 1.1B Q8_0 (22 layers, 4 KV heads of 64), 32 distinct ~700-token
+//   prompts at once touch 1536 blocks, 1056 MiB in float32, 528 in float16.
 
-export type KvStorageDtype = 'float32' | 'bfloat16';
+export type KvStorageDtype = 'float32' | 'float16' | 'bfloat16';
+
+/** `--kv-cache-dtype`: a storage type, or 'auto' = the model's data type. */
+export type KvCacheDtypeFlag = 'auto' | KvStorageDtype;
 
 export interface KvStorage {
   bytesPerElement: number;
-  /** The element type code of the native kernel (0 float32, 2 bfloat16). */
+  /** The element type code of the native kernel (0 float32, 1 IEEE half, 2 bfloat16). */
   nativeCode: number;
 }
 
 export const KV_STORAGE: Record<KvStorageDtype, KvStorage> = {
   float32: { bytesPerElement: Float32Array.BYTES_PER_ELEMENT, nativeCode: 0 },
+  float16: { bytesPerElement: Uint16Array.BYTES_PER_ELEMENT, nativeCode: 1 },
   bfloat16: { bytesPerElement: Uint16Array.BYTES_PER_ELEMENT, nativeCode: 2 },
 };
 
-/** `--kv-cache-dtype` → storage. 'auto': float32, whatever --dtype computes in (the graph casts). */
-export const KV_CACHE_DTYPE_STORAGE = {
-  auto: 'float32',
+export const isKvStorageDtype = (text: string): text is KvStorageDtype => Object.hasOwn(KV_STORAGE, text);
+
+/** Hugging Face config.json dtype names (torch_dtype, or dtype since transformers 4.56) → storage. */
+const HF_DTYPES: Readonly<Record<string, KvStorageDtype>> = {
+  float32: 'float32',
+  float: 'float32',
+  float16: 'float16',
+  half: 'float16',
   bfloat16: 'bfloat16',
-} as const satisfies Record<string, KvStorageDtype>;
+};
+
+/** The KV type 'auto' means for a Hugging Face checkpoint: its config.json dtype; null when absent or unknown. */
+export function hfCheckpointKvDtype(configJson: Record<string, unknown>): KvStorageDtype | null {
+  const declared = configJson.dtype ?? configJson.torch_dtype;
+  return typeof declared === 'string' ? (HF_DTYPES[declared.replace(/^torch\./, '')] ?? null) : null;
+}
+
+/**
+ * The KV type 'auto' means for a GGUF file: float16, llama.cpp's own default cache type (f16);
+ * the GGUF weights' types (Q8_0, F32, …) say nothing about the activations they were trained in.
+ */
+export const GGUF_KV_DTYPE: KvStorageDtype = 'float16';

@@ -30,16 +30,16 @@ export interface NativeAttention {
 const ADDON = join('native', 'build', 'Release', 'ortllm_native.node');
 let loaded: { addon: NativeAttention | null; reason: string } | null = null;
 
-/** The package root holding native/build (walks up from here: src/ under ts-jest, dist/src/ when built). */
-function addonPath(): string | null {
+/** Where a built addon of native/ is (walks up from here: src/ under ts-jest, dist/src/ when built); null when not built. */
+export function nativeAddonPath(file: string): string | null {
   for (let dir = __dirname, i = 0; i < 6; i++, dir = dirname(dir)) {
-    if (existsSync(join(dir, ADDON))) return join(dir, ADDON);
+    if (existsSync(join(dir, file))) return join(dir, file);
   }
   return null;
 }
 
 function load(): { addon: NativeAttention | null; reason: string } {
-  const path = addonPath();
+  const path = nativeAddonPath(ADDON);
   if (!path) return { addon: null, reason: `${ADDON} is not built (npm install builds it with node-gyp; run \`node scripts/build-native.js\` to see why it failed)` };
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports

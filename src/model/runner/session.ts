@@ -69,8 +69,13 @@ function sessionOptions(settings: SessionSettings): ort.InferenceSession.Session
     // tok/s, 32 streams 925 -> 946-975, but bench/engine-lag (32 streams) 501-516 -> 342-379
     // tok/s, stories260K 13171-18974 -> 5647-14075, runner alone stories260K batch 32 704-793
     // -> 610-628 steps/s, and the pooling runner (bench:embed, 16 tokens) 32 concurrent 434-471
-    // -> 403-439/s. onnxruntime-node's RunOptions carry no config entries (only logSeverityLevel
-    // and tag reach the native run), so spinning cannot be chosen per step.
+    // -> 403-439/s. A lone 1x16 MiniLM forward (the pooling graph alone, 2 ms between runs) is
+    // where spinning gains most, 4.3-4.4 ms median -> 2.4-3.0 (one thread 3.6-4.6); served, it did
+    // not carry over: bench:embed 16 tokens at concurrency 1 ran p50 9-12 ms against 6-7 without
+    // (86.7-90.0 against 127.6-158.8/s; the server's CPU 11.9-12.5 against 5.6-6.9 ms per
+    // embedding; two interleaved runs each, on a loaded machine). onnxruntime-node's RunOptions
+    // carry no config entries (only logSeverityLevel and tag reach the native run), so spinning
+    // cannot be chosen per step.
     extra: { session: { intra_op: { allow_spinning: '0' } } },
     ...(profiling ? { enableProfiling: true, profileFilePrefix: profiling.prefix } : {}),
   };

@@ -1,5 +1,6 @@
 // vllm:cache_config_info's labels: every field of vLLM's CacheConfig, valued as Python's str()
-// prints them ("None", "True", "0.9"), with what applies here (no swap, no offload, float32 KV).
+// prints them ("None", "True", "0.9"), with what applies here (no swap, no offload). cache_dtype is
+// the flag as given (vLLM's CacheConfig keeps 'auto' too); the engine's start-up line names the stored type.
 
 import type { ServerConfig } from '../../config/server-config';
 import type { SchedulerStats } from '../../engine/types';

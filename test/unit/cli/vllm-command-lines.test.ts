@@ -90,7 +90,7 @@ describe('vLLM command lines', () => {
 
   it.each([
     [['--quantization', 'awq'], /--quantization awq is not supported: quantization is read from the model file.*Instead: convert the model to a quantized GGUF/],
-    [['--kv-cache-dtype', 'fp8'], /'fp8' is not supported: the runner stores the KV cache in float32 \(auto\) or bfloat16/],
+    [['--kv-cache-dtype', 'fp8'], /'fp8' is not supported: the runner stores the KV cache in float32, float16 or bfloat16/],
     [['--dtype', 'bfloat16'], /bfloat16 is not supported: onnxruntime's CPU kernels have no bfloat16/],
     [['--enable-lora', '--lora-modules', 'sql=/loras/sql'], /--lora-modules sql=\/loras\/sql is not supported: LoRA adapters are not supported.*Instead: merge the adapter/],
     [['--speculative-config', '{"model": "draft", "num_speculative_tokens": 5}'], /--speculative-config .* is not supported: speculative decoding/],

@@ -112,7 +112,7 @@ describe('resolveServerConfig', () => {
       dtype: 'auto',
       seed: 0,
       gpuMemoryUtilization: null,
-      kvCacheDtype: 'float32',
+      kvCacheDtype: 'auto',
       numBlocksOverride: null,
       partialPrefills: { maxNumPartialPrefills: 1, maxLongPartialPrefills: 1, longPrefillTokenThreshold: 0 },
     });

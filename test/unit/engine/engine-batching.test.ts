@@ -3,10 +3,9 @@
 // prefix caching and n > 1 never change what a request generates.
 
 import { createInProcessEngine } from '../../../src/engine';
-import { kvBytesPerBlock } from '../../../src/model/runner';
 import type { EngineClient, IterationStats } from '../../../src/engine/types';
 import type { LoadedModel } from '../../../src/model/types';
-import { collect, engineOptions, finalOutput, loadStories, prompts, request, STORIES } from './engine-fixtures';
+import { collect, engineOptions, finalOutput, loadStories, prompts, request, STORIES, storedBytesPerBlock } from './engine-fixtures';
 import { needs } from '../../helpers/needs';
 
 const onStories = needs(STORIES);
@@ -155,7 +154,7 @@ onStories.describe('engine under a tiny KV budget', () => {
     for (const p of ps) expected.push((await finalOutput(big, request(p, { max_tokens: 40 }))).outputs[0].tokenIds);
     await big.shutdown();
 
-    const perBlock = kvBytesPerBlock(model.config, 16);
+    const perBlock = storedBytesPerBlock(model);
     const tiny = await createInProcessEngine(model, engineOptions({ maxModelLen: 96, kvCacheMemoryBytes: perBlock * 12 }));
     let preemptions = 0;
     tiny.onIteration((s) => (preemptions += s.numPreemptions));
@@ -174,7 +173,7 @@ onStories.describe('engine under a tiny KV budget', () => {
     const expected = await Promise.all(ps.map((p, i) => finalOutput(big, request(p, sampling(i)))));
     await big.shutdown();
 
-    const perBlock = kvBytesPerBlock(model.config, 16);
+    const perBlock = storedBytesPerBlock(model);
     const tiny = await createInProcessEngine(model, engineOptions({ maxModelLen: 96, kvCacheMemoryBytes: perBlock * 10 }));
     let preemptions = 0;
     tiny.onIteration((s) => (preemptions += s.numPreemptions));

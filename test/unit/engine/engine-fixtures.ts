@@ -1,6 +1,7 @@
 // Shared set-up of the engine tests that run the real runner on stories260K.
 import { loadGgufModel } from '../../../src/model/gguf/load-gguf';
 import { createTokenizerFromGguf } from '../../../src/model/tokenizer/gguf-tokenizer';
+import { kvBytesPerBlock, resolveKvCacheDtype } from '../../../src/model/runner';
 import type { LoadedModel } from '../../../src/model/types';
 import { defaultSamplingParams } from '../../../src/engine/sampling-params';
 import type { EngineClient, EngineOptions, EngineRequest, RequestOutput, SamplingParams } from '../../../src/engine/types';
@@ -30,6 +31,11 @@ export function loadStories(): Promise<LoadedModel> {
     };
   })();
   return cached;
+}
+
+/** Bytes of one 16-token KV block as the engine stores it for `model` (--kv-cache-dtype auto). */
+export function storedBytesPerBlock(model: LoadedModel): number {
+  return kvBytesPerBlock(model.config, 16, resolveKvCacheDtype(model, 'auto', undefined, () => {}));
 }
 
 export function engineOptions(overrides: Partial<EngineOptions> = {}): EngineOptions {

@@ -53,7 +53,7 @@ describe('partial prefill limits', () => {
 describe('KV plan', () => {
   const model = { config: { numLayers: 2, numKvHeads: 2, headDim: 8 }, contextLength: 512, weights: null } as never;
   const perBlock = kvBytesPerBlock({ numLayers: 2, numKvHeads: 2, headDim: 8 } as never, 16);
-  const base = { ...engineOptions(), maxModelLen: 256, maxNumSeqs: 4, blockSize: 16 };
+  const base = { ...engineOptions(), maxModelLen: 256, maxNumSeqs: 4, blockSize: 16, kvCacheDtype: 'float32' as const };
 
   it('--gpu-memory-utilization: fraction of total memory minus what is in use, capped at what the batch can use', () => {
     const memory = { freeBytes: 0, totalBytes: 1000 * perBlock, usedBytes: 500 * perBlock };
@@ -61,6 +61,14 @@ describe('KV plan', () => {
     expect(planKvCache(model, { ...base, gpuMemoryUtilization: 0.9 }, memory).numBlocks).toBe(4 * 16);
     expect(() => planKvCache(model, { ...base, gpuMemoryUtilization: 0.4 }, memory)).toThrow(/leaves no memory for the KV cache/);
     expect(() => planKvCache(model, { ...base, gpuMemoryUtilization: 0.5 }, { ...memory, totalBytes: null })).toThrow(/nvidia-smi/);
+  });
+
+  it('a byte budget holds twice the blocks at 16 bits', () => {
+    const memory = { freeBytes: 0, totalBytes: 0, usedBytes: 0 };
+    const budget = { ...base, maxModelLen: 16, kvCacheMemoryBytes: 10 * perBlock };
+    expect(planKvCache(model, budget, memory)).toMatchObject({ numBlocks: 10, bytesPerBlock: perBlock });
+    expect(planKvCache(model, { ...budget, kvCacheDtype: 'float16' }, memory)).toMatchObject({ numBlocks: 20, bytesPerBlock: perBlock / 2 });
+    expect(planKvCache(model, { ...budget, kvCacheDtype: 'bfloat16' }, memory).numBlocks).toBe(20);
   });
 
   it('--num-gpu-blocks-override wins over every budget', () => {

@@ -6,10 +6,9 @@
 import Ajv from 'ajv';
 import { createInProcessEngine } from '../../../src/engine';
 import { RequestValidationError } from '../../../src/engine/errors';
-import { kvBytesPerBlock } from '../../../src/model/runner';
 import type { EngineClient, IterationStats, StructuredOutputsParams } from '../../../src/engine/types';
 import type { LoadedModel } from '../../../src/model/types';
-import { collect, engineOptions, finalOutput, loadStories, prompts, request, STORIES } from './engine-fixtures';
+import { collect, engineOptions, finalOutput, loadStories, prompts, request, STORIES, storedBytesPerBlock } from './engine-fixtures';
 import { needs } from '../../helpers/needs';
 
 const onStories = needs(STORIES);
@@ -191,7 +190,7 @@ onStories.describe('structured outputs in the engine (stories260K, xgrammar)', (
 onStories.describe('structured outputs under a tiny KV budget (preemption)', () => {
   it('constrained outputs stay valid when their sequences are preempted and recomputed', async () => {
     const model = await loadStories();
-    const perBlock = kvBytesPerBlock(model.config, 16);
+    const perBlock = storedBytesPerBlock(model);
     const tiny = await createInProcessEngine(model, engineOptions({ maxModelLen: 160, kvCacheMemoryBytes: perBlock * 14 }));
     let preemptions = 0;
     tiny.onIteration((s) => (preemptions += s.numPreemptions));

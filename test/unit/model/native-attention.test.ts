@@ -82,13 +82,17 @@ gate.describe('native paged attention kernel', () => {
   });
   afterAll(() => native.setThreads(1));
 
-  // hd 8 and 64 take the SIMD kernel, hd 12 the portable one; 8 query heads on 4 or 2 KV heads,
-  // 32 on 4 (a wide GQA group), plain multi-head.
+  // hd 8, 24, 64 and 128 take the SIMD kernel, hd 12 the portable one; 8 query heads on 4 or 2 KV
+  // heads, 32 on 4 (a wide GQA group), plain multi-head. The V pass splits a head's columns into
+  // passes of 8, 4, 2 and 1 eight-float vectors by the number of query vectors: hd 24 (3 vectors)
+  // and 128 (16) take the remainders and repeats that 64 does not.
   const cases: Case[] = [
     { heads: 8, kvHeads: 4, headDim: 8, blockSize: 4 },
     { heads: 6, kvHeads: 2, headDim: 12, blockSize: 5 },
     { heads: 4, kvHeads: 4, headDim: 64, blockSize: 16 },
     { heads: 32, kvHeads: 4, headDim: 64, blockSize: 16 },
+    { heads: 6, kvHeads: 6, headDim: 24, blockSize: 16 },
+    { heads: 4, kvHeads: 2, headDim: 128, blockSize: 16 },
   ];
   const storages = [
     { name: 'float32', code: 0, encode: (a: Float32Array) => a, decode: (a: Float32Array | Uint16Array) => a },
@@ -170,6 +174,7 @@ gate.describe('segmented runner (native attention)', () => {
     runners.native = await createRunner(model, { ...options, attention: 'native' });
     runners.graph = await createRunner(model, { ...options, attention: 'graph' });
     runners.bf16 = await createRunner(model, { ...options, attention: 'native', kvCacheDtype: 'bfloat16' });
+    runners.f16 = await createRunner(model, { ...options, attention: 'native', kvCacheDtype: 'float16' });
   });
   afterAll(async () => {
     for (const r of Object.values(runners)) await r.dispose();
@@ -237,11 +242,14 @@ gate.describe('segmented runner (native attention)', () => {
     expect(maxAbsDiff(mixedNext.logits.subarray(v), aloneNext.logits)).toBeLessThan(1e-5);
   });
 
-  it('a bfloat16 cache keeps the greedy tokens of the float32 one and close logits', async () => {
-    const a = await greedy(runners.bf16, PROMPTS, 8);
+  it.each([
+    ['bf16', 0.05],
+    ['f16', 0.01],
+  ])('a %s cache keeps the greedy tokens of the float32 one and close logits', async (name, tolerance) => {
+    const a = await greedy(runners[name], PROMPTS, 8);
     const b = await greedy(runners.native, PROMPTS, 8);
     expect(a.tokens).toEqual(b.tokens);
-    a.logits.forEach((l, i) => expect(maxAbsDiff(l, b.logits[i])).toBeLessThan(0.05));
+    a.logits.forEach((l, i) => expect(maxAbsDiff(l, b.logits[i])).toBeLessThan(tolerance));
   });
 });
 

@@ -1,0 +1,85 @@
+// `node dist/bench/attention-kernel.js [--shapes stories260K,100M] [--kv float32,half,bfloat16]
+//  [--contexts 128,1024] [--batch 32] [--ms 1500] [--shared]`: the native attention kernel alone,
+// one thread, CPU ms (and wall ms) per decode step of `batch` sequences at each context, every
+// layer of the shape. The cache rows are written with random values first (a filled cache, as
+// the runner's at depth: unwritten pages would all read the one zero page), in 16-row blocks in
+// order. Two caches serve the layers in turn, each far larger than the LLC at context 1024, so
+// every layer's call reads its rows from memory. --shared points every sequence at the first
+// sequence's blocks: the rows then come from L2/L3, which leaves the kernel's arithmetic.
+// The figures in native/src/attention.cc's header were measured with it.
+import { nativeAttention } from '../src/model/runner/native-attention';
+
+const SHAPES: Record<string, { layers: number; heads: number; kvHeads: number; headDim: number }> = {
+  stories260K: { layers: 5, heads: 8, kvHeads: 4, headDim: 8 },
+  '100M': { layers: 12, heads: 12, kvHeads: 12, headDim: 64 },
+};
+const KV_CODES: Record<string, number> = { float32: 0, half: 1, bfloat16: 2 };
+const BLOCK_SIZE = 16;
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : fallback;
+}
+
+/** Random rows: float32 in [-0.5, 0.5); 16-bit codes of values in [1, 2) (half) or [0.5, 1) (bfloat16). */
+function fill(a: Float32Array | Uint16Array, kv: string, seed: number): void {
+  let x = seed;
+  for (let i = 0; i < a.length; i++) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    a[i] = kv === 'float32' ? x / 2 ** 32 - 0.5 : (kv === 'half' ? 0x3c00 : 0x3f00) | ((x >>> 24) & 0xff);
+  }
+}
+
+function main(): void {
+  const native = nativeAttention();
+  if (!native) throw new Error('the native attention addon is not built (npm run build:native)');
+  native.setThreads(1);
+  const contexts = arg('contexts', '128,1024').split(',').map(Number);
+  const batch = Number(arg('batch', '32'));
+  const ms = Number(arg('ms', '1500'));
+  const shared = process.argv.includes('--shared');
+  const blocksPerSeq = Math.ceil((Math.max(...contexts) + 64) / BLOCK_SIZE);
+  console.log(`attention kernel: batch ${batch}, blocks of ${BLOCK_SIZE}, one thread${shared ? ', every sequence on the same blocks' : ''}`);
+  for (const shapeName of arg('shapes', 'stories260K,100M').split(',')) {
+    const s = SHAPES[shapeName];
+    if (!s) throw new Error(`unknown shape ${shapeName} (${Object.keys(SHAPES).join(', ')})`);
+    const n = batch * blocksPerSeq * BLOCK_SIZE * s.kvHeads * s.headDim;
+    for (const kv of arg('kv', 'float32,half,bfloat16').split(',')) {
+      if (!(kv in KV_CODES)) throw new Error(`unknown --kv ${kv} (${Object.keys(KV_CODES).join(', ')})`);
+      const caches = [0, 1].map((l) => {
+        const [k, v] = [0, 1].map(() => (kv === 'float32' ? new Float32Array(n) : new Uint16Array(n)));
+        fill(k, kv, 3 + 2 * l);
+        fill(v, kv, 4 + 2 * l);
+        return { k, v };
+      });
+      for (const context of contexts) {
+        const seqs = new Int32Array(4 * batch);
+        const tables = new Int32Array(batch * blocksPerSeq);
+        for (let b = 0; b < batch; b++) {
+          seqs.set([b, 1, context, b * blocksPerSeq], 4 * b);
+          for (let i = 0; i < blocksPerSeq; i++) tables[b * blocksPerSeq + i] = (shared ? 0 : b * blocksPerSeq) + i;
+        }
+        const q = new Float32Array(batch * s.heads * s.headDim);
+        fill(q, 'float32', 9);
+        const out = new Float32Array(q.length);
+        const dims = Int32Array.from([s.heads, s.kvHeads, s.headDim, BLOCK_SIZE, KV_CODES[kv]]);
+        const step = () => {
+          for (let l = 0; l < s.layers; l++) native.attention(q, out, caches[l & 1].k, caches[l & 1].v, seqs, tables, dims, 1 / Math.sqrt(s.headDim));
+        };
+        step();
+        const cpu0 = process.cpuUsage();
+        const t0 = performance.now();
+        let steps = 0;
+        while (performance.now() - t0 < ms) {
+          step();
+          steps++;
+        }
+        const cpu = process.cpuUsage(cpu0);
+        const wall = performance.now() - t0;
+        console.log(`${shapeName.padEnd(12)} ${kv.padEnd(9)} ctx ${String(context).padStart(5)}: cpu ${((cpu.user + cpu.system) / 1000 / steps).toFixed(2)} ms/step, wall ${(wall / steps).toFixed(2)} (${steps} steps)`);
+      }
+    }
+  }
+}
+
+main();
