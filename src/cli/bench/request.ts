@@ -48,25 +48,28 @@ const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new htt
 /**
  * POSTs `body` and resolves with the response once its headers arrived (the body is read by the
  * caller). A kept-alive socket the server closed while it sat idle in the pool (llama.cpp's server
- * closes it after a streamed response) fails before any response arrives: that send is repeated
- * once on a fresh socket, as node's documentation advises, and `onSend` marks the new start.
+ * closes it after a streamed response) fails before any response arrives: that send is repeated,
+ * as node's documentation advises, and `onSend` marks the new start. After a burst of concurrent
+ * requests the pool can hold many such sockets and a repeat may draw another one, so it repeats
+ * for as long as the failure was on a reused socket (each failure takes one dead socket out of the
+ * pool); a failure on a fresh socket is the server's answer.
  */
 function post(url: string, headers: Record<string, string>, body: string, onSend: () => void): Promise<http.IncomingMessage> {
   const target = new URL(url);
   const protocol = target.protocol === 'https:' ? 'https:' : 'http:';
   const send = protocol === 'https:' ? https.request : http.request;
-  const attempt = (retryOnStaleSocket: boolean): Promise<http.IncomingMessage> =>
+  const attempt = (): Promise<http.IncomingMessage> =>
     new Promise((resolve, reject) => {
       onSend();
       const req = send(target, { method: 'POST', agent: agents[protocol], headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, resolve);
       req.on('error', (err: NodeJS.ErrnoException) => {
-        const stale = retryOnStaleSocket && req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
-        if (stale) attempt(false).then(resolve, reject);
+        const stale = req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
+        if (stale) attempt().then(resolve, reject);
         else reject(err);
       });
       req.end(body);
     });
-  return attempt(true);
+  return attempt();
 }
 
 export async function sendBenchRequest(input: BenchRequestInput): Promise<BenchRequestOutput> {

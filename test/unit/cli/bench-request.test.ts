@@ -51,4 +51,18 @@ describe('bench serve request', () => {
     expect(requestsPerSocket.size).toBe(2);
     expect([...requestsPerSocket.values()].sort()).toEqual([1, 2]);
   });
+
+  it('keeps resending while the pool hands it dropped sockets (after a burst of concurrent requests)', async () => {
+    requestsPerSocket.clear();
+    const input = { url, chat: false, model: 'm', prompt: 'p', maxTokens: 1, headers: {}, extra: {} };
+    // Three at once leave three kept-alive sockets in the pool, each of which the server drops.
+    const burst = await Promise.all([1, 2, 3].map(() => sendBenchRequest(input)));
+    expect(burst.map((r) => r.success)).toEqual([true, true, true]);
+
+    const after = await sendBenchRequest(input);
+    expect(after).toMatchObject({ success: true, error: '', outputTokens: 1 });
+    // The three pooled sockets each carried one unanswered request; a fourth, fresh one answered.
+    expect(requestsPerSocket.size).toBe(4);
+    expect([...requestsPerSocket.values()].filter((n) => n === 2)).toHaveLength(3);
+  });
 });
