@@ -575,6 +575,33 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
     for (int v = 0; v < vecs; v++) _mm256_storeu_ps(o + 8 * v, _mm256_mul_ps(_mm256_load_ps(acc[i] + 8 * v), inv));
   }
 }
+
+// New K/V rows narrowed to 16 bits, eight at a time (a prefill chunk writes thousands of rows per
+// layer: the scalar conversion took 52 ms per 700-token prompt of the 100M shape as half, 21 as
+// bfloat16, against 1.3 ms to copy float32). Both round to nearest even as the scalar versions do;
+// F16C's conversion also handles subnormal halves, infinities and NaN.
+AVX2_FN void narrowRowAvx2(const float* src, uint16_t* dst, size_t n, KvType kvType) {
+  size_t j = 0;
+  if (kvType == kF16) {
+    for (; j + 8 <= n; j += 8)
+      _mm_storeu_si128((__m128i*)(dst + j), _mm256_cvtps_ph(_mm256_loadu_ps(src + j), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    for (; j < n; j++) dst[j] = floatToHalf(src[j]);
+    return;
+  }
+  const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff), absMask = _mm256_set1_epi32(0x7fffffff);
+  const __m256i inf = _mm256_set1_epi32(0x7f800000), quiet = _mm256_set1_epi32(0x40);
+  for (; j + 8 <= n; j += 8) {
+    __m256i x = _mm256_castps_si256(_mm256_loadu_ps(src + j));
+    __m256i high = _mm256_srli_epi32(x, 16);
+    __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(x, _mm256_add_epi32(bias, _mm256_and_si256(high, one))), 16);
+    __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, absMask), inf);
+    __m256i r = _mm256_blendv_epi8(rounded, _mm256_or_si256(high, quiet), nan);
+    // Pack the eight 32-bit lanes (each below 2^16) into eight 16-bit values in order.
+    __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
+    _mm_storeu_si128((__m128i*)(dst + j), _mm256_castsi256_si128(packed));
+  }
+  for (; j < n; j++) dst[j] = floatToBf16(src[j]);
+}
 #endif
 
 bool useAvx2() {
@@ -584,6 +611,14 @@ bool useAvx2() {
 #else
   return false;
 #endif
+}
+
+void narrowRow(const float* src, uint16_t* dst, size_t n, KvType kvType) {
+#ifdef ORTLLM_X86
+  if (useAvx2()) return narrowRowAvx2(src, dst, n, kvType);
+#endif
+  uint16_t (*narrow)(float) = kvType == kF16 ? floatToHalf : floatToBf16;
+  for (size_t j = 0; j < n; j++) dst[j] = narrow(src[j]);
 }
 
 void attendItem(const Call& c, const Item& it) {
@@ -814,14 +849,11 @@ napi_value WriteKv(napi_env env, napi_callback_info info) {
       std::memcpy((float*)v.data + (size_t)sl[i] * row, b + i * row, row * 4);
     }
   } else {
-    uint16_t (*narrow)(float) = kvType == kF16 ? floatToHalf : floatToBf16;
     for (size_t i = 0; i < n; i++) {
       uint16_t* kd = (uint16_t*)k.data + (size_t)sl[i] * row;
       uint16_t* vd = (uint16_t*)v.data + (size_t)sl[i] * row;
-      for (size_t j = 0; j < row; j++) {
-        kd[j] = narrow(a[i * row + j]);
-        vd[j] = narrow(b[i * row + j]);
-      }
+      narrowRow(a + i * row, kd, row, kvType);
+      narrowRow(b + i * row, vd, row, kvType);
     }
   }
   return nullptr;

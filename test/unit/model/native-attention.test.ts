@@ -151,6 +151,37 @@ gate.describe('native paged attention kernel', () => {
     }
   });
 
+  it('writeKv rounds every kind of value as the scalar encoders do (rows long enough for the SIMD path and its tail)', () => {
+    // Bit patterns across the whole float32 range: normal, subnormal (both as float32 and as the
+    // half they become), ties at every rounding position, overflow to infinity, infinities, NaN.
+    const bits = new Uint32Array(8 * 4099 + 5);
+    let s = 7;
+    for (let i = 0; i < bits.length; i++) {
+      s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+      const pick = i % 5;
+      if (pick === 0) bits[i] = s; // anything
+      else if (pick === 1) bits[i] = ((0x60 + (s & 0x1f)) << 23) | ((s >>> 9) & 0x7fffff) | (s & 0x80000000); // near half's range, subnormals included
+      else if (pick === 2) bits[i] = (s & 0xffffe000) | 0x1000; // a half tie
+      else if (pick === 3) bits[i] = (s & 0xffff0000) | 0x8000; // a bfloat16 tie
+      else bits[i] = [0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 0x477fefff, 0x477ff000, 0x00000001, 0x80000000][s & 7];
+    }
+    const values = new Float32Array(bits.buffer);
+    const row = values.length; // one row: 4099 SIMD groups of eight and a tail of five
+    for (const st of storages.filter((x) => x.code !== 0)) {
+      const k = new Uint16Array(row);
+      const v = new Uint16Array(row);
+      native.writeKv(values, values, k, v, Int32Array.from([0]), st.code);
+      const expected = st.encode(values) as Uint16Array;
+      const nan = (h: number) => (st.code === 1 ? (h & 0x7c00) === 0x7c00 && (h & 0x3ff) !== 0 : (h & 0x7f80) === 0x7f80 && (h & 0x7f) !== 0);
+      let mismatches = 0;
+      for (let i = 0; i < row; i++) {
+        const same = nan(expected[i]) ? nan(k[i]) && (k[i] & 0x8000) === (expected[i] & 0x8000) : k[i] === expected[i];
+        if (!same || k[i] !== v[i]) mismatches++;
+      }
+      expect({ storage: st.name, mismatches }).toEqual({ storage: st.name, mismatches: 0 });
+    }
+  });
+
   it('rejects indices outside the cache instead of reading them', () => {
     const k = new Float32Array(4 * 4 * 8);
     const q = new Float32Array(2 * 8);
