@@ -35,11 +35,9 @@ export function tuneMalloc(env: NodeJS.ProcessEnv = process.env, log: (line: str
   const bytes = text === undefined || text === '' ? DEFAULT_MMAP_THRESHOLD : Number(text);
   if (!Number.isInteger(bytes) || bytes < 0) throw new Error(`ORTLLM_MALLOC_MMAP_THRESHOLD must be a byte count (0 = glibc's default), got '${text}'`);
   if (bytes === 0) return null;
-  const path = nativeAddonPath(ADDON);
-  if (!path) return null;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const addon = require(path) as MallocTuning;
-  if (!addon.setMmapThreshold(bytes)) {
+  const tuning = mallocAddon();
+  if (!tuning) return null;
+  if (!tuning.setMmapThreshold(bytes)) {
     if (text !== undefined) log(`[engine] ORTLLM_MALLOC_MMAP_THRESHOLD: the allocator has no mmap threshold to set (not glibc)`);
     return null;
   }
@@ -54,7 +52,17 @@ export function tuneMalloc(env: NodeJS.ProcessEnv = process.env, log: (line: str
 export function releaseLoadCopies(): void {
   setFlagsFromString('--expose-gc');
   (runInNewContext('gc') as () => void)();
-  const path = nativeAddonPath(ADDON);
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  if (path) (require(path) as MallocTuning).trim();
+  mallocAddon()?.trim();
+}
+
+let addon: MallocTuning | null | undefined;
+
+/** The built addon (null when native/ was not built), loaded once. */
+function mallocAddon(): MallocTuning | null {
+  if (addon === undefined) {
+    const path = nativeAddonPath(ADDON);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    addon = path ? (require(path) as MallocTuning) : null;
+  }
+  return addon;
 }

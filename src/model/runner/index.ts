@@ -7,56 +7,66 @@ import { LoadedModel, ModelRunner, RunnerOptions } from '../types';
 import type { KvCacheDtypeFlag, KvStorageDtype } from './kv-dtype';
 import { createExportRunner } from './export-runner';
 import { createGraphRunner } from './graph-runner';
-import { nativeAttention, nativeAttentionUnavailable } from './native-attention';
+import { nativeAttention, nativeAttentionUnavailable, type NativeAttention } from './native-attention';
 import { canRunSegmented, createSegmentedRunner } from './segmented-runner';
 import { createWhisperRunner } from './whisper-runner';
 
 export { kvBytesPerBlock } from './kv-cache';
 
 /**
+ * Which runner `model` gets with `attention`, and for those that store only a float32 KV cache
+ * (16-bit storage is read by the native attention kernel alone), why.
+ */
+type RunnerChoice =
+  | { kind: 'segmented'; native: NativeAttention }
+  | { kind: 'whisper' | 'graph' | 'export'; float32Only: string };
+
+function chooseRunner(model: LoadedModel, attention: RunnerOptions['attention']): RunnerChoice {
+  if (!model.weights) return { kind: 'export', float32Only: 'an ONNX export keeps its own KV cache type' };
+  if (model.output.kind === 'transcription') return { kind: 'whisper', float32Only: 'the encoder-decoder runner stores float32' };
+  if (attention === 'graph') return { kind: 'graph', float32Only: 'attention runs inside the graph' };
+  if (!canRunSegmented(model)) return { kind: 'graph', float32Only: `${model.config.architecture} has no segmented graphs within the native attention kernel's limits` };
+  const native = nativeAttention();
+  if (native) return { kind: 'segmented', native };
+  return { kind: 'graph', float32Only: `the native attention addon is not available (${nativeAttentionUnavailable()})` };
+}
+
+/**
  * What the paged KV cache stores for `flag`: a named type as is; 'auto' the model's data type
  * (LoadedModel.kvCacheAutoDtype: config.json's dtype, float16 for GGUF), or float32 — logged once
- * with the reason — where the runner this model gets reads only float32 (16-bit storage is read
- * by the native attention kernel alone).
+ * with the reason — where the runner this model gets reads only float32.
  */
 export function resolveKvCacheDtype(model: LoadedModel, flag: KvCacheDtypeFlag, attention?: RunnerOptions['attention'], log: (line: string) => void = console.info): KvStorageDtype {
   if (flag !== 'auto') return flag;
   const wanted = model.kvCacheAutoDtype ?? 'float32';
   if (wanted === 'float32') return wanted;
-  const reason = float32OnlyReason(model, attention);
-  if (reason === null) return wanted;
-  log(`[engine] --kv-cache-dtype auto: the KV cache stores float32, not the model's ${wanted}: ${reason}`);
+  const choice = chooseRunner(model, attention);
+  if (choice.kind === 'segmented') return wanted;
+  log(`[engine] --kv-cache-dtype auto: the KV cache stores float32, not the model's ${wanted}: ${choice.float32Only}`);
   return 'float32';
-}
-
-/** Why the runner `model` gets stores only a float32 KV cache; null when it can store 16-bit types. */
-function float32OnlyReason(model: LoadedModel, attention: RunnerOptions['attention']): string | null {
-  if (!model.weights) return 'an ONNX export keeps its own KV cache type';
-  if (model.output.kind === 'transcription') return 'the encoder-decoder runner stores float32';
-  if (attention === 'graph') return 'attention runs inside the graph';
-  if (!canRunSegmented(model)) return `${model.config.architecture} has no segmented graphs within the native attention kernel's limits`;
-  return nativeAttention() ? null : `the native attention addon is not available (${nativeAttentionUnavailable()})`;
 }
 
 export async function createRunner(model: LoadedModel, opts: RunnerOptions): Promise<ModelRunner> {
   const float32Kv = (opts.kvCacheDtype ?? 'float32') === 'float32';
-  if (model.weights && model.output.kind === 'transcription') {
-    if (!float32Kv) throw new Error(`--kv-cache-dtype ${opts.kvCacheDtype} applies to decoder-only models; the encoder-decoder runner stores float32`);
-    return createWhisperRunner(model, opts);
+  const choice = chooseRunner(model, opts.attention);
+  switch (choice.kind) {
+    case 'segmented':
+      return createSegmentedRunner(model, opts, choice.native);
+    case 'whisper':
+      if (!float32Kv) throw new Error(`--kv-cache-dtype ${opts.kvCacheDtype} applies to decoder-only models; the encoder-decoder runner stores float32`);
+      return createWhisperRunner(model, opts);
+    case 'graph':
+      if (opts.attention === 'native') {
+        const c = model.config;
+        throw new Error(
+          `native attention is not available: ${canRunSegmented(model) ? nativeAttentionUnavailable() : `${c.architecture} with head size ${c.headDim} and ${c.numHeads}/${c.numKvHeads} heads has no segmented graphs within the kernel's limits`}`,
+        );
+      }
+      if (!float32Kv) throw new Error(`--kv-cache-dtype ${opts.kvCacheDtype} needs the native attention kernel, which is not available: ${nativeAttentionUnavailable()}`);
+      return createGraphRunner(model, opts);
+    case 'export':
+      if (!float32Kv) throw new Error(`an ONNX export keeps its own KV cache type; --kv-cache-dtype ${opts.kvCacheDtype} applies to GGUF and safetensors models`);
+      if (model.onnxPath) return createExportRunner(model, opts);
+      throw new Error(`model ${model.source}: no weights to build a graph from, and no ONNX file`);
   }
-  if (model.weights) {
-    const native = opts.attention === 'graph' || !canRunSegmented(model) ? null : nativeAttention();
-    if (native) return createSegmentedRunner(model, opts, native);
-    if (opts.attention === 'native') {
-      const c = model.config;
-      throw new Error(
-        `native attention is not available: ${canRunSegmented(model) ? nativeAttentionUnavailable() : `${c.architecture} with head size ${c.headDim} and ${c.numHeads}/${c.numKvHeads} heads has no segmented graphs within the kernel's limits`}`,
-      );
-    }
-    if (!float32Kv) throw new Error(`--kv-cache-dtype ${opts.kvCacheDtype} needs the native attention kernel, which is not available: ${nativeAttentionUnavailable()}`);
-    return createGraphRunner(model, opts);
-  }
-  if (!float32Kv) throw new Error(`an ONNX export keeps its own KV cache type; --kv-cache-dtype ${opts.kvCacheDtype} applies to GGUF and safetensors models`);
-  if (model.onnxPath) return createExportRunner(model, opts);
-  throw new Error(`model ${model.source}: no weights to build a graph from, and no ONNX file`);
 }
