@@ -10,7 +10,7 @@
 import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { architectureOf, graphDtypeFor } from '../architectures/registry';
-import { SegmentInputs, SegmentOutputs, type SegmentedDecoder } from '../graph/decoder-segments';
+import { SegmentInputs, SegmentOutputs, segmentParts, type SegmentedDecoder } from '../graph/decoder-segments';
 import type { AccuracyLevel } from '../graph/matmul-nbits';
 import type { LoadedModel, ModelArchConfig, ModelWeights, RunnerOptions, StepResult, StepSequence, WeightTensor } from '../types';
 import { EmbeddingRows } from './embedding-rows';
@@ -149,12 +149,12 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
     for (let l = 0; l < c.numLayers; l++) {
       const feeds: Record<string, ort.Tensor> = { ...rope, [SegmentInputs.hidden]: new ort.Tensor('float32', hidden, [n, c.hiddenSize]) };
       if (l > 0) feeds[SegmentInputs.attn] = attnTensor;
-      const out = this.sessions[l].run(feeds);
-      if (l > 0) hidden = out[SegmentOutputs.residual].data as Float32Array;
+      const out = segmentParts(c, this.sessions[l].run(feeds)[SegmentOutputs.packed].data as Float32Array, n);
+      if (l > 0) hidden = out.residual;
       const k = this.cache.keys[l];
       const v = this.cache.values[l];
-      this.native.writeKv(out[SegmentOutputs.k].data as Float32Array, out[SegmentOutputs.v].data as Float32Array, k, v, step.slots, this.kvCode);
-      this.native.attention(out[SegmentOutputs.q].data as Float32Array, attn, k, v, step.seqInfo, step.tables, this.dims, this.scale);
+      this.native.writeKv(out.k, out.v, k, v, step.slots, this.kvCode);
+      this.native.attention(out.q, attn, k, v, step.seqInfo, step.tables, this.dims, this.scale);
     }
     const last = this.sessions[c.numLayers].run({
       [SegmentInputs.hidden]: new ort.Tensor('float32', hidden, [n, c.hiddenSize]),
