@@ -7,6 +7,31 @@
 // kernel gets each sequence's rows, past length and block table. So prefill chunks of many
 // requests run as one batch, and a decode step's cost grows with the tokens actually cached, not
 // with a padded or gathered copy of them.
+//
+// At one sequence a step is onnxruntime-node's per-run overhead more than compute (stories260K:
+// six runs of ~20 us in a ~150 us step; what one run costs: session.ts). Measured here, runner
+// alone (`node dist/bench/forward.js --models stories260K,100m-gguf --contexts 128 --batches 1,32
+// --seconds 3`, before and after interleaved under one lock, three rounds, steps/s):
+// - Segments return one packed output instead of q, k, v and the residual (decoder-segments.ts):
+//   stories260K batch 1 6,029 / 6,148 / 6,500 -> 6,346 / 6,682 / 7,261 (-> ~138 us a step), batch 32 1,059 /
+//   976 / 1,206 -> 1,224 / 1,071 / 1,383; 100M Q8_0 batch 1 122 / 142 / 201 -> 117 / 108 / 212
+//   and batch 32 17.0 / 20.7 / 32.5 -> 17.5 / 13.2 / 32.4 (its steps are matmul-bound; rounds 1-2 on
+//   a loaded machine, round 3 quieter). One 100M layer segment alone, both builds in one
+//   process: 1 row 0.16-0.22 -> 0.15-0.17 ms, 32 rows 2.1-2.6 ms either way, 700 rows (prefill)
+//   44-76 -> 43-51 ms: the Concat's copy does not show. Served (stories260K, short prompts, 64
+//   tokens, 1 stream, `bench/serve.js ... --concurrency 1 --repeat 2`, two rounds): TPOT p50
+//   0.29 / 0.27 -> 0.17 / 0.19 ms (against llama.cpp's server 0.66-1.30 -> 0.93-0.94 in output
+//   tok/s; TPOT / runner batch-1 step 1.25-1.30 after); 100M short, one round: 7.17 -> 5.88 ms.
+// - Not taken: the one-graph decoder (graph-runner.ts, attention inside the graph, one run per
+//   step) for steps of few sequences, over this cache. Once the segments packed their outputs it
+//   measured 7,160-7,696 batch-1 steps/s at context 128 against the segments' 6,273-7,097 (and
+//   lost at batch 32, 747-945 against 820-1,297; `--attention graph`, two rounds): at most ~10%
+//   at one sequence, for a second session holding every weight again and a graph that would have
+//   to read the 16-bit cache (it reads float32 rows today).
+// - Not taken: a larger young generation for the engine worker (Worker resourceLimits
+//   maxYoungGenerationSizeMb 48; the worker scavenges every ~300 steps at one stream): served
+//   stories260K, 64-token sequential requests, E2E p50 13.9/13.8/12.7 ms against 13.1/14.2/13.3
+//   by default, within the noise.
 import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { architectureOf, graphDtypeFor } from '../architectures/registry';
