@@ -66,9 +66,12 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
     await Promise.all(sessions.map((s) => s.release()));
     throw err;
   }
+  const embedding = new EmbeddingRows(model.weights, decoder.embeddingName, config);
+  // Rows read from the model file: the loaded table is not needed either (embedding-rows.ts).
+  if (opts.consumeWeights && embedding.fileBacked) model.weights.release?.(decoder.embeddingName);
   // Unset (or 0) intra-op threads means ORT's default, every core: attention gets as many.
   native.setThreads(opts.intraOpThreads || availableParallelism());
-  return new SegmentedRunner(config, cache, sessions, native, new EmbeddingRows(model.weights, decoder.embeddingName, config), decoder.rope, maxPositions);
+  return new SegmentedRunner(config, cache, sessions, native, embedding, decoder.rope, maxPositions);
 }
 
 /** The model's weights, remembering which tensors a segment's build read (to release them after). */
@@ -133,6 +136,7 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
   }
 
   override async dispose(): Promise<void> {
+    this.embedding.close();
     await Promise.all(this.sessions.map((s) => s.release()));
   }
 
