@@ -21,6 +21,8 @@ export interface NativeAttention {
   ): void;
   /** Writes rows i of newK/newV ([n, kvDim] float32) into cache rows slots[i], narrowing to kvType. */
   writeKv(newK: Float32Array, newV: Float32Array, kCache: Float32Array | Uint16Array, vCache: Float32Array | Uint16Array, slots: Int32Array, kvType: number): void;
+  /** Frees the memory of each typed array's buffer now (detaches it): the caller holds no other view of them. */
+  free(...arrays: ArrayBufferView[]): void;
   /** Threads attention may use (the caller plus n - 1 sleeping helpers). */
   setThreads(n: number): void;
   /** True when the AVX2/FMA/F16C kernel runs (else the portable one). */

@@ -150,21 +150,29 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
     const qDim = c.numHeads * c.headDim;
     const attn = new Float32Array(n * qDim);
     const attnTensor = new ort.Tensor('float32', attn, [n, qDim]);
+    // Each run's outputs are new buffers (onnxruntime-node copies them out); they are freed as
+    // soon as they are dead rather than left to the collector (see the header).
     for (let l = 0; l < c.numLayers; l++) {
       const feeds: Record<string, ort.Tensor> = { ...rope, [SegmentInputs.hidden]: new ort.Tensor('float32', hidden, [n, c.hiddenSize]) };
       if (l > 0) feeds[SegmentInputs.attn] = attnTensor;
       const out = this.sessions[l].run(feeds);
-      if (l > 0) hidden = out[SegmentOutputs.residual].data as Float32Array;
+      if (l > 0) {
+        this.native.free(hidden);
+        hidden = out[SegmentOutputs.residual].data as Float32Array;
+      }
       const k = this.cache.keys[l];
       const v = this.cache.values[l];
-      this.native.writeKv(out[SegmentOutputs.k].data as Float32Array, out[SegmentOutputs.v].data as Float32Array, k, v, step.slots, this.kvCode);
-      this.native.attention(out[SegmentOutputs.q].data as Float32Array, attn, k, v, step.seqInfo, step.tables, this.dims, this.scale);
+      const [q, newK, newV] = [out[SegmentOutputs.q].data, out[SegmentOutputs.k].data, out[SegmentOutputs.v].data] as Float32Array[];
+      this.native.writeKv(newK, newV, k, v, step.slots, this.kvCode);
+      this.native.attention(q, attn, k, v, step.seqInfo, step.tables, this.dims, this.scale);
+      this.native.free(q, newK, newV);
     }
     const last = this.sessions[c.numLayers].run({
       [SegmentInputs.hidden]: new ort.Tensor('float32', hidden, [n, c.hiddenSize]),
       [SegmentInputs.attn]: attnTensor,
       [SegmentInputs.logitsRows]: new ort.Tensor('int64', step.logitsRows, [step.logitsRows.length]),
     });
+    this.native.free(hidden, attn);
     const all = last[SegmentOutputs.logits].data as Float32Array;
     const vocab = c.vocabSize;
     const logits = new Float32Array(batch.length * vocab);
@@ -174,6 +182,7 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
       logits.set(rows.subarray((count - 1) * vocab), i * vocab);
       return s.allLogits ? rows : null;
     });
+    if (allLogits.every((rows) => rows === null)) this.native.free(all);
     return Promise.resolve({ logits, allLogits });
   }
 
