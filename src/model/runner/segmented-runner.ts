@@ -18,12 +18,23 @@ import { PagedKvCache } from './kv-cache';
 import { KV_STORAGE } from './kv-dtype';
 import type { NativeAttention } from './native-attention';
 import { PagedRunner } from './paged-runner';
+import { joinPasses, splitRows } from './row-passes';
 import { SyncSession } from './session';
 
 export interface SegmentedRunnerOptions extends RunnerOptions {
   keepQuantized?: boolean;
   quantAccuracyLevel?: AccuracyLevel;
+  /** Rows one pass through the layers takes at most (MAX_PASS_ROWS; see there). */
+  maxPassRows?: number;
 }
+
+/**
+ * A step of more rows runs as several passes through the layers (row-passes.ts), as llama.cpp
+ * splits its batch into micro-batches of n_ubatch = 512 tokens: each pass's activations (ORT's
+ * intermediates and the output copies, ~100 KB per row on the 1.1B shape) exist only during
+ * that pass. FILLED IN BELOW.
+ */
+const MAX_PASS_ROWS = 512;
 
 /** The native kernel's limits (native/src/attention.cc: kMaxHeadDim, kMaxQueries). */
 const MAX_HEAD_DIM = 256;
@@ -71,7 +82,7 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
   if (opts.consumeWeights && embedding.fileBacked) model.weights.release?.(decoder.embeddingName);
   // Unset (or 0) intra-op threads means ORT's default, every core: attention gets as many.
   native.setThreads(opts.intraOpThreads || availableParallelism());
-  return new SegmentedRunner(config, cache, sessions, native, embedding, decoder.rope, maxPositions);
+  return new SegmentedRunner(config, cache, sessions, native, embedding, decoder.rope, maxPositions, opts.maxPassRows ?? MAX_PASS_ROWS);
 }
 
 /** The model's weights, remembering which tensors a segment's build read (to release them after). */
@@ -128,6 +139,7 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
     private readonly embedding: EmbeddingRows,
     private readonly rope: SegmentedDecoder['rope'],
     private readonly maxPositions: number,
+    private readonly maxPassRows: number,
   ) {
     super(config, cache, sessions[0]);
     this.kvCode = KV_STORAGE[cache.dtype].nativeCode;
@@ -142,6 +154,16 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
 
   /** Synchronous inside (SyncSession runs and the kernel); a throw still rejects PagedRunner.step. */
   protected runStep(batch: readonly StepSequence[]): Promise<StepResult> {
+    const rows = batch.reduce((n, s) => n + s.tokens.length, 0);
+    if (rows <= this.maxPassRows) return Promise.resolve(this.runPass(batch));
+    const passes = splitRows(batch, this.maxPassRows);
+    // Every pass's positions and blocks are checked before the first one writes the cache.
+    for (const pass of passes) this.pack(pass.batch);
+    const results = passes.map((pass) => this.runPass(pass.batch));
+    return Promise.resolve(joinPasses(batch, passes, results, this.config.vocabSize));
+  }
+
+  private runPass(batch: readonly StepSequence[]): StepResult {
     const c = this.config;
     const step = this.pack(batch);
     const n = step.rows;
@@ -183,7 +205,7 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
       return s.allLogits ? rows : null;
     });
     if (allLogits.every((rows) => rows === null)) this.native.free(all);
-    return Promise.resolve({ logits, allLogits });
+    return { logits, allLogits };
   }
 
   /** The step's own cos/sin rows (row i = position of row i) and positions 0..n-1 into them. */
