@@ -30,6 +30,7 @@ export interface NativeAttention {
 }
 
 const ADDON = join('native', 'build', 'Release', 'ortllm_native.node');
+const ADDON_FUNCTIONS = ['attention', 'writeKv', 'free', 'setThreads'] as const;
 let loaded: { addon: NativeAttention | null; reason: string } | null = null;
 
 /** Where a built addon of native/ is (walks up from here: src/ under ts-jest, dist/src/ when built); null when not built. */
@@ -45,7 +46,11 @@ function load(): { addon: NativeAttention | null; reason: string } {
   if (!path) return { addon: null, reason: `${ADDON} is not built (npm install builds it with node-gyp; run \`node scripts/build-native.js\` to see why it failed)` };
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return { addon: require(path) as NativeAttention, reason: '' };
+    const addon = require(path) as NativeAttention;
+    const missing = ADDON_FUNCTIONS.filter((name) => typeof addon[name] !== 'function');
+    // A build from an older checkout: rebuilt, it has them.
+    if (missing.length > 0) return { addon: null, reason: `${path} is out of date (no ${missing.join(', ')}): run \`node scripts/build-native.js\`` };
+    return { addon, reason: '' };
   } catch (err) {
     return { addon: null, reason: `${path} did not load: ${err instanceof Error ? err.message : String(err)}` };
   }
