@@ -16,7 +16,11 @@
 //   stories260K batch 1 6,029 / 6,148 / 6,500 -> 6,346 / 6,682 / 7,261 (-> ~138 us a step), batch 32 1,059 /
 //   976 / 1,206 -> 1,224 / 1,071 / 1,383; 100M Q8_0 batch 1 122 / 142 / 201 -> 117 / 108 / 212
 //   and batch 32 17.0 / 20.7 / 32.5 -> 17.5 / 13.2 / 32.4 (its steps are matmul-bound; rounds 1-2 on
-//   a loaded machine, round 3 quieter). One 100M layer segment alone, both builds in one
+//   a loaded machine, round 3 quieter; the 100M figures move more with the machine's load than
+//   with the change). Both runners in one process, alternating (after the merge with the passes
+//   and freeing below), 100M at context 128, median of 6 rounds, wall / CPU ms per step: batch 1
+//   12.84 / 9.08 -> 10.41 / 8.25 and 7.20 / 7.93 -> 6.92 / 7.08 (two runs), batch 32
+//   73.3 / 56.7 -> 66.9 / 55.2. One 100M layer segment alone, both builds in one
 //   process: 1 row 0.16-0.22 -> 0.15-0.17 ms, 32 rows 2.1-2.6 ms either way, 700 rows (prefill)
 //   44-76 -> 43-51 ms: the Concat's copy does not show. Served (stories260K, short prompts, 64
 //   tokens, 1 stream, `bench/serve.js ... --concurrency 1 --repeat 2`, two rounds): TPOT p50
