@@ -21,6 +21,11 @@ export interface NativeAttention {
   ): void;
   /** Writes rows i of newK/newV ([n, kvDim] float32) into cache rows slots[i], narrowing to kvType. */
   writeKv(newK: Float32Array, newV: Float32Array, kCache: Float32Array | Uint16Array, vCache: Float32Array | Uint16Array, slots: Int32Array, kvType: number): void;
+  /**
+   * Index (from `offset`) of the largest of values[offset .. offset + count), first on ties, NaN
+   * never chosen unless first (native/src/argmax.cc: the greedy sampler's argmax, in AVX2).
+   */
+  argmax(values: Float32Array, offset: number, count: number): number;
   /** Threads attention may use (the caller plus n - 1 sleeping helpers). */
   setThreads(n: number): void;
   /** True when the AVX2/FMA/F16C kernel runs (else the portable one). */
