@@ -7,6 +7,18 @@
 // kernel gets each sequence's rows, past length and block table. So prefill chunks of many
 // requests run as one batch, and a decode step's cost grows with the tokens actually cached, not
 // with a padded or gathered copy of them.
+//
+// Where a batch-32 decode step goes (issue 16; 32 sequences at context 70, float16 KV as served,
+// 2 threads, timers around each part of runStep, a shared 2-core machine): 100M Q8_0 28-30 ms =
+// the 13 session runs 20-23 (MatMulNBits: the 11 layer segments 1.3-1.8 ms each, the 32000-row
+// head 4.7-5.8), the attention kernel 5.7-7.1, K/V writes 0.3, the rest of runStep (packing,
+// RoPE rows, embedding rows, tensors) 0.9 (1.3-1.8 before the head's logits were returned
+// without a copy, below), and V8's GC ~1 ms (each run's outputs are new buffers: the binding
+// copies every fetched output out, runtime-probe.md section 2, so pre-allocated outputs would not
+// save it). stories260K 1.6-2.1 ms = runs 0.5-0.7, attention 0.9-1.2 (head size 8; on one thread
+// 1.9), the rest 0.15. Served at 32 streams the 100M model's TPOT sits within 10% of the step;
+// stories260K's is 2-4x its step, the HTTP thread's ~70 us per streamed chunk (a writev each,
+// ~18 us, and GC) competing for the 2 cores with the step's threads and the load generator.
 import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { architectureOf, graphDtypeFor } from '../architectures/registry';
