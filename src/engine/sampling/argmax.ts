@@ -38,9 +38,9 @@ type ArgmaxFn = (values: Float32Array, offset: number, count: number) => number;
 let nativeArgmax: ArgmaxFn | null | undefined;
 
 function loadNative(): ArgmaxFn | null {
+  // Null when the addon is not built or out of date (native-attention.ts says why once).
   const addon = nativeAttention();
-  // An addon built before argmax existed has none: the JS loop serves.
-  return addon && typeof addon.argmax === 'function' ? addon.argmax.bind(addon) : null;
+  return addon ? addon.argmax.bind(addon) : null;
 }
 
 /** Index (from `offset`) of the largest of values[offset .. offset + count). */
