@@ -290,6 +290,48 @@ export class EngineCoreHost {
     await this.grammars?.close();
   }
 
+  /**
+   * The step loop. It goes straight on to the next step after emitting one, without waiting for
+   * the HTTP thread to take the output.
+   *
+   * Where a lone request's time to first token goes (issue 16; stories260K served, the bench's
+   * /v1/completions stream with a short prompt, 64 tokens, one request at a time, 200 per run).
+   * Measured with temporary timestamps taken across the client, the HTTP thread and the worker
+   * (wall clock). Figures are p50 ms over 6-8 runs on the shared 2-core machine:
+   * - client send -> Fastify's onRequest (client, kernel, HTTP parse, routing, earlier hooks) 0.55-0.74
+   * - -> validation pipe (body read + JSON parse, later hooks, Nest's pipeline) 0.31-0.36
+   * - class-validator on the DTO 0.17-0.21
+   * - CompletionServing.prepare (checks, inline tokenization: no pool hop for short prompts,
+   *   sampling params) 0.24-0.29
+   * - -> connection.add 0.08
+   * - postMessage -> the worker's 'add' 0.10-0.12
+   * - 'add' -> step start (the idle loop's wake) 0.10-0.12
+   * - the first step (prefill of ~27 tokens, sample, detokenize) 0.42-0.67
+   * - worker emit -> the HTTP thread handles the step 0.09-1.55. This one is bimodal. Its deciles
+   *   in one run were 0.04 0.04 0.05 0.06 0.12 0.78 1.69 2.21 3.02 3.77. The HTTP thread sits
+   *   idle in epoll meanwhile (event-loop utilisation between add and step: ~0.1 ms active). It
+   *   is woken but gets no core while this loop runs the next decode steps. Intra-op threads
+   *   1 instead of 2 left it the same.
+   * - step -> first SSE write 0.09-0.11
+   * - write -> the client parses the frame 0.21-0.42
+   * TTFT p50 was 3.7-5.5 ms in these runs, with the timestamps on.
+   * That wake-up wait is not on E2E's critical path. The tokens decoded meanwhile reach the
+   * client together: ITL p50 was 0.0-0.1 ms against llama-server's 0.2-0.3 in `bench/serve.js`.
+   * So the bench's TPOT ((E2E - TTFT) / 63) reads lower by about as much as its TTFT reads
+   * higher, and the c1 throughput ratio follows E2E.
+   * Not taken. Measured with a sequential client sending the bench's request 300 times (p50 TTFT,
+   * mean E2E, ms), runs interleaved, two rounds:
+   * - Letting the HTTP thread in after a request's first output (Atomics.wait 0.3 ms in the
+   *   worker after that step's message). emit -> step fell to p50 0.06 and TTFT went 3.90 / 4.39 ->
+   *   2.64 / 3.15, but E2E went 16.08 / 16.74 -> 17.35 / 21.47. With 0.1 ms: TTFT 2.98 / 3.40,
+   *   E2E 18.66 / 17.94. A worker that gives up its core waits longer to get one back than the
+   *   wake saves.
+   * - The worker thread at nice +1 / +5 (os.setPriority; onnxruntime's pool threads inherit it).
+   *   TTFT 2.64 / 4.67 -> 3.16 / 3.85 and 2.87 / 2.92; E2E 14.79 / 17.48 -> 15.99 / 18.03 and
+   *   17.25 / 17.12: no clear gain.
+   * Each HTTP-side stage before the add is 0.1-0.35 ms of many small costs. Cutting one is within
+   * this machine's noise on E2E (~15 ms).
+   */
   private async run(): Promise<void> {
     try {
       while (!this.stopped) {
