@@ -128,6 +128,7 @@ constexpr int kMaxQueries = 32;  // query vectors (group heads x tile rows) per 
 constexpr int kMaxHeadDim = 256;
 constexpr int kKeyChunk = 16;    // portable kernel: keys scored together before the softmax update
 constexpr int kSpan = 256;       // SIMD kernels: keys scored together before the softmax update
+constexpr int kPrefetchSpanBytes = 16 * 1024;  // SIMD kernels, prefetching decodes: K bytes per span
 
 // A SIMD work item's buffers (about 100 KB): one set per thread, kept between calls.
 struct Scratch {
@@ -138,6 +139,7 @@ struct Scratch {
   alignas(64) float m[kMaxQueries];
   alignas(64) float l[kMaxQueries];
   size_t at[kSpan + 16];
+  size_t atNext[kSpan + 16];
 };
 
 Scratch& scratch() {
@@ -464,6 +466,31 @@ AVX2_FN inline void accumulateBlock(float (*acc)[kMaxHeadDim], float* const* p, 
   if (v0 < vecs) accumulateValues<T, IB, 1, W>(acc, pj, vCache, at + j0, n, v0);
 }
 
+// Where the rows of keys j0 .. j0 + n (n > 0) start in the cache, walking the block table (no
+// division per key: it costs more than a key's dot product at head size 8); the padding keys up
+// to a multiple of 8 (and 8 more) re-read the last row.
+inline void spanRows(const Shape& s, const int32_t* table, size_t kvStride, size_t head, int j0, int n, size_t* at) {
+  for (int jj = 0, blk = j0 / s.blockSize, in = j0 % s.blockSize; jj < n; blk++, in = 0) {
+    const int end = jj + std::min(s.blockSize - in, n - jj);
+    size_t row = ((size_t)table[blk] * s.blockSize + in) * kvStride + head;
+    for (; jj < end; jj++, row += kvStride) at[jj] = row;
+  }
+  const int padded = (n + 7) & ~7;
+  for (int jj = n; jj < padded + 8; jj++) at[jj] = at[n - 1];
+}
+
+// Asks for the cache lines of rows at[0 .. n) (`bytes` from each row's start) ahead of use. The
+// T1 hint: into L2 (measured against T0: equal at head size 8, better for 16-bit rows of the 100M
+// shape, where T0's lines were pushed out of L1 before their pass read them).
+template <KvType T>
+AVX2_FN inline void prefetchRows(const void* base, const size_t* at, int n, size_t bytes) {
+  for (int j = 0; j < n; j++) {
+    const char* p = (const char*)base + at[j] * (T == kF32 ? 4 : 2);
+    const char* end = p + bytes;
+    for (p = (const char*)((uintptr_t)p & ~(uintptr_t)63); p < end; p += 64) _mm_prefetch(p, _MM_HINT_T1);
+  }
+}
+
 // One work item, keys in spans of up to kSpan: the span's cache rows are looked up once (any
 // block size), every query vector scores the whole span, then one online-softmax update per
 // query vector and span (one rescale of the accumulator per kSpan keys, exp vectorised over the
@@ -493,17 +520,23 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
   startQueries(c, it, group, past, qp, limit, m, l, acc);
   const int keys = past + it.row0 + it.rows;
   const size_t head = (size_t)it.kvHead * hd;
+  // Decodes stream the past from memory: each span's V rows are prefetched while its K pass runs
+  // and the next span's K rows while its V pass runs, in spans of about kPrefetchSpanBytes of K so
+  // a span's K and V stay near the core until read. Not for float32 rows of 1 KB or more per
+  // item (the hardware prefetcher alone streams those at the machine's ~22 GB/s; prefetching cost
+  // 0-5%), nor for prefill tiles (bound by arithmetic). See the header for the measurements.
+  const size_t slice = (size_t)it.heads * hd * (T == kF32 ? 4 : 2);  // bytes of a row the item reads
+  const bool pf = it.rows == 1 && !(T == kF32 && slice >= 1024);
+  const int span = pf ? std::max(16, std::min(kSpan, (int)(kPrefetchSpanBytes / slice) & ~15)) : kSpan;
+  size_t* at = w.at;
+  size_t* atNext = w.atNext;
   for (int j0 = 0; j0 < keys;) {
-    const int n = std::min(kSpan, keys - j0);
+    const int n = std::min(span, keys - j0);
     const int padded = (n + 7) & ~7;
-    size_t* at = w.at;
-    // Walk the block table (no division per key: it costs more than a key's dot product at head size 8).
-    for (int jj = 0, blk = j0 / s.blockSize, in = j0 % s.blockSize; jj < n; blk++, in = 0) {
-      const int end = jj + std::min(s.blockSize - in, n - jj);
-      size_t row = ((size_t)table[blk] * s.blockSize + in) * kvStride + head;
-      for (; jj < end; jj++, row += kvStride) at[jj] = row;
-    }
-    for (int jj = n; jj < padded + 8; jj++) at[jj] = at[n - 1];  // padding keys re-read the last row
+    if (pf && j0 > 0) std::swap(at, atNext);  // found for the last span's V pass
+    else spanRows(s, table, kvStride, head, j0, n, at);
+    const int nNext = std::min(span, keys - j0 - n);
+    if (pf && nNext > 0) spanRows(s, table, kvStride, head, j0 + n, nNext, atNext);
     // Scores. Many query vectors (prefill tiles, wide GQA groups): transpose 16 keys at a time and
     // run the broadcast micro-kernel four queries at a time. The rest: eight keys per pass.
     int i = 0;
@@ -521,9 +554,11 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
     }
     const __m256 scale = _mm256_set1_ps(s.scale);
     // Keys outer: eight K rows stay in L1 for every query vector that reads them.
-    for (int jj = 0; jj < n; jj += 8)
+    for (int jj = 0; jj < n; jj += 8) {
+      if (pf) prefetchRows<T>(c.v, at + jj, std::min(8, n - jj), slice);  // this span's V rows, for the V pass
       for (int r = i; r < nq; r++)
         _mm256_store_ps(score[r] + jj, _mm256_mul_ps(scores8<T>(qp[r], shifted<T>(c.k, r / qh * hd), at + jj, vecs), scale));
+    }
     // Online softmax update per query vector; masked keys (future or padding) get weight 0.
     for (i = 0; i < nq; i++) {
       float* sc = score[i];
@@ -558,6 +593,7 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
     const int keysPerPass = T != kF32 && vecs >= 4 ? 8 : 16;
     for (int j = 0; j < n; j += keysPerPass) {
       const int m = std::min(keysPerPass, n - j);
+      if (pf && j < nNext) prefetchRows<T>(c.k, atNext + j, std::min(m, nNext - j), slice);  // the next span's K rows
       for (int h = 0; h < it.heads; h++) {
         const void* v = shifted<T>(c.v, h * hd);
         int b = h * qh;

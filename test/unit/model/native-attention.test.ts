@@ -85,7 +85,9 @@ gate.describe('native paged attention kernel', () => {
   // hd 8, 24, 64 and 128 take the SIMD kernel, hd 12 the portable one; 8 query heads on 4 or 2 KV
   // heads, 32 on 4 (a wide GQA group), plain multi-head. The V pass splits a head's columns into
   // passes of 8, 4, 2 and 1 eight-float vectors by the number of query vectors: hd 24 (3 vectors)
-  // and 128 (16) take the remainders and repeats that 64 does not.
+  // and 128 (16) take the remainders and repeats that 64 does not. Decodes prefetch in spans of
+  // about 16 KB of K rows (16 to 256 keys by the bytes an item reads per row): 12 heads of 64 in
+  // blocks of 7 take 16-key spans of 16-bit rows that start and end inside blocks.
   const cases: Case[] = [
     { heads: 8, kvHeads: 4, headDim: 8, blockSize: 4 },
     { heads: 6, kvHeads: 2, headDim: 12, blockSize: 5 },
@@ -93,6 +95,7 @@ gate.describe('native paged attention kernel', () => {
     { heads: 32, kvHeads: 4, headDim: 64, blockSize: 16 },
     { heads: 6, kvHeads: 6, headDim: 24, blockSize: 16 },
     { heads: 4, kvHeads: 2, headDim: 128, blockSize: 16 },
+    { heads: 12, kvHeads: 12, headDim: 64, blockSize: 7 },
   ];
   const storages = [
     { name: 'float32', code: 0, encode: (a: Float32Array) => a, decode: (a: Float32Array | Uint16Array) => a },
