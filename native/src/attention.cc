@@ -466,6 +466,32 @@ AVX2_FN inline void accumulateBlock(float (*acc)[kMaxHeadDim], float* const* p, 
   if (v0 < vecs) accumulateValues<T, IB, 1, W>(acc, pj, vCache, at + j0, n, v0);
 }
 
+// Head size 8: scores of the `qn` query vectors qp[0..qn) against eight keys, the keys' slices
+// transposed in registers (one vector per dimension, keys across lanes), so the group's queries
+// share one transpose and no horizontal reduction runs.
+template <KvType T>
+AVX2_FN inline void scores8x8(const float* const* qp, int qn, const void* k, const size_t* at, __m256 scale, float* const* score, int jj) {
+  const __m256 r0 = load8<T>(k, at[0]), r1 = load8<T>(k, at[1]), r2 = load8<T>(k, at[2]), r3 = load8<T>(k, at[3]);
+  const __m256 r4 = load8<T>(k, at[4]), r5 = load8<T>(k, at[5]), r6 = load8<T>(k, at[6]), r7 = load8<T>(k, at[7]);
+  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+  const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5), t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE), u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE), u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  const __m256 d0 = _mm256_permute2f128_ps(u0, u4, 0x20), d1 = _mm256_permute2f128_ps(u1, u5, 0x20), d2 = _mm256_permute2f128_ps(u2, u6, 0x20), d3 = _mm256_permute2f128_ps(u3, u7, 0x20);
+  const __m256 d4 = _mm256_permute2f128_ps(u0, u4, 0x31), d5 = _mm256_permute2f128_ps(u1, u5, 0x31), d6 = _mm256_permute2f128_ps(u2, u6, 0x31), d7 = _mm256_permute2f128_ps(u3, u7, 0x31);
+  for (int b = 0; b < qn; b++) {
+    const float* q = qp[b];
+    __m256 a = _mm256_mul_ps(_mm256_broadcast_ss(q), d0), c = _mm256_mul_ps(_mm256_broadcast_ss(q + 1), d1);
+    a = _mm256_fmadd_ps(_mm256_broadcast_ss(q + 2), d2, a);
+    c = _mm256_fmadd_ps(_mm256_broadcast_ss(q + 3), d3, c);
+    a = _mm256_fmadd_ps(_mm256_broadcast_ss(q + 4), d4, a);
+    c = _mm256_fmadd_ps(_mm256_broadcast_ss(q + 5), d5, c);
+    a = _mm256_fmadd_ps(_mm256_broadcast_ss(q + 6), d6, a);
+    c = _mm256_fmadd_ps(_mm256_broadcast_ss(q + 7), d7, c);
+    _mm256_store_ps(score[b] + jj, _mm256_mul_ps(_mm256_add_ps(a, c), scale));
+  }
+}
+
 // Where the rows of keys j0 .. j0 + n (n > 0) start in the cache, walking the block table (no
 // division per key: it costs more than a key's dot product at head size 8); the padding keys up
 // to a multiple of 8 (and 8 more) re-read the last row.
@@ -530,6 +556,7 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
   const int span = pf ? std::max(16, std::min(kSpan, (int)(kPrefetchSpanBytes / slice) & ~15)) : kSpan;
   size_t* at = w.at;
   size_t* atNext = w.atNext;
+  const bool keysAcrossLanes = hd == 8 && qh >= 2;
   for (int j0 = 0; j0 < keys;) {
     const int n = std::min(span, keys - j0);
     const int padded = (n + 7) & ~7;
@@ -553,9 +580,14 @@ AVX2_FN void attendAvx2(const Call& c, const Item& it) {
       }
     }
     const __m256 scale = _mm256_set1_ps(s.scale);
-    // Keys outer: eight K rows stay in L1 for every query vector that reads them.
+    // Keys outer: eight K rows stay in L1 for every query vector that reads them. At head size 8
+    // with two or more query vectors per KV head, the keys across lanes (scores8x8).
     for (int jj = 0; jj < n; jj += 8) {
       if (pf) prefetchRows<T>(c.v, at + jj, std::min(8, n - jj), slice);  // this span's V rows, for the V pass
+      if (keysAcrossLanes && i == 0) {
+        for (int h = 0; h < it.heads; h++) scores8x8<T>(qp + h * qh, qh, shifted<T>(c.k, h * hd), at + jj, scale, score + h * qh, jj);
+        continue;
+      }
       for (int r = i; r < nq; r++)
         _mm256_store_ps(score[r] + jj, _mm256_mul_ps(scores8<T>(qp[r], shifted<T>(c.k, r / qh * hd), at + jj, vecs), scale));
     }

@@ -87,7 +87,8 @@ gate.describe('native paged attention kernel', () => {
   // passes of 8, 4, 2 and 1 eight-float vectors by the number of query vectors: hd 24 (3 vectors)
   // and 128 (16) take the remainders and repeats that 64 does not. Decodes prefetch in spans of
   // about 16 KB of K rows (16 to 256 keys by the bytes an item reads per row): 12 heads of 64 in
-  // blocks of 7 take 16-key spans of 16-bit rows that start and end inside blocks.
+  // blocks of 7 take 16-key spans of 16-bit rows that start and end inside blocks. Head size 8
+  // with 2 or 3 query heads per KV head scores decodes with keys across lanes (8 keys per vector).
   const cases: Case[] = [
     { heads: 8, kvHeads: 4, headDim: 8, blockSize: 4 },
     { heads: 6, kvHeads: 2, headDim: 12, blockSize: 5 },
@@ -96,6 +97,8 @@ gate.describe('native paged attention kernel', () => {
     { heads: 6, kvHeads: 6, headDim: 24, blockSize: 16 },
     { heads: 4, kvHeads: 2, headDim: 128, blockSize: 16 },
     { heads: 12, kvHeads: 12, headDim: 64, blockSize: 7 },
+    { heads: 16, kvHeads: 8, headDim: 8, blockSize: 16 },
+    { heads: 12, kvHeads: 4, headDim: 8, blockSize: 3 },
   ];
   const storages = [
     { name: 'float32', code: 0, encode: (a: Float32Array) => a, decode: (a: Float32Array | Uint16Array) => a },
