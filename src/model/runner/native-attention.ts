@@ -23,8 +23,13 @@ export interface NativeAttention {
   writeKv(newK: Float32Array, newV: Float32Array, kCache: Float32Array | Uint16Array, vCache: Float32Array | Uint16Array, slots: Int32Array, kvType: number): void;
   /** Threads attention may use (the caller plus n - 1 sleeping helpers). */
   setThreads(n: number): void;
-  /** True when the AVX2/FMA/F16C kernel runs (else the portable one). */
+  /** True when the CPU runs the AVX2/FMA/F16C kernel (else the portable one). */
   readonly simd: boolean;
+  /**
+   * The kernel attention runs: 'portable', 'avx2' or 'avx512' (AVX-512 F/BW/DQ/VL), at most the
+   * best this CPU has, which is the default; returns the one now in use. For tests and benchmarks.
+   */
+  setSimd(level: 'portable' | 'avx2' | 'avx512'): 'portable' | 'avx2' | 'avx512';
 }
 
 const ADDON = join('native', 'build', 'Release', 'ortllm_native.node');

@@ -73,6 +73,7 @@ function referenceAttention(c: Case, q: Float32Array, k: ArrayLike<number>, v: A
 }
 
 const gate = needs(NATIVE_ADDON);
+const SIMD_LEVELS = ['portable', 'avx2', 'avx512'] as const;
 
 gate.describe('native paged attention kernel', () => {
   let native: NativeAttention;
@@ -80,9 +81,13 @@ gate.describe('native paged attention kernel', () => {
     native = nativeAttention()!;
     expect(native).not.toBeNull();
   });
-  afterAll(() => native.setThreads(1));
+  afterAll(() => {
+    native.setThreads(1);
+    native.setSimd('avx512');
+  });
 
-  // hd 8, 24, 64 and 128 take the SIMD kernel, hd 12 the portable one; 8 query heads on 4 or 2 KV
+  // Each case runs on every kernel the CPU has (setSimd: portable, AVX2, AVX-512). hd 8, 24, 64
+  // and 128 take the SIMD kernels (hd 64 also AVX-512's 512-bit passes), hd 12 only the portable one; 8 query heads on 4 or 2 KV
   // heads, 32 on 4 (a wide GQA group), plain multi-head. The V pass splits a head's columns into
   // passes of 8, 4, 2 and 1 eight-float vectors by the number of query vectors: hd 24 (3 vectors)
   // and 128 (16) take the remainders and repeats that 64 does not. Decodes prefetch in spans of
@@ -136,10 +141,15 @@ gate.describe('native paged attention kernel', () => {
         row += count;
       }
       const q = seeded(row * c.heads * c.headDim, 3);
-      const out = new Float32Array(q.length);
-      native.attention(q, out, k, v, Int32Array.from(seqs), Int32Array.from(tables), Int32Array.from([c.heads, c.kvHeads, c.headDim, c.blockSize, st.code]), 1 / Math.sqrt(c.headDim));
       const expected = referenceAttention(c, q, st.decode(k), st.decode(v), seqs, tables);
-      expect(maxAbsDiff(out, expected)).toBeLessThan(1e-5);
+      // Every kernel this CPU runs (a level it lacks falls back to a lower one, tested already).
+      const levels = new Set(SIMD_LEVELS.map((level) => native.setSimd(level)));
+      for (const level of levels) {
+        native.setSimd(level);
+        const out = new Float32Array(q.length);
+        native.attention(q, out, k, v, Int32Array.from(seqs), Int32Array.from(tables), Int32Array.from([c.heads, c.kvHeads, c.headDim, c.blockSize, st.code]), 1 / Math.sqrt(c.headDim));
+        expect({ level, diff: maxAbsDiff(out, expected) < 1e-5 }).toEqual({ level, diff: true });
+      }
     });
   });
 
@@ -198,6 +208,7 @@ gate.describe('native paged attention kernel', () => {
     expect(call([0, 2, 0, 0], [0])).toThrow(/rows are out of range/);
     expect(() => native.attention(q, q, k, k, Int32Array.from([0, 1, 0, 0]), Int32Array.from([0]), Int32Array.from([2, 1, 8, 4, 2]), 1)).toThrow(/kvType does not match/);
     expect(() => native.writeKv(q.subarray(0, 8), q.subarray(8), k, k, Int32Array.from([16]), 0)).toThrow(/slot is out of range/);
+    expect(() => native.setSimd('sse9')).toThrow(/expected 'portable', 'avx2' or 'avx512'/);
   });
 });
 
