@@ -18,7 +18,8 @@
 // instead, so whole cache rows are read in order. Items are spread over a small pool of threads
 // that sleep between calls.
 //
-// The SIMD kernel (AVX2/FMA/F16C, chosen at run time) takes keys in spans of 256 whatever the
+// The SIMD kernel (attend-simd.inc, built for AVX2/FMA/F16C and for AVX-512 F/BW/DQ/VL, the
+// best the CPU has chosen at run time; setSimd picks a lower one) takes keys in spans of 256 whatever the
 // block size: the span's cache rows are looked up once by walking the block table, every query
 // vector scores the whole span, one online-softmax update per query and span (exp vectorised
 // over the span, one rescale of the accumulator), then V is accumulated a few keys at a time,
@@ -29,7 +30,9 @@
 // span's K rows while its V pass runs, in spans of about 16 KB of K rows (16 to 256 keys), except
 // float32 rows of 1 KB or more per item. At head size 8 with two or more query vectors per KV
 // head, a decode scores eight keys per vector: their slices transposed in registers, shared by
-// the group's query vectors, no horizontal sums.
+// the group's query vectors, no horizontal sums. The AVX-512 build scores and accumulates head
+// sizes 16-64 sixteen columns per instruction (a 64-column slice in four vectors, sixteen 16-bit
+// values widened at once); elsewhere it runs the AVX2 code.
 //
 // How it was chosen (issue 16, "decode at depth"): CPU ms per decode step of the kernel alone
 // (every layer: stories260K 5 x 8/4 heads hd 8, 100M 12 x 12 heads hd 64), batch 32, context
@@ -109,12 +112,19 @@
 //     context 128:  float32 0.31 / 0.31 -> 0.27 / 0.27, half 0.29 / 0.27 -> 0.24 / 0.28
 //   The profile of stories260K (perf record -e cpu-clock, rows in L2) is flat: the kernel 92%, exp
 //   3%, no instruction over 5%; about 7 cycles per (query, key) pair before this change.
-// Still open: 16-bit rows of the 100M shape still stream at ~12-13 GB/s (float32 ~22), the cause not
-// found; prefetch and huge pages did not move it. Not tried: an AVX-512 variant. This machine is
-// Zen 5 (/proc/cpuinfo cpu family 26; 48 KB L1d, AVX512-VP2INTERSECT), not Zen 4 as written above,
-// and Zen 5 runs 512-bit operations at full width: 16 halves widened per instruction would give
-// 16-bit rows float32's instructions per byte, a direct test of whether the 16-bit stall is the
-// instruction window. Nor V at head size 8 with keys across lanes (8 accumulators per query).
+//   AVX-512 (this machine is Zen 5, /proc/cpuinfo cpu family 26: 48 KB L1d, AVX512-VP2INTERSECT,
+//   not Zen 4 as written above; Zen 5 runs 512-bit operations at full width). The K pass
+//   (scores8x16) and, at one query vector per KV head, the V pass (accumulateOne16) on 512-bit
+//   vectors, the rest of the item code the same, compiled for AVX-512; same harness, two rounds:
+//     100M context 1024: half 94.9 / 93.5 -> 78.3 / 75.6, float32 109.3 / 109.1 -> 81.7 / 86.1,
+//                        bfloat16 103.6 / 104.2 -> 79.6 / 80.3
+//     100M context 128:  half 10.9 / 12.2 -> 9.6 / 10.2
+//   Half now streams at 15-16 GB/s (was 12-13) and float32 at 28-30 (was 22): part of the stall
+//   was instructions per byte (fewer instructions keep more loads in flight), for both types;
+//   16-bit rows still stream slower than float32 ones, the rest of why not found.
+// Still open: GQA decodes (several query vectors per KV head, e.g. TinyLlama's 8) take AVX2's
+// V pass inside the AVX-512 build; V at head size 8 with keys across lanes (8 accumulators per
+// query vector) not tried.
 // Whole runner (npm run bench:forward, batch 32, ctx1024/ctx128 steps per second): see
 // src/model/graph/decoder-graph.ts.
 
@@ -609,28 +619,34 @@ AVX512_FN inline __m256 scores8x16(const float* q, const void* k, const size_t* 
                  foldHalves(a7));
 }
 
-// acc += sum_j p[j] * V[j] for one query vector of 16 * vecs16 (at most 64) columns: the slice's
+// acc += sum_j p[j] * V[j] for one query vector of 16 * C columns (C = 1..4): the slice's C
 // vectors in registers, two sets over alternate keys (eight multiply-add chains at 64 columns).
-template <KvType T>
-AVX512_FN inline void accumulateOne16(float* acc, const float* p, const void* v, const size_t* at, int n, int vecs16) {
-  __m512 r[4], s[4];
-  for (int c = 0; c < 4; c++) {
-    r[c] = c < vecs16 ? _mm512_load_ps(acc + 16 * c) : _mm512_setzero_ps();
+template <KvType T, int C>
+AVX512_FN inline void accumulateOne16(float* acc, const float* p, const void* v, const size_t* at, int n) {
+  __m512 r[C], s[C];
+  for (int c = 0; c < C; c++) {
+    r[c] = _mm512_load_ps(acc + 16 * c);
     s[c] = _mm512_setzero_ps();
   }
   int j = 0;
   for (; j + 2 <= n; j += 2) {
     const __m512 pa = _mm512_set1_ps(p[j]), pb = _mm512_set1_ps(p[j + 1]);
-    for (int c = 0; c < vecs16; c++) {
-      r[c] = _mm512_fmadd_ps(pa, load16<T>(v, at[j] + 16 * c), r[c]);
-      s[c] = _mm512_fmadd_ps(pb, load16<T>(v, at[j + 1] + 16 * c), s[c]);
-    }
+    for (int c = 0; c < C; c++) r[c] = _mm512_fmadd_ps(pa, load16<T>(v, at[j] + 16 * c), r[c]);
+    for (int c = 0; c < C; c++) s[c] = _mm512_fmadd_ps(pb, load16<T>(v, at[j + 1] + 16 * c), s[c]);
   }
   if (j < n) {
     const __m512 pa = _mm512_set1_ps(p[j]);
-    for (int c = 0; c < vecs16; c++) r[c] = _mm512_fmadd_ps(pa, load16<T>(v, at[j] + 16 * c), r[c]);
+    for (int c = 0; c < C; c++) r[c] = _mm512_fmadd_ps(pa, load16<T>(v, at[j] + 16 * c), r[c]);
   }
-  for (int c = 0; c < vecs16; c++) _mm512_store_ps(acc + 16 * c, _mm512_add_ps(r[c], s[c]));
+  for (int c = 0; c < C; c++) _mm512_store_ps(acc + 16 * c, _mm512_add_ps(r[c], s[c]));
+}
+
+template <KvType T>
+AVX512_FN inline void accumulateOne16(float* acc, const float* p, const void* v, const size_t* at, int n, int vecs16) {
+  if (vecs16 == 4) return accumulateOne16<T, 4>(acc, p, v, at, n);
+  if (vecs16 == 3) return accumulateOne16<T, 3>(acc, p, v, at, n);
+  if (vecs16 == 2) return accumulateOne16<T, 2>(acc, p, v, at, n);
+  accumulateOne16<T, 1>(acc, p, v, at, n);
 }
 
 #define ATTEND_TARGET AVX512_FN
