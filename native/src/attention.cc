@@ -119,9 +119,20 @@
 //     100M context 1024: half 94.9 / 93.5 -> 78.3 / 75.6, float32 109.3 / 109.1 -> 81.7 / 86.1,
 //                        bfloat16 103.6 / 104.2 -> 79.6 / 80.3
 //     100M context 128:  half 10.9 / 12.2 -> 9.6 / 10.2
+//   (The V pass must know its column count at compile time: with a run-time count its four
+//   vectors went to the stack, 92 / 94 ms half / float32 against 84 / 87 templated.)
 //   Half now streams at 15-16 GB/s (was 12-13) and float32 at 28-30 (was 22): part of the stall
 //   was instructions per byte (fewer instructions keep more loads in flight), for both types;
 //   16-bit rows still stream slower than float32 ones, the rest of why not found.
+// Final, main -> this branch, `node dist/bench/attention-kernel.js --contexts 128,1024` (the bench
+// with a cache per layer), one thread, CPU ms per batch-32 step at ctx 1024 (ctx 128), two
+// interleaved rounds (the first under a load of 4-5 on the 2 cores, the second ~2):
+//   stories260K  float32   5.83 / 5.14 -> 2.16 / 2.02   (0.36 / 0.30 -> 0.28 / 0.27)
+//                half      3.01 / 2.61 -> 1.96 / 1.66   (0.30 / 0.27 -> 0.23 / 0.22)
+//                bfloat16  3.16 / 2.79 -> 1.80 / 1.79   (0.33 / 0.28 -> 0.23 / 0.23)
+//   100M         float32   120.7 / 111.5 -> 89.7 / 92.8  (15.3 / 12.8 -> 11.2 / 10.3)
+//                half      100.7 / 92.7 -> 77.1 / 77.8   (11.6 / 8.1 -> 7.4 / 6.7)
+//                bfloat16  112.3 / 107.9 -> 85.1 / 74.4  (12.4 / 10.7 -> 6.3 / 5.6)
 // Still open: GQA decodes (several query vectors per KV head, e.g. TinyLlama's 8) take AVX2's
 // V pass inside the AVX-512 build; V at head size 8 with keys across lanes (8 accumulators per
 // query vector) not tried.
