@@ -274,6 +274,7 @@ function printRatios(w: Workload, ours: Point[], peer: Point[] | null, runner: R
   }
   line(`ortllm at 32 / runner-alone batch-32 decode (${fmt(runner.decode32TokS, 0)} tok/s)`, ratio(tput(ours, 32), runner.decode32TokS), '');
   if (peer) line(`peak RSS ortllm / llama.cpp (${fmt(rss.ours, 0)} / ${fmt(rss.peer, 0)} MiB)`, rss.ours / rss.peer, '(target <= 1.3 on 1.1B)');
+  else console.log(`  peak RSS ortllm ${fmt(rss.ours, 0)} MiB (no peer to compare with)`);
 }
 
 async function main(): Promise<void> {

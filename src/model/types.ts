@@ -114,9 +114,24 @@ export type QuantFormat = 'q8_0' | 'q4_0' | 'q4_k' | 'q6_k';
  * `model.norm.weight`, `lm_head.weight`). Linear weights are [out, in] row-major.
  * Q/K rows are in HF order (rotate-half RoPE): GGUF llama files are un-permuted by the loader.
  */
-export type WeightTensor =
+export type WeightTensor = (
   | { kind: 'f32'; shape: number[]; data: Float32Array }
-  | { kind: 'quantized'; format: QuantFormat; shape: number[]; data: Uint8Array };
+  | { kind: 'quantized'; format: QuantFormat; shape: number[]; data: Uint8Array }
+) & {
+  /**
+   * Where `data`'s exact bytes lie in the model file, so a reader that needs only parts of the
+   * tensor (the token embedding's rows) can read them from there and the loaded copy can go.
+   * Absent when the loader changed the bytes (a dtype conversion, GGUF's Q/K row permutation).
+   */
+  file?: TensorFileSpan;
+};
+
+export interface TensorFileSpan {
+  path: string;
+  /** Absolute byte offset of the tensor's first byte. */
+  offset: number;
+  byteLength: number;
+}
 
 export interface ModelWeights {
   names(): string[];

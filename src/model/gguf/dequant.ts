@@ -9,6 +9,11 @@ export { f16ToF32, bf16ToF32, f32ToF16 } from './half';
 
 /** Dequantizes `numElements` values (a whole number of blocks) of `data` in `format`. */
 export function dequantize(format: QuantFormat, data: Uint8Array, numElements: number): Float32Array {
+  return dequantizeInto(format, data, numElements, new Float32Array(numElements), 0);
+}
+
+/** dequantize, writing into `out` from index `at` (no new buffer per row); returns `out`. */
+export function dequantizeInto(format: QuantFormat, data: Uint8Array, numElements: number, out: Float32Array, at: number): Float32Array {
   const { blockSize, blockBytes } = QUANT_BLOCK[format];
   if (numElements % blockSize !== 0) {
     throw new Error(`dequantize ${format}: ${numElements} elements is not a multiple of the block size ${blockSize}`);
@@ -17,9 +22,9 @@ export function dequantize(format: QuantFormat, data: Uint8Array, numElements: n
   if (data.byteLength < blocks * blockBytes) {
     throw new Error(`dequantize ${format}: need ${blocks * blockBytes} bytes for ${numElements} elements, got ${data.byteLength}`);
   }
-  const out = new Float32Array(numElements);
+  if (at + numElements > out.length) throw new Error(`dequantize ${format}: ${numElements} elements at ${at} do not fit ${out.length}`);
   const decodeBlock = BLOCK_DECODERS[format];
-  for (let b = 0; b < blocks; b++) decodeBlock(data, b * blockBytes, out, b * blockSize);
+  for (let b = 0; b < blocks; b++) decodeBlock(data, b * blockBytes, out, at + b * blockSize);
   return out;
 }
 

@@ -48,15 +48,17 @@ function readTensor(
 ): WeightTensor {
   const info = typeInfoOf(tensor, path);
   const shape = [...tensor.ggmlShape].reverse(); // GGML [in, out] is row-major [out, in]
+  const heads = mapping.ropePermutedHeads(hfName, config);
+  // The bytes stay as in the file unless converted to float32 or permuted below.
+  const file = heads === null && (info.target !== 'f32' || info.name === 'F32') ? { path, offset: tensor.offset, byteLength: tensor.byteLength } : undefined;
   let tensorData: WeightTensor;
   if (info.target === 'f32') {
-    tensorData = { kind: 'f32', shape, data: readAsF32(fd, tensor, info, path) };
+    tensorData = { kind: 'f32', shape, data: readAsF32(fd, tensor, info, path), file };
   } else {
     const data = new Uint8Array(tensor.byteLength);
     readFully(fd, data, tensor.offset, `${path}: tensor ${tensor.name}`);
-    tensorData = { kind: 'quantized', format: info.target, shape, data };
+    tensorData = { kind: 'quantized', format: info.target, shape, data, file };
   }
-  const heads = mapping.ropePermutedHeads(hfName, config);
   if (heads !== null) {
     const bytes = tensorData.kind === 'f32' ? new Uint8Array(tensorData.data.buffer) : tensorData.data;
     const rows = shape[0];

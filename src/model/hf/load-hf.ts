@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import type { ArchitectureDescriptor } from '../architectures/architecture';
 import { checkWeightShapes } from '../architectures/registry';
-import type { ModelArchConfig, ModelOutput, ModelWeights } from '../types';
+import type { ModelArchConfig, ModelOutput, ModelWeights, TensorFileSpan } from '../types';
 import { WeightMap } from '../weight-map';
 import { hfArchitecture } from './hf-config';
 import { readJsonFile } from './hf-tokenizer-files';
@@ -82,7 +82,12 @@ function readWeights(tensors: Array<{ name: string; tensor: SafetensorsTensor }>
   const names = new Map(tensors.map(({ name, tensor }) => [tensor, name]));
   readSafetensorsAsF32(
     tensors.map((t) => t.tensor),
-    (tensor, data) => weights.set(names.get(tensor)!, { kind: 'f32', shape: tensor.shape, data }),
+    (tensor, data) => weights.set(names.get(tensor)!, { kind: 'f32', shape: tensor.shape, data, file: fileSpan(tensor) }),
   );
   return weights;
+}
+
+/** Float32 tensors are read as stored: readers may take their bytes from the file (WeightTensor.file). */
+function fileSpan(tensor: SafetensorsTensor): TensorFileSpan | undefined {
+  return tensor.dtype === 'F32' ? { path: tensor.file, offset: tensor.offset, byteLength: tensor.byteLength } : undefined;
 }

@@ -21,6 +21,8 @@ export interface NativeAttention {
   ): void;
   /** Writes rows i of newK/newV ([n, kvDim] float32) into cache rows slots[i], narrowing to kvType. */
   writeKv(newK: Float32Array, newV: Float32Array, kCache: Float32Array | Uint16Array, vCache: Float32Array | Uint16Array, slots: Int32Array, kvType: number): void;
+  /** Frees the memory of each typed array's buffer now (detaches it): the caller holds no other view of them. */
+  free(...arrays: ArrayBufferView[]): void;
   /** Threads attention may use (the caller plus n - 1 sleeping helpers). */
   setThreads(n: number): void;
   /** True when the CPU runs the AVX2/FMA/F16C kernel (else the portable one). */
@@ -33,6 +35,7 @@ export interface NativeAttention {
 }
 
 const ADDON = join('native', 'build', 'Release', 'ortllm_native.node');
+const ADDON_FUNCTIONS = ['attention', 'writeKv', 'free', 'setThreads', 'setSimd'] as const;
 let loaded: { addon: NativeAttention | null; reason: string } | null = null;
 
 /** Where a built addon of native/ is (walks up from here: src/ under ts-jest, dist/src/ when built); null when not built. */
@@ -48,7 +51,11 @@ function load(): { addon: NativeAttention | null; reason: string } {
   if (!path) return { addon: null, reason: `${ADDON} is not built (npm install builds it with node-gyp; run \`node scripts/build-native.js\` to see why it failed)` };
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return { addon: require(path) as NativeAttention, reason: '' };
+    const addon = require(path) as NativeAttention;
+    const missing = ADDON_FUNCTIONS.filter((name) => typeof addon[name] !== 'function');
+    // A build from an older checkout: rebuilt, it has them.
+    if (missing.length > 0) return { addon: null, reason: `${path} is out of date (no ${missing.join(', ')}): run \`node scripts/build-native.js\`` };
+    return { addon, reason: '' };
   } catch (err) {
     return { addon: null, reason: `${path} did not load: ${err instanceof Error ? err.message : String(err)}` };
   }

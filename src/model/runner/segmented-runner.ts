@@ -7,6 +7,18 @@
 // kernel gets each sequence's rows, past length and block table. So prefill chunks of many
 // requests run as one batch, and a decode step's cost grows with the tokens actually cached, not
 // with a padded or gathered copy of them.
+//
+// Memory (issue 16; the ~1.1B Q8_0 bench model served with `--max-num-seqs 32 --max-model-len
+// 1024`, 32 distinct ~700-token prompts at once, max_tokens 32; peak RSS as VmHWM, MiB):
+// onnxruntime-node copies every fetched output into a new ArrayBuffer, which V8 frees only when it
+// collects it: at a 2048-row prefill step, ~36 MB per layer. Freeing each as soon as it is dead
+// (the addon's `free` detaches it) took the peak from 2585 to 2388/2446; running a step of more
+// than MAX_PASS_ROWS rows as passes, from there to 2242/2226 (resident after the run: 2211/2198;
+// llama-server with the same prompts, -np 32: 1922). Steps did not get slower: both runners in one
+// process, alternating, CPU ms per step, median of 5 rounds (100M) / 3 (1.1B), before -> after:
+// 100M prefill of 700 667 -> 628 (wall 373 -> 340), decode at context 128 batch 1 8.74 -> 8.78,
+// batch 32 58.1 -> 53.8; 1.1B prefill of 700 6014 -> 5577, of 3 x ~700 (2048 rows, 4 passes)
+// 18439 -> 17419, batch 1 65.5 -> 65.1, batch 32 333 -> 322.
 import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { architectureOf, graphDtypeFor } from '../architectures/registry';
@@ -18,12 +30,23 @@ import { PagedKvCache } from './kv-cache';
 import { KV_STORAGE } from './kv-dtype';
 import type { NativeAttention } from './native-attention';
 import { PagedRunner } from './paged-runner';
+import { joinPasses, splitRows } from './row-passes';
 import { SyncSession } from './session';
 
 export interface SegmentedRunnerOptions extends RunnerOptions {
   keepQuantized?: boolean;
   quantAccuracyLevel?: AccuracyLevel;
+  /** Rows one pass through the layers takes at most (MAX_PASS_ROWS; see there). */
+  maxPassRows?: number;
 }
+
+/**
+ * A step of more rows runs as several passes through the layers (row-passes.ts), as llama.cpp
+ * splits its batch into micro-batches of n_ubatch = 512 tokens: each pass's activations (ORT's
+ * intermediates and the output copies, ~100 KB per row on the 1.1B shape) exist only during
+ * that pass. Figures in the header.
+ */
+const MAX_PASS_ROWS = 512;
 
 /** The native kernel's limits (native/src/attention.cc: kMaxHeadDim, kMaxQueries). */
 const MAX_HEAD_DIM = 256;
@@ -66,9 +89,12 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
     await Promise.all(sessions.map((s) => s.release()));
     throw err;
   }
+  const embedding = new EmbeddingRows(model.weights, decoder.embeddingName, config);
+  // Rows read from the model file: the loaded table is not needed either (embedding-rows.ts).
+  if (opts.consumeWeights && embedding.fileBacked) model.weights.release?.(decoder.embeddingName);
   // Unset (or 0) intra-op threads means ORT's default, every core: attention gets as many.
   native.setThreads(opts.intraOpThreads || availableParallelism());
-  return new SegmentedRunner(config, cache, sessions, native, new EmbeddingRows(model.weights, decoder.embeddingName, config), decoder.rope, maxPositions);
+  return new SegmentedRunner(config, cache, sessions, native, embedding, decoder.rope, maxPositions, opts.maxPassRows ?? MAX_PASS_ROWS);
 }
 
 /** The model's weights, remembering which tensors a segment's build read (to release them after). */
@@ -125,6 +151,7 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
     private readonly embedding: EmbeddingRows,
     private readonly rope: SegmentedDecoder['rope'],
     private readonly maxPositions: number,
+    private readonly maxPassRows: number,
   ) {
     super(config, cache, sessions[0]);
     this.kvCode = KV_STORAGE[cache.dtype].nativeCode;
@@ -133,11 +160,22 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
   }
 
   override async dispose(): Promise<void> {
+    this.embedding.close();
     await Promise.all(this.sessions.map((s) => s.release()));
   }
 
   /** Synchronous inside (SyncSession runs and the kernel); a throw still rejects PagedRunner.step. */
   protected runStep(batch: readonly StepSequence[]): Promise<StepResult> {
+    const rows = batch.reduce((n, s) => n + s.tokens.length, 0);
+    if (rows <= this.maxPassRows) return Promise.resolve(this.runPass(batch));
+    const passes = splitRows(batch, this.maxPassRows);
+    // Every pass's positions and blocks are checked before the first one writes the cache.
+    for (const pass of passes) this.pack(pass.batch);
+    const results = passes.map((pass) => this.runPass(pass.batch));
+    return Promise.resolve(joinPasses(batch, passes, results, this.config.vocabSize));
+  }
+
+  private runPass(batch: readonly StepSequence[]): StepResult {
     const c = this.config;
     const step = this.pack(batch);
     const n = step.rows;
@@ -146,21 +184,29 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
     const qDim = c.numHeads * c.headDim;
     const attn = new Float32Array(n * qDim);
     const attnTensor = new ort.Tensor('float32', attn, [n, qDim]);
+    // Each run's outputs are new buffers (onnxruntime-node copies them out); they are freed as
+    // soon as they are dead rather than left to the collector (see the header's Memory).
     for (let l = 0; l < c.numLayers; l++) {
       const feeds: Record<string, ort.Tensor> = { ...rope, [SegmentInputs.hidden]: new ort.Tensor('float32', hidden, [n, c.hiddenSize]) };
       if (l > 0) feeds[SegmentInputs.attn] = attnTensor;
       const out = this.sessions[l].run(feeds);
-      if (l > 0) hidden = out[SegmentOutputs.residual].data as Float32Array;
+      if (l > 0) {
+        this.native.free(hidden);
+        hidden = out[SegmentOutputs.residual].data as Float32Array;
+      }
       const k = this.cache.keys[l];
       const v = this.cache.values[l];
-      this.native.writeKv(out[SegmentOutputs.k].data as Float32Array, out[SegmentOutputs.v].data as Float32Array, k, v, step.slots, this.kvCode);
-      this.native.attention(out[SegmentOutputs.q].data as Float32Array, attn, k, v, step.seqInfo, step.tables, this.dims, this.scale);
+      const [q, newK, newV] = [out[SegmentOutputs.q].data, out[SegmentOutputs.k].data, out[SegmentOutputs.v].data] as Float32Array[];
+      this.native.writeKv(newK, newV, k, v, step.slots, this.kvCode);
+      this.native.attention(q, attn, k, v, step.seqInfo, step.tables, this.dims, this.scale);
+      this.native.free(q, newK, newV);
     }
     const last = this.sessions[c.numLayers].run({
       [SegmentInputs.hidden]: new ort.Tensor('float32', hidden, [n, c.hiddenSize]),
       [SegmentInputs.attn]: attnTensor,
       [SegmentInputs.logitsRows]: new ort.Tensor('int64', step.logitsRows, [step.logitsRows.length]),
     });
+    this.native.free(hidden, attn);
     const all = last[SegmentOutputs.logits].data as Float32Array;
     const vocab = c.vocabSize;
     const logits = new Float32Array(batch.length * vocab);
@@ -170,7 +216,8 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
       logits.set(rows.subarray((count - 1) * vocab), i * vocab);
       return s.allLogits ? rows : null;
     });
-    return Promise.resolve({ logits, allLogits });
+    if (allLogits.every((rows) => rows === null)) this.native.free(all);
+    return { logits, allLogits };
   }
 
   /** The step's own cos/sin rows (row i = position of row i) and positions 0..n-1 into them. */
