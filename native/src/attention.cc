@@ -158,6 +158,10 @@
 #define ORTLLM_X86 1
 #endif
 
+namespace ortllm {
+napi_value Argmax(napi_env env, napi_callback_info info);  // argmax.cc: the greedy sampler's argmax
+}  // namespace ortllm
+
 namespace {
 
 struct Shape {
@@ -1029,6 +1033,7 @@ napi_value Init(napi_env env, napi_value exports) {
       {"setThreads", nullptr, SetThreads, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"setSimd", nullptr, SetSimd, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"free", nullptr, Free, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"argmax", nullptr, ortllm::Argmax, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   napi_value simd;

@@ -14,6 +14,7 @@ import { computeSamplingWeights } from './filters';
 import type { SamplingWorkspace } from './workspace';
 import { createLogitsProcessors, type LogitsProcessor, type LogitsProcessorFactory, type SequenceConstraint } from './logits-processor';
 import { LOGITS_PROCESSORS } from './builtin-processors';
+import { argmax } from './argmax';
 
 export interface SequenceSamplerInit {
   params: SamplingParams;
@@ -113,11 +114,16 @@ export class SequenceSampler {
    */
   sample(logits: Float32Array, offset: number, ws: SamplingWorkspace): SampleResult {
     const V = this.vocabSize;
-    const scores = ws.scores;
-    scores.set(logits.subarray(offset, offset + V));
-    this.applyLogitsProcessors(scores);
-
-    const tokenId = this.greedy ? argmax(scores, V) : this.drawRandom(ws);
+    let tokenId: number;
+    if (this.greedy && this.processors.length === 0 && !this.usePenalties) {
+      // Nothing changes the scores: the row's own argmax, without copying it (greedy decode's path).
+      tokenId = argmax(logits, offset, V);
+    } else {
+      const scores = ws.scores;
+      scores.set(logits.subarray(offset, offset + V));
+      this.applyLogitsProcessors(scores);
+      tokenId = this.greedy ? argmax(scores, 0, V) : this.drawRandom(ws);
+    }
 
     let logprob = NaN;
     let logprobs: PositionLogprobs | null = null;
@@ -164,7 +170,7 @@ export class SequenceSampler {
   private drawRandom(ws: SamplingWorkspace): number {
     const V = this.vocabSize;
     const total = computeSamplingWeights(ws, V, this.params);
-    if (!(total > 0)) return argmax(ws.scores, V); // every token banned: nothing sensible to draw
+    if (!(total > 0)) return argmax(ws.scores, 0, V); // every token banned: nothing sensible to draw
     // Inverse-CDF draw: one uniform per step keeps seeded streams short and batch-independent.
     const weights = ws.weights;
     const target = this.rng.nextDouble() * total;
@@ -203,17 +209,4 @@ export class SequenceSampler {
 function anyFinite(scores: Float32Array, n: number): boolean {
   for (let i = 0; i < n; i++) if (scores[i] > -Infinity) return true;
   return false;
-}
-
-/** Index of the largest score (first one on ties, like torch.argmax). */
-function argmax(scores: Float32Array, n: number): number {
-  let best = 0;
-  let bestValue = scores[0];
-  for (let i = 1; i < n; i++) {
-    if (scores[i] > bestValue) {
-      bestValue = scores[i];
-      best = i;
-    }
-  }
-  return best;
 }

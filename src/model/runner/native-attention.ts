@@ -23,6 +23,11 @@ export interface NativeAttention {
   writeKv(newK: Float32Array, newV: Float32Array, kCache: Float32Array | Uint16Array, vCache: Float32Array | Uint16Array, slots: Int32Array, kvType: number): void;
   /** Frees the memory of each typed array's buffer now (detaches it): the caller holds no other view of them. */
   free(...arrays: ArrayBufferView[]): void;
+  /**
+   * Index (from `offset`) of the largest of values[offset .. offset + count), first on ties, NaN
+   * never chosen unless first (native/src/argmax.cc: the greedy sampler's argmax, in AVX2).
+   */
+  argmax(values: Float32Array, offset: number, count: number): number;
   /** Threads attention may use (the caller plus n - 1 sleeping helpers). */
   setThreads(n: number): void;
   /** True when the CPU runs the AVX2/FMA/F16C kernel (else the portable one). */
@@ -35,7 +40,7 @@ export interface NativeAttention {
 }
 
 const ADDON = join('native', 'build', 'Release', 'ortllm_native.node');
-const ADDON_FUNCTIONS = ['attention', 'writeKv', 'free', 'setThreads', 'setSimd'] as const;
+const ADDON_FUNCTIONS = ['attention', 'writeKv', 'free', 'argmax', 'setThreads', 'setSimd'] as const;
 let loaded: { addon: NativeAttention | null; reason: string } | null = null;
 
 /** Where a built addon of native/ is (walks up from here: src/ under ts-jest, dist/src/ when built); null when not built. */

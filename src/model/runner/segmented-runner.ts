@@ -19,6 +19,18 @@
 // 100M prefill of 700 667 -> 628 (wall 373 -> 340), decode at context 128 batch 1 8.74 -> 8.78,
 // batch 32 58.1 -> 53.8; 1.1B prefill of 700 6014 -> 5577, of 3 x ~700 (2048 rows, 4 passes)
 // 18439 -> 17419, batch 1 65.5 -> 65.1, batch 32 333 -> 322.
+//
+// Where a batch-32 decode step goes (issue 16; 32 sequences at context 70, float16 KV as served,
+// 2 threads, timers around each part of runStep, a shared 2-core machine): 100M Q8_0 28-30 ms =
+// the 13 session runs 20-23 (MatMulNBits: the 11 layer segments 1.3-1.8 ms each, the 32000-row
+// head 4.7-5.8), the attention kernel 5.7-7.1, K/V writes 0.3, the rest of runStep (packing,
+// RoPE rows, embedding rows, tensors) 0.9 (1.3-1.8 before the head's logits were returned
+// without a copy, below), and V8's GC ~1 ms (each run's outputs are new buffers: the binding
+// copies every fetched output out, runtime-probe.md section 2, so pre-allocated outputs would not
+// save it). stories260K 1.6-2.1 ms = runs 0.5-0.7, attention 0.9-1.2 (head size 8; on one thread
+// 1.9), the rest 0.15. Served at 32 streams the 100M model's TPOT sits within 10% of the step;
+// stories260K's is 2-4x its step, the HTTP thread's ~70 us per streamed chunk (a writev each,
+// ~18 us, and GC) competing for the 2 cores with the step's threads and the load generator.
 import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { architectureOf, graphDtypeFor } from '../architectures/registry';
@@ -209,6 +221,11 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
     this.native.free(hidden, attn);
     const all = last[SegmentOutputs.logits].data as Float32Array;
     const vocab = c.vocabSize;
+    if (step.logitsRows.length === batch.length) {
+      // One row per sequence (every decode step): the head's output is the result as it is, with
+      // no vocab-sized copy per sequence (4 MiB a step at batch 32 and vocab 32000).
+      return { logits: all, allLogits: batch.map((s, i) => (s.allLogits ? all.subarray(i * vocab, (i + 1) * vocab) : null)) };
+    }
     const logits = new Float32Array(batch.length * vocab);
     const allLogits: (Float32Array | null)[] = batch.map((s, i) => {
       const { first, count } = step.logitsAt[i];
