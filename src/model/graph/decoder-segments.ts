@@ -9,10 +9,10 @@
 // segments take the step's tokens as packed rows [N, ·] (all sequences, prefill chunks and
 // decodes alike, no padding) and only attention needs to know which rows belong together.
 //
-// Segment 0:        hidden (embedded rows) → input_layernorm → QKV → RoPE → q, k, v
+// Segment 0:        hidden (embedded rows) → input_layernorm → QKV → RoPE → packed (q, k, v)
 // Segment l (1..L-1): attn (layer l-1's attention output), hidden (residual) → o_proj + residual →
 //                   post_attention_layernorm → MLP + residual → input_layernorm(l) → QKV → RoPE
-//                   → q, k, v, residual
+//                   → packed (q, k, v, residual)
 // Segment L:        attn, hidden → o_proj, MLP, final norm → rows picked by logits_rows → lm_head
 //
 // RoPE: each segment takes the step's own cos/sin rows ([N, headDim/2], computed by the runner
@@ -35,7 +35,29 @@ export const SegmentInputs = {
   logitsRows: 'logits_rows',
 } as const;
 
-export const SegmentOutputs = { q: 'q', k: 'k', v: 'v', residual: 'residual', logits: 'logits' } as const;
+export const SegmentOutputs = {
+  /**
+   * Segments 0..L-1: q [N, qDim], k [N, kvDim], v [N, kvDim] and (from segment 1) residual
+   * [N, hidden], flattened and concatenated in that order (segmentParts finds them). One output
+   * instead of four: onnxruntime-node copies every output into a fresh ArrayBuffer and builds
+   * its tensor object, ~2 us an output; the Concat costs less (see segmented-runner.ts).
+   */
+  packed: 'packed',
+  /** Segment L: [picked rows, vocab]. */
+  logits: 'logits',
+} as const;
+
+/** The parts of a segment's packed output for `rows` rows (views into `packed`, no copies). */
+export function segmentParts(config: Pick<DecoderArchConfig, 'numHeads' | 'numKvHeads' | 'headDim' | 'hiddenSize'>, packed: Float32Array, rows: number): { q: Float32Array; k: Float32Array; v: Float32Array; residual: Float32Array } {
+  const q = rows * config.numHeads * config.headDim;
+  const kv = rows * config.numKvHeads * config.headDim;
+  return {
+    q: packed.subarray(0, q),
+    k: packed.subarray(q, q + kv),
+    v: packed.subarray(q + kv, q + 2 * kv),
+    residual: packed.subarray(q + 2 * kv, q + 2 * kv + rows * config.hiddenSize),
+  };
+}
 
 export interface SegmentedDecoderOptions extends LinearOptions {
   /** Rows of the RoPE tables = the largest position + 1. */
@@ -148,15 +170,11 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
     const rotated = g.op('RotaryEmbedding', [rows3d, positions, cos, sin], { num_heads: attrInt(heads) }, 'com.microsoft');
     return g.op('Reshape', [rotated, g.constInt64([-1, width])]);
   };
-  g.node('Identity', [castTo(g, rotary(q, c.numHeads, qDim), dtype, 'float32')], [SegmentOutputs.q]);
-  g.node('Identity', [castTo(g, rotary(k, c.numKvHeads, kvDim), dtype, 'float32')], [SegmentOutputs.k]);
-  g.node('Identity', [castTo(g, v, dtype, 'float32')], [SegmentOutputs.v]);
-  g.output(SegmentOutputs.q, f32, ['rows', qDim]);
-  g.output(SegmentOutputs.k, f32, ['rows', kvDim]);
-  g.output(SegmentOutputs.v, f32, ['rows', kvDim]);
-  if (index > 0) {
-    g.node('Identity', [castTo(g, residual, dtype, 'float32')], [SegmentOutputs.residual]);
-    g.output(SegmentOutputs.residual, f32, ['rows', c.hiddenSize]);
-  }
+  // One output holding every part (see SegmentOutputs.packed).
+  const parts = [rotary(q, c.numHeads, qDim), rotary(k, c.numKvHeads, kvDim), v, ...(index > 0 ? [residual] : [])];
+  const flat = g.constInt64([-1]);
+  const packed = g.op('Concat', parts.map((p) => g.op('Reshape', [p, flat])), { axis: attrInt(0) });
+  g.node('Identity', [castTo(g, packed, dtype, 'float32')], [SegmentOutputs.packed]);
+  g.output(SegmentOutputs.packed, f32, ['packed']);
   return g.build({ '': 23, 'com.microsoft': 1 });
 }

@@ -8,6 +8,38 @@
 // requests run as one batch, and a decode step's cost grows with the tokens actually cached, not
 // with a padded or gathered copy of them.
 //
+// At one sequence a step is onnxruntime-node's per-run overhead more than compute (stories260K:
+// six runs of ~20 us in a ~150 us step; what one run costs: session.ts). Measured here, runner
+// alone (`node dist/bench/forward.js --models stories260K,100m-gguf --contexts 128 --batches 1,32
+// --seconds 3`, before and after interleaved under one lock, three rounds, steps/s):
+// - Segments return one packed output instead of q, k, v and the residual (decoder-segments.ts):
+//   stories260K batch 1 6,029 / 6,148 / 6,500 -> 6,346 / 6,682 / 7,261 (-> ~138 us a step), batch 32 1,059 /
+//   976 / 1,206 -> 1,224 / 1,071 / 1,383; 100M Q8_0 batch 1 122 / 142 / 201 -> 117 / 108 / 212
+//   and batch 32 17.0 / 20.7 / 32.5 -> 17.5 / 13.2 / 32.4 (its steps are matmul-bound; rounds 1-2 on
+//   a loaded machine, round 3 quieter; the 100M figures move more with the machine's load than
+//   with the change). Both runners in one process, alternating (after the merge with the passes
+//   and freeing below), 100M at context 128, median of 6 rounds, wall / CPU ms per step: batch 1
+//   12.84 / 9.08 -> 10.41 / 8.25 and 7.20 / 7.93 -> 6.92 / 7.08 (two runs), batch 32
+//   73.3 / 56.7 -> 66.9 / 55.2. One 100M layer segment alone, both builds in one
+//   process: 1 row 0.16-0.22 -> 0.15-0.17 ms, 32 rows 2.1-2.6 ms either way, 700 rows (prefill)
+//   44-76 -> 43-51 ms: the Concat's copy does not show. Served (stories260K, short prompts, 64
+//   tokens, 1 stream, `bench/serve.js ... --concurrency 1 --repeat 2`, two rounds): TPOT p50
+//   0.29 / 0.27 -> 0.17 / 0.19 ms (against llama.cpp's server 0.66-1.30 -> 0.93-0.94 in output
+//   tok/s; TPOT / runner batch-1 step 1.25-1.30 after); 100M short, one round: 7.17 -> 5.88 ms.
+// - Not taken: the one-graph decoder (graph-runner.ts, attention inside the graph, one run per
+//   step) for steps of few sequences, over this cache. Once the segments packed their outputs it
+//   measured 7,160-7,696 batch-1 steps/s at context 128 against the segments' 6,273-7,097 (and
+//   lost at batch 32, 747-945 against 820-1,297; `--attention graph`, two rounds): at most ~10%
+//   at one sequence, for a second session holding every weight again and a graph that would have
+//   to read the 16-bit cache (it reads float32 rows today).
+// - Not taken: a larger young generation for the engine worker (Worker resourceLimits
+//   maxYoungGenerationSizeMb 48; the worker scavenges every ~300 steps at one stream): served
+//   stories260K, 64-token sequential requests, E2E p50 13.9/13.8/12.7 ms against 13.1/14.2/13.3
+//   by default, within the noise.
+// (Measured before the passes and the freeing below. With one packed output, a layer's q, k and
+// v stay until the next run frees their buffer with the residual: one layer's, at most
+// MAX_PASS_ROWS rows.)
+//
 // Memory (issue 16; the ~1.1B Q8_0 bench model served with `--max-num-seqs 32 --max-model-len
 // 1024`, 32 distinct ~700-token prompts at once, max_tokens 32; peak RSS as VmHWM, MiB):
 // onnxruntime-node copies every fetched output into a new ArrayBuffer, which V8 frees only when it
@@ -34,7 +66,7 @@
 import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { architectureOf, graphDtypeFor } from '../architectures/registry';
-import { SegmentInputs, SegmentOutputs, type SegmentedDecoder } from '../graph/decoder-segments';
+import { SegmentInputs, SegmentOutputs, segmentParts, type SegmentedDecoder } from '../graph/decoder-segments';
 import type { AccuracyLevel } from '../graph/matmul-nbits';
 import type { LoadedModel, ModelArchConfig, ModelWeights, RunnerOptions, StepResult, StepSequence, WeightTensor } from '../types';
 import { EmbeddingRows } from './embedding-rows';
@@ -201,17 +233,19 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
     for (let l = 0; l < c.numLayers; l++) {
       const feeds: Record<string, ort.Tensor> = { ...rope, [SegmentInputs.hidden]: new ort.Tensor('float32', hidden, [n, c.hiddenSize]) };
       if (l > 0) feeds[SegmentInputs.attn] = attnTensor;
-      const out = this.sessions[l].run(feeds);
+      const packed = this.sessions[l].run(feeds)[SegmentOutputs.packed].data as Float32Array;
+      const out = segmentParts(c, packed, n);
       if (l > 0) {
+        // The run consumed the previous residual: its buffer (the previous packed output, or the embedded rows) is dead.
         this.native.free(hidden);
-        hidden = out[SegmentOutputs.residual].data as Float32Array;
+        hidden = out.residual;
       }
       const k = this.cache.keys[l];
       const v = this.cache.values[l];
-      const [q, newK, newV] = [out[SegmentOutputs.q].data, out[SegmentOutputs.k].data, out[SegmentOutputs.v].data] as Float32Array[];
-      this.native.writeKv(newK, newV, k, v, step.slots, this.kvCode);
-      this.native.attention(q, attn, k, v, step.seqInfo, step.tables, this.dims, this.scale);
-      this.native.free(q, newK, newV);
+      this.native.writeKv(out.k, out.v, k, v, step.slots, this.kvCode);
+      this.native.attention(out.q, attn, k, v, step.seqInfo, step.tables, this.dims, this.scale);
+      // q, k and v are dead now; from segment 1 their buffer holds the residual too, freed after the next run.
+      if (l === 0) this.native.free(packed);
     }
     const last = this.sessions[c.numLayers].run({
       [SegmentInputs.hidden]: new ort.Tensor('float32', hidden, [n, c.hiddenSize]),
