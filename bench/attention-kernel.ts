@@ -1,12 +1,15 @@
 // `node dist/bench/attention-kernel.js [--shapes stories260K,100M] [--kv float32,half,bfloat16]
-//  [--contexts 128,1024] [--batch 32] [--ms 1500] [--shared]`: the native attention kernel alone,
-// one thread, CPU ms (and wall ms) per decode step of `batch` sequences at each context, every
-// layer of the shape. The cache rows are written with random values first (a filled cache, as
-// the runner's at depth: unwritten pages would all read the one zero page), in 16-row blocks in
-// order. Two caches serve the layers in turn, each far larger than the LLC at context 1024, so
-// every layer's call reads its rows from memory. --shared points every sequence at the first
-// sequence's blocks: the rows then come from L2/L3, which leaves the kernel's arithmetic.
-// The figures in native/src/attention.cc's header were measured with it.
+//  [--contexts 128,1024] [--batch 32] [--ms 1500] [--shared] [--threads 1]`: the native attention
+// kernel alone (one thread unless --threads says more), CPU ms (and wall ms) per decode step of
+// `batch` sequences at each context, every layer of the shape. The cache rows are written with
+// random values first (a filled cache, as the runner's at depth: unwritten pages would all read
+// the one zero page), in 16-row blocks in order. Layers take caches in turn, one per layer up to
+// 96 MB of caches in all (at least two), so at context 1024 every layer's call reads its rows
+// from memory as in the runner: stories260K gets one per layer (44 MB as float32), the 100M shape
+// two, each larger than the LLC (two caches for stories260K would sit in the 32 MB LLC and hide
+// its memory stall). --shared points every sequence at the first sequence's blocks: the rows then
+// come from L2/L3, which leaves the kernel's arithmetic. The figures in native/src/attention.cc's
+// header were measured with it.
 import { nativeAttention } from '../src/model/runner/native-attention';
 
 const SHAPES: Record<string, { layers: number; heads: number; kvHeads: number; headDim: number }> = {
@@ -33,20 +36,23 @@ function fill(a: Float32Array | Uint16Array, kv: string, seed: number): void {
 function main(): void {
   const native = nativeAttention();
   if (!native) throw new Error('the native attention addon is not built (npm run build:native)');
-  native.setThreads(1);
+  const threads = Number(arg('threads', '1'));
+  native.setThreads(threads);
   const contexts = arg('contexts', '128,1024').split(',').map(Number);
   const batch = Number(arg('batch', '32'));
   const ms = Number(arg('ms', '1500'));
   const shared = process.argv.includes('--shared');
   const blocksPerSeq = Math.ceil((Math.max(...contexts) + 64) / BLOCK_SIZE);
-  console.log(`attention kernel: batch ${batch}, blocks of ${BLOCK_SIZE}, one thread${shared ? ', every sequence on the same blocks' : ''}`);
+  console.log(`attention kernel: batch ${batch}, blocks of ${BLOCK_SIZE}, ${threads} thread(s)${shared ? ', every sequence on the same blocks' : ''}`);
   for (const shapeName of arg('shapes', 'stories260K,100M').split(',')) {
     const s = SHAPES[shapeName];
     if (!s) throw new Error(`unknown shape ${shapeName} (${Object.keys(SHAPES).join(', ')})`);
     const n = batch * blocksPerSeq * BLOCK_SIZE * s.kvHeads * s.headDim;
     for (const kv of arg('kv', 'float32,half,bfloat16').split(',')) {
       if (!(kv in KV_CODES)) throw new Error(`unknown --kv ${kv} (${Object.keys(KV_CODES).join(', ')})`);
-      const caches = [0, 1].map((l) => {
+      const cacheBytes = 2 * n * (kv === 'float32' ? 4 : 2);
+      const count = Math.max(2, Math.min(s.layers, Math.ceil((96 * 2 ** 20) / cacheBytes)));
+      const caches = Array.from({ length: count }, (_, l) => {
         const [k, v] = [0, 1].map(() => (kv === 'float32' ? new Float32Array(n) : new Uint16Array(n)));
         fill(k, kv, 3 + 2 * l);
         fill(v, kv, 4 + 2 * l);
@@ -64,7 +70,7 @@ function main(): void {
         const out = new Float32Array(q.length);
         const dims = Int32Array.from([s.heads, s.kvHeads, s.headDim, BLOCK_SIZE, KV_CODES[kv]]);
         const step = () => {
-          for (let l = 0; l < s.layers; l++) native.attention(q, out, caches[l & 1].k, caches[l & 1].v, seqs, tables, dims, 1 / Math.sqrt(s.headDim));
+          for (let l = 0; l < s.layers; l++) native.attention(q, out, caches[l % caches.length].k, caches[l % caches.length].v, seqs, tables, dims, 1 / Math.sqrt(s.headDim));
         };
         step();
         const cpu0 = process.cpuUsage();

@@ -47,7 +47,8 @@ function main() {
   if (run.status !== 0) return give(`node-gyp failed (exit ${run.status}):\n${(run.stderr || run.stdout || '').split('\n').slice(-15).join('\n')}`);
   try {
     const addon = require(join(root, 'native', 'build', 'Release', 'ortllm_native.node'));
-    console.log(`build-native: native attention built (${addon.simd ? 'AVX2/FMA/F16C kernel' : 'portable kernel'})`);
+    // setSimd clamps to the best kernel this CPU runs (portable, avx2 or avx512) and names it.
+    console.log(`build-native: native attention built (${addon.setSimd('avx512')} kernel)`);
   } catch (err) {
     give(`the built addon does not load: ${err.message}`);
   }

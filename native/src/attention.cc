@@ -18,13 +18,21 @@
 // instead, so whole cache rows are read in order. Items are spread over a small pool of threads
 // that sleep between calls.
 //
-// The SIMD kernel (AVX2/FMA/F16C, chosen at run time) takes keys in spans of 256 whatever the
+// The SIMD kernel (attend-simd.inc, built for AVX2/FMA/F16C and for AVX-512 F/BW/DQ/VL, the
+// best the CPU has chosen at run time; setSimd picks a lower one) takes keys in spans of 256 whatever the
 // block size: the span's cache rows are looked up once by walking the block table, every query
 // vector scores the whole span, one online-softmax update per query and span (exp vectorised
 // over the span, one rescale of the accumulator), then V is accumulated a few keys at a time,
 // eight accumulator vectors per pass, so a pass reads each row's head slice whole (a 64-float
 // slice in one pass at one query vector). Half and bfloat16 rows are widened in registers as
 // they are loaded, each widened vector consumed at once (no accumulator spilled to the stack).
+// Decodes (one query row per item) prefetch: each span's V rows while its K pass runs, the next
+// span's K rows while its V pass runs, in spans of about 16 KB of K rows (16 to 256 keys), except
+// float32 rows of 1 KB or more per item. At head size 8 with two or more query vectors per KV
+// head, a decode scores eight keys per vector: their slices transposed in registers, shared by
+// the group's query vectors, no horizontal sums. The AVX-512 build scores and accumulates head
+// sizes 16-64 sixteen columns per instruction (a 64-column slice in four vectors, sixteen 16-bit
+// values widened at once); elsewhere it runs the AVX2 code.
 //
 // How it was chosen (issue 16, "decode at depth"): CPU ms per decode step of the kernel alone
 // (every layer: stories260K 5 x 8/4 heads hd 8, 100M 12 x 12 heads hd 64), batch 32, context
@@ -63,13 +71,71 @@
 //     stories260K (head size 8; the V pass there is unchanged, one column): float32 2.4 / 2.5 ->
 //     2.5 / 2.4, half 1.9-2.0 -> 1.9-2.0, bf16 2.0-2.2 -> 2.1-2.2 (8 keys per pass cost 10% at
 //     head size 8, so it applies from 32 columns on).
-// Still open: 16-bit rows now stream at ~12 GB/s against float32's ~20; with the rows in L2/L3
+// Then 16-bit rows streamed at ~12 GB/s against float32's ~20; with the rows in L2/L3
 // (--shared: every sequence on the same blocks) the same step costs 100M float32 35 ms, half 27, bf16 30, so
 // the rest is memory stall, not arithmetic. Measured and not kept: software prefetch one and two
 // 16-row blocks ahead (float32 20-30% slower, 16-bit within noise); 32 and 64 keys per V pass;
 // madvise(MADV_HUGEPAGE) on the cache arrays (5-10% faster kernel-alone in two rounds, but no
-// huge pages showed in /proc/meminfo and the whole runner did not move, so not taken). Not tried
-// yet: a head-size-8 path with keys across SIMD lanes, an AVX-512 variant.
+// huge pages showed in /proc/meminfo and the whole runner did not move, so not taken).
+//
+// Decodes from memory, and head size 8 (second round of issue 16). bench/attention-kernel.ts used
+// two caches for every shape: for stories260K at context 1024 those are 8.9 MB each and sat in the
+// 32 MB LLC, so it timed the arithmetic while the runner (a cache per layer, 44 MB as float32)
+// reads from memory; it now gives each layer its own cache up to 96 MB. This machine's VM exposes
+// no hardware counters (perf stat: cycles, cache-misses "not supported"), so what follows is CPU
+// time: a C++ harness calling attendItem on caches filled like the bench's, one cache per layer,
+// one thread, CPU ms per batch-32 decode step, every layer, interleaved under the bench lock
+// (each cell: runs of two or three rounds; the machine's memory is shared, so runs move 5-15%):
+//                                       stories f32  stories half  100M half   100M f32   1.1B half
+//   context 1024, no prefetch            4.9-5.8      2.2-3.0       92-115      108-115    162-164
+//   + prefetch, T1 hint, 16 KB spans     2.5-3.2      2.1-2.7       92-101      114-120    130-136
+//   at context 128, no prefetch -> prefetch: stories half 0.29-0.37 -> 0.30-0.34, 100M half 14.3-15.5 -> 13.3-14.4
+//   (1.1B = TinyLlama's 22 layers of 32 query / 4 KV heads, hd 64; 1.1B float32 200-204 against
+//   200-205: prefetched, within noise.) Stories260K float32 read its rows at 7.6 GB/s without
+//   prefetch: its K and V passes each waited on memory, where the hardware prefetcher did not run
+//   ahead of 128-byte rows. How it was tuned:
+//     span bytes (K rows per span): stories f32 4-16 KB 2.5-2.7 ms, 32 KB 3.2, 160 KB (256 keys)
+//       2.8; 100M half flat from 16 KB to 256 KB (92-104); 100M float32 prefetched: 16-64 KB
+//       114-120, 128 KB 123, 256 KB 130-147 against 108-115 unprefetched (a 256-key span of its
+//       3 KB rows is 768 KB of K plus as much V, more than the 1 MB L2), hence no prefetch there;
+//     hint T0 against T1: equal for stories, 100M half 92-94 against 75-99 (T1 kept);
+//     huge pages, this time real (aligned_alloc 2 MB + MADV_HUGEPAGE before the first write: 1.2 GB
+//       AnonHugePages): 100M half 97 ms against 95 without, so the TLB is not the 16-bit stall;
+//     the V pass of a span interleaved with the K pass of the next (both streams in flight at
+//       once, scores double-buffered): 100M half 96-98 against 91-95, stories float32 4.9-5.9
+//       against 2.6 (the next K then read on demand): not kept.
+//   Keys across lanes at head size 8 (scores8x8: eight K slices transposed with 24 shuffles, then
+//   8 multiply-adds per query vector, instead of 8 multiply-adds and a 9-instruction horizontal
+//   sum per query vector), prefetch on, two rounds:
+//     context 1024: float32 2.37 / 2.46 -> 2.05 / 2.22, half 2.06 / 2.12 -> 1.76 / 1.84,
+//                   bfloat16 2.15 / 2.20 -> 1.68 / 1.68
+//     context 128:  float32 0.31 / 0.31 -> 0.27 / 0.27, half 0.29 / 0.27 -> 0.24 / 0.28
+//   The profile of stories260K (perf record -e cpu-clock, rows in L2) is flat: the kernel 92%, exp
+//   3%, no instruction over 5%; about 7 cycles per (query, key) pair before this change.
+//   AVX-512 (this machine is Zen 5, /proc/cpuinfo cpu family 26: 48 KB L1d, AVX512-VP2INTERSECT,
+//   not Zen 4 as written above; Zen 5 runs 512-bit operations at full width). The K pass
+//   (scores8x16) and, at one query vector per KV head, the V pass (accumulateOne16) on 512-bit
+//   vectors, the rest of the item code the same, compiled for AVX-512; same harness, two rounds:
+//     100M context 1024: half 94.9 / 93.5 -> 78.3 / 75.6, float32 109.3 / 109.1 -> 81.7 / 86.1,
+//                        bfloat16 103.6 / 104.2 -> 79.6 / 80.3
+//     100M context 128:  half 10.9 / 12.2 -> 9.6 / 10.2
+//   (The V pass must know its column count at compile time: with a run-time count its four
+//   vectors went to the stack, 92 / 94 ms half / float32 against 84 / 87 templated.)
+//   Half now streams at 15-16 GB/s (was 12-13) and float32 at 28-30 (was 22): part of the stall
+//   was instructions per byte (fewer instructions keep more loads in flight), for both types;
+//   16-bit rows still stream slower than float32 ones, the rest of why not found.
+// Final, main -> this branch, `node dist/bench/attention-kernel.js --contexts 128,1024` (the bench
+// with a cache per layer), one thread, CPU ms per batch-32 step at ctx 1024 (ctx 128), two
+// interleaved rounds (the first under a load of 4-5 on the 2 cores, the second ~2):
+//   stories260K  float32   5.83 / 5.14 -> 2.16 / 2.02   (0.36 / 0.30 -> 0.28 / 0.27)
+//                half      3.01 / 2.61 -> 1.96 / 1.66   (0.30 / 0.27 -> 0.23 / 0.22)
+//                bfloat16  3.16 / 2.79 -> 1.80 / 1.79   (0.33 / 0.28 -> 0.23 / 0.23)
+//   100M         float32   120.7 / 111.5 -> 89.7 / 92.8  (15.3 / 12.8 -> 11.2 / 10.3)
+//                half      100.7 / 92.7 -> 77.1 / 77.8   (11.6 / 8.1 -> 7.4 / 6.7)
+//                bfloat16  112.3 / 107.9 -> 85.1 / 74.4  (12.4 / 10.7 -> 6.3 / 5.6)
+// Still open: GQA decodes (several query vectors per KV head, e.g. TinyLlama's 8) take AVX2's
+// V pass inside the AVX-512 build; V at head size 8 with keys across lanes (8 accumulators per
+// query vector) not tried.
 // Whole runner (npm run bench:forward, batch 32, ctx1024/ctx128 steps per second): see
 // src/model/graph/decoder-graph.ts.
 
@@ -132,6 +198,7 @@ constexpr int kMaxQueries = 32;  // query vectors (group heads x tile rows) per 
 constexpr int kMaxHeadDim = 256;
 constexpr int kKeyChunk = 16;    // portable kernel: keys scored together before the softmax update
 constexpr int kSpan = 256;       // SIMD kernels: keys scored together before the softmax update
+constexpr int kPrefetchSpanBytes = 16 * 1024;  // SIMD kernels, prefetching decodes: K bytes per span
 
 // A SIMD work item's buffers (about 100 KB): one set per thread, kept between calls.
 struct Scratch {
@@ -142,6 +209,7 @@ struct Scratch {
   alignas(64) float m[kMaxQueries];
   alignas(64) float l[kMaxQueries];
   size_t at[kSpan + 16];
+  size_t atNext[kSpan + 16];
 };
 
 Scratch& scratch() {
@@ -468,117 +536,141 @@ AVX2_FN inline void accumulateBlock(float (*acc)[kMaxHeadDim], float* const* p, 
   if (v0 < vecs) accumulateValues<T, IB, 1, W>(acc, pj, vCache, at + j0, n, v0);
 }
 
-// One work item, keys in spans of up to kSpan: the span's cache rows are looked up once (any
-// block size), every query vector scores the whole span, then one online-softmax update per
-// query vector and span (one rescale of the accumulator per kSpan keys, exp vectorised over the
-// span), then the span's V rows are accumulated. Half and bfloat16 rows are widened in registers
-// as they are loaded, so a narrow cache moves half the bytes and no staging copy.
+// Head size 8: scores of the `qn` query vectors qp[0..qn) against eight keys, the keys' slices
+// transposed in registers (one vector per dimension, keys across lanes), so the group's queries
+// share one transpose and no horizontal reduction runs.
 template <KvType T>
-AVX2_FN void attendAvx2(const Call& c, const Item& it) {
-  const Shape& s = c.shape;
-  const int hd = s.headDim;
-  const int vecs = hd / 8;
-  const int group = s.numHeads / s.numKvHeads;
-  const size_t kvStride = (size_t)s.numKvHeads * hd;
-  const int qStride = s.numHeads * hd;
-  const int32_t* info = c.seqs + 4 * it.seq;
-  const int first = info[0], past = info[2];
-  const int32_t* table = c.tables + info[3];
-  const int qh = group * it.rows;  // query vectors per KV head
-  const int nq = qh * it.heads;
-  Scratch& w = scratch();
-  float(*acc)[kMaxHeadDim] = w.acc;
-  float* m = w.m;
-  float* l = w.l;
-  float* score[kMaxQueries];
-  for (int i = 0; i < nq; i++) score[i] = w.score[i];
-  const float* qp[kMaxQueries];
-  int limit[kMaxQueries];
-  startQueries(c, it, group, past, qp, limit, m, l, acc);
-  const int keys = past + it.row0 + it.rows;
-  const size_t head = (size_t)it.kvHead * hd;
-  for (int j0 = 0; j0 < keys;) {
-    const int n = std::min(kSpan, keys - j0);
-    const int padded = (n + 7) & ~7;
-    size_t* at = w.at;
-    // Walk the block table (no division per key: it costs more than a key's dot product at head size 8).
-    for (int jj = 0, blk = j0 / s.blockSize, in = j0 % s.blockSize; jj < n; blk++, in = 0) {
-      const int end = jj + std::min(s.blockSize - in, n - jj);
-      size_t row = ((size_t)table[blk] * s.blockSize + in) * kvStride + head;
-      for (; jj < end; jj++, row += kvStride) at[jj] = row;
-    }
-    for (int jj = n; jj < padded + 8; jj++) at[jj] = at[n - 1];  // padding keys re-read the last row
-    // Scores. Many query vectors (prefill tiles, wide GQA groups): transpose 16 keys at a time and
-    // run the broadcast micro-kernel four queries at a time. The rest: eight keys per pass.
-    int i = 0;
-    if (nq >= 4 && it.heads == 1) {
-      float* kt = w.kt;
-      for (int c0 = 0; c0 < n; c0 += 16) {
-        for (int jj = 0; jj < 16; jj++)
-          for (int v = 0; v < vecs; v++) _mm256_store_ps(w.rows + jj * hd + 8 * v, load8<T>(c.k, at[c0 + jj] + 8 * v));
-        for (int d = 0; d < hd; d++)
-          for (int jj = 0; jj < 16; jj++) kt[d * 16 + jj] = w.rows[jj * hd + d];
-        float* dst[kMaxQueries];
-        for (int b = 0; b < nq; b++) dst[b] = score[b] + c0;
-        for (i = 0; i + 4 <= nq; i += 4) scoresTransposed<4>(qp + i, kt, hd, s.scale, dst + i);
-      }
-    }
-    const __m256 scale = _mm256_set1_ps(s.scale);
-    // Keys outer: eight K rows stay in L1 for every query vector that reads them.
-    for (int jj = 0; jj < n; jj += 8)
-      for (int r = i; r < nq; r++)
-        _mm256_store_ps(score[r] + jj, _mm256_mul_ps(scores8<T>(qp[r], shifted<T>(c.k, r / qh * hd), at + jj, vecs), scale));
-    // Online softmax update per query vector; masked keys (future or padding) get weight 0.
-    for (i = 0; i < nq; i++) {
-      float* sc = score[i];
-      const int valid = std::min(n, limit[i] - j0 + 1);
-      if (valid <= 0) {
-        for (int jj = 0; jj < padded; jj++) sc[jj] = 0;
-        continue;
-      }
-      for (int jj = valid; jj < padded; jj++) sc[jj] = -INFINITY;
-      __m256 mv = _mm256_set1_ps(m[i]);
-      for (int jj = 0; jj < padded; jj += 8) mv = _mm256_max_ps(mv, _mm256_load_ps(sc + jj));
-      const float mx = hmax256(mv);
-      const float corr = m[i] == -INFINITY ? 0.0f : std::exp(m[i] - mx);
-      m[i] = mx;
-      mv = _mm256_set1_ps(mx);
-      __m256 sum = _mm256_setzero_ps();
-      for (int jj = 0; jj < padded; jj += 8) {
-        __m256 p = exp256(_mm256_sub_ps(_mm256_load_ps(sc + jj), mv));
-        _mm256_store_ps(sc + jj, p);
-        sum = _mm256_add_ps(sum, p);
-      }
-      l[i] = l[i] * corr + hsum256(sum);
-      if (corr != 1.0f) {
-        __m256 cv = _mm256_set1_ps(corr);
-        for (int v = 0; v < vecs; v++) _mm256_store_ps(acc[i] + 8 * v, _mm256_mul_ps(_mm256_load_ps(acc[i] + 8 * v), cv));
-      }
-    }
-    // Values: up to eight accumulator vectors held in registers (query vectors x columns).
-    // A few keys at a time, every KV head of the item: whole V rows in order, as for K. Eight keys
-    // for 16-bit rows of 32 or more columns, else sixteen (measured: each the faster for its case
-    // on a filled cache; at head size 8 eight keys are too few to pay a pass's set-up).
-    const int keysPerPass = T != kF32 && vecs >= 4 ? 8 : 16;
-    for (int j = 0; j < n; j += keysPerPass) {
-      const int m = std::min(keysPerPass, n - j);
-      for (int h = 0; h < it.heads; h++) {
-        const void* v = shifted<T>(c.v, h * hd);
-        int b = h * qh;
-        for (; b + 4 <= (h + 1) * qh; b += 4) accumulateBlock<T, 4>(acc + b, score + b, j, v, at, m, vecs);
-        for (; b + 2 <= (h + 1) * qh; b += 2) accumulateBlock<T, 2>(acc + b, score + b, j, v, at, m, vecs);
-        for (; b < (h + 1) * qh; b++) accumulateBlock<T, 1>(acc + b, score + b, j, v, at, m, vecs);
-      }
-    }
-    j0 += n;
-  }
-  for (int i = 0; i < nq; i++) {
-    int r = it.row0 + i % qh / group, g = i % group;
-    float* o = c.out + (size_t)(first + r) * qStride + (size_t)((it.kvHead + i / qh) * group + g) * hd;
-    __m256 inv = _mm256_set1_ps(l[i] > 0 ? 1.0f / l[i] : 0.0f);
-    for (int v = 0; v < vecs; v++) _mm256_storeu_ps(o + 8 * v, _mm256_mul_ps(_mm256_load_ps(acc[i] + 8 * v), inv));
+AVX2_FN inline void scores8x8(const float* const* qp, int qn, const void* k, const size_t* at, __m256 scale, float* const* score, int jj) {
+  const __m256 r0 = load8<T>(k, at[0]), r1 = load8<T>(k, at[1]), r2 = load8<T>(k, at[2]), r3 = load8<T>(k, at[3]);
+  const __m256 r4 = load8<T>(k, at[4]), r5 = load8<T>(k, at[5]), r6 = load8<T>(k, at[6]), r7 = load8<T>(k, at[7]);
+  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+  const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5), t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE), u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE), u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  const __m256 d0 = _mm256_permute2f128_ps(u0, u4, 0x20), d1 = _mm256_permute2f128_ps(u1, u5, 0x20), d2 = _mm256_permute2f128_ps(u2, u6, 0x20), d3 = _mm256_permute2f128_ps(u3, u7, 0x20);
+  const __m256 d4 = _mm256_permute2f128_ps(u0, u4, 0x31), d5 = _mm256_permute2f128_ps(u1, u5, 0x31), d6 = _mm256_permute2f128_ps(u2, u6, 0x31), d7 = _mm256_permute2f128_ps(u3, u7, 0x31);
+  for (int b = 0; b < qn; b++) {
+    const float* q = qp[b];
+    __m256 a = _mm256_mul_ps(_mm256_broadcast_ss(q), d0), c = _mm256_mul_ps(_mm256_broadcast_ss(q + 1), d1);
+    a = _mm256_fmadd_ps(_mm256_broadcast_ss(q + 2), d2, a);
+    c = _mm256_fmadd_ps(_mm256_broadcast_ss(q + 3), d3, c);
+    a = _mm256_fmadd_ps(_mm256_broadcast_ss(q + 4), d4, a);
+    c = _mm256_fmadd_ps(_mm256_broadcast_ss(q + 5), d5, c);
+    a = _mm256_fmadd_ps(_mm256_broadcast_ss(q + 6), d6, a);
+    c = _mm256_fmadd_ps(_mm256_broadcast_ss(q + 7), d7, c);
+    _mm256_store_ps(score[b] + jj, _mm256_mul_ps(_mm256_add_ps(a, c), scale));
   }
 }
+
+// Where the rows of keys j0 .. j0 + n (n > 0) start in the cache, walking the block table (no
+// division per key: it costs more than a key's dot product at head size 8); the padding keys up
+// to a multiple of 8 (and 8 more) re-read the last row.
+inline void spanRows(const Shape& s, const int32_t* table, size_t kvStride, size_t head, int j0, int n, size_t* at) {
+  for (int jj = 0, blk = j0 / s.blockSize, in = j0 % s.blockSize; jj < n; blk++, in = 0) {
+    const int end = jj + std::min(s.blockSize - in, n - jj);
+    size_t row = ((size_t)table[blk] * s.blockSize + in) * kvStride + head;
+    for (; jj < end; jj++, row += kvStride) at[jj] = row;
+  }
+  const int padded = (n + 7) & ~7;
+  for (int jj = n; jj < padded + 8; jj++) at[jj] = at[n - 1];
+}
+
+// Asks for the cache lines of rows at[0 .. n) (`bytes` from each row's start) ahead of use. The
+// T1 hint: into L2 (measured against T0: equal at head size 8, better for 16-bit rows of the 100M
+// shape, where T0's lines were pushed out of L1 before their pass read them).
+template <KvType T>
+AVX2_FN inline void prefetchRows(const void* base, const size_t* at, int n, size_t bytes) {
+  for (int j = 0; j < n; j++) {
+    const char* p = (const char*)base + at[j] * (T == kF32 ? 4 : 2);
+    const char* end = p + bytes;
+    for (p = (const char*)((uintptr_t)p & ~(uintptr_t)63); p < end; p += 64) _mm_prefetch(p, _MM_HINT_T1);
+  }
+}
+
+#define ATTEND_TARGET AVX2_FN
+#define ATTEND_NAME attendAvx2
+#define ATTEND_512 0
+#include "attend-simd.inc"
+#undef ATTEND_TARGET
+#undef ATTEND_NAME
+#undef ATTEND_512
+
+// ---------------------------------------------------------------- AVX-512 (F, BW, DQ, VL) passes
+// Sixteen columns per instruction: a 64-column head slice is four vectors, and sixteen 16-bit
+// values are widened per instruction, so 16-bit rows take float32's instructions per byte under
+// AVX2. Chosen at run time like the AVX2 kernel (attendAvx512 compiles the same item code for
+// this target, adding these passes at head sizes 16, 32, 48 and 64).
+#define AVX512_FN __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")))
+
+template <KvType T>
+AVX512_FN inline __m512 load16(const void* base, size_t at) {
+  if constexpr (T == kF32) {
+    return _mm512_loadu_ps((const float*)base + at);
+  } else {
+    const __m256i raw = _mm256_loadu_si256((const __m256i*)((const uint16_t*)base + at));
+    if constexpr (T == kF16) return _mm512_cvtph_ps(raw);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(raw), 16));
+  }
+}
+
+AVX512_FN inline __m256 foldHalves(__m512 a) { return _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1)); }
+
+// scores8 with sixteen columns per step (vecs16 = head size / 16).
+template <KvType T>
+AVX512_FN inline __m256 scores8x16(const float* q, const void* k, const size_t* at, int vecs16) {
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+  for (int v = 0; v < vecs16; v++) {
+    const __m512 qv = _mm512_loadu_ps(q + 16 * v);
+    a0 = _mm512_fmadd_ps(qv, load16<T>(k, at[0] + 16 * v), a0);
+    a1 = _mm512_fmadd_ps(qv, load16<T>(k, at[1] + 16 * v), a1);
+    a2 = _mm512_fmadd_ps(qv, load16<T>(k, at[2] + 16 * v), a2);
+    a3 = _mm512_fmadd_ps(qv, load16<T>(k, at[3] + 16 * v), a3);
+    a4 = _mm512_fmadd_ps(qv, load16<T>(k, at[4] + 16 * v), a4);
+    a5 = _mm512_fmadd_ps(qv, load16<T>(k, at[5] + 16 * v), a5);
+    a6 = _mm512_fmadd_ps(qv, load16<T>(k, at[6] + 16 * v), a6);
+    a7 = _mm512_fmadd_ps(qv, load16<T>(k, at[7] + 16 * v), a7);
+  }
+  return reduce8(foldHalves(a0), foldHalves(a1), foldHalves(a2), foldHalves(a3), foldHalves(a4), foldHalves(a5), foldHalves(a6),
+                 foldHalves(a7));
+}
+
+// acc += sum_j p[j] * V[j] for one query vector of 16 * C columns (C = 1..4): the slice's C
+// vectors in registers, two sets over alternate keys (eight multiply-add chains at 64 columns).
+template <KvType T, int C>
+AVX512_FN inline void accumulateOne16(float* acc, const float* p, const void* v, const size_t* at, int n) {
+  __m512 r[C], s[C];
+  for (int c = 0; c < C; c++) {
+    r[c] = _mm512_load_ps(acc + 16 * c);
+    s[c] = _mm512_setzero_ps();
+  }
+  int j = 0;
+  for (; j + 2 <= n; j += 2) {
+    const __m512 pa = _mm512_set1_ps(p[j]), pb = _mm512_set1_ps(p[j + 1]);
+    for (int c = 0; c < C; c++) r[c] = _mm512_fmadd_ps(pa, load16<T>(v, at[j] + 16 * c), r[c]);
+    for (int c = 0; c < C; c++) s[c] = _mm512_fmadd_ps(pb, load16<T>(v, at[j + 1] + 16 * c), s[c]);
+  }
+  if (j < n) {
+    const __m512 pa = _mm512_set1_ps(p[j]);
+    for (int c = 0; c < C; c++) r[c] = _mm512_fmadd_ps(pa, load16<T>(v, at[j] + 16 * c), r[c]);
+  }
+  for (int c = 0; c < C; c++) _mm512_store_ps(acc + 16 * c, _mm512_add_ps(r[c], s[c]));
+}
+
+template <KvType T>
+AVX512_FN inline void accumulateOne16(float* acc, const float* p, const void* v, const size_t* at, int n, int vecs16) {
+  if (vecs16 == 4) return accumulateOne16<T, 4>(acc, p, v, at, n);
+  if (vecs16 == 3) return accumulateOne16<T, 3>(acc, p, v, at, n);
+  if (vecs16 == 2) return accumulateOne16<T, 2>(acc, p, v, at, n);
+  accumulateOne16<T, 1>(acc, p, v, at, n);
+}
+
+#define ATTEND_TARGET AVX512_FN
+#define ATTEND_NAME attendAvx512
+#define ATTEND_512 1
+#include "attend-simd.inc"
+#undef ATTEND_TARGET
+#undef ATTEND_NAME
+#undef ATTEND_512
 
 // New K/V rows narrowed to 16 bits, eight at a time (a prefill chunk writes thousands of rows per
 // layer: the scalar conversion took 52 ms per 700-token prompt of the 100M shape as half, 21 as
@@ -608,14 +700,27 @@ AVX2_FN void narrowRowAvx2(const float* src, uint16_t* dst, size_t n, KvType kvT
 }
 #endif
 
-bool useAvx2() {
+// The SIMD kernels this CPU runs, best last; attention uses `simdLevel` (the best, unless
+// setSimd asked for less: the tests run every level against the same reference).
+enum SimdLevel { kPortable = 0, kAvx2 = 1, kAvx512 = 2 };
+const char* const kSimdNames[] = {"portable", "avx2", "avx512"};
+
+SimdLevel bestSimd() {
 #ifdef ORTLLM_X86
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-  return ok;
+  static const SimdLevel best = !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) ? kPortable
+                                : __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+                                        __builtin_cpu_supports("avx512vl")
+                                    ? kAvx512
+                                    : kAvx2;
+  return best;
 #else
-  return false;
+  return kPortable;
 #endif
 }
+
+SimdLevel simdLevel = bestSimd();
+
+bool useAvx2() { return bestSimd() >= kAvx2; }
 
 void narrowRow(const float* src, uint16_t* dst, size_t n, KvType kvType) {
 #ifdef ORTLLM_X86
@@ -625,15 +730,25 @@ void narrowRow(const float* src, uint16_t* dst, size_t n, KvType kvType) {
   for (size_t j = 0; j < n; j++) dst[j] = narrow(src[j]);
 }
 
+#ifdef ORTLLM_X86
+template <KvType T>
+void attendSimd(const Call& c, const Item& it) {
+  if (simdLevel == kAvx512)
+    attendAvx512<T>(c, it);
+  else
+    attendAvx2<T>(c, it);
+}
+#endif
+
 void attendItem(const Call& c, const Item& it) {
 #ifdef ORTLLM_X86
-  if (useAvx2() && c.shape.headDim % 8 == 0) {
+  if (simdLevel >= kAvx2 && c.shape.headDim % 8 == 0) {
     if (c.kvType == kF16)
-      attendAvx2<kF16>(c, it);
+      attendSimd<kF16>(c, it);
     else if (c.kvType == kBF16)
-      attendAvx2<kBF16>(c, it);
+      attendSimd<kBF16>(c, it);
     else
-      attendAvx2<kF32>(c, it);
+      attendSimd<kF32>(c, it);
     return;
   }
 #endif
@@ -873,6 +988,24 @@ napi_value SetThreads(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+// setSimd(name): the kernel attention runs ('portable', 'avx2' or 'avx512'), at most the best this
+// CPU has; returns the one now in use. For tests and benchmarks: each level against the others.
+napi_value SetSimd(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  char name[16] = {0};
+  size_t len = 0;
+  if (!readArgs(env, info, 1, argv) || napi_get_value_string_utf8(env, argv[0], name, sizeof(name), &len) != napi_ok)
+    return fail(env, "setSimd: expected 'portable', 'avx2' or 'avx512'");
+  int wanted = -1;
+  for (int i = 0; i < 3; i++)
+    if (std::strcmp(name, kSimdNames[i]) == 0) wanted = i;
+  if (wanted < 0) return fail(env, "setSimd: expected 'portable', 'avx2' or 'avx512'");
+  simdLevel = (SimdLevel)std::min(wanted, (int)bestSimd());
+  napi_value out;
+  napi_create_string_utf8(env, kSimdNames[simdLevel], NAPI_AUTO_LENGTH, &out);
+  return out;
+}
+
 // free(...arrays): detaches each typed array's ArrayBuffer, which frees its memory now instead of
 // when V8 next collects it. A step's activations (ORT copies every output into a new buffer) are
 // tens of MB each at prefill and dead after the step; left to the collector they pile up across
@@ -898,6 +1031,7 @@ napi_value Init(napi_env env, napi_value exports) {
       {"attention", nullptr, Attention, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"writeKv", nullptr, WriteKv, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"setThreads", nullptr, SetThreads, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"setSimd", nullptr, SetSimd, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"free", nullptr, Free, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"argmax", nullptr, ortllm::Argmax, nullptr, nullptr, nullptr, napi_default, nullptr},
   };

@@ -117,8 +117,41 @@
 // 100M b32 at ctx 1024 with bfloat16: +28%, +22%, +15%, but ctx 128 gained too (the kernel alone
 // there: bf16 14-16 -> 10-11 ms, half 13-16 -> 8-9), so the ratio did not move; float32 within
 // noise. Half (float16) rows take the same path but --kv-cache-dtype does not offer them yet.
-// Still under 0.5: 16-bit rows stream at ~12 GB/s against float32's ~20 (the rest is memory
-// stall, see attention.cc), and stories260K's head size 8 is arithmetic-bound.
+// Then still under 0.5: 16-bit rows streamed at ~12 GB/s against float32's ~20, and stories260K's
+// head size 8 was taken for arithmetic-bound.
+// Second round (native/src/attention.cc has the kernel's tables): stories260K in the runner was
+// bound by memory too (its cache, one per layer, is 44 MB as float32: out of the 32 MB LLC, where
+// the kernel bench's two caches had sat), so decodes now prefetch each span's V rows during its K
+// pass and the next span's K rows during its V pass; head size 8 scores eight keys per vector; and
+// an AVX-512 build of the kernel runs 512-bit K and V passes at head sizes 16-64 (this machine is
+// Zen 5). Kernel alone (node dist/bench/attention-kernel.js --contexts 128,1024, one thread, CPU
+// ms per batch-32 step at ctx 1024), main -> this, two interleaved rounds:
+//   stories260K  float32 5.83 / 5.14 -> 2.16 / 2.02, half 3.01 / 2.61 -> 1.96 / 1.66
+//   100M         float32 120.7 / 111.5 -> 89.7 / 92.8, half 100.7 / 92.7 -> 77.1 / 77.8
+// Whole runner, `node dist/bench/forward.js --models stories260K,100m-gguf --contexts 128,1024
+// --batches 32 --seconds 3 [--kv-cache-dtype float16]`, steps/s at ctx 1024 / ctx 128, main ->
+// this, interleaved under the lock; [the 1-minute load of the 2 cores]: the runner's two threads
+// share them with other sessions, so its wall time moves with that load far more than the
+// kernel-alone CPU time does:
+//   with the prefetch only, two rounds:
+//     float16  stories 300 / 973 = 0.31 -> 351 / 892 = 0.39;  304 / 991 = 0.31 -> 554 / 1326 = 0.42
+//              100M 6.8 / 16.5 = 0.41 -> 14.9 / 34.6 = 0.43;   11.9 / 32.0 = 0.37 -> 15.1 / 35.3 = 0.43
+//     float32  stories 275 / 1039 = 0.26 -> 451 / 1166 = 0.39 [2.4-3.0]
+//              100M 9.6 / 27.3 = 0.35 -> 10.6 / 27.8 = 0.38 (float32 100M rows are not prefetched)
+//   final (prefetch + keys across lanes + AVX-512), two rounds:
+//     float16  stories 292 / 1171 = 0.25 -> 360 / 1129 = 0.32 [4.4-4.9];  407 / 1216 = 0.33 -> 475 / 1292 = 0.37 [1.8-1.9]
+//              100M 7.9 / 20.0 = 0.39 -> 8.4 / 20.9 = 0.40 [4.4-4.9];      13.2 / 31.0 = 0.43 -> 13.1 / 28.7 = 0.46 [1.8-1.9]
+//     float32  stories 309 / 1336 = 0.23 -> 450 / 1320 = 0.34 [3.0-4.2];  168 / 1059 = 0.16 -> 311 / 923 = 0.34 [1.8-3.5]
+//              100M 10.8 / 29.0 = 0.37 -> 11.9 / 30.6 = 0.39 [3.0-4.2];    10.3 / 24.2 = 0.42 -> 8.0 / 20.0 = 0.40 [1.8-3.5]
+// Still under 0.5 in the runner; the kernel alone says why. 100M float16: in the quieter round ctx
+// 1024 added 41.5 ms per step over ctx 128 (76.3 against 34.8 ms) where the kernel adds 71 ms on
+// one thread, 35.5 split evenly over two; under a load of 4-5 it added 71 ms (the helper thread
+// got no core). 0.5 needs at most 34.8 ms added. stories260K float32 added 1.46 ms against 1.89
+// of kernel time on one thread (0.95 on two). So what is left is mostly the kernel's second
+// thread not getting the second core on this shared machine, then the 16-bit rows' bandwidth.
+// The kernel alone with --threads 2 (100M half, ctx 1024, load 2.3-2.8) confirms it: 84-90 CPU ms
+// and 85-91 wall ms per step, as with one thread; top -H showed the helper thread at ~47% and the
+// caller at ~100%, taking turns on the one core the other sessions left, not running together.
 import { GraphBuilder, BuiltModel, attrFloat, attrInt } from './graph-builder';
 import { OnnxDataType } from './onnx-proto';
 import { emitLinear, LinearOptions } from './linear';

@@ -30,12 +30,17 @@ export interface NativeAttention {
   argmax(values: Float32Array, offset: number, count: number): number;
   /** Threads attention may use (the caller plus n - 1 sleeping helpers). */
   setThreads(n: number): void;
-  /** True when the AVX2/FMA/F16C kernel runs (else the portable one). */
+  /** True when the CPU runs the AVX2/FMA/F16C kernel (else the portable one). */
   readonly simd: boolean;
+  /**
+   * The kernel attention runs: 'portable', 'avx2' or 'avx512' (AVX-512 F/BW/DQ/VL), at most the
+   * best this CPU has, which is the default; returns the one now in use. For tests and benchmarks.
+   */
+  setSimd(level: 'portable' | 'avx2' | 'avx512'): 'portable' | 'avx2' | 'avx512';
 }
 
 const ADDON = join('native', 'build', 'Release', 'ortllm_native.node');
-const ADDON_FUNCTIONS = ['attention', 'writeKv', 'free', 'argmax', 'setThreads'] as const;
+const ADDON_FUNCTIONS = ['attention', 'writeKv', 'free', 'argmax', 'setThreads', 'setSimd'] as const;
 let loaded: { addon: NativeAttention | null; reason: string } | null = null;
 
 /** Where a built addon of native/ is (walks up from here: src/ under ts-jest, dist/src/ when built); null when not built. */

@@ -73,6 +73,7 @@ function referenceAttention(c: Case, q: Float32Array, k: ArrayLike<number>, v: A
 }
 
 const gate = needs(NATIVE_ADDON);
+const SIMD_LEVELS = ['portable', 'avx2', 'avx512'] as const;
 
 gate.describe('native paged attention kernel', () => {
   let native: NativeAttention;
@@ -80,12 +81,19 @@ gate.describe('native paged attention kernel', () => {
     native = nativeAttention()!;
     expect(native).not.toBeNull();
   });
-  afterAll(() => native.setThreads(1));
+  afterAll(() => {
+    native.setThreads(1);
+    native.setSimd('avx512');
+  });
 
-  // hd 8, 24, 64 and 128 take the SIMD kernel, hd 12 the portable one; 8 query heads on 4 or 2 KV
+  // Each case runs on every kernel the CPU has (setSimd: portable, AVX2, AVX-512). hd 8, 24, 64
+  // and 128 take the SIMD kernels (hd 64 also AVX-512's 512-bit passes), hd 12 only the portable one; 8 query heads on 4 or 2 KV
   // heads, 32 on 4 (a wide GQA group), plain multi-head. The V pass splits a head's columns into
   // passes of 8, 4, 2 and 1 eight-float vectors by the number of query vectors: hd 24 (3 vectors)
-  // and 128 (16) take the remainders and repeats that 64 does not.
+  // and 128 (16) take the remainders and repeats that 64 does not. Decodes prefetch in spans of
+  // about 16 KB of K rows (16 to 256 keys by the bytes an item reads per row): 12 heads of 64 in
+  // blocks of 7 take 16-key spans of 16-bit rows that start and end inside blocks. Head size 8
+  // with 2 or 3 query heads per KV head scores decodes with keys across lanes (8 keys per vector).
   const cases: Case[] = [
     { heads: 8, kvHeads: 4, headDim: 8, blockSize: 4 },
     { heads: 6, kvHeads: 2, headDim: 12, blockSize: 5 },
@@ -93,6 +101,9 @@ gate.describe('native paged attention kernel', () => {
     { heads: 32, kvHeads: 4, headDim: 64, blockSize: 16 },
     { heads: 6, kvHeads: 6, headDim: 24, blockSize: 16 },
     { heads: 4, kvHeads: 2, headDim: 128, blockSize: 16 },
+    { heads: 12, kvHeads: 12, headDim: 64, blockSize: 7 },
+    { heads: 16, kvHeads: 8, headDim: 8, blockSize: 16 },
+    { heads: 12, kvHeads: 4, headDim: 8, blockSize: 3 },
   ];
   const storages = [
     { name: 'float32', code: 0, encode: (a: Float32Array) => a, decode: (a: Float32Array | Uint16Array) => a },
@@ -130,10 +141,15 @@ gate.describe('native paged attention kernel', () => {
         row += count;
       }
       const q = seeded(row * c.heads * c.headDim, 3);
-      const out = new Float32Array(q.length);
-      native.attention(q, out, k, v, Int32Array.from(seqs), Int32Array.from(tables), Int32Array.from([c.heads, c.kvHeads, c.headDim, c.blockSize, st.code]), 1 / Math.sqrt(c.headDim));
       const expected = referenceAttention(c, q, st.decode(k), st.decode(v), seqs, tables);
-      expect(maxAbsDiff(out, expected)).toBeLessThan(1e-5);
+      // Every kernel this CPU runs (a level it lacks falls back to a lower one, tested already).
+      const levels = new Set(SIMD_LEVELS.map((level) => native.setSimd(level)));
+      for (const level of levels) {
+        native.setSimd(level);
+        const out = new Float32Array(q.length);
+        native.attention(q, out, k, v, Int32Array.from(seqs), Int32Array.from(tables), Int32Array.from([c.heads, c.kvHeads, c.headDim, c.blockSize, st.code]), 1 / Math.sqrt(c.headDim));
+        expect({ level, diff: maxAbsDiff(out, expected) < 1e-5 }).toEqual({ level, diff: true });
+      }
     });
   });
 
@@ -192,6 +208,7 @@ gate.describe('native paged attention kernel', () => {
     expect(call([0, 2, 0, 0], [0])).toThrow(/rows are out of range/);
     expect(() => native.attention(q, q, k, k, Int32Array.from([0, 1, 0, 0]), Int32Array.from([0]), Int32Array.from([2, 1, 8, 4, 2]), 1)).toThrow(/kvType does not match/);
     expect(() => native.writeKv(q.subarray(0, 8), q.subarray(8), k, k, Int32Array.from([16]), 0)).toThrow(/slot is out of range/);
+    expect(() => native.setSimd('sse9' as 'avx2')).toThrow(/expected 'portable', 'avx2' or 'avx512'/);
   });
 });
 
