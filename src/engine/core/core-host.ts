@@ -315,10 +315,12 @@ export class EngineCoreHost {
    * - step -> first SSE write 0.09-0.11
    * - write -> the client parses the frame 0.21-0.42
    * TTFT p50 was 3.7-5.5 ms in these runs, with the timestamps on.
-   * That wake-up wait is not on E2E's critical path. The tokens decoded meanwhile reach the
-   * client together: ITL p50 was 0.0-0.1 ms against llama-server's 0.2-0.3 in `bench/serve.js`.
-   * So the bench's TPOT ((E2E - TTFT) / 63) reads lower by about as much as its TTFT reads
-   * higher, and the c1 throughput ratio follows E2E.
+   * Part of that wait is made up afterwards: the tokens decoded meanwhile reach the client
+   * together (ITL p50 0.0-0.1 ms against llama-server's 0.2-0.3 in `bench/serve.js`). In two
+   * `bench/serve.js --models stories --prompts short --concurrency 1` rounds, ortllm's TTFT p50
+   * was 3.8 / 5.6 ms against llama-server's 1.4 / 1.8, and E2E p50 16.8 / 18.4 against
+   * 14.8 / 16.5. The c1 throughput ratio (0.89 / 0.95) follows E2E's ~2 ms gap: the HTTP side's
+   * ~1.1-1.5 ms before the add, and part of the wake.
    * Not taken. Measured with a sequential client sending the bench's request 300 times (p50 TTFT,
    * mean E2E, ms), runs interleaved, two rounds:
    * - Letting the HTTP thread in after a request's first output (Atomics.wait 0.3 ms in the
