@@ -36,7 +36,7 @@
 //
 // How it was chosen (issue 16, "decode at depth"): CPU ms per decode step of the kernel alone
 // (every layer: stories260K 5 x 8/4 heads hd 8, 100M 12 x 12 heads hd 64), batch 32, context
-// 1024, one thread, a shared 2-core Zen 4 machine (CPU time, as wall time moved 2x with its load):
+// 1024, one thread, a shared 2-core AMD Zen 5 machine (CPU time, as wall time moved 2x with its load):
 //                                 stories f32  stories bf16   100M f32   100M bf16
 //   cache never written (the kernel's arithmetic; what bench:forward read before it wrote every row)
 //     before (16-key chunks, bf16 staged to float per chunk)   3.1-3.3      4.0-4.2      39-43      50-57
@@ -112,8 +112,7 @@
 //     context 128:  float32 0.31 / 0.31 -> 0.27 / 0.27, half 0.29 / 0.27 -> 0.24 / 0.28
 //   The profile of stories260K (perf record -e cpu-clock, rows in L2) is flat: the kernel 92%, exp
 //   3%, no instruction over 5%; about 7 cycles per (query, key) pair before this change.
-//   AVX-512 (this machine is Zen 5, /proc/cpuinfo cpu family 26: 48 KB L1d, AVX512-VP2INTERSECT,
-//   not Zen 4 as written above; Zen 5 runs 512-bit operations at full width). The K pass
+//   AVX-512 (Zen 5, /proc/cpuinfo cpu family 26: 48 KB L1d, 512-bit operations at full width). The K pass
 //   (scores8x16) and, at one query vector per KV head, the V pass (accumulateOne16) on 512-bit
 //   vectors, the rest of the item code the same, compiled for AVX-512; same harness, two rounds:
 //     100M context 1024: half 94.9 / 93.5 -> 78.3 / 75.6, float32 109.3 / 109.1 -> 81.7 / 86.1,
