@@ -46,7 +46,7 @@ function loadNative(): ArgmaxFn | null {
 /** Index (from `offset`) of the largest of values[offset .. offset + count). */
 export function argmax(values: Float32Array, offset: number, count: number): number {
   if (count >= NATIVE_FROM) {
-    nativeArgmax ??= loadNative();
+    if (nativeArgmax === undefined) nativeArgmax = loadNative();
     if (nativeArgmax) return nativeArgmax(values, offset, count);
   }
   return argmaxJs(values, offset, count);

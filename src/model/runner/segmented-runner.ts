@@ -211,17 +211,16 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
   /** Synchronous inside (SyncSession runs and the kernel); a throw still rejects PagedRunner.step. */
   protected runStep(batch: readonly StepSequence[]): Promise<StepResult> {
     const rows = batch.reduce((n, s) => n + s.tokens.length, 0);
-    if (rows <= this.maxPassRows) return Promise.resolve(this.runPass(batch));
+    if (rows <= this.maxPassRows) return Promise.resolve(this.runPass(batch, this.pack(batch)));
     const passes = splitRows(batch, this.maxPassRows);
-    // Every pass's positions and blocks are checked before the first one writes the cache.
-    for (const pass of passes) this.pack(pass.batch);
-    const results = passes.map((pass) => this.runPass(pass.batch));
+    // Every pass is packed (its positions and blocks checked) before the first one writes the cache.
+    const packed = passes.map((pass) => this.pack(pass.batch));
+    const results = passes.map((pass, i) => this.runPass(pass.batch, packed[i]));
     return Promise.resolve(joinPasses(batch, passes, results, this.config.vocabSize));
   }
 
-  private runPass(batch: readonly StepSequence[]): StepResult {
+  private runPass(batch: readonly StepSequence[], step: PackedStep): StepResult {
     const c = this.config;
-    const step = this.pack(batch);
     const n = step.rows;
     const rope = this.ropeFeeds(step.positions);
     let hidden = this.embedding.rows(step.tokens);
