@@ -18,6 +18,7 @@
 import { Logger } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { mapError } from './error-mapping';
 
 const SSE_HEADERS = {
@@ -102,6 +103,33 @@ export function closeWhenStalled(reply: FastifyReply): void {
   void flushed(raw, streamSettingsOf(reply).stallTimeoutMs);
 }
 
+/**
+ * Sockets corked during this turn of the event loop. A step's outputs reach every stream in the
+ * same turn, and when the HTTP thread falls behind, several steps' messages are handled in one
+ * turn: holding each socket corked until the turn's check phase sends all of a connection's
+ * frames of that turn with one writev, instead of one per frame (Node's response uncorks after
+ * every write, on the next tick).
+ */
+const corkedSockets = new Set<Socket>();
+let uncorkScheduled = false;
+
+function uncorkAll(): void {
+  uncorkScheduled = false;
+  for (const socket of corkedSockets) socket.uncork();
+  corkedSockets.clear();
+}
+
+/** Holds `socket`'s writes until this turn's check phase (setImmediate). */
+function corkForTurn(socket: Socket | null): void {
+  if (!socket || corkedSockets.has(socket) || socket.destroyed) return;
+  socket.cork();
+  corkedSockets.add(socket);
+  if (!uncorkScheduled) {
+    uncorkScheduled = true;
+    setImmediate(uncorkAll);
+  }
+}
+
 export interface SseOptions {
   /** The `event:` name of a frame (undefined = no event line). */
   eventOf?: (frame: unknown) => string | undefined;
@@ -142,6 +170,7 @@ export class SseStream {
     this.start();
     if (this.closed) return;
     const event = this.options.eventOf?.(payload);
+    corkForTurn(this.reply.raw.socket);
     if (!this.reply.raw.write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(payload)}\n\n`)) {
       await flushed(this.reply.raw, streamSettingsOf(this.reply).stallTimeoutMs);
     }
