@@ -18,7 +18,7 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { createApp } from '../src/app-factory';
 import { resolveServerConfig } from '../src/config/server-config';
 import { emptyIterationStats } from '../src/engine/core/engine-core';
-import type { CoreCommand, CoreConnection, CoreEvent } from '../src/engine/core/protocol';
+import type { CoreCommand, CoreConnection } from '../src/engine/core/protocol';
 import { decodeStep, encodeStep, type WireStep } from '../src/engine/core/step-wire';
 import { EngineFrontend } from '../src/engine/engine-frontend';
 import { InlineTextProcessor } from '../src/engine/text/text-processor';
@@ -37,7 +37,7 @@ const numbers = (flag: string, fallback: string) => arg(flag, fallback).split(',
 /** The stand-in engine worker: one token per running request per step, --step-us of busy CPU per step. */
 function fakeEngineWorker(): void {
   const port = parentPort!;
-  const stepUs = workerData.stepUs as { value: number };
+  const stepUs = (workerData as { stepUs: { value: number } }).stepUs;
   const running = new Map<string, { maxTokens: number; generated: number; promptTokens: number }>();
   let looping = false;
   const step = (): void => {
@@ -85,7 +85,7 @@ function fakeEngineWorker(): void {
 }
 
 function fakeCore(worker: Worker, frontend: () => EngineFrontend): CoreConnection {
-  worker.on('message', (message: WireStep) => frontend().handleEvent(decodeStep(message) as CoreEvent));
+  worker.on('message', (message: WireStep) => frontend().handleEvent(decodeStep(message)));
   const post = (command: CoreCommand) => worker.postMessage(command);
   return {
     info: { numBlocks: 100_000, blockSize: 16, maxModelLen: 1024 },
