@@ -1,0 +1,243 @@
+// Q8_0 GEMM with int8 activations on AVX512-VNNI: y[M, N] = x[M, K] W[N, K]^T, W in GGML's
+// Q8_0 (blocks of 32 int8 codes along K, one float scale per block), x float32 quantized per row
+// per 32-block to int8 (scale = max|x| / 127, round to nearest even), as llama.cpp's Q8_0 dot and
+// MLAS's int8 MatMulNBits path (accuracy_level 4) do.
+//
+// Packing (q8Pack, once per weight): columns in groups of 16; per group and K-block, 512 bytes of
+// codes, 16 columns x 4 consecutive K bytes per 64-byte vector (8 vectors for the block's 32 K),
+// then the 16 columns' scales (64 bytes). Codes are stored biased (q + 128, unsigned, the form
+// MatMulNBits takes them in) because VPDPBUSD multiplies unsigned by signed bytes: the activation
+// quad is the signed operand, broadcast; the bias adds 128 * sum(activation block) per block,
+// subtracted by starting the block's int32 accumulator at -128 * that sum (computed when the row is
+// quantized). A block's int32 sums are then scaled into float32 accumulators (* weight scales *
+// activation scale). Register tile: 4 rows x 3 column groups (12 int32 + 12 float accumulators).
+// Work items are (up to 64 rows) x (3 column groups), spread over the attention thread pool.
+#include <node_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>
+#define ORTLLM_Q8_X86 1
+#endif
+
+namespace ortllm {
+void parallelFor(int n, const std::function<void(int)>& fn);  // attention.cc: the attention thread pool
+
+namespace {
+
+constexpr int kBlock = 32;                       // Q8_0 block (K elements per scale)
+constexpr int kGroup = 16;                       // output columns per vector
+constexpr int kBlockBytes = kBlock * kGroup;     // codes of one group and block
+constexpr int kPackedBlock = kBlockBytes + 64;   // + the group's 16 float scales
+constexpr int kTileRows = 4;
+constexpr int kTileGroups = 3;
+constexpr int kChunkRows = 64;
+
+struct Quantized {  // the activations, quantized per row and block
+  std::vector<int8_t> q;
+  std::vector<float> scale;
+  std::vector<int32_t> bias;  // -128 * sum of the block's codes
+};
+
+napi_value fail(napi_env env, const char* message) {
+  napi_throw_type_error(env, nullptr, message);
+  return nullptr;
+}
+
+bool vnniAvailable() {
+#ifdef ORTLLM_Q8_X86
+  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+  return ok;
+#else
+  return false;
+#endif
+}
+
+#ifdef ORTLLM_Q8_X86
+#define VNNI_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+
+VNNI_FN void quantizeRow(const float* x, int k, int8_t* q, float* scale, int32_t* bias) {
+  const __m512 absMask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
+  for (int b = 0; b < k / kBlock; b++) {
+    __m512 v0 = _mm512_loadu_ps(x + b * kBlock), v1 = _mm512_loadu_ps(x + b * kBlock + 16);
+    float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_and_ps(v0, absMask), _mm512_and_ps(v1, absMask)));
+    float d = amax / 127.0f, id = amax > 0 ? 127.0f / amax : 0.0f;
+    __m512 s = _mm512_set1_ps(id);
+    __m512i i0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, s)), i1 = _mm512_cvtps_epi32(_mm512_mul_ps(v1, s));
+    _mm_storeu_si128((__m128i*)(q + b * kBlock), _mm512_cvtsepi32_epi8(i0));
+    _mm_storeu_si128((__m128i*)(q + b * kBlock + 16), _mm512_cvtsepi32_epi8(i1));
+    scale[b] = d;
+    bias[b] = -128 * _mm512_reduce_add_epi32(_mm512_add_epi32(i0, i1));
+  }
+}
+
+// Rows [0, R) x groups [0, C) of one tile: a = quantized rows (stride k), w = the first group's
+// packed blocks (groups `groupStride` bytes apart), y = output rows (stride n) from column col0.
+template <int R, int C>
+VNNI_FN void tile(const int8_t* a, const float* as, const int32_t* ab, int k, const uint8_t* w, size_t groupStride, float* y,
+                  int n, int col0) {
+  const int blocks = k / kBlock;
+  __m512 f[R][C];
+  for (int r = 0; r < R; r++)
+    for (int c = 0; c < C; c++) f[r][c] = _mm512_setzero_ps();
+  for (int b = 0; b < blocks; b++) {
+    const uint8_t* wb = w + (size_t)b * kPackedBlock;
+    __m512i acc[R][C];
+    for (int r = 0; r < R; r++) {
+      __m512i init = _mm512_set1_epi32(ab[(size_t)r * blocks + b]);
+      for (int c = 0; c < C; c++) acc[r][c] = init;
+    }
+    for (int q = 0; q < kBlock / 4; q++) {
+      __m512i wq[C];
+      for (int c = 0; c < C; c++) wq[c] = _mm512_loadu_si512(wb + c * groupStride + q * 64);
+      for (int r = 0; r < R; r++) {
+        int32_t quad;
+        std::memcpy(&quad, a + (size_t)r * k + b * kBlock + q * 4, 4);
+        __m512i av = _mm512_set1_epi32(quad);
+        for (int c = 0; c < C; c++) acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], wq[c], av);
+      }
+    }
+    for (int c = 0; c < C; c++) {
+      __m512 ws = _mm512_loadu_ps((const float*)(wb + c * groupStride + kBlockBytes));
+      for (int r = 0; r < R; r++)
+        f[r][c] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][c]), ws), _mm512_set1_ps(as[(size_t)r * blocks + b]), f[r][c]);
+    }
+  }
+  for (int c = 0; c < C; c++) {
+    const int at = col0 + c * kGroup;
+    const int left = n - at;
+    const __mmask16 mask = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+    for (int r = 0; r < R; r++) _mm512_mask_storeu_ps(y + (size_t)r * n + at, mask, f[r][c]);
+  }
+}
+
+using TileFn = void (*)(const int8_t*, const float*, const int32_t*, int, const uint8_t*, size_t, float*, int, int);
+
+template <int R>
+constexpr TileFn tileFor(int c) {
+  return c == 1 ? tile<R, 1> : c == 2 ? tile<R, 2> : tile<R, 3>;
+}
+
+const TileFn kTiles[kTileRows][kTileGroups] = {
+    {tileFor<1>(1), tileFor<1>(2), tileFor<1>(3)},
+    {tileFor<2>(1), tileFor<2>(2), tileFor<2>(3)},
+    {tileFor<3>(1), tileFor<3>(2), tileFor<3>(3)},
+    {tileFor<4>(1), tileFor<4>(2), tileFor<4>(3)},
+};
+
+void gemm(const uint8_t* packed, const float* x, float* y, int m, int n, int k) {
+  static Quantized qa;  // calls come from the JS thread, one at a time
+  const int blocks = k / kBlock;
+  qa.q.resize((size_t)m * k);
+  qa.scale.resize((size_t)m * blocks);
+  qa.bias.resize((size_t)m * blocks);
+  for (int r = 0; r < m; r++)
+    quantizeRow(x + (size_t)r * k, k, qa.q.data() + (size_t)r * k, qa.scale.data() + (size_t)r * blocks, qa.bias.data() + (size_t)r * blocks);
+  const int groups = (n + kGroup - 1) / kGroup;
+  const size_t groupStride = (size_t)blocks * kPackedBlock;
+  const int colItems = (groups + kTileGroups - 1) / kTileGroups;
+  const int rowItems = (m + kChunkRows - 1) / kChunkRows;
+  std::function<void(int)> fn = [&](int item) {
+    const int g0 = (item % colItems) * kTileGroups, c = std::min(kTileGroups, groups - g0);
+    const int r0 = (item / colItems) * kChunkRows, r1 = std::min(m, r0 + kChunkRows);
+    for (int r = r0; r < r1; r += kTileRows) {
+      const int rows = std::min(kTileRows, r1 - r);
+      kTiles[rows - 1][c - 1](qa.q.data() + (size_t)r * k, qa.scale.data() + (size_t)r * blocks, qa.bias.data() + (size_t)r * blocks, k,
+                              packed + g0 * groupStride, groupStride, y + (size_t)r * n, n, g0 * kGroup);
+    }
+  };
+  parallelFor(rowItems * colItems, fn);
+}
+#endif
+
+bool typed(napi_env env, napi_value v, napi_typedarray_type want, void** data, size_t* length) {
+  bool is = false;
+  napi_typedarray_type type;
+  napi_value buffer;
+  size_t offset;
+  if (napi_is_typedarray(env, v, &is) != napi_ok || !is) return false;
+  return napi_get_typedarray_info(env, v, &type, length, data, &buffer, &offset) == napi_ok && type == want;
+}
+
+bool ints(napi_env env, const napi_value* argv, int count, int32_t* out) {
+  for (int i = 0; i < count; i++)
+    if (napi_get_value_int32(env, argv[i], &out[i]) != napi_ok) return false;
+  return true;
+}
+
+}  // namespace
+
+// q8Pack(codes Uint8Array [n * k] (q + 128, row-major [n, k]), scales Float32Array [n * k / 32], n, k): the packed Uint8Array.
+napi_value Q8Pack(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  int32_t dims[2];
+  if (argc != 4 || !ints(env, argv + 2, 2, dims)) return fail(env, "q8Pack: expected (codes, scales, n, k)");
+  const int n = dims[0], k = dims[1];
+  if (n <= 0 || k <= 0 || k % kBlock) return fail(env, "q8Pack: n must be positive and k a positive multiple of 32");
+  void *codesData, *scalesData;
+  size_t codesLen, scalesLen;
+  if (!typed(env, argv[0], napi_uint8_array, &codesData, &codesLen) || codesLen != (size_t)n * k) return fail(env, "q8Pack: codes must be a Uint8Array of n * k");
+  if (!typed(env, argv[1], napi_float32_array, &scalesData, &scalesLen) || scalesLen != (size_t)n * (k / kBlock))
+    return fail(env, "q8Pack: scales must be a Float32Array of n * k / 32");
+  const uint8_t* codes = (const uint8_t*)codesData;
+  const float* scales = (const float*)scalesData;
+  const int blocks = k / kBlock, groups = (n + kGroup - 1) / kGroup;
+  const size_t bytes = (size_t)groups * blocks * kPackedBlock;
+  void* outData;
+  napi_value buffer, out;
+  if (napi_create_arraybuffer(env, bytes, &outData, &buffer) != napi_ok) return fail(env, "q8Pack: out of memory");
+  uint8_t* p = (uint8_t*)outData;
+  for (int g = 0; g < groups; g++)
+    for (int b = 0; b < blocks; b++) {
+      uint8_t* dst = p + ((size_t)g * blocks + b) * kPackedBlock;
+      float* dstScales = (float*)(dst + kBlockBytes);
+      for (int col = 0; col < kGroup; col++) {
+        const int row = g * kGroup + col;  // a row of W = an output column
+        for (int kk = 0; kk < kBlock; kk++)  // columns past n: zero weights (code 128, scale 0)
+          dst[(kk / 4) * 64 + col * 4 + kk % 4] = row < n ? codes[(size_t)row * k + b * kBlock + kk] : 128;
+        const float s = row < n ? scales[(size_t)row * blocks + b] : 0.0f;
+        std::memcpy(dstScales + col, &s, 4);
+      }
+    }
+  napi_create_typedarray(env, napi_uint8_array, bytes, buffer, 0, &out);
+  return out;
+}
+
+// q8Gemm(packed, x Float32Array [m * k], y Float32Array [m * n], m, n, k): y = x W^T.
+napi_value Q8Gemm(napi_env env, napi_callback_info info) {
+  size_t argc = 6;
+  napi_value argv[6];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  int32_t dims[3];
+  if (argc != 6 || !ints(env, argv + 3, 3, dims)) return fail(env, "q8Gemm: expected (packed, x, y, m, n, k)");
+  const int m = dims[0], n = dims[1], k = dims[2];
+  if (m < 0 || n <= 0 || k <= 0 || k % kBlock) return fail(env, "q8Gemm: bad m, n, k");
+  void *packed, *x, *y;
+  size_t packedLen, xLen, yLen;
+  const size_t want = (size_t)((n + kGroup - 1) / kGroup) * (k / kBlock) * kPackedBlock;
+  if (!typed(env, argv[0], napi_uint8_array, &packed, &packedLen) || packedLen != want) return fail(env, "q8Gemm: packed does not match n, k");
+  if (!typed(env, argv[1], napi_float32_array, &x, &xLen) || xLen != (size_t)m * k) return fail(env, "q8Gemm: x must be a Float32Array of m * k");
+  if (!typed(env, argv[2], napi_float32_array, &y, &yLen) || yLen != (size_t)m * n) return fail(env, "q8Gemm: y must be a Float32Array of m * n");
+  if (!vnniAvailable()) return fail(env, "q8Gemm: this CPU has no AVX512-VNNI");
+#ifdef ORTLLM_Q8_X86
+  if (m > 0) gemm((const uint8_t*)packed, (const float*)x, (float*)y, m, n, k);
+#endif
+  return nullptr;
+}
+
+napi_value Q8Available(napi_env env) {
+  napi_value v;
+  napi_get_boolean(env, vnniAvailable(), &v);
+  return v;
+}
+
+}  // namespace ortllm
