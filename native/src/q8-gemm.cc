@@ -153,7 +153,43 @@ void gemm(const uint8_t* packed, const float* x, float* y, int m, int n, int k) 
                               packed + g0 * groupStride, groupStride, y + (size_t)r * n, n, g0 * kGroup);
     }
   };
-  parallelFor(rowItems * colItems, fn);
+  // Helpers only for enough work: waking one costs more than a small decode GEMM saves.
+  if ((double)m * n * k >= 4e6)
+    parallelFor(rowItems * colItems, fn);
+  else
+    for (int i = 0; i < rowItems * colItems; i++) fn(i);
+}
+
+VNNI_FN inline __m512 exp512(__m512 x) {
+  // exp(x) = 2^n * p(r), x = n ln2 + r, |r| <= ln2/2 (the polynomial of attention.cc's exp256).
+  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.3f)), _mm512_set1_ps(-87.3f));
+  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  return _mm512_scalef_ps(p, n);
+}
+
+// out[r, j] = silu(gu[r, j]) * gu[r, width + j]: the SwiGLU between gate_up and down.
+VNNI_FN void siluMul(const float* gu, float* out, int rows, int width) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  for (int r = 0; r < rows; r++) {
+    const float* gate = gu + (size_t)r * 2 * width;
+    const float* up = gate + width;
+    float* o = out + (size_t)r * width;
+    for (int j = 0; j < width; j += 16) {
+      const __mmask16 mask = width - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (width - j)) - 1);
+      __m512 g = _mm512_maskz_loadu_ps(mask, gate + j);
+      __m512 sig = _mm512_div_ps(one, _mm512_add_ps(one, exp512(_mm512_sub_ps(_mm512_setzero_ps(), g))));
+      _mm512_mask_storeu_ps(o + j, mask, _mm512_mul_ps(_mm512_mul_ps(g, sig), _mm512_maskz_loadu_ps(mask, up + j)));
+    }
+  }
 }
 #endif
 
@@ -230,6 +266,24 @@ napi_value Q8Gemm(napi_env env, napi_callback_info info) {
   if (!vnniAvailable()) return fail(env, "q8Gemm: this CPU has no AVX512-VNNI");
 #ifdef ORTLLM_Q8_X86
   if (m > 0) gemm((const uint8_t*)packed, (const float*)x, (float*)y, m, n, k);
+#endif
+  return nullptr;
+}
+
+// siluMul(gu Float32Array [rows * 2 * width], out Float32Array [rows * width], width): silu(gate) * up per row.
+napi_value SiluMul(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  int32_t width;
+  if (argc != 3 || !ints(env, argv + 2, 1, &width) || width <= 0) return fail(env, "siluMul: expected (gu, out, width > 0)");
+  void *gu, *out;
+  size_t guLen, outLen;
+  if (!typed(env, argv[0], napi_float32_array, &gu, &guLen) || guLen % (2 * (size_t)width)) return fail(env, "siluMul: gu must be a Float32Array of rows * 2 * width");
+  if (!typed(env, argv[1], napi_float32_array, &out, &outLen) || 2 * outLen != guLen) return fail(env, "siluMul: out must be a Float32Array of rows * width");
+  if (!vnniAvailable()) return fail(env, "siluMul: this CPU has no AVX512-VNNI");
+#ifdef ORTLLM_Q8_X86
+  siluMul((const float*)gu, (float*)out, (int)(outLen / width), width);
 #endif
   return nullptr;
 }

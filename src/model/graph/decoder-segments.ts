@@ -24,6 +24,7 @@ import { emitLinear, LinearOptions } from './linear';
 import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
 import { castTo, weightInitializer } from './compute-dtype';
 import { ropeTables } from './rope';
+import { q8LinearSegments, q8LinearsApply, type Q8Linears } from './q8-linear-segments';
 import type { DecoderArchConfig, ModelWeights } from '../types';
 
 export const SegmentInputs = {
@@ -45,6 +46,8 @@ export const SegmentOutputs = {
   packed: 'packed',
   /** Segment L: [picked rows, vocab]. */
   logits: 'logits',
+  /** The last segment of q8-linear-segments.ts: the final norm's picked rows [picked, hidden], before the head. */
+  pickedHidden: 'picked_hidden',
 } as const;
 
 /** The parts of a segment's packed output for `rows` rows (views into `packed`, no copies). */
@@ -62,6 +65,8 @@ export function segmentParts(config: Pick<DecoderArchConfig, 'numHeads' | 'numKv
 export interface SegmentedDecoderOptions extends LinearOptions {
   /** Rows of the RoPE tables = the largest position + 1. */
   maxPositions: number;
+  /** The runner can run Q8_0 linears in the addon (AVX512-VNNI): segments cut for them where every such weight is Q8_0 (q8-linear-segments.ts). */
+  q8Linears?: boolean;
 }
 
 /**
@@ -74,10 +79,13 @@ export interface SegmentedDecoder {
   build(index: number): BuiltModel;
   embeddingName: string;
   rope: { cos: Float32Array; sin: Float32Array; half: number } | null;
+  /** Set when o_proj, the MLP and the head run in the addon between the segments (q8-linear-segments.ts: the segments' order then). */
+  q8Linears?: Q8Linears;
 }
 
 /** The llama/qwen2 family's segments (registered as the decoder descriptors' causalLmSegments). */
 export function decoderSegments(config: DecoderArchConfig, weights: ModelWeights, opts: SegmentedDecoderOptions): SegmentedDecoder {
+  if (opts.q8Linears && q8LinearsApply(config, weights, opts)) return q8LinearSegments(config, weights, opts);
   const { cos, sin } = ropeTables(config, opts.maxPositions);
   return {
     count: config.numLayers + 1,
@@ -96,7 +104,6 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
   const dtype = opts.dtype ?? 'float32';
   const weight = (name: string, dims: number[], values: Float32Array) => weightInitializer(g, dtype, name, dims, values);
   const qDim = c.numHeads * c.headDim;
-  const kvDim = c.numKvHeads * c.headDim;
   const prefix = (l: number) => `model.layers.${l}.`;
   const norm = (name: string) => weight(name, [c.hiddenSize], toF32(requireWeight(weights, name)));
   const eps = attrFloat(c.rmsNormEps);
@@ -149,7 +156,27 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
     return g.build({ '': 23, 'com.microsoft': 1 });
   }
 
-  const l = index;
+  return finishWithAttentionInputs(g, c, weights, index, normed, residual, opts);
+}
+
+/**
+ * The end of every segment that feeds an attention: layer l's QKV projection of `normed` (the
+ * layer's input_layernorm output), RoPE, and the packed output (q, k, v, then `residual` unless l is 0).
+ */
+export function finishWithAttentionInputs(
+  g: GraphBuilder,
+  c: DecoderArchConfig,
+  weights: ModelWeights,
+  l: number,
+  normed: string,
+  residual: string,
+  opts: LinearOptions,
+): BuiltModel {
+  const f32 = OnnxDataType.FLOAT;
+  const dtype = opts.dtype ?? 'float32';
+  const qDim = c.numHeads * c.headDim;
+  const kvDim = c.numKvHeads * c.headDim;
+  const prefix = (layer: number) => `model.layers.${layer}.`;
   const attnParts = ['q_proj', 'k_proj', 'v_proj'].map((n) => {
     const name = `${prefix(l)}self_attn.${n}.weight`;
     const t = requireWeight(weights, name);
@@ -171,7 +198,7 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
     return g.op('Reshape', [rotated, g.constInt64([-1, width])]);
   };
   // One output holding every part (see SegmentOutputs.packed).
-  const parts = [rotary(q, c.numHeads, qDim), rotary(k, c.numKvHeads, kvDim), v, ...(index > 0 ? [residual] : [])];
+  const parts = [rotary(q, c.numHeads, qDim), rotary(k, c.numKvHeads, kvDim), v, ...(l > 0 ? [residual] : [])];
   const flat = g.constInt64([-1]);
   const packed = g.op('Concat', parts.map((p) => g.op('Reshape', [p, flat])), { axis: attrInt(0) });
   g.node('Identity', [castTo(g, packed, dtype, 'float32')], [SegmentOutputs.packed]);

@@ -43,6 +43,8 @@ export interface NativeAttention {
   q8Pack(codes: Uint8Array, scales: Float32Array, n: number, k: number): Uint8Array;
   /** y[m, n] = x[m, k] W^T with x quantized per row and 32-block to int8 (native/src/q8-gemm.cc); throws without AVX512-VNNI. */
   q8Gemm(packed: Uint8Array, x: Float32Array, y: Float32Array, m: number, n: number, k: number): void;
+  /** out[r, j] = silu(gu[r, j]) * gu[r, width + j] (SwiGLU of a [rows, 2 * width] gate_up output); AVX512-VNNI CPUs only. */
+  siluMul(gu: Float32Array, out: Float32Array, width: number): void;
 }
 
 const ADDON = join('native', 'build', 'Release', 'ortllm_native.node');

@@ -67,6 +67,7 @@ import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { architectureOf, graphDtypeFor } from '../architectures/registry';
 import { SegmentInputs, SegmentOutputs, segmentParts, type SegmentedDecoder } from '../graph/decoder-segments';
+import type { Q8Linears, Q8Weight } from '../graph/q8-linear-segments';
 import type { AccuracyLevel } from '../graph/matmul-nbits';
 import type { LoadedModel, ModelArchConfig, ModelWeights, RunnerOptions, StepResult, StepSequence, WeightTensor } from '../types';
 import { EmbeddingRows } from './embedding-rows';
@@ -119,6 +120,7 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
     keepQuantized: opts.keepQuantized ?? true,
     quantAccuracyLevel: opts.quantAccuracyLevel,
     dtype: graphDtypeFor(config, 'causalLmSegments', opts.dtype),
+    q8Linears: native.q8Available && opts.nativeQ8Gemm !== false,
   });
   const cache = new PagedKvCache(config, opts.blockSize, opts.numBlocks, opts.kvCacheDtype ?? 'float32');
   const sessions: SyncSession[] = [];
@@ -133,12 +135,39 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
     await Promise.all(sessions.map((s) => s.release()));
     throw err;
   }
+  const linears = decoder.q8Linears ? packQ8Linears(decoder.q8Linears, config.numLayers, native, weights, opts.consumeWeights ? decoder.embeddingName : null) : null;
   const embedding = new EmbeddingRows(model.weights, decoder.embeddingName, config);
   // Rows read from the model file: the loaded table is not needed either (embedding-rows.ts).
   if (opts.consumeWeights && embedding.fileBacked) model.weights.release?.(decoder.embeddingName);
   // Unset (or 0) intra-op threads means ORT's default, every core: attention gets as many.
   native.setThreads(opts.intraOpThreads || availableParallelism());
-  return new SegmentedRunner(config, cache, sessions, native, embedding, decoder.rope, maxPositions, opts.maxPassRows ?? MAX_PASS_ROWS);
+  return new SegmentedRunner(config, cache, sessions, native, embedding, decoder.rope, maxPositions, opts.maxPassRows ?? MAX_PASS_ROWS, linears);
+}
+
+/** Q8_0 weights packed for the addon's GEMM (q8-linear-segments.ts), with their sizes. */
+interface PackedQ8 {
+  packed: Uint8Array;
+  n: number;
+  k: number;
+}
+
+interface Q8Layers {
+  layers: { o: PackedQ8; gateUp: PackedQ8; down: PackedQ8 }[];
+  head: PackedQ8;
+}
+
+/** Packs every layer's o_proj, gate_up and down and the head; with `release`, drops each layer's tensors once packed (keeping `release`, the embedding). */
+function packQ8Linears(linears: Q8Linears, numLayers: number, native: NativeAttention, weights: ReadWeights, release: string | null): Q8Layers {
+  const pack = (w: Q8Weight): PackedQ8 => ({ packed: native.q8Pack(w.codes, w.scales, w.n, w.k), n: w.n, k: w.k });
+  const layers: Q8Layers['layers'] = [];
+  for (let l = 0; l < numLayers; l++) {
+    const { o, gateUp, down } = linears.layer(l);
+    layers.push({ o: pack(o), gateUp: pack(gateUp), down: pack(down) });
+    if (release) weights.releaseRead(release);
+  }
+  const head = pack(linears.head());
+  if (release) weights.releaseRead(release);
+  return { layers, head };
 }
 
 /** The model's weights, remembering which tensors a segment's build read (to release them after). */
@@ -196,6 +225,7 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
     private readonly rope: SegmentedDecoder['rope'],
     private readonly maxPositions: number,
     private readonly maxPassRows: number,
+    private readonly q8: Q8Layers | null = null,
   ) {
     super(config, cache, sessions[0]);
     this.kvCode = KV_STORAGE[cache.dtype].nativeCode;
@@ -220,6 +250,7 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
   }
 
   private runPass(batch: readonly StepSequence[], step: PackedStep): StepResult {
+    if (this.q8) return this.logitsOf(batch, step, this.runQ8Pass(step, this.q8));
     const c = this.config;
     const n = step.rows;
     const rope = this.ropeFeeds(step.positions);
@@ -252,8 +283,12 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
       [SegmentInputs.logitsRows]: new ort.Tensor('int64', step.logitsRows, [step.logitsRows.length]),
     });
     this.native.free(hidden, attn);
-    const all = last[SegmentOutputs.logits].data as Float32Array;
-    const vocab = c.vocabSize;
+    return this.logitsOf(batch, step, last[SegmentOutputs.logits].data as Float32Array);
+  }
+
+  /** The result from the head's output `all` ([picked rows, vocab]). */
+  private logitsOf(batch: readonly StepSequence[], step: PackedStep, all: Float32Array): StepResult {
+    const vocab = this.config.vocabSize;
     if (step.logitsRows.length === batch.length) {
       // One row per sequence (every decode step): the head's output is the result as it is, with
       // no vocab-sized copy per sequence (4 MiB a step at batch 32 and vocab 32000).
@@ -268,6 +303,61 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
     });
     if (allLogits.every((rows) => rows === null)) this.native.free(all);
     return { logits, allLogits };
+  }
+
+  /**
+   * A pass with o_proj, the MLP and the head in the addon's Q8_0 GEMM, between the segments of
+   * q8-linear-segments.ts (segment 1 + 2l: post-attention norm; 2 + 2l: the next layer's norm,
+   * QKV and RoPE, or the final norm and the picked rows). Returns the head's [picked, vocab] output.
+   */
+  private runQ8Pass(step: PackedStep, q8: Q8Layers): Float32Array {
+    const c = this.config;
+    const n = step.rows;
+    const h = c.hiddenSize;
+    const inter = q8.layers[0].down.k;
+    const rope = this.ropeFeeds(step.positions);
+    const tensor = (data: Float32Array, width: number) => new ort.Tensor('float32', data, [n, width]);
+    const gemm = (w: PackedQ8, x: Float32Array, y: Float32Array, rows = n) => this.native.q8Gemm(w.packed, x, y, rows, w.n, w.k);
+    // The GEMMs' outputs: one buffer each for the pass, reused by every layer.
+    const attn = new Float32Array(n * c.numHeads * c.headDim);
+    const projected = new Float32Array(n * h);
+    const gateUp = new Float32Array(n * 2 * inter);
+    const act = new Float32Array(n * inter);
+    let hidden = this.embedding.rows(step.tokens);
+    let packed = this.sessions[0].run({ ...rope, [SegmentInputs.hidden]: tensor(hidden, h) })[SegmentOutputs.packed].data as Float32Array;
+    let out = segmentParts(c, packed, n);
+    let picked: Float32Array | null = null;
+    for (let l = 0; l < c.numLayers; l++) {
+      const layer = q8.layers[l];
+      const k = this.cache.keys[l];
+      const v = this.cache.values[l];
+      this.native.writeKv(out.k, out.v, k, v, step.slots, this.kvCode);
+      this.native.attention(out.q, attn, k, v, step.seqInfo, step.tables, this.dims, this.scale);
+      gemm(layer.o, attn, projected);
+      const normed = this.sessions[1 + 2 * l].run({ [SegmentInputs.attn]: tensor(projected, h), [SegmentInputs.hidden]: tensor(hidden, h) })[SegmentOutputs.packed].data as Float32Array;
+      // q, k, v and the residual (the embedded rows, or one buffer with q, k and v) are dead now.
+      this.native.free(l === 0 ? hidden : packed);
+      if (l === 0) this.native.free(packed);
+      gemm(layer.gateUp, normed.subarray(0, n * h), gateUp);
+      this.native.siluMul(gateUp, act, inter);
+      gemm(layer.down, act, projected);
+      const feeds = { [SegmentInputs.attn]: tensor(projected, h), [SegmentInputs.hidden]: tensor(normed.subarray(n * h), h) };
+      if (l === c.numLayers - 1) {
+        const rows = new ort.Tensor('int64', step.logitsRows, [step.logitsRows.length]);
+        picked = this.sessions[2 + 2 * l].run({ ...feeds, [SegmentInputs.logitsRows]: rows })[SegmentOutputs.pickedHidden].data as Float32Array;
+      } else {
+        packed = this.sessions[2 + 2 * l].run({ ...rope, ...feeds })[SegmentOutputs.packed].data as Float32Array;
+        out = segmentParts(c, packed, n);
+        hidden = out.residual;
+      }
+      this.native.free(normed);
+    }
+    this.native.free(attn, projected, gateUp, act);
+    const rows = step.logitsRows.length;
+    const logits = new Float32Array(rows * c.vocabSize);
+    gemm(q8.head, picked!, logits, rows);
+    this.native.free(picked!);
+    return logits;
   }
 
   /** The step's own cos/sin rows (row i = position of row i) and positions 0..n-1 into them. */
