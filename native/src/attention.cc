@@ -163,6 +163,7 @@ napi_value FreeBuffers(napi_env env, napi_callback_info info);  // free-buffers.
 napi_value Q8Pack(napi_env env, napi_callback_info info);  // q8-gemm.cc: Q8_0 weights packed for q8Gemm
 napi_value Q8Gemm(napi_env env, napi_callback_info info);  // q8-gemm.cc: y = x W^T on AVX512-VNNI
 napi_value SiluMul(napi_env env, napi_callback_info info);  // q8-gemm.cc: SwiGLU of a gate_up output
+napi_value Rope(napi_env env, napi_callback_info info);     // q8-gemm.cc: RoPE of q/k rows in place
 napi_value Q8Available(napi_env env);                      // q8-gemm.cc: whether q8Gemm runs on this CPU
 void parallelFor(int n, const std::function<void(int)>& fn);
 }  // namespace ortllm
@@ -1022,6 +1023,7 @@ napi_value Init(napi_env env, napi_value exports) {
       {"q8Pack", nullptr, ortllm::Q8Pack, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"q8Gemm", nullptr, ortllm::Q8Gemm, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"siluMul", nullptr, ortllm::SiluMul, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"rope", nullptr, ortllm::Rope, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   napi_value simd;

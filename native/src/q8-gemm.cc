@@ -288,6 +288,38 @@ napi_value SiluMul(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+// rope(x Float32Array [rows * heads * headDim], cos, sin Float32Array [rows * headDim / 2], heads, headDim):
+// in place, each head's halves rotated as onnxruntime's RotaryEmbedding (interleaved 0) does with
+// row r's cos/sin: x1' = x1 cos - x2 sin, x2' = x2 cos + x1 sin (x1 the head's first half, x2 its second).
+napi_value Rope(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  int32_t dims[2];
+  if (argc != 5 || !ints(env, argv + 3, 2, dims) || dims[0] <= 0 || dims[1] <= 0 || dims[1] % 2) return fail(env, "rope: expected (x, cos, sin, heads, even headDim)");
+  const size_t heads = dims[0], headDim = dims[1], half = headDim / 2;
+  void *x, *cs, *sn;
+  size_t xLen, cosLen, sinLen;
+  if (!typed(env, argv[0], napi_float32_array, &x, &xLen) || xLen % (heads * headDim)) return fail(env, "rope: x must be a Float32Array of rows * heads * headDim");
+  const size_t rows = xLen / (heads * headDim);
+  if (!typed(env, argv[1], napi_float32_array, &cs, &cosLen) || !typed(env, argv[2], napi_float32_array, &sn, &sinLen) || cosLen != rows * half || sinLen != cosLen)
+    return fail(env, "rope: cos and sin must be Float32Arrays of rows * headDim / 2");
+  float* xp = (float*)x;
+  for (size_t r = 0; r < rows; r++) {
+    const float* c = (const float*)cs + r * half;
+    const float* sp = (const float*)sn + r * half;
+    for (size_t h = 0; h < heads; h++) {
+      float* v = xp + (r * heads + h) * headDim;
+      for (size_t i = 0; i < half; i++) {
+        const float x1 = v[i], x2 = v[i + half];
+        v[i] = x1 * c[i] - x2 * sp[i];
+        v[i + half] = x2 * c[i] + x1 * sp[i];
+      }
+    }
+  }
+  return nullptr;
+}
+
 napi_value Q8Available(napi_env env) {
   napi_value v;
   napi_get_boolean(env, vnniAvailable(), &v);

@@ -65,7 +65,7 @@ export function segmentParts(config: Pick<DecoderArchConfig, 'numHeads' | 'numKv
 export interface SegmentedDecoderOptions extends LinearOptions {
   /** Rows of the RoPE tables = the largest position + 1. */
   maxPositions: number;
-  /** The runner can run Q8_0 linears in the addon (AVX512-VNNI): segments cut for them where every such weight is Q8_0 (q8-linear-segments.ts). */
+  /** The runner can run Q8_0 linears in the addon (AVX512-VNNI): the model is cut for them where every linear is Q8_0 (q8-linear-segments.ts). */
   q8Linears?: boolean;
 }
 
@@ -79,7 +79,7 @@ export interface SegmentedDecoder {
   build(index: number): BuiltModel;
   embeddingName: string;
   rope: { cos: Float32Array; sin: Float32Array; half: number } | null;
-  /** Set when o_proj, the MLP and the head run in the addon between the segments (q8-linear-segments.ts: the segments' order then). */
+  /** Set when every linear and RoPE run in the addon between the segments (q8-linear-segments.ts: the segments are those there). */
   q8Linears?: Q8Linears;
 }
 
@@ -104,6 +104,7 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
   const dtype = opts.dtype ?? 'float32';
   const weight = (name: string, dims: number[], values: Float32Array) => weightInitializer(g, dtype, name, dims, values);
   const qDim = c.numHeads * c.headDim;
+  const kvDim = c.numKvHeads * c.headDim;
   const prefix = (l: number) => `model.layers.${l}.`;
   const norm = (name: string) => weight(name, [c.hiddenSize], toF32(requireWeight(weights, name)));
   const eps = attrFloat(c.rmsNormEps);
@@ -156,27 +157,7 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
     return g.build({ '': 23, 'com.microsoft': 1 });
   }
 
-  return finishWithAttentionInputs(g, c, weights, index, normed, residual, opts);
-}
-
-/**
- * The end of every segment that feeds an attention: layer l's QKV projection of `normed` (the
- * layer's input_layernorm output), RoPE, and the packed output (q, k, v, then `residual` unless l is 0).
- */
-export function finishWithAttentionInputs(
-  g: GraphBuilder,
-  c: DecoderArchConfig,
-  weights: ModelWeights,
-  l: number,
-  normed: string,
-  residual: string,
-  opts: LinearOptions,
-): BuiltModel {
-  const f32 = OnnxDataType.FLOAT;
-  const dtype = opts.dtype ?? 'float32';
-  const qDim = c.numHeads * c.headDim;
-  const kvDim = c.numKvHeads * c.headDim;
-  const prefix = (layer: number) => `model.layers.${layer}.`;
+  const l = index;
   const attnParts = ['q_proj', 'k_proj', 'v_proj'].map((n) => {
     const name = `${prefix(l)}self_attn.${n}.weight`;
     const t = requireWeight(weights, name);
@@ -198,7 +179,7 @@ export function finishWithAttentionInputs(
     return g.op('Reshape', [rotated, g.constInt64([-1, width])]);
   };
   // One output holding every part (see SegmentOutputs.packed).
-  const parts = [rotary(q, c.numHeads, qDim), rotary(k, c.numKvHeads, kvDim), v, ...(l > 0 ? [residual] : [])];
+  const parts = [rotary(q, c.numHeads, qDim), rotary(k, c.numKvHeads, kvDim), v, ...(index > 0 ? [residual] : [])];
   const flat = g.constInt64([-1]);
   const packed = g.op('Concat', parts.map((p) => g.op('Reshape', [p, flat])), { axis: attrInt(0) });
   g.node('Identity', [castTo(g, packed, dtype, 'float32')], [SegmentOutputs.packed]);

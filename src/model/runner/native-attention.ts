@@ -45,6 +45,8 @@ export interface NativeAttention {
   q8Gemm(packed: Uint8Array, x: Float32Array, y: Float32Array, m: number, n: number, k: number): void;
   /** out[r, j] = silu(gu[r, j]) * gu[r, width + j] (SwiGLU of a [rows, 2 * width] gate_up output); AVX512-VNNI CPUs only. */
   siluMul(gu: Float32Array, out: Float32Array, width: number): void;
+  /** In place: each head of each row rotated as RotaryEmbedding (interleaved 0) with that row's cos/sin ([rows, headDim / 2]). */
+  rope(x: Float32Array, cos: Float32Array, sin: Float32Array, heads: number, headDim: number): void;
 }
 
 const ADDON = join('native', 'build', 'Release', 'ortllm_native.node');

@@ -67,7 +67,7 @@ import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { architectureOf, graphDtypeFor } from '../architectures/registry';
 import { SegmentInputs, SegmentOutputs, segmentParts, type SegmentedDecoder } from '../graph/decoder-segments';
-import type { Q8Linears, Q8Weight } from '../graph/q8-linear-segments';
+import type { Q8Layer, Q8Linears, Q8Weight } from '../graph/q8-linear-segments';
 import type { AccuracyLevel } from '../graph/matmul-nbits';
 import type { LoadedModel, ModelArchConfig, ModelWeights, RunnerOptions, StepResult, StepSequence, WeightTensor } from '../types';
 import { EmbeddingRows } from './embedding-rows';
@@ -152,17 +152,17 @@ interface PackedQ8 {
 }
 
 interface Q8Layers {
-  layers: { o: PackedQ8; gateUp: PackedQ8; down: PackedQ8 }[];
+  layers: Q8Layer<PackedQ8>[];
   head: PackedQ8;
 }
 
-/** Packs every layer's o_proj, gate_up and down and the head; with `release`, drops each layer's tensors once packed (keeping `release`, the embedding). */
+/** Packs every layer's linears and the head; with `release`, drops each layer's tensors once packed (keeping `release`, the embedding). */
 function packQ8Linears(linears: Q8Linears, numLayers: number, native: NativeAttention, weights: ReadWeights, release: string | null): Q8Layers {
   const pack = (w: Q8Weight): PackedQ8 => ({ packed: native.q8Pack(w.codes, w.scales, w.n, w.k), n: w.n, k: w.k });
   const layers: Q8Layers['layers'] = [];
   for (let l = 0; l < numLayers; l++) {
-    const { o, gateUp, down } = linears.layer(l);
-    layers.push({ o: pack(o), gateUp: pack(gateUp), down: pack(down) });
+    const w = linears.layer(l);
+    layers.push({ q: pack(w.q), k: pack(w.k), v: pack(w.v), o: pack(w.o), gateUp: pack(w.gateUp), down: pack(w.down) });
     if (release) weights.releaseRead(release);
   }
   const head = pack(linears.head());
@@ -306,53 +306,62 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
   }
 
   /**
-   * A pass with o_proj, the MLP and the head in the addon's Q8_0 GEMM, between the segments of
-   * q8-linear-segments.ts (segment 1 + 2l: post-attention norm; 2 + 2l: the next layer's norm,
-   * QKV and RoPE, or the final norm and the picked rows). Returns the head's [picked, vocab] output.
+   * A pass with every linear, RoPE and the SwiGLU in the addon, the norms in the segments of
+   * q8-linear-segments.ts (0: input norm; 1 + 2l: post-attention norm; 2 + 2l: the next layer's
+   * input norm, or the final norm and the picked rows). Returns the head's [picked, vocab] output.
    */
   private runQ8Pass(step: PackedStep, q8: Q8Layers): Float32Array {
     const c = this.config;
     const n = step.rows;
     const h = c.hiddenSize;
     const inter = q8.layers[0].down.k;
-    const rope = this.ropeFeeds(step.positions);
-    const tensor = (data: Float32Array, width: number) => new ort.Tensor('float32', data, [n, width]);
+    const tensor = (data: Float32Array) => new ort.Tensor('float32', data, [n, h]);
     const gemm = (w: PackedQ8, x: Float32Array, y: Float32Array, rows = n) => this.native.q8Gemm(w.packed, x, y, rows, w.n, w.k);
-    // The GEMMs' outputs: one buffer each for the pass, reused by every layer.
-    const attn = new Float32Array(n * c.numHeads * c.headDim);
+    const { cos, sin } = this.ropeRows(step.positions);
+    // The addon's outputs: one buffer each for the pass, reused by every layer.
+    const q = new Float32Array(n * c.numHeads * c.headDim);
+    const k = new Float32Array(n * c.numKvHeads * c.headDim);
+    const v = new Float32Array(k.length);
+    const attn = new Float32Array(q.length);
     const projected = new Float32Array(n * h);
     const gateUp = new Float32Array(n * 2 * inter);
     const act = new Float32Array(n * inter);
-    let hidden = this.embedding.rows(step.tokens);
-    let packed = this.sessions[0].run({ ...rope, [SegmentInputs.hidden]: tensor(hidden, h) })[SegmentOutputs.packed].data as Float32Array;
-    let out = segmentParts(c, packed, n);
+    const embedded = this.embedding.rows(step.tokens);
+    // Layer input: the normed rows, and the residual (the embedded rows, then each run's packed output's second half).
+    let packed = this.sessions[0].run({ [SegmentInputs.hidden]: tensor(embedded) })[SegmentOutputs.packed].data as Float32Array;
+    let residual = embedded;
     let picked: Float32Array | null = null;
     for (let l = 0; l < c.numLayers; l++) {
       const layer = q8.layers[l];
-      const k = this.cache.keys[l];
-      const v = this.cache.values[l];
-      this.native.writeKv(out.k, out.v, k, v, step.slots, this.kvCode);
-      this.native.attention(out.q, attn, k, v, step.seqInfo, step.tables, this.dims, this.scale);
+      const normed = packed.subarray(0, n * h);
+      gemm(layer.q, normed, q);
+      gemm(layer.k, normed, k);
+      gemm(layer.v, normed, v);
+      if (cos && sin) {
+        this.native.rope(q, cos, sin, c.numHeads, c.headDim);
+        this.native.rope(k, cos, sin, c.numKvHeads, c.headDim);
+      }
+      this.native.writeKv(k, v, this.cache.keys[l], this.cache.values[l], step.slots, this.kvCode);
+      this.native.attention(q, attn, this.cache.keys[l], this.cache.values[l], step.seqInfo, step.tables, this.dims, this.scale);
       gemm(layer.o, attn, projected);
-      const normed = this.sessions[1 + 2 * l].run({ [SegmentInputs.attn]: tensor(projected, h), [SegmentInputs.hidden]: tensor(hidden, h) })[SegmentOutputs.packed].data as Float32Array;
-      // q, k, v and the residual (the embedded rows, or one buffer with q, k and v) are dead now.
-      this.native.free(l === 0 ? hidden : packed);
+      const mid = this.sessions[1 + 2 * l].run({ [SegmentInputs.attn]: tensor(projected), [SegmentInputs.hidden]: tensor(residual) })[SegmentOutputs.packed].data as Float32Array;
+      // The previous packed output (or the embedded rows) held this residual and the normed rows: dead now.
+      this.native.free(l === 0 ? embedded : packed);
       if (l === 0) this.native.free(packed);
-      gemm(layer.gateUp, normed.subarray(0, n * h), gateUp);
+      gemm(layer.gateUp, mid.subarray(0, n * h), gateUp);
       this.native.siluMul(gateUp, act, inter);
       gemm(layer.down, act, projected);
-      const feeds = { [SegmentInputs.attn]: tensor(projected, h), [SegmentInputs.hidden]: tensor(normed.subarray(n * h), h) };
+      const feeds = { [SegmentInputs.attn]: tensor(projected), [SegmentInputs.hidden]: tensor(mid.subarray(n * h)) };
       if (l === c.numLayers - 1) {
         const rows = new ort.Tensor('int64', step.logitsRows, [step.logitsRows.length]);
         picked = this.sessions[2 + 2 * l].run({ ...feeds, [SegmentInputs.logitsRows]: rows })[SegmentOutputs.pickedHidden].data as Float32Array;
       } else {
-        packed = this.sessions[2 + 2 * l].run({ ...rope, ...feeds })[SegmentOutputs.packed].data as Float32Array;
-        out = segmentParts(c, packed, n);
-        hidden = out.residual;
+        packed = this.sessions[2 + 2 * l].run(feeds)[SegmentOutputs.packed].data as Float32Array;
+        residual = packed.subarray(n * h);
       }
-      this.native.free(normed);
+      this.native.free(mid);
     }
-    this.native.free(attn, projected, gateUp, act);
+    this.native.free(q, k, v, attn, projected, gateUp, act);
     const rows = step.logitsRows.length;
     const logits = new Float32Array(rows * c.vocabSize);
     gemm(q8.head, picked!, logits, rows);
@@ -360,9 +369,9 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
     return logits;
   }
 
-  /** The step's own cos/sin rows (row i = position of row i) and positions 0..n-1 into them. */
-  private ropeFeeds(positions: Int32Array): Record<string, ort.Tensor> {
-    if (!this.rope) return {};
+  /** The step's own cos/sin rows (row i = position of row i), or nulls for a decoder without RoPE. */
+  private ropeRows(positions: Int32Array): { cos: Float32Array | null; sin: Float32Array | null } {
+    if (!this.rope) return { cos: null, sin: null };
     const { cos, sin, half } = this.rope;
     const n = positions.length;
     const rowCos = new Float32Array(n * half);
@@ -372,10 +381,19 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
       rowCos.set(cos.subarray(at, at + half), r * half);
       rowSin.set(sin.subarray(at, at + half), r * half);
     }
+    return { cos: rowCos, sin: rowSin };
+  }
+
+  /** The step's own cos/sin rows (row i = position of row i) and positions 0..n-1 into them. */
+  private ropeFeeds(positions: Int32Array): Record<string, ort.Tensor> {
+    const { cos, sin } = this.ropeRows(positions);
+    if (!cos || !sin || !this.rope) return {};
+    const n = positions.length;
+    const half = this.rope.half;
     if (this.rowPositions.length < n) this.rowPositions = BigInt64Array.from({ length: Math.max(n, 2 * this.rowPositions.length) }, (_, i) => BigInt(i));
     return {
-      [SegmentInputs.ropeCos]: new ort.Tensor('float32', rowCos, [n, half]),
-      [SegmentInputs.ropeSin]: new ort.Tensor('float32', rowSin, [n, half]),
+      [SegmentInputs.ropeCos]: new ort.Tensor('float32', cos, [n, half]),
+      [SegmentInputs.ropeSin]: new ort.Tensor('float32', sin, [n, half]),
       [SegmentInputs.ropePositions]: new ort.Tensor('int64', this.rowPositions.subarray(0, n), [1, n]),
     };
   }
