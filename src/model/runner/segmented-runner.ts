@@ -122,6 +122,8 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
     dtype: graphDtypeFor(config, 'causalLmSegments', opts.dtype),
     q8Linears: native.q8Available && opts.nativeQ8Gemm !== false,
   });
+  // Choosing the segments looked at the linears' formats: that is not a segment's read.
+  weights.forgetReads();
   const cache = new PagedKvCache(config, opts.blockSize, opts.numBlocks, opts.kvCacheDtype ?? 'float32');
   const sessions: SyncSession[] = [];
   try {
@@ -187,6 +189,10 @@ class ReadWeights implements ModelWeights {
   get(name: string): WeightTensor {
     this.read.add(name);
     return this.weights.get(name);
+  }
+
+  forgetReads(): void {
+    this.read.clear();
   }
 
   /** Releases from the model every tensor read since the last call, but `keep`. */
