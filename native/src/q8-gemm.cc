@@ -11,7 +11,42 @@
 // subtracted by starting the block's int32 accumulator at -128 * that sum (computed when the row is
 // quantized). A block's int32 sums are then scaled into float32 accumulators (* weight scales *
 // activation scale). Register tile: 4 rows x 3 column groups (12 int32 + 12 float accumulators).
-// Work items are (up to 64 rows) x (3 column groups), spread over the attention thread pool.
+// Work items are (up to 64 rows) x (3 column groups), spread over the attention thread pool
+// when the call has enough work (m n k >= 4M; below, waking a helper costs more than it saves).
+//
+// Measured (issue 16), a shared 2-core AMD EPYC Zen 5 (AVX-512 at full width, VNNI):
+// - Ceiling: a loop of 16 independent VPDPBUSD zmm chains does 7.9 per ns on one core, ~1000 GOPS
+//   (int8 multiply-adds x 2), ~1950 on both cores when the machine was quiet (760 / 1020 under
+//   other sessions' load). Per block and 16 columns this kernel issues 8 VPDPBUSD and 4 other
+//   vector ops (the accumulator's start, int->float, two multiply-adds).
+// - This kernel against onnxruntime 1.30's MatMulNBits (bits 8, block 32, accuracy level 4: int8
+//   activations, the runner's setting) in a one-op session built by the project's graph builder,
+//   `node dist/bench/q8-gemm.js --ms 300 --rounds 2` (random Q8_0 weights, KxN = inputs x outputs,
+//   interleaved; best of two rounds). Microseconds per call MatMulNBits / this kernel, speed-up,
+//   at M rows of activations:
+//                  thr               M=1                 8                32               128               512
+//   768x768    1          13/5 2.6x         41/13 3.2x        143/51 2.8x       558/204 2.7x      2707/834 3.2x
+//   768x768    2         19/13 1.5x         47/21 2.2x        147/59 2.5x       544/210 2.6x      2494/832 3.0x
+//   768x2048   1         27/17 1.6x         99/36 2.8x       357/133 2.7x      1578/514 3.1x     6445/2226 2.9x
+//   768x2048   2         33/16 2.1x         82/42 2.0x        223/89 2.5x       861/304 2.8x     3894/1246 3.1x
+//   2048x768   1         26/16 1.6x         91/35 2.6x       331/131 2.5x      1317/518 2.5x     6108/2124 2.9x
+//   2048x768   2         39/43 0.9x         81/44 1.8x        229/90 2.5x       754/312 2.4x     3766/1210 3.1x
+//   2048x2048  1         58/42 1.4x        223/91 2.5x       890/343 2.6x     3842/1406 2.7x    15420/5835 2.6x
+//   2048x2048  2         62/51 1.2x        226/98 2.3x       887/346 2.6x     3826/1454 2.6x    14979/5717 2.6x
+//   2048x256   1          11/5 2.2x         37/13 2.8x        127/50 2.5x       484/197 2.5x      2768/793 3.5x
+//   2048x256   2         17/12 1.4x         43/20 2.1x        133/58 2.3x       493/209 2.4x      2164/804 2.7x
+//   2048x5632  1       135/116 1.2x       824/269 3.1x     2903/1182 2.5x    10150/4428 2.3x   41469/17244 2.4x
+//   2048x5632  2       151/127 1.2x       740/270 2.7x     2823/1079 2.6x    10107/4380 2.3x   43737/17343 2.5x
+//   5632x2048  1       145/111 1.3x       768/242 3.2x     2955/1004 2.9x    10590/4058 2.6x   42353/16686 2.5x
+//   5632x2048  2       154/121 1.3x       716/251 2.9x     3026/1030 2.9x    11083/4158 2.7x   45119/17346 2.6x
+//   One thread, this kernel runs at 620-780 GOPS from 8 rows on (~70% of the VPDPBUSD ceiling),
+//   MatMulNBits at 150-300; at one row both stream the weights (~190-230 GOPS = ~1 byte per 2
+//   ops). The two-thread rows were taken while other sessions held the second core (CPU time per
+//   call equalled wall time for both but the 768x2048 / 2048x768 rows), so they say little about
+//   scaling; 2048x768 at one row with two threads (0.9x) was the pool's wake-up, hence the work
+//   threshold above, added after. Outputs agree with MatMulNBits' to 2e-7-1.2e-6 of the output's
+//   largest magnitude: it quantizes the activations the same way (round to nearest even).
+// - Whole runner: src/model/runner/segmented-runner.ts (the Q8_0 path: graph/q8-linear-segments.ts).
 #include <node_api.h>
 
 #include <algorithm>

@@ -63,6 +63,24 @@
 // 1.9), the rest 0.15. Served at 32 streams the 100M model's TPOT sits within 10% of the step;
 // stories260K's is 2-4x its step, the HTTP thread's ~70 us per streamed chunk (a writev each,
 // ~18 us, and GC) competing for the 2 cores with the step's threads and the load generator.
+//
+// Q8_0 linears in the addon (issue 16; graph/q8-linear-segments.ts, native/src/q8-gemm.cc): on an
+// AVX512-VNNI CPU a llama-family model whose QKV, o_proj, MLP and head are all Q8_0 runs them (and
+// RoPE and the SwiGLU) in the addon, its segments reduced to the RMSNorms. Runner alone, the
+// bench models, `node dist/bench/forward.js --models 100m-gguf --contexts 128 --batches 1,32
+// --seconds 3 [--native-q8-gemm off]`, interleaved under the bench lock, two rounds (steps/s):
+//   100M  prefill 128   16.2 / 16.2 -> 30.4 / 32.1  (2,067 -> 3,886-4,104 tok/s)
+//         batch 1      169 / 162  -> 196 / 216
+//         batch 32     30.9 / 32.3 -> 44.7 / 48.2  (988-1,033 -> 1,431-1,541 tok/s; 32-vs-1 gain 5.9-6.4x -> 7.1-7.3x)
+//   1.1B (`--models 1b-gguf --seconds 2`, one round) prefill 128 2.14 -> 4.12 (274 -> 528 tok/s),
+//         batch 1 30.0 -> 34.3, batch 32 6.18 -> 10.69 (198 -> 342 tok/s; gain 6.6x -> 10.0x).
+// Both runners in one process, alternating, 100M at context 128, wall / CPU ms per step (three
+// rounds): batch 32, 2 threads 29.3-30.1 / 51-53 -> 21.2-27.0 / 37; 1 thread 46 / 47-48 -> 31-32
+// / 33-34; batch 1, 2 threads 6.6-6.7 / 10.5-10.9 -> 5.3-5.4 / 6.0-6.2. A batch-32 step then:
+// attention ~9.4 ms, the GEMMs ~8 (the head's 2.4), the norm segments ~1.6, the rest ~2.
+// Logits move by the int8 rounding only: against a float32 (dequantized) runner both int8 paths
+// stay ~2.3e-2 off in the largest logit difference (MatMulNBits' and this one alike, ~1% of the
+// logits' range), so greedy tokens agree except where the top two are that close.
 import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { architectureOf, graphDtypeFor } from '../architectures/registry';
