@@ -77,7 +77,9 @@
 // Both runners in one process, alternating, 100M at context 128, wall / CPU ms per step (three
 // rounds): batch 32, 2 threads 29.3-30.1 / 51-53 -> 21.2-27.0 / 37; 1 thread 46 / 47-48 -> 31-32
 // / 33-34; batch 1, 2 threads 6.6-6.7 / 10.5-10.9 -> 5.3-5.4 / 6.0-6.2. A batch-32 step then:
-// attention ~9.4 ms, the GEMMs ~8 (the head's 2.4), the norm segments ~1.6, the rest ~2.
+// (23 ms, timers around each call) attention 8.4 ms, the GEMMs 11.3 (q, k, v and o 4.2, gate_up
+// 3.3, down 1.7, the head 2.1: slower than the same calls alone in bench/q8-gemm, as the runner
+// streams its ~110 MB of weights from memory every step), the norm segments 1.6, the rest ~1.7.
 // Logits move by the int8 rounding only: against a float32 (dequantized) runner both int8 paths
 // stay ~2.3e-2 off in the largest logit difference (MatMulNBits' and this one alike, ~1% of the
 // logits' range), so greedy tokens agree except where the top two are that close.
