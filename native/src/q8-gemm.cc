@@ -168,7 +168,7 @@ const TileFn kTiles[kTileRows][kTileGroups] = {
 };
 
 void gemm(const uint8_t* packed, const float* x, float* y, int m, int n, int k) {
-  static Quantized qa;  // calls come from the JS thread, one at a time
+  thread_local Quantized qa;  // the calling thread's quantized rows, reused between calls
   const int blocks = k / kBlock;
   qa.q.resize((size_t)m * k);
   qa.scale.resize((size_t)m * blocks);
@@ -178,13 +178,17 @@ void gemm(const uint8_t* packed, const float* x, float* y, int m, int n, int k) 
   const int groups = (n + kGroup - 1) / kGroup;
   const size_t groupStride = (size_t)blocks * kPackedBlock;
   const int colItems = (groups + kTileGroups - 1) / kTileGroups;
+  // The helpers read the caller's rows (qa is the caller's thread_local).
+  const int8_t* aq = qa.q.data();
+  const float* as = qa.scale.data();
+  const int32_t* ab = qa.bias.data();
   const int rowItems = (m + kChunkRows - 1) / kChunkRows;
   std::function<void(int)> fn = [&](int item) {
     const int g0 = (item % colItems) * kTileGroups, c = std::min(kTileGroups, groups - g0);
     const int r0 = (item / colItems) * kChunkRows, r1 = std::min(m, r0 + kChunkRows);
     for (int r = r0; r < r1; r += kTileRows) {
       const int rows = std::min(kTileRows, r1 - r);
-      kTiles[rows - 1][c - 1](qa.q.data() + (size_t)r * k, qa.scale.data() + (size_t)r * blocks, qa.bias.data() + (size_t)r * blocks, k,
+      kTiles[rows - 1][c - 1](aq + (size_t)r * k, as + (size_t)r * blocks, ab + (size_t)r * blocks, k,
                               packed + g0 * groupStride, groupStride, y + (size_t)r * n, n, g0 * kGroup);
     }
   };
