@@ -140,7 +140,8 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
     keepQuantized: opts.keepQuantized ?? true,
     quantAccuracyLevel: opts.quantAccuracyLevel,
     dtype: graphDtypeFor(config, 'causalLmSegments', opts.dtype),
-    q8Linears: native.q8Available && opts.nativeQ8Gemm !== false,
+    // A CUDA session keeps the linears on the device.
+    q8Linears: opts.device === 'cpu' && native.q8Available && opts.nativeQ8Gemm !== false,
   });
   // Choosing the segments looked at the linears' formats: that is not a segment's read.
   weights.forgetReads();
