@@ -12,7 +12,7 @@
 //                     logits_rows → picked_hidden [picked, hidden]
 //
 // Why (issue 16): MatMulNBits (accuracy level 4, int8 activations) measured 2.3-3.5x slower than
-// the addon's kernel at 8-512 rows on the 100M and 1.1B shapes and 1.1-2.4x at one row (the table
+// the addon's kernel at 8-512 rows on the 100M and 1.1B shapes and 1.2-2.6x at one row, one thread (the table
 // is in q8-gemm.cc's header); both quantize activations the same way (outputs within ~1e-6
 // relative), so greedy tokens stay the same. Whole-runner figures: segmented-runner.ts.
 import { GraphBuilder, BuiltModel, attrFloat, attrInt } from './graph-builder';

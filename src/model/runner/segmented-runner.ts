@@ -212,6 +212,7 @@ class ReadWeights implements ModelWeights {
     return this.weights.get(name);
   }
 
+  /** Forgets the reads so far (they were looks, not a segment's build). */
   forgetReads(): void {
     this.read.clear();
   }
