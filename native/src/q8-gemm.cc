@@ -46,6 +46,17 @@
 //   scaling; 2048x768 at one row with two threads (0.9x) was the pool's wake-up, hence the work
 //   threshold above, added after. Outputs agree with MatMulNBits' to 2e-7-1.2e-6 of the output's
 //   largest magnitude: it quantizes the activations the same way (round to nearest even).
+//   Two threads again with the threshold, the second core free this time (CPU 1.8-1.9x wall;
+//   `--threads 2 --rows 1,32,512 --rounds 1`), MatMulNBits / this kernel, us:
+//                     M=1           32              512
+//     768x768       17/5 3.3x     96/41 2.3x     1238/462 2.7x
+//     768x2048      31/16 1.9x   217/91 2.4x     3519/1125 3.1x
+//     2048x768      32/18 1.8x   210/89 2.4x     3097/1177 2.6x
+//     2048x2048     50/38 1.3x   477/201 2.4x    8630/2975 2.9x
+//     2048x256      13/5 2.9x     97/48 2.0x     1305/581 2.2x
+//     2048x5632    105/98 1.1x  1310/569 2.3x   22471/8918 2.5x
+//     5632x2048    108/84 1.3x  1507/538 2.8x   22816/8273 2.8x
+//   (this kernel 1100-1440 GOPS on both cores from 32 rows, ~1.9x its one-thread rate; MatMulNBits 400-560).
 // - Whole runner: src/model/runner/segmented-runner.ts (the Q8_0 path: graph/q8-linear-segments.ts).
 #include <node_api.h>
 
