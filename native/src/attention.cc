@@ -775,6 +775,7 @@ class Pool {
   ~Pool() { resize(0); }
 
   void resize(int helpers) {
+    std::lock_guard<std::mutex> caller(callers_);
     {
       std::unique_lock<std::mutex> lock(mu_);
       stop_ = true;
@@ -795,6 +796,10 @@ class Pool {
       for (int i = 0; i < n; i++) fn(i);
       return;
     }
+    // One job at a time: runners in two worker threads of one process (two engines, or a test
+    // that starts two servers) share this pool, and a second job would overwrite the first's
+    // fn_/next_/total_ while its helpers still read them.
+    std::lock_guard<std::mutex> caller(callers_);
     {
       std::unique_lock<std::mutex> lock(mu_);
       fn_ = &fn;
@@ -833,6 +838,7 @@ class Pool {
   }
 
   std::vector<std::thread> threads_;
+  std::mutex callers_;  // held by the thread whose job the pool runs
   std::mutex mu_;
   std::condition_variable cv_, done_;
   const std::function<void(int)>* fn_ = nullptr;

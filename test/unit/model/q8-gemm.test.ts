@@ -179,3 +179,42 @@ q8Describe(`segmented runner with the addon's Q8_0 linears${reason}`, () => {
     }
   });
 });
+
+q8Describe(`the addon's thread pool shared by two worker threads${reason}`, () => {
+  // Two engines in one process (or two servers in one test) step from different worker threads
+  // into the one pool; each job must run alone or the second overwrites the first's work list.
+  it('gives every caller its own product when jobs arrive from two threads at once', async () => {
+    const { Worker } = await import('node:worker_threads');
+    const { nativeAddonPath } = await import('../../../src/model/runner/native-attention');
+    const worker = (seed: number) =>
+      new Promise<{ mismatches: number; runs: number }>((resolve, reject) => {
+        const w = new Worker(
+          `const { parentPort, workerData } = require('node:worker_threads');
+           const addon = require(workerData.path);
+           addon.setThreads(2);
+           const [m, n, k] = [32, 1024, 256];
+           let s = workerData.seed;
+           const rand = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+           const codes = Uint8Array.from({ length: n * k }, () => Math.floor((rand() + 1) * 127.5));
+           const scales = Float32Array.from({ length: (n * k) / 32 }, () => 0.01 + Math.abs(rand()) * 0.01);
+           const x = Float32Array.from({ length: m * k }, rand);
+           const packed = addon.q8Pack(codes, scales, n, k);
+           const first = new Float32Array(m * n);
+           addon.q8Gemm(packed, x, first, m, n, k);
+           let mismatches = 0;
+           const y = new Float32Array(m * n);
+           const runs = 1000;
+           for (let r = 0; r < runs; r++) {
+             addon.q8Gemm(packed, x, y, m, n, k);
+             for (let i = 0; i < y.length; i++) if (y[i] !== first[i]) { mismatches++; break; }
+           }
+           parentPort.postMessage({ mismatches, runs });`,
+          { eval: true, workerData: { path: nativeAddonPath('native/build/Release/ortllm_native.node') ?? '', seed } },
+        );
+        w.once('message', resolve);
+        w.once('error', reject);
+      });
+    const results = await Promise.all([worker(7), worker(11)]);
+    for (const r of results) expect(r).toEqual({ mismatches: 0, runs: 1000 });
+  }, 60_000);
+});
