@@ -29,6 +29,13 @@
 // from two), not by FLOPs. At concurrency 1 the HTTP round trip (client, Fastify/Nest, tokenizer,
 // the hop to the engine worker and back; ~1.5-2 ms of a 4-6 ms request) is on top of a forward
 // that costs both sides the same, so 0.8x there needs the forward faster than transformers.js's.
+// Where a warm concurrency-1 request's CPU went (16 tokens, per-thread /proc times over 1,500-3,000
+// sequential requests, perf for the split): the HTTP thread 1.1-1.4 ms (Fastify and Nest, class-
+// validator, tokenizer, metrics, response serialization and socket writes, each 5-15% of it), V8's
+// background threads 0.4, the engine worker 3.0-3.4 (~90% of it onnxruntime: the calling thread's
+// share of the forward), onnxruntime's other intra-op thread 1.5-2.0. Gemm is 89% of the forward's
+// node time (onnxruntime's profiler); a lone 1x16 forward took p50 3.7-3.9 ms alone against a
+// served request's 6.0 at the time.
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
