@@ -14,10 +14,11 @@
 // FLOPs per embedding, counting multiply-adds as 2: per token and layer the linear layers
 // 2(4H^2 + 2HI) = 3,538,944 (H 384, I 1536) and attention's QK^T and AV 4SH, times 6 layers and S
 // tokens: 342.1 MFLOP at 16 tokens, 2.869 GFLOP at 128 (LayerNorm, softmax, GELU under 1%). The
-// fp32 FMA peak of these cores (AMD EPYC Zen 5, AVX-512 with 512-bit FMA units; 12 independent
-// vfmadd231ps zmm chains per thread, FLOPs per CPU-second of the thread, so other tenants' load
-// does not count): 263 GFLOP/s per core (64 FLOP per cycle at ~4.1 GHz; ymm 131), 526 for the 2.
-// transformers.js at 32 concurrent: 891-939 embeddings/s at 16 tokens = 305-321 GFLOP/s (58-61%
+// fp32 FMA peak of these cores (AMD EPYC Zen 5, AVX-512 with 512-bit FMA units), measured by
+// `node dist/bench/fma-peak.js` (12 independent vfmadd231ps chains per thread): 264-268 GFLOP per
+// CPU-second of a thread (64 FLOP per cycle at ~4.1 GHz; ymm 131-135), 529 GFLOP/s over wall time
+// with both cores, i.e. at most ~1,570 embeddings/s at 16 tokens and ~187/s at 128.
+// transformers.js at 32 concurrent: 891-939 embeddings/s at 16 tokens = 305-321 GFLOP/s (57-60%
 // of that peak); 96/s at 128 tokens = 275 GFLOP/s (52%). Twice that is 610-642 and 551 GFLOP/s,
 // above the peak: >= 2x at 32 concurrent is out of reach for the same fp32 weights on 2 of these
 // cores, whatever the serving. ortllm reached 771/s at 16 tokens (264 GFLOP/s, the HTTP server
