@@ -8,6 +8,7 @@
 // Options: --models stories260K,100M[,100M-q8_0,100m-gguf,1b-gguf]  --contexts 128,512  --batches 1,8,32,64  --seconds 2
 //          --threads N (intra-op and attention-kernel threads; default every core)
 //          --attention native|graph (default: native when the addon is built)  --kv-cache-dtype float16|bfloat16
+//          --native-q8-gemm off (Q8_0 linears in MatMulNBits even on an AVX512-VNNI CPU; q8-linear-segments.ts)
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { quantizeQ8_0 } from '../src/model/gguf/quantize';
@@ -26,6 +27,7 @@ interface Args {
   threads?: number;
   attention?: 'native' | 'graph';
   kvCacheDtype?: 'float16' | 'bfloat16';
+  nativeQ8Gemm: boolean;
 }
 
 const BLOCK_SIZE = 16;
@@ -45,6 +47,7 @@ function parseArgs(argv: string[]): Args {
     threads: threads ? Number(threads) : undefined,
     attention: get('--attention') as Args['attention'],
     kvCacheDtype: get('--kv-cache-dtype') as Args['kvCacheDtype'],
+    nativeQ8Gemm: get('--native-q8-gemm') !== 'off',
   };
 }
 
@@ -106,6 +109,7 @@ async function benchModel(name: string, args: Args): Promise<string[]> {
     intraOpThreads: args.threads,
     ...(args.attention ? { attention: args.attention } : {}),
     ...(args.kvCacheDtype ? { kvCacheDtype: args.kvCacheDtype } : {}),
+    nativeQ8Gemm: args.nativeQ8Gemm,
   });
   touchKvCache(runner);
   const rows = [`${name}: runner created in ${((performance.now() - t0) / 1000).toFixed(1)} s`];

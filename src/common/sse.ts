@@ -11,6 +11,28 @@
 // client that takes nothing for --stream-stall-timeout seconds is disconnected, which aborts its
 // request and frees its KV cache.
 //
+// What a streamed chunk costs the HTTP thread (issue 16; bench/stream-overhead.js: the real app
+// over a stand-in engine worker, 64-token streams, the HTTP thread's own CPU; --cpu-prof and perf
+// on the served stories260K agree): ~60 us per chunk at 1 stream, ~17-21 us at 32. The socket
+// write is the largest single part: a writev of one ~200-byte frame to a loopback client costs
+// 20-22 us at 1 stream (the kernel wakes the reader inside it) and ~5 us at 32. Then each
+// request's own work spread over its chunks (parse, routing and hooks, class-validator,
+// tokenizing, the add message, metrics: ~0.36 ms a request alone, ~0.6-1.2 ms while the engine's
+// threads hold the cores, which is most of the 32-stream bench's TTFT), and the chunk's own path
+// (worker message, OutputStream, the generators, the chunk object, JSON, SSE and chunked framing:
+// ~2.5 us).
+// Not taken: one writev per connection per event-loop turn (each socket corked at its first frame
+// of the turn, all uncorked in one setImmediate), so the frames of several steps handled in one
+// turn go out together. Served stories260K (perf stat on the server): writev calls per token
+// 1.01 -> 0.47-0.92 at 32 streams, 1.01 -> 0.49-0.95 at 1; bench/stream-overhead at 32 streams,
+// HTTP-thread CPU per chunk 18.3 -> 16.8 us (median of 5 interleaved runs) and 21.3 -> 19.9
+// (median of 4), 1 stream unchanged; served tok/s at 32 streams, 6 alternating rounds, median
+// ~13.4k -> ~16.4k with rounds from 9.8k to 22.2k either way. But with it, test/e2e/backpressure
+// saw the server's RSS grow 20-51 MiB in the 2 s after its stalled streams were paused in 6 of
+// 15 runs (main's build: 0 of 4, this one without the cork 0 of 5, growth <= 0.2 MiB), also when
+// sockets with unsent bytes were left uncorked: a bounded-memory guarantee is worth more than
+// ~2 us a chunk.
+//
 // Usage (common/respond.ts does this for every generation route):
 //   const sse = new SseStream(reply);
 //   await sse.pipe(serving.stream(prepared, sse.signal));

@@ -333,6 +333,18 @@ export class EngineCoreHost {
    *   17.25 / 17.12: no clear gain.
    * Each HTTP-side stage before the add is 0.1-0.35 ms of many small costs. Cutting one is within
    * this machine's noise on E2E (~15 ms).
+   * At 32 streams (stories260K served, short prompts, 64 tokens; per-thread CPU from /proc over
+   * each run): the worker thread spends ~29-36 us per token (~1 ms a step against the runner's
+   * 0.63-0.66 ms batch-32 step: the engine core's ~0.22 ms, bench/engine-overhead, and the step
+   * message), the HTTP thread ~20-25 (common/sse.ts has its breakdown), the load generator ~15:
+   * ~80 us of CPU per token on 2 cores is the ~24k tok/s ceiling the quiet runs reach. So every
+   * microsecond of any thread counts there, and so does the machine's other load. Also not taken,
+   * measured with two servers up side by side, runs alternating (tok/s):
+   * - The worker thread at nice +5 for 32 streams: 19,961 / 19,133 against 23,848 / 24,350 at
+   *   nice 0 in the two quiet rounds (1 stream the same, 5,230 / 5,183 against 5,108 / 5,198).
+   * - The HTTP thread at nice +5 (set after the worker started, so only it and the threads it
+   *   starts later), 100M Q8_0 at 32 streams: 785 / 673 against 938 / 655. Its ~2 ms of CPU a
+   *   step is not what stretches the 100M model's step under load.
    */
   private async run(): Promise<void> {
     try {
