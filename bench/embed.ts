@@ -7,7 +7,36 @@
 // way it skews throughput. Prints figures, asserts nothing.
 // Knobs: BENCH_EMBED_CONCURRENCY=1,8,32  BENCH_EMBED_TOKENS=16,128  BENCH_EMBED_ROUNDS=4 (requests =
 // rounds x concurrency, at least 16)  BENCH_EMBED_REPEATS=3 (alternating runs per cell, best kept)
-// BENCH_EMBED_FORMAT=float|base64  BENCH_SKIP_PEER=1.
+// BENCH_EMBED_FORMAT=float|base64  BENCH_EMBED_WARMUP=400 (inputs each side embeds before a length's
+// cells)  BENCH_SKIP_PEER=1.
+//
+// What the cores allow (the targets were >= 2x transformers.js at 32 concurrent, >= 0.8x at 1).
+// FLOPs per embedding, counting multiply-adds as 2: per token and layer the linear layers
+// 2(4H^2 + 2HI) = 3,538,944 (H 384, I 1536) and attention's QK^T and AV 4SH, times 6 layers and S
+// tokens: 342.1 MFLOP at 16 tokens, 2.869 GFLOP at 128 (LayerNorm, softmax, GELU under 1%). The
+// fp32 FMA peak of these cores (AMD EPYC Zen 5, AVX-512 with 512-bit FMA units), measured by
+// `node dist/bench/fma-peak.js` (12 independent vfmadd231ps chains per thread): 264-268 GFLOP per
+// CPU-second of a thread (64 FLOP per cycle at ~4.1 GHz; ymm 131-135), 529 GFLOP/s over wall time
+// with both cores, i.e. at most ~1,570 embeddings/s at 16 tokens and ~187/s at 128.
+// transformers.js at 32 concurrent: 891-939 embeddings/s at 16 tokens = 305-321 GFLOP/s (57-60%
+// of that peak); 96/s at 128 tokens = 275 GFLOP/s (52%). Twice that is 610-642 and 551 GFLOP/s,
+// above the peak: >= 2x at 32 concurrent is out of reach for the same fp32 weights on 2 of these
+// cores, whatever the serving. ortllm reached 771/s at 16 tokens (264 GFLOP/s, the HTTP server
+// and the load generator on the same cores) and 118/s at 128 (339 GFLOP/s). Its forward alone
+// (bench/embed-forward, 14 x 16 tokens, one thread) runs its Gemms at 217 GFLOP per CPU-second
+// (83% of a core's peak) and the whole forward at 187; at 32 concurrent the server spent 2.5-3.0
+// ms of CPU per 16-token embedding, 1.8 of them in onnxruntime. A lone 16-token forward is bound
+// by streaming the weights (42 MB of fp32 per forward against 24-27 GB/s from one thread, 35-37
+// from two), not by FLOPs. At concurrency 1 the HTTP round trip (client, Fastify/Nest, tokenizer,
+// the hop to the engine worker and back; ~1.5-2 ms of a 4-6 ms request) is on top of a forward
+// that costs both sides the same, so 0.8x there needs the forward faster than transformers.js's.
+// Where a warm concurrency-1 request's CPU went (16 tokens, per-thread /proc times over 1,500-3,000
+// sequential requests, perf for the split): the HTTP thread 1.1-1.4 ms (Fastify and Nest, class-
+// validator, tokenizer, metrics, response serialization and socket writes, each 5-15% of it), V8's
+// background threads 0.4, the engine worker 3.0-3.4 (~90% of it onnxruntime: the calling thread's
+// share of the forward), onnxruntime's other intra-op thread 1.5-2.0. Gemm is 89% of the forward's
+// node time (onnxruntime's profiler); a lone 1x16 forward took p50 3.7-3.9 ms alone against a
+// served request's 6.0 at the time.
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -86,6 +115,14 @@ function ownCpuMs(): number {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1000;
 }
+
+/**
+ * Inputs each side embeds before the first measured cell of a length. The server's per-request
+ * JavaScript (Fastify, Nest, validation, tokenizer, metrics, the worker's step) runs interpreted
+ * until V8 has seen it often: with 8 warm-up inputs the first cell (16 tokens, concurrency 1, 16
+ * requests) was measured on a cold HTTP thread.
+ */
+const WARMUP_INPUTS = 400;
 
 /** How long settle() watches at a time, and at most in all. */
 const SETTLE_WINDOW_MS = 50;
@@ -244,6 +281,7 @@ async function main(): Promise<void> {
   const rounds = envNumbers('BENCH_EMBED_ROUNDS', '4')[0] ?? 4;
   const repeats = envNumbers('BENCH_EMBED_REPEATS', '3')[0] ?? 3;
   const format = process.env.BENCH_EMBED_FORMAT === 'base64' ? 'base64' : 'float';
+  const warmup = envNumbers('BENCH_EMBED_WARMUP', String(WARMUP_INPUTS))[0] ?? WARMUP_INPUTS;
   const modelDir = ensureBenchBert(cacheDir);
   const server = await startServer(process.execPath, [join(repoRoot, 'dist/src/main.js'), 'serve', modelDir, '--host', '127.0.0.1', '--port', '0', '--disable-uvicorn-access-log'], repoRoot, 'ortllm');
   const peer = process.env.BENCH_SKIP_PEER ? null : await loadPeer(modelDir);
@@ -253,9 +291,10 @@ async function main(): Promise<void> {
   try {
     if (peer) await checkSameEmbeddings(server.baseUrl, peer);
     for (const tokens of lengths) {
-      // Warm both up (session creation, first-run allocations) on inputs of this length.
-      await loadOrtllm(server, texts(8, tokens, 999), 4, format);
-      if (peer) await loadTransformersJs(peer, texts(8, tokens, 999), 4);
+      // Warm both up on inputs of this length: session creation, first-run allocations, and V8's
+      // tiering of each side's JavaScript (see WARMUP_INPUTS).
+      await loadOrtllm(server, texts(warmup, tokens, 999), 8, format);
+      if (peer) await loadTransformersJs(peer, texts(warmup, tokens, 999), 8);
       for (const concurrency of levels) {
         const inputs = texts(Math.max(16, rounds * concurrency), tokens, concurrency);
         // Alternate the two sides `repeats` times and keep each side's best run: on a machine shared

@@ -34,6 +34,31 @@ export function maxRunPositions(intermediateSize: number): number {
   return Math.max(64, Math.floor(RUN_ACTIVATION_BYTES / (4 * intermediateSize)));
 }
 
+/**
+ * How long the runner's idle intra-op threads spin before they sleep (session.ts). A run is ~100
+ * nodes; without spinning each parallel section wakes the sleeping helper, and a lone short
+ * input's forward waits on those wakes. Measured served (MiniLM-shaped BERT, sequential
+ * /v1/embeddings of 16-token inputs, 1,500 per run after 100 to warm up, 2 cores, runs of the
+ * settings interleaved, two rounds): never spinning 209.7 / 201.0 embeddings/s (p50 4.32 / 4.68
+ * ms, server CPU 6.29 / 6.71 ms each), 10 us 241.8 / 231.5 (3.76 / 4.00, 5.88 / 6.13), 25 us
+ * 242.5 / 225.0 (3.74 / 4.02, 5.93 / 6.31), 50 us 245.2 / 227.1 (3.59 / 3.95, 5.85 / 6.25), 100 us
+ * 230.8 / 201.7, 1000 us 233.0 / 233.8 at 6.87 / 6.69 ms of CPU; unbounded spinning (onnxruntime's
+ * default; two earlier 400-request runs) p50 4.93 / 5.22 ms against 5.37 / 6.12, at 10.0 / 10.4
+ * ms of CPU against 7.3 / 7.7; spinning within runs only (session.force_spinning_stop) 185.7 /
+ * 218.3 against 144.7 / 198.6, but 8-13% fewer embeddings/s at 32 concurrent. At 32 concurrent
+ * (2,500 requests) 25 us was within the noise of never spinning: 621.5 / 553.5 / 569.7 against
+ * 635.8 / 575.5 / 553.3 embeddings/s, server CPU 2.74-3.06 against 2.62-3.06 ms each; 50 us 576.4
+ * / 492.0 at 3.00-3.09 ms. Those runs had the machine's load average at 2-3 (2 cores). With other
+ * tenants at 4-7 the gain was gone: 8 interleaved 1,000-request runs at concurrency 1, 25 us 152.0 /
+ * 160.4 / 177.6 / 171.3 embeddings/s against 192.2 / 145.1 / 173.4 / 159.5, server CPU 6.11-7.03
+ * against 5.73-6.25 ms each (a helper that spins while another process wants the core takes its
+ * turn from it); 128-token inputs within that noise either way. 0 turns it off.
+ * Thread count, for the record (runner alone, interleaved): one intra-op thread instead of two ran
+ * a lone 1x16 forward in 4.2-4.5 ms against 3.4-4.2 (best of 200), and 14x16 in 25.6 ms wall /
+ * 26.1 ms CPU against 17.0 / 32.2; the engine keeps every core (core-host.ts).
+ */
+export const POOLING_SPIN_MICROSECONDS = 25;
+
 export interface PoolingRunnerOptions extends SessionSettings {
   /** Keep GGML-quantized weights quantized (MatMulNBits); default true. */
   keepQuantized?: boolean;
@@ -49,9 +74,14 @@ export async function createPoolingRunner(model: LoadedModel, opts: PoolingRunne
   if (!graphs.pooling) throw new Error(`${config.architecture} models cannot be served for pooling`);
   const dtype = graphDtypeFor(config, 'pooling', opts.dtype);
   const built = graphs.pooling(config, weights, output, { keepQuantized: opts.keepQuantized ?? true, maxPositions: model.contextLength, dtype });
-  const session = await createSession(built, { device: opts.device, intraOpThreads: opts.intraOpThreads });
+  const session = await createSession(built, poolingSessionSettings(opts));
   const outputSize = output.kind === 'classifier' ? output.numLabels : config.hiddenSize;
   return new GraphPoolingRunner(config, session, output.pooling, outputSize);
+}
+
+/** The session settings a pooling runner runs with: the options', with a bounded spin unless they say otherwise. */
+export function poolingSessionSettings(opts: PoolingRunnerOptions): SessionSettings {
+  return { device: opts.device, intraOpThreads: opts.intraOpThreads, spinMicroseconds: opts.spinMicroseconds ?? POOLING_SPIN_MICROSECONDS };
 }
 
 class GraphPoolingRunner implements PoolingRunner {

@@ -41,6 +41,11 @@ export interface SessionSettings {
   intraOpThreads?: number;
   /** onnxruntime's CPU memory arena; off unless the runner kind measured a gain (see below). */
   memoryArena?: boolean;
+  /**
+   * How long (microseconds) an idle intra-op thread spins for more work before it sleeps; 0 or
+   * unset: it sleeps at once (see allow_spinning below). For runners measured to gain from it.
+   */
+  spinMicroseconds?: number;
 }
 
 /** Set by bench/profile.ts: sessions created from then on write onnxruntime's profile. */
@@ -52,10 +57,12 @@ export function profileSessionsInto(prefix: string): Array<{ endProfiling(): voi
   return profiling.sessions;
 }
 
-function sessionOptions(settings: SessionSettings): ort.InferenceSession.SessionOptions {
+export function sessionOptions(settings: SessionSettings): ort.InferenceSession.SessionOptions {
   if (settings.intraOpThreads !== undefined && (!Number.isInteger(settings.intraOpThreads) || settings.intraOpThreads < 0)) {
     throw new Error(`intraOpThreads must be a non-negative integer, got ${settings.intraOpThreads}`);
   }
+  const spin = settings.spinMicroseconds ?? 0;
+  if (!Number.isInteger(spin) || spin < 0) throw new Error(`spinMicroseconds must be a non-negative integer, got ${settings.spinMicroseconds}`);
   return {
     executionProviders: [settings.device],
     graphOptimizationLevel: 'all',
@@ -70,8 +77,8 @@ function sessionOptions(settings: SessionSettings): ort.InferenceSession.Session
     // steps allocate large buffers every run opts in through `memoryArena` (the Whisper runner).
     enableCpuMemArena: settings.memoryArena ?? false,
     ...(settings.intraOpThreads ? { intraOpNumThreads: settings.intraOpThreads } : {}),
-    // Intra-op threads never spin. Each session has its own pool, and a segmented step runs one
-    // session per layer with the native attention kernel's threads between runs, so pools left
+    // Intra-op threads never spin by default. Each session has its own pool, and a segmented
+    // step runs one session per layer with the native attention kernel's threads between runs, so pools left
     // spinning after their run (allow_spinning 1) take the cores from the next: 100M Q8_0,
     // runner alone batch 1 175 -> 91 tok/s, served 1 stream 171 -> 18. Spinning only inside a
     // run (allow_spinning 1 with session.force_spinning_stop 1) gains at 1 stream and loses
@@ -87,7 +94,10 @@ function sessionOptions(settings: SessionSettings): ort.InferenceSession.Session
     // embedding; two interleaved runs each, on a loaded machine). onnxruntime-node's RunOptions
     // carry no config entries (only logSeverityLevel and tag reach the native run), so spinning
     // cannot be chosen per step.
-    extra: { session: { intra_op: { allow_spinning: '0' } } },
+    // A bounded spin (session.intra_op.spin_duration_us, onnxruntime 1.26+) is another matter: the
+    // threads spin through the short gaps between a run's parallel sections but sleep within
+    // microseconds of its end. The pooling runner takes it (pooling-runner.ts has the figures).
+    extra: { session: { intra_op: spin > 0 ? { allow_spinning: '1', spin_duration_us: String(spin) } : { allow_spinning: '0' } } },
     ...(profiling ? { enableProfiling: true, profileFilePrefix: profiling.prefix } : {}),
   };
 }
