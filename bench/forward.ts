@@ -7,12 +7,13 @@
 //
 // Options: --models stories260K,100M[,100M-q8_0,100m-gguf,1b-gguf]  --contexts 128,512  --batches 1,8,32,64  --seconds 2
 //          --threads N (intra-op and attention-kernel threads; default every core)
-//          --attention native|graph (default: native when the addon is built)  --kv-cache-dtype float16|bfloat16
+//          --attention native|graph (default: native when the addon is built)  --kv-cache-dtype float16|bfloat16|fp8|fp8_e4m3|fp8_e5m2
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { quantizeQ8_0 } from '../src/model/gguf/quantize';
 import { loadModel } from '../src/model/load-model';
-import { createRunner } from '../src/model/runner';
+import { createRunner, resolveKvCacheDtype } from '../src/model/runner';
+import type { KvCacheDtypeFlag } from '../src/model/runner/kv-dtype';
 import { LoadedModel, ModelRunner, ModelWeights, WeightTensor } from '../src/model/types';
 import { llamaConfig, randomModel } from './random-llama';
 import { BENCH_100M_CONFIG, ensureBenchModel } from './random-model';
@@ -25,7 +26,7 @@ interface Args {
   seconds: number;
   threads?: number;
   attention?: 'native' | 'graph';
-  kvCacheDtype?: 'float16' | 'bfloat16';
+  kvCacheDtype?: KvCacheDtypeFlag;
 }
 
 const BLOCK_SIZE = 16;
@@ -105,7 +106,7 @@ async function benchModel(name: string, args: Args): Promise<string[]> {
     device: 'cpu',
     intraOpThreads: args.threads,
     ...(args.attention ? { attention: args.attention } : {}),
-    ...(args.kvCacheDtype ? { kvCacheDtype: args.kvCacheDtype } : {}),
+    ...(args.kvCacheDtype ? { kvCacheDtype: resolveKvCacheDtype(model, args.kvCacheDtype) } : {}),
   });
   touchKvCache(runner);
   const rows = [`${name}: runner created in ${((performance.now() - t0) / 1000).toFixed(1)} s`];

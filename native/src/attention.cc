@@ -172,8 +172,17 @@ struct Shape {
   float scale;
 };
 
-// What the cache arrays hold: float32, IEEE half, or bfloat16 (the upper half of a float32).
-enum KvType { kF32 = 0, kF16 = 1, kBF16 = 2 };
+// What the cache arrays hold: float32, IEEE half, bfloat16 (the upper half of a float32), or one of
+// the two OCP 8-bit floats (--kv-cache-dtype fp8_e4m3 / fp8_e5m2, vLLM's fp8 caches at scale 1.0):
+// E4M3FN (bias 7, no infinities, NaN = S.1111.111, max finite 448) and E5M2 (bias 15, IEEE-like,
+// max finite 57344; the upper byte of an IEEE half).
+enum KvType { kF32 = 0, kF16 = 1, kBF16 = 2, kE4M3 = 3, kE5M2 = 4 };
+
+// Bytes per cache element.
+template <KvType T>
+constexpr size_t kvBytes() {
+  return T == kF32 ? 4 : T == kF16 || T == kBF16 ? 2 : 1;
+}
 
 struct Call {
   const float* q;
@@ -374,6 +383,54 @@ void loadBF16(const void* base, size_t at, int n, float* dst) {
   for (int i = 0; i < n; i++) dst[i] = bf16ToFloat(p[i]);
 }
 
+// ---------------------------------------------------------------- 8-bit floats (scalar)
+// Decoding: exact (every 8-bit value is a float32). E4M3FN has no infinities: S.1111.111 is NaN.
+inline float e4m3ToFloat(uint8_t b) {
+  const int e = (b >> 3) & 0xf, m = b & 7;
+  float mag = e == 15 && m == 7 ? NAN : e == 0 ? std::ldexp((float)m, -9) : std::ldexp((float)(8 + m), e - 10);
+  return b & 0x80 ? -mag : mag;
+}
+
+inline float e5m2ToFloat(uint8_t b) { return halfToFloat((uint16_t)(b << 8)); }
+
+// Encoding as vLLM's CUDA caches do (__nv_cvt_float_to_fp8 with __NV_SATFINITE): round to nearest
+// even, magnitudes past the largest finite value (infinities included) saturate to it, NaN stays
+// NaN (0x7f: a NaN in both formats), the sign is kept (-0 included). M mantissa bits, exponent
+// bias B, MAXCODE the largest finite magnitude's code. Normal results round on the float32 bits
+// (carries run into the exponent); subnormal ones (uniform steps of 2^(1-B-M)) as an integer
+// count of steps, which may round up to the smallest normal (code 2^M). The AVX2 version below
+// computes the same thing eight at a time.
+template <int M, int B, int MAXCODE>
+inline uint8_t floatToFp8(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint8_t sign = (uint8_t)((x >> 24) & 0x80);
+  const uint32_t abs = x & 0x7fffffff;
+  if (abs > 0x7f800000) return 0x7f;
+  int32_t code;
+  if (abs >= (uint32_t)(128 - B) << 23) {
+    constexpr int shift = 23 - M;
+    code = (int32_t)((abs + (1u << (shift - 1)) - 1 + ((abs >> shift) & 1)) >> shift) - ((127 - B) << M);
+  } else {
+    float a;
+    std::memcpy(&a, &abs, 4);
+    code = (int32_t)std::nearbyint(a * std::ldexp(1.0f, B - 1 + M));
+  }
+  return (uint8_t)(sign | std::min(code, MAXCODE));
+}
+
+inline uint8_t floatToE4M3(float f) { return floatToFp8<3, 7, 0x7e>(f); }
+inline uint8_t floatToE5M2(float f) { return floatToFp8<2, 15, 0x7b>(f); }
+
+void loadE4M3(const void* base, size_t at, int n, float* dst) {
+  const uint8_t* p = (const uint8_t*)base + at;
+  for (int i = 0; i < n; i++) dst[i] = e4m3ToFloat(p[i]);
+}
+void loadE5M2(const void* base, size_t at, int n, float* dst) {
+  const uint8_t* p = (const uint8_t*)base + at;
+  for (int i = 0; i < n; i++) dst[i] = e5m2ToFloat(p[i]);
+}
+
 #ifdef ORTLLM_X86
 // ---------------------------------------------------------------- AVX2 + FMA + F16C kernel
 #define AVX2_FN __attribute__((target("avx2,fma,f16c")))
@@ -416,10 +473,31 @@ AVX2_FN inline __m256 reduce8(__m256 a0, __m256 a1, __m256 a2, __m256 a3, __m256
   return _mm256_add_ps(lo, hi);
 }
 
+// Eight 8-bit floats as IEEE halves (eight 16-bit lanes). E5M2 is a half's upper byte. E4M3FN's
+// fields move one bit right inside the upper byte (S.EEEE.MMM -> S.0EEEE.MMM0000000): the half then
+// holds the value times 2^-8 (normal and subnormal alike), which the kernel folds into its score
+// scale and output (fp8Factor), and its NaN S.1111.111 (which would read as 1.875) is made a NaN.
+template <KvType T>
+AVX2_FN inline __m128i fp8ToHalves(__m128i bytes) {
+  const __m128i h = _mm_unpacklo_epi8(_mm_setzero_si128(), bytes);
+  if constexpr (T == kE5M2) return h;
+  const __m128i moved = _mm_and_si128(_mm_srai_epi16(h, 1), _mm_set1_epi16((short)0xbfff));
+  const __m128i nan = _mm_cmpeq_epi16(_mm_and_si128(moved, _mm_set1_epi16(0x7fff)), _mm_set1_epi16(0x3f80));
+  return _mm_or_si128(moved, _mm_and_si128(nan, _mm_set1_epi16(0x7e00)));
+}
+
+// What the SIMD kernels' widened values are short of the stored ones by (see fp8ToHalves).
+template <KvType T>
+constexpr float fp8Factor() {
+  return T == kE4M3 ? 256.0f : 1.0f;
+}
+
 template <KvType T>
 AVX2_FN inline __m256 load8(const void* base, size_t at) {
   if constexpr (T == kF32) {
     return _mm256_loadu_ps((const float*)base + at);
+  } else if constexpr (T == kE4M3 || T == kE5M2) {
+    return _mm256_cvtph_ps(fp8ToHalves<T>(_mm_loadl_epi64((const __m128i*)((const uint8_t*)base + at))));
   } else {
     const __m128i raw = _mm_loadu_si128((const __m128i*)((const uint16_t*)base + at));
     if constexpr (T == kF16) return _mm256_cvtph_ps(raw);
@@ -458,7 +536,7 @@ AVX2_FN inline void scoresTransposed(const float* const* qp, const float* kt, in
 // The cache viewed from `elements` further on (another KV head's columns).
 template <KvType T>
 inline const void* shifted(const void* base, size_t elements) {
-  return (const char*)base + elements * (T == kF32 ? 4 : 2);
+  return (const char*)base + elements * kvBytes<T>();
 }
 
 // Eight keys' scores for one query vector: eight dot products, one reduction.
@@ -581,7 +659,7 @@ inline void spanRows(const Shape& s, const int32_t* table, size_t kvStride, size
 template <KvType T>
 AVX2_FN inline void prefetchRows(const void* base, const size_t* at, int n, size_t bytes) {
   for (int j = 0; j < n; j++) {
-    const char* p = (const char*)base + at[j] * (T == kF32 ? 4 : 2);
+    const char* p = (const char*)base + at[j] * kvBytes<T>();
     const char* end = p + bytes;
     for (p = (const char*)((uintptr_t)p & ~(uintptr_t)63); p < end; p += 64) _mm_prefetch(p, _MM_HINT_T1);
   }
@@ -606,6 +684,12 @@ template <KvType T>
 AVX512_FN inline __m512 load16(const void* base, size_t at) {
   if constexpr (T == kF32) {
     return _mm512_loadu_ps((const float*)base + at);
+  } else if constexpr (T == kE4M3 || T == kE5M2) {
+    const __m256i h = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i*)((const uint8_t*)base + at))), 8);
+    if constexpr (T == kE5M2) return _mm512_cvtph_ps(h);
+    const __m256i moved = _mm256_and_si256(_mm256_srai_epi16(h, 1), _mm256_set1_epi16((short)0xbfff));
+    const __m256i nan = _mm256_cmpeq_epi16(_mm256_and_si256(moved, _mm256_set1_epi16(0x7fff)), _mm256_set1_epi16(0x3f80));
+    return _mm512_cvtph_ps(_mm256_or_si256(moved, _mm256_and_si256(nan, _mm256_set1_epi16(0x7e00))));
   } else {
     const __m256i raw = _mm256_loadu_si256((const __m256i*)((const uint16_t*)base + at));
     if constexpr (T == kF16) return _mm512_cvtph_ps(raw);
@@ -700,6 +784,35 @@ AVX2_FN void narrowRowAvx2(const float* src, uint16_t* dst, size_t n, KvType kvT
 }
 #endif
 
+// New K/V rows as 8-bit floats, eight at a time: floatToFp8's arithmetic in 32-bit lanes (the
+// normal and the subnormal result both computed, the right one picked), then packed to bytes.
+template <int M, int B, int MAXCODE>
+AVX2_FN void narrowRowFp8Avx2(const float* src, uint8_t* dst, size_t n) {
+  constexpr int shift = 23 - M;
+  const __m256i absMask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+  const __m256i roundBias = _mm256_set1_epi32((1 << (shift - 1)) - 1), one = _mm256_set1_epi32(1);
+  const __m256i rebias = _mm256_set1_epi32((127 - B) << M), smallestNormal = _mm256_set1_epi32(((128 - B) << 23) - 1);
+  const __m256i maxCode = _mm256_set1_epi32(MAXCODE), nanCode = _mm256_set1_epi32(0x7f), signBit = _mm256_set1_epi32(0x80);
+  const __m256 steps = _mm256_set1_ps(std::ldexp(1.0f, B - 1 + M));
+  size_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256i x = _mm256_castps_si256(_mm256_loadu_ps(src + j));
+    const __m256i abs = _mm256_and_si256(x, absMask);
+    const __m256i normal = _mm256_sub_epi32(
+        _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(abs, roundBias), _mm256_and_si256(_mm256_srli_epi32(abs, shift), one)), shift), rebias);
+    const __m256i subnormal = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_castsi256_ps(abs), steps));  // MXCSR: nearest even
+    __m256i code = _mm256_blendv_epi8(subnormal, normal, _mm256_cmpgt_epi32(abs, smallestNormal));
+    code = _mm256_min_epi32(code, maxCode);
+    code = _mm256_blendv_epi8(code, nanCode, _mm256_cmpgt_epi32(abs, inf));
+    code = _mm256_or_si256(code, _mm256_and_si256(_mm256_srli_epi32(x, 24), signBit));
+    // Eight 32-bit lanes (each below 256) to eight bytes in order.
+    const __m256i words = _mm256_permute4x64_epi64(_mm256_packus_epi32(code, code), 0x08);
+    const __m128i bytes = _mm_packus_epi16(_mm256_castsi256_si128(words), _mm256_castsi256_si128(words));
+    _mm_storel_epi64((__m128i*)(dst + j), bytes);
+  }
+  for (; j < n; j++) dst[j] = floatToFp8<M, B, MAXCODE>(src[j]);
+}
+
 // The SIMD kernels this CPU runs, best last; attention uses `simdLevel` (the best, unless
 // setSimd asked for less: the tests run every level against the same reference).
 enum SimdLevel { kPortable = 0, kAvx2 = 1, kAvx512 = 2 };
@@ -730,6 +843,14 @@ void narrowRow(const float* src, uint16_t* dst, size_t n, KvType kvType) {
   for (size_t j = 0; j < n; j++) dst[j] = narrow(src[j]);
 }
 
+void narrowRowFp8(const float* src, uint8_t* dst, size_t n, KvType kvType) {
+#ifdef ORTLLM_X86
+  if (useAvx2()) return kvType == kE4M3 ? narrowRowFp8Avx2<3, 7, 0x7e>(src, dst, n) : narrowRowFp8Avx2<2, 15, 0x7b>(src, dst, n);
+#endif
+  uint8_t (*narrow)(float) = kvType == kE4M3 ? floatToE4M3 : floatToE5M2;
+  for (size_t j = 0; j < n; j++) dst[j] = narrow(src[j]);
+}
+
 #ifdef ORTLLM_X86
 template <KvType T>
 void attendSimd(const Call& c, const Item& it) {
@@ -743,23 +864,24 @@ void attendSimd(const Call& c, const Item& it) {
 void attendItem(const Call& c, const Item& it) {
 #ifdef ORTLLM_X86
   if (simdLevel >= kAvx2 && c.shape.headDim % 8 == 0) {
-    if (c.kvType == kF16)
-      attendSimd<kF16>(c, it);
-    else if (c.kvType == kBF16)
-      attendSimd<kBF16>(c, it);
-    else
-      attendSimd<kF32>(c, it);
-    return;
+    switch (c.kvType) {
+      case kF16: return attendSimd<kF16>(c, it);
+      case kBF16: return attendSimd<kBF16>(c, it);
+      case kE4M3: return attendSimd<kE4M3>(c, it);
+      case kE5M2: return attendSimd<kE5M2>(c, it);
+      default: return attendSimd<kF32>(c, it);
+    }
   }
 #endif
   for (int h = 0; h < it.heads; h++) {
     const Item one{it.seq, it.kvHead + h, it.row0, it.rows, 1};
-    if (c.kvType == kF16)
-      attendGeneric(c, one, loadF16);
-    else if (c.kvType == kBF16)
-      attendGeneric(c, one, loadBF16);
-    else
-      attendGeneric(c, one, loadF32);
+    switch (c.kvType) {
+      case kF16: attendGeneric(c, one, loadF16); break;
+      case kBF16: attendGeneric(c, one, loadBF16); break;
+      case kE4M3: attendGeneric(c, one, loadE4M3); break;
+      case kE5M2: attendGeneric(c, one, loadE5M2); break;
+      default: attendGeneric(c, one, loadF32);
+    }
   }
 }
 
@@ -870,15 +992,17 @@ bool readArgs(napi_env env, napi_callback_info info, size_t n, napi_value* argv)
 
 // The K and V cache arguments: typed arrays of one type and length. Null when they are, else why not.
 const char* readCachePair(napi_env env, napi_value kArg, napi_value vArg, Typed* k, Typed* v) {
-  if (!typed(env, kArg, k)) return "kCache must be a Float32Array or Uint16Array";
+  if (!typed(env, kArg, k)) return "kCache must be a Float32Array, Uint16Array or Uint8Array";
   if (!typed(env, vArg, v) || v->type != k->type || v->length != k->length) return "vCache must match kCache";
   return nullptr;
 }
 
-// The cache's element type: a Float32Array holds float32; a Uint16Array holds half or bfloat16 as `code` says.
+// The cache's element type: a Float32Array holds float32; a Uint16Array half or bfloat16, a
+// Uint8Array E4M3 or E5M2, as `code` says.
 bool kvTypeOf(const Typed& t, int32_t code, KvType* out) {
   if (t.type == napi_float32_array && code == kF32) *out = kF32;
   else if (t.type == napi_uint16_array && (code == kF16 || code == kBF16)) *out = (KvType)code;
+  else if (t.type == napi_uint8_array && (code == kE4M3 || code == kE5M2)) *out = (KvType)code;
   else return false;
   return true;
 }
@@ -966,6 +1090,11 @@ napi_value WriteKv(napi_env env, napi_callback_info info) {
     for (size_t i = 0; i < n; i++) {
       std::memcpy((float*)k.data + (size_t)sl[i] * row, a + i * row, row * 4);
       std::memcpy((float*)v.data + (size_t)sl[i] * row, b + i * row, row * 4);
+    }
+  } else if (kvType == kE4M3 || kvType == kE5M2) {
+    for (size_t i = 0; i < n; i++) {
+      narrowRowFp8(a + i * row, (uint8_t*)k.data + (size_t)sl[i] * row, row, kvType);
+      narrowRowFp8(b + i * row, (uint8_t*)v.data + (size_t)sl[i] * row, row, kvType);
     }
   } else {
     for (size_t i = 0; i < n; i++) {
