@@ -83,15 +83,18 @@ function quantizedQ8(model: LoadedModel): LoadedModel {
 }
 
 /** Runs `fn` until `seconds` have passed (at least `minRuns` times); returns runs per second. */
-async function rate(fn: () => Promise<unknown>, seconds: number, minRuns = 3): Promise<number> {
+/** Runs per second of wall time, and the process's CPU ms per run (every thread: steadier than wall time on a loaded machine). */
+async function rate(fn: () => Promise<unknown>, seconds: number, minRuns = 3): Promise<{ perSec: number; cpuMs: number }> {
   await fn(); // warm-up
   const start = performance.now();
+  const cpu0 = process.cpuUsage();
   let runs = 0;
   while (runs < minRuns || performance.now() - start < seconds * 1000) {
     await fn();
     runs++;
   }
-  return runs / ((performance.now() - start) / 1000);
+  const cpu = process.cpuUsage(cpu0);
+  return { perSec: runs / ((performance.now() - start) / 1000), cpuMs: (cpu.user + cpu.system) / 1000 / runs };
 }
 
 async function benchModel(name: string, args: Args): Promise<string[]> {
@@ -128,8 +131,8 @@ async function benchModel(name: string, args: Args): Promise<string[]> {
   return rows;
 }
 
-function row(model: string, context: number, batch: string, stepsPerSec: number, tokensPerStep: number): string {
-  return [model.padEnd(12), String(context).padStart(7), batch.padStart(8), stepsPerSec.toFixed(2).padStart(10), (stepsPerSec * tokensPerStep).toFixed(1).padStart(10)].join(' ');
+function row(model: string, context: number, batch: string, r: { perSec: number; cpuMs: number }, tokensPerStep: number): string {
+  return [model.padEnd(12), String(context).padStart(7), batch.padStart(8), r.perSec.toFixed(2).padStart(10), (r.perSec * tokensPerStep).toFixed(1).padStart(10), r.cpuMs.toFixed(2).padStart(12)].join(' ');
 }
 
 async function main(): Promise<void> {
@@ -137,7 +140,7 @@ async function main(): Promise<void> {
   console.log(
     `forward bench: block size ${BLOCK_SIZE}, ${args.seconds} s per point, threads ${args.threads ?? 'ORT default'}, attention ${args.attention ?? 'auto'}, KV ${args.kvCacheDtype ?? 'float32'}`,
   );
-  console.log(['model'.padEnd(12), 'context'.padStart(7), 'batch'.padStart(8), 'steps/s'.padStart(10), 'tokens/s'.padStart(10)].join(' '));
+  console.log(['model'.padEnd(12), 'context'.padStart(7), 'batch'.padStart(8), 'steps/s'.padStart(10), 'tokens/s'.padStart(10), 'cpu ms/step'.padStart(12)].join(' '));
   for (const name of args.models) {
     for (const line of await benchModel(name, args)) console.log(line);
   }

@@ -476,14 +476,15 @@ AVX2_FN inline __m256 reduce8(__m256 a0, __m256 a1, __m256 a2, __m256 a3, __m256
 // Eight 8-bit floats as IEEE halves (eight 16-bit lanes). E5M2 is a half's upper byte. E4M3FN's
 // fields move one bit right inside the upper byte (S.EEEE.MMM -> S.0EEEE.MMM0000000): the half then
 // holds the value times 2^-8 (normal and subnormal alike), which the kernel folds into its score
-// scale and output (fp8Factor), and its NaN S.1111.111 (which would read as 1.875) is made a NaN.
+// scale and output (fp8Factor), and its NaN S.1111.111 (which would read as 1.875) is replaced by
+// a half NaN (the sign of a NaN carries nothing).
 template <KvType T>
 AVX2_FN inline __m128i fp8ToHalves(__m128i bytes) {
   const __m128i h = _mm_unpacklo_epi8(_mm_setzero_si128(), bytes);
   if constexpr (T == kE5M2) return h;
   const __m128i moved = _mm_and_si128(_mm_srai_epi16(h, 1), _mm_set1_epi16((short)0xbfff));
-  const __m128i nan = _mm_cmpeq_epi16(_mm_and_si128(moved, _mm_set1_epi16(0x7fff)), _mm_set1_epi16(0x3f80));
-  return _mm_or_si128(moved, _mm_and_si128(nan, _mm_set1_epi16(0x7e00)));
+  const __m128i nan = _mm_cmpeq_epi16(_mm_slli_epi16(moved, 1), _mm_set1_epi16(0x7f00));  // the magnitude, shifted past the sign
+  return _mm_blendv_epi8(moved, _mm_set1_epi16(0x7e00), nan);
 }
 
 // What the SIMD kernels' widened values are short of the stored ones by (see fp8ToHalves).
@@ -685,11 +686,16 @@ AVX512_FN inline __m512 load16(const void* base, size_t at) {
   if constexpr (T == kF32) {
     return _mm512_loadu_ps((const float*)base + at);
   } else if constexpr (T == kE4M3 || T == kE5M2) {
-    const __m256i h = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i*)((const uint8_t*)base + at))), 8);
+    // Sixteen bytes into the upper bytes of sixteen 16-bit lanes with one in-lane shuffle of the
+    // bytes loaded into both halves (lane 0 takes bytes 0-7, lane 1 bytes 8-15).
+    const __m256i spread = _mm256_setr_epi8(-1, 0, -1, 1, -1, 2, -1, 3, -1, 4, -1, 5, -1, 6, -1, 7, -1, 8, -1, 9, -1, 10, -1, 11, -1, 12, -1, 13, -1, 14, -1, 15);
+    const __m256i h = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i*)((const uint8_t*)base + at))), spread);
     if constexpr (T == kE5M2) return _mm512_cvtph_ps(h);
+    // fp8ToHalves' E4M3 move, its NaN found as a mask (the magnitude shifted past the sign) and
+    // replaced by a half NaN.
     const __m256i moved = _mm256_and_si256(_mm256_srai_epi16(h, 1), _mm256_set1_epi16((short)0xbfff));
-    const __m256i nan = _mm256_cmpeq_epi16(_mm256_and_si256(moved, _mm256_set1_epi16(0x7fff)), _mm256_set1_epi16(0x3f80));
-    return _mm512_cvtph_ps(_mm256_or_si256(moved, _mm256_and_si256(nan, _mm256_set1_epi16(0x7e00))));
+    const __mmask16 nan = _mm256_cmpeq_epi16_mask(_mm256_slli_epi16(moved, 1), _mm256_set1_epi16(0x7f00));
+    return _mm512_cvtph_ps(_mm256_mask_blend_epi16(nan, moved, _mm256_set1_epi16(0x7e00)));
   } else {
     const __m256i raw = _mm256_loadu_si256((const __m256i*)((const uint16_t*)base + at));
     if constexpr (T == kF16) return _mm512_cvtph_ps(raw);
