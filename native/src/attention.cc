@@ -6,7 +6,8 @@
 // reads each sequence's K/V rows straight from the cache blocks the block table names.
 //
 // Layout (the same as the runner's PagedKvCache): per layer one K and one V array of
-// [numBlocks * blockSize, kvHeads * headDim] rows, float32, IEEE half or bfloat16 (Uint16Array).
+// [numBlocks * blockSize, kvHeads * headDim] rows, float32, IEEE half or bfloat16 (Uint16Array),
+// or 8-bit floats E4M3FN / E5M2 (Uint8Array; --kv-cache-dtype fp8 = fp8_e4m3, fp8_e5m2).
 // Queries and outputs are the packed rows of a step: [numTokens, heads * headDim]; sequence s
 // owns rows [first, first + count) at positions past .. past + count - 1 and attends to
 // positions 0..its own.
@@ -135,8 +136,53 @@
 // Still open: GQA decodes (several query vectors per KV head, e.g. TinyLlama's 8) take AVX2's
 // V pass inside the AVX-512 build; V at head size 8 with keys across lanes (8 accumulators per
 // query vector) not tried.
-// Whole runner (npm run bench:forward, batch 32, ctx1024/ctx128 steps per second): see
-// src/model/graph/decoder-graph.ts.
+//
+// 8-bit rows (third round of issue 16: the 100M shape at context 1024 read 1.2 GB of 16-bit K/V
+// per batch-32 step). vLLM's fp8 caches: --kv-cache-dtype fp8 and fp8_e4m3 are E4M3FN, fp8_e5m2
+// E5M2, each value x stored as round-to-nearest-even(x / scale) saturated to the largest finite
+// value (CUDA's __NV_SATFINITE; NaN stays NaN) with per-layer scales of 1.0 unless a checkpoint
+// or --calculate-kv-scales gives others (here always 1.0). Reading: E5M2 is the upper byte of a
+// half, so a byte shuffle (AVX-512: one vpshufb of the 16 bytes loaded into both 128-bit lanes;
+// AVX2: unpack with zero) and F16C's conversion widen it; E4M3 shifts one bit right inside that
+// byte (arithmetic shift, clear bit 14): the half then holds the value times 2^-8, normal and
+// subnormal alike, folded into the score scale and the output's 1/l, and its NaN code (which
+// would read 1.875) is replaced by a blend. Writing: floatToFp8's integer rounding on the float32
+// bits (a count of subnormal steps below the smallest normal), eight at a time in AVX2.
+// Not tried: a table lookup (no 16-bit gather; the bit moves above are 3 operations). Measured
+// and not taken: E4M3 without the NaN blend (stories 2.1 -> 1.85 ms, 100M ctx 128 5.9 -> 4.9, ctx 1024 within
+// noise: kept, as vLLM reads NaN as NaN); AVX-512 zero-extend + shift instead of the shuffle
+// (100M e5m2 ctx 1024 48-49 -> 39-42 ms with the shuffle, e4m3 57 -> 53-54).
+// `node dist/bench/attention-kernel.js --contexts 128,1024 --kv half,fp8_e4m3,fp8_e5m2,float32`,
+// CPU ms per batch-32 step, one thread, ctx 1024 (ctx 128), rounds on a loaded machine:
+//                   float32            half              fp8_e4m3              fp8_e5m2
+//   stories260K     2.53-2.79 (0.29)   2.05-2.15 (0.24)  2.08-2.24 (0.28-0.31)  1.65-1.80 (0.23)
+//   100M            90-98 (11-12)      89-96 (9-11)      53-57 (5.6-5.9)        39-42 (3.5)
+// 100M fp8 moves 604 MB per step: e4m3 at ~11 GB/s, e5m2 ~15 (half ~13), against ~31 GB/s the
+// machine's memory reads: the widening's instructions per byte, not the bytes, set the pace now
+// (E4M3 takes 5 more operations per 16 values than E5M2). Whole runner, `node
+// dist/bench/forward.js --models stories260K,100m-gguf --contexts 128,1024 --batches 32
+// --seconds 3 --kv-cache-dtype <t>`, four interleaved rounds (load 3.6-8.6 on the 2 cores: wall
+// time moved up to 3x, so the process's CPU ms per step, all threads, ctx 1024 / ctx 128 and
+// their ratio, which is the steps/s ratio where the step is CPU-bound):
+//   100M       float16   115-122 / 48-55   ratio 0.39-0.46
+//              fp8_e4m3  90-92 / 45-49     ratio 0.50-0.54
+//              fp8_e5m2  79-87 / 42-52     ratio 0.52-0.64
+//   (wall steps/s ratio, two rounds at load 2-3.6 with the build before the AVX-512 shuffle:
+//   float16 0.40 / 0.40, fp8_e4m3 0.46 / 0.48, fp8_e5m2 0.47 and one outlier)
+//   stories    float16   2.8-3.5 / 0.8-0.9  ratio 0.26-0.32
+//              fp8_e4m3  2.8-3.3 / 0.8-1.2  ratio 0.26-0.36
+//              fp8_e5m2  2.3-3.0 / 0.8-1.0  ratio 0.26-0.37
+// stories260K (head size 8) does not gain: its step at ctx 1024 is the kernel's arithmetic, not
+// the bytes (10 MB of fp8 K/V per step, read at ~5 GB/s). perf record -e cpu-clock of the kernel
+// alone (e4m3, ctx 1024): the kernel 87%, flat; by region about 35% the K pass (widening eight
+// bytes per row, the 8x8 transpose, 8 multiply-adds per query vector), 30% the V pass (a row's
+// widening, 8 operations for E4M3, feeds only two multiply-adds: one per query vector), 25% the
+// online softmax (one exp per query vector and key), 2.5% the block-table walk. Outside the
+// kernel the step costs ~0.6 ms whatever the context, so ctx 1024 / ctx 128 stays ~0.3 until the
+// kernel's cost per key falls about 2.5x. Not tried: widening two head-size-8 rows per
+// instruction (AVX-512), which would halve the widening in both passes.
+// Whole runner (npm run bench:forward, batch 32, ctx1024/ctx128 steps per second), earlier
+// rounds: see src/model/graph/decoder-graph.ts.
 
 #include <node_api.h>
 
