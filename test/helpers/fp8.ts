@@ -8,8 +8,8 @@ export interface Fp8Format {
   name: 'fp8_e4m3' | 'fp8_e5m2';
   /** The native kernel's type code (KV_STORAGE's nativeCode). */
   code: number;
-  decode(byte: number): number;
-  encode(value: number): number;
+  decode: (byte: number) => number;
+  encode: (value: number) => number;
 }
 
 /** E4M3FN: bias 7, 3 mantissa bits, no infinities, S.1111.111 is NaN, max finite 448. */
