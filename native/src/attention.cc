@@ -161,17 +161,18 @@
 // machine's memory reads: the widening's instructions per byte, not the bytes, set the pace now
 // (E4M3 takes 5 more operations per 16 values than E5M2). Whole runner, `node
 // dist/bench/forward.js --models stories260K,100m-gguf --contexts 128,1024 --batches 32
-// --seconds 3 --kv-cache-dtype <t>`, four interleaved rounds (load 3.6-8.6 on the 2 cores: wall
+// --seconds 3 --kv-cache-dtype <t>`, six interleaved rounds (load 3.6-8.6 on the 2 cores: wall
 // time moved up to 3x, so the process's CPU ms per step, all threads, ctx 1024 / ctx 128 and
 // their ratio, which is the steps/s ratio where the step is CPU-bound):
-//   100M       float16   115-122 / 48-55   ratio 0.39-0.46
-//              fp8_e4m3  90-92 / 45-49     ratio 0.50-0.54
-//              fp8_e5m2  79-87 / 42-52     ratio 0.52-0.64
-//   (wall steps/s ratio, two rounds at load 2-3.6 with the build before the AVX-512 shuffle:
-//   float16 0.40 / 0.40, fp8_e4m3 0.46 / 0.48, fp8_e5m2 0.47 and one outlier)
-//   stories    float16   2.8-3.5 / 0.8-0.9  ratio 0.26-0.32
-//              fp8_e4m3  2.8-3.3 / 0.8-1.2  ratio 0.26-0.36
+//   100M       float16   110-122 / 47-55    ratio 0.39-0.46
+//              fp8_e4m3  89-92 / 45-50      ratio 0.50-0.56
+//              fp8_e5m2  75-87 / 42-52      ratio 0.52-0.64
+//   stories    float16   2.8-3.5 / 0.8-1.0  ratio 0.26-0.32
+//              fp8_e4m3  2.8-3.4 / 0.8-1.2  ratio 0.26-0.36
 //              fp8_e5m2  2.3-3.0 / 0.8-1.0  ratio 0.26-0.37
+//   (wall steps/s ratios in those rounds scattered from 0.18 to 1.1 on the 100M model: the other
+//   sessions' load, not the code. In two rounds at load 2-3.6 with the build before the AVX-512
+//   shuffle: float16 0.40 / 0.40, fp8_e4m3 0.46 / 0.48, fp8_e5m2 0.47)
 // stories260K (head size 8) does not gain: its step at ctx 1024 is the kernel's arithmetic, not
 // the bytes (10 MB of fp8 K/V per step, read at ~5 GB/s). perf record -e cpu-clock of the kernel
 // alone (e4m3, ctx 1024): the kernel 87%, flat; by region about 35% the K pass (widening eight
