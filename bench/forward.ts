@@ -8,6 +8,7 @@
 // Options: --models stories260K,100M[,100M-q8_0,100m-gguf,1b-gguf]  --contexts 128,512  --batches 1,8,32,64  --seconds 2
 //          --threads N (intra-op and attention-kernel threads; default every core)
 //          --attention native|graph (default: native when the addon is built)  --kv-cache-dtype float16|bfloat16|fp8|fp8_e4m3|fp8_e5m2
+//          --native-q8-gemm off (Q8_0 linears in MatMulNBits even on an AVX512-VNNI CPU; q8-linear-segments.ts)
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { quantizeQ8_0 } from '../src/model/gguf/quantize';
@@ -27,6 +28,7 @@ interface Args {
   threads?: number;
   attention?: 'native' | 'graph';
   kvCacheDtype?: KvCacheDtypeFlag;
+  nativeQ8Gemm: boolean;
 }
 
 const BLOCK_SIZE = 16;
@@ -46,6 +48,7 @@ function parseArgs(argv: string[]): Args {
     threads: threads ? Number(threads) : undefined,
     attention: get('--attention') as Args['attention'],
     kvCacheDtype: get('--kv-cache-dtype') as Args['kvCacheDtype'],
+    nativeQ8Gemm: get('--native-q8-gemm') !== 'off',
   };
 }
 
@@ -110,6 +113,7 @@ async function benchModel(name: string, args: Args): Promise<string[]> {
     intraOpThreads: args.threads,
     ...(args.attention ? { attention: args.attention } : {}),
     ...(args.kvCacheDtype ? { kvCacheDtype: resolveKvCacheDtype(model, args.kvCacheDtype) } : {}),
+    nativeQ8Gemm: args.nativeQ8Gemm,
   });
   touchKvCache(runner);
   const rows = [`${name}: runner created in ${((performance.now() - t0) / 1000).toFixed(1)} s`];

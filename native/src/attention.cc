@@ -207,6 +207,12 @@
 namespace ortllm {
 napi_value Argmax(napi_env env, napi_callback_info info);  // argmax.cc: the greedy sampler's argmax
 napi_value FreeBuffers(napi_env env, napi_callback_info info);  // free-buffers.cc: frees dead step buffers now
+napi_value Q8Pack(napi_env env, napi_callback_info info);  // q8-gemm.cc: Q8_0 weights packed for q8Gemm
+napi_value Q8Gemm(napi_env env, napi_callback_info info);  // q8-gemm.cc: y = x W^T on AVX512-VNNI
+napi_value SiluMul(napi_env env, napi_callback_info info);  // q8-gemm.cc: SwiGLU of a gate_up output
+napi_value Rope(napi_env env, napi_callback_info info);     // q8-gemm.cc: RoPE of q/k rows in place
+napi_value Q8Available(napi_env env);                      // q8-gemm.cc: whether q8Gemm runs on this CPU
+void parallelFor(int n, const std::function<void(int)>& fn);
 }  // namespace ortllm
 
 namespace {
@@ -1196,14 +1202,22 @@ napi_value Init(napi_env env, napi_value exports) {
       {"setSimd", nullptr, SetSimd, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"free", nullptr, ortllm::FreeBuffers, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"argmax", nullptr, ortllm::Argmax, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"q8Pack", nullptr, ortllm::Q8Pack, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"q8Gemm", nullptr, ortllm::Q8Gemm, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"siluMul", nullptr, ortllm::SiluMul, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"rope", nullptr, ortllm::Rope, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   napi_value simd;
   napi_get_boolean(env, useAvx2(), &simd);
   napi_set_named_property(env, exports, "simd", simd);
+  napi_set_named_property(env, exports, "q8Available", ortllm::Q8Available(env));
   return exports;
 }
 
 }  // namespace
+
+// The attention pool, for the other kernels of the addon (q8-gemm.cc): fn(i) for i in [0, n) on setThreads' threads.
+void ortllm::parallelFor(int n, const std::function<void(int)>& fn) { pool.run(n, fn, threads - 1); }
 
 NAPI_MODULE(NODE_GYP_MODULE_NAME, Init)

@@ -280,6 +280,11 @@ export interface RunnerOptions {
    * the session that copied it is built, so the loader's copy and the sessions' do not add up.
    */
   consumeWeights?: boolean;
+  /**
+   * false: Q8_0 linears stay in onnxruntime's MatMulNBits even where the addon's AVX512-VNNI GEMM
+   * could run them (segmented runner; for benchmarks and tests comparing the two).
+   */
+  nativeQ8Gemm?: boolean;
 }
 
 export interface ModelRunner {

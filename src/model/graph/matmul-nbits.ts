@@ -17,6 +17,10 @@
 // 4 47-54 ms, level 1 430 ms, level 0 269 ms (the fallback dequantizes every weight per call).
 // Level 4 stays; at batch 32 MatMulNBits is ~70% of that step (the layers' 1.3-2.3 ms each and the
 // 32000-row head's 5-10 ms), the paged attention ~20%.
+// Q8_0 on AVX512-VNNI CPUs: the segmented runner runs a llama-family model's Q8_0 linears in the
+// native addon instead (q8-linear-segments.ts), 2.3-3.5x MatMulNBits' speed from 8 rows on and
+// 1.2-2.6x at one row on the 100M and 1.1B shapes (the table: native/src/q8-gemm.cc). MatMulNBits
+// ran at 150-300 GOPS per core there, against ~1000 for the int8 multiply-add instruction alone.
 import { GraphBuilder, attrInt } from './graph-builder';
 import { OnnxDataType } from './onnx-proto';
 import { unpackGgml, UnpackedQuant } from './ggml-unpack';

@@ -38,6 +38,16 @@ export interface NativeAttention {
    * best this CPU has, which is the default; returns the one now in use. For tests and benchmarks.
    */
   setSimd(level: 'portable' | 'avx2' | 'avx512'): 'portable' | 'avx2' | 'avx512';
+  /** True when q8Gemm runs here (AVX512-VNNI). */
+  readonly q8Available: boolean;
+  /** A Q8_0 weight [n, k] (codes q + 128 row-major, one scale per 32 codes) packed for q8Gemm. */
+  q8Pack(codes: Uint8Array, scales: Float32Array, n: number, k: number): Uint8Array;
+  /** y[m, n] = x[m, k] W^T with x quantized per row and 32-block to int8 (native/src/q8-gemm.cc); throws without AVX512-VNNI. */
+  q8Gemm(packed: Uint8Array, x: Float32Array, y: Float32Array, m: number, n: number, k: number): void;
+  /** out[r, j] = silu(gu[r, j]) * gu[r, width + j] (SwiGLU of a [rows, 2 * width] gate_up output); AVX512-VNNI CPUs only. */
+  siluMul(gu: Float32Array, out: Float32Array, width: number): void;
+  /** In place: each head of each row rotated as RotaryEmbedding (interleaved 0) with that row's cos/sin ([rows, headDim / 2]). */
+  rope(x: Float32Array, cos: Float32Array, sin: Float32Array, heads: number, headDim: number): void;
 }
 
 const ADDON = join('native', 'build', 'Release', 'ortllm_native.node');

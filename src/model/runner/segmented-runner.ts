@@ -63,10 +63,31 @@
 // 1.9), the rest 0.15. Served at 32 streams the 100M model's TPOT sits within 10% of the step;
 // stories260K's is 2-4x its step, the HTTP thread's ~70 us per streamed chunk (a writev each,
 // ~18 us, and GC) competing for the 2 cores with the step's threads and the load generator.
+//
+// Q8_0 linears in the addon (issue 16; graph/q8-linear-segments.ts, native/src/q8-gemm.cc): on an
+// AVX512-VNNI CPU a llama-family model whose QKV, o_proj, MLP and head are all Q8_0 runs them (and
+// RoPE and the SwiGLU) in the addon, its segments reduced to the RMSNorms. Runner alone, the
+// bench models, `node dist/bench/forward.js --models 100m-gguf --contexts 128 --batches 1,32
+// --seconds 3 [--native-q8-gemm off]`, interleaved under the bench lock, two rounds (steps/s):
+//   100M  prefill 128   16.2 / 16.2 -> 30.4 / 32.1  (2,067 -> 3,886-4,104 tok/s)
+//         batch 1      169 / 162  -> 196 / 216
+//         batch 32     30.9 / 32.3 -> 44.7 / 48.2  (988-1,033 -> 1,431-1,541 tok/s; 32-vs-1 gain 5.9-6.4x -> 7.1-7.3x)
+//   1.1B (`--models 1b-gguf --seconds 2`, one round) prefill 128 2.14 -> 4.12 (274 -> 528 tok/s),
+//         batch 1 30.0 -> 34.3, batch 32 6.18 -> 10.69 (198 -> 342 tok/s; gain 6.6x -> 10.0x).
+// Both runners in one process, alternating, 100M at context 128, wall / CPU ms per step (three
+// rounds): batch 32, 2 threads 29.3-30.1 / 51-53 -> 21.2-27.0 / 37; 1 thread 46 / 47-48 -> 31-32
+// / 33-34; batch 1, 2 threads 6.6-6.7 / 10.5-10.9 -> 5.3-5.4 / 6.0-6.2. A batch-32 step then:
+// (23 ms, timers around each call) attention 8.4 ms, the GEMMs 11.3 (q, k, v and o 4.2, gate_up
+// 3.3, down 1.7, the head 2.1: slower than the same calls alone in bench/q8-gemm, as the runner
+// streams its ~110 MB of weights from memory every step), the norm segments 1.6, the rest ~1.7.
+// Logits move by the int8 rounding only: against a float32 (dequantized) runner both int8 paths
+// stay ~2.3e-2 off in the largest logit difference (MatMulNBits' and this one alike, ~1% of the
+// logits' range), so greedy tokens agree except where the top two are that close.
 import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { architectureOf, graphDtypeFor } from '../architectures/registry';
 import { SegmentInputs, SegmentOutputs, segmentParts, type SegmentedDecoder } from '../graph/decoder-segments';
+import type { Q8Layer, Q8Linears, Q8Weight } from '../graph/q8-linear-segments';
 import type { AccuracyLevel } from '../graph/matmul-nbits';
 import type { LoadedModel, ModelArchConfig, ModelWeights, RunnerOptions, StepResult, StepSequence, WeightTensor } from '../types';
 import { EmbeddingRows } from './embedding-rows';
@@ -119,7 +140,11 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
     keepQuantized: opts.keepQuantized ?? true,
     quantAccuracyLevel: opts.quantAccuracyLevel,
     dtype: graphDtypeFor(config, 'causalLmSegments', opts.dtype),
+    // A CUDA session keeps the linears on the device.
+    q8Linears: opts.device === 'cpu' && native.q8Available && opts.nativeQ8Gemm !== false,
   });
+  // Choosing the segments looked at the linears' formats: that is not a segment's read.
+  weights.forgetReads();
   const cache = new PagedKvCache(config, opts.blockSize, opts.numBlocks, opts.kvCacheDtype ?? 'float32');
   const sessions: SyncSession[] = [];
   try {
@@ -133,12 +158,39 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
     await Promise.all(sessions.map((s) => s.release()));
     throw err;
   }
+  const linears = decoder.q8Linears ? packQ8Linears(decoder.q8Linears, config.numLayers, native, weights, opts.consumeWeights ? decoder.embeddingName : null) : null;
   const embedding = new EmbeddingRows(model.weights, decoder.embeddingName, config);
   // Rows read from the model file: the loaded table is not needed either (embedding-rows.ts).
   if (opts.consumeWeights && embedding.fileBacked) model.weights.release?.(decoder.embeddingName);
   // Unset (or 0) intra-op threads means ORT's default, every core: attention gets as many.
   native.setThreads(opts.intraOpThreads || availableParallelism());
-  return new SegmentedRunner(config, cache, sessions, native, embedding, decoder.rope, maxPositions, opts.maxPassRows ?? MAX_PASS_ROWS);
+  return new SegmentedRunner(config, cache, sessions, native, embedding, decoder.rope, maxPositions, opts.maxPassRows ?? MAX_PASS_ROWS, linears);
+}
+
+/** Q8_0 weights packed for the addon's GEMM (q8-linear-segments.ts), with their sizes. */
+interface PackedQ8 {
+  packed: Uint8Array;
+  n: number;
+  k: number;
+}
+
+interface Q8Layers {
+  layers: Q8Layer<PackedQ8>[];
+  head: PackedQ8;
+}
+
+/** Packs every layer's linears and the head; with `release`, drops each layer's tensors once packed (keeping `release`, the embedding). */
+function packQ8Linears(linears: Q8Linears, numLayers: number, native: NativeAttention, weights: ReadWeights, release: string | null): Q8Layers {
+  const pack = (w: Q8Weight): PackedQ8 => ({ packed: native.q8Pack(w.codes, w.scales, w.n, w.k), n: w.n, k: w.k });
+  const layers: Q8Layers['layers'] = [];
+  for (let l = 0; l < numLayers; l++) {
+    const w = linears.layer(l);
+    layers.push({ q: pack(w.q), k: pack(w.k), v: pack(w.v), o: pack(w.o), gateUp: pack(w.gateUp), down: pack(w.down) });
+    if (release) weights.releaseRead(release);
+  }
+  const head = pack(linears.head());
+  if (release) weights.releaseRead(release);
+  return { layers, head };
 }
 
 /** The model's weights, remembering which tensors a segment's build read (to release them after). */
@@ -158,6 +210,11 @@ class ReadWeights implements ModelWeights {
   get(name: string): WeightTensor {
     this.read.add(name);
     return this.weights.get(name);
+  }
+
+  /** Forgets the reads so far (they were looks, not a segment's build). */
+  forgetReads(): void {
+    this.read.clear();
   }
 
   /** Releases from the model every tensor read since the last call, but `keep`. */
@@ -196,6 +253,7 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
     private readonly rope: SegmentedDecoder['rope'],
     private readonly maxPositions: number,
     private readonly maxPassRows: number,
+    private readonly q8: Q8Layers | null = null,
   ) {
     super(config, cache, sessions[0]);
     this.kvCode = KV_STORAGE[cache.dtype].nativeCode;
@@ -220,6 +278,7 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
   }
 
   private runPass(batch: readonly StepSequence[], step: PackedStep): StepResult {
+    if (this.q8) return this.logitsOf(batch, step, this.runQ8Pass(step, this.q8));
     const c = this.config;
     const n = step.rows;
     const rope = this.ropeFeeds(step.positions);
@@ -252,8 +311,12 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
       [SegmentInputs.logitsRows]: new ort.Tensor('int64', step.logitsRows, [step.logitsRows.length]),
     });
     this.native.free(hidden, attn);
-    const all = last[SegmentOutputs.logits].data as Float32Array;
-    const vocab = c.vocabSize;
+    return this.logitsOf(batch, step, last[SegmentOutputs.logits].data as Float32Array);
+  }
+
+  /** The result from the head's output `all` ([picked rows, vocab]). */
+  private logitsOf(batch: readonly StepSequence[], step: PackedStep, all: Float32Array): StepResult {
+    const vocab = this.config.vocabSize;
     if (step.logitsRows.length === batch.length) {
       // One row per sequence (every decode step): the head's output is the result as it is, with
       // no vocab-sized copy per sequence (4 MiB a step at batch 32 and vocab 32000).
@@ -270,9 +333,73 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
     return { logits, allLogits };
   }
 
-  /** The step's own cos/sin rows (row i = position of row i) and positions 0..n-1 into them. */
-  private ropeFeeds(positions: Int32Array): Record<string, ort.Tensor> {
-    if (!this.rope) return {};
+  /**
+   * A pass with every linear, RoPE and the SwiGLU in the addon, the norms in the segments of
+   * q8-linear-segments.ts (0: input norm; 1 + 2l: post-attention norm; 2 + 2l: the next layer's
+   * input norm, or the final norm and the picked rows). Returns the head's [picked, vocab] output.
+   */
+  private runQ8Pass(step: PackedStep, q8: Q8Layers): Float32Array {
+    const c = this.config;
+    const n = step.rows;
+    const h = c.hiddenSize;
+    const inter = q8.layers[0].down.k;
+    const tensor = (data: Float32Array) => new ort.Tensor('float32', data, [n, h]);
+    const gemm = (w: PackedQ8, x: Float32Array, y: Float32Array, rows = n) => this.native.q8Gemm(w.packed, x, y, rows, w.n, w.k);
+    const { cos, sin } = this.ropeRows(step.positions);
+    // The addon's outputs: one buffer each for the pass, reused by every layer.
+    const q = new Float32Array(n * c.numHeads * c.headDim);
+    const k = new Float32Array(n * c.numKvHeads * c.headDim);
+    const v = new Float32Array(k.length);
+    const attn = new Float32Array(q.length);
+    const projected = new Float32Array(n * h);
+    const gateUp = new Float32Array(n * 2 * inter);
+    const act = new Float32Array(n * inter);
+    const embedded = this.embedding.rows(step.tokens);
+    // Layer input: the normed rows, and the residual (the embedded rows, then each run's packed output's second half).
+    let packed = this.sessions[0].run({ [SegmentInputs.hidden]: tensor(embedded) })[SegmentOutputs.packed].data as Float32Array;
+    let residual = embedded;
+    let picked: Float32Array | null = null;
+    for (let l = 0; l < c.numLayers; l++) {
+      const layer = q8.layers[l];
+      const normed = packed.subarray(0, n * h);
+      gemm(layer.q, normed, q);
+      gemm(layer.k, normed, k);
+      gemm(layer.v, normed, v);
+      if (cos && sin) {
+        this.native.rope(q, cos, sin, c.numHeads, c.headDim);
+        this.native.rope(k, cos, sin, c.numKvHeads, c.headDim);
+      }
+      this.native.writeKv(k, v, this.cache.keys[l], this.cache.values[l], step.slots, this.kvCode);
+      this.native.attention(q, attn, this.cache.keys[l], this.cache.values[l], step.seqInfo, step.tables, this.dims, this.scale);
+      gemm(layer.o, attn, projected);
+      const mid = this.sessions[1 + 2 * l].run({ [SegmentInputs.attn]: tensor(projected), [SegmentInputs.hidden]: tensor(residual) })[SegmentOutputs.packed].data as Float32Array;
+      // The previous packed output (or the embedded rows) held this residual and the normed rows: dead now.
+      this.native.free(l === 0 ? embedded : packed);
+      if (l === 0) this.native.free(packed);
+      gemm(layer.gateUp, mid.subarray(0, n * h), gateUp);
+      this.native.siluMul(gateUp, act, inter);
+      gemm(layer.down, act, projected);
+      const feeds = { [SegmentInputs.attn]: tensor(projected), [SegmentInputs.hidden]: tensor(mid.subarray(n * h)) };
+      if (l === c.numLayers - 1) {
+        const rows = new ort.Tensor('int64', step.logitsRows, [step.logitsRows.length]);
+        picked = this.sessions[2 + 2 * l].run({ ...feeds, [SegmentInputs.logitsRows]: rows })[SegmentOutputs.pickedHidden].data as Float32Array;
+      } else {
+        packed = this.sessions[2 + 2 * l].run(feeds)[SegmentOutputs.packed].data as Float32Array;
+        residual = packed.subarray(n * h);
+      }
+      this.native.free(mid);
+    }
+    this.native.free(q, k, v, attn, projected, gateUp, act);
+    const rows = step.logitsRows.length;
+    const logits = new Float32Array(rows * c.vocabSize);
+    gemm(q8.head, picked!, logits, rows);
+    this.native.free(picked!);
+    return logits;
+  }
+
+  /** The step's own cos/sin rows (row i = position of row i), or nulls for a decoder without RoPE. */
+  private ropeRows(positions: Int32Array): { cos: Float32Array | null; sin: Float32Array | null } {
+    if (!this.rope) return { cos: null, sin: null };
     const { cos, sin, half } = this.rope;
     const n = positions.length;
     const rowCos = new Float32Array(n * half);
@@ -282,10 +409,19 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
       rowCos.set(cos.subarray(at, at + half), r * half);
       rowSin.set(sin.subarray(at, at + half), r * half);
     }
+    return { cos: rowCos, sin: rowSin };
+  }
+
+  /** The step's own cos/sin rows (row i = position of row i) and positions 0..n-1 into them. */
+  private ropeFeeds(positions: Int32Array): Record<string, ort.Tensor> {
+    const { cos, sin } = this.ropeRows(positions);
+    if (!cos || !sin || !this.rope) return {};
+    const n = positions.length;
+    const half = this.rope.half;
     if (this.rowPositions.length < n) this.rowPositions = BigInt64Array.from({ length: Math.max(n, 2 * this.rowPositions.length) }, (_, i) => BigInt(i));
     return {
-      [SegmentInputs.ropeCos]: new ort.Tensor('float32', rowCos, [n, half]),
-      [SegmentInputs.ropeSin]: new ort.Tensor('float32', rowSin, [n, half]),
+      [SegmentInputs.ropeCos]: new ort.Tensor('float32', cos, [n, half]),
+      [SegmentInputs.ropeSin]: new ort.Tensor('float32', sin, [n, half]),
       [SegmentInputs.ropePositions]: new ort.Tensor('int64', this.rowPositions.subarray(0, n), [1, n]),
     };
   }

@@ -1,0 +1,116 @@
+// `node dist/bench/q8-gemm.js [--shapes 768x768,...] [--rows 1,8,32,128,512] [--threads 1,2]
+//  [--ms 400] [--rounds 2]`: one Q8_0 linear y = x W^T (shape KxN: K inputs, N outputs; random
+// Q8_0 blocks, random activations) timed two ways, interleaved: onnxruntime's MatMulNBits in a
+// one-op session (built with the project's own graph builder, accuracy level 4 = int8
+// activations, as the runner's graphs) and the addon's AVX512-VNNI kernel (native/src/q8-gemm.cc).
+// Prints per (shape, rows, threads) the CPU and wall microseconds per call and GOPS (2 M N K / wall),
+// and the largest difference between the two outputs relative to the output's largest magnitude.
+import * as ort from 'onnxruntime-node';
+import { GraphBuilder } from '../src/model/graph/graph-builder';
+import { quantizedLinear } from '../src/model/graph/matmul-nbits';
+import { unpackGgml } from '../src/model/graph/ggml-unpack';
+import { OnnxDataType } from '../src/model/graph/onnx-proto';
+import { nativeAttention } from '../src/model/runner/native-attention';
+import { SyncSession } from '../src/model/runner/session';
+
+const SHAPES = '768x768,768x2048,2048x768,2048x2048,2048x256,2048x5632,5632x2048';
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : fallback;
+}
+
+/** GGML Q8_0 blocks of an [n, k] weight: f16 scale ~0.002-0.004, random int8 codes. */
+function randomQ8(n: number, k: number, seed: number): Uint8Array {
+  const data = new Uint8Array((n * k * 34) / 32);
+  let x = seed;
+  for (let b = 0; b < data.length; b += 34) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    const half = 0x1800 | ((x >>> 20) & 0x3ff); // 2^-9 .. 2^-8
+    data[b] = half & 255;
+    data[b + 1] = half >> 8;
+    for (let i = 0; i < 32; i++) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      data[b + 2 + i] = x >>> 24;
+    }
+  }
+  return data;
+}
+
+function randomRows(count: number, seed: number): Float32Array {
+  const a = new Float32Array(count);
+  let x = seed;
+  for (let i = 0; i < count; i++) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    a[i] = x / 2 ** 32 - 0.5;
+  }
+  return a;
+}
+
+/** Median CPU and wall microseconds per call of fn over about `ms` milliseconds (after a warm-up). */
+function time(fn: () => void, ms: number): { cpu: number; wall: number } {
+  for (let i = 0; i < 3; i++) fn();
+  const samples: Array<{ cpu: number; wall: number }> = [];
+  const end = performance.now() + ms;
+  while (performance.now() < end || samples.length < 5) {
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    fn();
+    const wall = (performance.now() - t0) * 1000;
+    const c = process.cpuUsage(c0);
+    samples.push({ cpu: c.user + c.system, wall });
+  }
+  const median = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 1];
+  return { cpu: median(samples.map((s) => s.cpu)), wall: median(samples.map((s) => s.wall)) };
+}
+
+function main(): void {
+  const native = nativeAttention();
+  if (!native?.q8Available) throw new Error('the addon is not built or this CPU has no AVX512-VNNI');
+  const shapes = arg('shapes', SHAPES).split(',').map((s) => s.split('x').map(Number) as [number, number]);
+  const rowsList = arg('rows', '1,8,32,128,512').split(',').map(Number);
+  const threadsList = arg('threads', '1,2').split(',').map(Number);
+  const ms = Number(arg('ms', '400'));
+  const rounds = Number(arg('rounds', '2'));
+  console.log('shape KxN   rows thr | MatMulNBits us (cpu)  GOPS | VNNI us (cpu)  GOPS | speed-up | max rel diff');
+  for (const [k, n] of shapes) {
+    const q8 = randomQ8(n, k, k * 31 + n);
+    const unpacked = unpackGgml('q8_0', q8, n * k)!;
+    const packed = native.q8Pack(unpacked.codes, unpacked.scales, n, k);
+    for (const threads of threadsList) {
+      const g = new GraphBuilder('q8');
+      const x = g.input('x', OnnxDataType.FLOAT, ['m', k]);
+      const y = quantizedLinear(g, x, 'w', [{ kind: 'quantized', format: 'q8_0', shape: [n, k], data: q8 }], null, k, n)!;
+      g.output(g.op('Identity', [y]), OnnxDataType.FLOAT, ['m', n]);
+      const session = SyncSession.create(g.build({ '': 23, 'com.microsoft': 1 }), { device: 'cpu', intraOpThreads: threads });
+      const outName = Object.keys(session.run({ x: new ort.Tensor('float32', new Float32Array(k), [1, k]) }))[0];
+      native.setThreads(threads);
+      for (const m of rowsList) {
+        const xs = randomRows(m * k, m + k);
+        const feed = { x: new ort.Tensor('float32', xs, [m, k]) };
+        const out = new Float32Array(m * n);
+        const ops = 2 * m * n * k;
+        const ortOut = session.run(feed)[outName].data as Float32Array;
+        native.q8Gemm(packed, xs, out, m, n, k);
+        let diff = 0;
+        let mag = 0;
+        for (let i = 0; i < out.length; i++) {
+          diff = Math.max(diff, Math.abs(out[i] - ortOut[i]));
+          mag = Math.max(mag, Math.abs(ortOut[i]));
+        }
+        for (let round = 0; round < rounds; round++) {
+          const a = time(() => session.run(feed), ms);
+          const b = time(() => native.q8Gemm(packed, xs, out, m, n, k), ms);
+          console.log(
+            `${`${k}x${n}`.padEnd(11)} ${String(m).padStart(4)} ${threads}   | ${a.wall.toFixed(0).padStart(8)} (${a.cpu.toFixed(0).padStart(6)})` +
+              ` ${(ops / a.wall / 1e3).toFixed(0).padStart(5)} | ${b.wall.toFixed(0).padStart(7)} (${b.cpu.toFixed(0).padStart(6)})` +
+              ` ${(ops / b.wall / 1e3).toFixed(0).padStart(5)} | ${(a.wall / b.wall).toFixed(2).padStart(6)}x | ${(diff / mag).toExponential(1)}`,
+          );
+        }
+      }
+      void session.release();
+    }
+  }
+}
+
+main();

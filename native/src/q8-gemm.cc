@@ -1,0 +1,379 @@
+// Q8_0 GEMM with int8 activations on AVX512-VNNI: y[M, N] = x[M, K] W[N, K]^T, W in GGML's
+// Q8_0 (blocks of 32 int8 codes along K, one float scale per block), x float32 quantized per row
+// per 32-block to int8 (scale = max|x| / 127, round to nearest even), as llama.cpp's Q8_0 dot and
+// MLAS's int8 MatMulNBits path (accuracy_level 4) do.
+//
+// Packing (q8Pack, once per weight): columns in groups of 16; per group and K-block, 512 bytes of
+// codes, 16 columns x 4 consecutive K bytes per 64-byte vector (8 vectors for the block's 32 K),
+// then the 16 columns' scales (64 bytes). Codes are stored biased (q + 128, unsigned, the form
+// MatMulNBits takes them in) because VPDPBUSD multiplies unsigned by signed bytes: the activation
+// quad is the signed operand, broadcast; the bias adds 128 * sum(activation block) per block,
+// subtracted by starting the block's int32 accumulator at -128 * that sum (computed when the row is
+// quantized). A block's int32 sums are then scaled into float32 accumulators (* weight scales *
+// activation scale). Register tile: 4 rows x 3 column groups (12 int32 + 12 float accumulators).
+// Work items are (up to 64 rows) x (3 column groups), spread over the attention thread pool
+// when the call has enough work (m n k >= 4M; below, waking a helper costs more than it saves).
+//
+// Measured (issue 16), a shared 2-core AMD EPYC Zen 5 (AVX-512 at full width, VNNI):
+// - Ceiling: a loop of 16 independent VPDPBUSD zmm chains does 7.9 per ns on one core, ~1000 GOPS
+//   (int8 multiply-adds x 2), ~1950 on both cores when the machine was quiet (760 / 1020 under
+//   other sessions' load). Per block and 16 columns this kernel issues 8 VPDPBUSD and 4 other
+//   vector ops (the accumulator's start, int->float, two multiply-adds).
+// - This kernel against onnxruntime 1.30's MatMulNBits (bits 8, block 32, accuracy level 4: int8
+//   activations, the runner's setting) in a one-op session built by the project's graph builder,
+//   `node dist/bench/q8-gemm.js --ms 300 --rounds 2` (random Q8_0 weights, KxN = inputs x outputs,
+//   interleaved; best of two rounds). Microseconds per call MatMulNBits / this kernel, speed-up,
+//   at M rows of activations:
+//                  thr               M=1                 8                32               128               512
+//   768x768    1          13/5 2.6x         41/13 3.2x        143/51 2.8x       558/204 2.7x      2707/834 3.2x
+//   768x768    2         19/13 1.5x         47/21 2.2x        147/59 2.5x       544/210 2.6x      2494/832 3.0x
+//   768x2048   1         27/17 1.6x         99/36 2.8x       357/133 2.7x      1578/514 3.1x     6445/2226 2.9x
+//   768x2048   2         33/16 2.1x         82/42 2.0x        223/89 2.5x       861/304 2.8x     3894/1246 3.1x
+//   2048x768   1         26/16 1.6x         91/35 2.6x       331/131 2.5x      1317/518 2.5x     6108/2124 2.9x
+//   2048x768   2         39/43 0.9x         81/44 1.8x        229/90 2.5x       754/312 2.4x     3766/1210 3.1x
+//   2048x2048  1         58/42 1.4x        223/91 2.5x       890/343 2.6x     3842/1406 2.7x    15420/5835 2.6x
+//   2048x2048  2         62/51 1.2x        226/98 2.3x       887/346 2.6x     3826/1454 2.6x    14979/5717 2.6x
+//   2048x256   1          11/5 2.2x         37/13 2.8x        127/50 2.5x       484/197 2.5x      2768/793 3.5x
+//   2048x256   2         17/12 1.4x         43/20 2.1x        133/58 2.3x       493/209 2.4x      2164/804 2.7x
+//   2048x5632  1       135/116 1.2x       824/269 3.1x     2903/1182 2.5x    10150/4428 2.3x   41469/17244 2.4x
+//   2048x5632  2       151/127 1.2x       740/270 2.7x     2823/1079 2.6x    10107/4380 2.3x   43737/17343 2.5x
+//   5632x2048  1       145/111 1.3x       768/242 3.2x     2955/1004 2.9x    10590/4058 2.6x   42353/16686 2.5x
+//   5632x2048  2       154/121 1.3x       716/251 2.9x     3026/1030 2.9x    11083/4158 2.7x   45119/17346 2.6x
+//   One thread, this kernel runs at 620-780 GOPS from 8 rows on (~70% of the VPDPBUSD ceiling),
+//   MatMulNBits at 150-300; at one row both stream the weights (~190-230 GOPS = ~1 byte per 2
+//   ops). The two-thread rows were taken while other sessions held the second core (CPU time per
+//   call equalled wall time for both but the 768x2048 / 2048x768 rows), so they say little about
+//   scaling; 2048x768 at one row with two threads (0.9x) was the pool's wake-up, hence the work
+//   threshold above, added after. Outputs agree with MatMulNBits' to 2e-7-1.2e-6 of the output's
+//   largest magnitude: it quantizes the activations the same way (round to nearest even).
+//   Two threads again with the threshold, the second core free this time (CPU 1.8-1.9x wall;
+//   `--threads 2 --rows 1,32,512 --rounds 1`), MatMulNBits / this kernel, us:
+//                     M=1           32              512
+//     768x768       17/5 3.3x     96/41 2.3x     1238/462 2.7x
+//     768x2048      31/16 1.9x   217/91 2.4x     3519/1125 3.1x
+//     2048x768      32/18 1.8x   210/89 2.4x     3097/1177 2.6x
+//     2048x2048     50/38 1.3x   477/201 2.4x    8630/2975 2.9x
+//     2048x256      13/5 2.9x     97/48 2.0x     1305/581 2.2x
+//     2048x5632    105/98 1.1x  1310/569 2.3x   22471/8918 2.5x
+//     5632x2048    108/84 1.3x  1507/538 2.8x   22816/8273 2.8x
+//   (this kernel 1100-1440 GOPS on both cores from 32 rows, ~1.9x its one-thread rate; MatMulNBits 400-560).
+// - Whole runner: src/model/runner/segmented-runner.ts (the Q8_0 path: graph/q8-linear-segments.ts).
+#include <node_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>
+#define ORTLLM_Q8_X86 1
+#endif
+
+namespace ortllm {
+void parallelFor(int n, const std::function<void(int)>& fn);  // attention.cc: the attention thread pool
+
+namespace {
+
+constexpr int kBlock = 32;                       // Q8_0 block (K elements per scale)
+constexpr int kGroup = 16;                       // output columns per vector
+constexpr int kBlockBytes = kBlock * kGroup;     // codes of one group and block
+constexpr int kPackedBlock = kBlockBytes + 64;   // + the group's 16 float scales
+constexpr int kTileRows = 4;
+constexpr int kTileGroups = 3;
+constexpr int kChunkRows = 64;
+
+struct Quantized {  // the activations, quantized per row and block
+  std::vector<int8_t> q;
+  std::vector<float> scale;
+  std::vector<int32_t> bias;  // -128 * sum of the block's codes
+};
+
+napi_value fail(napi_env env, const char* message) {
+  napi_throw_type_error(env, nullptr, message);
+  return nullptr;
+}
+
+bool vnniAvailable() {
+#ifdef ORTLLM_Q8_X86
+  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+  return ok;
+#else
+  return false;
+#endif
+}
+
+#ifdef ORTLLM_Q8_X86
+#define VNNI_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+
+VNNI_FN void quantizeRow(const float* x, int k, int8_t* q, float* scale, int32_t* bias) {
+  const __m512 absMask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
+  for (int b = 0; b < k / kBlock; b++) {
+    __m512 v0 = _mm512_loadu_ps(x + b * kBlock), v1 = _mm512_loadu_ps(x + b * kBlock + 16);
+    float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_and_ps(v0, absMask), _mm512_and_ps(v1, absMask)));
+    float d = amax / 127.0f, id = amax > 0 ? 127.0f / amax : 0.0f;
+    __m512 s = _mm512_set1_ps(id);
+    __m512i i0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, s)), i1 = _mm512_cvtps_epi32(_mm512_mul_ps(v1, s));
+    _mm_storeu_si128((__m128i*)(q + b * kBlock), _mm512_cvtsepi32_epi8(i0));
+    _mm_storeu_si128((__m128i*)(q + b * kBlock + 16), _mm512_cvtsepi32_epi8(i1));
+    scale[b] = d;
+    bias[b] = -128 * _mm512_reduce_add_epi32(_mm512_add_epi32(i0, i1));
+  }
+}
+
+// Rows [0, R) x groups [0, C) of one tile: a = quantized rows (stride k), w = the first group's
+// packed blocks (groups `groupStride` bytes apart), y = output rows (stride n) from column col0.
+template <int R, int C>
+VNNI_FN void tile(const int8_t* a, const float* as, const int32_t* ab, int k, const uint8_t* w, size_t groupStride, float* y,
+                  int n, int col0) {
+  const int blocks = k / kBlock;
+  __m512 f[R][C];
+  for (int r = 0; r < R; r++)
+    for (int c = 0; c < C; c++) f[r][c] = _mm512_setzero_ps();
+  for (int b = 0; b < blocks; b++) {
+    const uint8_t* wb = w + (size_t)b * kPackedBlock;
+    __m512i acc[R][C];
+    for (int r = 0; r < R; r++) {
+      __m512i init = _mm512_set1_epi32(ab[(size_t)r * blocks + b]);
+      for (int c = 0; c < C; c++) acc[r][c] = init;
+    }
+    for (int q = 0; q < kBlock / 4; q++) {
+      __m512i wq[C];
+      for (int c = 0; c < C; c++) wq[c] = _mm512_loadu_si512(wb + c * groupStride + q * 64);
+      for (int r = 0; r < R; r++) {
+        int32_t quad;
+        std::memcpy(&quad, a + (size_t)r * k + b * kBlock + q * 4, 4);
+        __m512i av = _mm512_set1_epi32(quad);
+        for (int c = 0; c < C; c++) acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], wq[c], av);
+      }
+    }
+    for (int c = 0; c < C; c++) {
+      __m512 ws = _mm512_loadu_ps((const float*)(wb + c * groupStride + kBlockBytes));
+      for (int r = 0; r < R; r++)
+        f[r][c] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][c]), ws), _mm512_set1_ps(as[(size_t)r * blocks + b]), f[r][c]);
+    }
+  }
+  for (int c = 0; c < C; c++) {
+    const int at = col0 + c * kGroup;
+    const int left = n - at;
+    const __mmask16 mask = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+    for (int r = 0; r < R; r++) _mm512_mask_storeu_ps(y + (size_t)r * n + at, mask, f[r][c]);
+  }
+}
+
+using TileFn = void (*)(const int8_t*, const float*, const int32_t*, int, const uint8_t*, size_t, float*, int, int);
+
+template <int R>
+constexpr TileFn tileFor(int c) {
+  return c == 1 ? tile<R, 1> : c == 2 ? tile<R, 2> : tile<R, 3>;
+}
+
+const TileFn kTiles[kTileRows][kTileGroups] = {
+    {tileFor<1>(1), tileFor<1>(2), tileFor<1>(3)},
+    {tileFor<2>(1), tileFor<2>(2), tileFor<2>(3)},
+    {tileFor<3>(1), tileFor<3>(2), tileFor<3>(3)},
+    {tileFor<4>(1), tileFor<4>(2), tileFor<4>(3)},
+};
+
+void gemm(const uint8_t* packed, const float* x, float* y, int m, int n, int k) {
+  thread_local Quantized qa;  // the calling thread's quantized rows, reused between calls
+  const int blocks = k / kBlock;
+  qa.q.resize((size_t)m * k);
+  qa.scale.resize((size_t)m * blocks);
+  qa.bias.resize((size_t)m * blocks);
+  for (int r = 0; r < m; r++)
+    quantizeRow(x + (size_t)r * k, k, qa.q.data() + (size_t)r * k, qa.scale.data() + (size_t)r * blocks, qa.bias.data() + (size_t)r * blocks);
+  const int groups = (n + kGroup - 1) / kGroup;
+  const size_t groupStride = (size_t)blocks * kPackedBlock;
+  const int colItems = (groups + kTileGroups - 1) / kTileGroups;
+  // The helpers read the caller's rows (qa is the caller's thread_local).
+  const int8_t* aq = qa.q.data();
+  const float* as = qa.scale.data();
+  const int32_t* ab = qa.bias.data();
+  const int rowItems = (m + kChunkRows - 1) / kChunkRows;
+  std::function<void(int)> fn = [&](int item) {
+    const int g0 = (item % colItems) * kTileGroups, c = std::min(kTileGroups, groups - g0);
+    const int r0 = (item / colItems) * kChunkRows, r1 = std::min(m, r0 + kChunkRows);
+    for (int r = r0; r < r1; r += kTileRows) {
+      const int rows = std::min(kTileRows, r1 - r);
+      kTiles[rows - 1][c - 1](aq + (size_t)r * k, as + (size_t)r * blocks, ab + (size_t)r * blocks, k,
+                              packed + g0 * groupStride, groupStride, y + (size_t)r * n, n, g0 * kGroup);
+    }
+  };
+  // Helpers only for enough work: waking one costs more than a small decode GEMM saves.
+  if ((double)m * n * k >= 4e6)
+    parallelFor(rowItems * colItems, fn);
+  else
+    for (int i = 0; i < rowItems * colItems; i++) fn(i);
+}
+
+VNNI_FN inline __m512 exp512(__m512 x) {
+  // exp(x) = 2^n * p(r), x = n ln2 + r, |r| <= ln2/2 (the polynomial of attention.cc's exp256).
+  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.3f)), _mm512_set1_ps(-87.3f));
+  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  return _mm512_scalef_ps(p, n);
+}
+
+// out[r, j] = silu(gu[r, j]) * gu[r, width + j]: the SwiGLU between gate_up and down.
+VNNI_FN void siluMul(const float* gu, float* out, int rows, int width) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  for (int r = 0; r < rows; r++) {
+    const float* gate = gu + (size_t)r * 2 * width;
+    const float* up = gate + width;
+    float* o = out + (size_t)r * width;
+    for (int j = 0; j < width; j += 16) {
+      const __mmask16 mask = width - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (width - j)) - 1);
+      __m512 g = _mm512_maskz_loadu_ps(mask, gate + j);
+      __m512 sig = _mm512_div_ps(one, _mm512_add_ps(one, exp512(_mm512_sub_ps(_mm512_setzero_ps(), g))));
+      _mm512_mask_storeu_ps(o + j, mask, _mm512_mul_ps(_mm512_mul_ps(g, sig), _mm512_maskz_loadu_ps(mask, up + j)));
+    }
+  }
+}
+#endif
+
+bool typed(napi_env env, napi_value v, napi_typedarray_type want, void** data, size_t* length) {
+  bool is = false;
+  napi_typedarray_type type;
+  napi_value buffer;
+  size_t offset;
+  if (napi_is_typedarray(env, v, &is) != napi_ok || !is) return false;
+  return napi_get_typedarray_info(env, v, &type, length, data, &buffer, &offset) == napi_ok && type == want;
+}
+
+bool ints(napi_env env, const napi_value* argv, int count, int32_t* out) {
+  for (int i = 0; i < count; i++)
+    if (napi_get_value_int32(env, argv[i], &out[i]) != napi_ok) return false;
+  return true;
+}
+
+}  // namespace
+
+// q8Pack(codes Uint8Array [n * k] (q + 128, row-major [n, k]), scales Float32Array [n * k / 32], n, k): the packed Uint8Array.
+napi_value Q8Pack(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  int32_t dims[2];
+  if (argc != 4 || !ints(env, argv + 2, 2, dims)) return fail(env, "q8Pack: expected (codes, scales, n, k)");
+  const int n = dims[0], k = dims[1];
+  if (n <= 0 || k <= 0 || k % kBlock) return fail(env, "q8Pack: n must be positive and k a positive multiple of 32");
+  void *codesData, *scalesData;
+  size_t codesLen, scalesLen;
+  if (!typed(env, argv[0], napi_uint8_array, &codesData, &codesLen) || codesLen != (size_t)n * k) return fail(env, "q8Pack: codes must be a Uint8Array of n * k");
+  if (!typed(env, argv[1], napi_float32_array, &scalesData, &scalesLen) || scalesLen != (size_t)n * (k / kBlock))
+    return fail(env, "q8Pack: scales must be a Float32Array of n * k / 32");
+  const uint8_t* codes = (const uint8_t*)codesData;
+  const float* scales = (const float*)scalesData;
+  const int blocks = k / kBlock, groups = (n + kGroup - 1) / kGroup;
+  const size_t bytes = (size_t)groups * blocks * kPackedBlock;
+  void* outData;
+  napi_value buffer, out;
+  if (napi_create_arraybuffer(env, bytes, &outData, &buffer) != napi_ok) return fail(env, "q8Pack: out of memory");
+  uint8_t* p = (uint8_t*)outData;
+  for (int g = 0; g < groups; g++)
+    for (int b = 0; b < blocks; b++) {
+      uint8_t* dst = p + ((size_t)g * blocks + b) * kPackedBlock;
+      float* dstScales = (float*)(dst + kBlockBytes);
+      for (int col = 0; col < kGroup; col++) {
+        const int row = g * kGroup + col;  // a row of W = an output column
+        for (int kk = 0; kk < kBlock; kk++)  // columns past n: zero weights (code 128, scale 0)
+          dst[(kk / 4) * 64 + col * 4 + kk % 4] = row < n ? codes[(size_t)row * k + b * kBlock + kk] : 128;
+        const float s = row < n ? scales[(size_t)row * blocks + b] : 0.0f;
+        std::memcpy(dstScales + col, &s, 4);
+      }
+    }
+  napi_create_typedarray(env, napi_uint8_array, bytes, buffer, 0, &out);
+  return out;
+}
+
+// q8Gemm(packed, x Float32Array [m * k], y Float32Array [m * n], m, n, k): y = x W^T.
+napi_value Q8Gemm(napi_env env, napi_callback_info info) {
+  size_t argc = 6;
+  napi_value argv[6];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  int32_t dims[3];
+  if (argc != 6 || !ints(env, argv + 3, 3, dims)) return fail(env, "q8Gemm: expected (packed, x, y, m, n, k)");
+  const int m = dims[0], n = dims[1], k = dims[2];
+  if (m < 0 || n <= 0 || k <= 0 || k % kBlock) return fail(env, "q8Gemm: bad m, n, k");
+  void *packed, *x, *y;
+  size_t packedLen, xLen, yLen;
+  const size_t want = (size_t)((n + kGroup - 1) / kGroup) * (k / kBlock) * kPackedBlock;
+  if (!typed(env, argv[0], napi_uint8_array, &packed, &packedLen) || packedLen != want) return fail(env, "q8Gemm: packed does not match n, k");
+  if (!typed(env, argv[1], napi_float32_array, &x, &xLen) || xLen != (size_t)m * k) return fail(env, "q8Gemm: x must be a Float32Array of m * k");
+  if (!typed(env, argv[2], napi_float32_array, &y, &yLen) || yLen != (size_t)m * n) return fail(env, "q8Gemm: y must be a Float32Array of m * n");
+  if (!vnniAvailable()) return fail(env, "q8Gemm: this CPU has no AVX512-VNNI");
+#ifdef ORTLLM_Q8_X86
+  if (m > 0) gemm((const uint8_t*)packed, (const float*)x, (float*)y, m, n, k);
+#endif
+  return nullptr;
+}
+
+// siluMul(gu Float32Array [rows * 2 * width], out Float32Array [rows * width], width): silu(gate) * up per row.
+napi_value SiluMul(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  int32_t width;
+  if (argc != 3 || !ints(env, argv + 2, 1, &width) || width <= 0) return fail(env, "siluMul: expected (gu, out, width > 0)");
+  void *gu, *out;
+  size_t guLen, outLen;
+  if (!typed(env, argv[0], napi_float32_array, &gu, &guLen) || guLen % (2 * (size_t)width)) return fail(env, "siluMul: gu must be a Float32Array of rows * 2 * width");
+  if (!typed(env, argv[1], napi_float32_array, &out, &outLen) || 2 * outLen != guLen) return fail(env, "siluMul: out must be a Float32Array of rows * width");
+  if (!vnniAvailable()) return fail(env, "siluMul: this CPU has no AVX512-VNNI");
+#ifdef ORTLLM_Q8_X86
+  siluMul((const float*)gu, (float*)out, (int)(outLen / width), width);
+#endif
+  return nullptr;
+}
+
+// rope(x Float32Array [rows * heads * headDim], cos, sin Float32Array [rows * headDim / 2], heads, headDim):
+// in place, each head's halves rotated as onnxruntime's RotaryEmbedding (interleaved 0) does with
+// row r's cos/sin: x1' = x1 cos - x2 sin, x2' = x2 cos + x1 sin (x1 the head's first half, x2 its second).
+napi_value Rope(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  int32_t dims[2];
+  if (argc != 5 || !ints(env, argv + 3, 2, dims) || dims[0] <= 0 || dims[1] <= 0 || dims[1] % 2) return fail(env, "rope: expected (x, cos, sin, heads, even headDim)");
+  const size_t heads = dims[0], headDim = dims[1], half = headDim / 2;
+  void *x, *cs, *sn;
+  size_t xLen, cosLen, sinLen;
+  if (!typed(env, argv[0], napi_float32_array, &x, &xLen) || xLen % (heads * headDim)) return fail(env, "rope: x must be a Float32Array of rows * heads * headDim");
+  const size_t rows = xLen / (heads * headDim);
+  if (!typed(env, argv[1], napi_float32_array, &cs, &cosLen) || !typed(env, argv[2], napi_float32_array, &sn, &sinLen) || cosLen != rows * half || sinLen != cosLen)
+    return fail(env, "rope: cos and sin must be Float32Arrays of rows * headDim / 2");
+  float* xp = (float*)x;
+  for (size_t r = 0; r < rows; r++) {
+    const float* c = (const float*)cs + r * half;
+    const float* sp = (const float*)sn + r * half;
+    for (size_t h = 0; h < heads; h++) {
+      float* v = xp + (r * heads + h) * headDim;
+      for (size_t i = 0; i < half; i++) {
+        const float x1 = v[i], x2 = v[i + half];
+        v[i] = x1 * c[i] - x2 * sp[i];
+        v[i + half] = x2 * c[i] + x1 * sp[i];
+      }
+    }
+  }
+  return nullptr;
+}
+
+napi_value Q8Available(napi_env env) {
+  napi_value v;
+  napi_get_boolean(env, vnniAvailable(), &v);
+  return v;
+}
+
+}  // namespace ortllm

@@ -1,0 +1,181 @@
+/** @jest-environment ./test/helpers/ort-environment.js */
+// The addon's AVX512-VNNI Q8_0 GEMM, SwiGLU and RoPE (native/src/q8-gemm.cc) against float64
+// references written here, and the segmented runner that runs a Q8_0 model's linears in them
+// (graph/q8-linear-segments.ts) against the same runner with MatMulNBits.
+import { llamaConfig, randomModel } from '../../../bench/random-llama';
+import { quantizeQ8_0 } from '../../../src/model/gguf/quantize';
+import { unpackGgml } from '../../../src/model/graph/ggml-unpack';
+import { createRunner } from '../../../src/model/runner';
+import { nativeAttention } from '../../../src/model/runner/native-attention';
+import type { LoadedModel, ModelRunner, ModelWeights, WeightTensor } from '../../../src/model/types';
+
+const native = nativeAttention();
+const vnni = native?.q8Available === true;
+if (!vnni) console.warn('\n*** SKIPPING the Q8_0 GEMM tests: the addon is not built or this CPU has no AVX512-VNNI ***\n');
+const q8Describe = vnni ? describe : describe.skip;
+const reason = vnni ? '' : ' [skipped: no addon or no AVX512-VNNI]';
+
+function seeded(n: number, seed: number, scale = 1): Float32Array {
+  let s = seed >>> 0 || 1;
+  return Float32Array.from({ length: n }, () => {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    return ((s / 2 ** 32) * 2 - 1) * scale;
+  });
+}
+
+/** Round half to even, as the kernel's cvtps2dq. */
+function roundEven(x: number): number {
+  const r = Math.round(x);
+  return Math.abs(x - Math.trunc(x)) === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+/** x quantized per row and 32-block to int8 (scale max|x| / 127), dequantized again, in float64. */
+function quantizedRows(x: Float32Array, k: number): Float64Array {
+  const out = new Float64Array(x.length);
+  for (let b = 0; b < x.length; b += 32) {
+    let amax = 0;
+    for (let i = 0; i < 32; i++) amax = Math.max(amax, Math.abs(x[b + i]));
+    const d = Math.fround(amax / 127);
+    const id = amax > 0 ? Math.fround(127 / amax) : 0;
+    for (let i = 0; i < 32; i++) out[b + i] = roundEven(Math.fround(x[b + i] * id)) * d;
+  }
+  void k;
+  return out;
+}
+
+/** y = xq W^T in float64 with W = scale * (code - 128). */
+function reference(x: Float64Array, codes: Uint8Array, scales: Float32Array, m: number, n: number, k: number): Float64Array {
+  const y = new Float64Array(m * n);
+  for (let r = 0; r < m; r++)
+    for (let j = 0; j < n; j++) {
+      let sum = 0;
+      for (let i = 0; i < k; i++) sum += x[r * k + i] * scales[(j * k + i) >> 5] * (codes[j * k + i] - 128);
+      y[r * n + j] = sum;
+    }
+  return y;
+}
+
+function maxRelDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let diff = 0;
+  let mag = 0;
+  for (let i = 0; i < a.length; i++) {
+    diff = Math.max(diff, Math.abs(a[i] - b[i]));
+    mag = Math.max(mag, Math.abs(b[i]));
+  }
+  return diff / mag;
+}
+
+q8Describe(`q8Gemm (AVX512-VNNI Q8_0 x int8)${reason}`, () => {
+  // Rows not a multiple of the 4-row tile nor of the 64-row chunk, columns not a multiple of 16 nor of the 3-group item.
+  const cases: Array<[m: number, n: number, k: number, threads: number]> = [
+    [1, 16, 32, 1],
+    [5, 37, 96, 1],
+    [7, 50, 64, 1],
+    [70, 33, 128, 1],
+    [33, 200, 640, 2], // enough work for the pool's helper
+  ];
+  for (const [m, n, k, threads] of cases) {
+    it(`m ${m}, n ${n}, k ${k}, ${threads} thread(s): equals the float64 reference over int8-quantized rows`, () => {
+      const w = seeded(n * k, n * 7 + k, 0.5);
+      const q = unpackGgml('q8_0', quantizeQ8_0(w), n * k)!;
+      const x = seeded(m * k, m * 13 + k);
+      native!.setThreads(threads);
+      const y = new Float32Array(m * n);
+      native!.q8Gemm(native!.q8Pack(q.codes, q.scales, n, k), x, y, m, n, k);
+      expect(maxRelDiff(y, reference(quantizedRows(x, k), q.codes, q.scales, m, n, k))).toBeLessThan(1e-5);
+      // And close to the unquantized activations (int8 rows: ~1% of the output's range).
+      expect(maxRelDiff(y, reference(Float64Array.from(x), q.codes, q.scales, m, n, k))).toBeLessThan(3e-2);
+    });
+  }
+
+  it('zero rows give zeros; bad sizes throw', () => {
+    const q = unpackGgml('q8_0', quantizeQ8_0(seeded(20 * 64, 3)), 20 * 64)!;
+    const packed = native!.q8Pack(q.codes, q.scales, 20, 64);
+    const y = new Float32Array(2 * 20).fill(7);
+    native!.q8Gemm(packed, new Float32Array(2 * 64), y, 2, 20, 64);
+    expect(Array.from(y).every((v) => v === 0)).toBe(true);
+    expect(() => native!.q8Gemm(packed, new Float32Array(64), new Float32Array(33), 1, 33, 64)).toThrow(/packed does not match/);
+    expect(() => native!.q8Gemm(packed, new Float32Array(63), new Float32Array(20), 1, 20, 64)).toThrow(/x must be/);
+    expect(() => native!.q8Pack(q.codes, q.scales, 20, 48)).toThrow(/multiple of 32/);
+  });
+
+  it('siluMul: silu(gate) * up per row', () => {
+    const rows = 3;
+    const width = 37;
+    const gu = seeded(rows * 2 * width, 11, 8);
+    const out = new Float32Array(rows * width);
+    native!.siluMul(gu, out, width);
+    const want = Array.from({ length: rows * width }, (_, i) => {
+      const r = Math.floor(i / width);
+      const g = gu[r * 2 * width + (i % width)];
+      return (g / (1 + Math.exp(-g))) * gu[r * 2 * width + width + (i % width)];
+    });
+    expect(maxRelDiff(out, want)).toBeLessThan(1e-6);
+  });
+
+  it('rope: each head of each row rotated by its halves with the row cos/sin', () => {
+    const rows = 3;
+    const heads = 2;
+    const headDim = 8;
+    const half = headDim / 2;
+    const x = seeded(rows * heads * headDim, 5);
+    const cos = seeded(rows * half, 6);
+    const sin = seeded(rows * half, 7);
+    const want = Array.from(x);
+    for (let r = 0; r < rows; r++)
+      for (let h = 0; h < heads; h++)
+        for (let i = 0; i < half; i++) {
+          const at = (r * heads + h) * headDim;
+          const [x1, x2, c, s] = [x[at + i], x[at + i + half], cos[r * half + i], sin[r * half + i]];
+          want[at + i] = x1 * c - x2 * s;
+          want[at + i + half] = x2 * c + x1 * s;
+        }
+    native!.rope(x, cos, sin, heads, headDim);
+    expect(maxRelDiff(x, want)).toBeLessThan(1e-6);
+    expect(() => native!.rope(x, cos.subarray(1), sin, heads, headDim)).toThrow(/cos and sin must be/);
+  });
+});
+
+/** Every 2-D weight but the embedding as GGML Q8_0 (as the bench's 100M-q8_0). */
+function quantized(model: LoadedModel): LoadedModel {
+  const src = model.weights!;
+  const cache = new Map<string, WeightTensor>();
+  const get = (name: string): WeightTensor => {
+    const t = src.get(name);
+    if (t.kind !== 'f32' || t.shape.length !== 2 || name === 'model.embed_tokens.weight') return t;
+    if (!cache.has(name)) cache.set(name, { kind: 'quantized', format: 'q8_0', shape: t.shape, data: quantizeQ8_0(t.data) });
+    return cache.get(name)!;
+  };
+  const weights: ModelWeights = { names: () => src.names(), has: (n) => src.has(n), get };
+  return { ...model, weights };
+}
+
+q8Describe(`segmented runner with the addon's Q8_0 linears${reason}`, () => {
+  it('decodes like the MatMulNBits runner: logits within int8 noise, same greedy tokens, prefill and batched decode', async () => {
+    // An untied head in Q8_0 (an lm_head.weight), dimensions multiples of 32, GQA.
+    const config = llamaConfig({ hiddenSize: 64, intermediateSize: 96, numLayers: 2, numHeads: 4, numKvHeads: 2, vocabSize: 96, tieWordEmbeddings: false });
+    const model = quantized(randomModel(config, 4));
+    const make = (nativeQ8Gemm: boolean) => createRunner(model, { blockSize: 16, numBlocks: 16, device: 'cpu', intraOpThreads: 1, nativeQ8Gemm });
+    const runners: ModelRunner[] = [await make(true), await make(false)];
+    try {
+      const segments = runners.map((r) => (r as unknown as { sessions: unknown[] }).sessions.length);
+      expect(segments).toEqual([1 + 2 * config.numLayers, 1 + config.numLayers]); // the first runs the linears natively
+      const argmax = (v: Float32Array, at: number) => v.subarray(at, at + config.vocabSize).reduce((best, x, i, row) => (x > row[best] ? i : best), 0);
+      const prompts = [[1, 5, 9, 13, 17, 21, 25], [2, 4, 6]];
+      let batch = prompts.map((tokens, s) => ({ tokens, positionOffset: 0, blockTable: [4 * s, 4 * s + 1] }));
+      for (let step = 0; step < 6; step++) {
+        const [a, b] = await Promise.all(runners.map((r) => r.step(batch)));
+        expect(maxRelDiff(a.logits, b.logits)).toBeLessThan(5e-2);
+        const next = batch.map((_, s) => argmax(b.logits, s * config.vocabSize));
+        // Greedy agrees wherever the reference's top two are not within the int8 noise.
+        batch.forEach((_, s) => {
+          const row = Array.from(b.logits.subarray(s * config.vocabSize, (s + 1) * config.vocabSize)).sort((x, y) => y - x);
+          if (row[0] - row[1] > 5e-2 * Math.abs(row[0])) expect(argmax(a.logits, s * config.vocabSize)).toBe(next[s]);
+        });
+        batch = batch.map((seq, s) => ({ ...seq, tokens: [next[s]], positionOffset: seq.positionOffset + seq.tokens.length }));
+      }
+    } finally {
+      await Promise.all(runners.map((r) => r.dispose()));
+    }
+  });
+});
