@@ -173,6 +173,14 @@
 //   (wall steps/s ratios in those rounds scattered from 0.18 to 1.1 on the 100M model: the other
 //   sessions' load, not the code. In two rounds at load 2-3.6 with the build before the AVX-512
 //   shuffle: float16 0.40 / 0.40, fp8_e4m3 0.46 / 0.48, fp8_e5m2 0.47)
+// Then main's VNNI GEMM (q8-gemm.cc) cut the 100M step's linears: ctx 128 fell to ~31 CPU ms, so
+// the same bytes of attention weigh more. Two interleaved rounds after it (load 3.6-4.6):
+//   100M       float16   97 / 31-32         ratio 0.32-0.33
+//              fp8_e4m3  81 / 31            ratio 0.38-0.39
+//              fp8_e5m2  66-70 / 26-28      ratio 0.38-0.43
+// The 12 layers' attention at ctx 1024 (the step less ctx 128's ~27 ms outside attention) takes
+// ~70 ms as half, ~54 as e4m3, ~42 as e5m2 (CPU, both threads); a ratio of 0.5 needs ~35: the
+// 604 MB of fp8 rows at ~17 GB/s, about 1.5x E4M3's widening throughput today.
 // stories260K (head size 8) does not gain: its step at ctx 1024 is the kernel's arithmetic, not
 // the bytes (10 MB of fp8 K/V per step, read at ~5 GB/s). perf record -e cpu-clock of the kernel
 // alone (e4m3, ctx 1024): the kernel 87%, flat; by region about 35% the K pass (widening eight
