@@ -1,4 +1,4 @@
-// `node dist/bench/attention-kernel.js [--shapes stories260K,100M] [--kv float32,half,bfloat16]
+// `node dist/bench/attention-kernel.js [--shapes stories260K,100M] [--kv float32,half,bfloat16,fp8_e4m3,fp8_e5m2]
 //  [--contexts 128,1024] [--batch 32] [--ms 1500] [--shared] [--threads 1]`: the native attention
 // kernel alone (one thread unless --threads says more), CPU ms (and wall ms) per decode step of
 // `batch` sequences at each context, every layer of the shape. The cache rows are written with
@@ -16,7 +16,8 @@ const SHAPES: Record<string, { layers: number; heads: number; kvHeads: number; h
   stories260K: { layers: 5, heads: 8, kvHeads: 4, headDim: 8 },
   '100M': { layers: 12, heads: 12, kvHeads: 12, headDim: 64 },
 };
-const KV_CODES: Record<string, number> = { float32: 0, half: 1, bfloat16: 2 };
+const KV_CODES: Record<string, number> = { float32: 0, half: 1, bfloat16: 2, fp8_e4m3: 3, fp8_e5m2: 4 };
+const KV_BYTES: Record<string, number> = { float32: 4, half: 2, bfloat16: 2, fp8_e4m3: 1, fp8_e5m2: 1 };
 const BLOCK_SIZE = 16;
 
 function arg(name: string, fallback: string): string {
@@ -24,12 +25,16 @@ function arg(name: string, fallback: string): string {
   return i >= 0 ? process.argv[i + 1] : fallback;
 }
 
-/** Random rows: float32 in [-0.5, 0.5); 16-bit codes of values in [1, 2) (half) or [0.5, 1) (bfloat16). */
-function fill(a: Float32Array | Uint16Array, kv: string, seed: number): void {
+/** Random codes of values in a binade: 16-bit in [1, 2) (half) or [0.5, 1) (bfloat16), 8-bit in ±[1, 2); the sign of bytes random. */
+const CODE_BASE: Record<string, [number, number]> = { half: [0x3c00, 0xff], bfloat16: [0x3f00, 0xff], fp8_e4m3: [0x38, 0x87], fp8_e5m2: [0x3c, 0x83] };
+
+/** Random rows: float32 in [-0.5, 0.5); codes of other types from CODE_BASE. */
+function fill(a: Float32Array | Uint16Array | Uint8Array, kv: string, seed: number): void {
   let x = seed;
+  const [base, bits] = CODE_BASE[kv] ?? [0, 0];
   for (let i = 0; i < a.length; i++) {
     x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-    a[i] = kv === 'float32' ? x / 2 ** 32 - 0.5 : (kv === 'half' ? 0x3c00 : 0x3f00) | ((x >>> 24) & 0xff);
+    a[i] = kv === 'float32' ? x / 2 ** 32 - 0.5 : base | ((x >>> 24) & bits);
   }
 }
 
@@ -50,10 +55,10 @@ function main(): void {
     const n = batch * blocksPerSeq * BLOCK_SIZE * s.kvHeads * s.headDim;
     for (const kv of arg('kv', 'float32,half,bfloat16').split(',')) {
       if (!(kv in KV_CODES)) throw new Error(`unknown --kv ${kv} (${Object.keys(KV_CODES).join(', ')})`);
-      const cacheBytes = 2 * n * (kv === 'float32' ? 4 : 2);
+      const cacheBytes = 2 * n * KV_BYTES[kv];
       const count = Math.max(2, Math.min(s.layers, Math.ceil((96 * 2 ** 20) / cacheBytes)));
       const caches = Array.from({ length: count }, (_, l) => {
-        const [k, v] = [0, 1].map(() => (kv === 'float32' ? new Float32Array(n) : new Uint16Array(n)));
+        const [k, v] = [0, 1].map(() => (kv === 'float32' ? new Float32Array(n) : KV_BYTES[kv] === 2 ? new Uint16Array(n) : new Uint8Array(n)));
         fill(k, kv, 3 + 2 * l);
         fill(v, kv, 4 + 2 * l);
         return { k, v };

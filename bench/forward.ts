@@ -7,13 +7,14 @@
 //
 // Options: --models stories260K,100M[,100M-q8_0,100m-gguf,1b-gguf]  --contexts 128,512  --batches 1,8,32,64  --seconds 2
 //          --threads N (intra-op and attention-kernel threads; default every core)
-//          --attention native|graph (default: native when the addon is built)  --kv-cache-dtype float16|bfloat16
+//          --attention native|graph (default: native when the addon is built)  --kv-cache-dtype float16|bfloat16|fp8|fp8_e4m3|fp8_e5m2
 //          --native-q8-gemm off (Q8_0 linears in MatMulNBits even on an AVX512-VNNI CPU; q8-linear-segments.ts)
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { quantizeQ8_0 } from '../src/model/gguf/quantize';
 import { loadModel } from '../src/model/load-model';
-import { createRunner } from '../src/model/runner';
+import { createRunner, resolveKvCacheDtype } from '../src/model/runner';
+import type { KvCacheDtypeFlag } from '../src/model/runner/kv-dtype';
 import { LoadedModel, ModelRunner, ModelWeights, WeightTensor } from '../src/model/types';
 import { llamaConfig, randomModel } from './random-llama';
 import { BENCH_100M_CONFIG, ensureBenchModel } from './random-model';
@@ -26,7 +27,7 @@ interface Args {
   seconds: number;
   threads?: number;
   attention?: 'native' | 'graph';
-  kvCacheDtype?: 'float16' | 'bfloat16';
+  kvCacheDtype?: KvCacheDtypeFlag;
   nativeQ8Gemm: boolean;
 }
 
@@ -85,15 +86,18 @@ function quantizedQ8(model: LoadedModel): LoadedModel {
 }
 
 /** Runs `fn` until `seconds` have passed (at least `minRuns` times); returns runs per second. */
-async function rate(fn: () => Promise<unknown>, seconds: number, minRuns = 3): Promise<number> {
+/** Runs per second of wall time, and the process's CPU ms per run (every thread: steadier than wall time on a loaded machine). */
+async function rate(fn: () => Promise<unknown>, seconds: number, minRuns = 3): Promise<{ perSec: number; cpuMs: number }> {
   await fn(); // warm-up
   const start = performance.now();
+  const cpu0 = process.cpuUsage();
   let runs = 0;
   while (runs < minRuns || performance.now() - start < seconds * 1000) {
     await fn();
     runs++;
   }
-  return runs / ((performance.now() - start) / 1000);
+  const cpu = process.cpuUsage(cpu0);
+  return { perSec: runs / ((performance.now() - start) / 1000), cpuMs: (cpu.user + cpu.system) / 1000 / runs };
 }
 
 async function benchModel(name: string, args: Args): Promise<string[]> {
@@ -108,7 +112,7 @@ async function benchModel(name: string, args: Args): Promise<string[]> {
     device: 'cpu',
     intraOpThreads: args.threads,
     ...(args.attention ? { attention: args.attention } : {}),
-    ...(args.kvCacheDtype ? { kvCacheDtype: args.kvCacheDtype } : {}),
+    ...(args.kvCacheDtype ? { kvCacheDtype: resolveKvCacheDtype(model, args.kvCacheDtype) } : {}),
     nativeQ8Gemm: args.nativeQ8Gemm,
   });
   touchKvCache(runner);
@@ -131,8 +135,8 @@ async function benchModel(name: string, args: Args): Promise<string[]> {
   return rows;
 }
 
-function row(model: string, context: number, batch: string, stepsPerSec: number, tokensPerStep: number): string {
-  return [model.padEnd(12), String(context).padStart(7), batch.padStart(8), stepsPerSec.toFixed(2).padStart(10), (stepsPerSec * tokensPerStep).toFixed(1).padStart(10)].join(' ');
+function row(model: string, context: number, batch: string, r: { perSec: number; cpuMs: number }, tokensPerStep: number): string {
+  return [model.padEnd(12), String(context).padStart(7), batch.padStart(8), r.perSec.toFixed(2).padStart(10), (r.perSec * tokensPerStep).toFixed(1).padStart(10), r.cpuMs.toFixed(2).padStart(12)].join(' ');
 }
 
 async function main(): Promise<void> {
@@ -140,7 +144,7 @@ async function main(): Promise<void> {
   console.log(
     `forward bench: block size ${BLOCK_SIZE}, ${args.seconds} s per point, threads ${args.threads ?? 'ORT default'}, attention ${args.attention ?? 'auto'}, KV ${args.kvCacheDtype ?? 'float32'}`,
   );
-  console.log(['model'.padEnd(12), 'context'.padStart(7), 'batch'.padStart(8), 'steps/s'.padStart(10), 'tokens/s'.padStart(10)].join(' '));
+  console.log(['model'.padEnd(12), 'context'.padStart(7), 'batch'.padStart(8), 'steps/s'.padStart(10), 'tokens/s'.padStart(10), 'cpu ms/step'.padStart(12)].join(' '));
   for (const name of args.models) {
     for (const line of await benchModel(name, args)) console.log(line);
   }

@@ -6,7 +6,8 @@
 // reads each sequence's K/V rows straight from the cache blocks the block table names.
 //
 // Layout (the same as the runner's PagedKvCache): per layer one K and one V array of
-// [numBlocks * blockSize, kvHeads * headDim] rows, float32, IEEE half or bfloat16 (Uint16Array).
+// [numBlocks * blockSize, kvHeads * headDim] rows, float32, IEEE half or bfloat16 (Uint16Array),
+// or 8-bit floats E4M3FN / E5M2 (Uint8Array; --kv-cache-dtype fp8 = fp8_e4m3, fp8_e5m2).
 // Queries and outputs are the packed rows of a step: [numTokens, heads * headDim]; sequence s
 // owns rows [first, first + count) at positions past .. past + count - 1 and attends to
 // positions 0..its own.
@@ -135,8 +136,62 @@
 // Still open: GQA decodes (several query vectors per KV head, e.g. TinyLlama's 8) take AVX2's
 // V pass inside the AVX-512 build; V at head size 8 with keys across lanes (8 accumulators per
 // query vector) not tried.
-// Whole runner (npm run bench:forward, batch 32, ctx1024/ctx128 steps per second): see
-// src/model/graph/decoder-graph.ts.
+//
+// 8-bit rows (third round of issue 16: the 100M shape at context 1024 read 1.2 GB of 16-bit K/V
+// per batch-32 step). vLLM's fp8 caches: --kv-cache-dtype fp8 and fp8_e4m3 are E4M3FN, fp8_e5m2
+// E5M2, each value x stored as round-to-nearest-even(x / scale) saturated to the largest finite
+// value (CUDA's __NV_SATFINITE; NaN stays NaN) with per-layer scales of 1.0 unless a checkpoint
+// or --calculate-kv-scales gives others (here always 1.0). Reading: E5M2 is the upper byte of a
+// half, so a byte shuffle (AVX-512: one vpshufb of the 16 bytes loaded into both 128-bit lanes;
+// AVX2: unpack with zero) and F16C's conversion widen it; E4M3 shifts one bit right inside that
+// byte (arithmetic shift, clear bit 14): the half then holds the value times 2^-8, normal and
+// subnormal alike, folded into the score scale and the output's 1/l, and its NaN code (which
+// would read 1.875) is replaced by a blend. Writing: floatToFp8's integer rounding on the float32
+// bits (a count of subnormal steps below the smallest normal), eight at a time in AVX2.
+// Not tried: a table lookup (no 16-bit gather; the bit moves above are 3 operations). Measured
+// and not taken: E4M3 without the NaN blend (stories 2.1 -> 1.85 ms, 100M ctx 128 5.9 -> 4.9, ctx 1024 within
+// noise: kept, as vLLM reads NaN as NaN); AVX-512 zero-extend + shift instead of the shuffle
+// (100M e5m2 ctx 1024 48-49 -> 39-42 ms with the shuffle, e4m3 57 -> 53-54).
+// `node dist/bench/attention-kernel.js --contexts 128,1024 --kv half,fp8_e4m3,fp8_e5m2,float32`,
+// CPU ms per batch-32 step, one thread, ctx 1024 (ctx 128), rounds on a loaded machine:
+//                   float32            half              fp8_e4m3              fp8_e5m2
+//   stories260K     2.53-2.79 (0.29)   2.05-2.15 (0.24)  2.08-2.24 (0.28-0.31)  1.65-1.80 (0.23)
+//   100M            90-98 (11-12)      89-96 (9-11)      53-57 (5.6-5.9)        39-42 (3.5)
+// 100M fp8 moves 604 MB per step: e4m3 at ~11 GB/s, e5m2 ~15 (half ~13), against ~31 GB/s the
+// machine's memory reads: the widening's instructions per byte, not the bytes, set the pace now
+// (E4M3 takes 5 more operations per 16 values than E5M2). Whole runner, `node
+// dist/bench/forward.js --models stories260K,100m-gguf --contexts 128,1024 --batches 32
+// --seconds 3 --kv-cache-dtype <t>`, six interleaved rounds (load 3.6-8.6 on the 2 cores: wall
+// time moved up to 3x, so the process's CPU ms per step, all threads, ctx 1024 / ctx 128 and
+// their ratio, which is the steps/s ratio where the step is CPU-bound):
+//   100M       float16   110-122 / 47-55    ratio 0.39-0.46
+//              fp8_e4m3  89-92 / 45-50      ratio 0.50-0.56
+//              fp8_e5m2  75-87 / 42-52      ratio 0.52-0.64
+//   stories    float16   2.8-3.5 / 0.8-1.0  ratio 0.26-0.32
+//              fp8_e4m3  2.8-3.4 / 0.8-1.2  ratio 0.26-0.36
+//              fp8_e5m2  2.3-3.0 / 0.8-1.0  ratio 0.26-0.37
+//   (wall steps/s ratios in those rounds scattered from 0.18 to 1.1 on the 100M model: the other
+//   sessions' load, not the code. In two rounds at load 2-3.6 with the build before the AVX-512
+//   shuffle: float16 0.40 / 0.40, fp8_e4m3 0.46 / 0.48, fp8_e5m2 0.47)
+// Then main's VNNI GEMM (q8-gemm.cc) cut the 100M step's linears: ctx 128 fell to ~31 CPU ms, so
+// the same bytes of attention weigh more. Two interleaved rounds after it (load 3.6-4.6):
+//   100M       float16   97 / 31-32         ratio 0.32-0.33
+//              fp8_e4m3  81 / 31            ratio 0.38-0.39
+//              fp8_e5m2  66-70 / 26-28      ratio 0.38-0.43
+// The 12 layers' attention at ctx 1024 (the step less ctx 128's ~27 ms outside attention) takes
+// ~70 ms as half, ~54 as e4m3, ~42 as e5m2 (CPU, both threads); a ratio of 0.5 needs ~35: the
+// 604 MB of fp8 rows at ~17 GB/s, about 1.5x E4M3's widening throughput today.
+// stories260K (head size 8) does not gain: its step at ctx 1024 is the kernel's arithmetic, not
+// the bytes (10 MB of fp8 K/V per step, read at ~5 GB/s). perf record -e cpu-clock of the kernel
+// alone (e4m3, ctx 1024): the kernel 87%, flat; by region about 35% the K pass (widening eight
+// bytes per row, the 8x8 transpose, 8 multiply-adds per query vector), 30% the V pass (a row's
+// widening, 8 operations for E4M3, feeds only two multiply-adds: one per query vector), 25% the
+// online softmax (one exp per query vector and key), 2.5% the block-table walk. Outside the
+// kernel the step costs ~0.6 ms whatever the context, so ctx 1024 / ctx 128 stays ~0.3 until the
+// kernel's cost per key falls about 2.5x. Not tried: widening two head-size-8 rows per
+// instruction (AVX-512), which would halve the widening in both passes.
+// Whole runner (npm run bench:forward, batch 32, ctx1024/ctx128 steps per second), earlier
+// rounds: see src/model/graph/decoder-graph.ts.
 
 #include <node_api.h>
 
@@ -178,8 +233,17 @@ struct Shape {
   float scale;
 };
 
-// What the cache arrays hold: float32, IEEE half, or bfloat16 (the upper half of a float32).
-enum KvType { kF32 = 0, kF16 = 1, kBF16 = 2 };
+// What the cache arrays hold: float32, IEEE half, bfloat16 (the upper half of a float32), or one of
+// the two OCP 8-bit floats (--kv-cache-dtype fp8_e4m3 / fp8_e5m2, vLLM's fp8 caches at scale 1.0):
+// E4M3FN (bias 7, no infinities, NaN = S.1111.111, max finite 448) and E5M2 (bias 15, IEEE-like,
+// max finite 57344; the upper byte of an IEEE half).
+enum KvType { kF32 = 0, kF16 = 1, kBF16 = 2, kE4M3 = 3, kE5M2 = 4 };
+
+// Bytes per cache element.
+template <KvType T>
+constexpr size_t kvBytes() {
+  return T == kF32 ? 4 : T == kF16 || T == kBF16 ? 2 : 1;
+}
 
 struct Call {
   const float* q;
@@ -380,6 +444,54 @@ void loadBF16(const void* base, size_t at, int n, float* dst) {
   for (int i = 0; i < n; i++) dst[i] = bf16ToFloat(p[i]);
 }
 
+// ---------------------------------------------------------------- 8-bit floats (scalar)
+// Decoding: exact (every 8-bit value is a float32). E4M3FN has no infinities: S.1111.111 is NaN.
+inline float e4m3ToFloat(uint8_t b) {
+  const int e = (b >> 3) & 0xf, m = b & 7;
+  float mag = e == 15 && m == 7 ? NAN : e == 0 ? std::ldexp((float)m, -9) : std::ldexp((float)(8 + m), e - 10);
+  return b & 0x80 ? -mag : mag;
+}
+
+inline float e5m2ToFloat(uint8_t b) { return halfToFloat((uint16_t)(b << 8)); }
+
+// Encoding as vLLM's CUDA caches do (__nv_cvt_float_to_fp8 with __NV_SATFINITE): round to nearest
+// even, magnitudes past the largest finite value (infinities included) saturate to it, NaN stays
+// NaN (0x7f: a NaN in both formats), the sign is kept (-0 included). M mantissa bits, exponent
+// bias B, MAXCODE the largest finite magnitude's code. Normal results round on the float32 bits
+// (carries run into the exponent); subnormal ones (uniform steps of 2^(1-B-M)) as an integer
+// count of steps, which may round up to the smallest normal (code 2^M). The AVX2 version below
+// computes the same thing eight at a time.
+template <int M, int B, int MAXCODE>
+inline uint8_t floatToFp8(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint8_t sign = (uint8_t)((x >> 24) & 0x80);
+  const uint32_t abs = x & 0x7fffffff;
+  if (abs > 0x7f800000) return 0x7f;
+  int32_t code;
+  if (abs >= (uint32_t)(128 - B) << 23) {
+    constexpr int shift = 23 - M;
+    code = (int32_t)((abs + (1u << (shift - 1)) - 1 + ((abs >> shift) & 1)) >> shift) - ((127 - B) << M);
+  } else {
+    float a;
+    std::memcpy(&a, &abs, 4);
+    code = (int32_t)std::nearbyint(a * std::ldexp(1.0f, B - 1 + M));
+  }
+  return (uint8_t)(sign | std::min(code, MAXCODE));
+}
+
+inline uint8_t floatToE4M3(float f) { return floatToFp8<3, 7, 0x7e>(f); }
+inline uint8_t floatToE5M2(float f) { return floatToFp8<2, 15, 0x7b>(f); }
+
+void loadE4M3(const void* base, size_t at, int n, float* dst) {
+  const uint8_t* p = (const uint8_t*)base + at;
+  for (int i = 0; i < n; i++) dst[i] = e4m3ToFloat(p[i]);
+}
+void loadE5M2(const void* base, size_t at, int n, float* dst) {
+  const uint8_t* p = (const uint8_t*)base + at;
+  for (int i = 0; i < n; i++) dst[i] = e5m2ToFloat(p[i]);
+}
+
 #ifdef ORTLLM_X86
 // ---------------------------------------------------------------- AVX2 + FMA + F16C kernel
 #define AVX2_FN __attribute__((target("avx2,fma,f16c")))
@@ -422,10 +534,32 @@ AVX2_FN inline __m256 reduce8(__m256 a0, __m256 a1, __m256 a2, __m256 a3, __m256
   return _mm256_add_ps(lo, hi);
 }
 
+// Eight 8-bit floats as IEEE halves (eight 16-bit lanes). E5M2 is a half's upper byte. E4M3FN's
+// fields move one bit right inside the upper byte (S.EEEE.MMM -> S.0EEEE.MMM0000000): the half then
+// holds the value times 2^-8 (normal and subnormal alike), which the kernel folds into its score
+// scale and output (fp8Factor), and its NaN S.1111.111 (which would read as 1.875) is replaced by
+// a half NaN (the sign of a NaN carries nothing).
+template <KvType T>
+AVX2_FN inline __m128i fp8ToHalves(__m128i bytes) {
+  const __m128i h = _mm_unpacklo_epi8(_mm_setzero_si128(), bytes);
+  if constexpr (T == kE5M2) return h;
+  const __m128i moved = _mm_and_si128(_mm_srai_epi16(h, 1), _mm_set1_epi16((short)0xbfff));
+  const __m128i nan = _mm_cmpeq_epi16(_mm_slli_epi16(moved, 1), _mm_set1_epi16(0x7f00));  // the magnitude, shifted past the sign
+  return _mm_blendv_epi8(moved, _mm_set1_epi16(0x7e00), nan);
+}
+
+// What the SIMD kernels' widened values are short of the stored ones by (see fp8ToHalves).
+template <KvType T>
+constexpr float fp8Factor() {
+  return T == kE4M3 ? 256.0f : 1.0f;
+}
+
 template <KvType T>
 AVX2_FN inline __m256 load8(const void* base, size_t at) {
   if constexpr (T == kF32) {
     return _mm256_loadu_ps((const float*)base + at);
+  } else if constexpr (T == kE4M3 || T == kE5M2) {
+    return _mm256_cvtph_ps(fp8ToHalves<T>(_mm_loadl_epi64((const __m128i*)((const uint8_t*)base + at))));
   } else {
     const __m128i raw = _mm_loadu_si128((const __m128i*)((const uint16_t*)base + at));
     if constexpr (T == kF16) return _mm256_cvtph_ps(raw);
@@ -464,7 +598,7 @@ AVX2_FN inline void scoresTransposed(const float* const* qp, const float* kt, in
 // The cache viewed from `elements` further on (another KV head's columns).
 template <KvType T>
 inline const void* shifted(const void* base, size_t elements) {
-  return (const char*)base + elements * (T == kF32 ? 4 : 2);
+  return (const char*)base + elements * kvBytes<T>();
 }
 
 // Eight keys' scores for one query vector: eight dot products, one reduction.
@@ -587,7 +721,7 @@ inline void spanRows(const Shape& s, const int32_t* table, size_t kvStride, size
 template <KvType T>
 AVX2_FN inline void prefetchRows(const void* base, const size_t* at, int n, size_t bytes) {
   for (int j = 0; j < n; j++) {
-    const char* p = (const char*)base + at[j] * (T == kF32 ? 4 : 2);
+    const char* p = (const char*)base + at[j] * kvBytes<T>();
     const char* end = p + bytes;
     for (p = (const char*)((uintptr_t)p & ~(uintptr_t)63); p < end; p += 64) _mm_prefetch(p, _MM_HINT_T1);
   }
@@ -612,6 +746,17 @@ template <KvType T>
 AVX512_FN inline __m512 load16(const void* base, size_t at) {
   if constexpr (T == kF32) {
     return _mm512_loadu_ps((const float*)base + at);
+  } else if constexpr (T == kE4M3 || T == kE5M2) {
+    // Sixteen bytes into the upper bytes of sixteen 16-bit lanes with one in-lane shuffle of the
+    // bytes loaded into both halves (lane 0 takes bytes 0-7, lane 1 bytes 8-15).
+    const __m256i spread = _mm256_setr_epi8(-1, 0, -1, 1, -1, 2, -1, 3, -1, 4, -1, 5, -1, 6, -1, 7, -1, 8, -1, 9, -1, 10, -1, 11, -1, 12, -1, 13, -1, 14, -1, 15);
+    const __m256i h = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i*)((const uint8_t*)base + at))), spread);
+    if constexpr (T == kE5M2) return _mm512_cvtph_ps(h);
+    // fp8ToHalves' E4M3 move, its NaN found as a mask (the magnitude shifted past the sign) and
+    // replaced by a half NaN.
+    const __m256i moved = _mm256_and_si256(_mm256_srai_epi16(h, 1), _mm256_set1_epi16((short)0xbfff));
+    const __mmask16 nan = _mm256_cmpeq_epi16_mask(_mm256_slli_epi16(moved, 1), _mm256_set1_epi16(0x7f00));
+    return _mm512_cvtph_ps(_mm256_mask_blend_epi16(nan, moved, _mm256_set1_epi16(0x7e00)));
   } else {
     const __m256i raw = _mm256_loadu_si256((const __m256i*)((const uint16_t*)base + at));
     if constexpr (T == kF16) return _mm512_cvtph_ps(raw);
@@ -706,6 +851,35 @@ AVX2_FN void narrowRowAvx2(const float* src, uint16_t* dst, size_t n, KvType kvT
 }
 #endif
 
+// New K/V rows as 8-bit floats, eight at a time: floatToFp8's arithmetic in 32-bit lanes (the
+// normal and the subnormal result both computed, the right one picked), then packed to bytes.
+template <int M, int B, int MAXCODE>
+AVX2_FN void narrowRowFp8Avx2(const float* src, uint8_t* dst, size_t n) {
+  constexpr int shift = 23 - M;
+  const __m256i absMask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+  const __m256i roundBias = _mm256_set1_epi32((1 << (shift - 1)) - 1), one = _mm256_set1_epi32(1);
+  const __m256i rebias = _mm256_set1_epi32((127 - B) << M), smallestNormal = _mm256_set1_epi32(((128 - B) << 23) - 1);
+  const __m256i maxCode = _mm256_set1_epi32(MAXCODE), nanCode = _mm256_set1_epi32(0x7f), signBit = _mm256_set1_epi32(0x80);
+  const __m256 steps = _mm256_set1_ps(std::ldexp(1.0f, B - 1 + M));
+  size_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256i x = _mm256_castps_si256(_mm256_loadu_ps(src + j));
+    const __m256i abs = _mm256_and_si256(x, absMask);
+    const __m256i normal = _mm256_sub_epi32(
+        _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(abs, roundBias), _mm256_and_si256(_mm256_srli_epi32(abs, shift), one)), shift), rebias);
+    const __m256i subnormal = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_castsi256_ps(abs), steps));  // MXCSR: nearest even
+    __m256i code = _mm256_blendv_epi8(subnormal, normal, _mm256_cmpgt_epi32(abs, smallestNormal));
+    code = _mm256_min_epi32(code, maxCode);
+    code = _mm256_blendv_epi8(code, nanCode, _mm256_cmpgt_epi32(abs, inf));
+    code = _mm256_or_si256(code, _mm256_and_si256(_mm256_srli_epi32(x, 24), signBit));
+    // Eight 32-bit lanes (each below 256) to eight bytes in order.
+    const __m256i words = _mm256_permute4x64_epi64(_mm256_packus_epi32(code, code), 0x08);
+    const __m128i bytes = _mm_packus_epi16(_mm256_castsi256_si128(words), _mm256_castsi256_si128(words));
+    _mm_storel_epi64((__m128i*)(dst + j), bytes);
+  }
+  for (; j < n; j++) dst[j] = floatToFp8<M, B, MAXCODE>(src[j]);
+}
+
 // The SIMD kernels this CPU runs, best last; attention uses `simdLevel` (the best, unless
 // setSimd asked for less: the tests run every level against the same reference).
 enum SimdLevel { kPortable = 0, kAvx2 = 1, kAvx512 = 2 };
@@ -736,6 +910,14 @@ void narrowRow(const float* src, uint16_t* dst, size_t n, KvType kvType) {
   for (size_t j = 0; j < n; j++) dst[j] = narrow(src[j]);
 }
 
+void narrowRowFp8(const float* src, uint8_t* dst, size_t n, KvType kvType) {
+#ifdef ORTLLM_X86
+  if (useAvx2()) return kvType == kE4M3 ? narrowRowFp8Avx2<3, 7, 0x7e>(src, dst, n) : narrowRowFp8Avx2<2, 15, 0x7b>(src, dst, n);
+#endif
+  uint8_t (*narrow)(float) = kvType == kE4M3 ? floatToE4M3 : floatToE5M2;
+  for (size_t j = 0; j < n; j++) dst[j] = narrow(src[j]);
+}
+
 #ifdef ORTLLM_X86
 template <KvType T>
 void attendSimd(const Call& c, const Item& it) {
@@ -749,23 +931,24 @@ void attendSimd(const Call& c, const Item& it) {
 void attendItem(const Call& c, const Item& it) {
 #ifdef ORTLLM_X86
   if (simdLevel >= kAvx2 && c.shape.headDim % 8 == 0) {
-    if (c.kvType == kF16)
-      attendSimd<kF16>(c, it);
-    else if (c.kvType == kBF16)
-      attendSimd<kBF16>(c, it);
-    else
-      attendSimd<kF32>(c, it);
-    return;
+    switch (c.kvType) {
+      case kF16: return attendSimd<kF16>(c, it);
+      case kBF16: return attendSimd<kBF16>(c, it);
+      case kE4M3: return attendSimd<kE4M3>(c, it);
+      case kE5M2: return attendSimd<kE5M2>(c, it);
+      default: return attendSimd<kF32>(c, it);
+    }
   }
 #endif
   for (int h = 0; h < it.heads; h++) {
     const Item one{it.seq, it.kvHead + h, it.row0, it.rows, 1};
-    if (c.kvType == kF16)
-      attendGeneric(c, one, loadF16);
-    else if (c.kvType == kBF16)
-      attendGeneric(c, one, loadBF16);
-    else
-      attendGeneric(c, one, loadF32);
+    switch (c.kvType) {
+      case kF16: attendGeneric(c, one, loadF16); break;
+      case kBF16: attendGeneric(c, one, loadBF16); break;
+      case kE4M3: attendGeneric(c, one, loadE4M3); break;
+      case kE5M2: attendGeneric(c, one, loadE5M2); break;
+      default: attendGeneric(c, one, loadF32);
+    }
   }
 }
 
@@ -882,15 +1065,17 @@ bool readArgs(napi_env env, napi_callback_info info, size_t n, napi_value* argv)
 
 // The K and V cache arguments: typed arrays of one type and length. Null when they are, else why not.
 const char* readCachePair(napi_env env, napi_value kArg, napi_value vArg, Typed* k, Typed* v) {
-  if (!typed(env, kArg, k)) return "kCache must be a Float32Array or Uint16Array";
+  if (!typed(env, kArg, k)) return "kCache must be a Float32Array, Uint16Array or Uint8Array";
   if (!typed(env, vArg, v) || v->type != k->type || v->length != k->length) return "vCache must match kCache";
   return nullptr;
 }
 
-// The cache's element type: a Float32Array holds float32; a Uint16Array holds half or bfloat16 as `code` says.
+// The cache's element type: a Float32Array holds float32; a Uint16Array half or bfloat16, a
+// Uint8Array E4M3 or E5M2, as `code` says.
 bool kvTypeOf(const Typed& t, int32_t code, KvType* out) {
   if (t.type == napi_float32_array && code == kF32) *out = kF32;
   else if (t.type == napi_uint16_array && (code == kF16 || code == kBF16)) *out = (KvType)code;
+  else if (t.type == napi_uint8_array && (code == kE4M3 || code == kE5M2)) *out = (KvType)code;
   else return false;
   return true;
 }
@@ -978,6 +1163,11 @@ napi_value WriteKv(napi_env env, napi_callback_info info) {
     for (size_t i = 0; i < n; i++) {
       std::memcpy((float*)k.data + (size_t)sl[i] * row, a + i * row, row * 4);
       std::memcpy((float*)v.data + (size_t)sl[i] * row, b + i * row, row * 4);
+    }
+  } else if (kvType == kE4M3 || kvType == kE5M2) {
+    for (size_t i = 0; i < n; i++) {
+      narrowRowFp8(a + i * row, (uint8_t*)k.data + (size_t)sl[i] * row, row, kvType);
+      narrowRowFp8(b + i * row, (uint8_t*)v.data + (size_t)sl[i] * row, row, kvType);
     }
   } else {
     for (size_t i = 0; i < n; i++) {

@@ -57,13 +57,16 @@ function parseTokenizerMode(text: string): 'auto' | 'hf' | 'slow' {
 }
 
 /**
- * vLLM's --kv-cache-dtype values (auto, bfloat16), plus float16 and float32 to pin a storage type
- * whatever the model's; fp8 variants are refused with the reason.
+ * vLLM's --kv-cache-dtype values (auto, bfloat16, fp8 = fp8_e4m3, fp8_e5m2), plus float16 and
+ * float32 to pin a storage type whatever the model's; fp8_inc (Intel Gaudi) and fp8_ds_mla
+ * (DeepSeek MLA's packed layout) are refused with the reason.
  */
 function parseKvCacheDtype(text: string): KvCacheDtypeFlag {
-  if (text === 'auto' || isKvStorageDtype(text)) return text;
-  if (['fp8', 'fp8_e4m3', 'fp8_e5m2', 'fp8_inc', 'fp8_ds_mla'].includes(text)) {
-    throw new Error(`'${text}' is not supported: the runner stores the KV cache in float32, float16 or bfloat16. Size the cache with --kv-cache-memory-bytes instead`);
+  if (text === 'auto' || text === 'fp8' || isKvStorageDtype(text)) return text;
+  if (text === 'fp8_inc' || text === 'fp8_ds_mla') {
+    throw new Error(
+      `'${text}' is not supported: it is ${text === 'fp8_inc' ? "Intel Gaudi's (INC) fp8 cache" : "DeepSeek MLA's packed fp8 layout"}; use fp8 (= fp8_e4m3) or fp8_e5m2 for an 8-bit cache`,
+    );
   }
   throw new Error(`'${text}' is not one of auto, bfloat16, float16, float32, fp8, fp8_e4m3, fp8_e5m2, fp8_inc, fp8_ds_mla`);
 }
@@ -171,7 +174,7 @@ export const SERVER_FLAGS: FlagSpec[] = [
   { flags: '--dtype <dtype>', key: 'dtype', description: "Weight and compute type of the graph: auto/float/float32 = float32; half/float16 = float16 weights and activations (half the weight memory; on CPU slower at large batches); bfloat16 is refused (no CPU kernels). float16 applies to decoder generation graphs; pooling graphs (embed/classify/score) and Whisper's transcription graphs compute in float32 and refuse float16 at startup. An ONNX export keeps its own type", parse: parseDtype, defaultText: 'auto' },
   { flags: '--seed <seed>', key: 'seed', description: 'Seed of the sampler for requests without their own `seed` (a fixed seed makes a whole run reproducible)', parse: parseInteger, defaultText: '0' },
   { flags: '--gpu-memory-utilization <fraction>', key: 'gpuMemoryUtilization', description: 'KV cache budget = this fraction of memory minus what the model already uses: device memory with --device cuda (from nvidia-smi), RAM on cpu', parse: parseFraction, defaultText: '20% of free memory (not given)' },
-  { flags: '--kv-cache-dtype <dtype>', key: 'kvCacheDtype', description: "KV cache storage: auto = the model's data type (config.json dtype/torch_dtype; float16 for GGUF, as llama.cpp's f16 cache), float32 where the native attention addon is missing (logged); float16 or bfloat16 halve the cache (need the addon); float32 pins it; fp8 variants are refused", parse: parseKvCacheDtype, defaultText: 'auto' },
+  { flags: '--kv-cache-dtype <dtype>', key: 'kvCacheDtype', description: "KV cache storage: auto = the model's data type (config.json dtype/torch_dtype; float16 for GGUF, as llama.cpp's f16 cache), float32 where the native attention addon is missing (logged); float16 or bfloat16 halve the cache (need the addon); fp8 (= fp8_e4m3) or fp8_e5m2 quarter it (8-bit floats at scale 1.0, saturating as vLLM's; need the addon); float32 pins it; fp8_inc and fp8_ds_mla are refused", parse: parseKvCacheDtype, defaultText: 'auto' },
   { flags: '--num-gpu-blocks-override <n>', key: 'numGpuBlocksOverride', description: 'Number of KV cache blocks, overriding the memory-based size', parse: positiveInt },
   { flags: '--tokenizer <path>', key: 'tokenizer', description: 'Take the tokenizer and its chat template from this HF directory or GGUF file', defaultText: "the model's" },
   { flags: '--tokenizer-mode <mode>', key: 'tokenizerMode', description: 'auto / hf: the tokenizer.json (or GGUF) tokenizer; slow: the same (one implementation); mistral / custom are refused', parse: parseTokenizerMode, defaultText: 'auto' },

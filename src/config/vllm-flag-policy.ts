@@ -149,7 +149,7 @@ export const VLLM_FLAG_POLICY: VllmFlagPolicy[] = [
   noEffect('--swap-space <gib>', 'preempted sequences are recomputed, never swapped to CPU'),
   noEffect('--prefix-caching-hash-algo <algo>', 'prefix blocks are hashed with SHA-256 of the token ids (and cache_salt)'),
   refusedUnless('--cpu-offload-gb <gib>', zero, 'weights are not offloaded', 'use --dtype float16 or a quantized GGUF to shrink the weights'),
-  noEffect('--calculate-kv-scales', 'there is no fp8 KV cache to scale'),
+  noEffect('--calculate-kv-scales', 'the fp8 KV caches keep the per-layer k/v scales at 1.0, vLLM\'s default; they are not computed from the first batch'),
   noEffect('--kv-sharing-fast-prefill', 'no supported architecture shares KV between layers'),
   noEffect('--mamba-cache-dtype <dtype>', 'there are no Mamba architectures here'),
   noEffect('--mamba-ssm-cache-dtype <dtype>', 'there are no Mamba architectures here'),

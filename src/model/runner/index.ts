@@ -4,7 +4,7 @@
 // and ONNX exports through export-runner.ts; the encoder-decoder runner serves transcription
 // (the architecture's encoderDecoder graphs).
 import { LoadedModel, ModelRunner, RunnerOptions } from '../types';
-import type { KvCacheDtypeFlag, KvStorageDtype } from './kv-dtype';
+import { FP8_KV_DTYPE, type KvCacheDtypeFlag, type KvStorageDtype } from './kv-dtype';
 import { createExportRunner } from './export-runner';
 import { createGraphRunner } from './graph-runner';
 import { nativeAttention, nativeAttentionUnavailable, type NativeAttention } from './native-attention';
@@ -32,11 +32,12 @@ function chooseRunner(model: LoadedModel, attention: RunnerOptions['attention'])
 }
 
 /**
- * What the paged KV cache stores for `flag`: a named type as is; 'auto' the model's data type
+ * What the paged KV cache stores for `flag`: a named type as is, 'fp8' as fp8_e4m3; 'auto' the model's data type
  * (LoadedModel.kvCacheAutoDtype: config.json's dtype, float16 for GGUF), or float32 — logged once
  * with the reason — where the runner this model gets reads only float32.
  */
 export function resolveKvCacheDtype(model: LoadedModel, flag: KvCacheDtypeFlag, attention?: RunnerOptions['attention'], log: (line: string) => void = console.info): KvStorageDtype {
+  if (flag === 'fp8') return FP8_KV_DTYPE;
   if (flag !== 'auto') return flag;
   const wanted = model.kvCacheAutoDtype ?? 'float32';
   if (wanted === 'float32') return wanted;

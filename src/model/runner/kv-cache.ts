@@ -1,8 +1,8 @@
 // The paged KV cache the runner owns: per layer one flat K and one flat V array of
 // [numBlocks * blockSize, kvHeads * headDim] rows ("slots"). Slot of position p of a sequence =
 // blockTable[p / blockSize] * blockSize + p % blockSize. float32 arrays are fed to the graph as
-// inputs (zero-copy), and new K/V rows are written here after each step; bfloat16 arrays
-// (Uint16Array) are read by the native attention kernel only.
+// inputs (zero-copy), and new K/V rows are written here after each step; 16-bit arrays
+// (Uint16Array) and 8-bit ones (Uint8Array) are read by the native attention kernel only.
 import { ModelArchConfig } from '../types';
 import { KV_STORAGE, type KvStorageDtype } from './kv-dtype';
 
@@ -11,7 +11,7 @@ export function kvBytesPerBlock(config: ModelArchConfig, blockSize: number, dtyp
   return 2 * config.numLayers * blockSize * config.numKvHeads * config.headDim * KV_STORAGE[dtype].bytesPerElement;
 }
 
-export type KvArray = Float32Array | Uint16Array;
+export type KvArray = Float32Array | Uint16Array | Uint8Array;
 
 export class PagedKvCache {
   readonly keys: KvArray[];
@@ -29,7 +29,7 @@ export class PagedKvCache {
     if (!Number.isInteger(numBlocks) || numBlocks < 1) throw new Error(`numBlocks must be a positive integer, got ${numBlocks}`);
     this.rowSize = config.numKvHeads * config.headDim;
     this.numSlots = numBlocks * blockSize;
-    const alloc = () => (dtype === 'float32' ? new Float32Array(this.numSlots * this.rowSize) : new Uint16Array(this.numSlots * this.rowSize));
+    const alloc = () => KV_STORAGE[dtype].allocate(this.numSlots * this.rowSize);
     this.keys = Array.from({ length: config.numLayers }, alloc);
     this.values = Array.from({ length: config.numLayers }, alloc);
   }

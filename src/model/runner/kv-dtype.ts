@@ -28,22 +28,41 @@
 // c1 57.5/59.7 -> 56.4/57.4 tok/s, c32 83.6/87.9 -> 90.7/91.7; runner alone b32 decode at the
 // served depth 392/403 -> 531/508 tok/s, prefill 1759/1689 -> 1721/1919. float16 is the default
 // for GGUF files ('auto'), as in llama.cpp.
+// fp8_e4m3 / fp8_e5m2 (vLLM's 8-bit caches) quarter float32's bytes: on the 100M shape at context
+// 1024, batch 32, the step's CPU time falls from ~118 ms (float16) to ~91 (e4m3) / ~82 (e5m2)
+// (with the VNNI GEMM of the linears: 97 -> 81 / 66-70),
+// at a cost in accuracy (stories260K's logits move ~100x more than with float16; see
+// native/src/attention.cc's header for the measurements and test/unit/model/native-attention-fp8.test.ts).
+// They are opt-in: 'auto' never picks them, as in vLLM.
 
-export type KvStorageDtype = 'float32' | 'float16' | 'bfloat16';
+export type KvStorageDtype = 'float32' | 'float16' | 'bfloat16' | 'fp8_e4m3' | 'fp8_e5m2';
 
-/** `--kv-cache-dtype`: a storage type, or 'auto' = the model's data type. */
-export type KvCacheDtypeFlag = 'auto' | KvStorageDtype;
+/**
+ * `--kv-cache-dtype`: a storage type, 'auto' = the model's data type, or 'fp8' = fp8_e4m3 (vLLM's
+ * meaning on CUDA: its cache kernels take "fp8" and "fp8_e4m3" alike as E4M3).
+ */
+export type KvCacheDtypeFlag = 'auto' | 'fp8' | KvStorageDtype;
+
+/** What `fp8` stores. */
+export const FP8_KV_DTYPE: KvStorageDtype = 'fp8_e4m3';
 
 export interface KvStorage {
   bytesPerElement: number;
-  /** The element type code of the native kernel (0 float32, 1 IEEE half, 2 bfloat16). */
+  /** The element type code of the native kernel (0 float32, 1 IEEE half, 2 bfloat16, 3 E4M3FN, 4 E5M2). */
   nativeCode: number;
+  /** A cache array of `n` elements (8-bit floats as their bytes, 16-bit ones as their bits). */
+  allocate(n: number): Float32Array | Uint16Array | Uint8Array;
 }
 
 export const KV_STORAGE: Record<KvStorageDtype, KvStorage> = {
-  float32: { bytesPerElement: Float32Array.BYTES_PER_ELEMENT, nativeCode: 0 },
-  float16: { bytesPerElement: Uint16Array.BYTES_PER_ELEMENT, nativeCode: 1 },
-  bfloat16: { bytesPerElement: Uint16Array.BYTES_PER_ELEMENT, nativeCode: 2 },
+  float32: { bytesPerElement: 4, nativeCode: 0, allocate: (n) => new Float32Array(n) },
+  float16: { bytesPerElement: 2, nativeCode: 1, allocate: (n) => new Uint16Array(n) },
+  bfloat16: { bytesPerElement: 2, nativeCode: 2, allocate: (n) => new Uint16Array(n) },
+  // OCP 8-bit floats, as vLLM's fp8 caches with their default per-layer scales of 1.0 (no
+  // checkpoint scales are read): values are rounded to nearest even when written, magnitudes
+  // past the largest finite (448 / 57344) saturate to it, NaN stays NaN (__NV_SATFINITE).
+  fp8_e4m3: { bytesPerElement: 1, nativeCode: 3, allocate: (n) => new Uint8Array(n) },
+  fp8_e5m2: { bytesPerElement: 1, nativeCode: 4, allocate: (n) => new Uint8Array(n) },
 };
 
 export const isKvStorageDtype = (text: string): text is KvStorageDtype => Object.hasOwn(KV_STORAGE, text);

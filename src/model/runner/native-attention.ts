@@ -3,6 +3,7 @@
 // platform) the runner falls back to the in-graph attention and says why once.
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import type { KvArray } from './kv-cache';
 
 /** The addon's interface (argument checks live in the C++ code; it throws TypeError on bad input). */
 export interface NativeAttention {
@@ -10,17 +11,17 @@ export interface NativeAttention {
   attention(
     q: Float32Array,
     out: Float32Array,
-    kCache: Float32Array | Uint16Array,
-    vCache: Float32Array | Uint16Array,
+    kCache: KvArray,
+    vCache: KvArray,
     /** Per sequence: first row, row count, past length, offset of its block table in `tables`. */
     seqs: Int32Array,
     tables: Int32Array,
-    /** [numHeads, numKvHeads, headDim, blockSize, kvType] (kvType: 0 float32, 1 half, 2 bfloat16). */
+    /** [numHeads, numKvHeads, headDim, blockSize, kvType] (kvType: KV_STORAGE's nativeCode). */
     dims: Int32Array,
     scale: number,
   ): void;
   /** Writes rows i of newK/newV ([n, kvDim] float32) into cache rows slots[i], narrowing to kvType. */
-  writeKv(newK: Float32Array, newV: Float32Array, kCache: Float32Array | Uint16Array, vCache: Float32Array | Uint16Array, slots: Int32Array, kvType: number): void;
+  writeKv(newK: Float32Array, newV: Float32Array, kCache: KvArray, vCache: KvArray, slots: Int32Array, kvType: number): void;
   /** Frees the memory of each typed array's buffer now (detaches it): the caller holds no other view of them. */
   free(...arrays: ArrayBufferView[]): void;
   /**

@@ -88,9 +88,18 @@ describe('vLLM command lines', () => {
     expect(bad.stderr).toMatch(/--config .*must be YAML/);
   });
 
+  it.each(['fp8', 'fp8_e4m3', 'fp8_e5m2'])("--kv-cache-dtype %s is vLLM's 8-bit cache (fp8 resolves to fp8_e4m3 at load)", async (dtype) => {
+    const r = await run(['serve', MODEL, '--kv-cache-dtype', dtype, '--calculate-kv-scales']);
+    expect(r.code).toBe(0);
+    expect(r.config).toMatchObject({ kvCacheDtype: dtype });
+    expect(r.notices).toEqual([expect.stringMatching(/^--calculate-kv-scales has no effect here: the fp8 KV caches keep the per-layer k\/v scales at 1.0/)]);
+  });
+
   it.each([
     [['--quantization', 'awq'], /--quantization awq is not supported: quantization is read from the model file.*Instead: convert the model to a quantized GGUF/],
-    [['--kv-cache-dtype', 'fp8'], /'fp8' is not supported: the runner stores the KV cache in float32, float16 or bfloat16/],
+    [['--kv-cache-dtype', 'fp8_inc'], /'fp8_inc' is not supported: it is Intel Gaudi's \(INC\) fp8 cache; use fp8 \(= fp8_e4m3\) or fp8_e5m2/],
+    [['--kv-cache-dtype', 'fp8_ds_mla'], /'fp8_ds_mla' is not supported: it is DeepSeek MLA's packed fp8 layout/],
+    [['--kv-cache-dtype', 'int8'], /'int8' is not one of auto, bfloat16, float16, float32, fp8, fp8_e4m3, fp8_e5m2/],
     [['--dtype', 'bfloat16'], /bfloat16 is not supported: onnxruntime's CPU kernels have no bfloat16/],
     [['--enable-lora', '--lora-modules', 'sql=/loras/sql'], /--lora-modules sql=\/loras\/sql is not supported: LoRA adapters are not supported.*Instead: merge the adapter/],
     [['--speculative-config', '{"model": "draft", "num_speculative_tokens": 5}'], /--speculative-config .* is not supported: speculative decoding/],

@@ -8,6 +8,8 @@ import { createRunner } from '../../../src/model/runner';
 import { nativeAttention, type NativeAttention } from '../../../src/model/runner/native-attention';
 import { WeightMap } from '../../../src/model/weight-map';
 import type { ModelRunner, StepSequence } from '../../../src/model/types';
+import type { KvArray } from '../../../src/model/runner/kv-cache';
+import { FP8_FORMATS } from '../../helpers/fp8';
 import { BlockAllocator, maxAbsDiff, NATIVE_ADDON } from '../../helpers/runner-driver';
 import { needs } from '../../helpers/needs';
 
@@ -105,10 +107,13 @@ gate.describe('native paged attention kernel', () => {
     { heads: 16, kvHeads: 8, headDim: 8, blockSize: 16 },
     { heads: 12, kvHeads: 4, headDim: 8, blockSize: 3 },
   ];
-  const storages = [
-    { name: 'float32', code: 0, encode: (a: Float32Array) => a, decode: (a: Float32Array | Uint16Array) => a },
-    { name: 'half', code: 1, encode: (a: Float32Array) => Uint16Array.from(a, f32ToF16), decode: (a: Float32Array | Uint16Array) => Float32Array.from(a, f16ToF32) },
-    { name: 'bfloat16', code: 2, encode: (a: Float32Array) => Uint16Array.from(a, f32ToBf16), decode: (a: Float32Array | Uint16Array) => Float32Array.from(a, bf16ToF32) },
+  // The fp8 caches are checked against the reference computed from the fp8-rounded K/V (the
+  // encoder of test/helpers/fp8.ts), so the kernel's own rounding does not hide in the tolerance.
+  const storages: Array<{ name: string; code: number; encode: (a: Float32Array) => KvArray; decode: (a: KvArray) => ArrayLike<number>; isNan: (code: number) => boolean }> = [
+    { name: 'float32', code: 0, encode: (a) => a, decode: (a) => a, isNan: () => false },
+    { name: 'half', code: 1, encode: (a) => Uint16Array.from(a, f32ToF16), decode: (a) => Float32Array.from(a, f16ToF32), isNan: (h) => (h & 0x7c00) === 0x7c00 && (h & 0x3ff) !== 0 },
+    { name: 'bfloat16', code: 2, encode: (a) => Uint16Array.from(a, f32ToBf16), decode: (a) => Float32Array.from(a, bf16ToF32), isNan: (h) => (h & 0x7f80) === 0x7f80 && (h & 0x7f) !== 0 },
+    ...FP8_FORMATS.map((f) => ({ name: f.name, code: f.code, encode: (a: Float32Array) => Uint8Array.from(a, f.encode), decode: (a: KvArray) => Float32Array.from(a, f.decode), isNan: (b: number) => Number.isNaN(f.decode(b)) })),
   ];
 
   describe.each(cases)('$heads/$kvHeads heads, head size $headDim, blocks of $blockSize', (c) => {
@@ -154,14 +159,14 @@ gate.describe('native paged attention kernel', () => {
   });
 
   it('writeKv narrows rows into the named slots and leaves the others alone', () => {
-    const rows = Float32Array.from([1.5, -2.25, 3.0078125, 1e-3, 7, 8, 9, 10]);
+    const rows = Float32Array.from([1.5, -2.25, 3.0078125, 1e-3, 7, 8, 10, 12]);
     for (const st of storages) {
       const k = st.encode(new Float32Array(6 * 4).fill(0.5));
       const v = st.encode(new Float32Array(6 * 4).fill(0.5));
       native.writeKv(rows.subarray(0, 4), rows.subarray(4), k, v, Int32Array.from([4]), st.code);
       const kf = st.decode(k);
-      expect(Array.from(kf.subarray(16, 20))).toEqual(Array.from(st.decode(st.encode(rows.subarray(0, 4)))));
-      expect(Array.from(st.decode(v).subarray(16, 20))).toEqual([7, 8, 9, 10]);
+      expect(Array.from(kf).slice(16, 20)).toEqual(Array.from(st.decode(st.encode(rows.subarray(0, 4)))));
+      expect(Array.from(st.decode(v)).slice(16, 20)).toEqual([7, 8, 10, 12]);
       expect(kf[15]).toBe(0.5);
       expect(kf[20]).toBe(0.5);
     }
@@ -169,29 +174,34 @@ gate.describe('native paged attention kernel', () => {
 
   it('writeKv rounds every kind of value as the scalar encoders do (rows long enough for the SIMD path and its tail)', () => {
     // Bit patterns across the whole float32 range: normal, subnormal (both as float32 and as the
-    // half they become), ties at every rounding position, overflow to infinity, infinities, NaN.
+    // half they become), ties at every rounding position, overflow to infinity, infinities, NaN;
+    // for the 8-bit floats also their subnormals, ties and saturation (e4m3 448 / 464 / 480,
+    // e5m2 57344 / 61440), the same rows.
     const bits = new Uint32Array(8 * 4099 + 5);
     let s = 7;
     for (let i = 0; i < bits.length; i++) {
       s = (Math.imul(s, 1103515245) + 12345) >>> 0;
-      const pick = i % 5;
+      const pick = i % 7;
       if (pick === 0) bits[i] = s; // anything
       else if (pick === 1) bits[i] = ((0x60 + (s & 0x1f)) << 23) | ((s >>> 9) & 0x7fffff) | (s & 0x80000000); // near half's range, subnormals included
       else if (pick === 2) bits[i] = (s & 0xffffe000) | 0x1000; // a half tie
       else if (pick === 3) bits[i] = (s & 0xffff0000) | 0x8000; // a bfloat16 tie
-      else bits[i] = [0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 0x477fefff, 0x477ff000, 0x00000001, 0x80000000][s & 7];
+      else if (pick === 4) bits[i] = [0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 0x477fefff, 0x477ff000, 0x00000001, 0x80000000][s & 7];
+      else if (pick === 5) bits[i] = ((0x70 + (s & 0x1f)) << 23) | ((s >>> 9) & 0x7c0000) | (s & 0x80000000); // near fp8 ranges, few mantissa bits: ties
+      else bits[i] = [0x43e00000, 0x43e80000, 0x43f00000, 0x47600000, 0x47700000, 0x3a800000, 0x37800000, 0xbb400000][s & 7]; // 448 464 480 57344 61440 2^-10 2^-16 -3*2^-9
     }
     const values = new Float32Array(bits.buffer);
     const row = values.length; // one row: 4099 SIMD groups of eight and a tail of five
     for (const st of storages.filter((x) => x.code !== 0)) {
-      const k = new Uint16Array(row);
-      const v = new Uint16Array(row);
+      const expected = st.encode(values);
+      const k = expected instanceof Uint8Array ? new Uint8Array(row) : new Uint16Array(row);
+      const v = k.slice();
       native.writeKv(values, values, k, v, Int32Array.from([0]), st.code);
-      const expected = st.encode(values) as Uint16Array;
-      const nan = (h: number) => (st.code === 1 ? (h & 0x7c00) === 0x7c00 && (h & 0x3ff) !== 0 : (h & 0x7f80) === 0x7f80 && (h & 0x7f) !== 0);
+      const signBit = expected instanceof Uint8Array ? 0x80 : 0x8000;
       let mismatches = 0;
       for (let i = 0; i < row; i++) {
-        const same = nan(expected[i]) ? nan(k[i]) && (k[i] & 0x8000) === (expected[i] & 0x8000) : k[i] === expected[i];
+        // A 16-bit NaN keeps its sign; the 8-bit formats store NaN as 0x7f (both sides check NaN only).
+        const same = st.isNan(expected[i]) ? st.isNan(k[i]) && (signBit === 0x80 || (k[i] & signBit) === (expected[i] & signBit)) : k[i] === expected[i];
         if (!same || k[i] !== v[i]) mismatches++;
       }
       expect({ storage: st.name, mismatches }).toEqual({ storage: st.name, mismatches: 0 });

@@ -100,8 +100,12 @@ describe.each(ATTENTION_PATHS)('$name', ({ attention, gate }) => {
   });
 });
 
-it('kvBytesPerBlock counts K and V of every layer in f32', () => {
-  expect(kvBytesPerBlock(config, 16)).toBe(2 * config.numLayers * 16 * config.numKvHeads * config.headDim * 4);
+it('kvBytesPerBlock counts K and V of every layer in f32, half that in 16 bits, a quarter in fp8', () => {
+  const float32 = 2 * config.numLayers * 16 * config.numKvHeads * config.headDim * 4;
+  expect(kvBytesPerBlock(config, 16)).toBe(float32);
+  expect(kvBytesPerBlock(config, 16, 'bfloat16')).toBe(float32 / 2);
+  expect(kvBytesPerBlock(config, 16, 'fp8_e4m3')).toBe(float32 / 4);
+  expect(kvBytesPerBlock(config, 16, 'fp8_e5m2')).toBe(float32 / 4);
 });
 
 it('device cuda fails with a clear message when the CUDA provider is not installed', async () => {
