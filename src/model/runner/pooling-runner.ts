@@ -59,6 +59,27 @@ export function maxRunPositions(intermediateSize: number): number {
  */
 export const POOLING_SPIN_MICROSECONDS = 25;
 
+// The runner's forward against onnxruntime on the transformers.js export, both sessions under
+// poolingSessionSettings (2 threads, 25 us spin; `THREADS=2 REPS=30 SHAPES=1x16,8x16,1x128 node
+// dist/bench/embed-forward.js`, load average 1.7-2.0, best / median wall ms, two runs): 1x16
+// 2.11 / 2.35 and 1.99 / 2.19 against 2.12 / 2.28 and 2.10 / 2.30; 8x16 7.91 / 8.19 and 7.88 / 8.16
+// against 7.97 / 8.41 and 8.16 / 8.36; 1x128 8.13 / 8.49 and 8.00 / 8.28 against 8.30 / 8.64 and
+// 8.30 / 8.54. At parity (within 4%, ours ahead at 1x128): transformers.js's faster concurrency-1
+// requests in bench:embed are not its graph. What it runs differently is onnxruntime's default
+// session options (an unbounded spin, the CPU memory arena) and no HTTP hop. Tried here and not
+// taken (1x16 runs with 1 ms between them, as requests arrive; p50 wall / CPU per run, interleaved
+// in one process unless said): the memory arena p50 4.40 / 3.93 / 4.41 / 4.37 / 4.56 / 4.55 ms
+// against 4.55 / 4.31 / 4.57 / 4.52 / 4.42 / 4.66 (load 3.6), 1x128 and embed-forward's best-of
+// within the noise, bench:embed 16 tokens at concurrency 1 208 / 242 / 271 against 225 / 211 / 227
+// embeddings/s (server CPU 7.17 / 6.93 / 5.60 against 6.90 / 6.83 / 7.10 ms); the binding's run
+// called synchronously (SyncSession) p50 4.55 / 4.87 against 4.31 / 4.72 (CPU 4.71 / 4.87 against
+// 4.77 / 5.08); unbounded spinning (one process per setting) p50 4.60 / 4.29 against 4.41 / 4.09 at
+// 8.5-8.6 ms of process CPU per run against 4.6-4.7, onnxruntime's defaults as transformers.js sets
+// them 5.47 / 2.39 at 6.6-9.1 ms. The forward is ~75% projections (encoder-graph.ts), which stream
+// 42 MB of fp32 weights per run: 1.5 ms of a 2.0 ms 1x16 forward, ~28 GB/s against the 35-37 two
+// threads can read.
+
+
 export interface PoolingRunnerOptions extends SessionSettings {
   /** Keep GGML-quantized weights quantized (MatMulNBits); default true. */
   keepQuantized?: boolean;
