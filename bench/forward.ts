@@ -11,12 +11,11 @@
 //          --native-q8-gemm off (Q8_0 linears in MatMulNBits even on an AVX512-VNNI CPU; q8-linear-segments.ts)
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { quantizeQ8_0 } from '../src/model/gguf/quantize';
 import { loadModel } from '../src/model/load-model';
 import { createRunner, resolveKvCacheDtype } from '../src/model/runner';
 import type { KvCacheDtypeFlag } from '../src/model/runner/kv-dtype';
-import { LoadedModel, ModelRunner, ModelWeights, WeightTensor } from '../src/model/types';
-import { llamaConfig, randomModel } from './random-llama';
+import { LoadedModel, ModelRunner } from '../src/model/types';
+import { llamaConfig, quantizedQ8, randomModel } from './random-llama';
 import { BENCH_100M_CONFIG, ensureBenchModel } from './random-model';
 import { touchKvCache } from './runner-ceiling';
 
@@ -69,20 +68,6 @@ async function loadBenchModel(name: string): Promise<LoadedModel> {
     return loadModel({ model: path, loadFormat: 'auto', loadWeights: true, skipTokenizer: true, chatTemplate: null, generationConfig: 'auto' });
   }
   throw new Error(`unknown bench model '${name}' (stories260K, 100M, 100M-q8_0, 100m-gguf, 1b-gguf: the Q8_0 files npm run bench serves)`);
-}
-
-/** The same model with every 2-D weight but the embedding stored as GGML q8_0 (runs as MatMulNBits). */
-function quantizedQ8(model: LoadedModel): LoadedModel {
-  const src = model.weights!;
-  const cache = new Map<string, WeightTensor>();
-  const get = (name: string): WeightTensor => {
-    const t = src.get(name);
-    if (t.kind !== 'f32' || t.shape.length !== 2 || name === 'model.embed_tokens.weight') return t;
-    if (!cache.has(name)) cache.set(name, { kind: 'quantized', format: 'q8_0', shape: t.shape, data: quantizeQ8_0(t.data) });
-    return cache.get(name)!;
-  };
-  const weights: ModelWeights = { names: () => src.names(), has: (n) => src.has(n), get };
-  return { ...model, weights };
 }
 
 /** Runs `fn` until `seconds` have passed (at least `minRuns` times); returns runs per second. */

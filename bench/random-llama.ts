@@ -1,4 +1,5 @@
 // Seeded random llama weights in canonical HF layout, for tests and the forward benchmark.
+import { quantizeQ8_0 } from '../src/model/gguf/quantize';
 import { LoadedModel, DecoderArchConfig, ModelWeights, WeightTensor } from '../src/model/types';
 
 export function llamaConfig(overrides: Partial<DecoderArchConfig>): DecoderArchConfig {
@@ -113,4 +114,18 @@ export function randomModel(config: DecoderArchConfig, seed = 1): LoadedModel {
     eosTokenIds: [],
     contextLength: config.maxPositionEmbeddings,
   };
+}
+
+/** The same model with every 2-D weight but the embedding stored as GGML Q8_0 (as the bench's Q8_0 GGUF files), quantized on first read. */
+export function quantizedQ8(model: LoadedModel): LoadedModel {
+  const src = model.weights!;
+  const cache = new Map<string, WeightTensor>();
+  const get = (name: string): WeightTensor => {
+    const t = src.get(name);
+    if (t.kind !== 'f32' || t.shape.length !== 2 || name === 'model.embed_tokens.weight') return t;
+    if (!cache.has(name)) cache.set(name, { kind: 'quantized', format: 'q8_0', shape: t.shape, data: quantizeQ8_0(t.data) });
+    return cache.get(name)!;
+  };
+  const weights: ModelWeights = { names: () => src.names(), has: (n) => src.has(n), get };
+  return { ...model, weights };
 }

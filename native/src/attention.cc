@@ -195,6 +195,9 @@
 
 #include <node_api.h>
 
+#include "exp-poly.h"
+#include "napi-args.h"
+
 #include <atomic>
 #include <cmath>
 #include <condition_variable>
@@ -497,20 +500,17 @@ void loadE5M2(const void* base, size_t at, int n, float* dst) {
 #define AVX2_FN __attribute__((target("avx2,fma,f16c")))
 
 AVX2_FN inline __m256 exp256(__m256 x) {
-  // exp(x) = 2^n * p(r), x = n ln2 + r, |r| <= ln2/2; degree-6 polynomial (rel. err ~2e-7).
-  const __m256 lo = _mm256_set1_ps(-87.3f);
+  // exp-poly.h's exp: 2^n built in the exponent bits, 0 below kMin.
+  using namespace ortllm::expPoly;
+  const __m256 lo = _mm256_set1_ps(kMin);
   __m256 underflow = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
   x = _mm256_max_ps(x, lo);
-  x = _mm256_min_ps(x, _mm256_set1_ps(88.3f));
-  __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  x = _mm256_min_ps(x, _mm256_set1_ps(kMax));
+  __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
+  __m256 p = _mm256_set1_ps(kCoeffs[0]);
+  for (int i = 1; i < 6; i++) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kCoeffs[i]));
   p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
   __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
@@ -1037,31 +1037,7 @@ Pool pool;
 int threads = 1;
 
 // ---------------------------------------------------------------- N-API glue
-struct Typed {
-  void* data = nullptr;
-  size_t length = 0;
-  napi_typedarray_type type = napi_int8_array;
-};
-
-bool typed(napi_env env, napi_value v, Typed* out) {
-  bool is = false;
-  if (napi_is_typedarray(env, v, &is) != napi_ok || !is) return false;
-  napi_value buffer;
-  size_t offset;
-  return napi_get_typedarray_info(env, v, &out->type, &out->length, &out->data, &buffer, &offset) == napi_ok;
-}
-
-napi_value fail(napi_env env, const char* message) {
-  napi_throw_type_error(env, nullptr, message);
-  return nullptr;
-}
-
-// Exactly `n` arguments into argv.
-bool readArgs(napi_env env, napi_callback_info info, size_t n, napi_value* argv) {
-  size_t argc = n;
-  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
-  return argc == n;
-}
+using namespace ortllm::napi;
 
 // The K and V cache arguments: typed arrays of one type and length. Null when they are, else why not.
 const char* readCachePair(napi_env env, napi_value kArg, napi_value vArg, Typed* k, Typed* v) {

@@ -60,6 +60,9 @@
 // - Whole runner: src/model/runner/segmented-runner.ts (the Q8_0 path: graph/q8-linear-segments.ts).
 #include <node_api.h>
 
+#include "exp-poly.h"
+#include "napi-args.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -77,6 +80,8 @@ void parallelFor(int n, const std::function<void(int)>& fn);  // attention.cc: t
 
 namespace {
 
+using namespace ortllm::napi;
+
 constexpr int kBlock = 32;                       // Q8_0 block (K elements per scale)
 constexpr int kGroup = 16;                       // output columns per vector
 constexpr int kBlockBytes = kBlock * kGroup;     // codes of one group and block
@@ -90,11 +95,6 @@ struct Quantized {  // the activations, quantized per row and block
   std::vector<float> scale;
   std::vector<int32_t> bias;  // -128 * sum of the block's codes
 };
-
-napi_value fail(napi_env env, const char* message) {
-  napi_throw_type_error(env, nullptr, message);
-  return nullptr;
-}
 
 bool vnniAvailable() {
 #ifdef ORTLLM_Q8_X86
@@ -213,17 +213,14 @@ void gemm(const uint8_t* packed, const float* x, float* y, int m, int n, int k) 
 }
 
 VNNI_FN inline __m512 exp512(__m512 x) {
-  // exp(x) = 2^n * p(r), x = n ln2 + r, |r| <= ln2/2 (the polynomial of attention.cc's exp256).
-  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.3f)), _mm512_set1_ps(-87.3f));
-  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  // exp-poly.h's exp; scalef applies 2^n (and underflows to 0 by itself).
+  using namespace ortllm::expPoly;
+  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(kMax)), _mm512_set1_ps(kMin));
+  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
+  __m512 p = _mm512_set1_ps(kCoeffs[0]);
+  for (int i = 1; i < 6; i++) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kCoeffs[i]));
   p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
   return _mm512_scalef_ps(p, n);
 }
@@ -245,30 +242,13 @@ VNNI_FN void siluMul(const float* gu, float* out, int rows, int width) {
 }
 #endif
 
-bool typed(napi_env env, napi_value v, napi_typedarray_type want, void** data, size_t* length) {
-  bool is = false;
-  napi_typedarray_type type;
-  napi_value buffer;
-  size_t offset;
-  if (napi_is_typedarray(env, v, &is) != napi_ok || !is) return false;
-  return napi_get_typedarray_info(env, v, &type, length, data, &buffer, &offset) == napi_ok && type == want;
-}
-
-bool ints(napi_env env, const napi_value* argv, int count, int32_t* out) {
-  for (int i = 0; i < count; i++)
-    if (napi_get_value_int32(env, argv[i], &out[i]) != napi_ok) return false;
-  return true;
-}
-
 }  // namespace
 
 // q8Pack(codes Uint8Array [n * k] (q + 128, row-major [n, k]), scales Float32Array [n * k / 32], n, k): the packed Uint8Array.
 napi_value Q8Pack(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
   napi_value argv[4];
-  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
   int32_t dims[2];
-  if (argc != 4 || !ints(env, argv + 2, 2, dims)) return fail(env, "q8Pack: expected (codes, scales, n, k)");
+  if (!readArgs(env, info, 4, argv) || !ints(env, argv + 2, 2, dims)) return fail(env, "q8Pack: expected (codes, scales, n, k)");
   const int n = dims[0], k = dims[1];
   if (n <= 0 || k <= 0 || k % kBlock) return fail(env, "q8Pack: n must be positive and k a positive multiple of 32");
   void *codesData, *scalesData;
@@ -302,11 +282,9 @@ napi_value Q8Pack(napi_env env, napi_callback_info info) {
 
 // q8Gemm(packed, x Float32Array [m * k], y Float32Array [m * n], m, n, k): y = x W^T.
 napi_value Q8Gemm(napi_env env, napi_callback_info info) {
-  size_t argc = 6;
   napi_value argv[6];
-  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
   int32_t dims[3];
-  if (argc != 6 || !ints(env, argv + 3, 3, dims)) return fail(env, "q8Gemm: expected (packed, x, y, m, n, k)");
+  if (!readArgs(env, info, 6, argv) || !ints(env, argv + 3, 3, dims)) return fail(env, "q8Gemm: expected (packed, x, y, m, n, k)");
   const int m = dims[0], n = dims[1], k = dims[2];
   if (m < 0 || n <= 0 || k <= 0 || k % kBlock) return fail(env, "q8Gemm: bad m, n, k");
   void *packed, *x, *y;
@@ -324,11 +302,9 @@ napi_value Q8Gemm(napi_env env, napi_callback_info info) {
 
 // siluMul(gu Float32Array [rows * 2 * width], out Float32Array [rows * width], width): silu(gate) * up per row.
 napi_value SiluMul(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
   napi_value argv[3];
-  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
   int32_t width;
-  if (argc != 3 || !ints(env, argv + 2, 1, &width) || width <= 0) return fail(env, "siluMul: expected (gu, out, width > 0)");
+  if (!readArgs(env, info, 3, argv) || !ints(env, argv + 2, 1, &width) || width <= 0) return fail(env, "siluMul: expected (gu, out, width > 0)");
   void *gu, *out;
   size_t guLen, outLen;
   if (!typed(env, argv[0], napi_float32_array, &gu, &guLen) || guLen % (2 * (size_t)width)) return fail(env, "siluMul: gu must be a Float32Array of rows * 2 * width");
@@ -344,11 +320,9 @@ napi_value SiluMul(napi_env env, napi_callback_info info) {
 // in place, each head's halves rotated as onnxruntime's RotaryEmbedding (interleaved 0) does with
 // row r's cos/sin: x1' = x1 cos - x2 sin, x2' = x2 cos + x1 sin (x1 the head's first half, x2 its second).
 napi_value Rope(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
   napi_value argv[5];
-  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
   int32_t dims[2];
-  if (argc != 5 || !ints(env, argv + 3, 2, dims) || dims[0] <= 0 || dims[1] <= 0 || dims[1] % 2) return fail(env, "rope: expected (x, cos, sin, heads, even headDim)");
+  if (!readArgs(env, info, 5, argv) || !ints(env, argv + 3, 2, dims) || dims[0] <= 0 || dims[1] <= 0 || dims[1] % 2) return fail(env, "rope: expected (x, cos, sin, heads, even headDim)");
   const size_t heads = dims[0], headDim = dims[1], half = headDim / 2;
   void *x, *cs, *sn;
   size_t xLen, cosLen, sinLen;

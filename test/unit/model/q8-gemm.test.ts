@@ -2,12 +2,12 @@
 // The addon's AVX512-VNNI Q8_0 GEMM, SwiGLU and RoPE (native/src/q8-gemm.cc) against float64
 // references written here, and the segmented runner that runs a Q8_0 model's linears in them
 // (graph/q8-linear-segments.ts) against the same runner with MatMulNBits.
-import { llamaConfig, randomModel } from '../../../bench/random-llama';
+import { llamaConfig, quantizedQ8, randomModel } from '../../../bench/random-llama';
 import { quantizeQ8_0 } from '../../../src/model/gguf/quantize';
 import { unpackGgml } from '../../../src/model/graph/ggml-unpack';
 import { createRunner } from '../../../src/model/runner';
 import { nativeAttention } from '../../../src/model/runner/native-attention';
-import type { LoadedModel, ModelRunner, ModelWeights, WeightTensor } from '../../../src/model/types';
+import type { ModelRunner } from '../../../src/model/types';
 
 const native = nativeAttention();
 const vnni = native?.q8Available === true;
@@ -136,25 +136,11 @@ q8Describe(`q8Gemm (AVX512-VNNI Q8_0 x int8)${reason}`, () => {
   });
 });
 
-/** Every 2-D weight but the embedding as GGML Q8_0 (as the bench's 100M-q8_0). */
-function quantized(model: LoadedModel): LoadedModel {
-  const src = model.weights!;
-  const cache = new Map<string, WeightTensor>();
-  const get = (name: string): WeightTensor => {
-    const t = src.get(name);
-    if (t.kind !== 'f32' || t.shape.length !== 2 || name === 'model.embed_tokens.weight') return t;
-    if (!cache.has(name)) cache.set(name, { kind: 'quantized', format: 'q8_0', shape: t.shape, data: quantizeQ8_0(t.data) });
-    return cache.get(name)!;
-  };
-  const weights: ModelWeights = { names: () => src.names(), has: (n) => src.has(n), get };
-  return { ...model, weights };
-}
-
 q8Describe(`segmented runner with the addon's Q8_0 linears${reason}`, () => {
   it('decodes like the MatMulNBits runner: logits within int8 noise, same greedy tokens, prefill and batched decode', async () => {
     // An untied head in Q8_0 (an lm_head.weight), dimensions multiples of 32, GQA.
     const config = llamaConfig({ hiddenSize: 64, intermediateSize: 96, numLayers: 2, numHeads: 4, numKvHeads: 2, vocabSize: 96, tieWordEmbeddings: false });
-    const model = quantized(randomModel(config, 4));
+    const model = quantizedQ8(randomModel(config, 4));
     const make = (nativeQ8Gemm: boolean) => createRunner(model, { blockSize: 16, numBlocks: 16, device: 'cpu', intraOpThreads: 1, nativeQ8Gemm });
     const runners: ModelRunner[] = [await make(true), await make(false)];
     try {
