@@ -254,6 +254,7 @@ export interface StepEncoderInput {
   features?: Float32Array;
 }
 
+/** Valid until the runner's next step: a runner may write the next step's logits into the same memory. */
 export interface StepResult {
   /** Last-position logits, [batch.length * vocabSize]. */
   logits: Float32Array;

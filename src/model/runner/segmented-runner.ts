@@ -243,6 +243,14 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
   private readonly scale: number;
   private readonly kvCode: number;
   private rowPositions = new BigInt64Array(0);
+  /**
+   * The head's output of single-pass steps, reused from step to step (StepResult: valid until the
+   * next step). A new 4 MB array a step (batch 32, vocab 32000), left to the collector, made the
+   * worker scavenge every ~8 steps for "external memory pressure" (0.5-6 ms each, with V8's
+   * helper threads taking the cores from the step's), and zeroing it cost more. Holds at most
+   * max-num-seqs (or a pass's picked rows) x vocab floats; see the header's figures.
+   */
+  private headOut = new Float32Array(0);
 
   constructor(
     config: ModelArchConfig,
@@ -269,16 +277,18 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
   /** Synchronous inside (SyncSession runs and the kernel); a throw still rejects PagedRunner.step. */
   protected runStep(batch: readonly StepSequence[]): Promise<StepResult> {
     const rows = batch.reduce((n, s) => n + s.tokens.length, 0);
-    if (rows <= this.maxPassRows) return Promise.resolve(this.runPass(batch, this.pack(batch)));
+    if (rows <= this.maxPassRows) return Promise.resolve(this.runPass(batch, this.pack(batch), true));
     const passes = splitRows(batch, this.maxPassRows);
     // Every pass is packed (its positions and blocks checked) before the first one writes the cache.
     const packed = passes.map((pass) => this.pack(pass.batch));
-    const results = passes.map((pass, i) => this.runPass(pass.batch, packed[i]));
+    // Each pass's logits live until joinPasses: none of them may share the reused head buffer.
+    const results = passes.map((pass, i) => this.runPass(pass.batch, packed[i], false));
     return Promise.resolve(joinPasses(batch, passes, results, this.config.vocabSize));
   }
 
-  private runPass(batch: readonly StepSequence[], step: PackedStep): StepResult {
-    if (this.q8) return this.logitsOf(batch, step, this.runQ8Pass(step, this.q8));
+  /** `reuseHead`: the head may write into the buffer kept across steps (only when no other pass's result is alive). */
+  private runPass(batch: readonly StepSequence[], step: PackedStep, reuseHead: boolean): StepResult {
+    if (this.q8) return this.logitsOf(batch, step, this.runQ8Pass(step, this.q8, reuseHead));
     const c = this.config;
     const n = step.rows;
     const rope = this.ropeFeeds(step.positions);
@@ -329,7 +339,7 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
       logits.set(rows.subarray((count - 1) * vocab), i * vocab);
       return s.allLogits ? rows : null;
     });
-    if (allLogits.every((rows) => rows === null)) this.native.free(all);
+    if (allLogits.every((rows) => rows === null) && all.buffer !== this.headOut.buffer) this.native.free(all);
     return { logits, allLogits };
   }
 
@@ -338,7 +348,7 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
    * q8-linear-segments.ts (0: input norm; 1 + 2l: post-attention norm; 2 + 2l: the next layer's
    * input norm, or the final norm and the picked rows). Returns the head's [picked, vocab] output.
    */
-  private runQ8Pass(step: PackedStep, q8: Q8Layers): Float32Array {
+  private runQ8Pass(step: PackedStep, q8: Q8Layers, reuseHead: boolean): Float32Array {
     const c = this.config;
     const n = step.rows;
     const h = c.hiddenSize;
@@ -391,10 +401,19 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
     }
     this.native.free(q, k, v, attn, projected, gateUp, act);
     const rows = step.logitsRows.length;
-    const logits = new Float32Array(rows * c.vocabSize);
+    const logits = reuseHead ? this.headBuffer(rows * c.vocabSize) : new Float32Array(rows * c.vocabSize);
     gemm(q8.head, picked!, logits, rows);
     this.native.free(picked!);
     return logits;
+  }
+
+  /** `length` floats of the reused head buffer (q8Gemm writes every one of them). */
+  private headBuffer(length: number): Float32Array {
+    if (this.headOut.length < length) {
+      if (this.headOut.length > 0) this.native.free(this.headOut);
+      this.headOut = new Float32Array(length);
+    }
+    return this.headOut.subarray(0, length);
   }
 
   /** The step's own cos/sin rows (row i = position of row i), or nulls for a decoder without RoPE. */

@@ -7,6 +7,7 @@ import { quantizeQ8_0 } from '../../../src/model/gguf/quantize';
 import { unpackGgml } from '../../../src/model/graph/ggml-unpack';
 import { createRunner } from '../../../src/model/runner';
 import { nativeAttention } from '../../../src/model/runner/native-attention';
+import { createSegmentedRunner } from '../../../src/model/runner/segmented-runner';
 import type { ModelRunner } from '../../../src/model/types';
 
 const native = nativeAttention();
@@ -162,6 +163,43 @@ q8Describe(`segmented runner with the addon's Q8_0 linears${reason}`, () => {
       }
     } finally {
       await Promise.all(runners.map((r) => r.dispose()));
+    }
+  });
+});
+
+q8Describe(`segmented runner with the addon's Q8_0 linears: the head's output buffer${reason}`, () => {
+  // A single-pass step writes its logits into a buffer the runner keeps across steps (StepResult:
+  // valid until the next step); a step in several passes must give each pass its own.
+  it('a step in passes equals the same step in one pass; each decode step rewrites the kept buffer with its own logits', async () => {
+    const config = llamaConfig({ hiddenSize: 64, intermediateSize: 96, numLayers: 2, numHeads: 4, numKvHeads: 2, vocabSize: 96, tieWordEmbeddings: false });
+    const model = quantizedQ8(randomModel(config, 6));
+    const options = { blockSize: 4, numBlocks: 32, device: 'cpu' as const, intraOpThreads: 1 };
+    const whole = await createSegmentedRunner(model, options, native!);
+    const inPasses = await createSegmentedRunner(model, { ...options, maxPassRows: 4 }, native!);
+    try {
+      const prompts = [[1, 5, 9, 13, 17, 21, 25], [2, 4, 6], [7, 8, 9, 10, 11]];
+      const tables = prompts.map((_, s) => [4 * s, 4 * s + 1, 4 * s + 2, 4 * s + 3]);
+      const prefill = prompts.map((tokens, s) => ({ tokens, positionOffset: 0, blockTable: tables[s] }));
+      const a = await whole.step(prefill);
+      const aLogits = Float32Array.from(a.logits);
+      const b = await inPasses.step(prefill);
+      expect(maxRelDiff(b.logits, aLogits)).toBeLessThan(1e-5);
+      // Decode steps: the kept buffer is rewritten each time, by exactly what the step computes.
+      let next = prompts.map((p, s) => ({ tokens: [3 + s], positionOffset: p.length, blockTable: tables[s] }));
+      let previous: Float32Array | null = null;
+      for (let step = 0; step < 3; step++) {
+        const x = await whole.step(next);
+        const xLogits = Float32Array.from(x.logits);
+        const y = await inPasses.step(next);
+        expect(x.logits.length).toBe(prompts.length * config.vocabSize);
+        expect(maxRelDiff(y.logits, xLogits)).toBeLessThan(1e-5);
+        if (previous) expect(maxRelDiff(xLogits, previous)).toBeGreaterThan(1e-3);
+        previous = xLogits;
+        next = next.map((seq, s) => ({ ...seq, tokens: [(seq.tokens[0] * 7 + s) % config.vocabSize], positionOffset: seq.positionOffset + 1 }));
+      }
+    } finally {
+      await whole.dispose();
+      await inPasses.dispose();
     }
   });
 });
