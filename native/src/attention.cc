@@ -973,6 +973,12 @@ class Pool {
   int helpers() const { return (int)threads_.size(); }
 
   // Runs fn(i) for i in [0, n), on the caller and the helpers; returns when all are done.
+  // The caller waits only for helpers that took part: one that wakes after the caller has
+  // claimed every item (the helper's core was busy: the HTTP thread, the load) finds the job
+  // closed and goes back to sleep, instead of the caller waiting for its wake-up (a 100M Q8_0
+  // batch-32 step makes ~100 calls). Served 100M Q8_0, 32 streams of 64 tokens, short prompts,
+  // both builds up at once and waves alternating (8 each): tok/s median 1232 -> 1309, higher in
+  // 7 of 8 pairs; the helper thread's CPU 374 -> 330 us per token, the caller's 577 -> 562.
   void run(int n, const std::function<void(int)>& fn, int maxHelpers) {
     int use = std::min(maxHelpers, helpers());
     if (use <= 0 || n <= 1) {
@@ -988,14 +994,17 @@ class Pool {
       fn_ = &fn;
       next_.store(0);
       total_ = n;
-      active_ = use;
+      open_ = true;
       generation_++;
       wanted_ = use;
       cv_.notify_all();
     }
     drain();
     std::unique_lock<std::mutex> lock(mu_);
-    done_.wait(lock, [this] { return active_ == 0; });
+    // Every item is claimed: no helper joins from here on, and the caller waits for those inside.
+    open_ = false;
+    wanted_ = 0;
+    done_.wait(lock, [this] { return inside_ == 0; });
     fn_ = nullptr;
   }
 
@@ -1013,10 +1022,12 @@ class Pool {
         if (stop_) return;
         seen = generation_;
         wanted_--;
+        if (!open_) continue;
+        inside_++;
       }
       drain();
       std::unique_lock<std::mutex> lock(mu_);
-      if (--active_ == 0) done_.notify_one();
+      if (--inside_ == 0) done_.notify_one();
     }
   }
 
@@ -1027,7 +1038,8 @@ class Pool {
   const std::function<void(int)>* fn_ = nullptr;
   std::atomic<int> next_{0};
   int total_ = 0;
-  int active_ = 0;
+  int inside_ = 0;  // helpers draining the current job
+  bool open_ = false;  // helpers may still join the current job
   int wanted_ = 0;
   uint64_t generation_ = 0;
   bool stop_ = false;

@@ -89,6 +89,30 @@ q8Describe(`q8Gemm (AVX512-VNNI Q8_0 x int8)${reason}`, () => {
     });
   }
 
+  it('back-to-back jobs on two threads: every one equals the first (a helper that wakes late must not run a finished job)', () => {
+    // The caller claims what its helper has not yet started and returns without waiting for a
+    // helper that never joined: many short jobs in a row give late wake-ups every chance to
+    // touch the next job's items.
+    const [m, n, k] = [9, 96, 128];
+    const q = unpackGgml('q8_0', quantizeQ8_0(seeded(n * k, 11, 0.5)), n * k)!;
+    const packed = native!.q8Pack(q.codes, q.scales, n, k);
+    native!.setThreads(2);
+    const xs = [seeded(m * k, 1), seeded(m * k, 2)];
+    const want = xs.map((x) => {
+      const y = new Float32Array(m * n);
+      native!.q8Gemm(packed, x, y, m, n, k);
+      return y;
+    });
+    let mismatches = 0;
+    const y = new Float32Array(m * n);
+    for (let i = 0; i < 3000; i++) {
+      y.fill(NaN);
+      native!.q8Gemm(packed, xs[i % 2], y, m, n, k);
+      if (!y.every((v, j) => v === want[i % 2][j])) mismatches++;
+    }
+    expect(mismatches).toBe(0);
+  });
+
   it('zero rows give zeros; bad sizes throw', () => {
     const q = unpackGgml('q8_0', quantizeQ8_0(seeded(20 * 64, 3)), 20 * 64)!;
     const packed = native!.q8Pack(q.codes, q.scales, 20, 64);
