@@ -113,6 +113,19 @@ export interface SegmentedRunnerOptions extends RunnerOptions {
  */
 const MAX_PASS_ROWS = 512;
 
+/**
+ * Intra-op threads of the norm-only segments of the addon's Q8_0 path (q8-linear-segments.ts):
+ * one. An RMSNorm of 32 rows is microseconds of work, and a second thread's wake-up (25 runs a
+ * step on the 100M model) cost more than it shared; the addon's kernels keep every thread.
+ * Measured (issue 16), 100M Q8_0, interleaved, two threads -> one: runner alone
+ * (`forward.js --models 100m-gguf --contexts 128 --batches 1,32 --seconds 3`, two rounds) batch 32
+ * 1523 / 1438 -> 1550 / 1465 tok/s, batch 1 198 / 185 -> 206 / 186, prefill of 128 3837 / 3735 ->
+ * 4027 / 3796 tok/s; served 32 streams (both up at once, waves alternating, 6 and 8 rounds)
+ * higher in 10 of 14 pairs, the step thread's CPU per token 600 / 704 -> 590 / 666 us and the
+ * helper's 336 / 370 -> 318 / 356; 1 stream 212 -> 214 tok/s (median of 8).
+ */
+const NORM_SEGMENT_THREADS = 1;
+
 /** The native kernel's limits (native/src/attention.cc: kMaxHeadDim, kMaxQueries). */
 const MAX_HEAD_DIM = 256;
 const MAX_GROUP = 32;
@@ -150,7 +163,7 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
   try {
     // One segment at a time: only one segment's transient weight copies exist at once.
     for (let i = 0; i < decoder.count; i++) {
-      sessions.push(SyncSession.create(decoder.build(i), { device: opts.device, intraOpThreads: opts.intraOpThreads }));
+      sessions.push(SyncSession.create(decoder.build(i), { device: opts.device, intraOpThreads: decoder.q8Linears ? NORM_SEGMENT_THREADS : opts.intraOpThreads }));
       // The session holds its own copy now; the embedding table is still read per step.
       if (opts.consumeWeights) weights.releaseRead(decoder.embeddingName);
     }
