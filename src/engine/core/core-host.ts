@@ -345,6 +345,20 @@ export class EngineCoreHost {
    * - The HTTP thread at nice +5 (set after the worker started, so only it and the threads it
    *   starts later), 100M Q8_0 at 32 streams: 785 / 673 against 938 / 655. Its ~2 ms of CPU a
    *   step is not what stretches the 100M model's step under load.
+   * Where a 32-stream step goes on the 100M Q8_0 model (short prompts, 64 tokens: one wave of 32
+   * requests; timestamps around core.step and runner.step, per-thread CPU from /proc, a quiet
+   * spell of the shared machine), after the reused head buffer (segmented-runner.ts), the addon
+   * pool's late-helper change (native/src/attention.cc) and one-thread norm segments: a 32-row
+   * step 16.8 ms = the runner 16.2 (alone ~15.4) + the core's own work 0.65 (sampling, stop
+   * checks, detokenizing, the step message) + 0.19 between steps. CPU per streamed token: the
+   * step's thread ~560-620 us, the addon's helper ~310-330, the HTTP thread ~45-50, the load
+   * generator ~30 (cli/bench/request.ts), V8's helper threads ~20-25 (~150 before the head
+   * buffer: scavenges for the dropped 4 MB logits arrays). A wave's first token takes 65-100 ms:
+   * the first requests start steps of their own (1 sequence, then 4) while the HTTP thread is
+   * still taking the others in, then the rest prefill together.
+   * Also not taken: the server on `--single-threaded-gc` (V8's collection on the collecting
+   * thread, not its helpers), 100M Q8_0 at 32 streams, both up, waves alternating, 6 each:
+   * median 1964 -> 1816 tok/s.
    */
   private async run(): Promise<void> {
     try {
