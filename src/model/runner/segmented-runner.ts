@@ -267,7 +267,7 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
    * next step). A new 4 MB array a step (batch 32, vocab 32000), left to the collector, made the
    * worker scavenge every ~8 steps for "external memory pressure" (0.5-6 ms each, with V8's
    * helper threads taking the cores from the step's), and zeroing it cost more. Holds at most
-   * max-num-seqs (or a step's picked rows) x vocab floats; figures in the header.
+   * max-num-seqs x vocab floats; figures in the header.
    */
   private headOut = new Float32Array(0);
 
@@ -307,7 +307,9 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
 
   /** `reuseHead`: the head may write into the buffer kept across steps (only when no other pass's result is alive). */
   private runPass(batch: readonly StepSequence[], step: PackedStep, reuseHead: boolean): StepResult {
-    if (this.q8) return this.logitsOf(batch, step, this.runQ8Pass(step, this.q8, reuseHead));
+    // Only one row per sequence goes to the kept buffer: it stays max-num-seqs x vocab at most (a
+    // prompt_logprobs step's rows get their own, freed by the collector).
+    if (this.q8) return this.logitsOf(batch, step, this.runQ8Pass(step, this.q8, reuseHead && step.logitsRows.length === batch.length));
     const c = this.config;
     const n = step.rows;
     const rope = this.ropeFeeds(step.positions);
