@@ -730,6 +730,7 @@ AVX2_FN inline void prefetchRows(const void* base, const size_t* at, int n, size
 #define ATTEND_TARGET AVX2_FN
 #define ATTEND_NAME attendAvx2
 #define ATTEND_512 0
+#define ATTEND_DOT 0
 #include "attend-simd.inc"
 #undef ATTEND_TARGET
 #undef ATTEND_NAME
@@ -821,7 +822,18 @@ AVX512_FN inline void accumulateOne16(float* acc, const float* p, const void* v,
 #include "attend-simd.inc"
 #undef ATTEND_TARGET
 #undef ATTEND_NAME
+#undef ATTEND_DOT
+
+#include "attend-bf16.inc"
+
+#define ATTEND_TARGET BF16_FN
+#define ATTEND_NAME attendDotWide
+#define ATTEND_DOT 1
+#include "attend-simd.inc"
+#undef ATTEND_TARGET
+#undef ATTEND_NAME
 #undef ATTEND_512
+#undef ATTEND_DOT
 
 // New K/V rows narrowed to 16 bits, eight at a time (a prefill chunk writes thousands of rows per
 // layer: the scalar conversion took 52 ms per 700-token prompt of the 100M shape as half, 21 as
@@ -882,16 +894,18 @@ AVX2_FN void narrowRowFp8Avx2(const float* src, uint8_t* dst, size_t n) {
 
 // The SIMD kernels this CPU runs, best last; attention uses `simdLevel` (the best, unless
 // setSimd asked for less: the tests run every level against the same reference).
-enum SimdLevel { kPortable = 0, kAvx2 = 1, kAvx512 = 2 };
-const char* const kSimdNames[] = {"portable", "avx2", "avx512"};
+enum SimdLevel { kPortable = 0, kAvx2 = 1, kAvx512 = 2, kAvx512Bf16 = 3 };
+const char* const kSimdNames[] = {"portable", "avx2", "avx512", "avx512bf16"};
+constexpr int kSimdLevels = 4;
 
 SimdLevel bestSimd() {
 #ifdef ORTLLM_X86
-  static const SimdLevel best = !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) ? kPortable
-                                : __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-                                        __builtin_cpu_supports("avx512vl")
-                                    ? kAvx512
-                                    : kAvx2;
+  static const SimdLevel best = [] {
+    if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))) return kPortable;
+    if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")))
+      return kAvx2;
+    return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512vbmi") ? kAvx512Bf16 : kAvx512;
+  }();
   return best;
 #else
   return kPortable;
@@ -921,7 +935,17 @@ void narrowRowFp8(const float* src, uint8_t* dst, size_t n, KvType kvType) {
 #ifdef ORTLLM_X86
 template <KvType T>
 void attendSimd(const Call& c, const Item& it) {
-  if (simdLevel == kAvx512)
+  if constexpr (T == kBF16 || T == kE4M3 || T == kE5M2) {
+    // AVX512-BF16 decodes: one query vector per KV head at head size 32 or 64, or head size 8
+    // with KV heads in fours (attend-bf16.inc).
+    const Shape& s = c.shape;
+    const int group = s.numHeads / s.numKvHeads;
+    if (simdLevel == kAvx512Bf16 && it.rows == 1) {
+      if (group == 1 && (s.headDim == 32 || s.headDim == 64)) return attendDotWide<T>(c, it);
+      if (s.headDim == 8 && it.heads % 4 == 0 && group <= kMaxQuadGroup) return attendQuads<T>(c, it);
+    }
+  }
+  if (simdLevel >= kAvx512)
     attendAvx512<T>(c, it);
   else
     attendAvx2<T>(c, it);
@@ -1166,18 +1190,18 @@ napi_value SetThreads(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
-// setSimd(name): the kernel attention runs ('portable', 'avx2' or 'avx512'), at most the best this
+// setSimd(name): the kernel attention runs ('portable', 'avx2', 'avx512' or 'avx512bf16'), at most the best this
 // CPU has; returns the one now in use. For tests and benchmarks: each level against the others.
 napi_value SetSimd(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   char name[16] = {0};
   size_t len = 0;
   if (!readArgs(env, info, 1, argv) || napi_get_value_string_utf8(env, argv[0], name, sizeof(name), &len) != napi_ok)
-    return fail(env, "setSimd: expected 'portable', 'avx2' or 'avx512'");
+    return fail(env, "setSimd: expected 'portable', 'avx2', 'avx512' or 'avx512bf16'");
   int wanted = -1;
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < kSimdLevels; i++)
     if (std::strcmp(name, kSimdNames[i]) == 0) wanted = i;
-  if (wanted < 0) return fail(env, "setSimd: expected 'portable', 'avx2' or 'avx512'");
+  if (wanted < 0) return fail(env, "setSimd: expected 'portable', 'avx2', 'avx512' or 'avx512bf16'");
   simdLevel = (SimdLevel)std::min(wanted, (int)bestSimd());
   napi_value out;
   napi_create_string_utf8(env, kSimdNames[simdLevel], NAPI_AUTO_LENGTH, &out);

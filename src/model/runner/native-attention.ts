@@ -34,10 +34,11 @@ export interface NativeAttention {
   /** True when the CPU runs the AVX2/FMA/F16C kernel (else the portable one). */
   readonly simd: boolean;
   /**
-   * The kernel attention runs: 'portable', 'avx2' or 'avx512' (AVX-512 F/BW/DQ/VL), at most the
-   * best this CPU has, which is the default; returns the one now in use. For tests and benchmarks.
+   * The kernel attention runs: 'portable', 'avx2', 'avx512' (AVX-512 F/BW/DQ/VL) or 'avx512bf16'
+   * (also AVX512-BF16 and VBMI: bfloat16 dot products for bfloat16 and 8-bit caches' decodes), at
+   * most the best this CPU has, which is the default; returns the one now in use. For tests and benchmarks.
    */
-  setSimd(level: 'portable' | 'avx2' | 'avx512'): 'portable' | 'avx2' | 'avx512';
+  setSimd(level: SimdLevel): SimdLevel;
   /** True when q8Gemm runs here (AVX512-VNNI). */
   readonly q8Available: boolean;
   /** A Q8_0 weight [n, k] (codes q + 128 row-major, one scale per 32 codes) packed for q8Gemm. */
@@ -49,6 +50,10 @@ export interface NativeAttention {
   /** In place: each head of each row rotated as RotaryEmbedding (interleaved 0) with that row's cos/sin ([rows, headDim / 2]). */
   rope(x: Float32Array, cos: Float32Array, sin: Float32Array, heads: number, headDim: number): void;
 }
+
+/** The attention kernels, lowest first (native/src/attention.cc's SimdLevel). */
+export const SIMD_LEVELS = ['portable', 'avx2', 'avx512', 'avx512bf16'] as const;
+export type SimdLevel = (typeof SIMD_LEVELS)[number];
 
 const ADDON = join('native', 'build', 'Release', 'ortllm_native.node');
 const ADDON_FUNCTIONS = ['attention', 'writeKv', 'free', 'argmax', 'setThreads', 'setSimd'] as const;

@@ -6,7 +6,7 @@
 // native-attention.test.ts, with the other storage types.)
 import { loadModel } from '../../../src/model/load-model';
 import { createRunner, resolveKvCacheDtype } from '../../../src/model/runner';
-import { nativeAttention, type NativeAttention } from '../../../src/model/runner/native-attention';
+import { nativeAttention, SIMD_LEVELS, type NativeAttention } from '../../../src/model/runner/native-attention';
 import type { KvStorageDtype } from '../../../src/model/runner/kv-dtype';
 import type { LoadedModel, StepSequence } from '../../../src/model/types';
 import { FP8_FORMATS } from '../../helpers/fp8';
@@ -50,9 +50,9 @@ gate.describe('native attention over 8-bit caches', () => {
     native.setThreads(1);
   });
   afterAll(() => {
-    native.setSimd('avx512');
+    native.setSimd('avx512bf16');
   });
-  const levels = () => [...new Set((['portable', 'avx2', 'avx512'] as const).map((l) => native.setSimd(l)))];
+  const levels = () => [...new Set(SIMD_LEVELS.map((l) => native.setSimd(l)))];
 
   // One key: the output is its V row exactly (weight 1). Four heads of 64 columns hold all 256
   // codes, so every code goes through each level's widening (AVX-512's 16-column passes at head

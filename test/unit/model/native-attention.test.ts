@@ -5,7 +5,7 @@
 import { llamaConfig, randomModel } from '../../../bench/random-llama';
 import { f16ToF32, f32ToF16 } from '../../../src/model/gguf/half';
 import { createRunner } from '../../../src/model/runner';
-import { nativeAttention, type NativeAttention } from '../../../src/model/runner/native-attention';
+import { nativeAttention, SIMD_LEVELS, type NativeAttention } from '../../../src/model/runner/native-attention';
 import { WeightMap } from '../../../src/model/weight-map';
 import type { ModelRunner, StepSequence } from '../../../src/model/types';
 import type { KvArray } from '../../../src/model/runner/kv-cache';
@@ -75,7 +75,6 @@ function referenceAttention(c: Case, q: Float32Array, k: ArrayLike<number>, v: A
 }
 
 const gate = needs(NATIVE_ADDON);
-const SIMD_LEVELS = ['portable', 'avx2', 'avx512'] as const;
 
 gate.describe('native paged attention kernel', () => {
   let native: NativeAttention;
@@ -85,7 +84,7 @@ gate.describe('native paged attention kernel', () => {
   });
   afterAll(() => {
     native.setThreads(1);
-    native.setSimd('avx512');
+    native.setSimd('avx512bf16');
   });
 
   // Each case runs on every kernel the CPU has (setSimd: portable, AVX2, AVX-512). hd 8, 24, 64
@@ -218,7 +217,7 @@ gate.describe('native paged attention kernel', () => {
     expect(call([0, 2, 0, 0], [0])).toThrow(/rows are out of range/);
     expect(() => native.attention(q, q, k, k, Int32Array.from([0, 1, 0, 0]), Int32Array.from([0]), Int32Array.from([2, 1, 8, 4, 2]), 1)).toThrow(/kvType does not match/);
     expect(() => native.writeKv(q.subarray(0, 8), q.subarray(8), k, k, Int32Array.from([16]), 0)).toThrow(/slot is out of range/);
-    expect(() => native.setSimd('sse9' as 'avx2')).toThrow(/expected 'portable', 'avx2' or 'avx512'/);
+    expect(() => native.setSimd('sse9' as 'avx2')).toThrow(/expected 'portable', 'avx2', 'avx512' or 'avx512bf16'/);
   });
 });
 
