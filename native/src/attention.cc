@@ -829,6 +829,7 @@ AVX512_FN inline void accumulateOne16(float* acc, const float* p, const void* v,
 #define ATTEND_TARGET BF16_FN
 #define ATTEND_NAME attendDotWide
 #define ATTEND_DOT 1
+#define DOT_VALUES(T) ((T) == kBF16)
 #include "attend-simd.inc"
 #undef ATTEND_TARGET
 #undef ATTEND_NAME
@@ -941,7 +942,7 @@ void attendSimd(const Call& c, const Item& it) {
     const Shape& s = c.shape;
     const int group = s.numHeads / s.numKvHeads;
     if (simdLevel == kAvx512Bf16 && it.rows == 1) {
-      if (group == 1 && (s.headDim == 32 || s.headDim == 64)) return attendDotWide<T>(c, it);
+      if (T != kE5M2 && group == 1 && (s.headDim == 32 || s.headDim == 64)) return attendDotWide<T>(c, it);
       if (s.headDim == 8 && it.heads % 4 == 0 && group <= kMaxQuadGroup) return attendQuads<T>(c, it);
     }
   }
