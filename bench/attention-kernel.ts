@@ -81,18 +81,18 @@ function main(): void {
           for (let l = 0; l < s.layers; l++) native.attention(q, out, caches[l % caches.length].k, caches[l % caches.length].v, seqs, tables, dims, 1 / Math.sqrt(s.headDim));
         };
         for (const level of simd.length ? simd : [undefined]) {
-        const used = level ? native.setSimd(level) : '';
-        step();
-        const cpu0 = process.cpuUsage();
-        const t0 = performance.now();
-        let steps = 0;
-        while (performance.now() - t0 < ms) {
+          const used = level ? native.setSimd(level) : '';
           step();
-          steps++;
-        }
-        const cpu = process.cpuUsage(cpu0);
-        const wall = performance.now() - t0;
-        console.log(`${shapeName.padEnd(12)} ${kv.padEnd(9)} ctx ${String(context).padStart(5)}${used ? ` ${used.padEnd(10)}` : ''}: cpu ${((cpu.user + cpu.system) / 1000 / steps).toFixed(2)} ms/step, wall ${(wall / steps).toFixed(2)} (${steps} steps)`);
+          const cpu0 = process.cpuUsage();
+          const t0 = performance.now();
+          let steps = 0;
+          while (performance.now() - t0 < ms) {
+            step();
+            steps++;
+          }
+          const cpu = process.cpuUsage(cpu0);
+          const wall = performance.now() - t0;
+          console.log(`${shapeName.padEnd(12)} ${kv.padEnd(9)} ctx ${String(context).padStart(5)}${used ? ` ${used.padEnd(10)}` : ''}: cpu ${((cpu.user + cpu.system) / 1000 / steps).toFixed(2)} ms/step, wall ${(wall / steps).toFixed(2)} (${steps} steps)`);
         }
       }
     }

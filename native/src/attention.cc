@@ -33,7 +33,10 @@
 // head, a decode scores eight keys per vector: their slices transposed in registers, shared by
 // the group's query vectors, no horizontal sums. The AVX-512 build scores and accumulates head
 // sizes 16-64 sixteen columns per instruction (a 64-column slice in four vectors, sixteen 16-bit
-// values widened at once); elsewhere it runs the AVX2 code.
+// values widened at once); elsewhere it runs the AVX2 code. On CPUs with AVX512-BF16 and VBMI,
+// decodes of bfloat16 and 8-bit caches take attend-bf16.inc's kernels: keys scored with VDPBF16PS
+// on the rows' bfloat16 words (8-bit codes looked up as bfloat16, exactly), the query split into
+// three bfloat16 terms so scores keep float32 precision; at head size 8 four KV heads per vector.
 //
 // How it was chosen (issue 16, "decode at depth"): CPU ms per decode step of the kernel alone
 // (every layer: stories260K 5 x 8/4 heads hd 8, 100M 12 x 12 heads hd 64), batch 32, context
@@ -829,7 +832,6 @@ AVX512_FN inline void accumulateOne16(float* acc, const float* p, const void* v,
 #define ATTEND_TARGET BF16_FN
 #define ATTEND_NAME attendDotWide
 #define ATTEND_DOT 1
-#define DOT_VALUES(T) ((T) == kBF16)
 #include "attend-simd.inc"
 #undef ATTEND_TARGET
 #undef ATTEND_NAME
