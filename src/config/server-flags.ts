@@ -3,7 +3,7 @@
 
 import { isKvStorageDtype, type KvCacheDtypeFlag } from '../model/runner/kv-dtype';
 import { parsePoolerConfig } from './pooler-config-flag';
-import { LOG_LEVELS, ServerConfig, TASKS, UNKNOWN_FIELDS_ACTIONS } from './server-config';
+import { LOG_LEVELS, ServerConfig, TASKS, UNKNOWN_FIELDS_ACTIONS, type ModelDtype } from './server-config';
 import { parseByteSize, parseFraction, parseHumanInt, parseInteger, parseJsonObject, parsePositiveNumber, parseStringList } from './units';
 import { parseStructuredOutputsConfig } from './structured-outputs-config';
 
@@ -33,15 +33,12 @@ const parseNonNegative = (text: string): number => {
   return n;
 };
 
-/** vLLM's --dtype choices; bfloat16 is refused with the reason (no CPU kernels). */
-function parseDtype(text: string): 'auto' | 'float32' | 'float16' {
-  const aliases: Record<string, 'auto' | 'float32' | 'float16'> = { auto: 'auto', float: 'float32', float32: 'float32', half: 'float16', float16: 'float16' };
-  if (text === 'bfloat16') {
-    throw new Error(
-      "bfloat16 is not supported: onnxruntime's CPU kernels have no bfloat16 Gemm, MatMul, Gather or RMSNorm. " +
-        'Use --dtype float16 (half the weight memory) or float32 (auto).',
-    );
-  }
+/**
+ * vLLM's --dtype choices. bfloat16 is taken here; the runner refuses it at startup where it has no
+ * bfloat16 kernels (registry.ts: BFLOAT16_SCOPE).
+ */
+function parseDtype(text: string): ModelDtype {
+  const aliases: Record<string, ModelDtype> = { auto: 'auto', float: 'float32', float32: 'float32', half: 'float16', float16: 'float16', bfloat16: 'bfloat16' };
   const dtype = aliases[text];
   if (!dtype) throw new Error(`'${text}' is not one of auto, half, float16, bfloat16, float, float32`);
   return dtype;

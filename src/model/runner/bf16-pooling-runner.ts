@@ -1,0 +1,114 @@
+// The pooling forward of --dtype bfloat16 (pooling-runner.ts packs the runs): a BERT-style
+// encoder cut by graph/encoder-segments.ts, its linears in the addon's AVX512-BF16 GEMM
+// (native/src/bf16-gemm.cc: weights rounded to bfloat16 once here, activations per call, float32
+// sums, bias and activation fused) with the residual add + LayerNorms, and onnxruntime running the
+// embeddings, each layer's attention and the pooling (+ classifier head) between them.
+//
+// Refused at startup, with the reason, where it cannot run: another device, an architecture
+// without pooling segments, no addon, or a CPU without AVX512-BF16 (vLLM's CPU backend also
+// needs it for bfloat16 matmuls).
+import * as ort from 'onnxruntime-node';
+import { architectureOf, BFLOAT16_SCOPE } from '../architectures/registry';
+import { EncoderSegmentNames, type EncoderLayerWeights, type EncoderLinear, type LayerNormWeights } from '../graph/encoder-segments';
+import { PoolingInputs, PoolingOutputs } from '../graph/pooling-graph';
+import type { EncoderArchConfig, LoadedModel } from '../types';
+import { BF16_ACTIVATION, nativeAttention, nativeAttentionUnavailable, type NativeAttention } from './native-attention';
+import type { PaddedBatch, PoolingForward } from './pooling-runner';
+import { SyncSession, type SessionSettings } from './session';
+import { availableParallelism } from 'node:os';
+
+/** A linear packed for bf16Gemm, with its float32 bias. */
+interface PackedLinear {
+  packed: Uint16Array;
+  bias: Float32Array;
+  n: number;
+  k: number;
+}
+
+interface PackedLayer {
+  qkv: PackedLinear;
+  output: PackedLinear;
+  attentionNorm: LayerNormWeights;
+  up: PackedLinear;
+  down: PackedLinear;
+  outputNorm: LayerNormWeights;
+}
+
+export function createBf16Forward(model: LoadedModel, settings: SessionSettings): PoolingForward {
+  const config = model.config as EncoderArchConfig;
+  const refuse = (why: string) => new Error(`--dtype bfloat16: ${why}; ${BFLOAT16_SCOPE}`);
+  const build = architectureOf(config).graphs.poolingSegments;
+  if (!build || !model.weights) throw refuse(`${config.architecture} pooling graphs have no bfloat16 path`);
+  if (settings.device !== 'cpu') throw refuse(`--device ${settings.device} has no bfloat16 path`);
+  const native = nativeAttention();
+  if (!native) throw refuse(`the native addon is unavailable (${nativeAttentionUnavailable()})`);
+  if (!native.bf16Available) throw refuse('this CPU has no AVX512-BF16');
+  const segments = build(config, model.weights, model.output);
+  const session = (m: Parameters<typeof SyncSession.create>[0]) => SyncSession.create(m, settings);
+  const pack = (w: EncoderLinear): PackedLinear => ({ packed: native.bf16Pack(w.weight, w.n, w.k), bias: w.bias, n: w.n, k: w.k });
+  const layers: PackedLayer[] = [];
+  for (let l = 0; l < config.numLayers; l++) {
+    const w: EncoderLayerWeights = segments.layer(l);
+    layers.push({ qkv: pack(w.qkv), output: pack(w.output), attentionNorm: w.attentionNorm, up: pack(w.up), down: pack(w.down), outputNorm: w.outputNorm });
+  }
+  // Unset (or 0) intra-op threads means every core, as onnxruntime's default.
+  native.setThreads(settings.intraOpThreads || availableParallelism());
+  return new Bf16Forward(config, native, session(segments.embed), session(segments.attention), session(segments.pool), layers);
+}
+
+class Bf16Forward implements PoolingForward {
+  private readonly takesTokenTypes: boolean;
+  private readonly activation: number;
+
+  constructor(
+    private readonly config: EncoderArchConfig,
+    private readonly native: NativeAttention,
+    private readonly embed: SyncSession,
+    private readonly attention: SyncSession,
+    private readonly pool: SyncSession,
+    private readonly layers: readonly PackedLayer[],
+  ) {
+    this.takesTokenTypes = embed.inputNames.includes(PoolingInputs.tokenTypeIds);
+    this.activation = BF16_ACTIVATION[config.hiddenAct];
+  }
+
+  run(inputs: PaddedBatch): Float32Array {
+    const { native, config } = this;
+    const dims = [inputs.batch, inputs.seq];
+    const rows = inputs.batch * inputs.seq;
+    const h = config.hiddenSize;
+    const embedFeeds: Record<string, ort.Tensor> = { [PoolingInputs.inputIds]: new ort.Tensor('int64', inputs.ids, dims) };
+    if (this.takesTokenTypes) embedFeeds[PoolingInputs.tokenTypeIds] = new ort.Tensor('int64', inputs.types, dims);
+    const mask = new ort.Tensor('bool', inputs.mask, dims);
+    // x: the layer's input rows; a: the rows after attention (each LayerNorm writes in place of its residual).
+    const x = this.embed.run(embedFeeds)[EncoderSegmentNames.hidden].data as Float32Array;
+    const qkv = new Float32Array(rows * 3 * h);
+    const projected = new Float32Array(rows * h);
+    const inner = new Float32Array(rows * config.intermediateSize);
+    const gemm = (w: PackedLinear, input: Float32Array, out: Float32Array, act: number = BF16_ACTIVATION.none) =>
+      native.bf16Gemm(w.packed, input, w.bias, out, rows, w.n, w.k, act);
+    const a = new Float32Array(rows * h);
+    for (const layer of this.layers) {
+      gemm(layer.qkv, x, qkv);
+      const context = this.attention.run({ [EncoderSegmentNames.qkv]: new ort.Tensor('float32', qkv, [rows, 3 * h]), [PoolingInputs.attentionMask]: mask })[
+        EncoderSegmentNames.context
+      ].data as Float32Array;
+      gemm(layer.output, context, projected);
+      native.free(context);
+      native.addLayerNorm(projected, x, layer.attentionNorm.gamma, layer.attentionNorm.beta, a, config.layerNormEps);
+      gemm(layer.up, a, inner, this.activation);
+      gemm(layer.down, inner, projected);
+      native.addLayerNorm(projected, a, layer.outputNorm.gamma, layer.outputNorm.beta, x, config.layerNormEps);
+    }
+    const pooled = this.pool.run({
+      [EncoderSegmentNames.hidden]: new ort.Tensor('float32', x, [rows, h]),
+      [PoolingInputs.poolWeights]: new ort.Tensor('float32', inputs.weights, dims),
+    })[PoolingOutputs.pooled].data as Float32Array;
+    native.free(x, qkv, projected, inner, a);
+    return pooled;
+  }
+
+  async release(): Promise<void> {
+    await Promise.all([this.embed.release(), this.attention.release(), this.pool.release()]);
+  }
+}
