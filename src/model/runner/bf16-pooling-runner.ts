@@ -7,6 +7,7 @@
 // Refused at startup, with the reason, where it cannot run: another device, an architecture
 // without pooling segments, no addon, or a CPU without AVX512-BF16 (vLLM's CPU backend also
 // needs it for bfloat16 matmuls).
+import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { architectureOf, BFLOAT16_SCOPE } from '../architectures/registry';
 import { EncoderSegmentNames, type EncoderLayerWeights, type EncoderLinear, type LayerNormWeights } from '../graph/encoder-segments';
@@ -15,7 +16,6 @@ import type { EncoderArchConfig, LoadedModel } from '../types';
 import { BF16_ACTIVATION, nativeAttention, nativeAttentionUnavailable, type NativeAttention } from './native-attention';
 import type { PaddedBatch, PoolingForward } from './pooling-runner';
 import { SyncSession, type SessionSettings } from './session';
-import { availableParallelism } from 'node:os';
 
 /** A linear packed for bf16Gemm, with its float32 bias. */
 interface PackedLinear {
@@ -37,13 +37,13 @@ interface PackedLayer {
 export function createBf16Forward(model: LoadedModel, settings: SessionSettings): PoolingForward {
   const config = model.config as EncoderArchConfig;
   const refuse = (why: string) => new Error(`--dtype bfloat16: ${why}; ${BFLOAT16_SCOPE}`);
-  const build = architectureOf(config).graphs.poolingSegments;
-  if (!build || !model.weights) throw refuse(`${config.architecture} pooling graphs have no bfloat16 path`);
+  const graphs = architectureOf(config).graphs;
+  if (!graphs.poolingSegments || !model.weights) throw refuse(`${config.architecture} pooling graphs have no bfloat16 path`);
   if (settings.device !== 'cpu') throw refuse(`--device ${settings.device} has no bfloat16 path`);
   const native = nativeAttention();
   if (!native) throw refuse(`the native addon is unavailable (${nativeAttentionUnavailable()})`);
   if (!native.bf16Available) throw refuse('this CPU has no AVX512-BF16');
-  const segments = build(config, model.weights, model.output);
+  const segments = graphs.poolingSegments(config, model.weights, model.output);
   const session = (m: Parameters<typeof SyncSession.create>[0]) => SyncSession.create(m, settings);
   const pack = (w: EncoderLinear): PackedLinear => ({ packed: native.bf16Pack(w.weight, w.n, w.k), bias: w.bias, n: w.n, k: w.k });
   const layers: PackedLayer[] = [];
