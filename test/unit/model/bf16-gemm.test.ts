@@ -64,7 +64,7 @@ bf16Describe(`bf16Gemm${reason}`, () => {
     [7, 50, 33, 'relu', false], // n not a multiple of 16, k odd, no bias
     [3, 1536, 384, 'gelu', true],
     [13, 384, 1536, 'gelu_tanh', true],
-    [70, 384, 384, 'none', true], // enough work for the thread pool, rows past one 64-row chunk
+    [70, 384, 1024, 'none', true], // enough work for the thread pool (m n k >= 2e7), rows past one 64-row chunk
   ] as const)('m %i, n %i, k %i, %s (bias %s): float32 sums of the bfloat16-rounded operands', (m, n, k, act, withBias) => {
     native!.setThreads(2);
     const w = seeded(n * k, n * 7 + k, 0.2);
