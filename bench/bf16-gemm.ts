@@ -5,7 +5,7 @@
 // the addon's AVX512-BF16 kernel (native/src/bf16-gemm.cc: weights and activations rounded to
 // bfloat16, float32 sums). Prints per (shape, rows, threads) wall (and CPU) microseconds per call,
 // GFLOP/s (2 M N K / wall), and the largest difference between the outputs relative to the
-// output's largest magnitude (the bfloat16 rounding).
+// output's largest magnitude (the bfloat16 rounding). Figures: native/src/bf16-gemm.cc's header.
 import * as ort from 'onnxruntime-node';
 import { GraphBuilder } from '../src/model/graph/graph-builder';
 import { emitLinear } from '../src/model/graph/linear';

@@ -38,6 +38,11 @@
 // share of the forward), onnxruntime's other intra-op thread 1.5-2.0. Gemm is 89% of the forward's
 // node time (onnxruntime's profiler); a lone 1x16 forward took p50 3.7-3.9 ms alone against a
 // served request's 6.0 at the time.
+// bfloat16 (BENCH_EMBED_DTYPES=float32,bfloat16; the addon's AVX512-BF16 GEMM, VDPBF16PS at twice
+// the fp32 FMA rate, half the weight bytes) lifts ortllm to 0.71 / 0.84 / 0.88x transformers.js
+// at 16 tokens and 1.02 / 1.56 / 1.76x at 128 (c1 / c8 / c32; float32 in the same runs 0.55 /
+// 0.58 / 0.67 and 0.89 / 1.08 / 1.22), at half the server CPU per embedding: figures in
+// src/model/runner/bf16-pooling-runner.ts. transformers.js stays float32 (its fp32 export).
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';

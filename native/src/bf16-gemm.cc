@@ -11,7 +11,21 @@
 // (16 accumulators). Work items are (up to 64 rows) x (4 column groups), on the attention thread
 // pool when the call has enough work.
 //
-// Measured: bench/bf16-gemm.ts (figures in its header).
+// Measured (issue 15), a shared 2-core AMD EPYC Zen 5 (AVX-512 at full width, AVX512-BF16): this
+// kernel against onnxruntime 1.30's float32 Gemm (transB, bias: the encoder graph's linear) in a
+// one-op session, `node dist/bench/bf16-gemm.js --ms 300 --rounds 2` (random weights and rows,
+// KxN = inputs x outputs, interleaved, load average ~2.9). Microseconds per call Gemm / this
+// kernel, speed-up, one thread, the better of two rounds:
+//                  M=16              128               512                2048
+//   384x384     26/10 2.6x       161/76 2.1x      658/309 2.1x     3340/1311 2.5x
+//   384x1536    89/41 2.2x       651/301 2.2x     2928/1230 2.4x   13900/5431 2.6x
+//   1536x384    84/39 2.2x       578/291 2.0x     2444/1229 2.0x   11228/5370 2.1x
+// This kernel 440-520 GFLOP/s on one thread (the fp32 FMA peak is 264-268 per core, so ~95% of
+// VDPBF16PS's twice that), onnxruntime 180-260. With two threads the second core was mostly held
+// by other sessions (CPU time = wall time for both but 384x1536 at 512 and 2048 rows: 737-759 us
+// against 1769-2883, 3151-3161 against 8356-8620, 764-819 GFLOP/s). Outputs differ from float32's
+// by 2.0-2.5e-3 of the output's largest magnitude: bfloat16's 8-bit significand.
+// Whole runner: runner/bf16-pooling-runner.ts.
 #include <node_api.h>
 
 #include "exp512.h"

@@ -6,7 +6,33 @@
 //
 // Refused at startup, with the reason, where it cannot run: another device, an architecture
 // without pooling segments, no addon, or a CPU without AVX512-BF16 (vLLM's CPU backend also
-// needs it for bfloat16 matmuls).
+// needs it for bfloat16 matmuls). `auto` stays float32: bfloat16 moves embeddings (cosine to
+// float32's 1 - 1e-6 on the bench model, a few 1e-6 on the tests').
+//
+// Measured (issue 15; the MiniLM-shaped bench BERT, 6 layers, hidden 384, FFN 1536; shared 2-core
+// Zen 5):
+// - Runner alone against the float32 runner and the transformers.js export (`THREADS=1,2
+//   DTYPES=float32,bfloat16 REPS=20 node dist/bench/embed-forward.js`, load average ~7, best wall /
+//   CPU ms): one thread 1x16 3.67 / 3.67 -> 1.88 / 1.89, 8x16 14.6 -> 8.2 / 7.9, 32x16 50.2 -> 30.8
+//   / 29.5, 1x128 15.3 -> 9.0 / 8.7, 16x128 218 -> 136; two threads (the second core mostly held
+//   by other sessions) 1x16 2.17 / 4.18 -> 2.30 / 2.31, 32x16 30.6 / 56.3 -> 20.4 / 32.5, 16x128
+//   126 / 236 -> 77 / 137. CPU per sequence about halves everywhere.
+// - Where a forward goes (one thread, timers around each call, mean of 50 runs, load ~2.2): 1x16
+//   1.28 ms = the GEMMs 1.01, the six attention runs 0.15, embed 0.03, pool 0.02, LayerNorms 0.03;
+//   1x128 8.06 ms = GEMMs 6.37 (~425 GFLOP/s), attention 1.27, LayerNorms 0.16, embed 0.11, pool
+//   0.03. At 16 rows the GEMMs stream the 21 MB of bfloat16 weights from memory (~21 GB/s).
+// - Served, `BENCH_EMBED_DTYPES=float32,bfloat16 npm run bench:embed` (each cell float32, bfloat16
+//   and transformers.js float32 alternating, best of 3; load average ~3), embeddings/s float32 ->
+//   bfloat16 (ortllm / transformers.js), server CPU ms per embedding:
+//     16 tokens   c1 216 -> 280 (0.55 -> 0.71)  6.88 -> 3.75;  c8 445 -> 641 (0.58 -> 0.84)  3.75 -> 2.50;
+//                 c32 611 -> 809 (0.67 -> 0.88)  2.97 -> 1.88
+//     128 tokens  c1 93.6 -> 108 (0.89 -> 1.02)  18.8 -> 12.5; c8 119 -> 172 (1.08 -> 1.56)  16.3 -> 10.0;
+//                 c32 119 -> 172 (1.22 -> 1.76)  15.8 -> 10.0
+//   An earlier pair of runs on a busier machine (load 3-5, transformers.js slower): 16 tokens c1 144
+//   -> 270 (0.56 -> 1.06), c8 257 -> 410, c32 364 -> 670 (0.85 -> 1.57); 128 tokens c1 45.5 -> 83.3,
+//   c8 49.1 -> 97.2, c32 117 -> 177 (1.28 -> 1.93). At 16 tokens the rest of a request (HTTP,
+//   tokenizer, the hop to the engine worker: ~1 ms of server CPU per embedding at c32, ~2 at c1)
+//   now outweighs the forward.
 import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { architectureOf, BFLOAT16_SCOPE } from '../architectures/registry';
