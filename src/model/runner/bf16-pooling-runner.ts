@@ -21,6 +21,13 @@
 //   1.28 ms = the GEMMs 1.01, the six attention runs 0.15, embed 0.03, pool 0.02, LayerNorms 0.03;
 //   1x128 8.06 ms = GEMMs 6.37 (~425 GFLOP/s), attention 1.27, LayerNorms 0.16, embed 0.11, pool
 //   0.03. At 16 rows the GEMMs stream the 21 MB of bfloat16 weights from memory (~21 GB/s).
+// - Not taken: attention in the addon instead of the attention session (an AVX-512 float32 kernel
+//   per sequence and head: keys transposed, 4 x 16 keys' scores per step, softmax with exp512,
+//   4-way unrolled p-weighted value rows). Runner alone, interleaved, two rounds, best wall ms, one
+//   thread: 1x16 1.33-1.45 against 1.50-1.68 (two threads 1.48-1.55 against 1.58-1.78), 32x16 the
+//   same, 1x128 9.2-10.5 against 7.9-8.6, 16x128 147-155 against 117-137: onnxruntime's Attention
+//   blocks several queries per key load, which that kernel did not; a win only at 16 tokens, ~10%
+//   of a lone forward, not worth a second attention path.
 // - Served, `BENCH_EMBED_DTYPES=float32,bfloat16 npm run bench:embed` (each cell float32, bfloat16
 //   and transformers.js float32 alternating, best of 3; load average ~3), embeddings/s float32 ->
 //   bfloat16 (ortllm / transformers.js), server CPU ms per embedding:
