@@ -33,7 +33,10 @@
 // head, a decode scores eight keys per vector: their slices transposed in registers, shared by
 // the group's query vectors, no horizontal sums. The AVX-512 build scores and accumulates head
 // sizes 16-64 sixteen columns per instruction (a 64-column slice in four vectors, sixteen 16-bit
-// values widened at once); elsewhere it runs the AVX2 code.
+// values widened at once); elsewhere it runs the AVX2 code. On CPUs with AVX512-BF16 and VBMI,
+// decodes of bfloat16 and 8-bit caches take attend-bf16.inc's kernels: keys scored with VDPBF16PS
+// on the rows' bfloat16 words (8-bit codes looked up as bfloat16, exactly), the query split into
+// three bfloat16 terms so scores keep float32 precision; at head size 8 four KV heads per vector.
 //
 // How it was chosen (issue 16, "decode at depth"): CPU ms per decode step of the kernel alone
 // (every layer: stories260K 5 x 8/4 heads hd 8, 100M 12 x 12 heads hd 64), batch 32, context
@@ -190,10 +193,10 @@
 // kernel the step costs ~0.6 ms whatever the context, so ctx 1024 / ctx 128 stays ~0.3 until the
 // kernel's cost per key falls about 2.5x. Not tried: widening two head-size-8 rows per
 // instruction (AVX-512), which would halve the widening in both passes.
-// AVX512-BF16 (fourth round of issue 16), measured and not taken: it did not bring any KV type to
-// the issue's target (batch-32 decode at ctx 1024 >= 0.5x ctx 128 on both models). What was built
-// (commit dc362f7 on branch bf16attn, then reverted; ~300 lines): a fourth SIMD level for CPUs
-// with AVX512-BF16 and VBMI, decodes of bfloat16 and 8-bit caches only. K pass: VDPBF16PS on the
+// AVX512-BF16 (fourth round of issue 16; attend-bf16.inc): taken for its speed (below), although it
+// did not bring any KV type to the issue's target (batch-32 decode at ctx 1024 >= 0.5x ctx 128 on
+// both models). A fourth SIMD level for CPUs with AVX512-BF16 and VBMI, decodes of bfloat16 and
+// 8-bit caches only; float32 and half caches (GGUF's default) keep the AVX-512 kernel. K pass: VDPBF16PS on the
 // rows' bfloat16 words (bfloat16 rows as stored; 8-bit codes made bfloat16 by VPERMB + two masked
 // VPERMI2B lookups + the sign, exact as every E4M3/E5M2 value is a bfloat16) against the query
 // split into three bfloat16 terms (hi + mid + lo), so scores keep float32 precision: the 1e-5
@@ -780,6 +783,7 @@ AVX2_FN inline void prefetchRows(const void* base, const size_t* at, int n, size
 #define ATTEND_TARGET AVX2_FN
 #define ATTEND_NAME attendAvx2
 #define ATTEND_512 0
+#define ATTEND_DOT 0
 #include "attend-simd.inc"
 #undef ATTEND_TARGET
 #undef ATTEND_NAME
@@ -871,7 +875,18 @@ AVX512_FN inline void accumulateOne16(float* acc, const float* p, const void* v,
 #include "attend-simd.inc"
 #undef ATTEND_TARGET
 #undef ATTEND_NAME
+#undef ATTEND_DOT
+
+#include "attend-bf16.inc"
+
+#define ATTEND_TARGET BF16_FN
+#define ATTEND_NAME attendDotWide
+#define ATTEND_DOT 1
+#include "attend-simd.inc"
+#undef ATTEND_TARGET
+#undef ATTEND_NAME
 #undef ATTEND_512
+#undef ATTEND_DOT
 
 // New K/V rows narrowed to 16 bits, eight at a time (a prefill chunk writes thousands of rows per
 // layer: the scalar conversion took 52 ms per 700-token prompt of the 100M shape as half, 21 as
@@ -932,16 +947,18 @@ AVX2_FN void narrowRowFp8Avx2(const float* src, uint8_t* dst, size_t n) {
 
 // The SIMD kernels this CPU runs, best last; attention uses `simdLevel` (the best, unless
 // setSimd asked for less: the tests run every level against the same reference).
-enum SimdLevel { kPortable = 0, kAvx2 = 1, kAvx512 = 2 };
-const char* const kSimdNames[] = {"portable", "avx2", "avx512"};
+enum SimdLevel { kPortable = 0, kAvx2 = 1, kAvx512 = 2, kAvx512Bf16 = 3 };
+const char* const kSimdNames[] = {"portable", "avx2", "avx512", "avx512bf16"};
+constexpr int kSimdLevels = 4;
 
 SimdLevel bestSimd() {
 #ifdef ORTLLM_X86
-  static const SimdLevel best = !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) ? kPortable
-                                : __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-                                        __builtin_cpu_supports("avx512vl")
-                                    ? kAvx512
-                                    : kAvx2;
+  static const SimdLevel best = [] {
+    if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))) return kPortable;
+    if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")))
+      return kAvx2;
+    return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512vbmi") ? kAvx512Bf16 : kAvx512;
+  }();
   return best;
 #else
   return kPortable;
@@ -971,7 +988,17 @@ void narrowRowFp8(const float* src, uint8_t* dst, size_t n, KvType kvType) {
 #ifdef ORTLLM_X86
 template <KvType T>
 void attendSimd(const Call& c, const Item& it) {
-  if (simdLevel == kAvx512)
+  if constexpr (T == kBF16 || T == kE4M3 || T == kE5M2) {
+    // AVX512-BF16 decodes: one query vector per KV head at head size 32 or 64, or head size 8
+    // with KV heads in fours (attend-bf16.inc).
+    const Shape& s = c.shape;
+    const int group = s.numHeads / s.numKvHeads;
+    if (simdLevel == kAvx512Bf16 && it.rows == 1) {
+      if (T != kE5M2 && group == 1 && (s.headDim == 32 || s.headDim == 64)) return attendDotWide<T>(c, it);
+      if (s.headDim == 8 && it.heads % 4 == 0 && group <= kMaxQuadGroup) return attendQuads<T>(c, it);
+    }
+  }
+  if (simdLevel >= kAvx512)
     attendAvx512<T>(c, it);
   else
     attendAvx2<T>(c, it);
@@ -1216,18 +1243,18 @@ napi_value SetThreads(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
-// setSimd(name): the kernel attention runs ('portable', 'avx2' or 'avx512'), at most the best this
+// setSimd(name): the kernel attention runs ('portable', 'avx2', 'avx512' or 'avx512bf16'), at most the best this
 // CPU has; returns the one now in use. For tests and benchmarks: each level against the others.
 napi_value SetSimd(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   char name[16] = {0};
   size_t len = 0;
   if (!readArgs(env, info, 1, argv) || napi_get_value_string_utf8(env, argv[0], name, sizeof(name), &len) != napi_ok)
-    return fail(env, "setSimd: expected 'portable', 'avx2' or 'avx512'");
+    return fail(env, "setSimd: expected 'portable', 'avx2', 'avx512' or 'avx512bf16'");
   int wanted = -1;
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < kSimdLevels; i++)
     if (std::strcmp(name, kSimdNames[i]) == 0) wanted = i;
-  if (wanted < 0) return fail(env, "setSimd: expected 'portable', 'avx2' or 'avx512'");
+  if (wanted < 0) return fail(env, "setSimd: expected 'portable', 'avx2', 'avx512' or 'avx512bf16'");
   simdLevel = (SimdLevel)std::min(wanted, (int)bestSimd());
   napi_value out;
   napi_create_string_utf8(env, kSimdNames[simdLevel], NAPI_AUTO_LENGTH, &out);

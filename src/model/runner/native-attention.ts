@@ -34,8 +34,9 @@ export interface NativeAttention {
   /** True when the CPU runs the AVX2/FMA/F16C kernel (else the portable one). */
   readonly simd: boolean;
   /**
-   * The kernel attention runs: 'portable', 'avx2' or 'avx512' (AVX-512 F/BW/DQ/VL), at most the
-   * best this CPU has, which is the default; returns the one now in use. For tests and benchmarks.
+   * The kernel attention runs: 'portable', 'avx2', 'avx512' (AVX-512 F/BW/DQ/VL) or 'avx512bf16'
+   * (also AVX512-BF16 and VBMI: bfloat16 dot products for bfloat16 and 8-bit caches' decodes), at
+   * most the best this CPU has, which is the default; returns the one now in use. For tests and benchmarks.
    */
   setSimd(level: SimdLevel): SimdLevel;
   /** True when q8Gemm runs here (AVX512-VNNI). */
@@ -62,7 +63,7 @@ export interface NativeAttention {
 }
 
 /** The attention kernels, lowest first (native/src/attention.cc's SimdLevel). */
-export const SIMD_LEVELS = ['portable', 'avx2', 'avx512'] as const;
+export const SIMD_LEVELS = ['portable', 'avx2', 'avx512', 'avx512bf16'] as const;
 export type SimdLevel = (typeof SIMD_LEVELS)[number];
 
 /** bf16Gemm's activation codes (native/src/bf16-gemm.cc's Activation). */
