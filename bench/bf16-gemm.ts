@@ -12,37 +12,11 @@ import { emitLinear } from '../src/model/graph/linear';
 import { OnnxDataType } from '../src/model/graph/onnx-proto';
 import { BF16_ACTIVATION, nativeAttention } from '../src/model/runner/native-attention';
 import { SyncSession } from '../src/model/runner/session';
+import { seededUniform, timeCall } from './kernel-timing';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1] : fallback;
-}
-
-function randomArray(count: number, seed: number, scale: number): Float32Array {
-  const a = new Float32Array(count);
-  let x = seed;
-  for (let i = 0; i < count; i++) {
-    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-    a[i] = (x / 2 ** 32 - 0.5) * scale;
-  }
-  return a;
-}
-
-/** Median CPU and wall microseconds per call of fn over about `ms` milliseconds (after a warm-up). */
-function time(fn: () => void, ms: number): { cpu: number; wall: number } {
-  for (let i = 0; i < 3; i++) fn();
-  const samples: Array<{ cpu: number; wall: number }> = [];
-  const end = performance.now() + ms;
-  while (performance.now() < end || samples.length < 5) {
-    const c0 = process.cpuUsage();
-    const t0 = performance.now();
-    fn();
-    const wall = (performance.now() - t0) * 1000;
-    const c = process.cpuUsage(c0);
-    samples.push({ cpu: c.user + c.system, wall });
-  }
-  const median = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 1];
-  return { cpu: median(samples.map((s) => s.cpu)), wall: median(samples.map((s) => s.wall)) };
 }
 
 function main(): void {
@@ -55,8 +29,8 @@ function main(): void {
   const rounds = Number(arg('rounds', '2'));
   console.log('shape KxN   rows thr | ORT f32 Gemm us (cpu) GFLOP/s | bf16 us (cpu) GFLOP/s | speed-up | max rel diff');
   for (const [k, n] of shapes) {
-    const w = randomArray(n * k, k * 31 + n, 0.1);
-    const bias = randomArray(n, n, 0.1);
+    const w = seededUniform(n * k, k * 31 + n, 0.1);
+    const bias = seededUniform(n, n, 0.1);
     const packed = native.bf16Pack(w, n, k);
     for (const threads of threadsList) {
       const g = new GraphBuilder('linear');
@@ -67,7 +41,7 @@ function main(): void {
       const outName = Object.keys(session.run({ x: new ort.Tensor('float32', new Float32Array(k), [1, k]) }))[0];
       native.setThreads(threads);
       for (const m of rowsList) {
-        const xs = randomArray(m * k, m + k, 2);
+        const xs = seededUniform(m * k, m + k, 2);
         const feed = { x: new ort.Tensor('float32', xs, [m, k]) };
         const out = new Float32Array(m * n);
         const flops = 2 * m * n * k;
@@ -80,8 +54,8 @@ function main(): void {
           mag = Math.max(mag, Math.abs(ortOut[i]));
         }
         for (let round = 0; round < rounds; round++) {
-          const a = time(() => session.run(feed), ms);
-          const b = time(() => native.bf16Gemm(packed, xs, bias, out, m, n, k, BF16_ACTIVATION.none), ms);
+          const a = timeCall(() => session.run(feed), ms);
+          const b = timeCall(() => native.bf16Gemm(packed, xs, bias, out, m, n, k, BF16_ACTIVATION.none), ms);
           console.log(
             `${`${k}x${n}`.padEnd(11)} ${String(m).padStart(4)} ${threads}   | ${a.wall.toFixed(0).padStart(8)} (${a.cpu.toFixed(0).padStart(6)})` +
               ` ${(flops / a.wall / 1e3).toFixed(0).padStart(5)} | ${b.wall.toFixed(0).padStart(7)} (${b.cpu.toFixed(0).padStart(6)})` +
