@@ -1,5 +1,5 @@
 // `node dist/bench/attention-kernel.js [--shapes stories260K,100M] [--kv float32,half,bfloat16,fp8_e4m3,fp8_e5m2]
-//  [--contexts 128,1024] [--batch 32] [--ms 1500] [--shared] [--threads 1]`: the native attention
+//  [--contexts 128,1024] [--batch 32] [--ms 1500] [--shared] [--threads 1] [--simd avx512,avx512bf16]`: the native attention
 // kernel alone (one thread unless --threads says more), CPU ms (and wall ms) per decode step of
 // `batch` sequences at each context, every layer of the shape. The cache rows are written with
 // random values first (a filled cache, as the runner's at depth: unwritten pages would all read
@@ -8,9 +8,10 @@
 // from memory as in the runner: stories260K gets one per layer (44 MB as float32), the 100M shape
 // two, each larger than the LLC (two caches for stories260K would sit in the 32 MB LLC and hide
 // its memory stall). --shared points every sequence at the first sequence's blocks: the rows then
-// come from L2/L3, which leaves the kernel's arithmetic. The figures in native/src/attention.cc's
+// come from L2/L3, which leaves the kernel's arithmetic. --simd times each listed kernel level (the
+// CPU's best by default) on the same caches, one after the other per context. The figures in native/src/attention.cc's
 // header were measured with it.
-import { nativeAttention } from '../src/model/runner/native-attention';
+import { nativeAttention, SIMD_LEVELS, type SimdLevel } from '../src/model/runner/native-attention';
 
 const SHAPES: Record<string, { layers: number; heads: number; kvHeads: number; headDim: number }> = {
   stories260K: { layers: 5, heads: 8, kvHeads: 4, headDim: 8 },
@@ -47,6 +48,8 @@ function main(): void {
   const batch = Number(arg('batch', '32'));
   const ms = Number(arg('ms', '1500'));
   const shared = process.argv.includes('--shared');
+  const simd = arg('simd', '').split(',').filter(Boolean) as SimdLevel[];
+  for (const level of simd) if (!SIMD_LEVELS.includes(level)) throw new Error(`unknown --simd ${level} (${SIMD_LEVELS.join(', ')})`);
   const blocksPerSeq = Math.ceil((Math.max(...contexts) + 64) / BLOCK_SIZE);
   console.log(`attention kernel: batch ${batch}, blocks of ${BLOCK_SIZE}, ${threads} thread(s)${shared ? ', every sequence on the same blocks' : ''}`);
   for (const shapeName of arg('shapes', 'stories260K,100M').split(',')) {
@@ -77,17 +80,20 @@ function main(): void {
         const step = () => {
           for (let l = 0; l < s.layers; l++) native.attention(q, out, caches[l % caches.length].k, caches[l % caches.length].v, seqs, tables, dims, 1 / Math.sqrt(s.headDim));
         };
-        step();
-        const cpu0 = process.cpuUsage();
-        const t0 = performance.now();
-        let steps = 0;
-        while (performance.now() - t0 < ms) {
+        for (const level of simd.length ? simd : [undefined]) {
+          const used = level ? native.setSimd(level) : '';
           step();
-          steps++;
+          const cpu0 = process.cpuUsage();
+          const t0 = performance.now();
+          let steps = 0;
+          while (performance.now() - t0 < ms) {
+            step();
+            steps++;
+          }
+          const cpu = process.cpuUsage(cpu0);
+          const wall = performance.now() - t0;
+          console.log(`${shapeName.padEnd(12)} ${kv.padEnd(9)} ctx ${String(context).padStart(5)}${used ? ` ${used.padEnd(10)}` : ''}: cpu ${((cpu.user + cpu.system) / 1000 / steps).toFixed(2)} ms/step, wall ${(wall / steps).toFixed(2)} (${steps} steps)`);
         }
-        const cpu = process.cpuUsage(cpu0);
-        const wall = performance.now() - t0;
-        console.log(`${shapeName.padEnd(12)} ${kv.padEnd(9)} ctx ${String(context).padStart(5)}: cpu ${((cpu.user + cpu.system) / 1000 / steps).toFixed(2)} ms/step, wall ${(wall / steps).toFixed(2)} (${steps} steps)`);
       }
     }
   }

@@ -12,6 +12,7 @@ import { unpackGgml } from '../src/model/graph/ggml-unpack';
 import { OnnxDataType } from '../src/model/graph/onnx-proto';
 import { nativeAttention } from '../src/model/runner/native-attention';
 import { SyncSession } from '../src/model/runner/session';
+import { seededUniform, timeCall } from './kernel-timing';
 
 const SHAPES = '768x768,768x2048,2048x768,2048x2048,2048x256,2048x5632,5632x2048';
 
@@ -37,33 +38,6 @@ function randomQ8(n: number, k: number, seed: number): Uint8Array {
   return data;
 }
 
-function randomRows(count: number, seed: number): Float32Array {
-  const a = new Float32Array(count);
-  let x = seed;
-  for (let i = 0; i < count; i++) {
-    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-    a[i] = x / 2 ** 32 - 0.5;
-  }
-  return a;
-}
-
-/** Median CPU and wall microseconds per call of fn over about `ms` milliseconds (after a warm-up). */
-function time(fn: () => void, ms: number): { cpu: number; wall: number } {
-  for (let i = 0; i < 3; i++) fn();
-  const samples: Array<{ cpu: number; wall: number }> = [];
-  const end = performance.now() + ms;
-  while (performance.now() < end || samples.length < 5) {
-    const c0 = process.cpuUsage();
-    const t0 = performance.now();
-    fn();
-    const wall = (performance.now() - t0) * 1000;
-    const c = process.cpuUsage(c0);
-    samples.push({ cpu: c.user + c.system, wall });
-  }
-  const median = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 1];
-  return { cpu: median(samples.map((s) => s.cpu)), wall: median(samples.map((s) => s.wall)) };
-}
-
 function main(): void {
   const native = nativeAttention();
   if (!native?.q8Available) throw new Error('the addon is not built or this CPU has no AVX512-VNNI');
@@ -86,7 +60,7 @@ function main(): void {
       const outName = Object.keys(session.run({ x: new ort.Tensor('float32', new Float32Array(k), [1, k]) }))[0];
       native.setThreads(threads);
       for (const m of rowsList) {
-        const xs = randomRows(m * k, m + k);
+        const xs = seededUniform(m * k, m + k);
         const feed = { x: new ort.Tensor('float32', xs, [m, k]) };
         const out = new Float32Array(m * n);
         const ops = 2 * m * n * k;
@@ -99,8 +73,8 @@ function main(): void {
           mag = Math.max(mag, Math.abs(ortOut[i]));
         }
         for (let round = 0; round < rounds; round++) {
-          const a = time(() => session.run(feed), ms);
-          const b = time(() => native.q8Gemm(packed, xs, out, m, n, k), ms);
+          const a = timeCall(() => session.run(feed), ms);
+          const b = timeCall(() => native.q8Gemm(packed, xs, out, m, n, k), ms);
           console.log(
             `${`${k}x${n}`.padEnd(11)} ${String(m).padStart(4)} ${threads}   | ${a.wall.toFixed(0).padStart(8)} (${a.cpu.toFixed(0).padStart(6)})` +
               ` ${(ops / a.wall / 1e3).toFixed(0).padStart(5)} | ${b.wall.toFixed(0).padStart(7)} (${b.cpu.toFixed(0).padStart(6)})` +

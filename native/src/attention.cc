@@ -33,7 +33,10 @@
 // head, a decode scores eight keys per vector: their slices transposed in registers, shared by
 // the group's query vectors, no horizontal sums. The AVX-512 build scores and accumulates head
 // sizes 16-64 sixteen columns per instruction (a 64-column slice in four vectors, sixteen 16-bit
-// values widened at once); elsewhere it runs the AVX2 code.
+// values widened at once); elsewhere it runs the AVX2 code. On CPUs with AVX512-BF16 and VBMI,
+// decodes of bfloat16 and 8-bit caches take attend-bf16.inc's kernels: keys scored with VDPBF16PS
+// on the rows' bfloat16 words (8-bit codes looked up as bfloat16, exactly), the query split into
+// three bfloat16 terms so scores keep float32 precision; at head size 8 four KV heads per vector.
 //
 // How it was chosen (issue 16, "decode at depth"): CPU ms per decode step of the kernel alone
 // (every layer: stories260K 5 x 8/4 heads hd 8, 100M 12 x 12 heads hd 64), batch 32, context
@@ -190,6 +193,52 @@
 // kernel the step costs ~0.6 ms whatever the context, so ctx 1024 / ctx 128 stays ~0.3 until the
 // kernel's cost per key falls about 2.5x. Not tried: widening two head-size-8 rows per
 // instruction (AVX-512), which would halve the widening in both passes.
+// AVX512-BF16 (fourth round of issue 16; attend-bf16.inc): taken for its speed (below), although it
+// did not bring any KV type to the issue's target (batch-32 decode at ctx 1024 >= 0.5x ctx 128 on
+// both models). A fourth SIMD level for CPUs with AVX512-BF16 and VBMI, decodes of bfloat16 and
+// 8-bit caches only; float32 and half caches (GGUF's default) keep the AVX-512 kernel. K pass: VDPBF16PS on the
+// rows' bfloat16 words (bfloat16 rows as stored; 8-bit codes made bfloat16 by VPERMB + two masked
+// VPERMI2B lookups + the sign, exact as every E4M3/E5M2 value is a bfloat16) against the query
+// split into three bfloat16 terms (hi + mid + lo), so scores keep float32 precision: the 1e-5
+// against float64 of native-attention.test held; q rounded to one bfloat16 (vLLM's CPU way)
+// failed it on every case the kernel took, two terms passed. V pass: bfloat16 words to float32
+// as even and odd columns (one shift or one AND per 16 values), float32 weights. Head size 8 with
+// KV heads in fours: one 512-bit vector per row holds four heads' slices (a 128-bit lane per
+// head); four keys transposed within lanes (8 shuffles) are scored for all four heads by one
+// VDPBF16PS per pair and term; scores, the online softmax (16-lane exp) and the V pass's weights
+// (one in-lane permute per key) stay in that layout.
+// Kernel alone, `node dist/bench/attention-kernel.js --kv bfloat16,fp8_e4m3,fp8_e5m2 --contexts
+// 128,1024 --simd avx512,avx512bf16` (same caches, one thread, CPU ms per batch-32 step, two
+// rounds), ctx 1024 (ctx 128), avx512 -> avx512bf16:
+//   stories260K  bfloat16  1.89 / 1.98 -> 0.92 / 0.98   (0.24 / 0.24 -> 0.13 / 0.14)
+//                fp8_e4m3  2.22 / 2.21 -> 0.90 / 0.88   (0.29 / 0.28 -> 0.14 / 0.14)
+//                fp8_e5m2  1.63 / 1.66 -> 0.85 / 0.86   (0.24 / 0.23 -> 0.14 / 0.14)
+//   100M         bfloat16  96 / 95 -> 69 / 79           (7.6 / 7.7 -> 8.0 / 7.0)
+//                fp8_e4m3  60 / 64 -> 41 / 49           (6.0 / 5.6 -> 4.5 / 4.4)
+//                fp8_e5m2  not taken (below)
+// Inside it, measured and not kept: 8-bit V rows through the lookup and the even/odd split (100M
+// e4m3 ctx 1024 57 ms against 42 with the AVX-512 V pass); E5M2 K rows through it at head size 64
+// (ctx 1024 48-60 ms against 48-54, ctx 128 4.3-4.8 against 3.4-3.7: its byte shuffle + F16C
+// is already cheap); the lookup tables behind a function-local static (its guard per load: 100M e5m2
+// 102 ms against 43); one query term (stories ~15% faster, fails 1e-5). Whole runner, `node
+// dist/bench/forward.js --models stories260K,100m-gguf --contexts 128,1024 --batches 32 --seconds 3
+// --kv-cache-dtype <t>`, three interleaved rounds (before/after in one lock hold, the third with
+// the order reversed: the second run of a hold read up to 1.6x faster in wall time on unchanged
+// code, load 1.7-7), process CPU ms ctx 128 / ctx 1024 and their ratio, before -> after:
+//   stories  bfloat16  ratio 0.28-0.31 -> 0.36-0.43   (ctx 1024 2.78-2.83 -> 1.68-1.97 ms)
+//            fp8_e4m3  ratio 0.28-0.29 -> 0.38-0.43   (3.15-3.68 -> 1.74-2.04)
+//            fp8_e5m2  ratio 0.30-0.37 -> 0.38-0.49   (2.21-2.63 -> 1.50-2.26)
+//   100M     bfloat16  ratio 0.30-0.33 -> 0.29-0.34   (94-112 -> 81-109)
+//            fp8_e4m3  ratio 0.36-0.38 -> 0.39-0.43   (77-82 -> 65-68)
+//            fp8_e5m2  ratio 0.37-0.45, code unchanged (kept the AVX-512 kernel)
+//   (float16 / float32, code unchanged: stories 0.26-0.32, 100M 0.24-0.33.) Wall steps/s ratios of
+//   the same runs: stories 0.20-0.47 -> 0.32-0.57, 100M 0.31-0.66 -> 0.32-0.45, within the load's noise.
+//   Batch 1 (one round, --batches 1; stories' items then hold one KV head, so only 100M changed):
+//   100M bfloat16 181 -> 211 steps/s at ctx 128, 128 -> 137 at ctx 1024; fp8_e4m3 203 -> 216, 168 -> 166.
+// Why it stops short: 100M as bfloat16 reads 1.2 GB of K/V per step at ctx 1024, ~40 ms at the
+// machine's ~31 GB/s, more than the ~30 ms a 0.5 ratio leaves; its 8-bit rows need E5M2's
+// 42 ms of attention to fall to ~27 (E4M3 got to E5M2's cost, no lower). stories260K's step
+// at ctx 1024 still costs 1.5-2.0 CPU ms, ~0.9 of it the kernel, against ~0.7 in all at ctx 128.
 // Whole runner (npm run bench:forward, batch 32, ctx1024/ctx128 steps per second), earlier
 // rounds: see src/model/graph/decoder-graph.ts.
 
@@ -223,6 +272,10 @@ napi_value Q8Gemm(napi_env env, napi_callback_info info);  // q8-gemm.cc: y = x 
 napi_value SiluMul(napi_env env, napi_callback_info info);  // q8-gemm.cc: SwiGLU of a gate_up output
 napi_value Rope(napi_env env, napi_callback_info info);     // q8-gemm.cc: RoPE of q/k rows in place
 napi_value Q8Available(napi_env env);                      // q8-gemm.cc: whether q8Gemm runs on this CPU
+napi_value Bf16Pack(napi_env env, napi_callback_info info);      // bf16-gemm.cc: float32 weights packed as bfloat16 for bf16Gemm
+napi_value Bf16Gemm(napi_env env, napi_callback_info info);      // bf16-gemm.cc: y = act(x W^T + b) on AVX512-BF16
+napi_value AddLayerNorm(napi_env env, napi_callback_info info);  // bf16-gemm.cc: LayerNorm(x + residual)
+napi_value Bf16Available(napi_env env);                          // bf16-gemm.cc: whether bf16Gemm runs on this CPU
 void parallelFor(int n, const std::function<void(int)>& fn);
 }  // namespace ortllm
 
@@ -730,6 +783,7 @@ AVX2_FN inline void prefetchRows(const void* base, const size_t* at, int n, size
 #define ATTEND_TARGET AVX2_FN
 #define ATTEND_NAME attendAvx2
 #define ATTEND_512 0
+#define ATTEND_DOT 0
 #include "attend-simd.inc"
 #undef ATTEND_TARGET
 #undef ATTEND_NAME
@@ -821,7 +875,18 @@ AVX512_FN inline void accumulateOne16(float* acc, const float* p, const void* v,
 #include "attend-simd.inc"
 #undef ATTEND_TARGET
 #undef ATTEND_NAME
+#undef ATTEND_DOT
+
+#include "attend-bf16.inc"
+
+#define ATTEND_TARGET BF16_FN
+#define ATTEND_NAME attendDotWide
+#define ATTEND_DOT 1
+#include "attend-simd.inc"
+#undef ATTEND_TARGET
+#undef ATTEND_NAME
 #undef ATTEND_512
+#undef ATTEND_DOT
 
 // New K/V rows narrowed to 16 bits, eight at a time (a prefill chunk writes thousands of rows per
 // layer: the scalar conversion took 52 ms per 700-token prompt of the 100M shape as half, 21 as
@@ -882,16 +947,18 @@ AVX2_FN void narrowRowFp8Avx2(const float* src, uint8_t* dst, size_t n) {
 
 // The SIMD kernels this CPU runs, best last; attention uses `simdLevel` (the best, unless
 // setSimd asked for less: the tests run every level against the same reference).
-enum SimdLevel { kPortable = 0, kAvx2 = 1, kAvx512 = 2 };
-const char* const kSimdNames[] = {"portable", "avx2", "avx512"};
+enum SimdLevel { kPortable = 0, kAvx2 = 1, kAvx512 = 2, kAvx512Bf16 = 3 };
+const char* const kSimdNames[] = {"portable", "avx2", "avx512", "avx512bf16"};
+constexpr int kSimdLevels = 4;
 
 SimdLevel bestSimd() {
 #ifdef ORTLLM_X86
-  static const SimdLevel best = !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) ? kPortable
-                                : __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-                                        __builtin_cpu_supports("avx512vl")
-                                    ? kAvx512
-                                    : kAvx2;
+  static const SimdLevel best = [] {
+    if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))) return kPortable;
+    if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")))
+      return kAvx2;
+    return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512vbmi") ? kAvx512Bf16 : kAvx512;
+  }();
   return best;
 #else
   return kPortable;
@@ -921,7 +988,17 @@ void narrowRowFp8(const float* src, uint8_t* dst, size_t n, KvType kvType) {
 #ifdef ORTLLM_X86
 template <KvType T>
 void attendSimd(const Call& c, const Item& it) {
-  if (simdLevel == kAvx512)
+  if constexpr (T == kBF16 || T == kE4M3 || T == kE5M2) {
+    // AVX512-BF16 decodes: one query vector per KV head at head size 32 or 64, or head size 8
+    // with KV heads in fours (attend-bf16.inc).
+    const Shape& s = c.shape;
+    const int group = s.numHeads / s.numKvHeads;
+    if (simdLevel == kAvx512Bf16 && it.rows == 1) {
+      if (T != kE5M2 && group == 1 && (s.headDim == 32 || s.headDim == 64)) return attendDotWide<T>(c, it);
+      if (s.headDim == 8 && it.heads % 4 == 0 && group <= kMaxQuadGroup) return attendQuads<T>(c, it);
+    }
+  }
+  if (simdLevel >= kAvx512)
     attendAvx512<T>(c, it);
   else
     attendAvx2<T>(c, it);
@@ -1178,18 +1255,18 @@ napi_value SetThreads(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
-// setSimd(name): the kernel attention runs ('portable', 'avx2' or 'avx512'), at most the best this
+// setSimd(name): the kernel attention runs ('portable', 'avx2', 'avx512' or 'avx512bf16'), at most the best this
 // CPU has; returns the one now in use. For tests and benchmarks: each level against the others.
 napi_value SetSimd(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   char name[16] = {0};
   size_t len = 0;
   if (!readArgs(env, info, 1, argv) || napi_get_value_string_utf8(env, argv[0], name, sizeof(name), &len) != napi_ok)
-    return fail(env, "setSimd: expected 'portable', 'avx2' or 'avx512'");
+    return fail(env, "setSimd: expected 'portable', 'avx2', 'avx512' or 'avx512bf16'");
   int wanted = -1;
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < kSimdLevels; i++)
     if (std::strcmp(name, kSimdNames[i]) == 0) wanted = i;
-  if (wanted < 0) return fail(env, "setSimd: expected 'portable', 'avx2' or 'avx512'");
+  if (wanted < 0) return fail(env, "setSimd: expected 'portable', 'avx2', 'avx512' or 'avx512bf16'");
   simdLevel = (SimdLevel)std::min(wanted, (int)bestSimd());
   napi_value out;
   napi_create_string_utf8(env, kSimdNames[simdLevel], NAPI_AUTO_LENGTH, &out);
@@ -1208,12 +1285,16 @@ napi_value Init(napi_env env, napi_value exports) {
       {"q8Gemm", nullptr, ortllm::Q8Gemm, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"siluMul", nullptr, ortllm::SiluMul, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"rope", nullptr, ortllm::Rope, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"bf16Pack", nullptr, ortllm::Bf16Pack, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"bf16Gemm", nullptr, ortllm::Bf16Gemm, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"addLayerNorm", nullptr, ortllm::AddLayerNorm, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   napi_value simd;
   napi_get_boolean(env, useAvx2(), &simd);
   napi_set_named_property(env, exports, "simd", simd);
   napi_set_named_property(env, exports, "q8Available", ortllm::Q8Available(env));
+  napi_set_named_property(env, exports, "bf16Available", ortllm::Bf16Available(env));
   return exports;
 }
 

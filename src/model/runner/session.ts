@@ -132,6 +132,11 @@ export class SyncSession {
     return session;
   }
 
+  /** The graph's input names. */
+  get inputNames(): string[] {
+    return this.native.inputMetadata.map((m) => m.name);
+  }
+
   /** Runs the graph on `feeds` (every input, by name) and returns every output. */
   run(feeds: Record<string, ort.Tensor>): Record<string, ort.Tensor> {
     return this.native.run(feeds, this.fetches, {});

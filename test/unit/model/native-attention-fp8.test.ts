@@ -6,7 +6,7 @@
 // native-attention.test.ts, with the other storage types.)
 import { loadModel } from '../../../src/model/load-model';
 import { createRunner, resolveKvCacheDtype } from '../../../src/model/runner';
-import { nativeAttention, type NativeAttention } from '../../../src/model/runner/native-attention';
+import { nativeAttention, SIMD_LEVELS, type NativeAttention } from '../../../src/model/runner/native-attention';
 import type { KvStorageDtype } from '../../../src/model/runner/kv-dtype';
 import type { LoadedModel, StepSequence } from '../../../src/model/types';
 import { FP8_FORMATS } from '../../helpers/fp8';
@@ -50,9 +50,9 @@ gate.describe('native attention over 8-bit caches', () => {
     native.setThreads(1);
   });
   afterAll(() => {
-    native.setSimd('avx512');
+    native.setSimd('avx512bf16');
   });
-  const levels = () => [...new Set((['portable', 'avx2', 'avx512'] as const).map((l) => native.setSimd(l)))];
+  const levels = () => [...new Set(SIMD_LEVELS.map((l) => native.setSimd(l)))];
 
   // One key: the output is its V row exactly (weight 1). Four heads of 64 columns hold all 256
   // codes, so every code goes through each level's widening (AVX-512's 16-column passes at head
@@ -68,6 +68,28 @@ gate.describe('native attention over 8-bit caches', () => {
       native.setSimd(level);
       const out = new Float32Array(q.length);
       native.attention(q, out, k, v, Int32Array.from([0, 1, 0, 0]), Int32Array.from([0]), Int32Array.from([heads, heads, headDim, 16, f.code]), 0.125);
+      expect({ level, out: Array.from(out) }).toEqual({ level, out: expected });
+    }
+  });
+
+  // The same at head size 8 in a decode batch (eight sequences of one key, 4 KV heads of 2 query
+  // heads each: on avx512bf16 the four-heads-per-vector kernel, whose table lookup turns each
+  // code into its bfloat16 value). Sequence s's row holds codes 32s .. 32s + 31.
+  it.each(FP8_FORMATS)('$name: every code reads back as its value at head size 8, four KV heads per vector', (f) => {
+    const [heads, kvHeads, headDim, seqs] = [8, 4, 8, 8];
+    const v = Uint8Array.from({ length: seqs * kvHeads * headDim }, (_, i) => i & 0xff); // blocks of one row: row s holds codes 32s ..
+    const k = new Uint8Array(v.length);
+    const q = new Float32Array(seqs * heads * headDim).fill(0.25);
+    const info = Int32Array.from({ length: 4 * seqs }, (_, i) => [i >> 2, 1, 0, i >> 2][i & 3]);
+    const tables = Int32Array.from({ length: seqs }, (_, s) => s);
+    const expected = Array.from({ length: seqs * heads * headDim }, (_, i) => {
+      const [s, head, d] = [Math.floor(i / (heads * headDim)), Math.floor(i / headDim) % heads, i % headDim];
+      return f.decode((32 * s + Math.floor(head / 2) * headDim + d) & 0xff) + 0;
+    });
+    for (const level of levels()) {
+      native.setSimd(level);
+      const out = new Float32Array(q.length);
+      native.attention(q, out, k, v, info, tables, Int32Array.from([heads, kvHeads, headDim, 1, f.code]), 0.125);
       expect({ level, out: Array.from(out) }).toEqual({ level, out: expected });
     }
   });

@@ -5,7 +5,7 @@
 import { llamaConfig, randomModel } from '../../../bench/random-llama';
 import { f16ToF32, f32ToF16 } from '../../../src/model/gguf/half';
 import { createRunner } from '../../../src/model/runner';
-import { nativeAttention, type NativeAttention } from '../../../src/model/runner/native-attention';
+import { nativeAttention, SIMD_LEVELS, type NativeAttention } from '../../../src/model/runner/native-attention';
 import { WeightMap } from '../../../src/model/weight-map';
 import type { ModelRunner, StepSequence } from '../../../src/model/types';
 import type { KvArray } from '../../../src/model/runner/kv-cache';
@@ -75,7 +75,6 @@ function referenceAttention(c: Case, q: Float32Array, k: ArrayLike<number>, v: A
 }
 
 const gate = needs(NATIVE_ADDON);
-const SIMD_LEVELS = ['portable', 'avx2', 'avx512'] as const;
 
 gate.describe('native paged attention kernel', () => {
   let native: NativeAttention;
@@ -85,10 +84,10 @@ gate.describe('native paged attention kernel', () => {
   });
   afterAll(() => {
     native.setThreads(1);
-    native.setSimd('avx512');
+    native.setSimd('avx512bf16');
   });
 
-  // Each case runs on every kernel the CPU has (setSimd: portable, AVX2, AVX-512). hd 8, 24, 64
+  // Each case runs on every kernel the CPU has (setSimd: portable, AVX2, AVX-512, AVX512-BF16). hd 8, 24, 32, 64
   // and 128 take the SIMD kernels (hd 64 also AVX-512's 512-bit passes), hd 12 only the portable one; 8 query heads on 4 or 2 KV
   // heads, 32 on 4 (a wide GQA group), plain multi-head. The V pass splits a head's columns into
   // passes of 8, 4, 2 and 1 eight-float vectors by the number of query vectors: hd 24 (3 vectors)
@@ -96,10 +95,16 @@ gate.describe('native paged attention kernel', () => {
   // about 16 KB of K rows (16 to 256 keys by the bytes an item reads per row): 12 heads of 64 in
   // blocks of 7 take 16-key spans of 16-bit rows that start and end inside blocks. Head size 8
   // with 2 or 3 query heads per KV head scores decodes with keys across lanes (8 keys per vector).
+  // AVX512-BF16 (bfloat16 and 8-bit caches, decodes): hd 32 and 64 with one query head per KV head
+  // score with bfloat16 dot products (bfloat16, E4M3); hd 8 with 4 or 8 KV heads in a decode batch
+  // (the last shapes below) takes four KV heads per vector, whose spans end inside a group of four
+  // keys (38, 301 keys) and cross blocks of 3, 4 and 16 rows. Their query rows are split into three
+  // bfloat16 terms, so the same 1e-5 holds (one term, q rounded to bfloat16, fails it).
   const cases: Case[] = [
     { heads: 8, kvHeads: 4, headDim: 8, blockSize: 4 },
     { heads: 6, kvHeads: 2, headDim: 12, blockSize: 5 },
     { heads: 4, kvHeads: 4, headDim: 64, blockSize: 16 },
+    { heads: 2, kvHeads: 2, headDim: 32, blockSize: 16 },
     { heads: 32, kvHeads: 4, headDim: 64, blockSize: 16 },
     { heads: 6, kvHeads: 6, headDim: 24, blockSize: 16 },
     { heads: 4, kvHeads: 2, headDim: 128, blockSize: 16 },
@@ -218,7 +223,7 @@ gate.describe('native paged attention kernel', () => {
     expect(call([0, 2, 0, 0], [0])).toThrow(/rows are out of range/);
     expect(() => native.attention(q, q, k, k, Int32Array.from([0, 1, 0, 0]), Int32Array.from([0]), Int32Array.from([2, 1, 8, 4, 2]), 1)).toThrow(/kvType does not match/);
     expect(() => native.writeKv(q.subarray(0, 8), q.subarray(8), k, k, Int32Array.from([16]), 0)).toThrow(/slot is out of range/);
-    expect(() => native.setSimd('sse9' as 'avx2')).toThrow(/expected 'portable', 'avx2' or 'avx512'/);
+    expect(() => native.setSimd('sse9' as 'avx2')).toThrow(/expected 'portable', 'avx2', 'avx512' or 'avx512bf16'/);
   });
 });
 
