@@ -8,7 +8,10 @@
 // - With --model, over the real runner (the server's block size and threads): the mean decode
 //   step of each request (median over requests, what the served TPOT p50 is) beside the runner
 //   alone on the same workload (runner-ceiling.ts). Their ratio is the engine's share of the
-//   served TPOT; what the served ratio adds to it is the HTTP side's.
+//   served TPOT; what the served ratio adds to it is the HTTP side's. The runner's own steps are
+//   also timed inside the engine ("runner in engine"): on stories260K at batch 1 they were 5-20%
+//   longer than alone (0.145-0.153 against 0.132-0.134 ms, two threads), the rest of the engine's
+//   step ~26-29 us (core-host.ts's step loop comment has the served breakdown).
 
 import { serialize } from 'node:v8';
 import { CompletionProcessorFactory } from '../src/engine/core/completion-processor';

@@ -10,11 +10,6 @@
       "target_name": "ortllm_malloc",
       "sources": ["src/malloc-tuning.cc"],
       "cflags_cc": ["-O2", "-std=c++17", "-fno-exceptions"]
-    },
-    {
-      "target_name": "ortllm_sched",
-      "sources": ["src/thread-scheduling.cc"],
-      "cflags_cc": ["-O2", "-std=c++17", "-fno-exceptions"]
     }
   ]
 }

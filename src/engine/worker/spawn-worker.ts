@@ -6,7 +6,6 @@ import { startWorkerThread } from './worker-thread';
 import { ControlCalls } from '../core/control-calls';
 import type { CoreCommand, CoreConnection, CoreEvent, CoreInfo, WorkerData, WorkerStartupMessage } from '../core/protocol';
 import { decodeStep, type WireStep } from '../core/step-wire';
-import { batchScheduleCallingThread } from './thread-scheduling';
 
 /** Resolves once the worker has loaded the model and built the runner. */
 export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreEvent) => void): Promise<CoreConnection> {
@@ -46,14 +45,6 @@ export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreE
         onEvent(decodeStep(message));
       } else if (message.type === 'ready') {
         info = message.info;
-        try {
-          // After the worker and its threads exist, so they keep the normal policy (thread-scheduling.ts).
-          batchScheduleCallingThread();
-        } catch (err) {
-          reject(err instanceof Error ? err : new Error(String(err)));
-          void worker.terminate();
-          return;
-        }
         resolve(connection);
       } else if (message.type === 'startup-error') {
         reject(new Error(`engine worker failed to start: ${message.error}`));
