@@ -6,7 +6,9 @@
 // differ. Per shape, the best and the median wall time and the best CPU time (all threads) of REPS
 // runs, the two sides interleaved. The floor the serving figures of `npm run bench:embed` stand on.
 // Figures only.
-// Knobs: SHAPES=1x16,8x16,32x16,1x128,16x128 (sequences x tokens)  THREADS=1,2  REPS=10.
+// Knobs: SHAPES=1x16,8x16,32x16,1x128,16x128 (sequences x tokens)  THREADS=1,2  REPS=10
+// DTYPES=float32 (the runner's --dtype; float32,bfloat16 times both against the export, which
+// stays float32).
 import { join, resolve } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { loadModel } from '../src/model/load-model';
@@ -62,9 +64,10 @@ async function main(): Promise<void> {
   const shapes = (process.env.SHAPES ?? '1x16,8x16,32x16,1x128,16x128').split(',').map((s) => s.split('x').map(Number));
   const threads = (process.env.THREADS ?? '1,2').split(',').map(Number);
   const reps = Number(process.env.REPS ?? 10);
-  console.log('threads  shape     ortllm graph: wall best / median / CPU ms (CPU per sequence)   transformers.js export: wall best / median / CPU ms');
-  for (const t of threads) {
-    const runner = await createPoolingRunner(model, { device: 'cpu', intraOpThreads: t });
+  const dtypes = (process.env.DTYPES ?? 'float32').split(',') as Array<'float32' | 'bfloat16'>;
+  console.log('threads  shape     dtype     ortllm runner: wall best / median / CPU ms (CPU per sequence)   transformers.js export (float32): wall best / median / CPU ms');
+  for (const t of threads) for (const dtype of dtypes) {
+    const runner = await createPoolingRunner(model, { device: 'cpu', intraOpThreads: t, dtype });
     const peer = await createFileSession(join(dir, 'onnx', 'model.onnx'), poolingSessionSettings({ device: 'cpu', intraOpThreads: t }));
     for (const [b, s] of shapes) {
       const batch = Array.from({ length: b }, (_, i) => ({ tokens: Array.from({ length: s }, (_, j) => 5 + ((i * 131 + j * 17) % 30000)) }));
@@ -73,7 +76,7 @@ async function main(): Promise<void> {
       const zeros = new ort.Tensor('int64', new BigInt64Array(b * s), [b, s]);
       const [ours, theirs] = await timeBoth(() => runner.encode(batch), () => peer.run({ input_ids: ids, attention_mask: ones, token_type_ids: zeros }), reps);
       console.log(
-        `${String(t).padStart(7)}  ${`${b}x${s}`.padEnd(8)}  ${figures(ours)} (${(ours.cpuMs / b).toFixed(2)})` + `                   ${figures(theirs)}`,
+        `${String(t).padStart(7)}  ${`${b}x${s}`.padEnd(8)}  ${dtype.padEnd(8)}  ${figures(ours)} (${(ours.cpuMs / b).toFixed(2)})` + `                   ${figures(theirs)}`,
       );
     }
     await runner.dispose();

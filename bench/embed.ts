@@ -8,7 +8,8 @@
 // Knobs: BENCH_EMBED_CONCURRENCY=1,8,32  BENCH_EMBED_TOKENS=16,128  BENCH_EMBED_ROUNDS=4 (requests =
 // rounds x concurrency, at least 16)  BENCH_EMBED_REPEATS=3 (alternating runs per cell, best kept)
 // BENCH_EMBED_FORMAT=float|base64  BENCH_EMBED_WARMUP=400 (inputs each side embeds before a length's
-// cells)  BENCH_SKIP_PEER=1.
+// cells)  BENCH_SKIP_PEER=1  BENCH_EMBED_DTYPES=float32[,bfloat16] (ortllm's --dtype: one server each,
+// each cell's runs alternating between them and the peer; transformers.js always runs float32).
 //
 // What the cores allow (the targets were >= 2x transformers.js at 32 concurrent, >= 0.8x at 1).
 // FLOPs per embedding, counting multiply-adds as 2: per token and layer the linear layers
@@ -37,6 +38,11 @@
 // share of the forward), onnxruntime's other intra-op thread 1.5-2.0. Gemm is 89% of the forward's
 // node time (onnxruntime's profiler); a lone 1x16 forward took p50 3.7-3.9 ms alone against a
 // served request's 6.0 at the time.
+// bfloat16 (BENCH_EMBED_DTYPES=float32,bfloat16; the addon's AVX512-BF16 GEMM, VDPBF16PS at twice
+// the fp32 FMA rate, half the weight bytes) lifts ortllm to 0.71 / 0.84 / 0.88x transformers.js
+// at 16 tokens and 1.02 / 1.56 / 1.76x at 128 (c1 / c8 / c32; float32 in the same runs 0.55 /
+// 0.58 / 0.67 and 0.89 / 1.08 / 1.22), at half the server CPU per embedding: figures in
+// src/model/runner/bf16-pooling-runner.ts. transformers.js stays float32 (its fp32 export).
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -244,15 +250,21 @@ async function loadTransformersJs(extractor: Extractor, inputs: string[], concur
   return summarize(latencies, durationS, 0, ownCpuMs() - cpu0, null);
 }
 
-/** Both sides must compute the same thing: their embeddings of a few inputs agree. */
-async function checkSameEmbeddings(baseUrl: string, extractor: Extractor): Promise<void> {
+/**
+ * Both sides must compute the same thing: their embeddings of a few inputs agree (float32: to 1e-3
+ * per component; bfloat16 weights and activations: to a cosine of 0.999, as the e2e test holds it).
+ */
+async function checkSameEmbeddings(baseUrl: string, extractor: Extractor, dtype: string): Promise<void> {
   const inputs = texts(3, 24, 12345);
   const res = await fetch(`${baseUrl}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: inputs, encoding_format: 'float' }) });
   const ours = ((await res.json()) as { data: Array<{ embedding: number[] }> }).data.map((d) => d.embedding);
   const theirs = (await extractor(inputs, { pooling: 'mean', normalize: true })) as unknown as { tolist(): number[][] };
-  const worst = Math.max(...theirs.tolist().flatMap((row, i) => row.map((v, j) => Math.abs(v - ours[i][j]))));
-  console.log(`same weights, same inputs: largest |ortllm - transformers.js| embedding difference ${worst.toExponential(2)}`);
-  if (!(worst < 1e-3)) throw new Error('ortllm and transformers.js disagree: the comparison would be meaningless');
+  const rows = theirs.tolist();
+  const worst = Math.max(...rows.flatMap((row, i) => row.map((v, j) => Math.abs(v - ours[i][j]))));
+  // Both sides' embeddings are normalized: the cosine is the dot product.
+  const cosine = Math.min(...rows.map((row, i) => row.reduce((sum, v, j) => sum + v * ours[i][j], 0)));
+  console.log(`same weights, same inputs, ortllm ${dtype}: largest |ortllm - transformers.js| embedding difference ${worst.toExponential(2)}, least cosine ${cosine.toFixed(6)}`);
+  if (dtype === 'bfloat16' ? !(cosine >= 0.999) : !(worst < 1e-3)) throw new Error('ortllm and transformers.js disagree: the comparison would be meaningless');
 }
 
 /** Each side's runs of one cell: throughput and latency from the fastest run, CPU per embedding the median of all. */
@@ -282,67 +294,79 @@ async function main(): Promise<void> {
   const repeats = envNumbers('BENCH_EMBED_REPEATS', '3')[0] ?? 3;
   const format = process.env.BENCH_EMBED_FORMAT === 'base64' ? 'base64' : 'float';
   const warmup = envNumbers('BENCH_EMBED_WARMUP', String(WARMUP_INPUTS))[0] ?? WARMUP_INPUTS;
+  const dtypes = (process.env.BENCH_EMBED_DTYPES ?? 'float32').split(',');
+  if (dtypes.some((d) => d !== 'float32' && d !== 'bfloat16')) throw new Error('BENCH_EMBED_DTYPES: float32 and/or bfloat16');
   const modelDir = ensureBenchBert(cacheDir);
-  const server = await startServer(process.execPath, [join(repoRoot, 'dist/src/main.js'), 'serve', modelDir, '--host', '127.0.0.1', '--port', '0', '--disable-uvicorn-access-log'], repoRoot, 'ortllm');
+  const servers: RunningServer[] = [];
+  for (const dtype of dtypes) {
+    const args = [join(repoRoot, 'dist/src/main.js'), 'serve', modelDir, '--host', '127.0.0.1', '--port', '0', '--disable-uvicorn-access-log', '--dtype', dtype];
+    servers.push(await startServer(process.execPath, args, repoRoot, `ortllm-${dtype}`));
+  }
   const peer = process.env.BENCH_SKIP_PEER ? null : await loadPeer(modelDir);
   const loadBefore = load();
   console.log(`load average (1, 5, 15 min) before: ${loadBefore}`);
   const rows: string[] = [];
   try {
-    if (peer) await checkSameEmbeddings(server.baseUrl, peer);
+    if (peer) for (let d = 0; d < dtypes.length; d++) await checkSameEmbeddings(servers[d].baseUrl, peer, dtypes[d]);
     for (const tokens of lengths) {
       // Warm both up on inputs of this length: session creation, first-run allocations, and V8's
       // tiering of each side's JavaScript (see WARMUP_INPUTS).
-      await loadOrtllm(server, texts(warmup, tokens, 999), 8, format);
+      for (const server of servers) await loadOrtllm(server, texts(warmup, tokens, 999), 8, format);
       if (peer) await loadTransformersJs(peer, texts(warmup, tokens, 999), 8);
       for (const concurrency of levels) {
         const inputs = texts(Math.max(16, rounds * concurrency), tokens, concurrency);
         // Alternate the two sides `repeats` times and keep each side's best run: on a machine shared
         // with other work, load comes and goes, and alternating exposes both to the same spells.
-        const ourRuns: Figures[] = [];
+        const ourRuns: Figures[][] = servers.map(() => []);
         const theirRuns: Figures[] = [];
         for (let r = 0; r < repeats; r++) {
-          await settle(server.pid);
-          ourRuns.push(await loadOrtllm(server, inputs, concurrency, format));
+          for (let d = 0; d < servers.length; d++) {
+            await settle(servers[d].pid);
+            ourRuns[d].push(await loadOrtllm(servers[d], inputs, concurrency, format));
+          }
           if (!peer) continue;
-          await settle(server.pid);
+          await settle(servers[0].pid);
           theirRuns.push(await loadTransformersJs(peer, inputs, concurrency));
         }
-        const ours = cellFigures(ourRuns);
         const theirs = peer ? cellFigures(theirRuns) : null;
-        rows.push(
-          [
-            String(tokens).padStart(6),
-            String(concurrency).padStart(4),
-            String(inputs.length).padStart(5),
-            fmt(ours.embeddingsPerS).padStart(9),
-            `${fmt(ours.p50Ms, 0)}/${fmt(ours.p99Ms, 0)}`.padStart(11),
-            String(ours.failed).padStart(4),
-            fmt(ours.perStep).padStart(5),
-            fmt(theirs?.embeddingsPerS).padStart(8),
-            (theirs ? `${fmt(theirs.p50Ms, 0)}/${fmt(theirs.p99Ms, 0)}` : 'n/a').padStart(11),
-            (theirs ? fmt(ours.embeddingsPerS / theirs.embeddingsPerS, 2) : 'n/a').padStart(7),
-            fmt(ours.cpuMs, 2).padStart(8),
-            fmt(ours.clientCpuMs, 2).padStart(7),
-            fmt(theirs?.cpuMs, 2).padStart(7),
-          ].join('  '),
-        );
-        console.log(rows[rows.length - 1]);
+        for (let d = 0; d < servers.length; d++) {
+          const ours = cellFigures(ourRuns[d]);
+          rows.push(
+            [
+              String(tokens).padStart(6),
+              String(concurrency).padStart(4),
+              dtypes[d].padStart(8),
+              String(inputs.length).padStart(5),
+              fmt(ours.embeddingsPerS).padStart(9),
+              `${fmt(ours.p50Ms, 0)}/${fmt(ours.p99Ms, 0)}`.padStart(11),
+              String(ours.failed).padStart(4),
+              fmt(ours.perStep).padStart(5),
+              fmt(theirs?.embeddingsPerS).padStart(8),
+              (theirs ? `${fmt(theirs.p50Ms, 0)}/${fmt(theirs.p99Ms, 0)}` : 'n/a').padStart(11),
+              (theirs ? fmt(ours.embeddingsPerS / theirs.embeddingsPerS, 2) : 'n/a').padStart(7),
+              fmt(ours.cpuMs, 2).padStart(8),
+              fmt(ours.clientCpuMs, 2).padStart(7),
+              fmt(theirs?.cpuMs, 2).padStart(7),
+            ].join('  '),
+          );
+          console.log(rows[rows.length - 1]);
+        }
       }
     }
   } finally {
-    await server.stop();
+    for (const server of servers) await server.stop();
   }
   console.log(`\nMiniLM-shaped random BERT (6 layers, hidden 384, vocab 30522), MEAN pooling + normalize; CPU; encoding_format ${format}`);
-  console.log('                                                                               CPU ms per embedding');
-  console.log('tokens  conc   reqs  ortllm/s  p50/p99 ms  fail  /step    t.js/s  p50/p99 ms  ortllm/  server  client     t.js');
-  console.log('                                                                        t.js');
+  console.log('                                                                                         CPU ms per embedding');
+  console.log('tokens  conc     dtype   reqs  ortllm/s  p50/p99 ms  fail  /step    t.js/s  p50/p99 ms  ortllm/  server  client     t.js');
+  console.log('                                                                                  t.js');
   for (const row of rows) console.log(row);
   console.log(`Each cell: throughput and latency of the best of ${repeats} alternating runs per side, CPU the median run.`);
   console.log('ortllm: HTTP /v1/embeddings, one input per request, the server packs concurrent requests into shared forwards;');
   console.log('  /step = requests per engine step (median run), server = the ortllm process (HTTP thread, engine worker,');
   console.log('  onnxruntime threads), client = the load generator here.');
-  console.log('transformers.js: in-process feature-extraction pipeline, inputs in batches of the concurrency (no HTTP).');
+  console.log('transformers.js: in-process feature-extraction pipeline, inputs in batches of the concurrency (no HTTP),');
+  console.log('  float32 in every row (its fp32 ONNX export); dtype is ortllm\'s --dtype (bfloat16: the addon\'s bf16 GEMM).');
   console.log(`load average (1, 5, 15 min): ${loadBefore} before, ${load()} after (${availableParallelism()} cores)`);
 }
 

@@ -223,6 +223,10 @@ napi_value Q8Gemm(napi_env env, napi_callback_info info);  // q8-gemm.cc: y = x 
 napi_value SiluMul(napi_env env, napi_callback_info info);  // q8-gemm.cc: SwiGLU of a gate_up output
 napi_value Rope(napi_env env, napi_callback_info info);     // q8-gemm.cc: RoPE of q/k rows in place
 napi_value Q8Available(napi_env env);                      // q8-gemm.cc: whether q8Gemm runs on this CPU
+napi_value Bf16Pack(napi_env env, napi_callback_info info);      // bf16-gemm.cc: float32 weights packed as bfloat16 for bf16Gemm
+napi_value Bf16Gemm(napi_env env, napi_callback_info info);      // bf16-gemm.cc: y = act(x W^T + b) on AVX512-BF16
+napi_value AddLayerNorm(napi_env env, napi_callback_info info);  // bf16-gemm.cc: LayerNorm(x + residual)
+napi_value Bf16Available(napi_env env);                          // bf16-gemm.cc: whether bf16Gemm runs on this CPU
 void parallelFor(int n, const std::function<void(int)>& fn);
 }  // namespace ortllm
 
@@ -1196,12 +1200,16 @@ napi_value Init(napi_env env, napi_value exports) {
       {"q8Gemm", nullptr, ortllm::Q8Gemm, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"siluMul", nullptr, ortllm::SiluMul, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"rope", nullptr, ortllm::Rope, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"bf16Pack", nullptr, ortllm::Bf16Pack, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"bf16Gemm", nullptr, ortllm::Bf16Gemm, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"addLayerNorm", nullptr, ortllm::AddLayerNorm, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   napi_value simd;
   napi_get_boolean(env, useAvx2(), &simd);
   napi_set_named_property(env, exports, "simd", simd);
   napi_set_named_property(env, exports, "q8Available", ortllm::Q8Available(env));
+  napi_set_named_property(env, exports, "bf16Available", ortllm::Bf16Available(env));
   return exports;
 }
 

@@ -60,7 +60,7 @@
 // - Whole runner: src/model/runner/segmented-runner.ts (the Q8_0 path: graph/q8-linear-segments.ts).
 #include <node_api.h>
 
-#include "exp-poly.h"
+#include "exp512.h"
 #include "napi-args.h"
 
 #include <algorithm>
@@ -210,19 +210,6 @@ void gemm(const uint8_t* packed, const float* x, float* y, int m, int n, int k) 
     parallelFor(rowItems * colItems, fn);
   else
     for (int i = 0; i < rowItems * colItems; i++) fn(i);
-}
-
-VNNI_FN inline __m512 exp512(__m512 x) {
-  // exp-poly.h's exp; scalef applies 2^n (and underflows to 0 by itself).
-  using namespace ortllm::expPoly;
-  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(kMax)), _mm512_set1_ps(kMin));
-  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
-  __m512 p = _mm512_set1_ps(kCoeffs[0]);
-  for (int i = 1; i < 6; i++) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kCoeffs[i]));
-  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  return _mm512_scalef_ps(p, n);
 }
 
 // out[r, j] = silu(gu[r, j]) * gu[r, width + j]: the SwiGLU between gate_up and down.

@@ -14,7 +14,7 @@ export const LOG_LEVELS: readonly LogLevel[] = ['critical', 'error', 'warning', 
 export type UnknownFieldsAction = 'warn' | 'reject' | 'ignore';
 export const UNKNOWN_FIELDS_ACTIONS: readonly UnknownFieldsAction[] = ['warn', 'reject', 'ignore'];
 /** --dtype after aliases (half -> float16, float -> float32); see model/graph/compute-dtype.ts. */
-export type ModelDtype = 'auto' | 'float32' | 'float16';
+export type ModelDtype = 'auto' | 'float32' | 'float16' | 'bfloat16';
 /** --kv-cache-dtype; what each value stores is model/runner/kv-dtype.ts's table. */
 export type { KvCacheDtypeFlag };
 export type TokenizerMode = 'auto' | 'hf' | 'slow';
@@ -391,7 +391,7 @@ function validate(c: ServerConfig): void {
   check((c.sslKeyfile === null) === (c.sslCertfile === null), '--ssl-keyfile and --ssl-certfile must be given together');
   check(['auto', 'string', 'openai'].includes(c.chatTemplateContentFormat), "--chat-template-content-format must be 'auto', 'string' or 'openai'");
   check(!c.enableAutoToolChoice || c.toolCallParser !== null, '--enable-auto-tool-choice requires --tool-call-parser');
-  check(['auto', 'float32', 'float16'].includes(c.dtype), "--dtype must be 'auto', 'float32' or 'float16'");
+  check(['auto', 'float32', 'float16', 'bfloat16'].includes(c.dtype), "--dtype must be 'auto', 'float32', 'float16' or 'bfloat16'");
   check(Number.isInteger(c.seed), '--seed must be an integer');
   check(c.gpuMemoryUtilization === null || (c.gpuMemoryUtilization > 0 && c.gpuMemoryUtilization <= 1), '--gpu-memory-utilization must be in (0, 1]');
   check(c.numGpuBlocksOverride === null || (Number.isInteger(c.numGpuBlocksOverride) && c.numGpuBlocksOverride > 0), '--num-gpu-blocks-override must be a positive integer');

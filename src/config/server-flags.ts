@@ -3,7 +3,7 @@
 
 import { isKvStorageDtype, type KvCacheDtypeFlag } from '../model/runner/kv-dtype';
 import { parsePoolerConfig } from './pooler-config-flag';
-import { LOG_LEVELS, ServerConfig, TASKS, UNKNOWN_FIELDS_ACTIONS } from './server-config';
+import { LOG_LEVELS, ServerConfig, TASKS, UNKNOWN_FIELDS_ACTIONS, type ModelDtype } from './server-config';
 import { parseByteSize, parseFraction, parseHumanInt, parseInteger, parseJsonObject, parsePositiveNumber, parseStringList } from './units';
 import { parseStructuredOutputsConfig } from './structured-outputs-config';
 
@@ -33,15 +33,12 @@ const parseNonNegative = (text: string): number => {
   return n;
 };
 
-/** vLLM's --dtype choices; bfloat16 is refused with the reason (no CPU kernels). */
-function parseDtype(text: string): 'auto' | 'float32' | 'float16' {
-  const aliases: Record<string, 'auto' | 'float32' | 'float16'> = { auto: 'auto', float: 'float32', float32: 'float32', half: 'float16', float16: 'float16' };
-  if (text === 'bfloat16') {
-    throw new Error(
-      "bfloat16 is not supported: onnxruntime's CPU kernels have no bfloat16 Gemm, MatMul, Gather or RMSNorm. " +
-        'Use --dtype float16 (half the weight memory) or float32 (auto).',
-    );
-  }
+/**
+ * vLLM's --dtype choices. bfloat16 is taken here; the runner refuses it at startup where it has no
+ * bfloat16 kernels (registry.ts: BFLOAT16_SCOPE).
+ */
+function parseDtype(text: string): ModelDtype {
+  const aliases: Record<string, ModelDtype> = { auto: 'auto', float: 'float32', float32: 'float32', half: 'float16', float16: 'float16', bfloat16: 'bfloat16' };
   const dtype = aliases[text];
   if (!dtype) throw new Error(`'${text}' is not one of auto, half, float16, bfloat16, float, float32`);
   return dtype;
@@ -171,7 +168,7 @@ export const SERVER_FLAGS: FlagSpec[] = [
   { flags: '--responses-store-max-size <size>', key: 'responsesStoreMaxBytes', description: '(ortllm) Byte budget of the in-process responses store; least recently used go first. Accepts 256MiB', parse: parseByteSize, defaultText: '256MiB' },
   { flags: '--unknown-request-fields <action>', key: 'unknownRequestFields', description: "(ortllm) Request fields an endpoint does not know: 'warn' logs their names once per request and ignores them (as vLLM), 'reject' answers 400, 'ignore' logs at debug level", choices: UNKNOWN_FIELDS_ACTIONS, defaultText: 'warn' },
   { flags: '--shutdown-timeout <seconds>', key: 'shutdownTimeoutSeconds', description: '(ortllm) Seconds in-flight requests get to finish after SIGTERM/SIGINT (new requests get 503 meanwhile)', parse: parseInteger, defaultText: '30' },
-  { flags: '--dtype <dtype>', key: 'dtype', description: "Weight and compute type of the graph: auto/float/float32 = float32; half/float16 = float16 weights and activations (half the weight memory; on CPU slower at large batches); bfloat16 is refused (no CPU kernels). float16 applies to decoder generation graphs; pooling graphs (embed/classify/score) and Whisper's transcription graphs compute in float32 and refuse float16 at startup. An ONNX export keeps its own type", parse: parseDtype, defaultText: 'auto' },
+  { flags: '--dtype <dtype>', key: 'dtype', description: "Weight and compute type of the graph: auto/float/float32 = float32; half/float16 = float16 weights and activations (half the weight memory; on CPU slower at large batches); bfloat16 = BERT-style pooling models (BERT, XLM-RoBERTa: embed/classify/score) run their encoder linears in the addon's bfloat16 GEMM (weights rounded to bfloat16 at load, float32 sums) on CPUs with AVX512-BF16 (1.2-2x the embeddings/s of float32); refused at startup elsewhere. float16 applies to decoder generation graphs; pooling graphs and Whisper's transcription graphs refuse it at startup. An ONNX export keeps its own type", parse: parseDtype, defaultText: 'auto' },
   { flags: '--seed <seed>', key: 'seed', description: 'Seed of the sampler for requests without their own `seed` (a fixed seed makes a whole run reproducible)', parse: parseInteger, defaultText: '0' },
   { flags: '--gpu-memory-utilization <fraction>', key: 'gpuMemoryUtilization', description: 'KV cache budget = this fraction of memory minus what the model already uses: device memory with --device cuda (from nvidia-smi), RAM on cpu', parse: parseFraction, defaultText: '20% of free memory (not given)' },
   { flags: '--kv-cache-dtype <dtype>', key: 'kvCacheDtype', description: "KV cache storage: auto = the model's data type (config.json dtype/torch_dtype; float16 for GGUF, as llama.cpp's f16 cache), float32 where the native attention addon is missing (logged); float16 or bfloat16 halve the cache (need the addon); fp8 (= fp8_e4m3) or fp8_e5m2 quarter it (8-bit floats at scale 1.0, saturating as vLLM's; need the addon); float32 pins it; fp8_inc and fp8_ds_mla are refused", parse: parseKvCacheDtype, defaultText: 'auto' },

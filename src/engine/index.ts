@@ -12,10 +12,13 @@ import { InlineTextProcessor, PooledTextProcessor, spawnTextWorkers } from './te
 import type { EngineClient, EngineOptions } from './types';
 import { spawnEngineWorker } from './worker/spawn-worker';
 import { loadXgrammar } from './structured/xgrammar';
+import { keepCudaFloat32Exact } from '../model/runner/cuda-numerics';
 
 export type { EngineClient, EngineOptions } from './types';
 
 export async function createEngine(options: EngineOptions): Promise<EngineClient> {
+  // On this (main) thread, before any CUDA session exists: see cuda-numerics.ts.
+  if (options.device === 'cuda') keepCudaFloat32Exact();
   if (!options.useWorker) {
     const model = await loadModel({ ...options.load, loadWeights: true });
     return createInProcessEngine(model, options);

@@ -312,7 +312,7 @@ export interface EngineOptions {
   /** --structured-outputs-config defaults (disable_any_whitespace, disable_additional_properties). */
   structuredOutputs?: import('./structured/grammar-spec').StructuredOutputsDefaults;
   /** --dtype: the graph's weight/compute type. */
-  dtype?: 'auto' | 'float32' | 'float16';
+  dtype?: 'auto' | 'float32' | 'float16' | 'bfloat16';
   /** --seed: seeds the sampler of requests without their own seed. */
   seed?: number;
   /** --gpu-memory-utilization: KV budget = this fraction of memory minus what the model uses. */

@@ -267,7 +267,7 @@ export interface RunnerOptions {
   device: 'cpu' | 'cuda';
   intraOpThreads?: number;
   /** Weight and activation type of the built graph ('auto' = float32); an ONNX export keeps its own. */
-  dtype?: 'auto' | 'float32' | 'float16';
+  dtype?: 'auto' | 'float32' | 'float16' | 'bfloat16';
   /** Storage type of the paged KV cache (model/runner/kv-dtype.ts; resolveKvCacheDtype resolves 'auto'). */
   kvCacheDtype?: import('./runner/kv-dtype').KvStorageDtype;
   /**

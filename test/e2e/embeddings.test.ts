@@ -11,6 +11,7 @@ import { cosine, referenceClassifierLogits, referenceEncoderStates, referencePoo
 import { SERVER_START_TIMEOUT_MS, defaultTestModel, runCli, startServer, type TestServer } from '../helpers/server';
 import { referenceBertEncode } from '../helpers/test-tokenizers';
 import { needs } from '../helpers/needs';
+import { nativeAttention } from '../../src/model/runner/native-attention';
 import { expectApiError, postJson } from './completions-helpers';
 
 const SHAPE = { hidden: 32, layers: 2, heads: 4, intermediate: 64, maxPositions: 64 };
@@ -137,6 +138,33 @@ describe('/v1/embeddings (random BERT, MEAN pooling, normalised)', () => {
     const score = await postJson(embedServer.baseUrl, '/score', { text_1: TEXTS[0], text_2: [TEXTS[0], TEXTS[1]] });
     expect(score.json.data[0].score).toBeCloseTo(1, 5);
     expect(score.json.data[1].score).toBeCloseTo(cosine(ref, referenceEmbedding(TEXTS[1])), 4);
+  });
+});
+
+const bf16Cpu = nativeAttention()?.bf16Available === true;
+if (!bf16Cpu) console.warn('\n*** SKIPPING the --dtype bfloat16 embeddings test: the addon is not built or this CPU has no AVX512-BF16 ***\n');
+
+(bf16Cpu ? describe : describe.skip)(`/v1/embeddings with --dtype bfloat16${bf16Cpu ? '' : ' [skipped: no addon or no AVX512-BF16]'}`, () => {
+  let bf16Server: TestServer;
+  beforeAll(async () => {
+    bf16Server = await startServer(['--served-model-name', 'minilm', '--dtype', 'bfloat16'], { model: embedder.dir });
+  }, SERVER_START_TIMEOUT_MS);
+  afterAll(() => bf16Server?.stop());
+
+  // bfloat16 keeps 8 significant bits: pooled vectors move ~1e-3 relative, a cosine within a few
+  // 1e-6 of the float32 one's (test/unit/model/bf16-gemm.test.ts has the argument); 1 - 1e-4 is
+  // the margin both there and here.
+  it('embeds within 1e-4 cosine of the float32 server and of the reference forward', async () => {
+    const bf16Client = new OpenAI({ baseURL: `${bf16Server.baseUrl}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
+    const [ours, float32] = await Promise.all([bf16Client, client].map((c) => c.embeddings.create({ model: 'minilm', input: TEXTS, encoding_format: 'float' })));
+    ours.data.forEach((d, i) => {
+      expect(d.embedding.length).toBe(SHAPE.hidden);
+      expect(Math.hypot(...d.embedding)).toBeCloseTo(1, 5);
+      expect(cosine(d.embedding, float32.data[i].embedding)).toBeGreaterThan(1 - 1e-4);
+      expect(cosine(d.embedding, referenceEmbedding(TEXTS[i]))).toBeGreaterThan(1 - 1e-4);
+      // Not the float32 answer bit for bit: the bfloat16 path did run.
+      expect(d.embedding).not.toEqual(float32.data[i].embedding);
+    });
   });
 });
 

@@ -35,6 +35,7 @@ import type { ComputeDtype } from '../graph/compute-dtype';
 import type { BuiltModel } from '../graph/graph-builder';
 import type { DecoderGraphOptions } from '../graph/decoder-graph';
 import type { SegmentedDecoder, SegmentedDecoderOptions } from '../graph/decoder-segments';
+import type { EncoderSegments } from '../graph/encoder-segments';
 import type { LinearOptions } from '../graph/linear';
 import type { GgufFile } from '../gguf/gguf-file';
 import type { ModelArchConfig, ModelOutput, ModelWeights, PoolingType } from '../types';
@@ -94,6 +95,11 @@ export interface GraphBuilders<C extends ModelArchConfig> {
   causalLmSegments?(config: C, weights: ModelWeights, opts: SegmentedDecoderOptions): SegmentedDecoder;
   /** Runner: runner/pooling-runner.ts; I/O: graph/pooling-graph.ts. Output kinds 'pooled' and 'classifier'. */
   pooling?(config: C, weights: ModelWeights, output: ModelOutput, opts: PoolingGraphOptions): BuiltModel;
+  /**
+   * Runner: runner/bf16-pooling-runner.ts (--dtype bfloat16); I/O: graph/encoder-segments.ts. The
+   * pooling graph cut around its linears, which the addon's bfloat16 GEMM runs.
+   */
+  poolingSegments?(config: C, weights: ModelWeights, output: ModelOutput): EncoderSegments;
   /**
    * Runner: runner/whisper-runner.ts; I/O: graph/whisper-encoder-graph.ts (features in, cross-attention
    * K/V out) and graph/whisper-decoder-graph.ts (the causal decoder's I/O plus cross blocks). Output kind 'transcription'.

@@ -3,6 +3,7 @@
 // xlm-roberta.ts) states its checkpoint prefix, how it numbers positions and its classifier head.
 
 import { buildEncoderGraph, dense, type PooledHead } from '../graph/encoder-graph';
+import { encoderSegments } from '../graph/encoder-segments';
 import type { GraphBuilder } from '../graph/graph-builder';
 import type { LinearOptions } from '../graph/linear';
 import type { EncoderArchConfig, ModelOutput, ModelWeights } from '../types';
@@ -55,16 +56,17 @@ export function encoderDescriptor(traits: EncoderTraits): ArchitectureDescriptor
     weightSpecs: specs,
     contextLength: (config) => config.maxPositionEmbeddings - config.positionOffset,
     graphs: {
-      pooling: (config, weights, output, opts) => {
-        if (output.kind === 'logits') throw new Error(`${config.architecture} models do not generate text`);
-        const head: PooledHead | null =
-          output.kind === 'classifier'
-            ? (g, pooled) => ({ value: traits.classifier.emit(g, pooled, weights, config, opts), size: output.numLabels })
-            : null;
-        return buildEncoderGraph(config, weights, opts, head);
-      },
+      pooling: (config, weights, output, opts) => buildEncoderGraph(config, weights, opts, pooledHead(traits, config, weights, output, opts)),
+      // The head stays a float32 graph: one row per sequence.
+      poolingSegments: (config, weights, output) => encoderSegments(config, weights, pooledHead(traits, config, weights, output, { keepQuantized: true })),
     },
   };
+}
+
+/** The classifier head on the pooled vector when the model is served as a classifier; null for embeddings. */
+function pooledHead(traits: EncoderTraits, config: EncoderArchConfig, weights: ModelWeights, output: ModelOutput, opts: LinearOptions): PooledHead | null {
+  if (output.kind === 'logits') throw new Error(`${config.architecture} models do not generate text`);
+  return output.kind === 'classifier' ? (g, pooled) => ({ value: traits.classifier.emit(g, pooled, weights, config, opts), size: output.numLabels }) : null;
 }
 
 const ACTIVATIONS: Readonly<Record<string, EncoderArchConfig['hiddenAct']>> = {

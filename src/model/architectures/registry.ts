@@ -24,15 +24,21 @@ const GRAPH_KIND_USE: Record<GraphKind, string> = {
   causalLm: 'text generation',
   causalLmSegments: 'text generation',
   pooling: 'pooling (embeddings, classification, scoring)',
+  poolingSegments: 'pooling (embeddings, classification, scoring)',
   encoderDecoder: 'transcription',
 };
+
+/** Where --dtype bfloat16 runs, for the startup errors that refuse it elsewhere. */
+export const BFLOAT16_SCOPE =
+  "bfloat16 runs only the linears of BERT-style encoders served for pooling (embed/classify/score), on a CPU with AVX512-BF16; start with --dtype auto (float32)";
 
 /**
  * The compute type `config`'s `kind` graph is built in for --dtype `dtype`; throws the startup
  * error when the architecture does not build that graph in it (a half-precision request is never
  * quietly served in float32).
  */
-export function graphDtypeFor(config: ModelArchConfig, kind: GraphKind, dtype: 'auto' | ComputeDtype | undefined): ComputeDtype {
+export function graphDtypeFor(config: ModelArchConfig, kind: GraphKind, dtype: 'auto' | ComputeDtype | 'bfloat16' | undefined): ComputeDtype {
+  if (dtype === 'bfloat16') throw new Error(`--dtype bfloat16: ${config.architecture} graphs for ${GRAPH_KIND_USE[kind]} have no bfloat16 kernels; ${BFLOAT16_SCOPE}`);
   const wanted = computeDtypeOf(dtype);
   const supported = architectureOf(config).graphDtypes?.[kind] ?? ['float32'];
   if (!supported.includes(wanted)) {

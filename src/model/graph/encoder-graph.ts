@@ -28,10 +28,12 @@
 // against MatMul 7.93 (the context MatMuls included), Attention 1.95 against FusedMatMul 0.50 +
 // Softmax 0.31 + Transpose 0.39, Gelu 0.29 against BiasGelu 1.41, Add 0.14 against 0.97; whole run
 // 10.8 against 13.0 ms.
+// --dtype bfloat16 runs this encoder cut at its linears (encoder-segments.ts), which the addon's
+// bfloat16 GEMM runs at about twice these Gemms' rate (runner/bf16-pooling-runner.ts).
 import { BuiltModel, GraphBuilder, attrFloat, attrInt } from './graph-builder';
 import { emitLinear, type LinearOptions } from './linear';
 import { OnnxDataType } from './onnx-proto';
-import { attentionMask4d, declarePoolingInputs, emitPooled, PoolingInputs, poolHidden, positionRange } from './pooling-graph';
+import { attentionMask4d, declarePoolingInputs, emitPooled, PoolingInputs, poolHidden, positionRange, type PoolingGraphInputs } from './pooling-graph';
 import { concatF32, requireWeight, toF32 } from './weights';
 import type { EncoderArchConfig, ModelWeights } from '../types';
 
@@ -45,10 +47,52 @@ export function buildEncoderGraph(c: EncoderArchConfig, weights: ModelWeights, o
   const inputs = declarePoolingInputs(g);
   const w = (name: string) => toF32(requireWeight(weights, name));
   const vector = (name: string) => g.initializer(name, f32, [h], w(name));
+  const batchSeqHidden = g.op('Concat', [g.op('Shape', [inputs.inputIds]), g.constInt64([h])], { axis: attrInt(0) });
+  const eps = attrFloat(c.layerNormEps);
+  let x = emitEmbeddings(g, c, weights, inputs);
+
+  const mask = attentionMask4d(g, inputs, false);
+  const addNorm = (value: string, residual: string, prefix: string) =>
+    g.op('LayerNormalization', [g.op('Add', [value, residual]), vector(`${prefix}.weight`), vector(`${prefix}.bias`)], { axis: attrInt(-1), epsilon: eps });
+
+  for (let l = 0; l < c.numLayers; l++) {
+    const p = `encoder.layer.${l}.`;
+    const qkvParts = ['query', 'key', 'value'].map((n) => requireWeight(weights, `${p}attention.self.${n}.weight`));
+    const qkvBias = concatF32(['query', 'key', 'value'].map((n) => w(`${p}attention.self.${n}.bias`)));
+    const qkv = emitLinear(g, x, `${p}attention.self.qkv.weight`, qkvParts, qkvBias, h, opts);
+    const attnOut = dense(g, weights, emitSelfAttention(g, c, qkv, mask, batchSeqHidden), `${p}attention.output.dense`, h, opts);
+    const afterAttn = addNorm(attnOut, x, `${p}attention.output.LayerNorm`);
+    const inner = activation(g, c, dense(g, weights, afterAttn, `${p}intermediate.dense`, h, opts));
+    const out = dense(g, weights, inner, `${p}output.dense`, c.intermediateSize, opts);
+    x = addNorm(out, afterAttn, `${p}output.LayerNorm`);
+  }
+
+  const pooled = poolHidden(g, inputs, x, h);
+  const result = head ? head(g, pooled) : { value: pooled, size: h };
+  emitPooled(g, result.value, result.size);
+  return g.build({ '': 23, 'com.microsoft': 1 });
+}
+
+/** Multi-head attention of flat [B*S, 3H] fused QKV rows under the [B,1,S,S] mask: flat [B*S, H] rows. */
+export function emitSelfAttention(g: GraphBuilder, c: EncoderArchConfig, qkv: string, mask: string, batchSeqHidden: string): string {
+  const h = c.hiddenSize;
+  const to3d = (flat: string) => g.op('Reshape', [flat, batchSeqHidden]);
+  const [q, k, v] = g.node('Split', [qkv, g.constInt64([h, h, h])], 3, { axis: attrInt(1) });
+  const attn = g.op('Attention', [to3d(q), to3d(k), to3d(v), mask], { q_num_heads: attrInt(c.numHeads), kv_num_heads: attrInt(c.numHeads) });
+  return g.op('Reshape', [attn, g.constInt64([-1, h])]);
+}
+
+/**
+ * LayerNorm(word[id] + position[offset + i] + token_type[type]) as flat [B*S, H] rows; declares
+ * token_type_ids when the model has several types. With a single type its row is constant:
+ * folded into the position table.
+ */
+export function emitEmbeddings(g: GraphBuilder, c: EncoderArchConfig, weights: ModelWeights, inputs: Pick<PoolingGraphInputs, 'inputIds' | 'seqLen'>): string {
+  const f32 = OnnxDataType.FLOAT;
+  const h = c.hiddenSize;
+  const w = (name: string) => toF32(requireWeight(weights, name));
   const flatShape = g.constInt64([-1]);
   const batchSeqHidden = g.op('Concat', [g.op('Shape', [inputs.inputIds]), g.constInt64([h])], { axis: attrInt(0) });
-
-  // Embeddings. With a single token type its row is constant: folded into the position table.
   const word = g.initializer('embeddings.word_embeddings.weight', f32, [c.vocabSize, h], w('embeddings.word_embeddings.weight'));
   const positionTable = w('embeddings.position_embeddings.weight');
   const typeTable = w('embeddings.token_type_embeddings.weight');
@@ -63,35 +107,11 @@ export function buildEncoderGraph(c: EncoderArchConfig, weights: ModelWeights, o
     const types = g.initializer('embeddings.token_type_embeddings.weight', f32, [c.typeVocabSize, h], typeTable);
     embedded = g.op('Add', [embedded, g.op('Gather', [types, g.op('Reshape', [typeIds, flatShape])], { axis: attrInt(0) })]);
   }
-  const eps = attrFloat(c.layerNormEps);
-  let x = g.op('LayerNormalization', [embedded, vector('embeddings.LayerNorm.weight'), vector('embeddings.LayerNorm.bias')], {
+  const norm = (name: string) => g.initializer(name, f32, [h], w(name));
+  return g.op('LayerNormalization', [embedded, norm('embeddings.LayerNorm.weight'), norm('embeddings.LayerNorm.bias')], {
     axis: attrInt(-1),
-    epsilon: eps,
+    epsilon: attrFloat(c.layerNormEps),
   });
-
-  const mask = attentionMask4d(g, inputs, false);
-  const to3d = (flat: string) => g.op('Reshape', [flat, batchSeqHidden]);
-  const addNorm = (value: string, residual: string, prefix: string) =>
-    g.op('LayerNormalization', [g.op('Add', [value, residual]), vector(`${prefix}.weight`), vector(`${prefix}.bias`)], { axis: attrInt(-1), epsilon: eps });
-
-  for (let l = 0; l < c.numLayers; l++) {
-    const p = `encoder.layer.${l}.`;
-    const qkvParts = ['query', 'key', 'value'].map((n) => requireWeight(weights, `${p}attention.self.${n}.weight`));
-    const qkvBias = concatF32(['query', 'key', 'value'].map((n) => w(`${p}attention.self.${n}.bias`)));
-    const qkv = emitLinear(g, x, `${p}attention.self.qkv.weight`, qkvParts, qkvBias, h, opts);
-    const [q, k, v] = g.node('Split', [qkv, g.constInt64([h, h, h])], 3, { axis: attrInt(1) });
-    const attn = g.op('Attention', [to3d(q), to3d(k), to3d(v), mask], { q_num_heads: attrInt(c.numHeads), kv_num_heads: attrInt(c.numHeads) });
-    const attnOut = dense(g, weights, g.op('Reshape', [attn, g.constInt64([-1, h])]), `${p}attention.output.dense`, h, opts);
-    const afterAttn = addNorm(attnOut, x, `${p}attention.output.LayerNorm`);
-    const inner = activation(g, c, dense(g, weights, afterAttn, `${p}intermediate.dense`, h, opts));
-    const out = dense(g, weights, inner, `${p}output.dense`, c.intermediateSize, opts);
-    x = addNorm(out, afterAttn, `${p}output.LayerNorm`);
-  }
-
-  const pooled = poolHidden(g, inputs, x, h);
-  const result = head ? head(g, pooled) : { value: pooled, size: h };
-  emitPooled(g, result.value, result.size);
-  return g.build({ '': 23, 'com.microsoft': 1 });
 }
 
 /** y = x Wᵀ + b for the `${prefix}.weight` / `${prefix}.bias` pair of a [out, in] linear layer. */

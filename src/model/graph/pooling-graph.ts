@@ -54,7 +54,7 @@ export function positionRange(g: GraphBuilder, seqLen: string, offset: number): 
  * (bidirectional), or to real keys at or before it (causal). Padded queries see real keys too,
  * so no softmax row is empty; their outputs are never pooled.
  */
-export function attentionMask4d(g: GraphBuilder, inputs: PoolingGraphInputs, causal: boolean): string {
+export function attentionMask4d(g: GraphBuilder, inputs: Pick<PoolingGraphInputs, 'attentionMask' | 'seqLen'>, causal: boolean): string {
   const keys = g.op('Unsqueeze', [inputs.attentionMask, g.constInt64([1, 2])]); // [B,1,1,S]
   if (!causal) {
     const shape = g.op('Concat', [g.constInt64([1, 1]), inputs.seqLen, g.constInt64([1])], { axis: attrInt(0) });
@@ -67,8 +67,8 @@ export function attentionMask4d(g: GraphBuilder, inputs: PoolingGraphInputs, cau
 }
 
 /** pooled [B,H] = Σ_s pool_weights[b,s] · hidden[b,s,:], from the flat [B*S,H] final hidden states. */
-export function poolHidden(g: GraphBuilder, inputs: PoolingGraphInputs, hiddenFlat: string, hiddenSize: number): string {
-  const batchSeqHidden = g.op('Concat', [g.op('Shape', [inputs.inputIds]), g.constInt64([hiddenSize])], { axis: attrInt(0) });
+export function poolHidden(g: GraphBuilder, inputs: Pick<PoolingGraphInputs, 'poolWeights'>, hiddenFlat: string, hiddenSize: number): string {
+  const batchSeqHidden = g.op('Concat', [g.op('Shape', [inputs.poolWeights]), g.constInt64([hiddenSize])], { axis: attrInt(0) });
   const hidden3d = g.op('Reshape', [hiddenFlat, batchSeqHidden]);
   const weights = g.op('Unsqueeze', [inputs.poolWeights, g.constInt64([1])]); // [B,1,S]
   return g.op('Reshape', [g.op('MatMul', [weights, hidden3d]), g.constInt64([-1, hiddenSize])]);

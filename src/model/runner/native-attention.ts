@@ -48,7 +48,21 @@ export interface NativeAttention {
   siluMul(gu: Float32Array, out: Float32Array, width: number): void;
   /** In place: each head of each row rotated as RotaryEmbedding (interleaved 0) with that row's cos/sin ([rows, headDim / 2]). */
   rope(x: Float32Array, cos: Float32Array, sin: Float32Array, heads: number, headDim: number): void;
+  /** True when bf16Gemm and addLayerNorm run here (AVX512-BF16). */
+  readonly bf16Available: boolean;
+  /** A float32 weight [n, k] (row-major) rounded to bfloat16 (nearest even) and packed for bf16Gemm. */
+  bf16Pack(w: Float32Array, n: number, k: number): Uint16Array;
+  /**
+   * y[m, n] = act(x[m, k] W^T + bias) with x rounded to bfloat16 and float32 sums (native/src/bf16-gemm.cc);
+   * act: BF16_ACTIVATION's codes. Throws without AVX512-BF16.
+   */
+  bf16Gemm(packed: Uint16Array, x: Float32Array, bias: Float32Array | null, y: Float32Array, m: number, n: number, k: number, act: number): void;
+  /** out = LayerNorm(x + residual) * gamma + beta per row of gamma's width (out may be x or residual); AVX512-BF16 CPUs only. */
+  addLayerNorm(x: Float32Array, residual: Float32Array, gamma: Float32Array, beta: Float32Array, out: Float32Array, eps: number): void;
 }
+
+/** bf16Gemm's activation codes (native/src/bf16-gemm.cc's Activation). */
+export const BF16_ACTIVATION = { none: 0, gelu: 1, gelu_tanh: 2, relu: 3 } as const;
 
 const ADDON = join('native', 'build', 'Release', 'ortllm_native.node');
 const ADDON_FUNCTIONS = ['attention', 'writeKv', 'free', 'argmax', 'setThreads', 'setSimd'] as const;

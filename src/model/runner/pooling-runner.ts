@@ -6,10 +6,14 @@
 // a fixed price (it streams all weights once), so sequences are sorted by length and cut into the
 // groups that cost least under runCost (packGroups). A run also holds at most maxRunPositions
 // positions: past that each position costs more (its activations outgrow the core's cache).
+// A run is one PoolingForward: the whole graph in one onnxruntime session, or with --dtype
+// bfloat16 the encoder with its linears in the addon's bfloat16 GEMM (bf16-pooling-runner.ts; its
+// header has the figures). The packing constants below were measured in float32 and kept for it.
 import * as ort from 'onnxruntime-node';
 import { architectureOf, graphDtypeFor } from '../architectures/registry';
 import { PoolingInputs, PoolingOutputs } from '../graph/pooling-graph';
 import type { DecoderArchConfig, EncodeSequence, EncoderArchConfig, LoadedModel, ModelArchConfig, PoolingRunner, PoolingType } from '../types';
+import { createBf16Forward } from './bf16-pooling-runner';
 import { createSession, type SessionSettings } from './session';
 
 /**
@@ -83,8 +87,27 @@ export const POOLING_SPIN_MICROSECONDS = 25;
 export interface PoolingRunnerOptions extends SessionSettings {
   /** Keep GGML-quantized weights quantized (MatMulNBits); default true. */
   keepQuantized?: boolean;
-  /** --dtype; a type the architecture's pooling graph is not built in is refused. */
-  dtype?: 'auto' | 'float32' | 'float16';
+  /**
+   * --dtype; a type the architecture's pooling graph is not built in is refused. bfloat16 runs the
+   * encoder's linears in the addon's bfloat16 GEMM (bf16-pooling-runner.ts) where it can.
+   */
+  dtype?: 'auto' | 'float32' | 'float16' | 'bfloat16';
+}
+
+/** The padded inputs of one run (B sequences of S positions; pooling-graph.ts's I/O contract). */
+export interface PaddedBatch {
+  batch: number;
+  seq: number;
+  ids: BigInt64Array;
+  types: BigInt64Array;
+  mask: Uint8Array;
+  weights: Float32Array;
+}
+
+/** One padded run: the [B, D] pooled outputs, row-major. */
+export interface PoolingForward {
+  run(inputs: PaddedBatch): Promise<Float32Array> | Float32Array;
+  release(): Promise<void>;
 }
 
 export async function createPoolingRunner(model: LoadedModel, opts: PoolingRunnerOptions): Promise<PoolingRunner> {
@@ -93,11 +116,36 @@ export async function createPoolingRunner(model: LoadedModel, opts: PoolingRunne
   if (output.kind === 'logits' || output.kind === 'transcription') throw new Error('createPoolingRunner: the model is served for generation');
   const graphs = architectureOf(config).graphs;
   if (!graphs.pooling) throw new Error(`${config.architecture} models cannot be served for pooling`);
+  const outputSize = output.kind === 'classifier' ? output.numLabels : config.hiddenSize;
+  if (opts.dtype === 'bfloat16') return new GraphPoolingRunner(config, createBf16Forward(model, poolingSessionSettings(opts)), output.pooling, outputSize);
   const dtype = graphDtypeFor(config, 'pooling', opts.dtype);
   const built = graphs.pooling(config, weights, output, { keepQuantized: opts.keepQuantized ?? true, maxPositions: model.contextLength, dtype });
   const session = await createSession(built, poolingSessionSettings(opts));
-  const outputSize = output.kind === 'classifier' ? output.numLabels : config.hiddenSize;
-  return new GraphPoolingRunner(config, session, output.pooling, outputSize);
+  return new GraphPoolingRunner(config, new SessionForward(session), output.pooling, outputSize);
+}
+
+/** The whole pooling graph in one onnxruntime session. */
+class SessionForward implements PoolingForward {
+  private readonly takesTokenTypes: boolean;
+
+  constructor(private readonly session: ort.InferenceSession) {
+    this.takesTokenTypes = session.inputNames.includes(PoolingInputs.tokenTypeIds);
+  }
+
+  async run(inputs: PaddedBatch): Promise<Float32Array> {
+    const dims = [inputs.batch, inputs.seq];
+    const feeds: Record<string, ort.Tensor> = {
+      [PoolingInputs.inputIds]: new ort.Tensor('int64', inputs.ids, dims),
+      [PoolingInputs.attentionMask]: new ort.Tensor('bool', inputs.mask, dims),
+      [PoolingInputs.poolWeights]: new ort.Tensor('float32', inputs.weights, dims),
+    };
+    if (this.takesTokenTypes) feeds[PoolingInputs.tokenTypeIds] = new ort.Tensor('int64', inputs.types, dims);
+    return (await this.session.run(feeds))[PoolingOutputs.pooled].data as Float32Array;
+  }
+
+  release(): Promise<void> {
+    return this.session.release();
+  }
 }
 
 /** The session settings a pooling runner runs with: the options', with a bounded spin unless they say otherwise. */
@@ -106,17 +154,14 @@ export function poolingSessionSettings(opts: PoolingRunnerOptions): SessionSetti
 }
 
 class GraphPoolingRunner implements PoolingRunner {
-  private readonly takesTokenTypes: boolean;
   private busy = false;
 
   constructor(
     readonly config: ModelArchConfig,
-    private readonly session: ort.InferenceSession,
+    private readonly forward: PoolingForward,
     private readonly pooling: PoolingType,
     readonly outputSize: number,
-  ) {
-    this.takesTokenTypes = session.inputNames.includes(PoolingInputs.tokenTypeIds);
-  }
+  ) {}
 
   async encode(batch: readonly EncodeSequence[]): Promise<Float32Array[]> {
     if (this.busy) throw new Error('PoolingRunner.encode called while another call is running');
@@ -134,7 +179,7 @@ class GraphPoolingRunner implements PoolingRunner {
   }
 
   async dispose(): Promise<void> {
-    await this.session.release();
+    await this.forward.release();
   }
 
   private async run(group: readonly EncodeSequence[]): Promise<Float32Array[]> {
@@ -155,14 +200,7 @@ class GraphPoolingRunner implements PoolingRunner {
       }
       fillPoolWeights(weights.subarray(b * seq, b * seq + n), this.pooling);
     });
-    const dims = [batch, seq];
-    const feeds: Record<string, ort.Tensor> = {
-      [PoolingInputs.inputIds]: new ort.Tensor('int64', ids, dims),
-      [PoolingInputs.attentionMask]: new ort.Tensor('bool', mask, dims),
-      [PoolingInputs.poolWeights]: new ort.Tensor('float32', weights, dims),
-    };
-    if (this.takesTokenTypes) feeds[PoolingInputs.tokenTypeIds] = new ort.Tensor('int64', types, dims);
-    const out = (await this.session.run(feeds))[PoolingOutputs.pooled].data as Float32Array;
+    const out = await this.forward.run({ batch, seq, ids, types, mask, weights });
     const d = this.outputSize;
     return group.map((_, b) => out.slice(b * d, (b + 1) * d));
   }

@@ -28,8 +28,8 @@
 // segment, batch 1: 22-29 us per run either way). Plain {type, dims, data} objects instead of
 // ort.Tensor feeds: within the noise (the constructor is ~50 ns).
 //
-// CUDA caveat (not measurable here: no GPU): the KV cache is a set of CPU inputs, and the node
-// binding has no CUDA IO binding, so ORT copies the cache inputs to the device on every run.
+// CUDA caveat: the KV cache is a set of CPU inputs, and the node binding has no CUDA IO binding,
+// so ORT copies the cache inputs to the device on every run (measured on an H200: docs/cuda.md).
 import * as ort from 'onnxruntime-node';
 import { binding, initOrt, type Binding } from 'onnxruntime-node/dist/binding';
 import { BuiltModel } from '../graph/graph-builder';
@@ -130,6 +130,11 @@ export class SyncSession {
     const session = new SyncSession(native);
     profiling?.sessions.push(session);
     return session;
+  }
+
+  /** The graph's input names. */
+  get inputNames(): string[] {
+    return this.native.inputMetadata.map((m) => m.name);
   }
 
   /** Runs the graph on `feeds` (every input, by name) and returns every output. */

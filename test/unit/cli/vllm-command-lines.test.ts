@@ -49,6 +49,12 @@ describe('vLLM command lines', () => {
     expect(r.notices).toEqual([expect.stringMatching(/^--trust-remote-code has no effect here: no Python model code/)]);
   });
 
+  it('--dtype bfloat16 parses (vLLM\'s CPU dtype); the runner decides at startup whether the model has a bfloat16 path', async () => {
+    const r = await run(['serve', '/models/bge-small-en-v1.5', '--dtype', 'bfloat16']);
+    expect(r.code).toBe(0);
+    expect(r.config).toMatchObject({ dtype: 'bfloat16' });
+  });
+
   it('a Helm chart line (host, port, served name, key, prefix caching, batch limits) starts', async () => {
     const r = await run(['serve', MODEL, '--host', '0.0.0.0', '--port', '8000', '--served-model-name', 'llama', '--api-key', 'sk-1',
       '--enable-prefix-caching', '--max-num-seqs', '64', '--max-model-len', '4096', '--disable-log-requests', '--uvicorn-log-level', 'warning']);
@@ -100,7 +106,6 @@ describe('vLLM command lines', () => {
     [['--kv-cache-dtype', 'fp8_inc'], /'fp8_inc' is not supported: it is Intel Gaudi's \(INC\) fp8 cache; use fp8 \(= fp8_e4m3\) or fp8_e5m2/],
     [['--kv-cache-dtype', 'fp8_ds_mla'], /'fp8_ds_mla' is not supported: it is DeepSeek MLA's packed fp8 layout/],
     [['--kv-cache-dtype', 'int8'], /'int8' is not one of auto, bfloat16, float16, float32, fp8, fp8_e4m3, fp8_e5m2/],
-    [['--dtype', 'bfloat16'], /bfloat16 is not supported: onnxruntime's CPU kernels have no bfloat16/],
     [['--enable-lora', '--lora-modules', 'sql=/loras/sql'], /--lora-modules sql=\/loras\/sql is not supported: LoRA adapters are not supported.*Instead: merge the adapter/],
     [['--speculative-config', '{"model": "draft", "num_speculative_tokens": 5}'], /--speculative-config .* is not supported: speculative decoding/],
     [['--pipeline-parallel-size', '2', '--distributed-executor-backend', 'ray'], /--pipeline-parallel-size 2 is not supported/],

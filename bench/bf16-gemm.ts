@@ -1,0 +1,97 @@
+// `node dist/bench/bf16-gemm.js [--shapes 384x384,384x1536,1536x384] [--rows 16,128,512,2048]
+//  [--threads 1,2] [--ms 300] [--rounds 2]`: one linear y = x W^T + b (shape KxN: K inputs, N
+// outputs; random weights and activations) timed two ways, interleaved: onnxruntime's float32
+// Gemm (transB, bias; the encoder graph's own linear, graph/linear.ts) in a one-op session, and
+// the addon's AVX512-BF16 kernel (native/src/bf16-gemm.cc: weights and activations rounded to
+// bfloat16, float32 sums). Prints per (shape, rows, threads) wall (and CPU) microseconds per call,
+// GFLOP/s (2 M N K / wall), and the largest difference between the outputs relative to the
+// output's largest magnitude (the bfloat16 rounding). Figures: native/src/bf16-gemm.cc's header.
+import * as ort from 'onnxruntime-node';
+import { GraphBuilder } from '../src/model/graph/graph-builder';
+import { emitLinear } from '../src/model/graph/linear';
+import { OnnxDataType } from '../src/model/graph/onnx-proto';
+import { BF16_ACTIVATION, nativeAttention } from '../src/model/runner/native-attention';
+import { SyncSession } from '../src/model/runner/session';
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : fallback;
+}
+
+function randomArray(count: number, seed: number, scale: number): Float32Array {
+  const a = new Float32Array(count);
+  let x = seed;
+  for (let i = 0; i < count; i++) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    a[i] = (x / 2 ** 32 - 0.5) * scale;
+  }
+  return a;
+}
+
+/** Median CPU and wall microseconds per call of fn over about `ms` milliseconds (after a warm-up). */
+function time(fn: () => void, ms: number): { cpu: number; wall: number } {
+  for (let i = 0; i < 3; i++) fn();
+  const samples: Array<{ cpu: number; wall: number }> = [];
+  const end = performance.now() + ms;
+  while (performance.now() < end || samples.length < 5) {
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    fn();
+    const wall = (performance.now() - t0) * 1000;
+    const c = process.cpuUsage(c0);
+    samples.push({ cpu: c.user + c.system, wall });
+  }
+  const median = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 1];
+  return { cpu: median(samples.map((s) => s.cpu)), wall: median(samples.map((s) => s.wall)) };
+}
+
+function main(): void {
+  const native = nativeAttention();
+  if (!native?.bf16Available) throw new Error('the addon is not built or this CPU has no AVX512-BF16');
+  const shapes = arg('shapes', '384x384,384x1536,1536x384').split(',').map((s) => s.split('x').map(Number) as [number, number]);
+  const rowsList = arg('rows', '16,128,512,2048').split(',').map(Number);
+  const threadsList = arg('threads', '1,2').split(',').map(Number);
+  const ms = Number(arg('ms', '300'));
+  const rounds = Number(arg('rounds', '2'));
+  console.log('shape KxN   rows thr | ORT f32 Gemm us (cpu) GFLOP/s | bf16 us (cpu) GFLOP/s | speed-up | max rel diff');
+  for (const [k, n] of shapes) {
+    const w = randomArray(n * k, k * 31 + n, 0.1);
+    const bias = randomArray(n, n, 0.1);
+    const packed = native.bf16Pack(w, n, k);
+    for (const threads of threadsList) {
+      const g = new GraphBuilder('linear');
+      const x = g.input('x', OnnxDataType.FLOAT, ['m', k]);
+      const y = emitLinear(g, x, 'w', [{ kind: 'f32', shape: [n, k], data: w }], bias, k, { keepQuantized: false });
+      g.output(g.op('Identity', [y]), OnnxDataType.FLOAT, ['m', n]);
+      const session = SyncSession.create(g.build({ '': 23 }), { device: 'cpu', intraOpThreads: threads });
+      const outName = Object.keys(session.run({ x: new ort.Tensor('float32', new Float32Array(k), [1, k]) }))[0];
+      native.setThreads(threads);
+      for (const m of rowsList) {
+        const xs = randomArray(m * k, m + k, 2);
+        const feed = { x: new ort.Tensor('float32', xs, [m, k]) };
+        const out = new Float32Array(m * n);
+        const flops = 2 * m * n * k;
+        const ortOut = session.run(feed)[outName].data as Float32Array;
+        native.bf16Gemm(packed, xs, bias, out, m, n, k, BF16_ACTIVATION.none);
+        let diff = 0;
+        let mag = 0;
+        for (let i = 0; i < out.length; i++) {
+          diff = Math.max(diff, Math.abs(out[i] - ortOut[i]));
+          mag = Math.max(mag, Math.abs(ortOut[i]));
+        }
+        for (let round = 0; round < rounds; round++) {
+          const a = time(() => session.run(feed), ms);
+          const b = time(() => native.bf16Gemm(packed, xs, bias, out, m, n, k, BF16_ACTIVATION.none), ms);
+          console.log(
+            `${`${k}x${n}`.padEnd(11)} ${String(m).padStart(4)} ${threads}   | ${a.wall.toFixed(0).padStart(8)} (${a.cpu.toFixed(0).padStart(6)})` +
+              ` ${(flops / a.wall / 1e3).toFixed(0).padStart(5)} | ${b.wall.toFixed(0).padStart(7)} (${b.cpu.toFixed(0).padStart(6)})` +
+              ` ${(flops / b.wall / 1e3).toFixed(0).padStart(5)} | ${(a.wall / b.wall).toFixed(2).padStart(6)}x | ${(diff / mag).toExponential(1)}`,
+          );
+        }
+      }
+      void session.release();
+    }
+  }
+}
+
+main();

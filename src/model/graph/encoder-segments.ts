@@ -1,0 +1,116 @@
+// The BERT-style encoder (encoder-graph.ts) cut for the pooling runner's bfloat16 path
+// (runner/bf16-pooling-runner.ts): the addon's AVX512-BF16 GEMM (native/src/bf16-gemm.cc) runs
+// every encoder linear (fused QKV, attention output, FFN up with its activation, FFN down) and the
+// residual add + LayerNorms; onnxruntime keeps what has no weights to stream or is not row-wise,
+// in three small graphs:
+//
+//   embed      input_ids [B,S] (+ token_type_ids) → hidden [B*S, H]   (embeddings + LayerNorm)
+//   attention  qkv [B*S, 3H], attention_mask [B,S] → context [B*S, H] (the Attention op; one
+//              session for every layer: it has no weights)
+//   pool       hidden [B*S, H], pool_weights [B,S] → pooled [B, D]     (pooling, then the classifier
+//              head in float32 when the model has one)
+//
+// Per layer, between them: qkv = x Wqkv + b; a = LN(context Wo + bo + x); x = LN(act(a W1 + b1) W2 + b2 + a).
+import { GraphBuilder, attrInt, type BuiltModel } from './graph-builder';
+import { emitEmbeddings, emitSelfAttention, type PooledHead } from './encoder-graph';
+import { OnnxDataType } from './onnx-proto';
+import { attentionMask4d, emitPooled, PoolingInputs, poolHidden } from './pooling-graph';
+import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
+import type { EncoderArchConfig, ModelWeights } from '../types';
+
+/** The segments' own tensor names (the pooling inputs keep theirs). */
+export const EncoderSegmentNames = { hidden: 'hidden', qkv: 'qkv', context: 'context' } as const;
+
+/** A float32 linear y = x Wᵀ + b: W [n, k] row-major. */
+export interface EncoderLinear {
+  weight: Float32Array;
+  bias: Float32Array;
+  n: number;
+  k: number;
+}
+
+export interface LayerNormWeights {
+  gamma: Float32Array;
+  beta: Float32Array;
+}
+
+/** Layer l's linears (QKV stacked q, k, v) and its two LayerNorms. */
+export interface EncoderLayerWeights {
+  qkv: EncoderLinear;
+  output: EncoderLinear;
+  attentionNorm: LayerNormWeights;
+  up: EncoderLinear;
+  down: EncoderLinear;
+  outputNorm: LayerNormWeights;
+}
+
+export interface EncoderSegments {
+  embed: BuiltModel;
+  attention: BuiltModel;
+  pool: BuiltModel;
+  /** Layer l's weights, read when asked (to be packed, then dropped). */
+  layer(l: number): EncoderLayerWeights;
+}
+
+export function encoderSegments(c: EncoderArchConfig, weights: ModelWeights, head: PooledHead | null): EncoderSegments {
+  const h = c.hiddenSize;
+  const f32 = (name: string) => toF32(requireWeight(weights, name));
+  const linear = (names: string[], k: number): EncoderLinear => {
+    const parts = names.map((name) => requireWeight(weights, `${name}.weight`));
+    parts.forEach((t, i) => checkLinear(`${names[i]}.weight`, t, k));
+    const weight = concatF32(parts.map(toF32));
+    return { weight, bias: concatF32(names.map((name) => f32(`${name}.bias`))), n: weight.length / k, k };
+  };
+  const norm = (name: string): LayerNormWeights => ({ gamma: f32(`${name}.weight`), beta: f32(`${name}.bias`) });
+  return {
+    embed: buildEmbedSegment(c, weights),
+    attention: buildAttentionSegment(c),
+    pool: buildPoolSegment(c, head),
+    layer: (l) => {
+      const p = `encoder.layer.${l}.`;
+      return {
+        qkv: linear(['query', 'key', 'value'].map((n) => `${p}attention.self.${n}`), h),
+        output: linear([`${p}attention.output.dense`], h),
+        attentionNorm: norm(`${p}attention.output.LayerNorm`),
+        up: linear([`${p}intermediate.dense`], h),
+        down: linear([`${p}output.dense`], c.intermediateSize),
+        outputNorm: norm(`${p}output.LayerNorm`),
+      };
+    },
+  };
+}
+
+/** [1] int64 S from a [B,S] input. */
+function seqLenOf(g: GraphBuilder, batchSeq: string): string {
+  return g.op('Slice', [g.op('Shape', [batchSeq]), g.constInt64([1]), g.constInt64([2])]);
+}
+
+function buildEmbedSegment(c: EncoderArchConfig, weights: ModelWeights): BuiltModel {
+  const g = new GraphBuilder(`${c.architecture}-encoder-embed`);
+  const inputIds = g.input(PoolingInputs.inputIds, OnnxDataType.INT64, ['batch', 'seq']);
+  const x = emitEmbeddings(g, c, weights, { inputIds, seqLen: seqLenOf(g, inputIds) });
+  g.node('Identity', [x], [EncoderSegmentNames.hidden]);
+  g.output(EncoderSegmentNames.hidden, OnnxDataType.FLOAT, ['rows', c.hiddenSize]);
+  return g.build({ '': 23 });
+}
+
+function buildAttentionSegment(c: EncoderArchConfig): BuiltModel {
+  const g = new GraphBuilder(`${c.architecture}-encoder-attention`);
+  const qkv = g.input(EncoderSegmentNames.qkv, OnnxDataType.FLOAT, ['rows', 3 * c.hiddenSize]);
+  const attentionMask = g.input(PoolingInputs.attentionMask, OnnxDataType.BOOL, ['batch', 'seq']);
+  const mask = attentionMask4d(g, { attentionMask, seqLen: seqLenOf(g, attentionMask) }, false);
+  const batchSeqHidden = g.op('Concat', [g.op('Shape', [attentionMask]), g.constInt64([c.hiddenSize])], { axis: attrInt(0) });
+  g.node('Identity', [emitSelfAttention(g, c, qkv, mask, batchSeqHidden)], [EncoderSegmentNames.context]);
+  g.output(EncoderSegmentNames.context, OnnxDataType.FLOAT, ['rows', c.hiddenSize]);
+  return g.build({ '': 23 });
+}
+
+function buildPoolSegment(c: EncoderArchConfig, head: PooledHead | null): BuiltModel {
+  const g = new GraphBuilder(`${c.architecture}-encoder-pool`);
+  const hidden = g.input(EncoderSegmentNames.hidden, OnnxDataType.FLOAT, ['rows', c.hiddenSize]);
+  const poolWeights = g.input(PoolingInputs.poolWeights, OnnxDataType.FLOAT, ['batch', 'seq']);
+  const pooled = poolHidden(g, { poolWeights }, hidden, c.hiddenSize);
+  const result = head ? head(g, pooled) : { value: pooled, size: c.hiddenSize };
+  emitPooled(g, result.value, result.size);
+  return g.build({ '': 23 });
+}

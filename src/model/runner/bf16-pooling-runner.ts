@@ -1,0 +1,147 @@
+// The pooling forward of --dtype bfloat16 (pooling-runner.ts packs the runs): a BERT-style
+// encoder cut by graph/encoder-segments.ts, its linears in the addon's AVX512-BF16 GEMM
+// (native/src/bf16-gemm.cc: weights rounded to bfloat16 once here, activations per call, float32
+// sums, bias and activation fused) with the residual add + LayerNorms, and onnxruntime running the
+// embeddings, each layer's attention and the pooling (+ classifier head) between them.
+//
+// Refused at startup, with the reason, where it cannot run: another device, an architecture
+// without pooling segments, no addon, or a CPU without AVX512-BF16 (vLLM's CPU backend also
+// needs it for bfloat16 matmuls). `auto` stays float32: bfloat16 moves embeddings (cosine to
+// float32's 1 - 1e-6 on the bench model, a few 1e-6 on the tests').
+//
+// Measured (issue 15; the MiniLM-shaped bench BERT, 6 layers, hidden 384, FFN 1536; shared 2-core
+// Zen 5):
+// - Runner alone against the float32 runner and the transformers.js export (`THREADS=1,2
+//   DTYPES=float32,bfloat16 REPS=20 node dist/bench/embed-forward.js`, load average ~7, best wall /
+//   CPU ms): one thread 1x16 3.67 / 3.67 -> 1.88 / 1.89, 8x16 14.6 -> 8.2 / 7.9, 32x16 50.2 -> 30.8
+//   / 29.5, 1x128 15.3 -> 9.0 / 8.7, 16x128 218 -> 136; two threads (the second core mostly held
+//   by other sessions) 1x16 2.17 / 4.18 -> 2.30 / 2.31, 32x16 30.6 / 56.3 -> 20.4 / 32.5, 16x128
+//   126 / 236 -> 77 / 137. CPU per sequence about halves everywhere.
+// - Where a forward goes (one thread, timers around each call, mean of 50 runs, load ~2.2): 1x16
+//   1.28 ms = the GEMMs 1.01, the six attention runs 0.15, embed 0.03, pool 0.02, LayerNorms 0.03;
+//   1x128 8.06 ms = GEMMs 6.37 (~425 GFLOP/s), attention 1.27, LayerNorms 0.16, embed 0.11, pool
+//   0.03. At 16 rows the GEMMs stream the 21 MB of bfloat16 weights from memory (~21 GB/s).
+// - Not taken: attention in the addon instead of the attention session (an AVX-512 float32 kernel
+//   per sequence and head: keys transposed, 4 x 16 keys' scores per step, softmax with exp512,
+//   4-way unrolled p-weighted value rows). Runner alone, interleaved, two rounds, best wall ms, one
+//   thread: 1x16 1.33-1.45 against 1.50-1.68 (two threads 1.48-1.55 against 1.58-1.78), 32x16 the
+//   same, 1x128 9.2-10.5 against 7.9-8.6, 16x128 147-155 against 117-137: onnxruntime's Attention
+//   blocks several queries per key load, which that kernel did not; a win only at 16 tokens, ~10%
+//   of a lone forward, not worth a second attention path.
+// - Served, `BENCH_EMBED_DTYPES=float32,bfloat16 npm run bench:embed` (each cell float32, bfloat16
+//   and transformers.js float32 alternating, best of 3; load average ~3), embeddings/s float32 ->
+//   bfloat16 (ortllm / transformers.js), server CPU ms per embedding:
+//     16 tokens   c1 216 -> 280 (0.55 -> 0.71)  6.88 -> 3.75;  c8 445 -> 641 (0.58 -> 0.84)  3.75 -> 2.50;
+//                 c32 611 -> 809 (0.67 -> 0.88)  2.97 -> 1.88
+//     128 tokens  c1 93.6 -> 108 (0.89 -> 1.02)  18.8 -> 12.5; c8 119 -> 172 (1.08 -> 1.56)  16.3 -> 10.0;
+//                 c32 119 -> 172 (1.22 -> 1.76)  15.8 -> 10.0
+//   An earlier pair of runs on a busier machine (load 3-5, transformers.js slower): 16 tokens c1 144
+//   -> 270 (0.56 -> 1.06), c8 257 -> 410, c32 364 -> 670 (0.85 -> 1.57); 128 tokens c1 45.5 -> 83.3,
+//   c8 49.1 -> 97.2, c32 117 -> 177 (1.28 -> 1.93). At 16 tokens the rest of a request (HTTP,
+//   tokenizer, the hop to the engine worker: ~1 ms of server CPU per embedding at c32, ~2 at c1)
+//   now outweighs the forward.
+import { availableParallelism } from 'node:os';
+import * as ort from 'onnxruntime-node';
+import { architectureOf, BFLOAT16_SCOPE } from '../architectures/registry';
+import { EncoderSegmentNames, type EncoderLayerWeights, type EncoderLinear, type LayerNormWeights } from '../graph/encoder-segments';
+import { PoolingInputs, PoolingOutputs } from '../graph/pooling-graph';
+import type { EncoderArchConfig, LoadedModel } from '../types';
+import { BF16_ACTIVATION, nativeAttention, nativeAttentionUnavailable, type NativeAttention } from './native-attention';
+import type { PaddedBatch, PoolingForward } from './pooling-runner';
+import { SyncSession, type SessionSettings } from './session';
+
+/** A linear packed for bf16Gemm, with its float32 bias. */
+interface PackedLinear {
+  packed: Uint16Array;
+  bias: Float32Array;
+  n: number;
+  k: number;
+}
+
+interface PackedLayer {
+  qkv: PackedLinear;
+  output: PackedLinear;
+  attentionNorm: LayerNormWeights;
+  up: PackedLinear;
+  down: PackedLinear;
+  outputNorm: LayerNormWeights;
+}
+
+export function createBf16Forward(model: LoadedModel, settings: SessionSettings): PoolingForward {
+  const config = model.config as EncoderArchConfig;
+  const refuse = (why: string) => new Error(`--dtype bfloat16: ${why}; ${BFLOAT16_SCOPE}`);
+  const graphs = architectureOf(config).graphs;
+  if (!graphs.poolingSegments || !model.weights) throw refuse(`${config.architecture} pooling graphs have no bfloat16 path`);
+  if (settings.device !== 'cpu') throw refuse(`--device ${settings.device} has no bfloat16 path`);
+  const native = nativeAttention();
+  if (!native) throw refuse(`the native addon is unavailable (${nativeAttentionUnavailable()})`);
+  if (!native.bf16Available) throw refuse('this CPU has no AVX512-BF16');
+  const segments = graphs.poolingSegments(config, model.weights, model.output);
+  const session = (m: Parameters<typeof SyncSession.create>[0]) => SyncSession.create(m, settings);
+  const pack = (w: EncoderLinear): PackedLinear => ({ packed: native.bf16Pack(w.weight, w.n, w.k), bias: w.bias, n: w.n, k: w.k });
+  const layers: PackedLayer[] = [];
+  for (let l = 0; l < config.numLayers; l++) {
+    const w: EncoderLayerWeights = segments.layer(l);
+    layers.push({ qkv: pack(w.qkv), output: pack(w.output), attentionNorm: w.attentionNorm, up: pack(w.up), down: pack(w.down), outputNorm: w.outputNorm });
+  }
+  // Unset (or 0) intra-op threads means every core, as onnxruntime's default.
+  native.setThreads(settings.intraOpThreads || availableParallelism());
+  return new Bf16Forward(config, native, session(segments.embed), session(segments.attention), session(segments.pool), layers);
+}
+
+class Bf16Forward implements PoolingForward {
+  private readonly takesTokenTypes: boolean;
+  private readonly activation: number;
+
+  constructor(
+    private readonly config: EncoderArchConfig,
+    private readonly native: NativeAttention,
+    private readonly embed: SyncSession,
+    private readonly attention: SyncSession,
+    private readonly pool: SyncSession,
+    private readonly layers: readonly PackedLayer[],
+  ) {
+    this.takesTokenTypes = embed.inputNames.includes(PoolingInputs.tokenTypeIds);
+    this.activation = BF16_ACTIVATION[config.hiddenAct];
+  }
+
+  run(inputs: PaddedBatch): Float32Array {
+    const { native, config } = this;
+    const dims = [inputs.batch, inputs.seq];
+    const rows = inputs.batch * inputs.seq;
+    const h = config.hiddenSize;
+    const embedFeeds: Record<string, ort.Tensor> = { [PoolingInputs.inputIds]: new ort.Tensor('int64', inputs.ids, dims) };
+    if (this.takesTokenTypes) embedFeeds[PoolingInputs.tokenTypeIds] = new ort.Tensor('int64', inputs.types, dims);
+    const mask = new ort.Tensor('bool', inputs.mask, dims);
+    // x: the layer's input rows; a: the rows after attention (each LayerNorm writes in place of its residual).
+    const x = this.embed.run(embedFeeds)[EncoderSegmentNames.hidden].data as Float32Array;
+    const qkv = new Float32Array(rows * 3 * h);
+    const projected = new Float32Array(rows * h);
+    const inner = new Float32Array(rows * config.intermediateSize);
+    const gemm = (w: PackedLinear, input: Float32Array, out: Float32Array, act: number = BF16_ACTIVATION.none) =>
+      native.bf16Gemm(w.packed, input, w.bias, out, rows, w.n, w.k, act);
+    const a = new Float32Array(rows * h);
+    for (const layer of this.layers) {
+      gemm(layer.qkv, x, qkv);
+      const context = this.attention.run({ [EncoderSegmentNames.qkv]: new ort.Tensor('float32', qkv, [rows, 3 * h]), [PoolingInputs.attentionMask]: mask })[
+        EncoderSegmentNames.context
+      ].data as Float32Array;
+      gemm(layer.output, context, projected);
+      native.free(context);
+      native.addLayerNorm(projected, x, layer.attentionNorm.gamma, layer.attentionNorm.beta, a, config.layerNormEps);
+      gemm(layer.up, a, inner, this.activation);
+      gemm(layer.down, inner, projected);
+      native.addLayerNorm(projected, a, layer.outputNorm.gamma, layer.outputNorm.beta, x, config.layerNormEps);
+    }
+    const pooled = this.pool.run({
+      [EncoderSegmentNames.hidden]: new ort.Tensor('float32', x, [rows, h]),
+      [PoolingInputs.poolWeights]: new ort.Tensor('float32', inputs.weights, dims),
+    })[PoolingOutputs.pooled].data as Float32Array;
+    native.free(x, qkv, projected, inner, a);
+    return pooled;
+  }
+
+  async release(): Promise<void> {
+    await Promise.all([this.embed.release(), this.attention.release(), this.pool.release()]);
+  }
+}
