@@ -8,7 +8,10 @@
 // - With --model, over the real runner (the server's block size and threads): the mean decode
 //   step of each request (median over requests, what the served TPOT p50 is) beside the runner
 //   alone on the same workload (runner-ceiling.ts). Their ratio is the engine's share of the
-//   served TPOT; what the served ratio adds to it is the HTTP side's.
+//   served TPOT; what the served ratio adds to it is the HTTP side's. The runner's own steps are
+//   also timed inside the engine ("runner in engine"): on stories260K at batch 1 they were 5-20%
+//   longer than alone (0.145-0.153 against 0.132-0.134 ms, two threads), the rest of the engine's
+//   step ~26-29 us (core-host.ts's step loop comment has the served breakdown).
 
 import { serialize } from 'node:v8';
 import { CompletionProcessorFactory } from '../src/engine/core/completion-processor';
@@ -65,7 +68,22 @@ async function main(): Promise<void> {
     ? await createRunner(model, { blockSize, numBlocks: engineBlocks + perSeq, device: 'cpu', intraOpThreads: serverThreads() })
     : instantRunner(vocabSize, engineBlocks, blockSize);
   if (model) touchKvCache(runner);
-  const engineRunner: ModelRunner = { config: runner.config, blockSize, numBlocks: engineBlocks, step: (b) => runner.step(b), copyBlocks: (p) => runner.copyBlocks(p), dispose: () => Promise.resolve() };
+  // Times the runner's own steps inside the engine too: the engine's ms/step less this is the
+  // core's share, whatever the runner's step does to its neighbours' caches.
+  let insideMs = 0;
+  const engineRunner: ModelRunner = {
+    config: runner.config,
+    blockSize,
+    numBlocks: engineBlocks,
+    step: async (b) => {
+      const started = performance.now();
+      const result = await runner.step(b);
+      insideMs += performance.now() - started;
+      return result;
+    },
+    copyBlocks: (p) => runner.copyBlocks(p),
+    dispose: () => Promise.resolve(),
+  };
   const aloneTable = Array.from({ length: perSeq }, (_, b) => engineBlocks + b);
   /** The runner alone as the served request runs it: its prompt, then maxTokens - 1 decode steps; ms per step. */
   const aloneRun = async (promptLen: number, round: number): Promise<number> => {
@@ -76,7 +94,7 @@ async function main(): Promise<void> {
   };
   console.log(
     modelPath
-      ? 'prompt  batch   engine ms/step   runner alone ms/step   ratio   (median over rounds of each request\'s mean decode step; engine and runner rounds alternate)'
+      ? 'prompt  batch   engine ms/step   runner in engine   runner alone ms/step   ratio   (median over rounds of each request\'s mean decode step; engine and runner rounds alternate)'
       : 'prompt  batch   CPU us/step (decode steps, engine core + wire encoding)',
   );
   for (const batch of batches) {
@@ -92,6 +110,7 @@ async function main(): Promise<void> {
       let decodeCpu = 0;
       let decodeSteps = 0;
       const engineMeans: number[] = [];
+      const insideMeans: number[] = [];
       const aloneMeans: number[] = [];
       for (let r = 0; r < rounds; r++) {
         for (let s = 0; s < batch; s++) {
@@ -101,12 +120,14 @@ async function main(): Promise<void> {
         await core.step(); // the prefills
         const before = process.cpuUsage();
         const started = performance.now();
+        insideMs = 0;
         let steps = 0;
         while (core.hasWork()) {
           await core.step();
           steps++;
         }
         engineMeans.push((performance.now() - started) / steps);
+        insideMeans.push(insideMs / steps);
         decodeSteps += steps;
         const used = process.cpuUsage(before);
         decodeCpu += used.user + used.system;
@@ -118,7 +139,7 @@ async function main(): Promise<void> {
       }
       const engineMs = median(engineMeans);
       const aloneMs = aloneMeans.length > 0 ? median(aloneMeans) : NaN;
-      console.log(`${String(promptLen).padStart(6)} ${String(batch).padStart(6)}   ${engineMs.toFixed(3).padStart(14)}   ${aloneMs.toFixed(3).padStart(20)}   ${(engineMs / aloneMs).toFixed(2).padStart(5)}`);
+      console.log(`${String(promptLen).padStart(6)} ${String(batch).padStart(6)}   ${engineMs.toFixed(3).padStart(14)}   ${median(insideMeans).toFixed(3).padStart(16)}   ${aloneMs.toFixed(3).padStart(20)}   ${(engineMs / aloneMs).toFixed(2).padStart(5)}`);
     }
   }
   await runner.dispose();

@@ -359,6 +359,34 @@ export class EngineCoreHost {
    * Also not taken: the server on `--single-threaded-gc` (V8's collection on the collecting
    * thread, not its helpers), 100M Q8_0 at 32 streams, both up, waves alternating, 6 each:
    * median 1964 -> 1816 tok/s.
+   * Where one stream's step-to-step interval goes (stories260K served, short prompts, 64 tokens,
+   * 1 stream, 300 requests a run; temporary timers in this loop, around runner.step and around the
+   * worker's postMessage; us per token). On a quiet machine: runner.step 138, the rest of
+   * core.step (schedule, sample, detokenize, stop checks, outputs, encodeStep) ~7, postMessage
+   * 12.6, the yield below 4.8: 162 (TPOT 0.16 ms; the runner alone 0.13-0.15). Under the other
+   * sessions' load: runner.step 168-186, postMessage 46-60, the yield 8-13: 223-251. The HTTP
+   * thread's ~60 us a chunk (common/sse.ts) runs beside this loop on the other core; it lengthens
+   * the step only when it takes the worker's core. That is what postMessage's time is: the message
+   * wakes the HTTP thread, which Linux places on the waker's CPU when no other is idle and lets
+   * preempt the worker. A stand-in worker posting every 150 us to an idle main thread: 84-145 us
+   * a post; 5-7 while the main thread was busy; 19-30 with the two threads pinned to different
+   * CPUs. bench/engine-overhead (no HTTP, no worker) shows the same engine share: engine 0.174 /
+   * 0.179 ms a step, the runner inside it 0.145 / 0.153, the runner alone 0.132 / 0.134.
+   * Not taken either (served as above, runs alternating):
+   * - The HTTP thread at SCHED_BATCH (sched_setscheduler from a small addon, once the worker was
+   *   up, so the worker and onnxruntime's threads kept the normal policy): a woken SCHED_BATCH
+   *   thread never preempts. postMessage fell to 5-16 us under load, but tok/s at 1 stream went
+   *   4807 / 4239 / 4540 -> 4796 / 4750 / 4768 (TTFT p50 2.21 / 3.14 / 2.40 -> 2.36 / 2.32 /
+   *   2.29 ms) in quieter rounds and 2472 / 3508 / 3086 / 2987 -> 2246 / 3042 / 2979 / 3221
+   *   (TTFT p50 4.54-4.92 -> 5.20-6.21) under load; at 32 streams 8625 / 13450 / 6998 -> 9884 /
+   *   7753 / 10366. runner.step in the loop was longer in most of those runs (under load
+   *   174-188 -> 184-243 us), taking back what postMessage saved, and a request's first wake-up
+   *   (TTFT) waits behind the machine's other processes.
+   * - Taking commands with receiveMessageOnPort between steps and a turn of the event loop only
+   *   every 1 ms: `await setImmediate()` costs 1.0-2.3 us in a worker with nothing pending (4.8
+   *   in this loop on the quiet machine), receiveMessageOnPort 0.04-0.08. At most ~3% of the
+   *   0.15 ms step, below the served bench's noise, for a loop that would hold grammar results
+   *   and timers back.
    */
   private async run(): Promise<void> {
     try {
