@@ -7,24 +7,14 @@
 // Knobs: FMA_ITERATIONS=50000000 (loop trips per thread per run; 12 FMAs each), FMA_REPEATS=5 (best kept).
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join, resolve } from 'node:path';
+import { buildCProbe } from './c-probe';
 import { MINILM_CONFIG } from './random-bert';
-
-const repoRoot = resolve(__dirname, '..', '..');
-const cacheDir = join(repoRoot, '.bench-cache');
 
 function envNumber(name: string, fallback: number): number {
   const n = Number(process.env[name]);
   return Number.isInteger(n) && n > 0 ? n : fallback;
-}
-
-function buildProbe(): string {
-  mkdirSync(cacheDir, { recursive: true });
-  const binary = join(cacheDir, 'fma-peak');
-  execFileSync('cc', ['-O2', '-pthread', '-o', binary, join(repoRoot, 'bench', 'fma-peak.c')], { stdio: 'inherit' });
-  return binary;
 }
 
 /** Best of `repeats` runs: [GFLOP/s over wall time, GFLOP per CPU-second of one thread]. */
@@ -48,7 +38,7 @@ export function embeddingFlops(tokens: number, c = MINILM_CONFIG): number {
 
 function main(): void {
   const hasAvx512 = existsSync('/proc/cpuinfo') && /\bavx512f\b/.test(readFileSync('/proc/cpuinfo', 'utf8'));
-  const binary = buildProbe();
+  const binary = buildCProbe('fma-peak', ['-O2']);
   const iterations = envNumber('FMA_ITERATIONS', 50_000_000);
   const repeats = envNumber('FMA_REPEATS', 5);
   const cores = availableParallelism();

@@ -9,21 +9,13 @@
 // Default models: stories260K from ../shared/models and the serve bench's cached 100M / 1.1B files.
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { readGgufFile } from '../src/model/gguf/gguf-file';
+import { benchCacheDir as cacheDir, buildCProbe, repoRoot } from './c-probe';
 
-const repoRoot = resolve(__dirname, '..', '..');
-const cacheDir = join(repoRoot, '.bench-cache');
 const bufferMiB = 1024;
-
-function buildProbe(): string {
-  mkdirSync(cacheDir, { recursive: true });
-  const binary = join(cacheDir, 'memory-bandwidth');
-  execFileSync('cc', ['-O3', '-march=native', '-pthread', '-o', binary, join(repoRoot, 'bench', 'memory-bandwidth.c')], { stdio: 'inherit' });
-  return binary;
-}
 
 function readBandwidthGBs(binary: string, threads: number): number {
   const [gbs] = execFileSync(binary, [String(threads), String(bufferMiB)], { encoding: 'utf8' }).trim().split(' ');
@@ -42,7 +34,7 @@ async function main(): Promise<void> {
   const models = given.length > 0
     ? given
     : [join(repoRoot, '..', 'shared', 'models', 'stories260K.gguf'), join(cacheDir, 'bench-100m-q8_0-v2.gguf'), join(cacheDir, 'bench-1b-q8_0-v2.gguf')].filter((p) => existsSync(p));
-  const binary = buildProbe();
+  const binary = buildCProbe('memory-bandwidth', ['-O3', '-march=native']);
   const cores = availableParallelism();
   const bandwidth = new Map<number, number>();
   console.log(`read bandwidth, ${bufferMiB} MiB buffer, best of 3`);

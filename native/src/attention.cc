@@ -244,6 +244,7 @@
 
 #include <node_api.h>
 
+#include "bf16-scalar.h"
 #include "exp-poly.h"
 #include "napi-args.h"
 
@@ -280,6 +281,9 @@ void parallelFor(int n, const std::function<void(int)>& fn);
 }  // namespace ortllm
 
 namespace {
+
+using ortllm::bf16ToFloat;
+using ortllm::floatToBf16;
 
 struct Shape {
   int numHeads;
@@ -476,28 +480,12 @@ void attendGeneric(const Call& c, const Item& it, Load load) {
   }
 }
 
-inline float bf16ToFloat(uint16_t h) {
-  uint32_t bits = (uint32_t)h << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-inline uint16_t floatToBf16(float f) {  // round to nearest even; NaN stays NaN
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffff) > 0x7f800000) return (uint16_t)((x >> 16) | 0x40);
-  return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-
 void loadF32(const void* base, size_t at, int n, float* dst) { std::memcpy(dst, (const float*)base + at, n * sizeof(float)); }
-void loadF16(const void* base, size_t at, int n, float* dst) {
-  const uint16_t* p = (const uint16_t*)base + at;
-  for (int i = 0; i < n; i++) dst[i] = halfToFloat(p[i]);
-}
-void loadBF16(const void* base, size_t at, int n, float* dst) {
-  const uint16_t* p = (const uint16_t*)base + at;
-  for (int i = 0; i < n; i++) dst[i] = bf16ToFloat(p[i]);
+// n elements of a 16- or 8-bit cache from element `at`, widened to float32 by Decode.
+template <typename T, float (*Decode)(T)>
+void loadDecoded(const void* base, size_t at, int n, float* dst) {
+  const T* p = (const T*)base + at;
+  for (int i = 0; i < n; i++) dst[i] = Decode(p[i]);
 }
 
 // ---------------------------------------------------------------- 8-bit floats (scalar)
@@ -538,15 +526,6 @@ inline uint8_t floatToFp8(float f) {
 
 inline uint8_t floatToE4M3(float f) { return floatToFp8<3, 7, 0x7e>(f); }
 inline uint8_t floatToE5M2(float f) { return floatToFp8<2, 15, 0x7b>(f); }
-
-void loadE4M3(const void* base, size_t at, int n, float* dst) {
-  const uint8_t* p = (const uint8_t*)base + at;
-  for (int i = 0; i < n; i++) dst[i] = e4m3ToFloat(p[i]);
-}
-void loadE5M2(const void* base, size_t at, int n, float* dst) {
-  const uint8_t* p = (const uint8_t*)base + at;
-  for (int i = 0; i < n; i++) dst[i] = e5m2ToFloat(p[i]);
-}
 
 #ifdef ORTLLM_X86
 // ---------------------------------------------------------------- AVX2 + FMA + F16C kernel
@@ -1020,10 +999,10 @@ void attendItem(const Call& c, const Item& it) {
   for (int h = 0; h < it.heads; h++) {
     const Item one{it.seq, it.kvHead + h, it.row0, it.rows, 1};
     switch (c.kvType) {
-      case kF16: attendGeneric(c, one, loadF16); break;
-      case kBF16: attendGeneric(c, one, loadBF16); break;
-      case kE4M3: attendGeneric(c, one, loadE4M3); break;
-      case kE5M2: attendGeneric(c, one, loadE5M2); break;
+      case kF16: attendGeneric(c, one, loadDecoded<uint16_t, halfToFloat>); break;
+      case kBF16: attendGeneric(c, one, loadDecoded<uint16_t, bf16ToFloat>); break;
+      case kE4M3: attendGeneric(c, one, loadDecoded<uint8_t, e4m3ToFloat>); break;
+      case kE5M2: attendGeneric(c, one, loadDecoded<uint8_t, e5m2ToFloat>); break;
       default: attendGeneric(c, one, loadF32);
     }
   }

@@ -28,6 +28,7 @@
 // Whole runner: runner/bf16-pooling-runner.ts.
 #include <node_api.h>
 
+#include "bf16-scalar.h"
 #include "exp512.h"
 #include "napi-args.h"
 
@@ -72,14 +73,6 @@ bool bf16Available() {
 #endif
 }
 
-// float -> bfloat16, round to nearest even (NaN kept a quiet NaN), as VCVTNE2PS2BF16 rounds.
-uint16_t toBf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffff) > 0x7f800000) return (uint16_t)((u >> 16) | 0x40);
-  return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
-}
-
 #ifdef ORTLLM_BF16_X86
 #define BF16_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
 
@@ -90,7 +83,7 @@ BF16_FN void convertRow(const float* x, int k, uint16_t* out, int kPad) {
     __m512bh v = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + i + 16), _mm512_loadu_ps(x + i));
     _mm512_storeu_si512(out + i, (__m512i)v);
   }
-  for (; i < k; i++) out[i] = toBf16(x[i]);
+  for (; i < k; i++) out[i] = floatToBf16(x[i]);
   for (; i < kPad; i++) out[i] = 0;
 }
 
@@ -265,7 +258,7 @@ napi_value Bf16Pack(napi_env env, napi_callback_info info) {
       for (int col = 0; col < kGroup; col++)
         for (int j = 0; j < 2; j++) {
           const int row = g * kGroup + col, kk = 2 * pair + j;  // a row of W = an output column
-          p[(size_t)g * kGroup * kPad + (size_t)pair * 32 + col * 2 + j] = row < n && kk < k ? toBf16(w[(size_t)row * k + kk]) : 0;
+          p[(size_t)g * kGroup * kPad + (size_t)pair * 32 + col * 2 + j] = row < n && kk < k ? floatToBf16(w[(size_t)row * k + kk]) : 0;
         }
   napi_create_typedarray(env, napi_uint16_array, count, buffer, 0, &out);
   return out;

@@ -83,7 +83,6 @@ export const POOLING_SPIN_MICROSECONDS = 25;
 // 42 MB of fp32 weights per run: 1.5 ms of a 2.0 ms 1x16 forward, ~28 GB/s against the 35-37 two
 // threads can read.
 
-
 export interface PoolingRunnerOptions extends SessionSettings {
   /** Keep GGML-quantized weights quantized (MatMulNBits); default true. */
   keepQuantized?: boolean;
