@@ -246,6 +246,7 @@
 
 #include "bf16-scalar.h"
 #include "exp-poly.h"
+#include "exp512.h"
 #include "napi-args.h"
 
 #include <atomic>
@@ -856,6 +857,8 @@ AVX512_FN inline void accumulateOne16(float* acc, const float* p, const void* v,
 #undef ATTEND_NAME
 #undef ATTEND_DOT
 
+#include "attend-prefill.inc"
+
 #include "attend-bf16.inc"
 
 #define ATTEND_TARGET BF16_FN
@@ -967,6 +970,7 @@ void narrowRowFp8(const float* src, uint8_t* dst, size_t n, KvType kvType) {
 #ifdef ORTLLM_X86
 template <KvType T>
 void attendSimd(const Call& c, const Item& it) {
+  if (simdLevel >= kAvx512 && prefillItem(c.shape, it)) return attendPrefill<T>(c, it);
   if constexpr (T == kBF16 || T == kE4M3 || T == kE5M2) {
     // AVX512-BF16 decodes: one query vector per KV head at head size 32 or 64, or head size 8
     // with KV heads in fours (attend-bf16.inc).

@@ -55,19 +55,19 @@ function referenceAttention(c: Case, q: Float32Array, k: ArrayLike<number>, v: A
         const kvh = Math.floor(h / group);
         const n = past + r + 1;
         const w = new Float64Array(n);
+        const at = Array.from({ length: n }, (_, j) => row(j) * kvStride + kvh * c.headDim);
+        const qAt = (first + r) * qStride + h * c.headDim;
         for (let j = 0; j < n; j++) {
           let dot = 0;
-          for (let d = 0; d < c.headDim; d++) dot += q[(first + r) * qStride + h * c.headDim + d] * k[row(j) * kvStride + kvh * c.headDim + d];
+          for (let d = 0; d < c.headDim; d++) dot += q[qAt + d] * k[at[j] + d];
           w[j] = dot * scale;
         }
-        const max = Math.max(...w);
+        const max = w.reduce((a, b) => Math.max(a, b), -Infinity);
         let sum = 0;
         for (let j = 0; j < n; j++) sum += w[j] = Math.exp(w[j] - max);
-        for (let d = 0; d < c.headDim; d++) {
-          let acc = 0;
-          for (let j = 0; j < n; j++) acc += w[j] * v[row(j) * kvStride + kvh * c.headDim + d];
-          out[(first + r) * qStride + h * c.headDim + d] = acc / sum;
-        }
+        const acc = new Float64Array(c.headDim);
+        for (let j = 0; j < n; j++) for (let d = 0; d < c.headDim; d++) acc[d] += w[j] * v[at[j] + d];
+        for (let d = 0; d < c.headDim; d++) out[qAt + d] = acc[d] / sum;
       }
     }
   }
@@ -100,6 +100,9 @@ gate.describe('native paged attention kernel', () => {
   // (the last shapes below) takes four KV heads per vector, whose spans end inside a group of four
   // keys (38, 301 keys) and cross blocks of 3, 4 and 16 rows. Their query rows are split into three
   // bfloat16 terms, so the same 1e-5 holds (one term, q rounded to bfloat16, fails it).
+  // Prefill tiles (several query rows) at head sizes 32, 64 and 128 take AVX-512's prefill kernel
+  // (attend-prefill.inc) at levels avx512 and avx512bf16: one or two vectors of 16 queries (8-row
+  // GQA tiles of 2 heads, 4-row tiles of 8), the causal mask on the diagonal and the last block's padding.
   const cases: Case[] = [
     { heads: 8, kvHeads: 4, headDim: 8, blockSize: 4 },
     { heads: 6, kvHeads: 2, headDim: 12, blockSize: 5 },
@@ -137,6 +140,9 @@ gate.describe('native paged attention kernel', () => {
         { count: 9, past: 20 },
         { count: 1, past: 300 },
         { count: 4, past: 254 },
+        // Prefill chunks of several tiles (AVX-512's prefill kernel, tiles of up to 32 query
+        // vectors, keys in blocks of 64): a tile's diagonal inside a later key block, after some past.
+        ...(c.headDim % 16 === 0 ? [{ count: 45, past: 0 }, { count: 37, past: 50 }] : []),
         // More sequences than 4 per thread: decodes take every KV head of their sequence per item.
         ...[5, 16, 17, 40].map((past) => ({ count: 1, past })),
       ];

@@ -74,6 +74,7 @@ q8Describe(`q8Gemm (AVX512-VNNI Q8_0 x int8)${reason}`, () => {
     [7, 50, 64, 1],
     [70, 33, 128, 1],
     [33, 200, 640, 2], // enough work for the pool's helper
+    [150, 40, 64, 2], // a prefill's rows: quantized by the pool too, in 64-row chunks
   ];
   for (const [m, n, k, threads] of cases) {
     it(`m ${m}, n ${n}, k ${k}, ${threads} thread(s): equals the float64 reference over int8-quantized rows`, () => {
@@ -124,9 +125,12 @@ q8Describe(`q8Gemm (AVX512-VNNI Q8_0 x int8)${reason}`, () => {
     expect(() => native!.q8Pack(q.codes, q.scales, 20, 48)).toThrow(/multiple of 32/);
   });
 
-  it('siluMul: silu(gate) * up per row', () => {
-    const rows = 3;
-    const width = 37;
+  // A decode's rows on the caller; a prefill's (from 256K outputs) in 16-row chunks over the pool, the last one partial.
+  it.each([
+    [3, 37],
+    [300, 1000],
+  ])('siluMul: silu(gate) * up per row (%i rows of %i)', (rows, width) => {
+    native!.setThreads(2);
     const gu = seeded(rows * 2 * width, 11, 8);
     const out = new Float32Array(rows * width);
     native!.siluMul(gu, out, width);
