@@ -10,12 +10,15 @@
 // its memory stall). --shared points every sequence at the first sequence's blocks: the rows then
 // come from L2/L3, which leaves the kernel's arithmetic. --simd times each listed kernel level (the
 // CPU's best by default) on the same caches, one after the other per context. The figures in native/src/attention.cc's
-// header were measured with it.
+// header were measured with it. --prefill times one prompt of `context` tokens per context instead
+// (one sequence, every layer's attention over its own rows: the prefill tiles; the rows of the
+// first sequence's blocks).
 import { nativeAttention, SIMD_LEVELS, type SimdLevel } from '../src/model/runner/native-attention';
 
 const SHAPES: Record<string, { layers: number; heads: number; kvHeads: number; headDim: number }> = {
   stories260K: { layers: 5, heads: 8, kvHeads: 4, headDim: 8 },
   '100M': { layers: 12, heads: 12, kvHeads: 12, headDim: 64 },
+  '1.1B': { layers: 22, heads: 32, kvHeads: 4, headDim: 64 },
 };
 const KV_CODES: Record<string, number> = { float32: 0, half: 1, bfloat16: 2, fp8_e4m3: 3, fp8_e5m2: 4 };
 const KV_BYTES: Record<string, number> = { float32: 4, half: 2, bfloat16: 2, fp8_e4m3: 1, fp8_e5m2: 1 };
@@ -48,10 +51,11 @@ function main(): void {
   const batch = Number(arg('batch', '32'));
   const ms = Number(arg('ms', '1500'));
   const shared = process.argv.includes('--shared');
+  const prefill = process.argv.includes('--prefill');
   const simd = arg('simd', '').split(',').filter(Boolean) as SimdLevel[];
   for (const level of simd) if (!SIMD_LEVELS.includes(level)) throw new Error(`unknown --simd ${level} (${SIMD_LEVELS.join(', ')})`);
   const blocksPerSeq = Math.ceil((Math.max(...contexts) + 64) / BLOCK_SIZE);
-  console.log(`attention kernel: batch ${batch}, blocks of ${BLOCK_SIZE}, ${threads} thread(s)${shared ? ', every sequence on the same blocks' : ''}`);
+  console.log(`attention kernel: ${prefill ? 'one prefill per step' : `batch ${batch}`}, blocks of ${BLOCK_SIZE}, ${threads} thread(s)${shared ? ', every sequence on the same blocks' : ''}`);
   for (const shapeName of arg('shapes', 'stories260K,100M').split(',')) {
     const s = SHAPES[shapeName];
     if (!s) throw new Error(`unknown shape ${shapeName} (${Object.keys(SHAPES).join(', ')})`);
@@ -73,12 +77,14 @@ function main(): void {
           seqs.set([b, 1, context, b * blocksPerSeq], 4 * b);
           for (let i = 0; i < blocksPerSeq; i++) tables[b * blocksPerSeq + i] = (shared ? 0 : b * blocksPerSeq) + i;
         }
-        const q = new Float32Array(batch * s.heads * s.headDim);
+        const rows = prefill ? context : batch;
+        const q = new Float32Array(rows * s.heads * s.headDim);
         fill(q, 'float32', 9);
         const out = new Float32Array(q.length);
         const dims = Int32Array.from([s.heads, s.kvHeads, s.headDim, BLOCK_SIZE, KV_CODES[kv]]);
         const step = () => {
-          for (let l = 0; l < s.layers; l++) native.attention(q, out, caches[l % caches.length].k, caches[l % caches.length].v, seqs, tables, dims, 1 / Math.sqrt(s.headDim));
+          const stepSeqs = prefill ? Int32Array.from([0, context, 0, 0]) : seqs;
+          for (let l = 0; l < s.layers; l++) native.attention(q, out, caches[l % caches.length].k, caches[l % caches.length].v, stepSeqs, tables, dims, 1 / Math.sqrt(s.headDim));
         };
         for (const level of simd.length ? simd : [undefined]) {
           const used = level ? native.setSimd(level) : '';

@@ -37,6 +37,8 @@
 // decodes of bfloat16 and 8-bit caches take attend-bf16.inc's kernels: keys scored with VDPBF16PS
 // on the rows' bfloat16 words (8-bit codes looked up as bfloat16, exactly), the query split into
 // three bfloat16 terms so scores keep float32 precision; at head size 8 four KV heads per vector.
+// Prefill tiles (several query rows) at head sizes that are multiples of 16 take
+// attend-prefill.inc's AVX-512 kernel instead (register-blocked GEMMs; figures there).
 //
 // How it was chosen (issue 16, "decode at depth"): CPU ms per decode step of the kernel alone
 // (every layer: stories260K 5 x 8/4 heads hd 8, 100M 12 x 12 heads hd 64), batch 32, context

@@ -58,6 +58,14 @@
 //     5632x2048    108/84 1.3x  1507/538 2.8x   22816/8273 2.8x
 //   (this kernel 1100-1440 GOPS on both cores from 32 rows, ~1.9x its one-thread rate; MatMulNBits 400-560).
 // - Whole runner: src/model/runner/segmented-runner.ts (the Q8_0 path: graph/q8-linear-segments.ts).
+// - Prefill (issue 16, long prompts): a 100M prefill of 1024 tokens (two 512-row passes; timers
+//   around each addon call and session run, two threads, two interleaved rounds on a quiet machine)
+//   spends 136-143 ms in these GEMMs, 13-15 ms in siluMul on the caller alone: siluMul now splits
+//   rows of 256K+ outputs over the pool, 8.3-8.6 ms in three rounds.
+//   Measured and not taken: quantizing a prefill's activation rows on the pool too (64-row chunks
+//   from 128 rows): `node dist/bench/q8-gemm.js --rows 512 --threads 2`, two rounds, us per call
+//   768x768 447 / 453 -> 432 / 440, 2048x768 1133 / 1130 -> 1134 / 1084, 768x4096 2115 / 2116 ->
+//   2135 / 2055: the quantization is ~10 us of a 450 us call, ~1 ms of a 512-row pass.
 #include <node_api.h>
 
 #include "exp512.h"
@@ -89,7 +97,6 @@ constexpr int kPackedBlock = kBlockBytes + 64;   // + the group's 16 float scale
 constexpr int kTileRows = 4;
 constexpr int kTileGroups = 3;
 constexpr int kChunkRows = 64;
-constexpr int kQuantizeParallelRows = 128;  // activation rows from which helpers quantize them too
 constexpr size_t kSiluParallelElements = 256 * 1024;  // siluMul outputs from which helpers share it (prefill sizes)
 
 struct Quantized {  // the activations, quantized per row and block
@@ -186,24 +193,15 @@ void gemm(const uint8_t* packed, const float* x, float* y, int m, int n, int k) 
   qa.q.resize((size_t)m * k);
   qa.scale.resize((size_t)m * blocks);
   qa.bias.resize((size_t)m * blocks);
-  // The helpers read and write the caller's rows (qa is the caller's thread_local).
-  int8_t* aq = qa.q.data();
-  float* as = qa.scale.data();
-  int32_t* ab = qa.bias.data();
-  auto quantize = [&](int r0, int r1) {
-    for (int r = r0; r < r1; r++) quantizeRow(x + (size_t)r * k, k, aq + (size_t)r * k, as + (size_t)r * blocks, ab + (size_t)r * blocks);
-  };
-  // A prefill's rows are quantized by the pool too (100M, 512 rows of 768: ~0.1 ms a call on one
-  // core, seven calls a layer); a decode's on the caller.
-  if (m >= kQuantizeParallelRows) {
-    std::function<void(int)> rowsOf = [&](int i) { quantize(i * kChunkRows, std::min(m, (i + 1) * kChunkRows)); };
-    parallelFor((m + kChunkRows - 1) / kChunkRows, rowsOf);
-  } else {
-    quantize(0, m);
-  }
+  for (int r = 0; r < m; r++)
+    quantizeRow(x + (size_t)r * k, k, qa.q.data() + (size_t)r * k, qa.scale.data() + (size_t)r * blocks, qa.bias.data() + (size_t)r * blocks);
   const int groups = (n + kGroup - 1) / kGroup;
   const size_t groupStride = (size_t)blocks * kPackedBlock;
   const int colItems = (groups + kTileGroups - 1) / kTileGroups;
+  // The helpers read the caller's rows (qa is the caller's thread_local).
+  const int8_t* aq = qa.q.data();
+  const float* as = qa.scale.data();
+  const int32_t* ab = qa.bias.data();
   const int rowItems = (m + kChunkRows - 1) / kChunkRows;
   std::function<void(int)> fn = [&](int item) {
     const int g0 = (item % colItems) * kTileGroups, c = std::min(kTileGroups, groups - g0);

@@ -74,7 +74,7 @@ q8Describe(`q8Gemm (AVX512-VNNI Q8_0 x int8)${reason}`, () => {
     [7, 50, 64, 1],
     [70, 33, 128, 1],
     [33, 200, 640, 2], // enough work for the pool's helper
-    [150, 40, 64, 2], // a prefill's rows: quantized by the pool too, in 64-row chunks
+    [150, 40, 64, 2], // a prefill's rows: three 64-row chunks on two threads, the last partial
   ];
   for (const [m, n, k, threads] of cases) {
     it(`m ${m}, n ${n}, k ${k}, ${threads} thread(s): equals the float64 reference over int8-quantized rows`, () => {
