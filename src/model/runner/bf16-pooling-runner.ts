@@ -86,23 +86,24 @@ export function createBf16Forward(model: LoadedModel, settings: SessionSettings)
   }
   // Unset (or 0) intra-op threads means every core, as onnxruntime's default.
   native.setThreads(settings.intraOpThreads || availableParallelism());
-  return new Bf16Forward(config, native, session(segments.embed), session(segments.attention), session(segments.pool), layers);
+  return new Bf16Forward(config, native, session(segments.embed), session(segments.pool), layers);
 }
 
 class Bf16Forward implements PoolingForward {
   private readonly takesTokenTypes: boolean;
   private readonly activation: number;
+  private readonly attentionScale: number;
 
   constructor(
     private readonly config: EncoderArchConfig,
     private readonly native: NativeAttention,
     private readonly embed: SyncSession,
-    private readonly attention: SyncSession,
     private readonly pool: SyncSession,
     private readonly layers: readonly PackedLayer[],
   ) {
     this.takesTokenTypes = embed.inputNames.includes(PoolingInputs.tokenTypeIds);
     this.activation = BF16_ACTIVATION[config.hiddenAct];
+    this.attentionScale = 1 / Math.sqrt(config.hiddenSize / config.numHeads);
   }
 
   run(inputs: PaddedBatch): Float32Array {
@@ -112,7 +113,6 @@ class Bf16Forward implements PoolingForward {
     const h = config.hiddenSize;
     const embedFeeds: Record<string, ort.Tensor> = { [PoolingInputs.inputIds]: new ort.Tensor('int64', inputs.ids, dims) };
     if (this.takesTokenTypes) embedFeeds[PoolingInputs.tokenTypeIds] = new ort.Tensor('int64', inputs.types, dims);
-    const mask = new ort.Tensor('bool', inputs.mask, dims);
     // x: the layer's input rows; a: the rows after attention (each LayerNorm writes in place of its residual).
     const x = this.embed.run(embedFeeds)[EncoderSegmentNames.hidden].data as Float32Array;
     const qkv = new Float32Array(rows * 3 * h);
@@ -121,13 +121,11 @@ class Bf16Forward implements PoolingForward {
     const gemm = (w: PackedLinear, input: Float32Array, out: Float32Array, act: number = BF16_ACTIVATION.none) =>
       native.bf16Gemm(w.packed, input, w.bias, out, rows, w.n, w.k, act);
     const a = new Float32Array(rows * h);
+    const context = new Float32Array(rows * h);
     for (const layer of this.layers) {
       gemm(layer.qkv, x, qkv);
-      const context = this.attention.run({ [EncoderSegmentNames.qkv]: new ort.Tensor('float32', qkv, [rows, 3 * h]), [PoolingInputs.attentionMask]: mask })[
-        EncoderSegmentNames.context
-      ].data as Float32Array;
+      native.bf16EncoderAttention(qkv, inputs.lengths, context, inputs.seq, config.numHeads, this.attentionScale);
       gemm(layer.output, context, projected);
-      native.free(context);
       native.addLayerNorm(projected, x, layer.attentionNorm.gamma, layer.attentionNorm.beta, a, config.layerNormEps);
       gemm(layer.up, a, inner, this.activation);
       gemm(layer.down, inner, projected);
@@ -137,11 +135,11 @@ class Bf16Forward implements PoolingForward {
       [EncoderSegmentNames.hidden]: new ort.Tensor('float32', x, [rows, h]),
       [PoolingInputs.poolWeights]: new ort.Tensor('float32', inputs.weights, dims),
     })[PoolingOutputs.pooled].data as Float32Array;
-    native.free(x, qkv, projected, inner, a);
+    native.free(x, qkv, projected, inner, a, context);
     return pooled;
   }
 
   async release(): Promise<void> {
-    await Promise.all([this.embed.release(), this.attention.release(), this.pool.release()]);
+    await Promise.all([this.embed.release(), this.pool.release()]);
   }
 }
