@@ -2,8 +2,9 @@
 // (bf16Pack, round to nearest even), x rounded to bfloat16 per call (VCVTNE2PS2BF16, the same
 // rounding), products summed in float32 by VDPBF16PS (two bf16 pairs per lane per instruction).
 // The bias starts the accumulators; GELU (erf or tanh form) or ReLU is applied before the store.
-// Also the encoder's residual add + LayerNorm (addLayerNorm), so the pooling runner's bfloat16
-// path (runner/pooling-runner.ts) leaves only attention to onnxruntime between its GEMMs.
+// Also the encoder's residual add + LayerNorm (addLayerNorm); with the encoder attention on the
+// same tiles (bf16-encoder-attention.cc, bf16-tile.h) the pooling runner's bfloat16 path
+// (runner/bf16-pooling-runner.ts) leaves onnxruntime only the embeddings and the pooling.
 //
 // Packing: columns in groups of 16; per group, K/2 vectors of 64 bytes, each the 16 columns' two
 // consecutive K values (the pair VDPBF16PS multiplies with a broadcast pair of the row). K is
@@ -69,7 +70,12 @@ void gemm(const uint16_t* packed, const float* x, const float* bias, float* y, i
   // Helpers only for enough work: waking one costs more than a small GEMM saves. (Measured: q8-gemm.cc's
   // 4M, which split every GEMM of a 16-token MiniLM forward (2.4-9.4M, 10-40 us on one thread), ran
   // that forward in 2.09-2.22 ms best of 40 against 1.84-1.88 with them on one thread, two threads,
-  // interleaved; 128-row forwards the same either way.)
+  // interleaved; 128-row forwards the same either way.) Lowering this one to 1e6, so that a lone
+  // 16-token MiniLM forward's GEMMs (2.4-9.4M) use the idle second core at concurrency 1: served
+  // 16 tokens c1, bfloat16, three 400-request rounds each, interleaved: 301, 323, 311 -> 320, 315,
+  // 326 embeddings/s (+3%, within the load's noise) for 2.60-2.75 -> 2.85-3.33 ms of server CPU
+  // each (+17%); runner alone 1x16, two threads, mean of 400: 1.55, 1.92 -> 1.31, 1.49 ms (0: 1.47,
+  // 1.48), the helper's core mostly held by other sessions. Not taken.
   if ((double)m * n * k >= 2e7)
     parallelFor(rowItems * colItems, fn);
   else

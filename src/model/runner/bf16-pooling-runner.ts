@@ -1,8 +1,10 @@
 // The pooling forward of --dtype bfloat16 (pooling-runner.ts packs the runs): a BERT-style
 // encoder cut by graph/encoder-segments.ts, its linears in the addon's AVX512-BF16 GEMM
 // (native/src/bf16-gemm.cc: weights rounded to bfloat16 once here, activations per call, float32
-// sums, bias and activation fused) with the residual add + LayerNorms, and onnxruntime running the
-// embeddings, each layer's attention and the pooling (+ classifier head) between them.
+// sums, bias and activation fused) with the residual add + LayerNorms, each layer's self-attention
+// on the same tiles (native/src/bf16-encoder-attention.cc: each sequence over its own length's keys,
+// from the fused QKV rows straight into the context rows), and onnxruntime running the embeddings
+// and the pooling (+ classifier head) at the two ends.
 //
 // Refused at startup, with the reason, where it cannot run: another device, an architecture
 // without pooling segments, no addon, or a CPU without AVX512-BF16 (vLLM's CPU backend also
@@ -21,13 +23,23 @@
 //   1.28 ms = the GEMMs 1.01, the six attention runs 0.15, embed 0.03, pool 0.02, LayerNorms 0.03;
 //   1x128 8.06 ms = GEMMs 6.37 (~425 GFLOP/s), attention 1.27, LayerNorms 0.16, embed 0.11, pool
 //   0.03. At 16 rows the GEMMs stream the 21 MB of bfloat16 weights from memory (~21 GB/s).
-// - Not taken: attention in the addon instead of the attention session (an AVX-512 float32 kernel
-//   per sequence and head: keys transposed, 4 x 16 keys' scores per step, softmax with exp512,
-//   4-way unrolled p-weighted value rows). Runner alone, interleaved, two rounds, best wall ms, one
-//   thread: 1x16 1.33-1.45 against 1.50-1.68 (two threads 1.48-1.55 against 1.58-1.78), 32x16 the
-//   same, 1x128 9.2-10.5 against 7.9-8.6, 16x128 147-155 against 117-137: onnxruntime's Attention
-//   blocks several queries per key load, which that kernel did not; a win only at 16 tokens, ~10%
-//   of a lone forward, not worth a second attention path.
+// - Attention: first an AVX-512 float32 kernel per sequence and head (keys transposed, 4 x 16 keys'
+//   scores per step, softmax with exp512, 4-way unrolled p-weighted value rows) was measured and
+//   not taken: runner alone, interleaved, two rounds, best wall ms, one thread, 1x16 1.33-1.45
+//   against onnxruntime's 1.50-1.68, 1x128 9.2-10.5 against 7.9-8.6, 16x128 147-155 against
+//   117-137 (onnxruntime's Attention blocks several queries per key load, that kernel did not).
+//   Taken: QK^T and PV as bfloat16 GEMMs on the linears' register tiles (4 queries x 64 keys per
+//   tile, then 4 queries x the head's dims), no mask (keys past a sequence's length are never
+//   scored), no Split/transpose/output copies. Runner alone against the attention session
+//   (`SHAPES=1x16,32x16,1x128,16x128 THREADS=1,2 DTYPES=bfloat16 REPS=20 node
+//   dist/bench/embed-forward.js`, the two builds interleaved, two rounds, load ~3, best wall / CPU
+//   ms): one thread 1x16 1.45-1.53 -> 1.29-1.31, 32x16 27.9-28.0 -> 25.9-27.1, 1x128 7.86-7.94 ->
+//   7.51-8.00, 16x128 120-121 -> 112-113; two threads 1x16 1.61-1.62 -> 1.29-1.32, 1x128 7.1-8.3 /
+//   8.6-8.9 -> 5.5 / 8.2, 16x128 72-74 / 129-132 -> 65-69 / 114-118. perf of a 32x128 forward, one
+//   thread, after: GEMM tiles of the linears ~75%, attention ~12% (softmax 4.4, its tiles ~6,
+//   packing K and V 1.5), convertRow 2.6, LayerNorms 2.0; onnxruntime's embed and pool ~1.
+//   Embeddings against transformers.js: least cosine 0.999999 before and after (largest
+//   difference 2.65e-4 -> 2.83e-4).
 // - Served, `BENCH_EMBED_DTYPES=float32,bfloat16 npm run bench:embed` (each cell float32, bfloat16
 //   and transformers.js float32 alternating, best of 3; load average ~3), embeddings/s float32 ->
 //   bfloat16 (ortllm / transformers.js), server CPU ms per embedding:
@@ -40,6 +52,20 @@
 //   c8 49.1 -> 97.2, c32 117 -> 177 (1.28 -> 1.93). At 16 tokens the rest of a request (HTTP,
 //   tokenizer, the hop to the engine worker: ~1 ms of server CPU per embedding at c32, ~2 at c1)
 //   now outweighs the forward.
+// - The attention kernel served (`BENCH_EMBED_DTYPES=float32,bfloat16 BENCH_EMBED_REPEATS=2
+//   BENCH_EMBED_ROUNDS=4 node dist/bench/embed.js`, the build before and after alternating, two runs
+//   each, load ~3), bfloat16 ortllm / transformers.js and server CPU ms per embedding, before ->
+//   after: 128 tokens c32 1.88, 1.90 -> 2.10, 2.05 (9.22, 9.45 -> 8.59, 8.59), c8 1.51, 1.53 ->
+//   1.55, 1.46 (10.3, 9.7 -> 9.1, 9.4), c1 1.18, 1.06 -> 1.08, 1.20 (10.6, 11.9 -> 10.6, 10.6);
+//   16 tokens c1 0.88, 0.77 -> 0.83 (and 2.42 in a run where transformers.js fell to 130/s), c32
+//   0.97, 0.92 -> 0.93, 1.01 (1.88, 2.03 -> 1.80, 1.72). 128 tokens c32 alone (REPEATS=3 ROUNDS=8,
+//   two rounds): 1.84, 1.89 -> 2.01, 2.00, CPU 9.45, 9.41 -> 8.75, 8.83. float32 unchanged (16
+//   tokens, 300-request rounds, interleaved: c1 287, 263 -> 285, 273/s; c32 865, 755 -> 806, 828).
+// - Where a served 16-token c1 request's CPU goes after (perf, 1,500 requests, 2.8 ms of server
+//   CPU each): the engine worker ~1.3 ms (the forward ~1.1, the engine's own JS ~0.05), the HTTP
+//   thread ~1.0 (spread over Fastify/Nest routing, hooks, body parsing, class-validator, the
+//   tokenizer, metrics, JSON serialization and socket writes, none above ~5% of it), V8's helper
+//   threads ~0.4, the load generator 0.45 on the same cores.
 import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { architectureOf, BFLOAT16_SCOPE } from '../architectures/registry';
