@@ -66,6 +66,11 @@
 //   thread ~1.0 (spread over Fastify/Nest routing, hooks, body parsing, class-validator, the
 //   tokenizer, metrics, JSON serialization and socket writes, none above ~5% of it), V8's helper
 //   threads ~0.4, the load generator 0.45 on the same cores.
+// - Not taken: the embed and pool sessions on one intra-op thread (no pool wake-up or spin for their
+//   small graphs). Runner alone, two threads, interleaved, two rounds, CPU ms per forward: 1x16
+//   1.22, 1.19 -> 1.16, 1.15 (wall 1.15-1.17 either way), 32x16 29.7, 28.7 -> 29.9, 29.0, 16x128
+//   122, 134 -> 119, 118 with wall 68, 95 -> 94, 119: ~0.05 ms of CPU at 16 tokens for a slower
+//   wall at 128.
 import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { architectureOf, BFLOAT16_SCOPE } from '../architectures/registry';
