@@ -59,7 +59,9 @@
 //   1.55, 1.46 (10.3, 9.7 -> 9.1, 9.4), c1 1.18, 1.06 -> 1.08, 1.20 (10.6, 11.9 -> 10.6, 10.6);
 //   16 tokens c1 0.88, 0.77 -> 0.83 (and 2.42 in a run where transformers.js fell to 130/s), c32
 //   0.97, 0.92 -> 0.93, 1.01 (1.88, 2.03 -> 1.80, 1.72). 128 tokens c32 alone (REPEATS=3 ROUNDS=8,
-//   two rounds): 1.84, 1.89 -> 2.01, 2.00, CPU 9.45, 9.41 -> 8.75, 8.83. float32 unchanged (16
+//   two rounds): 1.84, 1.89 -> 2.01, 2.00, CPU 9.45, 9.41 -> 8.75, 8.83; 16 tokens c1 alone
+//   (REPEATS=3 ROUNDS=150, two rounds, load ~2.4): 0.72, 0.78 -> 0.89, 0.90, CPU 3.40, 3.07 ->
+//   2.40, 2.60 (six onnxruntime runs fewer per forward). float32 unchanged (16
 //   tokens, 300-request rounds, interleaved: c1 287, 263 -> 285, 273/s; c32 865, 755 -> 806, 828).
 // - Where a served 16-token c1 request's CPU goes after (perf, 1,500 requests, 2.8 ms of server
 //   CPU each): the engine worker ~1.3 ms (the forward ~1.1, the engine's own JS ~0.05), the HTTP
