@@ -1,16 +1,32 @@
 // Starts the engine core in a worker_thread and returns the frontend's connection to it.
+//
+// The core's events come on a MessageChannel of their own rather than the worker's built-in
+// port, so the HTTP thread can take every step message already waiting (receiveMessageOnPort)
+// when it handles one. Node runs the microtasks after each message it delivers, so each step
+// otherwise becomes its own write on every stream's socket; taken together, the outputs of the
+// steps that queued up while the HTTP thread was busy reach each stream in one turn and leave in
+// one writev (node's http corks the socket until the next tick). Fewer syscalls per token for
+// the thread that falls behind, and nothing held back when it keeps up: bounded by what the
+// worker already sent, so a paused stream's memory is as before.
 
-import type { Worker } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, type Worker } from 'node:worker_threads';
 import type { EngineOptions } from '../types';
 import { startWorkerThread } from './worker-thread';
 import { ControlCalls } from '../core/control-calls';
 import type { CoreCommand, CoreConnection, CoreEvent, CoreInfo, WorkerData, WorkerStartupMessage } from '../core/protocol';
 import { decodeStep, type WireStep } from '../core/step-wire';
 
+/**
+ * Step messages handled in one turn of the HTTP thread at most, so a long backlog still lets
+ * new requests and timers in between.
+ */
+const MAX_EVENTS_PER_TURN = 8;
+
 /** Resolves once the worker has loaded the model and built the runner. */
 export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreEvent) => void): Promise<CoreConnection> {
-  const data: WorkerData = { options };
-  const worker: Worker = startWorkerThread(__dirname, 'engine-worker', data);
+  const events = new MessageChannel();
+  const data: WorkerData = { options, events: events.port2 };
+  const worker: Worker = startWorkerThread(__dirname, 'engine-worker', data, [events.port2]);
 
   return new Promise<CoreConnection>((resolve, reject) => {
     let info: CoreInfo | null = null;
@@ -40,17 +56,25 @@ export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreE
       if (!exited) worker.postMessage(command);
     };
 
-    worker.on('message', (message: CoreEvent | WireStep | WorkerStartupMessage) => {
-      if (message.type === 'step-wire') {
-        onEvent(decodeStep(message));
-      } else if (message.type === 'ready') {
+    const handle = (message: CoreEvent | WireStep): void => {
+      if (message.type === 'step-wire') onEvent(decodeStep(message));
+      else if (!calls.settle(message)) onEvent(message);
+    };
+    events.port1.on('message', (message: CoreEvent | WireStep) => {
+      handle(message);
+      for (let taken = 1; taken < MAX_EVENTS_PER_TURN; taken++) {
+        const next = receiveMessageOnPort(events.port1);
+        if (next === undefined) break;
+        handle(next.message as CoreEvent | WireStep);
+      }
+    });
+    worker.on('message', (message: WorkerStartupMessage) => {
+      if (message.type === 'ready') {
         info = message.info;
         resolve(connection);
       } else if (message.type === 'startup-error') {
         reject(new Error(`engine worker failed to start: ${message.error}`));
         void worker.terminate();
-      } else if (!calls.settle(message)) {
-        onEvent(message);
       }
     });
     worker.on('error', (err) => {
@@ -59,6 +83,7 @@ export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreE
     });
     worker.on('exit', (code) => {
       exited = true;
+      events.port1.close();
       calls.failAll(`engine worker exited (code ${code})`);
       for (const w of exitWaiters) w();
       exitWaiters = [];
