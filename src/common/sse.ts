@@ -40,6 +40,7 @@
 import { Logger } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ServerResponse } from 'node:http';
+import { chunkJson } from '../serving/chunk-template';
 import { mapError } from './error-mapping';
 
 const SSE_HEADERS = {
@@ -164,7 +165,8 @@ export class SseStream {
     this.start();
     if (this.closed) return;
     const event = this.options.eventOf?.(payload);
-    if (!this.reply.raw.write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(payload)}\n\n`)) {
+    const json = chunkJson(payload) ?? JSON.stringify(payload);
+    if (!this.reply.raw.write(`${event ? `event: ${event}\n` : ''}data: ${json}\n\n`)) {
       await flushed(this.reply.raw, streamSettingsOf(this.reply).stallTimeoutMs);
     }
   }

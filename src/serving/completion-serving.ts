@@ -8,6 +8,7 @@ import { countCompletionPrompts, prepareCompletionPrompts, type PreparedPrompt }
 import { drainAll, foldOutput, generateFor, mergeStreams, type PromptResult } from './engine-stream';
 import { NO_PARSERS, structuredOutputsAfter } from './chat-output';
 import { buildEngineRequests, ensureRoomFor } from './engine-requests';
+import { ChunkTemplate, plainCompletionChoiceJson } from './chunk-template';
 import { createdNow } from './ids';
 import { appendCompletionLogprobs, emptyCompletionLogprobs, formatPromptLogprobs, type CompletionLogprobs } from './logprobs';
 import { OpenAIServing } from './openai-serving';
@@ -208,6 +209,7 @@ export class CompletionServing extends OpenAIServing {
     const started = new Set<number>();
     const offsets = new Map<number, number>();
     const base = { id: prep.id, object: 'text_completion' as const, created: prep.created, model: prep.model };
+    const template = new ChunkTemplate(prep.id, 'text_completion' as const, prep.created, prep.model);
     const usageNow = (): UsageInfo =>
       sumUsage(
         states.map((s, i) =>
@@ -249,13 +251,14 @@ export class CompletionServing extends OpenAIServing {
           finish_reason: out.finishReason,
           stop_reason: out.stopReason,
         };
+        let choiceJson: string | undefined;
         if (body.return_token_ids) {
           choice.token_ids = out.tokenIds;
           if (first) choice.prompt_token_ids = item.promptTokenIds;
+        } else {
+          choiceJson = plainCompletionChoiceJson(choice);
         }
-        const chunk: CompletionChunk = { ...base, choices: [choice] };
-        if (continuousUsage) chunk.usage = usageNow();
-        yield chunk;
+        yield template.chunk(choice, choiceJson, continuousUsage ? usageNow() : undefined);
       }
     }
     if (includeUsage) yield { ...base, choices: [], usage: usageNow() };
