@@ -9,7 +9,7 @@
 // the thread that falls behind, and nothing held back when it keeps up: bounded by what the
 // worker already sent, so a paused stream's memory is as before.
 
-import { MessageChannel, receiveMessageOnPort, type Worker } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
 import type { EngineOptions } from '../types';
 import { startWorkerThread } from './worker-thread';
 import { ControlCalls } from '../core/control-calls';
@@ -21,6 +21,21 @@ import { decodeStep, type WireStep } from '../core/step-wire';
  * new requests and timers in between.
  */
 const MAX_EVENTS_PER_TURN = 8;
+
+/**
+ * Calls `handle` with each message of `port`, and with those already waiting behind it in the
+ * same turn (up to MAX_EVENTS_PER_TURN), so their writes go out together (see the top).
+ */
+export function takeEvents<T>(port: MessagePort, handle: (message: T) => void): void {
+  port.on('message', (message: T) => {
+    handle(message);
+    for (let taken = 1; taken < MAX_EVENTS_PER_TURN; taken++) {
+      const next = receiveMessageOnPort(port);
+      if (next === undefined) break;
+      handle(next.message as T);
+    }
+  });
+}
 
 /** Resolves once the worker has loaded the model and built the runner. */
 export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreEvent) => void): Promise<CoreConnection> {
@@ -60,14 +75,7 @@ export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreE
       if (message.type === 'step-wire') onEvent(decodeStep(message));
       else if (!calls.settle(message)) onEvent(message);
     };
-    events.port1.on('message', (message: CoreEvent | WireStep) => {
-      handle(message);
-      for (let taken = 1; taken < MAX_EVENTS_PER_TURN; taken++) {
-        const next = receiveMessageOnPort(events.port1);
-        if (next === undefined) break;
-        handle(next.message as CoreEvent | WireStep);
-      }
-    });
+    takeEvents(events.port1, handle);
     worker.on('message', (message: WorkerStartupMessage) => {
       if (message.type === 'ready') {
         info = message.info;
