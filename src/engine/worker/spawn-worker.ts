@@ -91,6 +91,10 @@ export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreE
     });
     worker.on('exit', (code) => {
       exited = true;
+      // What the worker posted before it stopped is delivered first, as on its built-in port.
+      for (let next = receiveMessageOnPort(events.port1); next !== undefined; next = receiveMessageOnPort(events.port1)) {
+        handle(next.message as CoreEvent | WireStep);
+      }
       events.port1.close();
       calls.failAll(`engine worker exited (code ${code})`);
       for (const w of exitWaiters) w();
