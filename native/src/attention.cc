@@ -277,6 +277,7 @@ napi_value Bf16Pack(napi_env env, napi_callback_info info);      // bf16-gemm.cc
 napi_value Bf16Gemm(napi_env env, napi_callback_info info);      // bf16-gemm.cc: y = act(x W^T + b) on AVX512-BF16
 napi_value AddLayerNorm(napi_env env, napi_callback_info info);  // bf16-gemm.cc: LayerNorm(x + residual)
 napi_value Bf16Available(napi_env env);                          // bf16-gemm.cc: whether bf16Gemm runs on this CPU
+napi_value AddRmsNorm(napi_env env, napi_callback_info info);    // rms-norm.cc: RMSNorm(x + residual), the sum kept
 void parallelFor(int n, const std::function<void(int)>& fn);
 }  // namespace ortllm
 
@@ -1267,6 +1268,7 @@ napi_value Init(napi_env env, napi_value exports) {
       {"bf16Pack", nullptr, ortllm::Bf16Pack, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"bf16Gemm", nullptr, ortllm::Bf16Gemm, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"addLayerNorm", nullptr, ortllm::AddLayerNorm, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"addRmsNorm", nullptr, ortllm::AddRmsNorm, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   napi_value simd;
