@@ -66,7 +66,7 @@
 //
 // Q8_0 linears in the addon (issue 16; graph/q8-linear-segments.ts, native/src/q8-gemm.cc): on an
 // AVX512-VNNI CPU a llama-family model whose QKV, o_proj, MLP and head are all Q8_0 runs them (and
-// RoPE and the SwiGLU) in the addon, its segments reduced to the RMSNorms. Runner alone, the
+// RoPE and the SwiGLU) in the addon, its segments reduced to the RMSNorms (since, none: below). Runner alone, the
 // bench models, `node dist/bench/forward.js --models 100m-gguf --contexts 128 --batches 1,32
 // --seconds 3 [--native-q8-gemm off]`, interleaved under the bench lock, two rounds (steps/s):
 //   100M  prefill 128   16.2 / 16.2 -> 30.4 / 32.1  (2,067 -> 3,886-4,104 tok/s)
@@ -86,6 +86,29 @@
 // p50 30.6 -> 25.1 ms; CPU per token of V8's helper threads 147 -> 28 us (the worker had
 // scavenged every ~8 steps for external memory pressure, 0.5-6 ms each) and of the step's thread
 // 649 -> 576.
+//
+// The whole decoder in the addon (issue 16): the RMSNorms and their residual adds too
+// (native/src/rms-norm.cc), so a step on this path runs no onnxruntime session (it had run
+// 1 + 2 x layers norm-only segments, ~20 us of onnxruntime-node overhead each), and the addon's
+// thread pool keeps its helper spinning between calls, so every decode GEMM and attention call
+// splits over both cores (native/src/attention.cc's Pool, q8-gemm.cc). Where a 100M batch-1 step
+// goes after (context 128, timers around each addon call, 500 steps): q, k, v and o (768x768) 48
+// calls 0.76 ms, gate_up 0.89, down 0.46, the head 0.59, attention 0.29 (24 us a layer), norms,
+// RoPE, SwiGLU and K/V writes 0.07, the rest (JS) 0.15: 3.2 ms, the GEMMs streaming weights at
+// ~42-48 GB/s (the machine reads ~45.5). Before -> after, interleaved under the bench lock:
+//   runner alone, `node dist/bench/forward.js --models 100m-gguf --contexts 128 --batches 1,32
+//   --seconds 3` (steps/s; a loaded machine moves both): batch 1 191 / 203 -> 251 / 326 (5.2 /
+//   4.9 -> 4.0 / 3.1 ms), batch 32 34.4 / 48.6 -> 37.9 / 62.8, prefill 128 3,305 / 4,063 ->
+//   4,495 / 5,219 tok/s; the norms alone (same pool as before) batch 1 223 -> 257 steps/s, 5.0 ->
+//   4.4 CPU ms per step. `--models 1b-gguf --seconds 2` batch 1 33.4 / 34.9 / 34.9 / 27.8 ->
+//   39.4 / 29.1 / 39.0 / 48.2 (28.6-36 -> 20.8-25.6 ms; the 29.1 round had one core).
+//   Served, `node dist/bench/serve.js --models 100m --prompts short --concurrency 1 --max-tokens
+//   64 --repeat 2 --peer llama-server ...` (ortllm / llama-server output tok/s, each run with its
+//   own peer figure): before 231 / 233 (0.99), 232 / 248 (0.93), 239 / 242 (0.99); after 301 / 249
+//   (1.21), 312 / 248 (1.26), 330 / 263 (1.25), 315 / 235 (1.34), and at load average 5-7 226 / 184
+//   (1.23), 214 / 245 (0.87); TPOT p50 4.1-4.3 -> 2.9-3.3 ms. At 32 streams (`--concurrency 32
+//   --repeat 1 --peer none`) within the noise: 1695 / 1004 / 1182 -> 1167 / 1090 / 1081 / 1120 tok/s,
+//   TPOT p50 17.0 / 29.6 / 25.3 -> 25.2 / 27.0 / 27.1 / 25.2 ms.
 // Logits move by the int8 rounding only: against a float32 (dequantized) runner both int8 paths
 // stay ~2.3e-2 off in the largest logit difference (MatMulNBits' and this one alike, ~1% of the
 // logits' range), so greedy tokens agree except where the top two are that close.
