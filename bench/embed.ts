@@ -41,7 +41,9 @@
 // bfloat16 (BENCH_EMBED_DTYPES=float32,bfloat16; the addon's AVX512-BF16 GEMM, VDPBF16PS at twice
 // the fp32 FMA rate, half the weight bytes) lifts ortllm to 0.71 / 0.84 / 0.88x transformers.js
 // at 16 tokens and 1.02 / 1.56 / 1.76x at 128 (c1 / c8 / c32; float32 in the same runs 0.55 /
-// 0.58 / 0.67 and 0.89 / 1.08 / 1.22), at half the server CPU per embedding: figures in
+// 0.58 / 0.67 and 0.89 / 1.08 / 1.22), at half the server CPU per embedding; with the encoder
+// attention on the same kernel (native/src/bf16-encoder-attention.cc) 128 tokens at c32 reached
+// 2.05-2.10x (8.6 ms of server CPU per embedding against transformers.js's 19.7-20.2): figures in
 // src/model/runner/bf16-pooling-runner.ts. transformers.js stays float32 (its fp32 export).
 
 import { execFileSync } from 'node:child_process';

@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "ortllm_native",
-      "sources": ["src/attention.cc", "src/argmax.cc", "src/free-buffers.cc", "src/q8-gemm.cc", "src/bf16-gemm.cc", "src/rms-norm.cc"],
+      "sources": ["src/attention.cc", "src/argmax.cc", "src/free-buffers.cc", "src/q8-gemm.cc", "src/bf16-gemm.cc", "src/bf16-encoder-attention.cc", "src/rms-norm.cc"],
       "cflags_cc": ["-O3", "-std=c++17", "-fno-exceptions"],
       "cflags_cc!": ["-fno-rtti"]
     },

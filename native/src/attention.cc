@@ -277,6 +277,7 @@ napi_value Q8Available(napi_env env);                      // q8-gemm.cc: whethe
 napi_value Bf16Pack(napi_env env, napi_callback_info info);      // bf16-gemm.cc: float32 weights packed as bfloat16 for bf16Gemm
 napi_value Bf16Gemm(napi_env env, napi_callback_info info);      // bf16-gemm.cc: y = act(x W^T + b) on AVX512-BF16
 napi_value AddLayerNorm(napi_env env, napi_callback_info info);  // bf16-gemm.cc: LayerNorm(x + residual)
+napi_value Bf16EncoderAttention(napi_env env, napi_callback_info info);  // bf16-encoder-attention.cc: encoder self-attention on AVX512-BF16
 napi_value Bf16Available(napi_env env);                          // bf16-gemm.cc: whether bf16Gemm runs on this CPU
 napi_value AddRmsNorm(napi_env env, napi_callback_info info);    // rms-norm.cc: RMSNorm(x + residual), the sum kept
 void parallelFor(int n, const std::function<void(int)>& fn);
@@ -1311,6 +1312,7 @@ napi_value Init(napi_env env, napi_value exports) {
       {"bf16Gemm", nullptr, ortllm::Bf16Gemm, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"addLayerNorm", nullptr, ortllm::AddLayerNorm, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"addRmsNorm", nullptr, ortllm::AddRmsNorm, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"bf16EncoderAttention", nullptr, ortllm::Bf16EncoderAttention, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   napi_value simd;

@@ -2,8 +2,9 @@
 // (bf16Pack, round to nearest even), x rounded to bfloat16 per call (VCVTNE2PS2BF16, the same
 // rounding), products summed in float32 by VDPBF16PS (two bf16 pairs per lane per instruction).
 // The bias starts the accumulators; GELU (erf or tanh form) or ReLU is applied before the store.
-// Also the encoder's residual add + LayerNorm (addLayerNorm), so the pooling runner's bfloat16
-// path (runner/pooling-runner.ts) leaves only attention to onnxruntime between its GEMMs.
+// Also the encoder's residual add + LayerNorm (addLayerNorm); with the encoder attention on the
+// same tiles (bf16-encoder-attention.cc, bf16-tile.h) the pooling runner's bfloat16 path
+// (runner/bf16-pooling-runner.ts) leaves onnxruntime only the embeddings and the pooling.
 //
 // Packing: columns in groups of 16; per group, K/2 vectors of 64 bytes, each the 16 columns' two
 // consecutive K values (the pair VDPBF16PS multiplies with a broadcast pair of the row). K is
@@ -28,8 +29,7 @@
 // Whole runner: runner/bf16-pooling-runner.ts.
 #include <node_api.h>
 
-#include "bf16-scalar.h"
-#include "exp512.h"
+#include "bf16-tile.h"
 #include "napi-args.h"
 
 #include <algorithm>
@@ -39,142 +39,15 @@
 #include <functional>
 #include <vector>
 
-#if defined(__x86_64__) || defined(_M_X64)
-#include <immintrin.h>
-#define ORTLLM_BF16_X86 1
-#endif
-
 namespace ortllm {
 void parallelFor(int n, const std::function<void(int)>& fn);  // attention.cc: the attention thread pool
 
 namespace {
 
 using namespace ortllm::napi;
-
-constexpr int kGroup = 16;  // output columns per vector
-constexpr int kTileRows = 4;
-constexpr int kTileGroups = 4;
-constexpr int kChunkRows = 64;
-// Weight pairs a tile prefetches ahead in each column group's stream (2 KB). A small-row call
-// streams its weights from memory once; the hardware prefetcher alone left it short of bandwidth.
-// Measured (the MiniLM runner alone, one thread, interleaved, two rounds): 1x16 forward 1.42-1.47
-// ms against 1.55-1.64 without, 1x128 8.30-8.36 against 8.46-8.52; 64 or 128 ahead no better.
-constexpr int kPrefetch = 32;
-
-enum Activation { kNone = 0, kGeluErf = 1, kGeluTanh = 2, kRelu = 3 };
-
-bool bf16Available() {
-#ifdef ORTLLM_BF16_X86
-  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
-  return ok;
-#else
-  return false;
-#endif
-}
+using namespace ortllm::bf16;
 
 #ifdef ORTLLM_BF16_X86
-#define BF16_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
-
-// Row of k floats -> kPad bfloat16 (kPad even, the tail zero).
-BF16_FN void convertRow(const float* x, int k, uint16_t* out, int kPad) {
-  int i = 0;
-  for (; i + 32 <= k; i += 32) {
-    __m512bh v = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + i + 16), _mm512_loadu_ps(x + i));
-    _mm512_storeu_si512(out + i, (__m512i)v);
-  }
-  for (; i < k; i++) out[i] = floatToBf16(x[i]);
-  for (; i < kPad; i++) out[i] = 0;
-}
-
-// erf(x) by Abramowitz & Stegun 7.1.26 (absolute error < 1.5e-7), odd-extended.
-BF16_FN inline __m512 erf512(__m512 x) {
-  const __m512 sign = _mm512_and_ps(x, _mm512_castsi512_ps(_mm512_set1_epi32(0x80000000)));
-  const __m512 a = _mm512_abs_ps(x);
-  const __m512 t = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_fmadd_ps(_mm512_set1_ps(0.3275911f), a, _mm512_set1_ps(1.0f)));
-  __m512 p = _mm512_set1_ps(1.061405429f);
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.453152027f));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.421413741f));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
-  p = _mm512_mul_ps(p, t);
-  const __m512 e = exp512(_mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), a), a));
-  const __m512 y = _mm512_fnmadd_ps(p, e, _mm512_set1_ps(1.0f));
-  return _mm512_or_ps(y, sign);
-}
-
-template <int Act>
-BF16_FN inline __m512 activate(__m512 v) {
-  if (Act == kRelu) return _mm512_max_ps(v, _mm512_setzero_ps());
-  if (Act == kGeluErf) {
-    const __m512 half = _mm512_mul_ps(v, _mm512_set1_ps(0.5f));
-    return _mm512_fmadd_ps(half, erf512(_mm512_mul_ps(v, _mm512_set1_ps(0.70710678118654752f))), half);
-  }
-  if (Act == kGeluTanh) {
-    // 0.5 v (1 + tanh(u)) = v / (1 + exp(-2u)), u = sqrt(2/pi) (v + 0.044715 v^3)
-    const __m512 u = _mm512_mul_ps(_mm512_set1_ps(0.7978845608028654f), _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(0.044715f), v), _mm512_mul_ps(v, v), v));
-    return _mm512_div_ps(v, _mm512_add_ps(_mm512_set1_ps(1.0f), exp512(_mm512_mul_ps(_mm512_set1_ps(-2.0f), u))));
-  }
-  return v;
-}
-
-// Rows [0, R) x groups [0, C) of one tile: a = bfloat16 rows (stride kPad), w = the first group's
-// packed pairs (groups `groupStride` uint16 apart), bias = the first group's bias (or null),
-// y = output rows (stride n) from column col0.
-template <int R, int C, int Act>
-BF16_FN void tile(const uint16_t* a, int kPad, const uint16_t* w, size_t groupStride, const float* bias, float* y, int n, int col0) {
-  __m512 acc[R][C];
-  __mmask16 masks[C];
-  for (int c = 0; c < C; c++) {
-    const int left = n - (col0 + c * kGroup);
-    masks[c] = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
-    const __m512 b = bias ? _mm512_maskz_loadu_ps(masks[c], bias + c * kGroup) : _mm512_setzero_ps();
-    for (int r = 0; r < R; r++) acc[r][c] = b;
-  }
-  const int pairs = kPad / 2;
-  for (int p = 0; p < pairs; p++) {
-    __m512bh wv[C];
-    for (int c = 0; c < C; c++) {
-      _mm_prefetch((const char*)(w + c * groupStride + (size_t)(p + kPrefetch) * 32), _MM_HINT_T0);
-      wv[c] = (__m512bh)_mm512_loadu_si512(w + c * groupStride + (size_t)p * 32);
-    }
-    for (int r = 0; r < R; r++) {
-      int32_t pair;
-      std::memcpy(&pair, a + (size_t)r * kPad + 2 * p, 4);
-      const __m512bh av = (__m512bh)_mm512_set1_epi32(pair);
-      for (int c = 0; c < C; c++) acc[r][c] = _mm512_dpbf16_ps(acc[r][c], wv[c], av);
-    }
-  }
-  for (int c = 0; c < C; c++)
-    for (int r = 0; r < R; r++) _mm512_mask_storeu_ps(y + (size_t)r * n + col0 + c * kGroup, masks[c], activate<Act>(acc[r][c]));
-}
-
-using TileFn = void (*)(const uint16_t*, int, const uint16_t*, size_t, const float*, float*, int, int);
-
-template <int R, int Act>
-constexpr TileFn tileFor(int c) {
-  return c == 1 ? tile<R, 1, Act> : c == 2 ? tile<R, 2, Act> : c == 3 ? tile<R, 3, Act> : tile<R, 4, Act>;
-}
-
-template <int Act>
-TileFn tileOf(int rows, int groups) {
-  switch (rows) {
-    case 1: return tileFor<1, Act>(groups);
-    case 2: return tileFor<2, Act>(groups);
-    case 3: return tileFor<3, Act>(groups);
-    default: return tileFor<4, Act>(groups);
-  }
-}
-
-TileFn tileOf(int act, int rows, int groups) {
-  switch (act) {
-    case kGeluErf: return tileOf<kGeluErf>(rows, groups);
-    case kGeluTanh: return tileOf<kGeluTanh>(rows, groups);
-    case kRelu: return tileOf<kRelu>(rows, groups);
-    default: return tileOf<kNone>(rows, groups);
-  }
-}
-
 void gemm(const uint16_t* packed, const float* x, const float* bias, float* y, int m, int n, int k, int act) {
   thread_local std::vector<uint16_t> rows;  // the calling thread's bfloat16 rows, reused between calls
   const int kPad = (k + 1) & ~1;
@@ -191,13 +64,18 @@ void gemm(const uint16_t* packed, const float* x, const float* bias, float* y, i
     for (int r = r0; r < r1; r += kTileRows) {
       const int tr = std::min(kTileRows, r1 - r);
       tileOf(act, tr, c)(a + (size_t)r * kPad, kPad, packed + g0 * groupStride, groupStride, bias ? bias + g0 * kGroup : nullptr, y + (size_t)r * n, n,
-                         g0 * kGroup);
+                         (size_t)n, g0 * kGroup);
     }
   };
   // Helpers only for enough work: waking one costs more than a small GEMM saves. (Measured: q8-gemm.cc's
   // 4M, which split every GEMM of a 16-token MiniLM forward (2.4-9.4M, 10-40 us on one thread), ran
   // that forward in 2.09-2.22 ms best of 40 against 1.84-1.88 with them on one thread, two threads,
-  // interleaved; 128-row forwards the same either way.)
+  // interleaved; 128-row forwards the same either way.) Lowering this one to 1e6, so that a lone
+  // 16-token MiniLM forward's GEMMs (2.4-9.4M) use the idle second core at concurrency 1: served
+  // 16 tokens c1, bfloat16, three 400-request rounds each, interleaved: 301, 323, 311 -> 320, 315,
+  // 326 embeddings/s (+3%, within the load's noise) for 2.60-2.75 -> 2.85-3.33 ms of server CPU
+  // each (+17%); runner alone 1x16, two threads, mean of 400: 1.55, 1.92 -> 1.31, 1.49 ms (0: 1.47,
+  // 1.48), the helper's core mostly held by other sessions. Not taken.
   if ((double)m * n * k >= 2e7)
     parallelFor(rowItems * colItems, fn);
   else

@@ -1,25 +1,24 @@
 // The BERT-style encoder (encoder-graph.ts) cut for the pooling runner's bfloat16 path
-// (runner/bf16-pooling-runner.ts): the addon's AVX512-BF16 GEMM (native/src/bf16-gemm.cc) runs
-// every encoder linear (fused QKV, attention output, FFN up with its activation, FFN down) and the
-// residual add + LayerNorms; onnxruntime keeps what has no weights to stream or is not row-wise,
-// in three small graphs:
+// (runner/bf16-pooling-runner.ts): the addon's AVX512-BF16 kernels run every encoder linear
+// (native/src/bf16-gemm.cc: fused QKV, attention output, FFN up with its activation, FFN down),
+// the residual add + LayerNorms and the self-attention (native/src/bf16-encoder-attention.cc);
+// onnxruntime keeps the two ends, in two small graphs:
 //
 //   embed      input_ids [B,S] (+ token_type_ids) → hidden [B*S, H]   (embeddings + LayerNorm)
-//   attention  qkv [B*S, 3H], attention_mask [B,S] → context [B*S, H] (the Attention op; one
-//              session for every layer: it has no weights)
 //   pool       hidden [B*S, H], pool_weights [B,S] → pooled [B, D]     (pooling, then the classifier
 //              head in float32 when the model has one)
 //
-// Per layer, between them: qkv = x Wqkv + b; a = LN(context Wo + bo + x); x = LN(act(a W1 + b1) W2 + b2 + a).
-import { GraphBuilder, attrInt, type BuiltModel } from './graph-builder';
-import { emitEmbeddings, emitSelfAttention, type PooledHead } from './encoder-graph';
+// Per layer, between them: qkv = x Wqkv + b; context = attention(qkv); a = LN(context Wo + bo + x);
+// x = LN(act(a W1 + b1) W2 + b2 + a).
+import { GraphBuilder, type BuiltModel } from './graph-builder';
+import { emitEmbeddings, type PooledHead } from './encoder-graph';
 import { OnnxDataType } from './onnx-proto';
-import { attentionMask4d, emitPooled, PoolingInputs, poolHidden } from './pooling-graph';
+import { emitPooled, PoolingInputs, poolHidden } from './pooling-graph';
 import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
 import type { EncoderArchConfig, ModelWeights } from '../types';
 
 /** The segments' own tensor names (the pooling inputs keep theirs). */
-export const EncoderSegmentNames = { hidden: 'hidden', qkv: 'qkv', context: 'context' } as const;
+export const EncoderSegmentNames = { hidden: 'hidden' } as const;
 
 /** A float32 linear y = x Wᵀ + b: W [n, k] row-major. */
 export interface EncoderLinear {
@@ -46,7 +45,6 @@ export interface EncoderLayerWeights {
 
 export interface EncoderSegments {
   embed: BuiltModel;
-  attention: BuiltModel;
   pool: BuiltModel;
   /** Layer l's weights, read when asked (to be packed, then dropped). */
   layer(l: number): EncoderLayerWeights;
@@ -64,7 +62,6 @@ export function encoderSegments(c: EncoderArchConfig, weights: ModelWeights, hea
   const norm = (name: string): LayerNormWeights => ({ gamma: f32(`${name}.weight`), beta: f32(`${name}.bias`) });
   return {
     embed: buildEmbedSegment(c, weights),
-    attention: buildAttentionSegment(c),
     pool: buildPoolSegment(c, head),
     layer: (l) => {
       const p = `encoder.layer.${l}.`;
@@ -91,17 +88,6 @@ function buildEmbedSegment(c: EncoderArchConfig, weights: ModelWeights): BuiltMo
   const x = emitEmbeddings(g, c, weights, { inputIds, seqLen: seqLenOf(g, inputIds) });
   g.node('Identity', [x], [EncoderSegmentNames.hidden]);
   g.output(EncoderSegmentNames.hidden, OnnxDataType.FLOAT, ['rows', c.hiddenSize]);
-  return g.build({ '': 23 });
-}
-
-function buildAttentionSegment(c: EncoderArchConfig): BuiltModel {
-  const g = new GraphBuilder(`${c.architecture}-encoder-attention`);
-  const qkv = g.input(EncoderSegmentNames.qkv, OnnxDataType.FLOAT, ['rows', 3 * c.hiddenSize]);
-  const attentionMask = g.input(PoolingInputs.attentionMask, OnnxDataType.BOOL, ['batch', 'seq']);
-  const mask = attentionMask4d(g, { attentionMask, seqLen: seqLenOf(g, attentionMask) }, false);
-  const batchSeqHidden = g.op('Concat', [g.op('Shape', [attentionMask]), g.constInt64([c.hiddenSize])], { axis: attrInt(0) });
-  g.node('Identity', [emitSelfAttention(g, c, qkv, mask, batchSeqHidden)], [EncoderSegmentNames.context]);
-  g.output(EncoderSegmentNames.context, OnnxDataType.FLOAT, ['rows', c.hiddenSize]);
   return g.build({ '': 23 });
 }
 

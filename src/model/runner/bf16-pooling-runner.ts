@@ -1,8 +1,10 @@
 // The pooling forward of --dtype bfloat16 (pooling-runner.ts packs the runs): a BERT-style
 // encoder cut by graph/encoder-segments.ts, its linears in the addon's AVX512-BF16 GEMM
 // (native/src/bf16-gemm.cc: weights rounded to bfloat16 once here, activations per call, float32
-// sums, bias and activation fused) with the residual add + LayerNorms, and onnxruntime running the
-// embeddings, each layer's attention and the pooling (+ classifier head) between them.
+// sums, bias and activation fused) with the residual add + LayerNorms, each layer's self-attention
+// on the same tiles (native/src/bf16-encoder-attention.cc: each sequence over its own length's keys,
+// from the fused QKV rows straight into the context rows), and onnxruntime running the embeddings
+// and the pooling (+ classifier head) at the two ends.
 //
 // Refused at startup, with the reason, where it cannot run: another device, an architecture
 // without pooling segments, no addon, or a CPU without AVX512-BF16 (vLLM's CPU backend also
@@ -21,13 +23,23 @@
 //   1.28 ms = the GEMMs 1.01, the six attention runs 0.15, embed 0.03, pool 0.02, LayerNorms 0.03;
 //   1x128 8.06 ms = GEMMs 6.37 (~425 GFLOP/s), attention 1.27, LayerNorms 0.16, embed 0.11, pool
 //   0.03. At 16 rows the GEMMs stream the 21 MB of bfloat16 weights from memory (~21 GB/s).
-// - Not taken: attention in the addon instead of the attention session (an AVX-512 float32 kernel
-//   per sequence and head: keys transposed, 4 x 16 keys' scores per step, softmax with exp512,
-//   4-way unrolled p-weighted value rows). Runner alone, interleaved, two rounds, best wall ms, one
-//   thread: 1x16 1.33-1.45 against 1.50-1.68 (two threads 1.48-1.55 against 1.58-1.78), 32x16 the
-//   same, 1x128 9.2-10.5 against 7.9-8.6, 16x128 147-155 against 117-137: onnxruntime's Attention
-//   blocks several queries per key load, which that kernel did not; a win only at 16 tokens, ~10%
-//   of a lone forward, not worth a second attention path.
+// - Attention: first an AVX-512 float32 kernel per sequence and head (keys transposed, 4 x 16 keys'
+//   scores per step, softmax with exp512, 4-way unrolled p-weighted value rows) was measured and
+//   not taken: runner alone, interleaved, two rounds, best wall ms, one thread, 1x16 1.33-1.45
+//   against onnxruntime's 1.50-1.68, 1x128 9.2-10.5 against 7.9-8.6, 16x128 147-155 against
+//   117-137 (onnxruntime's Attention blocks several queries per key load, that kernel did not).
+//   Taken: QK^T and PV as bfloat16 GEMMs on the linears' register tiles (4 queries x 64 keys per
+//   tile, then 4 queries x the head's dims), no mask (keys past a sequence's length are never
+//   scored), no Split/transpose/output copies. Runner alone against the attention session
+//   (`SHAPES=1x16,32x16,1x128,16x128 THREADS=1,2 DTYPES=bfloat16 REPS=20 node
+//   dist/bench/embed-forward.js`, the two builds interleaved, two rounds, load ~3, best wall / CPU
+//   ms): one thread 1x16 1.45-1.53 -> 1.29-1.31, 32x16 27.9-28.0 -> 25.9-27.1, 1x128 7.86-7.94 ->
+//   7.51-8.00, 16x128 120-121 -> 112-113; two threads 1x16 1.61-1.62 -> 1.29-1.32, 1x128 7.1-8.3 /
+//   8.6-8.9 -> 5.5 / 8.2, 16x128 72-74 / 129-132 -> 65-69 / 114-118. perf of a 32x128 forward, one
+//   thread, after: GEMM tiles of the linears ~75%, attention ~12% (softmax 4.4, its tiles ~6,
+//   packing K and V 1.5), convertRow 2.6, LayerNorms 2.0; onnxruntime's embed and pool ~1.
+//   Embeddings against transformers.js: least cosine 0.999999 before and after (largest
+//   difference 2.65e-4 -> 2.83e-4).
 // - Served, `BENCH_EMBED_DTYPES=float32,bfloat16 npm run bench:embed` (each cell float32, bfloat16
 //   and transformers.js float32 alternating, best of 3; load average ~3), embeddings/s float32 ->
 //   bfloat16 (ortllm / transformers.js), server CPU ms per embedding:
@@ -40,6 +52,27 @@
 //   c8 49.1 -> 97.2, c32 117 -> 177 (1.28 -> 1.93). At 16 tokens the rest of a request (HTTP,
 //   tokenizer, the hop to the engine worker: ~1 ms of server CPU per embedding at c32, ~2 at c1)
 //   now outweighs the forward.
+// - The attention kernel served (`BENCH_EMBED_DTYPES=float32,bfloat16 BENCH_EMBED_REPEATS=2
+//   BENCH_EMBED_ROUNDS=4 node dist/bench/embed.js`, the build before and after alternating, two runs
+//   each, load ~3), bfloat16 ortllm / transformers.js and server CPU ms per embedding, before ->
+//   after: 128 tokens c32 1.88, 1.90 -> 2.10, 2.05 (9.22, 9.45 -> 8.59, 8.59), c8 1.51, 1.53 ->
+//   1.55, 1.46 (10.3, 9.7 -> 9.1, 9.4), c1 1.18, 1.06 -> 1.08, 1.20 (10.6, 11.9 -> 10.6, 10.6);
+//   16 tokens c1 0.88, 0.77 -> 0.83 (and 2.42 in a run where transformers.js fell to 130/s), c32
+//   0.97, 0.92 -> 0.93, 1.01 (1.88, 2.03 -> 1.80, 1.72). 128 tokens c32 alone (REPEATS=3 ROUNDS=8,
+//   two rounds): 1.84, 1.89 -> 2.01, 2.00, CPU 9.45, 9.41 -> 8.75, 8.83; 16 tokens c1 alone
+//   (REPEATS=3 ROUNDS=150, two rounds, load ~2.4): 0.72, 0.78 -> 0.89, 0.90, CPU 3.40, 3.07 ->
+//   2.40, 2.60 (six onnxruntime runs fewer per forward). float32 unchanged (16
+//   tokens, 300-request rounds, interleaved: c1 287, 263 -> 285, 273/s; c32 865, 755 -> 806, 828).
+// - Where a served 16-token c1 request's CPU goes after (perf, 1,500 requests, 2.8 ms of server
+//   CPU each): the engine worker ~1.3 ms (the forward ~1.1, the engine's own JS ~0.05), the HTTP
+//   thread ~1.0 (spread over Fastify/Nest routing, hooks, body parsing, class-validator, the
+//   tokenizer, metrics, JSON serialization and socket writes, none above ~5% of it), V8's helper
+//   threads ~0.4, the load generator 0.45 on the same cores.
+// - Not taken: the embed and pool sessions on one intra-op thread (no pool wake-up or spin for their
+//   small graphs). Runner alone, two threads, interleaved, two rounds, CPU ms per forward: 1x16
+//   1.22, 1.19 -> 1.16, 1.15 (wall 1.15-1.17 either way), 32x16 29.7, 28.7 -> 29.9, 29.0, 16x128
+//   122, 134 -> 119, 118 with wall 68, 95 -> 94, 119: ~0.05 ms of CPU at 16 tokens for a slower
+//   wall at 128.
 import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { architectureOf, BFLOAT16_SCOPE } from '../architectures/registry';
@@ -86,23 +119,24 @@ export function createBf16Forward(model: LoadedModel, settings: SessionSettings)
   }
   // Unset (or 0) intra-op threads means every core, as onnxruntime's default.
   native.setThreads(settings.intraOpThreads || availableParallelism());
-  return new Bf16Forward(config, native, session(segments.embed), session(segments.attention), session(segments.pool), layers);
+  return new Bf16Forward(config, native, session(segments.embed), session(segments.pool), layers);
 }
 
 class Bf16Forward implements PoolingForward {
   private readonly takesTokenTypes: boolean;
   private readonly activation: number;
+  private readonly attentionScale: number;
 
   constructor(
     private readonly config: EncoderArchConfig,
     private readonly native: NativeAttention,
     private readonly embed: SyncSession,
-    private readonly attention: SyncSession,
     private readonly pool: SyncSession,
     private readonly layers: readonly PackedLayer[],
   ) {
     this.takesTokenTypes = embed.inputNames.includes(PoolingInputs.tokenTypeIds);
     this.activation = BF16_ACTIVATION[config.hiddenAct];
+    this.attentionScale = 1 / Math.sqrt(config.hiddenSize / config.numHeads);
   }
 
   run(inputs: PaddedBatch): Float32Array {
@@ -112,7 +146,6 @@ class Bf16Forward implements PoolingForward {
     const h = config.hiddenSize;
     const embedFeeds: Record<string, ort.Tensor> = { [PoolingInputs.inputIds]: new ort.Tensor('int64', inputs.ids, dims) };
     if (this.takesTokenTypes) embedFeeds[PoolingInputs.tokenTypeIds] = new ort.Tensor('int64', inputs.types, dims);
-    const mask = new ort.Tensor('bool', inputs.mask, dims);
     // x: the layer's input rows; a: the rows after attention (each LayerNorm writes in place of its residual).
     const x = this.embed.run(embedFeeds)[EncoderSegmentNames.hidden].data as Float32Array;
     const qkv = new Float32Array(rows * 3 * h);
@@ -121,13 +154,11 @@ class Bf16Forward implements PoolingForward {
     const gemm = (w: PackedLinear, input: Float32Array, out: Float32Array, act: number = BF16_ACTIVATION.none) =>
       native.bf16Gemm(w.packed, input, w.bias, out, rows, w.n, w.k, act);
     const a = new Float32Array(rows * h);
+    const context = new Float32Array(rows * h);
     for (const layer of this.layers) {
       gemm(layer.qkv, x, qkv);
-      const context = this.attention.run({ [EncoderSegmentNames.qkv]: new ort.Tensor('float32', qkv, [rows, 3 * h]), [PoolingInputs.attentionMask]: mask })[
-        EncoderSegmentNames.context
-      ].data as Float32Array;
+      native.bf16EncoderAttention(qkv, inputs.lengths, context, inputs.seq, config.numHeads, this.attentionScale);
       gemm(layer.output, context, projected);
-      native.free(context);
       native.addLayerNorm(projected, x, layer.attentionNorm.gamma, layer.attentionNorm.beta, a, config.layerNormEps);
       gemm(layer.up, a, inner, this.activation);
       gemm(layer.down, inner, projected);
@@ -137,11 +168,11 @@ class Bf16Forward implements PoolingForward {
       [EncoderSegmentNames.hidden]: new ort.Tensor('float32', x, [rows, h]),
       [PoolingInputs.poolWeights]: new ort.Tensor('float32', inputs.weights, dims),
     })[PoolingOutputs.pooled].data as Float32Array;
-    native.free(x, qkv, projected, inner, a);
+    native.free(x, qkv, projected, inner, a, context);
     return pooled;
   }
 
   async release(): Promise<void> {
-    await Promise.all([this.embed.release(), this.attention.release(), this.pool.release()]);
+    await Promise.all([this.embed.release(), this.pool.release()]);
   }
 }

@@ -65,6 +65,12 @@ export interface NativeAttention {
   bf16Gemm(packed: Uint16Array, x: Float32Array, bias: Float32Array | null, y: Float32Array, m: number, n: number, k: number, act: number): void;
   /** out = LayerNorm(x + residual) * gamma + beta per row of gamma's width (out may be x or residual); AVX512-BF16 CPUs only. */
   addLayerNorm(x: Float32Array, residual: Float32Array, gamma: Float32Array, beta: Float32Array, out: Float32Array, eps: number): void;
+  /**
+   * Bidirectional self-attention of padded sequences (native/src/bf16-encoder-attention.cc): qkv [B*S, 3H]
+   * (q, k, v side by side), sequence b's positions 0..lengths[b]-1 real; writes context [B*S, H] (padded
+   * rows zero). Q, K, V and the probabilities rounded to bfloat16, float32 sums and softmax; AVX512-BF16 CPUs only.
+   */
+  bf16EncoderAttention(qkv: Float32Array, lengths: Int32Array, context: Float32Array, seq: number, heads: number, scale: number): void;
 }
 
 /** The attention kernels, lowest first (native/src/attention.cc's SimdLevel). */

@@ -100,6 +100,8 @@ export interface PaddedBatch {
   ids: BigInt64Array;
   types: BigInt64Array;
   mask: Uint8Array;
+  /** Each sequence's length: its positions 0..length-1 are real, the rest of its row padding. */
+  lengths: Int32Array;
   weights: Float32Array;
 }
 
@@ -188,8 +190,10 @@ class GraphPoolingRunner implements PoolingRunner {
     const types = new BigInt64Array(batch * seq);
     const mask = new Uint8Array(batch * seq);
     const weights = new Float32Array(batch * seq);
+    const lengths = new Int32Array(batch);
     group.forEach((s, b) => {
       const n = s.tokens.length;
+      lengths[b] = n;
       if (n < 1) throw new Error('a pooled sequence needs at least one token');
       if (s.tokenTypeIds && s.tokenTypeIds.length !== n) throw new Error('token_type_ids must have one entry per token');
       for (let i = 0; i < n; i++) {
@@ -199,7 +203,7 @@ class GraphPoolingRunner implements PoolingRunner {
       }
       fillPoolWeights(weights.subarray(b * seq, b * seq + n), this.pooling);
     });
-    const out = await this.forward.run({ batch, seq, ids, types, mask, weights });
+    const out = await this.forward.run({ batch, seq, ids, types, mask, lengths, weights });
     const d = this.outputSize;
     return group.map((_, b) => out.slice(b * d, (b + 1) * d));
   }

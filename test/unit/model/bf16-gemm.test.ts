@@ -1,6 +1,7 @@
 /** @jest-environment ./test/helpers/ort-environment.js */
-// The addon's AVX512-BF16 GEMM and add + LayerNorm (native/src/bf16-gemm.cc) against float64
-// references written here over the bfloat16-rounded operands, and --dtype bfloat16 pooling
+// The addon's AVX512-BF16 GEMM and add + LayerNorm (native/src/bf16-gemm.cc) and encoder attention
+// (native/src/bf16-encoder-attention.cc) against float64 references written here over the
+// bfloat16-rounded operands, and --dtype bfloat16 pooling
 // (runner/bf16-pooling-runner.ts) against the float32 runner and the float64 reference forward on
 // random BERT / XLM-RoBERTa checkpoints.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -129,6 +130,79 @@ bf16Describe(`addLayerNorm${reason}`, () => {
     native!.addLayerNorm(x, residual, gamma, beta, residual, 1e-12);
     residual.forEach((v, i) => expect(Math.abs(v - expected[i])).toBeLessThan(1e-5));
     expect(() => native!.addLayerNorm(x, new Float32Array(3), gamma, beta, residual, 1e-12)).toThrow(/rows of gamma/);
+  });
+});
+
+bf16Describe(`bf16EncoderAttention${reason}`, () => {
+  /**
+   * softmax(q k^T * scale) v per sequence and head over the sequence's own keys, in float64 over the
+   * bfloat16-rounded q, k, v and with the probabilities rounded to bfloat16 as the kernel rounds them.
+   */
+  function reference(qkv: Float32Array, lengths: number[], seq: number, heads: number, hidden: number, scale: number): Float64Array {
+    const d = hidden / heads;
+    const out = new Float64Array(lengths.length * seq * hidden);
+    const rounded = Float64Array.from(qkv, toBf16);
+    const at = (b: number, pos: number, part: number, head: number, i: number) => rounded[(b * seq + pos) * 3 * hidden + part * hidden + head * d + i];
+    lengths.forEach((L, b) => {
+      for (let head = 0; head < heads; head++) {
+        for (let r = 0; r < L; r++) {
+          const scores = Array.from({ length: L }, (_, j) => {
+            let dot = 0;
+            for (let i = 0; i < d; i++) dot += at(b, r, 0, head, i) * at(b, j, 1, head, i);
+            return dot * scale;
+          });
+          const max = Math.max(...scores);
+          const e = scores.map((v) => Math.exp(v - max));
+          const sum = e.reduce((a, v) => a + v, 0);
+          const p = e.map((v) => toBf16(v / sum));
+          for (let i = 0; i < d; i++) {
+            let acc = 0;
+            for (let j = 0; j < L; j++) acc += p[j] * at(b, j, 2, head, i);
+            out[(b * seq + r) * hidden + head * d + i] = acc;
+          }
+        }
+      }
+    });
+    return out;
+  }
+
+  it.each([
+    [[1, 17, 5, 40], 40, 3, 60], // head dim 20: a part-filled column group; lengths odd, 1, past 16
+    [[9, 4], 12, 2, 66], // head dim 33: odd, padded to even
+    [[128, 100, 77], 128, 6, 384], // enough work for the thread pool (2 sum(L^2) hidden >= 2e7), head dim 64
+  ])('lengths %j of %i positions, %i heads, hidden %i: each sequence attends over its own keys', (lengths, seq, heads, hidden) => {
+    native!.setThreads(2);
+    const rows = lengths.length * seq;
+    const qkv = seeded(rows * 3 * hidden, hidden + seq, 2);
+    const context = new Float32Array(rows * hidden).fill(Number.NaN);
+    const scale = 1 / Math.sqrt(hidden / heads);
+    native!.bf16EncoderAttention(qkv, Int32Array.from(lengths), context, seq, heads, scale);
+    const expected = reference(qkv, lengths, seq, heads, hidden, scale);
+    let worst = 0;
+    lengths.forEach((L, b) => {
+      for (let r = 0; r < seq; r++) {
+        for (let c = 0; c < hidden; c++) {
+          const i = (b * seq + r) * hidden + c;
+          // Padded rows are zeros, never NaN: the linears and LayerNorms after run over them.
+          if (r >= L) expect(context[i]).toBe(0);
+          // float32 softmax and sums against float64: ~1e-7 of the values (|v| <= 2); a probability
+          // whose float32 value rounds to the other bfloat16 neighbour moves a term by 2^-8 of itself
+          // (2.4e-4 at most over these cases; a wrong mask, scale or head is off by ~0.1).
+          else worst = Math.max(worst, Math.abs(context[i] - expected[i]));
+        }
+      }
+    });
+    expect(worst).toBeLessThan(1e-3);
+  });
+
+  it('refuses arguments that do not match', () => {
+    const ok = () => [new Float32Array(2 * 4 * 24), Int32Array.of(4, 2), new Float32Array(2 * 4 * 8)] as const;
+    const [qkv, lengths, context] = ok();
+    expect(() => native!.bf16EncoderAttention(qkv, lengths, context, 4, 2, 0.5)).not.toThrow();
+    expect(() => native!.bf16EncoderAttention(qkv.subarray(1), lengths, context, 4, 2, 0.5)).toThrow(/qkv must be/);
+    expect(() => native!.bf16EncoderAttention(qkv, Int32Array.of(5, 2), context, 4, 2, 0.5)).toThrow(/lengths must lie in 0..seq/);
+    expect(() => native!.bf16EncoderAttention(qkv, lengths, context, 4, 3, 0.5)).toThrow(/multiple of heads/);
+    expect(() => native!.bf16EncoderAttention(qkv, lengths, context.subarray(1), 4, 2, 0.5)).toThrow(/context must be/);
   });
 });
 
