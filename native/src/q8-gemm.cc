@@ -12,7 +12,7 @@
 // quantized). A block's int32 sums are then scaled into float32 accumulators (* weight scales *
 // activation scale). Register tile: 4 rows x 3 column groups (12 int32 + 12 float accumulators).
 // Work items are (up to 64 rows) x (3 column groups), spread over the attention thread pool
-// when the call has enough work (m n k >= 4M; below, waking a helper costs more than it saves).
+// when the call has enough work (m n k >= 5e5: every decode GEMM of the bench shapes; see gemm()).
 //
 // Measured (issue 16), a shared 2-core AMD EPYC Zen 5 (AVX-512 at full width, VNNI):
 // - Ceiling: a loop of 16 independent VPDPBUSD zmm chains does 7.9 per ns on one core, ~1000 GOPS
