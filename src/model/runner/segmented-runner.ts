@@ -109,6 +109,11 @@
 //   (1.23), 214 / 245 (0.87); TPOT p50 4.1-4.3 -> 2.9-3.3 ms. At 32 streams (`--concurrency 32
 //   --repeat 1 --peer none`) within the noise: 1695 / 1004 / 1182 -> 1167 / 1090 / 1081 / 1120 tok/s,
 //   TPOT p50 17.0 / 29.6 / 25.3 -> 25.2 / 27.0 / 27.1 / 25.2 ms.
+// - Not taken: q, k and v packed as one weight, a batch-1 step's three GEMMs as one 768x2304 call
+//   (the separate calls as views of its column groups at more rows). 100M batch 1, 500 steps a
+//   run, six rounds alternating: q, k, v and o 737 / 792 / 767 / 693 -> 635 / 679 / 766 / 712 us a
+//   step where both cores were free (965 / 912 -> 914 / 925 where one was), the step 3.24 / 3.31
+//   / 3.22 / 2.95 -> 2.84 / 2.96 / 3.31 / 3.16 ms: ~50 us, within the noise.
 // Logits move by the int8 rounding only: against a float32 (dequantized) runner both int8 paths
 // stay ~2.3e-2 off in the largest logit difference (MatMulNBits' and this one alike, ~1% of the
 // logits' range), so greedy tokens agree except where the top two are that close.
