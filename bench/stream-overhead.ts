@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { isMainThread, MessageChannel, parentPort, Worker, workerData, type MessagePort } from 'node:worker_threads';
 import { createApp } from '../src/app-factory';
 import { resolveServerConfig } from '../src/config/server-config';
 import { emptyIterationStats } from '../src/engine/core/engine-core';
@@ -22,6 +22,7 @@ import type { CoreCommand, CoreConnection } from '../src/engine/core/protocol';
 import { decodeStep, encodeStep, type WireStep } from '../src/engine/core/step-wire';
 import { EngineFrontend } from '../src/engine/engine-frontend';
 import { InlineTextProcessor } from '../src/engine/text/text-processor';
+import { takeEvents } from '../src/engine/worker/spawn-worker';
 import type { RequestOutput } from '../src/engine/types';
 import { loadModel } from '../src/model/load-model';
 
@@ -37,7 +38,7 @@ const numbers = (flag: string, fallback: string) => arg(flag, fallback).split(',
 /** The stand-in engine worker: one token per running request per step, --step-us of busy CPU per step. */
 function fakeEngineWorker(): void {
   const port = parentPort!;
-  const stepUs = (workerData as { stepUs: { value: number } }).stepUs;
+  const { stepUs, events } = workerData as { stepUs: { value: number }; events: MessagePort };
   const running = new Map<string, { maxTokens: number; generated: number; promptTokens: number }>();
   let looping = false;
   const step = (): void => {
@@ -69,7 +70,7 @@ function fakeEngineWorker(): void {
       }
     }
     const stats = { numRunning: running.size, numWaiting: 0, kvCacheUsage: 0, numBlocks: 100_000, blockSize: 16 };
-    port.postMessage(encodeStep({ type: 'step', outputs, stats, iteration }));
+    events.postMessage(encodeStep({ type: 'step', outputs, stats, iteration }));
     setImmediate(step);
   };
   port.on('message', (command: CoreCommand | { type: 'step-us'; value: number }) => {
@@ -84,8 +85,9 @@ function fakeEngineWorker(): void {
   });
 }
 
-function fakeCore(worker: Worker, frontend: () => EngineFrontend): CoreConnection {
-  worker.on('message', (message: WireStep) => frontend().handleEvent(decodeStep(message)));
+/** Steps arrive as the engine worker's do: on their own port, the waiting ones taken together. */
+function fakeCore(worker: Worker, events: MessagePort, frontend: () => EngineFrontend): CoreConnection {
+  takeEvents(events, (message: WireStep) => frontend().handleEvent(decodeStep(message)));
   const post = (command: CoreCommand) => worker.postMessage(command);
   return {
     info: { numBlocks: 100_000, blockSize: 16, maxModelLen: 1024 },
@@ -97,7 +99,7 @@ function fakeCore(worker: Worker, frontend: () => EngineFrontend): CoreConnectio
     pause: () => undefined,
     resume: () => undefined,
     control: () => Promise.resolve(),
-    shutdown: () => worker.terminate().then(() => undefined),
+    shutdown: () => worker.terminate().then(() => events.close()),
   };
 }
 
@@ -158,9 +160,10 @@ async function main(): Promise<void> {
   const rounds = Number(arg('--rounds', '3'));
   const config = resolveServerConfig({ model: storiesPath, servedModelNames: ['bench'], disableUvicornAccessLog: true, logLevel: 'warning', disableLogStats: true }, {});
   const model = await loadModel({ model: storiesPath, loadFormat: 'auto', loadWeights: false, skipTokenizer: false, chatTemplate: null, generationConfig: 'vllm' });
-  const worker = new Worker(__filename, { workerData: { stepUs: { value: stepUs[0] } } });
+  const events = new MessageChannel();
+  const worker = new Worker(__filename, { workerData: { stepUs: { value: stepUs[0] }, events: events.port2 }, transferList: [events.port2] });
   const frontend: EngineFrontend = new EngineFrontend(model, { maxNumSeqs: 256, schedulingPolicy: 'fcfs' }, { numBlocks: 100_000, blockSize: 16, maxModelLen: 1024 }, new InlineTextProcessor(model.tokenizer!, model.chatTemplate));
-  frontend.attach(fakeCore(worker, () => frontend));
+  frontend.attach(fakeCore(worker, events.port1, () => frontend));
   const app = await createApp(config, { engine: frontend });
   await app.listen(0, '127.0.0.1');
   const port = (app.getHttpAdapter().getInstance().server.address() as AddressInfo).port;

@@ -13,14 +13,30 @@
 //
 // What a streamed chunk costs the HTTP thread (issue 16; bench/stream-overhead.js: the real app
 // over a stand-in engine worker, 64-token streams, the HTTP thread's own CPU; --cpu-prof and perf
-// on the served stories260K agree): ~60 us per chunk at 1 stream, ~17-21 us at 32. The socket
-// write is the largest single part: a writev of one ~200-byte frame to a loopback client costs
+// on the served stories260K agree): ~60 us per chunk at 1 stream, ~17-21 us at 32 before the
+// changes below; ~35-42 and ~12-15 after them. The socket write is the largest single part: a writev of one ~200-byte frame to a loopback client costs
 // 20-22 us at 1 stream (the kernel wakes the reader inside it) and ~5 us at 32. Then each
 // request's own work spread over its chunks (parse, routing and hooks, class-validator,
 // tokenizing, the add message, metrics: ~0.36 ms a request alone, ~0.6-1.2 ms while the engine's
 // threads hold the cores, which is most of the 32-stream bench's TTFT), and the chunk's own path
 // (worker message, OutputStream, the generators, the chunk object, JSON, SSE and chunked framing:
 // ~2.5 us).
+// Taken: (1) the chunk's JSON from a per-response template (serving/chunk-template.ts: the
+// constant head written once, the choice from its known shape; byte-identical to
+// JSON.stringify), ~1.2 us a chunk less; (2) a one-prompt completion stream read without
+// mergeStreams' generator between (~0.6 us); (3) the engine's step messages taken together when
+// several wait (engine/worker/spawn-worker.ts has its figures: fewer writev calls, within the
+// noise on served tok/s), so the frames of the steps that queued up while this thread was busy
+// leave in one writev per socket. bench/stream-overhead, 3 interleaved runs of 2 rounds each,
+// main's build against (1) and (3): 32 streams 16.5-18.0 -> 12.3-15.0 us a chunk, 1 stream
+// 37.9-46.3 -> 35.5-42.1. Served stories260K, main's build against all three (4 alternating
+// rounds, 64 tokens, 512 requests at 32 streams and 150 at 1; the server's main thread from
+// /proc, writev calls from perf stat): at 32 streams 16.5-18.9 -> 13.1-15.3 us of HTTP-thread
+// CPU a token, writev calls per token 1.00 -> 0.67-0.83, tok/s higher in all 4 rounds
+// (23.1k / 26.0k / 23.9k / 15.6k -> 25.7k / 29.0k / 26.3k / 30.0k); at 1 stream tok/s within the
+// rounds' noise either way (4254 / 5710 / 5936 / 4561 -> 4604 / 5214 / 5556 / 4507).
+// Unlike the cork below, nothing is held back: the outputs were already here, and a stream that
+// stops reading is paused as before (test/e2e/backpressure: +0.0 MiB in the 2 s after, 5 runs).
 // Not taken: one writev per connection per event-loop turn (each socket corked at its first frame
 // of the turn, all uncorked in one setImmediate), so the frames of several steps handled in one
 // turn go out together. Served stories260K (perf stat on the server): writev calls per token
@@ -40,6 +56,7 @@
 import { Logger } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ServerResponse } from 'node:http';
+import { chunkJson } from '../serving/chunk-template';
 import { mapError } from './error-mapping';
 
 const SSE_HEADERS = {
@@ -164,7 +181,8 @@ export class SseStream {
     this.start();
     if (this.closed) return;
     const event = this.options.eventOf?.(payload);
-    if (!this.reply.raw.write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(payload)}\n\n`)) {
+    const json = chunkJson(payload) ?? JSON.stringify(payload);
+    if (!this.reply.raw.write(`${event ? `event: ${event}\n` : ''}data: ${json}\n\n`)) {
       await flushed(this.reply.raw, streamSettingsOf(this.reply).stallTimeoutMs);
     }
   }

@@ -9,6 +9,7 @@ import { contentText, prepareChatMessages } from './chat-messages';
 import { structuredOutputsAfter, type ChatOutputDelta, type ChatOutputParser, type ChoiceParsing } from './chat-output';
 import { checkChatTemplateFlags, prepareChatPrompts, type ChatRenderOptions } from './chat-prompt';
 import type { PreparedPrompt } from './completion-prompts';
+import { ChunkTemplate, plainChatChoiceJson } from './chunk-template';
 import { drainAll, foldOutput, generateFor, type PromptResult } from './engine-stream';
 import { buildEngineRequests, ensureRoomFor } from './engine-requests';
 import { createdNow } from './ids';
@@ -278,6 +279,7 @@ export class ChatServing extends OpenAIServing {
     const numTop = body.top_logprobs ?? 0;
     const { includeUsage, continuousUsage } = streamUsageFlags(body.stream_options, this.opts.enableForceIncludeUsage);
     const base = { id: prep.id, object: 'chat.completion.chunk' as const, created: prep.created, model: prep.model };
+    const template = new ChunkTemplate(prep.id, 'chat.completion.chunk' as const, prep.created, prep.model);
     const state: PromptResult = { promptTokenIds: prep.prompts[0].tokenIds, promptLogprobs: null, numCachedTokens: 0, choices: [] };
     const usageNow = (): UsageInfo =>
       this.usage(state.promptTokenIds.length, state.choices.reduce((a, c) => a + c.tokenIds.length, 0), state.numCachedTokens);
@@ -318,8 +320,10 @@ export class ChatServing extends OpenAIServing {
             choice.finish_reason = chatFinishReason(out.finishReason, prep.tools.choice, !!parser?.toolsCalled, true);
             choice.stop_reason = out.stopReason;
           }
+          let choiceJson: string | undefined;
           if (body.return_token_ids && !hideTokens) choice.token_ids = out.tokenIds;
-          yield withUsage({ ...base, choices: [choice] });
+          else if (!parser) choiceJson = plainChatChoiceJson(choice, out.text);
+          yield template.chunk(choice, choiceJson, continuousUsage ? usageNow() : undefined);
         }
         next = await outputs.next();
       }

@@ -2,12 +2,13 @@
 // SSE chunks. Plain TypeScript so controllers stay thin and /render can reuse prepare().
 
 import { setMaxListeners } from 'node:events';
-import type { EngineRequest, SamplingParams } from '../engine/types';
+import type { EngineRequest, RequestOutput, SamplingParams } from '../engine/types';
 import { RequestValidationError } from '../engine/errors';
 import { countCompletionPrompts, prepareCompletionPrompts, type PreparedPrompt } from './completion-prompts';
 import { drainAll, foldOutput, generateFor, mergeStreams, type PromptResult } from './engine-stream';
 import { NO_PARSERS, structuredOutputsAfter } from './chat-output';
 import { buildEngineRequests, ensureRoomFor } from './engine-requests';
+import { ChunkTemplate, plainCompletionChoiceJson } from './chunk-template';
 import { createdNow } from './ids';
 import { appendCompletionLogprobs, emptyCompletionLogprobs, formatPromptLogprobs, type CompletionLogprobs } from './logprobs';
 import { OpenAIServing } from './openai-serving';
@@ -208,6 +209,7 @@ export class CompletionServing extends OpenAIServing {
     const started = new Set<number>();
     const offsets = new Map<number, number>();
     const base = { id: prep.id, object: 'text_completion' as const, created: prep.created, model: prep.model };
+    const template = new ChunkTemplate(prep.id, 'text_completion' as const, prep.created, prep.model);
     const usageNow = (): UsageInfo =>
       sumUsage(
         states.map((s, i) =>
@@ -221,11 +223,13 @@ export class CompletionServing extends OpenAIServing {
       );
     // Every prompt's engine request listens to the client's signal until it ends.
     if (signal) setMaxListeners(prep.engineRequests.length + 1, signal);
-    const streams = prep.engineRequests.map((r) => generateFor(this.engine, r, signal));
-    for await (const { source, item } of mergeStreams(streams)) {
+    // The echoed prompt texts (decoded from token ids off the HTTP thread when long), up front
+    // so that turning an output into chunks never waits.
+    const echoTexts = body.echo ? await Promise.all(prep.prompts.map((p) => this.echoText(p))) : null;
+    const chunksOf = (source: number, item: RequestOutput): CompletionChunk[] => {
       // Token counts for usage; logprobs already went out with their chunk.
       foldOutput(states[source], item, prep.params[source].output_kind, false);
-      const prompt = prep.prompts[source];
+      const chunks: CompletionChunk[] = [];
       for (const produced of item.outputs) {
         const out = prep.echoOnly ? { ...produced, text: '', tokenIds: [], logprobs: [] } : produced;
         const index = source * n + out.index;
@@ -234,8 +238,8 @@ export class CompletionServing extends OpenAIServing {
         const first = !started.has(index);
         if (body.logprobs != null) logprobs = emptyCompletionLogprobs();
         let offset = offsets.get(index) ?? 0;
-        if (first && body.echo) {
-          text = (await this.echoText(prompt)) + text;
+        if (first && echoTexts) {
+          text = echoTexts[source] + text;
           if (logprobs) offset = appendCompletionLogprobs(logprobs, item.promptTokenIds, item.promptLogprobs ?? [], body.logprobs!, namer, offset);
         }
         if (logprobs) offset = appendCompletionLogprobs(logprobs, out.tokenIds, out.logprobs ?? [], body.logprobs!, namer, offset);
@@ -249,14 +253,25 @@ export class CompletionServing extends OpenAIServing {
           finish_reason: out.finishReason,
           stop_reason: out.stopReason,
         };
+        let choiceJson: string | undefined;
         if (body.return_token_ids) {
           choice.token_ids = out.tokenIds;
           if (first) choice.prompt_token_ids = item.promptTokenIds;
+        } else {
+          choiceJson = plainCompletionChoiceJson(choice);
         }
-        const chunk: CompletionChunk = { ...base, choices: [choice] };
-        if (continuousUsage) chunk.usage = usageNow();
-        yield chunk;
+        chunks.push(template.chunk(choice, choiceJson, continuousUsage ? usageNow() : undefined));
       }
+      return chunks;
+    };
+    const streams = prep.engineRequests.map((r) => generateFor(this.engine, r, signal));
+    if (streams.length === 1) {
+      // One prompt (the usual request): its stream straight, without mergeStreams' generator
+      // between. bench/stream-overhead at 32 streams, 3 interleaved runs of 2 rounds: HTTP-thread
+      // CPU 11.7-13.2 -> 11.4-12.6 us a chunk (medians 12.6 -> 12.0).
+      for await (const item of streams[0]) for (const chunk of chunksOf(0, item)) yield chunk;
+    } else {
+      for await (const { source, item } of mergeStreams(streams)) for (const chunk of chunksOf(source, item)) yield chunk;
     }
     if (includeUsage) yield { ...base, choices: [], usage: usageNow() };
   }

@@ -1,6 +1,7 @@
 // Messages between the HTTP thread (EngineFrontend) and the engine core (worker or
 // in-process). All are small structured-clone objects.
 
+import type { MessagePort } from 'node:worker_threads';
 import type { EncodeRequest, EngineOptions, EngineRequest, IterationStats, RequestOutput, SchedulerStats, SleepLevel, SleepMode } from '../types';
 
 /** Engine-wide operations the frontend asks the core for and awaits (dev endpoints). */
@@ -44,6 +45,8 @@ export type WorkerStartupMessage = { type: 'ready'; info: CoreInfo } | { type: '
 
 export interface WorkerData {
   options: EngineOptions;
+  /** Where the worker posts its CoreEvents (spawn-worker.ts says why they have a port of their own). */
+  events: MessagePort;
 }
 
 /** The frontend's handle on a running core. */

@@ -11,13 +11,13 @@ import { releaseLoadCopies, tuneMalloc } from './malloc-tuning';
 async function main(): Promise<void> {
   const port = parentPort;
   if (!port) throw new Error('engine-worker must run in a worker thread');
-  const { options } = workerData as WorkerData;
+  const { options, events } = workerData as WorkerData;
   let host: EngineCoreHost;
   try {
     tuneMalloc();
     const model = await loadModel({ ...options.load, loadWeights: true });
     // Loaded here from options.load and used for nothing else: the host owns it (see start).
-    host = await EngineCoreHost.start(model, options, (event: CoreEvent) => port.postMessage(event.type === 'step' ? encodeStep(event) : event), true);
+    host = await EngineCoreHost.start(model, options, (event: CoreEvent) => events.postMessage(event.type === 'step' ? encodeStep(event) : event), true);
     releaseLoadCopies();
   } catch (err) {
     const message: WorkerStartupMessage = { type: 'startup-error', error: err instanceof Error ? (err.stack ?? err.message) : String(err) };

@@ -5,7 +5,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { Worker, type Transferable } from 'node:worker_threads';
 
 const TS_BOOTSTRAP = `
 const fs = require('node:fs');
@@ -29,10 +29,13 @@ require.extensions['.ts'] = (module, filename) => module._compile(compile(fs.rea
 require(workerData.entry);
 `;
 
-/** `dir`: the caller's __dirname; `name`: the entry file without extension; `data`: its workerData (structured-cloned). */
-export function startWorkerThread(dir: string, name: string, data: object): Worker {
+/**
+ * `dir`: the caller's __dirname; `name`: the entry file without extension; `data`: its workerData
+ * (structured-cloned); `transferList`: objects in `data` moved rather than cloned (MessagePorts).
+ */
+export function startWorkerThread(dir: string, name: string, data: object, transferList: Transferable[] = []): Worker {
   const compiled = path.join(dir, `${name}.js`);
-  if (!__filename.endsWith('.ts') && fs.existsSync(compiled)) return new Worker(compiled, { workerData: data });
+  if (!__filename.endsWith('.ts') && fs.existsSync(compiled)) return new Worker(compiled, { workerData: data, transferList });
   const root = path.resolve(__dirname, '../../..');
-  return new Worker(TS_BOOTSTRAP, { eval: true, workerData: { ...data, entry: path.join(dir, `${name}.ts`), root } });
+  return new Worker(TS_BOOTSTRAP, { eval: true, workerData: { ...data, entry: path.join(dir, `${name}.ts`), root }, transferList });
 }

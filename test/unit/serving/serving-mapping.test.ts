@@ -4,6 +4,7 @@
 import { RequestValidationError } from '../../../src/engine/errors';
 import type { EngineClient, EngineRequest, RequestOutput } from '../../../src/engine/types';
 import type { Tokenizer } from '../../../src/model/types';
+import { chunkJson } from '../../../src/serving/chunk-template';
 import { CompletionServing } from '../../../src/serving/completion-serving';
 import { prepareCompletionPrompts, truncateTokens } from '../../../src/serving/completion-prompts';
 import { mergeStreams } from '../../../src/serving/engine-stream';
@@ -261,6 +262,33 @@ describe('streaming shapes on a scripted engine', () => {
     expect(chunks.map((c) => c.choices[0]?.delta ?? null)).toEqual([{ role: 'assistant', content: '' }, { content: 'a' }, { content: 'b' }, null]);
     expect(chunks[2].choices[0].finish_reason).toBe('length');
     expect(chunks[3].usage).toMatchObject({ prompt_tokens: 2, completion_tokens: 2 });
+  });
+
+  it('chunks from the per-response template serialize exactly as JSON.stringify would (completions and chat, every option)', async () => {
+    const { ChatServing } = await import('../../../src/serving/chat-serving');
+    const engine = scripted((r) => [step(r, 'say "hi"\n\u2028', [107]), step(r, '☃ \\ \u0001', [108]), step(r, 'end', [109], 'length')]);
+    (engine as { chatTemplate: unknown }).chatTemplate = { render: () => 'hi' };
+    const sse = (c: object) => chunkJson(c) ?? JSON.stringify(c);
+    const completions = new CompletionServing(engine, OPTS);
+    const variants = [{}, { logprobs: 1 }, { stream_options: { include_usage: true, continuous_usage_stats: true } }, { return_token_ids: true }, { echo: true }];
+    for (const extra of variants) {
+      const prep = await completions.prepare({ prompt: 'ab', stream: true, max_tokens: 3, ...extra }, 't');
+      const chunks: object[] = [];
+      for await (const c of completions.stream(prep)) chunks.push(c);
+      for (const c of chunks) expect(sse(c)).toBe(JSON.stringify(c));
+      if (Object.keys(extra).length === 0) expect(chunks.every((c) => chunkJson(c) !== undefined)).toBe(true);
+    }
+    const chat = new ChatServing(engine, OPTS);
+    for (const extra of [{}, { logprobs: true, top_logprobs: 1 }, { stream_options: { include_usage: true, continuous_usage_stats: true } }, { return_token_ids: true }]) {
+      const prep = await chat.prepare({ messages: [{ role: 'user', content: 'x' }], stream: true, max_tokens: 3, ...extra }, 'c');
+      const chunks: object[] = [];
+      for await (const c of chat.stream(prep)) chunks.push(c);
+      for (const c of chunks) expect(sse(c)).toBe(JSON.stringify(c));
+      // Every content chunk (not the role chunk nor the closing usage chunk) came from the template.
+      const content = chunks.slice(1).filter((c) => (c as { choices: unknown[] }).choices.length > 0);
+      expect(content).toHaveLength(3);
+      expect(content.every((c) => chunkJson(c) !== undefined)).toBe(true);
+    }
   });
 
   it('an engine error mid-stream surfaces as a 500 after the chunks already sent', async () => {
