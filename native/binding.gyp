@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "ortllm_native",
-      "sources": ["src/attention.cc", "src/argmax.cc", "src/free-buffers.cc", "src/q8-gemm.cc", "src/bf16-gemm.cc", "src/bf16-encoder-attention.cc"],
+      "sources": ["src/attention.cc", "src/argmax.cc", "src/free-buffers.cc", "src/q8-gemm.cc", "src/bf16-gemm.cc", "src/bf16-encoder-attention.cc", "src/rms-norm.cc"],
       # -Wno-uninitialized: GCC 12's AVX-512 headers (_mm512_undefined_ps' self-initialisation)
       # warn at every inlined intrinsic, a false positive whose megabyte of output overflowed
       # build-native.js's pipe.

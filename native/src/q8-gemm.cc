@@ -12,7 +12,7 @@
 // quantized). A block's int32 sums are then scaled into float32 accumulators (* weight scales *
 // activation scale). Register tile: 4 rows x 3 column groups (12 int32 + 12 float accumulators).
 // Work items are (up to 64 rows) x (3 column groups), spread over the attention thread pool
-// when the call has enough work (m n k >= 4M; below, waking a helper costs more than it saves).
+// when the call has enough work (m n k >= 5e5: every decode GEMM of the bench shapes; see gemm()).
 //
 // Measured (issue 16), a shared 2-core AMD EPYC Zen 5 (AVX-512 at full width, VNNI):
 // - Ceiling: a loop of 16 independent VPDPBUSD zmm chains does 7.9 per ns on one core, ~1000 GOPS
@@ -212,10 +212,13 @@ void gemm(const uint8_t* packed, const float* x, float* y, int m, int n, int k) 
                               packed + g0 * groupStride, groupStride, y + (size_t)r * n, n, g0 * kGroup);
     }
   };
-  // Helpers only for enough work: waking one costs more than a small decode GEMM saves. (Measured
-  // and not taken: helpers from 1M at one row, which splits every ~100M-model decode GEMM: batch-1
-  // steps/s 229 / 233 against 229 / 222, at 5.8-6.0 CPU ms per step against 4.9-5.0.)
-  if ((double)m * n * k >= 4e6)
+  // Helpers from 5e5 multiply-adds: every decode GEMM of the 100M and 1.1B shapes. One thread
+  // streams weights at ~35 GB/s, two at ~46 (the machine's read bandwidth): 100M at one row,
+  // 768x768 19 -> 15 us, 768x4096 100 -> 75, 2048x768 45 -> 37. It pays since the pool's helper
+  // spins between calls (attention.cc's kSpinMicros; figures there). Before, with a futex wake-up
+  // per call, helpers from 1M at one row had measured no faster: batch-1 steps/s 229 / 233
+  // against 229 / 222, at 5.8-6.0 CPU ms per step against 4.9-5.0, so the threshold was 4M.
+  if ((double)m * n * k >= 5e5)
     parallelFor(rowItems * colItems, fn);
   else
     for (int i = 0; i < rowItems * colItems; i++) fn(i);

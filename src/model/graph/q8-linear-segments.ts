@@ -1,24 +1,20 @@
-// The llama/qwen2 decoder (decoder-segments.ts) when the addon's Q8_0 GEMM (native/src/q8-gemm.cc,
-// AVX512-VNNI) runs every linear (QKV, o_proj, the MLP's gate_up and down, the head): every such
-// weight is Q8_0, no QKV bias, the graphs are float32, and the CPU has the instructions. The
-// addon also applies RoPE and SiLU(gate) * up; onnxruntime keeps the norms, in graphs of one
-// (skip-)RMSNorm each:
-//
-// Segment 0:          hidden (embedded rows) → input_layernorm(0) → packed = normed [N, hidden]
-// Segment 1 + 2l:     attn = o_proj(layer l's attention), hidden (residual) → post_attention_layernorm
-//                     → packed (normed [N, hidden], residual [N, hidden])
-// Segment 2 + 2l:     attn = down_proj output, hidden = that residual → input_layernorm(l + 1) → packed
-//                     (normed, residual); for the last layer, the final norm → the rows picked by
-//                     logits_rows → picked_hidden [picked, hidden]
+// The llama/qwen2 decoder (decoder-segments.ts) when the addon runs all of it but the embedding
+// lookup: every linear (QKV, o_proj, the MLP's gate_up and down, the head) in its Q8_0 GEMM
+// (native/src/q8-gemm.cc, AVX512-VNNI), RoPE and SiLU(gate) * up beside it, and the RMSNorms with
+// their residual adds (native/src/rms-norm.cc). Applies where every such weight is Q8_0, no QKV
+// bias, the graphs would be float32, and the CPU has the instructions. So there are no ONNX
+// segments (count 0): a step on this path runs no onnxruntime session. Elsewhere (no VNNI, CUDA,
+// other weight formats) the norms stay in decoder-segments.ts's graphs.
 //
 // Why (issue 16): MatMulNBits (accuracy level 4, int8 activations) measured 2.3-3.5x slower than
 // the addon's kernel at 8-512 rows on the 100M and 1.1B shapes and 1.2-2.6x at one row, one thread (the table
 // is in q8-gemm.cc's header); both quantize activations the same way (outputs within ~1e-6
-// relative), so greedy tokens stay the same. Whole-runner figures: segmented-runner.ts.
-import { GraphBuilder, BuiltModel, attrFloat, attrInt } from './graph-builder';
-import { OnnxDataType } from './onnx-proto';
+// relative), so greedy tokens stay the same. The norms had stayed in onnxruntime, one
+// (Skip)SimplifiedLayerNormalization per segment (1 + 2 x layers runs a step), until each run's
+// ~20 us of onnxruntime-node overhead was most of what a batch-1 step had left above the GEMMs.
+// Whole-runner figures: segmented-runner.ts.
 import { unpackGgml } from './ggml-unpack';
-import { SegmentInputs, SegmentOutputs, type SegmentedDecoder, type SegmentedDecoderOptions } from './decoder-segments';
+import type { SegmentedDecoder, SegmentedDecoderOptions } from './decoder-segments';
 import { ropeTables } from './rope';
 import { checkLinear, concatArrays, elementCount, requireWeight, toF32 } from './weights';
 import type { DecoderArchConfig, ModelWeights } from '../types';
@@ -41,10 +37,19 @@ export interface Q8Layer<W = Q8Weight> {
   down: W;
 }
 
-/** The linears the runner runs in the addon (read from the weights when asked, to be packed and released). */
+/** The RMSNorms' weights and epsilon: layer l's input and post-attention norms, and the final one. */
+export interface RmsNorms {
+  input: Float32Array[];
+  post: Float32Array[];
+  final: Float32Array;
+  eps: number;
+}
+
+/** The linears the runner runs in the addon (read from the weights when asked, to be packed and released), and the norms. */
 export interface Q8Linears {
   layer(l: number): Q8Layer;
   head(): Q8Weight;
+  norms: RmsNorms;
 }
 
 const prefix = (l: number) => `model.layers.${l}.`;
@@ -86,16 +91,19 @@ function q8Weight(weights: ModelWeights, names: string[], k: number, outs: numbe
   };
 }
 
-/** The segments above (count 1 + 2 * numLayers) and the linears between them. */
+/** No segments (see the header): the linears and the norms, for the addon. */
 export function q8LinearSegments(c: DecoderArchConfig, weights: ModelWeights, opts: SegmentedDecoderOptions): SegmentedDecoder & { q8Linears: Q8Linears } {
   const { cos, sin } = ropeTables(c, opts.maxPositions);
   const qDim = c.numHeads * c.headDim;
   const kvDim = c.numKvHeads * c.headDim;
   const h = c.hiddenSize;
   const inter = c.intermediateSize;
+  const norm = (name: string) => toF32(requireWeight(weights, name));
   return {
-    count: 1 + 2 * c.numLayers,
-    build: (index) => buildQ8Segment(c, weights, index),
+    count: 0,
+    build: (index) => {
+      throw new RangeError(`segment ${index} does not exist: the addon runs this decoder whole`);
+    },
     embeddingName: 'model.embed_tokens.weight',
     rope: { cos, sin, half: c.headDim / 2 },
     q8Linears: {
@@ -108,35 +116,12 @@ export function q8LinearSegments(c: DecoderArchConfig, weights: ModelWeights, op
         down: q8Weight(weights, [`${prefix(l)}mlp.down_proj.weight`], inter, [h]),
       }),
       head: () => q8Weight(weights, [headName(c, weights)], h, [c.vocabSize]),
+      norms: {
+        input: Array.from({ length: c.numLayers }, (_, l) => norm(`${prefix(l)}input_layernorm.weight`)),
+        post: Array.from({ length: c.numLayers }, (_, l) => norm(`${prefix(l)}post_attention_layernorm.weight`)),
+        final: norm('model.norm.weight'),
+        eps: c.rmsNormEps,
+      },
     },
   };
-}
-
-function buildQ8Segment(c: DecoderArchConfig, weights: ModelWeights, index: number): BuiltModel {
-  if (!Number.isInteger(index) || index < 0 || index > 2 * c.numLayers) throw new Error(`segment ${index} does not exist (0..${2 * c.numLayers})`);
-  const g = new GraphBuilder(`${c.architecture}-q8-segment-${index}`);
-  const f32 = OnnxDataType.FLOAT;
-  const eps = attrFloat(c.rmsNormEps);
-  const norm = (name: string) => g.initializer(name, f32, [c.hiddenSize], toF32(requireWeight(weights, name)));
-  const packed = (parts: string[]) => {
-    const flat = g.constInt64([-1]);
-    g.node('Concat', parts.map((p) => g.op('Reshape', [p, flat])), [SegmentOutputs.packed], { axis: attrInt(0) });
-    g.output(SegmentOutputs.packed, f32, ['packed']);
-    return g.build({ '': 23, 'com.microsoft': 1 });
-  };
-  const residualIn = g.input(SegmentInputs.hidden, f32, ['rows', c.hiddenSize]);
-  if (index === 0) return packed([g.op('SimplifiedLayerNormalization', [residualIn, norm(`${prefix(0)}input_layernorm.weight`)], { axis: attrInt(-1), epsilon: eps })]);
-  const x = g.input(SegmentInputs.attn, f32, ['rows', c.hiddenSize]);
-  const skipNorm = (normName: string) => {
-    const outs = g.node('SkipSimplifiedLayerNormalization', [x, residualIn, norm(normName)], [0, 1, 2, 3].map(() => g.fresh('skipnorm')), { epsilon: eps }, 'com.microsoft');
-    return { normed: outs[0], residual: outs[3] };
-  };
-  const l = Math.floor((index - 1) / 2);
-  const last = index === 2 * c.numLayers;
-  const { normed, residual } = skipNorm(index % 2 === 1 ? `${prefix(l)}post_attention_layernorm.weight` : last ? 'model.norm.weight' : `${prefix(l + 1)}input_layernorm.weight`);
-  if (!last) return packed([normed, residual]);
-  const rows = g.input(SegmentInputs.logitsRows, OnnxDataType.INT64, ['picked']);
-  g.node('Gather', [normed, rows], [SegmentOutputs.pickedHidden], { axis: attrInt(0) });
-  g.output(SegmentOutputs.pickedHidden, f32, ['picked', c.hiddenSize]);
-  return g.build({ '': 23, 'com.microsoft': 1 });
 }

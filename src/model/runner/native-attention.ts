@@ -49,6 +49,11 @@ export interface NativeAttention {
   siluMul(gu: Float32Array, out: Float32Array, width: number): void;
   /** In place: each head of each row rotated as RotaryEmbedding (interleaved 0) with that row's cos/sin ([rows, headDim / 2]). */
   rope(x: Float32Array, cos: Float32Array, sin: Float32Array, heads: number, headDim: number): void;
+  /**
+   * residual += x in place (x null: no add), then out = residual / sqrt(mean(residual^2) + eps) * weight
+   * per row of weight's width (native/src/rms-norm.cc; any CPU). out must not overlap x or residual.
+   */
+  addRmsNorm(x: Float32Array | null, residual: Float32Array, weight: Float32Array, out: Float32Array, eps: number): void;
   /** True when bf16Gemm and addLayerNorm run here (AVX512-BF16). */
   readonly bf16Available: boolean;
   /** A float32 weight [n, k] (row-major) rounded to bfloat16 (nearest even) and packed for bf16Gemm. */
@@ -76,7 +81,7 @@ export type SimdLevel = (typeof SIMD_LEVELS)[number];
 export const BF16_ACTIVATION = { none: 0, gelu: 1, gelu_tanh: 2, relu: 3 } as const;
 
 const ADDON = join('native', 'build', 'Release', 'ortllm_native.node');
-const ADDON_FUNCTIONS = ['attention', 'writeKv', 'free', 'argmax', 'setThreads', 'setSimd'] as const;
+const ADDON_FUNCTIONS = ['attention', 'writeKv', 'free', 'argmax', 'setThreads', 'setSimd', 'addRmsNorm'] as const;
 let loaded: { addon: NativeAttention | null; reason: string } | null = null;
 
 /** Where a built addon of native/ is (walks up from here: src/ under ts-jest, dist/src/ when built); null when not built. */

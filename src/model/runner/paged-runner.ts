@@ -5,7 +5,7 @@ import { ModelArchConfig, ModelRunner, StepResult, StepSequence } from '../types
 import { PagedKvCache } from './kv-cache';
 
 /** What a runner's sessions must offer the base: their release. */
-interface Releasable {
+export interface Releasable {
   release(): Promise<void>;
 }
 

@@ -66,7 +66,7 @@
 //
 // Q8_0 linears in the addon (issue 16; graph/q8-linear-segments.ts, native/src/q8-gemm.cc): on an
 // AVX512-VNNI CPU a llama-family model whose QKV, o_proj, MLP and head are all Q8_0 runs them (and
-// RoPE and the SwiGLU) in the addon, its segments reduced to the RMSNorms. Runner alone, the
+// RoPE and the SwiGLU) in the addon, its segments reduced to the RMSNorms (since, none: below). Runner alone, the
 // bench models, `node dist/bench/forward.js --models 100m-gguf --contexts 128 --batches 1,32
 // --seconds 3 [--native-q8-gemm off]`, interleaved under the bench lock, two rounds (steps/s):
 //   100M  prefill 128   16.2 / 16.2 -> 30.4 / 32.1  (2,067 -> 3,886-4,104 tok/s)
@@ -86,6 +86,34 @@
 // p50 30.6 -> 25.1 ms; CPU per token of V8's helper threads 147 -> 28 us (the worker had
 // scavenged every ~8 steps for external memory pressure, 0.5-6 ms each) and of the step's thread
 // 649 -> 576.
+//
+// The whole decoder in the addon (issue 16): the RMSNorms and their residual adds too
+// (native/src/rms-norm.cc), so a step on this path runs no onnxruntime session (it had run
+// 1 + 2 x layers norm-only segments, ~20 us of onnxruntime-node overhead each), and the addon's
+// thread pool keeps its helper spinning between calls, so every decode GEMM and attention call
+// splits over both cores (native/src/attention.cc's Pool, q8-gemm.cc). Where a 100M batch-1 step
+// goes after (context 128, timers around each addon call, 500 steps): q, k, v and o (768x768) 48
+// calls 0.76 ms, gate_up 0.89, down 0.46, the head 0.59, attention 0.29 (24 us a layer), norms,
+// RoPE, SwiGLU and K/V writes 0.07, the rest (JS) 0.15: 3.2 ms, the GEMMs streaming weights at
+// ~42-48 GB/s (the machine reads ~45.5). Before -> after, interleaved under the bench lock:
+//   runner alone, `node dist/bench/forward.js --models 100m-gguf --contexts 128 --batches 1,32
+//   --seconds 3` (steps/s; a loaded machine moves both): batch 1 191 / 203 -> 251 / 326 (5.2 /
+//   4.9 -> 4.0 / 3.1 ms), batch 32 34.4 / 48.6 -> 37.9 / 62.8, prefill 128 3,305 / 4,063 ->
+//   4,495 / 5,219 tok/s; the norms alone (same pool as before) batch 1 223 -> 257 steps/s, 5.0 ->
+//   4.4 CPU ms per step. `--models 1b-gguf --seconds 2` batch 1 33.4 / 34.9 / 34.9 / 27.8 ->
+//   39.4 / 29.1 / 39.0 / 48.2 (28.6-36 -> 20.8-25.6 ms; the 29.1 round had one core).
+//   Served, `node dist/bench/serve.js --models 100m --prompts short --concurrency 1 --max-tokens
+//   64 --repeat 2 --peer llama-server ...` (ortllm / llama-server output tok/s, each run with its
+//   own peer figure): before 231 / 233 (0.99), 232 / 248 (0.93), 239 / 242 (0.99); after 301 / 249
+//   (1.21), 312 / 248 (1.26), 330 / 263 (1.25), 315 / 235 (1.34), and at load average 5-7 226 / 184
+//   (1.23), 214 / 245 (0.87); TPOT p50 4.1-4.3 -> 2.9-3.3 ms. At 32 streams (`--concurrency 32
+//   --repeat 1 --peer none`) within the noise: 1695 / 1004 / 1182 -> 1167 / 1090 / 1081 / 1120 tok/s,
+//   TPOT p50 17.0 / 29.6 / 25.3 -> 25.2 / 27.0 / 27.1 / 25.2 ms.
+// - Not taken: q, k and v packed as one weight, a batch-1 step's three GEMMs as one 768x2304 call
+//   (the separate calls as views of its column groups at more rows). 100M batch 1, 500 steps a
+//   run, six rounds alternating: q, k, v and o 737 / 792 / 767 / 693 -> 635 / 679 / 766 / 712 us a
+//   step where both cores were free (965 / 912 -> 914 / 925 where one was), the step 3.24 / 3.31
+//   / 3.22 / 2.95 -> 2.84 / 2.96 / 3.31 / 3.16 ms: ~50 us, within the noise.
 // Logits move by the int8 rounding only: against a float32 (dequantized) runner both int8 paths
 // stay ~2.3e-2 off in the largest logit difference (MatMulNBits' and this one alike, ~1% of the
 // logits' range), so greedy tokens agree except where the top two are that close.
@@ -93,14 +121,14 @@ import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { architectureOf, graphDtypeFor } from '../architectures/registry';
 import { SegmentInputs, SegmentOutputs, segmentParts, type SegmentedDecoder } from '../graph/decoder-segments';
-import type { Q8Layer, Q8Linears, Q8Weight } from '../graph/q8-linear-segments';
+import type { Q8Layer, Q8Linears, Q8Weight, RmsNorms } from '../graph/q8-linear-segments';
 import type { AccuracyLevel } from '../graph/matmul-nbits';
 import type { LoadedModel, ModelArchConfig, ModelWeights, RunnerOptions, StepResult, StepSequence, WeightTensor } from '../types';
 import { EmbeddingRows } from './embedding-rows';
 import { PagedKvCache } from './kv-cache';
 import { KV_STORAGE } from './kv-dtype';
 import type { NativeAttention } from './native-attention';
-import { PagedRunner } from './paged-runner';
+import { PagedRunner, type Releasable } from './paged-runner';
 import { joinPasses, splitRows } from './row-passes';
 import { SyncSession } from './session';
 
@@ -118,19 +146,6 @@ export interface SegmentedRunnerOptions extends RunnerOptions {
  * that pass. Figures in the header.
  */
 const MAX_PASS_ROWS = 512;
-
-/**
- * Intra-op threads of the norm-only segments of the addon's Q8_0 path (q8-linear-segments.ts):
- * one. An RMSNorm of 32 rows is microseconds of work, and a second thread's wake-up (25 runs a
- * step on the 100M model) cost more than it shared; the addon's kernels keep every thread.
- * Measured (issue 16), 100M Q8_0, interleaved, two threads -> one: runner alone
- * (`forward.js --models 100m-gguf --contexts 128 --batches 1,32 --seconds 3`, two rounds) batch 32
- * 1523 / 1438 -> 1550 / 1465 tok/s, batch 1 198 / 185 -> 206 / 186, prefill of 128 3837 / 3735 ->
- * 4027 / 3796 tok/s; served 32 streams (both up at once, waves alternating, 6 and 8 rounds)
- * higher in 10 of 14 pairs, the step thread's CPU per token 600 / 704 -> 590 / 666 us and the
- * helper's 336 / 370 -> 318 / 356; 1 stream 212 -> 214 tok/s (median of 8).
- */
-const NORM_SEGMENT_THREADS = 1;
 
 /** The native kernel's limits (native/src/attention.cc: kMaxHeadDim, kMaxQueries). */
 const MAX_HEAD_DIM = 256;
@@ -169,7 +184,7 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
   try {
     // One segment at a time: only one segment's transient weight copies exist at once.
     for (let i = 0; i < decoder.count; i++) {
-      sessions.push(SyncSession.create(decoder.build(i), { device: opts.device, intraOpThreads: decoder.q8Linears ? NORM_SEGMENT_THREADS : opts.intraOpThreads }));
+      sessions.push(SyncSession.create(decoder.build(i), { device: opts.device, intraOpThreads: opts.intraOpThreads }));
       // The session holds its own copy now; the embedding table is still read per step.
       if (opts.consumeWeights) weights.releaseRead(decoder.embeddingName);
     }
@@ -196,6 +211,7 @@ interface PackedQ8 {
 interface Q8Layers {
   layers: Q8Layer<PackedQ8>[];
   head: PackedQ8;
+  norms: RmsNorms;
 }
 
 /** Packs every layer's linears and the head; with `release`, drops each layer's tensors once packed (keeping `release`, the embedding). */
@@ -209,7 +225,7 @@ function packQ8Linears(linears: Q8Linears, numLayers: number, native: NativeAtte
   }
   const head = pack(linears.head());
   if (release) weights.releaseRead(release);
-  return { layers, head };
+  return { layers, head, norms: linears.norms };
 }
 
 /** The model's weights, remembering which tensors a segment's build read (to release them after). */
@@ -243,6 +259,14 @@ class ReadWeights implements ModelWeights {
   }
 }
 
+/** Rows `picked` of `rows` ([*, width]) as one array: `rows` itself when every row is picked (they are picked in order). */
+function pickRows(rows: Float32Array, picked: BigInt64Array, width: number): Float32Array {
+  if (picked.length * width === rows.length) return rows;
+  const out = new Float32Array(picked.length * width);
+  picked.forEach((r, i) => out.set(rows.subarray(Number(r) * width, (Number(r) + 1) * width), i * width));
+  return out;
+}
+
 /** Where the step's rows come from and go to. */
 interface PackedStep {
   rows: number;
@@ -257,7 +281,7 @@ interface PackedStep {
   logitsAt: { first: number; count: number }[];
 }
 
-export class SegmentedRunner extends PagedRunner<SyncSession> {
+export class SegmentedRunner extends PagedRunner<Releasable> {
   private readonly dims: Int32Array;
   private readonly scale: number;
   private readonly kvCode: number;
@@ -282,7 +306,8 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
     private readonly maxPassRows: number,
     private readonly q8: Q8Layers | null = null,
   ) {
-    super(config, cache, sessions[0]);
+    // The Q8_0 path has no sessions (q8-linear-segments.ts): the base releases them all, whichever there are.
+    super(config, cache, { release: async () => void (await Promise.all(sessions.map((s) => s.release()))) });
     this.kvCode = KV_STORAGE[cache.dtype].nativeCode;
     this.dims = Int32Array.from([config.numHeads, config.numKvHeads, config.headDim, cache.blockSize, this.kvCode]);
     this.scale = 1 / Math.sqrt(config.headDim);
@@ -290,7 +315,7 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
 
   override async dispose(): Promise<void> {
     this.embedding.close();
-    await Promise.all(this.sessions.map((s) => s.release()));
+    await super.dispose();
   }
 
   /** Synchronous inside (SyncSession runs and the kernel); a throw still rejects PagedRunner.step. */
@@ -365,34 +390,31 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
   }
 
   /**
-   * A pass with every linear, RoPE and the SwiGLU in the addon, the norms in the segments of
-   * q8-linear-segments.ts (0: input norm; 1 + 2l: post-attention norm; 2 + 2l: the next layer's
-   * input norm, or the final norm and the picked rows). Returns the head's [picked, vocab] output.
+   * A pass wholly in the addon (q8-linear-segments.ts): the linears, RoPE, the SwiGLU, and the
+   * RMSNorms with their residual adds. Returns the head's [picked, vocab] output.
    */
   private runQ8Pass(step: PackedStep, q8: Q8Layers, reuseHead: boolean): Float32Array {
     const c = this.config;
     const n = step.rows;
     const h = c.hiddenSize;
     const inter = q8.layers[0].down.k;
-    const tensor = (data: Float32Array) => new ort.Tensor('float32', data, [n, h]);
+    const { norms } = q8;
     const gemm = (w: PackedQ8, x: Float32Array, y: Float32Array, rows = n) => this.native.q8Gemm(w.packed, x, y, rows, w.n, w.k);
     const { cos, sin } = this.ropeRows(step.positions);
-    // The addon's outputs: one buffer each for the pass, reused by every layer.
+    // One buffer each for the pass, reused by every layer; the embedded rows are the residual,
+    // which addRmsNorm adds each sublayer's output into.
     const q = new Float32Array(n * c.numHeads * c.headDim);
     const k = new Float32Array(n * c.numKvHeads * c.headDim);
     const v = new Float32Array(k.length);
     const attn = new Float32Array(q.length);
     const projected = new Float32Array(n * h);
+    const normed = new Float32Array(n * h);
     const gateUp = new Float32Array(n * 2 * inter);
     const act = new Float32Array(n * inter);
-    const embedded = this.embedding.rows(step.tokens);
-    // Layer input: the normed rows, and the residual (the embedded rows, then each run's packed output's second half).
-    let packed = this.sessions[0].run({ [SegmentInputs.hidden]: tensor(embedded) })[SegmentOutputs.packed].data as Float32Array;
-    let residual = embedded;
-    let picked: Float32Array | null = null;
+    const residual = this.embedding.rows(step.tokens);
+    this.native.addRmsNorm(null, residual, norms.input[0], normed, norms.eps);
     for (let l = 0; l < c.numLayers; l++) {
       const layer = q8.layers[l];
-      const normed = packed.subarray(0, n * h);
       gemm(layer.q, normed, q);
       gemm(layer.k, normed, k);
       gemm(layer.v, normed, v);
@@ -403,28 +425,18 @@ export class SegmentedRunner extends PagedRunner<SyncSession> {
       this.native.writeKv(k, v, this.cache.keys[l], this.cache.values[l], step.slots, this.kvCode);
       this.native.attention(q, attn, this.cache.keys[l], this.cache.values[l], step.seqInfo, step.tables, this.dims, this.scale);
       gemm(layer.o, attn, projected);
-      const mid = this.sessions[1 + 2 * l].run({ [SegmentInputs.attn]: tensor(projected), [SegmentInputs.hidden]: tensor(residual) })[SegmentOutputs.packed].data as Float32Array;
-      // The previous packed output (or the embedded rows) held this residual and the normed rows: dead now.
-      this.native.free(l === 0 ? embedded : packed);
-      if (l === 0) this.native.free(packed);
-      gemm(layer.gateUp, mid.subarray(0, n * h), gateUp);
+      this.native.addRmsNorm(projected, residual, norms.post[l], normed, norms.eps);
+      gemm(layer.gateUp, normed, gateUp);
       this.native.siluMul(gateUp, act, inter);
       gemm(layer.down, act, projected);
-      const feeds = { [SegmentInputs.attn]: tensor(projected), [SegmentInputs.hidden]: tensor(mid.subarray(n * h)) };
-      if (l === c.numLayers - 1) {
-        const rows = new ort.Tensor('int64', step.logitsRows, [step.logitsRows.length]);
-        picked = this.sessions[2 + 2 * l].run({ ...feeds, [SegmentInputs.logitsRows]: rows })[SegmentOutputs.pickedHidden].data as Float32Array;
-      } else {
-        packed = this.sessions[2 + 2 * l].run(feeds)[SegmentOutputs.packed].data as Float32Array;
-        residual = packed.subarray(n * h);
-      }
-      this.native.free(mid);
+      this.native.addRmsNorm(projected, residual, l === c.numLayers - 1 ? norms.final : norms.input[l + 1], normed, norms.eps);
     }
-    this.native.free(q, k, v, attn, projected, gateUp, act);
+    const picked = pickRows(normed, step.logitsRows, h);
     const rows = step.logitsRows.length;
     const logits = reuseHead ? this.headBuffer(rows * c.vocabSize) : new Float32Array(rows * c.vocabSize);
-    gemm(q8.head, picked!, logits, rows);
-    this.native.free(picked!);
+    gemm(q8.head, picked, logits, rows);
+    this.native.free(q, k, v, attn, projected, gateUp, act, residual, normed);
+    if (picked !== normed) this.native.free(picked);
     return logits;
   }
 
