@@ -1030,7 +1030,13 @@ void attendItem(const Call& c, const Item& it) {
 // 6.4-7.3: the helper's spinning); spin 30 us 3.78 / 3.65 / 3.22 / 3.46 / 3.36. Another three
 // rounds on a loaded machine (load average 3-5), the ORT-norm build / no spin / pause 100 us /
 // yielding 100 us: 4.91 / 4.62 / 7.26 / 4.14, 4.97 / 4.49 / 3.68 / 3.40, 5.53 / 4.08 / 3.87 / 4.07.
-constexpr int kSpinMicros = 100;
+// Only the runner whose whole step is addon calls spins (setThreads' spinMicros; the Q8_0 path): where
+// onnxruntime sessions run between the calls, its own intra-op threads need the cores the spinning
+// helper held. stories260K (float32, ORT segments), runner alone, `forward.js --models stories260K
+// --contexts 128 --batches 1,32 --seconds 2`, two rounds, CPU ms per step without -> with the spin
+// (and attention split from 2e4): prefill 1.61 / 1.61 -> 2.04 / 1.99, batch 32 0.88 / 0.88 -> 1.26 /
+// 1.14 at the same wall time; served 1 stream, runner-alone prefill 49-51k -> 38-41k tok/s.
+std::atomic<int> spinMicros{0};
 
 class Pool {
  public:
@@ -1122,7 +1128,9 @@ class Pool {
   template <typename Busy>
   static void spinWhile(Busy busy) {
     if (!busy()) return;
-    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicros);
+    const int micros = spinMicros.load(std::memory_order_relaxed);
+    if (micros <= 0) return;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(micros);
     for (int i = 0; busy(); i++) {
 #ifdef ORTLLM_X86
       _mm_pause();
@@ -1227,10 +1235,11 @@ napi_value Attention(napi_env env, napi_callback_info info) {
   for (int s = 0; s < numSeqs; s++) work += (double)si[4 * s + 1] * (si[4 * s + 2] + si[4 * s + 1]);
   work *= shape.numHeads * shape.headDim * 2.0;
   std::function<void(int)> fn = [&](int i) { attendItem(call, items[i]); };
-  // Helpers from 2e4 (multiply-adds): with the pool's helper spinning between calls, a batch-1
-  // decode's attention at context 128 halves on two threads (100M: 44 -> 24 us a layer); the
-  // threshold had been 2e5 when each call paid a futex wake-up (Pool's kSpinMicros).
-  pool.run((int)items.size(), fn, work > 2e4 ? threads - 1 : 0);
+  // Helpers from 2e4 (multiply-adds) when the pool's helper spins between calls: a batch-1
+  // decode's attention at context 128 halves on two threads (100M: 44 -> 24 us a layer); from 2e5
+  // when each call pays a futex wake-up (Pool's spinMicros).
+  const double helperFrom = spinMicros.load(std::memory_order_relaxed) > 0 ? 2e4 : 2e5;
+  pool.run((int)items.size(), fn, work > helperFrom ? threads - 1 : 0);
   return nullptr;
 }
 
@@ -1274,11 +1283,17 @@ napi_value WriteKv(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
-// setThreads(n): threads used for attention (the caller plus n - 1 helpers).
+// setThreads(n, spinMicros = 0): threads used for attention and the addon's other kernels (the
+// caller plus n - 1 helpers), and how long helpers and caller spin between calls (Pool).
 napi_value SetThreads(napi_env env, napi_callback_info info) {
-  napi_value argv[1];
-  int32_t n = 1;
-  if (!readArgs(env, info, 1, argv) || napi_get_value_int32(env, argv[0], &n) != napi_ok || n < 1 || n > 256) return fail(env, "setThreads: n must be an integer in 1..256");
+  napi_value argv[2];
+  size_t argc = 2;
+  int32_t n = 1, spin = 0;
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  if (argc < 1 || napi_get_value_int32(env, argv[0], &n) != napi_ok || n < 1 || n > 256) return fail(env, "setThreads: n must be an integer in 1..256");
+  if (argc >= 2 && (napi_get_value_int32(env, argv[1], &spin) != napi_ok || spin < 0 || spin > 10000))
+    return fail(env, "setThreads: spinMicros must be an integer in 0..10000");
+  spinMicros.store(spin, std::memory_order_relaxed);
   threads = n;
   if (pool.helpers() != n - 1) pool.resize(n - 1);
   return nullptr;

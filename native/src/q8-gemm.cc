@@ -215,9 +215,9 @@ void gemm(const uint8_t* packed, const float* x, float* y, int m, int n, int k) 
   // Helpers from 5e5 multiply-adds: every decode GEMM of the 100M and 1.1B shapes. One thread
   // streams weights at ~35 GB/s, two at ~46 (the machine's read bandwidth): 100M at one row,
   // 768x768 19 -> 15 us, 768x4096 100 -> 75, 2048x768 45 -> 37. It pays since the pool's helper
-  // spins between calls (attention.cc's kSpinMicros; figures there). Before, with a futex wake-up
-  // per call, helpers from 1M at one row had measured no faster: batch-1 steps/s 229 / 233
-  // against 229 / 222, at 5.8-6.0 CPU ms per step against 4.9-5.0, so the threshold was 4M.
+  // spins between calls (attention.cc's spinMicros, which the Q8_0 runner sets; figures there).
+  // Before, with a futex wake-up per call, helpers from 1M at one row had measured no faster:
+  // batch-1 steps/s 229 / 233 against 229 / 222, at 5.8-6.0 CPU ms per step against 4.9-5.0, so the threshold was 4M.
   if ((double)m * n * k >= 5e5)
     parallelFor(rowItems * colItems, fn);
   else

@@ -29,8 +29,12 @@ export interface NativeAttention {
    * never chosen unless first (native/src/argmax.cc: the greedy sampler's argmax, in AVX2).
    */
   argmax(values: Float32Array, offset: number, count: number): number;
-  /** Threads attention may use (the caller plus n - 1 sleeping helpers). */
-  setThreads(n: number): void;
+  /**
+   * Threads attention and the addon's other kernels may use (the caller plus n - 1 helpers), and
+   * how long (µs, default 0) helpers and caller spin between calls before they sleep: worth it only
+   * where a step is all addon calls (attention.cc's Pool).
+   */
+  setThreads(n: number, spinMicros?: number): void;
   /** True when the CPU runs the AVX2/FMA/F16C kernel (else the portable one). */
   readonly simd: boolean;
   /**

@@ -147,6 +147,14 @@ export interface SegmentedRunnerOptions extends RunnerOptions {
  */
 const MAX_PASS_ROWS = 512;
 
+/**
+ * How long the addon's pool spins between calls on the Q8_0 path, whose step is all addon calls
+ * (~100 a step at batch 1, tens of microseconds apart): a futex wake-up per call cost about what
+ * splitting it saved. Elsewhere onnxruntime's threads run between the calls and need the cores
+ * (native/src/attention.cc's Pool has the figures of both).
+ */
+const Q8_POOL_SPIN_MICROS = 100;
+
 /** The native kernel's limits (native/src/attention.cc: kMaxHeadDim, kMaxQueries). */
 const MAX_HEAD_DIM = 256;
 const MAX_GROUP = 32;
@@ -197,7 +205,7 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
   // Rows read from the model file: the loaded table is not needed either (embedding-rows.ts).
   if (opts.consumeWeights && embedding.fileBacked) model.weights.release?.(decoder.embeddingName);
   // Unset (or 0) intra-op threads means ORT's default, every core: attention gets as many.
-  native.setThreads(opts.intraOpThreads || availableParallelism());
+  native.setThreads(opts.intraOpThreads || availableParallelism(), linears ? Q8_POOL_SPIN_MICROS : 0);
   return new SegmentedRunner(config, cache, sessions, native, embedding, decoder.rope, maxPositions, opts.maxPassRows ?? MAX_PASS_ROWS, linears);
 }
 
