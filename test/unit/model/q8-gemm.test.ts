@@ -9,6 +9,7 @@ import { createRunner } from '../../../src/model/runner';
 import { nativeAttention } from '../../../src/model/runner/native-attention';
 import { createSegmentedRunner } from '../../../src/model/runner/segmented-runner';
 import type { ModelRunner } from '../../../src/model/types';
+import { maxRelDiff } from '../../helpers/numeric-diff';
 
 const native = nativeAttention();
 const vnni = native?.q8Available === true;
@@ -54,16 +55,6 @@ function reference(x: Float64Array, codes: Uint8Array, scales: Float32Array, m: 
       y[r * n + j] = sum;
     }
   return y;
-}
-
-function maxRelDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let diff = 0;
-  let mag = 0;
-  for (let i = 0; i < a.length; i++) {
-    diff = Math.max(diff, Math.abs(a[i] - b[i]));
-    mag = Math.max(mag, Math.abs(b[i]));
-  }
-  return diff / mag;
 }
 
 q8Describe(`q8Gemm (AVX512-VNNI Q8_0 x int8)${reason}`, () => {

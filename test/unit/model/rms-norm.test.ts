@@ -3,6 +3,7 @@
 // its GEMMs instead of onnxruntime's (Skip)SimplifiedLayerNormalization, against a float64
 // reference written here.
 import { nativeAttention } from '../../../src/model/runner/native-attention';
+import { maxRelDiff } from '../../helpers/numeric-diff';
 
 const native = nativeAttention();
 if (!native) console.warn('\n*** SKIPPING the addRmsNorm tests: the native addon is not built ***\n');
@@ -27,16 +28,6 @@ function reference(rows: ArrayLike<number>, weight: Float32Array, eps: number): 
     for (let j = 0; j < h; j++) out[r * h + j] = rows[r * h + j] * inv * weight[j];
   }
   return out;
-}
-
-function maxRelDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let diff = 0;
-  let mag = 0;
-  for (let i = 0; i < a.length; i++) {
-    diff = Math.max(diff, Math.abs(a[i] - b[i]));
-    mag = Math.max(mag, Math.abs(b[i]));
-  }
-  return diff / mag;
 }
 
 addonDescribe('addRmsNorm (native/src/rms-norm.cc)', () => {
