@@ -1,5 +1,5 @@
-// The constants of the addon's vector exp (attention.cc's exp256 for softmax, q8-gemm.cc's exp512
-// for SiLU): exp(x) = 2^n * p(r) with x = n ln2 + r, |r| <= ln2/2, ln2 split in two parts so that
+// The constants of the addon's vector exp (attention.cc's exp256 and exp512.h, for softmax, SiLU and GELU):
+// exp(x) = 2^n * p(r) with x = n ln2 + r, |r| <= ln2/2, ln2 split in two parts so that
 // r keeps its low bits, and p a degree-6 polynomial (relative error ~2e-7) evaluated as
 // 1 + r + r^2 * (c[5] + r * (c[4] + ... + r * c[0])).
 #pragma once
