@@ -12,12 +12,7 @@ import { emitLinear } from '../src/model/graph/linear';
 import { OnnxDataType } from '../src/model/graph/onnx-proto';
 import { BF16_ACTIVATION, nativeAttention } from '../src/model/runner/native-attention';
 import { SyncSession } from '../src/model/runner/session';
-import { seededUniform, timeCall } from './kernel-timing';
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : fallback;
-}
+import { arg, comparisonRow, maxRelDiff, seededUniform, timeCall } from './kernel-timing';
 
 function main(): void {
   const native = nativeAttention();
@@ -47,20 +42,11 @@ function main(): void {
         const flops = 2 * m * n * k;
         const ortOut = session.run(feed)[outName].data as Float32Array;
         native.bf16Gemm(packed, xs, bias, out, m, n, k, BF16_ACTIVATION.none);
-        let diff = 0;
-        let mag = 0;
-        for (let i = 0; i < out.length; i++) {
-          diff = Math.max(diff, Math.abs(out[i] - ortOut[i]));
-          mag = Math.max(mag, Math.abs(ortOut[i]));
-        }
+        const relDiff = maxRelDiff(out, ortOut);
         for (let round = 0; round < rounds; round++) {
           const a = timeCall(() => session.run(feed), ms);
           const b = timeCall(() => native.bf16Gemm(packed, xs, bias, out, m, n, k, BF16_ACTIVATION.none), ms);
-          console.log(
-            `${`${k}x${n}`.padEnd(11)} ${String(m).padStart(4)} ${threads}   | ${a.wall.toFixed(0).padStart(8)} (${a.cpu.toFixed(0).padStart(6)})` +
-              ` ${(flops / a.wall / 1e3).toFixed(0).padStart(5)} | ${b.wall.toFixed(0).padStart(7)} (${b.cpu.toFixed(0).padStart(6)})` +
-              ` ${(flops / b.wall / 1e3).toFixed(0).padStart(5)} | ${(a.wall / b.wall).toFixed(2).padStart(6)}x | ${(diff / mag).toExponential(1)}`,
-          );
+          console.log(comparisonRow(k, n, m, threads, a, b, flops, relDiff));
         }
       }
       void session.release();

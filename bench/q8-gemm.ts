@@ -12,14 +12,9 @@ import { unpackGgml } from '../src/model/graph/ggml-unpack';
 import { OnnxDataType } from '../src/model/graph/onnx-proto';
 import { nativeAttention } from '../src/model/runner/native-attention';
 import { SyncSession } from '../src/model/runner/session';
-import { seededUniform, timeCall } from './kernel-timing';
+import { arg, comparisonRow, maxRelDiff, seededUniform, timeCall } from './kernel-timing';
 
 const SHAPES = '768x768,768x2048,2048x768,2048x2048,2048x256,2048x5632,5632x2048';
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : fallback;
-}
 
 /** GGML Q8_0 blocks of an [n, k] weight: f16 scale ~0.002-0.004, random int8 codes. */
 function randomQ8(n: number, k: number, seed: number): Uint8Array {
@@ -66,20 +61,11 @@ function main(): void {
         const ops = 2 * m * n * k;
         const ortOut = session.run(feed)[outName].data as Float32Array;
         native.q8Gemm(packed, xs, out, m, n, k);
-        let diff = 0;
-        let mag = 0;
-        for (let i = 0; i < out.length; i++) {
-          diff = Math.max(diff, Math.abs(out[i] - ortOut[i]));
-          mag = Math.max(mag, Math.abs(ortOut[i]));
-        }
+        const relDiff = maxRelDiff(out, ortOut);
         for (let round = 0; round < rounds; round++) {
           const a = timeCall(() => session.run(feed), ms);
           const b = timeCall(() => native.q8Gemm(packed, xs, out, m, n, k), ms);
-          console.log(
-            `${`${k}x${n}`.padEnd(11)} ${String(m).padStart(4)} ${threads}   | ${a.wall.toFixed(0).padStart(8)} (${a.cpu.toFixed(0).padStart(6)})` +
-              ` ${(ops / a.wall / 1e3).toFixed(0).padStart(5)} | ${b.wall.toFixed(0).padStart(7)} (${b.cpu.toFixed(0).padStart(6)})` +
-              ` ${(ops / b.wall / 1e3).toFixed(0).padStart(5)} | ${(a.wall / b.wall).toFixed(2).padStart(6)}x | ${(diff / mag).toExponential(1)}`,
-          );
+          console.log(comparisonRow(k, n, m, threads, a, b, ops, relDiff));
         }
       }
       void session.release();
