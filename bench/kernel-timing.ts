@@ -1,5 +1,5 @@
-// Shared by the kernel benches (q8-gemm, bf16-gemm): options, seeded inputs, per-call timing and
-// the row that compares onnxruntime's linear with the addon's.
+// Shared by the kernel benches (q8-gemm, bf16-gemm) and their tests: options, seeded inputs, per-call timing,
+// the relative difference and the row that compares onnxruntime's linear with the addon's.
 
 /** `count` values uniform in [-scale/2, scale/2), from a seeded LCG (the same inputs every run). */
 export function seededUniform(count: number, seed: number, scale = 1): Float32Array {
@@ -36,7 +36,7 @@ export function arg(name: string, fallback: string): string {
 }
 
 /** Largest |out - ref| relative to ref's largest magnitude. */
-export function maxRelDiff(out: Float32Array, ref: Float32Array): number {
+export function maxRelDiff(out: ArrayLike<number>, ref: ArrayLike<number>): number {
   let diff = 0;
   let mag = 0;
   for (let i = 0; i < out.length; i++) {

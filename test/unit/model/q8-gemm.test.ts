@@ -9,7 +9,7 @@ import { createRunner } from '../../../src/model/runner';
 import { nativeAttention } from '../../../src/model/runner/native-attention';
 import { createSegmentedRunner } from '../../../src/model/runner/segmented-runner';
 import type { ModelRunner } from '../../../src/model/types';
-import { maxRelDiff } from '../../helpers/numeric-diff';
+import { maxRelDiff } from '../../../bench/kernel-timing';
 
 const native = nativeAttention();
 const vnni = native?.q8Available === true;

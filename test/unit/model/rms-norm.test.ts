@@ -3,7 +3,7 @@
 // its GEMMs instead of onnxruntime's (Skip)SimplifiedLayerNormalization, against a float64
 // reference written here.
 import { nativeAttention } from '../../../src/model/runner/native-attention';
-import { maxRelDiff } from '../../helpers/numeric-diff';
+import { maxRelDiff } from '../../../bench/kernel-timing';
 
 const native = nativeAttention();
 if (!native) console.warn('\n*** SKIPPING the addRmsNorm tests: the native addon is not built ***\n');
