@@ -284,6 +284,7 @@ napi_value Bf16EncoderAttention(napi_env env, napi_callback_info info);  // bf16
 napi_value Bf16Available(napi_env env);                          // bf16-gemm.cc: whether bf16Gemm runs on this CPU
 napi_value AddRmsNorm(napi_env env, napi_callback_info info);    // rms-norm.cc: RMSNorm(x + residual), the sum kept
 void parallelFor(int n, const std::function<void(int)>& fn);
+int parallelThreads();
 }  // namespace ortllm
 
 namespace {
@@ -1348,5 +1349,7 @@ napi_value Init(napi_env env, napi_value exports) {
 
 // The attention pool, for the other kernels of the addon (q8-gemm.cc): fn(i) for i in [0, n) on setThreads' threads.
 void ortllm::parallelFor(int n, const std::function<void(int)>& fn) { pool.run(n, fn, threads - 1); }
+// How many threads parallelFor runs on (the caller and its helpers).
+int ortllm::parallelThreads() { return threads; }
 
 NAPI_MODULE(NODE_GYP_MODULE_NAME, Init)

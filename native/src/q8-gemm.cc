@@ -69,9 +69,11 @@
 #include <node_api.h>
 
 #include "exp512.h"
+#include "huge-page-arena.h"
 #include "napi-args.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -85,6 +87,7 @@
 
 namespace ortllm {
 void parallelFor(int n, const std::function<void(int)>& fn);  // attention.cc: the attention thread pool
+int parallelThreads();                                         // attention.cc: the threads parallelFor runs on
 
 namespace {
 
@@ -97,7 +100,10 @@ constexpr int kPackedBlock = kBlockBytes + 64;   // + the group's 16 float scale
 constexpr int kTileRows = 4;
 constexpr int kTileGroups = 3;
 constexpr int kChunkRows = 64;
-constexpr size_t kSiluParallelElements = 256 * 1024;  // siluMul outputs from which helpers share it (prefill sizes)
+HugePageArena weightArena;  // q8Pack's packed weights (huge-page-arena.h)
+// siluMul outputs from which helpers share it: prefills, and batch-32 decodes (100M 32 x 2048,
+// 1.1B 32 x 5632; a 1.1B step's 22 calls 2.3 -> 1.3 ms, as the Q8_0 runner's helper spins).
+constexpr size_t kSiluParallelElements = 32 * 1024;
 
 struct Quantized {  // the activations, quantized per row and block
   std::vector<int8_t> q;
@@ -137,13 +143,14 @@ VNNI_FN void quantizeRow(const float* x, int k, int8_t* q, float* scale, int32_t
 // packed blocks (groups `groupStride` bytes apart), y = output rows (stride n) from column col0.
 template <int R, int C>
 VNNI_FN void tile(const int8_t* a, const float* as, const int32_t* ab, int k, const uint8_t* w, size_t groupStride, float* y,
-                  int n, int col0) {
+                  int n, int col0, const char* pf, int pfLines) {
   const int blocks = k / kBlock;
   __m512 f[R][C];
   for (int r = 0; r < R; r++)
     for (int c = 0; c < C; c++) f[r][c] = _mm512_setzero_ps();
   for (int b = 0; b < blocks; b++) {
     const uint8_t* wb = w + (size_t)b * kPackedBlock;
+    for (int i = 0; i < pfLines; i++) _mm_prefetch(pf + ((size_t)b * pfLines + i) * 64, _MM_HINT_T1);
     __m512i acc[R][C];
     for (int r = 0; r < R; r++) {
       __m512i init = _mm512_set1_epi32(ab[(size_t)r * blocks + b]);
@@ -173,7 +180,7 @@ VNNI_FN void tile(const int8_t* a, const float* as, const int32_t* ab, int k, co
   }
 }
 
-using TileFn = void (*)(const int8_t*, const float*, const int32_t*, int, const uint8_t*, size_t, float*, int, int);
+using TileFn = void (*)(const int8_t*, const float*, const int32_t*, int, const uint8_t*, size_t, float*, int, int, const char*, int);
 
 template <int R>
 constexpr TileFn tileFor(int c) {
@@ -203,13 +210,36 @@ void gemm(const uint8_t* packed, const float* x, float* y, int m, int n, int k) 
   const float* as = qa.scale.data();
   const int32_t* ab = qa.bias.data();
   const int rowItems = (m + kChunkRows - 1) / kChunkRows;
-  std::function<void(int)> fn = [&](int item) {
+  const int items = rowItems * colItems;
+  // One item: rows [r0, r1) x groups [g0, g0 + c). Its row tiles each re-read the item's weights
+  // (from L1/L2 after the first); while they do, the next item's weights (`pf`, contiguous) are
+  // prefetched into L2, spread over the tiles' blocks.
+  auto runItem = [&](int item, int nextItem) {
     const int g0 = (item % colItems) * kTileGroups, c = std::min(kTileGroups, groups - g0);
     const int r0 = (item / colItems) * kChunkRows, r1 = std::min(m, r0 + kChunkRows);
-    for (int r = r0; r < r1; r += kTileRows) {
+    const int passes = (r1 - r0 + kTileRows - 1) / kTileRows;
+    const char* pf = nullptr;
+    int pfLines = 0;
+    if (nextItem < items && passes > 1) {
+      const int ng0 = (nextItem % colItems) * kTileGroups, nc = std::min(kTileGroups, groups - ng0);
+      pf = (const char*)(packed + ng0 * groupStride);
+      const size_t lines = (nc * groupStride + 63) / 64;
+      pfLines = (int)((lines + (size_t)passes * blocks - 1) / ((size_t)passes * blocks));
+    }
+    for (int r = r0, p = 0; r < r1; r += kTileRows, p++) {
       const int rows = std::min(kTileRows, r1 - r);
       kTiles[rows - 1][c - 1](aq + (size_t)r * k, as + (size_t)r * blocks, ab + (size_t)r * blocks, k,
-                              packed + g0 * groupStride, groupStride, y + (size_t)r * n, n, g0 * kGroup);
+                              packed + g0 * groupStride, groupStride, y + (size_t)r * n, n, g0 * kGroup,
+                              pf ? pf + (size_t)p * blocks * pfLines * 64 : nullptr, pf ? pfLines : 0);
+    }
+  };
+  // Each thread claims its next item before it runs the current one, so it knows what to prefetch.
+  std::atomic<int> next{0};
+  std::function<void(int)> fn = [&](int) {
+    for (int cur = next.fetch_add(1); cur < items;) {
+      const int following = next.fetch_add(1);
+      runItem(cur, following);
+      cur = following;
     }
   };
   // Helpers from 5e5 multiply-adds: every decode GEMM of the 100M and 1.1B shapes. One thread
@@ -219,9 +249,9 @@ void gemm(const uint8_t* packed, const float* x, float* y, int m, int n, int k) 
   // Before, with a futex wake-up per call, helpers from 1M at one row had measured no faster:
   // batch-1 steps/s 229 / 233 against 229 / 222, at 5.8-6.0 CPU ms per step against 4.9-5.0, so the threshold was 4M.
   if ((double)m * n * k >= 5e5)
-    parallelFor(rowItems * colItems, fn);
+    parallelFor(std::min(items, parallelThreads()), fn);
   else
-    for (int i = 0; i < rowItems * colItems; i++) fn(i);
+    fn(0);
 }
 
 // out[r, j] = silu(gu[r, j]) * gu[r, width + j]: the SwiGLU between gate_up and down.
@@ -261,7 +291,17 @@ napi_value Q8Pack(napi_env env, napi_callback_info info) {
   const size_t bytes = (size_t)groups * blocks * kPackedBlock;
   void* outData;
   napi_value buffer, out;
-  if (napi_create_arraybuffer(env, bytes, &outData, &buffer) != napi_ok) return fail(env, "q8Pack: out of memory");
+  HugePageArena::Slab* slab = nullptr;
+  outData = weightArena.allocate(bytes, &slab);
+  if (outData) {
+    auto release = [](napi_env, void*, void* hint) { weightArena.release((HugePageArena::Slab*)hint); };
+    if (napi_create_external_arraybuffer(env, outData, bytes, release, slab, &buffer) != napi_ok) {
+      weightArena.release(slab);
+      return fail(env, "q8Pack: cannot wrap the packed weights");
+    }
+  } else if (napi_create_arraybuffer(env, bytes, &outData, &buffer) != napi_ok) {
+    return fail(env, "q8Pack: out of memory");
+  }
   uint8_t* p = (uint8_t*)outData;
   for (int g = 0; g < groups; g++)
     for (int b = 0; b < blocks; b++) {
@@ -311,8 +351,8 @@ napi_value SiluMul(napi_env env, napi_callback_info info) {
   if (!vnniAvailable()) return fail(env, "siluMul: this CPU has no AVX512-VNNI");
 #ifdef ORTLLM_Q8_X86
   const int rows = (int)(outLen / width);
-  // A prefill's SwiGLU (100M: 512 rows x 2048 a pass, ~1.5 ms on one core; 1.1B 512 x 5632) in
-  // chunks of rows over the pool; a decode's few rows on the caller.
+  // A prefill's SwiGLU (100M: 512 rows x 2048 a pass, ~1.5 ms on one core; 1.1B 512 x 5632) and
+  // a large batch's decode in chunks of rows over the pool; a few rows on the caller.
   constexpr int kSiluChunkRows = 16;
   if ((size_t)rows * width >= kSiluParallelElements) {
     std::function<void(int)> fn = [&](int i) {

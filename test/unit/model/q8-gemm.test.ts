@@ -105,6 +105,24 @@ q8Describe(`q8Gemm (AVX512-VNNI Q8_0 x int8)${reason}`, () => {
     expect(mismatches).toBe(0);
   });
 
+  it('weights packed into successive huge-page slabs (64 MB each) give the same outputs', () => {
+    // ~75 MB of packed copies of one weight: the later ones are cut from a second slab
+    // (native/src/huge-page-arena.h); every copy must hold the same bytes and compute the same rows.
+    const [m, n, k] = [32, 768, 512];
+    const q = unpackGgml('q8_0', quantizeQ8_0(seeded(n * k, 5, 0.5)), n * k)!;
+    const copies = Array.from({ length: 170 }, () => native!.q8Pack(q.codes, q.scales, n, k));
+    const first = copies[0];
+    expect(copies.every((c) => c.length === first.length && Buffer.compare(Buffer.from(c.buffer, c.byteOffset, c.length), Buffer.from(first.buffer, first.byteOffset, first.length)) === 0)).toBe(true);
+    native!.setThreads(2);
+    const x = seeded(m * k, 9);
+    const want = new Float32Array(m * n);
+    native!.q8Gemm(first, x, want, m, n, k);
+    expect(maxRelDiff(want, reference(quantizedRows(x, k), q.codes, q.scales, m, n, k))).toBeLessThan(1e-5);
+    const y = new Float32Array(m * n);
+    native!.q8Gemm(copies[copies.length - 1], x, y, m, n, k);
+    expect(y).toEqual(want);
+  });
+
   it('zero rows give zeros; bad sizes throw', () => {
     const q = unpackGgml('q8_0', quantizeQ8_0(seeded(20 * 64, 3)), 20 * 64)!;
     const packed = native!.q8Pack(q.codes, q.scales, 20, 64);
@@ -116,9 +134,10 @@ q8Describe(`q8Gemm (AVX512-VNNI Q8_0 x int8)${reason}`, () => {
     expect(() => native!.q8Pack(q.codes, q.scales, 20, 48)).toThrow(/multiple of 32/);
   });
 
-  // A decode's rows on the caller; a prefill's (from 256K outputs) in 16-row chunks over the pool, the last one partial.
+  // A few rows on the caller; from 32K outputs (a batch-32 decode, a prefill) in 16-row chunks over the pool, the last one partial.
   it.each([
     [3, 37],
+    [32, 1100],
     [300, 1000],
   ])('siluMul: silu(gate) * up per row (%i rows of %i)', (rows, width) => {
     native!.setThreads(2);
