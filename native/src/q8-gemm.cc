@@ -294,11 +294,27 @@ napi_value Q8Pack(napi_env env, napi_callback_info info) {
   HugePageArena::Slab* slab = nullptr;
   outData = weightArena.allocate(bytes, &slab);
   if (outData) {
-    auto release = [](napi_env, void*, void* hint) { weightArena.release((HugePageArena::Slab*)hint); };
-    if (napi_create_external_arraybuffer(env, outData, bytes, release, slab, &buffer) != napi_ok) {
+    // V8 counts an ordinary ArrayBuffer's bytes as external memory, which paces its collections
+    // (the loader's transient copies go sooner); this one is reported by hand, for the same pacing.
+    struct Piece {
+      HugePageArena::Slab* slab;
+      int64_t bytes;
+    };
+    auto release = [](napi_env finalizing, void*, void* hint) {
+      auto* piece = (Piece*)hint;
+      int64_t ignored;
+      napi_adjust_external_memory(finalizing, -piece->bytes, &ignored);
+      weightArena.release(piece->slab);
+      delete piece;
+    };
+    auto* piece = new Piece{slab, (int64_t)bytes};
+    if (napi_create_external_arraybuffer(env, outData, bytes, release, piece, &buffer) != napi_ok) {
       weightArena.release(slab);
+      delete piece;
       return fail(env, "q8Pack: cannot wrap the packed weights");
     }
+    int64_t ignored;
+    napi_adjust_external_memory(env, (int64_t)bytes, &ignored);
   } else if (napi_create_arraybuffer(env, bytes, &outData, &buffer) != napi_ok) {
     return fail(env, "q8Pack: out of memory");
   }
