@@ -1,10 +1,14 @@
 // `node dist/bench/q8-gemm.js [--shapes 768x768,...] [--rows 1,8,32,128,512] [--threads 1,2]
-//  [--ms 400] [--rounds 2]`: one Q8_0 linear y = x W^T (shape KxN: K inputs, N outputs; random
+//  [--ms 400] [--rounds 2] [--cold] [--spin 100]`: one Q8_0 linear y = x W^T (shape KxN: K inputs, N outputs; random
 // Q8_0 blocks, random activations) timed two ways, interleaved: onnxruntime's MatMulNBits in a
 // one-op session (built with the project's own graph builder, accuracy level 4 = int8
 // activations, as the runner's graphs) and the addon's AVX512-VNNI kernel (native/src/q8-gemm.cc).
 // Prints per (shape, rows, threads) the CPU and wall microseconds per call and GOPS (2 M N K / wall),
 // and the largest difference between the two outputs relative to the output's largest magnitude.
+// --cold: the kernel cycles through packed copies of the weight (>= 96 MB in all, past the
+// last-level cache), so each call streams its weights from memory as a runner's step does
+// (MatMulNBits stays on its one, cached copy). --spin N: the pool's helpers spin N us between
+// calls (setThreads' spinMicros; the Q8_0 runner's 100), instead of a futex wake-up per call.
 import * as ort from 'onnxruntime-node';
 import { GraphBuilder } from '../src/model/graph/graph-builder';
 import { quantizedLinear } from '../src/model/graph/matmul-nbits';
@@ -41,11 +45,15 @@ function main(): void {
   const threadsList = arg('threads', '1,2').split(',').map(Number);
   const ms = Number(arg('ms', '400'));
   const rounds = Number(arg('rounds', '2'));
+  const cold = process.argv.includes('--cold');
+  const spin = Number(arg('spin', '0'));
   console.log('shape KxN   rows thr | MatMulNBits us (cpu)  GOPS | VNNI us (cpu)  GOPS | speed-up | max rel diff');
   for (const [k, n] of shapes) {
     const q8 = randomQ8(n, k, k * 31 + n);
     const unpacked = unpackGgml('q8_0', q8, n * k)!;
     const packed = native.q8Pack(unpacked.codes, unpacked.scales, n, k);
+    const copies = cold ? Array.from({ length: Math.ceil(96e6 / packed.length) }, () => native.q8Pack(unpacked.codes, unpacked.scales, n, k)) : [packed];
+    let call = 0;
     for (const threads of threadsList) {
       const g = new GraphBuilder('q8');
       const x = g.input('x', OnnxDataType.FLOAT, ['m', k]);
@@ -53,7 +61,7 @@ function main(): void {
       g.output(g.op('Identity', [y]), OnnxDataType.FLOAT, ['m', n]);
       const session = SyncSession.create(g.build({ '': 23, 'com.microsoft': 1 }), { device: 'cpu', intraOpThreads: threads });
       const outName = Object.keys(session.run({ x: new ort.Tensor('float32', new Float32Array(k), [1, k]) }))[0];
-      native.setThreads(threads);
+      native.setThreads(threads, spin);
       for (const m of rowsList) {
         const xs = seededUniform(m * k, m + k);
         const feed = { x: new ort.Tensor('float32', xs, [m, k]) };
@@ -64,7 +72,7 @@ function main(): void {
         const relDiff = maxRelDiff(out, ortOut);
         for (let round = 0; round < rounds; round++) {
           const a = timeCall(() => session.run(feed), ms);
-          const b = timeCall(() => native.q8Gemm(packed, xs, out, m, n, k), ms);
+          const b = timeCall(() => native.q8Gemm(copies[call++ % copies.length], xs, out, m, n, k), ms);
           console.log(comparisonRow(k, n, m, threads, a, b, ops, relDiff));
         }
       }

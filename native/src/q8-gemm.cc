@@ -66,6 +66,44 @@
 //   from 128 rows): `node dist/bench/q8-gemm.js --rows 512 --threads 2`, two rounds, us per call
 //   768x768 447 / 453 -> 432 / 440, 2048x768 1133 / 1130 -> 1134 / 1084, 768x4096 2115 / 2116 ->
 //   2135 / 2055: the quantization is ~10 us of a 450 us call, ~1 ms of a 512-row pass.
+// - Batch-32 decode step (issue 16, "batching gain >= 8x with short prompts"). Where the 100M step
+//   went (perf record -e cpu-clock over 300 steps of the runner alone, both threads): at context
+//   128 with float32 K/V (bench/forward.js's default) this kernel's tile 48% of the samples, the
+//   attention kernel 41% (304 MB of K/V a step, at the memory's rate), quantizeRow 1%, siluMul
+//   0.9%, the pool's hand-offs ~2%, norms, RoPE, K/V writes and JS each under 1%; at context 40
+//   with float16 K/V (what short prompts are served with) the tile 70%, attention 18%. Timers
+//   around each addon call (context 40, float16; ms a step, two rounds): q, k, v, o (48 calls)
+//   2.38-2.60, gate_up 2.49-3.11, down 1.33-1.48, head 1.52-1.82, attention 2.19-2.26, K/V writes
+//   0.3, siluMul 0.2-0.5, norms 0.15, RoPE 0.1, JS 0.3-0.4, of 10.9-12.8. The GEMMs ran ~1.5x
+//   slower there than in this bench, because there each call streams its weights from memory
+//   (`--cold` here) and here they stay cached: 2 threads, spin 100, 32 rows, us per call cached /
+//   from memory: 768x768 29 / 45, 768x4096 141-154 / 216-218, 2048x768 75-76 / 104-110, 768x32000
+//   1550-1608 / 1761-1784. Two changes cut that:
+//   * Each thread claims its next item before running the current one and prefetches that item's
+//     weights into L2 while the current item's row tiles run (spread over their blocks; an item's
+//     weights are contiguous). From memory: 768x4096 216-218 -> 185-235, head 1761-1784 -> 1486-1568,
+//     one thread 2048x5632 1142-1218 -> 1000 us (CPU); 768x768 unchanged (its first item per thread is the cost).
+//   * The packed weights in transparent huge pages (huge-page-arena.h: 2 MB-aligned slabs,
+//     madvise before the first write): each 4 KB of weights had cost a page walk. From memory,
+//     the same process alternating huge / 4 KB pages (both prefetching), CPU us per call: 768x768
+//     55-62 / 69-88, 768x4096 299-345 / 350-487, 2048x768 182-198 / 223-233, 768x32000 2503-2673 /
+//     3148-3447.
+//   Both, runner alone, 100M batch 32 at context 40 (float16), separate processes alternating, CPU
+//   ms a step: 17.1 / 17.4 against 20.8 / 21.4 with neither (wall 8.7-9.4 against 10.7-10.9 when
+//   quiet); timers after: q, k, v, o 1.72-1.87 ms, gate_up 1.88-2.07, down 1.11-1.16, head 1.29-1.47,
+//   step 9.2-10.1. The 1.1B step (context 128, float32; 73.5 ms: attention 20.1, gate_up 23.1, down
+//   12.8, q and o 8.9, k and v 1.9, head 3.0, siluMul 1.1, norms 1.0, the rest 1.6) did not move
+//   with huge pages (80-81 against 75-85 ms): its GEMMs already run at the cached rate, 1270-1410 GOPS.
+//   What is left in the tile is arithmetic: per block and 4x3 tile, 96 VPDPBUSD and 12 each of
+//   accumulator starts, int->float conversions, multiplies and FMAs; the float step is one per
+//   row, 16 columns and block (the activation and weight scales are both per block), so it cannot
+//   be merged across blocks without changing the results.
+//   Measured and not taken: VPDPBUSD with the activation quad as its {1to16} memory operand
+//   (no separate broadcast; three times the loads): one thread, cached, 768x768 52-54 -> 62-63 us,
+//   768x4096 267-272 -> 319-334, 2048x768 136-148 -> 163-170. Each thread's last item
+//   prefetching the first 64 KB (per thread) of the next call's weights (q8Gemm told which): 100M
+//   batch 32, same process alternating, four rounds, no difference (the quiet round: q, k, v, o
+//   2.18 against 2.17 ms, the step 10.9 against 11.2).
 #include <node_api.h>
 
 #include "exp512.h"
@@ -102,7 +140,8 @@ constexpr int kTileGroups = 3;
 constexpr int kChunkRows = 64;
 HugePageArena weightArena;  // q8Pack's packed weights (huge-page-arena.h)
 // siluMul outputs from which helpers share it: prefills, and batch-32 decodes (100M 32 x 2048,
-// 1.1B 32 x 5632; a 1.1B step's 22 calls 2.3 -> 1.3 ms, as the Q8_0 runner's helper spins).
+// 1.1B 32 x 5632: a 1.1B step's 22 calls 2.3 -> 1.3 ms in the one quiet round of three, as the Q8_0
+// runner's helper spins; it was 256K, for prefills only).
 constexpr size_t kSiluParallelElements = 32 * 1024;
 
 struct Quantized {  // the activations, quantized per row and block

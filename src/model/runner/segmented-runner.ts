@@ -114,6 +114,13 @@
 //   run, six rounds alternating: q, k, v and o 737 / 792 / 767 / 693 -> 635 / 679 / 766 / 712 us a
 //   step where both cores were free (965 / 912 -> 914 / 925 where one was), the step 3.24 / 3.31
 //   / 3.22 / 2.95 -> 2.84 / 2.96 / 3.31 / 3.16 ms: ~50 us, within the noise.
+// Batch-32 steps on this path (issue 16): native/src/q8-gemm.cc's header has where the 100M and
+// 1.1B steps go and what cut them (weights in huge pages, prefetching). Not taken: keeping
+// runQ8Pass's buffers across steps. In a process with glibc's own malloc thresholds (the runner
+// benches) allocating, faulting in and freeing a 100M batch-32 pass's ~1.7 MB of them costs ~0.8 ms
+// a step (a loop of the same allocations: 770-890 us against 35-42 us refilling kept ones), but
+// with the server's fixed 4 MiB mmap threshold (engine/worker/malloc-tuning.ts) 57-62 us, so the
+// served step would not gain and the buffers would stay resident between prefills.
 // Logits move by the int8 rounding only: against a float32 (dequantized) runner both int8 paths
 // stay ~2.3e-2 off in the largest logit difference (MatMulNBits' and this one alike, ~1% of the
 // logits' range), so greedy tokens agree except where the top two are that close.
