@@ -94,6 +94,15 @@
 //   step 9.2-10.1. The 1.1B step (context 128, float32; 73.5 ms: attention 20.1, gate_up 23.1, down
 //   12.8, q and o 8.9, k and v 1.9, head 3.0, siluMul 1.1, norms 1.0, the rest 1.6) did not move
 //   with huge pages (80-81 against 75-85 ms): its GEMMs already run at the cached rate, 1270-1410 GOPS.
+//   With the siluMul split below, main -> this, runner alone (`node dist/bench/forward.js --models
+//   100m-gguf|1b-gguf --contexts 128 --batches 1,32 --seconds 3`, float32 K/V, interleaved under the
+//   bench lock; tok/s, CPU ms a step): 100M batch 32 1727 / 1725 / 1845 / 1921 -> 2117 / 1982 / 2100 /
+//   2231 (CPU 36.3 / 36.4 / 34.1 / 32.8 -> 29.7 / 31.7 / 29.6 / 28.3), batch 1 300 / 286 / 312 / 284
+//   -> 290 / 265 / 350 / 349; 1.1B batch 32 358 / 371 -> 434 / 436 (CPU 176 / 170 -> 145 / 144), batch
+//   1 49.8 / 37.7 -> 39.0 / 38.7 (CPU 40 / 53 -> 51 / 51). Served 100M, short prompts, 64 tokens
+//   (`bench/serve.js --models 100m --prompts short --concurrency 1,32 --repeat 1 --peer
+//   llama-server`), two pairs: 32 streams 1930 / 1848 -> 2361 / 2191 tok/s (TPOT p50 15.1 / 16.1 ->
+//   12.4 / 13.3 ms), batching gain 6.50 / 7.21 -> 7.53 / 7.86.
 //   What is left in the tile is arithmetic: per block and 4x3 tile, 96 VPDPBUSD and 12 each of
 //   accumulator starts, int->float conversions, multiplies and FMAs; the float step is one per
 //   row, 16 columns and block (the activation and weight scales are both per block), so it cannot
