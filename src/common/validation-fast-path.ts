@@ -15,8 +15,8 @@
 // /v1/embeddings 10.5 / 9.7 -> 1.2 / 1.3. In a served profile under load validateSync was ~125 us
 // a request (the core-host.ts TTFT breakdown's "class-validator 0.17-0.21 ms" stage). Whole
 // requests, bench/stream-overhead with 1-token streams (--max-tokens 1 --step-us 50,50, 2,000 /
-// 4,000 requests, two runs of two rounds alternating with the build before, together with the
-// access-log timestamp in logging.ts): HTTP-thread CPU per SSE frame (2-3 frames a request) at 32
+// 4,000 requests, two runs of two rounds alternating with the build before; access log off, so
+// this is the validation alone): HTTP-thread CPU per SSE frame (2-3 frames a request) at 32
 // concurrent 92.5-98.8 -> 78.8-83.8 us, at 1 concurrent 205-323 -> 173-290.
 // Not taken: memoizing class-validator's metadata lookup inside the library (a patch of its
 // private storage, and only part of the cost: the per-property errors would stay).
