@@ -214,7 +214,8 @@ export class EngineCore {
       return;
     }
 
-    const batch = plan.scheduled.map(({ seq, numNewTokens }) => this.stepSequence(seq, numNewTokens));
+    const batch: StepSequence[] = [];
+    for (const { seq, numNewTokens } of plan.scheduled) batch.push(this.stepSequence(seq, numNewTokens));
     let result;
     this.stepping = true;
     try {
@@ -235,26 +236,31 @@ export class EngineCore {
     const sampled = new Map<string, number>();
     const jobs: SampleJob[] = [];
     const touched = new Set<RequestState>();
-    plan.scheduled.forEach(({ seq, numNewTokens, sample }, i) => {
+    for (let i = 0; i < plan.scheduled.length; i++) {
+      const { seq, numNewTokens, sample } = plan.scheduled[i];
       const state = this.requests.get(seq.requestId);
-      if (!state || this.pendingAborts.has(seq.requestId) || seq.status !== 'running') return;
+      if (!state || this.pendingAborts.has(seq.requestId) || seq.status !== 'running') continue;
       try {
         const rows = result.allLogits[i];
         if (rows) this.collectPromptLogprobs(state, seq, numNewTokens, rows);
-        if (!sample) return;
+        if (!sample) continue;
         // Before the fork, the prompt's last logits seed every completion (each with its own RNG).
-        const completions = state.forked ? [state.completions[seq.index]] : state.completions;
-        for (const completion of completions) {
-          const token = this.sampleInto(completion, result.logits, i * vocab);
-          if (completion.index === seq.index) sampled.set(seq.seqId, token);
+        if (state.forked) {
+          sampled.set(seq.seqId, this.sampleInto(state.completions[seq.index], result.logits, i * vocab));
           iteration.generationTokens++;
+        } else {
+          for (const completion of state.completions) {
+            const token = this.sampleInto(completion, result.logits, i * vocab);
+            if (completion.index === seq.index) sampled.set(seq.seqId, token);
+            iteration.generationTokens++;
+          }
         }
         jobs.push({ state, completion: state.completions[seq.index], seq });
       } catch (err) {
         touched.add(state);
         state.finishAll('error', `post-processing failed: ${errorMessage(err)}`);
       }
-    });
+    }
     this.scheduler.updateFromOutput(plan, sampled);
 
     for (const job of jobs) {
@@ -325,13 +331,14 @@ export class EngineCore {
     const state = this.requests.get(seq.requestId)!;
     const promptLen = seq.numPromptTokens;
     const wantsPromptLogprobs = state.promptLogprobs !== null && seq.index === 0 && start < promptLen && state.promptLogprobs.length < promptLen;
-    return {
+    const step: StepSequence = {
       tokens: seq.tokenIds.slice(start, start + numNewTokens),
       positionOffset: start,
       blockTable: this.kv.blockTable(seq.seqId),
-      ...(wantsPromptLogprobs ? { allLogits: true } : {}),
-      ...(seq.encoderInput ? { encoder: this.encoderStep(seq, seq.encoderInput) } : {}),
     };
+    if (wantsPromptLogprobs) step.allLogits = true;
+    if (seq.encoderInput) step.encoder = this.encoderStep(seq, seq.encoderInput);
+    return step;
   }
 
   /** The sequence's cross-attention blocks, and its encoder input until they have been filled. */
@@ -425,7 +432,9 @@ export class EngineCore {
     const outputs: RequestOutput[] = [];
     for (const state of touched) {
       // Every finished completion's sequence (all of them once the request is finished).
-      this.scheduler.finishSequences(state.completions.filter((c) => c.finished && c.seq !== null && c.seq.status !== 'finished').map((c) => c.seq!.seqId));
+      for (const c of state.completions) {
+        if (c.finished && c.seq !== null && c.seq.status !== 'finished') this.scheduler.finishSequences([c.seq.seqId]);
+      }
       let output: RequestOutput | null;
       try {
         output = state.buildOutput();

@@ -14,9 +14,8 @@ export class CompletionState {
   cumulativeLogprob = 0;
   finishReason: FinishReason | null = null;
   stopReason: string | number | null = null;
-  /** Tokens and characters already sent (DELTA output). */
+  /** Tokens already sent (DELTA output; the detokenizer keeps its own text offset). */
   sentTokens = 0;
-  sentChars = 0;
   /** Something changed since the last output. */
   dirty = false;
   /** Set when the completion's pre-sampling work (grammar bitmask) failed; raised at sampling. */
@@ -136,10 +135,12 @@ export class RequestState {
   }
 
   private completionOutput(c: CompletionState, delta: boolean, index: number, requestFinished: boolean): CompletionOutput {
-    const text = this.request.params.detokenize ? c.processor.text(c.finished || requestFinished) : '';
+    // DELTA: the detokenizer's own delta, not a slice of the whole text (which re-flattened the
+    // growing text every step).
+    const text = this.request.params.detokenize ? c.processor.text(c.finished || requestFinished, delta) : '';
     const out: CompletionOutput = {
       index,
-      text: delta ? text.slice(c.sentChars) : text,
+      text,
       tokenIds: delta ? c.outputTokenIds.slice(c.sentTokens) : [...c.outputTokenIds],
       cumulativeLogprob: c.logprobs !== null ? c.cumulativeLogprob : null,
       // DELTA: every logprob held is unsent; once sent it is dropped, so a long stream holds none.
@@ -149,7 +150,6 @@ export class RequestState {
     };
     if (delta && c.logprobs !== null) c.logprobs = [];
     c.sentTokens = c.outputTokenIds.length;
-    c.sentChars = text.length;
     return out;
   }
 }
