@@ -32,16 +32,23 @@ function arg(flag: string, fallback: string): string {
   return i >= 0 ? process.argv[i + 1] : fallback;
 }
 
-/** A runner that costs nothing: every sequence gets the same logits (a different argmax per step). */
+/**
+ * A runner that costs nothing: every sequence gets the same logits (a different argmax per step).
+ * Its logits buffer is reused, as the real runners' head buffer is (segmented-runner.ts), so the
+ * collector's time is the engine's own allocation.
+ */
 function instantRunner(vocabSize: number, numBlocks: number, blockSize: number): ModelRunner {
   let step = 0;
+  let buffer = new Float32Array(0);
   return {
     config: { vocabSize } as ModelArchConfig,
     blockSize,
     numBlocks,
     step(batch: readonly StepSequence[]) {
       step++;
-      const logits = new Float32Array(batch.length * vocabSize);
+      if (buffer.length < batch.length * vocabSize) buffer = new Float32Array(batch.length * vocabSize);
+      const logits = buffer.subarray(0, batch.length * vocabSize);
+      logits.fill(0);
       for (let s = 0; s < batch.length; s++) logits[s * vocabSize + 100 + ((step * 7 + s) % 300)] = 10;
       return Promise.resolve({ logits, allLogits: batch.map(() => null) });
     },

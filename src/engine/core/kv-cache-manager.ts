@@ -194,7 +194,7 @@ export class KvCacheManager {
 
   /** Chained hash of the sequence's full block `index`. */
   private hashBlockOf(seq: KvSequence, index: number, parentHash: string | null): string {
-    return hashBlock(parentHash, seq.tokenIds.slice(index * this.blockSize, (index + 1) * this.blockSize), seq.cacheSalt);
+    return hashBlock(parentHash, seq.tokenIds, seq.cacheSalt, index * this.blockSize, (index + 1) * this.blockSize);
   }
 
   private claim(id: number): void {
