@@ -221,7 +221,7 @@ export class EngineCore {
     try {
       // Grammar masks are asked for first: the grammar worker fills them while the model runs.
       const masks = this.prepareSamples(plan);
-      [result] = await Promise.all([this.runner.step(batch), masks]);
+      result = masks === null ? await this.runner.step(batch) : (await Promise.all([this.runner.step(batch), masks]))[0];
     } catch (err) {
       this.stepping = false;
       this.failStep(plan, err, iteration);
@@ -289,10 +289,11 @@ export class EngineCore {
   /**
    * Starts each completion's pre-sampling work (grammar bitmasks, filled by the grammar worker
    * while the model runs) for the sequences this step samples. Never rejects: a failure is kept
-   * and raised when that completion is sampled, so it ends only its own request.
+   * and raised when that completion is sampled, so it ends only its own request. null when no
+   * completion has such work (no grammar): the step then awaits the runner alone.
    */
-  private async prepareSamples(plan: SchedulePlan): Promise<void> {
-    const work: Promise<void>[] = [];
+  private prepareSamples(plan: SchedulePlan): Promise<unknown> | null {
+    let work: Promise<void>[] | null = null;
     for (const { seq, sample } of plan.scheduled) {
       if (!sample) continue;
       const state = this.requests.get(seq.requestId);
@@ -301,10 +302,10 @@ export class EngineCore {
       for (const completion of completions) {
         if (completion.finished) continue;
         const pending = completion.processor.prepare();
-        if (pending) work.push(pending.catch((err: unknown) => void (completion.prepareError = err instanceof Error ? err : new Error(String(err)))));
+        if (pending) (work ??= []).push(pending.catch((err: unknown) => void (completion.prepareError = err instanceof Error ? err : new Error(String(err)))));
       }
     }
-    await Promise.all(work);
+    return work === null ? null : Promise.all(work);
   }
 
   private addCompileStats(iteration: IterationStats): void {
