@@ -1,4 +1,5 @@
-// `node dist/bench/engine-overhead.js [--prompt-lens 37,700] [--max-tokens 64] [--batch 1,32] [--model GGUF]`:
+// `node dist/bench/engine-overhead.js [--prompt-lens 37,700] [--max-tokens 64] [--batch 1,32] [--model GGUF]
+//   [--rounds N] [--warmup 1]`:
 // the engine core's own cost per decode step, above the model: EngineCore (scheduler, KV block
 // bookkeeping, prefix-cache hashing, sampling, detokenizer, stop checks, outputs), with the step
 // event encoded for the worker boundary as the engine worker does, and no HTTP.
@@ -63,6 +64,9 @@ async function main(): Promise<void> {
   const maxTokens = Number(arg('--max-tokens', '64'));
   const modelPath = process.argv.includes('--model') ? arg('--model', '') : null;
   const rounds = Number(arg('--rounds', modelPath ? '6' : '20'));
+  // Each row's first round only warms up (the JIT, the row's new core): the first row used to
+  // read 30-60% above the same workload run later in the process.
+  const warmup = Number(arg('--warmup', '1'));
   const { tokenizer } = await loadTokenizer(storiesPath);
   const blockSize = 16;
   const maxModelLen = Math.max(...promptLens) + maxTokens + 16;
@@ -119,7 +123,7 @@ async function main(): Promise<void> {
       const engineMeans: number[] = [];
       const insideMeans: number[] = [];
       const aloneMeans: number[] = [];
-      for (let r = 0; r < rounds; r++) {
+      for (let r = -warmup; r < rounds; r++) {
         for (let s = 0; s < batch; s++) {
           const prompt = Array.from({ length: promptLen }, (_, i) => 3 + ((i * 13 + id * 101) % 500));
           core.addRequest({ requestId: `r${id++}`, promptTokenIds: prompt, params: { ...defaultSamplingParams(), temperature: 0, ignore_eos: true, max_tokens: maxTokens, output_kind: 1 } });
@@ -133,12 +137,17 @@ async function main(): Promise<void> {
           await core.step();
           steps++;
         }
-        engineMeans.push((performance.now() - started) / steps);
+        const elapsed = performance.now() - started;
+        const used = process.cpuUsage(before);
+        if (model && batch === 1) {
+          const alone = await aloneRun(promptLen, r + warmup);
+          if (r >= 0) aloneMeans.push(alone);
+        }
+        if (r < 0) continue;
+        engineMeans.push(elapsed / steps);
         insideMeans.push(insideMs / steps);
         decodeSteps += steps;
-        const used = process.cpuUsage(before);
         decodeCpu += used.user + used.system;
-        if (model && batch === 1) aloneMeans.push(await aloneRun(promptLen, r));
       }
       if (!modelPath) {
         console.log(`${String(promptLen).padStart(6)} ${String(batch).padStart(6)}   ${(decodeCpu / decodeSteps).toFixed(1).padStart(8)}   (${decodeSteps} steps, ${(wireBytes / decodeSteps).toFixed(0)} wire bytes/step)`);

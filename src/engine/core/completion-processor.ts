@@ -79,10 +79,10 @@ export class CompletionProcessorFactory {
         return constraint?.prepare();
       },
       sample(logits, offset) {
+        // The sampler's own result object (a new one per call), not a copy of it.
         const result = sampler.sample(logits, offset, workspace);
-        const logprob =
-          Number.isNaN(result.logprob) && ranksByLogprob ? logits[offset + result.tokenId] - logSumExp(logits, offset, vocabSize) : result.logprob;
-        return { tokenId: result.tokenId, logprob, logprobs: result.logprobs };
+        if (Number.isNaN(result.logprob) && ranksByLogprob) result.logprob = logits[offset + result.tokenId] - logSumExp(logits, offset, vocabSize);
+        return result;
       },
       appendToken(tokenId) {
         const status = output.appendToken(tokenId);

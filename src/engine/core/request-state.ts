@@ -92,7 +92,7 @@ export class RequestState {
     }
     const delta = kind === OUTPUT_KIND.DELTA && !bestOfPending;
     let chosen = this.completions;
-    if (delta) chosen = chosen.filter((c) => c.dirty);
+    if (delta) chosen = chosen.length === 1 ? (chosen[0].dirty ? chosen : NONE) : chosen.filter((c) => c.dirty);
     else if (bestOfPending) chosen = bestByCumulativeLogprob(this.completions, params.n);
     const promptLogprobs = delta && this.promptLogprobsSent ? null : this.promptLogprobs;
     // The finished output is always sent: it is what ends the client's stream.
@@ -153,6 +153,8 @@ export class RequestState {
     return out;
   }
 }
+
+const NONE: CompletionState[] = [];
 
 function bestByCumulativeLogprob(completions: CompletionState[], n: number): CompletionState[] {
   return [...completions].sort((a, b) => b.cumulativeLogprob - a.cumulativeLogprob || a.index - b.index).slice(0, n);
