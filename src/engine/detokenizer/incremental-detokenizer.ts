@@ -156,19 +156,19 @@ export class IncrementalDetokenizer {
 
 const strictDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /** Per tokenizer, per id: the token's text when its bytes are whole valid UTF-8 characters, else null. */
-const wholeTexts = new WeakMap<Tokenizer, (string | null | undefined)[]>();
+const wholeTexts = new WeakMap<Tokenizer, Map<number, string | null>>();
 
 function wholeTokenText(tokenizer: Tokenizer, id: number): string | null {
   let texts = wholeTexts.get(tokenizer);
-  if (texts === undefined) wholeTexts.set(tokenizer, (texts = []));
-  let text = texts[id];
+  if (texts === undefined) wholeTexts.set(tokenizer, (texts = new Map()));
+  let text = texts.get(id);
   if (text === undefined) {
     try {
       text = strictDecoder.decode(tokenizer.tokenBytes(id));
     } catch {
       text = null;
     }
-    if (Number.isInteger(id) && id >= 0 && id < 1 << 24) texts[id] = text;
+    texts.set(id, text);
   }
   return text;
 }
