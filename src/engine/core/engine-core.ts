@@ -6,7 +6,8 @@
 // that returns logits at once, vocab 512, 64 tokens, CPU us per step, the step message's
 // v8.serialize included; three interleaved runs against the build before, medians): batch 32
 // 105 -> 86 (37-token prompts) and 126 -> 104 (700), in an earlier round 123 -> 86 and
-// 146 -> 83; batch 1 ~16 / ~12 either way (within the runs' noise). From: the greedy argmax in
+// 146 -> 83, and with the machine busier (120 rounds a run, two runs each) 138 / 147 -> 111 / 132
+// and 156 / 185 -> 102 / 120; batch 1 ~16 / ~12 either way (within the runs' noise). From: the greedy argmax in
 // the addon from 128-float rows (sampling/argmax.ts: ~15 -> ~3 us a batch-32 step at vocab 512);
 // DELTA text from the detokenizer's own delta instead of a slice of the whole text (which
 // flattened the growing text every step); a token of whole UTF-8 characters taken from a cache,
