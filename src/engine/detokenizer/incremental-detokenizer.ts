@@ -160,7 +160,7 @@ const wholeTexts = new WeakMap<Tokenizer, Map<number, string | null>>();
 
 function wholeTokenText(tokenizer: Tokenizer, id: number): string | null {
   let texts = wholeTexts.get(tokenizer);
-  if (texts === undefined) wholeTexts.set(tokenizer, (texts = new Map()));
+  if (texts === undefined) wholeTexts.set(tokenizer, (texts = new Map<number, string | null>()));
   let text = texts.get(id);
   if (text === undefined) {
     try {
