@@ -993,6 +993,16 @@ void attendSimd(const Call& c, const Item& it) {
 }
 #endif
 
+// KV heads per work item for the decodes of a large batch (rows query rows each, one for a
+// decode): every head of the sequence, so whole cache rows are read in order, where few query
+// vectors share a KV head; one where attendPrefill takes the decode (GQA groups on AVX-512).
+int decodeHeads(const Shape& s, int group, int rows) {
+#ifdef ORTLLM_X86
+  if (rows == 1 && group > 1 && simdLevel >= kAvx512 && s.headDim % 16 == 0) return 1;
+#endif
+  return group * rows < 4 ? std::min(s.numKvHeads, kMaxQueries / (group * rows)) : 1;
+}
+
 void attendItem(const Call& c, const Item& it) {
 #ifdef ORTLLM_X86
   if (simdLevel >= kAvx2 && c.shape.headDim % 8 == 0) {
@@ -1224,7 +1234,7 @@ napi_value Attention(napi_env env, napi_callback_info info) {
     // Decodes of a large batch (few query vectors per KV head): one item takes every KV head of
     // the sequence, so it streams whole cache rows instead of a head's slice a row apart.
     const int rows = std::min(tileRows, count);
-    const int heads = wide && group * rows < 4 ? std::min(shape.numKvHeads, kMaxQueries / (group * rows)) : 1;
+    const int heads = wide ? decodeHeads(shape, group, rows) : 1;
     for (int r = 0; r < count; r += tileRows)
       for (int h = 0; h < shape.numKvHeads; h += heads)
         items.push_back({s, h, r, std::min(tileRows, count - r), std::min(heads, shape.numKvHeads - h)});
