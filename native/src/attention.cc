@@ -181,7 +181,9 @@
 // the SIMD kernel's wide decodes; each head's tile run in turn per block): half ctx 128 12.8 /
 // 12.5 against 12.9 / 12.4, ctx 1024 102.0 / 101.9 against 104.9 / 101.5 (one thread); the
 // prefetch 2 and 4 blocks ahead (127-128 and 129-132 ms against 107-108 one block ahead, 146
-// without) and its hint (T0 95-103, T2 101, NTA 94-102 against T1 100: noise; T1 kept).
+// without) and its hint (T0 95-103, T2 101, NTA 94-102 against T1 100: noise; T1 kept); the
+// last block prefetching the first block of the sequence's next KV head (the next item): half ctx
+// 1024 103-124 against 103-135, ctx 128 11.7-16.2 against 10.4-17.8, a loaded machine: no clear gain.
 // Where ctx 1024 goes now (half): 738 MB of K/V per step read at ~7 GB/s; with the rows in L2/L3
 // (--shared) the step costs 67-69 ms, and perf puts ~45% of the kernel on the loads of the
 // widening loop, 15-22% on the K pass, 9-14% on the V pass. Not tried: the softmax on two keys per
