@@ -45,6 +45,13 @@
 // attention on the same kernel (native/src/bf16-encoder-attention.cc) 128 tokens at c32 reached
 // 2.05-2.10x (8.6 ms of server CPU per embedding against transformers.js's 19.7-20.2): figures in
 // src/model/runner/bf16-pooling-runner.ts. transformers.js stays float32 (its fp32 export).
+// The HTTP thread's per-request cost (common/validation-fast-path.ts, the float lists in
+// serving/pooling/pooled-vectors.ts), 16 tokens, two rounds alternating with the build before, load
+// average ~8 (BENCH_SKIP_PEER=1, c1 400 requests, c32 1,536): server CPU ms per embedding c1
+// float32 7.13 / 6.80 -> 7.05 / 7.22, bfloat16 3.23 / 2.95 -> 3.17 / 2.67; c32 float32 2.90 / 2.94
+// -> 3.12 / 2.73, bfloat16 1.73 / 1.82 -> 1.82 / 1.61; embeddings/s c1 bfloat16 236 / 304 -> 270 /
+// 357, c32 bfloat16 484 / 674 -> 414 / 773. The ~25-50 us saved a request is inside this noise;
+// bench/http-overhead isolates it.
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';

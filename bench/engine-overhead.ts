@@ -1,4 +1,5 @@
-// `node dist/bench/engine-overhead.js [--prompt-lens 37,700] [--max-tokens 64] [--batch 1,32] [--model GGUF]`:
+// `node dist/bench/engine-overhead.js [--prompt-lens 37,700] [--max-tokens 64] [--batch 1,32] [--model GGUF]
+//   [--rounds N] [--warmup 1]`:
 // the engine core's own cost per decode step, above the model: EngineCore (scheduler, KV block
 // bookkeeping, prefix-cache hashing, sampling, detokenizer, stop checks, outputs), with the step
 // event encoded for the worker boundary as the engine worker does, and no HTTP.
@@ -11,7 +12,10 @@
 //   served TPOT; what the served ratio adds to it is the HTTP side's. The runner's own steps are
 //   also timed inside the engine ("runner in engine"): on stories260K at batch 1 they were 5-20%
 //   longer than alone (0.145-0.153 against 0.132-0.134 ms, two threads), the rest of the engine's
-//   step ~26-29 us (core-host.ts's step loop comment has the served breakdown).
+//   step ~26-29 us (core-host.ts's step loop comment has the served breakdown). After the cuts in
+//   engine-core.ts's header, two rounds interleaved with the build before (engine ms/step less
+//   the runner inside it, us): batch 1 prompt 37 28 / 30 -> 23 / 27, prompt 700 24 / 21 ->
+//   21 / 31 (noise); batch 32 prompt 37 128 / 123 -> 87 / 64, prompt 700 237 / 224 -> 162 / 216.
 
 import { serialize } from 'node:v8';
 import { CompletionProcessorFactory } from '../src/engine/core/completion-processor';
@@ -32,16 +36,23 @@ function arg(flag: string, fallback: string): string {
   return i >= 0 ? process.argv[i + 1] : fallback;
 }
 
-/** A runner that costs nothing: every sequence gets the same logits (a different argmax per step). */
+/**
+ * A runner that costs nothing: every sequence gets the same logits (a different argmax per step).
+ * Its logits buffer is reused, as the real runners' head buffer is (segmented-runner.ts), so the
+ * collector's time is the engine's own allocation.
+ */
 function instantRunner(vocabSize: number, numBlocks: number, blockSize: number): ModelRunner {
   let step = 0;
+  let buffer = new Float32Array(0);
   return {
     config: { vocabSize } as ModelArchConfig,
     blockSize,
     numBlocks,
     step(batch: readonly StepSequence[]) {
       step++;
-      const logits = new Float32Array(batch.length * vocabSize);
+      if (buffer.length < batch.length * vocabSize) buffer = new Float32Array(batch.length * vocabSize);
+      const logits = buffer.subarray(0, batch.length * vocabSize);
+      logits.fill(0);
       for (let s = 0; s < batch.length; s++) logits[s * vocabSize + 100 + ((step * 7 + s) % 300)] = 10;
       return Promise.resolve({ logits, allLogits: batch.map(() => null) });
     },
@@ -56,6 +67,9 @@ async function main(): Promise<void> {
   const maxTokens = Number(arg('--max-tokens', '64'));
   const modelPath = process.argv.includes('--model') ? arg('--model', '') : null;
   const rounds = Number(arg('--rounds', modelPath ? '6' : '20'));
+  // Each row's first round only warms up (the JIT, the row's new core): the first row used to
+  // read 30-60% above the same workload run later in the process.
+  const warmup = Number(arg('--warmup', '1'));
   const { tokenizer } = await loadTokenizer(storiesPath);
   const blockSize = 16;
   const maxModelLen = Math.max(...promptLens) + maxTokens + 16;
@@ -112,7 +126,7 @@ async function main(): Promise<void> {
       const engineMeans: number[] = [];
       const insideMeans: number[] = [];
       const aloneMeans: number[] = [];
-      for (let r = 0; r < rounds; r++) {
+      for (let r = -warmup; r < rounds; r++) {
         for (let s = 0; s < batch; s++) {
           const prompt = Array.from({ length: promptLen }, (_, i) => 3 + ((i * 13 + id * 101) % 500));
           core.addRequest({ requestId: `r${id++}`, promptTokenIds: prompt, params: { ...defaultSamplingParams(), temperature: 0, ignore_eos: true, max_tokens: maxTokens, output_kind: 1 } });
@@ -126,12 +140,17 @@ async function main(): Promise<void> {
           await core.step();
           steps++;
         }
-        engineMeans.push((performance.now() - started) / steps);
+        const elapsed = performance.now() - started;
+        const used = process.cpuUsage(before);
+        if (model && batch === 1) {
+          const alone = await aloneRun(promptLen, r + warmup);
+          if (r >= 0) aloneMeans.push(alone);
+        }
+        if (r < 0) continue;
+        engineMeans.push(elapsed / steps);
         insideMeans.push(insideMs / steps);
         decodeSteps += steps;
-        const used = process.cpuUsage(before);
         decodeCpu += used.user + used.system;
-        if (model && batch === 1) aloneMeans.push(await aloneRun(promptLen, r));
       }
       if (!modelPath) {
         console.log(`${String(promptLen).padStart(6)} ${String(batch).padStart(6)}   ${(decodeCpu / decodeSteps).toFixed(1).padStart(8)}   (${decodeSteps} steps, ${(wireBytes / decodeSteps).toFixed(0)} wire bytes/step)`);

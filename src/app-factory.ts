@@ -9,7 +9,6 @@
 // time and shape limits (common/body/). Every other body type gets 415.
 
 import multipart from '@fastify/multipart';
-import { ConsoleLogger } from '@nestjs/common';
 import { readFileSync } from 'node:fs';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -20,7 +19,7 @@ import { registerJsonBodyParser } from './common/body/json-body-parser';
 import { corsOptions } from './common/cors';
 import { installDrain } from './common/drain';
 import { clientErrorHandler, frameworkErrors, installMethodNotAllowed, refuseOtherBodyTypes } from './common/framework-errors';
-import { installAccessLog, installRequestLog, nestLogLevels } from './common/logging';
+import { installAccessLog, installRequestLog, nestLogLevels, ServerLogger } from './common/logging';
 import { OpenAIExceptionFilter } from './common/openai-exception.filter';
 import { installRequestIdEcho } from './common/request-id';
 import { installRequestTurns } from './common/request-turns';
@@ -104,7 +103,7 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
   const servedModel = await servedModelOf(config, options);
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, { ...options, servedModel }), adapter, {
     // Colors only on a terminal: redirected logs (files, Kubernetes) stay plain text.
-    logger: new ConsoleLogger({ logLevels: nestLogLevels(config.logLevel), colors: Boolean(process.stdout.isTTY) }),
+    logger: new ServerLogger({ logLevels: nestLogLevels(config.logLevel), colors: Boolean(process.stdout.isTTY) }),
     abortOnError: false,
     preview: options.preview,
     // The parsers are the ones registered above.

@@ -15,9 +15,9 @@
 // Each work item is (sequence, KV head, tile of query rows): the query heads sharing that KV
 // head (GQA group) and the tile's rows all consume each K/V row once it is loaded (flash-style
 // online softmax, fp32 accumulation). A decode step of a large batch (at least 4 sequences per
-// thread, fewer than 4 query vectors per KV head) gives each item every KV head of its sequence
-// instead, so whole cache rows are read in order. Items are spread over a small pool of threads
-// that sleep between calls.
+// thread, fewer than 4 query vectors per KV head, not a GQA decode that attend-prefill.inc takes)
+// gives each item every KV head of its sequence instead, so whole cache rows are read in order.
+// Items are spread over a small pool of threads that sleep between calls.
 //
 // The SIMD kernel (attend-simd.inc, built for AVX2/FMA/F16C and for AVX-512 F/BW/DQ/VL, the
 // best the CPU has chosen at run time; setSimd picks a lower one) takes keys in spans of 256 whatever the
@@ -37,8 +37,9 @@
 // decodes of bfloat16 and 8-bit caches take attend-bf16.inc's kernels: keys scored with VDPBF16PS
 // on the rows' bfloat16 words (8-bit codes looked up as bfloat16, exactly), the query split into
 // three bfloat16 terms so scores keep float32 precision; at head size 8 four KV heads per vector.
-// Prefill tiles (several query rows) at head sizes that are multiples of 16 take
-// attend-prefill.inc's AVX-512 kernel instead (register-blocked GEMMs; figures there).
+// Prefill tiles (several query rows) and GQA decodes (several query heads per KV head) at head
+// sizes that are multiples of 16 take attend-prefill.inc's AVX-512 kernel instead (register-blocked
+// GEMMs, each K and V row loaded once for all the item's query vectors; figures there and below).
 //
 // How it was chosen (issue 16, "decode at depth"): CPU ms per decode step of the kernel alone
 // (every layer: stories260K 5 x 8/4 heads hd 8, 100M 12 x 12 heads hd 64), batch 32, context
@@ -138,9 +139,56 @@
 //   100M         float32   120.7 / 111.5 -> 89.7 / 92.8  (15.3 / 12.8 -> 11.2 / 10.3)
 //                half      100.7 / 92.7 -> 77.1 / 77.8   (11.6 / 8.1 -> 7.4 / 6.7)
 //                bfloat16  112.3 / 107.9 -> 85.1 / 74.4  (12.4 / 10.7 -> 6.3 / 5.6)
-// Still open: GQA decodes (several query vectors per KV head, e.g. TinyLlama's 8) take AVX2's
-// V pass inside the AVX-512 build; V at head size 8 with keys across lanes (8 accumulators per
-// query vector) not tried.
+// GQA decodes (fifth round of issue 16): with several query vectors per KV head (TinyLlama's 8)
+// the AVX-512 build ran the SIMD item code's AVX2 parts: K rows widened and transposed one float
+// at a time through a buffer, then AVX2's V pass, two vectors of 4 queries each re-reading the V
+// rows. They now take attend-prefill.inc's tile kernel as a tile of one row: the group's query
+// vectors share every K and V row loaded (widened once per 64-key block for 16- and 8-bit rows),
+// for every KV type at levels avx512 and avx512bf16 (bfloat16 and 8-bit GQA decodes were not
+// taken by attend-bf16.inc, which wants one query vector per KV head or head size 8). Two
+// additions there: groups of up to 8 (4) query vectors hold 2 (4) dimensions of each query per
+// lane group (the K pair broadcast by one 64-bit load), so a 512-bit multiply-add does 16 useful
+// products instead of 8 (4); and decodes prefetch the next 64-key block's K and V rows, one row
+// per row widened. Head size 8 (stories260K, 2 query vectors per KV head) keeps its SIMD path,
+// whose K pass (scores8x8) and V pass (two queries per V row) already share each row loaded.
+// `node dist/bench/attention-kernel.js --shapes 1.1B --kv <t> --contexts 128,1024` (one thread,
+// CPU ms per batch-32 step, every layer), main -> this kernel, rounds in separate lock holds:
+//              ctx 128                               ctx 1024
+//   half       23.4-26.8 -> 9.8-15.5 (9 runs)        177-202 -> 100-109
+//   float32    29.9-30.9 -> 10.4-18.6 (7 runs)       237-251 -> 150-167
+//   bfloat16   23.7 / 20.4 -> 13.7 / 11.6            174 / 169 -> 103 / 102
+//   fp8_e4m3   33.2 / 35.6 -> 9.8-15.4 (5 runs)      199 / 200 -> 74-80
+//   (ctx 128 moves most with the other sessions' load; the base rounds alternate with these.)
+// How the parts add up (half / float32, ctx 1024, same bench, rounds of alternating builds):
+// routed through the tile kernel unchanged (one query per lane, 8 of 16 lanes idle in the K pass,
+// no prefetch) 153-166 / 150-161; + prefetch 113-141 / 151-171; + two dimensions per lane group
+// (this kernel) 100-109 / 150-167 (fp8_e4m3 85-87 -> 74). float32 rows gain nothing from the
+// prefetch (as in the SIMD kernel: the hardware prefetcher streams them).
+// Whole runner, `node dist/bench/forward.js --models 1b-gguf --contexts 128,1024 --batches 1,32
+// --seconds 3 [--kv-cache-dtype float16]`, two interleaved rounds each, batch-32 steps/s (process
+// CPU ms per step) at ctx 128 and ctx 1024, and their ratio (the issue's target: >= 0.5):
+//   float32   main 10.86 / 10.85 (180 / 181) and 4.36 / 5.04 (450 / 388), ratio 0.40 / 0.46
+//             this 12.70 / 12.77 (154 / 153) and 6.99 / 6.97 (277 / 280), ratio 0.55 / 0.55
+//   float16   main 11.40 / 11.00 (171 / 175) and 6.13 / 2.98 (320 / 301), ratio 0.54 / 0.27
+//             this 12.49 / 11.87 (156 / 163) and 7.90 / 8.02 (247 / 243), ratio 0.63 / 0.68
+// Batch 1 moved 30-50 steps/s between runs of either build (the step is the GEMMs': 1.1 GB of
+// weights): no difference measurable. stories260K (same command): unchanged, as its code is,
+// batch 32 at ctx 1024 433 / 443 against 453 / 465 steps/s (CPU 3.6 ms both). Served, `node
+// dist/bench/serve.js --models 1b --prompts long --concurrency 1 --max-tokens 32 --repeat 1 --peer
+// llama-server ...`, one run of this build: TPOT p50 38.3 ms against the runner's batch-1 step of
+// 37.8 (ratio 1.01; 1.40 against its fastest step), output 1.97x llama-server's.
+// Measured and not taken: items of all four KV heads of a sequence (whole rows read in order, as
+// the SIMD kernel's wide decodes; each head's tile run in turn per block): half ctx 128 12.8 /
+// 12.5 against 12.9 / 12.4, ctx 1024 102.0 / 101.9 against 104.9 / 101.5 (one thread); the
+// prefetch 2 and 4 blocks ahead (127-128 and 129-132 ms against 107-108 one block ahead, 146
+// without) and its hint (T0 95-103, T2 101, NTA 94-102 against T1 100: noise; T1 kept); the
+// last block prefetching the first block of the sequence's next KV head (the next item): half ctx
+// 1024 103-124 against 103-135, ctx 128 11.7-16.2 against 10.4-17.8, a loaded machine: no clear gain.
+// Where ctx 1024 goes now (half): 738 MB of K/V per step read at ~7 GB/s; with the rows in L2/L3
+// (--shared) the step costs 67-69 ms, and perf puts ~45% of the kernel on the loads of the
+// widening loop, 15-22% on the K pass, 9-14% on the V pass. Not tried: the softmax on two keys per
+// vector (half its lanes idle at 8 queries), widening K in registers instead of through kf.
+// Still open: V at head size 8 with keys across lanes (8 accumulators per query vector) not tried.
 //
 // 8-bit rows (third round of issue 16: the 100M shape at context 1024 read 1.2 GB of 16-bit K/V
 // per batch-32 step). vLLM's fp8 caches: --kv-cache-dtype fp8 and fp8_e4m3 are E4M3FN, fp8_e5m2
@@ -994,6 +1042,16 @@ void attendSimd(const Call& c, const Item& it) {
 }
 #endif
 
+// KV heads per work item for the decodes of a large batch (rows query rows each, one for a
+// decode): every head of the sequence, so whole cache rows are read in order, where few query
+// vectors share a KV head; one where attendPrefill takes the decode (GQA groups on AVX-512).
+int decodeHeads(const Shape& s, int group, int rows) {
+#ifdef ORTLLM_X86
+  if (rows == 1 && group > 1 && simdLevel >= kAvx512 && s.headDim % 16 == 0) return 1;
+#endif
+  return group * rows < 4 ? std::min(s.numKvHeads, kMaxQueries / (group * rows)) : 1;
+}
+
 void attendItem(const Call& c, const Item& it) {
 #ifdef ORTLLM_X86
   if (simdLevel >= kAvx2 && c.shape.headDim % 8 == 0) {
@@ -1225,7 +1283,7 @@ napi_value Attention(napi_env env, napi_callback_info info) {
     // Decodes of a large batch (few query vectors per KV head): one item takes every KV head of
     // the sequence, so it streams whole cache rows instead of a head's slice a row apart.
     const int rows = std::min(tileRows, count);
-    const int heads = wide && group * rows < 4 ? std::min(shape.numKvHeads, kMaxQueries / (group * rows)) : 1;
+    const int heads = wide ? decodeHeads(shape, group, rows) : 1;
     for (int r = 0; r < count; r += tileRows)
       for (int h = 0; h < shape.numKvHeads; h += heads)
         items.push_back({s, h, r, std::min(tileRows, count - r), std::min(heads, shape.numKvHeads - h)});

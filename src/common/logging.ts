@@ -1,6 +1,6 @@
 // Maps --uvicorn-log-level onto Nest's logger levels, and the access / request logs.
 
-import { Logger, LogLevel as NestLogLevel } from '@nestjs/common';
+import { ConsoleLogger, Logger, LogLevel as NestLogLevel } from '@nestjs/common';
 import type { FastifyInstance } from 'fastify';
 import type { LogLevel } from '../config/server-config';
 import { requestIdOf } from './request-id';
@@ -18,6 +18,29 @@ const CUTOFF: Record<LogLevel, NestLogLevel> = {
 /** Nest levels enabled at a uvicorn-style level ("info" -> fatal, error, warn, log). */
 export function nestLogLevels(level: LogLevel): NestLogLevel[] {
   return ORDER.slice(0, ORDER.indexOf(CUTOFF[level]) + 1);
+}
+
+/**
+ * Nest's console logger with the line's timestamp formatted once per second. Nest formats it
+ * with Intl.DateTimeFormat on every line (to the second: "12/01/2026, 3:08:55 AM"); the line is
+ * byte-identical. `format` has the options of Nest's own formatter (console-logger.service.js); a
+ * unit test holds the two equal. Measured: in a served profile under load (stories260K streams,
+ * 4,800 requests, access log on) Nest's getTimestamp was ~27 us of samples a line; an access-log
+ * line in a hot loop (to /dev/null, CPU) 2.4-2.7 -> 1.1-1.4 us.
+ */
+export class ServerLogger extends ConsoleLogger {
+  private static readonly format = new Intl.DateTimeFormat(undefined, { year: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric', day: '2-digit', month: '2-digit' });
+  private second = Number.NaN;
+  private stamp = '';
+
+  protected override getTimestamp(): string {
+    const second = Math.floor(Date.now() / 1000);
+    if (second !== this.second) {
+      this.second = second;
+      this.stamp = ServerLogger.format.format(second * 1000);
+    }
+    return this.stamp;
+  }
 }
 
 /** One uvicorn-style line per response: `127.0.0.1:5000 - "GET /v1/models HTTP/1.1" 200`. */

@@ -13,6 +13,7 @@ import { ArgumentMetadata, BadRequestException, PipeTransform, ValidationError }
 import type { MetadataStorage as TransformerMetadataStorage } from 'class-transformer/types/MetadataStorage';
 import { getMetadataStorage, validateSync } from 'class-validator';
 import { buildErrorBody, httpPhrase } from '../serving/openai-error';
+import { passesValidation } from './validation-fast-path';
 
 // class-transformer keeps its @Type() metadata in this singleton; it has no typed public export.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -132,6 +133,8 @@ export class RequestValidationPipe implements PipeTransform {
     const shapeErrors: FieldError[] = [];
     const instance = toDtoInstance(metadata.metatype, value, shapeErrors);
     if (shapeErrors.length > 0) throw badRequestForFields(shapeErrors);
+    // Bodies that pass skip validateSync's per-call setup; the others get its errors as before.
+    if (passesValidation(instance) === true) return instance;
     const errors = validateSync(instance, { forbidUnknownValues: false, whitelist: false });
     if (errors.length > 0) throw validationExceptionFactory(errors);
     return instance;

@@ -24,8 +24,11 @@ export interface CompletionProcessor {
   sample(logits: Float32Array, offset: number): SampledToken;
   /** Stop / length / stop-string check for the newest sampled token. */
   appendToken(tokenId: number): FinishStatus | null;
-  /** Text safe to show so far (stop-string hold-back applied until `finished`). */
-  text(finished: boolean): string;
+  /**
+   * Text safe to show (stop-string hold-back applied until `finished`): all of it so far, or with
+   * `delta` only what the previous delta call did not return (DELTA output, no copy of the whole).
+   */
+  text(finished: boolean, delta: boolean): string;
   /** Frees per-sequence resources (a grammar matcher) once the completion is done. */
   dispose(): void;
 }
@@ -76,10 +79,10 @@ export class CompletionProcessorFactory {
         return constraint?.prepare();
       },
       sample(logits, offset) {
+        // The sampler's own result object (a new one per call), not a copy of it.
         const result = sampler.sample(logits, offset, workspace);
-        const logprob =
-          Number.isNaN(result.logprob) && ranksByLogprob ? logits[offset + result.tokenId] - logSumExp(logits, offset, vocabSize) : result.logprob;
-        return { tokenId: result.tokenId, logprob, logprobs: result.logprobs };
+        if (Number.isNaN(result.logprob) && ranksByLogprob) result.logprob = logits[offset + result.tokenId] - logSumExp(logits, offset, vocabSize);
+        return result;
       },
       appendToken(tokenId) {
         const status = output.appendToken(tokenId);
@@ -89,10 +92,10 @@ export class CompletionProcessorFactory {
         if (status === null && constraint?.terminated) return output.finish('stop');
         return status;
       },
-      text(finished) {
+      text(finished, delta) {
         // A finish decided outside (abort, error) still flushes the held-back text.
         if (finished) output.finish('abort');
-        return output.nextText(false);
+        return output.nextText(delta);
       },
       dispose() {
         constraint?.dispose();

@@ -300,7 +300,8 @@ export class EngineCoreHost {
    * (wall clock). Figures are p50 ms over 6-8 runs on the shared 2-core machine:
    * - client send -> Fastify's onRequest (client, kernel, HTTP parse, routing, earlier hooks) 0.55-0.74
    * - -> validation pipe (body read + JSON parse, later hooks, Nest's pipeline) 0.31-0.36
-   * - class-validator on the DTO 0.17-0.21
+   * - class-validator on the DTO 0.17-0.21 (since cut to a few us for valid bodies:
+   *   common/validation-fast-path.ts)
    * - CompletionServing.prepare (checks, inline tokenization: no pool hop for short prompts,
    *   sampling params) 0.24-0.29
    * - -> connection.add 0.08
@@ -387,6 +388,22 @@ export class EngineCoreHost {
    *   in this loop on the quiet machine), receiveMessageOnPort 0.04-0.08. At most ~3% of the
    *   0.15 ms step, below the served bench's noise, for a loop that would hold grammar results
    *   and timers back.
+   * The engine core's own share was cut after this (engine-core.ts has the figures: a batch-32
+   * decode step 105-126 -> 86-104 us of CPU, batch 1 unchanged at ~10-16). In the served bench
+   * (`bench/serve.js --models stories --prompts short,long --concurrency 1,32 --max-tokens 64
+   * --repeat 2 --peer llama-server`, two rounds alternating with the build before, the shared
+   * machine loaded by other builds) every figure moved with the load more than with the change:
+   * short prompts 1 stream 3464 / 3665 -> 3801 / 3595 tok/s, TPOT p50 0.21 / 0.20 -> 0.21 /
+   * 0.19 ms against runner batch-1 steps of 0.14-0.21; 32 streams 17.5k / 22.7k -> 27.6k /
+   * 21.7k; long prompts 1 stream TPOT 0.27 / 0.24 -> 0.27 / 0.27. What keeps one stream's TPOT
+   * above 1.2x the runner's step is not this loop's CPU (~10-16 us a step of ~160-270): it is
+   * the HTTP thread's ~50-65 us a chunk (common/sse.ts; mostly the kernel's socket write and
+   * wake-ups) and the load generator's own work, on the two cores the runner's two threads use.
+   * At 32 streams the ~80 us of CPU per token across threads above still bounds the batching
+   * gain: the runner is ~18 us of it, the engine core ~3, so 8x (~45k tok/s) is out of reach on
+   * two cores while the HTTP thread (~16-18) and the client (~15) share them. With ~700-token
+   * prompts the 32-stream figure is bound by prefill (32 x 700 tokens at the runner's ~55k
+   * prompt tok/s is ~0.4 s of a wave's ~0.5 s), not by the step loop.
    */
   private async run(): Promise<void> {
     try {

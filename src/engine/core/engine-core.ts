@@ -1,6 +1,27 @@
 // The engine's step loop (vLLM V1 EngineCore.step): schedule → runner.step → sample →
 // detokenize / stop-check → outputs. Requests join and leave the batch at step
 // boundaries. Runs the same in a worker thread or in-process (see core-host.ts).
+//
+// What a decode step costs here, above the model (issue 16; bench/engine-overhead over a runner
+// that returns logits at once, vocab 512, 64 tokens, CPU us per step, the step message's
+// v8.serialize included; three interleaved runs against the build before, medians): batch 32
+// 105 -> 86 (37-token prompts) and 126 -> 104 (700), in an earlier round 123 -> 86 and
+// 146 -> 83, and with the machine busier (120 rounds a run, two runs each) 138 / 147 -> 111 / 132
+// and 156 / 185 -> 102 / 120; batch 1 ~16 / ~12 either way (within the runs' noise). From: the greedy argmax in
+// the addon from 128-float rows (sampling/argmax.ts: ~15 -> ~3 us a batch-32 step at vocab 512);
+// DELTA text from the detokenizer's own delta instead of a slice of the whole text (which
+// flattened the growing text every step); a token of whole UTF-8 characters taken from a cache,
+// not through TextDecoder (detokenizer/incremental-detokenizer.ts); the prefix cache's block
+// hash in one crypto.hash call over a reused buffer (block-hash.ts: 1.2 -> 0.5-0.7 us a block,
+// and a 700-token prompt's 43 blocks no longer leave an Int32Array and a hash object each, which
+// the decode steps after it paid for in scavenges: before, a batch-32 decode step at 700 cost
+// ~40 us more than at 37); and no per-step closures, spreads, filtered arrays or second result
+// objects on the per-sequence path (this file, request-state.ts, kv-cache-manager.ts'
+// decode-step allocate). Nothing here grows with the context: the 700-token rows differ from
+// the 37-token ones only by that collector debt. Served, stories260K at 32 streams (512
+// requests of 64 tokens, per-thread CPU from /proc, two interleaved rounds of two): the
+// worker thread 35.7 / 31.4 -> 35.1 / 29.9 us a token (the runner is ~18 of it), the HTTP
+// thread unchanged (18.0 / 15.6 -> 17.4 / 16.8).
 
 import { RequestValidationError } from '../errors';
 import type { EngineRequest, IterationStats, PartialPrefillLimits, RequestOutput, SchedulerStats } from '../types';
@@ -214,13 +235,14 @@ export class EngineCore {
       return;
     }
 
-    const batch = plan.scheduled.map(({ seq, numNewTokens }) => this.stepSequence(seq, numNewTokens));
+    const batch: StepSequence[] = [];
+    for (const { seq, numNewTokens } of plan.scheduled) batch.push(this.stepSequence(seq, numNewTokens));
     let result;
     this.stepping = true;
     try {
       // Grammar masks are asked for first: the grammar worker fills them while the model runs.
       const masks = this.prepareSamples(plan);
-      [result] = await Promise.all([this.runner.step(batch), masks]);
+      result = masks === null ? await this.runner.step(batch) : (await Promise.all([this.runner.step(batch), masks]))[0];
     } catch (err) {
       this.stepping = false;
       this.failStep(plan, err, iteration);
@@ -235,26 +257,31 @@ export class EngineCore {
     const sampled = new Map<string, number>();
     const jobs: SampleJob[] = [];
     const touched = new Set<RequestState>();
-    plan.scheduled.forEach(({ seq, numNewTokens, sample }, i) => {
+    for (let i = 0; i < plan.scheduled.length; i++) {
+      const { seq, numNewTokens, sample } = plan.scheduled[i];
       const state = this.requests.get(seq.requestId);
-      if (!state || this.pendingAborts.has(seq.requestId) || seq.status !== 'running') return;
+      if (!state || this.pendingAborts.has(seq.requestId) || seq.status !== 'running') continue;
       try {
         const rows = result.allLogits[i];
         if (rows) this.collectPromptLogprobs(state, seq, numNewTokens, rows);
-        if (!sample) return;
+        if (!sample) continue;
         // Before the fork, the prompt's last logits seed every completion (each with its own RNG).
-        const completions = state.forked ? [state.completions[seq.index]] : state.completions;
-        for (const completion of completions) {
-          const token = this.sampleInto(completion, result.logits, i * vocab);
-          if (completion.index === seq.index) sampled.set(seq.seqId, token);
+        if (state.forked) {
+          sampled.set(seq.seqId, this.sampleInto(state.completions[seq.index], result.logits, i * vocab));
           iteration.generationTokens++;
+        } else {
+          for (const completion of state.completions) {
+            const token = this.sampleInto(completion, result.logits, i * vocab);
+            if (completion.index === seq.index) sampled.set(seq.seqId, token);
+            iteration.generationTokens++;
+          }
         }
         jobs.push({ state, completion: state.completions[seq.index], seq });
       } catch (err) {
         touched.add(state);
         state.finishAll('error', `post-processing failed: ${errorMessage(err)}`);
       }
-    });
+    }
     this.scheduler.updateFromOutput(plan, sampled);
 
     for (const job of jobs) {
@@ -283,10 +310,11 @@ export class EngineCore {
   /**
    * Starts each completion's pre-sampling work (grammar bitmasks, filled by the grammar worker
    * while the model runs) for the sequences this step samples. Never rejects: a failure is kept
-   * and raised when that completion is sampled, so it ends only its own request.
+   * and raised when that completion is sampled, so it ends only its own request. null when no
+   * completion has such work (no grammar): the step then awaits the runner alone.
    */
-  private async prepareSamples(plan: SchedulePlan): Promise<void> {
-    const work: Promise<void>[] = [];
+  private prepareSamples(plan: SchedulePlan): Promise<unknown> | null {
+    let work: Promise<void>[] | null = null;
     for (const { seq, sample } of plan.scheduled) {
       if (!sample) continue;
       const state = this.requests.get(seq.requestId);
@@ -295,10 +323,10 @@ export class EngineCore {
       for (const completion of completions) {
         if (completion.finished) continue;
         const pending = completion.processor.prepare();
-        if (pending) work.push(pending.catch((err: unknown) => void (completion.prepareError = err instanceof Error ? err : new Error(String(err)))));
+        if (pending) (work ??= []).push(pending.catch((err: unknown) => void (completion.prepareError = err instanceof Error ? err : new Error(String(err)))));
       }
     }
-    await Promise.all(work);
+    return work === null ? null : Promise.all(work);
   }
 
   private addCompileStats(iteration: IterationStats): void {
@@ -325,13 +353,14 @@ export class EngineCore {
     const state = this.requests.get(seq.requestId)!;
     const promptLen = seq.numPromptTokens;
     const wantsPromptLogprobs = state.promptLogprobs !== null && seq.index === 0 && start < promptLen && state.promptLogprobs.length < promptLen;
-    return {
+    const step: StepSequence = {
       tokens: seq.tokenIds.slice(start, start + numNewTokens),
       positionOffset: start,
       blockTable: this.kv.blockTable(seq.seqId),
-      ...(wantsPromptLogprobs ? { allLogits: true } : {}),
-      ...(seq.encoderInput ? { encoder: this.encoderStep(seq, seq.encoderInput) } : {}),
     };
+    if (wantsPromptLogprobs) step.allLogits = true;
+    if (seq.encoderInput) step.encoder = this.encoderStep(seq, seq.encoderInput);
+    return step;
   }
 
   /** The sequence's cross-attention blocks, and its encoder input until they have been filled. */
@@ -425,7 +454,9 @@ export class EngineCore {
     const outputs: RequestOutput[] = [];
     for (const state of touched) {
       // Every finished completion's sequence (all of them once the request is finished).
-      this.scheduler.finishSequences(state.completions.filter((c) => c.finished && c.seq !== null && c.seq.status !== 'finished').map((c) => c.seq!.seqId));
+      for (const c of state.completions) {
+        if (c.finished && c.seq !== null && c.seq.status !== 'finished') this.scheduler.finishSequences([c.seq.seqId]);
+      }
       let output: RequestOutput | null;
       try {
         output = state.buildOutput();

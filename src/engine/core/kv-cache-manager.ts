@@ -112,7 +112,17 @@ export class KvCacheManager {
    * changes nothing when there are not enough free blocks.
    */
   allocate(seq: KvSequence, numComputedTokens: number, numNewTokens: number, hit?: PrefixHit): boolean {
-    const state = this.seqs.get(seq.seqId) ?? { blockIds: [], hashes: [], encoderBlockIds: [] };
+    const known = this.seqs.get(seq.seqId);
+    // A running sequence's decode step: its blocks already cover the new token, or it takes one
+    // more (no arrays built on this path, which every sequence takes every step).
+    if (known && hit === undefined && known.encoderBlockIds.length === 0 && seq.numEncoderPositions === 0) {
+      const need = this.blocksFor(numComputedTokens + numNewTokens) - known.blockIds.length;
+      if (need <= 0) return true;
+      if (need > this.freeQueue.length) return false;
+      for (let i = 0; i < need; i++) known.blockIds.push(this.takeFreeBlock());
+      return true;
+    }
+    const state = known ?? { blockIds: [], hashes: [], encoderBlockIds: [] };
     const hitBlocks = hit?.blockIds ?? [];
     const have = state.blockIds.length + hitBlocks.length;
     const need = Math.max(0, this.blocksFor(numComputedTokens + numNewTokens) - have);
@@ -194,7 +204,7 @@ export class KvCacheManager {
 
   /** Chained hash of the sequence's full block `index`. */
   private hashBlockOf(seq: KvSequence, index: number, parentHash: string | null): string {
-    return hashBlock(parentHash, seq.tokenIds.slice(index * this.blockSize, (index + 1) * this.blockSize), seq.cacheSalt);
+    return hashBlock(parentHash, seq.tokenIds, seq.cacheSalt, index * this.blockSize, (index + 1) * this.blockSize);
   }
 
   private claim(id: number): void {

@@ -14,9 +14,8 @@ export class CompletionState {
   cumulativeLogprob = 0;
   finishReason: FinishReason | null = null;
   stopReason: string | number | null = null;
-  /** Tokens and characters already sent (DELTA output). */
+  /** Tokens already sent (DELTA output; the detokenizer keeps its own text offset). */
   sentTokens = 0;
-  sentChars = 0;
   /** Something changed since the last output. */
   dirty = false;
   /** Set when the completion's pre-sampling work (grammar bitmask) failed; raised at sampling. */
@@ -93,7 +92,7 @@ export class RequestState {
     }
     const delta = kind === OUTPUT_KIND.DELTA && !bestOfPending;
     let chosen = this.completions;
-    if (delta) chosen = chosen.filter((c) => c.dirty);
+    if (delta) chosen = chosen.length === 1 ? (chosen[0].dirty ? chosen : NONE) : chosen.filter((c) => c.dirty);
     else if (bestOfPending) chosen = bestByCumulativeLogprob(this.completions, params.n);
     const promptLogprobs = delta && this.promptLogprobsSent ? null : this.promptLogprobs;
     // The finished output is always sent: it is what ends the client's stream.
@@ -136,10 +135,12 @@ export class RequestState {
   }
 
   private completionOutput(c: CompletionState, delta: boolean, index: number, requestFinished: boolean): CompletionOutput {
-    const text = this.request.params.detokenize ? c.processor.text(c.finished || requestFinished) : '';
+    // DELTA: the detokenizer's own delta, not a slice of the whole text (which re-flattened the
+    // growing text every step).
+    const text = this.request.params.detokenize ? c.processor.text(c.finished || requestFinished, delta) : '';
     const out: CompletionOutput = {
       index,
-      text: delta ? text.slice(c.sentChars) : text,
+      text,
       tokenIds: delta ? c.outputTokenIds.slice(c.sentTokens) : [...c.outputTokenIds],
       cumulativeLogprob: c.logprobs !== null ? c.cumulativeLogprob : null,
       // DELTA: every logprob held is unsent; once sent it is dropped, so a long stream holds none.
@@ -149,10 +150,11 @@ export class RequestState {
     };
     if (delta && c.logprobs !== null) c.logprobs = [];
     c.sentTokens = c.outputTokenIds.length;
-    c.sentChars = text.length;
     return out;
   }
 }
+
+const NONE: CompletionState[] = [];
 
 function bestByCumulativeLogprob(completions: CompletionState[], n: number): CompletionState[] {
   return [...completions].sort((a, b) => b.cumulativeLogprob - a.cumulativeLogprob || a.index - b.index).slice(0, n);

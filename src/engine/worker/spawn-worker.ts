@@ -15,6 +15,13 @@
 // thread's CPU 15.5 -> 15.2 us a token (medians). bench/stream-overhead, whose stand-in worker
 // keeps posting on time while this thread is behind, shows more: 32 streams ~17 -> ~13 us of
 // HTTP-thread CPU a chunk together with serving/chunk-template.ts (~1.2 of that).
+// Commands go one postMessage each. Not taken: holding the 'add'/'encode' commands of one turn of
+// the event loop and posting them as one message at setImmediate (one wake of the worker, one
+// prefill for a wave's requests; aborts and the rest flushed the batch and went at once). Served
+// stories260K, 64-token streams, a keep-alive client, runs alternating with main's build: at 32
+// streams 239-364 req/s (E2E p50 90-131 ms) against 386-475 (67-68 ms) in the same rounds, and 1
+// stream no better (TTFT p50 2.5-3.6 ms against 1.9-2.3). The first requests of a wave waited for
+// the whole turn, and the worker's steps no longer overlapped the HTTP thread taking the rest in.
 
 import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
 import type { EngineOptions } from '../types';

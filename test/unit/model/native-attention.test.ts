@@ -103,6 +103,7 @@ gate.describe('native paged attention kernel', () => {
   // Prefill tiles (several query rows) at head sizes 32, 64 and 128 take AVX-512's prefill kernel
   // (attend-prefill.inc) at levels avx512 and avx512bf16: one or two vectors of 16 queries (8-row
   // GQA tiles of 2 heads, 4-row tiles of 8), the causal mask on the diagonal and the last block's padding.
+  // GQA decodes (one query row, several query heads per KV head) at those head sizes take it too.
   const cases: Case[] = [
     { heads: 8, kvHeads: 4, headDim: 8, blockSize: 4 },
     { heads: 6, kvHeads: 2, headDim: 12, blockSize: 5 },
@@ -114,6 +115,13 @@ gate.describe('native paged attention kernel', () => {
     { heads: 12, kvHeads: 12, headDim: 64, blockSize: 7 },
     { heads: 16, kvHeads: 8, headDim: 8, blockSize: 16 },
     { heads: 12, kvHeads: 4, headDim: 8, blockSize: 3 },
+    // GQA decodes at head sizes of multiples of 16 take the prefill kernel too (a query vector per
+    // group head; groups of up to 4 and 8 hold 4 and 2 dimensions of each query per vector): groups
+    // of 2, 4, 8 and 16, in blocks that end inside its 64-key blocks.
+    { heads: 8, kvHeads: 4, headDim: 64, blockSize: 5 },
+    { heads: 8, kvHeads: 2, headDim: 64, blockSize: 16 },
+    { heads: 16, kvHeads: 2, headDim: 32, blockSize: 7 },
+    { heads: 16, kvHeads: 1, headDim: 48, blockSize: 16 },
   ];
   // The fp8 caches are checked against the reference computed from the fp8-rounded K/V (the
   // encoder of test/helpers/fp8.ts), so the kernel's own rounding does not hide in the tolerance.
