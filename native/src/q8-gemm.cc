@@ -102,7 +102,9 @@
 //   1 49.8 / 37.7 -> 39.0 / 38.7 (CPU 40 / 53 -> 51 / 51). Served 100M, short prompts, 64 tokens
 //   (`bench/serve.js --models 100m --prompts short --concurrency 1,32 --repeat 1 --peer
 //   llama-server`), two pairs: 32 streams 1930 / 1848 -> 2361 / 2191 tok/s (TPOT p50 15.1 / 16.1 ->
-//   12.4 / 13.3 ms), batching gain 6.50 / 7.21 -> 7.53 / 7.86.
+//   12.4 / 13.3 ms), batching gain 6.50 / 7.21 -> 7.53 / 7.86. Against main with the GQA decode
+//   kernel (attention.cc), one round: 100M batch 32 1756 -> 2087 (CPU 35.8 -> 29.9), batch 1 283 ->
+//   300; 1.1B batch 32 401 -> 449 (CPU 156 -> 141), batch 1 35.7 -> 41.5.
 //   What is left in the tile is arithmetic: per block and 4x3 tile, 96 VPDPBUSD and 12 each of
 //   accumulator starts, int->float conversions, multiplies and FMAs; the float step is one per
 //   row, 16 columns and block (the activation and weight scales are both per block), so it cannot
