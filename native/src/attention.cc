@@ -298,6 +298,7 @@
 #include "exp-poly.h"
 #include "exp512.h"
 #include "napi-args.h"
+#include "thread-pool.h"
 
 #include <atomic>
 #include <chrono>
@@ -331,8 +332,6 @@ napi_value AddLayerNorm(napi_env env, napi_callback_info info);  // bf16-gemm.cc
 napi_value Bf16EncoderAttention(napi_env env, napi_callback_info info);  // bf16-encoder-attention.cc: encoder self-attention on AVX512-BF16
 napi_value Bf16Available(napi_env env);                          // bf16-gemm.cc: whether bf16Gemm runs on this CPU
 napi_value AddRmsNorm(napi_env env, napi_callback_info info);    // rms-norm.cc: RMSNorm(x + residual), the sum kept
-void parallelFor(int n, const std::function<void(int)>& fn);
-int parallelThreads();
 }  // namespace ortllm
 
 namespace {

@@ -14,6 +14,7 @@
 
 #include "bf16-tile.h"
 #include "napi-args.h"
+#include "thread-pool.h"
 
 #include <algorithm>
 #include <cmath>
@@ -23,8 +24,6 @@
 #include <vector>
 
 namespace ortllm {
-void parallelFor(int n, const std::function<void(int)>& fn);  // attention.cc: the attention thread pool
-
 namespace {
 
 using namespace ortllm::napi;

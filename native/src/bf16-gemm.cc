@@ -31,6 +31,7 @@
 
 #include "bf16-tile.h"
 #include "napi-args.h"
+#include "thread-pool.h"
 
 #include <algorithm>
 #include <cmath>
@@ -40,8 +41,6 @@
 #include <vector>
 
 namespace ortllm {
-void parallelFor(int n, const std::function<void(int)>& fn);  // attention.cc: the attention thread pool
-
 namespace {
 
 using namespace ortllm::napi;

@@ -120,6 +120,7 @@
 #include "exp512.h"
 #include "huge-page-arena.h"
 #include "napi-args.h"
+#include "thread-pool.h"
 
 #include <algorithm>
 #include <atomic>
@@ -135,9 +136,6 @@
 #endif
 
 namespace ortllm {
-void parallelFor(int n, const std::function<void(int)>& fn);  // attention.cc: the attention thread pool
-int parallelThreads();                                         // attention.cc: the threads parallelFor runs on
-
 namespace {
 
 using namespace ortllm::napi;

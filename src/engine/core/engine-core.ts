@@ -266,15 +266,12 @@ export class EngineCore {
         if (rows) this.collectPromptLogprobs(state, seq, numNewTokens, rows);
         if (!sample) continue;
         // Before the fork, the prompt's last logits seed every completion (each with its own RNG).
-        if (state.forked) {
-          sampled.set(seq.seqId, this.sampleInto(state.completions[seq.index], result.logits, i * vocab));
+        const first = state.forked ? seq.index : 0;
+        const end = state.forked ? seq.index + 1 : state.completions.length;
+        for (let c = first; c < end; c++) {
+          const token = this.sampleInto(state.completions[c], result.logits, i * vocab);
+          if (c === seq.index) sampled.set(seq.seqId, token);
           iteration.generationTokens++;
-        } else {
-          for (const completion of state.completions) {
-            const token = this.sampleInto(completion, result.logits, i * vocab);
-            if (completion.index === seq.index) sampled.set(seq.seqId, token);
-            iteration.generationTokens++;
-          }
         }
         jobs.push({ state, completion: state.completions[seq.index], seq });
       } catch (err) {

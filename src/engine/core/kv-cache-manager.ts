@@ -112,33 +112,26 @@ export class KvCacheManager {
    * changes nothing when there are not enough free blocks.
    */
   allocate(seq: KvSequence, numComputedTokens: number, numNewTokens: number, hit?: PrefixHit): boolean {
+    // Every running sequence comes through here every step, so this path builds no arrays.
     const known = this.seqs.get(seq.seqId);
-    // A running sequence's decode step: its blocks already cover the new token, or it takes one
-    // more (no arrays built on this path, which every sequence takes every step).
-    if (known && hit === undefined && known.encoderBlockIds.length === 0 && seq.numEncoderPositions === 0) {
-      const need = this.blocksFor(numComputedTokens + numNewTokens) - known.blockIds.length;
-      if (need <= 0) return true;
-      if (need > this.freeQueue.length) return false;
-      for (let i = 0; i < need; i++) known.blockIds.push(this.takeFreeBlock());
-      return true;
-    }
     const state = known ?? { blockIds: [], hashes: [], encoderBlockIds: [] };
-    const hitBlocks = hit?.blockIds ?? [];
+    const hitBlocks = hit?.blockIds ?? NO_BLOCKS;
     const have = state.blockIds.length + hitBlocks.length;
     const need = Math.max(0, this.blocksFor(numComputedTokens + numNewTokens) - have);
     const encoderNeed = state.encoderBlockIds.length === 0 ? this.blocksFor(seq.numEncoderPositions) : 0;
-    const hitBlocksNowFree = hitBlocks.filter((id) => this.freeQueue.has(id)).length;
+    let hitBlocksNowFree = 0;
+    for (const id of hitBlocks) if (this.freeQueue.has(id)) hitBlocksNowFree++;
     if (need + encoderNeed > this.freeQueue.length - hitBlocksNowFree) return false;
     for (let i = 0; i < encoderNeed; i++) state.encoderBlockIds.push(this.takeFreeBlock());
 
-    for (const id of hitBlocks) this.claim(id);
-    state.blockIds.push(...hitBlocks);
-    if (hitBlocks.length > 0) {
+    for (const id of hitBlocks) {
+      this.claim(id);
+      state.blockIds.push(id);
       // The hashes of hit blocks are those of the cache entries just matched.
-      state.hashes.push(...hitBlocks.map((id) => this.blockHashes[id] as string));
+      state.hashes.push(this.blockHashes[id] as string);
     }
     for (let i = 0; i < need; i++) state.blockIds.push(this.takeFreeBlock());
-    this.seqs.set(seq.seqId, state);
+    if (known === undefined) this.seqs.set(seq.seqId, state);
     return true;
   }
 
@@ -223,3 +216,6 @@ export class KvCacheManager {
     return id;
   }
 }
+
+/** No prefix-cache hit: the blocks claimed from it. */
+const NO_BLOCKS: readonly number[] = [];
