@@ -9,6 +9,7 @@
 //          --threads N (intra-op and attention-kernel threads; default every core)
 //          --attention native|graph (default: native when the addon is built)  --kv-cache-dtype float16|bfloat16|fp8|fp8_e4m3|fp8_e5m2
 //          --native-q8-gemm off (Q8_0 linears in MatMulNBits even on an AVX512-VNNI CPU; q8-linear-segments.ts)
+//          --small-decoder off (a small float32 model in onnxruntime segments, not the addon's; runner/small-decoder.ts)
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadModel } from '../src/model/load-model';
@@ -28,6 +29,7 @@ interface Args {
   attention?: 'native' | 'graph';
   kvCacheDtype?: KvCacheDtypeFlag;
   nativeQ8Gemm: boolean;
+  smallDecoder: boolean;
 }
 
 const BLOCK_SIZE = 16;
@@ -48,6 +50,7 @@ function parseArgs(argv: string[]): Args {
     attention: get('--attention') as Args['attention'],
     kvCacheDtype: get('--kv-cache-dtype') as Args['kvCacheDtype'],
     nativeQ8Gemm: get('--native-q8-gemm') !== 'off',
+    smallDecoder: get('--small-decoder') !== 'off',
   };
 }
 
@@ -99,6 +102,7 @@ async function benchModel(name: string, args: Args): Promise<string[]> {
     ...(args.attention ? { attention: args.attention } : {}),
     ...(args.kvCacheDtype ? { kvCacheDtype: resolveKvCacheDtype(model, args.kvCacheDtype) } : {}),
     nativeQ8Gemm: args.nativeQ8Gemm,
+    smallDecoder: args.smallDecoder,
   });
   touchKvCache(runner);
   const rows = [`${name}: runner created in ${((performance.now() - t0) / 1000).toFixed(1)} s`];

@@ -10,6 +10,13 @@
       "cflags_cc!": ["-fno-rtti"]
     },
     {
+      # The small-model float32 layers (f32-decoder.cc): its own addon, registering its own functions.
+      "target_name": "ortllm_f32",
+      "sources": ["src/f32-decoder.cc"],
+      "cflags_cc": ["-O3", "-std=c++17", "-fno-exceptions", "-Wno-uninitialized"],
+      "cflags_cc!": ["-fno-rtti"]
+    },
+    {
       "target_name": "ortllm_malloc",
       "sources": ["src/malloc-tuning.cc"],
       "cflags_cc": ["-O2", "-std=c++17", "-fno-exceptions"]

@@ -11,6 +11,7 @@
 #include <node_api.h>
 
 #include "napi-args.h"
+#include "rms-norm-body.h"
 
 #include <cmath>
 #include <cstddef>
@@ -19,39 +20,6 @@ namespace ortllm {
 namespace {
 
 using namespace ortllm::napi;
-
-constexpr int kLanes = 16;
-
-// residual += x (when x is not null), then out = RMSNorm(residual) * weight, `rows` rows of `h`.
-__attribute__((always_inline)) inline void addRmsNormBody(const float* x, float* residual, const float* weight, float* out, size_t rows, size_t h, float eps) {
-  for (size_t r = 0; r < rows; r++) {
-    float* res = residual + r * h;
-    float* o = out + r * h;
-    float lanes[kLanes] = {0};
-    size_t j = 0;
-    if (x) {
-      const float* xr = x + r * h;
-      for (; j + kLanes <= h; j += kLanes)
-        for (int i = 0; i < kLanes; i++) {
-          const float v = res[j + i] + xr[j + i];
-          res[j + i] = v;
-          lanes[i] += v * v;
-        }
-      for (; j < h; j++) {
-        res[j] += xr[j];
-        lanes[0] += res[j] * res[j];
-      }
-    } else {
-      for (; j + kLanes <= h; j += kLanes)
-        for (int i = 0; i < kLanes; i++) lanes[i] += res[j + i] * res[j + i];
-      for (; j < h; j++) lanes[0] += res[j] * res[j];
-    }
-    float sum = 0;
-    for (int i = 0; i < kLanes; i++) sum += lanes[i];
-    const float inv = 1.0f / std::sqrt(sum / (float)h + eps);
-    for (size_t k = 0; k < h; k++) o[k] = res[k] * inv * weight[k];
-  }
-}
 
 #if defined(__x86_64__) || defined(_M_X64)
 __attribute__((target("avx512f,avx512vl"))) void addRmsNormAvx512(const float* x, float* residual, const float* weight, float* out, size_t rows, size_t h, float eps) {

@@ -286,6 +286,11 @@ export interface RunnerOptions {
    * could run them (segmented runner; for benchmarks and tests comparing the two).
    */
   nativeQ8Gemm?: boolean;
+  /**
+   * false: a small float32 decoder stays in onnxruntime segments even where the addon could run
+   * it whole (runner/small-decoder.ts; for benchmarks and tests comparing the two).
+   */
+  smallDecoder?: boolean;
 }
 
 export interface ModelRunner {

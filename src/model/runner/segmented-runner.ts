@@ -138,6 +138,7 @@ import type { NativeAttention } from './native-attention';
 import { PagedRunner, type Releasable } from './paged-runner';
 import { joinPasses, splitRows } from './row-passes';
 import { SyncSession } from './session';
+import { f32Addon, pickRows, SmallDecoder, smallDecoderApplies } from './small-decoder';
 
 export interface SegmentedRunnerOptions extends RunnerOptions {
   keepQuantized?: boolean;
@@ -198,10 +199,17 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
   // Choosing the segments looked at the linears' formats: that is not a segment's read.
   weights.forgetReads();
   const cache = new PagedKvCache(config, opts.blockSize, opts.numBlocks, opts.kvCacheDtype ?? 'float32');
+  const addon = opts.device === 'cpu' && !decoder.q8Linears && opts.smallDecoder !== false ? f32Addon() : null;
+  const small =
+    addon && graphDtypeFor(config, 'causalLmSegments', opts.dtype) === 'float32' && smallDecoderApplies(config, weights, addon)
+      ? new SmallDecoder(config, weights, addon, native, decoder.rope, () => {
+          if (opts.consumeWeights) weights.releaseRead(decoder.embeddingName);
+        })
+      : null;
   const sessions: SyncSession[] = [];
   try {
     // One segment at a time: only one segment's transient weight copies exist at once.
-    for (let i = 0; i < decoder.count; i++) {
+    for (let i = 0; i < (small ? 0 : decoder.count); i++) {
       sessions.push(SyncSession.create(decoder.build(i), { device: opts.device, intraOpThreads: opts.intraOpThreads }));
       // The session holds its own copy now; the embedding table is still read per step.
       if (opts.consumeWeights) weights.releaseRead(decoder.embeddingName);
@@ -215,8 +223,8 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
   // Rows read from the model file: the loaded table is not needed either (embedding-rows.ts).
   if (opts.consumeWeights && embedding.fileBacked) model.weights.release?.(decoder.embeddingName);
   // Unset (or 0) intra-op threads means ORT's default, every core: attention gets as many.
-  native.setThreads(opts.intraOpThreads || availableParallelism(), linears ? Q8_POOL_SPIN_MICROS : 0);
-  return new SegmentedRunner(config, cache, sessions, native, embedding, decoder.rope, maxPositions, opts.maxPassRows ?? MAX_PASS_ROWS, linears);
+  native.setThreads(opts.intraOpThreads || availableParallelism(), linears || small ? Q8_POOL_SPIN_MICROS : 0);
+  return new SegmentedRunner(config, cache, sessions, native, embedding, decoder.rope, maxPositions, opts.maxPassRows ?? MAX_PASS_ROWS, linears, small);
 }
 
 /** Q8_0 weights packed for the addon's GEMM (q8-linear-segments.ts), with their sizes. */
@@ -277,14 +285,6 @@ class ReadWeights implements ModelWeights {
   }
 }
 
-/** Rows `picked` of `rows` ([*, width]) as one array: `rows` itself when every row is picked (they are picked in order). */
-function pickRows(rows: Float32Array, picked: BigInt64Array, width: number): Float32Array {
-  if (picked.length * width === rows.length) return rows;
-  const out = new Float32Array(picked.length * width);
-  picked.forEach((r, i) => out.set(rows.subarray(Number(r) * width, (Number(r) + 1) * width), i * width));
-  return out;
-}
-
 /** Where the step's rows come from and go to. */
 interface PackedStep {
   rows: number;
@@ -323,6 +323,7 @@ export class SegmentedRunner extends PagedRunner<Releasable> {
     private readonly maxPositions: number,
     private readonly maxPassRows: number,
     private readonly q8: Q8Layers | null = null,
+    private readonly small: SmallDecoder | null = null,
   ) {
     // The Q8_0 path has no sessions (q8-linear-segments.ts): the base releases them all, whichever there are.
     super(config, cache, { release: async () => void (await Promise.all(sessions.map((s) => s.release()))) });
@@ -353,6 +354,7 @@ export class SegmentedRunner extends PagedRunner<Releasable> {
     // Only one row per sequence goes to the kept buffer: it stays max-num-seqs x vocab at most (a
     // prompt_logprobs step's rows get their own, freed by the collector).
     if (this.q8) return this.logitsOf(batch, step, this.runQ8Pass(step, this.q8, reuseHead && step.logitsRows.length === batch.length));
+    if (this.small) return this.logitsOf(batch, step, this.runSmallPass(step, this.small, reuseHead && step.logitsRows.length === batch.length));
     const c = this.config;
     const n = step.rows;
     const rope = this.ropeFeeds(step.positions);
@@ -455,6 +457,16 @@ export class SegmentedRunner extends PagedRunner<Releasable> {
     gemm(q8.head, picked, logits, rows);
     this.native.free(q, k, v, attn, projected, gateUp, act, residual, normed);
     if (picked !== normed) this.native.free(picked);
+    return logits;
+  }
+
+  /** A pass of the small float32 decoder (small-decoder.ts); returns the head's [picked, vocab] output. */
+  private runSmallPass(step: PackedStep, small: SmallDecoder, reuseHead: boolean): Float32Array {
+    const length = step.logitsRows.length * this.config.vocabSize;
+    const logits = reuseHead ? this.headBuffer(length) : new Float32Array(length);
+    const residual = this.embedding.rows(step.tokens);
+    small.run(step, residual, { keys: this.cache.keys, values: this.cache.values, kvCode: this.kvCode, dims: this.dims, scale: this.scale }, logits);
+    this.native.free(residual);
     return logits;
   }
 

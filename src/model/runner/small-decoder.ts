@@ -1,0 +1,254 @@
+// A small float32 llama/qwen2 decoder run wholly in the addons: each layer's linears, RoPE, SwiGLU
+// and RMSNorms in two calls of ortllm_f32 (native/src/f32-decoder.cc), with the attention addon's
+// writeKv and attention between them, and no onnxruntime session. The segmented runner takes this
+// path (segmented-runner.ts) for models within SMALL_DECODER_MAX_HIDDEN; figures below.
+//
+// Why: at stories260K's size (dim 64, 5 layers) a step's arithmetic is a few microseconds, and
+// the step was per-call cost: six onnxruntime session runs of ~20 us each (session.ts: the
+// binding reads each input's fields by name and copies each output into a new buffer; ORT's
+// allocations without an arena), ~120 of a ~145 us batch-1 step (perf, runner alone).
+import type { ModelArchConfig, ModelWeights } from '../types';
+import { requireWeight, toF32 } from '../graph/weights';
+import type { NativeAttention } from './native-attention';
+import { nativeAddonPath } from './native-attention';
+
+/** ortllm_f32's functions (native/src/f32-decoder.cc; argument checks there). */
+export interface F32Addon {
+  /** W [n, k] row-major packed for the calls below. */
+  f32Pack(w: Float32Array, n: number, k: number): Float32Array;
+  /** y[m, n] = x[m, k] W^T. */
+  f32Gemm(packed: Float32Array, x: Float32Array, y: Float32Array, m: number, n: number, k: number): void;
+  /** q, k, v = normed W^T, then RoPE on q and k at each row's position (none when positions is null). dims: [m, h, heads, kvHeads, headDim]. */
+  f32Qkv(
+    normed: Float32Array,
+    wq: Float32Array,
+    wk: Float32Array,
+    wv: Float32Array,
+    q: Float32Array,
+    k: Float32Array,
+    v: Float32Array,
+    positions: Int32Array | null,
+    cos: Float32Array | null,
+    sin: Float32Array | null,
+    dims: Int32Array,
+  ): void;
+  /** The layer after attention: o_proj and residual, post norm, the SwiGLU MLP and residual, then `next` norm into normed. dims: [m, h, qDim, inter]. */
+  f32Mlp(
+    attn: Float32Array,
+    wo: Float32Array,
+    residual: Float32Array,
+    post: Float32Array,
+    wGateUp: Float32Array,
+    wDown: Float32Array,
+    next: Float32Array,
+    normed: Float32Array,
+    dims: Int32Array,
+    eps: number,
+  ): void;
+  /** True when the kernels run in AVX-512 (else portable loops). */
+  readonly avx512: boolean;
+}
+
+const ADDON = 'native/build/Release/ortllm_f32.node';
+let loaded: F32Addon | null | undefined;
+
+/** The addon, or null when it is not built. */
+export function f32Addon(): F32Addon | null {
+  if (loaded === undefined) {
+    const path = nativeAddonPath(ADDON);
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      loaded = path ? (require(path) as F32Addon) : null;
+      if (loaded && typeof loaded.f32Mlp !== 'function') loaded = null;
+    } catch {
+      loaded = null;
+    }
+  }
+  return loaded;
+}
+
+/**
+ * The widest hidden size this path takes (with AVX-512; elsewhere none). Measured: TODO.
+ */
+export const SMALL_DECODER_MAX_HIDDEN = 128;
+
+const prefix = (l: number) => `model.layers.${l}.`;
+
+const LINEARS = ['self_attn.q_proj', 'self_attn.k_proj', 'self_attn.v_proj', 'self_attn.o_proj', 'mlp.gate_proj', 'mlp.up_proj', 'mlp.down_proj'];
+
+function headName(c: ModelArchConfig & { tieWordEmbeddings: boolean }, weights: ModelWeights): string {
+  return !c.tieWordEmbeddings && weights.has('lm_head.weight') ? 'lm_head.weight' : 'model.embed_tokens.weight';
+}
+
+/** True when `config` with these weights runs on this path (float32 weights, no QKV bias, within the size policy). */
+export function smallDecoderApplies(config: ModelArchConfig, weights: ModelWeights, addon: F32Addon | null): boolean {
+  const c = config as ModelArchConfig & { attentionBias?: boolean; tieWordEmbeddings?: boolean; intermediateSize?: number };
+  if (!addon?.avx512 || c.attentionBias || c.intermediateSize === undefined || c.hiddenSize > SMALL_DECODER_MAX_HIDDEN) return false;
+  const names = [headName(c as ModelArchConfig & { tieWordEmbeddings: boolean }, weights), 'model.norm.weight'];
+  for (let l = 0; l < c.numLayers; l++) names.push(...LINEARS.map((n) => `${prefix(l)}${n}.weight`));
+  return names.every((name) => weights.has(name) && weights.get(name).kind === 'f32');
+}
+
+interface PackedLayer {
+  q: Float32Array;
+  k: Float32Array;
+  v: Float32Array;
+  o: Float32Array;
+  gateUp: Float32Array;
+  down: Float32Array;
+  inputNorm: Float32Array;
+  postNorm: Float32Array;
+}
+
+/** What a pass needs of the runner's packed step (segmented-runner.ts's PackedStep). */
+export interface SmallDecoderStep {
+  rows: number;
+  positions: Int32Array;
+  slots: Int32Array;
+  seqInfo: Int32Array;
+  tables: Int32Array;
+  logitsRows: BigInt64Array;
+}
+
+/** Where the pass writes the cache: the runner's arrays and dims (segmented-runner.ts). */
+export interface SmallDecoderCache {
+  keys: readonly (Float32Array | Uint16Array | Uint8Array)[];
+  values: readonly (Float32Array | Uint16Array | Uint8Array)[];
+  kvCode: number;
+  dims: Int32Array;
+  scale: number;
+}
+
+/** A pass's activation rows. */
+interface Activations {
+  q: Float32Array;
+  k: Float32Array;
+  v: Float32Array;
+  attn: Float32Array;
+  normed: Float32Array;
+}
+
+export class SmallDecoder {
+  private readonly layers: PackedLayer[] = [];
+  private readonly head: Float32Array;
+  private readonly finalNorm: Float32Array;
+  private readonly qDim: number;
+  private readonly kvDim: number;
+  private readonly inter: number;
+  private readonly eps: number;
+  private readonly qkvDims = new Int32Array(5);
+  private readonly mlpDims = new Int32Array(4);
+  /** Activation buffers of the last row count, kept across steps (a batch-1 decode reuses them every step). */
+  private bufs: ({ rows: number } & Activations) | null = null;
+  private capacity = 0;
+  private store: Activations = { q: new Float32Array(0), k: new Float32Array(0), v: new Float32Array(0), attn: new Float32Array(0), normed: new Float32Array(0) };
+
+  constructor(
+    private readonly config: ModelArchConfig,
+    weights: ModelWeights,
+    private readonly addon: F32Addon,
+    private readonly native: NativeAttention,
+    private readonly rope: { cos: Float32Array; sin: Float32Array } | null,
+    /** Called after each layer is packed (the runner releases the tensors it read). */
+    afterLayer: () => void = () => {},
+  ) {
+    const c = config as ModelArchConfig & { intermediateSize: number; rmsNormEps: number; tieWordEmbeddings: boolean };
+    const h = c.hiddenSize;
+    this.qDim = c.numHeads * c.headDim;
+    this.kvDim = c.numKvHeads * c.headDim;
+    this.inter = c.intermediateSize;
+    this.eps = c.rmsNormEps;
+    const f32 = (name: string) => toF32(requireWeight(weights, name));
+    const pack = (names: string[], n: number, k: number) => {
+      const parts = names.map(f32);
+      const w = parts.length === 1 ? parts[0] : concat(parts);
+      if (w.length !== n * k) throw new Error(`${names.join(' + ')}: ${w.length} values, expected ${n} x ${k}`);
+      return addon.f32Pack(w, n, k);
+    };
+    for (let l = 0; l < c.numLayers; l++) {
+      const p = prefix(l);
+      this.layers.push({
+        q: pack([`${p}self_attn.q_proj.weight`], this.qDim, h),
+        k: pack([`${p}self_attn.k_proj.weight`], this.kvDim, h),
+        v: pack([`${p}self_attn.v_proj.weight`], this.kvDim, h),
+        o: pack([`${p}self_attn.o_proj.weight`], h, this.qDim),
+        gateUp: pack([`${p}mlp.gate_proj.weight`, `${p}mlp.up_proj.weight`], 2 * this.inter, h),
+        down: pack([`${p}mlp.down_proj.weight`], h, this.inter),
+        inputNorm: f32(`${p}input_layernorm.weight`).slice(),
+        postNorm: f32(`${p}post_attention_layernorm.weight`).slice(),
+      });
+      afterLayer();
+    }
+    this.finalNorm = f32('model.norm.weight').slice();
+    this.head = pack([headName(c, weights)], c.vocabSize, h);
+    afterLayer();
+  }
+
+  /** Runs the layers over the step's embedded rows (`residual`, consumed) and writes the head's [picked rows, vocab] into `logits`. */
+  run(step: SmallDecoderStep, residual: Float32Array, cache: SmallDecoderCache, logits: Float32Array): void {
+    const c = this.config;
+    const n = step.rows;
+    const h = c.hiddenSize;
+    const b = this.buffers(n);
+    const { addon, native } = this;
+    this.qkvDims.set([n, h, c.numHeads, c.numKvHeads, c.headDim]);
+    this.mlpDims.set([n, h, this.qDim, this.inter]);
+    const rope = this.rope;
+    native.addRmsNorm(null, residual, this.layers[0].inputNorm, b.normed, this.eps);
+    for (let l = 0; l < c.numLayers; l++) {
+      const w = this.layers[l];
+      addon.f32Qkv(b.normed, w.q, w.k, w.v, b.q, b.k, b.v, rope ? step.positions : null, rope?.cos ?? null, rope?.sin ?? null, this.qkvDims);
+      native.writeKv(b.k, b.v, cache.keys[l], cache.values[l], step.slots, cache.kvCode);
+      native.attention(b.q, b.attn, cache.keys[l], cache.values[l], step.seqInfo, step.tables, cache.dims, cache.scale);
+      const next = l === c.numLayers - 1 ? this.finalNorm : this.layers[l + 1].inputNorm;
+      addon.f32Mlp(b.attn, w.o, residual, w.postNorm, w.gateUp, w.down, next, b.normed, this.mlpDims, this.eps);
+    }
+    const picked = pickRows(b.normed, step.logitsRows, h);
+    addon.f32Gemm(this.head, picked, logits, step.logitsRows.length, c.vocabSize, h);
+  }
+
+  private buffers(rows: number): { rows: number } & Activations {
+    if (this.bufs?.rows === rows) return this.bufs;
+    // Views of arrays kept at the largest row count so far: the kernels take exact lengths.
+    if (this.capacity < rows) {
+      const h = this.config.hiddenSize;
+      this.capacity = rows;
+      this.store = {
+        q: new Float32Array(rows * this.qDim),
+        k: new Float32Array(rows * this.kvDim),
+        v: new Float32Array(rows * this.kvDim),
+        attn: new Float32Array(rows * this.qDim),
+        normed: new Float32Array(rows * h),
+      };
+    }
+    const view = (a: Float32Array, width: number) => a.subarray(0, rows * width);
+    const s = this.store;
+    this.bufs = {
+      rows,
+      q: view(s.q, this.qDim),
+      k: view(s.k, this.kvDim),
+      v: view(s.v, this.kvDim),
+      attn: view(s.attn, this.qDim),
+      normed: view(s.normed, this.config.hiddenSize),
+    };
+    return this.bufs;
+  }
+}
+
+function concat(parts: Float32Array[]): Float32Array {
+  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** Rows `picked` of `rows` ([*, width]) as one array: `rows` itself when every row is picked (they are picked in order). */
+export function pickRows(rows: Float32Array, picked: BigInt64Array, width: number): Float32Array {
+  if (picked.length * width === rows.length) return rows;
+  const out = new Float32Array(picked.length * width);
+  picked.forEach((r, i) => out.set(rows.subarray(Number(r) * width, (Number(r) + 1) * width), i * width));
+  return out;
+}
