@@ -200,8 +200,11 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
   weights.forgetReads();
   const cache = new PagedKvCache(config, opts.blockSize, opts.numBlocks, opts.kvCacheDtype ?? 'float32');
   const addon = opts.device === 'cpu' && !decoder.q8Linears && opts.smallDecoder !== false ? f32Addon() : null;
+  const smallApplies = addon !== null && graphDtypeFor(config, 'causalLmSegments', opts.dtype) === 'float32' && smallDecoderApplies(config, weights, addon);
+  // Looking at the weights' formats is not a read to release.
+  weights.forgetReads();
   const small =
-    addon && graphDtypeFor(config, 'causalLmSegments', opts.dtype) === 'float32' && smallDecoderApplies(config, weights, addon)
+    addon && smallApplies
       ? new SmallDecoder(config, weights, addon, native, decoder.rope, () => {
           if (opts.consumeWeights) weights.releaseRead(decoder.embeddingName);
         })
@@ -223,7 +226,7 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
   // Rows read from the model file: the loaded table is not needed either (embedding-rows.ts).
   if (opts.consumeWeights && embedding.fileBacked) model.weights.release?.(decoder.embeddingName);
   // Unset (or 0) intra-op threads means ORT's default, every core: attention gets as many.
-  native.setThreads(opts.intraOpThreads || availableParallelism(), linears || small ? Q8_POOL_SPIN_MICROS : 0);
+  native.setThreads(opts.intraOpThreads || availableParallelism(), linears ? Q8_POOL_SPIN_MICROS : 0);
   return new SegmentedRunner(config, cache, sessions, native, embedding, decoder.rope, maxPositions, opts.maxPassRows ?? MAX_PASS_ROWS, linears, small);
 }
 
@@ -299,7 +302,11 @@ interface PackedStep {
   logitsAt: { first: number; count: number }[];
 }
 
+/** What runs a step's layers: onnxruntime segments, the addon's Q8_0 path, or the small float32 path (small-decoder.ts). */
+export type SegmentedPath = 'segments' | 'q8' | 'small-f32';
+
 export class SegmentedRunner extends PagedRunner<Releasable> {
+  readonly path: SegmentedPath;
   private readonly dims: Int32Array;
   private readonly scale: number;
   private readonly kvCode: number;
@@ -330,6 +337,7 @@ export class SegmentedRunner extends PagedRunner<Releasable> {
     this.kvCode = KV_STORAGE[cache.dtype].nativeCode;
     this.dims = Int32Array.from([config.numHeads, config.numKvHeads, config.headDim, cache.blockSize, this.kvCode]);
     this.scale = 1 / Math.sqrt(config.headDim);
+    this.path = q8 ? 'q8' : small ? 'small-f32' : 'segments';
   }
 
   override async dispose(): Promise<void> {

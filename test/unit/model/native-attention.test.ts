@@ -299,8 +299,9 @@ gate.describe('segmented runner (native attention)', () => {
     const alloc = new BlockAllocator(runner);
     const prompt = PROMPTS[2];
     const mine = alloc.table(prompt.length + 1);
-    const alone = await runner.step([{ tokens: prompt.slice(0, 10), positionOffset: 0, blockTable: mine }]);
-    const aloneNext = await runner.step([{ tokens: prompt.slice(10), positionOffset: 10, blockTable: mine }]);
+    // A step's result is valid until the next step (StepResult): each is copied before it.
+    const alone = (await runner.step([{ tokens: prompt.slice(0, 10), positionOffset: 0, blockTable: mine }])).logits.slice();
+    const aloneNext = (await runner.step([{ tokens: prompt.slice(10), positionOffset: 10, blockTable: mine }])).logits.slice();
     const again = alloc.table(prompt.length + 1);
     const other = alloc.table(PROMPTS[0].length);
     const decoding = alloc.table(8);
@@ -311,12 +312,12 @@ gate.describe('segmented runner (native attention)', () => {
       { tokens: [4], positionOffset: 3, blockTable: decoding },
     ]);
     const v = config.vocabSize;
-    expect(maxAbsDiff(mixed.logits.subarray(v, 2 * v), alone.logits)).toBeLessThan(1e-5);
+    expect(maxAbsDiff(mixed.logits.subarray(v, 2 * v), alone)).toBeLessThan(1e-5);
     const mixedNext = await runner.step([
       { tokens: [5], positionOffset: 4, blockTable: decoding },
       { tokens: prompt.slice(10), positionOffset: 10, blockTable: again },
     ]);
-    expect(maxAbsDiff(mixedNext.logits.subarray(v), aloneNext.logits)).toBeLessThan(1e-5);
+    expect(maxAbsDiff(mixedNext.logits.subarray(v), aloneNext)).toBeLessThan(1e-5);
   });
 
   it.each([
