@@ -1,12 +1,47 @@
 // A small float32 llama/qwen2 decoder run wholly in the addons: each layer's linears, RoPE, SwiGLU
 // and RMSNorms in two calls of ortllm_f32 (native/src/f32-decoder.cc), with the attention addon's
 // writeKv and attention between them, and no onnxruntime session. The segmented runner takes this
-// path (segmented-runner.ts) for models within SMALL_DECODER_MAX_HIDDEN; figures below.
+// path (segmented-runner.ts) for float32 models of hidden size up to SMALL_DECODER_MAX_HIDDEN.
 //
-// Why: at stories260K's size (dim 64, 5 layers) a step's arithmetic is a few microseconds, and
-// the step was per-call cost: six onnxruntime session runs of ~20 us each (session.ts: the
-// binding reads each input's fields by name and copies each output into a new buffer; ORT's
-// allocations without an arena), ~120 of a ~145 us batch-1 step (perf, runner alone).
+// Why (issue 16): at stories260K's size (dim 64, 5 layers, vocab 512) a step's arithmetic is a few
+// microseconds, and the step was per-call cost. perf of a batch-1 decode at context 128 (runner
+// alone, ~145-170 us a step): onnxruntime's six session runs 71% (the binding reading each input's
+// fields by name, ORT's allocations without an arena, each output copied into a new buffer:
+// session.ts), the attention and K/V-write calls between them 13%, the rest (packing, tensors, GC)
+// ~15%. After: a ~35-46 us step, the attention kernel 25%, the GEMMs 27% (the ~1 MB of float32
+// weights stream from L2 each step), N-API's typed-array argument checks ~10%, allocation ~5%.
+//
+// Runner alone, `node dist/bench/forward.js --models stories260K --contexts 128 --batches 1,32
+// --seconds 3`, main -> this path, two rounds interleaved under the bench lock (steps/s; CPU ms a
+// step): batch 1 6,115 / 7,107 -> 27,668 / 28,843 (0.15 -> 0.03-0.04), batch 32 1,185 / 1,167 ->
+// 2,293 / 2,172 (0.85 -> 0.47-0.54), prefill of 128 693 / 763 -> 1,034 / 1,022 (1.62 -> 0.98).
+// bench/engine-overhead --model stories260K (engine ms a step / the runner inside it): batch 1
+// 0.178 / 0.153 -> 0.062 / 0.038, batch 32 1.18 / 0.99 -> 0.59 / 0.44 (one round on a loaded machine).
+// Served, `node dist/bench/serve.js --models stories --prompts short --concurrency 1,32 --max-tokens
+// 64|128 --repeat 2 --peer llama-server ...`, main and this build alternating on a quiet machine
+// (output tok/s; llama-server's figure of the same run in brackets):
+//   64 tokens,  1 stream   3,840 / 4,279 / 3,104 [3,475-3,575]  ->  8,518 / 7,011 / 7,204 [3,657-4,003]
+//               32 streams 27,105 / 32,052 / 25,167            ->  38,772 / 44,567 / 39,585
+//   128 tokens, 1 stream   5,143 / 5,563 [3,345-3,810]         ->  12,595 / 10,480 [3,731-3,953]
+//               32 streams 27,998 / 33,696                      ->  42,313 / 52,300
+// TPOT p50 at 1 stream 0.16-0.24 -> 0.05-0.08 ms (the runner's batch-1 step 0.04). One stream is
+// now bound by what each token costs around the step (the engine core's ~20 us, the step
+// message, the HTTP thread's SSE chunk and the client, on two cores), not by the runner.
+//
+// The size policy, measured: random llama-shaped float32 models (5 layers, intermediate 8/3 x
+// hidden, vocab 2048, head size 32), this path against onnxruntime segments in one process, two
+// rounds on a quiet machine (us wall / CPU per step; batch-1 and batch-32 decode at context 128,
+// prefill of 128):
+//   hidden  64   b1  42-43 / 41-42 vs 155-203 / 165-174   b32  477-491 vs 628-979      prefill 503-620 vs 782-925
+//   hidden 128   b1  86-97 / 87-92 vs 240-257 / 241-252   b32  984-1492 vs 1726-2677   prefill 1607-1783 vs 1873-2170
+//   hidden 192   b1 388-836 / 384-578 vs 359-383 / 356-431  b32 3381-3450 vs 3327-3697  prefill 3789-3912 vs 2581-3748
+//   hidden 256   b1 519-674 vs 571-701                      b32 3541-4846 vs 5002-5100  prefill 4095-5469 vs 5566-6021
+// From 192 the weights no longer sit in the cache and this path's one thread streams them from
+// memory, where onnxruntime's GEMMs use every core: it stops paying at batch 1 first. So 128.
+// The addon pool (attention) does not spin between calls on this path, as it does on the Q8_0 one:
+// stories260K batch 32, 2 threads, spin 100 us against none 330-450 / 447-649 against 414-462 /
+// 464-547 us wall / CPU a step, and a served 32-stream step shares the two cores with the HTTP
+// thread and the client, where the CPU counts.
 import type { ModelArchConfig, ModelWeights } from '../types';
 import { requireWeight, toF32 } from '../graph/weights';
 import type { NativeAttention } from './native-attention';
@@ -67,9 +102,7 @@ export function f32Addon(): F32Addon | null {
   return loaded;
 }
 
-/**
- * The widest hidden size this path takes (with AVX-512; elsewhere none). Measured: TODO.
- */
+/** The widest hidden size this path takes (on AVX-512 CPUs; elsewhere none): the header's table. */
 export const SMALL_DECODER_MAX_HIDDEN = 128;
 
 const prefix = (l: number) => `model.layers.${l}.`;
