@@ -121,11 +121,11 @@
 // a step (a loop of the same allocations: 770-890 us against 35-42 us refilling kept ones), but
 // with the server's fixed 4 MiB mmap threshold (engine/worker/malloc-tuning.ts) 57-62 us, so the
 // served step would not gain and the buffers would stay resident between prefills.
-// Small float32 models (hidden size up to 128: stories260K) run wholly in the addons too, their
-// linears in float32 (small-decoder.ts, native/src/f32-decoder.cc): a batch-1 step ~145 -> ~35 us.
 // Logits move by the int8 rounding only: against a float32 (dequantized) runner both int8 paths
 // stay ~2.3e-2 off in the largest logit difference (MatMulNBits' and this one alike, ~1% of the
 // logits' range), so greedy tokens agree except where the top two are that close.
+// Small float32 models (hidden size up to 128: stories260K) run wholly in the addons too, their
+// linears in float32 (small-decoder.ts, native/src/f32-decoder.cc): a batch-1 step ~145 -> ~35 us.
 import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { architectureOf, graphDtypeFor } from '../architectures/registry';
