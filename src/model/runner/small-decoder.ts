@@ -24,7 +24,10 @@
 //               32 streams 27,105 / 32,052 / 25,167            ->  38,772 / 44,567 / 39,585
 //   128 tokens, 1 stream   5,143 / 5,563 [3,345-3,810]         ->  12,595 / 10,480 [3,731-3,953]
 //               32 streams 27,998 / 33,696                      ->  42,313 / 52,300
-// TPOT p50 at 1 stream 0.16-0.24 -> 0.05-0.08 ms (the runner's batch-1 step 0.04). One stream is
+// and one more round under the bench lock with other sessions' builds loading the machine: 64
+// tokens 2,700 -> 7,365 [2,899] at 1 stream, 18,552 -> 35,858 [5,030] at 32; 128 tokens 5,072 ->
+// 11,827 [2,785] and 24,707 -> 45,789 [4,869].
+// TPOT p50 at 1 stream 0.16-0.31 -> 0.05-0.08 ms (the runner's batch-1 step 0.04). One stream is
 // now bound by what each token costs around the step (the engine core's ~20 us, the step
 // message, the HTTP thread's SSE chunk and the client, on two cores), not by the runner.
 //
