@@ -41,6 +41,11 @@
 //   hidden 256   b1 519-674 vs 571-701                      b32 3541-4846 vs 5002-5100  prefill 4095-5469 vs 5566-6021
 // From 192 the weights no longer sit in the cache and this path's one thread streams them from
 // memory, where onnxruntime's GEMMs use every core: it stops paying at batch 1 first. So 128.
+// Not taken: each layer's weights as one Float32Array argument (seven fewer typed arrays for N-API
+// to check a layer, whose checks perf put at ~10% of the batch-1 step) with the embedded rows
+// written into a kept buffer: runner alone, batch 1, before / after in three alternating rounds
+// under the bench lock 26,575 / 28,037 / 26,879 against 28,799 / 27,495 / 24,941 steps/s, batch
+// 32 1,996 / 2,029 / 2,112 against 2,125 / 2,027 / 1,904: within the noise.
 // The addon pool (attention) does not spin between calls on this path, as it does on the Q8_0 one:
 // stories260K batch 32, 2 threads, spin 100 us against none 330-450 / 447-649 against 414-462 /
 // 464-547 us wall / CPU a step, and a served 32-stream step shares the two cores with the HTTP
