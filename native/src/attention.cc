@@ -912,6 +912,8 @@ AVX512_FN inline void accumulateOne16(float* acc, const float* p, const void* v,
 
 #include "attend-prefill.inc"
 
+#include "attend-hd8.inc"
+
 #include "attend-bf16.inc"
 
 #define ATTEND_TARGET BF16_FN
@@ -1024,16 +1026,24 @@ void narrowRowFp8(const float* src, uint8_t* dst, size_t n, KvType kvType) {
 template <KvType T>
 void attendSimd(const Call& c, const Item& it) {
   if (simdLevel >= kAvx512 && prefillItem(c.shape, it)) return attendPrefill<T>(c, it);
+  const Shape& s = c.shape;
+  const int group = s.numHeads / s.numKvHeads;
+  // Decodes at head size 8 with KV heads in fours: four heads per float32 vector pair
+  // (attend-hd8.inc), E4M3 rows on AVX512-BF16 four heads per bfloat16 vector (attend-bf16.inc:
+  // its table lookup widens E4M3 in fewer operations; bfloat16 and E5M2 rows ran 10-25% faster in
+  // the float32 kernel, see attention.cc's header).
+  const bool quads = simdLevel >= kAvx512 && it.rows == 1 && s.headDim == 8 && it.heads % 4 == 0 && group <= kMaxQuadGroup;
   if constexpr (T == kBF16 || T == kE4M3 || T == kE5M2) {
-    // AVX512-BF16 decodes: one query vector per KV head at head size 32 or 64, or head size 8
-    // with KV heads in fours (attend-bf16.inc).
-    const Shape& s = c.shape;
-    const int group = s.numHeads / s.numKvHeads;
+    // AVX512-BF16 decodes: one query vector per KV head at head size 32 or 64 (attend-bf16.inc).
     if (simdLevel == kAvx512Bf16 && it.rows == 1) {
       if (T != kE5M2 && group == 1 && (s.headDim == 32 || s.headDim == 64)) return attendDotWide<T>(c, it);
-      if (s.headDim == 8 && it.heads % 4 == 0 && group <= kMaxQuadGroup) return attendQuads<T>(c, it);
+      if (T == kE4M3 && quads) return attendQuads<T>(c, it);
     }
   }
+  if (quads) return attendQuads32<T>(c, it);
+  // Prefill tiles at head size 8 of at least half a vector of query vectors: queries across lanes.
+  if (simdLevel >= kAvx512 && s.headDim == 8 && it.rows > 1 && it.heads == 1 && group * it.rows >= 8)
+    return group * it.rows > 16 ? attendRows8<T, 2>(c, it) : attendRows8<T, 1>(c, it);
   if (simdLevel >= kAvx512)
     attendAvx512<T>(c, it);
   else
