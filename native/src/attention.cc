@@ -36,7 +36,10 @@
 // values widened at once); elsewhere it runs the AVX2 code. On CPUs with AVX512-BF16 and VBMI,
 // decodes of bfloat16 and 8-bit caches take attend-bf16.inc's kernels: keys scored with VDPBF16PS
 // on the rows' bfloat16 words (8-bit codes looked up as bfloat16, exactly), the query split into
-// three bfloat16 terms so scores keep float32 precision; at head size 8 four KV heads per vector.
+// three bfloat16 terms so scores keep float32 precision; at head size 8 four KV heads per vector
+// (E4M3 only: bfloat16 and E5M2 rows run faster in attend-hd8.inc's float32 kernel). On AVX-512,
+// head size 8 takes attend-hd8.inc: decodes of KV heads in fours four heads per float32 vector
+// pair, prefill tiles with the item's query vectors across lanes.
 // Prefill tiles (several query rows) and GQA decodes (several query heads per KV head) at head
 // sizes that are multiples of 16 take attend-prefill.inc's AVX-512 kernel instead (register-blocked
 // GEMMs, each K and V row loaded once for all the item's query vectors; figures there and below).
