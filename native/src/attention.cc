@@ -292,6 +292,51 @@
 // machine's ~31 GB/s, more than the ~30 ms a 0.5 ratio leaves; its 8-bit rows need E5M2's
 // 42 ms of attention to fall to ~27 (E4M3 got to E5M2's cost, no lower). stories260K's step
 // at ctx 1024 still costs 1.5-2.0 CPU ms, ~0.9 of it the kernel, against ~0.7 in all at ctx 128.
+// Head size 8 on AVX-512 (sixth round of issue 16; attend-hd8.inc). stories260K's decode items
+// (every KV head of a sequence) ran the AVX2 item code at head size 8: an 8x8 transpose per eight
+// keys and query head pair, the softmax eight lanes wide per query vector, each V row widened for
+// two multiply-adds; perf put the kernel's time about evenly on K pass, softmax and V pass. Now:
+// four KV heads per float32 vector pair, four keys transposed within 128-bit lanes, the softmax
+// 16 lanes wide (attendQuads' layout, shared), the V pass a key's per-head weight broadcast in
+// lane; the first span's K rows prefetched up front (the others already were, a span ahead).
+// Prefill tiles: the item's query vectors across lanes (queries x keys as a GEMM with the eight
+// dimensions broadcast), instead of the AVX2 tile code's 16-key transposes through memory.
+// `node dist/bench/attention-kernel.js --shapes stories260K --contexts 128,1024` (one thread, CPU
+// ms per batch-32 decode step, every layer), main -> this, two interleaved rounds:
+//                 ctx 1024                          ctx 128
+//   float32       2.31 / 2.45 -> 2.07 / 1.71        0.30 / 0.30 -> 0.15 / 0.15
+//   half          1.95 / 2.02 -> 0.87 / 0.92        0.24 / 0.24 -> 0.11 / 0.11
+//   bfloat16      0.94 / 0.98 -> 0.80 / 0.83        0.14 / 0.14 -> 0.11 / 0.11
+//   fp8_e5m2      0.87 / 0.87 -> 0.78 / 0.79        0.14 / 0.14 -> 0.11 / 0.11
+//   fp8_e4m3      0.87 / 0.89 -> 0.93 / 0.90 (unchanged: attendQuads on AVX512-BF16)
+// Against attendQuads on the same build (--simd avx512,avx512bf16, three rounds, ctx 1024):
+// bfloat16 0.87-0.94 against 0.99-1.22, E5M2 0.76-0.80 against 0.89-0.96, E4M3 1.07-1.11 against
+// 0.87-0.97 (E4M3's widening is 8 operations per 16 values in float32, 4 per 32 by the bfloat16
+// lookup), hence E4M3 alone keeps attendQuads there. Measured and taken: the first span's K
+// prefetch, half 0.92 / 0.93 -> 0.77 / 0.77, bfloat16 0.81 / 0.84 -> 0.78 / 0.79; not taken in
+// attendQuads (E4M3 0.90 / 0.87 against 0.90 / 0.88). Prefill (--prefill: one prompt per step,
+// every layer): 700 tokens float32 9.95 / 9.78 -> 3.95 / 3.94 ms, half 9.55 / 9.62 -> 3.66 / 3.68;
+// 1024 tokens float32 20.0 / 20.2 -> 8.3 / 8.3, half 19.7 / 20.0 -> 7.6 / 7.7. Computing each
+// span's exps before its V pass instead of feeding each exp to its multiply-adds: within noise.
+// Whole runner, `node dist/bench/forward.js --models stories260K --contexts 128,1024 --batches 32
+// --seconds 3 --kv-cache-dtype <t>`, two rounds of main and this build alternating (load 2-10 on
+// the 2 cores, so wall steps/s moved up to 1.5x between rounds): process CPU ms per batch-32 step
+// at ctx 128 / ctx 1024, their ratio (steps/s ratio where CPU-bound), and the wall steps/s ratio:
+//   float16   main 0.96 / 2.71, 0.81 / 2.89 (0.35, 0.28; wall 0.30, 0.29)
+//             this 0.78 / 1.48, 0.76 / 1.86 (0.53, 0.41; wall 0.41, 0.37)
+//   bfloat16  main 0.77 / 2.23, 0.74 / 1.86 (0.35, 0.40; wall 0.32, 0.35)
+//             this 0.69 / 1.56, 0.79 / 1.55 (0.44, 0.51; wall 0.49, 0.64)
+//   fp8_e5m2  main 0.70 / 1.77, 0.83 / 1.58 (0.40, 0.53; wall 0.45, 0.41)
+//             this 0.69 / 1.34, 0.73 / 1.51 (0.51, 0.48; wall 0.48, 0.43)
+//   fp8_e4m3  main 0.74 / 1.68, 0.68 / 1.61 (0.44, 0.42); this 0.69 / 1.57, 0.75 / 1.57 (0.44,
+//             0.48): its decode kernel is main's.
+// The same runs' 1024-token prefill: 26.4-29.3 CPU ms on main, 13.1-15.5 here. At ctx 1024 the
+// kernel is ~0.8 of a ~1.5 ms step; what is left outside it (~0.65 ms) is the ctx-128 step's,
+// so a steady 0.5 needs the kernel near 0.65 ms, about what its 21 MB of 16-bit K/V per step take
+// at the ~30 GB/s this machine streams. Served, `node dist/bench/serve.js --models stories
+// --prompts long --concurrency 1,32 --max-tokens 64 --repeat 1 --peer none` (float32 cache, the
+// default), main -> this, one round each: out tok/s c1 1303 -> 1558, c32 2086 -> 3350 (gain 1.60
+// -> 2.15), TTFT p50 18.8 -> 12.5 ms, runner-alone prefill 42.9k -> 56.1k tok/s.
 // Whole runner (npm run bench:forward, batch 32, ctx1024/ctx128 steps per second), earlier
 // rounds: see src/model/graph/decoder-graph.ts.
 
