@@ -94,10 +94,12 @@ gate.describe('native paged attention kernel', () => {
   // and 128 (16) take the remainders and repeats that 64 does not. Decodes prefetch in spans of
   // about 16 KB of K rows (16 to 256 keys by the bytes an item reads per row): 12 heads of 64 in
   // blocks of 7 take 16-key spans of 16-bit rows that start and end inside blocks. Head size 8
-  // with 2 or 3 query heads per KV head scores decodes with keys across lanes (8 keys per vector).
+  // with 2 or 3 query heads per KV head scores decodes with keys across lanes on AVX2 (8 keys per
+  // vector); on AVX-512 hd 8 with 4 or 8 KV heads in a decode batch takes four KV heads per float32
+  // vector pair (attend-hd8.inc, every type but E4M3 on AVX512-BF16).
   // AVX512-BF16 (bfloat16 and 8-bit caches, decodes): hd 32 and 64 with one query head per KV head
-  // score with bfloat16 dot products (bfloat16, E4M3); hd 8 with 4 or 8 KV heads in a decode batch
-  // (the last shapes below) takes four KV heads per vector, whose spans end inside a group of four
+  // score with bfloat16 dot products (bfloat16, E4M3); hd 8 E4M3 with 4 or 8 KV heads in a decode
+  // batch (the hd-8 shapes) takes four KV heads per bfloat16 vector; spans end inside a group of four
   // keys (38, 301 keys) and cross blocks of 3, 4 and 16 rows. Their query rows are split into three
   // bfloat16 terms, so the same 1e-5 holds (one term, q rounded to bfloat16, fails it).
   // Prefill tiles (several query rows) at head sizes 32, 64 and 128 take AVX-512's prefill kernel
