@@ -335,8 +335,10 @@
 // so a steady 0.5 needs the kernel near 0.65 ms, about what its 21 MB of 16-bit K/V per step take
 // at the ~30 GB/s this machine streams. Served, `node dist/bench/serve.js --models stories
 // --prompts long --concurrency 1,32 --max-tokens 64 --repeat 1 --peer none` (float32 cache, the
-// default), main -> this, one round each: out tok/s c1 1303 -> 1558, c32 2086 -> 3350 (gain 1.60
-// -> 2.15), TTFT p50 18.8 -> 12.5 ms, runner-alone prefill 42.9k -> 56.1k tok/s.
+// default), main -> this, two rounds (the second in reverse order): out tok/s c1 1303 / 1180 ->
+// 1558 / 1529, c32 2086 / 2220 -> 3350 / 3180 (gain 1.60 / 1.88 -> 2.15 / 2.08), TTFT p50 18.8 /
+// 19.2 -> 12.5 / 13.2 ms, runner-alone prefill 42.9k / 43.5k -> 56.1k / 68.6k tok/s, runner-alone
+// batch-32 decode 16.3k / 16.5k -> 29.9k / 28.4k tok/s.
 // Whole runner (npm run bench:forward, batch 32, ctx1024/ctx128 steps per second), earlier
 // rounds: see src/model/graph/decoder-graph.ts.
 
