@@ -27,7 +27,13 @@
 // and one more round under the bench lock with other sessions' builds loading the machine: 64
 // tokens 2,700 -> 7,365 [2,899] at 1 stream, 18,552 -> 35,858 [5,030] at 32; 128 tokens 5,072 ->
 // 11,827 [2,785] and 24,707 -> 45,789 [4,869].
-// TPOT p50 at 1 stream 0.16-0.31 -> 0.05-0.08 ms (the runner's batch-1 step 0.04). One stream is
+// Against main with the head-size-8 attention kernel (native/src/attend-hd8.inc), under the bench
+// lock, two rounds: runner alone batch 1 7,036 / 7,451 -> 30,504 / 31,176 steps/s, batch 32 1,455 /
+// 1,990 -> 3,255 / 3,329, prefill of 128 925 / 1,044 -> 1,500 / 1,584; served 64 tokens, 1 stream
+// 4,400 / 4,485 [4,239 / 4,317] -> 10,985 / 8,323 [3,951 / 4,290], 32 streams 27,152 / 32,266 ->
+// 54,517 / 42,497; 128 tokens 5,336 / 4,125 -> 7,577 / 10,592 and 35,106 / 20,839 -> 30,608 /
+// 39,397 (a loaded round: llama-server's 32 streams fell to 1,121 tok/s in one of its runs).
+// TPOT p50 at 1 stream 0.16-0.31 -> 0.05-0.11 ms (the runner's batch-1 step 0.03-0.04). One stream is
 // now bound by what each token costs around the step (the engine core's ~20 us, the step
 // message, the HTTP thread's SSE chunk and the client, on two cores), not by the runner.
 //
