@@ -8,8 +8,9 @@
 // alone, ~145-170 us a step): onnxruntime's six session runs 71% (the binding reading each input's
 // fields by name, ORT's allocations without an arena, each output copied into a new buffer:
 // session.ts), the attention and K/V-write calls between them 13%, the rest (packing, tensors, GC)
-// ~15%. After: a ~35-46 us step, the attention kernel 25%, the GEMMs 27% (the ~1 MB of float32
-// weights stream from L2 each step), N-API's typed-array argument checks ~10%, allocation ~5%.
+// ~15%. After (before the head-size-8 attention kernel): a ~35-46 us step, the attention kernel
+// 25%, the GEMMs 27% (the ~1 MB of float32 weights stream from L2 each step), N-API's typed-array
+// argument checks ~10%, allocation ~5%; at batch 32 (~0.45-0.65 ms) attention 54%, the GEMMs 14%.
 //
 // Runner alone, `node dist/bench/forward.js --models stories260K --contexts 128 --batches 1,32
 // --seconds 3`, main -> this path, two rounds interleaved under the bench lock (steps/s; CPU ms a
