@@ -45,15 +45,16 @@ export interface EncoderLayerWeights {
 
 /**
  * The embedding tables as the runner adds them: row i of the sequence is
- * LayerNorm(word[id] + position[i] + types[type]), where `position` already starts at the model's
- * position offset and, for a single token type, holds that type's row too (types is then null).
+ * LayerNorm(word[id] + position[i] + typeDeltas[type]), where `position` starts at the model's
+ * position offset and already holds token type 0's row, and typeDeltas[t] = type t's row - type
+ * 0's (null for a single token type). Most inputs are all type 0: their rows are two copies.
  */
 export interface EncoderEmbeddingTables {
   word: Float32Array;
   position: Float32Array;
   /** Rows of `position` (the longest sequence it covers). */
   positions: number;
-  types: Float32Array | null;
+  typeDeltas: Float32Array | null;
   norm: LayerNormWeights;
 }
 
@@ -95,14 +96,14 @@ export function encoderSegments(c: EncoderArchConfig, weights: ModelWeights, hea
 function embeddingTables(c: EncoderArchConfig, weights: ModelWeights): EncoderEmbeddingTables {
   const h = c.hiddenSize;
   const f32 = (name: string) => toF32(requireWeight(weights, name));
-  const typeTable = f32('embeddings.token_type_embeddings.weight');
-  let position = f32('embeddings.position_embeddings.weight').subarray(c.positionOffset * h);
-  if (c.typeVocabSize === 1) position = addRow(position, typeTable, h);
+  const types = f32('embeddings.token_type_embeddings.weight');
+  const position = addRow(f32('embeddings.position_embeddings.weight').subarray(c.positionOffset * h), types, h);
+  const typeDeltas = c.typeVocabSize === 1 ? null : types.map((v, i) => v - types[i % h]);
   return {
     word: f32('embeddings.word_embeddings.weight'),
     position,
     positions: position.length / h,
-    types: c.typeVocabSize === 1 ? null : typeTable,
+    typeDeltas,
     norm: { gamma: f32('embeddings.LayerNorm.weight'), beta: f32('embeddings.LayerNorm.bias') },
   };
 }

@@ -204,21 +204,24 @@ class Bf16Forward implements PoolingForward {
     await this.head?.release();
   }
 
-  /** x = LayerNorm(word[id] + position[i] (+ types[type])) per position, as encoder-graph.ts's embeddings. */
+  /** x = LayerNorm(word[id] + position[i] + type[t]) per position, as encoder-graph.ts's embeddings (EncoderEmbeddingTables). */
   private embed(inputs: PaddedBatch, x: Float32Array): void {
-    const { word, position, positions, types, norm } = this.tables;
+    const { word, position, positions, typeDeltas, norm } = this.tables;
     const h = this.config.hiddenSize;
+    const { batch, seq } = inputs;
     const vocab = word.length / h;
-    if (inputs.seq > positions) throw new Error(`a sequence of ${inputs.seq} tokens is longer than the model's ${positions} positions`);
+    if (seq > positions) throw new Error(`a sequence of ${seq} tokens is longer than the model's ${positions} positions`);
     const tokens = this.scratch.take('tokens', x.length);
     const placed = this.scratch.take('positions', x.length);
-    for (let b = 0, r = 0; b < inputs.batch; b++) {
-      for (let i = 0; i < inputs.seq; i++, r++) {
+    const sequencePositions = position.subarray(0, seq * h);
+    for (let b = 0, r = 0; b < batch; b++) {
+      placed.set(sequencePositions, r * h);
+      for (let i = 0; i < seq; i++, r++) {
         const id = Number(inputs.ids[r]);
         if (!(id >= 0 && id < vocab)) throw new Error(`token id ${id} is outside the vocabulary (0..${vocab - 1})`);
         tokens.set(word.subarray(id * h, id * h + h), r * h);
-        placed.set(position.subarray(i * h, i * h + h), r * h);
-        if (types) addInto(placed, r * h, types, Number(inputs.types[r]) * h, h);
+        const type = typeDeltas ? Number(inputs.types[r]) : 0;
+        if (type !== 0) addInto(placed, r * h, typeDeltas!, type * h, h);
       }
     }
     this.native.addLayerNorm(tokens, placed, norm.gamma, norm.beta, x, this.config.layerNormEps);
