@@ -160,6 +160,25 @@ describe('/v1/embeddings', () => {
     }
   });
 
+  it('createJson (what the route sends) is JSON.stringify of create\'s response, byte for byte, floats and base64 alike', async () => {
+    const engine = fakeEngine({ ...EMBED, matryoshka: true, matryoshkaDimensions: null });
+    const serving = new EmbeddingServing(engine, OPTS);
+    const bodies = [
+      { input: 'hello world' },
+      { input: ['hello world', 'the fox'], normalize: false },
+      { input: [[5, 6, 7], [8]] },
+      { input: 'the fox', dimensions: 3, user: 'u' },
+      { input: ['hello world', 'the fox'], encoding_format: 'base64' as const },
+      { input: 'the fox', encoding_format: 'base64' as const, embed_dtype: 'bfloat16' as const, endianness: 'big' as const },
+    ];
+    for (const body of bodies) {
+      const object = await serving.create(body, 'same-"id"\u2028');
+      const text = await serving.createJson(body, 'same-"id"\u2028');
+      // created is the second it ran in: take the text's.
+      expect(text).toBe(JSON.stringify({ ...object, created: (JSON.parse(text) as { created: number }).created }));
+    }
+  });
+
   it('normalises by default, truncates (-1 = max_model_len, left keeps the last tokens), and refuses long or empty input', async () => {
     const engine = fakeEngine(EMBED, 8);
     const serving = new EmbeddingServing(engine, OPTS);
