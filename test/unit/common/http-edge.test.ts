@@ -181,6 +181,28 @@ describe('the HTTP edge', () => {
     expect(garbage).toMatch(/^HTTP\/1.1 400/);
     expect(bodyOf(garbage)).toEqual(envelope(400));
   });
+
+  it('answers a body that came with its headers (read at once) as one that streams in', async () => {
+    if (!app.getHttpServer().listening) await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.getHttpServer().address() as AddressInfo;
+    const head = (length: number, path = '/v1/completions') =>
+      `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k1\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n`;
+    const bodies: Array<[Buffer, number, string?]> = [
+      [Buffer.from('{"a":[1,{"b":"c"}]}'), 200, '/ping'],
+      [Buffer.from('{"prompt":"hi","metadata":' + '['.repeat(9) + ']'.repeat(9) + '}'), 400],
+      [Buffer.concat([Buffer.from('{"prompt":"'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}')]), 400],
+      [Buffer.from('{"prompt":"hi","__proto__":{"x":1}}'), 400],
+      [Buffer.from('{"prompt":"hi",'), 400],
+      [Buffer.alloc(0), 400],
+    ];
+    for (const [body, status, path] of bodies) {
+      const whole = await rawExchange(port, [Buffer.concat([Buffer.from(head(body.length, path)), body])]);
+      const pieces = await rawExchange(port, [head(body.length, path), body.subarray(0, 5), body.subarray(5)], 20);
+      expect(whole).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+      expect(pieces).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+      if (status !== 200) expect(bodyOf(whole)).toEqual(bodyOf(pieces));
+    }
+  });
 });
 
 describe('the HTTP edge, timing and shutdown', () => {
