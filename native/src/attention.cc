@@ -36,7 +36,10 @@
 // values widened at once); elsewhere it runs the AVX2 code. On CPUs with AVX512-BF16 and VBMI,
 // decodes of bfloat16 and 8-bit caches take attend-bf16.inc's kernels: keys scored with VDPBF16PS
 // on the rows' bfloat16 words (8-bit codes looked up as bfloat16, exactly), the query split into
-// three bfloat16 terms so scores keep float32 precision; at head size 8 four KV heads per vector.
+// three bfloat16 terms so scores keep float32 precision; at head size 8 four KV heads per vector
+// (E4M3 only: bfloat16 and E5M2 rows run faster in attend-hd8.inc's float32 kernel). On AVX-512,
+// head size 8 takes attend-hd8.inc: decodes of KV heads in fours four heads per float32 vector
+// pair, prefill tiles with the item's query vectors across lanes.
 // Prefill tiles (several query rows) and GQA decodes (several query heads per KV head) at head
 // sizes that are multiples of 16 take attend-prefill.inc's AVX-512 kernel instead (register-blocked
 // GEMMs, each K and V row loaded once for all the item's query vectors; figures there and below).
@@ -289,6 +292,53 @@
 // machine's ~31 GB/s, more than the ~30 ms a 0.5 ratio leaves; its 8-bit rows need E5M2's
 // 42 ms of attention to fall to ~27 (E4M3 got to E5M2's cost, no lower). stories260K's step
 // at ctx 1024 still costs 1.5-2.0 CPU ms, ~0.9 of it the kernel, against ~0.7 in all at ctx 128.
+// Head size 8 on AVX-512 (sixth round of issue 16; attend-hd8.inc). stories260K's decode items
+// (every KV head of a sequence) ran the AVX2 item code at head size 8: an 8x8 transpose per eight
+// keys and query head pair, the softmax eight lanes wide per query vector, each V row widened for
+// two multiply-adds; perf put the kernel's time about evenly on K pass, softmax and V pass. Now:
+// four KV heads per float32 vector pair, four keys transposed within 128-bit lanes, the softmax
+// 16 lanes wide (attendQuads' layout, shared), the V pass a key's per-head weight broadcast in
+// lane; the first span's K rows prefetched up front (the others already were, a span ahead).
+// Prefill tiles: the item's query vectors across lanes (queries x keys as a GEMM with the eight
+// dimensions broadcast), instead of the AVX2 tile code's 16-key transposes through memory.
+// `node dist/bench/attention-kernel.js --shapes stories260K --contexts 128,1024` (one thread, CPU
+// ms per batch-32 decode step, every layer), main -> this, two interleaved rounds:
+//                 ctx 1024                          ctx 128
+//   float32       2.31 / 2.45 -> 2.07 / 1.71        0.30 / 0.30 -> 0.15 / 0.15
+//   half          1.95 / 2.02 -> 0.87 / 0.92        0.24 / 0.24 -> 0.11 / 0.11
+//   bfloat16      0.94 / 0.98 -> 0.80 / 0.83        0.14 / 0.14 -> 0.11 / 0.11
+//   fp8_e5m2      0.87 / 0.87 -> 0.78 / 0.79        0.14 / 0.14 -> 0.11 / 0.11
+//   fp8_e4m3      0.87 / 0.89 -> 0.93 / 0.90 (unchanged: attendQuads on AVX512-BF16)
+// Against attendQuads on the same build (--simd avx512,avx512bf16, three rounds, ctx 1024):
+// bfloat16 0.87-0.94 against 0.99-1.22, E5M2 0.76-0.80 against 0.89-0.96, E4M3 1.07-1.11 against
+// 0.87-0.97 (E4M3's widening is 8 operations per 16 values in float32, 4 per 32 by the bfloat16
+// lookup), hence E4M3 alone keeps attendQuads there. Measured and taken: the first span's K
+// prefetch, half 0.92 / 0.93 -> 0.77 / 0.77, bfloat16 0.81 / 0.84 -> 0.78 / 0.79; not taken in
+// attendQuads (E4M3 0.90 / 0.87 against 0.90 / 0.88). Prefill (--prefill: one prompt per step,
+// every layer): 700 tokens float32 9.95 / 9.78 -> 3.95 / 3.94 ms, half 9.55 / 9.62 -> 3.66 / 3.68;
+// 1024 tokens float32 20.0 / 20.2 -> 8.3 / 8.3, half 19.7 / 20.0 -> 7.6 / 7.7. Computing each
+// span's exps before its V pass instead of feeding each exp to its multiply-adds: within noise.
+// Whole runner, `node dist/bench/forward.js --models stories260K --contexts 128,1024 --batches 32
+// --seconds 3 --kv-cache-dtype <t>`, two rounds of main and this build alternating (load 2-10 on
+// the 2 cores, so wall steps/s moved up to 1.5x between rounds): process CPU ms per batch-32 step
+// at ctx 128 / ctx 1024, their ratio (steps/s ratio where CPU-bound), and the wall steps/s ratio:
+//   float16   main 0.96 / 2.71, 0.81 / 2.89 (0.35, 0.28; wall 0.30, 0.29)
+//             this 0.78 / 1.48, 0.76 / 1.86 (0.53, 0.41; wall 0.41, 0.37)
+//   bfloat16  main 0.77 / 2.23, 0.74 / 1.86 (0.35, 0.40; wall 0.32, 0.35)
+//             this 0.69 / 1.56, 0.79 / 1.55 (0.44, 0.51; wall 0.49, 0.64)
+//   fp8_e5m2  main 0.70 / 1.77, 0.83 / 1.58 (0.40, 0.53; wall 0.45, 0.41)
+//             this 0.69 / 1.34, 0.73 / 1.51 (0.51, 0.48; wall 0.48, 0.43)
+//   fp8_e4m3  main 0.74 / 1.68, 0.68 / 1.61 (0.44, 0.42); this 0.69 / 1.57, 0.75 / 1.57 (0.44,
+//             0.48): its decode kernel is main's.
+// The same runs' 1024-token prefill: 26.4-29.3 CPU ms on main, 13.1-15.5 here. At ctx 1024 the
+// kernel is ~0.8 of a ~1.5 ms step; what is left outside it (~0.65 ms) is the ctx-128 step's,
+// so a steady 0.5 needs the kernel near 0.65 ms, about what its 21 MB of 16-bit K/V per step take
+// at the ~30 GB/s this machine streams. Served, `node dist/bench/serve.js --models stories
+// --prompts long --concurrency 1,32 --max-tokens 64 --repeat 1 --peer none` (float32 cache, the
+// default), main -> this, two rounds (the second in reverse order): out tok/s c1 1303 / 1180 ->
+// 1558 / 1529, c32 2086 / 2220 -> 3350 / 3180 (gain 1.60 / 1.88 -> 2.15 / 2.08), TTFT p50 18.8 /
+// 19.2 -> 12.5 / 13.2 ms, runner-alone prefill 42.9k / 43.5k -> 56.1k / 68.6k tok/s, runner-alone
+// batch-32 decode 16.3k / 16.5k -> 29.9k / 28.4k tok/s.
 // Whole runner (npm run bench:forward, batch 32, ctx1024/ctx128 steps per second), earlier
 // rounds: see src/model/graph/decoder-graph.ts.
 
@@ -912,6 +962,8 @@ AVX512_FN inline void accumulateOne16(float* acc, const float* p, const void* v,
 
 #include "attend-prefill.inc"
 
+#include "attend-hd8.inc"
+
 #include "attend-bf16.inc"
 
 #define ATTEND_TARGET BF16_FN
@@ -1024,16 +1076,24 @@ void narrowRowFp8(const float* src, uint8_t* dst, size_t n, KvType kvType) {
 template <KvType T>
 void attendSimd(const Call& c, const Item& it) {
   if (simdLevel >= kAvx512 && prefillItem(c.shape, it)) return attendPrefill<T>(c, it);
+  const Shape& s = c.shape;
+  const int group = s.numHeads / s.numKvHeads;
+  // Decodes at head size 8 with KV heads in fours: four heads per float32 vector pair
+  // (attend-hd8.inc), E4M3 rows on AVX512-BF16 four heads per bfloat16 vector (attend-bf16.inc:
+  // its table lookup widens E4M3 in fewer operations; bfloat16 and E5M2 rows ran 10-25% faster in
+  // the float32 kernel, see attention.cc's header).
+  const bool quads = simdLevel >= kAvx512 && it.rows == 1 && s.headDim == 8 && it.heads % 4 == 0 && group <= kMaxQuadGroup;
   if constexpr (T == kBF16 || T == kE4M3 || T == kE5M2) {
-    // AVX512-BF16 decodes: one query vector per KV head at head size 32 or 64, or head size 8
-    // with KV heads in fours (attend-bf16.inc).
-    const Shape& s = c.shape;
-    const int group = s.numHeads / s.numKvHeads;
+    // AVX512-BF16 decodes: one query vector per KV head at head size 32 or 64 (attend-bf16.inc).
     if (simdLevel == kAvx512Bf16 && it.rows == 1) {
       if (T != kE5M2 && group == 1 && (s.headDim == 32 || s.headDim == 64)) return attendDotWide<T>(c, it);
-      if (s.headDim == 8 && it.heads % 4 == 0 && group <= kMaxQuadGroup) return attendQuads<T>(c, it);
+      if (T == kE4M3 && quads) return attendQuads<T>(c, it);
     }
   }
+  if (quads) return attendQuads32<T>(c, it);
+  // Prefill tiles at head size 8 of at least half a vector of query vectors: queries across lanes.
+  if (simdLevel >= kAvx512 && s.headDim == 8 && it.rows > 1 && it.heads == 1 && group * it.rows >= 8)
+    return group * it.rows > 16 ? attendRows8<T, 2>(c, it) : attendRows8<T, 1>(c, it);
   if (simdLevel >= kAvx512)
     attendAvx512<T>(c, it);
   else

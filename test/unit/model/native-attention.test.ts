@@ -94,10 +94,12 @@ gate.describe('native paged attention kernel', () => {
   // and 128 (16) take the remainders and repeats that 64 does not. Decodes prefetch in spans of
   // about 16 KB of K rows (16 to 256 keys by the bytes an item reads per row): 12 heads of 64 in
   // blocks of 7 take 16-key spans of 16-bit rows that start and end inside blocks. Head size 8
-  // with 2 or 3 query heads per KV head scores decodes with keys across lanes (8 keys per vector).
+  // with 2 or 3 query heads per KV head scores decodes with keys across lanes on AVX2 (8 keys per
+  // vector); on AVX-512 hd 8 with 4 or 8 KV heads in a decode batch takes four KV heads per float32
+  // vector pair (attend-hd8.inc, every type but E4M3 on AVX512-BF16).
   // AVX512-BF16 (bfloat16 and 8-bit caches, decodes): hd 32 and 64 with one query head per KV head
-  // score with bfloat16 dot products (bfloat16, E4M3); hd 8 with 4 or 8 KV heads in a decode batch
-  // (the last shapes below) takes four KV heads per vector, whose spans end inside a group of four
+  // score with bfloat16 dot products (bfloat16, E4M3); hd 8 E4M3 with 4 or 8 KV heads in a decode
+  // batch (the hd-8 shapes) takes four KV heads per bfloat16 vector; spans end inside a group of four
   // keys (38, 301 keys) and cross blocks of 3, 4 and 16 rows. Their query rows are split into three
   // bfloat16 terms, so the same 1e-5 holds (one term, q rounded to bfloat16, fails it).
   // Prefill tiles (several query rows) at head sizes 32, 64 and 128 take AVX-512's prefill kernel
@@ -122,6 +124,13 @@ gate.describe('native paged attention kernel', () => {
     { heads: 8, kvHeads: 2, headDim: 64, blockSize: 16 },
     { heads: 16, kvHeads: 2, headDim: 32, blockSize: 7 },
     { heads: 16, kvHeads: 1, headDim: 48, blockSize: 16 },
+    // Head size 8 on AVX-512 (attend-hd8.inc): decodes of KV heads in fours, one query head per KV
+    // head (group 1) and groups of 2 and 3 above; a group of 4 (its decodes one KV head per item, the
+    // AVX2 item code) and 2 KV heads (not a multiple of four). Prefill tiles of every group take
+    // the queries-across-lanes kernel: one vector of up to 16 query vectors or two of up to 32.
+    { heads: 4, kvHeads: 4, headDim: 8, blockSize: 16 },
+    { heads: 16, kvHeads: 4, headDim: 8, blockSize: 5 },
+    { heads: 8, kvHeads: 2, headDim: 8, blockSize: 16 },
   ];
   // The fp8 caches are checked against the reference computed from the fp8-rounded K/V (the
   // encoder of test/helpers/fp8.ts), so the kernel's own rounding does not hide in the tolerance.
@@ -150,7 +159,10 @@ gate.describe('native paged attention kernel', () => {
         { count: 4, past: 254 },
         // Prefill chunks of several tiles (AVX-512's prefill kernel, tiles of up to 32 query
         // vectors, keys in blocks of 64): a tile's diagonal inside a later key block, after some past.
-        ...(c.headDim % 16 === 0 ? [{ count: 45, past: 0 }, { count: 37, past: 50 }] : []),
+        ...(c.headDim % 16 === 0 || c.headDim === 8 ? [{ count: 45, past: 0 }, { count: 37, past: 50 }] : []),
+        // Head size 8: a decode over several of the hd-8 prefill kernel's 128-key spans and of the
+        // decode kernel's spans (16-256 keys by row bytes), ending inside a group of four keys.
+        ...(c.headDim === 8 ? [{ count: 1, past: 601 }, { count: 3, past: 129 }] : []),
         // More sequences than 4 per thread: decodes take every KV head of their sequence per item.
         ...[5, 16, 17, 40].map((past) => ({ count: 1, past })),
       ];
