@@ -52,6 +52,38 @@
 // -> 3.12 / 2.73, bfloat16 1.73 / 1.82 -> 1.82 / 1.61; embeddings/s c1 bfloat16 236 / 304 -> 270 /
 // 357, c32 bfloat16 484 / 674 -> 414 / 773. The ~25-50 us saved a request is inside this noise;
 // bench/http-overhead isolates it.
+// Where a 16-token bfloat16 embedding's server CPU went at 32 concurrent (per-thread /proc times
+// over 3,000 requests, four runs; --cpu-prof of each thread for the split, its figures inflated by
+// the profiler): 1.38-1.57 ms in all = the engine worker 0.61-0.78 (the forward's calling thread:
+// GEMMs ~75%, attention and LayerNorms ~10%, the engine's own JS ~3%, postMessage ~1%), the addon's
+// second GEMM thread 0.33-0.37, the HTTP thread 0.27-0.36, V8's helper threads ~0.1; the load
+// generator 0.15-0.20 on the same cores. The HTTP thread's share, profiled: Fastify (routing, hooks,
+// content-type parsing, reply) ~0.12 ms with JSON.stringify of the 384 floats ~0.08 of it, the
+// tokenizer (@huggingface/tokenizers: BertNormalizer, pre-tokenizer, WordPiece, each a few us)
+// ~0.06-0.10, the socket write ~0.06, garbage collection ~0.06, Nest, validation, serving, metrics
+// and AbortSignals ~0.02 each. At concurrency 1 the same HTTP-thread work costs 0.8-1.0 ms a request
+// (0.06 of it system time): the forward between two requests evicts its code and data from cache.
+// Taken from that (interleaved with the build before, 16 tokens, bfloat16, 1,200 requests at c1 and
+// 3,000 at c32, three rounds, load average ~3; embeddings/s and server CPU ms per embedding): c1
+// 324 / 347 / 369 -> 370 / 348 / 282 (2.96 / 2.88 / 2.52 -> 2.58 / 2.43 / 2.83 ms), c32 1022 / 1118
+// / 1026 -> 1132 / 821 / 1024 (1.57 / 1.45 / 1.41 -> 1.38 / 1.39 / 1.41 ms); bench/http-overhead's
+// in-process HTTP thread per request 0.280 / 0.306 -> 0.254 / 0.207 ms: the bfloat16 runner's
+// embeddings and pooling without onnxruntime (runner/bf16-pooling-runner.ts), one-prompt requests
+// without a group AbortController (serving/pooling/encode-all.ts), and the float lists written by
+// the addon (serving/pooling/float-json.ts, 16 us against JSON.stringify's 33 for 384 floats).
+// After (one profiled run, c32, 4,000 requests, 1,141/s): server 1.44 ms per embedding, the HTTP
+// thread 0.24 (Fastify ~0.02 with no serializer left to run, float32Json ~0.03, the tokenizer
+// ~0.05, the socket write ~0.03, GC ~0.03), the engine worker 0.62 (the forward's embeddings 0.02,
+// pooling under 0.01), the second GEMM thread 0.34.
+// Not taken: a WordPiece memo (the bench's words are whole vocabulary entries, found at the first
+// lookup: 22-27 us a text either way); the bfloat16 GEMMs on one thread at c32 (five interleaved
+// rounds: server CPU 1.34-1.53 against 1.41-1.59 ms, embeddings/s 491-985 against 517-1114: noise).
+// Why >= 2x at 32 concurrent stays out of reach at 16 tokens: transformers.js ran 868-939/s, so 2x
+// is 1,740-1,880/s, at most 1.06-1.15 ms of CPU per embedding on two cores, the load generator's
+// 0.15-0.20 included; the bfloat16 forward alone (runner alone, 32x16, one thread) is 0.85-0.91 ms
+// per embedding with its GEMMs at ~80% of VDPBF16PS's peak, which leaves ~0.05 ms for HTTP, the
+// tokenizer and the hop to the engine, against the HTTP thread's 0.27-0.36 measured. It would take
+// fewer FLOPs per embedding (int8 weights and activations), i.e. other numerics than the model's.
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';

@@ -17,6 +17,11 @@
       "cflags_cc!": ["-fno-rtti"]
     },
     {
+      "target_name": "ortllm_json",
+      "sources": ["src/float-json.cc"],
+      "cflags_cc": ["-O2", "-std=c++17", "-fno-exceptions"]
+    },
+    {
       "target_name": "ortllm_malloc",
       "sources": ["src/malloc-tuning.cc"],
       "cflags_cc": ["-O2", "-std=c++17", "-fno-exceptions"]

@@ -93,6 +93,12 @@ describe('/v1/embeddings (random BERT, MEAN pooling, normalised)', () => {
     const raw = await client.embeddings.create({ model: 'minilm', input: TEXTS[0], encoding_format: 'base64' });
     const bytes = Buffer.from(raw.data[0].embedding as unknown as string, 'base64');
     expect(Array.from({ length: SHAPE.hidden }, (_, j) => bytes.readFloatLE(4 * j))).toEqual(floats.data[0].embedding);
+    // The route writes its JSON itself: the same media type as Fastify's, floats as JSON.stringify prints them.
+    const res = await fetch(`${embedServer.baseUrl}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: TEXTS, encoding_format: 'float' }) });
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const text = await res.text();
+    expect(text).toBe(JSON.stringify(JSON.parse(text)));
+    expect((JSON.parse(text) as typeof floats).data.map((d) => d.embedding)).toEqual(floats.data.map((d) => d.embedding));
     for (let i = 0; i < TEXTS.length; i++) {
       const single = await client.embeddings.create({ model: 'minilm', input: TEXTS[i], encoding_format: 'float' });
       single.data[0].embedding.forEach((v, j) => expect(v).toBeCloseTo(floats.data[i].embedding[j], 5));

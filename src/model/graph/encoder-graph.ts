@@ -126,7 +126,7 @@ function activation(g: GraphBuilder, c: EncoderArchConfig, x: string): string {
 }
 
 /** table + row (broadcast over the table's rows), as a new array. */
-function addRow(table: Float32Array, row: Float32Array, width: number): Float32Array {
+export function addRow(table: Float32Array, row: Float32Array, width: number): Float32Array {
   const out = table.slice();
   for (let i = 0; i < out.length; i++) out[i] += row[i % width];
   return out;

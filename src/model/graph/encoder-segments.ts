@@ -2,16 +2,16 @@
 // (runner/bf16-pooling-runner.ts): the addon's AVX512-BF16 kernels run every encoder linear
 // (native/src/bf16-gemm.cc: fused QKV, attention output, FFN up with its activation, FFN down),
 // the residual add + LayerNorms and the self-attention (native/src/bf16-encoder-attention.cc);
-// onnxruntime keeps the two ends, in two small graphs:
+// the embeddings (the runner adds the table rows; the addon's addLayerNorm normalises them) and the
+// pooling are the runner's too; onnxruntime keeps only a classifier head, in one small graph:
 //
-//   embed      input_ids [B,S] (+ token_type_ids) → hidden [B*S, H]   (embeddings + LayerNorm)
 //   pool       hidden [B*S, H], pool_weights [B,S] → pooled [B, D]     (pooling, then the classifier
-//              head in float32 when the model has one)
+//              head in float32; built only when the model has a head)
 //
 // Per layer, between them: qkv = x Wqkv + b; context = attention(qkv); a = LN(context Wo + bo + x);
 // x = LN(act(a W1 + b1) W2 + b2 + a).
 import { GraphBuilder, type BuiltModel } from './graph-builder';
-import { emitEmbeddings, type PooledHead } from './encoder-graph';
+import { addRow, type PooledHead } from './encoder-graph';
 import { OnnxDataType } from './onnx-proto';
 import { emitPooled, PoolingInputs, poolHidden } from './pooling-graph';
 import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
@@ -43,9 +43,25 @@ export interface EncoderLayerWeights {
   outputNorm: LayerNormWeights;
 }
 
+/**
+ * The embedding tables as the runner adds them: row i of the sequence is
+ * LayerNorm(word[id] + position[i] + typeDeltas[type]), where `position` starts at the model's
+ * position offset and already holds token type 0's row, and typeDeltas[t] = type t's row - type
+ * 0's (null for a single token type). Most inputs are all type 0: their rows are two copies.
+ */
+export interface EncoderEmbeddingTables {
+  word: Float32Array;
+  position: Float32Array;
+  /** Rows of `position` (the longest sequence it covers). */
+  positions: number;
+  typeDeltas: Float32Array | null;
+  norm: LayerNormWeights;
+}
+
 export interface EncoderSegments {
-  embed: BuiltModel;
-  pool: BuiltModel;
+  embeddings: EncoderEmbeddingTables;
+  /** Pooling + the classifier head; null without a head (the runner pools). */
+  pool: BuiltModel | null;
   /** Layer l's weights, read when asked (to be packed, then dropped). */
   layer(l: number): EncoderLayerWeights;
 }
@@ -61,8 +77,8 @@ export function encoderSegments(c: EncoderArchConfig, weights: ModelWeights, hea
   };
   const norm = (name: string): LayerNormWeights => ({ gamma: f32(`${name}.weight`), beta: f32(`${name}.bias`) });
   return {
-    embed: buildEmbedSegment(c, weights),
-    pool: buildPoolSegment(c, head),
+    embeddings: embeddingTables(c, weights),
+    pool: head ? buildPoolSegment(c, head) : null,
     layer: (l) => {
       const p = `encoder.layer.${l}.`;
       return {
@@ -77,26 +93,27 @@ export function encoderSegments(c: EncoderArchConfig, weights: ModelWeights, hea
   };
 }
 
-/** [1] int64 S from a [B,S] input. */
-function seqLenOf(g: GraphBuilder, batchSeq: string): string {
-  return g.op('Slice', [g.op('Shape', [batchSeq]), g.constInt64([1]), g.constInt64([2])]);
+function embeddingTables(c: EncoderArchConfig, weights: ModelWeights): EncoderEmbeddingTables {
+  const h = c.hiddenSize;
+  const f32 = (name: string) => toF32(requireWeight(weights, name));
+  const types = f32('embeddings.token_type_embeddings.weight');
+  const position = addRow(f32('embeddings.position_embeddings.weight').subarray(c.positionOffset * h), types, h);
+  const typeDeltas = c.typeVocabSize === 1 ? null : types.map((v, i) => v - types[i % h]);
+  return {
+    word: f32('embeddings.word_embeddings.weight'),
+    position,
+    positions: position.length / h,
+    typeDeltas,
+    norm: { gamma: f32('embeddings.LayerNorm.weight'), beta: f32('embeddings.LayerNorm.bias') },
+  };
 }
 
-function buildEmbedSegment(c: EncoderArchConfig, weights: ModelWeights): BuiltModel {
-  const g = new GraphBuilder(`${c.architecture}-encoder-embed`);
-  const inputIds = g.input(PoolingInputs.inputIds, OnnxDataType.INT64, ['batch', 'seq']);
-  const x = emitEmbeddings(g, c, weights, { inputIds, seqLen: seqLenOf(g, inputIds) });
-  g.node('Identity', [x], [EncoderSegmentNames.hidden]);
-  g.output(EncoderSegmentNames.hidden, OnnxDataType.FLOAT, ['rows', c.hiddenSize]);
-  return g.build({ '': 23 });
-}
-
-function buildPoolSegment(c: EncoderArchConfig, head: PooledHead | null): BuiltModel {
+function buildPoolSegment(c: EncoderArchConfig, head: PooledHead): BuiltModel {
   const g = new GraphBuilder(`${c.architecture}-encoder-pool`);
   const hidden = g.input(EncoderSegmentNames.hidden, OnnxDataType.FLOAT, ['rows', c.hiddenSize]);
   const poolWeights = g.input(PoolingInputs.poolWeights, OnnxDataType.FLOAT, ['batch', 'seq']);
   const pooled = poolHidden(g, { poolWeights }, hidden, c.hiddenSize);
-  const result = head ? head(g, pooled) : { value: pooled, size: c.hiddenSize };
+  const result = head(g, pooled);
   emitPooled(g, result.value, result.size);
   return g.build({ '': 23 });
 }

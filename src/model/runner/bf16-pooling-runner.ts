@@ -3,8 +3,9 @@
 // (native/src/bf16-gemm.cc: weights rounded to bfloat16 once here, activations per call, float32
 // sums, bias and activation fused) with the residual add + LayerNorms, each layer's self-attention
 // on the same tiles (native/src/bf16-encoder-attention.cc: each sequence over its own length's keys,
-// from the fused QKV rows straight into the context rows), and onnxruntime running the embeddings
-// and the pooling (+ classifier head) at the two ends.
+// from the fused QKV rows straight into the context rows). The embeddings (table rows added here,
+// the addon's addLayerNorm) and the pooling (poolRows) run here too; onnxruntime runs only a
+// classifier head (cross-encoders), pooling included. Activation buffers are kept between runs.
 //
 // Refused at startup, with the reason, where it cannot run: another device, an architecture
 // without pooling segments, no addon, or a CPU without AVX512-BF16 (vLLM's CPU backend also
@@ -73,10 +74,17 @@
 //   1.22, 1.19 -> 1.16, 1.15 (wall 1.15-1.17 either way), 32x16 29.7, 28.7 -> 29.9, 29.0, 16x128
 //   122, 134 -> 119, 118 with wall 68, 95 -> 94, 119: ~0.05 ms of CPU at 16 tokens for a slower
 //   wall at 128.
+// - The embeddings and pooling out of onnxruntime (they were two small sessions, woken at each end
+//   of every forward) and the activation buffers kept between runs: runner alone (`SHAPES=1x16,32x16
+//   THREADS=1,2 DTYPES=bfloat16 REPS=60 node dist/bench/embed-forward.js`, before and after
+//   interleaved, two rounds, load ~3), best wall ms: two threads 1x16 1.49, 1.52 -> 1.33, 1.37;
+//   one thread 1x16 1.29, 1.41 -> 1.36, 1.43 and 32x16 27.2, 28.7 -> 28.7, 29.1 (within the noise).
+//   Served, a c1 16-token request's profile had the two sessions' runs at ~0.25 ms of the
+//   worker's 1.6-1.8 ms.
 import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { architectureOf, BFLOAT16_SCOPE } from '../architectures/registry';
-import { EncoderSegmentNames, type EncoderLayerWeights, type EncoderLinear, type LayerNormWeights } from '../graph/encoder-segments';
+import { EncoderSegmentNames, type EncoderEmbeddingTables, type EncoderLayerWeights, type EncoderLinear, type LayerNormWeights } from '../graph/encoder-segments';
 import { PoolingInputs, PoolingOutputs } from '../graph/pooling-graph';
 import type { EncoderArchConfig, LoadedModel } from '../types';
 import { BF16_ACTIVATION, nativeAttention, nativeAttentionUnavailable, type NativeAttention } from './native-attention';
@@ -110,7 +118,6 @@ export function createBf16Forward(model: LoadedModel, settings: SessionSettings)
   if (!native) throw refuse(`the native addon is unavailable (${nativeAttentionUnavailable()})`);
   if (!native.bf16Available) throw refuse('this CPU has no AVX512-BF16');
   const segments = graphs.poolingSegments(config, model.weights, model.output);
-  const session = (m: Parameters<typeof SyncSession.create>[0]) => SyncSession.create(m, settings);
   const pack = (w: EncoderLinear): PackedLinear => ({ packed: native.bf16Pack(w.weight, w.n, w.k), bias: w.bias, n: w.n, k: w.k });
   const layers: PackedLayer[] = [];
   for (let l = 0; l < config.numLayers; l++) {
@@ -119,42 +126,63 @@ export function createBf16Forward(model: LoadedModel, settings: SessionSettings)
   }
   // Unset (or 0) intra-op threads means every core, as onnxruntime's default.
   native.setThreads(settings.intraOpThreads || availableParallelism());
-  return new Bf16Forward(config, native, session(segments.embed), session(segments.pool), layers);
+  const head = segments.pool ? SyncSession.create(segments.pool, settings) : null;
+  return new Bf16Forward(config, native, segments.embeddings, head, layers);
+}
+
+/**
+ * Grow-only activation buffers kept between runs: a fresh Float32Array per activation per run is
+ * zero-filled and, above malloc's mmap threshold, page-faulted in again every run. Runs needing
+ * more than KEPT_SCRATCH_FLOATS in one buffer (long single inputs) get fresh arrays, which are
+ * not kept, so a rare long input does not hold its activations' memory for good.
+ */
+const KEPT_SCRATCH_FLOATS = 4 * 2 ** 20;
+
+class Scratch {
+  private readonly kept = new Map<string, Float32Array>();
+
+  take(name: string, length: number): Float32Array {
+    if (length > KEPT_SCRATCH_FLOATS) return new Float32Array(length);
+    let buffer = this.kept.get(name);
+    if (!buffer || buffer.length < length) {
+      buffer = new Float32Array(length);
+      this.kept.set(name, buffer);
+    }
+    return buffer.subarray(0, length);
+  }
 }
 
 class Bf16Forward implements PoolingForward {
-  private readonly takesTokenTypes: boolean;
   private readonly activation: number;
   private readonly attentionScale: number;
+  private readonly scratch = new Scratch();
 
   constructor(
     private readonly config: EncoderArchConfig,
     private readonly native: NativeAttention,
-    private readonly embed: SyncSession,
-    private readonly pool: SyncSession,
+    private readonly tables: EncoderEmbeddingTables,
+    /** Pooling + classifier head in onnxruntime (models with a head); null: pooled here. */
+    private readonly head: SyncSession | null,
     private readonly layers: readonly PackedLayer[],
   ) {
-    this.takesTokenTypes = embed.inputNames.includes(PoolingInputs.tokenTypeIds);
     this.activation = BF16_ACTIVATION[config.hiddenAct];
     this.attentionScale = 1 / Math.sqrt(config.hiddenSize / config.numHeads);
   }
 
   run(inputs: PaddedBatch): Float32Array {
-    const { native, config } = this;
-    const dims = [inputs.batch, inputs.seq];
+    const { native, config, scratch } = this;
     const rows = inputs.batch * inputs.seq;
     const h = config.hiddenSize;
-    const embedFeeds: Record<string, ort.Tensor> = { [PoolingInputs.inputIds]: new ort.Tensor('int64', inputs.ids, dims) };
-    if (this.takesTokenTypes) embedFeeds[PoolingInputs.tokenTypeIds] = new ort.Tensor('int64', inputs.types, dims);
     // x: the layer's input rows; a: the rows after attention (each LayerNorm writes in place of its residual).
-    const x = this.embed.run(embedFeeds)[EncoderSegmentNames.hidden].data as Float32Array;
-    const qkv = new Float32Array(rows * 3 * h);
-    const projected = new Float32Array(rows * h);
-    const inner = new Float32Array(rows * config.intermediateSize);
+    const x = scratch.take('x', rows * h);
+    this.embed(inputs, x);
+    const qkv = scratch.take('qkv', rows * 3 * h);
+    const projected = scratch.take('projected', rows * h);
+    const inner = scratch.take('inner', rows * config.intermediateSize);
+    const a = scratch.take('a', rows * h);
+    const context = scratch.take('context', rows * h);
     const gemm = (w: PackedLinear, input: Float32Array, out: Float32Array, act: number = BF16_ACTIVATION.none) =>
       native.bf16Gemm(w.packed, input, w.bias, out, rows, w.n, w.k, act);
-    const a = new Float32Array(rows * h);
-    const context = new Float32Array(rows * h);
     for (const layer of this.layers) {
       gemm(layer.qkv, x, qkv);
       native.bf16EncoderAttention(qkv, inputs.lengths, context, inputs.seq, config.numHeads, this.attentionScale);
@@ -164,15 +192,60 @@ class Bf16Forward implements PoolingForward {
       gemm(layer.down, inner, projected);
       native.addLayerNorm(projected, a, layer.outputNorm.gamma, layer.outputNorm.beta, x, config.layerNormEps);
     }
-    const pooled = this.pool.run({
+    if (!this.head) return poolRows(x, inputs.weights, inputs.batch, inputs.seq, h);
+    const dims = [inputs.batch, inputs.seq];
+    return this.head.run({
       [EncoderSegmentNames.hidden]: new ort.Tensor('float32', x, [rows, h]),
       [PoolingInputs.poolWeights]: new ort.Tensor('float32', inputs.weights, dims),
     })[PoolingOutputs.pooled].data as Float32Array;
-    native.free(x, qkv, projected, inner, a, context);
-    return pooled;
   }
 
   async release(): Promise<void> {
-    await Promise.all([this.embed.release(), this.pool.release()]);
+    await this.head?.release();
   }
+
+  /** x = LayerNorm(word[id] + position[i] + type[t]) per position, as encoder-graph.ts's embeddings (EncoderEmbeddingTables). */
+  private embed(inputs: PaddedBatch, x: Float32Array): void {
+    const { word, position, positions, typeDeltas, norm } = this.tables;
+    const h = this.config.hiddenSize;
+    const { batch, seq } = inputs;
+    const vocab = word.length / h;
+    if (seq > positions) throw new Error(`a sequence of ${seq} tokens is longer than the model's ${positions} positions`);
+    const tokens = this.scratch.take('tokens', x.length);
+    const placed = this.scratch.take('positions', x.length);
+    const sequencePositions = position.subarray(0, seq * h);
+    for (let b = 0, r = 0; b < batch; b++) {
+      placed.set(sequencePositions, r * h);
+      for (let i = 0; i < seq; i++, r++) {
+        const id = Number(inputs.ids[r]);
+        if (!(id >= 0 && id < vocab)) throw new Error(`token id ${id} is outside the vocabulary (0..${vocab - 1})`);
+        tokens.set(word.subarray(id * h, id * h + h), r * h);
+        const type = typeDeltas ? Number(inputs.types[r]) : 0;
+        if (type !== 0) addInto(placed, r * h, typeDeltas!, type * h, h);
+      }
+    }
+    this.native.addLayerNorm(tokens, placed, norm.gamma, norm.beta, x, this.config.layerNormEps);
+  }
+}
+
+/** pooled[b] = Σ_i weights[b, i] · x[b·seq + i] ([batch, h] from [batch·seq, h]; padding has weight 0). */
+export function poolRows(x: Float32Array, weights: Float32Array, batch: number, seq: number, h: number): Float32Array {
+  const pooled = new Float32Array(batch * h);
+  const sum = new Float64Array(h);
+  for (let b = 0; b < batch; b++) {
+    sum.fill(0);
+    for (let i = 0; i < seq; i++) {
+      const w = weights[b * seq + i];
+      if (w === 0) continue;
+      const at = (b * seq + i) * h;
+      for (let j = 0; j < h; j++) sum[j] += w * x[at + j];
+    }
+    pooled.set(sum, b * h);
+  }
+  return pooled;
+}
+
+function addInto(out: Float32Array, at: number, table: Float32Array, from: number, width: number): void {
+  if (from < 0 || from + width > table.length) throw new Error(`token type row ${from / width} is outside the model's token types`);
+  for (let j = 0; j < width; j++) out[at + j] += table[from + j];
 }

@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiBodyExample, SERVED_MODEL } from '../../common/api-docs.decorators';
 import { disconnectSignal } from '../../common/sse';
 import { responseIdBase } from '../../common/request-id';
-import { EmbeddingServing, type EmbeddingResponse } from '../../serving/pooling/embedding-serving';
+import { EmbeddingServing } from '../../serving/pooling/embedding-serving';
 import { EmbeddingRequestDto } from './dto/embedding-request.dto';
 import { EmbeddingResponseDto } from './dto/embedding-response.dto';
 
@@ -20,7 +20,10 @@ export class EmbeddingsController {
   @ApiOperation({ summary: 'Embeddings', description: "OpenAI's Embeddings API with vLLM's extras (messages input, dimensions, normalize, base64)." })
   @ApiOkResponse({ type: EmbeddingResponseDto })
   @ApiBodyExample({ model: SERVED_MODEL, input: ['The quick brown fox', 'A lazy dog'] })
-  createEmbedding(@Body() body: EmbeddingRequestDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<EmbeddingResponse> {
-    return this.serving.create(body, responseIdBase(request, body.request_id), disconnectSignal(reply));
+  async createEmbedding(@Body() body: EmbeddingRequestDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
+    // Already JSON (serving writes the float lists itself): sent as it is.
+    const json = await this.serving.createJson(body, responseIdBase(request, body.request_id), disconnectSignal(reply));
+    reply.type('application/json; charset=utf-8');
+    return json;
   }
 }

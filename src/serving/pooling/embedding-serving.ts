@@ -5,6 +5,7 @@ import { RequestValidationError } from '../../engine/errors';
 import type { PoolerSettings } from '../../model/types';
 import type { UsageInfo } from '../usage';
 import { encodeAll } from './encode-all';
+import { float32Json } from './float-json';
 import { embeddingVector, encodeVector, type EmbedDtype, type EncodingFormat, type Endianness } from './pooled-vectors';
 import { preparePoolingPrompts, type PoolingInputFields } from './pooling-input';
 import { PoolingServingBase, type PoolingRequestCommon } from './pooling-serving-base';
@@ -33,8 +34,32 @@ export interface EmbeddingResponse {
   usage: UsageInfo;
 }
 
+/** An EmbeddingResponse before its vectors are written out: float32 vectors, or base64 text. */
+interface EmbeddedVectors {
+  head: Pick<EmbeddingResponse, 'id' | 'object' | 'created' | 'model'>;
+  vectors: Array<Float32Array | string>;
+  usage: UsageInfo;
+}
+
 export class EmbeddingServing extends PoolingServingBase {
   async create(body: EmbeddingRequestBody, idBase: string, signal?: AbortSignal): Promise<EmbeddingResponse> {
+    const { head, vectors, usage } = await this.embed(body, idBase, signal);
+    const data = vectors.map((v, index): EmbeddingData => ({ index, object: 'embedding', embedding: typeof v === 'string' ? v : Array.from(v) }));
+    return { ...head, data, usage };
+  }
+
+  /**
+   * The same response as JSON text, byte for byte JSON.stringify(await create(...)), with the float
+   * lists written by float32Json instead of as arrays of numbers: the HTTP route sends this.
+   */
+  async createJson(body: EmbeddingRequestBody, idBase: string, signal?: AbortSignal): Promise<string> {
+    const { head, vectors, usage } = await this.embed(body, idBase, signal);
+    const data = vectors.map((v, index) => `{"index":${index},"object":"embedding","embedding":${typeof v === 'string' ? JSON.stringify(v) : float32Json(v)}}`);
+    // head's keys, then data and usage: create()'s key order.
+    return `${JSON.stringify(head).slice(0, -1)},"data":[${data.join(',')}],"usage":${JSON.stringify(usage)}}`;
+  }
+
+  private async embed(body: EmbeddingRequestBody, idBase: string, signal?: AbortSignal): Promise<EmbeddedVectors> {
     const ctx = this.begin(body, idBase, 'embd', ['embed']);
     const dimensions = checkDimensions(body.dimensions ?? ctx.pooler.dimensions, ctx.pooler, ctx.model, this.engine.modelConfig.hiddenSize);
     const normalize = body.normalize ?? body.use_activation ?? ctx.pooler.normalize;
@@ -47,13 +72,14 @@ export class EmbeddingServing extends PoolingServingBase {
         `However, you requested ${n} tokens in the input for embedding generation. Please reduce the length of the input.`,
     });
     const outputs = await encodeAll(this.engine, prompts, { requestId: ctx.id, priority: ctx.priority, signal, chunkSize: chunked ? this.engine.maxModelLen : null });
-    const encoding = { format: body.encoding_format ?? 'float', dtype: body.embed_dtype ?? 'float32', endianness: body.endianness ?? 'native' } as const;
+    const format = body.encoding_format ?? 'float';
+    const encoding = { format, dtype: body.embed_dtype ?? 'float32', endianness: body.endianness ?? 'native' } as const;
     return {
-      id: ctx.id,
-      object: 'list',
-      created: ctx.created,
-      model: ctx.model,
-      data: outputs.map((o, index) => ({ index, object: 'embedding', embedding: encodeVector(embeddingVector(o.data, dimensions, normalize), encoding) })),
+      head: { id: ctx.id, object: 'list', created: ctx.created, model: ctx.model },
+      vectors: outputs.map((o) => {
+        const v = embeddingVector(o.data, dimensions, normalize);
+        return format === 'float' ? v : (encodeVector(v, encoding) as string);
+      }),
       usage: this.usage(outputs.reduce((n, o) => n + o.promptTokenIds.length, 0)),
     };
   }

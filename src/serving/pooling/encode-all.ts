@@ -20,6 +20,7 @@ export interface EncodeOptions {
 
 /** One pooled output per prompt, in order; promptTokenIds are the whole prompt's even when chunked. */
 export async function encodeAll(engine: EngineClient, prompts: readonly PoolingPrompt[], opts: EncodeOptions): Promise<PoolingRequestOutput[]> {
+  if (prompts.length === 1 && chunk(prompts[0], opts.chunkSize ?? null).length === 1) return [await encodeOne(engine, prompts[0], opts)];
   const group = new AbortController();
   const abortGroup = () => group.abort(opts.signal?.reason);
   if (opts.signal?.aborted) abortGroup();
@@ -48,6 +49,20 @@ export async function encodeAll(engine: EngineClient, prompts: readonly PoolingP
     throw asHttpError(err);
   } finally {
     opts.signal?.removeEventListener('abort', abortGroup);
+  }
+}
+
+/**
+ * The common case, one prompt in one run: the request's own signal goes to the engine, without a
+ * group controller and its listeners (~20-30 us of the HTTP thread per request at concurrency 1).
+ */
+async function encodeOne(engine: EngineClient, prompt: PoolingPrompt, opts: EncodeOptions): Promise<PoolingRequestOutput> {
+  const id = `${opts.requestId}-0-${randomRequestId().slice(0, 8)}`;
+  try {
+    const output = await engine.encode({ requestId: id, promptTokenIds: prompt.tokenIds, tokenTypeIds: prompt.tokenTypeIds, priority: opts.priority, arrivalTime: Date.now() }, opts.signal);
+    return { requestId: id, promptTokenIds: prompt.tokenIds, data: output.data };
+  } catch (err) {
+    throw asHttpError(err);
   }
 }
 

@@ -251,6 +251,22 @@ bf16Describe(`--dtype bfloat16 pooling${reason}`, () => {
     });
   });
 
+  it('the activation buffers a runner keeps between runs carry nothing over: a short input after long, padded runs pools as it does on a fresh runner', async () => {
+    const written = writeEncoderDir(join(tmp, 'bert-reuse'), { family: 'bert', numLabels: null, ...SHAPE, hiddenAct: 'gelu', layerNormEps: 1e-5 }, 53, { pooling: 'mean', normalize: true });
+    const model = await loadModel(loadOptions(written.dir));
+    const short = sequences(1, written.vocabSize);
+    const fresh = await createPoolingRunner(model, { device: 'cpu', intraOpThreads: 2, dtype: 'bfloat16' });
+    const reused = await createPoolingRunner(model, { device: 'cpu', intraOpThreads: 2, dtype: 'bfloat16' });
+    try {
+      const [alone] = await fresh.encode(short);
+      await reused.encode(sequences(12, written.vocabSize));
+      const [after] = await reused.encode(short);
+      expect(Array.from(after)).toEqual(Array.from(alone));
+    } finally {
+      await Promise.all([fresh.dispose(), reused.dispose()]);
+    }
+  });
+
   it('BERT cross-encoder: sentence pairs (token types) through the float32 head give the float32 logits within bfloat16 rounding', async () => {
     const written = writeEncoderDir(join(tmp, 'bert-ce'), { family: 'bert', numLabels: 2, ...SHAPE }, 52);
     const model = await loadModel(loadOptions(written.dir));

@@ -135,6 +135,50 @@ describe('/v1/embeddings', () => {
     expect(single.data).toHaveLength(1);
   });
 
+  it('one prompt or several: the same vectors; the client\'s abort reaches the engine and a failed forward is a 500 either way', async () => {
+    const engine = fakeEngine(EMBED);
+    const serving = new EmbeddingServing(engine, OPTS);
+    const alone = await serving.create({ input: 'the fox', normalize: true }, 'a');
+    const among = await serving.create({ input: ['hello world', 'the fox'], normalize: true }, 'b');
+    expect(among.data[1].embedding).toEqual(alone.data[0].embedding);
+    for (const input of ['the fox', ['the fox', 'hello world']]) {
+      const client = new AbortController();
+      const seen: AbortSignal[] = [];
+      const hanging = { ...engine, encode: (_r: EncodeRequest, signal?: AbortSignal) => new Promise<PoolingRequestOutput>((_resolve, reject) => {
+        seen.push(signal!);
+        signal!.addEventListener('abort', () => reject(new Error('aborted by the client')));
+      }) };
+      const pending = new EmbeddingServing(hanging, OPTS).create({ input }, 'c', client.signal);
+      const prompts = Array.isArray(input) ? 2 : 1;
+      while (seen.length < prompts) await new Promise((resolve) => setImmediate(resolve));
+      client.abort(new Error('gone'));
+      await expect(pending).rejects.toMatchObject({ status: 500 });
+      expect(seen.length).toBe(prompts);
+      expect(seen.every((s) => s.aborted)).toBe(true);
+      const failing = { ...engine, encode: async () => { throw new Error('forward failed'); } };
+      await expect(new EmbeddingServing(failing, OPTS).create({ input }, 'd')).rejects.toMatchObject({ status: 500, message: 'forward failed' });
+    }
+  });
+
+  it('createJson (what the route sends) is JSON.stringify of create\'s response, byte for byte, floats and base64 alike', async () => {
+    const engine = fakeEngine({ ...EMBED, matryoshka: true, matryoshkaDimensions: null });
+    const serving = new EmbeddingServing(engine, OPTS);
+    const bodies = [
+      { input: 'hello world' },
+      { input: ['hello world', 'the fox'], normalize: false },
+      { input: [[5, 6, 7], [8]] },
+      { input: 'the fox', dimensions: 3, user: 'u' },
+      { input: ['hello world', 'the fox'], encoding_format: 'base64' as const },
+      { input: 'the fox', encoding_format: 'base64' as const, embed_dtype: 'bfloat16' as const, endianness: 'big' as const },
+    ];
+    for (const body of bodies) {
+      const object = await serving.create(body, 'same-"id"\u2028');
+      const text = await serving.createJson(body, 'same-"id"\u2028');
+      // created is the second it ran in: take the text's.
+      expect(text).toBe(JSON.stringify({ ...object, created: (JSON.parse(text) as { created: number }).created }));
+    }
+  });
+
   it('normalises by default, truncates (-1 = max_model_len, left keeps the last tokens), and refuses long or empty input', async () => {
     const engine = fakeEngine(EMBED, 8);
     const serving = new EmbeddingServing(engine, OPTS);
