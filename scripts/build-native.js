@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Builds the optional native addons (native/ -> native/build/Release/ortllm_native.node: paged attention
-// and the Q8_0 / bfloat16 kernels; ortllm_f32.node: the small float32 decoder; ortllm_malloc.node)
+// and the Q8_0 / bfloat16 kernels; ortllm_f32.node: the small float32 decoder; ortllm_json.node;
+// ortllm_malloc.node)
 // with node-gyp. Runs from `npm install` / `npm ci` (the package's install script) and never fails
 // the install: without a C++ toolchain, Python or Node's headers the runner keeps its in-graph
 // attention and says why at start-up. `node scripts/build-native.js --strict` exits 1 on failure.
