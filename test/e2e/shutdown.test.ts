@@ -11,6 +11,9 @@ import { waitFor } from '../helpers/wait';
 const model = defaultTestModel();
 const onModel = needs(model);
 
+/** Completions of the streams that must outlast a shutdown bound (the small model decodes ~50k tok/s at 32 streams and more). */
+const LONG_N = 64;
+
 /** Starts a long streaming completion; resolves once the first frame arrived. */
 async function startLongStream(server: TestServer, maxTokens: number, n = 1): Promise<{ rest: Promise<string> }> {
   const res = await fetch(`${server.baseUrl}/v1/completions`, {
@@ -64,8 +67,8 @@ onModel.describe('graceful shutdown', () => {
 
   it('bounds the wait with --shutdown-timeout', async () => {
     const server = await startServer(['--shutdown-timeout', '1']);
-    // 8 x 2000 tokens: several seconds even on a fast machine, well past the 1 s bound.
-    const { rest } = await startLongStream(server, 2000, 8);
+    // 64 x 2000 tokens: seconds even at stories260K's ~50k streamed tok/s, well past the 1 s bound.
+    const { rest } = await startLongStream(server, 2000, LONG_N);
     const started = Date.now();
     expect(await server.stop('SIGTERM')).toBe(0);
     expect(Date.now() - started).toBeLessThan(5000);
@@ -79,7 +82,7 @@ onModel.describe('graceful shutdown', () => {
     for (const second of ['SIGTERM', 'SIGINT', 'SIGTERM'] as const) {
       const server = await startServer();
       // Long enough that the engine is mid-step when the second signal lands.
-      const { rest } = await startLongStream(server, 2000, 8);
+      const { rest } = await startLongStream(server, 2000, LONG_N);
       server.child.kill('SIGTERM');
       await waitFor(() => server.output().includes('SIGTERM: draining'), 10_000, 'the drain log line');
       const exitCode = server.stop(second);
