@@ -1,6 +1,6 @@
 // The addon's AVX-512 exp (exp-poly.h's polynomial, 2^n applied by scalef; exactly 0 below kMin,
 // as exp256, so a softmax term of a -inf score or a -inf running max is 0), for every kernel that
-// needs it on 16 floats: the attention kernels' softmax, q8-gemm.cc's SiLU, bf16-tile.h's GELU.
+// needs it on 16 floats: the attention kernels' softmax, silu-mul512.h's SiLU, bf16-tile.h's GELU.
 #pragma once
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>

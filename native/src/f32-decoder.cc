@@ -15,7 +15,7 @@
 // the attention addon's pool, and its functions are registered here.
 #include <node_api.h>
 
-#include "exp512.h"
+#include "silu-mul512.h"
 #include "napi-args.h"
 #include "rms-norm-body.h"
 
@@ -125,20 +125,7 @@ AVX512_FN void gemmAvx512(const float* x, const Packed& w, float* y, int m) {
   for (; r < m; r++) gemmRows<1>(x, w, y, r);
 }
 
-AVX512_FN void siluMulAvx512(const float* gu, float* out, int rows, int width) {
-  const __m512 one = _mm512_set1_ps(1.0f);
-  for (int r = 0; r < rows; r++) {
-    const float* gate = gu + (size_t)r * 2 * width;
-    const float* up = gate + width;
-    float* o = out + (size_t)r * width;
-    for (int j = 0; j < width; j += 16) {
-      const __mmask16 mask = tailMask(width - j);
-      const __m512 g = _mm512_maskz_loadu_ps(mask, gate + j);
-      const __m512 sig = _mm512_div_ps(one, _mm512_add_ps(one, exp512(_mm512_sub_ps(_mm512_setzero_ps(), g))));
-      _mm512_mask_storeu_ps(o + j, mask, _mm512_mul_ps(_mm512_mul_ps(g, sig), _mm512_maskz_loadu_ps(mask, up + j)));
-    }
-  }
-}
+AVX512_FN void siluMulAvx512(const float* gu, float* out, int rows, int width) { siluMul512(gu, out, rows, width); }
 
 AVX512_FN void addRmsNormAvx512(const float* x, float* residual, const float* weight, float* out, size_t rows, size_t h, float eps) {
   addRmsNormBody(x, residual, weight, out, rows, h, eps);

@@ -117,7 +117,7 @@
 //   2.18 against 2.17 ms, the step 10.9 against 11.2).
 #include <node_api.h>
 
-#include "exp512.h"
+#include "silu-mul512.h"
 #include "huge-page-arena.h"
 #include "napi-args.h"
 #include "thread-pool.h"
@@ -302,21 +302,8 @@ void gemm(const uint8_t* packed, const float* x, float* y, int m, int n, int k) 
     fn(0);
 }
 
-// out[r, j] = silu(gu[r, j]) * gu[r, width + j]: the SwiGLU between gate_up and down.
-VNNI_FN void siluMul(const float* gu, float* out, int rows, int width) {
-  const __m512 one = _mm512_set1_ps(1.0f);
-  for (int r = 0; r < rows; r++) {
-    const float* gate = gu + (size_t)r * 2 * width;
-    const float* up = gate + width;
-    float* o = out + (size_t)r * width;
-    for (int j = 0; j < width; j += 16) {
-      const __mmask16 mask = width - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (width - j)) - 1);
-      __m512 g = _mm512_maskz_loadu_ps(mask, gate + j);
-      __m512 sig = _mm512_div_ps(one, _mm512_add_ps(one, exp512(_mm512_sub_ps(_mm512_setzero_ps(), g))));
-      _mm512_mask_storeu_ps(o + j, mask, _mm512_mul_ps(_mm512_mul_ps(g, sig), _mm512_maskz_loadu_ps(mask, up + j)));
-    }
-  }
-}
+// The SwiGLU between gate_up and down (silu-mul512.h).
+VNNI_FN void siluMul(const float* gu, float* out, int rows, int width) { siluMul512(gu, out, rows, width); }
 #endif
 
 }  // namespace
