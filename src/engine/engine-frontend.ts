@@ -165,7 +165,7 @@ export class EngineFrontend implements EngineClient {
     this.ensureCapacity(sequences);
     if (signal?.aborted) return;
 
-    const stream = new OutputStream(request.promptTokenIds, {
+    const stream = new OutputStream(request.promptTokenIds, request.params.output_kind, {
       pause: () => this.connection?.pause([id]),
       resume: () => this.connection?.resume([id]),
     });

@@ -7,8 +7,14 @@
 // that stopped reading), `flow.pause()` asks the core to set the request aside; once it has
 // caught up to BACKLOG_LOW, `flow.resume()` takes it back. A few outputs still arrive after the
 // pause (the steps already under way), so the backlog stays within a few outputs of the mark.
+//
+// Taking from the queue takes everything queued, folded into one output (output-merge.ts, as
+// vLLM's RequestOutputCollector): a consumer that fell behind writes one larger SSE frame instead
+// of one frame per step, while the text, token ids, logprobs and usage it sees stay the same.
+// Merging happens on take, not on push, so the backlog still counts steps for the pause above.
 
-import type { RequestOutput } from './types';
+import { canMerge, mergeInto } from './output-merge';
+import type { OutputKind, RequestOutput } from './types';
 
 export const BACKLOG_HIGH = 16;
 export const BACKLOG_LOW = 4;
@@ -26,6 +32,8 @@ export class OutputStream {
 
   constructor(
     private readonly promptTokenIds: number[],
+    /** How the request's outputs carry text and tokens: says how queued ones fold into one. */
+    private readonly kind: OutputKind,
     private readonly flow: OutputFlow | null = null,
   ) {}
 
@@ -59,7 +67,8 @@ export class OutputStream {
   }
 
   next(): Promise<RequestOutput> {
-    const item = this.items.shift();
+    let item = this.items.shift();
+    while (item && this.items.length > 0 && canMerge(item, this.items[0])) item = mergeInto(item, this.items.shift()!, this.kind);
     if (this.paused && this.items.length <= BACKLOG_LOW) {
       this.paused = false;
       this.flow?.resume();
