@@ -1,13 +1,13 @@
 // `node dist/bench/stream-overhead.js [--concurrency 1,32] [--step-us 150,660] [--requests 256,512]
-//   [--max-tokens 64] [--rounds 3]`: what the HTTP thread spends per streamed chunk, with the model
+//   [--max-tokens 64] [--rounds 3]`: what the HTTP thread spends per streamed token, with the model
 // taken out. The real app (Fastify, Nest, CompletionServing, EngineFrontend, SSE) on the stories260K
 // tokenizer, fed by a stand-in engine worker: a real worker thread that, while requests are running,
 // busy-waits --step-us per step (the runner's step on these 2 cores: stories260K batch 1 ~150 us,
 // batch 32 ~660 us) and posts each step's outputs as the engine worker does (step-wire). So the
 // HTTP thread sees the served message flow, including falling behind at high concurrency. The
 // client (streaming /v1/completions, ignore_eos, keep-alive) runs in a child process.
-// Prints, per concurrency: chunks/s, and the HTTP thread's CPU microseconds per chunk (its own
-// utime + stime from /proc, so neither the worker nor the client counts).
+// Prints, per concurrency: tokens/s, SSE frames per token, and the HTTP thread's CPU microseconds
+// per token (its own utime + stime from /proc, so neither the worker nor the client counts).
 
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -168,7 +168,7 @@ async function main(): Promise<void> {
   await app.listen(0, '127.0.0.1');
   const port = (app.getHttpAdapter().getInstance().server.address() as AddressInfo).port;
   await runClient(port, 8, 2, maxTokens); // warm-up
-  console.log(`streamed /v1/completions, ${maxTokens} tokens each; HTTP thread CPU per chunk (us), ${rounds} rounds`);
+  console.log(`streamed /v1/completions, ${maxTokens} tokens each; HTTP thread CPU per token (us), ${rounds} rounds`);
   for (const [i, c] of concurrency.entries()) {
     worker.postMessage({ type: 'step-us', value: stepUs[i] ?? stepUs[stepUs.length - 1] });
     const n = requests[i] ?? requests[requests.length - 1];
@@ -177,7 +177,11 @@ async function main(): Promise<void> {
       const cpu0 = mainThreadCpuMs();
       const { chunks, seconds } = await runClient(port, n, c, maxTokens);
       const cpu = mainThreadCpuMs() - cpu0;
-      rows.push(`${((cpu * 1000) / chunks).toFixed(1)} us/chunk at ${(chunks / seconds).toFixed(0)} chunks/s`);
+      // Every request streams exactly maxTokens tokens (the stand-in worker ignores EOS); a frame
+      // may carry several when the HTTP thread fell behind (engine/output-merge.ts), so the cost
+      // is per token, with frames per token beside it.
+      const tokens = n * maxTokens;
+      rows.push(`${((cpu * 1000) / tokens).toFixed(1)} us/token at ${(tokens / seconds).toFixed(0)} tok/s, ${(chunks / tokens).toFixed(2)} frames/token`);
     }
     console.log(`concurrency ${c} (step ${stepUs[i] ?? stepUs[stepUs.length - 1]} us): ${rows.join(' | ')}`);
   }
