@@ -43,7 +43,10 @@ onModel.describe('ortllm bench serve', () => {
     }
     expect(r.mean_e2el_ms).toBeGreaterThan(r.mean_ttft_ms);
     expect(r.max_concurrent_requests).toBeGreaterThanOrEqual(1);
-    expect(r.itls.every((l: number[]) => l.length === 7)).toBe(true);
+    // One ITL per chunk after the first, as vLLM's bench counts them: 7 for 8 tokens, fewer when
+    // a chunk carried several (the server folds the steps a client fell behind on into one).
+    expect(r.itls.every((l: number[]) => l.length <= 7)).toBe(true);
+    expect(r.itls.flat().length).toBeGreaterThan(12);
   });
 
   it("exits 1 with the server's error when the requests are refused", async () => {
