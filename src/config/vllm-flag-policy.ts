@@ -193,7 +193,7 @@ export const VLLM_FLAG_POLICY: VllmFlagPolicy[] = [
   refused('--scheduler-cls <class>', NO_PYTHON, 'use --scheduling-policy'),
   noEffect('--disable-hybrid-kv-cache-manager', 'there is one KV cache group (no hybrid models)'),
   noEffect('--async-scheduling', 'steps run back to back in the engine thread; there is no separate async scheduling mode'),
-  noEffect('--stream-interval <n>', 'each step streams its tokens at once'),
+  noEffect('--stream-interval <n>', 'each step streams its tokens at once; a client that falls behind gets the steps it missed in one chunk'),
   // Compilation
   noEffect('--cudagraph-capture-sizes <sizes...>', NO_CUDA_GRAPHS),
   noEffect('--cuda-graph-sizes <sizes...>', NO_CUDA_GRAPHS),
