@@ -54,7 +54,8 @@ function freshConnection(baseUrl: string): Promise<number | string> {
 onModel.describe('graceful shutdown', () => {
   it('finishes the in-flight stream, answers new requests 503 meanwhile, exits 0', async () => {
     const server = await startServer();
-    const { rest } = await startLongStream(server, 400);
+    // Long enough to outlast the 503 check by far: a single 400-token stream now finishes in ~40 ms.
+    const { rest } = await startLongStream(server, 2000, LONG_N);
     const exit = server.stop('SIGTERM');
     // The listener stays open while the stream goes on: a new connection gets 503, not a reset.
     await waitFor(async () => (await freshConnection(server.baseUrl)) === 503, 10_000, 'a 503 on a new connection');
