@@ -64,28 +64,42 @@ function readAll(res: IncomingMessage): Promise<string> {
   });
 }
 
-/** Top entries in a fixed order: near-ties may swap places when the last bits of the logits differ. */
-function byToken(top: TokenLogprob['top_logprobs']): TokenLogprob['top_logprobs'] {
-  return [...top].sort((a, b) => (a.token < b.token ? -1 : a.token > b.token ? 1 : a.logprob - b.logprob));
+/**
+ * The same top entries with values within `tolerance`. The paused request recomputes its KV on
+ * resume and runs in other batches, so the values move in their last bits: an entry may then trade places with the next one at the cut-off,
+ * so one present on one side only must sit at that side's cut-off.
+ */
+function expectSameTop(streamed: TokenLogprob['top_logprobs'], whole: TokenLogprob['top_logprobs'], tolerance: number): void {
+  expect(streamed).toHaveLength(whole.length);
+  const key = (t: TokenLogprob['top_logprobs'][number]): string => `${t.token}\u0000${(t.bytes ?? []).join(',')}`;
+  const sides = [streamed, whole].map((top) => ({ values: new Map(top.map((t) => [key(t), t.logprob])), cutoff: Math.min(...top.map((t) => t.logprob)) }));
+  for (const [mine, other] of [
+    [0, 1],
+    [1, 0],
+  ]) {
+    for (const [token, value] of sides[mine].values) {
+      const there = sides[other].values.get(token);
+      if (there === undefined) expect(value - sides[mine].cutoff).toBeLessThan(tolerance);
+      else expect(Math.abs(value - there)).toBeLessThan(tolerance);
+    }
+  }
 }
 
 function expectSameLogprobs(streamed: TokenLogprob[], whole: TokenLogprob[]): void {
-  expect(streamed.map((l) => [l.token, l.bytes, byToken(l.top_logprobs).map((t) => [t.token, t.bytes])])).toEqual(
-    whole.map((l) => [l.token, l.bytes, byToken(l.top_logprobs).map((t) => [t.token, t.bytes])]),
-  );
-  // The paused request recomputes its KV on resume and runs in other batches: the values move a
-  // little (~1e-4 for the chosen token, up to ~5e-3 far down the top 50 seen).
+  expect(streamed.map((l) => [l.token, l.bytes])).toEqual(whole.map((l) => [l.token, l.bytes]));
   for (let i = 0; i < whole.length; i++) {
     expect(streamed[i].logprob).toBeCloseTo(whole[i].logprob, 2);
-    const [a, b] = [byToken(streamed[i].top_logprobs), byToken(whole[i].top_logprobs)];
-    for (let k = 0; k < b.length; k++) expect(Math.abs(a[k].logprob - b[k].logprob)).toBeLessThan(0.05);
+    expectSameTop(streamed[i].top_logprobs, whole[i].top_logprobs, 0.05);
   }
 }
 
 needs(defaultTestModel()).describe('a streaming client that reads slowly', () => {
   let serving: Serving;
   beforeAll(async () => {
-    serving = await startServing(['--max-logprobs', '50']);
+    // A float32 cache: a paused request recomputes its KV on resume, and with the GGUF's default
+    // float16 cache that moved a chosen token's logprob by 8.7e-3 in one run (float16 rounding
+    // lands differently on the recomputed path), enough to swap near-ties.
+    serving = await startServing(['--max-logprobs', '50', '--kv-cache-dtype', 'float32']);
   }, SERVER_START_TIMEOUT_MS);
   afterAll(() => serving?.server.stop());
 
