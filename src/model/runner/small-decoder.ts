@@ -58,7 +58,7 @@
 // 464-547 us wall / CPU a step, and a served 32-stream step shares the two cores with the HTTP
 // thread and the client, where the CPU counts.
 import type { ModelArchConfig, ModelWeights } from '../types';
-import { requireWeight, toF32 } from '../graph/weights';
+import { concatArrays, requireWeight, toF32 } from '../graph/weights';
 import type { NativeAttention } from './native-attention';
 import { nativeAddonPath } from './native-attention';
 
@@ -209,7 +209,7 @@ export class SmallDecoder {
     const f32 = (name: string) => toF32(requireWeight(weights, name));
     const pack = (names: string[], n: number, k: number) => {
       const parts = names.map(f32);
-      const w = parts.length === 1 ? parts[0] : concat(parts);
+      const w = parts.length === 1 ? parts[0] : concatArrays(parts, (n) => new Float32Array(n));
       if (w.length !== n * k) throw new Error(`${names.join(' + ')}: ${w.length} values, expected ${n} x ${k}`);
       return addon.f32Pack(w, n, k);
     };
@@ -281,16 +281,6 @@ export class SmallDecoder {
     };
     return this.bufs;
   }
-}
-
-function concat(parts: Float32Array[]): Float32Array {
-  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /** Rows `picked` of `rows` ([*, width]) as one array: `rows` itself when every row is picked (they are picked in order). */
