@@ -209,7 +209,7 @@ export class SmallDecoder {
     const f32 = (name: string) => toF32(requireWeight(weights, name));
     const pack = (names: string[], n: number, k: number) => {
       const parts = names.map(f32);
-      const w = parts.length === 1 ? parts[0] : concatArrays(parts, (n) => new Float32Array(n));
+      const w = concatArrays(parts, (n) => new Float32Array(n));
       if (w.length !== n * k) throw new Error(`${names.join(' + ')}: ${w.length} values, expected ${n} x ${k}`);
       return addon.f32Pack(w, n, k);
     };
