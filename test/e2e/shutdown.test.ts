@@ -53,9 +53,12 @@ function freshConnection(baseUrl: string): Promise<number | string> {
 
 onModel.describe('graceful shutdown', () => {
   it('finishes the in-flight stream, answers new requests 503 meanwhile, exits 0', async () => {
-    const server = await startServer();
-    // Long enough to outlast the 503 check by far: a single 400-token stream now finishes in ~40 ms.
-    const { rest } = await startLongStream(server, 2000, LONG_N);
+    // The drain is bounded by --shutdown-timeout (30 s by default), which a slow or busy CI machine
+    // could reach: this case is about the unbounded wait, so the bound is set far away.
+    const server = await startServer(['--shutdown-timeout', '600']);
+    // Long enough to outlast the 503 check by far (a single 400-token stream finishes in ~40 ms on
+    // a fast machine): 16 x 2000 tokens, under a second there, tens of seconds on a slow one.
+    const { rest } = await startLongStream(server, 2000, 16);
     const exit = server.stop('SIGTERM');
     // The listener stays open while the stream goes on: a new connection gets 503, not a reset.
     await waitFor(async () => (await freshConnection(server.baseUrl)) === 503, 10_000, 'a 503 on a new connection');
