@@ -95,9 +95,16 @@ export interface F32Addon {
     dims: Int32Array,
     eps: number,
   ): void;
-  /** True when the kernels run in AVX-512 (else portable loops). */
+  /** The kernels to run from now on ('portable' | 'avx2' | 'avx512'), clamped to this CPU's best; returns the level in force. For tests: every level gives the same floats. */
+  f32SetSimd(level: F32Simd): F32Simd;
+  /** The best kernels this CPU runs (what the size policy reads). */
+  readonly simd: F32Simd;
+  /** True when the kernels run in AVX-512. */
   readonly avx512: boolean;
 }
+
+/** ortllm_f32's kernel builds. */
+export type F32Simd = 'portable' | 'avx2' | 'avx512';
 
 const ADDON = 'native/build/Release/ortllm_f32.node';
 let loaded: F32Addon | null | undefined;
@@ -109,7 +116,7 @@ export function f32Addon(): F32Addon | null {
     try {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       loaded = path ? (require(path) as F32Addon) : null;
-      if (loaded && typeof loaded.f32Mlp !== 'function') loaded = null;
+      if (loaded && (typeof loaded.f32Mlp !== 'function' || typeof loaded.f32SetSimd !== 'function')) loaded = null;
     } catch {
       loaded = null;
     }
@@ -117,8 +124,18 @@ export function f32Addon(): F32Addon | null {
   return loaded;
 }
 
-/** The widest hidden size this path takes (on AVX-512 CPUs; elsewhere none): the header's table. */
+/** The widest hidden size this path takes on AVX-512 CPUs: the header's table. */
 export const SMALL_DECODER_MAX_HIDDEN = 128;
+
+/** The widest hidden size this path takes with the addon's kernels (0: none, the portable loops never pay): the header's tables. */
+export function smallDecoderMaxHidden(addon: F32Addon | null): number {
+  if (addon?.simd === 'avx512') return SMALL_DECODER_MAX_HIDDEN;
+  if (addon?.simd === 'avx2') return SMALL_DECODER_MAX_HIDDEN_AVX2;
+  return 0;
+}
+
+/** The widest hidden size this path takes on AVX2 + FMA CPUs (Zen 1 measured): the header's AVX2 table. */
+export const SMALL_DECODER_MAX_HIDDEN_AVX2 = 128;
 
 const prefix = (l: number) => `model.layers.${l}.`;
 
@@ -131,7 +148,7 @@ function headName(c: ModelArchConfig & { tieWordEmbeddings: boolean }, weights: 
 /** True when `config` with these weights runs on this path (float32 weights, no QKV bias, within the size policy). */
 export function smallDecoderApplies(config: ModelArchConfig, weights: ModelWeights, addon: F32Addon | null): boolean {
   const c = config as ModelArchConfig & { attentionBias?: boolean; tieWordEmbeddings?: boolean; intermediateSize?: number };
-  if (!addon?.avx512 || c.attentionBias || c.intermediateSize === undefined || c.hiddenSize > SMALL_DECODER_MAX_HIDDEN) return false;
+  if (c.attentionBias || c.intermediateSize === undefined || c.hiddenSize > smallDecoderMaxHidden(addon)) return false;
   const names = [headName(c as ModelArchConfig & { tieWordEmbeddings: boolean }, weights), 'model.norm.weight'];
   for (let l = 0; l < c.numLayers; l++) names.push(...LINEARS.map((n) => `${prefix(l)}${n}.weight`));
   return names.every((name) => weights.has(name) && weights.get(name).kind === 'f32');
