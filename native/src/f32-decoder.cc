@@ -13,6 +13,34 @@
 //
 // A separate addon (ortllm_f32.node) beside ortllm_native.node: the kernels share nothing with
 // the attention addon's pool, and its functions are registered here.
+//
+// Three builds of the kernels, the CPU's best chosen at load (`simd`; f32SetSimd lowers it for
+// the tests): AVX-512, AVX2 + FMA, portable loops. One packed layout for all three, so the level
+// can change between calls. Each GEMM output is summed in k order with fused multiply-adds at
+// every level, the RMSNorm is rms-norm-body.h's 16 partial sums at every level, and the AVX2 SiLU
+// (silu-mul-avx2.h, exp-avx2.h) takes silu-mul512.h's steps on exp512.h's polynomial: AVX2 and
+// AVX-512 give the same floats (test/unit/model/small-decoder.test.ts checks it where both run);
+// the portable SiLU calls std::exp, so its MLP output may differ from theirs in the last bits.
+//
+// AVX2 (Zen 1, 2 cores, AVX2/FMA/F16C; a single ymm FMA chain peaks at 19.7 G multiply-adds a
+// CPU-second, bench/fma-peak): the [k, n16] layout as two 8-float vectors per 16 columns, rows in
+// tiles of six (12 accumulators, 2 weight vectors and the broadcast: 15 of the 16 ymm registers),
+// a single row 64 columns at a time (8 independent chains against the FMA's 5-cycle latency).
+// f32Gemm alone, best of 60 batches (G multiply-adds/s; load 4-7 from other sessions):
+//   tiles (rows x columns)   32x344x64  32x64x172  32x512x64  128x344x64
+//   4 x 16                      9.0        8.8        9.1        8.9
+//   2 x 32                      8.7        8.5        8.9        8.6
+//   5 x 16 / 6 x 16          9.1 / 9.2  9.7 / 9.7  9.3 / 9.2  9.0 / 9.1
+//   3 x 32                      8.5        8.9        8.6        8.2
+//   6 x 16, k, stride and pointers in locals and the store loop unrolled:
+//                              17.1       18.6       17.1       17.3
+// The last row: with the loop reading `w.k` and `w.np` through the struct and the rolled store
+// loop indexing the accumulators, GCC 12 wrote all twelve accumulators to the stack every k
+// (the AVX-512 tile, with 32 registers, keeps them in registers: only its stores after the loop).
+// One row (batch 1): 64 columns a step 1x344x64 2.2 us, 1x64x172 1.0, 1x512x64 3.4 against 32
+// columns 2.3 / 1.4 / 4.4 and 16 columns 3.1 / 1.7 / 5.3 (N-API's call ~0.5 us of each).
+// f32Mlp at stories260K's shape (h 64, inter 172), portable -> AVX2: 1 row 100 -> 4.6 us,
+// 32 rows 3,237 -> 93 us, 128 rows 17,489 -> 373 us (the portable std::fma is a libm call).
 #include <node_api.h>
 
 #include "silu-mul512.h"

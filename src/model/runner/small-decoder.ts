@@ -1,7 +1,8 @@
 // A small float32 llama/qwen2 decoder run wholly in the addons: each layer's linears, RoPE, SwiGLU
 // and RMSNorms in two calls of ortllm_f32 (native/src/f32-decoder.cc), with the attention addon's
 // writeKv and attention between them, and no onnxruntime session. The segmented runner takes this
-// path (segmented-runner.ts) for float32 models of hidden size up to SMALL_DECODER_MAX_HIDDEN.
+// path (segmented-runner.ts) for float32 models of hidden size up to smallDecoderMaxHidden: 128 on
+// AVX-512 and on AVX2 + FMA CPUs, none where the addon has only its portable loops.
 //
 // Why (issue 16): at stories260K's size (dim 64, 5 layers, vocab 512) a step's arithmetic is a few
 // microseconds, and the step was per-call cost. perf of a batch-1 decode at context 128 (runner
@@ -57,6 +58,30 @@
 // stories260K batch 32, 2 threads, spin 100 us against none 330-450 / 447-649 against 414-462 /
 // 464-547 us wall / CPU a step, and a served 32-stream step shares the two cores with the HTTP
 // thread and the client, where the CPU counts.
+//
+// AVX2 + FMA CPUs (Zen 1, 2 cores; f32-decoder.cc's AVX2 kernels, the same floats as AVX-512's).
+// Runner alone, `node dist/bench/forward.js --models stories260K --contexts 128 --batches 1,32
+// --seconds 3` against `--small-decoder off`, two rounds under the bench lock, the second with
+// onnxruntime first (load 3.6-4.3 from other sessions; steps/s, CPU ms a step in brackets):
+//   batch 1          1,180 / 1,171 (0.80 / 0.75)  ->  8,866 / 8,231 (0.11 / 0.11)
+//   batch 32           289 / 277   (3.68 / 3.70)  ->    412 / 416   (2.42 / 2.39)
+//   prefill of 128     174 / 167   (6.43 / 6.26)  ->    218 / 213   (4.56 / 4.56)
+// Where a step goes on this path (timers around each addon call, 300 steps after 20, under the
+// bench lock): batch 32 attention 54%, f32Mlp 24%, f32Qkv 5%, head 4%, writeKv 2%; batch 1
+// attention 37%, f32Mlp 12%, writeKv 6%, f32Qkv 5%; prefill of 128 f32Mlp 43%, attention 39%,
+// f32Qkv 8%. The attention addon runs head size 8 in its general AVX2 kernel on this CPU
+// (attend-hd8.inc is AVX-512 only): `node dist/bench/attention-kernel.js --shapes stories260K
+// --contexts 128,1024 --threads 1`, batch 32, float32 KV, 1.26 CPU ms a step at context 128.
+// The size policy on AVX2, the random models above (`--models f32-h64,f32-h128,f32-h192
+// --contexts 128 --batches 1,32 --seconds 2`, the limit lifted for the run), the same two rounds
+// (steps/s, onnxruntime segments -> this path):
+//   hidden  64   b1 1,205 / 1,181 -> 5,356 / 10,481   b32 259 / 300 -> 336 / 449   prefill 163 / 193 -> 191 / 288
+//   hidden 128   b1   701 / 605   -> 2,081 / 2,134    b32 175 / 173 -> 180 / 184   prefill 104 / 102 ->  97 / 96
+//   hidden 192   b1   496 / 408   ->   818 / 694      b32  97 / 91  ->  93 / 92    prefill  58 / 55  ->  42 / 42
+// Batch 1 still wins at 192 (the 2 cores' onnxruntime threads gain less than the session runs
+// cost), but batch 32 is even there and the prefill 25% slower (this path's GEMMs run on one
+// thread, onnxruntime's on both cores). So 128 on AVX2 as on AVX-512: at 128 batch 1 runs 3x
+// faster, batch 32 evenly, the prefill 6% slower.
 import type { ModelArchConfig, ModelWeights } from '../types';
 import { concatArrays, requireWeight, toF32 } from '../graph/weights';
 import type { NativeAttention } from './native-attention';
