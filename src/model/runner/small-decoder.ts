@@ -69,9 +69,11 @@
 // Where a step goes on this path (timers around each addon call, 300 steps after 20, under the
 // bench lock): batch 32 attention 54%, f32Mlp 24%, f32Qkv 5%, head 4%, writeKv 2%; batch 1
 // attention 37%, f32Mlp 12%, writeKv 6%, f32Qkv 5%; prefill of 128 f32Mlp 43%, attention 39%,
-// f32Qkv 8%. The attention addon runs head size 8 in its general AVX2 kernel on this CPU
+// f32Qkv 8%. The attention addon ran head size 8 in its general AVX2 kernel on this CPU
 // (attend-hd8.inc is AVX-512 only): `node dist/bench/attention-kernel.js --shapes stories260K
-// --contexts 128,1024 --threads 1`, batch 32, float32 KV, 1.26 CPU ms a step at context 128.
+// --contexts 128,1024 --threads 1`, batch 32, float32 KV, 1.26 CPU ms a step at context 128; its
+// decodes now take native/src/attend-hd8-avx2.inc (figures there: 5-15% off the kernel, batch 1
+// at context 1024 +10% in the runner).
 // The size policy on AVX2, the random models above (`--models f32-h64,f32-h128,f32-h192
 // --contexts 128 --batches 1,32 --seconds 2`, the limit lifted for the run), the same two rounds
 // (steps/s, onnxruntime segments -> this path):
