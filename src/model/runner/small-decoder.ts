@@ -66,6 +66,9 @@
 //   batch 1          1,180 / 1,171 (0.80 / 0.75)  ->  8,866 / 8,231 (0.11 / 0.11)
 //   batch 32           289 / 277   (3.68 / 3.70)  ->    412 / 416   (2.42 / 2.39)
 //   prefill of 128     174 / 167   (6.43 / 6.26)  ->    218 / 213   (4.56 / 4.56)
+// Two more rounds the same way with attend-hd8-avx2.inc in the build (load 2-3): batch 1 1,615 /
+// 1,520 -> 10,513 / 10,460 (CPU ms 0.63 / 0.67 -> 0.10 / 0.10), batch 32 402 / 425 -> 602 / 619
+// (3.56 / 3.37 -> 2.24 / 2.17), prefill of 128 231 / 227 -> 263 / 270 (6.63 / 6.58 -> 4.72 / 4.58).
 // Where a step goes on this path (timers around each addon call, 300 steps after 20, under the
 // bench lock): batch 32 attention 54%, f32Mlp 24%, f32Qkv 5%, head 4%, writeKv 2%; batch 1
 // attention 37%, f32Mlp 12%, writeKv 6%, f32Qkv 5%; prefill of 128 f32Mlp 43%, attention 39%,
