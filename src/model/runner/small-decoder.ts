@@ -75,8 +75,8 @@
 // f32Qkv 8%. The attention addon ran head size 8 in its general AVX2 kernel on this CPU
 // (attend-hd8.inc is AVX-512 only): `node dist/bench/attention-kernel.js --shapes stories260K
 // --contexts 128,1024 --threads 1`, batch 32, float32 KV, 1.26 CPU ms a step at context 128; its
-// decodes now take native/src/attend-hd8-avx2.inc (figures there: 5-15% off the kernel, batch 1
-// at context 1024 +10% in the runner).
+// decodes now take native/src/attend-hd8-avx2.inc (figures there: 12-22% off the kernel; in the
+// runner +10-13% at context 1024, within the noise at 128).
 // The size policy on AVX2, the random models above (`--models f32-h64,f32-h128,f32-h192
 // --contexts 128 --batches 1,32 --seconds 2`, the limit lifted for the run), the same two rounds
 // (steps/s, onnxruntime segments -> this path):
