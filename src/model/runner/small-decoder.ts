@@ -69,6 +69,14 @@
 // Two more rounds the same way with attend-hd8-avx2.inc in the build (load 2-3): batch 1 1,615 /
 // 1,520 -> 10,513 / 10,460 (CPU ms 0.63 / 0.67 -> 0.10 / 0.10), batch 32 402 / 425 -> 602 / 619
 // (3.56 / 3.37 -> 2.24 / 2.17), prefill of 128 231 / 227 -> 263 / 270 (6.63 / 6.58 -> 4.72 / 4.58).
+// Served, `node dist/bench/serve.js --models stories --prompts short --concurrency 1,32
+// --max-tokens 64 --repeat 1 --peer llama-server ...`, this path switched off in dist (the AVX2
+// limit set to 0) and on, two alternating rounds under the bench lock, load 1.5-2.2 (output
+// tok/s, llama-server's of the same run in brackets): 1 stream 859 / 883 [1,591 / 1,650] ->
+// 2,536 / 2,458 [1,568 / 1,592], TPOT p50 1.02 / 0.99 -> 0.28 / 0.31 ms; 32 streams 5,281 /
+// 5,217 [2,336 / 2,572] -> 6,694 / 5,842 [2,248 / 2,468], but TTFT p50 83 / 104 -> 159 / 191 ms:
+// 32 prompts arrive together and this path's GEMMs run on one thread where onnxruntime's used
+// both cores (left: a prefill of many rows split over the addon pool).
 // Where a step goes on this path (timers around each addon call, 300 steps after 20, under the
 // bench lock): batch 32 attention 54%, f32Mlp 24%, f32Qkv 5%, head 4%, writeKv 2%; batch 1
 // attention 37%, f32Mlp 12%, writeKv 6%, f32Qkv 5%; prefill of 128 f32Mlp 43%, attention 39%,
