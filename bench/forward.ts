@@ -5,7 +5,8 @@
 // written once first (runner-ceiling.ts touchKvCache): untouched pages all map to the OS's one
 // zero page, and a decode over them reads nothing from memory.
 //
-// Options: --models stories260K,100M[,100M-q8_0,100m-gguf,1b-gguf]  --contexts 128,512  --batches 1,8,32,64  --seconds 2
+// Options: --models stories260K,100M[,100M-q8_0,100m-gguf,1b-gguf,f32-h64]  --contexts 128,512  --batches 1,8,32,64  --seconds 2
+//          (f32-h<hidden>: small-decoder.ts's size-policy models, random float32 llama of that hidden size)
 //          --threads N (intra-op and attention-kernel threads; default every core)
 //          --attention native|graph (default: native when the addon is built)  --kv-cache-dtype float16|bfloat16|fp8|fp8_e4m3|fp8_e5m2
 //          --native-q8-gemm off (Q8_0 linears in MatMulNBits even on an AVX512-VNNI CPU; q8-linear-segments.ts)
@@ -64,13 +65,20 @@ async function loadBenchModel(name: string): Promise<LoadedModel> {
     console.warn(`(${path} is missing: timing stories260K's shape with random weights; speed does not depend on the values)`);
     return randomModel(llamaConfig({ hiddenSize: 64, intermediateSize: 172, numLayers: 5, numHeads: 8, numKvHeads: 4, vocabSize: 512 }));
   }
+  const f32 = /^f32-h(\d+)$/.exec(name);
+  if (f32) {
+    // small-decoder.ts's size policy models: llama-shaped, 5 layers, head size 32, intermediate 8/3 x hidden, vocab 2048.
+    const hiddenSize = Number(f32[1]);
+    const numHeads = Math.max(1, hiddenSize / 32);
+    return randomModel(llamaConfig({ hiddenSize, intermediateSize: Math.round((hiddenSize * 8) / 3), numLayers: 5, numHeads, numKvHeads: Math.max(1, numHeads / 2), headDim: 32, vocabSize: 2048 }));
+  }
   if (name === '100M-q8_0') return quantizedQ8(await loadBenchModel('100M'));
   if (name === '100m-gguf' || name === '1b-gguf') {
     const root = resolve(__dirname, '../..');
     const path = await ensureBenchModel(name === '1b-gguf' ? '1b' : '100m', resolve(root, '.bench-cache'), resolve(root, '../shared/models/stories260K.gguf'));
     return loadModel({ model: path, loadFormat: 'auto', loadWeights: true, skipTokenizer: true, chatTemplate: null, generationConfig: 'auto' });
   }
-  throw new Error(`unknown bench model '${name}' (stories260K, 100M, 100M-q8_0, 100m-gguf, 1b-gguf: the Q8_0 files npm run bench serves)`);
+  throw new Error(`unknown bench model '${name}' (stories260K, 100M, 100M-q8_0, 100m-gguf, 1b-gguf: the Q8_0 files npm run bench serves, f32-h<hidden>)`);
 }
 
 /** Runs `fn` until `seconds` have passed (at least `minRuns` times); returns runs per second. */

@@ -871,6 +871,7 @@ AVX2_FN inline void prefetchRows(const void* base, const size_t* at, int n, size
 #undef ATTEND_TARGET
 #undef ATTEND_NAME
 #undef ATTEND_512
+#include "attend-hd8-avx2.inc"
 
 // ---------------------------------------------------------------- AVX-512 (F, BW, DQ, VL) passes
 // Sixteen columns per instruction: a 64-column head slice is four vectors, and sixteen 16-bit
@@ -1094,6 +1095,7 @@ void attendSimd(const Call& c, const Item& it) {
   // Prefill tiles at head size 8 of at least half a vector of query vectors: queries across lanes.
   if (simdLevel >= kAvx512 && s.headDim == 8 && it.rows > 1 && it.heads == 1 && group * it.rows >= 8)
     return group * it.rows > 16 ? attendRows8<T, 2>(c, it) : attendRows8<T, 1>(c, it);
+  if (simdLevel == kAvx2 && attendHd8Avx2Item<T>(c, it)) return;  // head size 8 decodes without AVX-512 (attend-hd8-avx2.inc)
   if (simdLevel >= kAvx512)
     attendAvx512<T>(c, it);
   else

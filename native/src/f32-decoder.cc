@@ -13,9 +13,38 @@
 //
 // A separate addon (ortllm_f32.node) beside ortllm_native.node: the kernels share nothing with
 // the attention addon's pool, and its functions are registered here.
+//
+// Three builds of the kernels, the CPU's best chosen at load (`simd`; f32SetSimd lowers it for
+// the tests): AVX-512, AVX2 + FMA, portable loops. One packed layout for all three, so the level
+// can change between calls. Each GEMM output is summed in k order with fused multiply-adds at
+// every level, the RMSNorm is rms-norm-body.h's 16 partial sums at every level, and the AVX2 SiLU
+// (silu-mul-avx2.h, exp-avx2.h) takes silu-mul512.h's steps on exp512.h's polynomial: AVX2 and
+// AVX-512 give the same floats (test/unit/model/small-decoder.test.ts checks it where both run);
+// the portable SiLU calls std::exp, so its MLP output may differ from theirs in the last bits.
+//
+// AVX2 (Zen 1, 2 cores, AVX2/FMA/F16C; a single ymm FMA chain peaks at 19.7 G multiply-adds a
+// CPU-second, bench/fma-peak): the [k, n16] layout as two 8-float vectors per 16 columns, rows in
+// tiles of six (12 accumulators, 2 weight vectors and the broadcast: 15 of the 16 ymm registers),
+// a single row 64 columns at a time (8 independent chains against the FMA's 5-cycle latency).
+// f32Gemm alone, best of 60 batches (G multiply-adds/s; load 4-7 from other sessions):
+//   tiles (rows x columns)   32x344x64  32x64x172  32x512x64  128x344x64
+//   4 x 16                      9.0        8.8        9.1        8.9
+//   2 x 32                      8.7        8.5        8.9        8.6
+//   5 x 16 / 6 x 16          9.1 / 9.2  9.7 / 9.7  9.3 / 9.2  9.0 / 9.1
+//   3 x 32                      8.5        8.9        8.6        8.2
+//   6 x 16, k, stride and pointers in locals and the store loop unrolled:
+//                              17.1       18.6       17.1       17.3
+// The last row: with the loop reading `w.k` and `w.np` through the struct and the rolled store
+// loop indexing the accumulators, GCC 12 wrote all twelve accumulators to the stack every k
+// (the AVX-512 tile, with 32 registers, keeps them in registers: only its stores after the loop).
+// One row (batch 1): 64 columns a step 1x344x64 2.2 us, 1x64x172 1.0, 1x512x64 3.4 against 32
+// columns 2.3 / 1.4 / 4.4 and 16 columns 3.1 / 1.7 / 5.3 (N-API's call ~0.5 us of each).
+// f32Mlp at stories260K's shape (h 64, inter 172), portable -> AVX2: 1 row 100 -> 4.6 us,
+// 32 rows 3,237 -> 93 us, 128 rows 17,489 -> 373 us (the portable std::fma is a libm call).
 #include <node_api.h>
 
 #include "silu-mul512.h"
+#include "silu-mul-avx2.h"
 #include "napi-args.h"
 #include "rms-norm-body.h"
 
@@ -130,25 +159,108 @@ AVX512_FN void siluMulAvx512(const float* gu, float* out, int rows, int width) {
 AVX512_FN void addRmsNormAvx512(const float* x, float* residual, const float* weight, float* out, size_t rows, size_t h, float eps) {
   addRmsNormBody(x, residual, weight, out, rows, h, eps);
 }
+
+// ---------------------------------------------------------------------------------------------
+// AVX2 + FMA kernels (Zen 1-4, Intel from Haswell): the same packed [k, n16] layout, 16 columns
+// as two 8-float vectors, each output summed in k order with fused multiply-adds as above, so
+// the three builds give the same floats (the header's AVX2 section).
+#define AVX2_FN __attribute__((target("avx2,fma")))
+
+bool useAvx2() {
+  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return ok;
+}
+
+// Rows [r0, r0 + R) x columns [j0, j0 + 8 * V): R x V accumulators over all of k.
+template <int R, int V>
+AVX2_FN inline void gemmTileAvx2(const float* x, const Packed& w, float* y, int r0, int j0) {
+  // k, the stride and the pointers in locals: read through `w` in the loop, GCC reloaded them and
+  // kept every accumulator's copy on the stack up to date each k (twice the time a tile).
+  const int k = w.k;
+  const size_t np = w.np;
+  const float* wr = w.w + j0;
+  const float* xr = x + (size_t)r0 * k;
+  __m256 acc[R][V];
+  for (int r = 0; r < R; r++)
+    for (int v = 0; v < V; v++) acc[r][v] = _mm256_setzero_ps();
+  for (int kk = 0; kk < k; kk++, wr += np) {
+    __m256 wv[V];
+    for (int v = 0; v < V; v++) wv[v] = _mm256_loadu_ps(wr + 8 * v);
+    for (int r = 0; r < R; r++) {
+      const __m256 xb = _mm256_broadcast_ss(xr + (size_t)r * k + kk);
+      for (int v = 0; v < V; v++) acc[r][v] = _mm256_fmadd_ps(xb, wv[v], acc[r][v]);
+    }
+  }
+  // Unrolled, so that the accumulators stay in registers (GCC left this loop rolled and indexed
+  // them in memory, storing each one every k).
+#pragma GCC unroll 16
+  for (int r = 0; r < R; r++) {
+    float* yr = y + (size_t)(r0 + r) * w.n;
+#pragma GCC unroll 16
+    for (int v = 0; v < V; v++) {
+      const int j = j0 + 8 * v;
+      if (j + 8 <= w.n) _mm256_storeu_ps(yr + j, acc[r][v]);
+      else _mm256_maskstore_ps(yr + j, tailMaskAvx2(w.n - j), acc[r][v]);
+    }
+  }
+}
+
+// Column blocks of 8 * V floats while they fit the padded width, then 16 (np is a multiple of 16).
+template <int R, int V>
+AVX2_FN inline void gemmRowsAvx2(const float* x, const Packed& w, float* y, int r0) {
+  int j0 = 0;
+  for (; j0 + 8 * V <= w.np; j0 += 8 * V) gemmTileAvx2<R, V>(x, w, y, r0, j0);
+  for (; j0 < w.np; j0 += 16) gemmTileAvx2<R, 2>(x, w, y, r0, j0);
+}
+
+// Six rows x 16 columns (12 accumulators, two weight vectors and the broadcast: 15 of the 16
+// ymm registers), a single row 64 columns at a time (eight chains to cover the FMA latency); the
+// header's tile figures.
+AVX2_FN void gemmAvx2(const float* x, const Packed& w, float* y, int m) {
+  int r = 0;
+  for (; r + 6 <= m; r += 6) gemmRowsAvx2<6, 2>(x, w, y, r);
+  for (; r < m; r++) gemmRowsAvx2<1, 8>(x, w, y, r);
+}
+
+AVX2_FN void addRmsNormAvx2(const float* x, float* residual, const float* weight, float* out, size_t rows, size_t h, float eps) {
+  addRmsNormBody(x, residual, weight, out, rows, h, eps);
+}
 #endif
+
+// The kernels in force: the best this CPU runs, or lower after f32SetSimd (tests compare them).
+enum SimdLevel { kPortable, kAvx2, kAvx512, kSimdLevels };
+const char* const kSimdNames[kSimdLevels] = {"portable", "avx2", "avx512"};
+
+SimdLevel bestSimd() {
+#if defined(__x86_64__) || defined(_M_X64)
+  if (useAvx512()) return kAvx512;
+  if (useAvx2()) return kAvx2;
+#endif
+  return kPortable;
+}
+
+SimdLevel simdLevel = bestSimd();
 
 void gemm(const float* x, const Packed& w, float* y, int m) {
 #if defined(__x86_64__) || defined(_M_X64)
-  if (useAvx512()) return gemmAvx512(x, w, y, m);
+  if (simdLevel == kAvx512) return gemmAvx512(x, w, y, m);
+  if (simdLevel == kAvx2) return gemmAvx2(x, w, y, m);
 #endif
   gemmPortable(x, w, y, m);
 }
 
 void siluMul(const float* gu, float* out, int rows, int width) {
 #if defined(__x86_64__) || defined(_M_X64)
-  if (useAvx512()) return siluMulAvx512(gu, out, rows, width);
+  if (simdLevel == kAvx512) return siluMulAvx512(gu, out, rows, width);
+  if (simdLevel == kAvx2) return siluMulAvx2(gu, out, rows, width);
 #endif
   siluMulPortable(gu, out, rows, width);
 }
 
 void addRmsNorm(const float* x, float* residual, const float* weight, float* out, size_t rows, size_t h, float eps) {
 #if defined(__x86_64__) || defined(_M_X64)
-  if (useAvx512()) return addRmsNormAvx512(x, residual, weight, out, rows, h, eps);
+  if (simdLevel == kAvx512) return addRmsNormAvx512(x, residual, weight, out, rows, h, eps);
+  if (simdLevel == kAvx2) return addRmsNormAvx2(x, residual, weight, out, rows, h, eps);
 #endif
   addRmsNormPortable(x, residual, weight, out, rows, h, eps);
 }
@@ -314,21 +426,39 @@ napi_value F32Mlp(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+// f32SetSimd(level 'portable' | 'avx2' | 'avx512'): the kernels to run from now on, clamped to the
+// best this CPU has; returns the level in force. For tests: every level gives the same floats.
+napi_value F32SetSimd(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  char name[16] = {0};
+  size_t len = 0;
+  if (!readArgs(env, info, 1, argv) || napi_get_value_string_utf8(env, argv[0], name, sizeof(name), &len) != napi_ok)
+    return fail(env, "f32SetSimd: expected 'portable', 'avx2' or 'avx512'");
+  int wanted = -1;
+  for (int i = 0; i < kSimdLevels; i++)
+    if (std::strcmp(name, kSimdNames[i]) == 0) wanted = i;
+  if (wanted < 0) return fail(env, "f32SetSimd: expected 'portable', 'avx2' or 'avx512'");
+  simdLevel = (SimdLevel)std::min(wanted, (int)bestSimd());
+  napi_value out;
+  napi_create_string_utf8(env, kSimdNames[simdLevel], NAPI_AUTO_LENGTH, &out);
+  return out;
+}
+
 napi_value Init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
       {"f32Pack", nullptr, F32Pack, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"f32Gemm", nullptr, F32Gemm, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"f32Qkv", nullptr, F32Qkv, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"f32Mlp", nullptr, F32Mlp, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"f32SetSimd", nullptr, F32SetSimd, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
-  napi_value simd;
-#if defined(__x86_64__) || defined(_M_X64)
-  napi_get_boolean(env, useAvx512(), &simd);
-#else
-  napi_get_boolean(env, false, &simd);
-#endif
-  napi_set_named_property(env, exports, "avx512", simd);
+  // The best kernels this CPU runs (what the runner's size policy reads), and avx512 as before.
+  napi_value simd, avx512;
+  napi_create_string_utf8(env, kSimdNames[bestSimd()], NAPI_AUTO_LENGTH, &simd);
+  napi_get_boolean(env, bestSimd() == kAvx512, &avx512);
+  napi_set_named_property(env, exports, "simd", simd);
+  napi_set_named_property(env, exports, "avx512", avx512);
   return exports;
 }
 

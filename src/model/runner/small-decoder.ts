@@ -1,7 +1,8 @@
 // A small float32 llama/qwen2 decoder run wholly in the addons: each layer's linears, RoPE, SwiGLU
 // and RMSNorms in two calls of ortllm_f32 (native/src/f32-decoder.cc), with the attention addon's
 // writeKv and attention between them, and no onnxruntime session. The segmented runner takes this
-// path (segmented-runner.ts) for float32 models of hidden size up to SMALL_DECODER_MAX_HIDDEN.
+// path (segmented-runner.ts) for float32 models of hidden size up to smallDecoderMaxHidden: 128 on
+// AVX-512 and on AVX2 + FMA CPUs, none where the addon has only its portable loops.
 //
 // Why (issue 16): at stories260K's size (dim 64, 5 layers, vocab 512) a step's arithmetic is a few
 // microseconds, and the step was per-call cost. perf of a batch-1 decode at context 128 (runner
@@ -57,6 +58,43 @@
 // stories260K batch 32, 2 threads, spin 100 us against none 330-450 / 447-649 against 414-462 /
 // 464-547 us wall / CPU a step, and a served 32-stream step shares the two cores with the HTTP
 // thread and the client, where the CPU counts.
+//
+// AVX2 + FMA CPUs (Zen 1, 2 cores; f32-decoder.cc's AVX2 kernels, the same floats as AVX-512's).
+// Runner alone, `node dist/bench/forward.js --models stories260K --contexts 128 --batches 1,32
+// --seconds 3` against `--small-decoder off`, two rounds under the bench lock, the second with
+// onnxruntime first (load 3.6-4.3 from other sessions; steps/s, CPU ms a step in brackets):
+//   batch 1          1,180 / 1,171 (0.80 / 0.75)  ->  8,866 / 8,231 (0.11 / 0.11)
+//   batch 32           289 / 277   (3.68 / 3.70)  ->    412 / 416   (2.42 / 2.39)
+//   prefill of 128     174 / 167   (6.43 / 6.26)  ->    218 / 213   (4.56 / 4.56)
+// Two more rounds the same way with attend-hd8-avx2.inc in the build (load 2-3): batch 1 1,615 /
+// 1,520 -> 10,513 / 10,460 (CPU ms 0.63 / 0.67 -> 0.10 / 0.10), batch 32 402 / 425 -> 602 / 619
+// (3.56 / 3.37 -> 2.24 / 2.17), prefill of 128 231 / 227 -> 263 / 270 (6.63 / 6.58 -> 4.72 / 4.58).
+// Served, `node dist/bench/serve.js --models stories --prompts short --concurrency 1,32
+// --max-tokens 64 --repeat 1 --peer llama-server ...`, this path switched off in dist (the AVX2
+// limit set to 0) and on, two alternating rounds under the bench lock, load 1.5-2.2 (output
+// tok/s, llama-server's of the same run in brackets): 1 stream 859 / 883 [1,591 / 1,650] ->
+// 2,536 / 2,458 [1,568 / 1,592], TPOT p50 1.02 / 0.99 -> 0.28 / 0.31 ms; 32 streams 5,281 /
+// 5,217 [2,336 / 2,572] -> 6,694 / 5,842 [2,248 / 2,468], but TTFT p50 83 / 104 -> 159 / 191 ms:
+// 32 prompts arrive together and this path's GEMMs run on one thread where onnxruntime's used
+// both cores (left: a prefill of many rows split over the addon pool).
+// Where a step goes on this path (timers around each addon call, 300 steps after 20, under the
+// bench lock): batch 32 attention 54%, f32Mlp 24%, f32Qkv 5%, head 4%, writeKv 2%; batch 1
+// attention 37%, f32Mlp 12%, writeKv 6%, f32Qkv 5%; prefill of 128 f32Mlp 43%, attention 39%,
+// f32Qkv 8%. The attention addon ran head size 8 in its general AVX2 kernel on this CPU
+// (attend-hd8.inc is AVX-512 only): `node dist/bench/attention-kernel.js --shapes stories260K
+// --contexts 128,1024 --threads 1`, batch 32, float32 KV, 1.26 CPU ms a step at context 128; its
+// decodes now take native/src/attend-hd8-avx2.inc (figures there: 12-22% off the kernel; in the
+// runner +10-13% at context 1024, within the noise at 128).
+// The size policy on AVX2, the random models above (`--models f32-h64,f32-h128,f32-h192
+// --contexts 128 --batches 1,32 --seconds 2`, the limit lifted for the run), the same two rounds
+// (steps/s, onnxruntime segments -> this path):
+//   hidden  64   b1 1,205 / 1,181 -> 5,356 / 10,481   b32 259 / 300 -> 336 / 449   prefill 163 / 193 -> 191 / 288
+//   hidden 128   b1   701 / 605   -> 2,081 / 2,134    b32 175 / 173 -> 180 / 184   prefill 104 / 102 ->  97 / 96
+//   hidden 192   b1   496 / 408   ->   818 / 694      b32  97 / 91  ->  93 / 92    prefill  58 / 55  ->  42 / 42
+// Batch 1 still wins at 192 (the 2 cores' onnxruntime threads gain less than the session runs
+// cost), but batch 32 is even there and the prefill 25% slower (this path's GEMMs run on one
+// thread, onnxruntime's on both cores). So 128 on AVX2 as on AVX-512: at 128 batch 1 runs 3x
+// faster, batch 32 evenly, the prefill 6% slower.
 import type { ModelArchConfig, ModelWeights } from '../types';
 import { concatArrays, requireWeight, toF32 } from '../graph/weights';
 import type { NativeAttention } from './native-attention';
@@ -95,9 +133,16 @@ export interface F32Addon {
     dims: Int32Array,
     eps: number,
   ): void;
-  /** True when the kernels run in AVX-512 (else portable loops). */
+  /** The kernels to run from now on ('portable' | 'avx2' | 'avx512'), clamped to this CPU's best; returns the level in force. For tests: every level gives the same floats. */
+  f32SetSimd(level: F32Simd): F32Simd;
+  /** The best kernels this CPU runs (what the size policy reads). */
+  readonly simd: F32Simd;
+  /** True when the kernels run in AVX-512. */
   readonly avx512: boolean;
 }
+
+/** ortllm_f32's kernel builds. */
+export type F32Simd = 'portable' | 'avx2' | 'avx512';
 
 const ADDON = 'native/build/Release/ortllm_f32.node';
 let loaded: F32Addon | null | undefined;
@@ -109,7 +154,7 @@ export function f32Addon(): F32Addon | null {
     try {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       loaded = path ? (require(path) as F32Addon) : null;
-      if (loaded && typeof loaded.f32Mlp !== 'function') loaded = null;
+      if (loaded && (typeof loaded.f32Mlp !== 'function' || typeof loaded.f32SetSimd !== 'function')) loaded = null;
     } catch {
       loaded = null;
     }
@@ -117,8 +162,18 @@ export function f32Addon(): F32Addon | null {
   return loaded;
 }
 
-/** The widest hidden size this path takes (on AVX-512 CPUs; elsewhere none): the header's table. */
+/** The widest hidden size this path takes on AVX-512 CPUs: the header's table. */
 export const SMALL_DECODER_MAX_HIDDEN = 128;
+
+/** The widest hidden size this path takes with the addon's kernels (0: none, the portable loops never pay): the header's tables. */
+export function smallDecoderMaxHidden(addon: F32Addon | null): number {
+  if (addon?.simd === 'avx512') return SMALL_DECODER_MAX_HIDDEN;
+  if (addon?.simd === 'avx2') return SMALL_DECODER_MAX_HIDDEN_AVX2;
+  return 0;
+}
+
+/** The widest hidden size this path takes on AVX2 + FMA CPUs (Zen 1 measured): the header's AVX2 table. */
+export const SMALL_DECODER_MAX_HIDDEN_AVX2 = 128;
 
 const prefix = (l: number) => `model.layers.${l}.`;
 
@@ -131,7 +186,7 @@ function headName(c: ModelArchConfig & { tieWordEmbeddings: boolean }, weights: 
 /** True when `config` with these weights runs on this path (float32 weights, no QKV bias, within the size policy). */
 export function smallDecoderApplies(config: ModelArchConfig, weights: ModelWeights, addon: F32Addon | null): boolean {
   const c = config as ModelArchConfig & { attentionBias?: boolean; tieWordEmbeddings?: boolean; intermediateSize?: number };
-  if (!addon?.avx512 || c.attentionBias || c.intermediateSize === undefined || c.hiddenSize > SMALL_DECODER_MAX_HIDDEN) return false;
+  if (c.attentionBias || c.intermediateSize === undefined || c.hiddenSize > smallDecoderMaxHidden(addon)) return false;
   const names = [headName(c as ModelArchConfig & { tieWordEmbeddings: boolean }, weights), 'model.norm.weight'];
   for (let l = 0; l < c.numLayers; l++) names.push(...LINEARS.map((n) => `${prefix(l)}${n}.weight`));
   return names.every((name) => weights.has(name) && weights.get(name).kind === 'f32');
