@@ -1,8 +1,10 @@
 // `node dist/bench/q8-gemm.js [--shapes 768x768,...] [--rows 1,8,32,128,512] [--threads 1,2]
-//  [--ms 400] [--rounds 2] [--cold] [--spin 100]`: one Q8_0 linear y = x W^T (shape KxN: K inputs, N outputs; random
-// Q8_0 blocks, random activations) timed two ways, interleaved: onnxruntime's MatMulNBits in a
-// one-op session (built with the project's own graph builder, accuracy level 4 = int8
-// activations, as the runner's graphs) and the addon's AVX512-VNNI kernel (native/src/q8-gemm.cc).
+//  [--ms 400] [--rounds 2] [--cold] [--spin 100] [--kernel avx2|avx512vnni]`: one Q8_0 linear y = x W^T
+// (shape KxN: K inputs, N outputs; random Q8_0 blocks, random activations) timed two ways,
+// interleaved: onnxruntime's MatMulNBits in a one-op session (built with the project's own graph
+// builder, accuracy level 4 = int8 activations, as the runner's graphs) and the addon's kernel
+// (native/src/q8-gemm.cc): AVX512-VNNI where the CPU has it, else AVX2; --kernel avx2 runs the
+// AVX2 one on a VNNI CPU.
 // Prints per (shape, rows, threads) the CPU and wall microseconds per call and GOPS (2 M N K / wall),
 // and the largest difference between the two outputs relative to the output's largest magnitude.
 // --cold: the kernel cycles through packed copies of the weight (>= 96 MB in all, past the
@@ -14,7 +16,7 @@ import { GraphBuilder } from '../src/model/graph/graph-builder';
 import { quantizedLinear } from '../src/model/graph/matmul-nbits';
 import { unpackGgml } from '../src/model/graph/ggml-unpack';
 import { OnnxDataType } from '../src/model/graph/onnx-proto';
-import { nativeAttention } from '../src/model/runner/native-attention';
+import { nativeAttention, type Q8Kernel } from '../src/model/runner/native-attention';
 import { SyncSession } from '../src/model/runner/session';
 import { arg, comparisonRow, maxRelDiff, seededUniform, timeCall } from './kernel-timing';
 
@@ -39,7 +41,10 @@ function randomQ8(n: number, k: number, seed: number): Uint8Array {
 
 function main(): void {
   const native = nativeAttention();
-  if (!native?.q8Available) throw new Error('the addon is not built or this CPU has no AVX512-VNNI');
+  if (!native?.q8Available) throw new Error('the addon is not built or this CPU has neither AVX512-VNNI nor AVX2');
+  const kernel = arg('kernel', '') as Q8Kernel | '';
+  const gemm = (packed: Uint8Array, x: Float32Array, y: Float32Array, m: number, n: number, k: number) =>
+    kernel ? native.q8Gemm(packed, x, y, m, n, k, kernel) : native.q8Gemm(packed, x, y, m, n, k);
   const shapes = arg('shapes', SHAPES).split(',').map((s) => s.split('x').map(Number) as [number, number]);
   const rowsList = arg('rows', '1,8,32,128,512').split(',').map(Number);
   const threadsList = arg('threads', '1,2').split(',').map(Number);
@@ -47,7 +52,7 @@ function main(): void {
   const rounds = Number(arg('rounds', '2'));
   const cold = process.argv.includes('--cold');
   const spin = Number(arg('spin', '0'));
-  console.log('shape KxN   rows thr | MatMulNBits us (cpu)  GOPS | VNNI us (cpu)  GOPS | speed-up | max rel diff');
+  console.log(`shape KxN   rows thr | MatMulNBits us (cpu)  GOPS | ${kernel || 'addon'} us (cpu)  GOPS | speed-up | max rel diff`);
   for (const [k, n] of shapes) {
     const q8 = randomQ8(n, k, k * 31 + n);
     const unpacked = unpackGgml('q8_0', q8, n * k)!;
@@ -68,11 +73,11 @@ function main(): void {
         const out = new Float32Array(m * n);
         const ops = 2 * m * n * k;
         const ortOut = session.run(feed)[outName].data as Float32Array;
-        native.q8Gemm(packed, xs, out, m, n, k);
+        gemm(packed, xs, out, m, n, k);
         const relDiff = maxRelDiff(out, ortOut);
         for (let round = 0; round < rounds; round++) {
           const a = timeCall(() => session.run(feed), ms);
-          const b = timeCall(() => native.q8Gemm(copies[call++ % copies.length], xs, out, m, n, k), ms);
+          const b = timeCall(() => gemm(copies[call++ % copies.length], xs, out, m, n, k), ms);
           console.log(comparisonRow(k, n, m, threads, a, b, ops, relDiff));
         }
       }

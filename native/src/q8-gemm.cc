@@ -1,4 +1,4 @@
-// Q8_0 GEMM with int8 activations on AVX512-VNNI: y[M, N] = x[M, K] W[N, K]^T, W in GGML's
+// Q8_0 GEMM with int8 activations on AVX512-VNNI (and on AVX2: its section below): y[M, N] = x[M, K] W[N, K]^T, W in GGML's
 // Q8_0 (blocks of 32 int8 codes along K, one float scale per block), x float32 quantized per row
 // per 32-block to int8 (scale = max|x| / 127, round to nearest even), as llama.cpp's Q8_0 dot and
 // MLAS's int8 MatMulNBits path (accuracy_level 4) do.
@@ -115,8 +115,49 @@
 //   prefetching the first 64 KB (per thread) of the next call's weights (q8Gemm told which): 100M
 //   batch 32, same process alternating, four rounds, no difference (the quiet round: q, k, v, o
 //   2.18 against 2.17 ms, the step 10.9 against 11.2).
+//
+// AVX2 (q8-gemm-avx2.inc; CPUs with AVX2 + FMA + F16C and no AVX512-VNNI, chosen at run time: the
+// VNNI kernel and everything it calls are unchanged). Same packed weights, same activation
+// quantization, same int32 block sums and float steps, so the same bits as the VNNI kernel
+// (q8-gemm.test.ts checks both against an integer reference, and against each other where a CPU
+// has both). VPMADDUBSW + VPMADDWD(ones) on |q| and the sign-carrying activation; details there.
+// Measured on a shared 2-core AMD EPYC Zen 1 (2.0 GHz, 256-bit ops as two 128-bit halves; one
+// vector integer multiplier: two multiplies per 16 byte products, a ceiling of 8 multiply-adds a
+// cycle, the same as float32 FMA):
+// - Kernel only, one thread, CPU us per call (a throwaway script looping q8Gemm, best of 5 x 60 ms):
+//   768x768 M=1 45, 32 1437-1473, 512 23208-23707 (~6.6 multiply-adds a cycle, ~80% of that
+//   ceiling), 2048x768 117-119 / 3820-3918 / 61259-62500, 768x4096 242-247 / 7639-7730 / 121760-124114.
+//   Measured and not taken: a second, signed packing for AVX2 (no in-register xor 0x80; timed by
+//   dropping the xor): 1437 / 23208 against 1473 / 23707 us, within the noise (the multiplier is the
+//   bound, the xor runs beside it); one 8-column half at a time (4 int32 accumulators live instead
+//   of 8, which spill to the stack in the 4-row x 16-column tile): 1524 / 24071, slower (GCC hoisted
+//   the 32 activation broadcasts out of the half loop and spilled those instead).
+// - Against MatMulNBits (accuracy level 4), `node dist/bench/q8-gemm.js --shapes
+//   768x768,768x4096,2048x768,2048x5632 --rows 1,32,512 --threads 1,2 --ms 200 --rounds 1 --spin
+//   100`, load average 4-8 on the 2 cores (other sessions: the two-thread rows mostly ran on one),
+//   us per call MatMulNBits / this kernel (wall; CPU where it differs much):
+//                  thr     M=1               32                      512
+//   768x768     1       125/43 2.9x     5262/1442 3.7x (cpu 2.1x)   65588/35233 1.9x
+//   768x768     2       136/43 3.2x     2851/1441 2.0x              68175/35766 1.9x
+//   768x4096    1       550/236 2.3x    22161/11786 1.9x            231246/185025 1.3x (cpu 1.9x)
+//   768x4096    2       610/234 2.6x    24263/11730 2.1x            338642/186328 1.8x
+//   2048x768    1       256/113 2.3x    11241/6560 1.7x (cpu 1.9x)  113607/82233 1.4x (cpu 1.8x)
+//   2048x768    2       272/118 2.3x    8159/3817 2.1x              113565/62140 1.8x
+//   2048x5632   1       2419/2111 1.15x 50393/27717 1.8x            1209963/444024 2.7x (cpu 1.8x)
+//   2048x5632   2       2315/2133 1.09x 50387/28065 1.8x            826829/455908 1.8x
+//   Again at load 4 (`--shapes 768x768,768x2048,2048x5632 --threads 2`, CPU us): 768x768 149/46,
+//   3076/1580, 45429/24595; 768x2048 288/118, 7869/4155, 118282/66351; 2048x5632 2091/1896,
+//   52784/29148, 846585/464147. This kernel runs at ~26-27 GOPS a core from 32 rows (MatMulNBits
+//   9-15); at one row both stream the weights (2048x5632: 11.5 MB in ~1.9-2.1 ms, ~6 GB/s, this
+//   VM's memory), so the 1.1B shapes tie there. Outputs agree with MatMulNBits' to 2.4e-7-6.3e-7 of
+//   the output's largest magnitude.
+// - Whole runner: segmented-runner.ts's header (the q8 path wins at batch 1 and 32 and prefill on
+//   the 100M model, and at batch 32 and prefill on the 1.1B, where batch 1 ties), so q8Available
+//   is true on AVX2 CPUs, one rule for every shape.
+// - siluMul on AVX2: silu-mul256.h. addRmsNorm needs nothing here (rms-norm.cc's portable build).
 #include <node_api.h>
 
+#include "silu-mul256.h"
 #include "silu-mul512.h"
 #include "huge-page-arena.h"
 #include "napi-args.h"
@@ -304,7 +345,42 @@ void gemm(const uint8_t* packed, const float* x, float* y, int m, int n, int k) 
 
 // The SwiGLU between gate_up and down (silu-mul512.h).
 VNNI_FN void siluMul(const float* gu, float* out, int rows, int width) { siluMul512(gu, out, rows, width); }
+
+#include "q8-gemm-avx2.inc"
 #endif
+
+// Which kernel runs q8Gemm and siluMul: the VNNI one where the CPU has it, else the AVX2 one.
+enum class Kernel { none, avx2, vnni };
+
+Kernel bestKernel() {
+#ifdef ORTLLM_Q8_X86
+  if (vnniAvailable()) return Kernel::vnni;
+  if (avx2Available()) return Kernel::avx2;
+#endif
+  return Kernel::none;
+}
+
+// The optional last argument of q8Gemm and siluMul: 'avx2' or 'avx512vnni' (tests and benches
+// run the AVX2 kernel on a VNNI CPU with it); absent, the best this CPU has. False when it names
+// neither or one this CPU lacks.
+bool kernelArg(napi_env env, napi_value v, Kernel* out) {
+  char name[16];
+  size_t len;
+  if (napi_get_value_string_utf8(env, v, name, sizeof name, &len) != napi_ok) return false;
+  const Kernel best = bestKernel();
+  if (std::strcmp(name, "avx512vnni") == 0 && best == Kernel::vnni) *out = Kernel::vnni;
+  else if (std::strcmp(name, "avx2") == 0 && best != Kernel::none) *out = Kernel::avx2;
+  else return false;
+  return true;
+}
+
+// readArgs for `n` arguments and an optional kernel name after them.
+bool readArgsAndKernel(napi_env env, napi_callback_info info, size_t n, napi_value* argv, Kernel* kernel) {
+  size_t argc = n + 1;
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  *kernel = bestKernel();
+  return argc == n || (argc == n + 1 && kernelArg(env, argv[n], kernel));
+}
 
 }  // namespace
 
@@ -372,9 +448,11 @@ napi_value Q8Pack(napi_env env, napi_callback_info info) {
 
 // q8Gemm(packed, x Float32Array [m * k], y Float32Array [m * n], m, n, k): y = x W^T.
 napi_value Q8Gemm(napi_env env, napi_callback_info info) {
-  napi_value argv[6];
+  napi_value argv[7];
   int32_t dims[3];
-  if (!readArgs(env, info, 6, argv) || !ints(env, argv + 3, 3, dims)) return fail(env, "q8Gemm: expected (packed, x, y, m, n, k)");
+  Kernel kernel;
+  if (!readArgsAndKernel(env, info, 6, argv, &kernel) || !ints(env, argv + 3, 3, dims))
+    return fail(env, "q8Gemm: expected (packed, x, y, m, n, k[, 'avx2' | 'avx512vnni' where this CPU has it])");
   const int m = dims[0], n = dims[1], k = dims[2];
   if (m < 0 || n <= 0 || k <= 0 || k % kBlock) return fail(env, "q8Gemm: bad m, n, k");
   void *packed, *x, *y;
@@ -383,36 +461,40 @@ napi_value Q8Gemm(napi_env env, napi_callback_info info) {
   if (!typed(env, argv[0], napi_uint8_array, &packed, &packedLen) || packedLen != want) return fail(env, "q8Gemm: packed does not match n, k");
   if (!typed(env, argv[1], napi_float32_array, &x, &xLen) || xLen != (size_t)m * k) return fail(env, "q8Gemm: x must be a Float32Array of m * k");
   if (!typed(env, argv[2], napi_float32_array, &y, &yLen) || yLen != (size_t)m * n) return fail(env, "q8Gemm: y must be a Float32Array of m * n");
-  if (!vnniAvailable()) return fail(env, "q8Gemm: this CPU has no AVX512-VNNI");
+  if (kernel == Kernel::none) return fail(env, "q8Gemm: this CPU has neither AVX512-VNNI nor AVX2");
 #ifdef ORTLLM_Q8_X86
-  if (m > 0) gemm((const uint8_t*)packed, (const float*)x, (float*)y, m, n, k);
+  if (m > 0 && kernel == Kernel::vnni) gemm((const uint8_t*)packed, (const float*)x, (float*)y, m, n, k);
+  if (m > 0 && kernel == Kernel::avx2) gemmAvx2((const uint8_t*)packed, (const float*)x, (float*)y, m, n, k);
 #endif
   return nullptr;
 }
 
 // siluMul(gu Float32Array [rows * 2 * width], out Float32Array [rows * width], width): silu(gate) * up per row.
 napi_value SiluMul(napi_env env, napi_callback_info info) {
-  napi_value argv[3];
+  napi_value argv[4];
   int32_t width;
-  if (!readArgs(env, info, 3, argv) || !ints(env, argv + 2, 1, &width) || width <= 0) return fail(env, "siluMul: expected (gu, out, width > 0)");
+  Kernel kernel;
+  if (!readArgsAndKernel(env, info, 3, argv, &kernel) || !ints(env, argv + 2, 1, &width) || width <= 0)
+    return fail(env, "siluMul: expected (gu, out, width > 0[, 'avx2' | 'avx512vnni' where this CPU has it])");
   void *gu, *out;
   size_t guLen, outLen;
   if (!typed(env, argv[0], napi_float32_array, &gu, &guLen) || guLen % (2 * (size_t)width)) return fail(env, "siluMul: gu must be a Float32Array of rows * 2 * width");
   if (!typed(env, argv[1], napi_float32_array, &out, &outLen) || 2 * outLen != guLen) return fail(env, "siluMul: out must be a Float32Array of rows * width");
-  if (!vnniAvailable()) return fail(env, "siluMul: this CPU has no AVX512-VNNI");
+  if (kernel == Kernel::none) return fail(env, "siluMul: this CPU has neither AVX512-VNNI nor AVX2");
 #ifdef ORTLLM_Q8_X86
   const int rows = (int)(outLen / width);
+  const auto rowsOf = kernel == Kernel::vnni ? siluMul : siluMulAvx2;
   // A prefill's SwiGLU (100M: 512 rows x 2048 a pass, ~1.5 ms on one core; 1.1B 512 x 5632) and
   // a large batch's decode in chunks of rows over the pool; a few rows on the caller.
   constexpr int kSiluChunkRows = 16;
   if ((size_t)rows * width >= kSiluParallelElements) {
     std::function<void(int)> fn = [&](int i) {
       const int r0 = i * kSiluChunkRows;
-      siluMul((const float*)gu + (size_t)r0 * 2 * width, (float*)out + (size_t)r0 * width, std::min(kSiluChunkRows, rows - r0), width);
+      rowsOf((const float*)gu + (size_t)r0 * 2 * width, (float*)out + (size_t)r0 * width, std::min(kSiluChunkRows, rows - r0), width);
     };
     parallelFor((rows + kSiluChunkRows - 1) / kSiluChunkRows, fn);
   } else {
-    siluMul((const float*)gu, (float*)out, rows, width);
+    rowsOf((const float*)gu, (float*)out, rows, width);
   }
 #endif
   return nullptr;
@@ -450,7 +532,7 @@ napi_value Rope(napi_env env, napi_callback_info info) {
 
 napi_value Q8Available(napi_env env) {
   napi_value v;
-  napi_get_boolean(env, vnniAvailable(), &v);
+  napi_get_boolean(env, bestKernel() != Kernel::none, &v);
   return v;
 }
 

@@ -1,9 +1,9 @@
 // The llama/qwen2 decoder (decoder-segments.ts) when the addon runs all of it but the embedding
 // lookup: every linear (QKV, o_proj, the MLP's gate_up and down, the head) in its Q8_0 GEMM
-// (native/src/q8-gemm.cc, AVX512-VNNI), RoPE and SiLU(gate) * up beside it, and the RMSNorms with
+// (native/src/q8-gemm.cc: AVX512-VNNI, or AVX2 via q8-gemm-avx2.inc), RoPE and SiLU(gate) * up beside it, and the RMSNorms with
 // their residual adds (native/src/rms-norm.cc). Applies where every such weight is Q8_0, no QKV
 // bias, the graphs would be float32, and the CPU has the instructions. So there are no ONNX
-// segments (count 0): a step on this path runs no onnxruntime session. Elsewhere (no VNNI, CUDA,
+// segments (count 0): a step on this path runs no onnxruntime session. Elsewhere (neither VNNI nor AVX2, CUDA,
 // other weight formats) the norms stay in decoder-segments.ts's graphs.
 //
 // Why (issue 16): MatMulNBits (accuracy level 4, int8 activations) measured 2.3-3.5x slower than
@@ -12,7 +12,8 @@
 // relative), so greedy tokens stay the same. The norms had stayed in onnxruntime, one
 // (Skip)SimplifiedLayerNormalization per segment (1 + 2 x layers runs a step), until each run's
 // ~20 us of onnxruntime-node overhead was most of what a batch-1 step had left above the GEMMs.
-// Whole-runner figures: segmented-runner.ts.
+// Whole-runner figures: segmented-runner.ts. On AVX2-only CPUs (AMD Zen 1 measured) the AVX2
+// kernel gives the same outputs and 1.1-3.6x MatMulNBits' speed (q8-gemm.cc's AVX2 section).
 import { unpackGgml } from './ggml-unpack';
 import type { SegmentedDecoder, SegmentedDecoderOptions } from './decoder-segments';
 import { ropeTables } from './rope';

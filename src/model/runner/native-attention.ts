@@ -43,14 +43,18 @@ export interface NativeAttention {
    * most the best this CPU has, which is the default; returns the one now in use. For tests and benchmarks.
    */
   setSimd(level: SimdLevel): SimdLevel;
-  /** True when q8Gemm runs here (AVX512-VNNI). */
+  /** True when q8Gemm and siluMul run here (AVX512-VNNI, or AVX2 + FMA + F16C). */
   readonly q8Available: boolean;
-  /** A Q8_0 weight [n, k] (codes q + 128 row-major, one scale per 32 codes) packed for q8Gemm. */
+  /** A Q8_0 weight [n, k] (codes q + 128 row-major, one scale per 32 codes) packed for q8Gemm (one layout for both kernels). */
   q8Pack(codes: Uint8Array, scales: Float32Array, n: number, k: number): Uint8Array;
-  /** y[m, n] = x[m, k] W^T with x quantized per row and 32-block to int8 (native/src/q8-gemm.cc); throws without AVX512-VNNI. */
-  q8Gemm(packed: Uint8Array, x: Float32Array, y: Float32Array, m: number, n: number, k: number): void;
-  /** out[r, j] = silu(gu[r, j]) * gu[r, width + j] (SwiGLU of a [rows, 2 * width] gate_up output); AVX512-VNNI CPUs only. */
-  siluMul(gu: Float32Array, out: Float32Array, width: number): void;
+  /**
+   * y[m, n] = x[m, k] W^T with x quantized per row and 32-block to int8 (native/src/q8-gemm.cc): on
+   * the best kernel this CPU has, or the one named (tests, benches: 'avx2' on a VNNI CPU); both
+   * give the same bits. Throws without either instruction set.
+   */
+  q8Gemm(packed: Uint8Array, x: Float32Array, y: Float32Array, m: number, n: number, k: number, kernel?: Q8Kernel): void;
+  /** out[r, j] = silu(gu[r, j]) * gu[r, width + j] (SwiGLU of a [rows, 2 * width] gate_up output); where q8Available, kernel as q8Gemm's. */
+  siluMul(gu: Float32Array, out: Float32Array, width: number, kernel?: Q8Kernel): void;
   /** In place: each head of each row rotated as RotaryEmbedding (interleaved 0) with that row's cos/sin ([rows, headDim / 2]). */
   rope(x: Float32Array, cos: Float32Array, sin: Float32Array, heads: number, headDim: number): void;
   /**
@@ -76,6 +80,9 @@ export interface NativeAttention {
    */
   bf16EncoderAttention(qkv: Float32Array, lengths: Int32Array, context: Float32Array, seq: number, heads: number, scale: number): void;
 }
+
+/** q8Gemm's kernels (native/src/q8-gemm.cc, q8-gemm-avx2.inc). */
+export type Q8Kernel = 'avx2' | 'avx512vnni';
 
 /** The attention kernels, lowest first (native/src/attention.cc's SimdLevel). */
 export const SIMD_LEVELS = ['portable', 'avx2', 'avx512', 'avx512bf16'] as const;

@@ -65,7 +65,7 @@
 // ~18 us, and GC) competing for the 2 cores with the step's threads and the load generator.
 //
 // Q8_0 linears in the addon (issue 16; graph/q8-linear-segments.ts, native/src/q8-gemm.cc): on an
-// AVX512-VNNI CPU a llama-family model whose QKV, o_proj, MLP and head are all Q8_0 runs them (and
+// AVX512-VNNI CPU (or an AVX2 one: figures below) a llama-family model whose QKV, o_proj, MLP and head are all Q8_0 runs them (and
 // RoPE and the SwiGLU) in the addon, its segments reduced to the RMSNorms (since, none: below). Runner alone, the
 // bench models, `node dist/bench/forward.js --models 100m-gguf --contexts 128 --batches 1,32
 // --seconds 3 [--native-q8-gemm off]`, interleaved under the bench lock, two rounds (steps/s):
@@ -121,6 +121,22 @@
 // a step (a loop of the same allocations: 770-890 us against 35-42 us refilling kept ones), but
 // with the server's fixed 4 MiB mmap threshold (engine/worker/malloc-tuning.ts) 57-62 us, so the
 // served step would not gain and the buffers would stay resident between prefills.
+// The same path on AVX2-only CPUs (native/src/q8-gemm-avx2.inc, the same outputs as the VNNI
+// kernel; figures of the kernel in q8-gemm.cc's AVX2 section). A shared 2-core AMD EPYC Zen 1,
+// runner alone, `node dist/bench/forward.js --models 100m-gguf --contexts 128 --batches 1,32
+// --seconds 3 [--native-q8-gemm off]`, MatMulNBits -> this path, interleaved under the bench lock
+// (steps/s; CPU ms a step):
+//   100M prefill 128  77.7 / 74.8 / 160.5 / 78.3 -> 146.9 / 137.6 / 279.6 / 144.7 tok/s (CPU 1620 -> 880 ms)
+//        batch 1      35.7 / 35.8 / 60.5 / 35.2 -> 51.5 / 53.4 / 77.2 / 47.3 (CPU 26-28 -> 19-25)
+//        batch 32     1.77 / 1.77 / 1.99 / 1.86 -> 3.28 / 3.09 / 6.26 / 3.27 (CPU 565-600 -> 304-317)
+//   (four rounds: the first two at load average 4-5 from other sessions, the third quiet, where
+//   this path had both cores, the fourth at load 2). 1.1B (`--models 1b-gguf --seconds 2`, quiet
+//   at the start, load 2.5-3.8): prefill 128 7.3 -> 13.2 tok/s (CPU 17.9 -> 9.6 s), batch 32 0.14
+//   -> 0.38 steps/s (CPU 4853 -> 2627 ms), batch 1 4.58 -> 4.49 (CPU 218 -> 229 ms): a tie, both
+//   streaming 1.1 GB of weights a step at this VM's ~6 GB/s; three more batch-1 rounds under load
+//   (`--batches 1 --seconds 3`) 4.89 / 2.27 / 8.96 -> 3.34 / 3.64 / 2.97 steps/s, CPU 199 / 225 /
+//   207 -> 199 / 183 / 308 ms, within the load's noise. So native.q8Available (which enables this
+//   path) is true on AVX2 CPUs at every batch and shape, as on VNNI ones.
 // Logits move by the int8 rounding only: against a float32 (dequantized) runner both int8 paths
 // stay ~2.3e-2 off in the largest logit difference (MatMulNBits' and this one alike, ~1% of the
 // logits' range), so greedy tokens agree except where the top two are that close.

@@ -1,21 +1,35 @@
 /** @jest-environment ./test/helpers/ort-environment.js */
-// The addon's AVX512-VNNI Q8_0 GEMM, SwiGLU and RoPE (native/src/q8-gemm.cc) against float64
-// references written here, and the segmented runner that runs a Q8_0 model's linears in them
-// (graph/q8-linear-segments.ts) against the same runner with MatMulNBits.
+// The addon's Q8_0 GEMM (AVX512-VNNI, or AVX2 on CPUs without it), SwiGLU and RoPE
+// (native/src/q8-gemm.cc, q8-gemm-avx2.inc) against float64 and integer references written here,
+// and the segmented runner that runs a Q8_0 model's linears in them (graph/q8-linear-segments.ts)
+// against the same runner with MatMulNBits.
 import { llamaConfig, quantizedQ8, randomModel } from '../../../bench/random-llama';
 import { quantizeQ8_0 } from '../../../src/model/gguf/quantize';
 import { unpackGgml } from '../../../src/model/graph/ggml-unpack';
 import { createRunner } from '../../../src/model/runner';
-import { nativeAttention } from '../../../src/model/runner/native-attention';
+import { nativeAttention, type Q8Kernel } from '../../../src/model/runner/native-attention';
 import { createSegmentedRunner } from '../../../src/model/runner/segmented-runner';
 import type { ModelRunner } from '../../../src/model/types';
 import { maxRelDiff } from '../../../bench/kernel-timing';
 
 const native = nativeAttention();
-const vnni = native?.q8Available === true;
-if (!vnni) console.warn('\n*** SKIPPING the Q8_0 GEMM tests: the addon is not built or this CPU has no AVX512-VNNI ***\n');
-const q8Describe = vnni ? describe : describe.skip;
-const reason = vnni ? '' : ' [skipped: no addon or no AVX512-VNNI]';
+const q8 = native?.q8Available === true;
+if (!q8) console.warn('\n*** SKIPPING the Q8_0 GEMM tests: the addon is not built or this CPU has neither AVX512-VNNI nor AVX2 ***\n');
+const q8Describe = q8 ? describe : describe.skip;
+const reason = q8 ? '' : ' [skipped: no addon, or neither AVX512-VNNI nor AVX2]';
+
+/** The kernels this CPU runs (q8Gemm throws for one it lacks): AVX2 wherever q8Available, VNNI too on AVX-512 CPUs. */
+const kernels: Q8Kernel[] = !q8
+  ? []
+  : (['avx2', 'avx512vnni'] as const).filter((kernel) => {
+      try {
+        native.q8Gemm(native.q8Pack(new Uint8Array(32).fill(128), new Float32Array(1), 1, 32), new Float32Array(32), new Float32Array(1), 1, 1, 32, kernel);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+if (q8 && !kernels.includes('avx512vnni')) console.warn('\n*** the Q8_0 tests check the AVX2 kernel only: this CPU has no AVX512-VNNI ***\n');
 
 function seeded(n: number, seed: number, scale = 1): Float32Array {
   let s = seed >>> 0 || 1;
@@ -57,7 +71,104 @@ function reference(x: Float64Array, codes: Uint8Array, scales: Float32Array, m: 
   return y;
 }
 
-q8Describe(`q8Gemm (AVX512-VNNI Q8_0 x int8)${reason}`, () => {
+/**
+ * y = xq W^T the way the format defines it, independent of the kernels' layout: each row's
+ * 32-blocks quantized to int8 codes (round half to even), exact integer dot products per block,
+ * then sum over blocks of dot * weight scale * activation scale, in float64.
+ */
+function integerReference(x: Float32Array, codes: Uint8Array, scales: Float32Array, m: number, n: number, k: number): Float64Array {
+  const blocks = k / 32;
+  const y = new Float64Array(m * n);
+  const q = new Int32Array(k);
+  const d = new Float64Array(blocks);
+  for (let r = 0; r < m; r++) {
+    for (let b = 0; b < blocks; b++) {
+      let amax = 0;
+      for (let i = 0; i < 32; i++) amax = Math.max(amax, Math.abs(x[r * k + b * 32 + i]));
+      d[b] = Math.fround(amax / 127);
+      const id = amax > 0 ? Math.fround(127 / amax) : 0;
+      for (let i = 0; i < 32; i++) q[b * 32 + i] = roundEven(Math.fround(x[r * k + b * 32 + i] * id));
+    }
+    for (let j = 0; j < n; j++) {
+      let sum = 0;
+      for (let b = 0; b < blocks; b++) {
+        let dot = 0;
+        for (let i = 0; i < 32; i++) dot += q[b * 32 + i] * (codes[j * k + b * 32 + i] - 128);
+        sum += dot * scales[j * blocks + b] * d[b];
+      }
+      y[r * n + j] = sum;
+    }
+  }
+  return y;
+}
+
+q8Describe(`q8Gemm, each kernel this CPU has, against an integer reference${reason}`, () => {
+  // Odd rows (past the 4-row tile and the 64-row chunk), columns past the 16-column group and the
+  // work item, several blocks; rows of zeros; the extreme codes: -128 and 127 against activations
+  // of +-127 (every block's largest magnitude quantizes to 127), whose byte-pair products 2 x 128 x
+  // 127 = 32512 are the most the AVX2 kernel's int16 pair sums hold.
+  const extremes = (n: number, k: number, seed: number) => {
+    let s = seed;
+    const codes = Uint8Array.from({ length: n * k }, (_, i) => {
+      s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+      return i % 3 === 0 ? 0 : i % 3 === 1 ? 255 : s >>> 24; // q = -128, 127, random
+    });
+    const scales = seeded((n * k) / 32, seed + 1, 0.01).map((v) => Math.abs(v) + 1e-3);
+    return { codes, scales };
+  };
+  const activations = (m: number, k: number, seed: number) => {
+    const x = seeded(m * k, seed, 4);
+    for (let r = 0; r < m; r++) {
+      if (r % 4 === 2) x.fill(0, r * k, (r + 1) * k); // a row of zeros
+      if (r % 4 === 1) for (let i = 0; i < k; i++) x[r * k + i] = i % 2 ? 3 : -3; // every code +-127
+    }
+    return x;
+  };
+  const cases: Array<[m: number, n: number, k: number, threads: number]> = [
+    [1, 17, 32, 1],
+    [3, 8, 64, 1],
+    [5, 37, 96, 1],
+    [9, 100, 256, 2],
+    [67, 70, 160, 2],
+  ];
+  for (const kernel of kernels)
+    for (const [m, n, k, threads] of cases) {
+      it(`${kernel}: m ${m}, n ${n}, k ${k}, ${threads} thread(s), extreme codes and zero rows`, () => {
+        const { codes, scales } = extremes(n, k, m * 31 + n);
+        const x = activations(m, k, m + k);
+        native!.setThreads(threads);
+        const y = new Float32Array(m * n).fill(NaN);
+        native!.q8Gemm(native!.q8Pack(codes, scales, n, k), x, y, m, n, k, kernel);
+        const want = integerReference(x, codes, scales, m, n, k);
+        expect(maxRelDiff(y, want)).toBeLessThan(1e-6);
+        for (let r = 2; r < m; r += 4) expect(Array.from(y.subarray(r * n, (r + 1) * n)).every((v) => v === 0)).toBe(true);
+      });
+    }
+
+  it('the AVX2 and VNNI kernels give the same bits (where the CPU has both)', () => {
+    const [m, n, k] = [37, 90, 320];
+    const q = unpackGgml('q8_0', quantizeQ8_0(seeded(n * k, 21, 0.5)), n * k)!;
+    const packed = native!.q8Pack(q.codes, q.scales, n, k);
+    const x = seeded(m * k, 22);
+    native!.setThreads(2);
+    const outs = kernels.map((kernel) => {
+      const y = new Float32Array(m * n);
+      native!.q8Gemm(packed, x, y, m, n, k, kernel);
+      return y;
+    });
+    for (const y of outs) expect(y).toEqual(outs[0]);
+    expect(maxRelDiff(outs[0], integerReference(x, q.codes, q.scales, m, n, k))).toBeLessThan(1e-6);
+  });
+
+  it('a kernel name that is not one, or not this CPU\'s, throws', () => {
+    const packed = native!.q8Pack(new Uint8Array(32).fill(128), new Float32Array(1), 1, 32);
+    const call = (kernel: string) => () => native!.q8Gemm(packed, new Float32Array(32), new Float32Array(1), 1, 1, 32, kernel as Q8Kernel);
+    expect(call('avx3')).toThrow(/expected/);
+    if (!kernels.includes('avx512vnni')) expect(call('avx512vnni')).toThrow(/expected/);
+  });
+});
+
+q8Describe(`q8Gemm (Q8_0 x int8, the CPU's best kernel)${reason}`, () => {
   // Rows not a multiple of the 4-row tile nor of the 64-row chunk, columns not a multiple of 16 nor of the 3-group item.
   const cases: Array<[m: number, n: number, k: number, threads: number]> = [
     [1, 16, 32, 1],
@@ -135,15 +246,22 @@ q8Describe(`q8Gemm (AVX512-VNNI Q8_0 x int8)${reason}`, () => {
   });
 
   // A few rows on the caller; from 32K outputs (a batch-32 decode, a prefill) in 16-row chunks over the pool, the last one partial.
-  it.each([
-    [3, 37],
-    [32, 1100],
-    [300, 1000],
-  ])('siluMul: silu(gate) * up per row (%i rows of %i)', (rows, width) => {
+  it.each(
+    kernels.flatMap((kernel) =>
+      [
+        [3, 37],
+        [2, 5],
+        [32, 1100],
+        [300, 1000],
+      ].map(([rows, width]) => [kernel, rows, width] as const),
+    ),
+  )('siluMul (%s): silu(gate) * up per row (%i rows of %i)', (kernel, rows, width) => {
     native!.setThreads(2);
     const gu = seeded(rows * 2 * width, 11, 8);
+    gu[0] = -100; // exp(100) clamped at exp-poly.h's kMax: silu ~0, not NaN
+    gu[1] = 90; // exp(-90) below kMin is 0: silu is the gate itself
     const out = new Float32Array(rows * width);
-    native!.siluMul(gu, out, width);
+    native!.siluMul(gu, out, width, kernel);
     const want = Array.from({ length: rows * width }, (_, i) => {
       const r = Math.floor(i / width);
       const g = gu[r * 2 * width + (i % width)];
