@@ -9,7 +9,7 @@
 //          (f32-h<hidden>: small-decoder.ts's size-policy models, random float32 llama of that hidden size)
 //          --threads N (intra-op and attention-kernel threads; default every core)
 //          --attention native|graph (default: native when the addon is built)  --kv-cache-dtype float16|bfloat16|fp8|fp8_e4m3|fp8_e5m2
-//          --native-q8-gemm off (Q8_0 linears in MatMulNBits even on an AVX512-VNNI CPU; q8-linear-segments.ts)
+//          --native-q8-gemm off (Q8_0 linears in MatMulNBits even where the addon's AVX512-VNNI or AVX2 GEMM runs; q8-linear-segments.ts)
 //          --small-decoder off (a small float32 model in onnxruntime segments, not the addon's; runner/small-decoder.ts)
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';

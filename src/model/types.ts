@@ -282,7 +282,7 @@ export interface RunnerOptions {
    */
   consumeWeights?: boolean;
   /**
-   * false: Q8_0 linears stay in onnxruntime's MatMulNBits even where the addon's AVX512-VNNI GEMM
+   * false: Q8_0 linears stay in onnxruntime's MatMulNBits even where the addon's Q8_0 GEMM (AVX512-VNNI or AVX2)
    * could run them (segmented runner; for benchmarks and tests comparing the two).
    */
   nativeQ8Gemm?: boolean;
