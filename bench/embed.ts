@@ -84,6 +84,47 @@
 // per embedding with its GEMMs at ~80% of VDPBF16PS's peak, which leaves ~0.05 ms for HTTP, the
 // tokenizer and the hop to the engine, against the HTTP thread's 0.27-0.36 measured. It would take
 // fewer FLOPs per embedding (int8 weights and activations), i.e. other numerics than the model's.
+//
+// On an AVX2-only CPU (AMD EPYC Zen 1, 2 cores, 256-bit ops split in two halves; bfloat16 is refused
+// there, so float32 only). `node dist/bench/fma-peak.js`: ymm 39.7 GFLOP per CPU-second of a
+// thread, i.e. at most 232 embeddings/s at 16 tokens and 28/s at 128 on both cores (8.6 and 72 ms
+// of CPU per embedding). Served, `BENCH_EMBED_TOKENS=16 node dist/bench/embed.js` and
+// `BENCH_EMBED_TOKENS=128 BENCH_EMBED_WARMUP=64 node dist/bench/embed.js` (one length per 4-minute
+// bench-lock hold), two rounds, load average 4-6 from other sessions (compiles, benches), ortllm /
+// transformers.js embeddings/s (ratio), server / transformers.js CPU ms per embedding:
+//   16 tokens   c1  25.8 / 18.5 (1.40), 47.5 / 19.7 (2.42)   18.1 / 26.5, 18.1 / 26.8
+//               c8  58.3 / 32.3 (1.81), 44.7 / 23.6 (1.89)   15.9 / 19.9, 15.6 / 20.2
+//               c32 36.6 / 31.8 (1.15), 43.9 / 39.8 (1.10)   14.0 / 15.9, 14.0 / 16.4
+//   128 tokens  c1  7.4 / 4.7 (1.56),   6.7 / 3.6 (1.86)     121 / 164,   120 / 181
+//               c8  7.4 / 5.2 (1.43),   9.1 / 6.4 (1.42)     105 / 128,   108 / 140
+//               c32 6.8 / 6.1 (1.11),   10.2 / 9.4 (1.08)    103 / 114,   106 / 118
+// (an earlier run at load ~6: 16 tokens c1 1.78, c8 1.50, c32 1.33; 128 tokens c1 0.95). >= 0.8x at
+// concurrency 1 holds in every row; >= 2x at 32 concurrent does not, and cannot in float32: half of
+// transformers.js's CPU per embedding at c32 is 8.0-8.2 ms at 16 tokens and 57-59 at 128, below
+// what the forward's FLOPs alone cost at the FMA peak (8.6 and 72 ms). Where the time goes:
+// - The runner alone (`THREADS=1,2 REPS=8 SHAPES=1x16,32x16,1x128,16x128 node
+//   dist/bench/embed-forward.js`, load ~5), one thread, CPU ms per sequence: 1x16 12.2, 32x16 10.2
+//   (33.6 GFLOP/s, 85% of the peak), 1x128 86.2, 16x128 88.5 (in runs of 4 x 128; 82%); the
+//   transformers.js export under the same settings 12.3, 10.2, 87.2, 96.8. Two threads: 8-12% more
+//   CPU per sequence, wall time shorter only at 1x16 (13.5 against 16.5 ms; the other core was held
+//   by other sessions).
+// - onnxruntime's profiler (one thread, 5 runs a shape): Gemm 89 / 90 / 85 / 82% of the run at
+//   1x16 / 32x16 / 1x128 / 4x128, Gelu 2-6%, Attention 2% at 16 tokens and 8-10% at 128,
+//   LayerNormalization ~1%, outside kernels under 3%; perf of 32x16: 75% of all samples in one
+//   8 KB page of libonnxruntime (MLAS's SGEMM FMA kernel), its packing ~2%. The forward is one
+//   session run (the float32 graph is whole; only bfloat16 is cut into segments), already at
+//   82-85% of the FMA peak: no fewer/larger runs or hand-written GEMM has much left to take.
+// - Served, per thread (/proc/<pid>/task, 300 requests after 100, 16 tokens, c1 / c32, two rounds):
+//   the engine worker (the forward's calling thread) 8.4-8.9 / 6.1-7.0 ms, onnxruntime's second
+//   intra-op thread 5.8-5.9 / 4.9-5.5, the HTTP thread 1.8-1.9 / 0.9-1.0, the rest 0.3-0.5; the
+//   forward's two threads 14.2-14.6 / 11.4-12.2 ms against 12.2 / 10.2 on one. Packing: each step
+//   takes every waiting request (pooling-core.ts), 14.2 requests per step at c32 (the clients split
+//   into two groups, one in the forward while the other's responses go out), 4.0 at c8; the bench's
+//   inputs share a length, so there is no padding. One intra-op thread (VLLM_CPU_OMP_THREADS_BIND=0,
+//   interleaved with the default, two rounds): server CPU 15.0-15.1 / 12.3-12.4 ms per request
+//   against 16.5-17.0 / 13.5-13.8, embeddings/s c1 52.1, 52.7 against 56.9, 50.4 and c32 48.8,
+//   48.0 against 72.4, 44.7: ~10% less CPU, throughput within this load's noise; the engine's
+//   thread count (core-host.ts) is left as it is.
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
