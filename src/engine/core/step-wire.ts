@@ -1,4 +1,4 @@
-// How a step event crosses from the engine worker to the HTTP thread: flat positional arrays
+// How a step event crosses from the engine worker to the HTTP thread: one flat positional array
 // instead of the objects themselves. Structured clone writes and reads every key of every
 // object, and a step's outputs are one object per request and per completion, a dozen keys each.
 // Measured with v8.serialize/deserialize on 32 one-token outputs (a step at 32 streams): 24-40 us
@@ -7,6 +7,13 @@
 // thread, which reads, is the busier one at high concurrency. Nothing is left out:
 // decodeStep(encodeStep(e)) equals e, except that the prompt's token ids stay behind (the
 // frontend holds them; OutputStream puts them back).
+// The message itself is an array too, not an object around the arrays: V8's deserializer adds an
+// object's properties one at a time, each a search of the transitions of the map so far
+// (perf on the served stories260K, 1 stream: ValueDeserializer::ReadJSObject was ~9% of the HTTP
+// thread's CPU with the object around the arrays). postMessage + receiveMessageOnPort of a
+// one-output step, this machine (Zen 1, loaded), 4 runs of 50,000: object around arrays
+// 11.3-11.4 us, one flat array 8.4-9.5. The worker's other events are objects with a `type`:
+// isWireStep tells them apart.
 
 import type { CompletionOutput, IterationStats, RequestOutput, SchedulerStats } from '../types';
 import type { CoreEvent, PooledResult } from './protocol';
@@ -14,46 +21,49 @@ import type { CoreEvent, PooledResult } from './protocol';
 type StepEvent = Extract<CoreEvent, { type: 'step' }>;
 
 /**
- * Every output of the step in one flat array: per output requestId, finished, numCachedTokens,
- * promptLogprobs, error (null = none), its number of completions, then per completion index,
- * text, tokenIds, cumulativeLogprob, logprobs, finishReason, stopReason.
+ * A step event as one flat array: the stats (STATS_LENGTH entries, see encodeStats), the
+ * iteration stats (ITERATION_LENGTH, see encodeIteration), the pooled results (or null), then
+ * every output: per output requestId, finished, numCachedTokens, promptLogprobs, error (null =
+ * none), its number of completions, then per completion index, text, tokenIds,
+ * cumulativeLogprob, logprobs, finishReason, stopReason.
  */
-type WireOutputs = unknown[];
+export type WireStep = unknown[];
 
-export interface WireStep {
-  type: 'step-wire';
-  outputs: WireOutputs;
-  pooled?: PooledResult[];
-  /** numRunning, numWaiting, numPaused, numDeferred, kvCacheUsage, numBlocks, blockSize (null = absent). */
-  stats: (number | null)[];
-  /** The scalar counters, then the arrays (see encodeIteration). */
-  iteration: unknown[];
+const STATS_LENGTH = 7;
+const ITERATION_LENGTH = 13;
+const POOLED_AT = STATS_LENGTH + ITERATION_LENGTH;
+const OUTPUTS_AT = POOLED_AT + 1;
+
+/** Whether a message from the worker is a step (the other events are objects with a `type`). */
+export function isWireStep(message: unknown): message is WireStep {
+  return Array.isArray(message);
 }
 
 export function encodeStep(event: StepEvent): WireStep {
-  const wire: WireStep = { type: 'step-wire', outputs: encodeOutputs(event.outputs), stats: encodeStats(event.stats), iteration: encodeIteration(event.iteration) };
-  if (event.pooled !== undefined) wire.pooled = event.pooled;
+  const wire: unknown[] = [];
+  encodeStats(wire, event.stats);
+  encodeIteration(wire, event.iteration);
+  wire.push(event.pooled ?? null);
+  encodeOutputs(wire, event.outputs);
   return wire;
 }
 
 export function decodeStep(wire: WireStep): StepEvent {
-  const event: StepEvent = { type: 'step', outputs: decodeOutputs(wire.outputs), stats: decodeStats(wire.stats), iteration: decodeIteration(wire.iteration) };
-  if (wire.pooled !== undefined) event.pooled = wire.pooled;
+  const event: StepEvent = { type: 'step', outputs: decodeOutputs(wire), stats: decodeStats(wire), iteration: decodeIteration(wire) };
+  if (wire[POOLED_AT] !== null) event.pooled = wire[POOLED_AT] as PooledResult[];
   return event;
 }
 
-function encodeOutputs(outputs: readonly RequestOutput[]): WireOutputs {
-  const wire: unknown[] = [];
+function encodeOutputs(wire: unknown[], outputs: readonly RequestOutput[]): void {
   for (const o of outputs) {
     wire.push(o.requestId, o.finished, o.numCachedTokens, o.promptLogprobs, o.error ?? null, o.outputs.length);
     for (const c of o.outputs) wire.push(c.index, c.text, c.tokenIds, c.cumulativeLogprob, c.logprobs, c.finishReason, c.stopReason);
   }
-  return wire;
 }
 
-function decodeOutputs(w: WireOutputs): RequestOutput[] {
+function decodeOutputs(w: WireStep): RequestOutput[] {
   const outputs: RequestOutput[] = [];
-  let at = 0;
+  let at = OUTPUTS_AT;
   while (at < w.length) {
     const output: RequestOutput = {
       requestId: w[at] as string,
@@ -82,19 +92,20 @@ function decodeOutputs(w: WireOutputs): RequestOutput[] {
   return outputs;
 }
 
-function encodeStats(s: SchedulerStats): (number | null)[] {
-  return [s.numRunning, s.numWaiting, s.numPaused ?? null, s.numDeferred ?? null, s.kvCacheUsage, s.numBlocks, s.blockSize];
+function encodeStats(wire: unknown[], s: SchedulerStats): void {
+  wire.push(s.numRunning, s.numWaiting, s.numPaused ?? null, s.numDeferred ?? null, s.kvCacheUsage, s.numBlocks, s.blockSize);
 }
 
-function decodeStats(w: (number | null)[]): SchedulerStats {
-  const stats: SchedulerStats = { numRunning: w[0]!, numWaiting: w[1]!, kvCacheUsage: w[4]!, numBlocks: w[5]!, blockSize: w[6]! };
-  if (w[2] !== null) stats.numPaused = w[2];
-  if (w[3] !== null) stats.numDeferred = w[3];
+function decodeStats(w: WireStep): SchedulerStats {
+  const stats: SchedulerStats = { numRunning: w[0] as number, numWaiting: w[1] as number, kvCacheUsage: w[4] as number, numBlocks: w[5] as number, blockSize: w[6] as number };
+  if (w[2] !== null) stats.numPaused = w[2] as number;
+  if (w[3] !== null) stats.numDeferred = w[3] as number;
   return stats;
 }
 
-function encodeIteration(it: IterationStats): unknown[] {
-  return [
+/** The scalar counters, then the arrays: ITERATION_LENGTH entries. */
+function encodeIteration(wire: unknown[], it: IterationStats): void {
+  wire.push(
     it.promptTokens,
     it.generationTokens,
     it.numPreemptions,
@@ -108,24 +119,25 @@ function encodeIteration(it: IterationStats): unknown[] {
     it.interTokenLatencies,
     it.finished,
     it.grammarCompileSeconds ?? null,
-  ];
+  );
 }
 
-function decodeIteration(w: unknown[]): IterationStats {
+function decodeIteration(w: WireStep): IterationStats {
+  const at = STATS_LENGTH;
   const it: IterationStats = {
-    promptTokens: w[0] as number,
-    generationTokens: w[1] as number,
-    numPreemptions: w[2] as number,
-    prefixCacheQueries: w[3] as number,
-    prefixCacheHits: w[4] as number,
-    promptTokensCached: w[5] as number,
-    promptTokensRecomputed: w[6] as number,
-    timeToFirstTokens: w[9] as number[],
-    interTokenLatencies: w[10] as number[],
-    finished: w[11] as IterationStats['finished'],
+    promptTokens: w[at] as number,
+    generationTokens: w[at + 1] as number,
+    numPreemptions: w[at + 2] as number,
+    prefixCacheQueries: w[at + 3] as number,
+    prefixCacheHits: w[at + 4] as number,
+    promptTokensCached: w[at + 5] as number,
+    promptTokensRecomputed: w[at + 6] as number,
+    timeToFirstTokens: w[at + 9] as number[],
+    interTokenLatencies: w[at + 10] as number[],
+    finished: w[at + 11] as IterationStats['finished'],
   };
-  if (w[7] !== null) it.grammarCacheHits = w[7] as number;
-  if (w[8] !== null) it.grammarCacheMisses = w[8] as number;
-  if (w[12] !== null) it.grammarCompileSeconds = w[12] as number[];
+  if (w[at + 7] !== null) it.grammarCacheHits = w[at + 7] as number;
+  if (w[at + 8] !== null) it.grammarCacheMisses = w[at + 8] as number;
+  if (w[at + 12] !== null) it.grammarCompileSeconds = w[at + 12] as number[];
   return it;
 }

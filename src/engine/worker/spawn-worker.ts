@@ -28,7 +28,7 @@ import type { EngineOptions } from '../types';
 import { startWorkerThread } from './worker-thread';
 import { ControlCalls } from '../core/control-calls';
 import type { CoreCommand, CoreConnection, CoreEvent, CoreInfo, WorkerData, WorkerStartupMessage } from '../core/protocol';
-import { decodeStep, type WireStep } from '../core/step-wire';
+import { decodeStep, isWireStep, type WireStep } from '../core/step-wire';
 
 /**
  * Step messages handled in one turn of the HTTP thread at most, so a long backlog still lets
@@ -86,7 +86,7 @@ export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreE
     };
 
     const handle = (message: CoreEvent | WireStep): void => {
-      if (message.type === 'step-wire') onEvent(decodeStep(message));
+      if (isWireStep(message)) onEvent(decodeStep(message));
       else if (!calls.settle(message)) onEvent(message);
     };
     takeEvents(events.port1, handle);
