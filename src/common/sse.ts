@@ -48,6 +48,11 @@
 // 15 runs (main's build: 0 of 4, this one without the cork 0 of 5, growth <= 0.2 MiB), also when
 // sockets with unsent bytes were left uncorked: a bounded-memory guarantee is worth more than
 // ~2 us a chunk.
+// Not taken either: each frame written straight to the socket as one pre-framed HTTP chunk
+// (skipping OutgoingMessage's four _send calls; byte-identical): 6-11 us less CPU a frame in a
+// per-frame bench (server and client together), but served single-stream TPOT on stories260K
+// within the noise (5 interleaved pairs, 1.16-1.51 ms either way), and it has to read Node's
+// private OutgoingMessage fields to know when the bypass is safe.
 //
 // Usage (common/respond.ts does this for every generation route):
 //   const sse = new SseStream(reply);
