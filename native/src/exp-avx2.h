@@ -1,4 +1,4 @@
-// The addon's AVX2 exp for the kernels outside attention.cc (f32-decoder.cc's SiLU, via
+// The addon's AVX2 exp for the kernels outside attention.cc (the SiLU of f32-decoder.cc and q8-gemm.cc, via
 // silu-mul-avx2.h): exp-poly.h's polynomial with 2^n built in the exponent bits, exactly 0 below
 // kMin, as attention.cc's exp256. Every step is exp512.h's in the same order (the polynomial's
 // fused multiply-adds, then p * 2^n, which scalef and this multiply both round once), so the two

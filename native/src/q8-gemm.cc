@@ -154,10 +154,10 @@
 // - Whole runner: segmented-runner.ts's header (the q8 path wins at batch 1 and 32 and prefill on
 //   the 100M model, and at batch 32 and prefill on the 1.1B, where batch 1 ties), so q8Available
 //   is true on AVX2 CPUs, one rule for every shape.
-// - siluMul on AVX2: silu-mul256.h. addRmsNorm needs nothing here (rms-norm.cc's portable build).
+// - siluMul on AVX2: silu-mul-avx2.h (shared with f32-decoder.cc). addRmsNorm needs nothing here (rms-norm.cc's portable build).
 #include <node_api.h>
 
-#include "silu-mul256.h"
+#include "silu-mul-avx2.h"
 #include "silu-mul512.h"
 #include "huge-page-arena.h"
 #include "napi-args.h"
@@ -483,7 +483,7 @@ napi_value SiluMul(napi_env env, napi_callback_info info) {
   if (kernel == Kernel::none) return fail(env, "siluMul: this CPU has neither AVX512-VNNI nor AVX2");
 #ifdef ORTLLM_Q8_X86
   const int rows = (int)(outLen / width);
-  const auto rowsOf = kernel == Kernel::vnni ? siluMul : siluMulAvx2;
+  const auto rowsOf = kernel == Kernel::vnni ? siluMul : siluMulRowsAvx2;
   // A prefill's SwiGLU (100M: 512 rows x 2048 a pass, ~1.5 ms on one core; 1.1B 512 x 5632) and
   // a large batch's decode in chunks of rows over the pool; a few rows on the caller.
   constexpr int kSiluChunkRows = 16;

@@ -1,5 +1,5 @@
 // The SwiGLU between gate_up and down on AVX2 + FMA, out[r, j] = silu(gu[r, j]) * gu[r, width + j]:
-// silu-mul512.h's steps on 8 floats (expAvx2 gives exp512's floats), for f32-decoder.cc.
+// silu-mul512.h's steps on 8 floats (expAvx2 gives exp512's floats), for f32-decoder.cc and q8-gemm.cc's AVX2 path.
 #pragma once
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
