@@ -224,18 +224,28 @@ needs(defaultTestModel()).describe('/v1/responses', () => {
     it('cancel stops the engine request while it runs, and the response stays cancelled', async () => {
       const aborted = () => s.metric('vllm:request_success_total', 'finished_reason="abort"');
       const before = await aborted();
-      // Follow the run until its first text arrives, so the cancel meets it in progress.
-      const stream = await create({ ...LONG_RUN, stream: true });
-      const seen: string[] = [];
+      // Follow the run until its first text arrives, so the cancel meets it in progress. On a fast
+      // engine the whole run can end before the cancel reaches the server (a 400 naming the ended
+      // response): then a new run is tried, a few times at most.
+      let seen: string[] = [];
       let id = '';
-      for await (const event of stream) {
-        seen.push(event.type);
-        if (event.type === 'response.created') id = event.response.id;
-        if (event.type === 'response.output_text.delta') {
-          expect((await s.client.responses.cancel(id)).status).toBe('cancelled');
-          break;
+      let cancelled = false;
+      for (let attempt = 0; attempt < 5 && !cancelled; attempt++) {
+        const stream = await create({ ...LONG_RUN, stream: true });
+        seen = [];
+        for await (const event of stream) {
+          seen.push(event.type);
+          if (event.type === 'response.created') id = event.response.id;
+          if (event.type === 'response.output_text.delta') {
+            const outcome = await s.client.responses.cancel(id).catch((err: Error) => err);
+            if (outcome instanceof Error && /Cannot cancel a response that is incomplete/.test(outcome.message)) break;
+            expect(outcome instanceof Error ? outcome.message : outcome.status).toBe('cancelled');
+            cancelled = true;
+            break;
+          }
         }
       }
+      expect(cancelled).toBe(true);
       await waitFor(async () => (await aborted()) === before + 1, 30_000);
       const stored = await s.client.responses.retrieve(id);
       expect(stored.status).toBe('cancelled');
