@@ -453,12 +453,10 @@ napi_value Init(napi_env env, napi_value exports) {
       {"f32SetSimd", nullptr, F32SetSimd, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
-  // The best kernels this CPU runs (what the runner's size policy reads), and avx512 as before.
-  napi_value simd, avx512;
+  // The best kernels this CPU runs (what the runner's size policy reads).
+  napi_value simd;
   napi_create_string_utf8(env, kSimdNames[bestSimd()], NAPI_AUTO_LENGTH, &simd);
-  napi_get_boolean(env, bestSimd() == kAvx512, &avx512);
   napi_set_named_property(env, exports, "simd", simd);
-  napi_set_named_property(env, exports, "avx512", avx512);
   return exports;
 }
 

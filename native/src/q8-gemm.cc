@@ -483,7 +483,7 @@ napi_value SiluMul(napi_env env, napi_callback_info info) {
   if (kernel == Kernel::none) return fail(env, "siluMul: this CPU has neither AVX512-VNNI nor AVX2");
 #ifdef ORTLLM_Q8_X86
   const int rows = (int)(outLen / width);
-  const auto rowsOf = kernel == Kernel::vnni ? siluMul : siluMulRowsAvx2;
+  const auto rowsOf = kernel == Kernel::vnni ? siluMul : siluMulAvx2;
   // A prefill's SwiGLU (100M: 512 rows x 2048 a pass, ~1.5 ms on one core; 1.1B 512 x 5632) and
   // a large batch's decode in chunks of rows over the pool; a few rows on the caller.
   constexpr int kSiluChunkRows = 16;

@@ -137,8 +137,6 @@ export interface F32Addon {
   f32SetSimd(level: F32Simd): F32Simd;
   /** The best kernels this CPU runs (what the size policy reads). */
   readonly simd: F32Simd;
-  /** True when the kernels run in AVX-512. */
-  readonly avx512: boolean;
 }
 
 /** ortllm_f32's kernel builds. */
