@@ -291,6 +291,11 @@ export interface RunnerOptions {
    * it whole (runner/small-decoder.ts; for benchmarks and tests comparing the two).
    */
   smallDecoder?: boolean;
+  /**
+   * Token-embedding tables of at least this many bytes are read row by row from the model file
+   * where they lie there unchanged (runner/embedding-rows.ts; default FILE_ROWS_MIN_BYTES).
+   */
+  embeddingFileMinBytes?: number;
 }
 
 export interface ModelRunner {

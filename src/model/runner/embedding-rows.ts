@@ -13,10 +13,24 @@
 // dominates both; a pread is ~1-3 us), 32 tokens 0.24-0.26 ms either way; a 700-token prefill of
 // this model takes ~3 s. Mapping the file (mmap in the native addon) was not tried: the reads
 // cost too little for it to gain, and mapped pages a step touches would count as resident.
+// A small table stays in memory (FILE_ROWS_MIN_BYTES): a positional read costs a few µs a row
+// whatever the row's size, which is most of a small model's lookup and nothing it saves counts.
+// rows() alone (`node` loop over 3,000 calls, ids spread over the vocabulary), from the file /
+// from memory: stories260K (float32, 512 x 64, 128 KB) 1 token 6.5 / 2.6 µs, 32 tokens 83 / 7.9,
+// 700 tokens 1,578 / 36 (its batch-32 decode step is ~0.45 ms, a 700-token prefill ~12 ms); the
+// ~100M bench model (Q8_0, 32000 x 768, 26 MB) 32 tokens 258 / 191 µs, 700 tokens 7.3 / 5.6 ms,
+// where dequantizing dominates and a step takes 3-15 ms, so it keeps reading from the file.
+// Runner alone with the table in memory, stories260K (`node dist/bench/forward.js --models stories260K
+// --contexts 128,1024 --batches 1,32 --seconds 2 --kv-cache-dtype float16`, two interleaved rounds,
+// steps/s from the file -> from memory): prefill of 128 975 / 964 -> 1,470 / 1,393, batch 1 20,364 /
+// 20,009 -> 27,383 / 23,960, batch 32 2,377 / 2,323 -> 3,054 / 2,840, prefill of 1024 87 -> 111-114.
 import { closeSync, openSync } from 'node:fs';
 import { dequantizeInto } from '../gguf/dequant';
 import { readFully } from '../read-fully';
 import type { ModelArchConfig, ModelWeights, QuantFormat, WeightTensor } from '../types';
+
+/** Tables smaller than this are read from memory even where their bytes lie in the model file. */
+export const FILE_ROWS_MIN_BYTES = 8 * 2 ** 20;
 
 /** Where the rows come from: the loaded tensor, or its bytes in the model file. */
 type RowStore =
@@ -30,10 +44,11 @@ export class EmbeddingRows {
   private store: RowStore | null;
 
   /**
-   * `fromFile`: read rows from the model file where the tensor says where its bytes are
-   * (`fileBacked` tells whether it does); otherwise they are copied from the loaded tensor.
+   * Rows are read from the model file where the tensor says where its bytes are and the table
+   * has at least `fileMinBytes` (`fileBacked` tells whether they are); otherwise they are copied
+   * from the loaded tensor. `fileMinBytes` Infinity: always from memory.
    */
-  constructor(weights: ModelWeights, name: string, config: ModelArchConfig, fromFile = true) {
+  constructor(weights: ModelWeights, name: string, config: ModelArchConfig, fileMinBytes = FILE_ROWS_MIN_BYTES) {
     if (!weights.has(name)) throw new Error(`model weights lack tensor '${name}'`);
     const tensor = weights.get(name);
     const [vocab, hidden] = tensor.shape;
@@ -43,7 +58,7 @@ export class EmbeddingRows {
     this.vocab = vocab;
     this.hidden = hidden;
     this.rowBytes = tensor.data.byteLength / vocab;
-    const file = fromFile ? tensor.file : undefined;
+    const file = tensor.data.byteLength >= fileMinBytes ? tensor.file : undefined;
     if (file && file.byteLength === tensor.data.byteLength) {
       const format = tensor.kind === 'f32' ? 'f32' : tensor.format;
       this.store = { kind: 'file', fd: openSync(file.path, 'r'), path: file.path, offset: file.offset, format, scratch: new Uint8Array(this.rowBytes) };

@@ -240,7 +240,7 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
     throw err;
   }
   const linears = decoder.q8Linears ? packQ8Linears(decoder.q8Linears, config.numLayers, native, weights, opts.consumeWeights ? decoder.embeddingName : null) : null;
-  const embedding = new EmbeddingRows(model.weights, decoder.embeddingName, config);
+  const embedding = new EmbeddingRows(model.weights, decoder.embeddingName, config, opts.embeddingFileMinBytes);
   // Rows read from the model file: the loaded table is not needed either (embedding-rows.ts).
   if (opts.consumeWeights && embedding.fileBacked) model.weights.release?.(decoder.embeddingName);
   // Unset (or 0) intra-op threads means ORT's default, every core: attention gets as many.

@@ -3,7 +3,7 @@
 // from the loaded table, for float32 and quantized GGUF tables, and a runner that reads them from
 // the file lets the loaded table go.
 import { loadModel } from '../../../src/model/load-model';
-import { EmbeddingRows } from '../../../src/model/runner/embedding-rows';
+import { EmbeddingRows, FILE_ROWS_MIN_BYTES } from '../../../src/model/runner/embedding-rows';
 import { createRunner } from '../../../src/model/runner';
 import { loadGgufModel } from '../../../src/model/gguf/load-gguf';
 import type { ModelArchConfig, ModelWeights } from '../../../src/model/types';
@@ -31,8 +31,8 @@ for (const [file, form] of FILES) {
       const model = await loadGgufModel(path, { loadWeights: true });
       weights = model.weights!;
       config = model.config;
-      fromFile = new EmbeddingRows(weights, EMBEDDING, config);
-      inMemory = new EmbeddingRows(weights, EMBEDDING, config, false);
+      fromFile = new EmbeddingRows(weights, EMBEDDING, config, 0);
+      inMemory = new EmbeddingRows(weights, EMBEDDING, config, Infinity);
     });
     afterAll(() => {
       fromFile?.close();
@@ -75,12 +75,30 @@ needs(STORIES, NATIVE_ADDON).describe('a segmented runner with file-backed embed
   it('drops the loaded table when it consumes the weights, and refuses steps once disposed', async () => {
     const model = await loadModel(loadOptions(STORIES));
     expect(model.weights!.has(EMBEDDING)).toBe(true);
-    const runner = await createRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu', intraOpThreads: 1, attention: 'native', consumeWeights: true });
+    const options = { blockSize: 4, numBlocks: 16, device: 'cpu' as const, intraOpThreads: 1, attention: 'native' as const, consumeWeights: true };
+    const runner = await createRunner(model, { ...options, embeddingFileMinBytes: 0 });
     expect(model.weights!.has(EMBEDDING)).toBe(false);
     const table = new BlockAllocator(runner).table(3);
     const result = await runner.step([{ tokens: [1, 400, 20], positionOffset: 0, blockTable: table }]);
     expect(result.logits.length).toBe(model.config.vocabSize);
     await runner.dispose();
     await expect(runner.step([{ tokens: [1], positionOffset: 0, blockTable: table }])).rejects.toThrow(/embedding table is closed/);
+  });
+});
+
+needs(STORIES, NATIVE_ADDON).describe('a segmented runner with a small embedding table', () => {
+  it('keeps the table in memory by default (a positional read per row costs more than its 128 KB save)', async () => {
+    const model = await loadModel(loadOptions(STORIES));
+    const bytes = model.weights!.get(EMBEDDING).data.byteLength;
+    expect(bytes).toBeLessThan(FILE_ROWS_MIN_BYTES);
+    const runner = await createRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu', intraOpThreads: 1, attention: 'native', consumeWeights: true });
+    try {
+      expect(model.weights!.has(EMBEDDING)).toBe(true);
+      const table = new BlockAllocator(runner).table(3);
+      const result = await runner.step([{ tokens: [1, 400, 20], positionOffset: 0, blockTable: table }]);
+      expect(result.logits.length).toBe(model.config.vocabSize);
+    } finally {
+      await runner.dispose();
+    }
   });
 });
