@@ -1,12 +1,12 @@
 /** @jest-environment ./test/helpers/ort-environment.js */
 // Token embedding rows read from the model file (WeightTensor.file) must equal the rows copied
-// from the loaded table, for float32 and quantized GGUF tables, and a runner that reads them from
-// the file lets the loaded table go.
+// from the loaded table, for float32 and quantized GGUF tables; a runner that reads them from
+// the file lets the loaded table go, and one with a small table keeps it in memory.
 import { loadModel } from '../../../src/model/load-model';
 import { EmbeddingRows, FILE_ROWS_MIN_BYTES } from '../../../src/model/runner/embedding-rows';
 import { createRunner } from '../../../src/model/runner';
 import { loadGgufModel } from '../../../src/model/gguf/load-gguf';
-import type { ModelArchConfig, ModelWeights } from '../../../src/model/types';
+import type { ModelArchConfig, ModelWeights, RunnerOptions } from '../../../src/model/types';
 import { loadOptions, sharedModel } from '../../helpers/model-files';
 import { BlockAllocator, NATIVE_ADDON } from '../../helpers/runner-driver';
 import { needs } from '../../helpers/needs';
@@ -71,12 +71,12 @@ for (const [file, form] of FILES) {
 }
 
 const STORIES = sharedModel('stories260K.gguf');
+const RUNNER_OPTIONS: RunnerOptions = { blockSize: 4, numBlocks: 16, device: 'cpu', intraOpThreads: 1, attention: 'native', consumeWeights: true };
 needs(STORIES, NATIVE_ADDON).describe('a segmented runner with file-backed embedding rows', () => {
   it('drops the loaded table when it consumes the weights, and refuses steps once disposed', async () => {
     const model = await loadModel(loadOptions(STORIES));
     expect(model.weights!.has(EMBEDDING)).toBe(true);
-    const options = { blockSize: 4, numBlocks: 16, device: 'cpu' as const, intraOpThreads: 1, attention: 'native' as const, consumeWeights: true };
-    const runner = await createRunner(model, { ...options, embeddingFileMinBytes: 0 });
+    const runner = await createRunner(model, { ...RUNNER_OPTIONS, embeddingFileMinBytes: 0 });
     expect(model.weights!.has(EMBEDDING)).toBe(false);
     const table = new BlockAllocator(runner).table(3);
     const result = await runner.step([{ tokens: [1, 400, 20], positionOffset: 0, blockTable: table }]);
@@ -91,7 +91,7 @@ needs(STORIES, NATIVE_ADDON).describe('a segmented runner with a small embedding
     const model = await loadModel(loadOptions(STORIES));
     const bytes = model.weights!.get(EMBEDDING).data.byteLength;
     expect(bytes).toBeLessThan(FILE_ROWS_MIN_BYTES);
-    const runner = await createRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu', intraOpThreads: 1, attention: 'native', consumeWeights: true });
+    const runner = await createRunner(model, RUNNER_OPTIONS);
     try {
       expect(model.weights!.has(EMBEDDING)).toBe(true);
       const table = new BlockAllocator(runner).table(3);
