@@ -199,7 +199,7 @@ const MLP_CASES: [string, MlpCase][] = [
   ['odd sizes, 7 rows', { m: 7, h: 40, qDim: 30, inter: 52 }],
 ];
 
-kernelDescribe.each(levels.length ? levels : ['portable'])('ortllm_f32 kernels at %s', (level) => {
+kernelDescribe.each<F32Simd>(levels.length ? levels : ['portable'])('ortllm_f32 kernels at %s', (level) => {
   it.each([
     [1, 64, 64],
     [1, 17, 31],
