@@ -9,11 +9,9 @@
 // output columns), written straight into the context rows [B*S, H]. Sums in float32 throughout,
 // the rounding the linears around it already apply to their inputs.
 //
-// Measured: bf16-pooling-runner.ts's header.
-#include <node_api.h>
-
+// Figures: docs/perf/embeddings.md.
 #include "bf16-tile.h"
-#include "napi-args.h"
+#include "bf16-gemm.h"
 #include "thread-pool.h"
 
 #include <algorithm>
@@ -26,7 +24,6 @@
 namespace ortllm {
 namespace {
 
-using namespace ortllm::napi;
 using namespace ortllm::bf16;
 
 #ifdef ORTLLM_BF16_X86
@@ -148,29 +145,10 @@ void encoderAttention(const float* qkv, const int32_t* lengths, int batch, const
 
 }  // namespace
 
-// bf16EncoderAttention(qkv Float32Array [B*S, 3H], lengths Int32Array [B], context Float32Array [B*S, H], seq, heads, scale).
-napi_value Bf16EncoderAttention(napi_env env, napi_callback_info info) {
-  napi_value argv[6];
-  int32_t dims[2];
-  double scale;
-  if (!readArgs(env, info, 6, argv) || !ints(env, argv + 3, 2, dims) || napi_get_value_double(env, argv[5], &scale) != napi_ok)
-    return fail(env, "bf16EncoderAttention: expected (qkv, lengths, context, seq, heads, scale)");
-  const int seq = dims[0], heads = dims[1];
-  void *qkv, *lengths, *context;
-  size_t qkvLen, batch, contextLen;
-  if (!typed(env, argv[0], napi_float32_array, &qkv, &qkvLen) || !typed(env, argv[1], napi_int32_array, &lengths, &batch) ||
-      !typed(env, argv[2], napi_float32_array, &context, &contextLen))
-    return fail(env, "bf16EncoderAttention: qkv and context must be Float32Arrays, lengths an Int32Array");
-  if (seq <= 0 || heads <= 0 || batch == 0 || contextLen % ((size_t)batch * seq) != 0) return fail(env, "bf16EncoderAttention: context must be [batch * seq, hidden]");
-  const int hidden = (int)(contextLen / ((size_t)batch * seq));
-  if (hidden % heads != 0 || qkvLen != 3 * contextLen) return fail(env, "bf16EncoderAttention: qkv must be [batch * seq, 3 * hidden], hidden a multiple of heads");
-  for (size_t b = 0; b < batch; b++)
-    if (((const int32_t*)lengths)[b] < 0 || ((const int32_t*)lengths)[b] > seq) return fail(env, "bf16EncoderAttention: lengths must lie in 0..seq");
-  if (!bf16Available()) return fail(env, "bf16EncoderAttention: this CPU has no AVX512-BF16");
+void bf16EncoderAttention(const float* qkv, const int32_t* lengths, int batch, int seq, int heads, int hidden, float scale, float* context) {
 #ifdef ORTLLM_BF16_X86
-  encoderAttention((const float*)qkv, (const int32_t*)lengths, (int)batch, Shape{seq, heads, hidden / heads, hidden, (float)scale}, (float*)context);
+  encoderAttention(qkv, lengths, batch, Shape{seq, heads, hidden / heads, hidden, scale}, context);
 #endif
-  return nullptr;
 }
 
 }  // namespace ortllm

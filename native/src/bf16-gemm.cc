@@ -9,28 +9,12 @@
 // Packing: columns in groups of 16; per group, K/2 vectors of 64 bytes, each the 16 columns' two
 // consecutive K values (the pair VDPBF16PS multiplies with a broadcast pair of the row). K is
 // padded to even with a zero, N to 16 with zero columns. Register tile: 4 rows x 4 column groups
-// (16 accumulators). Work items are (up to 64 rows) x (4 column groups), on the attention thread
+// (16 accumulators). Work items are (up to 64 rows) x (4 column groups), on the addon's thread
 // pool when the call has enough work.
 //
-// Measured (issue 15), a shared 2-core AMD EPYC Zen 5 (AVX-512 at full width, AVX512-BF16): this
-// kernel against onnxruntime 1.30's float32 Gemm (transB, bias: the encoder graph's linear) in a
-// one-op session, `node dist/bench/bf16-gemm.js --ms 300 --rounds 2` (random weights and rows,
-// KxN = inputs x outputs, interleaved, load average ~2.9). Microseconds per call Gemm / this
-// kernel, speed-up, one thread, the better of two rounds:
-//                  M=16              128               512                2048
-//   384x384     26/10 2.6x       161/76 2.1x      658/309 2.1x     3340/1311 2.5x
-//   384x1536    89/41 2.2x       651/301 2.2x     2928/1230 2.4x   13900/5431 2.6x
-//   1536x384    84/39 2.2x       578/291 2.0x     2444/1229 2.0x   11228/5370 2.1x
-// This kernel 440-520 GFLOP/s on one thread (the fp32 FMA peak is 264-268 per core, so ~95% of
-// VDPBF16PS's twice that), onnxruntime 180-260. With two threads the second core was mostly held
-// by other sessions (CPU time = wall time for both but 384x1536 at 512 and 2048 rows: 737-759 us
-// against 1769-2883, 3151-3161 against 8356-8620, 764-819 GFLOP/s). Outputs differ from float32's
-// by 2.0-2.5e-3 of the output's largest magnitude: bfloat16's 8-bit significand.
-// Whole runner: runner/bf16-pooling-runner.ts.
-#include <node_api.h>
-
+// Figures against onnxruntime's Gemm: docs/perf/embeddings.md.
 #include "bf16-tile.h"
-#include "napi-args.h"
+#include "bf16-gemm.h"
 #include "thread-pool.h"
 
 #include <algorithm>
@@ -43,7 +27,6 @@
 namespace ortllm {
 namespace {
 
-using namespace ortllm::napi;
 using namespace ortllm::bf16;
 
 #ifdef ORTLLM_BF16_X86
@@ -113,23 +96,10 @@ BF16_FN void addLayerNorm(const float* x, const float* residual, const float* ga
 
 }  // namespace
 
-// bf16Pack(w Float32Array [n * k] row-major [n, k], n, k): the packed Uint16Array (bfloat16, round to nearest even).
-napi_value Bf16Pack(napi_env env, napi_callback_info info) {
-  napi_value argv[3];
-  int32_t dims[2];
-  if (!readArgs(env, info, 3, argv) || !ints(env, argv + 1, 2, dims)) return fail(env, "bf16Pack: expected (w, n, k)");
-  const int n = dims[0], k = dims[1];
-  if (n <= 0 || k <= 0) return fail(env, "bf16Pack: n and k must be positive");
-  void* wData;
-  size_t wLen;
-  if (!typed(env, argv[0], napi_float32_array, &wData, &wLen) || wLen != (size_t)n * k) return fail(env, "bf16Pack: w must be a Float32Array of n * k");
-  const float* w = (const float*)wData;
+size_t bf16PackedCount(int n, int k) { return (size_t)((n + kGroup - 1) / kGroup) * kGroup * ((k + 1) & ~1); }
+
+void bf16Pack(const float* w, int n, int k, uint16_t* p) {
   const int kPad = (k + 1) & ~1, groups = (n + kGroup - 1) / kGroup;
-  const size_t count = (size_t)groups * kGroup * kPad;
-  void* outData;
-  napi_value buffer, out;
-  if (napi_create_arraybuffer(env, count * 2, &outData, &buffer) != napi_ok) return fail(env, "bf16Pack: out of memory");
-  uint16_t* p = (uint16_t*)outData;
   for (int g = 0; g < groups; g++)
     for (int pair = 0; pair < kPad / 2; pair++)
       for (int col = 0; col < kGroup; col++)
@@ -137,58 +107,20 @@ napi_value Bf16Pack(napi_env env, napi_callback_info info) {
           const int row = g * kGroup + col, kk = 2 * pair + j;  // a row of W = an output column
           p[(size_t)g * kGroup * kPad + (size_t)pair * 32 + col * 2 + j] = row < n && kk < k ? floatToBf16(w[(size_t)row * k + kk]) : 0;
         }
-  napi_create_typedarray(env, napi_uint16_array, count, buffer, 0, &out);
-  return out;
 }
 
-// bf16Gemm(packed, x Float32Array [m * k], bias Float32Array [n] | null, y Float32Array [m * n], m, n, k, act): y = act(x W^T + bias).
-napi_value Bf16Gemm(napi_env env, napi_callback_info info) {
-  napi_value argv[8];
-  int32_t dims[4];
-  if (!readArgs(env, info, 8, argv) || !ints(env, argv + 4, 4, dims)) return fail(env, "bf16Gemm: expected (packed, x, bias, y, m, n, k, act)");
-  const int m = dims[0], n = dims[1], k = dims[2], act = dims[3];
-  if (m < 0 || n <= 0 || k <= 0 || act < kNone || act > kRelu) return fail(env, "bf16Gemm: bad m, n, k or act");
-  void *packed, *x, *y, *bias = nullptr;
-  size_t packedLen, xLen, yLen, biasLen;
-  const size_t want = (size_t)((n + kGroup - 1) / kGroup) * kGroup * ((k + 1) & ~1);
-  if (!typed(env, argv[0], napi_uint16_array, &packed, &packedLen) || packedLen != want) return fail(env, "bf16Gemm: packed does not match n, k");
-  if (!typed(env, argv[1], napi_float32_array, &x, &xLen) || xLen != (size_t)m * k) return fail(env, "bf16Gemm: x must be a Float32Array of m * k");
-  napi_valuetype biasType;
-  napi_typeof(env, argv[2], &biasType);
-  if (biasType != napi_null && (!typed(env, argv[2], napi_float32_array, &bias, &biasLen) || biasLen != (size_t)n))
-    return fail(env, "bf16Gemm: bias must be null or a Float32Array of n");
-  if (!typed(env, argv[3], napi_float32_array, &y, &yLen) || yLen != (size_t)m * n) return fail(env, "bf16Gemm: y must be a Float32Array of m * n");
-  if (!bf16Available()) return fail(env, "bf16Gemm: this CPU has no AVX512-BF16");
+bool bf16Supported() { return bf16Available(); }
+
+void bf16Gemm(const uint16_t* packed, const float* x, const float* bias, float* y, int m, int n, int k, int act) {
 #ifdef ORTLLM_BF16_X86
-  if (m > 0) gemm((const uint16_t*)packed, (const float*)x, (const float*)bias, (float*)y, m, n, k, act);
+  if (m > 0) gemm(packed, x, bias, y, m, n, k, act);
 #endif
-  return nullptr;
 }
 
-// addLayerNorm(x, residual, gamma, beta, out, eps): out = LayerNorm(x + residual) * gamma + beta,
-// rows of gamma's width; x, residual and out Float32Arrays of equal length (out may be either input).
-napi_value AddLayerNorm(napi_env env, napi_callback_info info) {
-  napi_value argv[6];
-  if (!readArgs(env, info, 6, argv)) return fail(env, "addLayerNorm: expected (x, residual, gamma, beta, out, eps)");
-  void *x, *residual, *gamma, *beta, *out;
-  size_t xLen, rLen, gLen, bLen, oLen;
-  double eps;
-  if (!typed(env, argv[0], napi_float32_array, &x, &xLen) || !typed(env, argv[1], napi_float32_array, &residual, &rLen) ||
-      !typed(env, argv[2], napi_float32_array, &gamma, &gLen) || !typed(env, argv[3], napi_float32_array, &beta, &bLen) ||
-      !typed(env, argv[4], napi_float32_array, &out, &oLen) || napi_get_value_double(env, argv[5], &eps) != napi_ok)
-    return fail(env, "addLayerNorm: expected Float32Arrays (x, residual, gamma, beta, out) and a number eps");
-  if (gLen == 0 || bLen != gLen || xLen % gLen || rLen != xLen || oLen != xLen) return fail(env, "addLayerNorm: x, residual, out must be rows of gamma's (= beta's) width");
-  if (!bf16Available()) return fail(env, "addLayerNorm: this CPU has no AVX512-BF16");
+void bf16AddLayerNorm(const float* x, const float* residual, const float* gamma, const float* beta, float* out, int rows, int h, float eps) {
 #ifdef ORTLLM_BF16_X86
-  addLayerNorm((const float*)x, (const float*)residual, (const float*)gamma, (const float*)beta, (float*)out, (int)(xLen / gLen), (int)gLen, (float)eps);
+  addLayerNorm(x, residual, gamma, beta, out, rows, h, eps);
 #endif
-  return nullptr;
-}
-
-napi_value Bf16Available(napi_env env) {
-  napi_value v;
-  napi_get_boolean(env, bf16Available(), &v);
-  return v;
 }
 
 }  // namespace ortllm

@@ -2,6 +2,7 @@
 // the encoder attention (bf16-encoder-attention.cc), which runs QK^T and PV through the same tiles.
 #pragma once
 #include "bf16-scalar.h"
+#include "cpu-features.h"
 #include "exp512.h"
 
 #include <cstdint>
@@ -15,15 +16,7 @@
 namespace ortllm {
 namespace bf16 {
 
-inline bool bf16Available() {
-#ifdef ORTLLM_BF16_X86
-  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
-  return ok;
-#else
-  return false;
-#endif
-}
+inline bool bf16Available() { return cpu::avx512Bf16(); }
 
 constexpr int kGroup = 16;  // output columns per vector
 constexpr int kTileRows = 4;

@@ -2,7 +2,7 @@
 //
 // Why: a decode step streams every weight once from memory (100M: ~110 MB a step), and on 4 KB
 // pages each 4 KB of weights costs a page walk the hardware prefetcher does not cross. With
-// 2 MB pages the batch-32 GEMMs got ~15-20% faster (figures: q8-gemm.cc's header). The machine's
+// 2 MB pages the batch-32 GEMMs got ~15-20% faster (docs/perf/q8-gemm.md). The machine's
 // THP setting is `madvise` (the Linux default), so the memory must be asked for explicitly.
 //
 // How: buffers are cut from slabs of at least kSlabBytes, 2 MB-aligned and madvise(MADV_HUGEPAGE)

@@ -1,4 +1,4 @@
-// glibc malloc tuning for the server process (issue 16, peak RSS). onnxruntime runs without its
+// glibc malloc tuning for the server process (its peak RSS). onnxruntime runs without its
 // CPU arena (src/model/runner/session.ts), so each step's activations come from malloc. glibc
 // serves blocks above its mmap threshold with mmap and returns them to the OS on free, but the
 // threshold starts at 128 KiB and rises to the largest block freed so far (up to 32 MiB): after
