@@ -9,11 +9,11 @@
 // two, each larger than the LLC (two caches for stories260K would sit in the 32 MB LLC and hide
 // its memory stall). --shared points every sequence at the first sequence's blocks: the rows then
 // come from L2/L3, which leaves the kernel's arithmetic. --simd times each listed kernel level (the
-// CPU's best by default) on the same caches, one after the other per context. The figures in native/src/attention.cc's
-// header were measured with it. --prefill times one prompt of `context` tokens per context instead
+// CPU's best by default) on the same caches, one after the other per context. The kernel-alone figures in
+// docs/perf/attention.md were measured with it. --prefill times one prompt of `context` tokens per context instead
 // (one sequence, every layer's attention over its own rows: the prefill tiles; the rows of the
 // first sequence's blocks).
-import { nativeAttention, SIMD_LEVELS, type SimdLevel } from '../src/model/runner/native-attention';
+import { nativeKernels, SIMD_LEVELS, type SimdLevel } from '../src/model/runner/native-kernels';
 
 const SHAPES: Record<string, { layers: number; heads: number; kvHeads: number; headDim: number }> = {
   stories260K: { layers: 5, heads: 8, kvHeads: 4, headDim: 8 },
@@ -43,7 +43,7 @@ function fill(a: Float32Array | Uint16Array | Uint8Array, kv: string, seed: numb
 }
 
 function main(): void {
-  const native = nativeAttention();
+  const native = nativeKernels();
   if (!native) throw new Error('the native attention addon is not built (npm run build:native)');
   const threads = Number(arg('threads', '1'));
   native.setThreads(threads);

@@ -10,12 +10,12 @@ import * as ort from 'onnxruntime-node';
 import { GraphBuilder } from '../src/model/graph/graph-builder';
 import { emitLinear } from '../src/model/graph/linear';
 import { OnnxDataType } from '../src/model/graph/onnx-proto';
-import { BF16_ACTIVATION, nativeAttention } from '../src/model/runner/native-attention';
+import { BF16_ACTIVATION, nativeKernels } from '../src/model/runner/native-kernels';
 import { SyncSession } from '../src/model/runner/session';
 import { arg, comparisonRow, maxRelDiff, seededUniform, timeCall } from './kernel-timing';
 
 function main(): void {
-  const native = nativeAttention();
+  const native = nativeKernels();
   if (!native?.bf16Available) throw new Error('the addon is not built or this CPU has no AVX512-BF16');
   const shapes = arg('shapes', '384x384,384x1536,1536x384').split(',').map((s) => s.split('x').map(Number) as [number, number]);
   const rowsList = arg('rows', '16,128,512,2048').split(',').map(Number);

@@ -10,12 +10,7 @@
 //   step of each request (median over requests, what the served TPOT p50 is) beside the runner
 //   alone on the same workload (runner-ceiling.ts). Their ratio is the engine's share of the
 //   served TPOT; what the served ratio adds to it is the HTTP side's. The runner's own steps are
-//   also timed inside the engine ("runner in engine"): on stories260K at batch 1 they were 5-20%
-//   longer than alone (0.145-0.153 against 0.132-0.134 ms, two threads), the rest of the engine's
-//   step ~26-29 us (core-host.ts's step loop comment has the served breakdown). After the cuts in
-//   engine-core.ts's header, two rounds interleaved with the build before (engine ms/step less
-//   the runner inside it, us): batch 1 prompt 37 28 / 30 -> 23 / 27, prompt 700 24 / 21 ->
-//   21 / 31 (noise); batch 32 prompt 37 128 / 123 -> 87 / 64, prompt 700 237 / 224 -> 162 / 216.
+//   also timed inside the engine ("runner in engine"). Results: docs/perf/engine-overhead.md.
 
 import { serialize } from 'node:v8';
 import { CompletionProcessorFactory } from '../src/engine/core/completion-processor';

@@ -3,7 +3,7 @@
 // (AVX-512, when /proc/cpuinfo lists avx512f) and ymm registers with 1..N threads, and prints the
 // FLOPs one embedding of the bench's MiniLM-shaped BERT costs at 16 and 128 tokens with the
 // embeddings/s no fp32 engine can pass on these cores. Set `npm run bench:embed`'s figures against
-// it (bench/embed.ts's header has the comparison). Prints figures, asserts nothing.
+// it (docs/perf/embeddings.md has the comparison). Prints figures, asserts nothing.
 // Knobs: FMA_ITERATIONS=50000000 (loop trips per thread per run; 12 FMAs each), FMA_REPEATS=5 (best kept).
 
 import { execFileSync } from 'node:child_process';

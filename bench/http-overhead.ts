@@ -5,13 +5,7 @@
 // (Fastify inject: no socket) and over a real localhost socket (client and server in this process;
 // the client alone is measured against a bare node:http server and subtracted). Figures only.
 // Knobs: HTTP_OVERHEAD_REQUESTS=4000  HTTP_OVERHEAD_CONCURRENCY=32  HTTP_OVERHEAD_TOKENS=16.
-// Measured on the shared 2-core machine (load average ~8), two rounds alternating with the build
-// before the validation fast path (common/validation-fast-path.ts) and the float-list change
-// (serving/pooling/pooled-vectors.ts), ms per request: inject 0.343 / 0.248 -> 0.316 / 0.245,
-// server over a socket 0.249 / 0.221 -> 0.225 / 0.169. What is left, from a --cpu-prof of this
-// bench: Fastify and Nest's routing, hooks and reply ~40%, JSON.stringify of the 384 floats ~30 us
-// (Number-to-shortest-string; the bytes are what vLLM's floats print), the tokenizer ~35 us,
-// garbage collection ~14% of the thread.
+// Results: docs/perf/http-overhead.md.
 
 import { Agent, createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';

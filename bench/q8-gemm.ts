@@ -16,7 +16,7 @@ import { GraphBuilder } from '../src/model/graph/graph-builder';
 import { quantizedLinear } from '../src/model/graph/matmul-nbits';
 import { unpackGgml } from '../src/model/graph/ggml-unpack';
 import { OnnxDataType } from '../src/model/graph/onnx-proto';
-import { nativeAttention, type Q8Kernel } from '../src/model/runner/native-attention';
+import { nativeKernels, type Q8Kernel } from '../src/model/runner/native-kernels';
 import { SyncSession } from '../src/model/runner/session';
 import { arg, comparisonRow, maxRelDiff, seededUniform, timeCall } from './kernel-timing';
 
@@ -40,7 +40,7 @@ function randomQ8(n: number, k: number, seed: number): Uint8Array {
 }
 
 function main(): void {
-  const native = nativeAttention();
+  const native = nativeKernels();
   if (!native?.q8Available) throw new Error('the addon is not built or this CPU has neither AVX512-VNNI nor AVX2');
   const kernel = arg('kernel', '') as Q8Kernel | '';
   const gemm = (packed: Uint8Array, x: Float32Array, y: Float32Array, m: number, n: number, k: number) =>

@@ -11,7 +11,7 @@ import { cosine, referenceClassifierLogits, referenceEncoderStates, referencePoo
 import { SERVER_START_TIMEOUT_MS, defaultTestModel, runCli, startServer, type TestServer } from '../helpers/server';
 import { referenceBertEncode } from '../helpers/test-tokenizers';
 import { needs } from '../helpers/needs';
-import { nativeAttention } from '../../src/model/runner/native-attention';
+import { nativeKernels } from '../../src/model/runner/native-kernels';
 import { expectApiError, postJson } from './completions-helpers';
 
 const SHAPE = { hidden: 32, layers: 2, heads: 4, intermediate: 64, maxPositions: 64 };
@@ -147,7 +147,7 @@ describe('/v1/embeddings (random BERT, MEAN pooling, normalised)', () => {
   });
 });
 
-const bf16Cpu = nativeAttention()?.bf16Available === true;
+const bf16Cpu = nativeKernels()?.bf16Available === true;
 if (!bf16Cpu) console.warn('\n*** SKIPPING the --dtype bfloat16 embeddings test: the addon is not built or this CPU has no AVX512-BF16 ***\n');
 
 (bf16Cpu ? describe : describe.skip)(`/v1/embeddings with --dtype bfloat16${bf16Cpu ? '' : ' [skipped: no addon or no AVX512-BF16]'}`, () => {

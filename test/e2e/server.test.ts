@@ -14,7 +14,7 @@ import { SERVER_FLAGS } from '../../src/config/server-flags';
 import { TTFT_BUCKETS } from '../../src/modules/metrics/buckets';
 import { readGgufModel } from '../../src/model/gguf/load-gguf';
 import { kvBytesPerBlock } from '../../src/model/runner';
-import { nativeAttention } from '../../src/model/runner/native-attention';
+import { nativeKernels } from '../../src/model/runner/native-kernels';
 
 const model = defaultTestModel();
 const onModel = needs(model);
@@ -170,7 +170,7 @@ onModel.describe('the server on a real port', () => {
 
   it('stores the KV cache of a GGUF model in float16 without --kv-cache-dtype (auto = llama.cpp\'s f16; float32 without the addon): the budget holds 16-bit blocks', async () => {
     const { config } = await readGgufModel(defaultTestModel());
-    const stored = nativeAttention() ? 'float16' : 'float32';
+    const stored = nativeKernels() ? 'float16' : 'float32';
     const blocks = Math.floor(4 * 2 ** 20 / kvBytesPerBlock(config, 16, stored));
     expect(server.output()).toContain(`KV cache: ${blocks} blocks of 16 tokens, ${stored}`);
     const info = /vllm:cache_config_info\{([^}]*)\}/.exec(await (await fetch(`${server.baseUrl}/metrics`)).text())![1];

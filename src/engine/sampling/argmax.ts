@@ -20,7 +20,7 @@
 // streams of 64 tokens, the server's CPU per generated token 2122 / 2136 -> 2014 / 1914 us
 // (stories260K, vocab 512: 89 / 80 -> 87 / 84, unchanged as expected). The served tok/s moved
 // with the shared machine's load more than with the change (see the issue 16 report).
-import { nativeAttention } from '../../model/runner/native-attention';
+import { nativeKernels } from '../../model/runner/native-kernels';
 
 /** Rows at least this long go to the addon when it is built. */
 export const NATIVE_FROM = 128;
@@ -44,8 +44,8 @@ type ArgmaxFn = (values: Float32Array, offset: number, count: number) => number;
 let nativeArgmax: ArgmaxFn | null | undefined;
 
 function loadNative(): ArgmaxFn | null {
-  // Null when the addon is not built or out of date (native-attention.ts says why once).
-  const addon = nativeAttention();
+  // Null when the addon is not built or out of date (native-kernels.ts says why once).
+  const addon = nativeKernels();
   return addon ? addon.argmax.bind(addon) : null;
 }
 

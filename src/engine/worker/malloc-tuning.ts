@@ -5,7 +5,7 @@
 // glibc's own rising threshold).
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { nativeAddonPath } from '../../model/runner/native-attention';
+import { nativeAddonPath } from '../../model/runner/native-kernels';
 
 const ADDON = 'native/build/Release/ortllm_malloc.node';
 

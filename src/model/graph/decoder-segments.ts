@@ -5,7 +5,7 @@
 // Why cut: onnxruntime-node cannot keep a tensor between runs or alias an output to an input, so
 // attention inside a graph reads the past only after gathering it into fresh tensors (Gather +
 // Concat + Attention's own copies), and at long contexts those copies dominate a step (see the
-// comparison in decoder-graph.ts's header). Every op outside attention is row-wise, so the
+// comparison in docs/perf/decoder-graph.md). Every op outside attention is row-wise, so the
 // segments take the step's tokens as packed rows [N, ·] (all sequences, prefill chunks and
 // decodes alike, no padding) and only attention needs to know which rows belong together.
 //

@@ -7,27 +7,8 @@
 //               x = LayerNorm(a + W2 · act(W1 a))
 // Op choices: one Gemm for the fused QKV projection; onnx Attention (opset 23) over [B,S,H]
 // with a [B,1,S,S] padding mask; GELU is the opset-20 Gelu op (erf or tanh form, as hidden_act
-// says). Residuals are Add + LayerNormalization: measured (MiniLM shape, one intra-op thread,
-// best of 20 on a loaded 2-core box) ~10% faster per forward than com.microsoft
-// SkipLayerNormalization at 16x128 and 32x16 tokens; an explicit MatMul/Softmax attention was
-// no faster than the Attention op within the noise. Again with two threads (bench/embed-forward,
-// median of 40, interleaved): SkipLayerNormalization 8x16 8.78 ms against 8.00, 1x128 9.27 against
-// 8.20, 1x16 the same. com.microsoft MultiHeadAttention (int32 key padding mask) in place of the
-// Attention op: 16x128 129.9 / 149.0 ms median against 119.5 / 120.7, 1x128 10.59 / 9.07 against
-// 8.84 / 9.14, 16 tokens the same.
-// Against the transformers.js export of the same weights (bench/bert-onnx-export.ts: MatMul + Add,
-// explicit softmax attention, LayerNormalization, erf GELU), after onnxruntime's optimizer (its
-// profiler, 1x16, two threads, 40 runs): this graph runs 110 nodes per forward (24 Gemm, 13
-// LayerNormalization, 6 Attention, 6 Gelu, 6 Split, 30 Reshape, 14 Add), the export 184 (42 MatMul
-// and 6 FusedMatMul, 50 Add, 24 Transpose, 24 Reshape, 6 BiasGelu, 6 Softmax, 13 LayerNormalization:
-// onnxruntime fuses no Attention, SkipLayerNormalization or Gemm out of it). Node time per forward
-// (profiled, so inflated): Gemm 3.88 ms against MatMul + FusedMatMul 3.82, LayerNormalization 0.29
-// against 0.21, Attention 0.19 against Transpose + Softmax + the score MatMuls' share, Gelu 0.16
-// against BiasGelu 0.18; whole run 5.17 ms against 5.04. The projections (the weights streamed
-// once per run) are ~75% of either forward, and the two spend the same on them. At 1x128: Gemm 7.51
-// against MatMul 7.93 (the context MatMuls included), Attention 1.95 against FusedMatMul 0.50 +
-// Softmax 0.31 + Transpose 0.39, Gelu 0.29 against BiasGelu 1.41, Add 0.14 against 0.97; whole run
-// 10.8 against 13.0 ms.
+// says). Residuals are Add + LayerNormalization (faster than SkipLayerNormalization here); the
+// measurements, and the comparison with the transformers.js export: docs/perf/onnxruntime-sessions.md.
 // --dtype bfloat16 runs this encoder cut at its linears (encoder-segments.ts), which the addon's
 // bfloat16 GEMM runs at about twice these Gemms' rate (runner/bf16-pooling-runner.ts).
 import { BuiltModel, GraphBuilder, attrFloat, attrInt } from './graph-builder';

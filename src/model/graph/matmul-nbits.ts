@@ -6,21 +6,11 @@
 //   q4_k -> 4 bits, block 32, float zero points (dmin*m / (d*sc))
 //   q6_k -> 8 bits, block 16, uint8 zero point 32 (MatMulNBits has no 6-bit mode)
 //
-// accuracy_level (activation precision inside the kernel), compared on a 100M-param llama
-// (dim 768, 12 layers), one decode step at batch 1 and 8: with f32 activations (level 0) the
-// 8-bit formats take ORT's unpacked fallback (dequantizes per call) and run 10-40x slower than
-// level 4 (int8 activations, as llama.cpp's CPU kernels quantize activations to q8 too); q4_0 is
-// 1.5-3x faster at level 4; for float zero points (q4_k) level 4 is slower. So 'auto' uses
-// level 4 except for q4_k, where 0 also stays exact.
-// Batch 32 (issue 16: could another level pay where a decode step is 32 rows?): the 100M Q8_0
-// model, segmented runner, one batch-32 decode step at context 70, float16 KV, 2 threads: level
-// 4 47-54 ms, level 1 430 ms, level 0 269 ms (the fallback dequantizes every weight per call).
-// Level 4 stays; at batch 32 MatMulNBits is ~70% of that step (the layers' 1.3-2.3 ms each and the
-// 32000-row head's 5-10 ms), the paged attention ~20%.
-// Q8_0 on AVX512-VNNI CPUs: the segmented runner runs a llama-family model's Q8_0 linears in the
-// native addon instead (q8-linear-segments.ts), 2.3-3.5x MatMulNBits' speed from 8 rows on and
-// 1.2-2.6x at one row on the 100M and 1.1B shapes (the table: native/src/q8-gemm.cc). MatMulNBits
-// ran at 150-300 GOPS per core there, against ~1000 for the int8 multiply-add instruction alone.
+// accuracy_level (activation precision inside the kernel): level 4 (int8 activations, as
+// llama.cpp's CPU kernels quantize activations to q8 too) except for q4_k, where 0 also stays
+// exact; the 8-bit formats at level 0 take ORT's unpacked fallback (dequantizing per call). On
+// AVX512-VNNI or AVX2 CPUs the segmented runner runs Q8_0 linears in the addon instead
+// (q8-linear-segments.ts). Figures: docs/perf/onnxruntime-sessions.md.
 import { GraphBuilder, attrInt } from './graph-builder';
 import { OnnxDataType } from './onnx-proto';
 import { unpackGgml, UnpackedQuant } from './ggml-unpack';

@@ -6,14 +6,10 @@
 // segments (count 0): a step on this path runs no onnxruntime session. Elsewhere (neither VNNI nor AVX2, CUDA,
 // other weight formats) the norms stay in decoder-segments.ts's graphs.
 //
-// Why (issue 16): MatMulNBits (accuracy level 4, int8 activations) measured 2.3-3.5x slower than
-// the addon's kernel at 8-512 rows on the 100M and 1.1B shapes and 1.2-2.6x at one row, one thread (the table
-// is in q8-gemm.cc's header); both quantize activations the same way (outputs within ~1e-6
-// relative), so greedy tokens stay the same. The norms had stayed in onnxruntime, one
-// (Skip)SimplifiedLayerNormalization per segment (1 + 2 x layers runs a step), until each run's
-// ~20 us of onnxruntime-node overhead was most of what a batch-1 step had left above the GEMMs.
-// Whole-runner figures: segmented-runner.ts. On AVX2-only CPUs (AMD Zen 1 measured) the AVX2
-// kernel gives the same outputs and 1.1-3.6x MatMulNBits' speed (q8-gemm.cc's AVX2 section).
+// Why: MatMulNBits (accuracy level 4, int8 activations) ran 1.2-3.5x slower than the addon's kernel,
+// which quantizes activations the same way (greedy tokens stay the same), and each remaining norm
+// segment's onnxruntime run cost most of what a batch-1 step had left above the GEMMs. Figures:
+// docs/perf/q8-gemm.md and docs/perf/segmented-runner.md.
 import { unpackGgml } from './ggml-unpack';
 import type { SegmentedDecoder, SegmentedDecoderOptions } from './decoder-segments';
 import { ropeTables } from './rope';

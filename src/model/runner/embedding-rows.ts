@@ -6,24 +6,10 @@
 // tensors that are neither converted nor permuted, float32 safetensors), each row is read from the
 // file with a positional read instead (`fileBacked`), and the runner drops the loaded copy: the
 // rows a step needs come from the page cache, which is not the server's resident memory.
-// Measured (issue 16) on the ~1.1B Q8_0 bench model (32000 x 2048, 66 MiB as Q8_0) served with
-// `--max-num-seqs 32 --max-model-len 1024`, 32 distinct ~700-token prompts at once, max_tokens 32:
-// RSS when ready 1768/1769 -> 1701/1707 MiB, peak (VmHWM) 2649/2649 -> 2585. A lookup's cost,
-// rows() alone on that table: 700 tokens 5.5 ms from memory, 6.3-7.6 ms from the file (dequantizing
-// dominates both; a pread is ~1-3 us), 32 tokens 0.24-0.26 ms either way; a 700-token prefill of
-// this model takes ~3 s. Mapping the file (mmap in the native addon) was not tried: the reads
-// cost too little for it to gain, and mapped pages a step touches would count as resident.
 // A small table stays in memory (FILE_ROWS_MIN_BYTES): a positional read costs a few µs a row
 // whatever the row's size, which is most of a small model's lookup and nothing it saves counts.
-// rows() alone (`node` loop over 3,000 calls, ids spread over the vocabulary), from the file /
-// from memory: stories260K (float32, 512 x 64, 128 KB) 1 token 6.5 / 2.6 µs, 32 tokens 83 / 7.9,
-// 700 tokens 1,578 / 36 (its batch-32 decode step is ~0.45 ms, a 700-token prefill ~12 ms); the
-// ~100M bench model (Q8_0, 32000 x 768, 26 MB) 32 tokens 258 / 191 µs, 700 tokens 7.3 / 5.6 ms,
-// where dequantizing dominates and a step takes 3-15 ms, so it keeps reading from the file.
-// Runner alone with the table in memory, stories260K (`node dist/bench/forward.js --models stories260K
-// --contexts 128,1024 --batches 1,32 --seconds 2 --kv-cache-dtype float16`, two interleaved rounds,
-// steps/s from the file -> from memory): prefill of 128 975 / 964 -> 1,470 / 1,393, batch 1 20,364 /
-// 20,009 -> 27,383 / 23,960, batch 32 2,377 / 2,323 -> 3,054 / 2,840, prefill of 1024 87 -> 111-114.
+// Figures (resident memory, a lookup's cost, the runner with the table in memory):
+// docs/perf/embedding-rows.md.
 import { closeSync, openSync } from 'node:fs';
 import { dequantizeInto } from '../gguf/dequant';
 import { readFully } from '../read-fully';

@@ -7,7 +7,7 @@ import { LoadedModel, ModelRunner, RunnerOptions } from '../types';
 import { FP8_KV_DTYPE, type KvCacheDtypeFlag, type KvStorageDtype } from './kv-dtype';
 import { createExportRunner } from './export-runner';
 import { createGraphRunner } from './graph-runner';
-import { nativeAttention, nativeAttentionUnavailable, type NativeAttention } from './native-attention';
+import { nativeKernels, nativeKernelsUnavailable, type NativeKernels } from './native-kernels';
 import { canRunSegmented, createSegmentedRunner } from './segmented-runner';
 import { createWhisperRunner } from './whisper-runner';
 
@@ -18,7 +18,7 @@ export { kvBytesPerBlock } from './kv-cache';
  * (16-bit storage is read by the native attention kernel alone), why.
  */
 type RunnerChoice =
-  | { kind: 'segmented'; native: NativeAttention }
+  | { kind: 'segmented'; native: NativeKernels }
   | { kind: 'whisper' | 'graph' | 'export'; float32Only: string };
 
 function chooseRunner(model: LoadedModel, attention: RunnerOptions['attention']): RunnerChoice {
@@ -26,9 +26,9 @@ function chooseRunner(model: LoadedModel, attention: RunnerOptions['attention'])
   if (model.output.kind === 'transcription') return { kind: 'whisper', float32Only: 'the encoder-decoder runner stores float32' };
   if (attention === 'graph') return { kind: 'graph', float32Only: 'attention runs inside the graph' };
   if (!canRunSegmented(model)) return { kind: 'graph', float32Only: `${model.config.architecture} has no segmented graphs within the native attention kernel's limits` };
-  const native = nativeAttention();
+  const native = nativeKernels();
   if (native) return { kind: 'segmented', native };
-  return { kind: 'graph', float32Only: `the native attention addon is not available (${nativeAttentionUnavailable()})` };
+  return { kind: 'graph', float32Only: `the native attention addon is not available (${nativeKernelsUnavailable()})` };
 }
 
 /**
@@ -60,10 +60,10 @@ export async function createRunner(model: LoadedModel, opts: RunnerOptions): Pro
       if (opts.attention === 'native') {
         const c = model.config;
         throw new Error(
-          `native attention is not available: ${canRunSegmented(model) ? nativeAttentionUnavailable() : `${c.architecture} with head size ${c.headDim} and ${c.numHeads}/${c.numKvHeads} heads has no segmented graphs within the kernel's limits`}`,
+          `native attention is not available: ${canRunSegmented(model) ? nativeKernelsUnavailable() : `${c.architecture} with head size ${c.headDim} and ${c.numHeads}/${c.numKvHeads} heads has no segmented graphs within the kernel's limits`}`,
         );
       }
-      if (!float32Kv) throw new Error(`--kv-cache-dtype ${opts.kvCacheDtype} needs the native attention kernel, which is not available: ${nativeAttentionUnavailable()}`);
+      if (!float32Kv) throw new Error(`--kv-cache-dtype ${opts.kvCacheDtype} needs the native attention kernel, which is not available: ${nativeKernelsUnavailable()}`);
       return createGraphRunner(model, opts);
     case 'export':
       if (!float32Kv) throw new Error(`an ONNX export keeps its own KV cache type; --kv-cache-dtype ${opts.kvCacheDtype} applies to GGUF and safetensors models`);

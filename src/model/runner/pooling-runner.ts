@@ -7,8 +7,8 @@
 // groups that cost least under runCost (packGroups). A run also holds at most maxRunPositions
 // positions: past that each position costs more (its activations outgrow the core's cache).
 // A run is one PoolingForward: the whole graph in one onnxruntime session, or with --dtype
-// bfloat16 the encoder with its linears in the addon's bfloat16 GEMM (bf16-pooling-runner.ts; its
-// header has the figures). The packing constants below were measured in float32 and kept for it.
+// bfloat16 the encoder with its linears in the addon's bfloat16 GEMM (bf16-pooling-runner.ts;
+// docs/perf/embeddings.md has the figures). The packing constants below were measured in float32 and kept for it.
 import * as ort from 'onnxruntime-node';
 import { architectureOf, graphDtypeFor } from '../architectures/registry';
 import { PoolingInputs, PoolingOutputs } from '../graph/pooling-graph';

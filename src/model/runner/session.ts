@@ -6,27 +6,8 @@
 // setImmediate and a Promise, and checks the feeds and rebuilds the result map in JS: one
 // event-loop turn and two allocations per call. SyncSession calls the binding's run directly
 // (onnxruntime-node's own `dist/binding`, the module its InferenceSession wraps, pinned by the
-// lock file). Measured on stories260K (5 layers, 6 runs per step; runner alone, batch-1 decode at
-// context 64, both runners in one process, 6 alternating runs of 1,500 steps, median): 2 threads
-// 185 -> 176 us wall and 179 -> 173 us CPU per step, 1 thread 175 -> 157 us wall and 184 -> 163
-// us CPU; batch 32 at context 64, 2 threads, 1135 -> 794 us wall; 100M Q8_0 (13 runs per step)
-// batch 1 at context 128, 2 threads, 5.91 -> 5.65 ms wall, 9.40 -> 9.09 ms CPU. Served (stories260K, short
-// prompts, 64 tokens, alternating rounds on a shared 2-core machine): 1 stream TPOT p50 median
-// 0.234 -> 0.222 ms and server CPU 288 -> 273 us per token (6 rounds; 0.259 -> 0.236 in 4
-// more); 32 streams within the noise (13964 -> 14334 tok/s median of 6, rounds ranging 9-18k
-// either way; CPU per token 90 -> 98 us, in the tick resolution). A step holds the worker's
-// event loop either way (a run blocks it); the engine takes messages between steps.
-//
-// What a run costs in the binding (onnxruntime-node 1.30, one process, 20,000 runs of graphs of
-// Add nodes on [1, 64] float32 rows): ~1.4 us per input (it reads the tensor object's fields and
-// wraps its ArrayBuffer, no copy) and ~2 us per output beyond the node itself (onnxruntime
-// allocates it, the binding copies it into a new ArrayBuffer and builds a tensor object; GC
-// later). Four outputs 12.9-13.4 us, the same four packed by Reshape + Concat into one
-// 5.9-8.3 us, hence the segments' one packed output (decoder-segments.ts). Pre-allocated outputs
-// do not help: run(feeds, fetches) takes a tensor per output name and onnxruntime writes into it,
-// but the binding still copies it into a fresh ArrayBuffer for the result (a stories260K layer
-// segment, batch 1: 22-29 us per run either way). Plain {type, dims, data} objects instead of
-// ort.Tensor feeds: within the noise (the constructor is ~50 ns).
+// lock file). Figures (SyncSession against InferenceSession, and what a run costs in the binding,
+// hence the segments' one packed output): docs/perf/onnxruntime-sessions.md.
 //
 // CUDA caveat: the KV cache is a set of CPU inputs, and the node binding has no CUDA IO binding,
 // so ORT copies the cache inputs to the device on every run (measured on an H200: docs/cuda.md).

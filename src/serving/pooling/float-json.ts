@@ -3,7 +3,7 @@
 // (native/src/float-json.cc) where it is built, else from JSON.stringify.
 // Measured: a 384-float vector, `node` loop of 20,000 on the shared 2-core machine: the addon 15.9-
 // 16.8 us, JSON.stringify(Array.from(v)) 32.6-33.8 us (V8 formats each double on its own).
-import { nativeAddonPath } from '../../model/runner/native-attention';
+import { nativeAddonPath } from '../../model/runner/native-kernels';
 
 const ADDON = 'native/build/Release/ortllm_json.node';
 

@@ -3,7 +3,7 @@
 // not a multiple of its vector width, rows inside a larger array), and the sampler's greedy path
 // (no copy of the logits) giving the same tokens as the path through the processors.
 import { argmax, argmaxJs, NATIVE_FROM } from '../../../src/engine/sampling/argmax';
-import { nativeAttention } from '../../../src/model/runner/native-attention';
+import { nativeKernels } from '../../../src/model/runner/native-kernels';
 import { SequenceSampler } from '../../../src/engine/sampling/sequence-sampler';
 import { SamplingWorkspace } from '../../../src/engine/sampling/workspace';
 import { defaultSamplingParams } from '../../../src/engine/sampling-params';
@@ -54,7 +54,7 @@ function edgeRows(n: number): Array<[string, Float32Array]> {
   return rows;
 }
 
-const native = nativeAttention();
+const native = nativeKernels();
 
 needs(NATIVE_ADDON).describe('native argmax', () => {
   it.each([1, 7, 8, 15, 16, 17, 31, 1000, 1024, 1031, 32000])('matches the JS loop on every edge row, length %i', (n) => {

@@ -8,13 +8,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadModel } from '../../../src/model/load-model';
-import { BF16_ACTIVATION, nativeAttention } from '../../../src/model/runner/native-attention';
+import { BF16_ACTIVATION, nativeKernels } from '../../../src/model/runner/native-kernels';
 import { createPoolingRunner } from '../../../src/model/runner/pooling-runner';
 import type { EncodeSequence, LoadedModel } from '../../../src/model/types';
 import { cosine, referenceClassifierLogits, referenceEncoderStates, referencePool, writeEncoderDir, type TestEncoder } from '../../helpers/encoder-model';
 import { loadOptions } from '../../helpers/model-files';
 
-const native = nativeAttention();
+const native = nativeKernels();
 const bf16 = native?.bf16Available === true;
 if (!bf16) console.warn('\n*** SKIPPING the bfloat16 GEMM tests: the addon is not built or this CPU has no AVX512-BF16 ***\n');
 const bf16Describe = bf16 ? describe : describe.skip;

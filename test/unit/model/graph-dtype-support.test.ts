@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { GraphKind } from '../../../src/model/architectures/architecture';
 import { ARCHITECTURES, graphDtypeFor } from '../../../src/model/architectures/registry';
 import { loadModel } from '../../../src/model/load-model';
-import { nativeAttention } from '../../../src/model/runner/native-attention';
+import { nativeKernels } from '../../../src/model/runner/native-kernels';
 import { createPoolingRunner } from '../../../src/model/runner/pooling-runner';
 import type { ModelArchConfig } from '../../../src/model/types';
 import { writeEncoderDir } from '../../helpers/encoder-model';
@@ -66,7 +66,7 @@ describe('createPoolingRunner with --dtype bfloat16 (BERT)', () => {
     const model = await loadModel(loadOptions(written.dir));
     const create = (device: 'cpu' | 'cuda') => createPoolingRunner(model, { device, intraOpThreads: 1, dtype: 'bfloat16' });
     await expect(create('cuda')).rejects.toThrow(/^--dtype bfloat16: --device cuda has no bfloat16 path; bfloat16 runs only/);
-    if (nativeAttention()?.bf16Available) {
+    if (nativeKernels()?.bf16Available) {
       const runner = await create('cpu');
       expect((await runner.encode([{ tokens: [2, 5, 9, 3] }]))[0].length).toBe(32);
       await runner.dispose();

@@ -7,7 +7,7 @@ import { llamaConfig, randomModel } from '../../../bench/random-llama';
 import { loadModel } from '../../../src/model/load-model';
 import { resolveKvCacheDtype } from '../../../src/model/runner';
 import { hfCheckpointKvDtype } from '../../../src/model/runner/kv-dtype';
-import { nativeAttention } from '../../../src/model/runner/native-attention';
+import { nativeKernels } from '../../../src/model/runner/native-kernels';
 import { loadOptions, sharedModel } from '../../helpers/model-files';
 import { needs } from '../../helpers/needs';
 import { writeHfDirFromGguf } from '../../helpers/write-hf-dir';
@@ -61,11 +61,11 @@ describe('--kv-cache-dtype auto', () => {
 
   it('stores the model type with the native addon, float32 without it (logged)', () => {
     const log = jest.fn();
-    const built = nativeAttention() !== null;
+    const built = nativeKernels() !== null;
     expect(resolveKvCacheDtype(model, 'auto', undefined, log)).toBe(built ? 'float16' : 'float32');
     expect(log).toHaveBeenCalledTimes(built ? 0 : 1);
     jest.isolateModules(() => {
-      jest.doMock('../../../src/model/runner/native-attention', () => ({ nativeAttention: () => null, nativeAttentionUnavailable: () => 'the addon is not built' }));
+      jest.doMock('../../../src/model/runner/native-kernels', () => ({ nativeKernels: () => null, nativeKernelsUnavailable: () => 'the addon is not built' }));
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const { resolveKvCacheDtype: withoutAddon } = require('../../../src/model/runner') as typeof import('../../../src/model/runner');
       const noAddonLog = jest.fn();

@@ -6,7 +6,7 @@
 // native-attention.test.ts, with the other storage types.)
 import { loadModel } from '../../../src/model/load-model';
 import { createRunner, resolveKvCacheDtype } from '../../../src/model/runner';
-import { nativeAttention, SIMD_LEVELS, type NativeAttention } from '../../../src/model/runner/native-attention';
+import { nativeKernels, SIMD_LEVELS, type NativeKernels } from '../../../src/model/runner/native-kernels';
 import type { KvStorageDtype } from '../../../src/model/runner/kv-dtype';
 import type { LoadedModel, StepSequence } from '../../../src/model/types';
 import { FP8_FORMATS } from '../../helpers/fp8';
@@ -44,9 +44,9 @@ describe("the tests' fp8 codec", () => {
 const gate = needs(NATIVE_ADDON);
 
 gate.describe('native attention over 8-bit caches', () => {
-  let native: NativeAttention;
+  let native: NativeKernels;
   beforeAll(() => {
-    native = nativeAttention()!;
+    native = nativeKernels()!;
     native.setThreads(1);
   });
   afterAll(() => {

@@ -5,7 +5,7 @@
 import { llamaConfig, randomModel } from '../../../bench/random-llama';
 import { f16ToF32, f32ToF16 } from '../../../src/model/gguf/half';
 import { createRunner } from '../../../src/model/runner';
-import { nativeAttention, SIMD_LEVELS, type NativeAttention } from '../../../src/model/runner/native-attention';
+import { nativeKernels, SIMD_LEVELS, type NativeKernels } from '../../../src/model/runner/native-kernels';
 import { WeightMap } from '../../../src/model/weight-map';
 import type { ModelRunner, StepSequence } from '../../../src/model/types';
 import type { KvArray } from '../../../src/model/runner/kv-cache';
@@ -77,9 +77,9 @@ function referenceAttention(c: Case, q: Float32Array, k: ArrayLike<number>, v: A
 const gate = needs(NATIVE_ADDON);
 
 gate.describe('native paged attention kernel', () => {
-  let native: NativeAttention;
+  let native: NativeKernels;
   beforeAll(() => {
-    native = nativeAttention()!;
+    native = nativeKernels()!;
     expect(native).not.toBeNull();
   });
   afterAll(() => {

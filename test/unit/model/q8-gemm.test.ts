@@ -7,12 +7,12 @@ import { llamaConfig, quantizedQ8, randomModel } from '../../../bench/random-lla
 import { quantizeQ8_0 } from '../../../src/model/gguf/quantize';
 import { unpackGgml } from '../../../src/model/graph/ggml-unpack';
 import { createRunner } from '../../../src/model/runner';
-import { nativeAttention, type Q8Kernel } from '../../../src/model/runner/native-attention';
+import { nativeKernels, type Q8Kernel } from '../../../src/model/runner/native-kernels';
 import { createSegmentedRunner } from '../../../src/model/runner/segmented-runner';
 import type { ModelRunner } from '../../../src/model/types';
 import { maxRelDiff } from '../../../bench/kernel-timing';
 
-const native = nativeAttention();
+const native = nativeKernels();
 const q8 = native?.q8Available === true;
 if (!q8) console.warn('\n*** SKIPPING the Q8_0 GEMM tests: the addon is not built or this CPU has neither AVX512-VNNI nor AVX2 ***\n');
 const q8Describe = q8 ? describe : describe.skip;
@@ -375,7 +375,7 @@ q8Describe(`the addon's thread pool shared by two worker threads${reason}`, () =
   // into the one pool; each job must run alone or the second overwrites the first's work list.
   it('gives every caller its own product when jobs arrive from two threads at once', async () => {
     const { Worker } = await import('node:worker_threads');
-    const { nativeAddonPath } = await import('../../../src/model/runner/native-attention');
+    const { nativeAddonPath } = await import('../../../src/model/runner/native-kernels');
     const worker = (seed: number) =>
       new Promise<{ mismatches: number; runs: number }>((resolve, reject) => {
         const w = new Worker(

@@ -2,10 +2,10 @@
 // The addon's residual add + RMSNorm (native/src/rms-norm.cc), which the Q8_0 path runs between
 // its GEMMs instead of onnxruntime's (Skip)SimplifiedLayerNormalization, against a float64
 // reference written here.
-import { nativeAttention } from '../../../src/model/runner/native-attention';
+import { nativeKernels } from '../../../src/model/runner/native-kernels';
 import { maxRelDiff } from '../../../bench/kernel-timing';
 
-const native = nativeAttention();
+const native = nativeKernels();
 if (!native) console.warn('\n*** SKIPPING the addRmsNorm tests: the native addon is not built ***\n');
 const addonDescribe = native ? describe : describe.skip;
 

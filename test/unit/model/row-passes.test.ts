@@ -5,7 +5,7 @@
 import { llamaConfig, randomModel } from '../../../bench/random-llama';
 import { joinPasses, splitRows } from '../../../src/model/runner/row-passes';
 import { createSegmentedRunner, type SegmentedRunner } from '../../../src/model/runner/segmented-runner';
-import { nativeAttention } from '../../../src/model/runner/native-attention';
+import { nativeKernels } from '../../../src/model/runner/native-kernels';
 import type { StepSequence } from '../../../src/model/types';
 import { BlockAllocator, maxAbsDiff, NATIVE_ADDON } from '../../helpers/runner-driver';
 import { needs } from '../../helpers/needs';
@@ -56,8 +56,8 @@ needs(NATIVE_ADDON).describe('segmented runner in passes', () => {
   let whole: SegmentedRunner;
   let inPasses: SegmentedRunner;
   beforeAll(async () => {
-    whole = await createSegmentedRunner(model, options, nativeAttention()!);
-    inPasses = await createSegmentedRunner(model, { ...options, maxPassRows: 5 }, nativeAttention()!);
+    whole = await createSegmentedRunner(model, options, nativeKernels()!);
+    inPasses = await createSegmentedRunner(model, { ...options, maxPassRows: 5 }, nativeKernels()!);
   });
   afterAll(async () => {
     await whole?.dispose();

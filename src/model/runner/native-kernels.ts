@@ -1,12 +1,13 @@
-// Loads the native paged-attention addon (native/src/attention.cc), built at install time by
-// scripts/build-native.js. Optional: when it is missing (no compiler at install, another
-// platform) the runner falls back to the in-graph attention and says why once.
+// Loads ortllm_native (native/src/addon.cc registers its kernels: paged attention, the KV cache
+// writer, Q8_0 / bfloat16 GEMMs, norms, argmax), built at install time by scripts/build-native.js.
+// Optional: when it is missing (no compiler at install, another platform) the runner falls back to
+// the in-graph attention and says why once.
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { KvArray } from './kv-cache';
 
 /** The addon's interface (argument checks live in the C++ code; it throws TypeError on bad input). */
-export interface NativeAttention {
+export interface NativeKernels {
   /** Causal attention of packed query rows over each sequence's cache blocks; writes `out`. */
   attention(
     q: Float32Array,
@@ -32,7 +33,7 @@ export interface NativeAttention {
   /**
    * Threads attention and the addon's other kernels may use (the caller plus n - 1 helpers), and
    * how long (µs, default 0) helpers and caller spin between calls before they sleep: worth it only
-   * where a step is all addon calls (attention.cc's Pool).
+   * where a step is all addon calls (native/src/thread-pool.cc).
    */
   setThreads(n: number, spinMicros?: number): void;
   /** True when the CPU runs the AVX2/FMA/F16C kernel (else the portable one). */
@@ -84,7 +85,7 @@ export interface NativeAttention {
 /** q8Gemm's kernels (native/src/q8-gemm.cc, q8-gemm-avx2.inc). */
 export type Q8Kernel = 'avx2' | 'avx512vnni';
 
-/** The attention kernels, lowest first (native/src/attention.cc's SimdLevel). */
+/** The attention kernel's builds, lowest first (native/src/cpu-features.h's SimdLevel). */
 export const SIMD_LEVELS = ['portable', 'avx2', 'avx512', 'avx512bf16'] as const;
 export type SimdLevel = (typeof SIMD_LEVELS)[number];
 
@@ -93,7 +94,7 @@ export const BF16_ACTIVATION = { none: 0, gelu: 1, gelu_tanh: 2, relu: 3 } as co
 
 const ADDON = join('native', 'build', 'Release', 'ortllm_native.node');
 const ADDON_FUNCTIONS = ['attention', 'writeKv', 'free', 'argmax', 'setThreads', 'setSimd', 'addRmsNorm'] as const;
-let loaded: { addon: NativeAttention | null; reason: string } | null = null;
+let loaded: { addon: NativeKernels | null; reason: string } | null = null;
 
 /** Where a built addon of native/ is (walks up from here: src/ under ts-jest, dist/src/ when built); null when not built. */
 export function nativeAddonPath(file: string): string | null {
@@ -103,12 +104,12 @@ export function nativeAddonPath(file: string): string | null {
   return null;
 }
 
-function load(): { addon: NativeAttention | null; reason: string } {
+function load(): { addon: NativeKernels | null; reason: string } {
   const path = nativeAddonPath(ADDON);
   if (!path) return { addon: null, reason: `${ADDON} is not built (npm install builds it with node-gyp; run \`node scripts/build-native.js\` to see why it failed)` };
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const addon = require(path) as NativeAttention;
+    const addon = require(path) as NativeKernels;
     const missing = ADDON_FUNCTIONS.filter((name) => typeof addon[name] !== 'function');
     // A build from an older checkout: rebuilt, it has them.
     if (missing.length > 0) return { addon: null, reason: `${path} is out of date (no ${missing.join(', ')}): run \`node scripts/build-native.js\`` };
@@ -118,13 +119,13 @@ function load(): { addon: NativeAttention | null; reason: string } {
   }
 }
 
-/** The addon, or null (see nativeAttentionUnavailable for why). */
-export function nativeAttention(): NativeAttention | null {
+/** The addon, or null (see nativeKernelsUnavailable for why). */
+export function nativeKernels(): NativeKernels | null {
   loaded ??= load();
   return loaded.addon;
 }
 
-export function nativeAttentionUnavailable(): string {
+export function nativeKernelsUnavailable(): string {
   loaded ??= load();
   return loaded.reason;
 }
