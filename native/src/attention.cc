@@ -32,7 +32,6 @@ using cpu::kAvx512Bf16;
 using cpu::kPortable;
 using cpu::SimdLevel;
 
-//
 // Layout (the same as the runner's PagedKvCache): per layer one K and one V array of
 // [numBlocks * blockSize, kvHeads * headDim] rows, float32, IEEE half or bfloat16 (Uint16Array),
 // or 8-bit floats E4M3FN / E5M2 (Uint8Array; --kv-cache-dtype fp8 = fp8_e4m3, fp8_e5m2).
