@@ -5,13 +5,6 @@
 // Also the encoder's residual add + LayerNorm (addLayerNorm); with the encoder attention on the
 // same tiles (bf16-encoder-attention.cc, bf16-tile.h) the pooling runner's bfloat16 path
 // (runner/bf16-pooling-runner.ts) leaves onnxruntime only the embeddings and the pooling.
-//
-// Packing: columns in groups of 16; per group, K/2 vectors of 64 bytes, each the 16 columns' two
-// consecutive K values (the pair VDPBF16PS multiplies with a broadcast pair of the row). K is
-// padded to even with a zero, N to 16 with zero columns. Register tile: 4 rows x 4 column groups
-// (16 accumulators). Work items are (up to 64 rows) x (4 column groups), on the addon's thread
-// pool when the call has enough work.
-//
 // Figures against onnxruntime's Gemm: docs/perf/embeddings.md.
 #include "bf16-tile.h"
 #include "bf16-gemm.h"
@@ -23,6 +16,12 @@
 #include <cstring>
 #include <functional>
 #include <vector>
+
+// Packing: columns in groups of 16; per group, K/2 vectors of 64 bytes, each the 16 columns' two
+// consecutive K values (the pair VDPBF16PS multiplies with a broadcast pair of the row). K is
+// padded to even with a zero, N to 16 with zero columns. Register tile: 4 rows x 4 column groups
+// (16 accumulators). Work items are (up to 64 rows) x (4 column groups), on the addon's thread
+// pool when the call has enough work.
 
 namespace ortllm {
 namespace {

@@ -13,27 +13,10 @@
 //   logits_rows [N] int64 (rows of B*S), cache_k.{l}, cache_v.{l} [numBlocks, blockSize*kvDim].
 // Outputs: logits [N, vocab], new_kv [2*L*B, S, kvDim] (layer-major, K then V).
 //
-// Op choices, compared with onnxruntime-node 1.30 on one intra-op thread (best of N runs):
-//   - Past gathered as whole blocks, not slot rows: stories260K decode at batch 64 / past 128
-//     takes half the time per step (Gather of 128-byte rows is per-index bound).
-//   - onnx Attention (opset 23) over 3D [B, T, heads*hd] K/V + Concat of the new K/V, versus
-//     com.microsoft GroupQueryAttention over a Transpose'd BNSH past (one layer, decode, batch
-//     1 to 64, past 128 to 512, head sizes 8 to 128): Attention was faster in 3 of the 4 shapes
-//     (by 15-25%; GQA by 15% at B=32 hd 64) and keeps the flat cache layout, so it is used. At long
-//     contexts decode is memory-bound on copying the past (Gather + Concat + Attention each pass
-//     over it): ORT has no paged-attention kernel for CPU that could read the blocks in place.
-//   - com.microsoft RotaryEmbedding with explicit position_ids (ragged positions per row; GQA's
-//     built-in rotary needs head_size % 16 == 0, which stories260K's 8 is not).
-//   - SimplifiedLayerNormalization / SkipSimplifiedLayerNormalization: RMSNorm with the residual
-//     add fused in; x*sigmoid(x) is fused by ORT into QuickGelu(alpha=1).
-//   - fused QKV and gate/up projections: one GEMM each instead of three / two; Gemm(transB=1)
-//     takes the [out, in] weights as stored (see linear.ts), MatMulNBits for GGML blocks.
-//   - The same layer stack (decoderStack) also builds the pooling graph of a decoder served as an
-//     embedder or classifier (--convert embed|classify): no KV cache, causal attention over the
-//     batch's own tokens, and the pooling graph's I/O (pooling-graph.ts).
-//   - Prefill chunks run one sequence per session.run: padding 4 x 64-token prompts of a 100M
-//     model into one run saved only ~10% over one run each, and padding ragged prompts wastes
-//     more than that, so the runner groups all decodes into one run and prefills separately.
+// Ops: past gathered as whole blocks; onnx Attention (opset 23) over the flat cache with a Concat of
+// the new K/V; com.microsoft RotaryEmbedding with explicit position_ids; (Skip)SimplifiedLayerNormalization;
+// fused QKV and gate/up GEMMs (MatMulNBits for GGML blocks). The same layer stack builds the pooling
+// graph of a decoder served as an embedder or classifier. Why each, measured: docs/perf/decoder-graph.md.
 //
 // This graph is now the FALLBACK: when the native addon is built (npm install does it), the
 // runner uses decoder-segments.ts instead, the same layers cut at attention with the native paged
