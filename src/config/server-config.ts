@@ -100,6 +100,8 @@ export interface ServerConfig {
   tokenizerPoolSize: number;
   /** Largest audio upload in MiB (vLLM's VLLM_MAX_AUDIO_CLIP_FILESIZE_MB). */
   maxAudioClipFilesizeMb: number;
+  /** Longest recording /v1/audio/* accept, in seconds (bounds each request's decoded memory). */
+  maxAudioDurationSeconds: number;
   /** --structured-outputs-config (with the deprecated --guided-decoding-disable-* switches folded in). */
   structuredOutputsConfig: StructuredOutputsConfig;
   guidedDecodingDisableAnyWhitespace: boolean;
@@ -168,6 +170,7 @@ export interface ServerConfig {
 
 /** vLLM's VLLM_MAX_AUDIO_CLIP_FILESIZE_MB default. */
 export const DEFAULT_MAX_AUDIO_CLIP_FILESIZE_MB = 25;
+export const DEFAULT_MAX_AUDIO_DURATION_SECONDS = 2 * 60 * 60;
 /** The deprecated --task values (vLLM's TaskOption, text models). */
 export const TASKS = ['auto', 'generate', 'embedding', 'embed', 'classify', 'score', 'reward'] as const;
 export type TaskFlag = (typeof TASKS)[number];
@@ -236,6 +239,7 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   streamStallTimeoutSeconds: 60,
   tokenizerPoolSize: 1,
   maxAudioClipFilesizeMb: DEFAULT_MAX_AUDIO_CLIP_FILESIZE_MB,
+  maxAudioDurationSeconds: DEFAULT_MAX_AUDIO_DURATION_SECONDS,
   structuredOutputsConfig: DEFAULT_STRUCTURED_OUTPUTS_CONFIG,
   guidedDecodingDisableAnyWhitespace: false,
   guidedDecodingDisableAdditionalProperties: false,
@@ -388,6 +392,7 @@ function validate(c: ServerConfig): void {
   check(c.streamStallTimeoutSeconds >= 0, '--stream-stall-timeout must be >= 0');
   check(Number.isInteger(c.tokenizerPoolSize) && c.tokenizerPoolSize >= 0, '--tokenizer-pool-size must be an integer >= 0');
   check(Number.isFinite(c.maxAudioClipFilesizeMb) && c.maxAudioClipFilesizeMb > 0, '--max-audio-clip-filesize-mb (or VLLM_MAX_AUDIO_CLIP_FILESIZE_MB) must be a positive number of MiB');
+  check(Number.isFinite(c.maxAudioDurationSeconds) && c.maxAudioDurationSeconds > 0, '--max-audio-duration-s must be a positive number of seconds');
   check((c.sslKeyfile === null) === (c.sslCertfile === null), '--ssl-keyfile and --ssl-certfile must be given together');
   check(['auto', 'string', 'openai'].includes(c.chatTemplateContentFormat), "--chat-template-content-format must be 'auto', 'string' or 'openai'");
   check(!c.enableAutoToolChoice || c.toolCallParser !== null, '--enable-auto-tool-choice requires --tool-call-parser');

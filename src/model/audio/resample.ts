@@ -28,25 +28,85 @@ const MAX_CACHED_TABLES = 4;
 
 /** `input` (mono, at inRate) at outRate; length ceil(input.length · outRate / inRate). */
 export function resample(input: Float32Array, inRate: number, outRate: number): Float32Array {
-  for (const [name, rate] of [['input', inRate], ['output', outRate]] as const) {
-    if (!Number.isInteger(rate) || rate <= 0) throw new Error(`${name} sample rate must be a positive integer, got ${rate}`);
-  }
   if (inRate === outRate) return input;
-  const table = tapTable(inRate, outRate);
-  const { up, down, half, taps, weights } = table;
-  const out = new Float32Array(Math.ceil((input.length * up) / down));
-  for (let n = 0; n < out.length; n++) {
-    const position = n * down; // in units of 1/up input samples
-    const base = Math.floor(position / up);
-    const offset = (position - base * up) * taps;
-    const start = base - half;
-    const from = Math.max(0, -start);
-    const to = Math.min(taps, input.length - start);
-    let acc = 0;
-    for (let j = from; j < to; j++) acc += weights[offset + j] * input[start + j];
-    out[n] = acc;
-  }
+  const resampler = new StreamingResampler(inRate, outRate);
+  const head = resampler.push(input);
+  const tail = resampler.flush();
+  const out = new Float32Array(head.length + tail.length);
+  out.set(head);
+  out.set(tail, head.length);
   return out;
+}
+
+/**
+ * The same conversion fed piece by piece: push() returns the output samples whose taps the input
+ * so far covers, flush() the rest (zeros past the end). The pieces joined equal resample() of the
+ * whole signal bit for bit, and only the last `taps` input samples are kept.
+ */
+export class StreamingResampler {
+  private readonly table: TapTable | null;
+  /** Input samples from global index `bufferStart` on. */
+  private buffer: Float32Array = new Float32Array(0);
+  private bufferStart = 0;
+  private received = 0;
+  private produced = 0;
+
+  constructor(inRate: number, outRate: number) {
+    for (const [name, rate] of [['input', inRate], ['output', outRate]] as const) {
+      if (!Number.isInteger(rate) || rate <= 0) throw new Error(`${name} sample rate must be a positive integer, got ${rate}`);
+    }
+    this.table = inRate === outRate ? null : tapTable(inRate, outRate);
+  }
+
+  push(input: Float32Array): Float32Array {
+    if (!this.table) return input;
+    this.append(input);
+    const { up, down, half } = this.table;
+    // Output n is complete once input floor(n·down/up) + half has arrived.
+    const ready = Math.max(this.produced, Math.ceil(((this.received - half) * up) / down));
+    return this.produce(ready);
+  }
+
+  flush(): Float32Array {
+    if (!this.table) return new Float32Array(0);
+    return this.produce(Math.ceil((this.received * this.table.up) / this.table.down));
+  }
+
+  private append(input: Float32Array): void {
+    const { up, down, half } = this.table!;
+    const keepFrom = Math.max(this.bufferStart, Math.floor((this.produced * down) / up) - half);
+    const kept = this.buffer.subarray(keepFrom - this.bufferStart);
+    if (kept.length === 0) {
+      this.buffer = input;
+    } else {
+      this.buffer = new Float32Array(kept.length + input.length);
+      this.buffer.set(kept);
+      this.buffer.set(input, kept.length);
+    }
+    this.bufferStart = this.received - kept.length;
+    this.received += input.length;
+  }
+
+  /** Output samples produced..end-1, with zeros for input outside what has arrived. */
+  private produce(end: number): Float32Array {
+    const { up, down, half, taps, weights } = this.table!;
+    const out = new Float32Array(Math.max(0, end - this.produced));
+    const { buffer: input, bufferStart, received, produced } = this;
+    for (let i = 0; i < out.length; i++) {
+      const position = (produced + i) * down; // in units of 1/up input samples
+      const base = Math.floor(position / up);
+      const offset = (position - base * up) * taps;
+      const start = base - half;
+      const from = Math.max(0, -start);
+      const to = Math.min(taps, received - start);
+      const at = start - bufferStart;
+      let acc = 0;
+      for (let j = from; j < to; j++) acc += weights[offset + j] * input[at + j];
+      out[i] = acc;
+    }
+    this.produced = Math.max(end, produced);
+    return out;
+  }
 }
 
 function tapTable(inRate: number, outRate: number): TapTable {

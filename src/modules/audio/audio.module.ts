@@ -24,9 +24,9 @@ const servingFor = (provide: symbol, task: SpeechTask) => ({
   providers: [
     {
       provide: AudioFrontend,
-      inject: [ENGINE_CLIENT],
+      inject: [ENGINE_CLIENT, SERVER_CONFIG],
       // An engine without audio features never reaches the front end: the serving answers 400 first.
-      useFactory: (engine: EngineClient) => new AudioFrontend(engine.audioFeatures ?? WHISPER_FEATURES),
+      useFactory: (engine: EngineClient, config: ServerConfig) => new AudioFrontend(engine.audioFeatures ?? WHISPER_FEATURES, { maxSeconds: config.maxAudioDurationSeconds }),
     },
     servingFor(TRANSCRIPTION_SERVING, 'transcribe'),
     servingFor(TRANSLATION_SERVING, 'translate'),

@@ -8,7 +8,5 @@ export interface AudioWorkerRequest {
 }
 
 export type AudioWorkerReply =
-  /** The worker began this job (a crash from now on is blamed on it). */
-  | { type: 'started'; id: number }
   | { type: 'done'; id: number; result: PreparedAudio | ModelRatePcm }
   | { type: 'failed'; id: number; error: { name: string; message: string } };

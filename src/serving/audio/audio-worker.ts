@@ -1,5 +1,5 @@
 // Entry point of the audio worker thread: prepares uploaded files one at a time (FIFO), so a
-// long decode never blocks the HTTP thread and memory holds one decoded file at a time.
+// long decode never blocks the HTTP thread. The front end sends one job at a time.
 
 import { parentPort } from 'node:worker_threads';
 import { decodeToModelRate, prepareAudio, type AudioJob } from './prepare-audio';
@@ -15,7 +15,6 @@ port.on('message', (request: AudioWorkerRequest) => {
 });
 
 async function handle(id: number, job: AudioJob): Promise<void> {
-  port!.postMessage({ type: 'started', id } satisfies AudioWorkerReply);
   try {
     if (job.kind === 'pcm') {
       const result = await decodeToModelRate(job);

@@ -1,4 +1,4 @@
-// Uploaded audio file -> mono PCM at the file's own sample rate.
+// Uploaded audio file -> mono PCM at the model's sample rate.
 //
 // Library: audio-decode (audiojs; the @audio/* and @wasm-audio-decoders/* WebAssembly decoders):
 // wav, mp3, flac, ogg (vorbis, opus), m4a/mp4 (AAC), webm/mkv (opus), aac, aiff, caf, wma, amr
@@ -7,11 +7,16 @@
 // are ES modules, loaded with import() (require(esm) on Node >= 20.19); decoding runs in the
 // audio worker thread (audio-worker.ts) so the HTTP thread never waits on it.
 //
-// Decoding is chunked: the file is fed to the streaming decoder piece by piece, each decoded piece
-// is down-mixed at once, and decoding stops as soon as the audio exceeds `maxSeconds` (a 25 MB
-// file of low-bitrate opus would otherwise expand to gigabytes of float samples).
+// Decoding streams: a declared length over the limit is refused before decoding
+// (declared-duration.ts); otherwise the file is fed to the streaming decoder in small pieces
+// (a few KB of FLAC silence hold minutes of audio), each decoded piece is down-mixed and resampled
+// to the model's rate at once and handed on, and decoding stops as soon as the audio exceeds
+// `maxSeconds`. Memory is one piece of each, never the whole recording at the file's own rate.
 
 import { Readable } from 'node:stream';
+import { StreamingResampler } from '../../model/audio/resample';
+import { declaredDurationSeconds } from './declared-duration';
+import { flacChunks } from './flac-chunks';
 
 /** A client error in the uploaded audio (answered with 400). */
 export class AudioInputError extends Error {
@@ -21,48 +26,71 @@ export class AudioInputError extends Error {
   }
 }
 
-export interface DecodedAudio {
-  /** Mono samples (the mean of the channels). */
-  samples: Float32Array;
+/** Bytes handed to a decoder at a time. FLAC gets small pieces: a few KB of silence hold minutes. */
+const FEED_BYTES = 64 * 1024;
+const FLAC_FEED_BYTES = 2048;
+
+interface DecodedPiece {
+  channelData: Float32Array[];
   sampleRate: number;
 }
 
-/** Bytes handed to the streaming decoder at a time. */
-const FEED_BYTES = 64 * 1024;
-
-export async function decodeAudioFile(bytes: Uint8Array, maxSeconds: number): Promise<DecodedAudio> {
+/**
+ * Decodes `bytes` to mono at `outRate`, passing the samples to `sink` piece by piece; returns how
+ * many there were. AudioInputError for a bad file or audio longer than `maxSeconds`.
+ */
+export async function decodeAudioStream(bytes: Uint8Array, outRate: number, maxSeconds: number, sink: (samples: Float32Array) => void): Promise<number> {
   if (bytes.length === 0) throw new AudioInputError('The audio file is empty.');
   const [{ default: audioType }, { decodeChunked }] = await Promise.all([import('audio-type'), import('audio-decode')]);
   const format = audioType(bytes);
   if (!format) throw new AudioInputError('Invalid or unsupported audio file: the format was not recognised.');
+  const declared = declaredDurationSeconds(bytes, format);
+  if (declared !== null && declared > maxSeconds) throw tooLong(maxSeconds, declared);
 
-  const pieces: Float32Array[] = [];
-  let total = 0;
+  let resampler: StreamingResampler | null = null;
   let sampleRate = 0;
+  let decoded = 0;
+  let total = 0;
+  const emit = (samples: Float32Array) => {
+    total += samples.length;
+    if (samples.length > 0) sink(samples);
+  };
   try {
-    for await (const decoded of decodeChunked(Readable.from(feedChunks(bytes)), format as Parameters<typeof decodeChunked>[1])) {
-      const channels = decoded.channelData;
+    for await (const piece of decodePieces(bytes, format, decodeChunked)) {
+      const channels = piece.channelData;
       if (channels.length === 0 || channels[0].length === 0) continue;
-      if (sampleRate === 0) sampleRate = decoded.sampleRate;
-      if (decoded.sampleRate !== sampleRate) throw new AudioInputError('The audio file changes its sample rate midway.');
+      if (!resampler) {
+        sampleRate = piece.sampleRate;
+        resampler = new StreamingResampler(sampleRate, outRate);
+      }
+      if (piece.sampleRate !== sampleRate) throw new AudioInputError('The audio file changes its sample rate midway.');
       const mono = downmix(channels);
-      pieces.push(mono);
-      total += mono.length;
-      if (total > maxSeconds * sampleRate) throw new AudioInputError(`The audio is longer than ${maxSeconds} seconds.`);
+      decoded += mono.length;
+      if (decoded > maxSeconds * sampleRate) throw tooLong(maxSeconds, null);
+      emit(resampler.push(mono));
     }
   } catch (err) {
     if (err instanceof AudioInputError) throw err;
     const reason = err instanceof Error ? err.message : String(err);
     throw new AudioInputError(`Invalid or unsupported audio file (${format}): ${reason}`);
   }
-  if (total === 0 || !(sampleRate > 0)) throw new AudioInputError(`Invalid or unsupported audio file (${format}): no audio samples could be decoded.`);
-  return { samples: concat(pieces, total), sampleRate };
+  if (!resampler || decoded === 0) throw new AudioInputError(`Invalid or unsupported audio file (${format}): no audio samples could be decoded.`);
+  emit(resampler.flush());
+  return total;
 }
 
-function feedChunks(bytes: Uint8Array): Uint8Array[] {
-  const out: Uint8Array[] = [];
-  for (let at = 0; at < bytes.length; at += FEED_BYTES) out.push(bytes.subarray(at, at + FEED_BYTES));
-  return out;
+function tooLong(maxSeconds: number, declared: number | null): AudioInputError {
+  const length = declared === null ? '' : `${Math.round(declared)} seconds long, `;
+  return new AudioInputError(`The audio is ${length}longer than ${maxSeconds} seconds, the longest accepted.`);
+}
+
+function decodePieces(bytes: Uint8Array, format: string, decodeChunked: typeof import('audio-decode').decodeChunked): AsyncGenerator<DecodedPiece> {
+  const chunks = format === 'flac' ? flacChunks(bytes, FLAC_FEED_BYTES) : feedChunks(bytes, FEED_BYTES);
+  return decodeChunked(Readable.from(chunks), format as Parameters<typeof decodeChunked>[1]);
+}
+
+function* feedChunks(bytes: Uint8Array, size: number): Generator<Uint8Array> {
+  for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size);
 }
 
 /** Mean of the channels; non-finite samples (a broken decoder's output) become silence. */
@@ -72,16 +100,5 @@ function downmix(channels: readonly Float32Array[]): Float32Array {
   for (const channel of channels) for (let i = 0; i < length; i++) out[i] += channel[i];
   const scale = 1 / channels.length;
   for (let i = 0; i < length; i++) out[i] = Number.isFinite(out[i]) ? out[i] * scale : 0;
-  return out;
-}
-
-function concat(pieces: readonly Float32Array[], total: number): Float32Array {
-  if (pieces.length === 1) return pieces[0];
-  const out = new Float32Array(total);
-  let at = 0;
-  for (const piece of pieces) {
-    out.set(piece, at);
-    at += piece.length;
-  }
   return out;
 }

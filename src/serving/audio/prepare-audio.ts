@@ -3,9 +3,8 @@
 
 import type { AudioFeatureConfig } from '../../model/audio/feature-config';
 import { LogMelExtractor } from '../../model/audio/log-mel';
-import { resample } from '../../model/audio/resample';
-import { decodeAudioFile } from './decode-audio';
-import { splitAudio, splitOptionsFor } from './split-audio';
+import { decodeAudioStream } from './decode-audio';
+import { splitOptionsFor, WindowSplitter, type AudioWindow } from './split-audio';
 
 export interface AudioJob {
   /** 'windows': model input windows (PreparedAudio); 'pcm': the mono signal at the model's rate (ModelRatePcm). */
@@ -38,22 +37,51 @@ export interface ModelRatePcm {
 
 const extractors = new Map<string, LogMelExtractor>();
 
+/** Rate-converted samples are gathered in blocks of this many (4 MB): no doubling copies. */
+const BLOCK_SAMPLES = 1 << 20;
+
 export async function decodeToModelRate(job: AudioJob): Promise<ModelRatePcm> {
-  const decoded = await decodeAudioFile(job.bytes, job.maxSeconds);
-  const samples = resample(decoded.samples, decoded.sampleRate, job.features.samplingRate);
-  return { samples, durationSeconds: samples.length / job.features.samplingRate };
+  const rate = job.features.samplingRate;
+  const blocks: Float32Array[] = [];
+  let pieces: Float32Array[] = [];
+  let pending = 0;
+  const total = await decodeAudioStream(job.bytes, rate, job.maxSeconds, (samples) => {
+    pieces.push(samples);
+    pending += samples.length;
+    if (pending < BLOCK_SAMPLES) return;
+    blocks.push(join(pieces, pending));
+    pieces = [];
+    pending = 0;
+  });
+  blocks.push(join(pieces, pending));
+  return { samples: join(blocks, total), durationSeconds: total / rate };
 }
 
+/** Windows are cut and featurized while decoding goes on: only the features are kept. */
 export async function prepareAudio(job: AudioJob): Promise<PreparedAudio> {
   const { features: config } = job;
-  const { samples, durationSeconds } = await decodeToModelRate(job);
   const extractor = extractorFor(config);
-  const windows = splitAudio(samples, splitOptionsFor(config.samplingRate, config.chunkLengthSeconds)).map((w) => ({
-    startSeconds: w.start / config.samplingRate,
-    durationSeconds: w.samples.length / config.samplingRate,
-    features: extractor.extract(w.samples),
-  }));
-  return { durationSeconds, windows };
+  const splitter = new WindowSplitter(splitOptionsFor(config.samplingRate, config.chunkLengthSeconds));
+  const windows: PreparedWindow[] = [];
+  const featurize = (ready: AudioWindow[]) => {
+    for (const w of ready) {
+      windows.push({ startSeconds: w.start / config.samplingRate, durationSeconds: w.samples.length / config.samplingRate, features: extractor.extract(w.samples) });
+    }
+  };
+  const total = await decodeAudioStream(job.bytes, config.samplingRate, job.maxSeconds, (samples) => featurize(splitter.push(samples)));
+  featurize(splitter.finish());
+  return { durationSeconds: total / config.samplingRate, windows };
+}
+
+function join(pieces: readonly Float32Array[], total: number): Float32Array {
+  if (pieces.length === 1) return pieces[0];
+  const out = new Float32Array(total);
+  let at = 0;
+  for (const piece of pieces) {
+    out.set(piece, at);
+    at += piece.length;
+  }
+  return out;
 }
 
 function extractorFor(config: AudioFeatureConfig): LogMelExtractor {

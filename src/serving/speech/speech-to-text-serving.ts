@@ -62,7 +62,7 @@ export class SpeechToTextServing {
     if (file === null) throw new RequestValidationError('The `file` field (the audio file) is required.', 'file');
     let audio: PreparedAudio;
     try {
-      audio = await this.frontend.prepare(file);
+      audio = await this.frontend.prepare(file, signal);
     } catch (err) {
       if (err instanceof AudioInputError) throw new RequestValidationError(err.message, 'file');
       throw err;

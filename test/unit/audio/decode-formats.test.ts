@@ -101,7 +101,7 @@ withSpeechTools.describe('audio front end: decoding uploads', () => {
   });
 
   it('refuses audio longer than the limit while decoding', async () => {
-    const short = new AudioFrontend(WHISPER_FEATURES, 1);
+    const short = new AudioFrontend(WHISPER_FEATURES, { maxSeconds: 1 });
     try {
       await expect(short.decode(readFileSync(wavPath))).rejects.toThrow(/longer than 1 seconds/);
     } finally {
