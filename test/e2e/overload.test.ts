@@ -10,11 +10,10 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { writeEncoderDir } from '../helpers/encoder-model';
 import { HealthProbe } from '../helpers/health-probe';
+import { whileResponsive } from '../helpers/responsive';
 import { needs } from '../helpers/needs';
 import { startServer, type TestServer } from '../helpers/server';
 import { defaultTestModel, expectApiError, postJson, SERVER_START_TIMEOUT_MS, startServing, type JsonReply, type Serving } from './completions-helpers';
-
-const HEALTH_BUDGET_MS = 200;
 
 function expectOverloaded(reply: JsonReply): void {
   expect(reply.status).toBe(503);
@@ -37,14 +36,12 @@ needs(defaultTestModel()).describe('overload: generation (stories260K, --max-num
   it('a burst of 9 requests of 500 prompts admits the 8 that fit, refuses the 9th whole with 503 + Retry-After', async () => {
     const prompts = Array.from({ length: 500 }, (_, i) => [1, 100 + (i % 300), 200 + (i % 7)]);
     const body = { model: serving.model, prompt: prompts, max_tokens: 8, ignore_eos: true, temperature: 0 };
-    const burst = Promise.all(Array.from({ length: 9 }, () => serving.post('/v1/completions', body)));
-    const { result: replies, report } = await probe.during(burst);
+    const replies = await whileResponsive(probe, () => Promise.all(Array.from({ length: 9 }, () => serving.post('/v1/completions', body))));
     const ok = replies.filter((r) => r.status === 200);
     const refused = replies.filter((r) => r.status !== 200);
     expect([ok.length, refused.length]).toEqual([8, 1]);
     for (const r of ok) expect(r.json.choices).toHaveLength(500);
     expectOverloaded(refused[0]);
-    expect(report.max).toBeLessThan(HEALTH_BUDGET_MS);
     // Nothing of the refused request stayed behind, and the next request is served.
     expect(await serving.metric('vllm:num_requests_running')).toBe(0);
     expect(await serving.metric('vllm:num_requests_waiting')).toBe(0);
@@ -82,7 +79,7 @@ describe('overload: pooling (a random MiniLM, --max-num-queued-reqs 256)', () =>
   });
 
   it('more inputs than the bound can never fit: 400 with param, the server unharmed', async () => {
-    const { result } = await probe.during(
+    const result = await whileResponsive(probe, () =>
       Promise.all([
         expectApiError(client.embeddings.create({ model: 'minilm', input: Array.from({ length: BOUND + 1 }, (_, i) => `text ${i}`) }), 400, 'input'),
         postJson(server.baseUrl, '/pooling', { model: 'minilm', input: Array.from({ length: BOUND + 1 }, () => [101, 102]) }),
@@ -98,8 +95,9 @@ describe('overload: pooling (a random MiniLM, --max-num-queued-reqs 256)', () =>
   it('a busy server answers 503 with Retry-After; the requests that fit complete', async () => {
     // 8 concurrent requests of 200 long inputs against a bound of 256: one fits at a time.
     const input = Array.from({ length: 200 }, (_, i) => `${'word '.repeat(12)}${i}`);
-    const burst = Promise.all(Array.from({ length: 8 }, () => postJson(server.baseUrl, '/v1/embeddings', { model: 'minilm', input })));
-    const { result: replies, report } = await probe.during(burst);
+    const replies = await whileResponsive(probe, () =>
+      Promise.all(Array.from({ length: 8 }, () => postJson(server.baseUrl, '/v1/embeddings', { model: 'minilm', input }))),
+    );
     const statuses = replies.map((r) => r.status);
     expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
@@ -107,7 +105,6 @@ describe('overload: pooling (a random MiniLM, --max-num-queued-reqs 256)', () =>
     expect(refused.length).toBeGreaterThan(0);
     for (const r of refused) expectOverloaded(r);
     for (const r of replies.filter((x) => x.status === 200)) expect(r.json.data).toHaveLength(200);
-    expect(report.max).toBeLessThan(HEALTH_BUDGET_MS);
     const next = await client.embeddings.create({ model: 'minilm', input });
     expect(next.data).toHaveLength(200);
   });
