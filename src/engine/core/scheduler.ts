@@ -249,6 +249,8 @@ export class Scheduler {
       const seq = this.bySeqId.get(id);
       if (!seq || seq.status === 'finished' || this.paused.has(seq)) continue;
       this.unqueue(seq);
+      // Nothing computed yet: whatever it holds (blocks of a failed first step) goes back.
+      if (seq.numComputedTokens === 0) this.kv.free(seq.seqId);
       seq.status = 'paused';
       this.paused.add(seq);
     }
