@@ -17,6 +17,7 @@ import type {
   PositionLogprobs,
   RequestOutput,
   SamplingParams,
+  SequenceReservation,
 } from './types';
 import { OUTPUT_KIND } from './types';
 import { findStopString } from './detokenizer/stop-strings';
@@ -43,7 +44,7 @@ export function beamScore(tokens: readonly number[], cumLogprob: number, eosToke
   return cumLogprob / Math.pow(len, lengthPenalty);
 }
 
-export async function beamSearch(engine: EngineClient, request: EngineRequest, signal?: AbortSignal): Promise<RequestOutput> {
+export async function beamSearch(engine: EngineClient, request: EngineRequest, signal?: AbortSignal, reservation?: SequenceReservation): Promise<RequestOutput> {
   const params = request.params;
   const prompt = request.promptTokenIds;
   const beamWidth = params.n;
@@ -88,6 +89,7 @@ export async function beamSearch(engine: EngineClient, request: EngineRequest, s
               arrivalTime: request.arrivalTime,
             },
             signal,
+            reservation,
           ),
         ),
       ),

@@ -4,7 +4,8 @@
 // request's stream (pausing a request whose consumer falls behind), and turns client
 // disconnects into aborts. It never touches the model.
 
-import { EngineDeadError, EngineInvariantError, EngineOverloadedError, EngineSleepingError, RequestValidationError, wrongRunnerError } from './errors';
+import { EngineDeadError, EngineInvariantError, EngineSleepingError, RequestValidationError, wrongRunnerError } from './errors';
+import { SequenceBudget } from './sequence-budget';
 import { encodeBadWords } from './sampling';
 import { OutputStream } from './output-stream';
 import type { CoreConnection, CoreEvent } from './core/protocol';
@@ -19,6 +20,7 @@ import type {
   PoolingRequestOutput,
   RequestOutput,
   SchedulerStats,
+  SequenceReservation,
   SleepLevel,
   SleepMode,
   SleepState,
@@ -34,9 +36,6 @@ interface PendingEncode {
   resolve: (output: PoolingRequestOutput) => void;
   reject: (error: Error) => void;
 }
-
-/** What an overloaded server tells clients to wait before retrying, in seconds. */
-const OVERLOADED_RETRY_AFTER_SECONDS = 1;
 
 export class EngineFrontend implements EngineClient {
   readonly modelConfig: ModelArchConfig;
@@ -56,9 +55,8 @@ export class EngineFrontend implements EngineClient {
   private latestStats: SchedulerStats;
   private deadError: string | null = null;
   private connection: CoreConnection | null = null;
-  private readonly maxQueuedSequences: number | null;
-  /** Sequences of the requests in flight (n or best_of each), admitted and not yet finished. */
-  private queuedSequences = 0;
+  /** Sequences of the requests in flight (n or best_of each) under --max-num-queued-reqs. */
+  private readonly budget: SequenceBudget;
   private sleeping: SleepState = { sleeping: false, level: 0 };
 
   constructor(
@@ -78,7 +76,7 @@ export class EngineFrontend implements EngineClient {
     this.modelOutput = model.output;
     this.pooler = model.pooler;
     this.limits = engineLimits(info, options, model.config.vocabSize, encoderSpecOf(model.config));
-    this.maxQueuedSequences = options.maxNumQueuedReqs ?? null;
+    this.budget = new SequenceBudget(options.maxNumQueuedReqs ?? null);
     this.latestStats = { numRunning: 0, numWaiting: 0, kvCacheUsage: 0, numBlocks: info.numBlocks, blockSize: info.blockSize };
   }
 
@@ -134,26 +132,17 @@ export class EngineFrontend implements EngineClient {
   /**
    * Refuses `sequences` more sequences when the engine cannot take them now: 503
    * (EngineOverloadedError) past --max-num-queued-reqs, 400 when they alone exceed it. The
-   * serving layer asks before tokenizing; generate() asks again and counts them in.
+   * serving layer asks before tokenizing; reserve() or generate() takes the room.
    */
-  ensureCapacity(sequences: number): void {
-    const max = this.maxQueuedSequences;
-    if (max === null) return;
-    if (sequences > max) {
-      throw new RequestValidationError(
-        `This request needs ${sequences} sequences, more than the server holds at once (--max-num-queued-reqs ${max}).`,
-        null,
-      );
-    }
-    if (this.queuedSequences + sequences > max) {
-      throw new EngineOverloadedError(
-        `The server is overloaded: ${this.queuedSequences} sequences are queued or running (--max-num-queued-reqs ${max}). Retry later.`,
-        OVERLOADED_RETRY_AFTER_SECONDS,
-      );
-    }
+  ensureCapacity(sequences: number, param: string | null = null): void {
+    this.budget.check(sequences, param);
   }
 
-  async *generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
+  reserve(sequences: number, param: string | null = null): SequenceReservation {
+    return this.budget.reserve(sequences, param);
+  }
+
+  async *generate(request: EngineRequest, signal?: AbortSignal, reservation?: SequenceReservation): AsyncIterable<RequestOutput> {
     const connection = this.liveConnection();
     if (!generatesTokens(this.modelOutput)) throw wrongRunnerError('generate');
     if (this.sleeping.sleeping) throw new EngineSleepingError();
@@ -162,15 +151,14 @@ export class EngineFrontend implements EngineClient {
     const id = request.requestId;
     if (this.streams.has(id)) throw new RequestValidationError(`Request id ${id} is already running.`, 'request_id');
     const sequences = Math.max(request.params.n, request.params.best_of ?? 0);
-    this.ensureCapacity(sequences);
     if (signal?.aborted) return;
+    const giveBack = this.budget.take(sequences, reservation);
 
     const stream = new OutputStream(request.promptTokenIds, request.params.output_kind, {
       pause: () => this.connection?.pause([id]),
       resume: () => this.connection?.resume([id]),
     });
     this.streams.set(id, stream);
-    this.queuedSequences += sequences;
     const onAbort = () => this.abort([id]);
     signal?.addEventListener('abort', onAbort, { once: true });
     let finished = false;
@@ -184,21 +172,20 @@ export class EngineFrontend implements EngineClient {
     } finally {
       signal?.removeEventListener('abort', onAbort);
       this.streams.delete(id);
-      this.queuedSequences -= sequences;
+      giveBack();
       // The consumer left early (client gone, or an error): stop the work and free its KV.
       if (!finished && this.deadError === null) connection.abort([id]);
     }
   }
 
-  async encode(request: EncodeRequest, signal?: AbortSignal): Promise<PoolingRequestOutput> {
+  async encode(request: EncodeRequest, signal?: AbortSignal, reservation?: SequenceReservation): Promise<PoolingRequestOutput> {
     const connection = this.liveConnection();
     if (this.modelOutput.kind === 'logits') throw wrongRunnerError('encode');
     if (this.sleeping.sleeping) throw new EngineSleepingError();
     const id = request.requestId;
     if (this.encodes.has(id) || this.streams.has(id)) throw new RequestValidationError(`Request id ${id} is already running.`, 'request_id');
     signal?.throwIfAborted();
-    this.ensureCapacity(1);
-    this.queuedSequences++;
+    const giveBack = this.budget.take(1, reservation);
     let settled = false;
     const result = new Promise<PoolingRequestOutput>((resolve, reject) => {
       this.encodes.set(id, { promptTokenIds: request.promptTokenIds, resolve, reject });
@@ -216,7 +203,7 @@ export class EngineFrontend implements EngineClient {
       settled = true;
       signal?.removeEventListener('abort', onAbort);
       this.encodes.delete(id);
-      this.queuedSequences--;
+      giveBack();
     }
   }
 

@@ -244,6 +244,15 @@ export interface SleepState {
   level: SleepLevel | 0;
 }
 
+/**
+ * Room held under --max-num-queued-reqs for the engine requests of one API request (all its
+ * prompts' sequences at once); generate() and encode() draw on it. Released when that request ends.
+ */
+export interface SequenceReservation {
+  readonly sequences: number;
+  release(): void;
+}
+
 /** What the HTTP layer sees of the engine (vLLM's EngineClient). */
 export interface EngineClient {
   readonly modelConfig: ModelArchConfig;
@@ -260,18 +269,24 @@ export interface EngineClient {
   /**
    * Throws when `sequences` more sequences cannot be taken now: EngineOverloadedError past
    * --max-num-queued-reqs (503), RequestValidationError when they alone exceed it. generate()
-   * checks again; callers ask early, before tokenizing, to refuse cheaply.
+   * checks again; callers ask early, before tokenizing, to refuse cheaply. A 400 names `param`.
    */
-  ensureCapacity(sequences: number): void;
+  ensureCapacity(sequences: number, param?: string | null): void;
+  /**
+   * Holds room for `sequences` sequences at once, all or none (throws as ensureCapacity does; a
+   * 400 names `param`), for requests of several engine requests: pass it to each generate() or
+   * encode() call, and release it when they have all ended.
+   */
+  reserve(sequences: number, param?: string | null): SequenceReservation;
   /** Speech-to-text models: the audio features their encoder takes (null for text models). */
   readonly audioFeatures: AudioFeatureConfig | null;
   /** What the runner returns: 'logits' for generation models, pooled vectors otherwise. */
   readonly modelOutput: ModelOutput;
   /** How pooled outputs are served; null for generation models. */
   readonly pooler: PoolerSettings | null;
-  generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput>;
+  generate(request: EngineRequest, signal?: AbortSignal, reservation?: SequenceReservation): AsyncIterable<RequestOutput>;
   /** Pooling models only: runs the prompt through the same worker, scheduler and token budget. */
-  encode(request: EncodeRequest, signal?: AbortSignal): Promise<PoolingRequestOutput>;
+  encode(request: EncodeRequest, signal?: AbortSignal, reservation?: SequenceReservation): Promise<PoolingRequestOutput>;
   abort(requestIds: string[]): void;
   health(): EngineHealth;
   stats(): SchedulerStats;

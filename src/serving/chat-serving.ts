@@ -139,7 +139,7 @@ export class ChatServing extends OpenAIServing {
       tools: tools.templateTools,
       contentFormat: this.opts.chatTemplateContentFormat,
     };
-    ensureRoomFor(engine, conversations.length, body);
+    ensureRoomFor(engine, conversations.length, body, 'messages');
     const prompts = await prepareChatPrompts(engine.text, engine.chatTemplate !== null, conversations, {
       ...renderOptions,
       addSpecialTokens: body.add_special_tokens ?? false,

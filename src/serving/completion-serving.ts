@@ -7,7 +7,7 @@ import { RequestValidationError } from '../engine/errors';
 import { countCompletionPrompts, prepareCompletionPrompts, type PreparedPrompt } from './completion-prompts';
 import { drainAll, foldOutput, generateFor, mergeStreams, type PromptResult } from './engine-stream';
 import { NO_PARSERS, structuredOutputsAfter } from './chat-output';
-import { buildEngineRequests, ensureRoomFor } from './engine-requests';
+import { buildEngineRequests, ensureRoomFor, reserveRoomFor } from './engine-requests';
 import { ChunkTemplate, plainCompletionChoiceJson } from './chunk-template';
 import { createdNow } from './ids';
 import { appendCompletionLogprobs, emptyCompletionLogprobs, formatPromptLogprobs, type CompletionLogprobs } from './logprobs';
@@ -101,7 +101,7 @@ export class CompletionServing extends OpenAIServing {
     }
     const engine = this.engine;
     const vocabSize = engine.modelConfig.vocabSize;
-    ensureRoomFor(engine, countCompletionPrompts(body.prompt), body);
+    ensureRoomFor(engine, countCompletionPrompts(body.prompt), body, 'prompt');
     const prompts = await prepareCompletionPrompts(body.prompt, engine.text, {
       addSpecialTokens: body.add_special_tokens ?? true,
       truncatePromptTokens: body.truncate_prompt_tokens ?? null,
@@ -264,14 +264,19 @@ export class CompletionServing extends OpenAIServing {
       }
       return chunks;
     };
-    const streams = prep.engineRequests.map((r) => generateFor(this.engine, r, signal));
-    if (streams.length === 1) {
+    if (prep.engineRequests.length === 1) {
       // One prompt (the usual request): its stream straight, without mergeStreams' generator
       // between. bench/stream-overhead at 32 streams, 3 interleaved runs of 2 rounds: HTTP-thread
       // CPU 11.7-13.2 -> 11.4-12.6 us a chunk (medians 12.6 -> 12.0).
-      for await (const item of streams[0]) for (const chunk of chunksOf(0, item)) yield chunk;
+      for await (const item of generateFor(this.engine, prep.engineRequests[0], signal)) for (const chunk of chunksOf(0, item)) yield chunk;
     } else {
-      for await (const { source, item } of mergeStreams(streams)) for (const chunk of chunksOf(source, item)) yield chunk;
+      const reservation = reserveRoomFor(this.engine, prep.engineRequests);
+      try {
+        const streams = prep.engineRequests.map((r) => generateFor(this.engine, r, signal, reservation));
+        for await (const { source, item } of mergeStreams(streams)) for (const chunk of chunksOf(source, item)) yield chunk;
+      } finally {
+        reservation.release();
+      }
     }
     if (includeUsage) yield { ...base, choices: [], usage: usageNow() };
   }

@@ -1,7 +1,7 @@
 // The engine requests of one API request: one per prompt (completions) or conversation (batch
 // chat), sharing the request-level extras and one arrival time.
 
-import type { EngineClient, EngineRequest, SamplingParams } from '../engine/types';
+import type { EngineClient, EngineRequest, SamplingParams, SequenceReservation } from '../engine/types';
 import type { RequestExtras } from './serving-options';
 
 export function buildEngineRequests(
@@ -22,10 +22,24 @@ export function buildEngineRequests(
 }
 
 /**
- * Refuses a request the engine has no room for (503 overloaded, or 400 too big on its own) before
- * its prompts are tokenized: `prompts` engine requests of max(n, best_of) sequences each.
+ * Refuses a request the engine has no room for (503 overloaded, or 400 too big on its own, naming
+ * `promptParam` when it has several prompts, else `n`) before its prompts are tokenized:
+ * `prompts` engine requests of max(n, best_of) sequences each.
  */
-export function ensureRoomFor(engine: EngineClient, prompts: number, fields: { n?: number | null; best_of?: number | null }): void {
+export function ensureRoomFor(engine: EngineClient, prompts: number, fields: { n?: number | null; best_of?: number | null }, promptParam: string): void {
   const perPrompt = Math.max(1, fields.n ?? 1, fields.best_of ?? 0);
-  engine.ensureCapacity(prompts * perPrompt);
+  engine.ensureCapacity(prompts * perPrompt, prompts > 1 ? promptParam : 'n');
+}
+
+/** Sequences one engine request runs: n, or best_of when larger (beam search: its width). */
+export function sequencesOf(request: EngineRequest): number {
+  return Math.max(1, request.params.n, request.params.best_of ?? 0);
+}
+
+/**
+ * Room for every sequence of a request's engine requests, taken at once before the first reaches
+ * the engine, so concurrent requests are admitted or refused whole (503 / 400 as ensureRoomFor).
+ */
+export function reserveRoomFor(engine: EngineClient, requests: readonly EngineRequest[]): SequenceReservation {
+  return engine.reserve(requests.reduce((sum, r) => sum + sequencesOf(r), 0));
 }

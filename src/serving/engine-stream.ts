@@ -6,7 +6,8 @@ import { setMaxListeners } from 'node:events';
 import { OpenAIHttpError } from './openai-error';
 import { randomRequestId } from './ids';
 import { beamSearch } from '../engine/beam-search';
-import { OUTPUT_KIND, type EngineClient, type EngineRequest, type OutputKind, type PositionLogprobs, type RequestOutput } from '../engine/types';
+import { OUTPUT_KIND, type EngineClient, type EngineRequest, type OutputKind, type PositionLogprobs, type RequestOutput, type SequenceReservation } from '../engine/types';
+import { reserveRoomFor } from './engine-requests';
 import { takeTurn } from './yield-budget';
 
 /**
@@ -136,11 +137,11 @@ async function drain(stream: AsyncIterable<RequestOutput>, kind: OutputKind): Pr
  * clients sending the same X-Request-Id / request_id never collide; responses keep the plain id.
  * Beam search runs as a search over one-token steps and yields its final result once.
  */
-export function generateFor(engine: EngineClient, request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
+export function generateFor(engine: EngineClient, request: EngineRequest, signal?: AbortSignal, reservation?: SequenceReservation): AsyncIterable<RequestOutput> {
   const unique = { ...request, requestId: `${request.requestId}-${randomRequestId().slice(0, 8)}` };
-  if (!request.params.use_beam_search) return engine.generate(unique, signal);
+  if (!request.params.use_beam_search) return engine.generate(unique, signal, reservation);
   return (async function* () {
-    yield await beamSearch(engine, unique, signal);
+    yield await beamSearch(engine, unique, signal, reservation);
   })();
 }
 
@@ -154,6 +155,7 @@ export async function drainAll(
   kinds: OutputKind[],
   signal?: AbortSignal,
 ): Promise<PromptResult[]> {
+  const reservation = reserveRoomFor(engine, requests);
   const group = new AbortController();
   // Each engine request listens to the group signal until it ends: one listener per prompt.
   setMaxListeners(requests.length + 1, group.signal);
@@ -165,7 +167,7 @@ export async function drainAll(
     const results: Array<Promise<PromptResult>> = [];
     for (const [i, request] of requests.entries()) {
       await takeTurn();
-      const result = drain(generateFor(engine, request, group.signal), kinds[i]);
+      const result = drain(generateFor(engine, request, group.signal, reservation), kinds[i]);
       // Handled by Promise.all below; until then a failure must not count as unhandled.
       result.catch(() => undefined);
       results.push(result);
@@ -176,5 +178,6 @@ export async function drainAll(
     throw err;
   } finally {
     signal?.removeEventListener('abort', abortGroup);
+    reservation.release();
   }
 }

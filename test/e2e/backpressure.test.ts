@@ -1,8 +1,9 @@
 // Streaming clients that stop reading, on the real server (stories260K, --stream-stall-timeout 5):
-// their requests are paused (nothing running or waiting, the KV cache empty) instead of
+// their requests are paused (nothing running or waiting; their KV blocks kept) instead of
 // generating into memory, the server's RSS stays bounded, and once stalled past the timeout they
-// are disconnected and their requests end as aborts. (That a paused request resumes to exactly its
-// uninterrupted output is tested on the engine core: test/unit/engine/engine-pause.test.ts.)
+// are disconnected and their requests end as aborts, freeing their KV. (That a paused request
+// resumes to exactly its uninterrupted output: pause-determinism.test.ts, and on the engine core
+// test/unit/engine/engine-pause.test.ts.)
 
 import { request } from 'node:http';
 import type { IncomingMessage } from 'node:http';
@@ -54,10 +55,9 @@ needs(defaultTestModel()).describe('backpressure: clients that stop reading', ()
   }, SERVER_START_TIMEOUT_MS);
   afterAll(() => serving?.server.stop());
 
-  const idle = async (): Promise<boolean> =>
-    (await serving.metric('vllm:num_requests_running')) === 0 &&
-    (await serving.metric('vllm:num_requests_waiting')) === 0 &&
-    (await serving.metric('vllm:kv_cache_usage_perc')) === 0;
+  const settled = async (): Promise<boolean> =>
+    (await serving.metric('vllm:num_requests_running')) === 0 && (await serving.metric('vllm:num_requests_waiting')) === 0;
+  const idle = async (): Promise<boolean> => (await settled()) && (await serving.metric('vllm:kv_cache_usage_perc')) === 0;
 
   it('pauses stalled streams with their memory bounded, then aborts them after the stall timeout', async () => {
     // Warm up with the same load read at once (the engine's and V8's memory reach their working
@@ -72,8 +72,9 @@ needs(defaultTestModel()).describe('backpressure: clients that stop reading', ()
     const finishedBefore = await serving.metric('vllm:request_success_total');
 
     const streams = await Promise.all(Array.from({ length: STALLED_CLIENTS }, () => stalledStream(serving.server.baseUrl, BIG_STREAM)));
-    // Every request is set aside: nothing runs, nothing waits, no KV block is held, none finished.
-    await waitFor(idle, 30_000, 'all stalled requests paused');
+    // Every request is set aside: nothing runs, nothing waits, none finished; they keep their KV.
+    await waitFor(settled, 30_000, 'all stalled requests paused');
+    expect(await serving.metric('vllm:kv_cache_usage_perc')).toBeGreaterThan(0);
     const pausedAt = Date.now();
     expect(await serving.metric('vllm:request_success_total')).toBe(finishedBefore);
     // Memory stays where it is while they stay stalled (without backpressure it climbs by some
@@ -95,6 +96,7 @@ needs(defaultTestModel()).describe('backpressure: clients that stop reading', ()
     expect(Date.now() - pausedAt).toBeGreaterThan((STALL_TIMEOUT_S - 2) * 1000);
     // (A client that reads nothing does not see the hang-up either; close its side.)
     for (const { res } of streams) res.destroy();
+    // Aborted, they no longer hold any KV block.
     expect(await idle()).toBe(true);
   }, 120_000);
 });

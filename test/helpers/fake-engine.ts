@@ -16,6 +16,7 @@ import type {
   PositionLogprobs,
   RequestOutput,
   SchedulerStats,
+  SequenceReservation,
 } from '../../src/engine/types';
 import { OUTPUT_KIND, type TextProcessor } from '../../src/engine/types';
 import { InlineTextProcessor } from '../../src/engine/text/text-processor';
@@ -104,6 +105,10 @@ export class FakeEngine implements EngineClient {
 
   /** Admits everything (no --max-num-queued-reqs bound in these tests). */
   ensureCapacity(): void {}
+
+  reserve(sequences: number): SequenceReservation {
+    return { sequences, release: () => undefined };
+  }
 
   async *generate(request: EngineRequest, signal?: AbortSignal): AsyncGenerator<RequestOutput> {
     this.requests.push(request);

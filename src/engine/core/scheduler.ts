@@ -3,7 +3,10 @@
 // join while the budget, max_num_seqs and free KV blocks allow. A sequence that cannot
 // get a block preempts the lowest-ranked running sequence, which frees its blocks and
 // goes back to the waiting queue to be recomputed later. A paused sequence (its client stopped
-// reading) is set aside the same way, holding no KV block and no batch slot, until resumed.
+// reading) leaves the batch but keeps its KV blocks, so it resumes where it stopped with the very
+// K/V it had (a recompute as a prefill can differ in the last bits, e.g. in a float16 cache, and
+// flip a seeded sample); only when blocks run short are a paused sequence's freed, before any
+// running sequence is preempted, and it is then recomputed on resume.
 
 import type { PartialPrefillLimits } from '../types';
 import { nowMs } from './clock';
@@ -71,7 +74,10 @@ export interface SchedulePlan {
 export class Scheduler {
   private readonly waiting: Sequence[] = [];
   private readonly running: Sequence[] = [];
+  /** Paused sequences, longest paused first: the first whose KV is reclaimed when blocks run short. */
   private readonly paused = new Set<Sequence>();
+  /** Resumed sequences that kept their KV, waiting for a batch slot to run again. */
+  private readonly resuming: Sequence[] = [];
   private readonly bySeqId = new Map<string, Sequence>();
 
   constructor(
@@ -79,8 +85,9 @@ export class Scheduler {
     readonly kv: BlockManager,
   ) {}
 
+  /** Sequences waiting for a batch slot (resumed ones holding their KV included). */
   get numWaiting(): number {
-    return this.waiting.length;
+    return this.waiting.length + this.resuming.length;
   }
 
   get numRunning(): number {
@@ -92,7 +99,7 @@ export class Scheduler {
   }
 
   hasWork(): boolean {
-    return this.waiting.length > 0 || this.running.length > 0;
+    return this.waiting.length > 0 || this.running.length > 0 || this.resuming.length > 0;
   }
 
   addSequence(seq: Sequence): void {
@@ -139,7 +146,9 @@ export class Scheduler {
     const scheduledIds = new Set<string>();
     const prefills = new PartialPrefillBudget(this.config.partialPrefills ?? NO_PARTIAL_LIMITS);
 
-    // 1. Running sequences, in order; preempt from the bottom when blocks run out.
+    this.rejoinResumed();
+    // 1. Running sequences, in order; preempt from the bottom when blocks run out (after freeing
+    // the KV of paused sequences).
     for (let i = 0; i < this.running.length && budget > 0; ) {
       const seq = this.running[i];
       const numNew = prefills.chunk(seq, seq.numComputedTokens, budget);
@@ -154,6 +163,7 @@ export class Scheduler {
         i++;
         continue;
       }
+      if (this.reclaimPausedKv()) continue;
       const victim = this.pickVictim();
       const victimIndex = this.running.indexOf(victim);
       if (scheduledIds.delete(victim.seqId)) {
@@ -178,7 +188,10 @@ export class Scheduler {
         w++;
         continue;
       }
-      if (!this.kv.allocate(seq, hit.numTokens, numNew, hit)) break;
+      if (!this.kv.allocate(seq, hit.numTokens, numNew, hit)) {
+        if (this.reclaimPausedKv()) continue;
+        break;
+      }
       this.waiting.splice(w, 1);
       if (!seq.skipPrefixCache && this.kv.enablePrefixCaching) {
         plan.prefixCacheQueries += seq.numTokens;
@@ -228,35 +241,68 @@ export class Scheduler {
   }
 
   /**
-   * Sets the sequences aside: out of the batch and the queue, their KV blocks freed (as a
-   * preemption does: they are recomputed, mostly from the prefix cache, once resumed).
+   * Sets the sequences aside: out of the batch and the queue, keeping their KV blocks (and so
+   * their K/V exactly) until resumed or until blocks run short (reclaimPausedKv).
    */
   pauseSequences(seqIds: Iterable<string>): void {
     for (const id of seqIds) {
       const seq = this.bySeqId.get(id);
-      if (!seq || (seq.status !== 'running' && seq.status !== 'waiting')) continue;
+      if (!seq || seq.status === 'finished' || this.paused.has(seq)) continue;
       this.unqueue(seq);
-      this.kv.free(id);
-      seq.numComputedTokens = 0;
+      // Nothing computed yet: whatever it holds (blocks of a failed first step) goes back.
+      if (seq.numComputedTokens === 0) this.kv.free(seq.seqId);
       seq.status = 'paused';
       this.paused.add(seq);
     }
   }
 
-  /** Puts paused sequences back at the front of the waiting queue. */
+  /**
+   * Takes paused sequences back: one that kept its KV rejoins the batch where it stopped, as soon
+   * as a slot is free; one whose KV was reclaimed goes to the front of the waiting queue.
+   */
   resumeSequences(seqIds: Iterable<string>): void {
     for (const id of seqIds) {
       const seq = this.bySeqId.get(id);
-      if (!seq || seq.status !== 'paused') continue;
-      this.paused.delete(seq);
+      if (!seq || seq.status !== 'paused' || !this.paused.delete(seq)) continue;
+      if (seq.numComputedTokens > 0) {
+        this.resuming.push(seq);
+        continue;
+      }
       seq.status = 'waiting';
       this.enqueueWaiting(seq, true);
     }
   }
 
+  /** Resumed sequences holding their KV go back to the batch while it has room. */
+  private rejoinResumed(): void {
+    while (this.resuming.length > 0 && this.running.length < this.config.maxNumSeqs) {
+      const seq = this.resuming.shift()!;
+      seq.status = 'running';
+      this.running.push(seq);
+    }
+  }
+
+  /**
+   * Frees the KV of the longest-paused sequence that holds any (else of a resumed one still
+   * waiting for a slot), which is then recomputed when it runs again. False when none holds KV.
+   */
+  private reclaimPausedKv(): boolean {
+    for (const seq of this.paused) {
+      if (seq.numComputedTokens === 0) continue;
+      this.releaseKv(seq);
+      return true;
+    }
+    const seq = this.resuming.shift();
+    if (!seq) return false;
+    this.releaseKv(seq);
+    seq.status = 'waiting';
+    this.enqueueWaiting(seq, true);
+    return true;
+  }
+
   private unqueue(seq: Sequence): void {
     if (seq.status === 'paused') {
-      this.paused.delete(seq);
+      if (!this.paused.delete(seq)) this.resuming.splice(this.resuming.indexOf(seq), 1);
       return;
     }
     const queue = seq.status === 'running' ? this.running : this.waiting;
@@ -272,12 +318,17 @@ export class Scheduler {
 
   private preempt(seq: Sequence, index: number): void {
     this.running.splice(index, 1);
+    this.releaseKv(seq);
+    seq.status = 'waiting';
+    this.enqueueWaiting(seq, true);
+  }
+
+  /** Frees the sequence's blocks: it is recomputed from its tokens when scheduled again. */
+  private releaseKv(seq: Sequence): void {
     this.kv.free(seq.seqId);
     seq.numComputedTokens = 0;
     seq.encoded = false;
     seq.numPreemptions++;
-    seq.status = 'waiting';
-    this.enqueueWaiting(seq, true);
   }
 
   private enqueueWaiting(seq: Sequence, preempted: boolean): void {

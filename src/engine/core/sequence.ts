@@ -3,7 +3,7 @@
 
 import type { KvSequence } from './kv-cache-manager';
 
-/** 'paused': its client is not reading; it holds no KV and is not scheduled until resumed. */
+/** 'paused': its client is not reading; not scheduled until resumed (it keeps its KV while blocks allow). */
 export type SequenceStatus = 'waiting' | 'running' | 'paused' | 'finished';
 
 let arrivalCounter = 0;

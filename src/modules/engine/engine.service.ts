@@ -12,6 +12,7 @@ import type {
   PoolingRequestOutput,
   RequestOutput,
   SchedulerStats,
+  SequenceReservation,
   SleepLevel,
   SleepMode,
   SleepState,
@@ -51,8 +52,12 @@ export class EngineService implements EngineClient, OnApplicationShutdown {
     return this.client.audioFeatures;
   }
 
-  ensureCapacity(sequences: number): void {
-    this.client.ensureCapacity(sequences);
+  ensureCapacity(sequences: number, param?: string | null): void {
+    this.client.ensureCapacity(sequences, param);
+  }
+
+  reserve(sequences: number, param?: string | null): SequenceReservation {
+    return this.client.reserve(sequences, param);
   }
 
   get modelOutput(): EngineClient['modelOutput'] {
@@ -62,12 +67,12 @@ export class EngineService implements EngineClient, OnApplicationShutdown {
     return this.client.pooler;
   }
 
-  generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
-    return this.client.generate(request, signal);
+  generate(request: EngineRequest, signal?: AbortSignal, reservation?: SequenceReservation): AsyncIterable<RequestOutput> {
+    return this.client.generate(request, signal, reservation);
   }
 
-  encode(request: EncodeRequest, signal?: AbortSignal): Promise<PoolingRequestOutput> {
-    return this.client.encode(request, signal);
+  encode(request: EncodeRequest, signal?: AbortSignal, reservation?: SequenceReservation): Promise<PoolingRequestOutput> {
+    return this.client.encode(request, signal, reservation);
   }
 
   abort(requestIds: string[]): void {

@@ -1,11 +1,12 @@
 // Runs a request's prompts through EngineClient.encode concurrently (the engine packs them into
 // shared forwards), with one abort for all: a client that goes away, or one prompt that fails,
-// ends the others too. Long embedding inputs can be chunked and averaged (--pooler-config
+// ends the others too. Room for all of them under --max-num-queued-reqs is taken at once first:
+// more than the bound is a 400 naming the input field, a busy server a 503 with Retry-After. Long embedding inputs can be chunked and averaged (--pooler-config
 // enable_chunked_processing), as vLLM's embedding serving does.
 
 import { OpenAIHttpError } from '../openai-error';
 import { randomRequestId } from '../ids';
-import { EngineDeadError, RequestValidationError } from '../../engine/errors';
+import { EngineDeadError, EngineOverloadedError, EngineSleepingError, RequestValidationError } from '../../engine/errors';
 import type { EngineClient, PoolingRequestOutput } from '../../engine/types';
 import type { PoolingPrompt } from './pooling-input';
 
@@ -16,11 +17,17 @@ export interface EncodeOptions {
   signal?: AbortSignal;
   /** Prompts longer than this run as chunks of this size whose vectors are averaged, weighted by length. */
   chunkSize?: number | null;
+  /** The request field holding the inputs (the `param` of a 400 for too many); default 'input'. */
+  inputParam?: string;
 }
 
 /** One pooled output per prompt, in order; promptTokenIds are the whole prompt's even when chunked. */
 export async function encodeAll(engine: EngineClient, prompts: readonly PoolingPrompt[], opts: EncodeOptions): Promise<PoolingRequestOutput[]> {
   const parts = prompts.map((prompt) => chunk(prompt, opts.chunkSize ?? null));
+  const reservation = engine.reserve(
+    parts.reduce((n, p) => n + p.length, 0),
+    opts.inputParam ?? 'input',
+  );
   // One engine call (the common case) follows the request's own signal: a group controller and its
   // listeners cost the HTTP thread ~20-30 us a request at concurrency 1 and end nothing else.
   const group = parts.length !== 1 || parts[0].length > 1 ? new AbortController() : null;
@@ -43,6 +50,7 @@ export async function encodeAll(engine: EngineClient, prompts: readonly PoolingP
             engine.encode(
               { requestId: chunks.length > 1 ? `${id}-chunk-${c}` : id, promptTokenIds: part.tokenIds, tokenTypeIds: part.tokenTypeIds, priority: opts.priority, arrivalTime },
               signal,
+              reservation,
             ),
           ),
         );
@@ -54,6 +62,7 @@ export async function encodeAll(engine: EngineClient, prompts: readonly PoolingP
     throw asHttpError(err);
   } finally {
     if (group) opts.signal?.removeEventListener('abort', abortGroup);
+    reservation.release();
   }
 }
 
@@ -80,8 +89,9 @@ function weightedMean(outputs: PoolingRequestOutput[]): Float32Array {
   return out;
 }
 
-/** A failed forward pass is the server's fault (500); refused requests keep their 400. */
+/** A failed forward pass is the server's fault (500); refused requests keep their 400 or 503. */
 function asHttpError(err: unknown): unknown {
-  if (err instanceof RequestValidationError || err instanceof EngineDeadError || err instanceof OpenAIHttpError) return err;
+  const refused = [RequestValidationError, EngineDeadError, EngineOverloadedError, EngineSleepingError, OpenAIHttpError];
+  if (refused.some((type) => err instanceof type)) return err;
   return new OpenAIHttpError(500, err instanceof Error ? err.message : String(err));
 }

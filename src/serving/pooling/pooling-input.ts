@@ -35,6 +35,8 @@ export async function preparePoolingPrompts(body: PoolingInputFields, engine: En
   if (body.messages != null) return [finish(await chatPromptIds(body, engine, limits.trustRequestChatTemplate), null, 'messages', body, engine, limits)];
   if (body.input == null) throw new RequestValidationError('Either `input` or `messages` must be given.', 'input');
   const entries = splitCompletionPrompt(body.input, 'input');
+  // More inputs than the server ever holds: refused before any is tokenized.
+  engine.ensureCapacity(entries.length, 'input');
   const texts = entries.filter((entry): entry is string => typeof entry === 'string');
   const encoded = texts.length > 0 ? await encodeTexts(engine, texts, body.add_special_tokens ?? true, 'input') : [];
   let next = 0;

@@ -62,7 +62,7 @@ export interface RerankResponse {
 export class ScoreServing extends PoolingServingBase {
   async score(body: ScoreRequestBody, idBase: string, signal?: AbortSignal): Promise<ScoreResponse> {
     const ctx = this.begin(body, idBase, 'score', ['embed', 'classify']);
-    const scored = await this.scorePairs(ctx, texts(body.text_1, 'text_1'), texts(body.text_2, 'text_2'), body, signal);
+    const scored = await this.scorePairs(ctx, texts(body.text_1, 'text_1'), texts(body.text_2, 'text_2'), body, 'text_2', signal);
     return {
       id: ctx.id,
       object: 'list',
@@ -77,7 +77,7 @@ export class ScoreServing extends PoolingServingBase {
     const ctx = this.begin(body, idBase, 'rerank', ['embed', 'classify']);
     if (typeof body.query !== 'string') throw new RequestValidationError('query must be a string.', 'query');
     const documents = texts(body.documents, 'documents');
-    const scored = await this.scorePairs(ctx, [body.query], documents, body, signal);
+    const scored = await this.scorePairs(ctx, [body.query], documents, body, 'documents', signal);
     const withDocuments = body.return_documents ?? true;
     const results = scored.scores
       .map((relevance_score, index): RerankResult => ({ index, ...(withDocuments ? { document: { text: documents[index] } } : {}), relevance_score }))
@@ -92,18 +92,19 @@ export class ScoreServing extends PoolingServingBase {
     };
   }
 
-  /** One score per pair (text_1 repeated when there is one), and the prompt tokens they took. */
+  /** One score per pair (text_1 repeated when there is one), and the prompt tokens they took; `inputParam` names the many side. */
   private async scorePairs(
     ctx: PoolingRequestContext,
     left: string[],
     right: string[],
     body: ScoringFields,
+    inputParam: string,
     signal?: AbortSignal,
   ): Promise<{ scores: number[]; promptTokens: number }> {
     if (left.length > 1 && left.length !== right.length) throw new RequestValidationError('Input lengths must be either 1:1, 1:N or N:N', 'text_2');
     const queries = left.length === 1 ? right.map(() => left[0]) : left;
     const limits = { trustRequestChatTemplate: false, maxTokens: this.engine.maxModelLen, tooLong: contextTooLong };
-    const encodeOpts = { requestId: ctx.id, priority: ctx.priority, signal };
+    const encodeOpts = { requestId: ctx.id, priority: ctx.priority, signal, inputParam };
     if (ctx.pooler.task === 'classify') {
       const prompts = await Promise.all(queries.map((q, i) => this.pairPrompt(q, right[i], body, limits, ctx.pooler.sentencePairs)));
       const outputs = await encodeAll(this.engine, prompts, encodeOpts);

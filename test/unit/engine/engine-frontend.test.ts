@@ -161,6 +161,30 @@ describe('EngineFrontend', () => {
     expect(() => frontend.ensureCapacity(3)).not.toThrow();
   });
 
+  it('reserves room for a request of several prompts at once: all or none, drawn on by its engine requests, given back on release', async () => {
+    const { frontend, added } = setup(64, 5);
+    const held = frontend.reserve(4, 'prompt');
+    // 4 of 5 held: a second request of 2 is refused whole, and nothing of it reaches the core.
+    expect(() => frontend.reserve(2)).toThrow(expect.objectContaining({ name: 'EngineOverloadedError', retryAfterSeconds: 1 }));
+    expect(() => frontend.reserve(6, 'input')).toThrow(expect.objectContaining({ name: 'RequestValidationError', param: 'input' }));
+    // The reserved request's prompts draw on its room, not on what is left.
+    const first = frontend.generate(req('r0'), undefined, held)[Symbol.asyncIterator]();
+    const second = frontend.generate(req('r1'), undefined, held)[Symbol.asyncIterator]();
+    const pending = [first.next(), second.next()];
+    await Promise.resolve();
+    expect(added.map((r) => r.requestId)).toEqual(['r0', 'r1']);
+    expect(() => frontend.ensureCapacity(1)).not.toThrow();
+    expect(() => frontend.ensureCapacity(2)).toThrow(expect.objectContaining({ name: 'EngineOverloadedError' }));
+    frontend.handleEvent({ type: 'step', iteration: emptyIteration, outputs: [output('r0', [7], true), output('r1', [7], true)], stats });
+    await Promise.all(pending);
+    expect([(await first.next()).done, (await second.next()).done]).toEqual([true, true]);
+    // Held until released (twice is once).
+    expect(() => frontend.ensureCapacity(2)).toThrow(expect.objectContaining({ name: 'EngineOverloadedError' }));
+    held.release();
+    held.release();
+    expect(() => frontend.ensureCapacity(5)).not.toThrow();
+  });
+
   it('pauses a request whose consumer falls behind and resumes it once it caught up', async () => {
     const { frontend, flow } = setup();
     const delta = req('p', 30);

@@ -141,7 +141,7 @@ describe('Scheduler', () => {
 });
 
 describe('paused sequences (a client that stopped reading)', () => {
-  it('leave the batch and the queue, free their KV, and come back first, recomputing', () => {
+  it('leave the batch and the queue keeping their KV, and rejoin where they stopped once a slot is free', () => {
     const { scheduler, kv } = makeScheduler({ numBlocks: 16, blockSize: 4, prefixCaching: false, maxNumSeqs: 2 });
     const a = seq('a', 5);
     const b = seq('b', 5, { firstToken: 50 });
@@ -152,19 +152,69 @@ describe('paused sequences (a client that stopped reading)', () => {
     const used = kv.usage();
     scheduler.pauseSequences(['a', 'c']);
     expect([scheduler.numRunning, scheduler.numWaiting, scheduler.numPaused]).toEqual([1, 0, 2]);
-    expect(kv.usage()).toBeLessThan(used);
-    expect(a.numComputedTokens).toBe(0);
+    expect(kv.usage()).toBe(used);
+    expect(a.numComputedTokens).toBe(5);
     // Only b runs while a and c are paused; pausing twice changes nothing.
     scheduler.pauseSequences(['a']);
     expect(ids(step(scheduler))).toEqual(['b:1']);
     expect(scheduler.hasWork()).toBe(true);
     scheduler.resumeSequences(['a']);
     expect([scheduler.numWaiting, scheduler.numPaused]).toEqual([1, 1]);
-    // a recomputes its prompt and the token it had sampled before the pause.
-    expect(ids(step(scheduler))).toEqual(['b:1', 'a:6']);
-    scheduler.finishSequences(['a', 'b', 'c']);
+    // a decodes the token it had sampled before the pause on its kept K/V: nothing recomputed.
+    expect(ids(step(scheduler))).toEqual(['b:1', 'a:1']);
+    expect(a.numPreemptions).toBe(0);
+    // c, paused before it ran (no KV), waits for a slot and then prefills.
+    scheduler.resumeSequences(['c']);
+    expect(ids(step(scheduler))).toEqual(['b:1', 'a:1']);
+    expect(scheduler.numWaiting).toBe(1);
+    scheduler.finishSequences(['b']);
+    expect(ids(step(scheduler))).toEqual(['a:1', 'c:5']);
+    scheduler.finishSequences(['a', 'c']);
     expect([scheduler.numRunning, scheduler.numWaiting, scheduler.numPaused, kv.usage()]).toEqual([0, 0, 0, 0]);
     expect(scheduler.hasWork()).toBe(false);
+  });
+
+  it('give up their KV before a running sequence is preempted, and recompute on resume', () => {
+    // 4 blocks of 4 tokens: a and b hold 2 each; b's growth needs a's blocks.
+    const { scheduler, kv } = makeScheduler({ numBlocks: 4, blockSize: 4, prefixCaching: false, maxNumSeqs: 2 });
+    const a = seq('a', 7);
+    const b = seq('b', 7, { firstToken: 50 });
+    scheduler.addSequence(a);
+    scheduler.addSequence(b);
+    step(scheduler);
+    scheduler.pauseSequences(['a']);
+    expect(kv.usage()).toBe(1);
+    step(scheduler);
+    expect(a.numComputedTokens).toBe(7);
+    // b's 9th token needs a third block: a's blocks go, nobody running is preempted.
+    const plan = step(scheduler);
+    expect(ids(plan)).toEqual(['b:1']);
+    expect(plan.preempted).toEqual([]);
+    expect(a.numComputedTokens).toBe(0);
+    scheduler.finishSequences(['b']);
+    scheduler.resumeSequences(['a']);
+    expect(ids(step(scheduler))).toEqual(['a:8']);
+  });
+
+  it('a resumed sequence waiting for a slot gives up its KV too when blocks run short, then recomputes', () => {
+    const { scheduler } = makeScheduler({ numBlocks: 4, blockSize: 4, prefixCaching: false, maxNumSeqs: 1 });
+    const a = seq('a', 7);
+    const b = seq('b', 7, { firstToken: 50 });
+    scheduler.addSequence(a);
+    step(scheduler);
+    scheduler.pauseSequences(['a']);
+    scheduler.addSequence(b);
+    step(scheduler);
+    scheduler.resumeSequences(['a']);
+    // The batch (1 slot) is b's: a waits with its KV; b's growth (its 9th token) takes a's blocks
+    // and a goes back to waiting.
+    step(scheduler);
+    expect([a.numComputedTokens, scheduler.numWaiting]).toEqual([7, 1]);
+    expect(step(scheduler).preempted).toEqual([]);
+    expect(a.numComputedTokens).toBe(0);
+    expect([scheduler.numWaiting, scheduler.numPaused]).toEqual([1, 0]);
+    scheduler.finishSequences(['b']);
+    expect(ids(step(scheduler))).toEqual(['a:8']);
   });
 
   it('a scheduler holding only paused sequences has no work', () => {

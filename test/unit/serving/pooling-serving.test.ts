@@ -57,6 +57,7 @@ function fakeEngine(pooler: PoolerSettings, maxModelLen = 32): EngineClient & { 
     eosTokenIds: [],
     generationDefaults: {},
     ensureCapacity: () => undefined,
+    reserve: (sequences: number) => ({ sequences, release: () => undefined }),
     generate: () => {
       throw new Error('pooling only');
     },

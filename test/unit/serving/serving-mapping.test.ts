@@ -62,6 +62,7 @@ function fakeEngine(generationDefaults: Record<string, number> = {}) {
     eosTokenIds: [2],
     generationDefaults,
     ensureCapacity: () => undefined,
+    reserve: (sequences: number) => ({ sequences, release: () => undefined }),
     generate(request: EngineRequest): AsyncIterable<RequestOutput> {
       requests.push(request);
       return (async function* () {
@@ -366,10 +367,16 @@ describe('forced tool calls and constraints after the thinking', () => {
 });
 
 describe('drainAll', () => {
-  it('aborts the sibling requests when one prompt fails', async () => {
+  it('aborts the sibling requests when one prompt fails, and gives back the room it reserved for all', async () => {
     const { drainAll } = await import('../../../src/serving/engine-stream');
     const signals: AbortSignal[] = [];
+    const reserved: Array<{ sequences: number; released: boolean }> = [];
     const engine = {
+      reserve(sequences: number) {
+        const held = { sequences, released: false, release: () => void (held.released = true) };
+        reserved.push(held);
+        return held;
+      },
       generate(request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
         signals.push(signal!);
         return (async function* () {
@@ -378,9 +385,10 @@ describe('drainAll', () => {
         })();
       },
     } as unknown as EngineClient;
-    const params = { use_beam_search: false } as EngineRequest['params'];
+    const params = { use_beam_search: false, n: 2 } as EngineRequest['params'];
     const requests = [{ requestId: 'ok', promptTokenIds: [1], params }, { requestId: 'bad', promptTokenIds: [1], params }];
     await expect(drainAll(engine, requests, [2, 2])).rejects.toThrow('refused');
     expect(signals.every((s) => s.aborted)).toBe(true);
+    expect(reserved.map((r) => [r.sequences, r.released])).toEqual([[4, true]]);
   });
 });
