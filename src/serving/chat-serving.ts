@@ -13,7 +13,7 @@ import { ChunkTemplate, plainChatChoiceJson } from './chunk-template';
 import { drainAll, foldOutput, generateFor, type PromptResult } from './engine-stream';
 import { buildEngineRequests, ensureRoomFor } from './engine-requests';
 import { createdNow } from './ids';
-import { chatLogprobEntries, formatPromptLogprobs, type ChatLogprobs } from './logprobs';
+import { chatLogprobEntries, chatLogprobEntriesTakingTurns, formatPromptLogprobs, type ChatLogprobs } from './logprobs';
 import { OpenAIServing } from './openai-serving';
 import { buildSamplingParams } from './sampling-params';
 import { sentFields, type SamplingRequestFields } from './sampling-request';
@@ -246,7 +246,7 @@ export class ChatServing extends OpenAIServing {
             tool_calls: fields.tool_calls,
             reasoning: fields.reasoning,
           },
-          logprobs: body.logprobs && !hideTokens ? { content: chatLogprobEntries(choice.logprobs, numTop, namer) } : null,
+          logprobs: body.logprobs && !hideTokens ? { content: await chatLogprobEntriesTakingTurns(choice.logprobs, numTop, namer) } : null,
           finish_reason: chatFinishReason(choice.finishReason, prep.tools.choice, fields.tool_calls.length > 0, false),
           stop_reason: choice.stopReason,
           token_ids: body.return_token_ids && !hideTokens ? choice.tokenIds : null,

@@ -73,6 +73,17 @@ needs(defaultTestModel()).describe('the HTTP thread budget and fair text process
     expect(answer).toEqual({ status: 400, message: expect.stringMatching(/maximum context length is \d+ tokens/) });
   }, 120_000);
 
+  it('answers n=8 with 20 top logprobs over 2,000 tokens (non-streamed) without a stall', async () => {
+    const answer = await withoutStall(() =>
+      client.completions.create({ model: defaultTestModel(), prompt: 'Once upon a time', n: 8, logprobs: 20, max_tokens: 2000, ignore_eos: true } as OpenAI.CompletionCreateParamsNonStreaming),
+    );
+    expect(answer.choices).toHaveLength(8);
+    for (const choice of answer.choices) {
+      expect(choice.logprobs?.tokens).toHaveLength(2000);
+      expect(Object.keys(choice.logprobs!.top_logprobs![1999]).length).toBeGreaterThanOrEqual(20);
+    }
+  }, 120_000);
+
   it('refuses an 8 MiB prompt after tokenizing a prefix of it', async () => {
     const json = JSON.stringify({ model: defaultTestModel(), prompt: storyText(8 * MIB), max_tokens: 1 });
     const started = performance.now();
