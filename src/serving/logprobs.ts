@@ -100,12 +100,7 @@ const POSITIONS_PER_TURN = 256;
 
 /** appendCompletionLogprobs over a whole choice, taking turns with the event loop between slices. */
 export async function appendCompletionLogprobsTakingTurns(
-  out: CompletionLogprobs,
-  tokenIds: readonly number[],
-  positions: readonly (PositionLogprobs | null)[],
-  numTop: number,
-  namer: TokenNamer,
-  initialOffset: number,
+  ...[out, tokenIds, positions, numTop, namer, initialOffset]: Parameters<typeof appendCompletionLogprobs>
 ): Promise<number> {
   let offset = initialOffset;
   for (let start = 0; start < tokenIds.length; start += POSITIONS_PER_TURN) {
