@@ -107,6 +107,22 @@ needs(defaultTestModel()).describe('the HTTP thread budget and fair text process
     for (const answer of await Promise.all(bigs)) expect(answer.status).toBe(400);
   }, 60_000);
 
+  it('serves a normal prompt promptly while three 1 MiB prompts with truncation are tokenized whole', async () => {
+    // truncate_prompt_tokens keeps the last tokens, so these cannot be refused early: they occupy text workers.
+    const json = JSON.stringify({ model: defaultTestModel(), prompt: storyText(MIB), max_tokens: 1, truncate_prompt_tokens: 64 });
+    const started = performance.now();
+    const bigs = [0, 1, 2].map(() => postJson('/v1/completions', json).then((answer) => ({ ...answer, ms: performance.now() - started })));
+    await new Promise((r) => setTimeout(r, 200));
+    const normal = await withoutStall(async () => {
+      const answer = await client.completions.create({ model: defaultTestModel(), prompt: 'Once upon a time '.repeat(375), max_tokens: 1 });
+      return { answer, ms: performance.now() - started };
+    });
+    const answers = await Promise.all(bigs);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    // The normal prompt finished before any big one: it never queued behind them.
+    expect(normal.ms).toBeLessThan(Math.min(...answers.map((a) => a.ms)));
+  }, 60_000);
+
   it('still answers a long prompt under the context exactly (no early refusal below max_model_len)', async () => {
     const prompt = storyText(3000);
     const answer = await client.completions.create({ model: defaultTestModel(), prompt, max_tokens: 1 });
