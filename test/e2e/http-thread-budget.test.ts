@@ -63,11 +63,12 @@ needs(defaultTestModel()).describe('the HTTP thread budget and fair text process
     return { status: res.status, message: body.error?.message ?? '' };
   }
 
+  // Sizes where the stall showed before these lists took turns: 3.3 s and 389 ms of /health.
   it.each([
-    ['Responses input items', '/v1/responses', 'input', { max_output_tokens: 1 }],
-    ['chat messages', '/v1/chat/completions', 'messages', { max_tokens: 1 }],
-  ])('takes turns over 300,000 %s', async (_what, path, field, extra) => {
-    const list = Array.from({ length: 300_000 }, () => ({ role: 'user', content: 'hi' }));
+    ['200,000 Responses input items', '/v1/responses', 'input', 200_000, { max_output_tokens: 1 }],
+    ['a chat of 300,000 messages', '/v1/chat/completions', 'messages', 300_000, { max_tokens: 1 }],
+  ])('takes turns over %s', async (_what, path, field, count, extra) => {
+    const list = Array.from({ length: count }, () => ({ role: 'user', content: 'hi' }));
     const json = JSON.stringify({ model: defaultTestModel(), [field]: list, ...extra });
     const answer = await withoutStall(() => postJson(path, json));
     expect(answer).toEqual({ status: 400, message: expect.stringMatching(/maximum context length is \d+ tokens/) });
