@@ -11,6 +11,8 @@ import { closeWhenStalled, flushed, streamSettingsOf } from './sse';
 const LARGE_RESPONSE_ITEMS = 16_384;
 /** Primitive array items serialized by one JSON.stringify call. */
 const SLICE = 8_192;
+/** Object or array items written between two pauses (2,000 logprob entries of 20 keys were ~50 ms). */
+const OBJECTS_PER_PAUSE = 256;
 /** Text gathered before it is written to the socket. */
 const WRITE_CHUNK = 64 * 1024;
 
@@ -74,6 +76,7 @@ class JsonPieces {
           for (let i = 0; i < slice.length; i++) {
             if (start + i > 0) this.push(',');
             await this.write(slice[i]);
+            if ((i + 1) % OBJECTS_PER_PAUSE === 0) await this.pause();
           }
         }
         await this.pause();

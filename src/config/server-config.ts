@@ -2,6 +2,7 @@
 // The CLI builds its options from SERVER_FLAGS; tests and scripts call resolveServerConfig()
 // with a partial object. toEngineOptions() maps the result onto the engine's contract.
 
+import { availableParallelism } from 'node:os';
 import type { EngineOptions } from '../engine/types';
 import type { KvCacheDtypeFlag } from '../model/runner/kv-dtype';
 import type { ConvertFlag, LoadModelOptions, PoolerConfigFlag, RunnerFlag } from '../model/types';
@@ -176,6 +177,15 @@ export const TASKS = ['auto', 'generate', 'embedding', 'embed', 'classify', 'sco
 export type TaskFlag = (typeof TASKS)[number];
 
 /** Name reported for the built-in dummy model when no --served-model-name is given. */
+
+/**
+ * Text workers: two, so a normal prompt never waits behind a huge one, up to four on larger
+ * machines (a quarter of the cores); an idle one costs only its copy of the tokenizer.
+ */
+export function defaultTokenizerPoolSize(): number {
+  return Math.min(4, Math.max(2, Math.floor(availableParallelism() / 4)));
+}
+
 export const DUMMY_MODEL_NAME = 'ortllm-dummy';
 
 /** vLLM's CPU batch defaults (engine/arg_utils.py get_batch_defaults); GPUs get 256 sequences. */
@@ -237,7 +247,7 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   bodyReadTimeoutSeconds: 60,
   maxNumQueuedReqs: 4096,
   streamStallTimeoutSeconds: 60,
-  tokenizerPoolSize: 1,
+  tokenizerPoolSize: defaultTokenizerPoolSize(),
   maxAudioClipFilesizeMb: DEFAULT_MAX_AUDIO_CLIP_FILESIZE_MB,
   maxAudioDurationSeconds: DEFAULT_MAX_AUDIO_DURATION_SECONDS,
   structuredOutputsConfig: DEFAULT_STRUCTURED_OUTPUTS_CONFIG,

@@ -64,3 +64,14 @@ export function wrongRunnerError(kind: 'generate' | 'encode'): RequestValidation
     null,
   );
 }
+
+/**
+ * A prompt found to have at least `atLeast` tokens, past --max-model-len, after tokenizing only a
+ * prefix of it (engine/text/bounded-encode.ts): the serving layer answers vLLM's 400.
+ */
+export class PromptTooLongError extends Error {
+  constructor(readonly atLeast: number) {
+    super(`The prompt has at least ${atLeast} tokens.`);
+    this.name = 'PromptTooLongError';
+  }
+}

@@ -224,13 +224,14 @@ export interface RenderedChat {
  * (HTTP) thread; small ones run inline. Template failures reject with ChatTemplateError.
  */
 export interface TextProcessor {
-  encode(texts: readonly string[], addSpecialTokens: boolean): Promise<number[][]>;
+  /** tokenLimit: refuse (PromptTooLongError) a text found to reach it before tokenizing all of it. */
+  encode(texts: readonly string[], addSpecialTokens: boolean, tokenLimit?: number | null): Promise<number[][]>;
   decode(ids: readonly number[], opts?: DecodeOptions): Promise<string>;
   /**
    * One rendering per conversation, with the model's template (opts.template overrides it; it is
    * used alone when the model has none). `encode` tokenizes each rendering too.
    */
-  renderChat(conversations: ChatMessage[][], opts: ChatRenderOptions, encode: { addSpecialTokens: boolean } | null): Promise<RenderedChat[]>;
+  renderChat(conversations: ChatMessage[][], opts: ChatRenderOptions, encode: { addSpecialTokens: boolean; tokenLimit?: number | null } | null): Promise<RenderedChat[]>;
 }
 
 /** vLLM sleep levels: 1 keeps the weights in host memory, 2 discards them (reloaded on wake). */

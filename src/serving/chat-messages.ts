@@ -5,6 +5,7 @@
 import { RequestValidationError } from '../engine/errors';
 import type { ChatMessage } from '../model/types';
 import { notSupportedYet } from './unsupported';
+import { mapTakingTurns } from './yield-budget';
 
 const MEDIA_PART_TYPES = new Set([
   'image_url', 'image', 'image_embeds', 'image_pil', 'input_image',
@@ -45,19 +46,30 @@ export function contentText(content: ChatMessage['content']): string {
   return (content ?? []).map((part) => part.text ?? '').join('\n');
 }
 
-/** Validates one conversation and returns template-ready messages (content: string, null or text parts). */
-export function prepareChatMessages(messages: unknown, param = 'messages'): ChatMessage[] {
+function checkMessage(raw: unknown, i: number, param: string): ChatMessage {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new RequestValidationError(`messages[${i}] must be an object.`, param);
+  }
+  const message = raw as Record<string, unknown>;
+  if (typeof message.role !== 'string' || message.role === '') {
+    throw new RequestValidationError(`messages[${i}].role must be a non-empty string.`, param);
+  }
+  return { ...message, role: message.role, content: checkContent(message.content, param) };
+}
+
+function requireMessageList(messages: unknown, param: string): unknown[] {
   if (!Array.isArray(messages) || messages.length === 0) {
     throw new RequestValidationError('messages must be a non-empty array.', param);
   }
-  return messages.map((raw, i) => {
-    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
-      throw new RequestValidationError(`messages[${i}] must be an object.`, param);
-    }
-    const message = raw as Record<string, unknown>;
-    if (typeof message.role !== 'string' || message.role === '') {
-      throw new RequestValidationError(`messages[${i}].role must be a non-empty string.`, param);
-    }
-    return { ...message, role: message.role, content: checkContent(message.content, param) };
-  });
+  return messages;
+}
+
+/** Validates one conversation and returns template-ready messages (content: string, null or text parts). */
+export function prepareChatMessages(messages: unknown, param = 'messages'): ChatMessage[] {
+  return requireMessageList(messages, param).map((raw, i) => checkMessage(raw, i, param));
+}
+
+/** prepareChatMessages for a conversation that may hold a million messages: takes turns with the event loop. */
+export function prepareChatMessagesTakingTurns(messages: unknown, param = 'messages'): Promise<ChatMessage[]> {
+  return mapTakingTurns(requireMessageList(messages, param), (raw, i) => checkMessage(raw, i, param));
 }

@@ -7,6 +7,7 @@ import type { RenderedChat, TextProcessor } from '../engine/types';
 import { ChatTemplateError } from '../model/chat-template';
 import type { ChatMessage } from '../model/types';
 import { requireTokenizer, resolveTruncation, truncateTokens, type PreparedPrompt } from './completion-prompts';
+import { refusingLongPrompts } from './max-tokens';
 
 export interface ChatPromptOptions {
   addGenerationPrompt: boolean;
@@ -88,7 +89,7 @@ export async function renderChats(
   hasModelTemplate: boolean,
   conversations: ChatMessage[][],
   opts: ChatRenderOptions,
-  encode: { addSpecialTokens: boolean } | null,
+  encode: { addSpecialTokens: boolean; tokenLimit?: number | null } | null,
   param = 'messages',
 ): Promise<RenderedChat[]> {
   const processor = requireTokenizer(text, param);
@@ -120,7 +121,13 @@ export async function prepareChatPrompts(
   opts: ChatPromptOptions,
 ): Promise<PreparedPrompt[]> {
   const limit = resolveTruncation(opts.truncatePromptTokens, opts.maxModelLen);
-  const rendered = await renderChats(text, hasModelTemplate, conversations, opts, { addSpecialTokens: opts.addSpecialTokens });
+  // Without truncation a prompt of max_model_len tokens or more is refused, so tokenizing may stop early.
+  const tokenLimit = limit === null ? opts.maxModelLen : null;
+  const rendered = await refusingLongPrompts(
+    renderChats(text, hasModelTemplate, conversations, opts, { addSpecialTokens: opts.addSpecialTokens, tokenLimit }),
+    opts.maxModelLen,
+    'messages',
+  );
   return rendered.map((chat) => {
     const tokenIds = truncateTokens(chat.tokenIds ?? [], limit, opts.truncationSide);
     if (tokenIds.length === 0) throw new RequestValidationError('The decoder prompt cannot be empty.', 'messages');

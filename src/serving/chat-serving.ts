@@ -5,7 +5,7 @@ import { RequestValidationError } from '../engine/errors';
 import type { EngineRequest, SamplingParams } from '../engine/types';
 import type { ChatMessage } from '../model/types';
 import { chatFinishReason, deltaFields, messageFields, outputRulesOf, type ChoiceOutputRules } from './chat-message';
-import { contentText, prepareChatMessages } from './chat-messages';
+import { contentText, prepareChatMessagesTakingTurns } from './chat-messages';
 import { structuredOutputsAfter, type ChatOutputDelta, type ChatOutputParser, type ChoiceParsing } from './chat-output';
 import { checkChatTemplateFlags, prepareChatPrompts, type ChatRenderOptions } from './chat-prompt';
 import type { PreparedPrompt } from './completion-prompts';
@@ -13,7 +13,7 @@ import { ChunkTemplate, plainChatChoiceJson } from './chunk-template';
 import { drainAll, foldOutput, generateFor, type PromptResult } from './engine-stream';
 import { buildEngineRequests, ensureRoomFor } from './engine-requests';
 import { createdNow } from './ids';
-import { chatLogprobEntries, formatPromptLogprobs, type ChatLogprobs } from './logprobs';
+import { chatLogprobEntries, chatLogprobEntriesTakingTurns, formatPromptLogprobs, type ChatLogprobs } from './logprobs';
 import { OpenAIServing } from './openai-serving';
 import { buildSamplingParams } from './sampling-params';
 import { sentFields, type SamplingRequestFields } from './sampling-request';
@@ -128,7 +128,7 @@ export class ChatServing extends OpenAIServing {
     }
     const logprobs = resolveChatLogprobs(body);
     const tools = resolveRequestTools(body, this.opts);
-    const conversations = batch ? splitConversations(body.messages) : [prepareChatMessages(body.messages)];
+    const conversations = batch ? await splitConversations(body.messages) : [await prepareChatMessagesTakingTurns(body.messages)];
     const engine = this.engine;
     const renderOptions: ChatRenderOptions = {
       addGenerationPrompt: body.add_generation_prompt ?? true,
@@ -246,7 +246,7 @@ export class ChatServing extends OpenAIServing {
             tool_calls: fields.tool_calls,
             reasoning: fields.reasoning,
           },
-          logprobs: body.logprobs && !hideTokens ? { content: chatLogprobEntries(choice.logprobs, numTop, namer) } : null,
+          logprobs: body.logprobs && !hideTokens ? { content: await chatLogprobEntriesTakingTurns(choice.logprobs, numTop, namer) } : null,
           finish_reason: chatFinishReason(choice.finishReason, prep.tools.choice, fields.tool_calls.length > 0, false),
           stop_reason: choice.stopReason,
           token_ids: body.return_token_ids && !hideTokens ? choice.tokenIds : null,
@@ -370,9 +370,11 @@ function resolveChatLogprobs(body: Pick<ChatRequestBody, 'logprobs' | 'top_logpr
   return body.logprobs ? (top ?? 0) : null;
 }
 
-function splitConversations(messages: unknown): ChatMessage[][] {
+async function splitConversations(messages: unknown): Promise<ChatMessage[][]> {
   if (!Array.isArray(messages) || messages.length === 0 || !messages.every((m) => Array.isArray(m))) {
     throw new RequestValidationError('messages must be a non-empty list of conversations (lists of messages).', 'messages');
   }
-  return messages.map((conversation) => prepareChatMessages(conversation));
+  const conversations: ChatMessage[][] = [];
+  for (const conversation of messages) conversations.push(await prepareChatMessagesTakingTurns(conversation));
+  return conversations;
 }

@@ -3,6 +3,7 @@
 
 import { RequestValidationError } from '../engine/errors';
 import type { TextProcessor } from '../engine/types';
+import { refusingLongPrompts } from './max-tokens';
 
 export interface PreparedPrompt {
   /** Prompt text when the caller sent text (or it was decoded for echo); null for token-id prompts. */
@@ -92,7 +93,11 @@ export async function prepareCompletionPrompts(
   const limit = resolveTruncation(opts.truncatePromptTokens, opts.maxModelLen);
   const entries = splitCompletionPrompt(prompt);
   const texts = entries.filter((entry): entry is string => typeof entry === 'string');
-  const encoded = texts.length > 0 ? await requireTokenizer(text, 'prompt').encode(texts, opts.addSpecialTokens) : [];
+  // Without truncation a prompt of max_model_len tokens or more is refused, so tokenizing may stop early.
+  const tokenLimit = limit === null ? opts.maxModelLen : null;
+  const encoded = texts.length > 0
+    ? await refusingLongPrompts(requireTokenizer(text, 'prompt').encode(texts, opts.addSpecialTokens, tokenLimit), opts.maxModelLen, 'prompt')
+    : [];
   let next = 0;
   return entries.map((entry) => {
     const isText = typeof entry === 'string';

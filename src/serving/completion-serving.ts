@@ -10,7 +10,7 @@ import { NO_PARSERS, structuredOutputsAfter } from './chat-output';
 import { buildEngineRequests, ensureRoomFor, reserveRoomFor } from './engine-requests';
 import { ChunkTemplate, plainCompletionChoiceJson } from './chunk-template';
 import { createdNow } from './ids';
-import { appendCompletionLogprobs, emptyCompletionLogprobs, formatPromptLogprobs, type CompletionLogprobs } from './logprobs';
+import { appendCompletionLogprobs, appendCompletionLogprobsTakingTurns, emptyCompletionLogprobs, formatPromptLogprobs, type CompletionLogprobs } from './logprobs';
 import { OpenAIServing } from './openai-serving';
 import { buildSamplingParams } from './sampling-params';
 import { sentFields, type SamplingRequestFields } from './sampling-request';
@@ -169,9 +169,9 @@ export class CompletionServing extends OpenAIServing {
           logprobs = emptyCompletionLogprobs();
           let offset = 0;
           if (body.echo) {
-            offset = appendCompletionLogprobs(logprobs, promptIds, result.promptLogprobs ?? [], body.logprobs, namer, 0);
+            offset = await appendCompletionLogprobsTakingTurns(logprobs, promptIds, result.promptLogprobs ?? [], body.logprobs, namer, 0);
           }
-          appendCompletionLogprobs(logprobs, choice.tokenIds, choice.logprobs, body.logprobs, namer, offset);
+          await appendCompletionLogprobsTakingTurns(logprobs, choice.tokenIds, choice.logprobs, body.logprobs, namer, offset);
         }
         choices.push({
           index: promptIndex * n + choice.index,

@@ -3,6 +3,7 @@
 
 import type { PositionLogprobs, TokenLogprob } from '../engine/types';
 import type { Tokenizer } from '../model/types';
+import { takeTurn } from './yield-budget';
 
 /** vLLM clamps -inf to this so the JSON stays valid. */
 const MIN_LOGPROB = -9999.0;
@@ -94,6 +95,22 @@ export function appendCompletionLogprobs(
   return offset;
 }
 
+/** Positions formatted per turn for a whole answer: a few milliseconds with 20 top entries each. */
+const POSITIONS_PER_TURN = 256;
+
+/** appendCompletionLogprobs over a whole choice, taking turns with the event loop between slices. */
+export async function appendCompletionLogprobsTakingTurns(
+  ...[out, tokenIds, positions, numTop, namer, initialOffset]: Parameters<typeof appendCompletionLogprobs>
+): Promise<number> {
+  let offset = initialOffset;
+  for (let start = 0; start < tokenIds.length; start += POSITIONS_PER_TURN) {
+    await takeTurn();
+    const end = start + POSITIONS_PER_TURN;
+    offset = appendCompletionLogprobs(out, tokenIds.slice(start, end), positions.slice(start, end), numTop, namer, offset);
+  }
+  return offset;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Chat
 
@@ -125,6 +142,16 @@ export function chatLogprobEntries(
     ...entry(position.chosen),
     top_logprobs: numTop > 0 ? position.top.slice(0, numTop).map(entry) : [],
   }));
+}
+
+/** chatLogprobEntries over a whole choice, taking turns with the event loop between slices. */
+export async function chatLogprobEntriesTakingTurns(positions: readonly PositionLogprobs[], numTop: number, namer: TokenNamer): Promise<ChatLogprobEntry[]> {
+  const entries: ChatLogprobEntry[] = [];
+  for (let start = 0; start < positions.length; start += POSITIONS_PER_TURN) {
+    await takeTurn();
+    for (const entry of chatLogprobEntries(positions.slice(start, start + POSITIONS_PER_TURN), numTop, namer)) entries.push(entry);
+  }
+  return entries;
 }
 
 // ---------------------------------------------------------------------------------------------

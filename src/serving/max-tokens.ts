@@ -1,7 +1,7 @@
 // How many tokens a request may generate, resolved against --max-model-len as vLLM's
 // get_max_tokens does, with vLLM's error messages (both numbers named).
 
-import { RequestValidationError } from '../engine/errors';
+import { PromptTooLongError, RequestValidationError } from '../engine/errors';
 
 export interface MaxTokensInput {
   /** The value the caller sent (max_completion_tokens wins over max_tokens for chat), or null. */
@@ -23,6 +23,23 @@ export function checkPromptLength(promptLength: number, maxModelLen: number, pro
     throw new RequestValidationError(
       `This model's maximum context length is ${maxModelLen} tokens. However, your request has ` +
         `${promptLength} input tokens. Please reduce the length of the input messages.`,
+      promptParam,
+    );
+  }
+}
+
+/**
+ * `work` (tokenizing with --max-model-len as the token limit), with a prompt refused after a
+ * prefix answered as vLLM answers a long prompt, its count given as a lower bound.
+ */
+export async function refusingLongPrompts<T>(work: Promise<T>, maxModelLen: number, promptParam: string): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    if (!(err instanceof PromptTooLongError)) throw err;
+    throw new RequestValidationError(
+      `This model's maximum context length is ${maxModelLen} tokens. However, your request has at least ` +
+        `${err.atLeast} input tokens. Please reduce the length of the input messages.`,
       promptParam,
     );
   }

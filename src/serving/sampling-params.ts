@@ -48,7 +48,10 @@ export function buildSamplingParams(req: SamplingRequestFields, ctx: SamplingCon
   if (ctx.sent.has('vllm_xargs')) partial.extra_args = req.vllm_xargs;
   partial.max_tokens = ctx.maxTokens;
   partial.logprobs = ctx.logprobs;
-  partial.output_kind = ctx.stream ? OUTPUT_KIND.DELTA : OUTPUT_KIND.FINAL_ONLY;
+  // With logprobs the engine sends every step's part even when the answer is not streamed: one
+  // final output of n × 2,000 positions × 20 top entries is one long structured-clone read on the
+  // HTTP thread; per-step parts are folded as they come (drainAll).
+  partial.output_kind = ctx.stream || ctx.logprobs != null ? OUTPUT_KIND.DELTA : OUTPUT_KIND.FINAL_ONLY;
   partial.detokenize = ctx.detokenize ?? true;
   const structured = structuredOutputsFromRequest(req);
   partial.structured_outputs = structured?.params ?? null;

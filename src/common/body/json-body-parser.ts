@@ -18,6 +18,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parse as secureJsonParse } from 'secure-json-parse';
 import { OpenAIHttpError } from '../../serving/openai-error';
 import { JsonShapeError, JsonShapeScanner, type JsonLimits } from './json-shape';
+import { longMemberArrays, parseInSlices } from './json-slices';
 
 export interface JsonBodyOptions {
   limits: JsonLimits;
@@ -78,12 +79,11 @@ export function readJsonBody(stream: NodeJS.ReadableStream, contentLength: numbe
       if (settled) return;
       try {
         take(decoder.decode());
-        const body = parseJson(pieces.join(''));
-        cleanup();
-        resolve(body);
       } catch (err) {
-        fail(bodyError(err));
+        return fail(bodyError(err));
       }
+      cleanup();
+      parseScanned(pieces.join(''), scanner).then(resolve, (err: unknown) => reject(bodyError(err)));
     };
     const onError = (err: Error): void => fail(err);
     stream.on('data', onData);
@@ -108,6 +108,13 @@ function bodyError(err: unknown): Error {
     return badBody('The request body is not valid UTF-8.');
   }
   return err as Error;
+}
+
+/** A scanned body: parsed whole, or with its long member arrays a slice at a time (json-slices.ts). */
+function parseScanned(text: string, scanner: JsonShapeScanner): Promise<unknown> {
+  const arrays = longMemberArrays(scanner.memberArrays);
+  if (arrays === null) return Promise.resolve().then(() => parseJson(text));
+  return parseInSlices(text, arrays, parseJson);
 }
 
 /** Empty body: undefined (the route's validation says what it needed); else strict JSON. */
@@ -142,11 +149,13 @@ function bufferedBody(request: FastifyRequest, contentLength: number): Buffer | 
 }
 
 /** Checks and parses a body that is all here, as the stream path would chunk by chunk. */
-function parseWhole(body: Buffer, options: JsonBodyOptions): unknown {
+function parseWhole(body: Buffer, options: JsonBodyOptions): { value: unknown } | Promise<unknown> {
   try {
     const text = new TextDecoder('utf-8', { fatal: true }).decode(body);
-    new JsonShapeScanner(options.limits).feed(text);
-    return parseJson(text);
+    const scanner = new JsonShapeScanner(options.limits);
+    scanner.feed(text);
+    if (longMemberArrays(scanner.memberArrays) === null) return { value: parseJson(text) };
+    return parseScanned(text, scanner).catch((err: unknown) => Promise.reject(bodyError(err)));
   } catch (err) {
     throw bodyError(err);
   }
@@ -169,14 +178,15 @@ export function registerJsonBodyParser(fastify: FastifyInstance, options: JsonBo
       const parseBuffered = (): boolean => {
         const buffered = bufferedBody(request, length);
         if (buffered === null) return false;
-        let body: unknown;
+        let parsed: { value: unknown } | Promise<unknown>;
         try {
-          body = parseWhole(buffered, options);
+          parsed = parseWhole(buffered, options);
         } catch (err) {
           done(err as Error);
           return true;
         }
-        done(null, body);
+        if (parsed instanceof Promise) parsed.then((body) => done(null, body), (err: Error) => done(err));
+        else done(null, parsed.value);
         return true;
       };
       // Else once the segment that carried the headers has been parsed (see bufferedBody).

@@ -47,8 +47,23 @@ interface Container {
   awaitingItem: boolean;
 }
 
+/**
+ * Where an array that is the value of a top-level member lies in the text: its brackets and the
+ * commas between its items (offsets in the whole text). json-slices.ts parses such arrays a slice
+ * of items at a time.
+ */
+export interface MemberArray {
+  open: number;
+  close: number;
+  commas: number[];
+}
+
 export class JsonShapeScanner {
   private readonly stack: Container[] = [];
+  /** Offset of the current chunk in the whole text. */
+  private offset = 0;
+  /** Arrays that are values of the top-level object's members, closed or still open. */
+  readonly memberArrays: MemberArray[] = [];
   private inString = false;
   /** Inside a string, the previous chunk ended on a backslash: the next character is escaped. */
   private pendingEscape = false;
@@ -72,11 +87,13 @@ export class JsonShapeScanner {
       }
       const top = this.stack.length > 0 ? this.stack[this.stack.length - 1] : null;
       if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) {
+        if (this.inMemberArray()) this.memberArrays[this.memberArrays.length - 1].close = this.offset + i;
         this.stack.pop();
         i++;
         continue;
       }
       if (code === COMMA) {
+        if (this.inMemberArray()) this.memberArrays[this.memberArrays.length - 1].commas.push(this.offset + i);
         if (top) top.awaitingItem = true;
         i++;
         continue;
@@ -89,12 +106,19 @@ export class JsonShapeScanner {
         i++;
       } else if (code === OPEN_OBJECT || code === OPEN_ARRAY) {
         this.open(code === OPEN_OBJECT);
+        if (this.inMemberArray()) this.memberArrays.push({ open: this.offset + i, close: -1, commas: [] });
         i++;
       } else {
         // Numbers, literals and the ':' of an object member: nothing to count.
         i++;
       }
     }
+    this.offset += n;
+  }
+
+  /** The innermost container is an array that is a top-level member's value. */
+  private inMemberArray(): boolean {
+    return this.stack.length === 2 && this.stack[0].isObject && !this.stack[1].isObject;
   }
 
   private countItem(container: Container): void {

@@ -4,6 +4,7 @@
 import { createChatTemplate } from '../../model/chat-template';
 import type { ChatMessage, ChatRenderOptions, ChatTemplate, DecodeOptions, Tokenizer } from '../../model/types';
 import type { RenderedChat } from '../types';
+import { encodeWithin } from './bounded-encode';
 
 /** Per-request templates used on their own (model without a template), parsed once each. */
 const MAX_CACHED_REQUEST_TEMPLATES = 16;
@@ -16,19 +17,19 @@ export class TextJobs {
     private readonly template: ChatTemplate | null,
   ) {}
 
-  encode(texts: readonly string[], addSpecialTokens: boolean): number[][] {
-    return texts.map((text) => this.tokenizer.encode(text, { addSpecialTokens }));
+  encode(texts: readonly string[], addSpecialTokens: boolean, tokenLimit?: number | null): number[][] {
+    return texts.map((text) => encodeWithin(this.tokenizer, text, addSpecialTokens, tokenLimit));
   }
 
   decode(ids: readonly number[], opts?: DecodeOptions): string {
     return this.tokenizer.decode(ids, opts);
   }
 
-  renderChat(conversations: ChatMessage[][], opts: ChatRenderOptions, encode: { addSpecialTokens: boolean } | null): RenderedChat[] {
+  renderChat(conversations: ChatMessage[][], opts: ChatRenderOptions, encode: EncodeOptions | null): RenderedChat[] {
     const template = this.templateFor(opts.template ?? null);
     return conversations.map((messages) => {
       const text = template.render(messages, opts);
-      return { text, tokenIds: encode ? this.tokenizer.encode(text, encode) : null };
+      return { text, tokenIds: encode ? encodeWithin(this.tokenizer, text, encode.addSpecialTokens, encode.tokenLimit) : null };
     });
   }
 
@@ -46,20 +47,31 @@ export class TextJobs {
   }
 }
 
-/** A job as it travels to a text worker. */
+/** How a rendering is tokenized; tokenLimit: see encodeWithin. */
+export interface EncodeOptions {
+  addSpecialTokens: boolean;
+  tokenLimit?: number | null;
+}
+
+/**
+ * A job. On its way to a text worker a render job's conversations travel as JSON text (see
+ * toWire): a million messages would otherwise cost the HTTP thread one long structured clone.
+ */
 export type TextJob =
-  | { op: 'encode'; texts: readonly string[]; addSpecialTokens: boolean }
+  | { op: 'encode'; texts: readonly string[]; addSpecialTokens: boolean; tokenLimit?: number | null }
   | { op: 'decode'; ids: readonly number[]; opts?: DecodeOptions }
-  | { op: 'render'; conversations: ChatMessage[][]; opts: ChatRenderOptions; encode: { addSpecialTokens: boolean } | null };
+  | { op: 'render'; conversations: ChatMessage[][] | string; opts: ChatRenderOptions; encode: EncodeOptions | null };
 
 export function runTextJob(jobs: TextJobs, job: TextJob): unknown {
   switch (job.op) {
     case 'encode':
-      return jobs.encode(job.texts, job.addSpecialTokens);
+      return jobs.encode(job.texts, job.addSpecialTokens, job.tokenLimit);
     case 'decode':
       return jobs.decode(job.ids, job.opts);
-    case 'render':
-      return jobs.renderChat(job.conversations, job.opts, job.encode);
+    case 'render': {
+      const conversations = typeof job.conversations === 'string' ? (JSON.parse(job.conversations) as ChatMessage[][]) : job.conversations;
+      return jobs.renderChat(conversations, job.opts, job.encode);
+    }
   }
 }
 
@@ -88,4 +100,4 @@ export type TextWorkerReply =
   | { type: 'ready' }
   | { type: 'startup-error'; error: string }
   | { type: 'done'; id: number; result: unknown }
-  | { type: 'failed'; id: number; name: string; message: string };
+  | { type: 'failed'; id: number; name: string; message: string; atLeast?: number };

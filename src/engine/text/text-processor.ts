@@ -1,15 +1,19 @@
 // TextProcessor implementations: InlineTextProcessor runs every job on the calling thread (tests
 // with a scripted tokenizer, --tokenizer-pool-size 0); PooledTextProcessor runs small jobs inline
 // and hands large ones to a few text workers (text-worker.ts), so one long prompt, a batch of
-// thousands of prompts or a long decode never holds the HTTP thread for more than a few ms.
+// thousands of prompts or a long decode never holds the HTTP thread for more than a few ms. The
+// workers share one queue, smallest job first with aging, and huge jobs never occupy every
+// worker: a normal prompt does not wait behind a few 8 MiB ones.
 
 import type { Worker } from 'node:worker_threads';
 import { ChatTemplateError } from '../../model/chat-template';
+import { PromptTooLongError } from '../errors';
 import type { ChatMessage, ChatRenderOptions, ChatTemplate, DecodeOptions, LoadModelOptions, Tokenizer } from '../../model/types';
 import type { RenderedChat, TextProcessor } from '../types';
 import { startWorkerThread } from '../worker/worker-thread';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { runTextJob, TextJobs, type TextJob, type TextWorkerReply } from './text-jobs';
+import { runTextJob, TextJobs, type EncodeOptions, type TextJob, type TextWorkerReply } from './text-jobs';
+import { toWire } from './text-wire';
 
 export class InlineTextProcessor implements TextProcessor {
   protected readonly jobs: TextJobs;
@@ -18,15 +22,15 @@ export class InlineTextProcessor implements TextProcessor {
     this.jobs = new TextJobs(tokenizer, template);
   }
 
-  encode(texts: readonly string[], addSpecialTokens: boolean): Promise<number[][]> {
-    return this.run({ op: 'encode', texts, addSpecialTokens }) as Promise<number[][]>;
+  encode(texts: readonly string[], addSpecialTokens: boolean, tokenLimit?: number | null): Promise<number[][]> {
+    return this.run({ op: 'encode', texts, addSpecialTokens, tokenLimit }) as Promise<number[][]>;
   }
 
   decode(ids: readonly number[], opts?: DecodeOptions): Promise<string> {
     return this.run({ op: 'decode', ids, opts }) as Promise<string>;
   }
 
-  renderChat(conversations: ChatMessage[][], opts: ChatRenderOptions, encode: { addSpecialTokens: boolean } | null): Promise<RenderedChat[]> {
+  renderChat(conversations: ChatMessage[][], opts: ChatRenderOptions, encode: EncodeOptions | null): Promise<RenderedChat[]> {
     return this.run({ op: 'render', conversations, opts, encode }) as Promise<RenderedChat[]>;
   }
 
@@ -64,6 +68,10 @@ function jobCost(job: TextJob): number {
     case 'decode':
       return job.ids.length * CHARS_PER_TOKEN;
     case 'render': {
+      if (typeof job.conversations === 'string') return job.conversations.length;
+      // Enough messages are over the budget whatever they hold; a million are not walked here.
+      const messages = job.conversations.reduce((sum, c) => sum + c.length, 0);
+      if (messages * CHARS_PER_MESSAGE > INLINE_BUDGET) return messages * CHARS_PER_MESSAGE;
       let total = 0;
       for (const messages of job.conversations) for (const m of messages) total += CHARS_PER_MESSAGE + contentLength(m);
       return total;
@@ -71,39 +79,40 @@ function jobCost(job: TextJob): number {
   }
 }
 
-interface Pending {
+interface QueuedJob {
+  job: TextJob;
+  cost: number;
+  queuedAt: number;
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
 }
 
-/** One text worker and the jobs it was given. */
+/** One text worker; it is given one job at a time, so the pool decides what runs next. */
 class TextWorker {
-  readonly pending = new Map<number, Pending>();
-  private nextId = 0;
+  current: QueuedJob | null = null;
   alive = true;
 
   constructor(
     private readonly worker: Worker,
+    private readonly onIdle: (worker: TextWorker) => void,
     private readonly onDeath: (worker: TextWorker, reason: string) => void,
   ) {
     worker.on('message', (reply: TextWorkerReply) => {
       if (reply.type !== 'done' && reply.type !== 'failed') return;
-      const job = this.pending.get(reply.id);
+      const job = this.current;
       if (!job) return;
-      this.pending.delete(reply.id);
+      this.current = null;
       if (reply.type === 'done') job.resolve(reply.result);
-      else job.reject(rebuildError(reply.name, reply.message));
+      else job.reject(rebuildError(reply.name, reply.message, reply.atLeast));
+      this.onIdle(this);
     });
     worker.on('error', (err) => this.die(`text worker failed: ${err.message}`));
     worker.on('exit', (code) => this.die(`text worker exited (code ${code})`));
   }
 
-  run(job: TextJob): Promise<unknown> {
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, job });
-    });
+  start(job: QueuedJob): void {
+    this.current = job;
+    this.worker.postMessage({ id: 0, job: job.job });
   }
 
   terminate(): Promise<number> {
@@ -114,8 +123,8 @@ class TextWorker {
   private die(reason: string): void {
     if (!this.alive) return;
     this.alive = false;
-    for (const job of this.pending.values()) job.reject(new Error(reason));
-    this.pending.clear();
+    this.current?.reject(new Error(reason));
+    this.current = null;
     this.onDeath(this, reason);
   }
 }
@@ -152,22 +161,32 @@ async function unpack(result: unknown, op: TextJob['op']): Promise<unknown> {
 }
 
 /** Errors keep their class across the thread boundary where callers tell them apart. */
-function rebuildError(name: string, message: string): Error {
+function rebuildError(name: string, message: string, atLeast: number | undefined): Error {
   if (name === 'ChatTemplateError') return new ChatTemplateError(message);
+  if (name === 'PromptTooLongError' && atLeast !== undefined) return new PromptTooLongError(atLeast);
   const err = new Error(message);
   err.name = name;
   return err;
 }
 
+/**
+ * Jobs above this cost (characters; ~150 ms of tokenizing) are huge: with two or more workers they
+ * never take the last idle one, which stays for the rest.
+ */
+const HUGE_JOB_COST = 256 * 1024;
+/** Aging: each millisecond in the queue counts as this many characters less of cost. */
+const AGING_CHARS_PER_MS = 1000;
+
 export class PooledTextProcessor extends InlineTextProcessor {
   private workers: TextWorker[];
+  private readonly queue: QueuedJob[] = [];
   /** Jobs handed to a worker so far (the rest ran inline). */
   offThreadJobs = 0;
 
   /** `workers` from spawnTextWorkers: each holds its own copy of the tokenizer and template. */
   constructor(tokenizer: Tokenizer, template: ChatTemplate | null, workers: Worker[]) {
     super(tokenizer, template);
-    this.workers = workers.map((w) => new TextWorker(w, (dead, reason) => this.lose(dead, reason)));
+    this.workers = workers.map((w) => new TextWorker(w, () => this.dispatch(), (dead, reason) => this.lose(dead, reason)));
   }
 
   async shutdown(): Promise<void> {
@@ -177,18 +196,44 @@ export class PooledTextProcessor extends InlineTextProcessor {
   }
 
   protected override run(job: TextJob): Promise<unknown> {
-    if (this.workers.length === 0 || jobCost(job) <= INLINE_BUDGET) return super.run(job);
-    // The least busy worker; jobs queue in its message port.
-    let best = this.workers[0];
-    for (const w of this.workers) if (w.pending.size < best.pending.size) best = w;
+    const cost = jobCost(job);
+    if (this.workers.length === 0 || cost <= INLINE_BUDGET) return super.run(job);
     this.offThreadJobs++;
-    return best.run(job).then((result) => unpack(result, job.op));
+    return toWire(job)
+      .then((wire) => new Promise((resolve, reject) => {
+        this.queue.push({ job: wire, cost, queuedAt: performance.now(), resolve, reject });
+        this.dispatch();
+      }))
+      .then((result) => unpack(result, job.op));
   }
 
-  /** A worker that died: its jobs failed; later jobs go to the others, or inline when none is left. */
+  /** Starts queued jobs on idle workers: the cheapest (after aging) first, huge ones never on the last idle worker. */
+  private dispatch(): void {
+    for (;;) {
+      const idle = this.workers.filter((w) => w.current === null);
+      if (idle.length === 0 || this.queue.length === 0) return;
+      const hugeAllowed = this.workers.length === 1 || idle.length > 1;
+      const now = performance.now();
+      let best = -1;
+      let bestScore = Infinity;
+      for (const [i, queued] of this.queue.entries()) {
+        const score = queued.cost - (now - queued.queuedAt) * AGING_CHARS_PER_MS;
+        // A huge job that has waited long enough (score down to 0) may take the last worker too.
+        if (queued.cost > HUGE_JOB_COST && !hugeAllowed && score > 0) continue;
+        if (score < bestScore) [best, bestScore] = [i, score];
+      }
+      if (best < 0) return;
+      const [next] = this.queue.splice(best, 1);
+      idle[0].start(next);
+    }
+  }
+
+  /** A worker that died: its job failed; queued jobs go to the others, or run inline when none is left. */
   private lose(worker: TextWorker, reason: string): void {
     this.workers = this.workers.filter((w) => w !== worker);
     console.error(`[engine] ${reason}; ${this.workers.length} text worker(s) left`);
+    if (this.workers.length > 0) return this.dispatch();
+    for (const queued of this.queue.splice(0)) super.run(queued.job).then(queued.resolve, queued.reject);
   }
 }
 

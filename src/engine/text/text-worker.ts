@@ -3,6 +3,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadModel } from '../../model/load-model';
+import { PromptTooLongError } from '../errors';
 import type { LoadModelOptions } from '../../model/types';
 import { packTokenIds, runTextJob, TextJobs, type TextWorkerReply, type TextWorkerRequest } from './text-jobs';
 
@@ -26,7 +27,7 @@ async function main(): Promise<void> {
       port.postMessage(reply, transfer);
     } catch (err) {
       const e = err instanceof Error ? err : new Error(String(err));
-      send({ type: 'failed', id, name: e.name, message: e.message });
+      send({ type: 'failed', id, name: e.name, message: e.message, atLeast: e instanceof PromptTooLongError ? e.atLeast : undefined });
     }
   });
   send({ type: 'ready' });

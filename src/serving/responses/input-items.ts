@@ -5,6 +5,7 @@
 
 import { RequestValidationError } from '../../engine/errors';
 import { randomRequestId } from '../ids';
+import { forEachTakingTurns, mapTakingTurns } from '../yield-budget';
 import type { InputItem, OutputItem } from './protocol';
 
 export type ChatMessageDict = Record<string, unknown> & { role: string };
@@ -66,6 +67,11 @@ export function normalizeInput(input: unknown): InputItem[] {
   return input.map(normalizeItem);
 }
 
+/** normalizeInput for a request's own input, which may hold a million items: takes turns with the event loop. */
+export async function normalizeInputTakingTurns(input: unknown): Promise<InputItem[]> {
+  return Array.isArray(input) ? mapTakingTurns(input, normalizeItem) : normalizeInput(input);
+}
+
 function partsText(parts: unknown): string {
   if (typeof parts === 'string') return parts;
   if (!Array.isArray(parts)) return '';
@@ -82,19 +88,24 @@ function reasoningText(item: Record<string, unknown>): string {
   return Array.isArray(summary) && summary.length > 0 ? (summary[0].text ?? '') : '';
 }
 
-/** Input (or previous output) items as chat messages for the template. */
-export function itemsToMessages(items: ReadonlyArray<InputItem | OutputItem>, options: { skipReasoning?: boolean } = {}): ChatMessageDict[] {
-  const messages: ChatMessageDict[] = [];
-  const lastAssistant = (): ChatMessageDict | null => {
-    const last = messages[messages.length - 1];
+/** Folds items into chat messages one at a time (a call or reasoning joins the assistant message before it). */
+class MessageMerger {
+  readonly messages: ChatMessageDict[] = [];
+
+  constructor(private readonly skipReasoning: boolean) {}
+
+  private lastAssistant(): ChatMessageDict | null {
+    const last = this.messages[this.messages.length - 1];
     return last && last.role === 'assistant' ? last : null;
-  };
-  for (const raw of items) {
+  }
+
+  add(raw: InputItem | OutputItem): void {
     const item = raw as Record<string, unknown>;
+    const messages = this.messages;
     switch (item.type) {
       case 'message': {
         const role = item.role as string;
-        const prev = lastAssistant();
+        const prev = this.lastAssistant();
         if (role === 'assistant' && prev && prev.content == null) {
           prev.content = partsText(item.content);
         } else {
@@ -105,8 +116,9 @@ export function itemsToMessages(items: ReadonlyArray<InputItem | OutputItem>, op
       }
       case 'function_call': {
         const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
-        const prev = lastAssistant();
-        if (prev) prev.tool_calls = [...((prev.tool_calls as unknown[] | undefined) ?? []), call];
+        const prev = this.lastAssistant();
+        // Pushed, not copied: a long run of calls stays linear.
+        if (prev) ((prev.tool_calls ??= []) as unknown[]).push(call);
         else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
         break;
       }
@@ -114,15 +126,28 @@ export function itemsToMessages(items: ReadonlyArray<InputItem | OutputItem>, op
         messages.push({ role: 'tool', content: partsText(item.output), tool_call_id: item.call_id });
         break;
       case 'reasoning': {
-        if (options.skipReasoning) break;
-        const prev = lastAssistant();
+        if (this.skipReasoning) break;
+        const prev = this.lastAssistant();
         if (prev && prev.reasoning == null) prev.reasoning = reasoningText(item);
         else messages.push({ role: 'assistant', content: null, reasoning: reasoningText(item) });
         break;
       }
     }
   }
-  return messages;
+}
+
+/** Input (or previous output) items as chat messages for the template. */
+export function itemsToMessages(items: ReadonlyArray<InputItem | OutputItem>, options: { skipReasoning?: boolean } = {}): ChatMessageDict[] {
+  const merger = new MessageMerger(!!options.skipReasoning);
+  for (const item of items) merger.add(item);
+  return merger.messages;
+}
+
+/** itemsToMessages over a request's own input, taking turns with the event loop. */
+export async function itemsToMessagesTakingTurns(items: readonly InputItem[]): Promise<ChatMessageDict[]> {
+  const merger = new MessageMerger(false);
+  await forEachTakingTurns(items, (item) => merger.add(item));
+  return merger.messages;
 }
 
 /** vLLM continues a final assistant message (or reasoning) whose status says it was cut off. */

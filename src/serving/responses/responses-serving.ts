@@ -8,7 +8,7 @@
 import { RequestValidationError } from '../../engine/errors';
 import { OUTPUT_KIND, type EngineClient, type SamplingParams } from '../../engine/types';
 import { deltaFields, outputRulesOf, type ChoiceOutputRules } from '../chat-message';
-import { prepareChatMessages } from '../chat-messages';
+import { prepareChatMessagesTakingTurns } from '../chat-messages';
 import type { ChatOutputParser, ChoiceParsing } from '../chat-output';
 import { prepareChatPrompts } from '../chat-prompt';
 import { requestTemplateKwargs } from '../chat-serving';
@@ -24,7 +24,9 @@ import { sentFields, type SamplingRequestFields } from '../sampling-request';
 import type { ServingOptions } from '../serving-options';
 import { resolveRequestTools, RESPONSES_TOOLS, type RequestTools } from '../tool-choice';
 import { BackgroundResponses } from './background-responses';
-import { checkPreviousInputMessages, continuesFinalMessage, itemsToMessages, normalizeInput, type ChatMessageDict } from './input-items';
+import {
+  checkPreviousInputMessages, continuesFinalMessage, itemsToMessages, itemsToMessagesTakingTurns, normalizeInputTakingTurns, type ChatMessageDict,
+} from './input-items';
 import { OutputBuilder, type OutputDelta, type UnnumberedEvent } from './output-builder';
 import { responseShell, storedRecord, TERMINAL_EVENTS, type PreparedResponse } from './prepared-response';
 import { LIVE_STATUSES, type InputItem, type ResponseObject, type ResponseStatus, type ResponseStreamEvent, type ResponsesRequestBody, type StoredResponseData } from './protocol';
@@ -92,9 +94,9 @@ export class ResponsesServing extends OpenAIServing {
       throw new RequestValidationError(`A response with id '${id}' already exists.`, 'request_id');
     }
     const tools = resolveRequestTools(body, this.opts, RESPONSES_TOOLS);
-    const inputItems = normalizeInput(body.input);
+    const inputItems = await normalizeInputTakingTurns(body.input);
     const history = await this.history(body);
-    const conversation = [...history, ...itemsToMessages(inputItems)];
+    const conversation = [...history, ...(await itemsToMessagesTakingTurns(inputItems))];
     this.engine.ensureCapacity(1);
     // reasoning.effort reaches the template as chat's reasoning_effort does (enable_thinking too).
     const chatTemplateKwargs = requestTemplateKwargs(this.opts, { chat_template_kwargs: body.chat_template_kwargs, reasoning_effort: body.reasoning?.effort });
@@ -138,7 +140,7 @@ export class ResponsesServing extends OpenAIServing {
     const continueFinal = continuesFinalMessage(inputItems);
     const maxModelLen = this.engine.maxModelLen;
     try {
-      const [prompt] = await prepareChatPrompts(this.engine.text, this.engine.chatTemplate !== null, [prepareChatMessages(messages, 'input')], {
+      const [prompt] = await prepareChatPrompts(this.engine.text, this.engine.chatTemplate !== null, [await prepareChatMessagesTakingTurns(messages, 'input')], {
         addGenerationPrompt: !continueFinal,
         continueFinalMessage: continueFinal,
         addSpecialTokens: false,

@@ -7,7 +7,7 @@ import { flagTableMarkdown } from '../../../src/config/flag-table';
 import { SERVER_FLAGS } from '../../../src/config/server-flags';
 import { VLLM_ENV_VARS } from '../../../src/config/vllm-env';
 import { VLLM_FLAG_POLICY } from '../../../src/config/vllm-flag-policy';
-import { ConfigError, resolveServerConfig, ServerConfig, toEngineOptions } from '../../../src/config/server-config';
+import { ConfigError, defaultTokenizerPoolSize, resolveServerConfig, ServerConfig, toEngineOptions } from '../../../src/config/server-config';
 import { parseByteSize, parseHumanInt, parseStringList } from '../../../src/config/units';
 
 /** Parses `ortllm serve <args>` and returns the config, or the exit code on a usage error. */
@@ -107,7 +107,7 @@ describe('resolveServerConfig', () => {
       intraOpThreads: null,
       useWorker: true,
       maxNumQueuedReqs: 4096,
-      tokenizerPoolSize: 1,
+      tokenizerPoolSize: defaultTokenizerPoolSize(),
       structuredOutputs: { disableAnyWhitespace: false, disableAdditionalProperties: false },
       dtype: 'auto',
       seed: 0,
@@ -144,6 +144,9 @@ describe('resolveServerConfig', () => {
 
   it('has no text workers without a tokenizer', () => {
     expect(toEngineOptions(resolveServerConfig({ tokensOnly: true }, {})).tokenizerPoolSize).toBe(0);
+    // Two text workers at least, so a normal prompt never waits behind a huge one; four at most.
+    expect(defaultTokenizerPoolSize()).toBeGreaterThanOrEqual(2);
+    expect(defaultTokenizerPoolSize()).toBeLessThanOrEqual(4);
   });
 
   it('normalizes --root-path', () => {

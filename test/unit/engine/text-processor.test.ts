@@ -5,6 +5,7 @@
 import { ChatTemplateError } from '../../../src/model/chat-template';
 import { loadModel } from '../../../src/model/load-model';
 import type { LoadModelOptions } from '../../../src/model/types';
+import { PromptTooLongError } from '../../../src/engine/errors';
 import { InlineTextProcessor, PooledTextProcessor, spawnTextWorkers } from '../../../src/engine/text/text-processor';
 
 const DUMMY: LoadModelOptions = { model: null, loadFormat: 'auto', loadWeights: false, skipTokenizer: false, chatTemplate: null, generationConfig: 'auto' };
@@ -57,4 +58,23 @@ describe('PooledTextProcessor', () => {
     expect(results.map((r) => r[0].length)).toEqual(await Promise.all(Array.from({ length: 6 }, async (_, i) => (await inline.encode([`${i} ${long}`], true))[0].length)));
     expect(pool.offThreadJobs - before).toBe(6);
   });
+
+  it('refuses a text past the token limit after a prefix, from a worker too, and keeps one under it exact', async () => {
+    const huge = long.repeat(20);
+    const refused = pool.encode([huge], true, 2048);
+    await expect(refused).rejects.toBeInstanceOf(PromptTooLongError);
+    expect(((await refused.catch((e: unknown) => e)) as PromptTooLongError).atLeast).toBeGreaterThanOrEqual(2048);
+    const fits = long.slice(0, 3000);
+    expect(await pool.encode([fits], true, 2048)).toEqual(await inline.encode([fits], true));
+  });
+
+  it('runs a normal job while huge ones hold the workers, never queueing it behind them', async () => {
+    const finished: string[] = [];
+    const huge = (i: number) => pool.encode([`${i} ${long.repeat(8)}`], true).then(() => finished.push(`huge ${i}`));
+    const hugeJobs = [huge(0), huge(1), huge(2)];
+    await new Promise((r) => setTimeout(r, 20));
+    await pool.encode([long.slice(0, 8000)], true).then(() => finished.push('normal'));
+    await Promise.all(hugeJobs);
+    expect(finished[0]).toBe('normal');
+  }, 60_000);
 });

@@ -112,8 +112,9 @@ describe('buildSamplingParams', () => {
     }
   });
 
-  it('streams ask for deltas, others for the final output only', () => {
+  it('streams and answers with logprobs ask for deltas, others for the final output only', () => {
     expect(buildSamplingParams({}, ctx({ stream: true })).output_kind).toBe(1);
+    expect(buildSamplingParams({}, ctx({ logprobs: 5 })).output_kind).toBe(1);
     expect(buildSamplingParams({}, ctx()).output_kind).toBe(2);
   });
 });
