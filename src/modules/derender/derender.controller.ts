@@ -19,8 +19,8 @@ import {
 import { DerenderChatStreamResponseDto, DerenderCompletionStreamResponseDto } from './dto/derender-response.dto';
 import { ChatResponseDto } from '../chat/dto/chat-response.dto';
 import { CompletionResponseDto } from '../completions/dto/completion-response.dto';
-import { DerenderStreamService, type DerenderStreamResult } from './derender-stream.service';
-import { DerenderService } from './derender.service';
+import { DerenderStreamServing, type DerenderStreamResult } from '../../serving/derender/derender-stream-serving';
+import { DerenderServing } from '../../serving/derender/derender-serving';
 import { SERVER_CONFIG } from '../engine/engine.tokens';
 
 const isStreamForm = (raw: unknown): boolean => typeof raw === 'object' && raw !== null && (raw as { stream?: unknown }).stream === true;
@@ -51,8 +51,8 @@ export class DerenderController {
   private readonly bodyPipes: PipeTransform[];
 
   constructor(
-    private readonly derender: DerenderService,
-    private readonly streams: DerenderStreamService,
+    private readonly derender: DerenderServing,
+    private readonly streams: DerenderStreamServing,
     @Inject(SERVER_CONFIG) config: ServerConfig,
   ) {
     this.bodyPipes = createBodyPipes(config.unknownRequestFields);

@@ -6,10 +6,14 @@ import type { EngineClient } from '../../engine/types';
 import { ENGINE_CLIENT, SERVER_CONFIG } from './engine.tokens';
 import { servingOptionsFrom, type ServingOptions } from '../../serving/serving-options';
 
-export function servingProvider<T>(cls: new (engine: EngineClient, opts: ServingOptions) => T): FactoryProvider<T> {
+/** `optionsFrom` picks the flags the class takes (default: the options every serving class shares). */
+export function servingProvider<T, O = ServingOptions>(
+  cls: new (engine: EngineClient, opts: O) => T,
+  optionsFrom: (config: ServerConfig) => O = servingOptionsFrom as (config: ServerConfig) => O,
+): FactoryProvider<T> {
   return {
     provide: cls,
     inject: [ENGINE_CLIENT, SERVER_CONFIG],
-    useFactory: (engine: EngineClient, config: ServerConfig) => new cls(engine, servingOptionsFrom(config)),
+    useFactory: (engine: EngineClient, config: ServerConfig) => new cls(engine, optionsFrom(config)),
   };
 }

@@ -7,12 +7,12 @@ import { ApiBodyExample, SERVED_MODEL } from '../../common/api-docs.decorators';
 import { responseIdBase } from '../../common/request-id';
 import { GenerateRequestDto } from '../tokens-generate/dto/generate-request.dto';
 import { RenderChatRequestDto, RenderCompletionRequestDto } from './dto/render-request.dto';
-import { RenderedGenerateRequest, RenderService } from './render.service';
+import { RenderServing, type RenderedGenerateRequest } from '../../serving/render/render-serving';
 
 @ApiTags('scale-out')
 @Controller()
 export class RenderController {
-  constructor(private readonly render: RenderService) {}
+  constructor(private readonly render: RenderServing) {}
 
   @Post('v1/completions/render')
   @HttpCode(200)

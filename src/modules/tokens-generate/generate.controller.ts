@@ -9,12 +9,12 @@ import { ApiBodyExample, ApiEventStream, SERVED_MODEL } from '../../common/api-d
 import { respond } from '../../common/respond';
 import { GenerateRequestDto } from './dto/generate-request.dto';
 import { GenerateResponseDto, GenerateStreamResponseDto } from './dto/generate-response.dto';
-import { GenerateService } from './generate.service';
+import { GenerateServing } from '../../serving/generate/generate-serving';
 
 @ApiTags('tokens')
 @Controller()
 export class GenerateController {
-  constructor(private readonly service: GenerateService) {}
+  constructor(private readonly serving: GenerateServing) {}
 
   @Post('inference/v1/generate')
   @HttpCode(200)
@@ -28,7 +28,7 @@ export class GenerateController {
   @ApiEventStream(GenerateStreamResponseDto)
   @ApiBodyExample({ model: SERVED_MODEL, token_ids: [72, 101, 108, 108, 111], sampling_params: { max_tokens: 16, temperature: 0 } })
   async generate(@Body() body: GenerateRequestDto, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const prepared = this.service.prepare(body, responseIdBase(request, body.request_id));
-    await respond(reply, this.service, prepared, prepared.stream);
+    const prepared = this.serving.prepare(body, responseIdBase(request, body.request_id));
+    await respond(reply, this.serving, prepared, prepared.stream);
   }
 }

@@ -1,11 +1,12 @@
 // /inference/v1/generate (registered with --enable-scale-out, and always with --tokens-only).
 
 import { Module } from '@nestjs/common';
+import { GenerateServing, generateServingOptions } from '../../serving/generate/generate-serving';
+import { servingProvider } from '../engine/serving-provider';
 import { GenerateController } from './generate.controller';
-import { GenerateService } from './generate.service';
 
 @Module({
   controllers: [GenerateController],
-  providers: [GenerateService],
+  providers: [servingProvider(GenerateServing, generateServingOptions)],
 })
 export class TokensGenerateModule {}

@@ -3,13 +3,12 @@
 // normalised and range-checked by the engine's own rules (src/engine/sampling-params.ts).
 
 import { Length } from 'class-validator';
-import type { SamplingParams } from '../../../engine/types';
 import { BoolField, EnumField, IntField, JsonListField, NestedField, ObjectField, StringField } from '../../../common/dto/api-field';
 import { StreamOptionsDto } from '../../../common/dto/sampling-fields.dto';
-import { OUTPUT_MODES, type OutputMode } from '../generate-types';
+import { OUTPUT_MODES, type GenerateRequest, type OutputMode } from '../../../serving/generate/generate-types';
 import { TokenIdsField } from './fields';
 
-export class GenerateRequestDto {
+export class GenerateRequestDto implements GenerateRequest {
   @StringField({
     description:
       'Base of the request id. The server id is `generate-tokens-` + the X-Request-Id header if sent, else this, else a random uuid.',
@@ -30,7 +29,7 @@ export class GenerateRequestDto {
       'disable_additional_properties (guided_decoding is read as its old name).',
     example: { max_tokens: 16, temperature: 0 },
   })
-  sampling_params!: Partial<SamplingParams> & Record<string, unknown>;
+  sampling_params!: GenerateRequest['sampling_params'];
 
   @StringField({ description: 'Served model name; omitted or null means the default model.' })
   model?: string | null;

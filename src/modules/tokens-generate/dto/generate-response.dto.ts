@@ -5,7 +5,7 @@
 import { ApiSchema } from '@nestjs/swagger';
 import { UsageDto } from '../../../common/dto/response-fields.dto';
 import { EnumField, IntField, IntListField, JsonListField, NestedField, NumberField, ObjectField, StringField } from '../../../common/dto/api-field';
-import { OUTPUT_MODES } from '../generate-types';
+import { OUTPUT_MODES } from '../../../serving/generate/generate-types';
 
 export class GenerateLogProbDto {
   @IntField({ required: true, description: 'Token id.' })

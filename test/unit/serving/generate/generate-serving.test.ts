@@ -1,11 +1,10 @@
-// GenerateService against a scripted engine: validation (400/404), request ids, response and
+// GenerateServing against a scripted engine: validation (400/404), request ids, response and
 // chunk shapes in both output modes. The HTTP layer is covered by the e2e tests.
 
 import { resolveServerConfig, type ServerConfig } from '../../../../src/config/server-config';
 import { createBuiltinTokenizer } from '../../../../src/model/tokenizer';
-import type { GenerateRequestDto } from '../../../../src/modules/tokens-generate/dto/generate-request.dto';
-import { GenerateService } from '../../../../src/modules/tokens-generate/generate.service';
-import type { GenerateStreamResponse } from '../../../../src/modules/tokens-generate/generate-types';
+import { GenerateServing, generateServingOptions } from '../../../../src/serving/generate/generate-serving';
+import type { GenerateRequest, GenerateStreamResponse } from '../../../../src/serving/generate/generate-types';
 import { FakeEngine } from '../../../helpers/fake-engine';
 
 const tokenizer = createBuiltinTokenizer();
@@ -14,10 +13,10 @@ const HELLO = [...Buffer.from('Hello world. Bye.')];
 function setup(flags: Partial<ServerConfig> = {}, engineOpts: Partial<ConstructorParameters<typeof FakeEngine>[0]> = {}) {
   const config = resolveServerConfig({ servedModelNames: ['m'], maxNumSeqs: 4, ...flags }, {});
   const engine = new FakeEngine({ tokenizer: config.skipTokenizerInit ? null : tokenizer, script: HELLO, ...engineOpts });
-  return { engine, service: new GenerateService(engine, config) };
+  return { engine, service: new GenerateServing(engine, generateServingOptions(config)) };
 }
 
-function body(extra: Partial<GenerateRequestDto> = {}): GenerateRequestDto {
+function body(extra: Partial<GenerateRequest> = {}): GenerateRequest {
   return { token_ids: [72, 105], sampling_params: { max_tokens: 5, temperature: 0 }, ...extra };
 }
 
@@ -40,7 +39,7 @@ function expectBadRequest(fn: () => unknown, param: string, message: RegExp): vo
   throw new Error('expected a 400');
 }
 
-describe('GenerateService: tokens mode', () => {
+describe('GenerateServing: tokens mode', () => {
   it('returns token ids only, echoing output_mode, with usage and weight versions', async () => {
     const { service, engine } = setup();
     const res = await service.complete(service.prepare(body({ request_id: 'abc' }), 'abc'));
@@ -133,7 +132,7 @@ describe('GenerateService: tokens mode', () => {
   });
 });
 
-describe('GenerateService: text mode', () => {
+describe('GenerateServing: text mode', () => {
   it('adds the text, cut at a stop string, while token_ids keep every token', async () => {
     const { service } = setup();
     const res = await service.complete(
@@ -199,7 +198,7 @@ describe('GenerateService: text mode', () => {
   });
 });
 
-describe('GenerateService: rejected requests', () => {
+describe('GenerateServing: rejected requests', () => {
   it('refuses output_mode text without a tokenizer', () => {
     const { service } = setup({ skipTokenizerInit: true });
     expectBadRequest(() => service.prepare(body({ output_mode: 'text' }), 'id'), 'output_mode', /tokenizer/);

@@ -1,22 +1,19 @@
 // Derender of whole responses: output_mode "tokens" generate response(s) in, the OpenAI
 // completion / chat response out. No engine involved: only the tokenizer, the original
-// request's detokenization options and the logprob formatters. (Streams: derender-stream.service.ts.)
+// request's detokenization options and the logprob formatters. (Streams: derender-stream-serving.ts.)
 
-import { Injectable } from '@nestjs/common';
-import { OpenAIHttpError } from '../../serving/openai-error';
 import type { PositionLogprobs } from '../../engine/types';
-import { chatFinishReason, messageFields } from '../../serving/chat-message';
-import type { ChatChoice, ChatRequestBody, ChatResponse } from '../../serving/chat-serving';
-import type { CompletionChoice, CompletionRequestBody, CompletionResponse } from '../../serving/completion-serving';
-import { createdNow } from '../../serving/ids';
-import { appendCompletionLogprobs, emptyCompletionLogprobs } from '../../serving/logprobs';
-import { resolveModelName } from '../../serving/serving-options';
-import { buildUsage } from '../../serving/usage';
-import type { GenerateChoiceDto, GenerateResponseDto } from '../tokens-generate/dto/generate-response.dto';
-import type { GenerateLogProbs } from '../tokens-generate/tokens-logprobs';
+import { chatFinishReason, messageFields } from '../chat-message';
+import type { ChatChoice, ChatRequestBody, ChatResponse } from '../chat-serving';
+import type { CompletionChoice, CompletionRequestBody, CompletionResponse } from '../completion-serving';
+import { createdNow } from '../ids';
+import { appendCompletionLogprobs, emptyCompletionLogprobs } from '../logprobs';
+import { OpenAIHttpError } from '../openai-error';
+import { resolveModelName } from '../serving-options';
+import { buildUsage } from '../usage';
 import { checkTokensMode, DerenderBase } from './derender-base';
 import { impliedTopCount, positionsFromGenerateLogprobs } from './derender-logprobs';
-import type { DerenderChatRequestDto, DerenderCompletionRequestDto } from './dto/derender-request.dto';
+import type { DerenderChatRequest, DerenderCompletionRequest, GenerateChoiceInput, GenerateResponseInput } from './derender-types';
 import { detokenizeParams, ReplayDetokenizer } from './replay-detokenizer';
 
 /** vLLM's VLLM_MAX_N_SEQUENCES default: the most responses / choices one call may carry. */
@@ -24,7 +21,7 @@ const MAX_N = 16384;
 
 /** One choice's text and logprob positions. */
 interface DecodedChoice {
-  choice: GenerateChoiceDto;
+  choice: GenerateChoiceInput;
   tokenIds: number[];
   text: string;
   positions: PositionLogprobs[] | null;
@@ -32,10 +29,9 @@ interface DecodedChoice {
 
 const badRequest = (message: string, param: string | null = null): OpenAIHttpError => OpenAIHttpError.badRequest(message, param);
 
-@Injectable()
-export class DerenderService extends DerenderBase {
-  completion(body: DerenderCompletionRequestDto): CompletionResponse {
-    const model = resolveModelName(body.model, this.config);
+export class DerenderServing extends DerenderBase {
+  completion(body: DerenderCompletionRequest): CompletionResponse {
+    const model = resolveModelName(body.model, this.opts);
     const responses = body.generate_responses;
     if (responses.length === 0) throw badRequest('generate_responses must not be empty', 'generate_responses');
     if (responses.length > MAX_N) throw badRequest(`generate_responses count (${responses.length}) exceeds server maximum (${MAX_N}).`, 'generate_responses');
@@ -79,15 +75,13 @@ export class DerenderService extends DerenderBase {
       created: createdNow(),
       model,
       choices,
-      service_tier: null,
-      system_fingerprint: null,
-      usage: buildUsage(promptTokens, completionTokens, 0, this.config),
+      ...this.responseTail(promptTokens, completionTokens),
       kv_transfer_params: sameKv ? kv : null,
     };
   }
 
-  chat(body: DerenderChatRequestDto): ChatResponse {
-    const model = resolveModelName(body.model, this.config);
+  chat(body: DerenderChatRequest): ChatResponse {
+    const model = resolveModelName(body.model, this.opts);
     const response = body.generate_response;
     checkTokensMode(response, 'generate_response.output_mode');
     const request: ChatRequestBody | null = body.chat_request ?? null;
@@ -102,7 +96,7 @@ export class DerenderService extends DerenderBase {
       const hideTokens = parser !== null && output?.rules.includeReasoning === false;
       return {
         index: decoded.choice.index,
-        message: { role: this.config.responseRole, refusal: null, ...fields },
+        message: { role: this.opts.responseRole, refusal: null, ...fields },
         logprobs: hideTokens ? null : this.chatLogprobs(decoded.positions, request),
         finish_reason: chatFinishReason(decoded.choice.finish_reason ?? null, output?.rules.choice ?? { kind: 'none' }, fields.tool_calls.length > 0, false),
         stop_reason: null,
@@ -116,17 +110,20 @@ export class DerenderService extends DerenderBase {
       created: createdNow(),
       model,
       choices,
-      service_tier: null,
-      system_fingerprint: null,
-      usage: buildUsage(promptTokens, completionTokens, 0, this.config),
+      ...this.responseTail(promptTokens, completionTokens),
       prompt_logprobs: response.prompt_logprobs ?? null,
       prompt_token_ids: null,
       kv_transfer_params: response.kv_transfer_params ?? null,
     };
   }
 
+  /** The fields after `choices` both response objects have, in their wire order. */
+  private responseTail(promptTokens: number, completionTokens: number) {
+    return { service_tier: null, system_fingerprint: null, usage: buildUsage(promptTokens, completionTokens, 0, this.opts) };
+  }
+
   private decodeChoices(
-    response: GenerateResponseDto,
+    response: GenerateResponseInput,
     seed: readonly number[] | null,
     request: CompletionRequestBody | ChatRequestBody | null,
     param: string,
@@ -148,7 +145,7 @@ export class DerenderService extends DerenderBase {
           choice,
           tokenIds,
           text: replay.text(true),
-          positions: positionsFromGenerateLogprobs(choice.logprobs as GenerateLogProbs | null, tokenIds.length),
+          positions: positionsFromGenerateLogprobs(choice.logprobs, tokenIds.length),
         };
       });
   }

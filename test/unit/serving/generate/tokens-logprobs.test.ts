@@ -1,6 +1,6 @@
 // GenerateLogProbs (output_mode "tokens"): vLLM's entry order, clamping and rank rules.
 
-import { buildTokensLogprobs } from '../../../../src/modules/tokens-generate/tokens-logprobs';
+import { buildTokensLogprobs } from '../../../../src/serving/generate/tokens-logprobs';
 
 const position = {
   chosen: { tokenId: 7, logprob: -1.5, rank: 3 },

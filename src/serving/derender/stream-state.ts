@@ -2,8 +2,7 @@
 // ortllm replays `output_token_ids` through a fresh detokenizer on every call, so no
 // detokenizer internals cross the wire; `logprob_text_offset` is the text emitted so far.
 
-import { OpenAIHttpError } from '../../serving/openai-error';
-import type { DerenderStreamStateDto } from './dto/derender-request.dto';
+import { OpenAIHttpError } from '../openai-error';
 
 export interface DerenderStreamState {
   prev_tokens: string[];
@@ -18,8 +17,11 @@ export interface DerenderStreamState {
   last_tool_call_ids: string[];
 }
 
+/** The state as sent: any field may be missing. */
+export type DerenderStreamStateInput = { [K in keyof DerenderStreamState]?: DerenderStreamState[K] | null };
+
 /** Fills defaults (first call: null) and refuses an inconsistent state with 400. */
-export function checkStreamState(state: DerenderStreamStateDto | null): DerenderStreamState {
+export function checkStreamState(state: DerenderStreamStateInput | null): DerenderStreamState {
   const out: DerenderStreamState = {
     prev_tokens: state?.prev_tokens ?? [],
     prefix_offset: state?.prefix_offset ?? 0,

@@ -7,8 +7,8 @@ import {
   extractGenerationSpans,
   hasGenerationTags,
   markGenerationTags,
-} from '../../../../src/modules/render/generation-spans';
-import { tokenOffsets } from '../../../../src/modules/render/token-offsets';
+} from '../../../../src/serving/render/generation-spans';
+import { tokenOffsets } from '../../../../src/serving/render/token-offsets';
 import { createBuiltinTokenizer } from '../../../../src/model/tokenizer';
 
 const messages = [

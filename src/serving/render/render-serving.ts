@@ -3,25 +3,34 @@
 // validated and mapped exactly as /v1/completions and /v1/chat/completions do (the serving
 // classes' prepare()), so render → generate → derender reproduces a single server's answer.
 
-import { Inject, Injectable } from '@nestjs/common';
 import { RequestValidationError } from '../../engine/errors';
 import type { EngineClient, EngineRequest } from '../../engine/types';
-import { ChatServing, type PreparedChat } from '../../serving/chat-serving';
-import { renderChats } from '../../serving/chat-prompt';
-import { CompletionServing } from '../../serving/completion-serving';
-import { ENGINE_CLIENT } from '../engine/engine.tokens';
-import type { GenerateRequestDto } from '../tokens-generate/dto/generate-request.dto';
-import type { RenderChatRequestDto, RenderCompletionRequestDto } from './dto/render-request.dto';
+import { ChatServing, type ChatRequestBody, type PreparedChat } from '../chat-serving';
+import { renderChats } from '../chat-prompt';
+import { CompletionServing, type CompletionRequestBody } from '../completion-serving';
+import type { ServingOptions } from '../serving-options';
+import type { GenerateRequest } from '../generate/generate-types';
 import { assistantTokensMask, extractGenerationSpans, hasGenerationTags, markGenerationTags } from './generation-spans';
 import { tokenOffsets } from './token-offsets';
 
 /** A GenerateRequest as render returns it (plus the chat-only assistant_tokens_mask). */
-export type RenderedGenerateRequest = GenerateRequestDto & { assistant_tokens_mask?: number[] | null };
+export type RenderedGenerateRequest = GenerateRequest & { assistant_tokens_mask?: number[] | null };
+
+/** /v1/completions/render: the completion request plus the render-only options. */
+export interface RenderCompletionRequest extends CompletionRequestBody {
+  return_token_offsets?: boolean | null;
+}
+
+/** /v1/chat/completions/render: the chat request plus the render-only options. */
+export interface RenderChatRequest extends ChatRequestBody {
+  return_token_offsets?: boolean | null;
+  return_assistant_tokens_mask?: boolean | null;
+}
 
 interface RenderSource {
   model?: string | null;
   stream?: boolean | null;
-  stream_options?: GenerateRequestDto['stream_options'];
+  stream_options?: GenerateRequest['stream_options'];
   kv_transfer_params?: Record<string, unknown> | null;
   use_beam_search?: boolean | null;
 }
@@ -36,16 +45,20 @@ function checkRendered(tokenIds: readonly number[]): void {
   if (tokenIds.length === 0) throw new RequestValidationError('No token_ids rendered', 'prompt');
 }
 
-@Injectable()
-export class RenderService {
+export class RenderServing {
+  private readonly completions: CompletionServing;
+  private readonly chats: ChatServing;
+
   constructor(
-    private readonly completions: CompletionServing,
-    private readonly chats: ChatServing,
-    @Inject(ENGINE_CLIENT) private readonly engine: EngineClient,
-  ) {}
+    private readonly engine: EngineClient,
+    opts: ServingOptions,
+  ) {
+    this.completions = new CompletionServing(engine, opts);
+    this.chats = new ChatServing(engine, opts);
+  }
 
   /** One GenerateRequest per prompt. */
-  async renderCompletion(body: RenderCompletionRequestDto, idBase: string): Promise<RenderedGenerateRequest[]> {
+  async renderCompletion(body: RenderCompletionRequest, idBase: string): Promise<RenderedGenerateRequest[]> {
     rejectBeamSearch(body);
     const prepared = await this.completions.prepare(body, idBase);
     return prepared.prompts.map((prompt, i) => {
@@ -59,7 +72,7 @@ export class RenderService {
   }
 
   /** One GenerateRequest for the conversation. */
-  async renderChat(body: RenderChatRequestDto, idBase: string): Promise<RenderedGenerateRequest> {
+  async renderChat(body: RenderChatRequest, idBase: string): Promise<RenderedGenerateRequest> {
     rejectBeamSearch(body);
     const prepared = await this.chats.prepare(body, idBase);
     const prompt = prepared.prompts[0];
@@ -109,7 +122,7 @@ export class RenderService {
    * the tokens inside them. Null when the template has no generation tags.
    */
   private async assistantMask(
-    body: RenderChatRequestDto,
+    body: RenderChatRequest,
     prepared: PreparedChat,
     text: string,
     offsets: [number, number][],

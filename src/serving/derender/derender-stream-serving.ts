@@ -1,20 +1,17 @@
 // Streaming derender: one output_mode "tokens" generate chunk plus the client-carried state
 // in, one OpenAI stream chunk plus the next state out (JSON, not SSE).
 
-import { Injectable } from '@nestjs/common';
-import { OpenAIHttpError } from '../../serving/openai-error';
-import { chatFinishReason, deltaFields } from '../../serving/chat-message';
-import type { ChatChunk, ChatChunkChoice, ChatRequestBody } from '../../serving/chat-serving';
-import type { CompletionChoice, CompletionChunk, CompletionRequestBody } from '../../serving/completion-serving';
-import { createdNow } from '../../serving/ids';
-import { appendCompletionLogprobs, emptyCompletionLogprobs } from '../../serving/logprobs';
-import { resolveModelName } from '../../serving/serving-options';
-import { buildUsage, type UsageInfo } from '../../serving/usage';
-import type { GenerateStreamResponseDto } from '../tokens-generate/dto/generate-response.dto';
-import type { GenerateLogProbs } from '../tokens-generate/tokens-logprobs';
+import { chatFinishReason, deltaFields } from '../chat-message';
+import type { ChatChunk, ChatChunkChoice, ChatRequestBody } from '../chat-serving';
+import type { CompletionChoice, CompletionChunk, CompletionRequestBody } from '../completion-serving';
+import { createdNow } from '../ids';
+import { appendCompletionLogprobs, emptyCompletionLogprobs } from '../logprobs';
+import { OpenAIHttpError } from '../openai-error';
+import { resolveModelName } from '../serving-options';
+import { buildUsage, type UsageInfo } from '../usage';
 import { checkTokensMode, DerenderBase } from './derender-base';
 import { impliedTopCount, positionsFromGenerateLogprobs } from './derender-logprobs';
-import type { DerenderChatStreamRequestDto, DerenderCompletionStreamRequestDto } from './dto/derender-request.dto';
+import type { DerenderChatStreamRequest, DerenderCompletionStreamRequest, GenerateChunkInput } from './derender-types';
 import { detokenizeParams, ReplayDetokenizer } from './replay-detokenizer';
 import { advanceStreamState, checkStreamState, type DerenderStreamState } from './stream-state';
 
@@ -23,9 +20,8 @@ export interface DerenderStreamResult<T> {
   stream_state: DerenderStreamState;
 }
 
-@Injectable()
-export class DerenderStreamService extends DerenderBase {
-  completionStream(body: DerenderCompletionStreamRequestDto): DerenderStreamResult<CompletionChunk> {
+export class DerenderStreamServing extends DerenderBase {
+  completionStream(body: DerenderCompletionStreamRequest): DerenderStreamResult<CompletionChunk> {
     const request: CompletionRequestBody | null = body.completion_request ?? null;
     const step = this.streamStep(body, request);
     const base = { ...step.base, object: 'text_completion' as const };
@@ -47,7 +43,7 @@ export class DerenderStreamService extends DerenderBase {
     return { chunk: { ...base, choices: [choice], usage: step.usage }, stream_state: step.state };
   }
 
-  chatStream(body: DerenderChatStreamRequestDto): DerenderStreamResult<ChatChunk> {
+  chatStream(body: DerenderChatStreamRequest): DerenderStreamResult<ChatChunk> {
     const request: ChatRequestBody | null = body.chat_request ?? null;
     const output = this.chatOutput(request, body.prompt_token_ids ?? body.generate_chunk.prompt_token_ids ?? null, true);
     const step = this.streamStep(body, request);
@@ -62,7 +58,7 @@ export class DerenderStreamService extends DerenderBase {
       delta = deltaFields(parser.parseDelta(step.delta, finished), output.rules) ?? {};
       if (delta.tool_calls) step.state.tools_streamed = true;
     }
-    if (!step.state.role_sent) delta = { role: this.config.responseRole, ...delta };
+    if (!step.state.role_sent) delta = { role: this.opts.responseRole, ...delta };
     step.state.role_sent = true;
     const hideTokens = parser !== null && output?.rules.includeReasoning === false;
     const choice: ChatChunkChoice = {
@@ -81,11 +77,11 @@ export class DerenderStreamService extends DerenderBase {
    * ones and returns the text delta and the next state.
    */
   private streamStep(
-    body: DerenderCompletionStreamRequestDto | DerenderChatStreamRequestDto,
+    body: DerenderCompletionStreamRequest | DerenderChatStreamRequest,
     request: CompletionRequestBody | ChatRequestBody | null,
   ) {
-    const base = { id: body.generate_chunk.request_id, created: createdNow(), model: resolveModelName(body.model, this.config) };
-    const chunk: GenerateStreamResponseDto = body.generate_chunk;
+    const base = { id: body.generate_chunk.request_id, created: createdNow(), model: resolveModelName(body.model, this.opts) };
+    const chunk: GenerateChunkInput = body.generate_chunk;
     checkTokensMode(chunk, 'generate_chunk.output_mode');
     if (chunk.choices.length > 1) throw OpenAIHttpError.badRequest('A generate stream chunk carries at most one choice.', 'generate_chunk.choices');
     const state = checkStreamState(body.stream_state ?? null);
@@ -110,13 +106,13 @@ export class DerenderStreamService extends DerenderBase {
     const textOffset = state.logprob_text_offset;
     const delta = text.length > textOffset ? text.slice(textOffset) : '';
     const next = advanceStreamState(state, tokenIds, delta.length);
-    const positions = positionsFromGenerateLogprobs(choice.logprobs as GenerateLogProbs | null, tokenIds.length);
+    const positions = positionsFromGenerateLogprobs(choice.logprobs, tokenIds.length);
     return { base, choice, state: next, usage, delta, text, tokenIds, positions, textOffset };
   }
 
-  private chunkUsage(usage: GenerateStreamResponseDto['usage'], promptTokens: number | null): UsageInfo | null {
+  private chunkUsage(usage: GenerateChunkInput['usage'], promptTokens: number | null): UsageInfo | null {
     if (!usage) return null;
     const prompt = promptTokens ?? usage.prompt_tokens;
-    return buildUsage(prompt, usage.completion_tokens ?? 0, 0, this.config);
+    return buildUsage(prompt, usage.completion_tokens ?? 0, 0, this.opts);
   }
 }

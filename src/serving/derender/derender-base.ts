@@ -1,17 +1,15 @@
-// What both derender services share: the tokenizer (derender needs one), token naming for
+// What both derender serving classes share: the tokenizer (derender needs one), token naming for
 // logprobs, the output_mode check and chat logprobs.
 
-import { Inject } from '@nestjs/common';
-import { OpenAIHttpError } from '../../serving/openai-error';
-import type { ServerConfig } from '../../config/server-config';
 import type { EngineClient, PositionLogprobs } from '../../engine/types';
 import type { Tokenizer } from '../../model/types';
-import { outputRulesOf, type ChoiceOutputRules } from '../../serving/chat-message';
-import { createChatOutputParser, outputParserFactories, type ChatOutputParser } from '../../serving/chat-output';
-import { requestTemplateKwargs, type ChatRequestBody } from '../../serving/chat-serving';
-import { resolveRequestTools } from '../../serving/tool-choice';
-import { chatLogprobEntries, tokenNamer, type ChatLogprobs, type TokenNamer } from '../../serving/logprobs';
-import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';
+import { outputRulesOf, type ChoiceOutputRules } from '../chat-message';
+import { createChatOutputParser, NO_PARSERS, type ChatOutputParser } from '../chat-output';
+import { requestTemplateKwargs, type ChatRequestBody } from '../chat-serving';
+import { chatLogprobEntries, tokenNamer, type ChatLogprobs, type TokenNamer } from '../logprobs';
+import { OpenAIHttpError } from '../openai-error';
+import type { ServingOptions } from '../serving-options';
+import { resolveRequestTools } from '../tool-choice';
 import { impliedTopCount } from './derender-logprobs';
 
 export function checkTokensMode(response: { output_mode?: string | null }, param: string): void {
@@ -33,8 +31,8 @@ export interface DerenderChatOutput {
 
 export abstract class DerenderBase {
   constructor(
-    @Inject(ENGINE_CLIENT) protected readonly engine: EngineClient,
-    @Inject(SERVER_CONFIG) protected readonly config: ServerConfig,
+    protected readonly engine: EngineClient,
+    protected readonly opts: ServingOptions,
   ) {}
 
   protected get tokenizer(): Tokenizer {
@@ -44,7 +42,7 @@ export abstract class DerenderBase {
   }
 
   protected namer(request: { return_tokens_as_token_ids?: unknown } | null | undefined): TokenNamer {
-    return tokenNamer(this.tokenizer, this.config.returnTokensAsTokenIds || request?.return_tokens_as_token_ids === true);
+    return tokenNamer(this.tokenizer, this.opts.returnTokensAsTokenIds || request?.return_tokens_as_token_ids === true);
   }
 
   /**
@@ -53,17 +51,17 @@ export abstract class DerenderBase {
    * Null when the server has no parser.
    */
   protected chatOutput(request: ChatRequestBody | null, promptTokenIds: readonly number[] | null, streaming: boolean): DerenderChatOutput | null {
-    const factories = outputParserFactories(this.config);
+    const factories = this.opts.parsers ?? NO_PARSERS;
     if (!factories.tool && !factories.reasoning) return null;
     if (!request) throw OpenAIHttpError.badRequest('chat_request is required to derender with a tool or reasoning parser.', 'chat_request');
     if (streaming && !promptTokenIds) {
       throw OpenAIHttpError.badRequest('prompt_token_ids are required to stream-derender with a tool or reasoning parser.', 'prompt_token_ids');
     }
-    const tools = resolveRequestTools(request, this.config);
+    const tools = resolveRequestTools(request, this.opts);
     const parsing = {
       choice: tools.choice,
       functions: tools.functions,
-      chatTemplateKwargs: requestTemplateKwargs(this.config, request),
+      chatTemplateKwargs: requestTemplateKwargs(this.opts, request),
       promptText: promptTokenIds ? this.tokenizer.decode(promptTokenIds, { skipSpecialTokens: false }) : null,
     };
     return { parser: () => createChatOutputParser(factories, parsing), rules: outputRulesOf(request, tools.choice) };

@@ -1,12 +1,36 @@
-// Wire shapes of /inference/v1/generate responses (vLLM's Generate{Tokens,Text}[Stream]Response).
-// Plain interfaces: the service builds these; the DTO classes in dto/ document them in OpenAPI.
+// Wire shapes of /inference/v1/generate (vLLM's GenerateRequest and Generate{Tokens,Text}[Stream]Response).
+// Plain interfaces: the serving class takes and builds these; the DTO classes of
+// src/modules/tokens-generate/dto validate and document them in OpenAPI.
 
-import type { ChatLogprobs, PromptLogprobEntry } from '../../serving/logprobs';
-import type { UsageInfo } from '../../serving/usage';
+import type { SamplingParams } from '../../engine/types';
+import type { ChatLogprobs, PromptLogprobEntry } from '../logprobs';
+import type { StreamOptions, UsageInfo } from '../usage';
 import type { GenerateLogProbs } from './tokens-logprobs';
 
 export const OUTPUT_MODES = ['tokens', 'text'] as const;
 export type OutputMode = (typeof OUTPUT_MODES)[number];
+
+/** The request body, as validated by the DTO (unknown fields are ignored). */
+export interface GenerateRequest {
+  request_id?: string | null;
+  token_ids: number[];
+  /** vLLM's engine SamplingParams (snake_case), normalised and range-checked by the engine's rules. */
+  sampling_params: Partial<SamplingParams> & Record<string, unknown>;
+  model?: string | null;
+  output_mode?: OutputMode | null;
+  stream?: boolean | null;
+  stream_options?: StreamOptions | null;
+  cache_salt?: string | null;
+  priority?: number | null;
+  return_token_ids?: boolean | null;
+  kv_transfer_params?: Record<string, unknown> | null;
+  ec_transfer_params?: Record<string, unknown> | null;
+  token_offsets?: [number, number][] | null;
+  features?: Record<string, unknown> | null;
+  content_parts?: Record<string, unknown>[] | null;
+  reasoning_ended?: boolean | null;
+  reasoning_parser_kwargs?: Record<string, unknown> | null;
+}
 
 /** Half-open range of output-token indexes generated with one weight version. */
 export interface WeightVersionSpan {

@@ -2,7 +2,7 @@
 // token strings, because a --tokens-only server has no tokenizer to decode them with.
 
 import type { PositionLogprobs, TokenLogprob } from '../../engine/types';
-import { clampLogprob } from '../../serving/logprobs';
+import { clampLogprob } from '../logprobs';
 
 interface GenerateLogProb {
   token_id: number;

@@ -3,22 +3,29 @@
 // (generate-output.ts). Errors are thrown before the engine sees the request, so a bad request
 // never reaches the batch.
 
-import { Inject, Injectable } from '@nestjs/common';
-import { OpenAIHttpError } from '../../serving/openai-error';
 import type { ServerConfig } from '../../config/server-config';
 import { RequestValidationError } from '../../engine/errors';
 import { normalizeSamplingParams, validateSamplingParams } from '../../engine/sampling-params';
 import { OUTPUT_KIND, type EngineClient, type EngineRequest, type SamplingParams } from '../../engine/types';
-import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';
-import { tokenNamer } from '../../serving/logprobs';
-import { checkTokenIdsInVocab } from '../../serving/completion-prompts';
-import { resolveMaxTokens } from '../../serving/max-tokens';
-import { outputParserFactories } from '../../serving/chat-output';
-import { checkPriority, resolveModelName } from '../../serving/serving-options';
-import { streamUsageFlags } from '../../serving/usage';
+import { NO_PARSERS } from '../chat-output';
+import { checkTokenIdsInVocab } from '../completion-prompts';
+import { tokenNamer } from '../logprobs';
+import { resolveMaxTokens } from '../max-tokens';
+import { OpenAIHttpError } from '../openai-error';
+import { checkPriority, resolveModelName, servingOptionsFrom, type ServingOptions } from '../serving-options';
+import { streamUsageFlags } from '../usage';
 import { collectGenerateResponse, GenerateJob, generateStreamChunks } from './generate-output';
-import type { GenerateResponse, GenerateStreamResponse, OutputMode } from './generate-types';
-import type { GenerateRequestDto } from './dto/generate-request.dto';
+import type { GenerateRequest, GenerateResponse, GenerateStreamResponse, OutputMode } from './generate-types';
+
+/** Beyond the shared serving flags: a tokens-only server refuses stop strings; n is checked against --max-num-seqs. */
+export interface GenerateServingOptions extends ServingOptions {
+  tokensOnly: boolean;
+  maxNumSeqs: number;
+}
+
+export function generateServingOptions(config: ServerConfig): GenerateServingOptions {
+  return { ...servingOptionsFrom(config), tokensOnly: config.tokensOnly, maxNumSeqs: config.maxNumSeqs };
+}
 
 /** The engine request id is this + the X-Request-Id header, else the body request_id, else a uuid. */
 const GENERATE_REQUEST_ID_PREFIX = 'generate-tokens-';
@@ -29,19 +36,18 @@ export interface PreparedGenerate {
   stream: boolean;
 }
 
-@Injectable()
-export class GenerateService {
+export class GenerateServing {
   constructor(
-    @Inject(ENGINE_CLIENT) private readonly engine: EngineClient,
-    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    private readonly engine: EngineClient,
+    private readonly opts: GenerateServingOptions,
   ) {}
 
   /**
    * Validates and builds the engine request; throws the 400/404 vLLM answers with.
    * `idBase`: the X-Request-Id header, else the body request_id, else a random id (responseIdBase).
    */
-  prepare(body: GenerateRequestDto, idBase: string): PreparedGenerate {
-    const model = resolveModelName(body.model, this.config);
+  prepare(body: GenerateRequest, idBase: string): PreparedGenerate {
+    const model = resolveModelName(body.model, this.opts);
     if (body.features != null || (body.content_parts != null && body.content_parts.length > 0)) {
       throw OpenAIHttpError.badRequest('Multimodal inputs are not supported by this server.', body.features != null ? 'features' : 'content_parts');
     }
@@ -53,11 +59,11 @@ export class GenerateService {
       );
     }
     checkTokenIdsInVocab(body.token_ids, this.engine.modelConfig.vocabSize, 'token_ids');
-    const priority = checkPriority(body.priority, this.config.schedulingPolicy);
+    const priority = checkPriority(body.priority, this.opts.schedulingPolicy);
     const params = this.samplingParams(body, outputMode);
     const requestId = GENERATE_REQUEST_ID_PREFIX + idBase;
     const stream = body.stream === true;
-    const { includeUsage, continuousUsage } = streamUsageFlags(body.stream_options, this.config.enableForceIncludeUsage);
+    const { includeUsage, continuousUsage } = streamUsageFlags(body.stream_options, this.opts.enableForceIncludeUsage);
     const job: GenerateJob = {
       requestId,
       model,
@@ -68,8 +74,8 @@ export class GenerateService {
       ecTransferParams: body.ec_transfer_params ?? null,
       includeUsage: stream && includeUsage,
       continuousUsage: stream && continuousUsage,
-      enablePromptTokensDetails: this.config.enablePromptTokensDetails,
-      namer: tokenNamer(this.engine.tokenizer, this.config.returnTokensAsTokenIds),
+      enablePromptTokensDetails: this.opts.enablePromptTokensDetails,
+      namer: tokenNamer(this.engine.tokenizer, this.opts.returnTokensAsTokenIds),
     };
     const engineRequest: EngineRequest = {
       requestId,
@@ -87,8 +93,8 @@ export class GenerateService {
    * vLLM's reasoning_ended with --reasoning-parser: true constrains from the first token, false
    * waits for the end of the reasoning, null (absent) asks the reasoning parser about the prompt.
    */
-  private structuredOutputsAfter(body: GenerateRequestDto, params: SamplingParams): string | null {
-    const Reasoning = outputParserFactories(this.config).reasoning;
+  private structuredOutputsAfter(body: GenerateRequest, params: SamplingParams): string | null {
+    const Reasoning = (this.opts.parsers ?? NO_PARSERS).reasoning;
     if (!Reasoning || params.structured_outputs == null || body.reasoning_ended === true) return null;
     const kwargs = body.reasoning_parser_kwargs?.chat_template_kwargs;
     const parser = new Reasoning({ chatTemplateKwargs: kwargs && typeof kwargs === 'object' ? (kwargs as Record<string, unknown>) : {} });
@@ -108,7 +114,7 @@ export class GenerateService {
   }
 
   /** `sampling_params` is vLLM's engine struct: defaults, normalisation and range checks as the engine does them. */
-  private samplingParams(body: GenerateRequestDto, outputMode: OutputMode): SamplingParams {
+  private samplingParams(body: GenerateRequest, outputMode: OutputMode): SamplingParams {
     const raw = body.sampling_params;
     const params = normalizeSamplingParams(raw);
     if (outputMode === 'text' && !params.detokenize) {
@@ -117,7 +123,7 @@ export class GenerateService {
         'sampling_params.detokenize',
       );
     }
-    if (this.config.tokensOnly) {
+    if (this.opts.tokensOnly) {
       // Stop strings need a detokenizer; a tokens-only server refuses them instead of ignoring them.
       if (params.stop.length > 0) {
         throw new RequestValidationError(
@@ -146,8 +152,8 @@ export class GenerateService {
     // After max_tokens is resolved: min_tokens is checked against the real budget, not the struct's 16.
     validateSamplingParams(params, {
       vocabSize: this.engine.modelConfig.vocabSize,
-      maxNumSeqs: this.config.maxNumSeqs,
-      maxLogprobs: this.config.maxLogprobs,
+      maxNumSeqs: this.opts.maxNumSeqs,
+      maxLogprobs: this.opts.maxLogprobs,
     });
     params.output_kind = body.stream === true ? OUTPUT_KIND.DELTA : OUTPUT_KIND.FINAL_ONLY;
     return params;

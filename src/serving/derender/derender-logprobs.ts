@@ -1,14 +1,14 @@
 // GenerateLogProbs (token ids) back to the engine's PositionLogprobs, so the OpenAI logprob
 // formatters of src/serving turn them into completion or chat logprobs with token strings.
 
-import { OpenAIHttpError } from '../../serving/openai-error';
+import { OpenAIHttpError } from '../openai-error';
 import type { PositionLogprobs } from '../../engine/types';
-import type { GenerateLogProbs } from '../tokens-generate/tokens-logprobs';
+import type { GenerateLogProbsInput } from './derender-types';
 
 /** vLLM refuses more top entries than --max-logprobs allows anywhere (20). */
 const MAX_TOP_LOGPROBS = 20;
 
-export function positionsFromGenerateLogprobs(logprobs: GenerateLogProbs | null | undefined, numTokens: number): PositionLogprobs[] | null {
+export function positionsFromGenerateLogprobs(logprobs: GenerateLogProbsInput | null | undefined, numTokens: number): PositionLogprobs[] | null {
   const content = logprobs?.content;
   if (!content) return null;
   if (content.length !== numTokens) {

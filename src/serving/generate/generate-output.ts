@@ -1,12 +1,12 @@
 // Turns the engine's RequestOutput stream into /inference/v1/generate responses: one JSON body
 // (non-streaming) or a sequence of chunks (streaming), in vLLM's wire shapes for both output modes.
 
-import { OpenAIHttpError } from '../../serving/openai-error';
+import { OpenAIHttpError } from '../openai-error';
 import type { CompletionOutput, RequestOutput, SamplingParams } from '../../engine/types';
-import { throwIfGenerationError } from '../../serving/engine-stream';
-import { createdNow } from '../../serving/ids';
-import { chatLogprobEntries, formatPromptLogprobs, type TokenNamer } from '../../serving/logprobs';
-import { buildUsage, UsageInfo } from '../../serving/usage';
+import { throwIfGenerationError } from '../engine-stream';
+import { createdNow } from '../ids';
+import { chatLogprobEntries, formatPromptLogprobs, type TokenNamer } from '../logprobs';
+import { buildUsage, UsageInfo } from '../usage';
 import type {
   GenerateChoice,
   GenerateResponse,

@@ -7,7 +7,7 @@ import { IncrementalDetokenizer } from '../../engine/detokenizer';
 import { defaultSamplingParams } from '../../engine/sampling-params';
 import type { SamplingParams } from '../../engine/types';
 import type { Tokenizer } from '../../model/types';
-import type { SamplingRequestFields } from '../../serving/sampling-request';
+import type { SamplingRequestFields } from '../sampling-request';
 
 /** How many prompt ids seed the detokenizer (vLLM reads only the last few as well). */
 const PROMPT_SEED_TOKENS = 8;
