@@ -164,6 +164,12 @@ export interface ServerConfig {
   responsesStoreTtlSeconds: number;
   /** ortllm: byte budget of the in-process responses store (least recently used go first). */
   responsesStoreMaxBytes: number;
+  /** ortllm: seconds each Redis store call may take before it fails as unavailable (503). */
+  responsesStoreTimeoutSeconds: number;
+  /** ortllm: most responses a previous_response_id chain links (the new one included). */
+  responsesChainMaxDepth: number;
+  /** ortllm: largest stored conversation (JSON bytes) a previous_response_id continues. */
+  responsesChainMaxBytes: number;
 }
 
 /** vLLM's VLLM_MAX_AUDIO_CLIP_FILESIZE_MB default. */
@@ -274,6 +280,9 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   // OpenAI keeps stored responses for 30 days.
   responsesStoreTtlSeconds: 30 * 24 * 3600,
   responsesStoreMaxBytes: 256 * 2 ** 20,
+  responsesStoreTimeoutSeconds: 2,
+  responsesChainMaxDepth: 100,
+  responsesChainMaxBytes: 4 * 2 ** 20,
 };
 
 /** A flag value that cannot be served; the CLI prints it and exits with code 2. */
@@ -410,6 +419,9 @@ function validate(c: ServerConfig): void {
   check(c.responsesStore === 'memory' || /^rediss?:\/\/./i.test(c.responsesStore), "--responses-store must be 'memory' or a redis:// (rediss://) URL");
   check(Number.isFinite(c.responsesStoreTtlSeconds) && c.responsesStoreTtlSeconds >= 0, '--responses-store-ttl must be >= 0');
   check(Number.isInteger(c.responsesStoreMaxBytes) && c.responsesStoreMaxBytes > 0, '--responses-store-max-size must be a positive size');
+  check(Number.isFinite(c.responsesStoreTimeoutSeconds) && c.responsesStoreTimeoutSeconds > 0, '--responses-store-timeout must be > 0');
+  check(Number.isInteger(c.responsesChainMaxDepth) && c.responsesChainMaxDepth > 0, '--responses-chain-max-depth must be a positive integer');
+  check(Number.isInteger(c.responsesChainMaxBytes) && c.responsesChainMaxBytes > 0, '--responses-chain-max-size must be a positive size');
 }
 
 /** The model name reported in responses and the metrics `model_name` label. */

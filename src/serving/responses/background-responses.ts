@@ -5,7 +5,7 @@
 import { RequestValidationError } from '../../engine/errors';
 import { BackgroundRuns, type BackgroundRun } from './background-runs';
 import { OutputBuilder } from './output-builder';
-import { responseShell, storedRecord, TERMINAL_EVENTS, type PreparedResponse } from './prepared-response';
+import { failedResponse, responseShell, storedRecord, TERMINAL_EVENTS, type PreparedResponse } from './prepared-response';
 import { LIVE_STATUSES, type OutputItem, type ResponseObject, type ResponseStatus, type ResponseStreamEvent } from './protocol';
 import type { ResponsesStore } from './store';
 
@@ -78,8 +78,7 @@ export class BackgroundResponses {
       }
     } catch (err) {
       // Refused before it started (e.g. by the engine): the stored response says so.
-      const failed = { ...current, status: 'failed' as const, error: { code: 'server_error', message: (err as Error).message } };
-      await save(failed);
+      await save(failedResponse(current, err));
     } finally {
       clearInterval(timer);
       this.runs.finish(prep.id, run);
