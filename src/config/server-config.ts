@@ -7,6 +7,7 @@ import type { KvCacheDtypeFlag } from '../model/runner/kv-dtype';
 import type { ConvertFlag, LoadModelOptions, PoolerConfigFlag, RunnerFlag } from '../model/types';
 import { DEFAULT_STRUCTURED_OUTPUTS_CONFIG, type StructuredOutputsConfig } from './structured-outputs-config';
 import { fromVllmEnv } from './vllm-env';
+import { isTrustedProxyEntry } from './trusted-proxies';
 
 export type LogLevel = 'critical' | 'error' | 'warning' | 'info' | 'debug' | 'trace';
 export const LOG_LEVELS: readonly LogLevel[] = ['critical', 'error', 'warning', 'info', 'debug', 'trace'];
@@ -66,6 +67,8 @@ export interface ServerConfig {
   allowCredentials: boolean;
   /** Path prefix when served behind a path-rewriting proxy ('' = none). */
   rootPath: string;
+  /** --forwarded-allow-ips: peers trusted to set X-Forwarded-Proto / X-Forwarded-Host ('*' = any). */
+  forwardedAllowIps: string[];
   sslKeyfile: string | null;
   sslCertfile: string | null;
   sslCaCerts: string | null;
@@ -218,6 +221,7 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   allowedHeaders: ['*'],
   allowCredentials: false,
   rootPath: '',
+  forwardedAllowIps: ['127.0.0.1'],
   sslKeyfile: null,
   sslCertfile: null,
   sslCaCerts: null,
@@ -419,6 +423,8 @@ function validate(c: ServerConfig): void {
   check(c.responsesStore === 'memory' || /^rediss?:\/\/./i.test(c.responsesStore), "--responses-store must be 'memory' or a redis:// (rediss://) URL");
   check(Number.isFinite(c.responsesStoreTtlSeconds) && c.responsesStoreTtlSeconds >= 0, '--responses-store-ttl must be >= 0');
   check(Number.isInteger(c.responsesStoreMaxBytes) && c.responsesStoreMaxBytes > 0, '--responses-store-max-size must be a positive size');
+  const badProxy = c.forwardedAllowIps.find((entry) => !isTrustedProxyEntry(entry));
+  check(badProxy === undefined, `--forwarded-allow-ips: '${badProxy}' is not an IP address, a CIDR range or '*'`);
   check(Number.isFinite(c.responsesStoreTimeoutSeconds) && c.responsesStoreTimeoutSeconds > 0, '--responses-store-timeout must be > 0');
   check(Number.isInteger(c.responsesChainMaxDepth) && c.responsesChainMaxDepth > 0, '--responses-chain-max-depth must be a positive integer');
   check(Number.isInteger(c.responsesChainMaxBytes) && c.responsesChainMaxBytes > 0, '--responses-chain-max-size must be a positive size');

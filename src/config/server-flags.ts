@@ -120,6 +120,7 @@ export const SERVER_FLAGS: FlagSpec[] = [
   { flags: '--allowed-headers <list>', key: 'allowedHeaders', description: 'CORS headers, JSON list or comma-separated', parse: parseStringList, defaultText: '["*"]' },
   { flags: '--allow-credentials', key: 'allowCredentials', description: 'CORS: allow credentials' },
   { flags: '--root-path <path>', key: 'rootPath', description: 'Path prefix when behind a path-based proxy (requests with or without it are served)', defaultText: 'none' },
+  { flags: '--forwarded-allow-ips <list>', key: 'forwardedAllowIps', description: "(uvicorn) Peers (IPs, CIDR ranges or '*') whose X-Forwarded-Proto / X-Forwarded-Host name the server in the served /openapi.json", parse: parseStringList, defaultText: '127.0.0.1' },
   { flags: '--ssl-keyfile <file>', key: 'sslKeyfile', description: 'TLS private key (PEM); serve HTTPS with --ssl-certfile' },
   { flags: '--ssl-certfile <file>', key: 'sslCertfile', description: 'TLS certificate chain (PEM)' },
   { flags: '--ssl-ca-certs <file>', key: 'sslCaCerts', description: 'CA certificates (PEM) to trust' },

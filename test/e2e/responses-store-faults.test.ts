@@ -3,10 +3,10 @@
 // response.failed, /health stays fast, the gauge tells, and everything works again once Redis returns.
 // Also the bounds on previous_response_id chains.
 
-import { SERVER_START_TIMEOUT_MS, defaultTestModel, expectApiError, startServing, type JsonReply, type Serving } from './completions-helpers';
-import { HealthProbe } from '../helpers/health-probe';
+import { SERVER_START_TIMEOUT_MS, defaultTestModel, expectApiError, type JsonReply, type Serving } from './completions-helpers';
 import { needs } from '../helpers/needs';
-import { REDIS_SERVER, startRedis, type TestRedis } from '../helpers/redis-server';
+import { REDIS_SERVER, startRedis } from '../helpers/redis-server';
+import { startRedisServing, stopRedisServing, type RedisServing } from './redis-serving';
 import { waitFor } from '../helpers/wait';
 
 const STORE_TIMEOUT_S = 0.5;
@@ -15,26 +15,19 @@ const MAX_CHAIN_BYTES = 64 * 1024;
 const HEALTH_LIMIT_MS = 200;
 
 needs(defaultTestModel(), REDIS_SERVER).describe('/v1/responses when Redis stalls or dies', () => {
-  let redis: TestRedis;
+  let setup: RedisServing;
   let s: Serving;
-  let probe: HealthProbe;
 
   beforeAll(async () => {
-    redis = await startRedis();
-    s = await startServing([
+    setup = await startRedisServing([
       '--max-model-len', '2048',
-      '--responses-store', redis.url,
       '--responses-store-timeout', String(STORE_TIMEOUT_S),
       '--responses-chain-max-depth', String(MAX_CHAIN_DEPTH),
       '--responses-chain-max-size', String(MAX_CHAIN_BYTES),
     ]);
-    probe = new HealthProbe(s.server.baseUrl);
+    s = setup.s;
   }, SERVER_START_TIMEOUT_MS);
-  afterAll(async () => {
-    probe?.close();
-    await s?.server.stop();
-    await redis?.stop();
-  });
+  afterAll(() => stopRedisServing(setup));
 
   const body = (extra: Record<string, unknown> = {}) => ({ model: s.model, input: 'Tell me a story.', max_output_tokens: 8, temperature: 0, ...extra });
   const create = (extra: Record<string, unknown> = {}): Promise<any> => (s.client.responses.create as any)(body(extra));
@@ -54,10 +47,10 @@ needs(defaultTestModel(), REDIS_SERVER).describe('/v1/responses when Redis stall
 
   it('paused: a stored create answers 503 with Retry-After within the timeout, unstored requests go on, all recovers on SIGCONT', async () => {
     const before = await create();
-    redis.signal('SIGSTOP');
+    setup.redis.signal('SIGSTOP');
     try {
       const started = performance.now();
-      const { result, report } = await probe.during(s.post('/v1/responses', body()));
+      const { result, report } = await setup.probe.during(s.post('/v1/responses', body()));
       const waited = performance.now() - started;
       expectUnavailable(result);
       expect(waited).toBeLessThan(STORE_TIMEOUT_S * 1000 + 1500);
@@ -66,7 +59,7 @@ needs(defaultTestModel(), REDIS_SERVER).describe('/v1/responses when Redis stall
       expect(await storeUp()).toBe(0);
       expect((await create({ store: false })).status).not.toBe('failed');
     } finally {
-      redis.signal('SIGCONT');
+      setup.redis.signal('SIGCONT');
     }
     expect((await s.client.responses.retrieve(before.id)).id).toBe(before.id);
     const after = await create({ previous_response_id: before.id });
@@ -78,10 +71,10 @@ needs(defaultTestModel(), REDIS_SERVER).describe('/v1/responses when Redis stall
     const kept = await create();
     const stream = await (s.client.responses.create as any)(body({ stream: true, max_output_tokens: 1500, ignore_eos: true }));
     const events: any[] = [];
-    const { report } = await probe.during(
+    const { report } = await setup.probe.during(
       (async () => {
         for await (const event of stream) {
-          if (events.length === 0) await redis.kill();
+          if (events.length === 0) await setup.redis.kill();
           events.push(event);
         }
       })(),
@@ -102,7 +95,7 @@ needs(defaultTestModel(), REDIS_SERVER).describe('/v1/responses when Redis stall
     expect(await storeUp()).toBe(0);
     expect((await create({ store: false })).status).not.toBe('failed');
 
-    redis = await startRedis(redis.port);
+    setup.redis = await startRedis(setup.redis.port);
     await waitFor(storeAnswers, 15_000, 'the store to answer again');
     const next = await create();
     expect((await s.client.responses.retrieve(next.id)).id).toBe(next.id);

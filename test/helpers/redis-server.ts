@@ -34,12 +34,15 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Starts redis-server on 127.0.0.1 (on `port`, e.g. to restart one, else a free one) and resolves once it accepts connections. */
-export async function startRedis(port?: number): Promise<TestRedis> {
+/**
+ * Starts redis-server on 127.0.0.1 (on `port`, e.g. to restart one, else a free one) and resolves
+ * once it accepts connections; `password` turns on requirepass (the URL then carries it).
+ */
+export async function startRedis(port?: number, password?: string): Promise<TestRedis> {
   port ??= await freePort();
   const child: ChildProcess = spawn(
     REDIS_SERVER,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no', ...(password ? ['--requirepass', password] : [])],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
@@ -61,7 +64,7 @@ export async function startRedis(port?: number): Promise<TestRedis> {
     });
   });
   return {
-    url: `redis://127.0.0.1:${port}/0`,
+    url: `redis://${password ? `default:${password}@` : ''}127.0.0.1:${port}/0`,
     port,
     signal(signal) {
       child.kill(signal);

@@ -11,6 +11,7 @@
 // current while idle; changes are logged once each way.
 
 import { createClient, ErrorReply } from '@redis/client';
+import { redactUrls } from '../../../config/redact';
 import { ResponsesStoreError, StoreUnavailableError, type PutCondition, type ResponsesStore, type StoredRecord } from './responses-store';
 
 export interface RedisStoreOptions {
@@ -106,7 +107,7 @@ export class RedisResponsesStore implements ResponsesStore {
       connected = true;
     } catch (err) {
       client.destroy();
-      throw new ResponsesStoreError(`Cannot connect to the responses store at ${redactUrl(options.url)}: ${(lastError ?? (err as Error)).message}`);
+      throw new ResponsesStoreError(`Cannot connect to the responses store at ${redactUrls(options.url)}: ${redactUrls((lastError ?? (err as Error)).message)}`);
     }
     return new RedisResponsesStore(client, options.ttlSeconds * 1000, options.timeoutMs, options.keyPrefix);
   }
@@ -188,16 +189,5 @@ export class RedisResponsesStore implements ResponsesStore {
     clearInterval(this.healthCheck);
     if (this.subscriber?.isOpen) await this.subscriber.close();
     if (this.client.isOpen) await this.client.close();
-  }
-}
-
-/** The URL without its password, for messages. */
-function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return url;
   }
 }
