@@ -67,9 +67,9 @@ needs(defaultTestModel(), REDIS_SERVER).describe('/v1/responses when Redis stall
     expect(await storeUp()).toBe(1);
   });
 
-  it('killed mid-stream: the stream ends with response.failed, create/retrieve/cancel answer 503, all recovers once Redis is back', async () => {
-    const kept = await create();
-    const stream = await (s.client.responses.create as any)(body({ stream: true, max_output_tokens: 1500, ignore_eos: true }));
+  /** Streams `extra` (a long run), SIGKILLs Redis at the first event; the events, with /health probed throughout. */
+  const streamWhileRedisDies = async (extra: Record<string, unknown>): Promise<any[]> => {
+    const stream = await (s.client.responses.create as any)(body({ stream: true, max_output_tokens: 1500, ignore_eos: true, ...extra }));
     const events: any[] = [];
     const { report } = await setup.probe.during(
       (async () => {
@@ -80,13 +80,25 @@ needs(defaultTestModel(), REDIS_SERVER).describe('/v1/responses when Redis stall
       })(),
     );
     expect(report.max).toBeLessThan(HEALTH_LIMIT_MS);
+    return events;
+  };
+  const expectFailedByStore = (events: any[]): void => {
     const last = events[events.length - 1];
     expect(last.type).toBe('response.failed');
-    expect(last.sequence_number).toBe(events.length - 1);
+    expect(last.sequence_number).toBe(events[events.length - 2].sequence_number + 1);
     expect(last.response.status).toBe('failed');
     expect(last.response.error).toEqual({ code: 'server_error', message: expect.stringMatching(/responses store is unavailable/) });
     // The output made before the store failed still reaches the client.
     expect(last.response.output[0].content[0].text.length).toBeGreaterThan(0);
+  };
+  const restartRedis = async (): Promise<void> => {
+    setup.redis = await startRedis(setup.redis.port);
+    await waitFor(storeAnswers, 15_000, 'the store to answer again');
+  };
+
+  it('killed mid-stream: the stream ends with response.failed, create/retrieve/cancel answer 503, all recovers once Redis is back', async () => {
+    const kept = await create();
+    expectFailedByStore(await streamWhileRedisDies({}));
 
     expectUnavailable(await s.post('/v1/responses', body()));
     expectUnavailable(await call('GET', `/v1/responses/${kept.id}`));
@@ -95,11 +107,16 @@ needs(defaultTestModel(), REDIS_SERVER).describe('/v1/responses when Redis stall
     expect(await storeUp()).toBe(0);
     expect((await create({ store: false })).status).not.toBe('failed');
 
-    setup.redis = await startRedis(setup.redis.port);
-    await waitFor(storeAnswers, 15_000, 'the store to answer again');
+    await restartRedis();
     const next = await create();
     expect((await s.client.responses.retrieve(next.id)).id).toBe(next.id);
     expect(await storeUp()).toBe(1);
+  }, 60_000);
+
+  it('killed during a followed background run: its stream ends with response.failed too', async () => {
+    expectFailedByStore(await streamWhileRedisDies({ background: true }));
+    await restartRedis();
+    expect((await create()).status).not.toBe('failed');
   }, 60_000);
 
   it(`refuses a previous_response_id chain longer than ${MAX_CHAIN_DEPTH} with a 400, and stays responsive`, async () => {
