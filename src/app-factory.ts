@@ -18,7 +18,8 @@ import { installApiKeyAuth } from './common/api-key-auth';
 import { registerJsonBodyParser } from './common/body/json-body-parser';
 import { corsOptions } from './common/cors';
 import { installDrain } from './common/drain';
-import { clientErrorHandler, frameworkErrors, installMethodNotAllowed, refuseOtherBodyTypes } from './common/framework-errors';
+import { jsonLimitsOf } from './common/body/json-limits';
+import { clientErrorHandler, frameworkErrors, installMethodNotAllowed, installOptionsAnswers, refuseOtherBodyTypes } from './common/framework-errors';
 import { installAccessLog, installRequestLog, nestLogLevels, ServerLogger } from './common/logging';
 import { OpenAIExceptionFilter } from './common/openai-exception.filter';
 import { installRequestIdEcho } from './common/request-id';
@@ -80,12 +81,7 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
   // reach OpenAIExceptionFilter through Nest's Fastify error handler.
   fastify.removeAllContentTypeParsers();
   registerJsonBodyParser(fastify, {
-    limits: {
-      maxDepth: config.maxJsonDepth,
-      maxObjectKeys: config.maxJsonObjectKeys,
-      maxArrayLength: config.maxJsonArrayLength,
-      maxStringLength: config.maxJsonStringLength,
-    },
+    limits: jsonLimitsOf(config),
     maxBodyBytes: config.maxRequestBodyBytes,
     bodyReadTimeoutMs: config.bodyReadTimeoutSeconds * 1000,
   });
@@ -97,6 +93,7 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
   installDrain(fastify);
   installApiKeyAuth(fastify, config.apiKeys, config.disableFastapiDocs ? [] : DOCS_PATHS);
   installMethodNotAllowed(fastify);
+  installOptionsAnswers(fastify);
   installRequestTurns(fastify);
   if (config.enableLogRequests) installRequestLog(fastify, config.maxLogLen);
 

@@ -10,7 +10,8 @@ import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, s
 import { basename, dirname, join, resolve } from 'node:path';
 import { createApp } from '../app-factory';
 import type { ServerConfig } from '../config/server-config';
-import { runBatchLine, type BatchOutput } from './batch/batch-records';
+import { jsonLimitsOf } from '../common/body/json-limits';
+import { runBatchLine, type BatchOutput, type LineLimits } from './batch/batch-records';
 import { CommandError, type RunBatchArgs } from './program';
 
 export async function runBatch(config: ServerConfig, notices: string[], args: RunBatchArgs): Promise<void> {
@@ -27,6 +28,7 @@ export async function runBatch(config: ServerConfig, notices: string[], args: Ru
     const fastify = app.getHttpAdapter().getInstance();
     await fastify.ready();
     const headers: Record<string, string> = config.apiKeys.length > 0 ? { authorization: `Bearer ${config.apiKeys[0]}` } : {};
+    const limits: LineLimits = { maxBytes: config.maxRequestBodyBytes, json: jsonLimitsOf(config) };
     logger.log(`Running ${lines.length} requests from ${args.inputFile}`);
     const bar = new SingleBar(
       {
@@ -41,7 +43,7 @@ export async function runBatch(config: ServerConfig, notices: string[], args: Ru
     bar.start(lines.length, 0);
     const results = await Promise.all(
       lines.map(async ({ text, lineNo }) => {
-        const result = await runBatchLine(fastify, text, lineNo, headers);
+        const result = await runBatchLine(fastify, text, lineNo, headers, limits);
         bar.increment();
         return result;
       }),

@@ -1,11 +1,13 @@
 // The API key (vLLM's AuthenticationMiddleware): with --api-key / VLLM_API_KEY set, every route
 // needs `Authorization: Bearer <key>` except those marked @Public() and the docs. It runs as a
 // Fastify onRequest hook, so a request without the key is answered 401 before its body is read
-// or parsed. Unknown paths under vLLM's guarded prefixes answer 401 too (not 404), so routes
-// cannot be enumerated without a key. Keys are compared as SHA-256 digests with timingSafeEqual.
+// or parsed. Unknown paths under vLLM's guarded prefixes (percent-decoded) answer 401 too (not
+// 404), and so does a guarded route called with another method (not 405), so routes cannot be
+// enumerated without a key. Keys are compared as SHA-256 digests with timingSafeEqual.
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { otherMethodsServing } from './framework-errors';
 import { PUBLIC_ROUTE_CONFIG } from './public.decorator';
 import { pathOf } from './request-path';
 
@@ -31,10 +33,29 @@ function underPrefix(path: string, prefixes: readonly string[]): boolean {
   return prefixes.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
 }
 
+/** The path as the router matches it (%76%31 is /v1); undecodable paths are checked as sent. */
+function decodedPath(request: FastifyRequest): string {
+  try {
+    return decodeURIComponent(pathOf(request));
+  } catch {
+    return pathOf(request);
+  }
+}
+
+function isPublicRoute(config: unknown): boolean {
+  return (config as Record<string, unknown> | undefined)?.[PUBLIC_ROUTE_CONFIG] === true;
+}
+
 export class ApiKeyChecker {
   private readonly keyDigests: Buffer[];
+  /** Paths of @Public() routes: calling them with another method needs no key either. */
+  readonly publicPaths = new Set<string>();
 
-  constructor(apiKeys: readonly string[]) {
+  /** `otherMethods`: the methods the request's path is served under besides its own. */
+  constructor(
+    apiKeys: readonly string[],
+    private readonly otherMethods: (request: FastifyRequest) => string[] = () => [],
+  ) {
     this.keyDigests = apiKeys.map(digest);
   }
 
@@ -53,10 +74,11 @@ export class ApiKeyChecker {
   /** Whether this request may go on: no key configured, an open route, or a valid key. */
   allows(request: FastifyRequest, openPrefixes: readonly string[]): boolean {
     if (!this.enabled || request.method === 'OPTIONS') return true;
-    const path = pathOf(request);
+    const path = decodedPath(request);
     if (request.is404) {
-      if (!underPrefix(path, GUARDED_PREFIXES)) return true;
-    } else if ((request.routeOptions.config as unknown as Record<string, unknown> | undefined)?.[PUBLIC_ROUTE_CONFIG] === true || underPrefix(path, openPrefixes)) {
+      const guarded = underPrefix(path, GUARDED_PREFIXES) || (!this.publicPaths.has(path) && !underPrefix(path, openPrefixes) && this.otherMethods(request).length > 0);
+      if (!guarded) return true;
+    } else if (isPublicRoute(request.routeOptions.config) || underPrefix(path, openPrefixes)) {
       return true;
     }
     const token = bearerToken(request.headers.authorization);
@@ -74,8 +96,11 @@ function hasBody(request: FastifyRequest): boolean {
  * stay open (the docs).
  */
 export function installApiKeyAuth(fastify: FastifyInstance, apiKeys: readonly string[], openPrefixes: readonly string[]): ApiKeyChecker {
-  const checker = new ApiKeyChecker(apiKeys);
+  const checker = new ApiKeyChecker(apiKeys, (request) => otherMethodsServing(fastify, request));
   if (!checker.enabled) return checker;
+  fastify.addHook('onRoute', (route) => {
+    if (isPublicRoute(route.config)) checker.publicPaths.add(route.url);
+  });
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     if (checker.allows(request, openPrefixes)) return done();
     // A body nobody will read: close the connection rather than drain it.

@@ -62,17 +62,44 @@ export function refuseOtherBodyTypes(fastify: FastifyInstance): void {
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
+/** The methods a path is served under other than the request's own (empty for an unknown path). */
+export function otherMethodsServing(fastify: FastifyInstance, request: FastifyRequest): string[] {
+  const url = pathOf(request);
+  return METHODS.filter((method) => method !== request.method && fastify.findRoute({ method, url }) !== null);
+}
+
+function methodNotAllowed(reply: FastifyReply, allowed: string[]): FastifyReply {
+  return reply.status(405).header('allow', allowed.join(', ')).header('content-type', 'application/json');
+}
+
+const METHOD_NOT_ALLOWED_BODY = buildErrorBody('Method Not Allowed', 405, null, STATUS_CODES[405]);
+
 /** 405 + Allow for a path that exists under other methods; other unknown paths stay 404. */
 export function installMethodNotAllowed(fastify: FastifyInstance): void {
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     if (!request.is404 || request.method === 'OPTIONS') return done();
-    const url = pathOf(request);
-    const allowed = METHODS.filter((method) => method !== request.method && fastify.findRoute({ method, url }) !== null);
+    const allowed = otherMethodsServing(fastify, request);
     if (allowed.length === 0) return done();
-    void reply
-      .status(405)
-      .header('allow', allowed.join(', '))
-      .header('content-type', 'application/json')
-      .send(buildErrorBody('Method Not Allowed', 405, null, STATUS_CODES[405]));
+    void methodNotAllowed(reply, allowed).send(METHOD_NOT_ALLOWED_BODY);
+  });
+}
+
+/** @fastify/cors's answer to an OPTIONS request that is no preflight (no Origin or Access-Control-Request-Method). */
+const NOT_A_PREFLIGHT = 'Invalid Preflight Request';
+
+/**
+ * An OPTIONS request that is no CORS preflight is answered as any other method the path does
+ * not serve (405 + Allow, or 404), in the JSON envelope, with the CORS headers already set.
+ */
+export function installOptionsAnswers(fastify: FastifyInstance): void {
+  fastify.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
+    if (request.method !== 'OPTIONS' || reply.statusCode !== 400 || payload !== NOT_A_PREFLIGHT) return done(null, payload);
+    const allowed = otherMethodsServing(fastify, request);
+    if (allowed.length > 0) {
+      methodNotAllowed(reply, allowed);
+      return done(null, JSON.stringify(METHOD_NOT_ALLOWED_BODY));
+    }
+    void reply.status(404).header('content-type', 'application/json');
+    done(null, JSON.stringify(buildErrorBody('Not Found', 404, null, STATUS_CODES[404])));
   });
 }

@@ -8,6 +8,7 @@ import type { KvCacheDtypeFlag } from '../model/runner/kv-dtype';
 import type { ConvertFlag, LoadModelOptions, PoolerConfigFlag, RunnerFlag } from '../model/types';
 import { DEFAULT_STRUCTURED_OUTPUTS_CONFIG, type StructuredOutputsConfig } from './structured-outputs-config';
 import { fromVllmEnv } from './vllm-env';
+import { isTrustedProxyEntry } from './trusted-proxies';
 
 export type LogLevel = 'critical' | 'error' | 'warning' | 'info' | 'debug' | 'trace';
 export const LOG_LEVELS: readonly LogLevel[] = ['critical', 'error', 'warning', 'info', 'debug', 'trace'];
@@ -67,6 +68,8 @@ export interface ServerConfig {
   allowCredentials: boolean;
   /** Path prefix when served behind a path-rewriting proxy ('' = none). */
   rootPath: string;
+  /** --forwarded-allow-ips: peers trusted to set X-Forwarded-Proto / X-Forwarded-Host ('*' = any). */
+  forwardedAllowIps: string[];
   sslKeyfile: string | null;
   sslCertfile: string | null;
   sslCaCerts: string | null;
@@ -167,6 +170,12 @@ export interface ServerConfig {
   responsesStoreTtlSeconds: number;
   /** ortllm: byte budget of the in-process responses store (least recently used go first). */
   responsesStoreMaxBytes: number;
+  /** ortllm: seconds each Redis store call may take before it fails as unavailable (503). */
+  responsesStoreTimeoutSeconds: number;
+  /** ortllm: most responses a previous_response_id chain links (the new one included). */
+  responsesChainMaxDepth: number;
+  /** ortllm: largest stored conversation (JSON bytes) a previous_response_id continues. */
+  responsesChainMaxBytes: number;
 }
 
 /** vLLM's VLLM_MAX_AUDIO_CLIP_FILESIZE_MB default. */
@@ -225,6 +234,7 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   allowedHeaders: ['*'],
   allowCredentials: false,
   rootPath: '',
+  forwardedAllowIps: ['127.0.0.1'],
   sslKeyfile: null,
   sslCertfile: null,
   sslCaCerts: null,
@@ -288,6 +298,9 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   // OpenAI keeps stored responses for 30 days.
   responsesStoreTtlSeconds: 30 * 24 * 3600,
   responsesStoreMaxBytes: 256 * 2 ** 20,
+  responsesStoreTimeoutSeconds: 2,
+  responsesChainMaxDepth: 100,
+  responsesChainMaxBytes: 4 * 2 ** 20,
 };
 
 /** A flag value that cannot be served; the CLI prints it and exits with code 2. */
@@ -425,6 +438,11 @@ function validate(c: ServerConfig): void {
   check(c.responsesStore === 'memory' || /^rediss?:\/\/./i.test(c.responsesStore), "--responses-store must be 'memory' or a redis:// (rediss://) URL");
   check(Number.isFinite(c.responsesStoreTtlSeconds) && c.responsesStoreTtlSeconds >= 0, '--responses-store-ttl must be >= 0');
   check(Number.isInteger(c.responsesStoreMaxBytes) && c.responsesStoreMaxBytes > 0, '--responses-store-max-size must be a positive size');
+  const badProxy = c.forwardedAllowIps.find((entry) => !isTrustedProxyEntry(entry));
+  check(badProxy === undefined, `--forwarded-allow-ips: '${badProxy}' is not an IP address, a CIDR range or '*'`);
+  check(Number.isFinite(c.responsesStoreTimeoutSeconds) && c.responsesStoreTimeoutSeconds > 0, '--responses-store-timeout must be > 0');
+  check(Number.isInteger(c.responsesChainMaxDepth) && c.responsesChainMaxDepth > 0, '--responses-chain-max-depth must be a positive integer');
+  check(Number.isInteger(c.responsesChainMaxBytes) && c.responsesChainMaxBytes > 0, '--responses-chain-max-size must be a positive size');
 }
 
 /** The model name reported in responses and the metrics `model_name` label. */

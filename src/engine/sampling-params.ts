@@ -111,12 +111,30 @@ export function normalizeSamplingParams(
     p.temperature = MIN_TEMPERATURE;
   }
   if (typeof p.temperature === 'number' && p.temperature < SAMPLING_EPS && p.temperature >= 0) {
-    // Greedy: the filters are meaningless; vLLM resets them so they are not validated/applied.
+    // Greedy: the filters are meaningless and vLLM resets them, but only after checking their
+    // ranges (top_k -5 is a 400 at any temperature).
+    checkFilters(p);
     p.top_p = 1;
     p.top_k = 0;
     p.min_p = 0;
   }
   return p;
+}
+
+/** The ranges of top_p, top_k (-1, 0 or >= 1) and min_p. */
+function checkFilters(p: SamplingParams): void {
+  const number = (name: 'top_p' | 'min_p'): number => {
+    const v = p[name] as unknown;
+    if (typeof v !== 'number' || Number.isNaN(v)) throw new RequestValidationError(`${name} must be a number, got ${JSON.stringify(v)}.`, name);
+    return v;
+  };
+  const topP = number('top_p');
+  if (!(topP > 0 && topP <= 1)) throw new RequestValidationError(`top_p must be in (0, 1], got ${pyNum(topP)}.`, 'top_p');
+  const topK = p.top_k as unknown;
+  if (typeof topK !== 'number' || !Number.isInteger(topK)) throw new RequestValidationError(`top_k must be an integer, got ${pyTypeName(topK, false)}`, 'top_k');
+  if (topK < -1) throw new RequestValidationError(`top_k must be 0 (disable), or at least 1, got ${topK}.`, 'top_k');
+  const minP = number('min_p');
+  if (!(minP >= 0 && minP <= 1)) throw new RequestValidationError(`min_p must be in [0, 1], got ${pyNum(minP)}.`, 'min_p');
 }
 
 /** Older vLLM's `guided_decoding` ({json, regex, choice, grammar, json_object, backend, …}) → structured_outputs. */
@@ -242,15 +260,7 @@ export function validateSamplingParams(p: SamplingParams, ctx: SamplingValidatio
   if (!Number.isFinite(temperature)) fail(`temperature must be a finite number, got ${pyNum(temperature)}.`, 'temperature');
   if (temperature < 0) fail(`temperature must be non-negative, got ${pyNum(temperature)}.`, 'temperature');
   if (temperature > 2) fail(`temperature must be in [0, 2], got ${pyNum(temperature)}.`, 'temperature');
-  const topP = num('top_p');
-  if (!(topP > 0 && topP <= 1)) fail(`top_p must be in (0, 1], got ${pyNum(topP)}.`, 'top_p');
-  const topKRaw = p.top_k as unknown;
-  if (typeof topKRaw !== 'number' || !Number.isInteger(topKRaw)) {
-    fail(`top_k must be an integer, got ${pyTypeName(topKRaw, false)}`, 'top_k');
-  }
-  if (p.top_k < -1) fail(`top_k must be 0 (disable), or at least 1, got ${p.top_k}.`, 'top_k');
-  const minP = num('min_p');
-  if (!(minP >= 0 && minP <= 1)) fail(`min_p must be in [0, 1], got ${pyNum(minP)}.`, 'min_p');
+  checkFilters(p);
   if (isGreedy(p) && p.n > 1 && !p.use_beam_search) {
     fail(`n must be 1 when using greedy sampling, got ${p.n}.`, 'n');
   }

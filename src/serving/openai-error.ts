@@ -61,6 +61,8 @@ export function buildErrorBody(
  */
 export class OpenAIHttpError extends Error {
   readonly type: string;
+  /** Extra response headers (e.g. Retry-After on a 503). */
+  headers: Record<string, string> | undefined;
 
   constructor(
     readonly status: number,
@@ -98,7 +100,7 @@ export class OpenAIHttpError extends Error {
  * 400, dead engine 500, overloaded engine 503); null for anything else, which the HTTP layer maps itself.
  */
 export function apiErrorOf(err: unknown): ApiError | null {
-  if (err instanceof OpenAIHttpError) return { status: err.status, body: err.toBody() };
+  if (err instanceof OpenAIHttpError) return { status: err.status, body: err.toBody(), ...(err.headers ? { headers: err.headers } : {}) };
   if (err instanceof RequestValidationError) return { status: 400, body: buildErrorBody(err.message, 400, err.param) };
   if (err instanceof EngineSleepingError) return { status: 503, body: buildErrorBody(err.message, 503) };
   if (err instanceof EngineDeadError) return { status: 500, body: buildErrorBody(err.message, 500) };

@@ -13,7 +13,10 @@ import { CHAT_TEMPLATE_SOURCE, postJson, SERVER_START_TIMEOUT_MS, startServing, 
 const onModel = needs(defaultTestModel());
 const WORDS = ['Once', 'upon', 'a', 'time', 'Lily', 'saw', 'a', 'big', 'dog', 'in', 'the', 'park'];
 
-/** The 200 lines: 140 good (completions and chat), 60 failing in 6 ways. */
+/** A line nested 10,000 deep (far past --max-json-depth), then a good one. */
+const DEEP_LINE = `{"custom_id": "req-200", "method": "POST", "url": "/v1/completions", "body": {"prompt": ${'['.repeat(10_000)}${']'.repeat(10_000)}}}`;
+
+/** The 202 lines: 141 good (completions and chat), 61 failing in 7 ways (the 10,000-deep line is line 201). */
 function batchLines(): { lines: string[]; good: Map<string, { url: string; body: any }> } {
   const lines: string[] = [];
   const good = new Map<string, { url: string; body: any }>();
@@ -36,6 +39,10 @@ function batchLines(): { lines: string[]; good: Map<string, { url: string; body:
       lines.push(JSON.stringify({ custom_id: id, method: 'POST', ...entry }));
     }
   }
+  lines.push(DEEP_LINE);
+  const after = { url: '/v1/completions', body: { model: 'tiny', prompt: 'Once upon', max_tokens: 6, temperature: 0 } };
+  good.set('req-201', after);
+  lines.push(JSON.stringify({ custom_id: 'req-201', method: 'POST', ...after }));
   return { lines, good };
 }
 
@@ -57,23 +64,23 @@ onModel.describe('ortllm run-batch', () => {
     writeFileSync(template, CHAT_TEMPLATE_SOURCE);
     writeFileSync(join(dir, 'in.jsonl'), `${lines.join('\n')}\n`);
     const run = await runCli(['run-batch', '-i', join(dir, 'in.jsonl'), '-o', join(dir, 'out.jsonl'), '--model', defaultTestModel(), '--chat-template', template, ...flags]);
-    expect([run.code, run.stderr.slice(-2000)]).toEqual([0, expect.stringContaining('Running batch: 100% Completed | 200/200')]);
+    expect([run.code, run.stderr.slice(-2000)]).toEqual([0, expect.stringContaining('Running batch: 100% Completed | 202/202')]);
     outputs = readFileSync(join(dir, 'out.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     s = await startServing(flags);
   }, SERVER_START_TIMEOUT_MS + 240_000);
   afterAll(() => s?.server.stop());
 
   it('writes one record per line, in input order, and no temporary file is left', () => {
-    expect(outputs).toHaveLength(200);
+    expect(outputs).toHaveLength(202);
     outputs.forEach((o, i) => {
-      if (i % 20 !== 3) expect(o.custom_id).toBe(`req-${i}`);
+      if (i % 20 !== 3 && i !== 200) expect(o.custom_id).toBe(`req-${i}`);
       expect(o.id).toMatch(/^vllm-[0-9a-f]{32}$/);
     });
     expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 
   it('turns malformed, unsupported, streaming and invalid lines into error records', () => {
-    const byKind = (k: number) => outputs.filter((_, i) => i % 20 === k);
+    const byKind = (k: number) => outputs.filter((_, i) => i < 200 && i % 20 === k);
     for (const o of byKind(3)) expect(o).toMatchObject({ custom_id: null, response: { status_code: 400, body: null }, error: expect.stringMatching(/not valid JSON/) });
     // A generation model has no rerank route: vLLM's refusal, not an unknown URL.
     for (const o of byKind(7)) expect(o).toMatchObject({ response: { status_code: 400, body: null }, error: 'The model does not support Rerank API' });
@@ -83,6 +90,8 @@ onModel.describe('ortllm run-batch', () => {
     for (const o of byKind(11)) expect(o.error).toBe('Request must not be sent in stream mode');
     for (const o of byKind(13)) expect(o).toMatchObject({ response: { status_code: 400, body: null }, error: { error: { code: 400, param: 'max_tokens' } } });
     for (const o of byKind(17)) expect(o.error).toMatch(/method must be "POST"/);
+    // Held to the HTTP body limits before parsing: a 400 record, not a 500 stack overflow.
+    expect(outputs[200]).toMatchObject({ custom_id: null, response: { status_code: 400, body: null }, error: expect.stringMatching(/^line 201: .*--max-json-depth/) });
   });
 
   it("gives every good line the body the same request gets over HTTP", async () => {

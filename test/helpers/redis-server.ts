@@ -13,6 +13,10 @@ import { createServer } from 'node:net';
 export interface TestRedis {
   url: string;
   port: number;
+  /** Sends a signal (SIGSTOP / SIGCONT to pause and resume it). */
+  signal(signal: NodeJS.Signals): void;
+  /** SIGKILL, as a crash: resolves once it is gone. */
+  kill(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -30,12 +34,15 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Starts redis-server on 127.0.0.1 and resolves once it accepts connections. */
-export async function startRedis(): Promise<TestRedis> {
-  const port = await freePort();
+/**
+ * Starts redis-server on 127.0.0.1 (on `port`, e.g. to restart one, else a free one) and resolves
+ * once it accepts connections; `password` turns on requirepass (the URL then carries it).
+ */
+export async function startRedis(port?: number, password?: string): Promise<TestRedis> {
+  port ??= await freePort();
   const child: ChildProcess = spawn(
     REDIS_SERVER,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no', ...(password ? ['--requirepass', password] : [])],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
@@ -57,10 +64,19 @@ export async function startRedis(): Promise<TestRedis> {
     });
   });
   return {
-    url: `redis://127.0.0.1:${port}/0`,
+    url: `redis://${password ? `default:${password}@` : ''}127.0.0.1:${port}/0`,
     port,
+    signal(signal) {
+      child.kill(signal);
+    },
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGKILL');
+      await exited;
+    },
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGCONT');
       child.kill('SIGTERM');
       await exited;
     },

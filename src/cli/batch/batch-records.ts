@@ -1,10 +1,12 @@
 // The OpenAI Batch file format as vLLM's run-batch reads and writes it. Input lines:
 // {"custom_id", "method": "POST", "url", "body"}. Output lines, in input order:
 // {"id": "vllm-…", "custom_id", "response": {"status_code", "request_id", "body"}, "error"}.
-// A line that cannot run (malformed JSON, unknown url, stream) becomes an error record.
+// A line that cannot run (malformed JSON, over the body limits, unknown url, stream) becomes an
+// error record. Lines meet the limits of HTTP bodies before they are parsed.
 
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { checkJsonShape, JsonShapeError, type JsonLimits } from '../../common/body/json-shape';
 import { BATCH_ROUTES } from './batch-routes';
 
 export interface BatchOutput {
@@ -25,8 +27,30 @@ function lineError(customId: string | null, message: string): BatchOutput {
   return record(customId, `vllm-batch-${hex()}`, 400, null, message);
 }
 
+/** The limits of an HTTP body (--max-request-body-size, --max-json-*), applied to a whole line. */
+export interface LineLimits {
+  maxBytes: number;
+  /** The body's limits; the line's wrapper object adds one level of depth. */
+  json: JsonLimits;
+}
+
+/** Null when the line is within the limits, else why not. */
+function overLimits(line: string, limits: LineLimits): string | null {
+  const bytes = Buffer.byteLength(line, 'utf8');
+  if (bytes > limits.maxBytes) return `the line is ${bytes} bytes, more than ${limits.maxBytes} (--max-request-body-size)`;
+  try {
+    checkJsonShape(line, { ...limits.json, maxDepth: limits.json.maxDepth + 1 });
+  } catch (err) {
+    if (err instanceof JsonShapeError) return err.message;
+    throw err;
+  }
+  return null;
+}
+
 /** Runs one input line (1-based `lineNo` for messages); never throws. */
-export async function runBatchLine(app: FastifyInstance, line: string, lineNo: number, headers: Record<string, string>): Promise<BatchOutput> {
+export async function runBatchLine(app: FastifyInstance, line: string, lineNo: number, headers: Record<string, string>, limits: LineLimits): Promise<BatchOutput> {
+  const refused = overLimits(line, limits);
+  if (refused) return lineError(null, `line ${lineNo}: ${refused}`);
   let input: unknown;
   try {
     input = JSON.parse(line);

@@ -8,6 +8,7 @@ import { ApiOkResponse, ApiOperation, ApiProperty, ApiQuery, ApiTags } from '@ne
 import { OpenAIHttpError } from '../../serving/openai-error';
 import { ServerConfig } from '../../config/server-config';
 import type { EngineClient, SleepLevel } from '../../engine/types';
+import { redactConfig } from '../../config/redact';
 import { ORTLLM_VERSION } from '../../config/version';
 import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';
 
@@ -20,9 +21,6 @@ export class ServerInfoResponse {
   @ApiProperty({ description: 'The server and engine configuration: text, or an object with config_format=json' })
   vllm_config!: string | Record<string, unknown>;
 }
-
-/** Keys never shown by /server_info. */
-const SECRET_KEYS = new Set(['apiKeys']);
 
 @ApiTags('dev')
 @Controller()
@@ -41,13 +39,16 @@ export class DevController {
 
   @Get('server_info')
   @ApiQuery({ name: 'config_format', required: false, enum: ['text', 'json'] })
-  @ApiOperation({ summary: 'Server and engine configuration (API keys left out)' })
+  @ApiOperation({ summary: 'Server and engine configuration (API keys left out, URL passwords masked)' })
   @ApiOkResponse({ type: ServerInfoResponse, description: 'The configuration.' })
   showServerInfo(@Query('config_format') format?: string): ServerInfoResponse {
-    const config = Object.fromEntries(Object.entries(this.config).filter(([k]) => !SECRET_KEYS.has(k)));
-    const info = { ortllm_version: ORTLLM_VERSION, ...config, engine: { ...this.engine.stats(), max_model_len: this.engine.maxModelLen, model_config: this.engine.modelConfig } };
+    const info = redactConfig({
+      ortllm_version: ORTLLM_VERSION,
+      ...this.config,
+      engine: { ...this.engine.stats(), max_model_len: this.engine.maxModelLen, model_config: this.engine.modelConfig },
+    }) as Record<string, unknown>;
     if (format === 'json') return { vllm_config: info };
-    return { vllm_config: Object.entries(info).map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`).join(', ') };
+    return { vllm_config: Object.entries(info).map(([k, v]) => `${k}=${typeof v === 'string' ? v : String(JSON.stringify(v))}`).join(', ') };
   }
 
   @Post('sleep')

@@ -12,6 +12,7 @@ import { pathOf } from '../../common/request-path';
 import { buildErrorBody } from '../../serving/openai-error';
 import { ErrorResponse, UnauthorizedResponse } from '../../common/error-response.dto';
 import { reportedModelName, type ServerConfig } from '../../config/server-config';
+import { trustedProxies } from '../../config/trusted-proxies';
 import { ORTLLM_VERSION } from '../../config/version';
 import { documentBodyExample, documentEventStream, documentSecurityAndErrors, operationsOf } from './operation-conventions';
 import { makeNullsExplicit, usePublicSchemaNames } from './schema-conventions';
@@ -48,12 +49,22 @@ export function buildOpenApiDocument(app: INestApplication, config: ServerConfig
   return document;
 }
 
-/** The served spec's server: the scheme and host the client reached (a proxy's X-Forwarded-* first), plus --root-path. */
-function servedFrom(request: FastifyRequest, config: ServerConfig): string {
+const SCHEMES = new Set(['http', 'https']);
+/** A host name, IPv4 address or bracketed IPv6 address, with an optional port: nothing a URL could be bent with. */
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * The served spec's server: the scheme and host the client reached plus --root-path. A proxy's
+ * X-Forwarded-Proto / -Host count only from a peer --forwarded-allow-ips trusts (as uvicorn);
+ * a scheme other than http(s) or a malformed host falls back to the default.
+ */
+export function servedFrom(request: FastifyRequest, config: ServerConfig, trusted: (address: string | undefined) => boolean): string {
   const first = (header: string | string[] | undefined): string | undefined => (Array.isArray(header) ? header[0] : header)?.split(',')[0].trim();
-  const proto = first(request.headers['x-forwarded-proto']) ?? request.protocol;
-  const host = first(request.headers['x-forwarded-host']) ?? request.headers.host;
-  return host ? `${proto}://${host}${config.rootPath ?? ''}` : `${DEFAULT_SERVER_URL}${config.rootPath ?? ''}`;
+  const forwarded = trusted(request.raw.socket.remoteAddress);
+  const proto = ((forwarded ? first(request.headers['x-forwarded-proto']) : undefined) ?? request.protocol).toLowerCase();
+  const host = (forwarded ? first(request.headers['x-forwarded-host']) : undefined) ?? request.headers.host;
+  if (!host || !SCHEMES.has(proto) || !HOST.test(host)) return `${DEFAULT_SERVER_URL}${config.rootPath ?? ''}`;
+  return `${proto}://${host}${config.rootPath ?? ''}`;
 }
 
 /** Where the docs are served (open without an API key). */
@@ -85,6 +96,7 @@ function serveOnlySwaggerUiFiles(app: INestApplication): void {
 export function setupDocs(app: INestApplication, config: ServerConfig): void {
   serveOnlySwaggerUiFiles(app);
   const document = buildOpenApiDocument(app, config);
+  const trusted = trustedProxies(config.forwardedAllowIps ?? []);
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'openapi.json',
     raw: ['json'],
@@ -92,7 +104,7 @@ export function setupDocs(app: INestApplication, config: ServerConfig): void {
     swaggerOptions: { persistAuthorization: true },
     patchDocumentOnRequest: <TRequest>(request: TRequest, _reply: unknown, doc: OpenAPIObject) => ({
       ...doc,
-      servers: [{ url: servedFrom(request as FastifyRequest, config) }],
+      servers: [{ url: servedFrom(request as FastifyRequest, config, trusted) }],
     }),
   });
   setupRedoc(app, config.rootPath);

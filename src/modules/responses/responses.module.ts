@@ -8,24 +8,30 @@ import { servingOptionsFrom } from '../../serving/serving-options';
 import { ResponsesServing } from '../../serving/responses/responses-serving';
 import { createResponsesStore, isRedisUrl, type ResponsesStore } from '../../serving/responses/store';
 import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';
+import { MetricsModule } from '../metrics/metrics.module';
+import { MetricsService } from '../metrics/metrics.service';
 import { ResponsesController } from './responses.controller';
+import { registerStoreGauge } from './store-metrics';
 
 const RESPONSES_STORE = Symbol('RESPONSES_STORE');
 
 @Module({
+  imports: [MetricsModule],
   controllers: [ResponsesController],
   providers: [
     {
       provide: RESPONSES_STORE,
-      inject: [SERVER_CONFIG],
-      useFactory: async (config: ServerConfig): Promise<ResponsesStore> => {
+      inject: [SERVER_CONFIG, MetricsService],
+      useFactory: async (config: ServerConfig, metrics: MetricsService): Promise<ResponsesStore> => {
         const store = await createResponsesStore({
           url: config.responsesStore,
           ttlSeconds: config.responsesStoreTtlSeconds,
           maxBytes: config.responsesStoreMaxBytes,
+          timeoutMs: config.responsesStoreTimeoutSeconds * 1000,
         });
         const where = isRedisUrl(config.responsesStore) ? ` at ${new URL(config.responsesStore).host}` : '';
         new Logger('Responses').log(`responses store: ${store.kind}${where}`);
+        registerStoreGauge(metrics.registry, store);
         return store;
       },
     },
@@ -33,7 +39,10 @@ const RESPONSES_STORE = Symbol('RESPONSES_STORE');
       provide: ResponsesServing,
       inject: [ENGINE_CLIENT, SERVER_CONFIG, RESPONSES_STORE],
       useFactory: async (engine: EngineClient, config: ServerConfig, store: ResponsesStore) => {
-        const serving = new ResponsesServing(engine, servingOptionsFrom(config), store);
+        const serving = new ResponsesServing(engine, servingOptionsFrom(config), store, {
+          maxDepth: config.responsesChainMaxDepth,
+          maxBytes: config.responsesChainMaxBytes,
+        });
         await serving.start();
         return serving;
       },

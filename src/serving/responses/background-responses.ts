@@ -5,7 +5,7 @@
 import { RequestValidationError } from '../../engine/errors';
 import { BackgroundRuns, type BackgroundRun } from './background-runs';
 import { OutputBuilder } from './output-builder';
-import { responseShell, storedRecord, TERMINAL_EVENTS, type PreparedResponse } from './prepared-response';
+import { failedResponse, responseShell, storedRecord, TERMINAL_EVENTS, type PreparedResponse } from './prepared-response';
 import { LIVE_STATUSES, type OutputItem, type ResponseObject, type ResponseStatus, type ResponseStreamEvent } from './protocol';
 import type { ResponsesStore } from './store';
 
@@ -46,12 +46,15 @@ export class BackgroundResponses {
   private async run(prep: PreparedResponse, run: BackgroundRun): Promise<void> {
     const builder = new OutputBuilder();
     let current: ResponseObject = responseShell(prep, 'queued');
-    const save = async (response: ResponseObject): Promise<void> => {
-      const saved = await this.store.put(storedRecord(prep, response), { statusIn: LIVE_STATUSES }).catch((err: Error) => {
-        console.error(`[responses] saving background response ${prep.id} failed: ${err.message}`);
-        return true; // a store hiccup is not a cancel
-      });
-      if (!saved) run.abort.abort(new Error('response cancelled'));
+    /** Saves `response`; resolves to the store's error when it failed (a store hiccup is not a cancel). */
+    const save = async (response: ResponseObject): Promise<Error | null> => {
+      try {
+        if (!(await this.store.put(storedRecord(prep, response), { statusIn: LIVE_STATUSES }))) run.abort.abort(new Error('response cancelled'));
+        return null;
+      } catch (err) {
+        console.error(`[responses] saving background response ${prep.id} failed: ${(err as Error).message}`);
+        return err as Error;
+      }
     };
     // While it waits in the engine's queue the run only checks its status; once running it saves
     // its partial output too. Either way a cancel or delete from any replica shows up here.
@@ -72,14 +75,18 @@ export class BackgroundResponses {
       for await (const event of this.runEvents(prep, run.abort.signal, builder)) {
         if (event.type === 'response.in_progress' || TERMINAL_EVENTS.has(event.type)) {
           current = event.response as ResponseObject;
-          await save(current);
+          const failure = await save(current);
+          if (failure && TERMINAL_EVENTS.has(event.type)) {
+            // Followers learn the result was not kept, as a foreground stream's client does.
+            run.push({ type: 'response.failed', sequence_number: event.sequence_number, response: failedResponse(current, failure) });
+            continue;
+          }
         }
         run.push(event);
       }
     } catch (err) {
       // Refused before it started (e.g. by the engine): the stored response says so.
-      const failed = { ...current, status: 'failed' as const, error: { code: 'server_error', message: (err as Error).message } };
-      await save(failed);
+      await save(failedResponse(current, err));
     } finally {
       clearInterval(timer);
       this.runs.finish(prep.id, run);

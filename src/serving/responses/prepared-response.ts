@@ -17,6 +17,8 @@ export interface PreparedResponse {
   inputItems: InputItem[];
   /** The conversation the model answers (instructions excluded): what a follow-up continues. */
   conversation: ChatMessageDict[];
+  /** How many responses the previous_response_id chain links, this one included. */
+  chainDepth: number;
   prompt: PreparedPrompt;
   params: SamplingParams;
   /** The output token limit the response reports (max_output_tokens, or what the context leaves). */
@@ -71,8 +73,13 @@ export function responseShell(prep: PreparedResponse, status: ResponseStatus): R
   return response;
 }
 
+/** The response as failed by `err` after some output: what a stream's response.failed event carries. */
+export function failedResponse(response: ResponseObject, err: unknown): ResponseObject {
+  return { ...response, status: 'failed', error: { code: 'server_error', message: err instanceof Error ? err.message : String(err) } };
+}
+
 /** What the store keeps for `response`: the object, its input items and the conversation a follow-up continues. */
 export function storedRecord(prep: PreparedResponse, response: ResponseObject): StoredRecord {
-  const data: StoredResponseData = { response, inputItems: prep.inputItems, conversation: prep.conversation };
+  const data: StoredResponseData = { response, inputItems: prep.inputItems, conversation: prep.conversation, chainDepth: prep.chainDepth };
   return { id: prep.id, status: response.status, data };
 }

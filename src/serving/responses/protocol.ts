@@ -129,6 +129,8 @@ export interface StoredResponseData {
   inputItems: InputItem[];
   /** The conversation this response answered (instructions excluded), as chat messages. */
   conversation: Array<Record<string, unknown>>;
+  /** How many responses the previous_response_id chain links, this one included (absent: 1). */
+  chainDepth?: number;
 }
 
 export interface ResponsesRequestBody extends RequestExtras {

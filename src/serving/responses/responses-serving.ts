@@ -28,12 +28,18 @@ import {
   checkPreviousInputMessages, continuesFinalMessage, itemsToMessages, itemsToMessagesTakingTurns, normalizeInputTakingTurns, type ChatMessageDict,
 } from './input-items';
 import { OutputBuilder, type OutputDelta, type UnnumberedEvent } from './output-builder';
-import { responseShell, storedRecord, TERMINAL_EVENTS, type PreparedResponse } from './prepared-response';
+import { failedResponse, responseShell, storedRecord, TERMINAL_EVENTS, type PreparedResponse } from './prepared-response';
 import { LIVE_STATUSES, type InputItem, type ResponseObject, type ResponseStatus, type ResponseStreamEvent, type ResponsesRequestBody, type StoredResponseData } from './protocol';
 import { checkResponsesRequest, includesLogprobs, textFormatAsResponseFormat } from './request-checks';
 import type { ResponsesStore } from './store';
 
 export type { PreparedResponse } from './prepared-response';
+
+/** How far previous_response_id chains may grow (--responses-chain-max-depth / -size). */
+export interface ChainLimits {
+  maxDepth: number;
+  maxBytes: number;
+}
 
 export interface InputItemsQuery {
   limit?: number;
@@ -68,6 +74,7 @@ export class ResponsesServing extends OpenAIServing {
     engine: EngineClient,
     opts: ServingOptions,
     private readonly store: ResponsesStore,
+    private readonly chainLimits: ChainLimits,
   ) {
     super(engine, opts);
     this.background = new BackgroundResponses(store, (prep, signal, builder) => this.eventsOrFailure(prep, signal, 'queued', builder));
@@ -95,7 +102,7 @@ export class ResponsesServing extends OpenAIServing {
     }
     const tools = resolveRequestTools(body, this.opts, RESPONSES_TOOLS);
     const inputItems = await normalizeInputTakingTurns(body.input);
-    const history = await this.history(body);
+    const { history, chainDepth } = await this.history(body);
     const conversation = [...history, ...(await itemsToMessagesTakingTurns(inputItems))];
     this.engine.ensureCapacity(1);
     // reasoning.effort reaches the template as chat's reasoning_effort does (enable_thinking too).
@@ -108,25 +115,43 @@ export class ResponsesServing extends OpenAIServing {
     const outputRules = outputRulesOf({ parallel_tool_calls: body.parallel_tool_calls }, tools.choice);
     this.constrainAfterReasoning(engineRequest, parsing, outputRules.includeReasoning);
     return {
-      id, model, createdAt: createdNow(), body, inputItems, conversation, prompt, params, engineRequest, parsing, outputRules, store,
+      id, model, createdAt: createdNow(), body, inputItems, conversation, chainDepth, prompt, params, engineRequest, parsing, outputRules, store,
       maxOutputTokens: params.max_tokens ?? this.engine.maxModelLen - prompt.tokenIds.length,
       background: !!body.background, stream: !!body.stream,
     };
   }
 
-  /** The messages before this input: the previous response's conversation and output, or previous_input_messages. */
-  private async history(body: ResponsesRequestBody): Promise<ChatMessageDict[]> {
-    if (body.previous_input_messages != null) return checkPreviousInputMessages(body.previous_input_messages);
+  /**
+   * The messages before this input (the previous response's conversation and output, or
+   * previous_input_messages) and the chain's depth with this response. Each record holds its
+   * whole conversation, so a turn reads one record, never the chain; the limits bound that read.
+   */
+  private async history(body: ResponsesRequestBody): Promise<{ history: ChatMessageDict[]; chainDepth: number }> {
+    if (body.previous_input_messages != null) return { history: checkPreviousInputMessages(body.previous_input_messages), chainDepth: 1 };
     const previousId = body.previous_response_id;
-    if (previousId == null) return [];
+    if (previousId == null) return { history: [], chainDepth: 1 };
     const previous = await this.store.get(previousId);
     if (!previous) throw notFound(previousId, 'previous_response_id');
     const data = previous.data as StoredResponseData;
     if (LIVE_STATUSES.includes(data.response.status)) {
       throw new RequestValidationError(`Previous response '${previousId}' is still ${data.response.status}.`, 'previous_response_id');
     }
+    const chainDepth = (data.chainDepth ?? 1) + 1;
+    const { maxDepth, maxBytes } = this.chainLimits;
+    if (chainDepth > maxDepth) {
+      throw new RequestValidationError(
+        `The previous_response_id chain would link ${chainDepth} responses; at most ${maxDepth} are allowed (--responses-chain-max-depth). Start a new chain with the messages you need as input.`,
+        'previous_response_id',
+      );
+    }
+    if ((previous.bytes ?? 0) > maxBytes) {
+      throw new RequestValidationError(
+        `Previous response '${previousId}' holds a ${previous.bytes} byte conversation; at most ${maxBytes} bytes can be continued (--responses-chain-max-size). Start a new chain with the messages you need as input.`,
+        'previous_response_id',
+      );
+    }
     // The previous turn's reasoning is not shown to the model again (vLLM).
-    return [...(data.conversation as ChatMessageDict[]), ...itemsToMessages(data.response.output, { skipReasoning: true })];
+    return { history: [...(data.conversation as ChatMessageDict[]), ...itemsToMessages(data.response.output, { skipReasoning: true })], chainDepth };
   }
 
   private async render(
@@ -297,12 +322,7 @@ export class ResponsesServing extends OpenAIServing {
       }
     } catch (err) {
       if (last < 0 && initialStatus === 'in_progress') throw err;
-      const response: ResponseObject = {
-        ...responseShell(prep, 'failed'),
-        output: builder.items,
-        error: { code: 'server_error', message: err instanceof Error ? err.message : String(err) },
-      };
-      yield { type: 'response.failed', sequence_number: last + 1, response };
+      yield { type: 'response.failed', sequence_number: last + 1, response: failedResponse({ ...responseShell(prep, 'failed'), output: builder.items }, err) };
     }
   }
 
@@ -317,10 +337,22 @@ export class ResponsesServing extends OpenAIServing {
     return final;
   }
 
-  /** Streaming, in the foreground: the events; the final response is stored before its event goes out. */
+  /**
+   * Streaming, in the foreground: the events; the final response is stored before its event goes
+   * out. A store that fails then turns that event into response.failed (the output stays in it).
+   */
   async *stream(prep: PreparedResponse, signal?: AbortSignal): AsyncGenerator<ResponseStreamEvent> {
     for await (const event of this.eventsOrFailure(prep, signal, 'in_progress')) {
-      if (prep.store && TERMINAL_EVENTS.has(event.type)) await this.store.put(storedRecord(prep, event.response as ResponseObject));
+      if (prep.store && TERMINAL_EVENTS.has(event.type)) {
+        const response = event.response as ResponseObject;
+        try {
+          await this.store.put(storedRecord(prep, response));
+        } catch (err) {
+          console.error(`[responses] storing response ${prep.id} failed: ${(err as Error).message}`);
+          yield { type: 'response.failed', sequence_number: event.sequence_number, response: failedResponse(response, err) };
+          return;
+        }
+      }
       yield event;
     }
   }

@@ -101,6 +101,16 @@ describe('normalizeSamplingParams', () => {
     expect([g.top_p, g.top_k, g.min_p]).toEqual([1, 0, 0]);
   });
 
+  it('checks the filter ranges before greedy sampling resets them', () => {
+    expect(() => normalizeSamplingParams({ temperature: 0, top_k: -5 })).toThrow('top_k must be 0 (disable), or at least 1, got -5.');
+    expect(() => normalizeSamplingParams({ temperature: 0, top_p: 0 })).toThrow('top_p must be in (0, 1], got 0.0.');
+    expect(() => normalizeSamplingParams({ temperature: 0, min_p: 2 })).toThrow('min_p must be in [0, 1], got 2.0.');
+  });
+
+  it('clamps logit_bias values to [-100, 100]', () => {
+    expect(normalizeSamplingParams({ logit_bias: { 5: 1e300, 6: -1e300, 7: 3 } }).logit_bias).toEqual({ '5': 100, '6': -100, '7': 3 });
+  });
+
   it('rejects logit_bias keys that are not integers', () => {
     expect(() => normalizeSamplingParams({ logit_bias: { abc: 1 } })).toThrow(
       "logit_bias contains key(s) that cannot be converted to integer token IDs: ['abc']",

@@ -36,9 +36,11 @@ function engine(stepDelayMs = 0, script = SCRIPT): FakeEngine {
   });
 }
 
+const CHAIN_LIMITS = { maxDepth: 100, maxBytes: 4 * 2 ** 20 };
+
 function serving(store: ResponsesStore, stepDelayMs = 0): { serving: ResponsesServing; engine: FakeEngine } {
   const e = engine(stepDelayMs);
-  return { serving: new ResponsesServing(e, OPTS, store), engine: e };
+  return { serving: new ResponsesServing(e, OPTS, store, CHAIN_LIMITS), engine: e };
 }
 
 async function create(s: ResponsesServing, body: ResponsesRequestBody): Promise<ResponseObject> {
@@ -117,7 +119,7 @@ describe('ResponsesServing', () => {
     const TOOL = { type: 'function', name: 'f', parameters: { type: 'object', properties: { a: { type: 'integer' } } } };
     /** A serving whose engine writes `text` (one byte a token), and the request that takes all of it. */
     const writing = (text: string) => ({
-      serving: new ResponsesServing(engine(0, [...Buffer.from(text)]), opts, store()),
+      serving: new ResponsesServing(engine(0, [...Buffer.from(text)]), opts, store(), CHAIN_LIMITS),
       body: { input: 'Go', max_output_tokens: Buffer.byteLength(text) } as ResponsesRequestBody,
     });
     const events = async (s: ResponsesServing, body: ResponsesRequestBody) => {

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryResponsesStore } from '../../../src/serving/responses/store/memory-store';
 import { RedisResponsesStore } from '../../../src/serving/responses/store/redis-store';
-import { ResponsesStoreError, type ResponsesStore, type StoredRecord } from '../../../src/serving/responses/store/responses-store';
+import { ResponsesStoreError, STORE_RETRY_AFTER_SECONDS, StoreUnavailableError, type ResponsesStore, type StoredRecord } from '../../../src/serving/responses/store/responses-store';
 import { needs } from '../../helpers/needs';
 import { REDIS_SERVER, startRedis, type TestRedis } from '../../helpers/redis-server';
 
@@ -38,7 +38,8 @@ function contract(name: string, factory: () => Factory, secondWriter: (store: Re
       const id = `resp_${randomUUID()}`;
       expect(await store.put(record(id, 'completed', 'a story'))).toBe(true);
       const got = await store.get(id);
-      expect(got).toEqual(record(id, 'completed', 'a story'));
+      expect(got).toMatchObject(record(id, 'completed', 'a story'));
+      expect(got!.bytes).toBe(JSON.stringify(got!.data).length);
       (got!.data as { status: string }).status = 'mutated';
       expect(((await store.get(id))!.data as { status: string }).status).toBe('completed');
       expect(await store.status(id)).toBe('completed');
@@ -50,7 +51,7 @@ function contract(name: string, factory: () => Factory, secondWriter: (store: Re
       const id = `resp_${randomUUID()}`;
       expect(await store.put(record(id, 'queued', 'first'), { absent: true })).toBe(true);
       expect(await store.put(record(id, 'queued', 'second'), { absent: true })).toBe(false);
-      expect(await store.get(id)).toEqual(record(id, 'queued', 'first'));
+      expect(await store.get(id)).toMatchObject(record(id, 'queued', 'first'));
     });
 
     it('updates only while the stored status is allowed', async () => {
@@ -61,7 +62,7 @@ function contract(name: string, factory: () => Factory, secondWriter: (store: Re
       expect(await store.put(record(id, 'cancelled', 'partial'), { statusIn: LIVE })).toBe(true);
       // The run finishing after the cancel must not resurrect the response.
       expect(await store.put(record(id, 'completed', 'full'), { statusIn: LIVE })).toBe(false);
-      expect(await store.get(id)).toEqual(record(id, 'cancelled', 'partial'));
+      expect(await store.get(id)).toMatchObject(record(id, 'cancelled', 'partial'));
     });
 
     it('deletes', async () => {
@@ -109,7 +110,7 @@ function contract(name: string, factory: () => Factory, secondWriter: (store: Re
           const results = await Promise.all(attempts);
           expect(results.filter(Boolean)).toHaveLength(1);
           const winner = results.indexOf(true);
-          expect(await store.get(id)).toEqual(record(id, winner % 2 ? 'cancelled' : 'completed', `writer ${winner}`));
+          expect(await store.get(id)).toMatchObject(record(id, winner % 2 ? 'cancelled' : 'completed', `writer ${winner}`));
         }
         // Racing creates of one id: one wins.
         const id = `resp_${randomUUID()}`;
@@ -167,7 +168,7 @@ const onRedis = needs(REDIS_SERVER);
 onRedis.describe('redis store (real redis-server)', () => {
   let redis: TestRedis;
   const prefix = `test:${randomUUID()}:`;
-  const open = async (ttl: number) => RedisResponsesStore.connect({ url: redis.url, ttlSeconds: ttl, keyPrefix: prefix });
+  const open = async (ttl: number) => RedisResponsesStore.connect({ url: redis.url, ttlSeconds: ttl, timeoutMs: 2000, keyPrefix: prefix });
 
   beforeAll(async () => {
     redis = await startRedis();
@@ -180,7 +181,7 @@ onRedis.describe('redis store (real redis-server)', () => {
     const [a, b] = [await open(0), await open(0)];
     try {
       await a.put(record('resp_shared', 'completed', 'from a'));
-      expect(await b.get('resp_shared')).toEqual(record('resp_shared', 'completed', 'from a'));
+      expect(await b.get('resp_shared')).toMatchObject(record('resp_shared', 'completed', 'from a'));
     } finally {
       await a.close();
       await b.close();
@@ -188,7 +189,7 @@ onRedis.describe('redis store (real redis-server)', () => {
   });
 
   it('fails with a store error when Redis cannot be reached', async () => {
-    await expect(RedisResponsesStore.connect({ url: 'redis://127.0.0.1:1/0', ttlSeconds: 0 })).rejects.toThrow(
+    await expect(RedisResponsesStore.connect({ url: 'redis://127.0.0.1:1/0', ttlSeconds: 0, timeoutMs: 2000 })).rejects.toThrow(
       /Cannot connect to the responses store at redis:\/\/127\.0\.0\.1:1\/0/,
     );
   });
@@ -197,13 +198,40 @@ onRedis.describe('redis store (real redis-server)', () => {
 onRedis.describe('redis store when the server goes away', () => {
   it('answers with a store error at once instead of queueing', async () => {
     const redis = await startRedis();
-    const store = await RedisResponsesStore.connect({ url: redis.url, ttlSeconds: 0 });
+    const store = await RedisResponsesStore.connect({ url: redis.url, ttlSeconds: 0, timeoutMs: 2000 });
     try {
       await store.put(record('resp_x', 'completed'));
       await redis.stop();
-      await expect(store.get('resp_x')).rejects.toThrow(ResponsesStoreError);
+      await expect(store.get('resp_x')).rejects.toThrow(StoreUnavailableError);
+      expect(store.reachable).toBe(false);
     } finally {
       await store.close().catch(() => undefined);
+    }
+  });
+});
+
+onRedis.describe('redis store while the server is paused (SIGSTOP)', () => {
+  it('fails each call within the timeout as unavailable, and recovers when it resumes', async () => {
+    const redis = await startRedis();
+    const store = await RedisResponsesStore.connect({ url: redis.url, ttlSeconds: 0, timeoutMs: 300 });
+    try {
+      await store.put(record('resp_p', 'completed'));
+      redis.signal('SIGSTOP');
+      const started = performance.now();
+      const failure = await store.get('resp_p').catch((err: unknown) => err);
+      const waited = performance.now() - started;
+      expect(failure).toBeInstanceOf(StoreUnavailableError);
+      expect((failure as StoreUnavailableError).status).toBe(503);
+      expect((failure as StoreUnavailableError).headers).toEqual({ 'retry-after': String(STORE_RETRY_AFTER_SECONDS) });
+      expect(waited).toBeGreaterThanOrEqual(250);
+      expect(waited).toBeLessThan(1500);
+      expect(store.reachable).toBe(false);
+      redis.signal('SIGCONT');
+      expect(await store.get('resp_p')).toMatchObject(record('resp_p', 'completed'));
+      expect(store.reachable).toBe(true);
+    } finally {
+      await store.close().catch(() => undefined);
+      await redis.stop();
     }
   });
 });

@@ -11,6 +11,8 @@ export interface ResponsesStoreConfig {
   /** 'memory' or redis://host:port/db (rediss:// for TLS). */
   url: string;
   ttlSeconds: number;
+  /** Redis backend only: milliseconds a command may take. */
+  timeoutMs: number;
   /** In-process backend only. */
   maxBytes: number;
 }
@@ -20,6 +22,6 @@ export function isRedisUrl(url: string): boolean {
 }
 
 export async function createResponsesStore(config: ResponsesStoreConfig): Promise<ResponsesStore> {
-  if (isRedisUrl(config.url)) return RedisResponsesStore.connect({ url: config.url, ttlSeconds: config.ttlSeconds });
+  if (isRedisUrl(config.url)) return RedisResponsesStore.connect({ url: config.url, ttlSeconds: config.ttlSeconds, timeoutMs: config.timeoutMs });
   return new MemoryResponsesStore({ maxBytes: config.maxBytes, ttlSeconds: config.ttlSeconds });
 }

@@ -19,6 +19,7 @@ interface Entry {
 
 export class MemoryResponsesStore implements ResponsesStore {
   readonly kind = 'memory';
+  readonly reachable = true;
   private readonly cache: LRUCache<string, Entry>;
   private readonly stoppedListeners: Array<(id: string) => void> = [];
 
@@ -38,7 +39,7 @@ export class MemoryResponsesStore implements ResponsesStore {
 
   get(id: string): Promise<StoredRecord | null> {
     const entry = this.cache.get(id);
-    return Promise.resolve(entry ? { id, status: entry.status, data: JSON.parse(entry.json) as unknown } : null);
+    return Promise.resolve(entry ? { id, status: entry.status, data: JSON.parse(entry.json) as unknown, bytes: entry.json.length } : null);
   }
 
   status(id: string): Promise<string | null> {

@@ -4,6 +4,8 @@
 // "create only once", "never overwrite a finished response" and "cancel only what still runs"
 // stay true with several writers (background runs, cancel requests, other replicas).
 
+import { OpenAIHttpError } from '../../openai-error';
+
 /** One stored response: what GET returns plus what previous_response_id continues from. */
 export interface StoredRecord {
   id: string;
@@ -11,6 +13,8 @@ export interface StoredRecord {
   status: string;
   /** JSON-serializable payload (the response object, its input items, its conversation). */
   data: unknown;
+  /** Set by get(): the stored JSON's length, what a follow-up turn reads and copies. */
+  bytes?: number;
 }
 
 /**
@@ -24,6 +28,8 @@ export type PutCondition = { absent: true } | { statusIn: readonly string[] };
 export interface ResponsesStore {
   /** 'memory' or 'redis' (logged at start-up). */
   readonly kind: string;
+  /** Whether the last call (or health check) reached the store: the `ortllm_responses_store_up` gauge. */
+  readonly reachable: boolean;
   get(id: string): Promise<StoredRecord | null>;
   /** The stored status alone (cheap: background runs poll it to notice a cancel from another replica). */
   status(id: string): Promise<string | null>;
@@ -37,11 +43,23 @@ export interface ResponsesStore {
   close(): Promise<void>;
 }
 
-/** The store could not be reached or refused the write (answered as 500/503, never a silent loss). */
-export class ResponsesStoreError extends Error {
-  constructor(message: string) {
-    super(message);
+/** The store failed the call (a 500 with this message unless a subclass says otherwise, never a silent loss). */
+export class ResponsesStoreError extends OpenAIHttpError {
+  constructor(message: string, status = 500) {
+    super(status, message);
     this.name = 'ResponsesStoreError';
+  }
+}
+
+/** Seconds a client is told to wait (Retry-After) while the store is unreachable. */
+export const STORE_RETRY_AFTER_SECONDS = 2;
+
+/** The store did not answer in time or cannot be reached: 503 with Retry-After, the request may be retried. */
+export class StoreUnavailableError extends ResponsesStoreError {
+  constructor(message: string) {
+    super(message, 503);
+    this.name = 'StoreUnavailableError';
+    this.headers = { 'retry-after': String(STORE_RETRY_AFTER_SECONDS) };
   }
 }
 
