@@ -6,11 +6,11 @@
 // zero page, and a decode over them reads nothing from memory.
 //
 // Options: --models stories260K,100M[,100M-q8_0,100m-gguf,1b-gguf,f32-h64]  --contexts 128,512  --batches 1,8,32,64  --seconds 2
-//          (f32-h<hidden>: small-decoder.ts's size-policy models, random float32 llama of that hidden size)
+//          (f32-h<hidden>: choose-backend.ts's native-f32 size-policy models, random float32 llama of that hidden size)
 //          --threads N (intra-op and attention-kernel threads; default every core)
 //          --attention native|graph (default: native when the addon is built)  --kv-cache-dtype float16|bfloat16|fp8|fp8_e4m3|fp8_e5m2
-//          --native-q8-gemm off (Q8_0 linears in MatMulNBits even where the addon's AVX512-VNNI or AVX2 GEMM runs; q8-linear-segments.ts)
-//          --small-decoder off (a small float32 model in onnxruntime segments, not the addon's; runner/small-decoder.ts)
+//          --native-q8-gemm off (Q8_0 linears in MatMulNBits even where the addon's AVX512-VNNI or AVX2 GEMM runs; runner/backends/native-q8.ts)
+//          --small-decoder off (a small float32 model in onnxruntime segments, not the addon's; runner/backends/native-f32.ts)
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadModel } from '../src/model/load-model';
@@ -67,7 +67,7 @@ async function loadBenchModel(name: string): Promise<LoadedModel> {
   }
   const f32 = /^f32-h(\d+)$/.exec(name);
   if (f32) {
-    // small-decoder.ts's size policy models: llama-shaped, 5 layers, head size 32, intermediate 8/3 x hidden, vocab 2048.
+    // native-f32's size policy models (choose-backend.ts): llama-shaped, 5 layers, head size 32, intermediate 8/3 x hidden, vocab 2048.
     const hiddenSize = Number(f32[1]);
     const numHeads = Math.max(1, hiddenSize / 32);
     return randomModel(llamaConfig({ hiddenSize, intermediateSize: Math.round((hiddenSize * 8) / 3), numLayers: 5, numHeads, numKvHeads: Math.max(1, numHeads / 2), headDim: 32, vocabSize: 2048 }));

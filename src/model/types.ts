@@ -288,7 +288,7 @@ export interface RunnerOptions {
   nativeQ8Gemm?: boolean;
   /**
    * false: a small float32 decoder stays in onnxruntime segments even where the addon could run
-   * it whole (runner/small-decoder.ts; for benchmarks and tests comparing the two).
+   * it whole (runner/backends/native-f32.ts; for benchmarks and tests comparing the two).
    */
   smallDecoder?: boolean;
   /**

@@ -24,7 +24,6 @@ import { emitLinear, LinearOptions } from './linear';
 import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
 import { castTo, weightInitializer } from './compute-dtype';
 import { ropeTables } from './rope';
-import { q8LinearSegments, q8LinearsApply, type Q8Linears } from './q8-linear-segments';
 import type { DecoderArchConfig, ModelWeights } from '../types';
 
 export const SegmentInputs = {
@@ -46,8 +45,6 @@ export const SegmentOutputs = {
   packed: 'packed',
   /** Segment L: [picked rows, vocab]. */
   logits: 'logits',
-  /** The last segment of q8-linear-segments.ts: the final norm's picked rows [picked, hidden], before the head. */
-  pickedHidden: 'picked_hidden',
 } as const;
 
 /** The parts of a segment's packed output for `rows` rows (views into `packed`, no copies). */
@@ -65,8 +62,6 @@ export function segmentParts(config: Pick<DecoderArchConfig, 'numHeads' | 'numKv
 export interface SegmentedDecoderOptions extends LinearOptions {
   /** Rows of the RoPE tables = the largest position + 1. */
   maxPositions: number;
-  /** The runner can run Q8_0 linears in the addon (AVX512-VNNI): the model is cut for them where every linear is Q8_0 (q8-linear-segments.ts). */
-  q8Linears?: boolean;
 }
 
 /**
@@ -79,13 +74,10 @@ export interface SegmentedDecoder {
   build(index: number): BuiltModel;
   embeddingName: string;
   rope: { cos: Float32Array; sin: Float32Array; half: number } | null;
-  /** Set when every linear and RoPE run in the addon between the segments (q8-linear-segments.ts: the segments are those there). */
-  q8Linears?: Q8Linears;
 }
 
 /** The llama/qwen2 family's segments (registered as the decoder descriptors' causalLmSegments). */
 export function decoderSegments(config: DecoderArchConfig, weights: ModelWeights, opts: SegmentedDecoderOptions): SegmentedDecoder {
-  if (opts.q8Linears && q8LinearsApply(config, weights, opts)) return q8LinearSegments(config, weights, opts);
   const { cos, sin } = ropeTables(config, opts.maxPositions);
   return {
     count: config.numLayers + 1,

@@ -10,7 +10,7 @@
 // llama.cpp's CPU kernels quantize activations to q8 too) except for q4_k, where 0 also stays
 // exact; the 8-bit formats at level 0 take ORT's unpacked fallback (dequantizing per call). On
 // AVX512-VNNI or AVX2 CPUs the segmented runner runs Q8_0 linears in the addon instead
-// (q8-linear-segments.ts). Figures: docs/perf/onnxruntime-sessions.md.
+// (runner/backends/native-q8.ts). Figures: docs/perf/onnxruntime-sessions.md.
 import { GraphBuilder, attrInt } from './graph-builder';
 import { OnnxDataType } from './onnx-proto';
 import { unpackGgml, UnpackedQuant } from './ggml-unpack';

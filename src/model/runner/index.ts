@@ -1,35 +1,18 @@
-// Entry point of the model runner: picks the runner for what the model returns (model.output):
-// for logits, built graphs run segmented around the native paged-attention kernel when the addon
-// is available (segmented-runner.ts), else as one graph with attention inside (graph-runner.ts),
-// and ONNX exports through export-runner.ts; the encoder-decoder runner serves transcription
-// (the architecture's encoderDecoder graphs).
+// Entry point of the model runner: creates the runner backends/choose-backend.ts picks for the
+// model: built graphs segmented around the native paged-attention kernel when the addon is
+// available (segmented-runner.ts, its layers run by a backend), else as one graph with attention
+// inside (graph-runner.ts); ONNX exports through export-runner.ts; the encoder-decoder runner
+// serves transcription (the architecture's encoderDecoder graphs).
 import { LoadedModel, ModelRunner, RunnerOptions } from '../types';
 import { FP8_KV_DTYPE, type KvCacheDtypeFlag, type KvStorageDtype } from './kv-dtype';
 import { createExportRunner } from './export-runner';
 import { createGraphRunner } from './graph-runner';
-import { nativeKernels, nativeKernelsUnavailable, type NativeKernels } from './native-kernels';
-import { canRunSegmented, createSegmentedRunner } from './segmented-runner';
+import { canRunSegmented, chooseRunner } from './backends/choose-backend';
+import { nativeKernelsUnavailable } from './native-kernels';
+import { createSegmentedRunner } from './segmented-runner';
 import { createWhisperRunner } from './whisper-runner';
 
 export { kvBytesPerBlock } from './kv-cache';
-
-/**
- * Which runner `model` gets with `attention`, and for those that store only a float32 KV cache
- * (16-bit storage is read by the native attention kernel alone), why.
- */
-type RunnerChoice =
-  | { kind: 'segmented'; native: NativeKernels }
-  | { kind: 'whisper' | 'graph' | 'export'; float32Only: string };
-
-function chooseRunner(model: LoadedModel, attention: RunnerOptions['attention']): RunnerChoice {
-  if (!model.weights) return { kind: 'export', float32Only: 'an ONNX export keeps its own KV cache type' };
-  if (model.output.kind === 'transcription') return { kind: 'whisper', float32Only: 'the encoder-decoder runner stores float32' };
-  if (attention === 'graph') return { kind: 'graph', float32Only: 'attention runs inside the graph' };
-  if (!canRunSegmented(model)) return { kind: 'graph', float32Only: `${model.config.architecture} has no segmented graphs within the native attention kernel's limits` };
-  const native = nativeKernels();
-  if (native) return { kind: 'segmented', native };
-  return { kind: 'graph', float32Only: `the native attention addon is not available (${nativeKernelsUnavailable()})` };
-}
 
 /**
  * What the paged KV cache stores for `flag`: a named type as is, 'fp8' as fp8_e4m3; 'auto' the model's data type

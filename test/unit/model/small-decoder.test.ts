@@ -1,5 +1,5 @@
 /** @jest-environment ./test/helpers/ort-environment.js */
-// The small float32 decoder path (runner/small-decoder.ts, native/src/f32-decoder.cc): the addon's
+// The small float32 decoder path (runner/backends/native-f32.ts, native/src/f32-decoder.cc): the addon's
 // GEMM, QKV (with RoPE) and MLP calls at every kernel level this CPU runs (portable, AVX2,
 // AVX-512) against float64 references written here, the levels' floats against each other, and
 // the runner on stories260K against the same model in onnxruntime segments (prefill chunks, mixed
@@ -8,7 +8,8 @@
 import { loadModel } from '../../../src/model/load-model';
 import { createRunner } from '../../../src/model/runner';
 import type { SegmentedRunner } from '../../../src/model/runner/segmented-runner';
-import { type F32Addon, type F32Simd, f32Addon, smallDecoderMaxHidden } from '../../../src/model/runner/small-decoder';
+import { smallDecoderMaxHidden } from '../../../src/model/runner/backends/choose-backend';
+import { type F32Addon, type F32Simd, f32Addon } from '../../../src/model/runner/backends/native-f32';
 import type { LoadedModel, ModelRunner, RunnerOptions, StepSequence } from '../../../src/model/types';
 import { llamaConfig, randomModel } from '../../../bench/random-llama';
 import { sharedModel } from '../../helpers/model-files';
@@ -300,11 +301,11 @@ addonDescribe('the small float32 path', () => {
     const model = await load(stories);
     for (const kvCacheDtype of ['float32', 'float16'] as const) {
       const small = await withRunner(model, { kvCacheDtype }, async (r) => {
-        expect((r as SegmentedRunner).path).toBe('small-f32');
+        expect((r as SegmentedRunner).backendName).toBe('native-f32');
         return mixedSteps(r);
       });
       const segments = await withRunner(model, { kvCacheDtype, smallDecoder: false }, async (r) => {
-        expect((r as SegmentedRunner).path).toBe('segments');
+        expect((r as SegmentedRunner).backendName).toBe('onnx-segments');
         return mixedSteps(r);
       });
       expect(small.length).toBe(segments.length);
@@ -333,8 +334,8 @@ addonDescribe('the small float32 path', () => {
 
   it(`models wider than ${maxHidden} (this CPU's ${addon?.simd} limit) stay in onnxruntime segments`, async () => {
     const wide = randomModel(llamaConfig({ hiddenSize: 2 * maxHidden, intermediateSize: 64, numLayers: 1, numHeads: 4, numKvHeads: 2, vocabSize: 64 }));
-    await withRunner(wide, {}, async (r) => expect((r as SegmentedRunner).path).toBe('segments'));
+    await withRunner(wide, {}, async (r) => expect((r as SegmentedRunner).backendName).toBe('onnx-segments'));
     const narrow = randomModel(llamaConfig({ hiddenSize: 32, intermediateSize: 48, numLayers: 2, numHeads: 4, numKvHeads: 2, vocabSize: 64 }));
-    await withRunner(narrow, {}, async (r) => expect((r as SegmentedRunner).path).toBe('small-f32'));
+    await withRunner(narrow, {}, async (r) => expect((r as SegmentedRunner).backendName).toBe('native-f32'));
   });
 });

@@ -1,17 +1,19 @@
 // A small float32 llama/qwen2 decoder run wholly in the addons: each layer's linears, RoPE, SwiGLU
 // and RMSNorms in two calls of ortllm_f32 (native/src/f32-decoder.cc), with the attention addon's
-// writeKv and attention between them, and no onnxruntime session. The segmented runner takes this
-// path (segmented-runner.ts) for float32 models of hidden size up to smallDecoderMaxHidden: 128 on
-// AVX-512 and on AVX2 + FMA CPUs, none where the addon has only its portable loops.
+// writeKv and attention between them, and no onnxruntime session. Which models take it (hidden
+// size up to 128 where the addon has AVX2 or AVX-512 kernels): choose-backend.ts.
 //
 // Why: at stories260K's size (dim 64, 5 layers, vocab 512) a step's arithmetic is a few
 // microseconds, and the step was per-call cost (six onnxruntime session runs). Figures, the size
 // policy's measurements on AVX-512 and AVX2, and what was measured and not taken:
 // docs/perf/small-decoder.md.
-import type { ModelArchConfig, ModelWeights } from '../types';
-import { concatArrays, requireWeight, toF32 } from '../graph/weights';
-import type { NativeKernels } from './native-kernels';
-import { nativeAddonPath } from './native-kernels';
+import type { ModelArchConfig, ModelWeights } from '../../types';
+import { concatArrays, requireWeight, toF32 } from '../../graph/weights';
+import type { NativeKernels } from '../native-kernels';
+import { nativeAddonPath } from '../native-kernels';
+import type { BackendContext, DecoderBackend, KvView, PassRows } from './decoder-backend';
+import { headName, layerPrefix } from './llama-weight-names';
+import { pickRows } from './pick-rows';
 
 /** ortllm_f32's functions (native/src/f32-decoder.cc; argument checks there). */
 export interface F32Addon {
@@ -73,36 +75,6 @@ export function f32Addon(): F32Addon | null {
   return loaded;
 }
 
-/** The widest hidden size this path takes on AVX-512 CPUs: docs/perf/small-decoder.md's table. */
-export const SMALL_DECODER_MAX_HIDDEN = 128;
-
-/** The widest hidden size this path takes with the addon's kernels (0: none, the portable loops never pay): docs/perf/small-decoder.md's tables. */
-export function smallDecoderMaxHidden(addon: F32Addon | null): number {
-  if (addon?.simd === 'avx512') return SMALL_DECODER_MAX_HIDDEN;
-  if (addon?.simd === 'avx2') return SMALL_DECODER_MAX_HIDDEN_AVX2;
-  return 0;
-}
-
-/** The widest hidden size this path takes on AVX2 + FMA CPUs (Zen 1 measured): docs/perf/small-decoder.md's AVX2 table. */
-export const SMALL_DECODER_MAX_HIDDEN_AVX2 = 128;
-
-const prefix = (l: number) => `model.layers.${l}.`;
-
-const LINEARS = ['self_attn.q_proj', 'self_attn.k_proj', 'self_attn.v_proj', 'self_attn.o_proj', 'mlp.gate_proj', 'mlp.up_proj', 'mlp.down_proj'];
-
-function headName(c: ModelArchConfig & { tieWordEmbeddings: boolean }, weights: ModelWeights): string {
-  return !c.tieWordEmbeddings && weights.has('lm_head.weight') ? 'lm_head.weight' : 'model.embed_tokens.weight';
-}
-
-/** True when `config` with these weights runs on this path (float32 weights, no QKV bias, within the size policy). */
-export function smallDecoderApplies(config: ModelArchConfig, weights: ModelWeights, addon: F32Addon | null): boolean {
-  const c = config as ModelArchConfig & { attentionBias?: boolean; tieWordEmbeddings?: boolean; intermediateSize?: number };
-  if (c.attentionBias || c.intermediateSize === undefined || c.hiddenSize > smallDecoderMaxHidden(addon)) return false;
-  const names = [headName(c as ModelArchConfig & { tieWordEmbeddings: boolean }, weights), 'model.norm.weight'];
-  for (let l = 0; l < c.numLayers; l++) names.push(...LINEARS.map((n) => `${prefix(l)}${n}.weight`));
-  return names.every((name) => weights.has(name) && weights.get(name).kind === 'f32');
-}
-
 interface PackedLayer {
   q: Float32Array;
   k: Float32Array;
@@ -114,23 +86,9 @@ interface PackedLayer {
   postNorm: Float32Array;
 }
 
-/** What a pass needs of the runner's packed step (segmented-runner.ts's PackedStep). */
-export interface SmallDecoderStep {
-  rows: number;
-  positions: Int32Array;
-  slots: Int32Array;
-  seqInfo: Int32Array;
-  tables: Int32Array;
-  logitsRows: BigInt64Array;
-}
-
-/** Where the pass writes the cache: the runner's arrays and dims (segmented-runner.ts). */
-export interface SmallDecoderCache {
-  keys: readonly (Float32Array | Uint16Array | Uint8Array)[];
-  values: readonly (Float32Array | Uint16Array | Uint8Array)[];
-  kvCode: number;
-  dims: Int32Array;
-  scale: number;
+/** The backend over the addon the chooser found (f32Addon()), packing the weights as it reads them. */
+export function createNativeF32(ctx: BackendContext, addon: F32Addon): DecoderBackend {
+  return new SmallDecoder(ctx.config, ctx.weights, addon, ctx.native, ctx.decoder.rope, () => ctx.weights.releaseRead());
 }
 
 /** A pass's activation rows. */
@@ -142,7 +100,9 @@ interface Activations {
   normed: Float32Array;
 }
 
-export class SmallDecoder {
+class SmallDecoder implements DecoderBackend {
+  readonly name = 'native-f32';
+  readonly poolSpinMicros = 0;
   private readonly layers: PackedLayer[] = [];
   private readonly head: Float32Array;
   private readonly finalNorm: Float32Array;
@@ -180,7 +140,7 @@ export class SmallDecoder {
       return addon.f32Pack(w, n, k);
     };
     for (let l = 0; l < c.numLayers; l++) {
-      const p = prefix(l);
+      const p = layerPrefix(l);
       this.layers.push({
         q: pack([`${p}self_attn.q_proj.weight`], this.qDim, h),
         k: pack([`${p}self_attn.k_proj.weight`], this.kvDim, h),
@@ -198,8 +158,7 @@ export class SmallDecoder {
     afterLayer();
   }
 
-  /** Runs the layers over the step's embedded rows (`residual`, consumed) and writes the head's [picked rows, vocab] into `logits`. */
-  run(step: SmallDecoderStep, residual: Float32Array, cache: SmallDecoderCache, logits: Float32Array): void {
+  run(step: PassRows, residual: Float32Array, cache: KvView, logitsBuffer: (length: number) => Float32Array): Float32Array {
     const c = this.config;
     const n = step.rows;
     const h = c.hiddenSize;
@@ -218,7 +177,14 @@ export class SmallDecoder {
       addon.f32Mlp(b.attn, w.o, residual, w.postNorm, w.gateUp, w.down, next, b.normed, this.mlpDims, this.eps);
     }
     const picked = pickRows(b.normed, step.logitsRows, h);
+    const logits = logitsBuffer(step.logitsRows.length * c.vocabSize);
     addon.f32Gemm(this.head, picked, logits, step.logitsRows.length, c.vocabSize, h);
+    native.free(residual);
+    return logits;
+  }
+
+  release(): Promise<void> {
+    return Promise.resolve();
   }
 
   private buffers(rows: number): { rows: number } & Activations {
@@ -247,12 +213,4 @@ export class SmallDecoder {
     };
     return this.bufs;
   }
-}
-
-/** Rows `picked` of `rows` ([*, width]) as one array: `rows` itself when every row is picked (they are picked in order). */
-export function pickRows(rows: Float32Array, picked: BigInt64Array, width: number): Float32Array {
-  if (picked.length * width === rows.length) return rows;
-  const out = new Float32Array(picked.length * width);
-  picked.forEach((r, i) => out.set(rows.subarray(Number(r) * width, (Number(r) + 1) * width), i * width));
-  return out;
 }

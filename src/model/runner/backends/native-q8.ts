@@ -1,0 +1,106 @@
+// A pass wholly in the addon for a llama-family model whose linears are all Q8_0: the linears in
+// its Q8_0 GEMM (native/src/q8-gemm.cc: AVX512-VNNI, or AVX2), RoPE and SiLU(gate) * up beside it,
+// and the RMSNorms with their residual adds (native/src/rms-norm.cc); no onnxruntime session runs.
+// Why: MatMulNBits ran 1.2-3.5x slower, and each norm segment's session run cost most of what a
+// batch-1 step had left (docs/perf/q8-gemm.md, docs/perf/segmented-runner.md).
+import type { DecoderArchConfig } from '../../types';
+import type { NativeKernels } from '../native-kernels';
+import type { BackendContext, DecoderBackend, KvView, PassRows } from './decoder-backend';
+import { pickRows } from './pick-rows';
+import { readQ8Linears, type Q8Layer, type Q8Weight, type RmsNorms } from './q8-weights';
+import { ropeRows } from './rope-rows';
+
+/**
+ * How long the addon's pool spins between calls on this path, whose step is all addon calls
+ * (~100 a step at batch 1, tens of microseconds apart): a futex wake-up per call cost about what
+ * splitting it saved (docs/perf/thread-pool.md).
+ */
+const Q8_POOL_SPIN_MICROS = 100;
+
+/** A Q8_0 weight packed for the addon's GEMM, with its sizes. */
+interface PackedQ8 {
+  packed: Uint8Array;
+  n: number;
+  k: number;
+}
+
+export function createNativeQ8(ctx: BackendContext): DecoderBackend {
+  const config = ctx.config as DecoderArchConfig;
+  const linears = readQ8Linears(config, ctx.weights);
+  // Reading the norms is not a copy to release: they stay the model's.
+  ctx.weights.forgetReads();
+  const pack = (w: Q8Weight): PackedQ8 => ({ packed: ctx.native.q8Pack(w.codes, w.scales, w.n, w.k), n: w.n, k: w.k });
+  const layers: Q8Layer<PackedQ8>[] = [];
+  for (let l = 0; l < config.numLayers; l++) {
+    const w = linears.layer(l);
+    layers.push({ q: pack(w.q), k: pack(w.k), v: pack(w.v), o: pack(w.o), gateUp: pack(w.gateUp), down: pack(w.down) });
+    ctx.weights.releaseRead();
+  }
+  const head = pack(linears.head());
+  ctx.weights.releaseRead();
+  return new NativeQ8(config, ctx.native, ctx.decoder.rope, layers, head, linears.norms);
+}
+
+class NativeQ8 implements DecoderBackend {
+  readonly name = 'native-q8';
+  readonly poolSpinMicros = Q8_POOL_SPIN_MICROS;
+
+  constructor(
+    private readonly config: DecoderArchConfig,
+    private readonly native: NativeKernels,
+    private readonly rope: BackendContext['decoder']['rope'],
+    private readonly layers: Q8Layer<PackedQ8>[],
+    private readonly head: PackedQ8,
+    private readonly norms: RmsNorms,
+  ) {}
+
+  run(pass: PassRows, residual: Float32Array, kv: KvView, logitsBuffer: (length: number) => Float32Array): Float32Array {
+    const c = this.config;
+    const n = pass.rows;
+    const h = c.hiddenSize;
+    const inter = this.layers[0].down.k;
+    const { norms, native } = this;
+    const gemm = (w: PackedQ8, x: Float32Array, y: Float32Array, rows = n) => native.q8Gemm(w.packed, x, y, rows, w.n, w.k);
+    const rope = ropeRows(this.rope, pass.positions);
+    // One buffer each for the pass, reused by every layer; the embedded rows are the residual,
+    // which addRmsNorm adds each sublayer's output into.
+    const q = new Float32Array(n * c.numHeads * c.headDim);
+    const k = new Float32Array(n * c.numKvHeads * c.headDim);
+    const v = new Float32Array(k.length);
+    const attn = new Float32Array(q.length);
+    const projected = new Float32Array(n * h);
+    const normed = new Float32Array(n * h);
+    const gateUp = new Float32Array(n * 2 * inter);
+    const act = new Float32Array(n * inter);
+    native.addRmsNorm(null, residual, norms.input[0], normed, norms.eps);
+    for (let l = 0; l < c.numLayers; l++) {
+      const layer = this.layers[l];
+      gemm(layer.q, normed, q);
+      gemm(layer.k, normed, k);
+      gemm(layer.v, normed, v);
+      if (rope) {
+        native.rope(q, rope.cos, rope.sin, c.numHeads, c.headDim);
+        native.rope(k, rope.cos, rope.sin, c.numKvHeads, c.headDim);
+      }
+      native.writeKv(k, v, kv.keys[l], kv.values[l], pass.slots, kv.kvCode);
+      native.attention(q, attn, kv.keys[l], kv.values[l], pass.seqInfo, pass.tables, kv.dims, kv.scale);
+      gemm(layer.o, attn, projected);
+      native.addRmsNorm(projected, residual, norms.post[l], normed, norms.eps);
+      gemm(layer.gateUp, normed, gateUp);
+      native.siluMul(gateUp, act, inter);
+      gemm(layer.down, act, projected);
+      native.addRmsNorm(projected, residual, l === c.numLayers - 1 ? norms.final : norms.input[l + 1], normed, norms.eps);
+    }
+    const picked = pickRows(normed, pass.logitsRows, h);
+    const rows = pass.logitsRows.length;
+    const logits = logitsBuffer(rows * c.vocabSize);
+    gemm(this.head, picked, logits, rows);
+    native.free(q, k, v, attn, projected, gateUp, act, residual, normed);
+    if (picked !== normed) native.free(picked);
+    return logits;
+  }
+
+  release(): Promise<void> {
+    return Promise.resolve();
+  }
+}
