@@ -6,7 +6,8 @@ import { setMaxListeners } from 'node:events';
 import { OpenAIHttpError } from './openai-error';
 import { randomRequestId } from './ids';
 import { beamSearch } from '../engine/beam-search';
-import { OUTPUT_KIND, type EngineClient, type EngineRequest, type OutputKind, type PositionLogprobs, type RequestOutput } from '../engine/types';
+import { OUTPUT_KIND, type EngineClient, type EngineRequest, type OutputKind, type PositionLogprobs, type RequestOutput, type StructuredOutputsParams } from '../engine/types';
+import { withSourceParam } from './structured-outputs';
 import { takeTurn } from './yield-budget';
 
 /**
@@ -138,10 +139,20 @@ async function drain(stream: AsyncIterable<RequestOutput>, kind: OutputKind): Pr
  */
 export function generateFor(engine: EngineClient, request: EngineRequest, signal?: AbortSignal): AsyncIterable<RequestOutput> {
   const unique = { ...request, requestId: `${request.requestId}-${randomRequestId().slice(0, 8)}` };
+  const so = request.params.structured_outputs;
+  if (so) return renamingErrors(engine.generate(unique, signal), so);
   if (!request.params.use_beam_search) return engine.generate(unique, signal);
   return (async function* () {
     yield await beamSearch(engine, unique, signal);
   })();
+}
+
+async function* renamingErrors(outputs: AsyncIterable<RequestOutput>, so: StructuredOutputsParams): AsyncGenerator<RequestOutput> {
+  try {
+    yield* outputs;
+  } catch (err) {
+    throw withSourceParam(err, so);
+  }
 }
 
 /**

@@ -29,9 +29,9 @@ import { encoderSpecOf } from '../../model/encoder-spec';
 import type { ModelRunner, StepEncoderInput, StepSequence } from '../../model/types';
 import { nowMs } from './clock';
 import type { CompletionProcessorFactory } from './completion-processor';
-import { GrammarAdmission } from './grammar-admission';
+import { GrammarAdmission, type GrammarEngines } from './grammar-admission';
 import type { SequenceConstraint } from '../sampling/logits-processor';
-import type { GrammarClient } from '../structured/grammar-client';
+import { DEFAULT_STRUCTURED_OUTPUTS_LIMITS, type StructuredOutputsLimits } from '../structured/grammar-limits';
 import { NO_STRUCTURED_DEFAULTS, type StructuredOutputsDefaults } from '../structured/grammar-spec';
 import { KvCacheManager } from './kv-cache-manager';
 import { RequestState, type CompletionState } from './request-state';
@@ -58,10 +58,11 @@ export interface EngineCoreListener {
   onReject?(requestId: string, err: unknown): void;
 }
 
-/** Structured outputs: the grammar worker's client (null without a tokenizer) and the server's defaults. */
+/** Structured outputs: the grammar workers (null without a tokenizer), the server's defaults and limits. */
 export interface EngineCoreGrammar {
-  client: GrammarClient | null;
+  engines: GrammarEngines | null;
   defaults?: StructuredOutputsDefaults;
+  limits?: StructuredOutputsLimits;
 }
 
 interface SampleJob {
@@ -88,9 +89,9 @@ export class EngineCore {
     readonly config: EngineCoreConfig,
     private readonly processors: CompletionProcessorFactory,
     private readonly listener: EngineCoreListener,
-    grammar: EngineCoreGrammar = { client: null },
+    grammar: EngineCoreGrammar = { engines: null },
   ) {
-    this.grammars = new GrammarAdmission(grammar.client, grammar.defaults ?? NO_STRUCTURED_DEFAULTS, {
+    this.grammars = new GrammarAdmission(grammar.engines, grammar.defaults ?? NO_STRUCTURED_DEFAULTS, grammar.limits ?? DEFAULT_STRUCTURED_OUTPUTS_LIMITS, {
       admit: (request, constraints) => {
         this.admit(request, constraints);
         this.onWork();

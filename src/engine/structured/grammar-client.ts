@@ -6,14 +6,12 @@
 import type { Worker } from 'node:worker_threads';
 import { RequestValidationError } from '../errors';
 import type { SequenceConstraint } from '../sampling/logits-processor';
-import type { Tokenizer } from '../../model/types';
 import { startWorkerThread } from '../worker/worker-thread';
 import type { CompileStats } from './grammar-compiler';
 import { DEFAULT_GRAMMAR_CACHE_SIZE } from './grammar-compiler';
 import { applyBitmask } from './grammar-constraint';
 import { SLOT_READY, slotWords, type GrammarCommand, type GrammarJob, type GrammarReply, type GrammarWorkerData } from './grammar-protocol';
 import type { ConstraintSpec } from './grammar-spec';
-import { byteLevelVocab } from './tokenizer-info';
 
 interface PendingCompile {
   resolve(constraints: RemoteConstraint[]): void;
@@ -50,10 +48,11 @@ export class GrammarClient {
     worker.on('exit', (code) => this.fail(new Error(`grammar worker exited (code ${code})`)));
   }
 
-  /** Starts the worker with the model's vocabulary (xgrammar's tokenizer info is built there, once). */
-  static start(tokenizer: Tokenizer, vocabSize: number, eosTokenIds: readonly number[], cacheSize = DEFAULT_GRAMMAR_CACHE_SIZE): Promise<GrammarClient> {
+  /** Starts the worker with the model's byte-level vocabulary (xgrammar's tokenizer info is built there, once). */
+  static start(vocab: string[], eosTokenIds: readonly number[], cacheSize = DEFAULT_GRAMMAR_CACHE_SIZE): Promise<GrammarClient> {
+    const vocabSize = vocab.length;
     const control = new SharedArrayBuffer(4);
-    const data: GrammarWorkerData = { vocab: byteLevelVocab(tokenizer, vocabSize), stopTokenIds: [...eosTokenIds], cacheSize, control };
+    const data: GrammarWorkerData = { vocab, stopTokenIds: [...eosTokenIds], cacheSize, control };
     const worker = startWorkerThread(__dirname, 'grammar-worker', data);
     return new Promise((resolve, reject) => {
       const onStart = (reply: GrammarReply) => {
