@@ -47,6 +47,8 @@ async function main(): Promise<void> {
         e = uncompilableError(cmd.spec, 'the grammar engine failed on it');
       }
       send({ type: 'compile-failed', requestId: cmd.requestId, message: e.message, param: e instanceof RequestValidationError ? e.param : null, name: e.name });
+      // The instance may be corrupt: GrammarClient starts a fresh worker.
+      if (err instanceof GrammarTrapError) setImmediate(() => process.exit(1));
     }
   };
 
