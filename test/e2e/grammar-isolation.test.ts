@@ -6,7 +6,7 @@
 import { defaultTestModel, SERVER_START_TIMEOUT_MS, expectApiError, startServing, type Serving } from './completions-helpers';
 import { HealthProbe } from '../helpers/health-probe';
 import { needs } from '../helpers/needs';
-import { deepArraySchema, enumsSchema, refChainSchema } from '../helpers/hostile-schemas';
+import { deepArraySchema, enumsSchema, objectChoicesSchema, refChainSchema } from '../helpers/hostile-schemas';
 
 const onModel = needs(defaultTestModel());
 
@@ -77,6 +77,25 @@ onModel.describe('grammar engine isolation (stories260K)', () => {
       const call = () => s.client.chat.completions.create({ model: s.model, messages: [{ role: 'user', content: 'x' }], tools, tool_choice: 'required', max_tokens: 8 });
       await refusedWhileHealthy(call, 'tools', /max_tools/);
       expect(['yes', 'no']).toContain((await neighbour).choices[0].text);
+    }
+  }, 120_000);
+
+  it('a client that leaves stops its compile: the next spec does not wait for it', async () => {
+    for (let i = 0; i < TIMES; i++) {
+      const controller = new AbortController();
+      const slow = s.client.completions
+        .create({ model: s.model, prompt: 'Hi', max_tokens: 4, structured_outputs: { json: objectChoicesSchema(2000, `left${i}`) } } as never, { signal: controller.signal })
+        .catch((err: unknown) => err);
+      await new Promise((r) => setTimeout(r, 300));
+      controller.abort();
+      await slow;
+      const started = performance.now();
+      const { result, report } = await probe.during(completion({ structured_outputs: { regex: `[b-z]{${i + 2}}` } }));
+      const waited = performance.now() - started;
+      expect(result.choices[0].text).toMatch(new RegExp(`^[b-z]{${i + 2}}$`));
+      expect(report.max).toBeLessThan(HEALTHY_MS);
+      // The abandoned compile alone takes ~4 s in the single compile worker (twice that with the matcher's).
+      expect(waited).toBeLessThan(2500);
     }
   }, 120_000);
 

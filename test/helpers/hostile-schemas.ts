@@ -30,3 +30,9 @@ export function enumsSchema(fields: number, values: number, tag: string): Record
   for (let f = 0; f < fields; f++) properties[`${tag}_${f}`] = { enum: Array.from({ length: values }, (_, v) => `${tag}-${f}-${v}`) };
   return { type: 'object', properties, required: Object.keys(properties), additionalProperties: false };
 }
+
+/** `anyOf` of `count` small objects told apart by a const name, as a forced tool choice builds: slow to compile (2,000: ~4 s). */
+export function objectChoicesSchema(count: number, tag: string): Record<string, unknown> {
+  const choices = Array.from({ length: count }, (_, i) => ({ type: 'object', properties: { name: { const: `${tag}_${i}` }, a: { type: 'string' } }, required: ['name', 'a'] }));
+  return { anyOf: choices };
+}
