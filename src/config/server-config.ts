@@ -7,6 +7,7 @@ import type { EngineOptions } from '../engine/types';
 import type { KvCacheDtypeFlag } from '../model/runner/kv-dtype';
 import type { ConvertFlag, LoadModelOptions, PoolerConfigFlag, RunnerFlag } from '../model/types';
 import { DEFAULT_STRUCTURED_OUTPUTS_CONFIG, type StructuredOutputsConfig } from './structured-outputs-config';
+import { DEFAULT_STRUCTURED_OUTPUTS_LIMITS, type StructuredOutputsLimits } from '../engine/structured/grammar-limits';
 import { fromVllmEnv } from './vllm-env';
 import { isTrustedProxyEntry } from './trusted-proxies';
 
@@ -108,6 +109,8 @@ export interface ServerConfig {
   maxAudioDurationSeconds: number;
   /** --structured-outputs-config (with the deprecated --guided-decoding-disable-* switches folded in). */
   structuredOutputsConfig: StructuredOutputsConfig;
+  /** --structured-outputs-limits: bounds on a constraint and its compile budget. */
+  structuredOutputsLimits: StructuredOutputsLimits;
   guidedDecodingDisableAnyWhitespace: boolean;
   guidedDecodingDisableAdditionalProperties: boolean;
   /** ortllm: request fields an endpoint does not declare are logged as a warning (vLLM), refused with 400, or logged at debug level. */
@@ -261,6 +264,7 @@ const DEFAULTS: Omit<ServerConfig, 'servedModelNames' | 'maxNumSeqs' | 'apiKeys'
   maxAudioClipFilesizeMb: DEFAULT_MAX_AUDIO_CLIP_FILESIZE_MB,
   maxAudioDurationSeconds: DEFAULT_MAX_AUDIO_DURATION_SECONDS,
   structuredOutputsConfig: DEFAULT_STRUCTURED_OUTPUTS_CONFIG,
+  structuredOutputsLimits: DEFAULT_STRUCTURED_OUTPUTS_LIMITS,
   guidedDecodingDisableAnyWhitespace: false,
   guidedDecodingDisableAdditionalProperties: false,
   unknownRequestFields: 'warn',
@@ -398,6 +402,10 @@ function validate(c: ServerConfig): void {
   check(Number.isInteger(c.blockSize) && c.blockSize > 0 && c.blockSize <= 1024, '--block-size must be an integer in 1..1024');
   check(c.kvCacheMemoryBytes === null || c.kvCacheMemoryBytes > 0, '--kv-cache-memory must be a positive size');
   check(Number.isInteger(c.maxLogprobs) && c.maxLogprobs >= -1, '--max-logprobs must be an integer >= -1');
+  check(
+    Object.values(c.structuredOutputsLimits).every((v) => typeof v === 'number' && v > 0),
+    '--structured-outputs-limits values must be positive numbers',
+  );
   check(c.servedModelNames.every((n) => n.length > 0), '--served-model-name must not be empty');
   check(c.apiKeys.every((k) => k.length > 0), '--api-key must not be empty');
   check(Number.isInteger(c.maxRequestBodyBytes) && c.maxRequestBodyBytes > 0, '--max-request-body-size must be a positive size');
@@ -495,6 +503,7 @@ export function toEngineOptions(c: ServerConfig): EngineOptions {
       disableAnyWhitespace: c.structuredOutputsConfig.disableAnyWhitespace,
       disableAdditionalProperties: c.structuredOutputsConfig.disableAdditionalProperties,
     },
+    structuredOutputsLimits: c.structuredOutputsLimits,
     dtype: c.dtype,
     seed: c.seed,
     gpuMemoryUtilization: c.gpuMemoryUtilization,

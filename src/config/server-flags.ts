@@ -6,6 +6,7 @@ import { parsePoolerConfig } from './pooler-config-flag';
 import { LOG_LEVELS, ServerConfig, TASKS, UNKNOWN_FIELDS_ACTIONS, type ModelDtype } from './server-config';
 import { parseByteSize, parseFraction, parseHumanInt, parseInteger, parseJsonObject, parsePositiveNumber, parseStringList } from './units';
 import { parseStructuredOutputsConfig } from './structured-outputs-config';
+import { parseStructuredOutputsLimits } from './structured-outputs-limits';
 
 export interface FlagSpec {
   /** commander syntax, e.g. '--port <port>' or '--tokens-only'. */
@@ -152,6 +153,15 @@ export const SERVER_FLAGS: FlagSpec[] = [
       'Structured outputs as JSON: backend (xgrammar or auto), disable_any_whitespace, disable_additional_properties, disable_fallback',
     parse: parseStructuredOutputsConfig,
     defaultText: '{"backend": "auto"}',
+  },
+  {
+    flags: '--structured-outputs-limits <json>',
+    key: 'structuredOutputsLimits',
+    description:
+      '(ortllm) Bounds on one structured-output constraint and its compile, as JSON: max_source_bytes, max_nesting_depth, max_ref_depth, max_alternatives, max_pattern_length, max_tools (400 over them), compile_timeout_s, compile_memory_mb, compile_workers (see docs/structured-outputs-limits.md)',
+    parse: parseStructuredOutputsLimits,
+    defaultText:
+      'max_source_bytes 262144, max_nesting_depth 32, max_ref_depth 32, max_alternatives 2048, max_pattern_length 4096, max_tools 512, compile_timeout_s 10, compile_memory_mb 512, compile_workers cores/4 (1 to 4)',
   },
   { flags: '--disable-fastapi-docs', key: 'disableFastapiDocs', description: 'Do not serve /docs and /openapi.json' },
   { flags: '--max-request-body-size <size>', key: 'maxRequestBodyBytes', description: '(ortllm) Largest request body; bigger gets 413. Accepts 32MiB', parse: parseByteSize, defaultText: '32MiB' },

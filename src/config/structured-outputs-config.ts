@@ -20,17 +20,23 @@ const BOOLEAN_KEYS = {
   disable_additional_properties: 'disableAdditionalProperties',
 } as const;
 
-/** Parses the flag's JSON text; throws Error with a readable message. */
-export function parseStructuredOutputsConfig(text: string): StructuredOutputsConfig {
+/** A flag's JSON-object text → the object; throws Error with a readable message (`example`: a correct value). */
+export function parseJsonObjectFlag(text: string, example: string): Record<string, unknown> {
   let raw: unknown;
   try {
     raw = JSON.parse(text) as unknown;
   } catch {
-    throw new Error(`'${text}' is not a JSON object, e.g. '{"backend": "xgrammar", "disable_any_whitespace": true}'`);
+    throw new Error(`'${text}' is not a JSON object, e.g. '${example}'`);
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new Error(`'${text}' must be a JSON object`);
+  return raw as Record<string, unknown>;
+}
+
+/** Parses the flag's JSON text; throws Error with a readable message. */
+export function parseStructuredOutputsConfig(text: string): StructuredOutputsConfig {
+  const raw = parseJsonObjectFlag(text, '{"backend": "xgrammar", "disable_any_whitespace": true}');
   const config = { ...DEFAULT_STRUCTURED_OUTPUTS_CONFIG };
-  for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
+  for (const [key, value] of Object.entries(raw)) {
     if (key === 'backend') {
       if (value !== 'auto' && value !== 'xgrammar') throw new Error(`backend ${JSON.stringify(value)} is not available; this server has 'xgrammar' (or 'auto')`);
       config.backend = value;

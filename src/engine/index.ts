@@ -11,7 +11,6 @@ import { EngineFrontend } from './engine-frontend';
 import { InlineTextProcessor, PooledTextProcessor, spawnTextWorkers } from './text/text-processor';
 import type { EngineClient, EngineOptions } from './types';
 import { spawnEngineWorker } from './worker/spawn-worker';
-import { loadXgrammar } from './structured/xgrammar';
 import { keepCudaFloat32Exact } from '../model/runner/cuda-numerics';
 
 export type { EngineClient, EngineOptions } from './types';
@@ -27,12 +26,11 @@ export async function createEngine(options: EngineOptions): Promise<EngineClient
   const early: CoreEvent[] = [];
   const onEvent = (event: CoreEvent) => (frontend ? frontend.handleEvent(event) : early.push(event));
   // The worker loads the weights while this thread (and the text workers) load the tokenizer/template.
-  // xgrammar in this thread checks structured_outputs at request time (a bad schema → 400).
+  // xgrammar never runs on this thread: the engine core's workers read and compile every spec.
   const [loaded, spawned, texts] = await Promise.allSettled([
     loadModel({ ...options.load, loadWeights: false }),
     spawnEngineWorker(options, onEvent),
     spawnTextWorkers(options.load, options.load.skipTokenizer ? 0 : (options.tokenizerPoolSize ?? 0)),
-    loadXgrammar(),
   ]);
   const failure = [loaded, spawned, texts].find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failure) {
@@ -57,7 +55,6 @@ export async function createEngine(options: EngineOptions): Promise<EngineClient
 /** Runs the core on this thread over an already loaded model (with weights). */
 export async function createInProcessEngine(model: LoadedModel, options: EngineOptions): Promise<EngineClient> {
   let frontend: EngineFrontend | null = null;
-  await loadXgrammar(); // request-time structured_outputs checks, as createEngine's HTTP thread has
   const calls = new ControlCalls();
   const host = await EngineCoreHost.start(model, options, (event) => {
     if (!calls.settle(event)) frontend?.handleEvent(event);

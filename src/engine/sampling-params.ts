@@ -8,7 +8,7 @@
 // `param` on the error is the snake_case field name. The engine does not validate again.
 
 import { RequestValidationError } from './errors';
-import { checkStructuredOutputs } from './structured/grammar-builder';
+import { resolveConstraint } from './structured/grammar-spec';
 import type { RepetitionDetectionParams, SamplingParams } from './types';
 
 /** Below this temperature sampling is greedy (vLLM `_SAMPLING_EPS`). */
@@ -342,7 +342,8 @@ export function validateSamplingParams(p: SamplingParams, ctx: SamplingValidatio
   if (p.repetition_detection != null) validateRepetitionDetection(p.repetition_detection);
   if (p.structured_outputs != null) {
     if (p.use_beam_search) fail('Structured outputs are not supported with beam search.', 'use_beam_search');
-    checkStructuredOutputs(p.structured_outputs);
+    // The shape only: xgrammar reads the spec in the engine's compile workers, never here.
+    resolveConstraint(p.structured_outputs);
   }
   if (![0, 1, 2].includes(p.output_kind)) fail(`output_kind must be 0, 1 or 2, got ${p.output_kind}.`, 'output_kind');
   if (p.truncation_side != null && p.truncation_side !== 'left' && p.truncation_side !== 'right') {

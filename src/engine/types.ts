@@ -327,6 +327,8 @@ export interface EngineOptions {
   tokenizerPoolSize?: number;
   /** --structured-outputs-config defaults (disable_any_whitespace, disable_additional_properties). */
   structuredOutputs?: import('./structured/grammar-spec').StructuredOutputsDefaults;
+  /** --structured-outputs-limits (absent: DEFAULT_STRUCTURED_OUTPUTS_LIMITS). */
+  structuredOutputsLimits?: import('./structured/grammar-limits').StructuredOutputsLimits;
   /** --dtype: the graph's weight/compute type. */
   dtype?: 'auto' | 'float32' | 'float16' | 'bfloat16';
   /** --seed: seeds the sampler of requests without their own seed. */

@@ -6,8 +6,9 @@ import { setMaxListeners } from 'node:events';
 import { OpenAIHttpError } from './openai-error';
 import { randomRequestId } from './ids';
 import { beamSearch } from '../engine/beam-search';
-import { OUTPUT_KIND, type EngineClient, type EngineRequest, type OutputKind, type PositionLogprobs, type RequestOutput, type SequenceReservation } from '../engine/types';
+import { OUTPUT_KIND, type EngineClient, type EngineRequest, type OutputKind, type PositionLogprobs, type RequestOutput, type SequenceReservation, type StructuredOutputsParams } from '../engine/types';
 import { reserveRoomFor } from './engine-requests';
+import { withSourceParam } from './structured-outputs';
 import { takeTurn } from './yield-budget';
 
 /**
@@ -139,10 +140,21 @@ async function drain(stream: AsyncIterable<RequestOutput>, kind: OutputKind): Pr
  */
 export function generateFor(engine: EngineClient, request: EngineRequest, signal?: AbortSignal, reservation?: SequenceReservation): AsyncIterable<RequestOutput> {
   const unique = { ...request, requestId: `${request.requestId}-${randomRequestId().slice(0, 8)}` };
-  if (!request.params.use_beam_search) return engine.generate(unique, signal, reservation);
-  return (async function* () {
-    yield await beamSearch(engine, unique, signal, reservation);
-  })();
+  const outputs = request.params.use_beam_search
+    ? (async function* () {
+        yield await beamSearch(engine, unique, signal, reservation);
+      })()
+    : engine.generate(unique, signal, reservation);
+  const so = request.params.structured_outputs;
+  return so ? renamingErrors(outputs, so) : outputs;
+}
+
+async function* renamingErrors(outputs: AsyncIterable<RequestOutput>, so: StructuredOutputsParams): AsyncGenerator<RequestOutput> {
+  try {
+    yield* outputs;
+  } catch (err) {
+    throw withSourceParam(err, so);
+  }
 }
 
 /**

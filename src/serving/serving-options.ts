@@ -38,6 +38,7 @@ export function servingOptionsFrom(config: ServerConfig): ServingOptions {
     enableAutoToolChoice: config.enableAutoToolChoice,
     toolCallParser: config.toolCallParser,
     excludeToolsWhenToolChoiceNone: config.excludeToolsWhenToolChoiceNone,
+    maxTools: config.structuredOutputsLimits.maxTools,
     parsers: outputParserFactories(config),
     schedulingPolicy: config.schedulingPolicy,
     defaultChatTemplateKwargs: config.defaultChatTemplateKwargs,

@@ -41,6 +41,18 @@ const GUIDED_ALIASES = {
   structural_tag: 'structural_tag',
 } as const satisfies Record<string, keyof StructuredOutputsParams>;
 
+/** The request field each StructuredOutputsParams came from (errors the engine raises later name it). */
+const sourceFields = new WeakMap<StructuredOutputsParams, string>();
+
+/**
+ * Errors about a constraint that only the engine can find (xgrammar's refusal, a bound, a
+ * compile budget) name `structured_outputs.<kind>`; the client sees the field it sent.
+ */
+export function withSourceParam(err: unknown, so: StructuredOutputsParams | null): unknown {
+  if (!(err instanceof RequestValidationError) || !so || !err.param?.startsWith('structured_outputs')) return err;
+  return new RequestValidationError(err.message, sourceFields.get(so) ?? 'structured_outputs');
+}
+
 /** The only backend; 'auto' picks it (vLLM also accepts backend options after a colon). */
 const BACKENDS = new Set(['xgrammar', 'auto']);
 
@@ -62,7 +74,9 @@ export function structuredOutputsFromRequest(body: StructuredOutputsRequestField
     guidedFields.push(field);
   }
   if (guidedFields.length > 0) sources.push({ params: guided, param: guidedFields[0] });
-  return mergeSources(sources);
+  const merged = mergeSources(sources);
+  if (merged) sourceFields.set(merged.params, merged.param);
+  return merged;
 }
 
 /** The keys of StructuredOutputsParams that constrain the output (the rest are options of one). */

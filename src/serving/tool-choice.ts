@@ -33,6 +33,8 @@ export interface ToolServingOptions {
   /** Null (or absent) when no --tool-call-parser was given. */
   toolCallParser?: string | null;
   excludeToolsWhenToolChoiceNone?: boolean;
+  /** Most tools `tool_choice: "required"` may turn into one grammar (--structured-outputs-limits max_tools); absent: no limit. */
+  maxTools?: number;
 }
 
 /** How an API spells a function tool and a named tool_choice. */
@@ -161,6 +163,12 @@ export function resolveRequestTools(body: ToolsRequestFields, opts: ToolServingO
   const choice = checkChoice(body.tool_choice, functions, spelling);
   if (choice.kind === 'auto' && (!opts.enableAutoToolChoice || opts.toolCallParser == null)) {
     throw new RequestValidationError('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set', 'tool_choice');
+  }
+  if (choice.kind === 'required' && opts.maxTools !== undefined && functions.length > opts.maxTools) {
+    throw new RequestValidationError(
+      `tool_choice "required" compiles a grammar from every tool: ${functions.length} tools is over this server's limit of ${opts.maxTools} (--structured-outputs-limits max_tools).`,
+      'tools',
+    );
   }
   const excluded = choice.kind === 'none' && !!opts.excludeToolsWhenToolChoiceNone;
   const templateTools = functions.length > 0 && !excluded ? (body.tools as unknown[]).map((tool) => templateTool(tool, spelling)) : null;

@@ -20,6 +20,8 @@ interface SampledToken {
 export interface CompletionProcessor {
   /** Work due before the next sample (a grammar bitmask); run while the model computes the logits. */
   prepare(): Promise<void> | void;
+  /** True while sampling needs a grammar mask (an enabled, unfinished constraint). */
+  waitsForMask(): boolean;
   /** Samples (and records) the next token from `logits[offset .. offset + vocab)`, left unchanged. */
   sample(logits: Float32Array, offset: number): SampledToken;
   /** Stop / length / stop-string check for the newest sampled token. */
@@ -77,6 +79,9 @@ export class CompletionProcessorFactory {
     return {
       prepare() {
         return constraint?.prepare();
+      },
+      waitsForMask() {
+        return !!constraint && constraint.enabled && !constraint.terminated;
       },
       sample(logits, offset) {
         // The sampler's own result object (a new one per call), not a copy of it.

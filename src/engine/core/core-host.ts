@@ -16,7 +16,7 @@ import type { ControlOp, CoreEvent, CoreInfo } from './protocol';
 import { CompletionProcessorFactory } from './completion-processor';
 import { planKvCache } from './kv-plan';
 import { EngineCore } from './engine-core';
-import { GrammarClient } from '../structured/grammar-client';
+import { startGrammarEngines, type GrammarEngines } from './grammar-admission';
 import { PoolingCore } from './pooling-core';
 
 /**
@@ -81,7 +81,7 @@ export class EngineCoreHost {
     model: LoadedModel,
     private readonly options: EngineOptions,
     private readonly emit: (event: CoreEvent) => void,
-    private readonly grammars: GrammarClient | null,
+    private readonly grammars: GrammarEngines | null,
   ) {
     this.runner = runner;
     this.model = model;
@@ -142,11 +142,11 @@ export class EngineCoreHost {
     });
     // Structured outputs: a grammar worker thread with xgrammar's view of the vocabulary, built
     // once per model (none without a tokenizer).
-    const grammars = model.tokenizer ? await GrammarClient.start(model.tokenizer, model.config.vocabSize, model.eosTokenIds) : null;
+    const grammars = model.tokenizer ? await startGrammarEngines(model.tokenizer, model.config.vocabSize, model.eosTokenIds, options.structuredOutputsLimits) : null;
     const core = new EngineCore(runner, config, processors, {
       onStep: (outputs, stats, iteration) => emit({ type: 'step', outputs, stats, iteration }),
       onReject: (requestId, err) => emit(rejection(requestId, err)),
-    }, { client: grammars, defaults: options.structuredOutputs });
+    }, { engines: grammars, defaults: options.structuredOutputs, limits: options.structuredOutputsLimits });
     const info: CoreInfo = { numBlocks: plan.numBlocks, blockSize: options.blockSize, maxModelLen: plan.maxModelLen };
     const hosted: HostedCore = {
       hasWork: () => core.hasWork(),
@@ -287,7 +287,7 @@ export class EngineCoreHost {
     this.wake?.();
     await this.loop;
     await this.runner?.dispose();
-    await this.grammars?.close();
+    await Promise.all([this.grammars?.client.close(), this.grammars?.trials.close()]);
   }
 
   /**

@@ -29,9 +29,9 @@ import { encoderSpecOf } from '../../model/encoder-spec';
 import type { ModelRunner, StepEncoderInput, StepSequence } from '../../model/types';
 import { nowMs } from './clock';
 import type { CompletionProcessorFactory } from './completion-processor';
-import { GrammarAdmission } from './grammar-admission';
+import { GrammarAdmission, type GrammarEngines } from './grammar-admission';
 import type { SequenceConstraint } from '../sampling/logits-processor';
-import type { GrammarClient } from '../structured/grammar-client';
+import { DEFAULT_STRUCTURED_OUTPUTS_LIMITS, type StructuredOutputsLimits } from '../structured/grammar-limits';
 import { NO_STRUCTURED_DEFAULTS, type StructuredOutputsDefaults } from '../structured/grammar-spec';
 import { KvCacheManager } from './kv-cache-manager';
 import { RequestState, type CompletionState } from './request-state';
@@ -58,10 +58,21 @@ export interface EngineCoreListener {
   onReject?(requestId: string, err: unknown): void;
 }
 
-/** Structured outputs: the grammar worker's client (null without a tokenizer) and the server's defaults. */
+/** Structured outputs: the grammar workers (null without a tokenizer), the server's defaults and limits. */
+/** The least a step waits for late grammar masks after its forward pass, in ms. */
+const MIN_MASK_WAIT_MS = 2;
+
+/** True when `promise` settles within `ms`. */
+function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  return Promise.race([promise.then(() => true), timeout]).finally(() => clearTimeout(timer));
+}
+
 export interface EngineCoreGrammar {
-  client: GrammarClient | null;
+  engines: GrammarEngines | null;
   defaults?: StructuredOutputsDefaults;
+  limits?: StructuredOutputsLimits;
 }
 
 interface SampleJob {
@@ -80,6 +91,13 @@ export class EngineCore {
   private readonly pendingFlow = new Map<string, 'pause' | 'resume'>();
   private readonly grammars: GrammarAdmission;
   private stepping = false;
+  /**
+   * Grammar masks a step asked for and did not get in time (the grammar worker is compiling):
+   * until they come, constrained sequences sit steps out instead of holding up the batch.
+   */
+  private lateMasks: Promise<unknown> | null = null;
+  /** The last forward pass's duration: how long a step waits for masks beyond it. */
+  private lastForwardMs = 0;
   /** Called when work arrives outside addRequest (a compiled grammar admits its request): wakes an idle step loop. */
   onWork: () => void = () => {};
 
@@ -88,9 +106,9 @@ export class EngineCore {
     readonly config: EngineCoreConfig,
     private readonly processors: CompletionProcessorFactory,
     private readonly listener: EngineCoreListener,
-    grammar: EngineCoreGrammar = { client: null },
+    grammar: EngineCoreGrammar = { engines: null },
   ) {
-    this.grammars = new GrammarAdmission(grammar.client, grammar.defaults ?? NO_STRUCTURED_DEFAULTS, {
+    this.grammars = new GrammarAdmission(grammar.engines, grammar.defaults ?? NO_STRUCTURED_DEFAULTS, grammar.limits ?? DEFAULT_STRUCTURED_OUTPUTS_LIMITS, {
       admit: (request, constraints) => {
         this.admit(request, constraints);
         this.onWork();
@@ -238,11 +256,29 @@ export class EngineCore {
     const batch: StepSequence[] = [];
     for (const { seq, numNewTokens } of plan.scheduled) batch.push(this.stepSequence(seq, numNewTokens));
     let result;
+    /** Sequences this step computes but does not advance (their grammar mask is late): they run again next step. */
+    const sitOut = new Set<string>();
     this.stepping = true;
     try {
       // Grammar masks are asked for first: the grammar worker fills them while the model runs.
-      const masks = this.prepareSamples(plan);
-      result = masks === null ? await this.runner.step(batch) : (await Promise.all([this.runner.step(batch), masks]))[0];
+      const masks = this.prepareSamples(plan, sitOut);
+      if (sitOut.size > 0 && plan.scheduled.every(({ seq, sample }) => sample && sitOut.has(seq.seqId))) {
+        // Nothing but sequences waiting for masks: wait here rather than compute steps for nothing.
+        this.stepping = false;
+        await this.lateMasks;
+        return;
+      }
+      const started = nowMs();
+      result = await this.runner.step(batch);
+      this.lastForwardMs = nowMs() - started;
+      if (masks && !(await settlesWithin(masks.done, Math.max(MIN_MASK_WAIT_MS, this.lastForwardMs)))) {
+        for (const id of masks.seqIds) sitOut.add(id);
+        const late: Promise<unknown> = masks.done.finally(() => {
+          if (this.lateMasks === late) this.lateMasks = null;
+          this.onWork();
+        });
+        this.lateMasks = late;
+      }
     } catch (err) {
       this.stepping = false;
       this.failStep(plan, err, iteration);
@@ -260,7 +296,7 @@ export class EngineCore {
     for (let i = 0; i < plan.scheduled.length; i++) {
       const { seq, numNewTokens, sample } = plan.scheduled[i];
       const state = this.requests.get(seq.requestId);
-      if (!state || this.pendingAborts.has(seq.requestId) || seq.status !== 'running') continue;
+      if (!state || this.pendingAborts.has(seq.requestId) || seq.status !== 'running' || sitOut.has(seq.seqId)) continue;
       try {
         const rows = result.allLogits[i];
         if (rows) this.collectPromptLogprobs(state, seq, numNewTokens, rows);
@@ -279,7 +315,7 @@ export class EngineCore {
         state.finishAll('error', `post-processing failed: ${errorMessage(err)}`);
       }
     }
-    this.scheduler.updateFromOutput(plan, sampled);
+    this.scheduler.updateFromOutput(plan, sampled, sitOut);
 
     for (const job of jobs) {
       const { state } = job;
@@ -308,22 +344,29 @@ export class EngineCore {
    * Starts each completion's pre-sampling work (grammar bitmasks, filled by the grammar worker
    * while the model runs) for the sequences this step samples. Never rejects: a failure is kept
    * and raised when that completion is sampled, so it ends only its own request. null when no
-   * completion has such work (no grammar): the step then awaits the runner alone.
+   * completion has such work (no grammar): the step then awaits the runner alone. While earlier
+   * masks are late, constrained sequences are put in `sitOut` instead of asking again.
    */
-  private prepareSamples(plan: SchedulePlan): Promise<unknown> | null {
+  private prepareSamples(plan: SchedulePlan, sitOut: Set<string>): { done: Promise<unknown>; seqIds: Set<string> } | null {
     let work: Promise<void>[] | null = null;
+    const seqIds = new Set<string>();
     for (const { seq, sample } of plan.scheduled) {
       if (!sample) continue;
       const state = this.requests.get(seq.requestId);
       if (!state) continue;
-      const completions = state.forked ? [state.completions[seq.index]] : state.completions;
+      const completions = (state.forked ? [state.completions[seq.index]] : state.completions).filter((c) => !c.finished);
+      if (this.lateMasks && completions.some((c) => c.processor.waitsForMask())) {
+        sitOut.add(seq.seqId);
+        continue;
+      }
       for (const completion of completions) {
-        if (completion.finished) continue;
         const pending = completion.processor.prepare();
-        if (pending) (work ??= []).push(pending.catch((err: unknown) => void (completion.prepareError = err instanceof Error ? err : new Error(String(err)))));
+        if (!pending) continue;
+        seqIds.add(seq.seqId);
+        (work ??= []).push(pending.catch((err: unknown) => void (completion.prepareError = err instanceof Error ? err : new Error(String(err)))));
       }
     }
-    return work === null ? null : Promise.all(work);
+    return work === null ? null : { done: Promise.all(work), seqIds };
   }
 
   private addCompileStats(iteration: IterationStats): void {

@@ -1,15 +1,47 @@
 // Requests with structured_outputs wait here until their grammar is compiled, then join the
-// scheduler with one constraint per completion. Compiling happens in the grammar worker thread
-// (structured/grammar-client.ts): the step loop goes on meanwhile, and the request is admitted
-// between two steps when the worker answers. (xgrammar's WASM build cannot hand a compiled
-// grammar to another thread, so the matchers live in that worker too, not here.)
+// scheduler with one constraint per completion. A spec is first checked against the limits
+// (plain TypeScript), then compiled once as a trial in a disposable worker under a time and
+// memory budget (structured/grammar-trial-pool.ts), and only then compiled for its matchers in
+// the grammar worker thread (structured/grammar-client.ts). The step loop goes on meanwhile;
+// the request is admitted between two steps. (xgrammar's WASM build cannot hand a compiled
+// grammar to another thread, hence the second compile, which the matcher worker's cache hides
+// for repeated specs.)
 
 import { RequestValidationError } from '../errors';
 import type { SequenceConstraint } from '../sampling/logits-processor';
 import type { EngineRequest } from '../types';
 import { resolveConstraint, type StructuredOutputsDefaults } from '../structured/grammar-spec';
 import type { CompileStats } from '../structured/grammar-compiler';
-import type { GrammarClient } from '../structured/grammar-client';
+import { GrammarClient } from '../structured/grammar-client';
+import { checkGrammarBounds } from '../structured/grammar-bounds';
+import { DEFAULT_STRUCTURED_OUTPUTS_LIMITS, type StructuredOutputsLimits } from '../structured/grammar-limits';
+import { GrammarTrialPool } from '../structured/grammar-trial-pool';
+import { byteLevelVocab } from '../structured/tokenizer-info';
+import type { Tokenizer } from '../../model/types';
+
+/** What compiles grammars: the matcher worker and the trial pool (null without a tokenizer). */
+export interface GrammarEngines {
+  client: GrammarClient;
+  trials: GrammarTrialPool;
+}
+
+/** Starts the matcher worker and the trial pool, both with xgrammar's view of the vocabulary (built once). */
+export async function startGrammarEngines(
+  tokenizer: Tokenizer,
+  vocabSize: number,
+  eosTokenIds: readonly number[],
+  limits: StructuredOutputsLimits = DEFAULT_STRUCTURED_OUTPUTS_LIMITS,
+): Promise<GrammarEngines> {
+  const vocab = byteLevelVocab(tokenizer, vocabSize);
+  return { client: await GrammarClient.start(vocab, eosTokenIds), trials: GrammarTrialPool.create(vocab, eosTokenIds, limits) };
+}
+
+interface Waiting {
+  request: EngineRequest;
+  removed: boolean;
+  /** Drops the request's interest in its compile trial. */
+  cancel: () => void;
+}
 
 export interface GrammarAdmissionHandlers {
   /** The grammar is ready: one constraint per completion (best_of ?? n). */
@@ -20,11 +52,12 @@ export interface GrammarAdmissionHandlers {
 
 export class GrammarAdmission {
   /** Requests whose grammar is compiling, and whether each was aborted meanwhile. */
-  private readonly waiting = new Map<string, { request: EngineRequest; removed: boolean }>();
+  private readonly waiting = new Map<string, Waiting>();
 
   constructor(
-    private readonly grammars: GrammarClient | null,
+    private readonly grammars: GrammarEngines | null,
     private readonly defaults: StructuredOutputsDefaults,
+    private readonly limits: StructuredOutputsLimits,
     private readonly handlers: GrammarAdmissionHandlers,
   ) {}
 
@@ -49,12 +82,17 @@ export class GrammarAdmission {
     if (!this.grammars) {
       throw new RequestValidationError('Structured outputs need a tokenizer; this server runs without one (--skip-tokenizer-init).', 'structured_outputs');
     }
-    const spec = resolveConstraint(request.params.structured_outputs!, this.defaults);
-    const entry = { request, removed: false };
+    const so = request.params.structured_outputs!;
+    const spec = resolveConstraint(so, this.defaults);
+    checkGrammarBounds(so, spec, this.limits);
+    const { client, trials } = this.grammars;
+    const trial = trials.check(spec);
+    const entry: Waiting = { request, removed: false, cancel: trial.cancel };
     this.waiting.set(request.requestId, entry);
     const count = request.params.best_of ?? request.params.n;
     // Waiting for the end of the reasoning: the constraints start disabled (the completion enables them).
-    this.grammars.compile(request.requestId, spec, count, !request.structuredOutputsAfter).then(
+    const compiled = trial.done.then(() => (entry.removed ? [] : client.compile(request.requestId, spec, count, !request.structuredOutputsAfter)));
+    compiled.then(
       (constraints) => {
         this.waiting.delete(request.requestId);
         if (entry.removed) for (const c of constraints) c.dispose();
@@ -72,10 +110,11 @@ export class GrammarAdmission {
     const entry = this.waiting.get(requestId);
     if (!entry || entry.removed) return null;
     entry.removed = true;
+    entry.cancel();
     return entry.request;
   }
 
   drainStats(): CompileStats | null {
-    return this.grammars?.drainStats() ?? null;
+    return this.grammars?.client.drainStats() ?? null;
   }
 }

@@ -218,9 +218,10 @@ export class Scheduler {
    * Advances the scheduled sequences by the tokens computed in this step and appends the
    * tokens sampled for them (seqId -> token). Fully computed blocks enter the prefix cache.
    */
-  updateFromOutput(plan: SchedulePlan, sampled: ReadonlyMap<string, number>): void {
+  updateFromOutput(plan: SchedulePlan, sampled: ReadonlyMap<string, number>, sitOut?: ReadonlySet<string>): void {
     for (const { seq, numNewTokens } of plan.scheduled) {
       if (seq.status !== 'running') continue; // finished (aborted) while the step ran
+      if (sitOut?.has(seq.seqId)) continue; // computed again next step (its grammar mask was late)
       seq.numComputedTokens += numNewTokens;
       this.kv.cacheComputedBlocks(seq, seq.numComputedTokens);
       const token = sampled.get(seq.seqId);

@@ -1,13 +1,11 @@
-// ConstraintSpec → xgrammar Grammar (the parsed, tokenizer-independent form). Building it is
-// the request-time check (a schema xgrammar rejects, an EBNF that does not parse, a regex it
-// cannot read → 400); compiling it against the vocabulary happens in the engine
-// (grammar-compiler.ts).
+// ConstraintSpec → xgrammar Grammar (the parsed, tokenizer-independent form). xgrammar's
+// refusal (a schema it rejects, an EBNF that does not parse, a regex it cannot read) is the
+// client's 400; a trap is a GrammarTrapError, whose text is for the log only.
 
 import { RequestValidationError } from '../errors';
-import type { StructuredOutputsParams } from '../types';
 import { toXgrammarEbnf } from './grammar-dialects';
-import { resolveConstraint, type ConstraintKind, type ConstraintSpec, type StructuredOutputsDefaults } from './grammar-spec';
-import { guarded, loadedXgrammar, XgrammarError, type BindingHandle, type Xgrammar } from './xgrammar';
+import type { ConstraintKind, ConstraintSpec } from './grammar-spec';
+import { guarded, XgrammarError, type BindingHandle, type Xgrammar } from './xgrammar';
 
 const WHAT: Record<ConstraintKind, string> = {
   json: 'Invalid JSON schema',
@@ -23,14 +21,28 @@ export function buildGrammar(xg: Xgrammar, spec: ConstraintSpec): BindingHandle 
   return asRequestError(spec, () => grammarOf(xg, spec));
 }
 
+/** xgrammar trapped on a spec: the instance that ran it must be discarded. `message` is xgrammar's, for the log. */
+export class GrammarTrapError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'GrammarTrapError';
+  }
+}
+
 /** Runs an xgrammar call on a client's spec: xgrammar's refusal is the client's 400 (param structured_outputs.<kind>). */
 export function asRequestError<T>(spec: ConstraintSpec, call: () => T): T {
   try {
     return guarded(call);
   } catch (err) {
     if (!(err instanceof XgrammarError)) throw err;
+    if (err.trapped) throw new GrammarTrapError(err.message);
     throw new RequestValidationError(`${WHAT[spec.kind]}: ${err.message}`, `structured_outputs.${spec.kind}`);
   }
+}
+
+/** The client's answer when compiling its spec trapped, ran out of time or of memory (the cause is logged). */
+export function uncompilableError(spec: ConstraintSpec, why: string): RequestValidationError {
+  return new RequestValidationError(`${WHAT[spec.kind]}: it could not be compiled (${why}); simplify it or make it smaller.`, `structured_outputs.${spec.kind}`);
 }
 
 function grammarOf(xg: Xgrammar, spec: ConstraintSpec): BindingHandle {
@@ -48,26 +60,4 @@ function grammarOf(xg: Xgrammar, spec: ConstraintSpec): BindingHandle {
     case 'structural_tag':
       return xg.grammar.FromStructuralTag(spec.source);
   }
-}
-
-/** Specs xgrammar already read in this thread (most recent last): a repeated schema is not parsed again. */
-const readable = new Map<string, true>();
-const READABLE_KEPT = 256;
-
-/**
- * The request-time check of `structured_outputs`: shape, then (once xgrammar is loaded in this
- * thread, as the engine does at start-up) whether xgrammar can read the schema / grammar / regex.
- */
-export function checkStructuredOutputs(so: StructuredOutputsParams, defaults?: StructuredOutputsDefaults): ConstraintSpec {
-  const spec = resolveConstraint(so, defaults);
-  const xg = loadedXgrammar();
-  if (!xg) return spec;
-  if (readable.delete(spec.key)) {
-    readable.set(spec.key, true);
-    return spec;
-  }
-  buildGrammar(xg, spec).delete();
-  readable.set(spec.key, true);
-  if (readable.size > READABLE_KEPT) readable.delete(readable.keys().next().value as string);
-  return spec;
 }

@@ -6,25 +6,50 @@
 import type { Worker } from 'node:worker_threads';
 import { RequestValidationError } from '../errors';
 import type { SequenceConstraint } from '../sampling/logits-processor';
-import type { Tokenizer } from '../../model/types';
 import { startWorkerThread } from '../worker/worker-thread';
 import type { CompileStats } from './grammar-compiler';
 import { DEFAULT_GRAMMAR_CACHE_SIZE } from './grammar-compiler';
+import { uncompilableError } from './grammar-builder';
 import { applyBitmask } from './grammar-constraint';
 import { SLOT_READY, slotWords, type GrammarCommand, type GrammarJob, type GrammarReply, type GrammarWorkerData } from './grammar-protocol';
 import type { ConstraintSpec } from './grammar-spec';
-import { byteLevelVocab } from './tokenizer-info';
 
 interface PendingCompile {
   resolve(constraints: RemoteConstraint[]): void;
   reject(err: Error): void;
-  enabled: boolean;
+  command: Extract<GrammarCommand, { type: 'compile' }>;
+  /** Workers lost while it was in one: sent again once, then refused (it may be what kills them). */
+  losses: number;
 }
 
 type WaitAsync = (array: Int32Array, index: number, value: number, timeoutMs?: number) => { async: boolean; value: Promise<string> | string };
 
+/** What a fresh grammar worker is started with (its control word is new each time). */
+type WorkerSetup = Omit<GrammarWorkerData, 'control'>;
+
+function spawnGrammarWorker(setup: WorkerSetup): Promise<{ worker: Worker; control: SharedArrayBuffer }> {
+  const control = new SharedArrayBuffer(4);
+  const worker = startWorkerThread(__dirname, 'grammar-worker', { ...setup, control } satisfies GrammarWorkerData);
+  return new Promise((resolve, reject) => {
+    const onStart = (reply: GrammarReply) => {
+      if (reply.type === 'ready') resolve({ worker, control });
+      else if (reply.type === 'startup-error') reject(new Error(`grammar worker failed to start: ${reply.error}`));
+      else return;
+      worker.off('message', onStart);
+    };
+    worker.on('message', onStart);
+    worker.once('error', reject);
+  });
+}
+
+/**
+ * If the worker dies (a trap while compiling a spec that passed its trial, memory), a fresh one
+ * replaces it: compiles waiting for an answer are sent again, and the sequences whose matchers
+ * were in the lost worker end with an error at their next mask; later requests are unaffected.
+ */
 export class GrammarClient {
-  private readonly control: Int32Array;
+  private worker!: Worker;
+  private control!: Int32Array;
   private readonly words: number;
   private slots: Int32Array<ArrayBufferLike> = new Int32Array(0);
   private readonly compiles = new Map<string, PendingCompile>();
@@ -34,45 +59,38 @@ export class GrammarClient {
   private step = 0;
   /** Constraints done with, sent with the next step (or on their own when no step comes soon). */
   private disposals: number[] = [];
+  /** Counts worker replacements; a constraint belongs to the worker of its generation. */
+  private generation = 0;
+  /** Set while a replacement worker starts. */
+  private restarting: Promise<void> | null = null;
   private dead: Error | null = null;
+  private closed = false;
   private stats: CompileStats = { compileSeconds: [], cacheHits: 0, cacheMisses: 0 };
 
   private constructor(
-    private readonly worker: Worker,
     readonly vocabSize: number,
     private readonly stopTokenIds: ReadonlySet<number>,
-    control: SharedArrayBuffer,
+    private readonly setup: WorkerSetup,
   ) {
-    this.control = new Int32Array(control);
     this.words = slotWords(vocabSize);
-    worker.on('message', (reply: GrammarReply) => this.onReply(reply));
-    worker.on('error', (err) => this.fail(err));
-    worker.on('exit', (code) => this.fail(new Error(`grammar worker exited (code ${code})`)));
   }
 
-  /** Starts the worker with the model's vocabulary (xgrammar's tokenizer info is built there, once). */
-  static start(tokenizer: Tokenizer, vocabSize: number, eosTokenIds: readonly number[], cacheSize = DEFAULT_GRAMMAR_CACHE_SIZE): Promise<GrammarClient> {
-    const control = new SharedArrayBuffer(4);
-    const data: GrammarWorkerData = { vocab: byteLevelVocab(tokenizer, vocabSize), stopTokenIds: [...eosTokenIds], cacheSize, control };
-    const worker = startWorkerThread(__dirname, 'grammar-worker', data);
-    return new Promise((resolve, reject) => {
-      const onStart = (reply: GrammarReply) => {
-        if (reply.type === 'ready') resolve(new GrammarClient(worker, vocabSize, new Set(eosTokenIds), control));
-        else if (reply.type === 'startup-error') reject(new Error(`grammar worker failed to start: ${reply.error}`));
-        else return;
-        worker.off('message', onStart);
-      };
-      worker.on('message', onStart);
-      worker.once('error', reject);
-    });
+  /** Starts the worker with the model's byte-level vocabulary (xgrammar's tokenizer info is built there, once). */
+  static async start(vocab: string[], eosTokenIds: readonly number[], cacheSize = DEFAULT_GRAMMAR_CACHE_SIZE): Promise<GrammarClient> {
+    const setup: WorkerSetup = { vocab, stopTokenIds: [...eosTokenIds], cacheSize };
+    const client = new GrammarClient(vocab.length, new Set(eosTokenIds), setup);
+    const { worker, control } = await spawnGrammarWorker(setup);
+    client.attach(worker, control);
+    return client;
   }
 
   /** One constraint per completion; rejects with RequestValidationError when xgrammar refuses the spec. */
   compile(requestId: string, spec: ConstraintSpec, count: number, enabled = true): Promise<RemoteConstraint[]> {
     if (this.dead) return Promise.reject(this.dead);
     return new Promise((resolve, reject) => {
-      this.compiles.set(requestId, { resolve, reject, enabled });
-      this.post({ type: 'compile', requestId, spec, count, enabled });
+      const command = { type: 'compile' as const, requestId, spec, count, enabled };
+      this.compiles.set(requestId, { resolve, reject, command, losses: 0 });
+      if (!this.restarting) this.post(command);
     });
   }
 
@@ -83,13 +101,15 @@ export class GrammarClient {
   }
 
   async close(): Promise<void> {
-    this.worker.removeAllListeners('exit');
+    this.closed = true;
+    await this.restarting;
     await this.worker.terminate();
   }
 
   /** Called by RemoteConstraint.prepare(): joins this step's batch, flushed once the caller's loop is done. */
   requestMask(constraint: RemoteConstraint): Promise<void> {
     if (this.dead) return Promise.reject(this.dead);
+    if (constraint.generation !== this.generation) return Promise.reject(new Error('structured outputs: the grammar worker failed and was replaced; this sequence\'s grammar state is lost'));
     if (this.batch.length === 0) {
       this.batchDone = new Promise<void>((resolve, reject) => queueMicrotask(() => void this.flush().then(resolve, reject)));
     }
@@ -106,12 +126,12 @@ export class GrammarClient {
   }
 
   /** Frees a constraint's matcher in the worker (batched: one message per step, not per sequence). */
-  dispose(id: number): void {
-    if (this.dead) return;
+  dispose(id: number, generation: number): void {
+    if (this.dead || generation !== this.generation) return;
     this.disposals.push(id);
     if (this.disposals.length > 1) return;
     setImmediate(() => {
-      if (this.disposals.length === 0 || this.dead) return;
+      if (this.disposals.length === 0 || this.dead || this.restarting) return;
       this.post({ type: 'dispose', ids: this.disposals });
       this.disposals = [];
     });
@@ -121,9 +141,21 @@ export class GrammarClient {
     return this.stopTokenIds.has(token);
   }
 
+  private attach(worker: Worker, control: SharedArrayBuffer): void {
+    this.worker = worker;
+    this.control = new Int32Array(control);
+    this.step = 0;
+    this.slots = new Int32Array(0);
+    worker.on('message', (reply: GrammarReply) => this.onReply(reply));
+    worker.on('error', (err) => this.lost(worker, err));
+    worker.on('exit', (code) => this.lost(worker, new Error(`exited (code ${code})`)));
+  }
+
   private async flush(): Promise<void> {
     const batch = this.batch;
     this.batch = [];
+    const generation = this.generation;
+    if (this.restarting || batch.some((c) => c.generation !== generation)) throw new Error('structured outputs: the grammar worker failed and was replaced');
     let grown: SharedArrayBuffer | undefined;
     if (batch.length * this.words > this.slots.length) {
       grown = new SharedArrayBuffer(Math.max(batch.length, 2 * this.slots.length / this.words) * this.words * 4);
@@ -134,16 +166,18 @@ export class GrammarClient {
     const dispose = this.disposals;
     this.disposals = [];
     this.post({ type: 'step', step, jobs, ...(grown ? { slots: grown } : {}), ...(dispose.length > 0 ? { dispose } : {}) });
-    await this.waitForStep(step);
+    await this.waitForStep(step, generation);
   }
 
-  private async waitForStep(step: number): Promise<void> {
+  private async waitForStep(step: number, generation: number): Promise<void> {
     const waitAsync = (Atomics as unknown as { waitAsync: WaitAsync }).waitAsync;
+    const control = this.control;
     for (;;) {
-      const done = Atomics.load(this.control, 0);
+      const done = Atomics.load(control, 0);
       if (done >= step) return;
       if (this.dead) throw this.dead;
-      const result = waitAsync(this.control, 0, done, 1000);
+      if (generation !== this.generation) throw new Error('structured outputs: the grammar worker failed during this step');
+      const result = waitAsync(control, 0, done, 1000);
       if (result.async) await result.value;
     }
   }
@@ -166,14 +200,43 @@ export class GrammarClient {
       this.stats.cacheMisses++;
       this.stats.compileSeconds.push(reply.seconds);
     }
-    pending.resolve(reply.ids.map((id) => new RemoteConstraint(this, id, pending.enabled)));
+    pending.resolve(reply.ids.map((id) => new RemoteConstraint(this, id, this.generation, pending.command.enabled)));
   }
 
-  private fail(err: Error): void {
-    if (this.dead) return;
-    this.dead = new Error(`grammar worker failed: ${err.message}`);
-    for (const pending of this.compiles.values()) pending.reject(this.dead);
-    this.compiles.clear();
+  /** The worker died: start a fresh one and send it the compiles still waiting. */
+  private lost(worker: Worker, err: Error): void {
+    if (worker !== this.worker || this.closed || this.dead) return;
+    worker.removeAllListeners();
+    void worker.terminate();
+    console.warn(`[structured-outputs] the grammar worker failed (${err.message}); starting a fresh one`);
+    this.generation++;
+    this.disposals = [];
+    // Wakes a step waiting on the dead worker's control word: it sees the new generation and fails.
+    Atomics.notify(this.control, 0);
+    this.restarting = spawnGrammarWorker(this.setup).then(
+      ({ worker: fresh, control }) => {
+        this.restarting = null;
+        if (this.closed) {
+          void fresh.terminate();
+          return;
+        }
+        this.attach(fresh, control);
+        for (const [requestId, pending] of this.compiles) {
+          if (++pending.losses < 2) {
+            this.post(pending.command);
+            continue;
+          }
+          this.compiles.delete(requestId);
+          pending.reject(uncompilableError(pending.command.spec, 'the grammar engine failed on it'));
+        }
+      },
+      (startErr: Error) => {
+        this.restarting = null;
+        this.dead = new Error(`grammar worker failed: ${startErr.message}`);
+        for (const pending of this.compiles.values()) pending.reject(this.dead);
+        this.compiles.clear();
+      },
+    );
   }
 }
 
@@ -194,6 +257,8 @@ export class RemoteConstraint implements SequenceConstraint {
   constructor(
     private readonly client: GrammarClient,
     readonly id: number,
+    /** The worker generation holding its matcher (GrammarClient replaces a failed worker). */
+    readonly generation: number,
     private active: boolean,
   ) {
     this.enableSent = active;
@@ -238,6 +303,6 @@ export class RemoteConstraint implements SequenceConstraint {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    this.client.dispose(this.id);
+    this.client.dispose(this.id, this.generation);
   }
 }

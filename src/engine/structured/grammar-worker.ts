@@ -1,9 +1,11 @@
 // Entry of the grammar worker thread: owns xgrammar (the compiler, its LRU cache and one
 // matcher per constrained sequence), so compiling a schema and filling bitmasks never run on
-// the engine core's thread. See grammar-protocol.ts for the exchange.
+// the engine core's thread. It only compiles specs that already compiled in a trial worker
+// (grammar-trial-pool.ts). See grammar-protocol.ts for the exchange.
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { RequestValidationError } from '../errors';
+import { GrammarTrapError, uncompilableError } from './grammar-builder';
 import { StructuredOutputCompiler } from './grammar-compiler';
 import type { GrammarConstraint } from './grammar-constraint';
 import { SLOT_READY, SLOT_REJECTED, slotWords, type GrammarCommand, type GrammarReply, type GrammarWorkerData } from './grammar-protocol';
@@ -38,8 +40,15 @@ async function main(): Promise<void> {
       }
       send({ type: 'compiled', requestId: cmd.requestId, ids, seconds });
     } catch (err) {
-      const e = err as Error;
-      send({ type: 'compile-failed', requestId: cmd.requestId, message: e.message, param: err instanceof RequestValidationError ? err.param : null, name: e.name });
+      let e = err as Error;
+      if (err instanceof GrammarTrapError) {
+        // Its trial compiled (grammar-trial-pool.ts), so this is rare (this instance's heap is shared by every cached grammar).
+        console.warn(`[structured-outputs] xgrammar trapped in the matcher worker on a ${cmd.spec.kind} constraint: ${err.message}`);
+        e = uncompilableError(cmd.spec, 'the grammar engine failed on it');
+      }
+      send({ type: 'compile-failed', requestId: cmd.requestId, message: e.message, param: e instanceof RequestValidationError ? e.param : null, name: e.name });
+      // The instance may be corrupt: GrammarClient starts a fresh worker.
+      if (err instanceof GrammarTrapError) setImmediate(() => process.exit(1));
     }
   };
 
@@ -71,19 +80,28 @@ async function main(): Promise<void> {
     Atomics.notify(control, 0);
   };
 
-  // One command at a time, in order (a compile's matchers are created asynchronously).
-  let queue = Promise.resolve();
-  port.on('message', (cmd: GrammarCommand) => {
-    queue = queue.then(async () => {
-      switch (cmd.type) {
-        case 'compile':
-          return compile(cmd);
-        case 'step':
-          return step(cmd);
-        case 'dispose':
-          return dispose(cmd.ids);
-      }
+  // Steps (and disposals) run in order as they come; compiles wait in their own queue and run
+  // one at a time between them, so a burst of new specs delays a step by one compile at most.
+  let steps = Promise.resolve();
+  const compiles: Array<Extract<GrammarCommand, { type: 'compile' }>> = [];
+  let compiling = false;
+  const nextCompile = () => {
+    if (compiling || compiles.length === 0) return;
+    compiling = true;
+    setImmediate(() => {
+      void compile(compiles.shift()!).finally(() => {
+        compiling = false;
+        nextCompile();
+      });
     });
+  };
+  port.on('message', (cmd: GrammarCommand) => {
+    if (cmd.type === 'compile') {
+      compiles.push(cmd);
+      nextCompile();
+      return;
+    }
+    steps = steps.then(() => (cmd.type === 'step' ? step(cmd) : dispose(cmd.ids)));
   });
   send({ type: 'ready' });
 }

@@ -9,8 +9,9 @@
 // "[FATAL] <file>:<line>: <reason>" through Emscripten's `err()` and then aborting, and the JS
 // error it throws says only "Aborted()". One statement of the bundle binds `err` to
 // console.error; we point it at a sink that keeps the last message, so errors can say why.
-// The instance stays usable after such an abort (later calls work; the aborted call leaks
-// the little memory it had allocated).
+// A refusal (a [FATAL] reason) leaves the instance usable; a trap (out-of-bounds access, a
+// failed allocation) may not, so callers discard the instance after one. A second patch lets
+// a thread cap the instance's heap (Emscripten's getHeapMax), a compile's memory budget.
 
 import Module from 'node:module';
 import { readFileSync } from 'node:fs';
@@ -21,8 +22,11 @@ export type XgrammarLib = typeof XgrammarModule;
 export type { CompiledGrammar, GrammarCompiler, GrammarMatcher, TokenizerInfo } from '@mlc-ai/web-xgrammar';
 
 const ERR_BINDING = 'var err=Module["printErr"]||console.error.bind(console);';
+/** Emscripten's cap on the WASM heap; the patched bundle reads ours (a compile worker's memory budget). */
+const HEAP_MAX = 'getHeapMax=()=>2147483648;';
 /** Name of the sink on the CommonJS `module` object the bundle is compiled with (not globalThis: jest's vm differs). */
 const SINK = '__ortllmXgrammarErr';
+const HEAP_MAX_KEY = '__ortllmXgrammarHeapMax';
 
 /** Messages xgrammar printed during the current guarded call. */
 let printed: string[] = [];
@@ -34,15 +38,20 @@ interface NodeModuleInternals {
   paths: string[];
 }
 
-function loadBundle(): XgrammarLib {
+function loadBundle(heapMaxBytes: number): XgrammarLib {
   const file = require.resolve('@mlc-ai/web-xgrammar');
   const source = readFileSync(file, 'utf8');
-  if (!source.includes(ERR_BINDING)) {
-    throw new Error(`@mlc-ai/web-xgrammar: unexpected bundle layout (no "${ERR_BINDING}"); pin the version this code was written for (0.1.27).`);
+  for (const statement of [ERR_BINDING, HEAP_MAX]) {
+    if (!source.includes(statement)) {
+      throw new Error(`@mlc-ai/web-xgrammar: unexpected bundle layout (no "${statement}"); pin the version this code was written for (0.1.27).`);
+    }
   }
-  const patched = `var ${SINK}=module.${SINK};` + source.replace(ERR_BINDING, `var err=Module["printErr"]||${SINK};`);
+  const patched =
+    `var ${SINK}=module.${SINK};` +
+    source.replace(ERR_BINDING, `var err=Module["printErr"]||${SINK};`).replace(HEAP_MAX, `getHeapMax=()=>module.${HEAP_MAX_KEY};`);
   const ModuleCtor = Module as unknown as new (id: string) => NodeModuleInternals;
   const m = new ModuleCtor(file);
+  (m as unknown as Record<string, unknown>)[HEAP_MAX_KEY] = Math.min(heapMaxBytes, DEFAULT_HEAP_MAX);
   (m as unknown as Record<string, unknown>)[SINK] = (...args: unknown[]) => {
     const line = args.map(String).join(' ');
     // A refusal's reason is kept for guarded(); anything else xgrammar says is passed on.
@@ -84,29 +93,40 @@ export interface Xgrammar {
   grammar: GrammarBinding;
 }
 
-let loaded: Xgrammar | null = null;
+/** The bundle's own cap: WASM32 with its 2 GiB build setting. */
+const DEFAULT_HEAP_MAX = 2 ** 31;
+
 let ready: Promise<Xgrammar> | null = null;
 
-/** The library with its WASM instance started (the first call in a thread takes ~20 ms). */
-export function loadXgrammar(): Promise<Xgrammar> {
+/**
+ * The library with its WASM instance started (the first call in a thread takes ~20 ms).
+ * `heapMaxBytes` (first call only): the most memory the instance may grow to; beyond it an
+ * allocation fails and the call traps.
+ */
+export function loadXgrammar(heapMaxBytes = DEFAULT_HEAP_MAX): Promise<Xgrammar> {
   ready ??= (async () => {
-    const lib = loadBundle();
+    const lib = loadBundle(heapMaxBytes);
     const json = await lib.Grammar.builtinJSONGrammar();
     const grammar = (json.handle as { constructor: GrammarBinding }).constructor;
     json.dispose();
-    loaded = { lib, grammar };
-    return loaded;
+    return { lib, grammar };
   })();
   return ready;
 }
 
-/** xgrammar when loadXgrammar() has finished in this thread, else null. */
-export function loadedXgrammar(): Xgrammar | null {
-  return loaded;
+/**
+ * An error xgrammar raised. A refusal carries the reason it printed (e.g. 'Unsupported type
+ * "objectx"'); a trap (out-of-bounds access, failed allocation, a failed internal check) may
+ * have left the instance corrupt: `trapped`, and the message is the raw one, for the log only.
+ */
+export class XgrammarError extends Error {
+  constructor(
+    message: string,
+    readonly trapped: boolean,
+  ) {
+    super(message);
+  }
 }
-
-/** An error xgrammar raised, with the reason it printed (e.g. 'Unsupported type "objectx"'). */
-export class XgrammarError extends Error {}
 
 /**
  * Runs a synchronous xgrammar call; an abort becomes an XgrammarError carrying xgrammar's own
@@ -118,17 +138,17 @@ export function guarded<T>(call: () => T): T {
   try {
     return call();
   } catch (err) {
-    throw new XgrammarError(xgrammarReason(err));
+    const fatal = printed.find((line) => line.includes('[FATAL]'));
+    // "[FATAL] /path/grammar_parser.cc:552: EBNF parser error at line 1, …" → the reason only.
+    const reason = fatal?.replace(/^\[FATAL\]\s*\S+:\d+:\s*/, '').trim();
+    const readable = reason && !reason.startsWith('Check failed') ? reason : null;
+    // A C++ exception reaches JS as the number of its pointer: unwound cleanly, the instance is sound.
+    if (typeof err === 'number') throw new XgrammarError(readable ?? 'the grammar engine refused it', false);
+    if (readable) throw new XgrammarError(readable, false);
+    // WASM traps (out-of-bounds access, abort, a bad indirect call) are RuntimeErrors; other errors are ours (grammar rewrites).
+    if (err instanceof Error && err.name !== 'RuntimeError' && !fatal) throw new XgrammarError(err.message, false);
+    throw new XgrammarError(fatal ?? (err instanceof Error ? err.message : String(err)), true);
   } finally {
     printed = [];
   }
-}
-
-function xgrammarReason(err: unknown): string {
-  const fatal = printed.find((line) => line.includes('[FATAL]'));
-  if (fatal) {
-    // "[FATAL] /path/grammar_parser.cc:552: EBNF parser error at line 1, …" → the reason only.
-    return fatal.replace(/^\[FATAL\]\s*\S+:\d+:\s*/, '').trim();
-  }
-  return err instanceof Error ? err.message : String(err);
 }

@@ -5,7 +5,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Worker, type Transferable } from 'node:worker_threads';
+import { Worker, type Transferable, type WorkerOptions } from 'node:worker_threads';
 
 const TS_BOOTSTRAP = `
 const fs = require('node:fs');
@@ -31,11 +31,12 @@ require(workerData.entry);
 
 /**
  * `dir`: the caller's __dirname; `name`: the entry file without extension; `data`: its workerData
- * (structured-cloned); `transferList`: objects in `data` moved rather than cloned (MessagePorts).
+ * (structured-cloned); `transferList`: objects in `data` moved rather than cloned (MessagePorts);
+ * `extra`: further Worker options (resourceLimits).
  */
-export function startWorkerThread(dir: string, name: string, data: object, transferList: Transferable[] = []): Worker {
+export function startWorkerThread(dir: string, name: string, data: object, transferList: Transferable[] = [], extra: Pick<WorkerOptions, 'resourceLimits'> = {}): Worker {
   const compiled = path.join(dir, `${name}.js`);
-  if (!__filename.endsWith('.ts') && fs.existsSync(compiled)) return new Worker(compiled, { workerData: data, transferList });
+  if (!__filename.endsWith('.ts') && fs.existsSync(compiled)) return new Worker(compiled, { ...extra, workerData: data, transferList });
   const root = path.resolve(__dirname, '../../..');
-  return new Worker(TS_BOOTSTRAP, { eval: true, workerData: { ...data, entry: path.join(dir, `${name}.ts`), root }, transferList });
+  return new Worker(TS_BOOTSTRAP, { ...extra, eval: true, workerData: { ...data, entry: path.join(dir, `${name}.ts`), root }, transferList });
 }

@@ -9,6 +9,7 @@ import { VLLM_ENV_VARS } from '../../../src/config/vllm-env';
 import { VLLM_FLAG_POLICY } from '../../../src/config/vllm-flag-policy';
 import { ConfigError, defaultTokenizerPoolSize, resolveServerConfig, ServerConfig, toEngineOptions } from '../../../src/config/server-config';
 import { parseByteSize, parseHumanInt, parseStringList } from '../../../src/config/units';
+import { DEFAULT_STRUCTURED_OUTPUTS_LIMITS } from '../../../src/engine/structured/grammar-limits';
 
 /** Parses `ortllm serve <args>` and returns the config, or the exit code on a usage error. */
 async function parse(args: string[]): Promise<{ config: ServerConfig | null; code: number; stderr: string }> {
@@ -109,6 +110,7 @@ describe('resolveServerConfig', () => {
       maxNumQueuedReqs: 4096,
       tokenizerPoolSize: defaultTokenizerPoolSize(),
       structuredOutputs: { disableAnyWhitespace: false, disableAdditionalProperties: false },
+      structuredOutputsLimits: DEFAULT_STRUCTURED_OUTPUTS_LIMITS,
       dtype: 'auto',
       seed: 0,
       gpuMemoryUtilization: null,

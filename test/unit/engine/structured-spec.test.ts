@@ -3,15 +3,24 @@
 // reason xgrammar printed.
 
 import { RequestValidationError } from '../../../src/engine/errors';
-import { checkStructuredOutputs } from '../../../src/engine/structured/grammar-builder';
+import { buildGrammar } from '../../../src/engine/structured/grammar-builder';
 import { gbnfToEbnf, larkToEbnf, looksLikeLark, toXgrammarEbnf } from '../../../src/engine/structured/grammar-dialects';
 import { choiceGrammar, resolveConstraint } from '../../../src/engine/structured/grammar-spec';
-import { loadXgrammar } from '../../../src/engine/structured/xgrammar';
+import { loadXgrammar, type Xgrammar } from '../../../src/engine/structured/xgrammar';
+import type { StructuredOutputsParams } from '../../../src/engine/types';
 import { normalizeSamplingParams } from '../../../src/engine/sampling-params';
 
+let xg: Xgrammar;
 beforeAll(async () => {
-  await loadXgrammar();
+  xg = await loadXgrammar();
 });
+
+/** What a compile worker does first: the shape check, then xgrammar's parse. */
+function checkStructuredOutputs(so: StructuredOutputsParams) {
+  const spec = resolveConstraint(so);
+  buildGrammar(xg, spec).delete();
+  return spec;
+}
 
 const rejects = (fn: () => unknown, message: RegExp, param: string) => {
   try {
@@ -86,7 +95,7 @@ describe('grammar spellings', () => {
   });
 });
 
-describe('checkStructuredOutputs (xgrammar parse, request time)', () => {
+describe('xgrammar parse of a spec (in a compile worker)', () => {
   it('says why xgrammar refused, with param structured_outputs.<kind>', () => {
     rejects(() => checkStructuredOutputs({ json: { type: 'objectx' } }), /Invalid JSON schema: Unsupported type "objectx"/, 'structured_outputs.json');
     rejects(() => checkStructuredOutputs({ grammar: 'root ::= "a" | b' }), /Invalid grammar: .*Rule "b" is not defined/, 'structured_outputs.grammar');
