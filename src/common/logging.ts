@@ -22,11 +22,9 @@ export function nestLogLevels(level: LogLevel): NestLogLevel[] {
 
 /**
  * Nest's console logger with the line's timestamp formatted once per second. Nest formats it
- * with Intl.DateTimeFormat on every line (to the second: "12/01/2026, 3:08:55 AM"); the line is
- * byte-identical. `format` has the options of Nest's own formatter (console-logger.service.js); a
- * unit test holds the two equal. Measured: in a served profile under load (stories260K streams,
- * 4,800 requests, access log on) Nest's getTimestamp was ~27 us of samples a line; an access-log
- * line in a hot loop (to /dev/null, CPU) 2.4-2.7 -> 1.1-1.4 us.
+ * with Intl.DateTimeFormat on every line (to the second: "12/01/2026, 3:08:55 AM"), about half of
+ * an access-log line's cost (docs/perf/http-overhead.md); the line is byte-identical. `format`
+ * has the options of Nest's own formatter (console-logger.service.js); a unit test holds the two equal.
  */
 export class ServerLogger extends ConsoleLogger {
   private static readonly format = new Intl.DateTimeFormat(undefined, { year: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric', day: '2-digit', month: '2-digit' });

@@ -11,48 +11,10 @@
 // client that takes nothing for --stream-stall-timeout seconds is disconnected, which aborts its
 // request and frees its KV cache.
 //
-// What a streamed chunk costs the HTTP thread (issue 16; bench/stream-overhead.js: the real app
-// over a stand-in engine worker, 64-token streams, the HTTP thread's own CPU; --cpu-prof and perf
-// on the served stories260K agree): ~60 us per chunk at 1 stream, ~17-21 us at 32 before the
-// changes below; ~35-42 and ~12-15 after them. The socket write is the largest single part: a writev of one ~200-byte frame to a loopback client costs
-// 20-22 us at 1 stream (the kernel wakes the reader inside it) and ~5 us at 32. Then each
-// request's own work spread over its chunks (parse, routing and hooks, class-validator,
-// tokenizing, the add message, metrics: ~0.36 ms a request alone, ~0.6-1.2 ms while the engine's
-// threads hold the cores, which is most of the 32-stream bench's TTFT), and the chunk's own path
-// (worker message, OutputStream, the generators, the chunk object, JSON, SSE and chunked framing:
-// ~2.5 us).
-// Taken: (1) the chunk's JSON from a per-response template (serving/chunk-template.ts: the
-// constant head written once, the choice from its known shape; byte-identical to
-// JSON.stringify), ~1.2 us a chunk less; (2) a one-prompt completion stream read without
-// mergeStreams' generator between (~0.6 us); (3) the engine's step messages taken together when
-// several wait (engine/worker/spawn-worker.ts has its figures: fewer writev calls, within the
-// noise on served tok/s), so the frames of the steps that queued up while this thread was busy
-// leave in one writev per socket. bench/stream-overhead, 3 interleaved runs of 2 rounds each,
-// main's build against (1) and (3): 32 streams 16.5-18.0 -> 12.3-15.0 us a chunk, 1 stream
-// 37.9-46.3 -> 35.5-42.1. Served stories260K, main's build against all three (4 alternating
-// rounds, 64 tokens, 512 requests at 32 streams and 150 at 1; the server's main thread from
-// /proc, writev calls from perf stat): at 32 streams 16.5-18.9 -> 13.1-15.3 us of HTTP-thread
-// CPU a token, writev calls per token 1.00 -> 0.67-0.83, tok/s higher in all 4 rounds
-// (23.1k / 26.0k / 23.9k / 15.6k -> 25.7k / 29.0k / 26.3k / 30.0k); at 1 stream tok/s within the
-// rounds' noise either way (4254 / 5710 / 5936 / 4561 -> 4604 / 5214 / 5556 / 4507).
-// Unlike the cork below, nothing is held back: the outputs were already here, and a stream that
-// stops reading is paused as before (test/e2e/backpressure: +0.0 MiB in the 2 s after, 5 runs).
-// Not taken: one writev per connection per event-loop turn (each socket corked at its first frame
-// of the turn, all uncorked in one setImmediate), so the frames of several steps handled in one
-// turn go out together. Served stories260K (perf stat on the server): writev calls per token
-// 1.01 -> 0.47-0.92 at 32 streams, 1.01 -> 0.49-0.95 at 1; bench/stream-overhead at 32 streams,
-// HTTP-thread CPU per chunk 18.3 -> 16.8 us (median of 5 interleaved runs) and 21.3 -> 19.9
-// (median of 4), 1 stream unchanged; served tok/s at 32 streams, 6 alternating rounds, median
-// ~13.4k -> ~16.4k with rounds from 9.8k to 22.2k either way. But with it, test/e2e/backpressure
-// saw the server's RSS grow 20-51 MiB in the 2 s after its stalled streams were paused in 6 of
-// 15 runs (main's build: 0 of 4, this one without the cork 0 of 5, growth <= 0.2 MiB), also when
-// sockets with unsent bytes were left uncorked: a bounded-memory guarantee is worth more than
-// ~2 us a chunk.
-// Not taken either: each frame written straight to the socket as one pre-framed HTTP chunk
-// (skipping OutgoingMessage's four _send calls; byte-identical): 6-11 us less CPU a frame in a
-// per-frame bench (server and client together), but served single-stream TPOT on stories260K
-// within the noise (5 interleaved pairs, 1.16-1.51 ms either way), and it has to read Node's
-// private OutgoingMessage fields to know when the bypass is safe.
+// The socket write is a chunk's largest cost, so the frames of steps that queued up leave in one
+// writev per socket (engine/worker/spawn-worker.ts); a chunk's JSON comes from a per-response
+// template (serving/chunk-template.ts). Frames are not corked across event-loop turns: that saved
+// ~2 us a chunk but let a paused stream's memory grow. Figures: docs/perf/sse.md.
 //
 // Usage (common/respond.ts does this for every generation route):
 //   const sse = new SseStream(reply);

@@ -9,17 +9,8 @@
 //
 // Why: validateSync looks the class's metadata up again on every call (a scan of every class with
 // rules, filters and a grouping) and builds a ValidationError for each of the DTO's properties,
-// sent or not; CompletionRequestDto has ~90. Measured in-process (the unknown-fields pipe and the
-// validation pipe on the bench's bodies, CPU us per body, best of 5 x 20,000, two rounds):
-// /v1/completions 21.7 / 21.7 -> 3.0 / 3.5, /v1/chat/completions 24.7 / 25.0 -> 3.8 / 3.8,
-// /v1/embeddings 10.5 / 9.7 -> 1.2 / 1.3. In a served profile under load validateSync was ~125 us
-// a request (the core-host.ts TTFT breakdown's "class-validator 0.17-0.21 ms" stage). Whole
-// requests, bench/stream-overhead with 1-token streams (--max-tokens 1 --step-us 50,50, 2,000 /
-// 4,000 requests, two runs of two rounds alternating with the build before; access log off, so
-// this is the validation alone): HTTP-thread CPU per SSE frame (2-3 frames a request) at 32
-// concurrent 92.5-98.8 -> 78.8-83.8 us, at 1 concurrent 205-323 -> 173-290.
-// Not taken: memoizing class-validator's metadata lookup inside the library (a patch of its
-// private storage, and only part of the cost: the per-property errors would stay).
+// sent or not; CompletionRequestDto has ~90. This check costs a few microseconds of the ~20 that
+// took per body (docs/perf/http-overhead.md).
 
 import { getMetadataStorage, ValidationTypes, type ValidationArguments, type ValidatorConstraintInterface } from 'class-validator';
 import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';

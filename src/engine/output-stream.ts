@@ -12,12 +12,8 @@
 // vLLM's RequestOutputCollector): a consumer that fell behind writes one larger SSE frame instead
 // of one frame per step, while the text, token ids, logprobs and usage it sees stay the same.
 // Merging happens on take, not on push, so the backlog still counts steps for the pause above.
-// Measured (flock'd, base and this interleaved, 3 rounds of 2): bench/stream-overhead, 32 streams,
-// 100 us steps (the HTTP thread falls behind): 1.02 -> 0.42-0.48 SSE frames a token, HTTP-thread
-// CPU 7.3-9.5 -> 6.1-7.9 us a token, 54-76k -> 61-86k tok/s, better in every pair; at 260 us
-// steps it keeps up (1.02 frames a token either way) and nothing changes. Served stories260K
-// (bench/serve, short prompts, c32, 6 rounds each): 34-59k vs 36-49k tok/s, inside this
-// machine's noise: there the HTTP thread mostly keeps up with the runner's step.
+// It cuts the frames and the HTTP thread's CPU per token when that thread falls behind the steps
+// (docs/perf/sse.md).
 
 import { canMerge, mergeInto } from './output-merge';
 import type { OutputKind, RequestOutput } from './types';

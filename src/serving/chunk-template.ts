@@ -10,10 +10,8 @@
 // elsewhere is serialized as usual: never stale. (A WeakMap from chunk to JSON instead cost
 // ~0.9 us a chunk with its collection, most of what the template saves.)
 //
-// Why: the HTTP thread builds and writes one chunk per token per stream. Measured alone on a
-// typical completion chunk (a 5-field choice, the 32-character id): `{ ...base, choices: [choice] }`
-// and JSON.stringify 1.2 us (0.63 the object with its spread of the base, 0.50 the stringify),
-// against ~0.2 us for the template with the string's flattening into the socket buffer.
+// Why: the HTTP thread builds and writes one chunk per token per stream, and the object's spread
+// and JSON.stringify cost several times the template (docs/perf/sse.md).
 
 /**
  * A chunk built by a ChunkTemplate: a plain data object to every reader (own enumerable fields id,

@@ -266,8 +266,7 @@ export class CompletionServing extends OpenAIServing {
     };
     if (prep.engineRequests.length === 1) {
       // One prompt (the usual request): its stream straight, without mergeStreams' generator
-      // between. bench/stream-overhead at 32 streams, 3 interleaved runs of 2 rounds: HTTP-thread
-      // CPU 11.7-13.2 -> 11.4-12.6 us a chunk (medians 12.6 -> 12.0).
+      // between (docs/perf/sse.md).
       for await (const item of generateFor(this.engine, prep.engineRequests[0], signal)) for (const chunk of chunksOf(0, item)) yield chunk;
     } else {
       const reservation = reserveRoomFor(this.engine, prep.engineRequests);

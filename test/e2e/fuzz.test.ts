@@ -23,7 +23,7 @@ const MODEL = 'stories';
 const SEED = 20261130;
 /** Per operation: this many bodies with any of the schema's fields, and as many with a few of them. */
 const BODIES_PER_OPERATION = 6;
-/** The bound, on top of the baseline's worst probe. */
+/** The project's responsiveness bound for /health, on top of the baseline's worst probe. */
 const HEALTH_SLACK_MS = 200;
 /**
  * During a 1,500-request burst the server does real work for each request and shares the CPU with

@@ -1,4 +1,4 @@
-// One real server started with the vLLM command line from the issue (plus dev mode): the flags
+// One real server started with a typical vLLM deployment's command line (plus dev mode): the flags
 // it accepts without effect are announced, and the endpoints vLLM users script against work —
 // /invocations, /load, /redoc and the VLLM_SERVER_DEV_MODE endpoints (sleep → 503, wake_up,
 // reset_prefix_cache → the next identical prompt misses the cache).

@@ -4,11 +4,7 @@
 //
 // The request goes out on node:http(s) over keep-alive connections, not fetch: the load generator
 // shares the machine's cores with the server it measures, and fetch's web streams cost it about
-// twice the CPU per streamed token (stories260K, 32 streams of 64 tokens, one run after another:
-// 29.6 us of client CPU per token with fetch, about a quarter of all the CPU the run used;
-// 15.5-16.8 with node:http). At 32 streams of the 100M model it costs ~30 us of CPU per token,
-// of which its JavaScript is ~14 (--cpu-prof: the http client's socket reads and the stream
-// iterator; parsing and timing ~2) and the rest the kernel's loopback receive: nothing lean is left.
+// twice the CPU per streamed token (docs/perf/http-overhead.md).
 
 import * as http from 'node:http';
 import * as https from 'node:https';

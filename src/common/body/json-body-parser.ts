@@ -7,12 +7,8 @@
 //
 // A body that is already all here when the parser runs (a small request comes in one segment
 // with its headers) is read at once and goes through the same checks in one piece (bufferedBody),
-// without the stream's flowing-mode start-up and 'data' / 'end' events. Measured (issue 16:
-// stories260K served, 250 sequential streamed /v1/completions per run, timestamps at Fastify's
-// preParsing and preValidation hooks, 2 rounds alternating with the stream-only parser): body
-// read and parse p50 0.23-0.24 ms -> 0.13-0.17 ms on a request's path to its first token.
-// The HTTP thread's CPU per request (1-token streams, 600 requests, /proc schedstat) moved less
-// than the runs' noise: 1007 / 977 -> 933 / 989 us.
+// without the stream's flowing-mode start-up and 'data' / 'end' events, ~0.1 ms sooner on a
+// request's path to its first token (docs/perf/http-overhead.md).
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parse as secureJsonParse } from 'secure-json-parse';

@@ -8,8 +8,8 @@ import * as crypto from 'node:crypto';
  *
  * SHA-256 over the parent hash's (or the salt tag's) UTF-8 bytes, then the tokens as int32
  * little-endian, written into one reused buffer and hashed with crypto.hash (one call, Node
- * >= 20.12): the same digest as createHash().update(head).update(tokens), measured 0.52-0.66
- * against 1.17-1.24 us a 16-token block, and no Int32Array or hash object left per block. A
+ * >= 20.12): the same digest as createHash().update(head).update(tokens) in half the time, and
+ * no Int32Array or hash object left per block (docs/perf/engine-overhead.md). A
  * 700-token prompt hashes 43 blocks when it is computed (cacheComputedBlocks) and again when
  * the next request with it looks up the prefix cache.
  */

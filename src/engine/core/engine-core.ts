@@ -2,26 +2,8 @@
 // detokenize / stop-check → outputs. Requests join and leave the batch at step
 // boundaries. Runs the same in a worker thread or in-process (see core-host.ts).
 //
-// What a decode step costs here, above the model (issue 16; bench/engine-overhead over a runner
-// that returns logits at once, vocab 512, 64 tokens, CPU us per step, the step message's
-// v8.serialize included; three interleaved runs against the build before, medians): batch 32
-// 105 -> 86 (37-token prompts) and 126 -> 104 (700), in an earlier round 123 -> 86 and
-// 146 -> 83, and with the machine busier (120 rounds a run, two runs each) 138 / 147 -> 111 / 132
-// and 156 / 185 -> 102 / 120; batch 1 ~16 / ~12 either way (within the runs' noise). From: the greedy argmax in
-// the addon from 128-float rows (sampling/argmax.ts: ~15 -> ~3 us a batch-32 step at vocab 512);
-// DELTA text from the detokenizer's own delta instead of a slice of the whole text (which
-// flattened the growing text every step); a token of whole UTF-8 characters taken from a cache,
-// not through TextDecoder (detokenizer/incremental-detokenizer.ts); the prefix cache's block
-// hash in one crypto.hash call over a reused buffer (block-hash.ts: 1.2 -> 0.5-0.7 us a block,
-// and a 700-token prompt's 43 blocks no longer leave an Int32Array and a hash object each, which
-// the decode steps after it paid for in scavenges: before, a batch-32 decode step at 700 cost
-// ~40 us more than at 37); and no per-step closures, spreads, filtered arrays or second result
-// objects on the per-sequence path (this file, request-state.ts, kv-cache-manager.ts'
-// decode-step allocate). Nothing here grows with the context: the 700-token rows differ from
-// the 37-token ones only by that collector debt. Served, stories260K at 32 streams (512
-// requests of 64 tokens, per-thread CPU from /proc, two interleaved rounds of two): the
-// worker thread 35.7 / 31.4 -> 35.1 / 29.9 us a token (the runner is ~18 of it), the HTTP
-// thread unchanged (18.0 / 15.6 -> 17.4 / 16.8).
+// Kept lean per sequence (no per-step closures, spreads or second result objects): what a step
+// costs above the model is in docs/perf/engine-overhead.md.
 
 import { RequestValidationError } from '../errors';
 import type { EngineRequest, IterationStats, PartialPrefillLimits, RequestOutput, SchedulerStats } from '../types';

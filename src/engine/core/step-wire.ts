@@ -1,19 +1,10 @@
 // How a step event crosses from the engine worker to the HTTP thread: one flat positional array
-// instead of the objects themselves. Structured clone writes and reads every key of every
-// object, and a step's outputs are one object per request and per completion, a dozen keys each.
-// Measured with v8.serialize/deserialize on 32 one-token outputs (a step at 32 streams): 24-40 us
-// to write and 42-70 us to read the objects, against 13-21 us and 14-24 us for encode + write and
-// read + decode here (three runs); for one output it is about even (3-6 us each way). The HTTP
-// thread, which reads, is the busier one at high concurrency. Nothing is left out:
+// instead of the objects themselves, and the message an array too, not an object around them.
+// Structured clone writes and reads every key of every object (a dozen per output), one at a time
+// on the reading side, and the HTTP thread, which reads, is the busier one at high concurrency
+// (docs/perf/engine-overhead.md).
 // decodeStep(encodeStep(e)) equals e, except that the prompt's token ids stay behind (the
-// frontend holds them; OutputStream puts them back).
-// The message itself is an array too, not an object around the arrays: V8's deserializer adds an
-// object's properties one at a time, each a search of the transitions of the map so far
-// (perf on the served stories260K, 1 stream: ValueDeserializer::ReadJSObject was ~9% of the HTTP
-// thread's CPU with the object around the arrays). postMessage + receiveMessageOnPort of a
-// one-output step, this machine (Zen 1, loaded), 4 runs of 50,000: object around arrays
-// 11.3-11.4 us, one flat array 8.4-9.5. The worker's other events are objects with a `type`:
-// isWireStep tells them apart.
+// frontend holds them; OutputStream puts them back). isWireStep tells steps from other events.
 
 import type { CompletionOutput, IterationStats, RequestOutput, SchedulerStats } from '../types';
 import type { CoreEvent, PooledResult } from './protocol';

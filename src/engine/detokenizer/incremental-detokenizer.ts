@@ -112,8 +112,8 @@ export class IncrementalDetokenizer {
   /**
    * A token's text (vLLM decodes a window of tokens through the tokenizer instead). A token
    * whose bytes are whole UTF-8 characters, met with nothing held back, is its cached string:
-   * the streaming decoder would give the same. Measured on stories260K's vocabulary: the
-   * decoder's call was ~0.13 us a token, ~4 us of a batch-32 step (bench/engine-overhead).
+   * the streaming decoder would give the same, without its call per token
+   * (docs/perf/engine-overhead.md).
    */
   private decodeBytes(id: number): string {
     const whole = wholeTokenText(this.tokenizer, id);

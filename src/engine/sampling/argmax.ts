@@ -1,25 +1,10 @@
 // The greedy sampler's argmax over one row of logits: the first index of the largest value (as
 // torch.argmax), NaN never chosen unless it is the row's first value.
 //
-// A greedy decode step runs it once per sequence over vocabSize floats. V8's loop reads about one
-// float per ns, so at vocab 32000 and 32 sequences it held the engine thread ~0.9 ms per step
-// (onnxruntime's ArgMax op on [32, 32000]: 1.05 ms). The native addon's AVX2 loop
-// (native/src/argmax.cc) gives the same index; rows shorter than NATIVE_FROM stay in JS, where
-// the call into the addon would cost more than it saves.
-// The call costs ~0.075 us, so the addon pays from short rows on. Measured per row (32 rows of
-// sin-noise, 20,000 rounds, two runs each): length 128 JS 0.13-0.20 / addon 0.08 us, 256
-// 0.24 / 0.09-0.11, 512 0.46-0.50 / 0.10, 1024 0.86 / 0.12. At stories260K's vocab (512) a
-// batch-32 greedy step's argmax went ~15 -> ~3 us (NATIVE_FROM was 1024 before). A 4-lane JS
-// max then a search for its first index was slower than the plain loop (17 against 14-15 us
-// for 32 rows of 512).
-//
-// Measured with the greedy path that no longer copies the row (sequence-sampler.ts) and the
-// segmented runner returning the head's logits without a copy, against main, interleaved under
-// one lock: engine core CPU per batch-32 decode step at vocab 32000 (bench/engine-overhead over
-// a runner that returns logits at once) 2224 / 2224 -> 1185 / 1138 us; served 100M Q8_0, 32
-// streams of 64 tokens, the server's CPU per generated token 2122 / 2136 -> 2014 / 1914 us
-// (stories260K, vocab 512: 89 / 80 -> 87 / 84, unchanged as expected). The served tok/s moved
-// with the shared machine's load more than with the change (see the issue 16 report).
+// A greedy decode step runs it once per sequence over vocabSize floats, which in V8's loop was a
+// large share of a step at big vocabularies; the native addon's AVX2 loop (native/src/argmax.cc)
+// gives the same index. Rows shorter than NATIVE_FROM stay in JS, where the call into the addon
+// would cost more than it saves. Figures: docs/perf/sampling.md.
 import { nativeKernels } from '../../model/runner/native-kernels';
 
 /** Rows at least this long go to the addon when it is built. */

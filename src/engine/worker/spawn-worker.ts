@@ -8,20 +8,8 @@
 // one writev (node's http corks the socket until the next tick). Fewer syscalls per token for
 // the thread that falls behind, and nothing held back when it keeps up: bounded by what the
 // worker already sent, so a paused stream's memory is as before.
-// Measured (stories260K served, 64-token streams, 512 requests at 32 streams, perf stat on the
-// server): writev calls per token 1.00 -> 0.65-0.91. What that buys is small next to this
-// machine's noise: this drain against one message a turn (everything else the same), 10
-// alternating rounds at 32 streams, tok/s median 19.9k -> 21.3k (5 rounds each way), the HTTP
-// thread's CPU 15.5 -> 15.2 us a token (medians). bench/stream-overhead, whose stand-in worker
-// keeps posting on time while this thread is behind, shows more: 32 streams ~17 -> ~13 us of
-// HTTP-thread CPU a chunk together with serving/chunk-template.ts (~1.2 of that).
-// Commands go one postMessage each. Not taken: holding the 'add'/'encode' commands of one turn of
-// the event loop and posting them as one message at setImmediate (one wake of the worker, one
-// prefill for a wave's requests; aborts and the rest flushed the batch and went at once). Served
-// stories260K, 64-token streams, a keep-alive client, runs alternating with main's build: at 32
-// streams 239-364 req/s (E2E p50 90-131 ms) against 386-475 (67-68 ms) in the same rounds, and 1
-// stream no better (TTFT p50 2.5-3.6 ms against 1.9-2.3). The first requests of a wave waited for
-// the whole turn, and the worker's steps no longer overlapped the HTTP thread taking the rest in.
+// Commands go one postMessage each: holding a turn's adds for one message made a wave's first
+// requests wait for the whole turn. Figures for both: docs/perf/engine-overhead.md.
 
 import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
 import type { EngineOptions } from '../types';

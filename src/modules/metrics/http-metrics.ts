@@ -1,8 +1,8 @@
 // HTTP metrics with prometheus-fastapi-instrumentator's names and defaults: status codes grouped
 // as "2xx", handler = the route template ("none" when no route matched), and the probe/scrape
 // routes left out. Hooked on the raw response's 'finish' so SSE (hijacked) replies count too.
-// Its cost per request (the hook, the 'finish' listener and the five observations, in a hot loop)
-// is 1.6 us of CPU, ~1% of the HTTP thread's per-request work (bench/http-overhead): left as is.
+// Its cost per request is ~1% of the HTTP thread's per-request work (docs/perf/http-overhead.md):
+// left as is.
 
 import type { FastifyInstance } from 'fastify';
 import { Counter, Histogram, Registry, Summary } from 'prom-client';

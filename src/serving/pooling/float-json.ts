@@ -1,8 +1,7 @@
 // A float32 vector as JSON text, byte for byte what JSON.stringify(Array.from(v)) writes (what an
 // embedding's float list has always looked like on the wire), from the addon's writer
-// (native/src/float-json.cc) where it is built, else from JSON.stringify.
-// Measured: a 384-float vector, `node` loop of 20,000 on the shared 2-core machine: the addon 15.9-
-// 16.8 us, JSON.stringify(Array.from(v)) 32.6-33.8 us (V8 formats each double on its own).
+// (native/src/float-json.cc) where it is built, else from JSON.stringify. The addon takes about
+// half of JSON.stringify's time, which formats each double on its own (docs/perf/http-overhead.md).
 import { nativeAddonPath } from '../../model/runner/native-kernels';
 
 const ADDON = 'native/build/Release/ortllm_json.node';

@@ -42,7 +42,7 @@ async function run(line: string[], env: NodeJS.ProcessEnv = {}): Promise<Outcome
 const MODEL = '/models/Llama-3.2-1B-Instruct';
 
 describe('vLLM command lines', () => {
-  it("the issue's Kubernetes line starts, with one notice for --trust-remote-code", async () => {
+  it("a Kubernetes manifest's line starts, with one notice for --trust-remote-code", async () => {
     const r = await run(['serve', MODEL, '--dtype', 'auto', '--trust-remote-code', '--gpu-memory-utilization', '0.9', '--seed', '0', '--disable-log-stats']);
     expect(r.code).toBe(0);
     expect(r.config).toMatchObject({ model: MODEL, dtype: 'auto', gpuMemoryUtilization: 0.9, seed: 0, disableLogStats: true });
