@@ -53,6 +53,11 @@ export function withSourceParam(err: unknown, so: StructuredOutputsParams | null
   return new RequestValidationError(err.message, sourceFields.get(so) ?? 'structured_outputs');
 }
 
+/** Names the field a constraint came from when the client spelled it differently (Responses' text.format for response_format). */
+export function renameSourceField(so: StructuredOutputsParams | null | undefined, from: string, to: string): void {
+  if (so && sourceFields.get(so) === from) sourceFields.set(so, to);
+}
+
 /** The only backend; 'auto' picks it (vLLM also accepts backend options after a colon). */
 const BACKENDS = new Set(['xgrammar', 'auto']);
 

@@ -22,6 +22,7 @@ import { OpenAIServing } from '../openai-serving';
 import { buildSamplingParams } from '../sampling-params';
 import { sentFields, type SamplingRequestFields } from '../sampling-request';
 import type { ServingOptions } from '../serving-options';
+import { renameSourceField } from '../structured-outputs';
 import { resolveRequestTools, RESPONSES_TOOLS, type RequestTools } from '../tool-choice';
 import { BackgroundResponses } from './background-responses';
 import {
@@ -199,7 +200,10 @@ export class ResponsesServing extends OpenAIServing {
     };
     const sent = sentFields(fields);
     try {
-      return this.toolSamplingParams(fields, tools, (constrained) => this.buildSamplingParams(body, prompt, constrained, sent));
+      const params = this.toolSamplingParams(fields, tools, (constrained) => this.buildSamplingParams(body, prompt, constrained, sent));
+      // Errors the engine finds later (a schema xgrammar refuses) name the field the client sent.
+      renameSourceField(params.structured_outputs, 'response_format', 'text.format');
+      return params;
     } catch (err) {
       // The mapping names chat's field; here the client sent text.format.
       if (err instanceof RequestValidationError && err.param?.startsWith('response_format')) {
