@@ -26,8 +26,8 @@ import { installRequestIdEcho } from './common/request-id';
 import { installRequestTurns } from './common/request-turns';
 import { createBodyPipes } from './common/body-pipes';
 import { configureStreams } from './common/sse';
-import { toLoadModelOptions, type ServerConfig } from './config/server-config';
-import { planServedModel } from './model/load-model';
+import { planServedModelOf } from './config/engine-args';
+import type { ServerConfig } from './config/server-config';
 import { setUpOutputParsers } from './serving/parser-plugins';
 import { DOCS_PATHS, setupDocs } from './modules/docs/openapi';
 import { audioRoutes, GENERATION_MODEL, servedModelFor, type ServedModel } from './modules/feature-modules';
@@ -124,6 +124,6 @@ async function servedModelOf(config: ServerConfig, options: CreateAppOptions): P
   if (options.servedModel) return options.servedModel;
   if (options.engine) return servedModelFor(options.engine.modelOutput, options.engine.pooler);
   if (options.preview || options.allFeatures) return GENERATION_MODEL;
-  const plan = await planServedModel(toLoadModelOptions(config));
+  const plan = await planServedModelOf(config);
   return servedModelFor(plan.output, plan.pooler);
 }

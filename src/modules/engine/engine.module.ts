@@ -5,7 +5,8 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { createEngine } from '../../engine';
 import type { EngineClient } from '../../engine/types';
-import { ServerConfig, toEngineOptions } from '../../config/server-config';
+import { toEngineOptions } from '../../config/engine-args';
+import type { ServerConfig } from '../../config/server-config';
 import { EngineService } from './engine.service';
 import { GENERATION_MODEL, type ServedModel } from '../served-routes';
 import { ENGINE_CLIENT, SERVED_MODEL_INFO, SERVER_CONFIG } from './engine.tokens';

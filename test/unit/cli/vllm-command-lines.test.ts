@@ -168,7 +168,7 @@ describe("every flag of vLLM's serve --help", () => {
 
 describe('--hf-overrides and its older spellings', () => {
   it('folds --rope-theta / --rope-scaling into the overrides, --hf-overrides winning', async () => {
-    const { toLoadModelOptions } = await import('../../../src/config/server-config');
+    const { toLoadModelOptions } = await import('../../../src/config/engine-args');
     const r = await run(['serve', MODEL, '--rope-theta', '1e6', '--rope-scaling', '{"rope_type":"linear","factor":2}', '--hf-overrides', '{"rope_theta": 500000}']);
     expect(r.code).toBe(0);
     expect(toLoadModelOptions(r.config!).hfOverrides).toEqual({ rope_theta: 500000, rope_scaling: { rope_type: 'linear', factor: 2 } });

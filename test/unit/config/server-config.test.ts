@@ -7,7 +7,8 @@ import { flagTableMarkdown } from '../../../src/config/flag-table';
 import { SERVER_FLAGS } from '../../../src/config/server-flags';
 import { VLLM_ENV_VARS } from '../../../src/config/vllm-env';
 import { VLLM_FLAG_POLICY } from '../../../src/config/vllm-flag-policy';
-import { ConfigError, defaultTokenizerPoolSize, resolveServerConfig, ServerConfig, toEngineOptions } from '../../../src/config/server-config';
+import { toEngineOptions } from '../../../src/config/engine-args';
+import { ConfigError, defaultTokenizerPoolSize, resolveServerConfig, ServerConfig } from '../../../src/config/server-config';
 import { parseByteSize, parseHumanInt, parseStringList } from '../../../src/config/units';
 import { DEFAULT_STRUCTURED_OUTPUTS_LIMITS } from '../../../src/engine/structured/grammar-limits';
 
