@@ -53,7 +53,9 @@ function instantCore(frontend: () => EngineFrontend, vector: Float32Array): Core
     // Pooling requests are never paused (only streams that fall behind are).
     pause: () => undefined,
     resume: () => undefined,
-    control: () => Promise.resolve(),
+    sleep: () => Promise.resolve(),
+    wakeUp: () => Promise.resolve(),
+    resetPrefixCache: () => Promise.resolve(),
     shutdown: () => Promise.resolve(),
   };
 }

@@ -76,12 +76,12 @@ function fakeEngineWorker(): void {
   port.on('message', (command: CoreCommand | { type: 'step-us'; value: number }) => {
     if (command.type === 'step-us') stepUs.value = command.value;
     else if (command.type === 'add') {
-      running.set(command.request.requestId, { maxTokens: command.request.params.max_tokens ?? 16, generated: 0, promptTokens: command.request.promptTokenIds.length });
+      running.set(command.payload.requestId, { maxTokens: command.payload.params.max_tokens ?? 16, generated: 0, promptTokens: command.payload.promptTokenIds.length });
       if (!looping) {
         looping = true;
         setImmediate(step);
       }
-    } else if (command.type === 'abort') for (const id of command.requestIds) running.delete(id);
+    } else if (command.type === 'abort') for (const id of command.payload) running.delete(id);
   });
 }
 
@@ -91,14 +91,16 @@ function fakeCore(worker: Worker, events: MessagePort, frontend: () => EngineFro
   const post = (command: CoreCommand) => worker.postMessage(command);
   return {
     info: { numBlocks: 100_000, blockSize: 16, maxModelLen: 1024 },
-    add: (request) => post({ type: 'add', request }),
+    add: (request) => post({ type: 'add', payload: request }),
     encode: () => {
       throw new Error('generation only');
     },
-    abort: (requestIds) => post({ type: 'abort', requestIds }),
+    abort: (requestIds) => post({ type: 'abort', payload: requestIds }),
     pause: () => undefined,
     resume: () => undefined,
-    control: () => Promise.resolve(),
+    sleep: () => Promise.resolve(),
+    wakeUp: () => Promise.resolve(),
+    resetPrefixCache: () => Promise.resolve(),
     shutdown: () => worker.terminate().then(() => events.close()),
   };
 }

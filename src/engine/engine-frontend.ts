@@ -230,7 +230,7 @@ export class EngineFrontend implements EngineClient {
     const before = this.sleeping;
     this.sleeping = { sleeping: true, level };
     try {
-      await connection.control({ op: 'sleep', level, mode });
+      await connection.sleep({ level, mode });
     } catch (err) {
       this.sleeping = before;
       throw err;
@@ -239,7 +239,7 @@ export class EngineFrontend implements EngineClient {
 
   async wakeUp(): Promise<void> {
     if (!this.sleeping.sleeping) return;
-    await this.liveConnection().control({ op: 'wake' });
+    await this.liveConnection().wakeUp();
     this.sleeping = { sleeping: false, level: 0 };
   }
 
@@ -248,7 +248,7 @@ export class EngineFrontend implements EngineClient {
   }
 
   async resetPrefixCache(): Promise<void> {
-    await this.liveConnection().control({ op: 'reset_prefix_cache' });
+    await this.liveConnection().resetPrefixCache();
   }
 
   async shutdown(): Promise<void> {

@@ -5,7 +5,6 @@
 import { loadModel } from '../model/load-model';
 import type { LoadedModel } from '../model/types';
 import { EngineCoreHost } from './core/core-host';
-import { ControlCalls } from './core/control-calls';
 import type { CoreConnection, CoreEvent } from './core/protocol';
 import { EngineFrontend } from './engine-frontend';
 import { InlineTextProcessor, PooledTextProcessor, spawnTextWorkers } from './text/text-processor';
@@ -55,20 +54,9 @@ export async function createEngine(options: EngineOptions): Promise<EngineClient
 /** Runs the core on this thread over an already loaded model (with weights). */
 export async function createInProcessEngine(model: LoadedModel, options: EngineOptions): Promise<EngineClient> {
   let frontend: EngineFrontend | null = null;
-  const calls = new ControlCalls();
-  const host = await EngineCoreHost.start(model, options, (event) => {
-    if (!calls.settle(event)) frontend?.handleEvent(event);
-  });
-  const connection: CoreConnection = {
-    info: host.info,
-    add: (request) => host.add(request),
-    encode: (request) => host.encode(request),
-    abort: (ids) => host.abort(ids),
-    pause: (ids) => host.pause(ids),
-    resume: (ids) => host.resume(ids),
-    control: (op) => calls.call(op, (callId, o) => host.control(callId, o)),
-    shutdown: () => host.shutdown(),
-  };
+  const host = await EngineCoreHost.start(model, options, (event) => frontend?.handleEvent(event));
+  // The host takes every command itself: a 'call' is its method's promise.
+  const connection: CoreConnection = host;
   const text = model.tokenizer ? new InlineTextProcessor(model.tokenizer, model.chatTemplate) : null;
   frontend = new EngineFrontend(model, options, connection.info, text);
   frontend.attach(connection);

@@ -10,9 +10,9 @@ import { createPoolingRunner } from '../../model/runner/pooling-runner';
 import { wrongRunnerError } from '../errors';
 import { seedGlobalSampler } from '../sampling';
 import { generatesTokens, type LoadedModel, type RunnerOptions } from '../../model/types';
-import type { EncodeRequest, EngineOptions, EngineRequest } from '../types';
+import type { EncodeRequest, EngineOptions, EngineRequest, SleepLevel, SleepMode } from '../types';
 import { loadModel } from '../../model/load-model';
-import type { ControlOp, CoreEvent, CoreInfo } from './protocol';
+import type { CoreEvent, CoreInfo, EngineCommands } from './protocol';
 import { CompletionProcessorFactory } from './completion-processor';
 import { planKvCache } from './kv-plan';
 import { EngineCore } from './engine-core';
@@ -32,27 +32,13 @@ interface Disposable {
   dispose(): Promise<void>;
 }
 
-/** What the host drives, generation or pooling: the core's loop, its requests, and its runner. */
-interface HostedCore {
-  hasWork(): boolean;
-  step(): Promise<void>;
-  abort(requestIds: readonly string[]): void;
-  abortAll(): void;
-  /** Generation requests (a pooling core refuses them). */
-  add(request: EngineRequest): void;
-  /** Pooling requests (a generation core refuses them). */
-  encode(request: EncodeRequest): void;
-  /** Sets aside / takes back requests whose clients stopped reading (generation streams). */
-  pause(requestIds: readonly string[]): void;
-  resume(requestIds: readonly string[]): void;
-  resetPrefixCache(): void;
-  /** Builds a runner for `model` and hands it to the core (wake_up). */
-  attachRunner(model: LoadedModel): Promise<Disposable>;
-  /** Lets the core wake an idle step loop when work arrives on its own (a compiled grammar admits its request). */
-  onWork?(wake: () => void): void;
-}
+/** What the host drives: a generation core (KV cache, streams) or a pooling core (neither). */
+type HostedCore = EngineCore | PoolingCore;
 
-export class EngineCoreHost {
+/** Builds a runner for `model` and hands it to the core (wakeUp). */
+type AttachRunner = (model: LoadedModel) => Promise<Disposable>;
+
+export class EngineCoreHost implements EngineCommands {
   private stopped = false;
   private wake: (() => void) | null = null;
   private readonly loop: Promise<void>;
@@ -67,6 +53,7 @@ export class EngineCoreHost {
   private constructor(
     readonly info: CoreInfo,
     private readonly core: HostedCore,
+    private readonly attachRunner: AttachRunner,
     runner: Disposable,
     model: LoadedModel,
     private readonly options: EngineOptions,
@@ -75,7 +62,7 @@ export class EngineCoreHost {
   ) {
     this.runner = runner;
     this.model = model;
-    core.onWork?.(() => this.wake?.());
+    if (core instanceof EngineCore) core.onWork = () => this.wake?.();
     this.loop = this.run();
   }
 
@@ -138,26 +125,12 @@ export class EngineCoreHost {
       onReject: (requestId, err) => emit(rejection(requestId, err)),
     }, { engines: grammars, defaults: options.structuredOutputs, limits: options.structuredOutputsLimits });
     const info: CoreInfo = { numBlocks: plan.numBlocks, blockSize: options.blockSize, maxModelLen: plan.maxModelLen };
-    const hosted: HostedCore = {
-      hasWork: () => core.hasWork(),
-      step: () => core.step(),
-      abort: (ids) => core.abort(ids),
-      abortAll: () => core.abortAll(),
-      add: (request) => core.addRequest(request),
-      encode: () => {
-        throw wrongRunnerError('encode');
-      },
-      pause: (ids) => core.pause(ids),
-      resume: (ids) => core.resume(ids),
-      resetPrefixCache: () => core.kv.resetPrefixCache(),
-      attachRunner: async (m) => {
-        const next = await createRunner(m, runnerOptions);
-        core.replaceRunner(next);
-        return next;
-      },
-      onWork: (wake) => (core.onWork = wake),
+    const attachRunner: AttachRunner = async (m) => {
+      const next = await createRunner(m, runnerOptions);
+      core.replaceRunner(next);
+      return next;
     };
-    return new EngineCoreHost(info, hosted, runner, model, options, emit, grammars);
+    return new EngineCoreHost(info, core, attachRunner, runner, model, options, emit, grammars);
   }
 
   /** No KV cache: max_model_len is the model's (or the flag's), and one step holds at least one whole sequence. */
@@ -176,61 +149,41 @@ export class EngineCoreHost {
       { onStep: (pooled, stats, iteration) => emit({ type: 'step', outputs: [], pooled, stats, iteration }) },
     );
     const info: CoreInfo = { numBlocks: 0, blockSize: options.blockSize, maxModelLen };
-    const hosted: HostedCore = {
-      hasWork: () => core.hasWork(),
-      step: () => core.step(),
-      abort: (ids) => core.abort(ids),
-      abortAll: () => core.abortAll(),
-      add: () => {
-        throw wrongRunnerError('generate');
-      },
-      encode: (request) => core.addRequest(request),
-      // A pooling request answers once: there is no stream to hold back.
-      pause: () => undefined,
-      resume: () => undefined,
-      resetPrefixCache: () => undefined, // nothing is cached between pooling requests
-      attachRunner: async (m) => {
-        const next = await createPoolingRunner(m, runnerOptions);
-        core.replaceRunner(next);
-        return next;
-      },
+    const attachRunner: AttachRunner = async (m) => {
+      const next = await createPoolingRunner(m, runnerOptions);
+      core.replaceRunner(next);
+      return next;
     };
-    return new EngineCoreHost(info, hosted, runner, model, options, emit, null);
+    return new EngineCoreHost(info, core, attachRunner, runner, model, options, emit, null);
   }
 
-  /** Runs a control operation; the frontend awaits the 'control-done' event. */
-  control(callId: number, op: ControlOp): void {
-    this.runControl(op).then(
-      () => this.emit({ type: 'control-done', callId, error: null }),
-      (err: unknown) => this.emit({ type: 'control-done', callId, error: err instanceof Error ? err.message : String(err) }),
-    );
+  async sleep({ level, mode }: { level: SleepLevel; mode: SleepMode }): Promise<void> {
+    if (mode === 'abort') this.core.abortAll();
+    this.wake?.();
+    await this.idle();
+    const runner = this.runner;
+    this.runner = null;
+    if (level === 2) this.model = null;
+    await runner?.dispose();
+    this.clearPrefixCache();
   }
 
-  private async runControl(op: ControlOp): Promise<void> {
-    switch (op.op) {
-      case 'reset_prefix_cache':
-        this.core.resetPrefixCache();
-        return;
-      case 'sleep': {
-        if (op.mode === 'abort') this.core.abortAll();
-        this.wake?.();
-        await this.idle();
-        const runner = this.runner;
-        this.runner = null;
-        if (op.level === 2) this.model = null;
-        await runner?.dispose();
-        this.core.resetPrefixCache();
-        return;
-      }
-      case 'wake': {
-        if (this.runner) return;
-        const model = this.model ?? (await loadModel({ ...this.options.load, loadWeights: true }));
-        this.runner = await this.core.attachRunner(model);
-        if (this.holdModel) this.model = model;
-        this.wake?.();
-        return;
-      }
-    }
+  async wakeUp(): Promise<void> {
+    if (this.runner) return;
+    const model = this.model ?? (await loadModel({ ...this.options.load, loadWeights: true }));
+    this.runner = await this.attachRunner(model);
+    if (this.holdModel) this.model = model;
+    this.wake?.();
+  }
+
+  resetPrefixCache(): Promise<void> {
+    this.clearPrefixCache();
+    return Promise.resolve();
+  }
+
+  /** Nothing is cached between pooling requests. */
+  private clearPrefixCache(): void {
+    if (this.core instanceof EngineCore) this.core.kv.resetPrefixCache();
   }
 
   /** Resolves once no request is left in the core. */
@@ -240,11 +193,11 @@ export class EngineCoreHost {
   }
 
   add(request: EngineRequest): void {
-    this.accept(request.requestId, () => this.core.add(request));
+    this.accept(request.requestId, () => this.generationCore().addRequest(request));
   }
 
   encode(request: EncodeRequest): void {
-    this.accept(request.requestId, () => this.core.encode(request));
+    this.accept(request.requestId, () => this.poolingCore().addRequest(request));
   }
 
   /** Queues a request, or tells the frontend why not (RequestValidationError / EngineInvariantError there). */
@@ -263,13 +216,25 @@ export class EngineCoreHost {
     this.wake?.();
   }
 
+  /** A pooling request answers once: there is no stream to hold back. */
   pause(requestIds: string[]): void {
-    this.core.pause(requestIds);
+    if (this.core instanceof EngineCore) this.core.pause(requestIds);
   }
 
   resume(requestIds: string[]): void {
-    this.core.resume(requestIds);
+    if (this.core instanceof EngineCore) this.core.resume(requestIds);
     this.wake?.();
+  }
+
+  /** The generation core, or the error a pooling model answers a generation request with. */
+  private generationCore(): EngineCore {
+    if (!(this.core instanceof EngineCore)) throw wrongRunnerError('generate');
+    return this.core;
+  }
+
+  private poolingCore(): PoolingCore {
+    if (!(this.core instanceof PoolingCore)) throw wrongRunnerError('encode');
+    return this.core;
   }
 
   async shutdown(): Promise<void> {

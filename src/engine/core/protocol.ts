@@ -4,8 +4,54 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { EncodeRequest, EngineOptions, EngineRequest, IterationStats, RequestOutput, SchedulerStats, SleepLevel, SleepMode } from '../types';
 
-/** Engine-wide operations the frontend asks the core for and awaits (dev endpoints). */
-export type ControlOp = { op: 'sleep'; level: SleepLevel; mode: SleepMode } | { op: 'wake' } | { op: 'reset_prefix_cache' };
+/** How a command travels: 'send' is posted and forgotten; 'call' is awaited until the core's 'command-done'. */
+export type CommandKind = 'send' | 'call';
+
+/** One entry of ENGINE_COMMANDS. `payload` only carries the argument's type; it is never set. */
+export interface CommandSpec<Payload, Kind extends CommandKind> {
+  readonly kind: Kind;
+  readonly payload?: Payload;
+}
+
+const send = <Payload>(): CommandSpec<Payload, 'send'> => ({ kind: 'send' });
+const call = <Payload = void>(): CommandSpec<Payload, 'call'> => ({ kind: 'call' });
+
+/**
+ * Every operation the frontend asks of the engine core, declared once. The core's handlers
+ * (EngineCommands, implemented by EngineCoreHost), the wire messages (CoreCommand), the worker's
+ * dispatch and both connections (command-wire.ts, in-process) are derived from this table.
+ */
+export const ENGINE_COMMANDS = {
+  /** Queues a generation request (a pooling core refuses it with a 'rejected' event). */
+  add: send<EngineRequest>(),
+  /** Queues a pooling request (a generation core refuses it). */
+  encode: send<EncodeRequest>(),
+  abort: send<string[]>(),
+  /** Sets aside requests whose clients are not reading (EngineCore.pause); resume takes them back. */
+  pause: send<string[]>(),
+  resume: send<string[]>(),
+  /** Frees the runner (and at level 2 the weights) once the core is idle; mode 'abort' ends what runs. */
+  sleep: call<{ level: SleepLevel; mode: SleepMode }>(),
+  /** Rebuilds the runner after sleep (a no-op when awake). */
+  wakeUp: call(),
+  resetPrefixCache: call(),
+  /** Stops the step loop and frees the runner; a worker exits afterwards. */
+  shutdown: call(),
+} as const;
+
+export type CommandName = keyof typeof ENGINE_COMMANDS;
+type Spec<K extends CommandName> = (typeof ENGINE_COMMANDS)[K];
+type PayloadOf<K extends CommandName> = Spec<K> extends CommandSpec<infer Payload, CommandKind> ? Payload : never;
+
+/** The core's side of each command: a 'send' returns nothing, a 'call' settles when done. */
+export type EngineCommands = {
+  [K in CommandName]: (payload: PayloadOf<K>) => Spec<K>['kind'] extends 'call' ? Promise<void> : void;
+};
+
+/** A command on the wire; a 'call' carries the id its 'command-done' answers to. */
+export type CoreCommand = {
+  [K in CommandName]: Spec<K>['kind'] extends 'call' ? { type: K; payload: PayloadOf<K>; callId: number } : { type: K; payload: PayloadOf<K> };
+}[CommandName];
 
 /** What the core tells the frontend once it is running. */
 export interface CoreInfo {
@@ -25,20 +71,11 @@ export type CoreEvent =
   /** The core refused a request the frontend let through (RequestValidationError there). */
   | { type: 'rejected'; requestId: string; message: string; param: string | null; name: string }
   | { type: 'dead'; error: string }
-  /** A control operation finished (error = its failure message). */
-  | { type: 'control-done'; callId: number; error: string | null };
+  /** A 'call' command finished (error = its failure message). */
+  | { type: 'command-done'; callId: number; error: string | null };
 
 /** One finished pooling request of a step: its vector, or why it failed. */
 export type PooledResult = { requestId: string; data: Float32Array } | { requestId: string; error: string };
-
-export type CoreCommand =
-  | { type: 'add'; request: EngineRequest }
-  | { type: 'encode'; request: EncodeRequest }
-  | { type: 'abort'; requestIds: string[] }
-  | { type: 'pause'; requestIds: string[] }
-  | { type: 'resume'; requestIds: string[] }
-  | { type: 'control'; callId: number; op: ControlOp }
-  | { type: 'shutdown' };
 
 /** Worker → HTTP thread, besides CoreEvents. */
 export type WorkerStartupMessage = { type: 'ready'; info: CoreInfo } | { type: 'startup-error'; error: string };
@@ -50,14 +87,4 @@ export interface WorkerData {
 }
 
 /** The frontend's handle on a running core. */
-export interface CoreConnection {
-  readonly info: CoreInfo;
-  add(request: EngineRequest): void;
-  encode(request: EncodeRequest): void;
-  abort(requestIds: string[]): void;
-  /** Sets requests aside while their clients are not reading (EngineCore.pause), or takes them back. */
-  pause(requestIds: string[]): void;
-  resume(requestIds: string[]): void;
-  control(op: ControlOp): Promise<void>;
-  shutdown(): Promise<void>;
-}
+export type CoreConnection = EngineCommands & { readonly info: CoreInfo };

@@ -4,6 +4,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadModel } from '../../model/load-model';
 import { EngineCoreHost } from '../core/core-host';
+import { runCommand } from '../core/command-wire';
 import type { CoreCommand, CoreEvent, WorkerData, WorkerStartupMessage } from '../core/protocol';
 import { encodeStep } from '../core/step-wire';
 import { releaseLoadCopies, tuneMalloc } from './malloc-tuning';
@@ -24,30 +25,11 @@ async function main(): Promise<void> {
     port.postMessage(message);
     return;
   }
+  const reply = (event: CoreEvent) => events.postMessage(event);
   port.on('message', (command: CoreCommand) => {
-    switch (command.type) {
-      case 'add':
-        host.add(command.request);
-        break;
-      case 'encode':
-        host.encode(command.request);
-        break;
-      case 'abort':
-        host.abort(command.requestIds);
-        break;
-      case 'pause':
-        host.pause(command.requestIds);
-        break;
-      case 'resume':
-        host.resume(command.requestIds);
-        break;
-      case 'control':
-        host.control(command.callId, command.op);
-        break;
-      case 'shutdown':
-        void host.shutdown().finally(() => port.close());
-        break;
-    }
+    const settled = runCommand(host, command, reply);
+    // Closing the port lets the thread exit, which the frontend's shutdown waits for.
+    if (command.type === 'shutdown') void settled?.finally(() => port.close());
   });
   const ready: WorkerStartupMessage = { type: 'ready', info: host.info };
   port.postMessage(ready);

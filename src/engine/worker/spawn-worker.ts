@@ -14,7 +14,7 @@
 import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
 import type { EngineOptions } from '../types';
 import { startWorkerThread } from './worker-thread';
-import { ControlCalls } from '../core/control-calls';
+import { PendingCalls, remoteCommands } from '../core/command-wire';
 import type { CoreCommand, CoreConnection, CoreEvent, CoreInfo, WorkerData, WorkerStartupMessage } from '../core/protocol';
 import { decodeStep, isWireStep, type WireStep } from '../core/step-wire';
 
@@ -49,28 +49,25 @@ export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreE
     let info: CoreInfo | null = null;
     let exited = false;
     let exitWaiters: Array<() => void> = [];
-    const calls = new ControlCalls();
+    const calls = new PendingCalls();
+    const post = (command: CoreCommand) => {
+      if (!exited) worker.postMessage(command);
+    };
+    const commands = remoteCommands(post, calls);
     const connection: CoreConnection = {
+      ...commands,
       get info() {
         return info!;
       },
-      add: (request) => post({ type: 'add', request }),
-      encode: (request) => post({ type: 'encode', request }),
-      abort: (requestIds) => post({ type: 'abort', requestIds }),
-      pause: (requestIds) => post({ type: 'pause', requestIds }),
-      resume: (requestIds) => post({ type: 'resume', requestIds }),
-      control: (op) => (exited ? Promise.reject(new Error('engine worker has exited')) : calls.call(op, (callId, o) => post({ type: 'control', callId, op: o }))),
+      // Done when the thread has exited: its 'command-done' may be lost with it.
       shutdown: async () => {
         if (exited) return;
         const done = new Promise<void>((r) => exitWaiters.push(r));
-        post({ type: 'shutdown' });
+        commands.shutdown().catch(() => undefined);
         const timer = setTimeout(() => void worker.terminate(), 10_000);
         await done;
         clearTimeout(timer);
       },
-    };
-    const post = (command: CoreCommand) => {
-      if (!exited) worker.postMessage(command);
     };
 
     const handle = (message: CoreEvent | WireStep): void => {
@@ -98,7 +95,7 @@ export function spawnEngineWorker(options: EngineOptions, onEvent: (event: CoreE
         handle(next.message as CoreEvent | WireStep);
       }
       events.port1.close();
-      calls.failAll(`engine worker exited (code ${code})`);
+      calls.close(`engine worker exited (code ${code})`);
       for (const w of exitWaiters) w();
       exitWaiters = [];
       if (info === null) reject(new Error(`engine worker exited during start-up (code ${code})`));

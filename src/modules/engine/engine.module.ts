@@ -1,5 +1,5 @@
 // EngineModule (global): provides SERVER_CONFIG, SERVED_MODEL_INFO, EngineService and the ENGINE_CLIENT token
-// (an alias of EngineService). The engine is created once, before the app starts listening.
+// (the client EngineService owns). The engine is created once, before the app starts listening.
 // Pass `engine` to serve an already-built client (in-process tests); it is shut down with the app.
 
 import { DynamicModule, Global, Module } from '@nestjs/common';
@@ -24,7 +24,7 @@ export class EngineModule {
           provide: EngineService,
           useFactory: async () => new EngineService(engine ?? (await createEngine(toEngineOptions(config)))),
         },
-        { provide: ENGINE_CLIENT, useExisting: EngineService },
+        { provide: ENGINE_CLIENT, inject: [EngineService], useFactory: (service: EngineService) => service.client },
       ],
       exports: [SERVER_CONFIG, SERVED_MODEL_INFO, EngineService, ENGINE_CLIENT],
     };

@@ -1,112 +1,18 @@
-// EngineService: the one Nest provider in front of the engine (DESIGN "the only door").
-// It delegates to an EngineClient built by createEngine() and shuts it down after the HTTP
+// EngineService: the one Nest provider that owns the engine (DESIGN "the only door"). It holds
+// the EngineClient built by createEngine(), which ENGINE_CLIENT hands out as is (nothing to
+// forward, so a new engine operation needs no edit here), and shuts it down once, after the HTTP
 // server has stopped accepting and drained (onApplicationShutdown runs after the adapter closes).
 
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
-import type {
-  EncodeRequest,
-  EngineClient,
-  EngineHealth,
-  EngineRequest,
-  IterationStats,
-  PoolingRequestOutput,
-  RequestOutput,
-  SchedulerStats,
-  SequenceReservation,
-  SleepLevel,
-  SleepMode,
-  SleepState,
-} from '../../engine/types';
+import type { EngineClient } from '../../engine/types';
 
-export class EngineService implements EngineClient, OnApplicationShutdown {
+export class EngineService implements OnApplicationShutdown {
   private readonly logger = new Logger('EngineService');
   private stopped = false;
 
-  constructor(private readonly client: EngineClient) {}
+  constructor(readonly client: EngineClient) {}
 
-  get modelConfig(): EngineClient['modelConfig'] {
-    return this.client.modelConfig;
-  }
-  get maxModelLen(): number {
-    return this.client.maxModelLen;
-  }
-  get maxNumSeqs(): number {
-    return this.client.maxNumSeqs;
-  }
-  get tokenizer(): EngineClient['tokenizer'] {
-    return this.client.tokenizer;
-  }
-  get chatTemplate(): EngineClient['chatTemplate'] {
-    return this.client.chatTemplate;
-  }
-  get text(): EngineClient['text'] {
-    return this.client.text;
-  }
-  get eosTokenIds(): number[] {
-    return this.client.eosTokenIds;
-  }
-  get generationDefaults(): EngineClient['generationDefaults'] {
-    return this.client.generationDefaults;
-  }
-  get audioFeatures(): EngineClient['audioFeatures'] {
-    return this.client.audioFeatures;
-  }
-
-  ensureCapacity(sequences: number, param?: string | null): void {
-    this.client.ensureCapacity(sequences, param);
-  }
-
-  reserve(sequences: number, param?: string | null): SequenceReservation {
-    return this.client.reserve(sequences, param);
-  }
-
-  get modelOutput(): EngineClient['modelOutput'] {
-    return this.client.modelOutput;
-  }
-  get pooler(): EngineClient['pooler'] {
-    return this.client.pooler;
-  }
-
-  generate(request: EngineRequest, signal?: AbortSignal, reservation?: SequenceReservation): AsyncIterable<RequestOutput> {
-    return this.client.generate(request, signal, reservation);
-  }
-
-  encode(request: EncodeRequest, signal?: AbortSignal, reservation?: SequenceReservation): Promise<PoolingRequestOutput> {
-    return this.client.encode(request, signal, reservation);
-  }
-
-  abort(requestIds: string[]): void {
-    this.client.abort(requestIds);
-  }
-
-  health(): EngineHealth {
-    return this.client.health();
-  }
-
-  stats(): SchedulerStats {
-    return this.client.stats();
-  }
-
-  onIteration(listener: (stats: IterationStats) => void): () => void {
-    return this.client.onIteration(listener);
-  }
-
-  sleep(level: SleepLevel, mode: SleepMode): Promise<void> {
-    return this.client.sleep(level, mode);
-  }
-
-  wakeUp(): Promise<void> {
-    return this.client.wakeUp();
-  }
-
-  sleepState(): SleepState {
-    return this.client.sleepState();
-  }
-
-  resetPrefixCache(): Promise<void> {
-    return this.client.resetPrefixCache();
-  }
-
+  /** Idempotent: the signal handlers and the application's shutdown hook may both call it. */
   async shutdown(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;

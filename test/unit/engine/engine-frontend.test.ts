@@ -36,7 +36,9 @@ function setup(numBlocks = 8, maxNumQueuedReqs: number | null = null) {
     abort: (ids) => aborted.push(ids),
     pause: (ids) => flow.push(`pause ${ids.join()}`),
     resume: (ids) => flow.push(`resume ${ids.join()}`),
-    control: async () => undefined,
+    sleep: async () => undefined,
+    wakeUp: async () => undefined,
+    resetPrefixCache: async () => undefined,
     shutdown: async () => undefined,
   };
   const frontend = new EngineFrontend(model, { maxNumSeqs: 4, schedulingPolicy: 'fcfs', maxNumQueuedReqs }, connection.info);
