@@ -200,7 +200,7 @@ export const SERVER_FLAGS: FlagSpec[] = [
   { flags: '--max-log-len <n>', key: 'maxLogLen', description: 'Longest request body (characters) --enable-log-requests prints', parse: nonNegativeInt, defaultText: 'unlimited' },
   { flags: '--override-generation-config <json>', key: 'overrideGenerationConfig', description: 'JSON object of sampling defaults (temperature, top_p, top_k, min_p, repetition_penalty, max_new_tokens) over generation_config.json', parse: parseJsonObject },
   { flags: '--default-chat-template-kwargs <json>', key: 'defaultChatTemplateKwargs', description: 'JSON object of chat template variables (e.g. {"enable_thinking": false}) under each request\'s chat_template_kwargs', parse: parseJsonObject },
-  { flags: '--hf-overrides <json>', key: 'hfOverrides', description: 'JSON object of config.json keys over the model\'s config: rope_theta, rope_scaling, max_position_embeddings (others are refused)', parse: parseJsonObject },
+  { flags: '--hf-overrides <json>', key: 'hfOverrides', description: 'JSON object of config.json keys over the model\'s config: rope_theta, rope_scaling, max_position_embeddings; is_matryoshka, matryoshka_dimensions (allow embeddings dimensions); others are refused', parse: parseJsonObject },
   { flags: '--rope-theta <theta>', key: 'ropeTheta', description: 'Same as --hf-overrides \'{"rope_theta": THETA}\'', parse: parsePositiveNumber },
   { flags: '--rope-scaling <json>', key: 'ropeScaling', description: 'Same as --hf-overrides \'{"rope_scaling": JSON}\' (linear, dynamic, yarn, llama3)', parse: parseJsonObject },
   { flags: '--uds <path>', key: 'uds', description: 'Listen on this Unix domain socket instead of host:port' },
