@@ -19,7 +19,9 @@ import { registerJsonBodyParser } from './common/body/json-body-parser';
 import { corsOptions } from './common/cors';
 import { installDrain } from './common/drain';
 import { jsonLimitsOf } from './common/body/json-limits';
-import { clientErrorHandler, frameworkErrors, installMethodNotAllowed, installOptionsAnswers, refuseOtherBodyTypes } from './common/framework-errors';
+import {
+  clientErrorHandler, frameworkErrors, installMethodNotAllowed, installMissingApiAnswers, installOptionsAnswers, refuseOtherBodyTypes,
+} from './common/framework-errors';
 import { installAccessLog, installRequestLog, nestLogLevels, ServerLogger } from './common/logging';
 import { OpenAIExceptionFilter } from './common/openai-exception.filter';
 import { installRequestIdEcho } from './common/request-id';
@@ -31,6 +33,7 @@ import type { ServerConfig } from './config/server-config';
 import { setUpOutputParsers } from './serving/parser-plugins';
 import { DOCS_PATHS, setupDocs } from './modules/docs/openapi';
 import { audioRoutes, GENERATION_MODEL, servedModelFor, type ServedModel } from './modules/feature-modules';
+import { missingApiMessage } from './modules/missing-apis';
 
 export interface CreateAppOptions extends AppModuleOptions {
   /** Scan modules without instantiating providers (no engine is built): the OpenAPI script. */
@@ -98,6 +101,7 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
   if (config.enableLogRequests) installRequestLog(fastify, config.maxLogLen);
 
   const servedModel = await servedModelOf(config, options);
+  installMissingApiAnswers(fastify, missingApiMessage(config, servedModel));
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, { ...options, servedModel }), adapter, {
     // Colors only on a terminal: redirected logs (files, Kubernetes) stay plain text.
     logger: new ServerLogger({ logLevels: nestLogLevels(config.logLevel), colors: Boolean(process.stdout.isTTY) }),

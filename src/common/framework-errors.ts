@@ -2,7 +2,8 @@
 // a malformed request line or headers too large (Node's parser, 400 / 431), a request that did not
 // arrive in time (408), a URL that does not decode (400), a body of a type the server does not take
 // (415: JSON only, so a cross-site form cannot drive the server without a CORS preflight), and a
-// known path called with the wrong method (405 with Allow, as Starlette answers).
+// known path called with the wrong method (405 with Allow, as Starlette answers), and an API path
+// the served model lacks (404 naming the API).
 
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
@@ -81,6 +82,19 @@ export function installMethodNotAllowed(fastify: FastifyInstance): void {
     const allowed = otherMethodsServing(fastify, request);
     if (allowed.length === 0) return done();
     void methodNotAllowed(reply, allowed).send(METHOD_NOT_ALLOWED_BODY);
+  });
+}
+
+/**
+ * A path no route serves because the served model lacks its API (named by `messageFor`) answers
+ * 404 with that message instead of a bare "Not Found". Installed after the key check.
+ */
+export function installMissingApiAnswers(fastify: FastifyInstance, messageFor: (path: string) => string | null): void {
+  fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    if (!request.is404 || request.method === 'OPTIONS') return done();
+    const message = messageFor(pathOf(request));
+    if (message === null) return done();
+    void reply.status(404).header('content-type', 'application/json').send(buildErrorBody(message, 404));
   });
 }
 

@@ -580,7 +580,7 @@ export const FLAGS = {
   /** config.json keys over the model's config (rope_theta, rope_scaling, max_position_embeddings). */
   hfOverrides: modelFlag<Record<string, unknown> | null>({
     default: null,
-    cli: [{ flags: '--hf-overrides <json>', description: 'JSON object of config.json keys over the model\'s config: rope_theta, rope_scaling, max_position_embeddings (others are refused)', parse: parseJsonObject }],
+    cli: [{ flags: '--hf-overrides <json>', description: 'JSON object of config.json keys over the model\'s config: rope_theta, rope_scaling, max_position_embeddings; is_matryoshka, matryoshka_dimensions (allow embeddings dimensions); others are refused', parse: parseJsonObject }],
   }),
   /** vLLM's older spellings of hf_overrides' rope keys (hfOverrides wins). */
   ropeTheta: modelFlag<number | null>({

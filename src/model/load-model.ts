@@ -8,7 +8,7 @@ import { architectureOf } from './architectures/registry';
 import { BUILTIN_CHAT_TEMPLATE, createChatTemplate, resolveChatTemplateSource, type ChatTemplateSources } from './chat-template';
 import { whisperTinyConfig, whisperTinyTokenizer, whisperTinyWeights } from './dummy/builtin-whisper';
 import { DUMMY_CONFIG, dummyWeights } from './dummy/dummy-model';
-import { applyHfOverrides } from './config-overrides';
+import { applyHfOverrides, splitServingOverrides } from './config-overrides';
 import { applyGenerationOverrides, loadGenerationConfig } from './generation-config';
 import { loadGgufModelWeights, readGgufModel } from './gguf/load-gguf';
 import { hfChatTemplateSources, loadHfTokenizer, readTokenizerConfig } from './hf/hf-tokenizer-files';
@@ -105,7 +105,9 @@ function planFor(source: string, opened: OpenedModel, opts: LoadModelOptions): M
 /** The model's metadata, --hf-overrides applied to its config. */
 async function openModel(source: string, opts: Pick<LoadModelOptions, 'hfOverrides'>): Promise<OpenedModel> {
   const opened = await openModelFormat(source);
-  opened.config = applyHfOverrides(opened.descriptor, opened.config, opts.hfOverrides);
+  const { serving, graph } = splitServingOverrides(opts.hfOverrides);
+  opened.config = applyHfOverrides(opened.descriptor, opened.config, graph);
+  if (Object.keys(serving).length > 0) opened.configJson = { ...(opened.configJson ?? {}), ...serving };
   return opened;
 }
 

@@ -80,9 +80,10 @@ export class OpenAIHttpError extends Error {
     return new OpenAIHttpError(400, message, param);
   }
 
-  /** 404 NotFoundError with vLLM's exact message for an unknown model. */
-  static modelNotFound(model: string): OpenAIHttpError {
-    return new OpenAIHttpError(404, `The model \`${model}\` does not exist.`, 'model');
+  /** 404 NotFoundError: vLLM's message for an unknown model, then the names this server answers to. */
+  static modelNotFound(model: string, servedNames: readonly string[] = []): OpenAIHttpError {
+    const served = servedNames.length > 0 ? ` Served model names: ${servedNames.map((n) => `\`${n}\``).join(', ')}.` : '';
+    return new OpenAIHttpError(404, `The model \`${model}\` does not exist.${served}`, 'model');
   }
 
   /** 501 NotImplementedError (a feature ortllm does not support). */

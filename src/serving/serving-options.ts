@@ -53,7 +53,7 @@ export function chatTemplateKwargs(opts: Pick<ServingOptions, 'defaultChatTempla
 
 /** The model name responses carry: the request's `model` must be one of the served names (404 otherwise). */
 export function resolveModelName(requested: string | null | undefined, opts: Pick<ServingOptions, 'servedModelNames'>): string {
-  if (requested != null && requested !== '' && !opts.servedModelNames.includes(requested)) throw OpenAIHttpError.modelNotFound(requested);
+  if (requested != null && requested !== '' && !opts.servedModelNames.includes(requested)) throw OpenAIHttpError.modelNotFound(requested, opts.servedModelNames);
   return opts.servedModelNames[0];
 }
 

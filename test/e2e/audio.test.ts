@@ -62,7 +62,8 @@ withSpeechTools.describe('speech-to-text routes (random Whisper, real server, op
     expect(text).toBe(json.text);
     const verbose = await transcribe(files.s2, { language: 'en', response_format: 'verbose_json', timestamp_granularities: ['segment'] });
     expect(verbose.language).toBe('en');
-    expect(Number(verbose.duration)).toBeGreaterThan(1);
+    expect(typeof verbose.duration).toBe('number'); // as OpenAI's types have it (vLLM sends a string)
+    expect(verbose.duration).toBeGreaterThan(1);
     expect(verbose.segments.length).toBeGreaterThan(0);
     expect(verbose.segments[0]).toMatchObject({ id: 0, seek: 0, start: 0 });
     const srt = await transcribe(files.s2, { language: 'en', response_format: 'srt' });
@@ -83,6 +84,31 @@ withSpeechTools.describe('speech-to-text routes (random Whisper, real server, op
     expect(chunks[chunks.length - 1].choices).toEqual([]);
     expect(usage.completion_tokens).toBe(6);
     expect(usage.prompt_tokens).toBeGreaterThan(100); // the prompt plus one token per 10 ms of audio
+  });
+
+  it("streams OpenAI's transcript.text.delta / .done events in the same objects, read through the client's types", async () => {
+    const params = { model, language: 'en', ...TOKENS };
+    const whole = await client.audio.transcriptions.create({ ...params, file: createReadStream(files.s5) } as OpenAI.Audio.TranscriptionCreateParamsNonStreaming);
+    expect(whole.text.length).toBeGreaterThan(0);
+    const typed = async (extra: Record<string, unknown>) => {
+      const stream = await client.audio.transcriptions.create({ ...params, ...extra, file: createReadStream(files.s5), stream: true } as OpenAI.Audio.TranscriptionCreateParamsStreaming);
+      let deltas = '';
+      let vllmContent = '';
+      const done: OpenAI.Audio.TranscriptionTextDoneEvent[] = [];
+      for await (const event of stream) {
+        if (event.type === 'transcript.text.delta') deltas += event.delta;
+        else if (event.type === 'transcript.text.done') done.push(event);
+        vllmContent += (event as unknown as { choices: { delta: { content: string } }[] }).choices.map((c) => c.delta.content).join('');
+      }
+      return { deltas, vllmContent, done };
+    };
+    const plain = await typed({});
+    expect(plain).toEqual({ deltas: whole.text, vllmContent: whole.text, done: [expect.objectContaining({ text: whole.text, choices: [{ delta: { content: '' } }] })] });
+    expect(plain.done[0].usage).toBeUndefined();
+    const withUsage = await typed({ stream_include_usage: true });
+    expect(withUsage.done).toHaveLength(1);
+    expect(withUsage.done[0].usage).toMatchObject({ type: 'tokens', output_tokens: 6, completion_tokens: 6, total_tokens: expect.any(Number) });
+    expect(withUsage.done[0].usage!.input_tokens).toBe((withUsage.done[0].usage as any).prompt_tokens);
   });
 
   it('translates (json without usage, translation.chunk streams) and detects the language when none is given', async () => {
@@ -108,7 +134,7 @@ withSpeechTools.describe('speech-to-text routes (random Whisper, real server, op
 
   it('splits a 70 s recording into windows, joined in order, timestamps offset per window', async () => {
     const verbose = await transcribe(files.long, { language: 'en', response_format: 'verbose_json' });
-    expect(Number(verbose.duration)).toBeCloseTo(70, 1);
+    expect(verbose.duration).toBeCloseTo(70, 1);
     // Segments are in time order; those of later windows start past their window's offset.
     const starts = verbose.segments.map((s: any) => s.start);
     expect(starts).toEqual([...starts].sort((a, b) => a - b));
@@ -184,9 +210,13 @@ withSpeechTools.describe('speech-to-text routes (random Whisper, real server, op
     expect((await transcribe(files.s0, { language: 'en' })).text.length).toBeGreaterThan(0);
   });
 
-  it('has no text generation routes for a speech model', async () => {
+  it("has no text generation routes for a speech model: a 404 with vLLM's words for the API it lacks", async () => {
     const res = await fetch(`${server.baseUrl}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"prompt": "x"}' });
     expect(res.status).toBe(404);
+    expect(((await res.json()) as any).error.message).toBe('The model does not support Completions API');
+    const chat = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Hi' }] }).catch((e: unknown) => e);
+    expect(chat).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((chat as InstanceType<typeof OpenAI.NotFoundError>).message).toBe('404 The model does not support Chat Completions API');
   });
 });
 

@@ -169,7 +169,7 @@ onModel.describe('POST /inference/v1/generate (stories260K)', () => {
   it('answers 404 for an unknown model', async () => {
     const res = await generate({ token_ids: prompt, sampling_params: {}, model: 'no-such-model' });
     expect(res.status).toBe(404);
-    expect(res.json.error).toMatchObject({ message: 'The model `no-such-model` does not exist.', type: 'NotFoundError', code: 404 });
+    expect(res.json.error).toMatchObject({ message: expect.stringMatching(/^The model `no-such-model` does not exist\. Served model names: /), type: 'NotFoundError', code: 404 });
   });
 
   it('aborts an in-flight streaming request: 200 empty body, the stream ends with finish_reason abort', async () => {

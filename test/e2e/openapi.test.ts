@@ -207,7 +207,7 @@ needs(model).describe('committed and served specs, and clients generated from th
         chat: { status: 200, content: expect.stringMatching(/\S/) },
         streamedCompletion: { frames: expect.any(Number), text: result.completion.text },
         streamedChat: { frames: expect.any(Number), content: result.chat.content },
-        unknownModel: { status: 404, message: 'The model `nope` does not exist.' },
+        unknownModel: { status: 404, message: `The model \`nope\` does not exist. Served model names: \`${MODEL_NAME}\`.` },
         unauthorized: 401,
       });
       expect(result.streamedCompletion.frames).toBeGreaterThan(1);

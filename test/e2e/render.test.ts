@@ -118,7 +118,7 @@ onModel.describe('render (stories260K)', () => {
 
   it.each([
     ['beam search', '/v1/completions/render', { prompt: 'x', use_beam_search: true, n: 2 }, 400, 'Beam search is not supported by the render endpoint'],
-    ['an unknown model', '/v1/chat/completions/render', { model: 'nope', messages: [{ role: 'user', content: 'x' }] }, 404, 'The model `nope` does not exist.'],
+    ['an unknown model', '/v1/chat/completions/render', { model: 'nope', messages: [{ role: 'user', content: 'x' }] }, 404, expect.stringMatching(/^The model `nope` does not exist\. Served model names: `.+`\.$/)],
     ['an empty prompt list', '/v1/completions/render', { prompt: [] }, 400, 'prompt cannot be empty.'],
   ])('answers an error for %s', async (_name, path, body, status, message) => {
     const res = await post(path, body);

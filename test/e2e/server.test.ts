@@ -83,11 +83,11 @@ onModel.describe('the server on a real port', () => {
     expect(body).toEqual({ error: { message: expect.any(String), type: expect.any(String), param: 'max_tokens', code: 400 } });
   });
 
-  it('answers an unknown model with 404 "The model `X` does not exist."', async () => {
+  it('answers an unknown model with 404: vLLM\'s "The model `X` does not exist." and the served names', async () => {
     const res = await post(server, '/v1/completions', JSON.stringify({ model: 'gpt-17', prompt: 'Once', max_tokens: 1 }));
     expect(res.status).toBe(404);
     expect(await json(res)).toEqual({
-      error: { message: 'The model `gpt-17` does not exist.', type: 'NotFoundError', param: 'model', code: 404 },
+      error: { message: 'The model `gpt-17` does not exist. Served model names: `stories`, `tiny-alias`.', type: 'NotFoundError', param: 'model', code: 404 },
     });
   });
 

@@ -20,7 +20,8 @@ import { TRANSCRIPTION_SERVING, TRANSLATION_SERVING } from './audio.tokens';
 const OK_RESPONSE = {
   description:
     'json: {text, usage} (usage: transcriptions only); verbose_json: {text, language, duration, segments}; text, srt, vtt: text/plain; ' +
-    'stream: an event stream of transcription.chunk / translation.chunk objects ending with `data: [DONE]`.',
+    'stream: an event stream of transcription.chunk / translation.chunk objects ending with `data: [DONE]`; ' +
+    "transcription chunks are also OpenAI's transcript.text.delta events, closed by one transcript.text.done.",
   content: {
     'application/json': { schema: { anyOf: [{ $ref: getSchemaPath(SpeechResponseDto) }, { $ref: getSchemaPath(SpeechVerboseResponseDto) }] } },
     'text/plain': { schema: { type: 'string' } },

@@ -33,16 +33,26 @@ export class BackgroundRun {
     for (const wake of waiters) wake();
   }
 
+  /** Resolves on the next event, the run's end or the signal's abort; leaves no listener behind. */
+  private nextChange(signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const wake = (): void => {
+        this.waiters.delete(wake);
+        signal?.removeEventListener('abort', wake);
+        resolve();
+      };
+      this.waiters.add(wake);
+      signal?.addEventListener('abort', wake, { once: true });
+    });
+  }
+
   /** The events after sequence number `startingAfter` (all when null), then each new one until the run ends. */
   async *follow(startingAfter: number | null, signal?: AbortSignal): AsyncGenerator<ResponseStreamEvent> {
     let next = startingAfter === null ? 0 : startingAfter + 1;
     for (;;) {
       while (next < this.events.length) yield this.events[next++];
       if (this.done || signal?.aborted) return;
-      await new Promise<void>((resolve) => {
-        this.waiters.add(resolve);
-        signal?.addEventListener('abort', () => resolve(), { once: true });
-      });
+      await this.nextChange(signal);
     }
   }
 }

@@ -23,6 +23,7 @@ import { buildUsage, type UsageInfo } from '../usage';
 import { windowSegments, type WindowOutput } from './speech-segments';
 import type { AudioResponseFormat, SpeechResponse, SpeechSegment, SpeechStreamChunk, SpeechTask, SpeechToTextFields, SpeechVerboseResponse } from './speech-types';
 import { toSrt, toVtt } from './subtitles';
+import { transcriptDelta, transcriptDone, type TranscriptDoneChunk } from './transcript-events';
 
 /** Largest upload vLLM accepts by default (VLLM_MAX_AUDIO_CLIP_FILESIZE_MB). */
 export const DEFAULT_MAX_AUDIO_FILESIZE_MB = 25;
@@ -102,13 +103,16 @@ export class SpeechToTextServing {
         const segments = this.segments(prep, windows);
         if (prep.format === 'srt') return toSrt(segments);
         if (prep.format === 'vtt') return toVtt(segments);
-        return { text: segments.map((s) => s.text).join(''), language: prep.language, duration: String(prep.durationSeconds), segments, words: null };
+        return { text: segments.map((s) => s.text).join(''), language: prep.language, duration: prep.durationSeconds, segments, words: null };
       }
     }
   }
 
-  /** SSE chunks (`transcription.chunk` / `translation.chunk`): each window's deltas, in window order. */
-  async *stream(prep: PreparedSpeech, signal?: AbortSignal): AsyncGenerator<SpeechStreamChunk> {
+  /**
+   * SSE chunks (`transcription.chunk` / `translation.chunk`): each window's deltas, in window order;
+   * transcriptions' chunks are OpenAI's `transcript.text.*` events too (transcript-events.ts).
+   */
+  async *stream(prep: PreparedSpeech, signal?: AbortSignal): AsyncGenerator<SpeechStreamChunk | TranscriptDoneChunk> {
     const { fields } = prep;
     const includeUsage = this.opts.enableForceIncludeUsage || !!fields.stream_include_usage;
     const continuousUsage = includeUsage && !!fields.stream_continuous_usage_stats;
@@ -117,15 +121,21 @@ export class SpeechToTextServing {
     const audioTokens = Math.ceil((prep.durationSeconds * this.audioFeatures().samplingRate) / this.audioFeatures().hopLength);
     const promptTokens = prep.requests.reduce((n, r) => n + r.promptTokenIds.length, 0) + audioTokens;
     let completionTokens = 0;
+    let text = '';
     const usage = (): UsageInfo => buildUsage(promptTokens, completionTokens, 0, { enablePromptTokensDetails: false });
+    // Transcriptions also speak OpenAI's typed events (its API streams no translations).
+    const openAiEvents = this.task === 'transcribe';
     for await (const output of inWindowOrder(prep.requests.map((r) => generateFor(this.engine, r, signal)))) {
       const out = output.outputs[0];
       if (out.finishReason === 'error') throw new OpenAIHttpError(500, output.error ?? 'Internal server error during generation.');
       completionTokens += out.tokenIds.length;
+      text += out.text;
       const choice = out.finishReason === null ? { delta: { content: out.text } } : { delta: { content: out.text }, finish_reason: out.finishReason, stop_reason: out.stopReason };
-      yield { ...base, choices: [choice], ...(continuousUsage ? { usage: usage() } : {}) };
+      const chunk: SpeechStreamChunk = { ...base, choices: [choice], ...(continuousUsage ? { usage: usage() } : {}) };
+      yield openAiEvents ? transcriptDelta(chunk, out.text) : chunk;
     }
-    if (includeUsage) yield { ...base, choices: [], usage: usage() };
+    if (openAiEvents) yield transcriptDone(base, text, includeUsage ? usage() : null);
+    else if (includeUsage) yield { ...base, choices: [], usage: usage() };
   }
 
   private audioFeatures(): AudioFeatureConfig {

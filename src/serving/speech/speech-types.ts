@@ -67,8 +67,8 @@ export interface SpeechResponse {
 export interface SpeechVerboseResponse {
   text: string;
   language: string;
-  /** Seconds, as a string (vLLM). */
-  duration: string;
+  /** Seconds, a number as OpenAI's types have it (vLLM sends a string). */
+  duration: number;
   segments: SpeechSegment[];
   words: null;
 }

@@ -1,5 +1,7 @@
 // `ortllm serve --help` and `run-batch --help` stay byte-identical to the text captured before the
 // flags were declared in one table (fixtures/), and README's flag table stays what flag-table prints.
+// After changing a flag's help on purpose: `npm run build`, then
+// `node dist/src/main.js serve --help > test/unit/cli/fixtures/serve-help.txt` (run-batch likewise).
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadGenerationConfig, parseGenerationConfig } from '../../../src/model/generation-config';
 import { derivedContextLength } from '../../../src/model/architectures/decoder-family';
-import { loadModel } from '../../../src/model/load-model';
+import { loadModel, planServedModel } from '../../../src/model/load-model';
 import type { DecoderArchConfig } from '../../../src/model/types';
 import { DUMMY_CONFIG } from '../../../src/model/dummy/dummy-model';
 import { loadOptions, sharedModel } from '../../helpers/model-files';
@@ -123,5 +123,16 @@ describe('--hf-overrides', () => {
     expect(longer.contextLength).toBe(4096);
     await expect(loadModel(loadOptions(stories, { loadWeights: false, hfOverrides: { hidden_size: 8 } }))).rejects.toThrow(/'hidden_size' is not applied here/);
     await expect(loadModel(loadOptions(stories, { loadWeights: false, hfOverrides: { rope_theta: -1 } }))).rejects.toThrow(/rope_theta must be a positive number/);
+  });
+
+  needs(stories).it('is_matryoshka and matryoshka_dimensions declare Matryoshka support for any pooling model, checked', async () => {
+    const embed = (hfOverrides: Record<string, unknown>) =>
+      planServedModel(loadOptions(stories, { loadWeights: false, hfOverrides, serving: { runner: 'pooling', convert: 'embed', poolerConfig: null } }));
+    expect((await embed({})).pooler).toMatchObject({ matryoshka: false, matryoshkaDimensions: null });
+    expect((await embed({ is_matryoshka: true })).pooler).toMatchObject({ matryoshka: true, matryoshkaDimensions: null });
+    expect((await embed({ matryoshka_dimensions: [16, 32], rope_theta: 20000 })).pooler).toMatchObject({ matryoshka: true, matryoshkaDimensions: [16, 32] });
+    await expect(embed({ is_matryoshka: 'yes' })).rejects.toThrow('--hf-overrides: is_matryoshka must be true or false, got "yes"');
+    await expect(embed({ matryoshka_dimensions: [0] })).rejects.toThrow(/matryoshka_dimensions must be a non-empty list of positive integers/);
+    await expect(embed({ hidden_size: 8 })).rejects.toThrow(/supported for .*: .*is_matryoshka, matryoshka_dimensions\)/);
   });
 });

@@ -30,7 +30,7 @@ export class SpeechSegmentDto implements SpeechSegment {
 export class SpeechVerboseResponseDto implements SpeechVerboseResponse {
   @ApiProperty({ description: 'The segments\' texts joined.' }) text!: string;
   @ApiProperty({ description: 'ISO-639-1 code of the spoken language (given or detected).' }) language!: string;
-  @ApiProperty({ description: 'Seconds of audio, as a string.' }) duration!: string;
+  @ApiProperty({ description: 'Seconds of audio (a number, as OpenAI types it; vLLM sends a string).' }) duration!: number;
   @ApiProperty({ type: () => SpeechSegmentDto, isArray: true, description: 'Segments with timestamps, in time order.' }) segments!: SpeechSegmentDto[];
   @ApiProperty({ type: 'array', items: { type: 'object' }, nullable: true, description: 'Word timestamps are not supported: always null.' }) words!: null;
 }
@@ -52,5 +52,18 @@ export class SpeechStreamResponseDto implements Omit<SpeechStreamChunk, 'usage'>
   @ApiProperty({ type: 'integer', description: 'Seconds since the epoch.' }) created!: number;
   @ApiProperty({ description: 'Served model name.' }) model!: string;
   @ApiProperty({ type: () => SpeechStreamChoiceDto, isArray: true, description: 'One choice; empty on the final usage chunk.' }) choices!: SpeechStreamChoiceDto[];
-  @ApiProperty({ type: () => UsageDto, required: false, description: 'Prompt tokens (with one per 10 ms of audio) and completion tokens: with stream_include_usage.' }) usage?: UsageDto;
+  @ApiProperty({
+    type: () => UsageDto,
+    required: false,
+    description: 'Prompt tokens (with one per 10 ms of audio) and completion tokens: with stream_include_usage. On transcript.text.done also as OpenAI names them (type tokens, input_tokens, output_tokens).',
+  })
+  usage?: UsageDto;
+  @ApiProperty({
+    enum: ['transcript.text.delta', 'transcript.text.done'],
+    required: false,
+    description: 'Transcriptions: OpenAI\'s event type, on every chunk (one transcript.text.done chunk closes the stream).',
+  })
+  type?: 'transcript.text.delta' | 'transcript.text.done';
+  @ApiProperty({ required: false, description: 'transcript.text.delta: the new text (the same as choices[0].delta.content).' }) delta?: string;
+  @ApiProperty({ required: false, description: 'transcript.text.done: the whole transcript.' }) text?: string;
 }
