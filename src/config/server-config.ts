@@ -502,6 +502,7 @@ export function toEngineOptions(c: ServerConfig): EngineOptions {
     structuredOutputs: {
       disableAnyWhitespace: c.structuredOutputsConfig.disableAnyWhitespace,
       disableAdditionalProperties: c.structuredOutputsConfig.disableAdditionalProperties,
+      maxWhitespace: c.structuredOutputsConfig.maxWhitespace,
     },
     structuredOutputsLimits: c.structuredOutputsLimits,
     dtype: c.dtype,

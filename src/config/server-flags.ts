@@ -150,7 +150,7 @@ export const SERVER_FLAGS: FlagSpec[] = [
     flags: '--structured-outputs-config <json>',
     key: 'structuredOutputsConfig',
     description:
-      'Structured outputs as JSON: backend (xgrammar or auto), disable_any_whitespace, disable_additional_properties, disable_fallback',
+      'Structured outputs as JSON: backend (xgrammar or auto), disable_any_whitespace, disable_additional_properties, disable_fallback, max_whitespace (most whitespace characters in a row between JSON tokens, default 1; null: no bound)',
     parse: parseStructuredOutputsConfig,
     defaultText: '{"backend": "auto"}',
   },
