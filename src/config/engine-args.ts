@@ -67,6 +67,7 @@ function buildEngineOptions(c: ServerConfig): EngineOptions {
     structuredOutputs: {
       disableAnyWhitespace: structuredOutputs.structuredOutputsConfig.disableAnyWhitespace,
       disableAdditionalProperties: structuredOutputs.structuredOutputsConfig.disableAdditionalProperties,
+      maxWhitespace: structuredOutputs.structuredOutputsConfig.maxWhitespace,
     },
     structuredOutputsLimits: structuredOutputs.structuredOutputsLimits,
     dtype: model.dtype,

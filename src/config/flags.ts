@@ -336,7 +336,7 @@ export const FLAGS = {
   /** --structured-outputs-config (with the deprecated --guided-decoding-disable-* switches folded in). */
   structuredOutputsConfig: structuredOutputsFlag<StructuredOutputsConfig>({
     default: DEFAULT_STRUCTURED_OUTPUTS_CONFIG,
-    cli: [{ flags: '--structured-outputs-config <json>', description: 'Structured outputs as JSON: backend (xgrammar or auto), disable_any_whitespace, disable_additional_properties, disable_fallback', parse: parseStructuredOutputsConfig, defaultText: '{"backend": "auto"}' }],
+    cli: [{ flags: '--structured-outputs-config <json>', description: 'Structured outputs as JSON: backend (xgrammar or auto), disable_any_whitespace, disable_additional_properties, disable_fallback, max_whitespace (most whitespace characters in a row between JSON tokens, default 1; null: no bound)', parse: parseStructuredOutputsConfig, defaultText: '{"backend": "auto"}' }],
   }),
   /** --structured-outputs-limits: bounds on a constraint and its compile budget. */
   structuredOutputsLimits: structuredOutputsFlag<StructuredOutputsLimits>({

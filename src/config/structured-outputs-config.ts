@@ -2,7 +2,7 @@
 // ({"backend": "xgrammar", "disable_any_whitespace": true, …}). Keys this server cannot honour
 // are refused at start-up rather than ignored.
 
-import type { StructuredOutputsDefaults } from '../engine/structured/grammar-spec';
+import { DEFAULT_MAX_WHITESPACE, type StructuredOutputsDefaults } from '../engine/structured/grammar-spec';
 
 export interface StructuredOutputsConfig extends StructuredOutputsDefaults {
   /** 'auto' or 'xgrammar': the only backend. */
@@ -13,7 +13,11 @@ export const DEFAULT_STRUCTURED_OUTPUTS_CONFIG: StructuredOutputsConfig = {
   backend: 'auto',
   disableAnyWhitespace: false,
   disableAdditionalProperties: false,
+  maxWhitespace: DEFAULT_MAX_WHITESPACE,
 };
+
+/** Bounds a run of JSON whitespace must stay under for xgrammar (a larger bound is as good as none). */
+const MAX_WHITESPACE_LIMIT = 1024;
 
 const BOOLEAN_KEYS = {
   disable_any_whitespace: 'disableAnyWhitespace',
@@ -43,11 +47,17 @@ export function parseStructuredOutputsConfig(text: string): StructuredOutputsCon
     } else if (key === 'disable_fallback') {
       if (typeof value !== 'boolean') throw new Error('disable_fallback must be true or false');
       // One backend: there is never a fallback, so either value holds.
+    } else if (key === 'max_whitespace') {
+      // Not a vLLM key (vLLM has no bound): null restores its unbounded whitespace.
+      if (value !== null && !(Number.isInteger(value) && (value as number) >= 1 && (value as number) <= MAX_WHITESPACE_LIMIT)) {
+        throw new Error(`max_whitespace must be an integer from 1 to ${MAX_WHITESPACE_LIMIT}, or null for no bound`);
+      }
+      config.maxWhitespace = value as number | null;
     } else if (key in BOOLEAN_KEYS) {
       if (typeof value !== 'boolean') throw new Error(`${key} must be true or false`);
       config[BOOLEAN_KEYS[key as keyof typeof BOOLEAN_KEYS]] = value;
     } else {
-      throw new Error(`unknown or unsupported key '${key}' (supported: backend, disable_fallback, disable_any_whitespace, disable_additional_properties)`);
+      throw new Error(`unknown or unsupported key '${key}' (supported: backend, disable_fallback, disable_any_whitespace, disable_additional_properties, max_whitespace)`);
     }
   }
   return config;

@@ -4,6 +4,7 @@
 
 import { RequestValidationError } from '../errors';
 import { toXgrammarEbnf } from './grammar-dialects';
+import { jsonSchemaGrammar, structuralTagWithJsonWhitespace } from './json-whitespace';
 import type { ConstraintKind, ConstraintSpec } from './grammar-spec';
 import { guarded, XgrammarError, type BindingHandle, type Xgrammar } from './xgrammar';
 
@@ -49,8 +50,7 @@ function grammarOf(xg: Xgrammar, spec: ConstraintSpec): BindingHandle {
   switch (spec.kind) {
     case 'json':
     case 'json_object':
-      // indent undefined = one line; separators default to ", " and ": " (Python's json.dumps).
-      return xg.grammar.FromJSONSchema(spec.source, spec.anyWhitespace, undefined, undefined, true, undefined, false);
+      return jsonSchemaGrammar(xg, spec.source, spec);
     case 'regex':
       return xg.grammar.FromStructuralTag(JSON.stringify({ type: 'structural_tag', format: { type: 'regex', pattern: spec.source } }));
     case 'choice':
@@ -58,6 +58,6 @@ function grammarOf(xg: Xgrammar, spec: ConstraintSpec): BindingHandle {
     case 'grammar':
       return xg.grammar.FromEBNF(toXgrammarEbnf(spec.source), 'root');
     case 'structural_tag':
-      return xg.grammar.FromStructuralTag(spec.source);
+      return xg.grammar.FromStructuralTag(structuralTagWithJsonWhitespace(xg, spec.source, spec));
   }
 }

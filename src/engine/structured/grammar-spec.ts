@@ -12,8 +12,10 @@ export interface ConstraintSpec {
   kind: ConstraintKind;
   /** The text handed to xgrammar: schema JSON, regex, EBNF (choice and grammar), structural tag JSON. */
   source: string;
-  /** JSON only: any whitespace between tokens (vLLM's default) or the compact spelling. */
+  /** JSON (and a structural tag's JSON parts): whitespace between tokens (vLLM's default) or the compact spelling (`,` and `:`, nothing else). */
   anyWhitespace: boolean;
+  /** JSON with anyWhitespace only: most whitespace characters in a row between tokens; null: no bound. */
+  maxWhitespace: number | null;
   /** Cache key: kind + everything that changes the compiled grammar. */
   key: string;
 }
@@ -22,9 +24,22 @@ export interface ConstraintSpec {
 export interface StructuredOutputsDefaults {
   disableAnyWhitespace: boolean;
   disableAdditionalProperties: boolean;
+  /** Most whitespace characters in a row between JSON tokens; null: no bound (vLLM's behaviour). */
+  maxWhitespace: number | null;
 }
 
-export const NO_STRUCTURED_DEFAULTS: StructuredOutputsDefaults = { disableAnyWhitespace: false, disableAdditionalProperties: false };
+/**
+ * Without a bound a small model can write `{` and then whitespace until max_tokens. One character
+ * (a space or a newline) is what compact and one-line JSON need, and larger bounds let small models
+ * finish less often (docs/structured-outputs.md).
+ */
+export const DEFAULT_MAX_WHITESPACE = 1;
+
+export const NO_STRUCTURED_DEFAULTS: StructuredOutputsDefaults = {
+  disableAnyWhitespace: false,
+  disableAdditionalProperties: false,
+  maxWhitespace: DEFAULT_MAX_WHITESPACE,
+};
 
 const PARAM = 'structured_outputs';
 
@@ -64,8 +79,10 @@ export function resolveConstraint(so: StructuredOutputsParams, defaults: Structu
   const anyWhitespace = !(so.disable_any_whitespace ?? defaults.disableAnyWhitespace);
   const noAdditional = so.disable_additional_properties ?? defaults.disableAdditionalProperties;
   const source = constraintSource(so, kind, noAdditional);
-  const key = `${kind}\u0000${kind === 'json' || kind === 'json_object' ? (anyWhitespace ? 'ws' : 'compact') : ''}\u0000${source}`;
-  return { kind, source, anyWhitespace, key };
+  const hasJson = kind === 'json' || kind === 'json_object' || kind === 'structural_tag';
+  const maxWhitespace = hasJson && anyWhitespace ? defaults.maxWhitespace : null;
+  const key = `${kind}\u0000${hasJson ? (anyWhitespace ? `ws${maxWhitespace ?? ''}` : 'compact') : ''}\u0000${source}`;
+  return { kind, source, anyWhitespace, maxWhitespace, key };
 }
 
 function constraintSource(so: StructuredOutputsParams, kind: ConstraintKind, noAdditional: boolean): string {

@@ -8,7 +8,7 @@
 
 import type { ChatOutputDelta } from '../chat-output';
 import type { ChatLogprobEntry } from '../logprobs';
-import type { ToolCallDelta } from '../tool-parsers';
+import { isCompleteJson, type ToolCallDelta } from '../tool-parsers';
 import { itemId } from './input-items';
 import type { FunctionCallItem, MessageItem, OutputItem, ReasoningItem } from './protocol';
 
@@ -95,11 +95,16 @@ export class OutputBuilder {
     return events;
   }
 
-  /** Closes the open item; with no output at all, an empty message is the output (as vLLM). */
+  /**
+   * Closes the open item; with no output at all, an empty message is the output (as vLLM). A
+   * function call whose arguments are whole JSON is complete even when the generation was cut.
+   */
   finish(status: ItemStatus): UnnumberedEvent[] {
     const events = this.releaseHeld();
     if (this.items.length === 0) events.push(...this.switchTo('message', null));
-    events.push(...this.close(status));
+    const item = this.open?.item;
+    const wholeCall = item?.type === 'function_call' && isCompleteJson(item.arguments);
+    events.push(...this.close(wholeCall ? 'completed' : status));
     return events;
   }
 

@@ -50,6 +50,8 @@ export interface ScannedCallList {
   /** Index just past the list's closing ']' (or the last object, for separator lists); -1 while open. */
   end: number;
   malformed: boolean;
+  /** The last call's object is still open (the text stops inside it). */
+  lastOpen: boolean;
 }
 
 /**
@@ -59,19 +61,20 @@ export interface ScannedCallList {
 export function scanCallArray(text: string, start: number, argumentKeys: readonly string[]): ScannedCallList {
   const calls: ScannedCall[] = [];
   let i = skipWhitespace(text, start + 1);
-  if (i < text.length && text[i] === ']') return { calls, end: i + 1, malformed: false };
+  const result = (end: number, malformed: boolean, lastOpen = false): ScannedCallList => ({ calls, end, malformed, lastOpen });
+  if (i < text.length && text[i] === ']') return result(i + 1, false);
   while (i < text.length) {
-    if (text[i] !== '{') return { calls, end: -1, malformed: true };
+    if (text[i] !== '{') return result(-1, true);
     const object = scanCallObject(text, i, argumentKeys);
     calls.push(object.call);
-    if (object.malformed || object.end < 0) return { calls, end: -1, malformed: object.malformed };
+    if (object.malformed || object.end < 0) return result(-1, object.malformed, object.end < 0);
     i = skipWhitespace(text, object.end);
     if (i >= text.length) break;
-    if (text[i] === ']') return { calls, end: i + 1, malformed: false };
-    if (text[i] !== ',') return { calls, end: -1, malformed: true };
+    if (text[i] === ']') return result(i + 1, false);
+    if (text[i] !== ',') return result(-1, true);
     i = skipWhitespace(text, i + 1);
   }
-  return { calls, end: -1, malformed: false };
+  return result(-1, false);
 }
 
 /** True when `text` from `start` is one whole JSON value (whitespace around allowed). */

@@ -110,7 +110,7 @@ describe('resolveServerConfig', () => {
       useWorker: true,
       maxNumQueuedReqs: 4096,
       tokenizerPoolSize: defaultTokenizerPoolSize(),
-      structuredOutputs: { disableAnyWhitespace: false, disableAdditionalProperties: false },
+      structuredOutputs: { disableAnyWhitespace: false, disableAdditionalProperties: false, maxWhitespace: 1 },
       structuredOutputsLimits: DEFAULT_STRUCTURED_OUTPUTS_LIMITS,
       dtype: 'auto',
       seed: 0,
@@ -123,13 +123,18 @@ describe('resolveServerConfig', () => {
 
   it('reads --structured-outputs-config (vLLM StructuredOutputsConfig as JSON) and refuses what it cannot honour', async () => {
     const { config } = await parse(['--structured-outputs-config', '{"backend": "xgrammar", "disable_any_whitespace": true}']);
-    expect(config!.structuredOutputsConfig).toEqual({ backend: 'xgrammar', disableAnyWhitespace: true, disableAdditionalProperties: false });
-    expect(toEngineOptions(config!).structuredOutputs).toEqual({ disableAnyWhitespace: true, disableAdditionalProperties: false });
+    expect(config!.structuredOutputsConfig).toEqual({ backend: 'xgrammar', disableAnyWhitespace: true, disableAdditionalProperties: false, maxWhitespace: 1 });
+    expect(toEngineOptions(config!).structuredOutputs).toEqual({ disableAnyWhitespace: true, disableAdditionalProperties: false, maxWhitespace: 1 });
+    // max_whitespace (not a vLLM key): a bound on whitespace runs in JSON, null for none.
+    const bounded = await parse(['--structured-outputs-config', '{"max_whitespace": 8}']);
+    expect(toEngineOptions(bounded.config!).structuredOutputs).toMatchObject({ maxWhitespace: 8 });
+    const unbounded = await parse(['--structured-outputs-config', '{"max_whitespace": null}']);
+    expect(toEngineOptions(unbounded.config!).structuredOutputs).toMatchObject({ maxWhitespace: null });
     // vLLM's deprecated spellings: the two switches are folded in; the backend must be xgrammar / auto.
     const { config: old } = await parse(['--guided-decoding-disable-any-whitespace', '--guided-decoding-backend', 'xgrammar']);
     expect(old!.structuredOutputsConfig).toMatchObject({ disableAnyWhitespace: true, disableAdditionalProperties: false });
     expect((await parse(['--guided-decoding-backend', 'outlines'])).code).toBe(2);
-    for (const bad of ['{"backend": "outlines"}', '{"reasoning_parser": "deepseek_r1"}', '{"disable_any_whitespace": "yes"}', 'xgrammar']) {
+    for (const bad of ['{"backend": "outlines"}', '{"reasoning_parser": "deepseek_r1"}', '{"disable_any_whitespace": "yes"}', '{"max_whitespace": 0}', '{"max_whitespace": 2.5}', '{"max_whitespace": "4"}', 'xgrammar']) {
       const { code, stderr } = await parse(['--structured-outputs-config', bad]);
       expect(code).toBe(2);
       expect(stderr).toMatch(/structured-outputs-config/);

@@ -5,7 +5,7 @@
 import { RequestValidationError } from '../../../src/engine/errors';
 import { buildGrammar } from '../../../src/engine/structured/grammar-builder';
 import { gbnfToEbnf, larkToEbnf, looksLikeLark, toXgrammarEbnf } from '../../../src/engine/structured/grammar-dialects';
-import { choiceGrammar, resolveConstraint } from '../../../src/engine/structured/grammar-spec';
+import { choiceGrammar, DEFAULT_MAX_WHITESPACE, NO_STRUCTURED_DEFAULTS, resolveConstraint } from '../../../src/engine/structured/grammar-spec';
 import { loadXgrammar, type Xgrammar } from '../../../src/engine/structured/xgrammar';
 import type { StructuredOutputsParams } from '../../../src/engine/types';
 import { normalizeSamplingParams } from '../../../src/engine/sampling-params';
@@ -44,7 +44,7 @@ describe('resolveConstraint', () => {
     expect(resolveConstraint({ regex: 'a+' }).key).toBe(resolveConstraint({ regex: 'a+' }).key);
     expect(resolveConstraint({ json: {} }).key).not.toBe(resolveConstraint({ json: {}, disable_any_whitespace: true }).key);
     // Server defaults apply where the request is silent.
-    expect(resolveConstraint({ json: {} }, { disableAnyWhitespace: true, disableAdditionalProperties: false }).anyWhitespace).toBe(false);
+    expect(resolveConstraint({ json: {} }, { ...NO_STRUCTURED_DEFAULTS, disableAnyWhitespace: true }).anyWhitespace).toBe(false);
   });
 
   it('disable_additional_properties closes every object schema', () => {
@@ -69,6 +69,47 @@ describe('resolveConstraint', () => {
       type: 'structural_tag',
       format: { type: 'triggered_tags', triggers: ['<f'], tags: [{ type: 'tag', begin: '<f>', content: { type: 'json_schema', json_schema: { type: 'object' } }, end: '</f>' }] },
     });
+  });
+});
+
+describe('JSON whitespace', () => {
+  const grammarText = (so: StructuredOutputsParams, defaults?: Parameters<typeof resolveConstraint>[1]) => {
+    const grammar = buildGrammar(xg, resolveConstraint(so, defaults)) as unknown as { ToString(): string; delete(): void };
+    const text = grammar.ToString();
+    grammar.delete();
+    // Lookaheads (where a string may end) only read ahead; they emit nothing.
+    return text.replace(/ \(=\(.*\)\)$/gm, '');
+  };
+  const PERSON = { type: 'object', properties: { name: { type: 'string' }, extra: {} }, required: ['name'] };
+
+  it('is bounded by default, in schema rules and in the rules for values of any type', () => {
+    for (const so of [{ json: PERSON }, { json_object: true }]) {
+      const text = grammarText(so);
+      expect(text).toMatch(/\[ \\n\\t\]/);
+      expect(text).not.toMatch(/\[ \\n\\t\][*+]/);
+    }
+    expect(resolveConstraint({ json: {} }).maxWhitespace).toBe(DEFAULT_MAX_WHITESPACE);
+    // No bound (max_whitespace null): xgrammar's unbounded runs, as vLLM.
+    expect(grammarText({ json_object: true }, { ...NO_STRUCTURED_DEFAULTS, maxWhitespace: null })).toMatch(/\[ \\n\\t\]\*/);
+    expect(resolveConstraint({ json: {} }).key).not.toBe(resolveConstraint({ json: {} }, { ...NO_STRUCTURED_DEFAULTS, maxWhitespace: 4 }).key);
+  });
+
+  it('the same rule holds in the json_schema parts of a structural tag', () => {
+    const tag = { type: 'structural_tag', format: { type: 'triggered_tags', triggers: ['<f>'], tags: [{ type: 'tag', begin: '<f>', content: { type: 'json_schema', json_schema: PERSON }, end: '</f>' }] } };
+    const legacy = { structures: [{ begin: '<f>', schema: PERSON, end: '</f>' }], triggers: ['<f>'] };
+    for (const structural_tag of [JSON.stringify(tag), JSON.stringify(legacy)]) {
+      expect(grammarText({ structural_tag })).not.toMatch(/\[ \\n\\t\][*+]/);
+      expect(grammarText({ structural_tag, disable_any_whitespace: true })).not.toMatch(/\[ \\n\\t\]|", "|": "/);
+      expect(grammarText({ structural_tag }, { ...NO_STRUCTURED_DEFAULTS, maxWhitespace: null })).toMatch(/\[ \\n\\t\]\*/);
+    }
+  });
+
+  it('disable_any_whitespace: "," and ":" with nothing after them, nor anywhere else', () => {
+    for (const so of [{ json: PERSON, disable_any_whitespace: true }, { json_object: true, disable_any_whitespace: true }]) {
+      const text = grammarText(so);
+      expect(text).not.toMatch(/\[ \\n\\t\]|", "|": "/);
+      expect(text).toMatch(/"," /);
+    }
   });
 });
 

@@ -32,6 +32,17 @@ describe('OutputBuilder', () => {
     expect(b.items[0]).toMatchObject({ status: 'incomplete', content: [{ logprobs: [lp] }] });
   });
 
+  it('cut by the token limit, a function call with whole arguments stays completed; one with half arguments is incomplete', () => {
+    const b = new OutputBuilder();
+    b.toolCall({ index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a": 1}' } });
+    b.finish('incomplete');
+    expect(b.items[0]).toMatchObject({ type: 'function_call', arguments: '{"a": 1}', status: 'completed' });
+    const cut = new OutputBuilder();
+    cut.toolCall({ index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a": ' } });
+    cut.finish('incomplete');
+    expect(cut.items[0]).toMatchObject({ type: 'function_call', status: 'incomplete' });
+  });
+
   it('an empty generation still answers one empty message', () => {
     const b = new OutputBuilder();
     expect(b.finish('completed').map((e) => e.type)).toContain('response.output_item.done');

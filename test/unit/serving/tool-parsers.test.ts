@@ -204,6 +204,24 @@ describe('forced calls (tool_choice "required" / named)', () => {
     expect(new RequiredToolCallsParser({ tools: [] }).extract('[{"name": "f", "parameters": {').toolCalls).toEqual([]);
   });
 
+  it('required, cut by max_tokens: the closed calls, streamed or not; the open one is dropped, not sent half-written', () => {
+    const required = () => new RequiredToolCallsParser({ tools: [WEATHER] });
+    const paris = '{"name": "get_weather", "parameters": {"city": "Paris"}}';
+    expectParses(required, `[${paris}, {"name": "get_weather", "parameters": {"ci`, { content: null, calls: [call('get_weather', '{"city": "Paris"}')] });
+    expectParses(required, `[${paris}, {"name": "get_weather", "parameters": {"city": "Oslo"}}`, {
+      content: null,
+      calls: [call('get_weather', '{"city": "Paris"}'), call('get_weather', '{"city": "Oslo"}')],
+    });
+    // Arguments complete but the call object still open: not a call yet.
+    expectParses(required, `[${paris}, {"name": "get_weather", "parameters": {}`, { content: null, calls: [call('get_weather', '{"city": "Paris"}')] });
+    expectParses(required, '[{"name": "get_weather", "parameters": {"city": "Par', { content: null, calls: [] });
+    expectParses(required, ' [ ', { content: null, calls: [] });
+  });
+
+  it('required: output that is not a call list stays content', () => {
+    expectParses(() => new RequiredToolCallsParser({ tools: [WEATHER] }), 'Paris', { content: 'Paris', calls: [] });
+  });
+
   it('named: the output is the function\'s arguments', () => {
     expectParses(() => new NamedToolCallParser({ tools: [WEATHER] }, 'get_weather'), ' {"city": "Paris"}', {
       content: null,
