@@ -59,7 +59,7 @@ describe('early answers to a client still uploading (lingering close)', () => {
   }
 
   it('plain fetch reads the 401 and the 413 envelope while its 25 MB upload is refused', async () => {
-    const post = (key: string, body: BodyInit) =>
+    const post = (key: string, body: Buffer | ReadableStream<Uint8Array>) =>
       fetch(`${server.baseUrl}/v1/chat/completions`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
