@@ -6,7 +6,8 @@
 // the body parser): access log and X-Request-Id, the drain (503 while shutting down), the API key
 // (401 before the body is read), 405 for a known path with the wrong method, a request with a body
 // waits its turn on the HTTP thread (request-turns.ts), then the JSON body parser with its size,
-// time and shape limits (common/body/). Every other body type gets 415.
+// time and shape limits (common/body/). Every other body type gets 415. An answer given before
+// the body has arrived lingers (common/lingering-close.ts); shutdown ends the lingering sockets.
 
 import multipart from '@fastify/multipart';
 import { readFileSync } from 'node:fs';
@@ -18,6 +19,7 @@ import { installApiKeyAuth } from './common/api-key-auth';
 import { registerJsonBodyParser } from './common/body/json-body-parser';
 import { corsOptions } from './common/cors';
 import { installDrain } from './common/drain';
+import { endLingering } from './common/lingering-close';
 import { jsonLimitsOf } from './common/body/json-limits';
 import {
   clientErrorHandler, frameworkErrors, installMethodNotAllowed, installMissingApiAnswers, installOptionsAnswers, refuseOtherBodyTypes,
@@ -95,6 +97,10 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
   if (config.enableRequestIdHeaders) installRequestIdEcho(fastify);
   installDrain(fastify);
   installApiKeyAuth(fastify, config.apiKeys, config.disableFastapiDocs ? [] : DOCS_PATHS);
+  fastify.addHook('preClose', (done) => {
+    endLingering(fastify.server);
+    done();
+  });
   installMethodNotAllowed(fastify);
   installOptionsAnswers(fastify);
   installRequestTurns(fastify);

@@ -1,13 +1,14 @@
 // The API key (vLLM's AuthenticationMiddleware): with --api-key / VLLM_API_KEY set, every route
 // needs `Authorization: Bearer <key>` except those marked @Public() and the docs. It runs as a
 // Fastify onRequest hook, so a request without the key is answered 401 before its body is read
-// or parsed. Unknown paths under vLLM's guarded prefixes (percent-decoded) answer 401 too (not
+// or parsed (lingering-close.ts lets the client read it while still uploading). Unknown paths under vLLM's guarded prefixes (percent-decoded) answer 401 too (not
 // 404), and so does a guarded route called with another method (not 405), so routes cannot be
 // enumerated without a key. Keys are compared as SHA-256 digests with timingSafeEqual.
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { otherMethodsServing } from './framework-errors';
+import { lingerAfterAnswer } from './lingering-close';
 import { PUBLIC_ROUTE_CONFIG } from './public.decorator';
 import { pathOf } from './request-path';
 
@@ -103,8 +104,12 @@ export function installApiKeyAuth(fastify: FastifyInstance, apiKeys: readonly st
   });
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     if (checker.allows(request, openPrefixes)) return done();
-    // A body nobody will read: close the connection rather than drain it.
-    if (hasBody(request)) void reply.header('connection', 'close');
+    // A body nobody will read: close the connection rather than read it all, lingering so that a
+    // client still uploading reads the 401 instead of a reset.
+    if (hasBody(request)) {
+      void reply.header('connection', 'close');
+      lingerAfterAnswer(request.raw);
+    }
     void reply.status(401).header('content-type', 'application/json').send(UNAUTHORIZED_BODY);
   });
   return checker;

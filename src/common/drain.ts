@@ -1,10 +1,11 @@
 // Draining on SIGTERM/SIGINT: the listener stays open while the requests in flight finish, and
 // every new request (on a new connection or a kept-alive one) is answered 503 with
-// `Connection: close` and Retry-After instead of a reset, so a load balancer moves it elsewhere
+// `Connection: close` (lingering, for a body still arriving) and Retry-After instead of a reset, so a load balancer moves it elsewhere
 // at once. /health answers 503 too, which takes the instance out of rotation.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { buildErrorBody } from '../serving/openai-error';
+import { lingerAfterAnswer } from './lingering-close';
 
 /** Seconds a client is told to wait before retrying a refused request. */
 const DRAIN_RETRY_AFTER_SECONDS = 1;
@@ -24,8 +25,9 @@ export class HttpDrain {
   }
 
   install(fastify: FastifyInstance): void {
-    fastify.addHook('onRequest', (_request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
       if (this.draining) {
+        lingerAfterAnswer(request.raw);
         void reply
           .status(503)
           .header('connection', 'close')

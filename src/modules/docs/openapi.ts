@@ -17,6 +17,7 @@ import { ORTLLM_VERSION } from '../../config/version';
 import { documentBodyExample, documentEventStream, documentSecurityAndErrors, operationsOf } from './operation-conventions';
 import { makeNullsExplicit, usePublicSchemaNames } from './schema-conventions';
 import { setupRedoc } from './redoc';
+import { describeRequestDefaults } from './request-defaults';
 
 const BEARER_SCHEME = 'bearer';
 
@@ -45,6 +46,7 @@ export function buildOpenApiDocument(app: INestApplication, config: ServerConfig
     documentBodyExample(operation, modelName);
   }
   makeNullsExplicit(document);
+  describeRequestDefaults(document);
   usePublicSchemaNames(document);
   return document;
 }

@@ -8,6 +8,7 @@ import type { OperationObject, RequestBodyObject, ResponseObject } from '@nestjs
 import { BODY_EXAMPLE_EXTENSION, EVENT_STREAM_EXTENSION, SERVED_MODEL, type EventStreamDoc } from '../../common/api-docs.decorators';
 import { ErrorResponse, UnauthorizedResponse } from '../../common/error-response.dto';
 import { PUBLIC_OPENAPI_EXTENSION } from '../../common/public.decorator';
+import { publicSchemaName } from './schema-conventions';
 
 type Operation = OperationObject & Record<string, unknown>;
 
@@ -48,15 +49,24 @@ export function documentSecurityAndErrors(operation: Operation): void {
   operation.responses['5XX'] ??= SERVER_ERROR;
 }
 
-/** @ApiEventStream: the 200 response also has `text/event-stream` content with the frame schema. */
+/** Where the 200 response names the schema of an event stream's `data:` frames. */
+export const EVENT_STREAM_FRAMES = 'x-event-stream';
+
+/**
+ * @ApiEventStream: the 200 response describes the `text/event-stream` answer and names its frame
+ * schema under `x-event-stream`, not as a second content type: generators type a response as the
+ * union of its content types, which would hide the JSON answer's fields (`choices[0].message`).
+ */
 export function documentEventStream(operation: Operation): void {
   const doc = operation[EVENT_STREAM_EXTENSION] as EventStreamDoc | undefined;
   if (!doc) return;
   delete operation[EVENT_STREAM_EXTENSION];
-  const ok = operation.responses['200'] as ResponseObject | undefined;
+  const ok = operation.responses['200'] as (ResponseObject & Record<string, unknown>) | undefined;
   if (!ok) throw new Error(`@ApiEventStream on ${operation.operationId}, which documents no 200 response`);
   const refs = doc.refs.map(($ref) => ({ $ref }));
-  ok.content = { ...ok.content, 'text/event-stream': { schema: refs.length === 1 ? refs[0] : { oneOf: refs } } };
+  const names = doc.refs.map((ref) => `\`${publicSchemaName(ref.slice(ref.lastIndexOf('/') + 1))}\``).join(' or ');
+  ok.description = `${ok.description ?? ''}\n\nFrames of the event stream (\`stream: true\`): ${names} (see Schemas).`;
+  ok[EVENT_STREAM_FRAMES] = { schema: refs.length === 1 ? refs[0] : { oneOf: refs } };
 }
 
 /** @ApiBodyExample: the JSON body's `example`, with SERVED_MODEL replaced by `modelName`. */

@@ -14,7 +14,7 @@ const SCHEMA_PREFIX = '#/components/schemas/';
 type Json = Record<string, unknown>;
 
 /** Calls `visit` on every object in `value`, depth first, parents before children. */
-function eachObject(value: unknown, visit: (node: Json) => void): void {
+export function eachObject(value: unknown, visit: (node: Json) => void): void {
   if (Array.isArray(value)) {
     for (const item of value) eachObject(item, visit);
   } else if (value && typeof value === 'object') {
@@ -23,13 +23,16 @@ function eachObject(value: unknown, visit: (node: Json) => void): void {
   }
 }
 
+/** The name a schema is published under. */
+export const publicSchemaName = (name: string): string => name.replace(IMPLEMENTATION_SUFFIX, '');
+
 /** Renames `XDto` schemas to `X` and rewrites every reference; two classes may not end up with one name. */
 export function usePublicSchemaNames(document: OpenAPIObject): void {
   const schemas = document.components?.schemas;
   if (!schemas) return;
   const renamed = new Map<string, string>();
   for (const name of Object.keys(schemas)) {
-    const publicName = name.replace(IMPLEMENTATION_SUFFIX, '');
+    const publicName = publicSchemaName(name);
     if (publicName === name) continue;
     if (publicName in schemas || [...renamed.values()].includes(publicName)) {
       throw new Error(`OpenAPI: schema ${name} would be published as ${publicName}, which another class already uses; give one an @ApiSchema({ name })`);

@@ -76,11 +76,11 @@ describe('the OpenAPI document', () => {
     expect(JSON.stringify(spec)).not.toContain('{{served_model_name}}');
   });
 
-  it('declares text/event-stream with the frame schema next to JSON on the streaming operations', () => {
+  it('names the event-stream frame schema under x-event-stream, leaving JSON the only 200 content of streaming operations', () => {
     const frames = Object.fromEntries(
       operations()
-        .filter(({ operation }) => operation.responses['200']?.content?.['text/event-stream'])
-        .map(({ id, operation }) => [id, operation.responses['200'].content['text/event-stream'].schema]),
+        .filter(({ operation }) => operation.responses['200']?.['x-event-stream'])
+        .map(({ id, operation }) => [id, operation.responses['200']['x-event-stream'].schema]),
     );
     const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
     expect(frames).toStrictEqual({
@@ -94,7 +94,21 @@ describe('the OpenAPI document', () => {
       // Several frame types (the routes /invocations forwards to): one of them.
       'POST /invocations': { oneOf: [ref('ChatCompletionStreamResponse'), ref('CompletionStreamResponse')] },
     });
-    expect(spec.paths['/v1/completions'].post.responses['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/CompletionResponse');
+    const completions = spec.paths['/v1/completions'].post.responses['200'];
+    expect(Object.keys(completions.content)).toEqual(['application/json']);
+    expect(completions.content['application/json'].schema.$ref).toBe('#/components/schemas/CompletionResponse');
+    expect(completions.description).toContain('`CompletionStreamResponse`');
+    const withStreamContent = operations().filter(({ operation }) => operation.responses['200']?.content?.['text/event-stream']);
+    expect(withStreamContent.map(({ id }) => id)).toEqual([]);
+  });
+
+  it('states request-field defaults in the description, not as `default` (generated request types keep them optional)', () => {
+    const request = spec.components.schemas.CompletionRequest.properties;
+    expect(request.echo).not.toHaveProperty('default');
+    expect(request.echo.description).toMatch(/Default: `false`\.$/);
+    const requests = ['CompletionRequest', 'ChatCompletionRequest', 'ResponsesRequest', 'EmbeddingRequest'].map((name) => spec.components.schemas[name]);
+    const defaults = [...objects(requests)].filter(([, node]) => 'default' in node).map(([pointer]) => pointer);
+    expect(defaults).toEqual([]);
   });
 
   it('makes nulls explicit where OpenAPI 3.0.3 would not apply `nullable` (no type, or a reference)', () => {
