@@ -6,7 +6,7 @@
 export const CONFIG_AREAS = ['model', 'load', 'cache', 'scheduler', 'device', 'structuredOutputs', 'observability', 'responses', 'frontend'] as const;
 export type ConfigArea = (typeof CONFIG_AREAS)[number];
 
-/** One command-line spelling; `--help` and README's flag table print them in declaration order. */
+/** One command-line spelling; `--help` and docs/serve-flags.md's flag table print them in declaration order. */
 export interface CliSpelling {
   /** commander syntax, e.g. '--port <port>' or '--tokens-only'. */
   flags: string;
@@ -34,7 +34,7 @@ export type GivenFlags = Readonly<Record<string, unknown>>;
 /** A VLLM_* environment variable that sets this flag when the command line does not. */
 export interface EnvBinding<T> {
   name: string;
-  /** What it does here (README's table). */
+  /** What it does here (docs/serve-flags.md's table). */
   meaning: string;
   /** The value it sets, or undefined for none; throws with a readable message when malformed. */
   read(value: string, given: GivenFlags): T | undefined;

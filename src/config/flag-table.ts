@@ -1,5 +1,6 @@
-// README's serve flag table, built from the flag tables themselves: (a) SERVER_FLAGS, (b)/(c)
-// VLLM_FLAG_POLICY. `npm run -s flag-table` prints it; a test checks README holds it verbatim.
+// The serve flag table of docs/serve-flags.md, built from the flag tables themselves: (a)
+// SERVER_FLAGS, (b)/(c) VLLM_FLAG_POLICY. `npm run -s flag-table` prints it; a test checks the
+// page holds it verbatim.
 
 import { SERVER_FLAGS } from './server-flags';
 import { VLLM_FLAG_POLICY } from './vllm-flag-policy';

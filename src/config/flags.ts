@@ -1,6 +1,6 @@
 // Every `ortllm serve` flag, declared once: config key, type, default, validation, command-line
 // spellings (vLLM's), VLLM_* variable and the area it configures. ServerConfig, the CLI options,
-// `--help`, README's flag table, the environment and the per-area configs are all derived from
+// `--help`, docs/serve-flags.md's flag table, the environment and the per-area configs are all derived from
 // this object; adding a flag is one entry here plus the code that uses its value.
 
 import type { ConvertFlag, PoolerConfigFlag, RunnerFlag } from '../model/types';

@@ -1,6 +1,6 @@
 // The `ortllm serve` command-line spellings in `--help` order, each with its ServerConfig key,
 // derived from the declarations in flags.ts. The CLI builds its commander options from this
-// list and README's flag table prints it.
+// list and the flag table of docs/serve-flags.md prints it.
 
 import type { CliSpelling } from './flag-declaration';
 import { FLAGS } from './flags';

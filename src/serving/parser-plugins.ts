@@ -11,7 +11,7 @@
 // `{ tools }` per choice and implements `extract(text)` and `extractDelta(delta, finished)`
 // (src/serving/tool-parsers/types.ts); a reasoning parser is constructed with
 // `{ chatTemplateKwargs }` and implements `isReasoningEnd`, `extract` and `extractDelta`
-// (src/serving/reasoning/types.ts). README's "Tool calling" section has a complete example.
+// (src/serving/reasoning/types.ts). docs/tool-calling.md has a complete example.
 
 import { readFileSync } from 'node:fs';
 import Module, { createRequire } from 'node:module';

@@ -100,7 +100,7 @@ onModel.describe('the server on a real port', () => {
   it('answers malformed JSON with 400', async () => {
     const res = await post(server, '/v1/completions', '{"prompt": "Once", ');
     expect(res.status).toBe(400);
-    // The HTTP layer's body errors name the body as their param (README: errors).
+    // The HTTP layer's body errors name the body as their param (docs/routes.md: errors).
     expect(await json(res)).toEqual({ error: { message: expect.stringContaining('JSON'), type: 'Bad Request', param: 'body', code: 400 } });
   });
 

@@ -1,5 +1,5 @@
 // `ortllm serve --help` and `run-batch --help` stay byte-identical to the text captured before the
-// flags were declared in one table (fixtures/), and README's flag table stays what flag-table prints.
+// flags were declared in one table (fixtures/), and docs/serve-flags.md's flag table stays what flag-table prints.
 // After changing a flag's help on purpose: `npm run build`, then
 // `node dist/src/main.js serve --help > test/unit/cli/fixtures/serve-help.txt` (run-batch likewise).
 
@@ -38,10 +38,10 @@ describe('help text of the serve flags', () => {
     expect((await helpOf('run-batch')).split('\n')).toEqual(fixture('run-batch-help.txt').split('\n'));
   });
 
-  it("README's flag table is exactly what flag-table prints", () => {
-    const readme = readFileSync(join(__dirname, '../../../README.md'), 'utf8');
+  it("docs/serve-flags.md's flag table is exactly what flag-table prints", () => {
+    const page = readFileSync(join(__dirname, '../../../docs/serve-flags.md'), 'utf8');
     const table = flagTableMarkdown();
     expect(table.split('\n')[0]).toBe('| Flag | Policy | Default | Meaning |');
-    expect(readme.includes(table)).toBe(true);
+    expect(page.includes(table)).toBe(true);
   });
 });

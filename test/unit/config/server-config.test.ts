@@ -244,24 +244,24 @@ describe('pooling flags (--runner, --convert, --pooler-config, deprecated --task
   });
 });
 
-describe('README', () => {
-  const readme = readFileSync(join(__dirname, '../../../README.md'), 'utf8');
+describe('docs/serve-flags.md', () => {
+  const page = readFileSync(join(__dirname, '../../../docs/serve-flags.md'), 'utf8');
   it('documents every serve flag as (a) implemented', () => {
-    for (const spec of SERVER_FLAGS) expect([spec.flags, readme.includes(`| \`${spec.flags}\` | (a) |`)]).toEqual([spec.flags, true]);
+    for (const spec of SERVER_FLAGS) expect([spec.flags, page.includes(`| \`${spec.flags}\` | (a) |`)]).toEqual([spec.flags, true]);
   });
 
   it('gives every other vLLM flag its policy: (b) no effect or (c) refused', () => {
     for (const policy of VLLM_FLAG_POLICY) {
-      const row = readme.split('\n').find((line) => line.startsWith(`| \`${policy.flags}\``));
+      const row = page.split('\n').find((line) => line.startsWith(`| \`${policy.flags}\``));
       expect([policy.flags, row?.includes(policy.status === 'no-effect' ? '| (b) |' : '| (c) |')]).toEqual([policy.flags, true]);
     }
   });
 
   it('holds the flag table `npm run -s flag-table` prints, verbatim (rows, order, defaults, meanings)', () => {
-    expect(readme).toContain(flagTableMarkdown());
+    expect(page).toContain(flagTableMarkdown());
   });
 
   it('documents every VLLM_* variable with a meaning here', () => {
-    for (const variable of VLLM_ENV_VARS) expect([variable.name, readme.includes(`| \`${variable.name}\` |`)]).toEqual([variable.name, true]);
+    for (const variable of VLLM_ENV_VARS) expect([variable.name, page.includes(`| \`${variable.name}\` |`)]).toEqual([variable.name, true]);
   });
 });

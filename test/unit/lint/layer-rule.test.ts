@@ -1,4 +1,4 @@
-// The layer rule of eslint.config.mjs (README: Architecture) on planted files: an upward import
+// The layer rule of eslint.config.mjs (docs/architecture.md) on planted files: an upward import
 // and a Nest import below src/common fail `npm run lint`, also from folders that do not exist yet;
 // a downward import passes. Runs the eslint CLI as `npm run lint` does.
 

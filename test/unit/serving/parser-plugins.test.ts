@@ -74,9 +74,9 @@ describe('parser plugins', () => {
     expect(JSON.parse(run.stdout)).toEqual({ toolCalls: [], content: 'hi' });
   }, 120_000);
 
-  it("README's example plugin works as it says", async () => {
-    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-    const code = /```js\n(\/\/ my-parser\.js[\s\S]*?)```/.exec(readme)?.[1];
+  it("docs/tool-calling.md's example plugin works as it says", async () => {
+    const page = readFileSync(join(REPO_ROOT, 'docs/tool-calling.md'), 'utf8');
+    const code = /```js\n(\/\/ my-parser\.js[\s\S]*?)```/.exec(page)?.[1];
     expect(code).toBeDefined();
     await loadParserPlugin(write('my-parser.js', code as string));
     const make = () => new (TOOL_PARSERS.get('call_line'))({ tools: [] });
