@@ -26,7 +26,10 @@ NODE_VERSION=$(node -p 'process.version.slice(1)')
 BASE_IMAGE=localhost/ortllm-check-base:${SUITE}-node${NODE_VERSION}-h
 IMAGE=localhost/ortllm:${VERSION}-check
 MODEL=${REPO}/../shared/models/stories260K.gguf
-STREAM_TOKENS=400
+# 64 streams of 2000 tokens outlast the 503 probe by seconds even on a fast machine (one stream of
+# 400 tokens ended before a loaded machine's first probe).
+STREAM_TOKENS=2000
+STREAM_N=64
 
 pm() { podman --storage-driver vfs "$@"; }
 step() { printf '\n== %s\n' "$*"; }
@@ -253,7 +256,7 @@ ok "POST /v1/completions: $(echo "$completion" | node -e 'const r = JSON.parse(r
 # SIGTERM as `docker stop` / the kubelet sends it: to PID 1, from outside, mid-stream.
 stream=$work/stream.txt
 in_netns curl -sSN --max-time 300 -H 'content-type: application/json' \
-  -d "{\"prompt\": \"Once upon a time\", \"max_tokens\": $STREAM_TOKENS, \"ignore_eos\": true, \"n\": 8, \"stream\": true}" \
+  -d "{\"prompt\": \"Once upon a time\", \"max_tokens\": $STREAM_TOKENS, \"ignore_eos\": true, \"n\": $STREAM_N, \"stream\": true}" \
   http://127.0.0.1:8000/v1/completions >"$stream" 2>&1 &
 curl_pid=$!
 for _ in $(seq 1 200); do grep -q '^data: ' "$stream" && break; sleep 0.05; done
