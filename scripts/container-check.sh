@@ -26,9 +26,9 @@ NODE_VERSION=$(node -p 'process.version.slice(1)')
 BASE_IMAGE=localhost/ortllm-check-base:${SUITE}-node${NODE_VERSION}-h
 IMAGE=localhost/ortllm:${VERSION}-check
 MODEL=${REPO}/../shared/models/stories260K.gguf
-# 64 streams of 2000 tokens outlast the 503 probe by seconds even on a fast machine (one stream of
+# 64 streams of 1000 tokens outlast the 503 probe by seconds even on a fast machine (one stream of
 # 400 tokens ended before a loaded machine's first probe).
-STREAM_TOKENS=2000
+STREAM_TOKENS=1000
 STREAM_N=64
 
 pm() { podman --storage-driver vfs "$@"; }
