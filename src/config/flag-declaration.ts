@@ -2,7 +2,7 @@
 // value type, default, validation, command-line spellings, VLLM_* variable and the area of the
 // engine it configures (vLLM's EngineArgs -> ModelConfig, CacheConfig, SchedulerConfig, ...).
 
-/** The per-area configs a flag lands in (area-configs.ts builds them). */
+/** The per-area configs a flag lands in (engine-args.ts builds them). */
 export const CONFIG_AREAS = ['model', 'load', 'cache', 'scheduler', 'device', 'structuredOutputs', 'observability', 'responses', 'frontend'] as const;
 export type ConfigArea = (typeof CONFIG_AREAS)[number];
 
