@@ -8,6 +8,7 @@
 // Figures against onnxruntime's Gemm: docs/perf/embeddings.md.
 #include "bf16-tile.h"
 #include "bf16-gemm.h"
+#include "cpu-features.h"
 #include "thread-pool.h"
 
 #include <algorithm>
@@ -108,7 +109,7 @@ void bf16Pack(const float* w, int n, int k, uint16_t* p) {
         }
 }
 
-bool bf16Supported() { return bf16Available(); }
+bool bf16Supported() { return cpu::avx512Bf16(); }
 
 void bf16Gemm(const uint16_t* packed, const float* x, const float* bias, float* y, int m, int n, int k, int act) {
 #ifdef ORTLLM_BF16_X86

@@ -2,7 +2,6 @@
 // the encoder attention (bf16-encoder-attention.cc), which runs QK^T and PV through the same tiles.
 #pragma once
 #include "bf16-scalar.h"
-#include "cpu-features.h"
 #include "exp512.h"
 
 #include <cstdint>
@@ -15,8 +14,6 @@
 
 namespace ortllm {
 namespace bf16 {
-
-inline bool bf16Available() { return cpu::avx512Bf16(); }
 
 constexpr int kGroup = 16;  // output columns per vector
 constexpr int kTileRows = 4;

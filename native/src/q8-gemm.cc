@@ -61,8 +61,6 @@ struct Quantized {  // the activations, quantized per row and block
   std::vector<int32_t> bias;  // -128 * sum of the block's codes
 };
 
-bool vnniAvailable() { return cpu::avx512Vnni(); }
-
 #ifdef ORTLLM_Q8_X86
 #define VNNI_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
 
@@ -206,7 +204,7 @@ using Kernel = Q8Kernel;
 
 Kernel bestKernel() {
 #ifdef ORTLLM_Q8_X86
-  if (vnniAvailable()) return Kernel::vnni;
+  if (cpu::avx512Vnni()) return Kernel::vnni;
   if (avx2Available()) return Kernel::avx2;
 #endif
   return Kernel::none;

@@ -107,8 +107,6 @@ interface PackedStep extends PassRows {
 }
 
 export class SegmentedRunner extends PagedRunner<DecoderBackend> {
-  /** What runs the layers (backends/choose-backend.ts's BackendName). */
-  readonly backendName: string;
   private readonly kv: KvView;
   /**
    * The head's output of single-pass steps, reused from step to step (StepResult: valid until the
@@ -129,7 +127,6 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
     private readonly maxPassRows: number,
   ) {
     super(config, cache, backend);
-    this.backendName = backend.name;
     const kvCode = KV_STORAGE[cache.dtype].nativeCode;
     this.kv = {
       keys: cache.keys,
@@ -138,6 +135,11 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
       dims: Int32Array.from([config.numHeads, config.numKvHeads, config.headDim, cache.blockSize, kvCode]),
       scale: 1 / Math.sqrt(config.headDim),
     };
+  }
+
+  /** What runs the layers (backends/choose-backend.ts's BackendName). */
+  get backendName(): string {
+    return this.backend.name;
   }
 
   override async dispose(): Promise<void> {

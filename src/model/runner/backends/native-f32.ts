@@ -114,7 +114,6 @@ class SmallDecoder implements DecoderBackend {
   private readonly mlpDims = new Int32Array(4);
   /** Activation buffers of the last row count, kept across steps (a batch-1 decode reuses them every step). */
   private bufs: ({ rows: number } & Activations) | null = null;
-  private capacity = 0;
   private store: Activations = { q: new Float32Array(0), k: new Float32Array(0), v: new Float32Array(0), attn: new Float32Array(0), normed: new Float32Array(0) };
 
   constructor(
@@ -124,7 +123,7 @@ class SmallDecoder implements DecoderBackend {
     private readonly native: NativeKernels,
     private readonly rope: { cos: Float32Array; sin: Float32Array } | null,
     /** Called after each layer is packed (the runner releases the tensors it read). */
-    afterLayer: () => void = () => {},
+    afterLayer: () => void,
   ) {
     const c = config as ModelArchConfig & { intermediateSize: number; rmsNormEps: number; tieWordEmbeddings: boolean };
     const h = c.hiddenSize;
@@ -190,9 +189,8 @@ class SmallDecoder implements DecoderBackend {
   private buffers(rows: number): { rows: number } & Activations {
     if (this.bufs?.rows === rows) return this.bufs;
     // Views of arrays kept at the largest row count so far: the kernels take exact lengths.
-    if (this.capacity < rows) {
-      const h = this.config.hiddenSize;
-      this.capacity = rows;
+    const h = this.config.hiddenSize;
+    if (this.store.normed.length < rows * h) {
       this.store = {
         q: new Float32Array(rows * this.qDim),
         k: new Float32Array(rows * this.kvDim),
@@ -209,7 +207,7 @@ class SmallDecoder implements DecoderBackend {
       k: view(s.k, this.kvDim),
       v: view(s.v, this.kvDim),
       attn: view(s.attn, this.qDim),
-      normed: view(s.normed, this.config.hiddenSize),
+      normed: view(s.normed, h),
     };
     return this.bufs;
   }
