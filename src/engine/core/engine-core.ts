@@ -40,7 +40,6 @@ export interface EngineCoreListener {
   onReject?(requestId: string, err: unknown): void;
 }
 
-/** Structured outputs: the grammar workers (null without a tokenizer), the server's defaults and limits. */
 /** The least a step waits for late grammar masks after its forward pass, in ms. */
 const MIN_MASK_WAIT_MS = 2;
 
@@ -51,6 +50,7 @@ function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> 
   return Promise.race([promise.then(() => true), timeout]).finally(() => clearTimeout(timer));
 }
 
+/** Structured outputs: the grammar workers (null without a tokenizer), the server's defaults and limits. */
 export interface EngineCoreGrammar {
   engines: GrammarEngines | null;
   defaults?: StructuredOutputsDefaults;
