@@ -336,12 +336,14 @@ export class EngineCore {
       if (!sample) continue;
       const state = this.requests.get(seq.requestId);
       if (!state) continue;
-      const completions = (state.forked ? [state.completions[seq.index]] : state.completions).filter((c) => !c.finished);
-      if (this.lateMasks && completions.some((c) => c.processor.waitsForMask())) {
+      const completions = state.forked ? [state.completions[seq.index]] : state.completions;
+      // No filtered copy per sequence and step: finished completions are skipped in place.
+      if (this.lateMasks && completions.some((c) => !c.finished && c.processor.waitsForMask())) {
         sitOut.add(seq.seqId);
         continue;
       }
       for (const completion of completions) {
+        if (completion.finished) continue;
         const pending = completion.processor.prepare();
         if (!pending) continue;
         seqIds.add(seq.seqId);
