@@ -40,7 +40,6 @@ export interface EngineCoreListener {
   onReject?(requestId: string, err: unknown): void;
 }
 
-/** Structured outputs: the grammar workers (null without a tokenizer), the server's defaults and limits. */
 /** The least a step waits for late grammar masks after its forward pass, in ms. */
 const MIN_MASK_WAIT_MS = 2;
 
@@ -51,6 +50,7 @@ function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> 
   return Promise.race([promise.then(() => true), timeout]).finally(() => clearTimeout(timer));
 }
 
+/** Structured outputs: the grammar workers (null without a tokenizer), the server's defaults and limits. */
 export interface EngineCoreGrammar {
   engines: GrammarEngines | null;
   defaults?: StructuredOutputsDefaults;
@@ -336,12 +336,14 @@ export class EngineCore {
       if (!sample) continue;
       const state = this.requests.get(seq.requestId);
       if (!state) continue;
-      const completions = (state.forked ? [state.completions[seq.index]] : state.completions).filter((c) => !c.finished);
-      if (this.lateMasks && completions.some((c) => c.processor.waitsForMask())) {
+      const completions = state.forked ? [state.completions[seq.index]] : state.completions;
+      // No filtered copy per sequence and step: finished completions are skipped in place.
+      if (this.lateMasks && completions.some((c) => !c.finished && c.processor.waitsForMask())) {
         sitOut.add(seq.seqId);
         continue;
       }
       for (const completion of completions) {
+        if (completion.finished) continue;
         const pending = completion.processor.prepare();
         if (!pending) continue;
         seqIds.add(seq.seqId);

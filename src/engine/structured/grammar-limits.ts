@@ -26,7 +26,7 @@ export interface StructuredOutputsLimits {
 }
 
 /** One compile thread per four cores (at least one, at most four): compiles compete with the engine for CPU. */
-export function defaultCompileWorkers(cores = availableParallelism()): number {
+function defaultCompileWorkers(cores = availableParallelism()): number {
   return Math.max(1, Math.min(4, Math.floor(cores / 4)));
 }
 

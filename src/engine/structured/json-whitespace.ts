@@ -8,7 +8,7 @@ import type { ConstraintSpec } from './grammar-spec';
 import type { BindingHandle, Xgrammar } from './xgrammar';
 
 /** A Grammar handle: it prints itself as EBNF. */
-export interface PrintableGrammar extends BindingHandle {
+interface PrintableGrammar extends BindingHandle {
   ToString(): string;
 }
 
@@ -53,7 +53,7 @@ export function structuralTagWithJsonWhitespace(xg: Xgrammar, source: string, sp
 }
 
 /** The JSON grammar with its built-in rules following the spec's whitespace rule (a new handle when it changed). */
-export function withJsonWhitespace(xg: Xgrammar, grammar: PrintableGrammar, spec: ConstraintSpec): BindingHandle {
+function withJsonWhitespace(xg: Xgrammar, grammar: PrintableGrammar, spec: ConstraintSpec): BindingHandle {
   if (spec.anyWhitespace && spec.maxWhitespace === null) return grammar;
   const text = grammar.ToString();
   const rewritten = text
