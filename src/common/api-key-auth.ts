@@ -8,7 +8,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { otherMethodsServing } from './framework-errors';
-import { lingerAfterAnswer } from './lingering-close';
+import { closeAfterAnswer } from './lingering-close';
 import { PUBLIC_ROUTE_CONFIG } from './public.decorator';
 import { pathOf } from './request-path';
 
@@ -106,10 +106,7 @@ export function installApiKeyAuth(fastify: FastifyInstance, apiKeys: readonly st
     if (checker.allows(request, openPrefixes)) return done();
     // A body nobody will read: close the connection rather than read it all, lingering so that a
     // client still uploading reads the 401 instead of a reset.
-    if (hasBody(request)) {
-      void reply.header('connection', 'close');
-      lingerAfterAnswer(request.raw);
-    }
+    if (hasBody(request)) closeAfterAnswer(reply);
     void reply.status(401).header('content-type', 'application/json').send(UNAUTHORIZED_BODY);
   });
   return checker;

@@ -5,7 +5,7 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { buildErrorBody } from '../serving/openai-error';
-import { lingerAfterAnswer } from './lingering-close';
+import { closeAfterAnswer } from './lingering-close';
 
 /** Seconds a client is told to wait before retrying a refused request. */
 const DRAIN_RETRY_AFTER_SECONDS = 1;
@@ -25,12 +25,11 @@ export class HttpDrain {
   }
 
   install(fastify: FastifyInstance): void {
-    fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    fastify.addHook('onRequest', (_request: FastifyRequest, reply: FastifyReply, done: () => void) => {
       if (this.draining) {
-        lingerAfterAnswer(request.raw);
+        closeAfterAnswer(reply);
         void reply
           .status(503)
-          .header('connection', 'close')
           .header('retry-after', String(DRAIN_RETRY_AFTER_SECONDS))
           .header('content-type', 'application/json')
           .send(buildErrorBody('The server is shutting down.', 503));

@@ -6,6 +6,7 @@
 // answer and what the client still sends is read and thrown away until the body is complete or
 // the client closes, within bounds so that a slow or endless sender cannot hold the socket.
 
+import type { FastifyReply } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 
@@ -48,6 +49,12 @@ export function lingerAfterAnswer(request: IncomingMessage, limits: LingerLimits
     if (request.complete || socket.destroyed) return closeNow();
     linger(request, socket, limits);
   };
+}
+
+/** Marks the answer `Connection: close` and lets its connection linger: every such answer goes through here. */
+export function closeAfterAnswer(reply: FastifyReply): void {
+  void reply.header('connection', 'close');
+  lingerAfterAnswer(reply.request.raw);
 }
 
 function linger(request: IncomingMessage, socket: Socket, limits: LingerLimits): void {

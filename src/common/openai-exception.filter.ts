@@ -3,9 +3,9 @@
 // are handled by the SSE helpers, not here.
 
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { mapError } from './error-mapping';
-import { lingerAfterAnswer } from './lingering-close';
+import { closeAfterAnswer } from './lingering-close';
 
 /** Answers after which the connection closes (lingering): the client may still be sending a body nobody reads. */
 const CLOSING_STATUSES = new Set([408, 413]);
@@ -23,10 +23,7 @@ export class OpenAIExceptionFilter implements ExceptionFilter {
       return;
     }
     if (headers) void reply.headers(headers);
-    if (CLOSING_STATUSES.has(status)) {
-      void reply.header('connection', 'close');
-      lingerAfterAnswer(host.switchToHttp().getRequest<FastifyRequest>().raw);
-    }
+    if (CLOSING_STATUSES.has(status)) closeAfterAnswer(reply);
     void reply.status(status).header('content-type', 'application/json').send(body);
   }
 }

@@ -7,7 +7,7 @@ import { EngineOverloadedError, RequestValidationError } from './errors';
 import type { SequenceReservation } from './types';
 
 /** What an overloaded server tells clients to wait before retrying, in seconds. */
-export const OVERLOADED_RETRY_AFTER_SECONDS = 1;
+const OVERLOADED_RETRY_AFTER_SECONDS = 1;
 
 class HeldSequences implements SequenceReservation {
   /** Of `sequences`, those taken by engine requests now running under this reservation. */

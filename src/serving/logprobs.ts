@@ -3,7 +3,7 @@
 
 import type { PositionLogprobs, TokenLogprob } from '../engine/types';
 import type { Tokenizer } from '../model/types';
-import { takeTurn } from './yield-budget';
+import { forEachTakingTurns, mapTakingTurns } from './yield-budget';
 
 /** vLLM clamps -inf to this so the JSON stays valid. */
 const MIN_LOGPROB = -9999.0;
@@ -74,41 +74,36 @@ export function appendCompletionLogprobs(
   initialOffset: number,
 ): number {
   let offset = initialOffset;
-  tokenIds.forEach((id, i) => {
-    const position = positions[i] ?? null;
-    const token = namer.text(id);
-    out.tokens.push(token);
-    out.text_offset.push(offset);
-    offset += token.length;
-    if (!position) {
-      out.token_logprobs.push(null);
-      out.top_logprobs.push(null);
-      return;
-    }
+  tokenIds.forEach((id, i) => (offset = appendPosition(out, id, positions[i] ?? null, numTop, namer, offset)));
+  return offset;
+}
+
+/** appendCompletionLogprobs over a whole choice, taking turns with the event loop (see forEachTakingTurns). */
+export async function appendCompletionLogprobsTakingTurns(
+  ...[out, tokenIds, positions, numTop, namer, initialOffset]: Parameters<typeof appendCompletionLogprobs>
+): Promise<number> {
+  let offset = initialOffset;
+  await forEachTakingTurns(tokenIds, (id, i) => (offset = appendPosition(out, id, positions[i] ?? null, numTop, namer, offset)));
+  return offset;
+}
+
+/** Appends one token's position; returns where the next token's text starts. */
+function appendPosition(out: CompletionLogprobs, id: number, position: PositionLogprobs | null, numTop: number, namer: TokenNamer, offset: number): number {
+  const token = namer.text(id);
+  out.tokens.push(token);
+  out.text_offset.push(offset);
+  if (!position) {
+    out.token_logprobs.push(null);
+    out.top_logprobs.push(null);
+  } else {
     out.token_logprobs.push(clampLogprob(position.chosen.logprob));
     const top: Record<string, number> = {};
     for (const entry of chosenThenTop(position).slice(0, numTop + 1)) {
       top[namer.text(entry.tokenId)] = clampLogprob(entry.logprob);
     }
     out.top_logprobs.push(top);
-  });
-  return offset;
-}
-
-/** Positions formatted per turn for a whole answer: a few milliseconds with 20 top entries each. */
-const POSITIONS_PER_TURN = 256;
-
-/** appendCompletionLogprobs over a whole choice, taking turns with the event loop between slices. */
-export async function appendCompletionLogprobsTakingTurns(
-  ...[out, tokenIds, positions, numTop, namer, initialOffset]: Parameters<typeof appendCompletionLogprobs>
-): Promise<number> {
-  let offset = initialOffset;
-  for (let start = 0; start < tokenIds.length; start += POSITIONS_PER_TURN) {
-    await takeTurn();
-    const end = start + POSITIONS_PER_TURN;
-    offset = appendCompletionLogprobs(out, tokenIds.slice(start, end), positions.slice(start, end), numTop, namer, offset);
   }
-  return offset;
+  return offset + token.length;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -133,25 +128,21 @@ export function chatLogprobEntries(
   numTop: number,
   namer: TokenNamer,
 ): ChatLogprobEntry[] {
+  return positions.map((position) => chatLogprobEntry(position, numTop, namer));
+}
+
+/** chatLogprobEntries over a whole choice, taking turns with the event loop (see mapTakingTurns). */
+export function chatLogprobEntriesTakingTurns(positions: readonly PositionLogprobs[], numTop: number, namer: TokenNamer): Promise<ChatLogprobEntry[]> {
+  return mapTakingTurns(positions, (position) => chatLogprobEntry(position, numTop, namer));
+}
+
+function chatLogprobEntry(position: PositionLogprobs, numTop: number, namer: TokenNamer): ChatLogprobEntry {
   const entry = (t: TokenLogprob): ChatTopLogprob => ({
     token: namer.text(t.tokenId),
     logprob: clampLogprob(t.logprob),
     bytes: namer.bytes(t.tokenId),
   });
-  return positions.map((position) => ({
-    ...entry(position.chosen),
-    top_logprobs: numTop > 0 ? position.top.slice(0, numTop).map(entry) : [],
-  }));
-}
-
-/** chatLogprobEntries over a whole choice, taking turns with the event loop between slices. */
-export async function chatLogprobEntriesTakingTurns(positions: readonly PositionLogprobs[], numTop: number, namer: TokenNamer): Promise<ChatLogprobEntry[]> {
-  const entries: ChatLogprobEntry[] = [];
-  for (let start = 0; start < positions.length; start += POSITIONS_PER_TURN) {
-    await takeTurn();
-    for (const entry of chatLogprobEntries(positions.slice(start, start + POSITIONS_PER_TURN), numTop, namer)) entries.push(entry);
-  }
-  return entries;
+  return { ...entry(position.chosen), top_logprobs: numTop > 0 ? position.top.slice(0, numTop).map(entry) : [] };
 }
 
 // ---------------------------------------------------------------------------------------------

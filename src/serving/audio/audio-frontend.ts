@@ -16,7 +16,7 @@ import type { AudioWorkerReply, AudioWorkerRequest } from './audio-worker-protoc
 import type { AudioJob, ModelRatePcm, PreparedAudio } from './prepare-audio';
 
 /** Uploads waiting for the decoder before new ones get 503 (each holds its file, up to the size limit). */
-export const MAX_WAITING_AUDIO_JOBS = 16;
+const MAX_WAITING_AUDIO_JOBS = 16;
 /** A worker that decoded more audio than this in one job is replaced. */
 const RECYCLE_AFTER_SECONDS = 60;
 const RETRY_AFTER_SECONDS = 5;

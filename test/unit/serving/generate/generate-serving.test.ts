@@ -26,6 +26,16 @@ async function collect(it: AsyncIterable<GenerateStreamResponse>): Promise<Gener
   return out;
 }
 
+/** The stream's chunks, calling `abort` once `after` of them have arrived. */
+async function collectAborting(it: AsyncIterable<GenerateStreamResponse>, after: number, abort: () => void): Promise<GenerateStreamResponse[]> {
+  const chunks: GenerateStreamResponse[] = [];
+  for await (const chunk of it) {
+    chunks.push(chunk);
+    if (chunks.length === after) abort();
+  }
+  return chunks;
+}
+
 function expectBadRequest(fn: () => unknown, param: string, message: RegExp): void {
   try {
     fn();
@@ -158,11 +168,7 @@ describe('GenerateServing: text mode', () => {
   it('sends the final chunk of an abort (finish_reason, held-back text) even without new token ids', async () => {
     const { service, engine } = setup({}, { stepDelayMs: 5 });
     const prepared = service.prepare(body({ output_mode: 'text', stream: true, sampling_params: { max_tokens: 100, stop: ['zzzz'] } }), 'ab');
-    const chunks: GenerateStreamResponse[] = [];
-    for await (const chunk of service.stream(prepared)) {
-      chunks.push(chunk);
-      if (chunks.length === 6) engine.abort(['generate-tokens-ab']);
-    }
+    const chunks = await collectAborting(service.stream(prepared), 6, () => engine.abort(['generate-tokens-ab']));
     const last = chunks[chunks.length - 1].choices[0];
     expect(last.finish_reason).toBe('abort');
     expect(last.token_ids).toEqual([]);
@@ -174,11 +180,7 @@ describe('GenerateServing: text mode', () => {
   it('in tokens mode too, an aborted stream ends with a finish_reason "abort" chunk (the legacy /abort_requests path)', async () => {
     const { service, engine } = setup({}, { stepDelayMs: 5 });
     const prepared = service.prepare(body({ stream: true, sampling_params: { max_tokens: 100 } }), 'tk');
-    const chunks: GenerateStreamResponse[] = [];
-    for await (const chunk of service.stream(prepared)) {
-      chunks.push(chunk);
-      if (chunks.length === 3) engine.abort(['generate-tokens-tk']);
-    }
+    const chunks = await collectAborting(service.stream(prepared), 3, () => engine.abort(['generate-tokens-tk']));
     const last = chunks[chunks.length - 1].choices[0];
     expect(last.finish_reason).toBe('abort');
     expect(chunks.slice(0, -1).every((c) => c.choices[0].finish_reason === null)).toBe(true);
