@@ -130,9 +130,9 @@ Scratch& scratch() {
 // The first key a query at `pos` sees: the sliding window's start (0 without one).
 inline int windowStart(const Call& c, int pos) { return c.window > 0 ? std::max(0, pos - c.window + 1) : 0; }
 
-// Whether an item needs the window, soft-cap or sinks: only attend-simd.inc and the generic kernel
-// have them, so such items skip the other fast paths. A window that starts at key 0 for every
-// row of the item (short contexts) changes nothing, and leaves them their fast paths.
+// Whether an item needs the window, soft-cap or sinks: the head-size-8 kernels lack them, so such
+// items take attend-simd.inc instead. A window that starts at key 0 for every row of the item
+// (short contexts) changes nothing, and leaves them their fast paths.
 inline bool plainItem(const Call& c, const Item& it) {
   const int lastRow = c.seqs[4 * it.seq + 2] + it.row0 + it.rows - 1;
   return c.softcap == 0 && !c.sinks && windowStart(c, lastRow) == 0;
