@@ -230,3 +230,26 @@ export function ggufVocabToTokenizerJson(metadata: Record<string, unknown>): { t
       throw new Error(`unsupported GGUF tokenizer model '${String(model)}' (supported: llama, gpt2)`);
   }
 }
+
+// Turn-ending tokens llama.cpp stops at by their text, besides EOS (its end-of-generation set).
+const END_OF_TURN_TEXTS = ['<|eot_id|>', '<|eom_id|>', '<|im_end|>', '<|end|>', '<|return|>', '<|call|>', '<end_of_turn>', '<|endoftext|>', '<EOT>'];
+
+/**
+ * Token ids that end generation besides EOS, as llama.cpp finds them: tokenizer.ggml.eot_token_id /
+ * eom_token_id and the turn-ending tokens of the chat formats by their text. In harmony
+ * vocabularies (<|return|> and <|call|> present) <|end|> only closes a message and does not stop.
+ */
+export function ggufEndOfGenerationIds(metadata: Record<string, unknown>): number[] {
+  const tokens = readArray<string>(metadata, 'tokenizer.ggml.tokens') ?? [];
+  const ids = new Set<number>();
+  for (const key of ['tokenizer.ggml.eot_token_id', 'tokenizer.ggml.eom_token_id']) {
+    const id = readTokenId(metadata, key, tokens.length);
+    if (id !== null) ids.add(id);
+  }
+  const texts = new Set(END_OF_TURN_TEXTS);
+  if (tokens.includes('<|return|>') && tokens.includes('<|call|>')) texts.delete('<|end|>');
+  tokens.forEach((token, id) => {
+    if (texts.has(token)) ids.add(id);
+  });
+  return [...ids];
+}
