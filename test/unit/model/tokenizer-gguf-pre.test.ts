@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gguf } from '@huggingface/gguf';
 import { gv, writeGguf } from '../../../src/model/gguf/writer';
-import { createTokenizerFromGguf, createTokenizerFromHfFiles } from '../../../src/model/tokenizer';
+import { createTokenizerFromGguf, createTokenizerFromHfFiles, ggufEndOfGenerationIds } from '../../../src/model/tokenizer';
 import {
   ByteLevelBpeReference, splitWords, trainMerges, vocabularyOf, type ReferencePre,
 } from '../../helpers/byte-level-bpe-reference';
@@ -140,5 +140,20 @@ describe('GGUF pre-tokenizer names', () => {
     const pieces = tokenizer.encode('12345 WE\'LL', { addSpecialTokens: false }).map((id) => tokenizer.idToToken(id));
     expect(pieces.join('')).toBe('12345ĠWE\'LL');
     expect(pieces).toContain("'");
+  });
+});
+
+describe('GGUF end-of-generation tokens', () => {
+  const metadataOf = (tokens: string[], extra: Record<string, unknown> = {}) => ({ 'tokenizer.ggml.tokens': tokens, ...extra });
+
+  it('stops at the turn-ending tokens llama.cpp finds by text, and at eot/eom ids', () => {
+    expect(ggufEndOfGenerationIds(metadataOf(['a', '<|im_end|>', '<|endoftext|>', 'b']))).toEqual([1, 2]);
+    expect(ggufEndOfGenerationIds(metadataOf(['<bos>', '<eos>', '<start_of_turn>', '<end_of_turn>']))).toEqual([3]);
+    expect(ggufEndOfGenerationIds(metadataOf(['x', 'y', 'z'], { 'tokenizer.ggml.eot_token_id': 2, 'tokenizer.ggml.eom_token_id': 1 }))).toEqual([2, 1]);
+  });
+
+  it('in a harmony vocabulary stops at <|return|> and <|call|> but not at <|end|>, which only closes a message', () => {
+    expect(ggufEndOfGenerationIds(metadataOf(['<|start|>', '<|end|>', '<|return|>', '<|call|>']))).toEqual([2, 3]);
+    expect(ggufEndOfGenerationIds(metadataOf(['<|user|>', '<|end|>']))).toEqual([1]); // Phi-3's <|end|> ends the turn
   });
 });
