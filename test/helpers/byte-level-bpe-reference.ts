@@ -5,6 +5,21 @@
 
 import { BYTE_TO_CHAR } from '../../src/model/tokenizer/byte-level';
 
+/** Texts at the edges of the split regexes: digit runs, contractions, whitespace runs, CJK, newlines, case changes. */
+export const EDGE_CASES = [
+  'Numbers 1 12 123 1234 12345 3.14159 and 2026-12-05',
+  "I'M sure you'LL see it's WE'VE they'd DON'T can't",
+  'spaces   between\t\ttabs  \n\n  and trailing   ',
+  'lines\r\nwith\r\n\r\ncarriage\n\n\nreturns\n',
+  '中文测试：你好，世界！日本語のテキスト 한국어',
+  'camelCase HTTPServer iPhone ALLCAPS MixedUP',
+  'path/to/file.ts // comment\n/* block */\n',
+  'emoji 🙂👍🏽 and accents naïve café cafe\u0301 Ωmega',
+  '<html><body>x=1;y=2</body></html>',
+  '   leading spaces and a final newline\n',
+];
+/** What the test vocabularies are learned from. */
+export const EDGE_TRAINING = [...EDGE_CASES, 'the quick brown fox jumps over the lazy dog '.repeat(3), 'function add(a, b) { return a + b; }'];
 const CONTRACTION = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])";
 const UPPER = '[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]';
 const LOWER = '[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]';

@@ -9,22 +9,9 @@ import { gguf } from '@huggingface/gguf';
 import { gv, writeGguf } from '../../../src/model/gguf/writer';
 import { createTokenizerFromGguf, createTokenizerFromHfFiles, ggufEndOfGenerationIds } from '../../../src/model/tokenizer';
 import {
-  ByteLevelBpeReference, splitWords, trainMerges, vocabularyOf, type ReferencePre,
+  ByteLevelBpeReference, EDGE_CASES as TRICKY, EDGE_TRAINING as TRAINING, splitWords, trainMerges, vocabularyOf, type ReferencePre,
 } from '../../helpers/byte-level-bpe-reference';
 
-const TRICKY = [
-  'Numbers 1 12 123 1234 12345 3.14159 and 2026-12-05',
-  "I'M sure you'LL see it's WE'VE they'd DON'T can't",
-  'spaces   between\t\ttabs  \n\n  and trailing   ',
-  'lines\r\nwith\r\n\r\ncarriage\n\n\nreturns\n',
-  '中文测试：你好，世界！日本語のテキスト 한국어',
-  'camelCase HTTPServer iPhone ALLCAPS MixedUP',
-  'path/to/file.ts // comment\n/* block */\n',
-  'emoji 🙂👍🏽 and accents naïve café cafe\u0301 Ωmega',
-  '<html><body>x=1;y=2</body></html>',
-  '   leading spaces and a final newline\n',
-];
-const TRAINING = [...TRICKY, 'the quick brown fox jumps over the lazy dog '.repeat(3), 'function add(a, b) { return a + b; }'];
 const SPECIAL = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'];
 
 /** The tokenizer.json each family ships, around the given vocabulary. */
