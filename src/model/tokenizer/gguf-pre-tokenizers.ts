@@ -26,12 +26,14 @@ export interface ByteLevelPreTokenizer {
   ignoreMerges: boolean;
   /** Unicode NFC before splitting (Qwen2's tokenizer.json does it). */
   nfc: boolean;
+  /** BOS is added when the file has no tokenizer.ggml.add_bos_token (llama.cpp: Llama 3 does). */
+  addBosByDefault: boolean;
 }
 
-const GPT2: ByteLevelPreTokenizer = { split: null, ignoreMerges: false, nfc: false };
-const LLAMA3: ByteLevelPreTokenizer = { split: LLAMA3_SPLIT, ignoreMerges: true, nfc: false };
-const QWEN2: ByteLevelPreTokenizer = { split: QWEN2_SPLIT, ignoreMerges: false, nfc: true };
-const O200K: ByteLevelPreTokenizer = { split: O200K_SPLIT, ignoreMerges: false, nfc: false };
+const GPT2: ByteLevelPreTokenizer = { split: null, ignoreMerges: false, nfc: false, addBosByDefault: false };
+const LLAMA3: ByteLevelPreTokenizer = { split: LLAMA3_SPLIT, ignoreMerges: true, nfc: false, addBosByDefault: true };
+const QWEN2: ByteLevelPreTokenizer = { split: QWEN2_SPLIT, ignoreMerges: false, nfc: true, addBosByDefault: false };
+const O200K: ByteLevelPreTokenizer = { split: O200K_SPLIT, ignoreMerges: false, nfc: false, addBosByDefault: false };
 
 /** `tokenizer.ggml.pre` -> pre-tokenizer; '' is a file without the key (llama.cpp: "default"). */
 const BY_NAME: Readonly<Record<string, ByteLevelPreTokenizer>> = {

@@ -174,10 +174,10 @@ function llamaTokenizerJson(metadata: Record<string, unknown>): { tokenizerJson:
 }
 
 function gpt2TokenizerJson(metadata: Record<string, unknown>): { tokenizerJson: Json; tokenizerConfig: Json } {
-  const vocab = readVocab(metadata, false);
+  const pre = byteLevelPreTokenizer(read(metadata, 'tokenizer.ggml.pre'));
+  const vocab = readVocab(metadata, pre.addBosByDefault);
   const merges = readArray<string>(metadata, 'tokenizer.ggml.merges');
   if (!merges) throw new Error('GGUF gpt2 vocabulary has no tokenizer.ggml.merges');
-  const pre = byteLevelPreTokenizer(read(metadata, 'tokenizer.ggml.pre'));
   const tokenizerJson: Json = {
     version: '1.0',
     truncation: null,

@@ -120,6 +120,15 @@ describe('GGUF pre-tokenizer names', () => {
     expect(() => createTokenizerFromGguf(metadata)).toThrow(/tokenizer\.ggml\.pre='tekken'.*supported: .*qwen2.*gpt-4o/);
   });
 
+  it('adds BOS for Llama 3 when the file does not say (llama.cpp does), not for the others', async () => {
+    for (const [pre, adds] of [['llama-bpe', true], ['qwen2', false], ['gpt-4o', false]] as const) {
+      const metadata = await writeVocabGguf(`bos-${pre}`, pre, tokens, merges);
+      delete metadata['tokenizer.ggml.add_bos_token'];
+      const tokenizer = createTokenizerFromGguf({ ...metadata, 'tokenizer.ggml.bos_token_id': tokens.length });
+      expect(tokenizer.encode('a')[0] === tokens.length).toBe(adds);
+    }
+  });
+
   it('reads a file without the key as GPT-2 (llama.cpp: default)', async () => {
     const metadata = await writeVocabGguf('absent', null, tokens, merges);
     const tokenizer = createTokenizerFromGguf(metadata);
