@@ -24,13 +24,15 @@ const CONTRACTION = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])";
 const UPPER = '[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]';
 const LOWER = '[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]';
 
-export type ReferencePre = 'llama-bpe' | 'qwen2' | 'gpt-4o';
+export type ReferencePre = 'llama-bpe' | 'qwen2' | 'gpt-4o' | 'tekken';
 
 export const REFERENCE_SPLITS: Record<ReferencePre, RegExp> = {
   'llama-bpe': new RegExp(`${CONTRACTION}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`, 'gu'),
   qwen2: new RegExp(`${CONTRACTION}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`, 'gu'),
   'gpt-4o': new RegExp(`[^\\r\\n\\p{L}\\p{N}]?${UPPER}*${LOWER}+${CONTRACTION}?|[^\\r\\n\\p{L}\\p{N}]?${UPPER}+${LOWER}*${CONTRACTION}?`
     + '|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+', 'gu'),
+  tekken: new RegExp(`[^\\r\\n\\p{L}\\p{N}]?${UPPER}*${LOWER}+|[^\\r\\n\\p{L}\\p{N}]?${UPPER}+${LOWER}*`
+    + '|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+', 'gu'),
 };
 
 /** How each pre-type treats its words (llama.cpp: ignore_merges for Llama 3; Qwen2's tokenizer.json normalizes NFC). */
@@ -38,6 +40,7 @@ export const REFERENCE_FLAGS: Record<ReferencePre, { ignoreMerges: boolean; nfc:
   'llama-bpe': { ignoreMerges: true, nfc: false },
   qwen2: { ignoreMerges: false, nfc: true },
   'gpt-4o': { ignoreMerges: false, nfc: false },
+  tekken: { ignoreMerges: true, nfc: false },
 };
 
 export function splitWords(text: string, pre: ReferencePre): string[] {

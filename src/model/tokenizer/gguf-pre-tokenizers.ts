@@ -19,6 +19,11 @@ const O200K_SPLIT =
   `[^\\r\\n\\p{L}\\p{N}]?${UPPER}*${LOWER}+${CONTRACTIONS}?|[^\\r\\n\\p{L}\\p{N}]?${UPPER}+${LOWER}*${CONTRACTIONS}?`
   + '|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+';
 
+// Tekken (Mistral Nemo, Ministral, Mistral Small 3): o200k's word rules without contractions, digits one by one.
+const TEKKEN_SPLIT =
+  `[^\\r\\n\\p{L}\\p{N}]?${UPPER}*${LOWER}+|[^\\r\\n\\p{L}\\p{N}]?${UPPER}+${LOWER}*`
+  + '|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+';
+
 export interface ByteLevelPreTokenizer {
   /** The split regex; null = GPT-2's, built into the ByteLevel pre-tokenizer. */
   split: string | null;
@@ -34,6 +39,7 @@ const GPT2: ByteLevelPreTokenizer = { split: null, ignoreMerges: false, nfc: fal
 const LLAMA3: ByteLevelPreTokenizer = { split: LLAMA3_SPLIT, ignoreMerges: true, nfc: false, addBosByDefault: true };
 const QWEN2: ByteLevelPreTokenizer = { split: QWEN2_SPLIT, ignoreMerges: false, nfc: true, addBosByDefault: false };
 const O200K: ByteLevelPreTokenizer = { split: O200K_SPLIT, ignoreMerges: false, nfc: false, addBosByDefault: false };
+const TEKKEN: ByteLevelPreTokenizer = { split: TEKKEN_SPLIT, ignoreMerges: true, nfc: false, addBosByDefault: true };
 
 /** `tokenizer.ggml.pre` -> pre-tokenizer; '' is a file without the key (llama.cpp: "default"). */
 const BY_NAME: Readonly<Record<string, ByteLevelPreTokenizer>> = {
@@ -49,6 +55,7 @@ const BY_NAME: Readonly<Record<string, ByteLevelPreTokenizer>> = {
   'deepseek-r1-qwen': QWEN2,
   'gpt-4o': O200K,
   llama4: O200K,
+  tekken: TEKKEN,
 };
 
 /** The pre-tokenizer `tokenizer.ggml.pre` names; throws naming an unknown one. */

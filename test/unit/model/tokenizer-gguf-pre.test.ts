@@ -1,4 +1,4 @@
-// GGUF byte-level vocabularies per `tokenizer.ggml.pre` (Llama 3, Qwen2/Qwen3, o200k of gpt-oss):
+// GGUF byte-level vocabularies per `tokenizer.ggml.pre` (Llama 3, Qwen2/Qwen3, o200k of gpt-oss, Mistral's tekken):
 // small vocabularies learned from a corpus of edge cases, written with the project's GGUF writer,
 // encoded three ways: the GGUF route, the same vocabulary as the tokenizer.json those families
 // ship (loaded by @huggingface/tokenizers) and a plain-TypeScript llama.cpp-style reference.
@@ -22,6 +22,8 @@ function shippedTokenizerJson(pre: ReferencePre, tokens: string[], merges: [stri
     'gpt-4o': "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
       + "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
       + '|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+',
+    tekken: "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*"
+      + '|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+',
   };
   const vocab = Object.fromEntries(tokens.map((t, i) => [t, i]));
   return {
@@ -38,7 +40,7 @@ function shippedTokenizerJson(pre: ReferencePre, tokens: string[], merges: [stri
     post_processor: null,
     decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
     model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '',
-      fuse_unk: false, byte_fallback: false, ignore_merges: pre === 'llama-bpe', vocab, merges },
+      fuse_unk: false, byte_fallback: false, ignore_merges: pre === 'llama-bpe' || pre === 'tekken', vocab, merges },
   };
 }
 
@@ -62,7 +64,7 @@ async function writeVocabGguf(name: string, pre: string | null, tokens: string[]
   return (await gguf(path, { allowLocalFile: true })).metadata as Record<string, unknown>;
 }
 
-describe.each(['llama-bpe', 'qwen2', 'gpt-4o'] as const)('GGUF tokenizer.ggml.pre = %s', (pre) => {
+describe.each(['llama-bpe', 'qwen2', 'gpt-4o', 'tekken'] as const)('GGUF tokenizer.ggml.pre = %s', (pre) => {
   const merges = trainMerges(TRAINING, pre, 400);
   const tokens = vocabularyOf(merges);
   const reference = new ByteLevelBpeReference(tokens, merges, pre);
@@ -93,11 +95,13 @@ describe('pre-tokenizer edges', () => {
     expect(splitWords('12345', 'qwen2')).toEqual(['1', '2', '3', '4', '5']);
     expect(splitWords('12345', 'llama-bpe')).toEqual(['123', '45']);
     expect(splitWords('12345', 'gpt-4o')).toEqual(['123', '45']);
+    expect(splitWords('12345', 'tekken')).toEqual(['1', '2', '3', '4', '5']);
   });
 
-  it('keeps contractions apart (Llama 3, Qwen2) or on their word (o200k), any case', () => {
+  it('keeps contractions apart (Llama 3, Qwen2), on their word (o200k) or as words of their own (tekken)', () => {
     expect(splitWords("WE'LL don't", 'llama-bpe')).toEqual(['WE', "'LL", ' don', "'t"]);
     expect(splitWords("WE'LL don't", 'gpt-4o')).toEqual(["WE'LL", " don't"]);
+    expect(splitWords("WE'LL don't", 'tekken')).toEqual(['WE', "'LL", ' don', "'t"]);
   });
 
   it('splits o200k words at case changes and joins a punctuation run with its newlines and slashes', () => {
@@ -116,12 +120,12 @@ describe('GGUF pre-tokenizer names', () => {
   const tokens = vocabularyOf(merges);
 
   it('refuses a pre-tokenizer it does not know, naming it', async () => {
-    const metadata = await writeVocabGguf('unknown', 'tekken', tokens, merges);
-    expect(() => createTokenizerFromGguf(metadata)).toThrow(/tokenizer\.ggml\.pre='tekken'.*supported: .*qwen2.*gpt-4o/);
+    const metadata = await writeVocabGguf('unknown', 'chameleon', tokens, merges);
+    expect(() => createTokenizerFromGguf(metadata)).toThrow(/tokenizer\.ggml\.pre='chameleon'.*supported: .*qwen2.*gpt-4o/);
   });
 
   it('adds BOS for Llama 3 when the file does not say (llama.cpp does), not for the others', async () => {
-    for (const [pre, adds] of [['llama-bpe', true], ['qwen2', false], ['gpt-4o', false]] as const) {
+    for (const [pre, adds] of [['llama-bpe', true], ['tekken', true], ['qwen2', false], ['gpt-4o', false]] as const) {
       const metadata = await writeVocabGguf(`bos-${pre}`, pre, tokens, merges);
       delete metadata['tokenizer.ggml.add_bos_token'];
       const tokenizer = createTokenizerFromGguf({ ...metadata, 'tokenizer.ggml.bos_token_id': tokens.length });
