@@ -1,5 +1,5 @@
 // Tokenizer parity with llama.cpp: small GGUF vocabularies of each kind the new families ship
-// (byte-level BPE with tokenizer.ggml.pre qwen2, llama-bpe, gpt-4o, tekken; Gemma's SentencePiece without
+// (byte-level BPE with tokenizer.ggml.pre qwen2, llama-bpe, gpt-4o, tekken, gpt-2, smollm; Gemma's SentencePiece without
 // space prefix) in a tiny random Llama, tokenized by ortllm and by llama-server's /tokenize on the
 // same file, text by text. Prints one line per vocabulary and each text where the ids differ.
 //   npm run build && node dist/bench/tokenizer-parity.js [LLAMA_SERVER]
@@ -97,7 +97,8 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'ortllm-tok-parity-'));
   const vocabularies: [string, Record<string, GgufTypedValue>][] = [
     ['qwen2', bpeVocabulary('qwen2')], ['llama-bpe', bpeVocabulary('llama-bpe')], ['gpt-4o', bpeVocabulary('gpt-4o')],
-    ['tekken', bpeVocabulary('tekken')], ['gemma-spm', gemmaVocabulary()],
+    ['tekken', bpeVocabulary('tekken')], ['gpt-2', bpeVocabulary('gpt-2')], ['smollm', bpeVocabulary('smollm')],
+    ['gemma-spm', gemmaVocabulary()],
   ];
   let ok = true;
   try {

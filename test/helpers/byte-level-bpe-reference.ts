@@ -24,15 +24,20 @@ const CONTRACTION = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])";
 const UPPER = '[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]';
 const LOWER = '[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]';
 
-export type ReferencePre = 'llama-bpe' | 'qwen2' | 'gpt-4o' | 'tekken';
+export type ReferencePre = 'llama-bpe' | 'qwen2' | 'gpt-4o' | 'tekken' | 'gpt-2' | 'smollm';
 
-export const REFERENCE_SPLITS: Record<ReferencePre, RegExp> = {
-  'llama-bpe': new RegExp(`${CONTRACTION}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`, 'gu'),
-  qwen2: new RegExp(`${CONTRACTION}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`, 'gu'),
-  'gpt-4o': new RegExp(`[^\\r\\n\\p{L}\\p{N}]?${UPPER}*${LOWER}+${CONTRACTION}?|[^\\r\\n\\p{L}\\p{N}]?${UPPER}+${LOWER}*${CONTRACTION}?`
-    + '|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+', 'gu'),
-  tekken: new RegExp(`[^\\r\\n\\p{L}\\p{N}]?${UPPER}*${LOWER}+|[^\\r\\n\\p{L}\\p{N}]?${UPPER}+${LOWER}*`
-    + '|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+', 'gu'),
+const GPT2 = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)/gu;
+
+/** Each pre-type's regexes, applied one after the other as llama.cpp does (text between matches stays a piece). */
+export const REFERENCE_SPLITS: Record<ReferencePre, RegExp[]> = {
+  'llama-bpe': [new RegExp(`${CONTRACTION}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`, 'gu')],
+  qwen2: [new RegExp(`${CONTRACTION}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`, 'gu')],
+  'gpt-4o': [new RegExp(`[^\\r\\n\\p{L}\\p{N}]?${UPPER}*${LOWER}+${CONTRACTION}?|[^\\r\\n\\p{L}\\p{N}]?${UPPER}+${LOWER}*${CONTRACTION}?`
+    + '|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+', 'gu')],
+  tekken: [new RegExp(`[^\\r\\n\\p{L}\\p{N}]?${UPPER}*${LOWER}+|[^\\r\\n\\p{L}\\p{N}]?${UPPER}+${LOWER}*`
+    + '|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+', 'gu')],
+  'gpt-2': [GPT2],
+  smollm: [/\p{N}/gu, GPT2],
 };
 
 /** How each pre-type treats its words (llama.cpp: ignore_merges for Llama 3; Qwen2's tokenizer.json normalizes NFC). */
@@ -41,10 +46,25 @@ export const REFERENCE_FLAGS: Record<ReferencePre, { ignoreMerges: boolean; nfc:
   qwen2: { ignoreMerges: false, nfc: true },
   'gpt-4o': { ignoreMerges: false, nfc: false },
   tekken: { ignoreMerges: true, nfc: false },
+  'gpt-2': { ignoreMerges: false, nfc: false },
+  smollm: { ignoreMerges: false, nfc: false },
 };
 
+/** The matches of `re` in `text` and the text between them, in order. */
+function splitKeepingGaps(text: string, re: RegExp): string[] {
+  const pieces: string[] = [];
+  let at = 0;
+  for (const m of text.matchAll(re)) {
+    if (m.index > at) pieces.push(text.slice(at, m.index));
+    pieces.push(m[0]);
+    at = m.index + m[0].length;
+  }
+  if (at < text.length) pieces.push(text.slice(at));
+  return pieces;
+}
+
 export function splitWords(text: string, pre: ReferencePre): string[] {
-  return Array.from(text.matchAll(REFERENCE_SPLITS[pre]), (m) => m[0]);
+  return REFERENCE_SPLITS[pre].reduce((pieces, re) => pieces.flatMap((piece) => splitKeepingGaps(piece, re)), [text]);
 }
 
 /** A word's UTF-8 bytes as GPT-2 byte characters, one symbol each. */

@@ -27,6 +27,8 @@ const TEKKEN_SPLIT =
 export interface ByteLevelPreTokenizer {
   /** The split regex; null = GPT-2's, built into the ByteLevel pre-tokenizer. */
   split: string | null;
+  /** Every digit is cut out alone before GPT-2's regex (SmolLM, StarCoder: their `Digits` step). */
+  digitsAlone?: boolean;
   /** A word that is itself a vocabulary entry is taken whole (llama.cpp's ignore_merges). */
   ignoreMerges: boolean;
   /** Unicode NFC before splitting (Qwen2's tokenizer.json does it). */
@@ -36,6 +38,7 @@ export interface ByteLevelPreTokenizer {
 }
 
 const GPT2: ByteLevelPreTokenizer = { split: null, ignoreMerges: false, nfc: false, addBosByDefault: false };
+const GPT2_SINGLE_DIGITS: ByteLevelPreTokenizer = { ...GPT2, digitsAlone: true };
 const LLAMA3: ByteLevelPreTokenizer = { split: LLAMA3_SPLIT, ignoreMerges: true, nfc: false, addBosByDefault: true };
 const QWEN2: ByteLevelPreTokenizer = { split: QWEN2_SPLIT, ignoreMerges: false, nfc: true, addBosByDefault: false };
 const O200K: ByteLevelPreTokenizer = { split: O200K_SPLIT, ignoreMerges: false, nfc: false, addBosByDefault: false };
@@ -47,6 +50,12 @@ const BY_NAME: Readonly<Record<string, ByteLevelPreTokenizer>> = {
   default: GPT2,
   'gpt-2': GPT2,
   'phi-2': GPT2,
+  mpt: GPT2,
+  olmo: GPT2,
+  smollm: GPT2_SINGLE_DIGITS,
+  starcoder: GPT2_SINGLE_DIGITS,
+  refact: GPT2_SINGLE_DIGITS,
+  codeshell: GPT2_SINGLE_DIGITS,
   'llama-bpe': LLAMA3,
   llama3: LLAMA3,
   'llama-v3': LLAMA3,
@@ -71,7 +80,10 @@ export function byteLevelPreTokenizer(pre: unknown): ByteLevelPreTokenizer {
 
 /** The tokenizer.json `pre_tokenizer` of `pre`. */
 export function preTokenizerJson(pre: ByteLevelPreTokenizer): Json {
-  if (pre.split === null) return { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true };
+  if (pre.split === null) {
+    const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true };
+    return pre.digitsAlone ? { type: 'Sequence', pretokenizers: [{ type: 'Digits', individual_digits: true }, byteLevel] } : byteLevel;
+  }
   return {
     type: 'Sequence',
     pretokenizers: [

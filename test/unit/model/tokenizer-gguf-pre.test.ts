@@ -14,9 +14,15 @@ import {
 
 const SPECIAL = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'];
 
+/** GPT-2's ByteLevel pre-tokenizer with its built-in regex; SmolLM and StarCoder cut digits out first. */
+function byteLevelWithRegex(digitsAlone: boolean): object {
+  const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true };
+  return digitsAlone ? { type: 'Sequence', pretokenizers: [{ type: 'Digits', individual_digits: true }, byteLevel] } : byteLevel;
+}
+
 /** The tokenizer.json each family ships, around the given vocabulary. */
 function shippedTokenizerJson(pre: ReferencePre, tokens: string[], merges: [string, string][]): object {
-  const split: Record<ReferencePre, string> = {
+  const split: Partial<Record<ReferencePre, string>> = {
     'llama-bpe': "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
     qwen2: "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
     'gpt-4o': "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
@@ -30,7 +36,7 @@ function shippedTokenizerJson(pre: ReferencePre, tokens: string[], merges: [stri
     version: '1.0',
     added_tokens: SPECIAL.map((content, i) => ({ id: tokens.length + i, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
     normalizer: pre === 'qwen2' ? { type: 'NFC' } : null,
-    pre_tokenizer: {
+    pre_tokenizer: split[pre] === undefined ? byteLevelWithRegex(pre === 'smollm') : {
       type: 'Sequence',
       pretokenizers: [
         { type: 'Split', pattern: { Regex: split[pre] }, behavior: 'Isolated', invert: false },
@@ -64,7 +70,7 @@ async function writeVocabGguf(name: string, pre: string | null, tokens: string[]
   return (await gguf(path, { allowLocalFile: true })).metadata as Record<string, unknown>;
 }
 
-describe.each(['llama-bpe', 'qwen2', 'gpt-4o', 'tekken'] as const)('GGUF tokenizer.ggml.pre = %s', (pre) => {
+describe.each(['llama-bpe', 'qwen2', 'gpt-4o', 'tekken', 'gpt-2', 'smollm'] as const)('GGUF tokenizer.ggml.pre = %s', (pre) => {
   const merges = trainMerges(TRAINING, pre, 400);
   const tokens = vocabularyOf(merges);
   const reference = new ByteLevelBpeReference(tokens, merges, pre);
@@ -96,6 +102,8 @@ describe('pre-tokenizer edges', () => {
     expect(splitWords('12345', 'llama-bpe')).toEqual(['123', '45']);
     expect(splitWords('12345', 'gpt-4o')).toEqual(['123', '45']);
     expect(splitWords('12345', 'tekken')).toEqual(['1', '2', '3', '4', '5']);
+    expect(splitWords('a 12345', 'gpt-2')).toEqual(['a', ' 12345']);
+    expect(splitWords('a 12345', 'smollm')).toEqual(['a', ' ', '1', '2', '3', '4', '5']);
   });
 
   it('keeps contractions apart (Llama 3, Qwen2), on their word (o200k) or as words of their own (tekken)', () => {
