@@ -50,7 +50,9 @@ needs(defaultTestModel()).describe('harmony (gpt-oss) chat format and output par
   beforeAll(async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'ortllm-harmony-')), 'harmony.gguf');
     const keys = Object.keys(OUTPUTS) as Output[];
-    const ids = await writeForcedTextModel(defaultTestModel(), path, [...MARKERS, ...keys.map((k) => OUTPUTS[k])]);
+    // Control tokens, as in gpt-oss's vocabulary: their text reaches the parsers only because the
+    // parsers ask for special tokens kept verbatim (skip_special_tokens and its spaces off).
+    const ids = await writeForcedTextModel(defaultTestModel(), path, [...MARKERS, ...keys.map((k) => OUTPUTS[k])], true);
     tokenOf = Object.fromEntries(keys.map((k, i) => [k, ids[MARKERS.length + i]])) as Record<Output, number>;
     server = await startServer(['--served-model-name', 'gpt-oss', '--enable-auto-tool-choice', '--tool-call-parser', 'openai',
       '--reasoning-parser', 'openai_gptoss'], { model: path });
