@@ -8,9 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeForcedTextModel } from '../helpers/forced-text-model';
 import { needs } from '../helpers/needs';
-import { defaultTestModel, SERVER_START_TIMEOUT_MS, startServing, type Serving } from './completions-helpers';
+import { defaultTestModel, expectApiError, SERVER_START_TIMEOUT_MS, startServing, type Serving } from './completions-helpers';
 
-const QWEN3_TEMPLATE = readFileSync(join(__dirname, '../fixtures/chat-templates/qwen3-style.jinja'), 'utf8');
+const fixture = (name: string) => readFileSync(join(__dirname, '../fixtures/chat-templates', name), 'utf8');
+const QWEN3_TEMPLATE = fixture('qwen3-style.jinja');
 const OUTPUTS = {
   thinking: '<think>\nThe user greets me.\n</think>\n\nHello!',
   answer: 'Hello!',
@@ -47,7 +48,7 @@ needs(defaultTestModel()).describe('Qwen3 chat: enable_thinking, qwen3 reasoning
     const keys = Object.keys(OUTPUTS) as Output[];
     const ids = await writeForcedTextModel(defaultTestModel(), path, keys.map((k) => OUTPUTS[k]));
     tokenOf = Object.fromEntries(keys.map((k, i) => [k, ids[i]])) as Record<Output, number>;
-    s = await startServing(['--served-model-name', 'qwen3', '--enable-auto-tool-choice', '--tool-call-parser', 'hermes', '--reasoning-parser', 'qwen3'],
+    s = await startServing(['--served-model-name', 'qwen3', '--trust-request-chat-template', '--enable-auto-tool-choice', '--tool-call-parser', 'hermes', '--reasoning-parser', 'qwen3'],
       { model: path }, QWEN3_TEMPLATE);
   }, SERVER_START_TIMEOUT_MS);
   afterAll(() => s?.server.stop());
@@ -76,5 +77,11 @@ needs(defaultTestModel()).describe('Qwen3 chat: enable_thinking, qwen3 reasoning
     expect(message.tool_calls.map((c: any) => c.function)).toEqual([{ name: 'get_weather', arguments: '{"city": "Paris"}' }]);
     expect(await streamChat('thinkingThenCall', { tools: [WEATHER] }))
       .toEqual({ reasoning: '\nI need the weather.\n', content: '\n\n', calls: [{ name: 'get_weather', arguments: '{"city": "Paris"}' }] });
+  });
+
+  it("a template's raise_exception (Gemma 2 refusing a system message) is a 400 with the template's words", async () => {
+    const messages = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }];
+    const err = await expectApiError(chat('answer', { messages, chat_template: fixture('gemma2-style.jinja') }), 400, 'messages');
+    expect(err.message).toContain('System role not supported');
   });
 });

@@ -73,3 +73,13 @@ describe('Gemma-style template', () => {
       .toThrow(/Conversation roles must alternate user\/assistant/);
   });
 });
+
+describe('Gemma 2-style template', () => {
+  const gemma2 = createChatTemplate(fixture('gemma2-style.jinja'), { bos_token: '<bos>', eos_token: '<eos>' });
+
+  it('renders user/model turns and refuses a system message with its own words', () => {
+    expect(gemma2.render([{ role: 'user', content: 'Hi ' }, { role: 'assistant', content: 'Yo' }, { role: 'user', content: 'Bye' }], options()))
+      .toBe('<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\nYo<end_of_turn>\n<start_of_turn>user\nBye<end_of_turn>\n<start_of_turn>model\n');
+    expect(() => gemma2.render([{ role: 'system', content: 's' }, { role: 'user', content: 'u' }], options())).toThrow('System role not supported');
+  });
+});
