@@ -159,17 +159,17 @@ export const FLAGS = {
   /** Registered name of the tool-call parser (hermes, llama3_json, mistral, pythonic, qwen3_coder, or a plugin's). */
   toolCallParser: frontendFlag<string | null>({
     default: null,
-    cli: [{ flags: '--tool-call-parser <name>', description: 'Tool-call format of the model: hermes, llama3_json (llama4_json), mistral, pythonic, qwen3_coder, or a name a plugin registers' }],
+    cli: [{ flags: '--tool-call-parser <name>', description: 'Tool-call format of the model: hermes, llama3_json (llama4_json), mistral, openai, phi4_mini_json, pythonic, qwen3_coder, or a name a plugin registers' }],
   }),
   /** A JS/TS file registering more tool-call parsers. */
   toolParserPlugin: frontendFlag<string | null>({
     default: null,
     cli: [{ flags: '--tool-parser-plugin <file>', description: 'A .js/.cjs/.mjs/.ts file that registers more tool-call parsers (see README)' }],
   }),
-  /** Registered name of the reasoning parser (deepseek_r1, qwen3, or a plugin's). */
+  /** Registered name of the reasoning parser (deepseek_r1, openai_gptoss, qwen3, or a plugin's). */
   reasoningParser: frontendFlag<string | null>({
     default: null,
-    cli: [{ flags: '--reasoning-parser <name>', description: 'Split the model\'s thinking into `reasoning`: deepseek_r1, qwen3, or a name a plugin registers' }],
+    cli: [{ flags: '--reasoning-parser <name>', description: 'Split the model\'s thinking into `reasoning`: deepseek_r1, openai_gptoss, qwen3, or a name a plugin registers' }],
   }),
   /** A JS/TS file registering more reasoning parsers. */
   reasoningParserPlugin: frontendFlag<string | null>({

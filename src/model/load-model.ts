@@ -5,7 +5,9 @@ import { existsSync, readSync, statSync } from 'node:fs';
 import type { ArchitectureDescriptor } from './architectures/architecture';
 import type { Json } from './architectures/hf-json';
 import { architectureOf } from './architectures/registry';
-import { BUILTIN_CHAT_TEMPLATE, createChatTemplate, resolveChatTemplateSource, type ChatTemplateSources } from './chat-template';
+import {
+  BUILTIN_CHAT_TEMPLATE, createChatTemplate, createHarmonyChatTemplate, isHarmonyVocabulary, resolveChatTemplateSource, type ChatTemplateSources,
+} from './chat-template';
 import { whisperTinyConfig, whisperTinyTokenizer, whisperTinyWeights } from './dummy/builtin-whisper';
 import { DUMMY_CONFIG, dummyWeights } from './dummy/dummy-model';
 import { applyHfOverrides, splitServingOverrides } from './config-overrides';
@@ -17,7 +19,7 @@ import { readSentenceTransformersConfig, type SentenceTransformersConfig } from 
 import { DEFAULT_SERVING_FLAGS, planModel, type ModelPlan } from './model-plan';
 import { withFile } from './read-fully';
 import { GGUF_KV_DTYPE, hfCheckpointKvDtype, type KvStorageDtype } from './runner/kv-dtype';
-import { createBuiltinTokenizer, createTokenizerFromGguf } from './tokenizer';
+import { createBuiltinTokenizer, createTokenizerFromGguf, ggufEndOfGenerationIds } from './tokenizer';
 import type { ChatTemplate, DecoderArchConfig, LoadedModel, LoadModelOptions, ModelArchConfig, ModelOutput, ModelWeights, Tokenizer } from './types';
 
 const DUMMY_SOURCE = 'dummy';
@@ -45,6 +47,8 @@ interface OpenedModel {
   modelDir: string | null;
   /** What --kv-cache-dtype auto stores (the model's data type); null = float32. */
   kvCacheAutoDtype: KvStorageDtype | null;
+  /** Ids that end generation besides the tokenizer's EOS (a GGUF's end-of-turn tokens). */
+  endOfGenerationIds?: () => number[];
 }
 
 export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
@@ -60,7 +64,8 @@ export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
   const replaced = opts.tokenizer && !opts.skipTokenizer ? await loadTokenizer(opts.tokenizer) : null;
   if (replaced) opened.templates = replaced.templates;
   const tokenizer = opts.skipTokenizer ? null : (replaced?.tokenizer ?? opened.tokenizer());
-  const eosTokenIds = [...new Set([...(tokenizer?.eosTokenId != null ? [tokenizer.eosTokenId] : []), ...generation.eosTokenIds])];
+  const turnEnds = tokenizer && !replaced ? (opened.endOfGenerationIds?.() ?? []) : [];
+  const eosTokenIds = [...new Set([...(tokenizer?.eosTokenId != null ? [tokenizer.eosTokenId] : []), ...generation.eosTokenIds, ...turnEnds])];
   const contextLength = opened.descriptor.contextLength(opened.config);
   return {
     source,
@@ -70,7 +75,7 @@ export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
     weights,
     onnxPath: opened.onnxPath,
     tokenizer,
-    chatTemplate: tokenizer ? buildChatTemplate(chosenTemplates(opts.chatTemplate, opened.templates), tokenizer) : null,
+    chatTemplate: tokenizer ? modelChatTemplate(opts.chatTemplate, opened.templates, tokenizer) : null,
     generationDefaults: generation.defaults,
     eosTokenIds,
     contextLength: plan.maxSeqLength === null ? contextLength : Math.min(contextLength, plan.maxSeqLength),
@@ -187,6 +192,7 @@ async function openGgufFile(path: string): Promise<OpenedModel> {
     templates: gguf.chatTemplates,
     modelDir: null,
     kvCacheAutoDtype: GGUF_KV_DTYPE,
+    endOfGenerationIds: () => ggufEndOfGenerationIds(gguf.file.metadata),
   };
 }
 
@@ -215,6 +221,12 @@ export function isGgufFile(path: string): boolean {
 function chosenTemplates(flagValue: string | null, model: ChatTemplateSources): ChatTemplateSources {
   const given = resolveChatTemplateSource(flagValue, model.named);
   return given === null ? model : { default: given, named: {} };
+}
+
+/** gpt-oss vocabularies render harmony (as vLLM does for them) unless --chat-template names a template. */
+function modelChatTemplate(flagValue: string | null, model: ChatTemplateSources, tokenizer: Tokenizer): ChatTemplate | null {
+  if (flagValue === null && isHarmonyVocabulary(tokenizer)) return createHarmonyChatTemplate();
+  return buildChatTemplate(chosenTemplates(flagValue, model), tokenizer);
 }
 
 function buildChatTemplate(sources: ChatTemplateSources, tokenizer: Tokenizer): ChatTemplate | null {

@@ -85,7 +85,8 @@ export abstract class OpenAIServing {
   /**
    * Sampling parameters of a request that may call tools: a forced tool_choice becomes a
    * structured-outputs constraint (its errors name `tools`), and "auto" keeps special tokens when
-   * the parser's markers may be special tokens the detokenizer would drop (vLLM does the same).
+   * the parser's markers may be special tokens the detokenizer would drop (vLLM does the same);
+   * formats built of special tokens (harmony) also get them back to back, with no spaces added.
    */
   protected toolSamplingParams<T extends StructuredOutputsRequestFields & { parallel_tool_calls?: boolean | null }>(
     fields: T,
@@ -95,6 +96,10 @@ export abstract class OpenAIServing {
     const constrained = withToolConstraint(fields, tools);
     const params = namingToolConstraintErrors(constrained !== fields, () => build(constrained));
     if (tools.choice.kind === 'auto' && this.parsers.tool?.keepsSpecialTokens) params.skip_special_tokens = false;
+    if (this.parsers.reasoning?.verbatimSpecialTokens || (tools.choice.kind === 'auto' && this.parsers.tool?.verbatimSpecialTokens)) {
+      params.skip_special_tokens = false;
+      params.spaces_between_special_tokens = false;
+    }
     return params;
   }
 

@@ -9,9 +9,10 @@ import { gv } from '../../src/model/gguf/writer';
 import type { DecoderArchConfig } from '../../src/model/types';
 
 const USER_DEFINED = 4;
+const CONTROL = 3;
 
-/** Writes the copy to `path`; returns each text's token id. */
-export async function writeForcedTextModel(source: string, path: string, texts: string[]): Promise<number[]> {
+/** Writes the copy to `path`; returns each text's token id. `special` makes them control tokens (as harmony's markers are). */
+export async function writeForcedTextModel(source: string, path: string, texts: string[], special = false): Promise<number[]> {
   const model = await loadGgufModel(source, { loadWeights: true });
   const metadata = ggufTokenizerMetadata(model.file);
   const tokens = [...(metadata['tokenizer.ggml.tokens'].value as string[])];
@@ -19,7 +20,7 @@ export async function writeForcedTextModel(source: string, path: string, texts: 
   const ids = texts.map((_, i) => tokens.length - 1 - i);
   ids.forEach((id, i) => {
     tokens[id] = texts[i];
-    types[id] = USER_DEFINED;
+    types[id] = special ? CONTROL : USER_DEFINED;
   });
   metadata['tokenizer.ggml.tokens'] = gv.strings(tokens);
   metadata['tokenizer.ggml.token_type'] = gv.i32s(types);

@@ -5,7 +5,9 @@
 //          into two vocabulary pieces, ranked by the merged token's score. With byte fallback this
 //          reproduces SentencePiece's "merge the best-scoring adjacent pair" loop.
 //   gpt2:  byte-level BPE with tokenizer.ggml.merges; the pre-tokenizer regex follows
-//          tokenizer.ggml.pre (llama-bpe = Llama 3, qwen2, default = GPT-2).
+//          tokenizer.ggml.pre (gguf-pre-tokenizers.ts: llama-bpe, qwen2, gpt-4o, GPT-2's default).
+
+import { byteLevelPreTokenizer, preTokenizerJson } from './gguf-pre-tokenizers';
 
 type Json = Record<string, unknown>;
 
@@ -20,12 +22,6 @@ const GgufTokenType = {
 } as const;
 
 const SPIECE_SPACE = '▁';
-
-// Pre-tokenizer regexes, as in the tokenizer.json files of those model families.
-const LLAMA3_SPLIT =
-  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-const QWEN2_SPLIT =
-  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 /** @huggingface/gguf gives plain values, or {value, type} with typedMetadata. */
 function read(metadata: Record<string, unknown>, key: string): unknown {
@@ -178,34 +174,22 @@ function llamaTokenizerJson(metadata: Record<string, unknown>): { tokenizerJson:
 }
 
 function gpt2TokenizerJson(metadata: Record<string, unknown>): { tokenizerJson: Json; tokenizerConfig: Json } {
-  const vocab = readVocab(metadata, false);
+  const pre = byteLevelPreTokenizer(read(metadata, 'tokenizer.ggml.pre'));
+  const vocab = readVocab(metadata, pre.addBosByDefault);
   const merges = readArray<string>(metadata, 'tokenizer.ggml.merges');
   if (!merges) throw new Error('GGUF gpt2 vocabulary has no tokenizer.ggml.merges');
-  const pre = read(metadata, 'tokenizer.ggml.pre');
-  const llama3Style = pre === 'llama-bpe' || pre === 'llama3' || pre === 'smaug-bpe';
-  const split = llama3Style ? LLAMA3_SPLIT : pre === 'qwen2' ? QWEN2_SPLIT : null;
-  const preTokenizer: Json = split
-    ? {
-      type: 'Sequence',
-      pretokenizers: [
-        { type: 'Split', pattern: { Regex: split }, behavior: 'Isolated', invert: false },
-        { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
-      ],
-    }
-    // GPT-2's own regex, built into the ByteLevel pre-tokenizer; also the fallback for other `pre` kinds.
-    : { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true };
   const tokenizerJson: Json = {
     version: '1.0',
     truncation: null,
     padding: null,
     added_tokens: addedTokens(vocab),
-    normalizer: pre === 'qwen2' ? { type: 'NFC' } : null,
-    pre_tokenizer: preTokenizer,
+    normalizer: pre.nfc ? { type: 'NFC' } : null,
+    pre_tokenizer: preTokenizerJson(pre),
     post_processor: postProcessor(vocab),
     decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
     model: {
       type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '',
-      fuse_unk: false, byte_fallback: false, ignore_merges: llama3Style,
+      fuse_unk: false, byte_fallback: false, ignore_merges: pre.ignoreMerges,
       vocab: vocabMap(vocab.tokens),
       merges,
     },
@@ -245,4 +229,27 @@ export function ggufVocabToTokenizerJson(metadata: Record<string, unknown>): { t
     default:
       throw new Error(`unsupported GGUF tokenizer model '${String(model)}' (supported: llama, gpt2)`);
   }
+}
+
+// Turn-ending tokens llama.cpp stops at by their text, besides EOS (its end-of-generation set).
+const END_OF_TURN_TEXTS = ['<|eot_id|>', '<|eom_id|>', '<|im_end|>', '<|end|>', '<|return|>', '<|call|>', '<end_of_turn>', '<|endoftext|>', '<EOT>'];
+
+/**
+ * Token ids that end generation besides EOS, as llama.cpp finds them: tokenizer.ggml.eot_token_id /
+ * eom_token_id and the turn-ending tokens of the chat formats by their text. In harmony
+ * vocabularies (<|return|> and <|call|> present) <|end|> only closes a message and does not stop.
+ */
+export function ggufEndOfGenerationIds(metadata: Record<string, unknown>): number[] {
+  const tokens = readArray<string>(metadata, 'tokenizer.ggml.tokens') ?? [];
+  const ids = new Set<number>();
+  for (const key of ['tokenizer.ggml.eot_token_id', 'tokenizer.ggml.eom_token_id']) {
+    const id = readTokenId(metadata, key, tokens.length);
+    if (id !== null) ids.add(id);
+  }
+  const texts = new Set(END_OF_TURN_TEXTS);
+  if (tokens.includes('<|return|>') && tokens.includes('<|call|>')) texts.delete('<|end|>');
+  tokens.forEach((token, id) => {
+    if (texts.has(token)) ids.add(id);
+  });
+  return [...ids];
 }

@@ -35,4 +35,6 @@ export interface ReasoningParser {
 
 export interface ReasoningParserFactory {
   new (context: ReasoningParserContext): ReasoningParser;
+  /** The format is written in special tokens (harmony): requests keep them in their text, with no spaces added. */
+  readonly verbatimSpecialTokens?: boolean;
 }

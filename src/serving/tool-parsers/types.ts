@@ -63,4 +63,6 @@ export interface ToolParserFactory {
    * (`<tool_call>`, `[TOOL_CALLS]`): the request then keeps special tokens in its text, as vLLM does.
    */
   readonly keepsSpecialTokens?: boolean;
+  /** The format is written in special tokens (harmony): requests keep them in their text, with no spaces added. */
+  readonly verbatimSpecialTokens?: boolean;
 }

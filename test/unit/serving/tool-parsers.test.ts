@@ -236,3 +236,22 @@ describe('registry', () => {
     expect(() => TOOL_PARSERS.get('nope')).toThrow(/tool call parser 'nope' is not registered \(registered: hermes/);
   });
 });
+
+describe('phi4_mini_json', () => {
+  it('functools[...] with "arguments" or "parameters" is the calls, text before it content; without it, or broken, all is content', () => {
+    const phi4 = parserOf('phi4_mini_json');
+    const text = 'Sure.functools[{"name": "get_weather", "arguments": {"city": "Paris", "days": [1, 2]}}, {"name": "get_time", "parameters": {"zone": "]"}}]';
+    expectParses(phi4, text, { content: 'Sure.', calls: [call('get_weather', '{"city": "Paris", "days": [1, 2]}'), call('get_time', '{"zone": "]"}')] });
+    for (const plain of ['I use functools a lot', 'functools[{"name": 3}]']) expectParses(phi4, plain, { content: plain, calls: [] });
+  });
+});
+
+describe('openai (harmony)', () => {
+  const openai = parserOf('openai');
+
+  it('calls addressed to functions.* on the commentary channel; analysis dropped; final is content', () => {
+    const text = '<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>';
+    expectParses(openai, text, { content: null, calls: [call('get_weather', '{"city": "Paris"}')] });
+    expectParses(openai, '<|channel|>analysis<|message|>Hmm.<|end|><|start|>assistant<|channel|>final<|message|>Done.', { content: 'Done.', calls: [] });
+  });
+});
