@@ -25,7 +25,7 @@ export function llamaConfig(overrides: Partial<DecoderArchConfig>): DecoderArchC
 }
 
 /** xorshift32 -> uniform [-1, 1). */
-function uniformSource(seed: number): () => number {
+export function uniformSource(seed: number): () => number {
   let s = seed >>> 0 || 1;
   return () => {
     s ^= s << 13;

@@ -43,6 +43,10 @@ export interface DecoderArchConfig extends ModelArchConfig {
   tieWordEmbeddings: boolean;
   /** qwen2 has biases on q/k/v projections. */
   attentionBias: boolean;
+
+  // Partial rotary embeddings (phi3: Phi-4-mini's partial_rotary_factor 0.75, GGUF rope.dimension_count)
+  /** Leading dims of each head RoPE rotates (rotate-half within them); the rest pass through. Absent = headDim. */
+  rotaryDim?: number;
 }
 
 /** BERT-style encoder shape (BERT, XLM-RoBERTa), in Hugging Face config.json terms. */
@@ -271,6 +275,8 @@ export interface RunnerOptions {
   dtype?: 'auto' | 'float32' | 'float16' | 'bfloat16';
   /** Storage type of the paged KV cache (model/runner/kv-dtype.ts; resolveKvCacheDtype resolves 'auto'). */
   kvCacheDtype?: import('./runner/kv-dtype').KvStorageDtype;
+  /** The server's max_model_len: fixes which LongRoPE table the graphs use (graph/rope.ts); default the model's context length. */
+  maxModelLen?: number;
   /**
    * Where a built graph's attention runs: 'native' (the paged-attention addon between graph
    * segments), 'graph' (inside one graph), or auto (native when the addon loads).

@@ -23,7 +23,7 @@ import { OnnxDataType } from './onnx-proto';
 import { emitLinear, LinearOptions } from './linear';
 import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
 import { castTo, weightInitializer } from './compute-dtype';
-import { ropeTables } from './rope';
+import { ropeTables, rotaryAttributes, rotaryDimOf } from './rope';
 import type { DecoderArchConfig, ModelWeights } from '../types';
 
 export const SegmentInputs = {
@@ -62,6 +62,8 @@ export function segmentParts(config: Pick<DecoderArchConfig, 'numHeads' | 'numKv
 export interface SegmentedDecoderOptions extends LinearOptions {
   /** Rows of the RoPE tables = the largest position + 1. */
   maxPositions: number;
+  /** The server's max_model_len, which picks LongRoPE's table (rope.ts); default maxPositions. */
+  maxModelLen?: number;
 }
 
 /**
@@ -78,12 +80,12 @@ export interface SegmentedDecoder {
 
 /** The llama/qwen2 family's segments (registered as the decoder descriptors' causalLmSegments). */
 export function decoderSegments(config: DecoderArchConfig, weights: ModelWeights, opts: SegmentedDecoderOptions): SegmentedDecoder {
-  const { cos, sin } = ropeTables(config, opts.maxPositions);
+  const { cos, sin } = ropeTables(config, opts.maxPositions, opts.maxModelLen);
   return {
     count: config.numLayers + 1,
     build: (index) => buildDecoderSegment(config, weights, index, opts),
     embeddingName: 'model.embed_tokens.weight',
-    rope: { cos, sin, half: config.headDim / 2 },
+    rope: { cos, sin, half: rotaryDimOf(config) / 2 },
   };
 }
 
@@ -160,14 +162,15 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
   const qkv = emitLinear(g, normed, `${prefix(l)}self_attn.qkv_proj.weight`, attnParts, qkvBias, c.hiddenSize, opts);
   const [q, k, v] = g.node('Split', [qkv, g.constInt64([qDim, kvDim, kvDim])], 3, { axis: attrInt(1) });
   // RotaryEmbedding wants [1, N, heads * headDim] and a cache indexed by position: here the cache
-  // holds exactly the step's rows, so row i is position i.
-  const half = c.headDim / 2;
+  // holds exactly the step's rows, so row i is position i. A partial rotary config's tables are
+  // rotaryDim/2 wide and the op passes each head's remaining dims through.
+  const half = rotaryDimOf(c) / 2;
   const cos = castTo(g, g.input(SegmentInputs.ropeCos, f32, ['rows', half]), 'float32', dtype);
   const sin = castTo(g, g.input(SegmentInputs.ropeSin, f32, ['rows', half]), 'float32', dtype);
   const positions = g.input(SegmentInputs.ropePositions, OnnxDataType.INT64, [1, 'rows']);
   const rotary = (x: string, heads: number, width: number) => {
     const rows3d = g.op('Reshape', [x, g.constInt64([1, -1, width])]);
-    const rotated = g.op('RotaryEmbedding', [rows3d, positions, cos, sin], { num_heads: attrInt(heads) }, 'com.microsoft');
+    const rotated = g.op('RotaryEmbedding', [rows3d, positions, cos, sin], rotaryAttributes(c, heads), 'com.microsoft');
     return g.op('Reshape', [rotated, g.constInt64([-1, width])]);
   };
   // One output holding every part (see SegmentOutputs.packed).

@@ -47,6 +47,7 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
   const weights = new ReadWeights(model.weights);
   const decoder = graphs.causalLmSegments(config, weights, {
     maxPositions,
+    maxModelLen: opts.maxModelLen ?? model.contextLength,
     keepQuantized,
     quantAccuracyLevel: opts.quantAccuracyLevel,
     dtype: graphDtypeFor(config, 'causalLmSegments', opts.dtype),

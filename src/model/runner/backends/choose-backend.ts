@@ -97,6 +97,7 @@ function nativeQ8Refusal(c: DecoderArchConfig, weights: ModelWeights, dtype: str
   if (dtype !== 'float32') return `the graphs are ${dtype}`;
   if (opts.keepQuantized === false) return 'the weights are dequantized';
   if (c.attentionBias) return 'the QKV projections have biases';
+  if (partialRotary(c)) return partialRotary(c);
   if (c.hiddenSize % 32 || c.intermediateSize % 32 || (c.numHeads * c.headDim) % 32) return 'a linear width is not a multiple of 32';
   if (!allLinearsQ8(c, weights)) return 'not every linear is Q8_0';
   return null;
@@ -109,10 +110,17 @@ function nativeF32Refusal(c: DecoderArchConfig, weights: ModelWeights, dtype: st
   if (dtype !== 'float32') return `the graphs are ${dtype}`;
   if (c.attentionBias) return 'the QKV projections have biases';
   if (c.intermediateSize === undefined) return 'the model has no gated MLP';
+  if (partialRotary(c)) return partialRotary(c);
   const max = smallDecoderMaxHidden(f32);
   if (max === 0) return "the addon has only its portable loops, which never pay";
   if (c.hiddenSize > max) return `hidden size ${c.hiddenSize} > ${max}`;
   const names = [...linearNames(c, weights), 'model.norm.weight'];
   if (!names.every((name) => weights.has(name) && weights.get(name).kind === 'f32')) return 'not every linear is float32';
   return null;
+}
+
+/** The addon's RoPE rotates whole heads: why it cannot run a partial rotary config, or null. */
+function partialRotary(c: DecoderArchConfig): string | null {
+  const rotary = c.rotaryDim ?? c.headDim;
+  return rotary === c.headDim ? null : `RoPE rotates ${rotary} of ${c.headDim} dims per head (partial rotary), which the addon's RoPE does not`;
 }

@@ -1,0 +1,103 @@
+/** @jest-environment ./test/helpers/ort-environment.js */
+// phi3 (Phi-3.5-mini, Phi-4-mini) on seeded random weights in both shipped layouts: the HF
+// directory (fused qkv_proj / gate_up_proj, partial_rotary_factor, LongRoPE) and its llama.cpp
+// GGUF conversion, against an independent float64 forward of the HF checkpoint, with both
+// LongRoPE tables, on each attention path; and the HF directory against its GGUF.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PHI4_MINI_TOY, writePhi3Model, type Phi3Files, type Phi3Shape } from '../../../bench/random-phi3';
+import { loadModel } from '../../../src/model/load-model';
+import { createRunner } from '../../../src/model/runner';
+import type { DecoderArchConfig, LoadedModel } from '../../../src/model/types';
+import { loadOptions, sharedModel } from '../../helpers/model-files';
+import { needs } from '../../helpers/needs';
+import { referencePhi3 } from '../../helpers/reference-phi3';
+import { ATTENTION_PATHS, BlockAllocator, maxAbsDiff, runChunked } from '../../helpers/runner-driver';
+
+const STORIES = sharedModel('stories260K.gguf');
+const PROMPT = [1, 17, 250, 3, 99, 400, 12, 511, 0, 42, 7, 300, 301, 5, 77, 128, 64];
+/** Below the toy's original_max_position_embeddings (64): the short table; its max_position_embeddings (4096): the long one. */
+const SHORT = 64;
+const LONG = 4096;
+
+async function logitsOf(model: LoadedModel, attention: 'native' | 'graph', maxModelLen: number): Promise<Float32Array[]> {
+  const runner = await createRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu', attention, maxModelLen });
+  try {
+    return await runChunked(runner, PROMPT, 7, new BlockAllocator(runner).table(PROMPT.length));
+  } finally {
+    await runner.dispose();
+  }
+}
+
+function worstDiff(a: ArrayLike<number>[], b: ArrayLike<number>[]): number {
+  return Math.max(...a.map((row, i) => maxAbsDiff(row, b[i])));
+}
+
+needs(STORIES).describe('phi3', () => {
+  let dir: string;
+  const files = new Map<string, Phi3Files>();
+  const shapes: Record<string, Phi3Shape> = {
+    'Phi-4-mini shape (partial rotary 0.75, LongRoPE, tied)': PHI4_MINI_TOY,
+    'Phi-3.5-mini shape (whole-head RoPE, LongRoPE, untied)': { ...PHI4_MINI_TOY, partialRotaryFactor: 1, tieWordEmbeddings: false, numKvHeads: 4 },
+  };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'phi3-'));
+    for (const [name, shape] of Object.entries(shapes)) files.set(name, await writePhi3Model(join(dir, String(files.size)), shape, STORIES));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads the HF config and the GGUF conversion into the same config', async () => {
+    const { hfDir, gguf } = files.get(Object.keys(shapes)[0])!;
+    const hf = (await loadModel(loadOptions(hfDir, { loadWeights: false }))).config as DecoderArchConfig;
+    const fromGguf = (await loadModel(loadOptions(gguf, { loadWeights: false }))).config as DecoderArchConfig;
+    expect(hf).toMatchObject({ architecture: 'phi3', headDim: 32, rotaryDim: 24, tieWordEmbeddings: true, maxPositionEmbeddings: 4096 });
+    expect(hf.ropeScaling).toMatchObject({ rope_type: 'longrope', original_max_position_embeddings: 64 });
+    expect(hf.ropeScaling!.attention_factor).toBeCloseTo(Math.sqrt(1 + Math.log(64) / Math.log(64)), 12);
+    expect(fromGguf).toMatchObject({ architecture: 'phi3', headDim: 32, rotaryDim: 24, tieWordEmbeddings: true, maxPositionEmbeddings: 4096 });
+    const scaling = fromGguf.ropeScaling!;
+    expect(scaling.attention_factor).toBeCloseTo(hf.ropeScaling!.attention_factor as number, 6);
+    expect(scaling.long_factor).toEqual((hf.ropeScaling!.long_factor as number[]).map(Math.fround));
+    expect(scaling.short_factor).toEqual((hf.ropeScaling!.short_factor as number[]).map(Math.fround));
+  });
+
+  it('splits the fused projections into q/k/v and gate/up rows', async () => {
+    const { hfDir, tensors } = files.get(Object.keys(shapes)[0])!;
+    const weights = (await loadModel(loadOptions(hfDir))).weights!;
+    const qkv = tensors.get('model.layers.1.self_attn.qkv_proj.weight')!;
+    const gateUp = tensors.get('model.layers.1.mlp.gate_up_proj.weight')!;
+    const rows = (name: string) => {
+      const t = weights.get(`model.layers.1.${name}.weight`);
+      return t.kind === 'f32' ? t : null;
+    };
+    expect(rows('self_attn.q_proj')?.shape).toEqual([128, 128]);
+    expect(rows('self_attn.v_proj')?.data).toEqual(qkv.subarray(192 * 128));
+    expect(rows('mlp.gate_proj')?.data).toEqual(gateUp.subarray(0, 160 * 128));
+    expect(rows('mlp.up_proj')?.data).toEqual(gateUp.subarray(160 * 128));
+    expect(weights.has('model.layers.1.self_attn.qkv_proj.weight')).toBe(false);
+  });
+
+  describe.each(Object.keys(shapes))('%s', (name) => {
+    for (const path of ATTENTION_PATHS) {
+      for (const [table, maxModelLen] of [['short', SHORT], ['long', LONG]] as const) {
+        path.gate.it(`${path.name}, ${table} LongRoPE table: HF directory matches the float64 reference (max abs diff < 1e-3)`, async () => {
+          const { hfDir, configJson, tensors } = files.get(name)!;
+          const got = await logitsOf(await loadModel(loadOptions(hfDir)), path.attention, maxModelLen);
+          const expected = referencePhi3(configJson, tensors, PROMPT, { maxModelLen });
+          expect(worstDiff(got, expected)).toBeLessThan(1e-3);
+          // The other table gives other logits: the comparison above tells the tables apart.
+          const other = referencePhi3(configJson, tensors, PROMPT, { maxModelLen: maxModelLen === SHORT ? LONG : SHORT });
+          expect(worstDiff(got, other)).toBeGreaterThan(1e-2);
+        });
+      }
+    }
+
+    ATTENTION_PATHS[0].gate.it('the GGUF conversion gives the HF directory\'s logits', async () => {
+      const { hfDir, gguf } = files.get(name)!;
+      const [fromHf, fromGguf] = [await logitsOf(await loadModel(loadOptions(hfDir)), 'native', LONG), await logitsOf(await loadModel(loadOptions(gguf)), 'native', LONG)];
+      // The GGUF holds the LongRoPE factors and attn_factor as float32 (config.json: doubles).
+      expect(worstDiff(fromHf, fromGguf)).toBeLessThan(1e-4);
+    });
+  });
+});
