@@ -156,10 +156,10 @@ export const FLAGS = {
     default: false,
     cli: [{ flags: '--enable-auto-tool-choice', description: 'Allow tool_choice "auto": tool calls are parsed out of the model\'s text (needs --tool-call-parser)' }],
   }),
-  /** Registered name of the tool-call parser (hermes, llama3_json, mistral, pythonic, qwen3_coder, or a plugin's). */
+  /** Registered name of the tool-call parser (hermes, llama3_json, mistral, phi4_mini_json, pythonic, qwen3_coder, or a plugin's). */
   toolCallParser: frontendFlag<string | null>({
     default: null,
-    cli: [{ flags: '--tool-call-parser <name>', description: 'Tool-call format of the model: hermes, llama3_json (llama4_json), mistral, pythonic, qwen3_coder, or a name a plugin registers' }],
+    cli: [{ flags: '--tool-call-parser <name>', description: 'Tool-call format of the model: hermes, llama3_json (llama4_json), mistral, phi4_mini_json, pythonic, qwen3_coder, or a name a plugin registers' }],
   }),
   /** A JS/TS file registering more tool-call parsers. */
   toolParserPlugin: frontendFlag<string | null>({
