@@ -23,6 +23,7 @@ const family = decoderDescriptor({
   attentionBias: () => false,
   // HF's Phi3Attention passes config.sliding_window to every layer.
   slidingWindowApplies: () => true,
+  firstWindowedLayer: () => 0,
   ggufRopeRowsPermuted: false,
 });
 
@@ -92,7 +93,6 @@ function phi3GgufConfig(file: GgufFile): DecoderArchConfig {
   const long = readGgufTensorAsF32(file, ROPE_FACTORS.long);
   const short = readGgufTensorAsF32(file, ROPE_FACTORS.short);
   if (!long !== !short) throw new Error(`${file.path}: LongRoPE needs both ${ROPE_FACTORS.long} and ${ROPE_FACTORS.short}`);
-  let { maxPositionEmbeddings } = config;
   if (long && short) {
     const original = Number(key('rope.scaling.original_context_length'));
     if (!(original > 0)) throw new Error(`${file.path}: LongRoPE factors without phi3.rope.scaling.original_context_length`);
@@ -105,11 +105,11 @@ function phi3GgufConfig(file: GgufFile): DecoderArchConfig {
       attention_factor: typeof attnFactor === 'number' ? attnFactor : 1,
     };
   }
-  // The same context cap as the HF config (decoder-family.ts): full attention is exact within the
-  // window. llama.cpp ignores Phi's window (its phi3 loader turns SWA off); HF applies it.
+  // Every layer slides, as HF's Phi3Attention applies config.sliding_window (the HF directory and
+  // its GGUF serve alike). llama.cpp's phi3 loader turns the window off; the released Phi-3.5 /
+  // Phi-4-mini windows (262144) exceed their context, so only older Phi-3 files tell them apart.
   const window = Number(key('attention.sliding_window') ?? 0);
-  if (window > 0) maxPositionEmbeddings = Math.min(maxPositionEmbeddings, window);
-  return { ...config, maxPositionEmbeddings };
+  return window > 0 ? { ...config, slidingWindow: window } : config;
 }
 
 function fusedHfName(ggufName: string): string | null {
