@@ -3,7 +3,8 @@
 // modeling_phi3: qkv_proj rows [q; k; v], gate_up_proj rows [gate; up] (chunk(2)), RoPE on the
 // first head_dim * partial_rotary_factor dims (rotate-half within them), LongRoPE inverse
 // frequencies 1 / (factor_i * theta^(2i/rotary_dim)) with cos/sin scaled by
-// sqrt(1 + ln(max_pos / original) / ln(original)); the table is chosen by `maxModelLen`.
+// sqrt(1 + ln(max_pos / original) / ln(original)); the table is chosen by `maxModelLen`; a query at
+// p sees keys p - sliding_window + 1 .. p (HF's sliding-window mask, which Phi3Attention applies).
 
 type Json = Record<string, unknown>;
 
@@ -22,6 +23,7 @@ export function referencePhi3(json: Json, tensors: ReadonlyMap<string, Float32Ar
   const hd = hidden / heads;
   const rot = Math.floor(hd * ((json.partial_rotary_factor as number | undefined) ?? 1));
   const eps = n('rms_norm_eps');
+  const window = (json.sliding_window as number | null | undefined) ?? Infinity;
   const t = (name: string) => {
     const v = tensors.get(name);
     if (!v) throw new Error(`reference: no tensor ${name}`);
@@ -47,7 +49,7 @@ export function referencePhi3(json: Json, tensors: ReadonlyMap<string, Float32Ar
       const attn = new Float64Array(heads * hd);
       for (let h = 0; h < heads; h++) {
         const kv = Math.floor(h / (heads / kvHeads)) * hd;
-        const scores = layer.k.map((kk) => dot(q, h * hd, kk, kv, hd) / Math.sqrt(hd));
+        const scores = layer.k.map((kk, j) => (j > pos - window ? dot(q, h * hd, kk, kv, hd) / Math.sqrt(hd) : -Infinity));
         const top = Math.max(...scores);
         const w = scores.map((s) => Math.exp(s - top));
         const total = w.reduce((a, b) => a + b, 0);

@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { PHI4_MINI_TOY, writePhi3Model, type Phi3Files, type Phi3Shape } from '../../../bench/random-phi3';
 import { loadModel } from '../../../src/model/load-model';
 import { createRunner } from '../../../src/model/runner';
+import { chooseDecoderBackend } from '../../../src/model/runner/backends/choose-backend';
+import { nativeKernels } from '../../../src/model/runner/native-kernels';
 import type { DecoderArchConfig, LoadedModel } from '../../../src/model/types';
 import { loadOptions, sharedModel } from '../../helpers/model-files';
 import { needs } from '../../helpers/needs';
@@ -21,8 +23,8 @@ const PROMPT = [1, 17, 250, 3, 99, 400, 12, 511, 0, 42, 7, 300, 301, 5, 77, 128,
 const SHORT = 64;
 const LONG = 4096;
 
-async function logitsOf(model: LoadedModel, attention: 'native' | 'graph', maxModelLen: number): Promise<Float32Array[]> {
-  const runner = await createRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu', attention, maxModelLen });
+async function logitsOf(model: LoadedModel, attention: 'native' | 'graph', maxModelLen: number, nativeQ8Gemm?: boolean): Promise<Float32Array[]> {
+  const runner = await createRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu', attention, maxModelLen, nativeQ8Gemm });
   try {
     return await runChunked(runner, PROMPT, 7, new BlockAllocator(runner).table(PROMPT.length));
   } finally {
@@ -41,6 +43,10 @@ needs(STORIES).describe('phi3', () => {
     'Phi-4-mini shape (partial rotary 0.75, LongRoPE, tied)': PHI4_MINI_TOY,
     'Phi-3.5-mini shape (whole-head RoPE, LongRoPE, untied)': { ...PHI4_MINI_TOY, partialRotaryFactor: 1, tieWordEmbeddings: false, numKvHeads: 4 },
   };
+  const LONG_ROPE_SHAPES = Object.keys(shapes);
+  /** Phi-3-mini-4k's kind: plain RoPE and a sliding window (here 6, shorter than the prompt). */
+  const WINDOWED = 'Phi-3-mini-4k shape (sliding window 6, plain RoPE)';
+  shapes[WINDOWED] = { ...PHI4_MINI_TOY, partialRotaryFactor: 1, longRopeOriginal: null, slidingWindow: 6 };
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'phi3-'));
@@ -78,7 +84,7 @@ needs(STORIES).describe('phi3', () => {
     expect(weights.has('model.layers.1.self_attn.qkv_proj.weight')).toBe(false);
   });
 
-  describe.each(Object.keys(shapes))('%s', (name) => {
+  describe.each(LONG_ROPE_SHAPES)('%s', (name) => {
     for (const path of ATTENTION_PATHS) {
       for (const [table, maxModelLen] of [['short', SHORT], ['long', LONG]] as const) {
         path.gate.it(`${path.name}, ${table} LongRoPE table: HF directory matches the float64 reference (max abs diff < 1e-3)`, async () => {
@@ -93,11 +99,55 @@ needs(STORIES).describe('phi3', () => {
       }
     }
 
+  });
+
+  describe(WINDOWED, () => {
+    ATTENTION_PATHS[0].gate.it('native paged attention: HF directory matches the float64 reference, window applied', async () => {
+      const { hfDir, configJson, tensors } = files.get(WINDOWED)!;
+      const got = await logitsOf(await loadModel(loadOptions(hfDir)), 'native', LONG);
+      expect(worstDiff(got, referencePhi3(configJson, tensors, PROMPT, { maxModelLen: LONG }))).toBeLessThan(1e-3);
+      const unwindowed = referencePhi3({ ...configJson, sliding_window: null }, tensors, PROMPT, { maxModelLen: LONG });
+      expect(worstDiff(got, unwindowed)).toBeGreaterThan(1e-2);
+    });
+
+    it('the in-graph attention runner refuses the window at start-up', async () => {
+      const model = await loadModel(loadOptions(files.get(WINDOWED)!.hfDir));
+      await expect(createRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu', attention: 'graph' })).rejects.toThrow(/sliding window \(6 positions/);
+    });
+  });
+
+  describe.each(Object.keys(shapes))('%s', (name) => {
     ATTENTION_PATHS[0].gate.it('the GGUF conversion gives the HF directory\'s logits', async () => {
       const { hfDir, gguf } = files.get(name)!;
       const [fromHf, fromGguf] = [await logitsOf(await loadModel(loadOptions(hfDir)), 'native', LONG), await logitsOf(await loadModel(loadOptions(gguf)), 'native', LONG)];
       // The GGUF holds the LongRoPE factors and attn_factor as float32 (config.json: doubles).
       expect(worstDiff(fromHf, fromGguf)).toBeLessThan(1e-4);
+    });
+  });
+
+  describe('Q8_0 GGUF', () => {
+    const q8 = new Map<string, Phi3Files>();
+    beforeAll(async () => {
+      for (const name of LONG_ROPE_SHAPES) q8.set(name, await writePhi3Model(join(dir, `q8-${q8.size}`), shapes[name], STORIES, 3, 'q8_0'));
+    });
+
+    ATTENTION_PATHS[0].gate.it("whole-head RoPE runs in native-q8, partial rotary is refused it with the reason", async () => {
+      const [partial, whole] = await Promise.all(LONG_ROPE_SHAPES.map(async (name) => loadModel(loadOptions(q8.get(name)!.gguf))));
+      const opts = { device: 'cpu' as const, dtype: 'auto' as const, keepQuantized: true };
+      const native = nativeKernels()!;
+      // On a CPU without the Q8_0 GEMM, native-q8 is refused for that reason first.
+      if (!native.q8Available) return;
+      expect(chooseDecoderBackend(partial, opts, native).reason).toContain('RoPE rotates 24 of 32 dims per head (partial rotary)');
+      expect(chooseDecoderBackend(whole, opts, native).name).toBe('native-q8');
+    });
+
+    ATTENTION_PATHS[0].gate.it('native-q8 gives the MatMulNBits segments\' logits, within Q8_0 error of the float64 reference', async () => {
+      const { gguf, configJson, tensors } = q8.get(LONG_ROPE_SHAPES[1])!;
+      const model = await loadModel(loadOptions(gguf));
+      const [addon, segments] = [await logitsOf(model, 'native', LONG, true), await logitsOf(model, 'native', LONG, false)];
+      expect(worstDiff(addon, segments)).toBeLessThan(1e-3);
+      // Measured 0.076 on logits up to ~3.5 (8-bit weights and activations).
+      expect(worstDiff(addon, referencePhi3(configJson, tensors, PROMPT, { maxModelLen: LONG }))).toBeLessThan(0.2);
     });
   });
 });
