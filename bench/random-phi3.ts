@@ -23,7 +23,7 @@ export interface Phi3Shape {
   numKvHeads: number;
   /** config.json partial_rotary_factor (Phi-4-mini 0.75); 1 rotates whole heads (Phi-3.5-mini). */
   partialRotaryFactor: number;
-  /** LongRoPE with this original_max_position_embeddings (max_position_embeddings is 64x it); null: plain RoPE. */
+  /** LongRoPE with this original_max_position_embeddings (max_position_embeddings is 64x it; llama.cpp pads contexts to 256); null: plain RoPE. */
   longRopeOriginal: number | null;
   tieWordEmbeddings: boolean;
   /** config.json sliding_window (Phi-4-mini: 262144, beyond its context). */
@@ -38,7 +38,7 @@ export const PHI4_MINI_TOY: Phi3Shape = {
   numHeads: 4,
   numKvHeads: 2,
   partialRotaryFactor: 0.75,
-  longRopeOriginal: 64,
+  longRopeOriginal: 256,
   tieWordEmbeddings: true,
   slidingWindow: 262144,
 };

@@ -19,8 +19,8 @@ import { ATTENTION_PATHS, BlockAllocator, maxAbsDiff, runChunked } from '../../h
 
 const STORIES = sharedModel('stories260K.gguf');
 const PROMPT = [1, 17, 250, 3, 99, 400, 12, 511, 0, 42, 7, 300, 301, 5, 77, 128, 64];
-/** Below the toy's original_max_position_embeddings (64): the short table; its max_position_embeddings (4096): the long one. */
-const SHORT = 64;
+/** The toy's original_max_position_embeddings (256): the short table; above it (4096): the long one. */
+const SHORT = 256;
 const LONG = 4096;
 
 async function logitsOf(model: LoadedModel, attention: 'native' | 'graph', maxModelLen: number, nativeQ8Gemm?: boolean): Promise<Float32Array[]> {
@@ -58,10 +58,10 @@ needs(STORIES).describe('phi3', () => {
     const { hfDir, gguf } = files.get(Object.keys(shapes)[0])!;
     const hf = (await loadModel(loadOptions(hfDir, { loadWeights: false }))).config as DecoderArchConfig;
     const fromGguf = (await loadModel(loadOptions(gguf, { loadWeights: false }))).config as DecoderArchConfig;
-    expect(hf).toMatchObject({ architecture: 'phi3', headDim: 32, rotaryDim: 24, tieWordEmbeddings: true, maxPositionEmbeddings: 4096 });
-    expect(hf.ropeScaling).toMatchObject({ rope_type: 'longrope', original_max_position_embeddings: 64 });
-    expect(hf.ropeScaling!.attention_factor).toBeCloseTo(Math.sqrt(1 + Math.log(64) / Math.log(64)), 12);
-    expect(fromGguf).toMatchObject({ architecture: 'phi3', headDim: 32, rotaryDim: 24, tieWordEmbeddings: true, maxPositionEmbeddings: 4096 });
+    expect(hf).toMatchObject({ architecture: 'phi3', headDim: 32, rotaryDim: 24, tieWordEmbeddings: true, maxPositionEmbeddings: 16384 });
+    expect(hf.ropeScaling).toMatchObject({ rope_type: 'longrope', original_max_position_embeddings: 256 });
+    expect(hf.ropeScaling!.attention_factor).toBeCloseTo(Math.sqrt(1 + Math.log(64) / Math.log(256)), 12);
+    expect(fromGguf).toMatchObject({ architecture: 'phi3', headDim: 32, rotaryDim: 24, tieWordEmbeddings: true, maxPositionEmbeddings: 16384 });
     const scaling = fromGguf.ropeScaling!;
     expect(scaling.attention_factor).toBeCloseTo(hf.ropeScaling!.attention_factor as number, 6);
     expect(scaling.long_factor).toEqual((hf.ropeScaling!.long_factor as number[]).map(Math.fround));
