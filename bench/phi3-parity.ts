@@ -61,7 +61,7 @@ async function llamaDecode(server: string, gguf: string, context: number, port: 
   const args = ['-m', gguf, '-t', '1', '--port', String(port), '-c', String(context), '-ctk', 'f32', '-ctv', 'f32', '-fa', 'off', '--no-warmup', '-np', '1'];
   const child = spawn(server, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
-  child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (log += d.toString()));
   try {
     await waitHealthy(port, child, () => log);
     const res = await fetch(`http://127.0.0.1:${port}/completion`, {

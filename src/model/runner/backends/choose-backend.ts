@@ -98,7 +98,6 @@ function nativeQ8Refusal(c: DecoderArchConfig, weights: ModelWeights, dtype: str
   if (dtype !== 'float32') return `the graphs are ${dtype}`;
   if (opts.keepQuantized === false) return 'the weights are dequantized';
   if (c.attentionBias) return 'the QKV projections have biases';
-  if (partialRotary(c)) return partialRotary(c);
   if (c.hiddenSize % 32 || c.intermediateSize % 32 || (c.numHeads * c.headDim) % 32) return 'a linear width is not a multiple of 32';
   if (!allLinearsQ8(c, weights)) return 'not every linear is Q8_0';
   return null;
@@ -123,8 +122,8 @@ function nativeF32Refusal(c: DecoderArchConfig, weights: ModelWeights, dtype: st
   return null;
 }
 
-/** The addon's RoPE rotates whole heads: why it cannot run a partial rotary config, or null. */
+/** f32Qkv's RoPE rotates whole heads: why it cannot run a partial rotary config, or null. */
 function partialRotary(c: DecoderArchConfig): string | null {
   const rotary = c.rotaryDim ?? c.headDim;
-  return rotary === c.headDim ? null : `RoPE rotates ${rotary} of ${c.headDim} dims per head (partial rotary), which the addon's RoPE does not`;
+  return rotary === c.headDim ? null : `RoPE rotates ${rotary} of ${c.headDim} dims per head (partial rotary), which f32Qkv does not`;
 }

@@ -5,6 +5,7 @@
 // batch-1 step had left (docs/perf/q8-gemm.md, docs/perf/segmented-runner.md).
 import type { DecoderLayerOptions } from '../../graph/layer-options';
 import type { DecoderArchConfig } from '../../types';
+import { rotaryDimOf } from '../../graph/rope';
 import type { NativeKernels } from '../native-kernels';
 import { attendLayer } from './attend';
 import type { BackendContext, DecoderBackend, KvView, PassRows } from './decoder-backend';
@@ -89,8 +90,8 @@ class NativeQ8 implements DecoderBackend {
       }
       const rope = ropes[l];
       if (rope) {
-        native.rope(q, rope.cos, rope.sin, c.numHeads, c.headDim);
-        native.rope(k, rope.cos, rope.sin, c.numKvHeads, c.headDim);
+        native.rope(q, rope.cos, rope.sin, c.numHeads, c.headDim, rotaryDimOf(c));
+        native.rope(k, rope.cos, rope.sin, c.numKvHeads, c.headDim, rotaryDimOf(c));
       }
       native.writeKv(k, v, kv.keys[l], kv.values[l], pass.slots, kv.kvCode);
       attendLayer(native, q, attn, kv, l, pass, this.options[l].attention);
