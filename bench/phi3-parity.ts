@@ -67,13 +67,26 @@ async function llamaDecode(server: string, gguf: string, context: number, port: 
     const res = await fetch(`http://127.0.0.1:${port}/completion`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ prompt: PROMPT, n_predict: GENERATED, temperature: 0, top_k: 1, n_probs: 1, cache_prompt: false, ignore_eos: true }),
+      // Greedy and nothing else: llama-server's default chain would penalise repeats.
+      body: JSON.stringify({ prompt: PROMPT, n_predict: GENERATED, samplers: ['top_k'], top_k: 1, repeat_penalty: 1, dry_multiplier: 0, n_probs: 1, cache_prompt: false, ignore_eos: true, return_tokens: true }),
     });
-    const body = (await res.json()) as { completion_probabilities: Array<{ id: number; logprob: number }> };
-    return { ids: body.completion_probabilities.map((p) => p.id), logprobs: body.completion_probabilities.map((p) => p.logprob) };
+    // Every generated id comes in `tokens`; probabilities only for tokens whose text was sent (a
+    // trailing byte token of an unfinished UTF-8 character has none), so they may be fewer.
+    const body = (await res.json()) as { tokens: number[]; completion_probabilities: Array<{ id: number; logprob: number }> };
+    // Each entry belongs to the next generated token with its id (entries keep the tokens' order).
+    const logprobs = body.tokens.map(() => NaN);
+    let at = 0;
+    for (const p of body.completion_probabilities) {
+      while (at < body.tokens.length && body.tokens[at] !== p.id) at++;
+      if (at < body.tokens.length) logprobs[at++] = p.logprob;
+    }
+    return { ids: body.tokens, logprobs };
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((done) => child.once('exit', done));
+    if (child.exitCode === null) {
+      const exited = new Promise((done) => child.once('exit', done));
+      child.kill('SIGTERM');
+      await exited;
+    }
   }
 }
 
@@ -104,11 +117,11 @@ async function main(): Promise<void> {
       const theirs = await llamaDecode(server, gguf, context, port++);
       const agree = ours.ids.findIndex((id, i) => id !== theirs.ids[i]);
       const shared = agree < 0 ? GENERATED : agree;
-      const diffs = ours.logprobs.slice(0, shared).map((lp, i) => Math.abs(lp - theirs.logprobs[i]));
+      const diffs = ours.logprobs.slice(0, shared).map((lp, i) => Math.abs(lp - theirs.logprobs[i])).filter((d) => !Number.isNaN(d));
       const table = context > 256 ? 'long' : 'short';
       console.log(
         `${name}, -c ${context} (${table} factors): ids ${agree < 0 ? `identical (${GENERATED})` : `part at step ${agree} (ortllm margin ${ours.margins![agree].toExponential(2)})`}, ` +
-          `max |logprob diff| ${Math.max(...diffs).toExponential(2)} over ${shared} tokens`,
+          `max |logprob diff| ${Math.max(...diffs).toExponential(2)} over the ${diffs.length} with llama.cpp logprobs`,
       );
     }
   }

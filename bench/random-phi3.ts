@@ -134,7 +134,8 @@ function writePhi3Gguf(
   matrixType: GgufWriteType,
 ): void {
   const mapping = phi3.gguf!;
-  const metadata: Record<string, GgufTypedValue> = { ...archMetadata(config, 'ortllm-phi3-toy', matrixType), ...tokenizer, 'phi3.attention.sliding_window': gv.u32(Number(json.sliding_window)) };
+  // general.name must not contain "phi3": llama.cpp then expects Phi-3's own special tokens in the vocabulary.
+  const metadata: Record<string, GgufTypedValue> = { ...archMetadata(config, 'ortllm-random-toy', matrixType), ...tokenizer, 'phi3.attention.sliding_window': gv.u32(Number(json.sliding_window)) };
   const toWrite = tensors.map(({ name, shape, data }) => ({ name: mapping.ggufName(name), shape, type: shape.length === 1 ? ('f32' as const) : matrixType, data }));
   const scaling = config.ropeScaling;
   if (scaling?.rope_type === 'longrope') {
