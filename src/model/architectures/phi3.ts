@@ -13,7 +13,7 @@ import type { WeightMap } from '../weight-map';
 import type { ArchitectureDescriptor, HfConfigContext, WeightSpec } from './architecture';
 import { decoderDescriptor, decoderWeightSpecs } from './decoder-family';
 import { splitFusedRows } from './fused-weights';
-import type { Json } from './hf-json';
+import { isObject, type Json } from './hf-json';
 import { longRopeAttentionFactor } from '../graph/rope';
 
 const family = decoderDescriptor({
@@ -53,7 +53,9 @@ export const phi3: ArchitectureDescriptor<DecoderArchConfig> = {
 
 function phi3HfConfig(json: Json, ctx: HfConfigContext): DecoderArchConfig {
   const config = family.hf.config(json, ctx);
-  const factor = json.partial_rotary_factor;
+  // transformers >= 4.56 may nest it in rope_parameters with rope_theta and the LongRoPE factors.
+  const nested = isObject(json.rope_parameters) ? json.rope_parameters.partial_rotary_factor : undefined;
+  const factor = json.partial_rotary_factor ?? nested;
   const rotaryDim = typeof factor === 'number' ? Math.floor(config.headDim * factor) : config.headDim;
   if (rotaryDim <= 0 || rotaryDim > config.headDim || rotaryDim % 2) {
     throw new Error(`${ctx.source}: partial_rotary_factor ${String(factor)} gives ${rotaryDim} rotary dims of head size ${config.headDim}`);

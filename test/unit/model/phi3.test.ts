@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PHI4_MINI_TOY, writePhi3Model, type Phi3Files, type Phi3Shape } from '../../../bench/random-phi3';
+import { phi3 } from '../../../src/model/architectures/phi3';
 import { loadModel } from '../../../src/model/load-model';
 import { createRunner } from '../../../src/model/runner';
 import { chooseDecoderBackend } from '../../../src/model/runner/backends/choose-backend';
@@ -67,6 +68,15 @@ needs(STORIES).describe('phi3', () => {
     expect(scaling.attention_factor).toBeCloseTo(hf.ropeScaling!.attention_factor as number, 6);
     expect(scaling.long_factor).toEqual((hf.ropeScaling!.long_factor as number[]).map(Math.fround));
     expect(scaling.short_factor).toEqual((hf.ropeScaling!.short_factor as number[]).map(Math.fround));
+  });
+
+  it('reads transformers >= 4.56 configs, which nest the RoPE settings in rope_parameters', () => {
+    const { configJson } = files.get(Object.keys(shapes)[0])!;
+    const { rope_theta, rope_scaling, partial_rotary_factor, ...rest } = configJson;
+    const nested = { ...rest, rope_parameters: { rope_theta, partial_rotary_factor, ...(rope_scaling as object), rope_type: 'longrope' } };
+    const config = phi3.hf.config(nested, { source: 'nested', hasTensor: () => null });
+    expect(config).toMatchObject({ rotaryDim: 24, ropeTheta: rope_theta });
+    expect(config.ropeScaling).toMatchObject({ rope_type: 'longrope', original_max_position_embeddings: 256, short_factor: (rope_scaling as Record<string, unknown>).short_factor });
   });
 
   it('splits the fused projections into q/k/v and gate/up rows', async () => {
