@@ -55,7 +55,8 @@ export interface DecoderGraphOptions extends LinearOptions {
 
 export function buildDecoderGraph(config: DecoderArchConfig, weights: ModelWeights, opts: DecoderGraphOptions): BuiltModel {
   const c = config;
-  refuseInGraph(c, opts.maxPositions, 'the in-graph decoder (--attention graph)');
+  // No sequence exceeds max_model_len: a window at least that long never drops a position.
+  refuseInGraph(c, opts.maxModelLen ?? opts.maxPositions, 'the in-graph decoder (--attention graph)');
   const g = new GraphBuilder(`${c.architecture}-decoder`);
   const f32 = OnnxDataType.FLOAT;
   const i64 = OnnxDataType.INT64;

@@ -121,9 +121,17 @@ needs(STORIES).describe('phi3', () => {
       expect(worstDiff(got, unwindowed)).toBeGreaterThan(1e-2);
     });
 
-    it('the in-graph attention runner refuses the window at start-up', async () => {
-      const model = await loadModel(loadOptions(files.get(WINDOWED)!.hfDir));
+    it('the in-graph attention runner refuses the window at start-up, unless max_model_len is within it', async () => {
+      const { hfDir, configJson, tensors } = files.get(WINDOWED)!;
+      const model = await loadModel(loadOptions(hfDir));
       await expect(createRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu', attention: 'graph' })).rejects.toThrow(/sliding window \(6 positions/);
+      const runner = await createRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu', attention: 'graph', maxModelLen: 6 });
+      try {
+        const got = await runChunked(runner, PROMPT.slice(0, 6), 3, new BlockAllocator(runner).table(6));
+        expect(worstDiff(got, referencePhi3(configJson, tensors, PROMPT.slice(0, 6), { maxModelLen: 6 }))).toBeLessThan(1e-3);
+      } finally {
+        await runner.dispose();
+      }
     });
   });
 
