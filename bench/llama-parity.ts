@@ -70,7 +70,8 @@ async function post(url: string, body: unknown): Promise<Record<string, unknown>
  */
 async function llamaSteps(server: RunningServer, prompt: number[], tokens: number, top: number): Promise<Step[]> {
   const r = await post(`${server.baseUrl}/completion`, { prompt, n_predict: tokens, temperature: 0, n_probs: top, post_sampling_probs: false, cache_prompt: false, return_tokens: true });
-  const probs = r.completion_probabilities as Array<{ id: number; top_logprobs: Array<{ id: number; logprob: number }> }>;
+  // Absent when no generated token completed its text (all inside one unfinished character).
+  const probs = (r.completion_probabilities ?? []) as Array<{ id: number; top_logprobs: Array<{ id: number; logprob: number }> }>;
   let next = 0;
   return (r.tokens as number[]).map((id) => {
     const p = probs[next]?.id === id ? probs[next++] : null;

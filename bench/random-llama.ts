@@ -25,7 +25,7 @@ export function llamaConfig(overrides: Partial<DecoderArchConfig>): DecoderArchC
 }
 
 /** xorshift32 -> uniform [-1, 1). */
-function uniformSource(seed: number): () => number {
+export function uniformSource(seed: number): () => number {
   let s = seed >>> 0 || 1;
   return () => {
     s ^= s << 13;
@@ -66,6 +66,10 @@ export function randomTensorSpecs(config: DecoderArchConfig): RandomTensorSpec[]
       add(`${p}self_attn.q_proj.bias`, [q], 0.1);
       add(`${p}self_attn.k_proj.bias`, [kv], 0.1);
       add(`${p}self_attn.v_proj.bias`, [kv], 0.1);
+    }
+    if (c.qkNorm) {
+      add(`${p}self_attn.q_norm.weight`, [c.headDim], 0.2, 1);
+      add(`${p}self_attn.k_norm.weight`, [c.headDim], 0.2, 1);
     }
     add(`${p}self_attn.o_proj.weight`, [c.hiddenSize, q], linear(q));
     add(`${p}mlp.gate_proj.weight`, [c.intermediateSize, c.hiddenSize], linear(c.hiddenSize));

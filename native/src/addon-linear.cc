@@ -127,21 +127,26 @@ napi_value SiluMul(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
-// rope(x Float32Array [rows * heads * headDim], cos, sin Float32Array [rows * headDim / 2], heads, headDim):
-// in place, each head's halves rotated as onnxruntime's RotaryEmbedding (interleaved 0) does with
-// row r's cos/sin: x1' = x1 cos - x2 sin, x2' = x2 cos + x1 sin (x1 the head's first half, x2 its second).
+// rope(x Float32Array [rows * heads * headDim], cos, sin Float32Array [rows * rotaryDim / 2], heads, headDim[, rotaryDim]):
+// in place, each head's first rotaryDim values (all by default) rotated as onnxruntime's
+// RotaryEmbedding (interleaved 0, rotary_embedding_dim) does with row r's cos/sin:
+// x1' = x1 cos - x2 sin, x2' = x2 cos + x1 sin (x1, x2 the halves of those values); the rest pass.
 napi_value Rope(napi_env env, napi_callback_info info) {
-  napi_value argv[5];
-  int32_t dims[2];
-  if (!readArgs(env, info, 5, argv) || !ints(env, argv + 3, 2, dims) || dims[0] <= 0 || dims[1] <= 0 || dims[1] % 2) return fail(env, "rope: expected (x, cos, sin, heads, even headDim)");
-  const size_t heads = dims[0], headDim = dims[1], half = headDim / 2;
+  napi_value argv[6];
+  size_t argc = 6;
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  int32_t dims[3];
+  if ((argc != 5 && argc != 6) || !ints(env, argv + 3, (int)argc - 3, dims)) return fail(env, "rope: expected (x, cos, sin, heads, headDim[, rotaryDim])");
+  if (argc == 5) dims[2] = dims[1];
+  if (dims[0] <= 0 || dims[2] <= 0 || dims[2] % 2 || dims[2] > dims[1]) return fail(env, "rope: expected heads > 0 and an even rotaryDim <= headDim");
+  const size_t heads = dims[0], headDim = dims[1], half = dims[2] / 2;
   void *x, *cs, *sn;
   size_t xLen, cosLen, sinLen;
   if (!typed(env, argv[0], napi_float32_array, &x, &xLen) || xLen % (heads * headDim)) return fail(env, "rope: x must be a Float32Array of rows * heads * headDim");
   const size_t rows = xLen / (heads * headDim);
   if (!typed(env, argv[1], napi_float32_array, &cs, &cosLen) || !typed(env, argv[2], napi_float32_array, &sn, &sinLen) || cosLen != rows * half || sinLen != cosLen)
-    return fail(env, "rope: cos and sin must be Float32Arrays of rows * headDim / 2");
-  ropeRows((float*)x, (const float*)cs, (const float*)sn, rows, heads, headDim);
+    return fail(env, "rope: cos and sin must be Float32Arrays of rows * rotaryDim / 2");
+  ropeRows((float*)x, (const float*)cs, (const float*)sn, rows, heads, headDim, (size_t)dims[2]);
   return nullptr;
 }
 

@@ -257,8 +257,8 @@ void q8SiluMul(Q8Kernel kernel, const float* gu, float* out, int rows, int width
 #endif
 }
 
-void ropeRows(float* xp, const float* cosRows, const float* sinRows, size_t rows, size_t heads, size_t headDim) {
-  const size_t half = headDim / 2;
+void ropeRows(float* xp, const float* cosRows, const float* sinRows, size_t rows, size_t heads, size_t headDim, size_t rotaryDim) {
+  const size_t half = rotaryDim / 2;
   for (size_t r = 0; r < rows; r++) {
     const float* c = cosRows + r * half;
     const float* sp = sinRows + r * half;

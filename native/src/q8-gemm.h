@@ -26,6 +26,7 @@ void q8Gemm(Q8Kernel kernel, const uint8_t* packed, const float* x, float* y, in
 void q8SiluMul(Q8Kernel kernel, const float* gu, float* out, int rows, int width);
 
 // In place: each head of each row rotated as RotaryEmbedding (interleaved 0) with its row's cos/sin.
-void ropeRows(float* x, const float* cosRows, const float* sinRows, size_t rows, size_t heads, size_t headDim);
+// Only each head's first rotaryDim values rotate (pairs i, i + rotaryDim / 2); the rest pass through.
+void ropeRows(float* x, const float* cosRows, const float* sinRows, size_t rows, size_t heads, size_t headDim, size_t rotaryDim);
 
 }  // namespace ortllm

@@ -43,6 +43,28 @@ export interface DecoderArchConfig extends ModelArchConfig {
   tieWordEmbeddings: boolean;
   /** qwen2 has biases on q/k/v projections. */
   attentionBias: boolean;
+
+  // Partial rotary embeddings (phi3: Phi-4-mini's partial_rotary_factor 0.75, GGUF rope.dimension_count)
+  /** Leading dims of each head RoPE rotates (rotate-half within them); the rest pass through. Absent = headDim. */
+  rotaryDim?: number;
+
+  // Per-layer attention options and q/k norms (the segmented decoder's backends read them).
+  /** Per-head RMSNorm of q and k before RoPE (qwen3): weights self_attn.{q,k}_norm.weight [headDim], eps rmsNormEps. */
+  qkNorm?: boolean;
+  /** Sliding window: a query at position p attends to positions max(0, p - slidingWindow + 1) .. p; absent/0 = none. */
+  slidingWindow?: number;
+  /** Per layer, HF config.json's layer_types; all full when absent (every layer slides when slidingWindow is set and this is absent). */
+  layerTypes?: readonly ('full_attention' | 'sliding_attention')[];
+  /** Factor on q·k before the softmax; 1/sqrt(headDim) when absent. */
+  attentionScale?: number;
+  /** Per layer, its own RoPE setting (gemma3's local layers); null or absent = ropeTheta / ropeScaling. */
+  layerRope?: readonly (RopeSetting | null)[];
+}
+
+/** One RoPE setting: base and HF-style rope_scaling (DecoderArchConfig's ropeTheta / ropeScaling). */
+export interface RopeSetting {
+  ropeTheta: number;
+  ropeScaling: Record<string, unknown> | null;
 }
 
 /** BERT-style encoder shape (BERT, XLM-RoBERTa), in Hugging Face config.json terms. */
@@ -271,6 +293,8 @@ export interface RunnerOptions {
   dtype?: 'auto' | 'float32' | 'float16' | 'bfloat16';
   /** Storage type of the paged KV cache (model/runner/kv-dtype.ts; resolveKvCacheDtype resolves 'auto'). */
   kvCacheDtype?: import('./runner/kv-dtype').KvStorageDtype;
+  /** The server's max_model_len: fixes which LongRoPE table the graphs use (graph/rope.ts); default the model's context length. */
+  maxModelLen?: number;
   /**
    * Where a built graph's attention runs: 'native' (the paged-attention addon between graph
    * segments), 'graph' (inside one graph), or auto (native when the addon loads).

@@ -96,6 +96,7 @@ export class EngineCoreHost implements EngineCommands {
       intraOpThreads: options.intraOpThreads ?? defaultIntraOpThreads(),
       dtype: options.dtype ?? 'auto',
       kvCacheDtype,
+      maxModelLen: plan.maxModelLen,
       consumeWeights: ownsModel,
     };
     const runner = await createRunner(model, runnerOptions);

@@ -6,11 +6,13 @@ import type { ModelArchConfig } from '../types';
 import type { ArchitectureDescriptor, GraphKind, WeightSpec } from './architecture';
 import { bert } from './bert';
 import { llama } from './llama';
+import { phi3 } from './phi3';
 import { qwen2 } from './qwen2';
+import { qwen3 } from './qwen3';
 import { whisper } from './whisper';
 import { xlmRoberta } from './xlm-roberta';
 
-export const ARCHITECTURES: readonly ArchitectureDescriptor[] = [llama, qwen2, bert, xlmRoberta, whisper];
+export const ARCHITECTURES: readonly ArchitectureDescriptor[] = [llama, qwen2, qwen3, phi3, bert, xlmRoberta, whisper];
 
 /** The descriptor that produced `config`. */
 export function architectureOf(config: ModelArchConfig): ArchitectureDescriptor {

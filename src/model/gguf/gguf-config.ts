@@ -17,9 +17,10 @@ export function ggufArchConfig(file: GgufFile, ropeFreqFactors: Float32Array | n
   const hiddenSize = num('embedding_length');
   const numHeads = num('attention.head_count');
   const headDim = num('attention.key_length', hiddenSize / numHeads);
+  // rope.dimension_count below the head size: partial rotary (phi3's partial_rotary_factor).
   const ropeDims = num('rope.dimension_count', headDim);
-  if (ropeDims !== headDim) {
-    throw new Error(`${path}: partial rotary embeddings (rope.dimension_count ${ropeDims} < head size ${headDim}) are not supported`);
+  if (ropeDims > headDim || ropeDims % 2 || ropeDims <= 0) {
+    throw new Error(`${path}: rope.dimension_count ${ropeDims} does not fit head size ${headDim}`);
   }
   const ropeTheta = num('rope.freq_base', 10000);
   const tensorNames = new Set(file.tensors.map((t) => t.name));
@@ -42,6 +43,7 @@ export function ggufArchConfig(file: GgufFile, ropeFreqFactors: Float32Array | n
     maxPositionEmbeddings: num('context_length'),
     tieWordEmbeddings: !tensorNames.has('output.weight'),
     attentionBias: tensorNames.has('blk.0.attn_q.bias'),
+    ...(ropeDims < headDim ? { rotaryDim: ropeDims } : {}),
   };
 }
 

@@ -22,7 +22,12 @@ export function checkGgufTensors(file: GgufFile, mapping: GgufMapping<ModelArchC
 }
 
 export function readRopeFreqFactors(file: GgufFile): Float32Array | null {
-  const tensor = file.tensors.find((t) => t.name === ROPE_FREQS);
+  return readGgufTensorAsF32(file, ROPE_FREQS);
+}
+
+/** A small float tensor (RoPE factors) read whole as float32; null when the file has none of that name. */
+export function readGgufTensorAsF32(file: GgufFile, name: string): Float32Array | null {
+  const tensor = file.tensors.find((t) => t.name === name);
   return tensor ? withFile(file.path, (fd) => readAsF32(fd, tensor, typeInfoOf(tensor, file.path), file.path)) : null;
 }
 

@@ -45,7 +45,10 @@ export function loadGgufModelWeights(model: Omit<GgufModel, 'weights'>, output: 
   const shapes = new Map(file.tensors.map((t) => [t.name, [...t.ggmlShape].reverse()]));
   const specs = descriptor.weightSpecs(config, output);
   checkWeightShapes(specs, (name) => shapes.get(mapping.ggufName(name)), file.path);
-  return loadWeights ? loadGgufWeights(file, config, mapping, new Set(specs.map((s) => s.name))) : null;
+  if (!loadWeights) return null;
+  const weights = loadGgufWeights(file, config, mapping, new Set(specs.map((s) => s.name)));
+  descriptor.unfuseWeights?.(config, weights);
+  return weights;
 }
 
 export async function loadGgufModel(path: string, opts: { loadWeights: boolean; output?: ModelOutput }): Promise<GgufModel> {

@@ -32,7 +32,7 @@ export function archMetadata(config: DecoderArchConfig, name: string, matrixType
     [`${a}.attention.head_count_kv`]: gv.u32(config.numKvHeads),
     [`${a}.attention.key_length`]: gv.u32(config.headDim),
     [`${a}.attention.value_length`]: gv.u32(config.headDim),
-    [`${a}.rope.dimension_count`]: gv.u32(config.headDim),
+    [`${a}.rope.dimension_count`]: gv.u32(config.rotaryDim ?? config.headDim),
     [`${a}.rope.freq_base`]: gv.f32(config.ropeTheta),
     [`${a}.attention.layer_norm_rms_epsilon`]: gv.f32(config.rmsNormEps),
   };

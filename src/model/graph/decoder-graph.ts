@@ -26,7 +26,8 @@ import { GraphBuilder, BuiltModel, attrFloat, attrInt } from './graph-builder';
 import { OnnxDataType } from './onnx-proto';
 import { emitLinear, LinearOptions } from './linear';
 import { attentionMask4d, declarePoolingInputs, emitPooled, poolHidden, positionRange } from './pooling-graph';
-import { ropeTables } from './rope';
+import { refuseInGraph } from './in-graph-limits';
+import { ropeTables, rotaryAttributes, rotaryDimOf } from './rope';
 import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
 import { castTo, weightInitializer } from './compute-dtype';
 import { DecoderArchConfig, ModelOutput, ModelWeights, WeightTensor } from '../types';
@@ -46,12 +47,16 @@ export const DecoderOutputs = { logits: 'logits', newKv: 'new_kv' } as const;
 export interface DecoderGraphOptions extends LinearOptions {
   /** Rows of the RoPE tables = the largest position + 1 the graph can see. */
   maxPositions: number;
+  /** The server's max_model_len, which picks LongRoPE's table (rope.ts); default maxPositions. */
+  maxModelLen?: number;
   /** Tokens per KV block (the cache inputs are [numBlocks, blockSize * kvDim]). */
   blockSize: number;
 }
 
 export function buildDecoderGraph(config: DecoderArchConfig, weights: ModelWeights, opts: DecoderGraphOptions): BuiltModel {
   const c = config;
+  // No sequence exceeds max_model_len: a window at least that long never drops a position.
+  refuseInGraph(c, opts.maxModelLen ?? opts.maxPositions, 'the in-graph decoder (--attention graph)');
   const g = new GraphBuilder(`${c.architecture}-decoder`);
   const f32 = OnnxDataType.FLOAT;
   const i64 = OnnxDataType.INT64;
@@ -106,10 +111,11 @@ export function buildDecoderPoolingGraph(
   config: DecoderArchConfig,
   weights: ModelWeights,
   output: ModelOutput,
-  opts: LinearOptions & { maxPositions: number },
+  opts: LinearOptions & { maxPositions: number; maxModelLen?: number },
 ): BuiltModel {
   const c = config;
   if (output.kind === 'logits' || output.kind === 'transcription') throw new Error('buildDecoderPoolingGraph builds pooling graphs only');
+  refuseInGraph(c, opts.maxPositions, 'the decoder pooling graph');
   const g = new GraphBuilder(`${c.architecture}-pooling`);
   // Pooling graphs compute in float32 (--dtype float16 applies to generation).
   opts = { ...opts, dtype: 'float32' };
@@ -141,7 +147,7 @@ function decoderStack(
   g: GraphBuilder,
   c: DecoderArchConfig,
   weights: ModelWeights,
-  opts: LinearOptions & { maxPositions: number },
+  opts: LinearOptions & { maxPositions: number; maxModelLen?: number },
   inputIds: string,
   positionIds: string,
   attend: Attend,
@@ -164,9 +170,9 @@ function decoderStack(
   const embed = weight(embedName, [c.vocabSize, c.hiddenSize], toF32(embedTensor));
   const hidden0 = g.op('Gather', [embed, g.op('Reshape', [inputIds, flatShape])], { axis: attrInt(0) });
 
-  const { cos, sin } = ropeTables(c, opts.maxPositions);
-  const cosCache = weight('rope.cos', [opts.maxPositions, c.headDim / 2], cos);
-  const sinCache = weight('rope.sin', [opts.maxPositions, c.headDim / 2], sin);
+  const { cos, sin } = ropeTables(c, opts.maxPositions, opts.maxModelLen);
+  const cosCache = weight('rope.cos', [opts.maxPositions, rotaryDimOf(c) / 2], cos);
+  const sinCache = weight('rope.sin', [opts.maxPositions, rotaryDimOf(c) / 2], sin);
 
   const norm = (name: string) => weight(name, [c.hiddenSize], toF32(requireWeight(weights, name)));
   const eps = attrFloat(c.rmsNormEps);
@@ -192,7 +198,7 @@ function decoderStack(
     const [q, k, v] = g.node('Split', [qkv, g.constInt64([qDim, kvDim, kvDim])], 3, { axis: attrInt(1) });
     const to3d = (x: string) => g.op('Reshape', [x, batchSeqAny]);
     const rotary = (x: string, heads: number) =>
-      g.op('RotaryEmbedding', [to3d(x), positionIds, cosCache, sinCache], { num_heads: attrInt(heads) }, 'com.microsoft');
+      g.op('RotaryEmbedding', [to3d(x), positionIds, cosCache, sinCache], rotaryAttributes(c, heads), 'com.microsoft');
     const attn = attend(l, rotary(q, c.numHeads), rotary(k, c.numKvHeads), to3d(v));
     const oName = `${p}self_attn.o_proj.weight`;
     const oWeight = requireWeight(weights, oName);

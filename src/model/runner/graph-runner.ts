@@ -30,6 +30,7 @@ export async function createGraphRunner(model: LoadedModel, opts: GraphRunnerOpt
   const dtype = graphDtypeFor(config, 'causalLm', opts.dtype);
   const built = graphs.causalLm(config, model.weights, {
     maxPositions,
+    maxModelLen: opts.maxModelLen ?? model.contextLength,
     blockSize: opts.blockSize,
     keepQuantized: opts.keepQuantized ?? true,
     quantAccuracyLevel: opts.quantAccuracyLevel,

@@ -64,8 +64,11 @@ export interface NativeKernels {
   q8Gemm(packed: Uint8Array, x: Float32Array, y: Float32Array, m: number, n: number, k: number, kernel?: Q8Kernel): void;
   /** out[r, j] = silu(gu[r, j]) * gu[r, width + j] (SwiGLU of a [rows, 2 * width] gate_up output); where q8Available, kernel as q8Gemm's. */
   siluMul(gu: Float32Array, out: Float32Array, width: number, kernel?: Q8Kernel): void;
-  /** In place: each head of each row rotated as RotaryEmbedding (interleaved 0) with that row's cos/sin ([rows, headDim / 2]). */
-  rope(x: Float32Array, cos: Float32Array, sin: Float32Array, heads: number, headDim: number): void;
+  /**
+   * In place: each head of each row rotated as RotaryEmbedding (interleaved 0) with that row's
+   * cos/sin ([rows, rotaryDim / 2]); only each head's first rotaryDim values (default all) rotate.
+   */
+  rope(x: Float32Array, cos: Float32Array, sin: Float32Array, heads: number, headDim: number, rotaryDim?: number): void;
   /**
    * residual += x in place (x null: no add), then out = residual / sqrt(mean(residual^2) + eps) * weight
    * per row of weight's width (native/src/rms-norm.cc; any CPU). out must not overlap x or residual.

@@ -47,6 +47,7 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
   const weights = new ReadWeights(model.weights);
   const decoder = graphs.causalLmSegments(config, weights, {
     maxPositions,
+    maxModelLen: opts.maxModelLen ?? model.contextLength,
     keepQuantized,
     quantAccuracyLevel: opts.quantAccuracyLevel,
     dtype: graphDtypeFor(config, 'causalLmSegments', opts.dtype),
@@ -133,7 +134,6 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
       values: cache.values,
       kvCode,
       dims: Int32Array.from([config.numHeads, config.numKvHeads, config.headDim, cache.blockSize, kvCode]),
-      scale: 1 / Math.sqrt(config.headDim),
     };
   }
 

@@ -230,19 +230,38 @@ describe('forced calls (tool_choice "required" / named)', () => {
   });
 });
 
-describe('registry', () => {
-  it('has vLLM\'s names', () => {
-    expect(TOOL_PARSERS.names()).toEqual(expect.arrayContaining(['hermes', 'llama3_json', 'llama4_json', 'mistral', 'pythonic', 'qwen3_coder']));
-    expect(() => TOOL_PARSERS.get('nope')).toThrow(/tool call parser 'nope' is not registered \(registered: hermes/);
-  });
-});
+describe('phi4_mini_json (Phi-4-mini functools[...])', () => {
+  const phi4 = parserOf('phi4_mini_json');
 
-describe('phi4_mini_json', () => {
-  it('functools[...] with "arguments" or "parameters" is the calls, text before it content; without it, or broken, all is content', () => {
-    const phi4 = parserOf('phi4_mini_json');
+  it('functools and a JSON array of calls, "arguments" or "parameters"', () => {
+    const text = 'functools[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_weather", "parameters": {"city": "Lima", "days": 3}}]';
+    expectParses(phi4, text, { content: null, calls: [call('get_weather', '{"city": "Paris"}'), call('get_weather', '{"city": "Lima", "days": 3}')] });
+  });
+
+  it('arguments holding arrays (a "]" inside the list), text before functools, an empty list', () => {
+    const text = 'Let me look.\nfunctools [{"name": "get_weather", "arguments": {"city": "Oslo", "hours": [1, 2]}}]';
+    expectParses(phi4, text, { content: 'Let me look.\n', calls: [call('get_weather', '{"city": "Oslo", "hours": [1, 2]}')] });
+    expectParses(phi4, 'functools[]', { content: 'functools[]', calls: [] });
+  });
+
+  it('text without functools, and broken lists, are content', () => {
+    expectParses(phi4, 'Paris is sunny; functool', { content: 'Paris is sunny; functool', calls: [] });
+    expectParses(phi4, 'functools{"name": "get_weather"}', { content: 'functools{"name": "get_weather"}', calls: [] });
+    expectParses(phi4, 'functools[{"name": 3}]', { content: 'functools[{"name": 3}]', calls: [] });
+    expectLateFallback(phi4, 'functools[{"name": "get_weather", "arguments": {"city": "Par');
+  });
+
+  it('a "]" inside a string, "parameters", plain prose naming functools', () => {
     const text = 'Sure.functools[{"name": "get_weather", "arguments": {"city": "Paris", "days": [1, 2]}}, {"name": "get_time", "parameters": {"zone": "]"}}]';
     expectParses(phi4, text, { content: 'Sure.', calls: [call('get_weather', '{"city": "Paris", "days": [1, 2]}'), call('get_time', '{"zone": "]"}')] });
     for (const plain of ['I use functools a lot', 'functools[{"name": 3}]']) expectParses(phi4, plain, { content: plain, calls: [] });
+  });
+});
+
+describe('registry', () => {
+  it('has vLLM\'s names', () => {
+    expect(TOOL_PARSERS.names()).toEqual(expect.arrayContaining(['hermes', 'llama3_json', 'llama4_json', 'mistral', 'phi4_mini_json', 'pythonic', 'qwen3_coder']));
+    expect(() => TOOL_PARSERS.get('nope')).toThrow(/tool call parser 'nope' is not registered \(registered: hermes/);
   });
 });
 

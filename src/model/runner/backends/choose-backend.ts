@@ -3,6 +3,7 @@
 // export's, the encoder-decoder one); for the segmented runner, chooseDecoderBackend picks what
 // runs the layers, with the reason logged at start-up. A new backend is its file plus a rule here.
 import { architectureOf, graphDtypeFor } from '../../architectures/registry';
+import { hasLayerRope } from '../../graph/layer-options';
 import type { DecoderArchConfig, LoadedModel, ModelWeights, RunnerOptions } from '../../types';
 import { nativeKernels, nativeKernelsUnavailable, type NativeKernels } from '../native-kernels';
 import type { BackendContext, DecoderBackend } from './decoder-backend';
@@ -109,10 +110,20 @@ function nativeF32Refusal(c: DecoderArchConfig, weights: ModelWeights, dtype: st
   if (dtype !== 'float32') return `the graphs are ${dtype}`;
   if (c.attentionBias) return 'the QKV projections have biases';
   if (c.intermediateSize === undefined) return 'the model has no gated MLP';
+  if (partialRotary(c)) return partialRotary(c);
+  // f32Qkv runs QKV and RoPE in one call: nothing between them, one table for every layer.
+  if (c.qkNorm) return 'the model has q/k norms';
+  if (hasLayerRope(c)) return 'its layers differ in RoPE settings';
   const max = smallDecoderMaxHidden(f32);
   if (max === 0) return "the addon has only its portable loops, which never pay";
   if (c.hiddenSize > max) return `hidden size ${c.hiddenSize} > ${max}`;
   const names = [...linearNames(c, weights), 'model.norm.weight'];
   if (!names.every((name) => weights.has(name) && weights.get(name).kind === 'f32')) return 'not every linear is float32';
   return null;
+}
+
+/** f32Qkv's RoPE rotates whole heads: why it cannot run a partial rotary config, or null. */
+function partialRotary(c: DecoderArchConfig): string | null {
+  const rotary = c.rotaryDim ?? c.headDim;
+  return rotary === c.headDim ? null : `RoPE rotates ${rotary} of ${c.headDim} dims per head (partial rotary), which f32Qkv does not`;
 }
