@@ -14,6 +14,9 @@
 //                   post_attention_layernorm → MLP + residual → input_layernorm(l) → QKV → RoPE
 //                   → packed (q, k, v, residual)
 // Segment L:        attn, hidden → o_proj, MLP, final norm → rows picked by logits_rows → lm_head
+//                   [→ final logit soft-cap]
+// Sandwich norms (gemma): o_proj → post_attention_layernorm → + residual → pre_feedforward_layernorm
+//                   → MLP → post_feedforward_layernorm → + residual (the norms' own weights).
 //
 // RoPE: each segment takes the step's own cos/sin rows ([N, headDim/2], computed by the runner
 // from one table) with positions 0..N-1, so no segment stores a table of every position.
@@ -73,6 +76,8 @@ export interface SegmentedDecoder {
   count: number;
   build(index: number): BuiltModel;
   embeddingName: string;
+  /** The runner multiplies each embedded row by this before layer 0 (gemma's sqrt(hidden)); 1 for none. */
+  embeddingScale: number;
   rope: { cos: Float32Array; sin: Float32Array; half: number } | null;
 }
 
@@ -83,6 +88,7 @@ export function decoderSegments(config: DecoderArchConfig, weights: ModelWeights
     count: config.numLayers + 1,
     build: (index) => buildDecoderSegment(config, weights, index, opts),
     embeddingName: 'model.embed_tokens.weight',
+    embeddingScale: config.embeddingScale ?? 1,
     rope: { cos, sin, half: config.headDim / 2 },
   };
 }
@@ -117,7 +123,12 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
     const attnOut = emitLinear(g, attn, oName, [oWeight], null, qDim, opts);
     const skip = (x: string, res: string, normName: string) =>
       g.node('SkipSimplifiedLayerNormalization', [x, res, norm(normName)], [0, 1, 2, 3].map(() => g.fresh('skipnorm')), { epsilon: eps }, 'com.microsoft');
-    const [normed2, , , residual2] = skip(attnOut, hiddenIn, `${prefix(l)}post_attention_layernorm.weight`);
+    // Sandwich norms (gemma): each sublayer's output is normed before its residual add, and the MLP reads its own input norm.
+    const sandwich = c.sandwichNorms === true;
+    const outputNorm = (x: string, normName: string) =>
+      sandwich ? g.op('SimplifiedLayerNormalization', [x, norm(`${prefix(l)}${normName}.weight`)], { axis: attrInt(-1), epsilon: eps }) : x;
+    const mlpNorm = `${prefix(l)}${sandwich ? 'pre_feedforward_layernorm' : 'post_attention_layernorm'}.weight`;
+    const [normed2, , , residual2] = skip(outputNorm(attnOut, 'post_attention_layernorm'), hiddenIn, mlpNorm);
     const gateUp = ['gate_proj', 'up_proj'].map((n) => {
       const name = `${prefix(l)}mlp.${n}.weight`;
       const t = requireWeight(weights, name);
@@ -126,12 +137,13 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
     });
     const gu = emitLinear(g, normed2, `${prefix(l)}mlp.gate_up_proj.weight`, gateUp, null, c.hiddenSize, opts);
     const [gate, up] = g.node('Split', [gu, g.constInt64([c.intermediateSize, c.intermediateSize])], 2, { axis: attrInt(1) });
-    const act = g.op('Mul', [g.op('Mul', [gate, g.op('Sigmoid', [gate])]), up]);
+    const activated = c.hiddenActivation === 'gelu_tanh' ? g.op('Gelu', [gate], { approximate: { s: 'tanh' } }) : g.op('Mul', [gate, g.op('Sigmoid', [gate])]);
+    const act = g.op('Mul', [activated, up]);
     const downName = `${prefix(l)}mlp.down_proj.weight`;
     const down = requireWeight(weights, downName);
     checkLinear(downName, down, c.intermediateSize, c.hiddenSize);
     const mlpOut = emitLinear(g, act, downName, [down], null, c.intermediateSize, opts);
-    const outs = skip(mlpOut, residual2, last ? 'model.norm.weight' : `${prefix(index)}input_layernorm.weight`);
+    const outs = skip(outputNorm(mlpOut, 'post_feedforward_layernorm'), residual2, last ? 'model.norm.weight' : `${prefix(index)}input_layernorm.weight`);
     normed = outs[0];
     residual = outs[3];
   }
@@ -144,7 +156,7 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
     const head = requireWeight(weights, headName);
     checkLinear(headName, head, c.hiddenSize, c.vocabSize);
     const logits = emitLinear(g, picked, untied ? headName : 'lm_head.tied.weight', [head], null, c.hiddenSize, opts);
-    g.node('Identity', [castTo(g, logits, dtype, 'float32')], [SegmentOutputs.logits]);
+    g.node('Identity', [softcap(g, castTo(g, logits, dtype, 'float32'), c.finalLogitSoftcap)], [SegmentOutputs.logits]);
     g.output(SegmentOutputs.logits, f32, ['picked', c.vocabSize]);
     return g.build({ '': 23, 'com.microsoft': 1 });
   }
@@ -177,4 +189,10 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
   g.node('Identity', [castTo(g, packed, dtype, 'float32')], [SegmentOutputs.packed]);
   g.output(SegmentOutputs.packed, f32, ['packed']);
   return g.build({ '': 23, 'com.microsoft': 1 });
+}
+
+/** cap * tanh(x / cap) when cap > 0 (final_logit_softcapping; 1/cap as a float32 factor, as llama.cpp scales); x otherwise. */
+function softcap(g: GraphBuilder, x: string, cap: number | undefined): string {
+  if (!cap || !(cap > 0)) return x;
+  return g.op('Mul', [g.op('Tanh', [g.op('Mul', [x, g.constFloat([1 / cap], [])])]), g.constFloat([cap], [])]);
 }
