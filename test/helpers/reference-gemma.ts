@@ -99,11 +99,18 @@ export function referenceGemmaForward(configJson: Json, tensors: HfTensors, toke
   const finalCap = typeof c.final_logit_softcapping === 'number' ? c.final_logit_softcapping : 0;
   const sliding = slidingLayers(c, gemma3, layers);
   const invFreq = (theta: number, divisor: number) => Array.from({ length: hd / 2 }, (_, i) => theta ** (-(2 * i) / hd) / divisor);
-  const scaling = c.rope_scaling as Json | null | undefined;
-  const linearFactor = scaling && (scaling.rope_type ?? scaling.type) === 'linear' ? num(scaling, 'factor') : 1;
-  // gemma3: local layers use rope_local_base_freq unscaled, global ones rope_theta with rope_scaling; gemma2 one base for all.
-  const globalFreq = invFreq(num(c, 'rope_theta', gemma3 ? 1e6 : 1e4), linearFactor);
-  const localFreq = gemma3 ? invFreq(num(c, 'rope_local_base_freq', 1e4), 1) : globalFreq;
+  const linearFactor = (scaling: Json | null | undefined) => (scaling && (scaling.rope_type ?? scaling.type) === 'linear' ? num(scaling, 'factor') : 1);
+  // gemma3: local layers use rope_local_base_freq unscaled, global ones rope_theta with rope_scaling
+  // (newer configs: rope_parameters per layer type); gemma2 one base for all.
+  const perType = c.rope_parameters as Record<string, Json> | undefined;
+  const globalFreq = perType?.full_attention
+    ? invFreq(num(perType.full_attention, 'rope_theta'), linearFactor(perType.full_attention))
+    : invFreq(num(c, 'rope_theta', gemma3 ? 1e6 : 1e4), linearFactor(c.rope_scaling as Json | null));
+  const localFreq = perType?.sliding_attention
+    ? invFreq(num(perType.sliding_attention, 'rope_theta'), linearFactor(perType.sliding_attention))
+    : gemma3
+      ? invFreq(num(c, 'rope_local_base_freq', 1e4), 1)
+      : globalFreq;
   // HF casts sqrt(hidden) to the weights' dtype: float32 here.
   const normalizer = Math.fround(Math.sqrt(hidden));
 

@@ -213,7 +213,8 @@ function gemmaHfConfig(json: Json, ctx: HfConfigContext, traits: GemmaTraits): D
     tieWordEmbeddings: text.tie_word_embeddings !== false,
     slidingWindow: window,
     layerTypes: window ? types : undefined,
-    layerRope: window ? layerRope(types, rope.global, rope.local) : undefined,
+    // transformers picks the local RoPE by layer type, window or not.
+    layerRope: layerRope(types, rope.global, rope.local),
     attentionScale: num('query_pre_attn_scalar') ** -0.5,
     embeddingScale: embeddingScale(hiddenSize, json.torch_dtype ?? json.dtype ?? text.torch_dtype ?? text.dtype),
     attnLogitSoftcap: positive(text.attn_logit_softcapping),

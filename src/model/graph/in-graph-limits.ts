@@ -13,6 +13,11 @@ export function inGraphLacks(config: DecoderArchConfig, maxPositions: number): s
   if (windows.length) lacks.push(`a sliding window (${Math.min(...windows)} positions, shorter than the ${maxPositions} served)`);
   if (config.attentionScale !== undefined && config.attentionScale !== 1 / Math.sqrt(config.headDim)) lacks.push('an attention scale other than 1/sqrt(head_dim)');
   if (hasLayerRope(config)) lacks.push('per-layer RoPE settings');
+  if (config.sandwichNorms) lacks.push('sublayer output norms (sandwich norms)');
+  if (config.hiddenActivation !== undefined && config.hiddenActivation !== 'silu') lacks.push(`a ${config.hiddenActivation} MLP`);
+  if (config.embeddingScale !== undefined && config.embeddingScale !== 1) lacks.push('an embedding scale');
+  if (config.attnLogitSoftcap) lacks.push('attention logit soft-capping');
+  if (config.finalLogitSoftcap) lacks.push('final logit soft-capping');
   return lacks;
 }
 

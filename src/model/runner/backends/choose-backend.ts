@@ -98,6 +98,8 @@ function nativeQ8Refusal(c: DecoderArchConfig, weights: ModelWeights, dtype: str
   if (dtype !== 'float32') return `the graphs are ${dtype}`;
   if (opts.keepQuantized === false) return 'the weights are dequantized';
   if (c.attentionBias) return 'the QKV projections have biases';
+  const layout = llamaLayoutRefusal(c);
+  if (layout) return layout;
   if (c.hiddenSize % 32 || c.intermediateSize % 32 || (c.numHeads * c.headDim) % 32) return 'a linear width is not a multiple of 32';
   if (!allLinearsQ8(c, weights)) return 'not every linear is Q8_0';
   return null;
@@ -110,6 +112,8 @@ function nativeF32Refusal(c: DecoderArchConfig, weights: ModelWeights, dtype: st
   if (dtype !== 'float32') return `the graphs are ${dtype}`;
   if (c.attentionBias) return 'the QKV projections have biases';
   if (c.intermediateSize === undefined) return 'the model has no gated MLP';
+  const layout = llamaLayoutRefusal(c);
+  if (layout) return layout;
   // f32Qkv runs QKV and RoPE in one call: nothing between them, one table for every layer.
   if (c.qkNorm) return 'the model has q/k norms';
   if (hasLayerRope(c)) return 'its layers differ in RoPE settings';
@@ -118,5 +122,13 @@ function nativeF32Refusal(c: DecoderArchConfig, weights: ModelWeights, dtype: st
   if (c.hiddenSize > max) return `hidden size ${c.hiddenSize} > ${max}`;
   const names = [...linearNames(c, weights), 'model.norm.weight'];
   if (!names.every((name) => weights.has(name) && weights.get(name).kind === 'f32')) return 'not every linear is float32';
+  return null;
+}
+
+/** What the addon's layer and head code (llama's norms, SwiGLU, plain logits) does not compute, or null. */
+function llamaLayoutRefusal(c: DecoderArchConfig): string | null {
+  if (c.sandwichNorms) return 'the layers norm their sublayer outputs (sandwich norms)';
+  if (c.hiddenActivation !== undefined && c.hiddenActivation !== 'silu') return `the MLP's activation is ${c.hiddenActivation}`;
+  if (c.finalLogitSoftcap) return 'the head soft-caps its logits';
   return null;
 }
