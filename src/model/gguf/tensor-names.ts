@@ -29,9 +29,9 @@ const NOT_WEIGHTS = /^(rope_freqs\.weight|blk\.\d+\.attn_rot_embd)$/;
 /** The two name maps over the global names and a table of block names. */
 export interface TensorNameMaps {
   /** The HF name of a GGUF tensor, null for non-weight tensors; throws for tensors we do not know. */
-  hfTensorName(ggufName: string): string | null;
+  readonly hfTensorName: (ggufName: string) => string | null;
   /** The GGUF name of a canonical HF weight name (for the writer). */
-  ggufTensorName(hfName: string): string;
+  readonly ggufTensorName: (hfName: string) => string;
 }
 
 /**
