@@ -67,6 +67,8 @@ export interface NativeKernels {
   q8Gemm(packed: Uint8Array, x: Float32Array, y: Float32Array, m: number, n: number, k: number, kernel?: Q8Kernel): void;
   /** out[r, j] = silu(gu[r, j]) * gu[r, width + j] (SwiGLU of a [rows, 2 * width] gate_up output); where q8Available, kernel as q8Gemm's. */
   siluMul(gu: Float32Array, out: Float32Array, width: number, kernel?: Q8Kernel): void;
+  /** out[r, j] = gelu_tanh(gu[r, j]) * gu[r, width + j] (gemma's GeGLU), as siluMul. */
+  geluTanhMul(gu: Float32Array, out: Float32Array, width: number, kernel?: Q8Kernel): void;
   /** In place: each head of each row rotated as RotaryEmbedding (interleaved 0) with that row's cos/sin ([rows, headDim / 2]). */
   rope(x: Float32Array, cos: Float32Array, sin: Float32Array, heads: number, headDim: number): void;
   /**

@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { gemmaConfigJson, randomGemmaTensors, writeGemmaGguf, writeGemmaHfDir, type WriteGemmaDirOptions } from '../../../bench/random-gemma';
 import { loadModel } from '../../../src/model/load-model';
 import { createRunner } from '../../../src/model/runner';
+import { nativeKernels } from '../../../src/model/runner/native-kernels';
+import type { SegmentedRunner } from '../../../src/model/runner/segmented-runner';
 import type { DecoderArchConfig, LoadedModel } from '../../../src/model/types';
 import { loadOptions, sharedModel } from '../../helpers/model-files';
 import { needs } from '../../helpers/needs';
@@ -26,10 +28,11 @@ async function load(path: string): Promise<LoadedModel> {
   return loadModel(loadOptions(path, { skipTokenizer: true }));
 }
 
-/** Logits of every PROMPT position, fed in chunks of `chunk` (prefill chunks and, at 1, decodes). */
-async function promptLogits(model: LoadedModel, chunk: number): Promise<Float32Array[]> {
-  const runner = await createRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu' });
+/** Logits of every PROMPT position, fed in chunks of `chunk` (prefill chunks and, at 1, decodes), on `backend`. */
+async function promptLogits(model: LoadedModel, chunk: number, backend = 'onnx-segments'): Promise<Float32Array[]> {
+  const runner = await createRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu', nativeQ8Gemm: backend === 'native-q8' });
   try {
+    expect((runner as SegmentedRunner).backendName).toBe(backend);
     return await runChunked(runner, PROMPT, chunk, new BlockAllocator(runner).table(PROMPT.length));
   } finally {
     await runner.dispose();
@@ -95,6 +98,26 @@ needs(NATIVE_ADDON).describe('gemma through the segmented runner', () => {
       expect(ggufEps).toBe(Math.fround(hfEps));
       const [a, b] = [await promptLogits(fromHf, 4), await promptLogits(fromGguf, 4)];
       expect(relativeDiff(b, a)).toBeLessThan(1e-6);
+    });
+  }
+
+  // Q8_0 weights and int8 activations: as close to the float64 reference as that noise lets either backend be.
+  const q8 = nativeKernels()?.q8Available ? needs(STORIES) : needs(STORIES, 'a CPU with AVX512-VNNI or AVX2 (native-q8)');
+  for (const [name, json, opts] of convertible) {
+    q8.it(`${name}: a Q8_0 GGUF on native-q8 (sandwich norms, GELU, soft-caps in the addon path)`, async () => {
+      const dir = join(tmp, `q8-${name.replace(/\W+/g, '-')}`);
+      const tensors = randomGemmaTensors(json, 9);
+      await writeGemmaHfDir(dir, json, tensors, opts);
+      const gguf = `${dir}.gguf`;
+      await writeGemmaGguf(dir, gguf, STORIES, 'q8_0');
+      const model = await load(gguf);
+      const expected = referenceGemmaForward(json, tensors, PROMPT);
+      const addon = relativeDiff(await promptLogits(model, 5, 'native-q8'), expected);
+      // The same file on onnx-segments (MatMulNBits) is the yardstick of the quantization noise
+      // (~1-5% of the largest logit here: Q8_0 embedding and head, logits soft-capped at 3-4).
+      const segments = relativeDiff(await promptLogits(model, 5), expected);
+      expect(segments).toBeLessThan(0.08);
+      expect(addon).toBeLessThan(1.25 * segments + 1e-3);
     });
   }
 });

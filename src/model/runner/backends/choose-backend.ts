@@ -98,8 +98,6 @@ function nativeQ8Refusal(c: DecoderArchConfig, weights: ModelWeights, dtype: str
   if (dtype !== 'float32') return `the graphs are ${dtype}`;
   if (opts.keepQuantized === false) return 'the weights are dequantized';
   if (c.attentionBias) return 'the QKV projections have biases';
-  const layout = llamaLayoutRefusal(c);
-  if (layout) return layout;
   if (c.hiddenSize % 32 || c.intermediateSize % 32 || (c.numHeads * c.headDim) % 32) return 'a linear width is not a multiple of 32';
   if (!allLinearsQ8(c, weights)) return 'not every linear is Q8_0';
   return null;
@@ -125,7 +123,7 @@ function nativeF32Refusal(c: DecoderArchConfig, weights: ModelWeights, dtype: st
   return null;
 }
 
-/** What the addon's layer and head code (llama's norms, SwiGLU, plain logits) does not compute, or null. */
+/** What the small decoder's layer and head code (llama's norms, SwiGLU, plain logits) does not compute, or null. */
 function llamaLayoutRefusal(c: DecoderArchConfig): string | null {
   if (c.sandwichNorms) return 'the layers norm their sublayer outputs (sandwich norms)';
   if (c.hiddenActivation !== undefined && c.hiddenActivation !== 'silu') return `the MLP's activation is ${c.hiddenActivation}`;
