@@ -9,10 +9,11 @@ import { gemma2 } from './gemma2';
 import { gemma3 } from './gemma3';
 import { llama } from './llama';
 import { qwen2 } from './qwen2';
+import { qwen3 } from './qwen3';
 import { whisper } from './whisper';
 import { xlmRoberta } from './xlm-roberta';
 
-export const ARCHITECTURES: readonly ArchitectureDescriptor[] = [llama, qwen2, gemma2, gemma3, bert, xlmRoberta, whisper];
+export const ARCHITECTURES: readonly ArchitectureDescriptor[] = [llama, qwen2, qwen3, gemma2, gemma3, bert, xlmRoberta, whisper];
 
 /** The descriptor that produced `config`. */
 export function architectureOf(config: ModelArchConfig): ArchitectureDescriptor {
