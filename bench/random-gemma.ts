@@ -201,7 +201,7 @@ export async function writeGemmaGguf(dir: string, path: string, tokenizerGguf: s
   writeModelGguf(path, model.config as DecoderArchConfig, tensors, tokenizer, type, `random-${model.config.architecture}`);
 }
 
-/** The parity set: each family with a window shorter than the prompts, as HF directories and F32 GGUFs. */
+/** The parity set: each family with a window shorter than the prompts, as HF directories and F32 / Q8_0 GGUFs. */
 export const PARITY_MODELS: ReadonlyArray<{ name: string; json: Json }> = [
   { name: 'gemma3', json: gemmaConfigJson('gemma3') },
   { name: 'gemma3-softcap', json: gemmaConfigJson('gemma3', { final_logit_softcapping: 4.0, sliding_window: 8 }) },
@@ -217,8 +217,10 @@ if (require.main === module) {
     for (const [i, { name, json }] of PARITY_MODELS.entries()) {
       const dir = join(out, name);
       await writeGemmaHfDir(dir, json, randomGemmaTensors(json, 100 + i), { tokenizerGguf: stories });
-      await writeGemmaGguf(dir, join(out, `${name}-f32.gguf`), stories);
-      console.log(join(out, `${name}-f32.gguf`));
+      for (const type of ['f32', 'q8_0'] as const) {
+        await writeGemmaGguf(dir, join(out, `${name}-${type}.gguf`), stories, type);
+        console.log(join(out, `${name}-${type}.gguf`));
+      }
     }
   })().catch((err) => {
     console.error(err);
