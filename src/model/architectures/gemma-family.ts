@@ -14,7 +14,7 @@ import { blockNameMaps } from '../gguf/tensor-names';
 import { gv, type GgufTypedValue } from '../gguf/writer';
 import type { DecoderArchConfig, ModelOutput, RopeSetting } from '../types';
 import type { ArchitectureDescriptor, HfConfigContext, WeightSpec } from './architecture';
-import { decoderWeightSpecs } from './decoder-family';
+import { decoderWeightSpecs, ropeScaling } from './decoder-family';
 import { isObject, numberReader, type Json } from './hf-json';
 
 type LayerType = 'full_attention' | 'sliding_attention';
@@ -128,15 +128,6 @@ function layerTypesOf(listed: unknown, numLayers: number, pattern: number, sourc
     return listed as LayerType[];
   }
   return Array.from({ length: numLayers }, (_, i) => (pattern > 0 && (i + 1) % pattern === 0 ? 'full_attention' : 'sliding_attention'));
-}
-
-/** rope_scaling with rope_type (older configs: `type`); null for none or 'default'. */
-function ropeScaling(value: unknown): Record<string, unknown> | null {
-  if (!isObject(value)) return null;
-  const { type, rope_theta: _theta, ...rest } = value;
-  const ropeType = rest.rope_type ?? type;
-  if (ropeType === undefined || ropeType === 'default') return null;
-  return { ...rest, rope_type: ropeType };
 }
 
 /**
