@@ -8,12 +8,18 @@
 // the tokens both list in their top logprobs over the common prefix (the divergence included: its
 // context is still shared). Exit status 1 when ids differ where llama.cpp's top two are at least
 // --tie apart, or a logprob differs by more than --tolerance.
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { readGgufFile } from '../src/model/gguf/gguf-file';
 import { freePort, startPolled, startServer, type RunningServer } from './processes';
 
 const repoRoot = resolve(__dirname, '..', '..');
-const DEFAULT_PEER = '/work/main/.bench-cache/llama.cpp/build/bin/llama-server';
+
+/** Where bench/build-llama-server.sh puts llama-server: this checkout's .bench-cache, else the main checkout's. */
+export function defaultPeer(root = repoRoot): string {
+  const own = resolve(root, '.bench-cache', 'llama.cpp', 'build', 'bin', 'llama-server');
+  return existsSync(own) ? own : '/work/main/.bench-cache/llama.cpp/build/bin/llama-server';
+}
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -116,7 +122,7 @@ function compare(a: Step[], b: Step[], tolerance: number, tie: number): Verdict 
 async function main(): Promise<void> {
   const paths = files();
   if (paths.length === 0) throw new Error('usage: node dist/bench/llama-parity.js FILE.gguf... [--peer PATH] [--prompt-ids 1,2,3;1,5] [--tokens N]');
-  const peer = arg('peer', DEFAULT_PEER);
+  const peer = arg('peer', defaultPeer());
   const tokens = Number(arg('tokens', '24'));
   const top = Number(arg('top', '5'));
   const tolerance = Number(arg('tolerance', '1e-4'));
@@ -164,7 +170,9 @@ async function main(): Promise<void> {
   process.exitCode = failed ? 1 : 0;
 }
 
-main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.message : err);
-  process.exitCode = 2;
-});
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exitCode = 2;
+  });
+}
