@@ -70,7 +70,8 @@ async function post(url: string, body: unknown): Promise<Record<string, unknown>
  */
 async function llamaSteps(server: RunningServer, prompt: number[], tokens: number, top: number): Promise<Step[]> {
   const r = await post(`${server.baseUrl}/completion`, { prompt, n_predict: tokens, temperature: 0, n_probs: top, post_sampling_probs: false, cache_prompt: false, return_tokens: true });
-  const probs = r.completion_probabilities as Array<{ id: number; top_logprobs: Array<{ id: number; logprob: number }> }>;
+  // Absent altogether when no generated token completes its UTF-8 text (random models emitting byte tokens).
+  const probs = (r.completion_probabilities ?? []) as Array<{ id: number; top_logprobs: Array<{ id: number; logprob: number }> }>;
   let next = 0;
   return (r.tokens as number[]).map((id) => {
     const p = probs[next]?.id === id ? probs[next++] : null;
