@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 namespace ortllm {
 namespace {
@@ -111,21 +112,27 @@ napi_value Q8Gemm(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
-// siluMul(gu Float32Array [rows * 2 * width], out Float32Array [rows * width], width): silu(gate) * up per row.
-napi_value SiluMul(napi_env env, napi_callback_info info) {
+// siluMul / geluTanhMul(gu Float32Array [rows * 2 * width], out Float32Array [rows * width], width):
+// silu(gate) * up (gelu_tanh(gate) * up) per row.
+static napi_value GatedMul(napi_env env, napi_callback_info info, const char* name, bool geluTanh) {
   napi_value argv[4];
   int32_t width;
   Q8Kernel kernel;
+  const std::string n(name);
   if (!readArgsAndKernel(env, info, 3, argv, &kernel) || !ints(env, argv + 2, 1, &width) || width <= 0)
-    return fail(env, "siluMul: expected (gu, out, width > 0[, 'avx2' | 'avx512vnni' where this CPU has it])");
+    return fail(env, (n + ": expected (gu, out, width > 0[, 'avx2' | 'avx512vnni' where this CPU has it])").c_str());
   void *gu, *out;
   size_t guLen, outLen;
-  if (!typed(env, argv[0], napi_float32_array, &gu, &guLen) || guLen % (2 * (size_t)width)) return fail(env, "siluMul: gu must be a Float32Array of rows * 2 * width");
-  if (!typed(env, argv[1], napi_float32_array, &out, &outLen) || 2 * outLen != guLen) return fail(env, "siluMul: out must be a Float32Array of rows * width");
-  if (kernel == Q8Kernel::none) return fail(env, "siluMul: this CPU has neither AVX512-VNNI nor AVX2");
-  q8SiluMul(kernel, (const float*)gu, (float*)out, (int)(outLen / width), width);
+  if (!typed(env, argv[0], napi_float32_array, &gu, &guLen) || guLen % (2 * (size_t)width)) return fail(env, (n + ": gu must be a Float32Array of rows * 2 * width").c_str());
+  if (!typed(env, argv[1], napi_float32_array, &out, &outLen) || 2 * outLen != guLen) return fail(env, (n + ": out must be a Float32Array of rows * width").c_str());
+  if (kernel == Q8Kernel::none) return fail(env, (n + ": this CPU has neither AVX512-VNNI nor AVX2").c_str());
+  q8SiluMul(kernel, (const float*)gu, (float*)out, (int)(outLen / width), width, geluTanh);
   return nullptr;
 }
+
+napi_value SiluMul(napi_env env, napi_callback_info info) { return GatedMul(env, info, "siluMul", false); }
+
+napi_value GeluTanhMul(napi_env env, napi_callback_info info) { return GatedMul(env, info, "geluTanhMul", true); }
 
 // rope(x Float32Array [rows * heads * headDim], cos, sin Float32Array [rows * rotaryDim / 2], heads, headDim[, rotaryDim]):
 // in place, each head's first rotaryDim values (all by default) rotated as onnxruntime's

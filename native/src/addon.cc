@@ -20,6 +20,7 @@ namespace ortllm {
 napi_value Q8Pack(napi_env env, napi_callback_info info);
 napi_value Q8Gemm(napi_env env, napi_callback_info info);
 napi_value SiluMul(napi_env env, napi_callback_info info);
+napi_value GeluTanhMul(napi_env env, napi_callback_info info);
 napi_value Rope(napi_env env, napi_callback_info info);
 napi_value Q8Available(napi_env env);
 napi_value Bf16Pack(napi_env env, napi_callback_info info);
@@ -210,6 +211,7 @@ napi_value Init(napi_env env, napi_value exports) {
       method("q8Pack", ortllm::Q8Pack),
       method("q8Gemm", ortllm::Q8Gemm),
       method("siluMul", ortllm::SiluMul),
+      method("geluTanhMul", ortllm::GeluTanhMul),
       method("rope", ortllm::Rope),
       method("bf16Pack", ortllm::Bf16Pack),
       method("bf16Gemm", ortllm::Bf16Gemm),

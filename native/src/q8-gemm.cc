@@ -194,8 +194,9 @@ void gemm(const uint8_t* packed, const float* x, float* y, int m, int n, int k) 
     fn(0);
 }
 
-// The SwiGLU between gate_up and down (silu-mul512.h).
+// The SwiGLU between gate_up and down (silu-mul512.h), and gemma's GeGLU.
 VNNI_FN void siluMul(const float* gu, float* out, int rows, int width) { siluMul512(gu, out, rows, width); }
+VNNI_FN void geluTanhMul(const float* gu, float* out, int rows, int width) { siluMul512<true>(gu, out, rows, width); }
 
 #include "q8-gemm-avx2.inc"
 #endif
@@ -239,9 +240,10 @@ void q8Gemm(Q8Kernel kernel, const uint8_t* packed, const float* x, float* y, in
 #endif
 }
 
-void q8SiluMul(Q8Kernel kernel, const float* gu, float* out, int rows, int width) {
+void q8SiluMul(Q8Kernel kernel, const float* gu, float* out, int rows, int width, bool geluTanh) {
 #ifdef ORTLLM_Q8_X86
-  const auto rowsOf = kernel == Kernel::vnni ? siluMul : siluMulAvx2;
+  using RowsFn = void (*)(const float*, float*, int, int);
+  const RowsFn rowsOf = geluTanh ? (kernel == Kernel::vnni ? geluTanhMul : siluMulAvx2<true>) : (kernel == Kernel::vnni ? siluMul : siluMulAvx2<false>);
   // A prefill's SwiGLU (100M: 512 rows x 2048 a pass, ~1.5 ms on one core; 1.1B 512 x 5632) and
   // a large batch's decode in chunks of rows over the pool; a few rows on the caller.
   constexpr int kSiluChunkRows = 16;

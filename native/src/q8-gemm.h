@@ -22,8 +22,8 @@ void q8Pack(const uint8_t* codes, const float* scales, int n, int k, uint8_t* ou
 // y[m, n] = x[m, k] W^T, x quantized per row and 32-block to int8; kernel not none.
 void q8Gemm(Q8Kernel kernel, const uint8_t* packed, const float* x, float* y, int m, int n, int k);
 
-// out[r, j] = silu(gu[r, j]) * gu[r, width + j]; kernel not none.
-void q8SiluMul(Q8Kernel kernel, const float* gu, float* out, int rows, int width);
+// out[r, j] = silu(gu[r, j]) * gu[r, width + j] (geluTanh: gelu_tanh(gu[r, j]) * ...); kernel not none.
+void q8SiluMul(Q8Kernel kernel, const float* gu, float* out, int rows, int width, bool geluTanh = false);
 
 // In place: each head of each row rotated as RotaryEmbedding (interleaved 0) with its row's cos/sin.
 // Only each head's first rotaryDim values rotate (pairs i, i + rotaryDim / 2); the rest pass through.

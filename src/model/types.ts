@@ -59,6 +59,18 @@ export interface DecoderArchConfig extends ModelArchConfig {
   attentionScale?: number;
   /** Per layer, its own RoPE setting (gemma3's local layers); null or absent = ropeTheta / ropeScaling. */
   layerRope?: readonly (RopeSetting | null)[];
+
+  // Gemma-style layers (gemma2, gemma3): sandwich norms, GELU-gated MLP, scaled embeddings, soft-caps.
+  /** Each sublayer's output is RMS-normed before its residual add (post_attention_layernorm, post_feedforward_layernorm) and the MLP reads pre_feedforward_layernorm. */
+  sandwichNorms?: boolean;
+  /** The gated MLP's activation: SwiGLU when absent, 'gelu_tanh' = GELU (tanh approximation) on the gate (gelu_pytorch_tanh). */
+  hiddenActivation?: 'silu' | 'gelu_tanh';
+  /** Embedded rows are multiplied by this before layer 0 (gemma: sqrt(hidden_size)); 1 when absent. */
+  embeddingScale?: number;
+  /** > 0: each scaled attention score becomes cap * tanh(score / cap) before the softmax (gemma2's attn_logit_softcapping). */
+  attnLogitSoftcap?: number;
+  /** > 0: the head's logits become cap * tanh(logit / cap) (final_logit_softcapping). */
+  finalLogitSoftcap?: number;
 }
 
 /** One RoPE setting: base and HF-style rope_scaling (DecoderArchConfig's ropeTheta / ropeScaling). */

@@ -38,6 +38,7 @@ import type { SegmentedDecoder, SegmentedDecoderOptions } from '../graph/decoder
 import type { EncoderSegments } from '../graph/encoder-segments';
 import type { LinearOptions } from '../graph/linear';
 import type { GgufFile } from '../gguf/gguf-file';
+import type { GgufTypedValue } from '../gguf/writer';
 import type { ModelArchConfig, ModelOutput, ModelWeights, PoolingType } from '../types';
 import type { WeightMap } from '../weight-map';
 
@@ -66,6 +67,12 @@ export interface HfMapping<C extends ModelArchConfig> {
   config(json: Json, ctx: HfConfigContext): C;
   /** Canonical name of a stored checkpoint tensor, or null when the graph never reads it. */
   tensorName(stored: string, config: C, output: ModelOutput): string | null;
+  /**
+   * Where a checkpoint stores a weight in another form than the canonical one (gemma's norm gains
+   * w, applied as 1 + w, canonical 1 + w as GGUF stores them): the in-place conversion of its
+   * float32 values, by canonical name; null or absent = stored as is.
+   */
+  adjustValues?(canonicalName: string, config: C): ((values: Float32Array) => void) | null;
 }
 
 export interface GgufMapping<C extends ModelArchConfig> {
@@ -79,6 +86,8 @@ export interface GgufMapping<C extends ModelArchConfig> {
   ggufName(canonicalName: string): string;
   /** Heads of a Q/K weight whose rows llama.cpp interleaved for RoPE (un-permuted on load); null otherwise. */
   ropePermutedHeads(canonicalName: string, config: C): number | null;
+  /** Metadata the writer adds to the llama-style keys (write-model.ts archMetadata); throws for a config no GGUF key can hold. */
+  metadata?(config: C): Record<string, GgufTypedValue>;
 }
 
 /** Options every pooling graph takes (see graph/pooling-graph.ts for the I/O contract). */

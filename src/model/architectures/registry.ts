@@ -5,6 +5,8 @@ import { computeDtypeOf, type ComputeDtype } from '../graph/compute-dtype';
 import type { ModelArchConfig } from '../types';
 import type { ArchitectureDescriptor, GraphKind, WeightSpec } from './architecture';
 import { bert } from './bert';
+import { gemma2 } from './gemma2';
+import { gemma3 } from './gemma3';
 import { llama } from './llama';
 import { phi3 } from './phi3';
 import { qwen2 } from './qwen2';
@@ -12,7 +14,7 @@ import { qwen3 } from './qwen3';
 import { whisper } from './whisper';
 import { xlmRoberta } from './xlm-roberta';
 
-export const ARCHITECTURES: readonly ArchitectureDescriptor[] = [llama, qwen2, qwen3, phi3, bert, xlmRoberta, whisper];
+export const ARCHITECTURES: readonly ArchitectureDescriptor[] = [llama, qwen2, qwen3, phi3, gemma2, gemma3, bert, xlmRoberta, whisper];
 
 /** The descriptor that produced `config`. */
 export function architectureOf(config: ModelArchConfig): ArchitectureDescriptor {

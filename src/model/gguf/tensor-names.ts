@@ -26,23 +26,45 @@ const BLOCK_NAMES: ReadonlyArray<readonly [gguf: string, hf: string]> = [
 /** Tensors llama.cpp writes that are not weights of the decoder (RoPE tables; rope_freqs is read as config). */
 const NOT_WEIGHTS = /^(rope_freqs\.weight|blk\.\d+\.attn_rot_embd)$/;
 
-/** The HF name of a GGUF tensor, null for non-weight tensors; throws for tensors we do not know. */
-export function hfTensorName(ggufName: string): string | null {
-  if (NOT_WEIGHTS.test(ggufName)) return null;
-  const global = GLOBAL_NAMES.find(([gguf]) => gguf === ggufName);
-  if (global) return global[1];
-  const m = /^blk\.(\d+)\.(.+)$/.exec(ggufName);
-  const block = m && BLOCK_NAMES.find(([gguf]) => gguf === m[2]);
-  if (m && block) return `model.layers.${m[1]}.${block[1]}`;
-  throw new Error(`GGUF tensor "${ggufName}" is not part of a llama/qwen2 decoder this server can run`);
+/** The two name maps over the global names and a table of block names. */
+export interface TensorNameMaps {
+  /** The HF name of a GGUF tensor, null for non-weight tensors; throws for tensors we do not know. */
+  readonly hfTensorName: (ggufName: string) => string | null;
+  /** The GGUF name of a canonical HF weight name (for the writer). */
+  readonly ggufTensorName: (hfName: string) => string;
 }
 
-/** The GGUF name of a canonical HF weight name (for the writer). */
-export function ggufTensorName(hfName: string): string {
-  const global = GLOBAL_NAMES.find(([, hf]) => hf === hfName);
-  if (global) return global[0];
-  const m = /^model\.layers\.(\d+)\.(.+)$/.exec(hfName);
-  const block = m && BLOCK_NAMES.find(([, hf]) => hf === m[2]);
-  if (m && block) return `blk.${m[1]}.${block[0]}`;
-  throw new Error(`weight "${hfName}" has no GGUF name`);
+/**
+ * A family's name maps: the llama table with `blocks` (llama.cpp's names for this family) replacing
+ * the entries of the same GGUF or HF name (gemma's ffn_norm is pre_feedforward_layernorm).
+ */
+export function blockNameMaps(blocks: ReadonlyArray<readonly [gguf: string, hf: string]>): TensorNameMaps {
+  const table = [...BLOCK_NAMES.filter(([gguf, hf]) => !blocks.some(([g, h]) => g === gguf || h === hf)), ...blocks];
+  return {
+    hfTensorName: (ggufName) => {
+      if (NOT_WEIGHTS.test(ggufName)) return null;
+      const global = GLOBAL_NAMES.find(([gguf]) => gguf === ggufName);
+      if (global) return global[1];
+      const m = /^blk\.(\d+)\.(.+)$/.exec(ggufName);
+      const block = m && table.find(([gguf]) => gguf === m[2]);
+      if (m && block) return `model.layers.${m[1]}.${block[1]}`;
+      throw new Error(`GGUF tensor "${ggufName}" is not part of a decoder this server can run`);
+    },
+    ggufTensorName: (hfName) => {
+      const global = GLOBAL_NAMES.find(([, hf]) => hf === hfName);
+      if (global) return global[0];
+      const m = /^model\.layers\.(\d+)\.(.+)$/.exec(hfName);
+      const block = m && table.find(([, hf]) => hf === m[2]);
+      if (m && block) return `blk.${m[1]}.${block[0]}`;
+      throw new Error(`weight "${hfName}" has no GGUF name`);
+    },
+  };
 }
+
+const LLAMA_NAMES = blockNameMaps([]);
+
+/** The HF name of a llama-style GGUF tensor, null for non-weight tensors; throws for tensors we do not know. */
+export const hfTensorName = LLAMA_NAMES.hfTensorName;
+
+/** The GGUF name of a canonical HF weight name of a llama-style decoder (for the writer). */
+export const ggufTensorName = LLAMA_NAMES.ggufTensorName;

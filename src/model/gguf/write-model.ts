@@ -60,7 +60,7 @@ export function writeModelGguf(
     type: tensorType(t.shape, matrixType),
     data: () => toGgufRowOrder(t, config, mapping),
   }));
-  writeGguf(path, { ...archMetadata(config, name, matrixType), ...tokenizerMetadata }, toWrite);
+  writeGguf(path, { ...archMetadata(config, name, matrixType), ...mapping.metadata?.(config), ...tokenizerMetadata }, toWrite);
 }
 
 /** 1-D tensors stay F32; Q8_0 / MXFP4 rows that are not whole blocks fall back to F16, as llama-quantize does. */

@@ -45,6 +45,7 @@ export const gv = {
   i32: (value: number): GgufTypedValue => ({ type: GGUFValueType.INT32, value }),
   f32: (value: number): GgufTypedValue => ({ type: GGUFValueType.FLOAT32, value }),
   bool: (value: boolean): GgufTypedValue => ({ type: GGUFValueType.BOOL, value }),
+  bools: (value: boolean[]): GgufTypedValue => ({ type: GGUFValueType.ARRAY, subType: GGUFValueType.BOOL, value }),
   str: (value: string): GgufTypedValue => ({ type: GGUFValueType.STRING, value }),
   strings: (value: string[]): GgufTypedValue => ({ type: GGUFValueType.ARRAY, subType: GGUFValueType.STRING, value }),
   f32s: (value: number[]): GgufTypedValue => ({ type: GGUFValueType.ARRAY, subType: GGUFValueType.FLOAT32, value }),

@@ -14,6 +14,9 @@
 //                   post_attention_layernorm → MLP + residual → input_layernorm(l) → QKV →
 //                   [q/k norm] → RoPE → packed (q, k, v, residual)
 // Segment L:        attn, hidden → o_proj, MLP, final norm → rows picked by logits_rows → lm_head
+//                   [→ final logit soft-cap]
+// Sandwich norms (gemma): o_proj → post_attention_layernorm → + residual → pre_feedforward_layernorm
+//                   → MLP → post_feedforward_layernorm → + residual (the norms' own weights).
 //
 // RoPE: each segment takes the step's own cos/sin rows ([N, headDim/2], computed by the runner
 // from its layer's table) with positions 0..N-1, so no segment stores a table of every position.
@@ -27,6 +30,7 @@ import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
 import { castTo, weightInitializer } from './compute-dtype';
 import { rotaryAttributes, rotaryDimOf } from './rope';
 import { decoderLayerOptions, type DecoderLayerOptions } from './layer-options';
+import { emitQkNorm } from './qk-norm';
 import type { DecoderArchConfig, ModelWeights } from '../types';
 
 export const SegmentInputs = {
@@ -78,6 +82,8 @@ export interface SegmentedDecoder {
   count: number;
   build(index: number): BuiltModel;
   embeddingName: string;
+  /** The runner multiplies each embedded row by this before layer 0 (gemma's sqrt(hidden)); 1 for none. */
+  embeddingScale: number;
   /** numLayers entries: layer l's attention options and RoPE table. */
   layers: readonly DecoderLayerOptions[];
 }
@@ -88,6 +94,7 @@ export function decoderSegments(config: DecoderArchConfig, weights: ModelWeights
     count: config.numLayers + 1,
     build: (index) => buildDecoderSegment(config, weights, index, opts),
     embeddingName: 'model.embed_tokens.weight',
+    embeddingScale: config.embeddingScale ?? 1,
     layers: decoderLayerOptions(config, opts.maxPositions, opts.maxModelLen),
   };
 }
@@ -122,7 +129,12 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
     const attnOut = emitLinear(g, attn, oName, [oWeight], null, qDim, opts);
     const skip = (x: string, res: string, normName: string) =>
       g.node('SkipSimplifiedLayerNormalization', [x, res, norm(normName)], [0, 1, 2, 3].map(() => g.fresh('skipnorm')), { epsilon: eps }, 'com.microsoft');
-    const [normed2, , , residual2] = skip(attnOut, hiddenIn, `${prefix(l)}post_attention_layernorm.weight`);
+    // Sandwich norms (gemma): each sublayer's output is normed before its residual add, and the MLP reads its own input norm.
+    const sandwich = c.sandwichNorms === true;
+    const outputNorm = (x: string, normName: string) =>
+      sandwich ? g.op('SimplifiedLayerNormalization', [x, norm(`${prefix(l)}${normName}.weight`)], { axis: attrInt(-1), epsilon: eps }) : x;
+    const mlpNorm = `${prefix(l)}${sandwich ? 'pre_feedforward_layernorm' : 'post_attention_layernorm'}.weight`;
+    const [normed2, , , residual2] = skip(outputNorm(attnOut, 'post_attention_layernorm'), hiddenIn, mlpNorm);
     const gateUp = ['gate_proj', 'up_proj'].map((n) => {
       const name = `${prefix(l)}mlp.${n}.weight`;
       const t = requireWeight(weights, name);
@@ -131,12 +143,13 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
     });
     const gu = emitLinear(g, normed2, `${prefix(l)}mlp.gate_up_proj.weight`, gateUp, null, c.hiddenSize, opts);
     const [gate, up] = g.node('Split', [gu, g.constInt64([c.intermediateSize, c.intermediateSize])], 2, { axis: attrInt(1) });
-    const act = g.op('Mul', [g.op('Mul', [gate, g.op('Sigmoid', [gate])]), up]);
+    const activated = c.hiddenActivation === 'gelu_tanh' ? g.op('Gelu', [gate], { approximate: { s: 'tanh' } }) : g.op('Mul', [gate, g.op('Sigmoid', [gate])]);
+    const act = g.op('Mul', [activated, up]);
     const downName = `${prefix(l)}mlp.down_proj.weight`;
     const down = requireWeight(weights, downName);
     checkLinear(downName, down, c.intermediateSize, c.hiddenSize);
     const mlpOut = emitLinear(g, act, downName, [down], null, c.intermediateSize, opts);
-    const outs = skip(mlpOut, residual2, last ? 'model.norm.weight' : `${prefix(index)}input_layernorm.weight`);
+    const outs = skip(outputNorm(mlpOut, 'post_feedforward_layernorm'), residual2, last ? 'model.norm.weight' : `${prefix(index)}input_layernorm.weight`);
     normed = outs[0];
     residual = outs[3];
   }
@@ -149,7 +162,7 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
     const head = requireWeight(weights, headName);
     checkLinear(headName, head, c.hiddenSize, c.vocabSize);
     const logits = emitLinear(g, picked, untied ? headName : 'lm_head.tied.weight', [head], null, c.hiddenSize, opts);
-    g.node('Identity', [castTo(g, logits, dtype, 'float32')], [SegmentOutputs.logits]);
+    g.node('Identity', [softcap(g, castTo(g, logits, dtype, 'float32'), c.finalLogitSoftcap)], [SegmentOutputs.logits]);
     g.output(SegmentOutputs.logits, f32, ['picked', c.vocabSize]);
     return g.build({ '': 23, 'com.microsoft': 1 });
   }
@@ -164,15 +177,8 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
   const qkvBias = c.attentionBias ? concatF32(['q_proj', 'k_proj', 'v_proj'].map((n) => toF32(requireWeight(weights, `${prefix(l)}self_attn.${n}.bias`)))) : null;
   const qkv = emitLinear(g, normed, `${prefix(l)}self_attn.qkv_proj.weight`, attnParts, qkvBias, c.hiddenSize, opts);
   const [qRaw, kRaw, v] = g.node('Split', [qkv, g.constInt64([qDim, kvDim, kvDim])], 3, { axis: attrInt(1) });
-  // q/k norm: an RMSNorm over each head's headDim values (rows [N * heads, headDim]).
-  const headNorm = (x: string, name: string, width: number) => {
-    const w = weight(`${prefix(l)}self_attn.${name}.weight`, [c.headDim], toF32(requireWeight(weights, `${prefix(l)}self_attn.${name}.weight`)));
-    const perHead = g.op('Reshape', [x, g.constInt64([-1, c.headDim])]);
-    const normedHeads = g.op('SimplifiedLayerNormalization', [perHead, w], { axis: attrInt(-1), epsilon: eps });
-    return g.op('Reshape', [normedHeads, g.constInt64([-1, width])]);
-  };
-  const q = c.qkNorm ? headNorm(qRaw, 'q_norm', qDim) : qRaw;
-  const k = c.qkNorm ? headNorm(kRaw, 'k_norm', kvDim) : kRaw;
+  const q = emitQkNorm(g, c, weights, weight, l, qRaw, 'q_norm');
+  const k = emitQkNorm(g, c, weights, weight, l, kRaw, 'k_norm');
   // RotaryEmbedding wants [1, N, heads * headDim] and a cache indexed by position: here the cache
   // holds exactly the step's rows, so row i is position i. A partial rotary config's tables are
   // rotaryDim/2 wide and the op passes each head's remaining dims through.
@@ -192,4 +198,10 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
   g.node('Identity', [castTo(g, packed, dtype, 'float32')], [SegmentOutputs.packed]);
   g.output(SegmentOutputs.packed, f32, ['packed']);
   return g.build({ '': 23, 'com.microsoft': 1 });
+}
+
+/** cap * tanh(x / cap) when cap > 0 (final_logit_softcapping; 1/cap as a float32 factor, as llama.cpp scales); x otherwise. */
+function softcap(g: GraphBuilder, x: string, cap: number | undefined): string {
+  if (!cap || !(cap > 0)) return x;
+  return g.op('Mul', [g.op('Tanh', [g.op('Mul', [x, g.constFloat([1 / cap], [])])]), g.constFloat([cap], [])]);
 }

@@ -38,9 +38,9 @@ export function slidingWindowOf(config: DecoderArchConfig, l: number): number {
   return type === 'sliding_attention' ? window : 0;
 }
 
-/** Layer l's attention options from the config (no soft-cap or sinks: families with them add theirs). */
+/** Layer l's attention options from the config (no sinks: families with them add theirs). */
 export function layerAttention(config: DecoderArchConfig, l: number): LayerAttention {
-  return { window: slidingWindowOf(config, l), softcap: 0, scale: config.attentionScale ?? 1 / Math.sqrt(config.headDim), sinks: null };
+  return { window: slidingWindowOf(config, l), softcap: config.attnLogitSoftcap ?? 0, scale: config.attentionScale ?? 1 / Math.sqrt(config.headDim), sinks: null };
 }
 
 /**

@@ -44,7 +44,7 @@ export function loadHfModelWeights(info: HfModelInfo, output: ModelOutput, loadW
   if (!info.tensors) return null;
   const wanted = selectWeights(info, output);
   if (!loadWeights) return null;
-  const weights = readWeights(wanted);
+  const weights = readWeights(wanted, (name) => info.descriptor.hf.adjustValues?.(name, info.config) ?? null);
   info.descriptor.unfuseWeights?.(info.config, weights);
   return weights;
 }
@@ -80,12 +80,19 @@ function describeOutput(output: ModelOutput): string {
   return { logits: 'decoder', pooled: 'embedding model', classifier: 'classifier', transcription: 'speech model' }[output.kind];
 }
 
-function readWeights(tensors: Array<{ name: string; tensor: SafetensorsTensor }>): WeightMap {
+/** `adjust`: the descriptor's conversion of a weight's stored values to the canonical form, by canonical name. */
+function readWeights(tensors: Array<{ name: string; tensor: SafetensorsTensor }>, adjust: (name: string) => ((values: Float32Array) => void) | null): WeightMap {
   const weights = new WeightMap();
   const names = new Map(tensors.map(({ name, tensor }) => [tensor, name]));
   readSafetensorsAsF32(
     tensors.map((t) => t.tensor),
-    (tensor, data) => weights.set(names.get(tensor)!, { kind: 'f32', shape: tensor.shape, data, file: fileSpan(tensor) }),
+    (tensor, data) => {
+      const name = names.get(tensor)!;
+      const convert = adjust(name);
+      convert?.(data);
+      // Converted values are no longer the file's bytes.
+      weights.set(name, { kind: 'f32', shape: tensor.shape, data, file: convert ? undefined : fileSpan(tensor) });
+    },
   );
   return weights;
 }

@@ -25,8 +25,11 @@ export interface NativeKernels {
     /** [numHeads, numKvHeads, headDim, blockSize, kvType] (kvType: KV_STORAGE's nativeCode). */
     dims: Int32Array,
     scale: number,
+    /** Sliding window: a query at position p sees positions max(0, p - window + 1) .. p (0: all). */
     window?: number,
+    /** > 0: softcap * tanh(score / softcap) on each scaled score (0: none). */
     softcap?: number,
+    /** [numHeads] one learned logit per query head added to the softmax denominator (no value), or null. */
     sinks?: Float32Array | null,
   ): void;
   /** Writes rows i of newK/newV ([n, kvDim] float32) into cache rows slots[i], narrowing to kvType. */
@@ -64,6 +67,8 @@ export interface NativeKernels {
   q8Gemm(packed: Uint8Array, x: Float32Array, y: Float32Array, m: number, n: number, k: number, kernel?: Q8Kernel): void;
   /** out[r, j] = silu(gu[r, j]) * gu[r, width + j] (SwiGLU of a [rows, 2 * width] gate_up output); where q8Available, kernel as q8Gemm's. */
   siluMul(gu: Float32Array, out: Float32Array, width: number, kernel?: Q8Kernel): void;
+  /** out[r, j] = gelu_tanh(gu[r, j]) * gu[r, width + j] (gemma's GeGLU), as siluMul. */
+  geluTanhMul(gu: Float32Array, out: Float32Array, width: number, kernel?: Q8Kernel): void;
   /**
    * In place: each head of each row rotated as RotaryEmbedding (interleaved 0) with that row's
    * cos/sin ([rows, rotaryDim / 2]); only each head's first rotaryDim values (default all) rotate.

@@ -61,7 +61,7 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
   if (opts.consumeWeights && embedding.fileBacked) model.weights.release?.(decoder.embeddingName);
   // Unset (or 0) intra-op threads means ORT's default, every core: attention gets as many.
   native.setThreads(opts.intraOpThreads || availableParallelism(), backend.poolSpinMicros);
-  return new SegmentedRunner(config, cache, backend, native, embedding, maxPositions, opts.maxPassRows ?? MAX_PASS_ROWS);
+  return new SegmentedRunner(config, cache, backend, native, embedding, decoder.embeddingScale, maxPositions, opts.maxPassRows ?? MAX_PASS_ROWS);
 }
 
 /** The model's weights, remembering which tensors a backend's build read (to release them after). */
@@ -124,6 +124,7 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
     private readonly backend: DecoderBackend,
     private readonly native: NativeKernels,
     private readonly embedding: EmbeddingRows,
+    private readonly embeddingScale: number,
     private readonly maxPositions: number,
     private readonly maxPassRows: number,
   ) {
@@ -165,6 +166,7 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
     // prompt_logprobs step's rows get their own, freed by the collector).
     const reuse = reuseHead && step.logitsRows.length === batch.length;
     const hidden = this.embedding.rows(step.tokens);
+    if (this.embeddingScale !== 1) for (let i = 0; i < hidden.length; i++) hidden[i] *= this.embeddingScale;
     const logits = this.backend.run(step, hidden, this.kv, (length) => (reuse ? this.headBuffer(length) : new Float32Array(length)));
     return this.logitsOf(batch, step, logits);
   }

@@ -77,9 +77,9 @@ nativeGate.describe('q/k norms, attention scale and per-layer RoPE', () => {
     if (f32) expect(choice.reason).toMatch(/not native-f32: the model has q\/k norms/);
   });
 
-  it('the in-graph runner refuses them at start-up, naming each', async () => {
+  it('the in-graph runner refuses the scale and per-layer RoPE at start-up, naming each', async () => {
     await expect(createRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu', attention: 'graph' })).rejects.toThrow(
-      /has no q\/k norms, an attention scale other than 1\/sqrt\(head_dim\), per-layer RoPE settings/,
+      /lacks an attention scale other than 1\/sqrt\(head_dim\), per-layer RoPE settings; serve it with the native attention addon/,
     );
   });
 });

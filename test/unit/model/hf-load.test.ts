@@ -171,7 +171,7 @@ describe('HF config.json', () => {
   });
 
   it('rejects other model types', () => {
-    expect(() => hfArchConfig({ ...base, model_type: 'gemma2' }, '/m', true)).toThrow(/\/m: model_type "gemma2" is not supported/);
+    expect(() => hfArchConfig({ ...base, model_type: 'mamba' }, '/m', true)).toThrow(/\/m: model_type "mamba" is not supported/);
   });
 });
 

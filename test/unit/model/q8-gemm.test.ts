@@ -270,6 +270,25 @@ q8Describe(`q8Gemm (Q8_0 x int8, the CPU's best kernel)${reason}`, () => {
     expect(maxRelDiff(out, want)).toBeLessThan(1e-6);
   });
 
+  it.each(kernels.flatMap((kernel) => [[3, 37], [32, 1100]].map(([rows, width]) => [kernel, rows, width] as const)))(
+    'geluTanhMul (%s): gelu_tanh(gate) * up per row (%i rows of %i)',
+    (kernel, rows, width) => {
+      native!.setThreads(2);
+      const gu = seeded(rows * 2 * width, 13, 8);
+      gu[0] = -100; // the tanh saturates: ~0, not NaN
+      gu[1] = 90; // the gate itself
+      const out = new Float32Array(rows * width);
+      native!.geluTanhMul(gu, out, width, kernel);
+      const want = Array.from({ length: rows * width }, (_, i) => {
+        const r = Math.floor(i / width);
+        const g = gu[r * 2 * width + (i % width)];
+        const gelu = 0.5 * g * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (g + 0.044715 * g ** 3)));
+        return gelu * gu[r * 2 * width + width + (i % width)];
+      });
+      expect(maxRelDiff(out, want)).toBeLessThan(1e-6);
+    },
+  );
+
   it('rope: each head of each row rotated by its halves with the row cos/sin', () => {
     const rows = 3;
     const heads = 2;

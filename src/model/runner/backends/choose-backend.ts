@@ -111,6 +111,8 @@ function nativeF32Refusal(c: DecoderArchConfig, weights: ModelWeights, dtype: st
   if (c.attentionBias) return 'the QKV projections have biases';
   if (c.intermediateSize === undefined) return 'the model has no gated MLP';
   if (partialRotary(c)) return partialRotary(c);
+  const layout = llamaLayoutRefusal(c);
+  if (layout) return layout;
   // f32Qkv runs QKV and RoPE in one call: nothing between them, one table for every layer.
   if (c.qkNorm) return 'the model has q/k norms';
   if (hasLayerRope(c)) return 'its layers differ in RoPE settings';
@@ -126,4 +128,12 @@ function nativeF32Refusal(c: DecoderArchConfig, weights: ModelWeights, dtype: st
 function partialRotary(c: DecoderArchConfig): string | null {
   const rotary = c.rotaryDim ?? c.headDim;
   return rotary === c.headDim ? null : `RoPE rotates ${rotary} of ${c.headDim} dims per head (partial rotary), which f32Qkv does not`;
+}
+
+/** What the small decoder's layer and head code (llama's norms, SwiGLU, plain logits) does not compute, or null. */
+function llamaLayoutRefusal(c: DecoderArchConfig): string | null {
+  if (c.sandwichNorms) return 'the layers norm their sublayer outputs (sandwich norms)';
+  if (c.hiddenActivation !== undefined && c.hiddenActivation !== 'silu') return `the MLP's activation is ${c.hiddenActivation}`;
+  if (c.finalLogitSoftcap) return 'the head soft-caps its logits';
+  return null;
 }

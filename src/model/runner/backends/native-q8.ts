@@ -1,6 +1,7 @@
 // A pass wholly in the addon for a llama-family model whose linears are all Q8_0: the linears in
-// its Q8_0 GEMM (native/src/q8-gemm.cc: AVX512-VNNI, or AVX2), RoPE and SiLU(gate) * up beside it,
-// and the RMSNorms with their residual adds (native/src/rms-norm.cc); no onnxruntime session runs.
+// its Q8_0 GEMM (native/src/q8-gemm.cc: AVX512-VNNI, or AVX2), RoPE and SiLU(gate) * up (gemma:
+// GELU(gate) * up) beside it, and the RMSNorms with their residual adds (native/src/rms-norm.cc;
+// gemma's sandwich norms too); no onnxruntime session runs.
 // Why: MatMulNBits ran 1.2-3.5x slower, and each norm segment's session run cost most of what a
 // batch-1 step had left (docs/perf/q8-gemm.md, docs/perf/segmented-runner.md).
 import type { DecoderLayerOptions } from '../../graph/layer-options';
@@ -78,6 +79,14 @@ class NativeQ8 implements DecoderBackend {
     const normed = new Float32Array(n * h);
     const gateUp = new Float32Array(n * 2 * inter);
     const act = new Float32Array(n * inter);
+    // Sandwich norms: a sublayer's normed output, before addRmsNorm adds it into the residual.
+    const sublayerOut = norms.sandwich ? new Float32Array(n * h) : projected;
+    const gated = c.hiddenActivation === 'gelu_tanh' ? native.geluTanhMul.bind(native) : native.siluMul.bind(native);
+    /** residual += the sublayer's output (normed by `outNorm` where there is one), then normed = norm(residual) * `next`. */
+    const addSublayer = (outNorm: Float32Array | null, next: Float32Array) => {
+      if (outNorm) native.addRmsNorm(null, projected, outNorm, sublayerOut, norms.eps);
+      native.addRmsNorm(sublayerOut, residual, next, normed, norms.eps);
+    };
     native.addRmsNorm(null, residual, norms.input[0], normed, norms.eps);
     for (let l = 0; l < c.numLayers; l++) {
       const layer = this.layers[l];
@@ -96,17 +105,22 @@ class NativeQ8 implements DecoderBackend {
       native.writeKv(k, v, kv.keys[l], kv.values[l], pass.slots, kv.kvCode);
       attendLayer(native, q, attn, kv, l, pass, this.options[l].attention);
       gemm(layer.o, attn, projected);
-      native.addRmsNorm(projected, residual, norms.post[l], normed, norms.eps);
+      const sandwich = norms.sandwich?.[l];
+      if (sandwich) addSublayer(norms.post[l], sandwich.preMlp);
+      else addSublayer(null, norms.post[l]);
       gemm(layer.gateUp, normed, gateUp);
-      native.siluMul(gateUp, act, inter);
+      gated(gateUp, act, inter);
       gemm(layer.down, act, projected);
-      native.addRmsNorm(projected, residual, l === c.numLayers - 1 ? norms.final : norms.input[l + 1], normed, norms.eps);
+      addSublayer(sandwich?.postMlp ?? null, l === c.numLayers - 1 ? norms.final : norms.input[l + 1]);
     }
     const picked = pickRows(normed, pass.logitsRows, h);
     const rows = pass.logitsRows.length;
     const logits = logitsBuffer(rows * c.vocabSize);
     gemm(this.head, picked, logits, rows);
+    const cap = c.finalLogitSoftcap;
+    if (cap) for (let i = 0; i < logits.length; i++) logits[i] = cap * Math.tanh(logits[i] / cap);
     native.free(q, k, v, attn, projected, gateUp, act, residual, normed);
+    if (norms.sandwich) native.free(sublayerOut);
     if (norms.qk) native.free(qRaw, kRaw);
     if (picked !== normed) native.free(picked);
     return logits;

@@ -24,13 +24,18 @@ export interface Q8Layer<W = Q8Weight> {
   down: W;
 }
 
-/** The RMSNorms' weights and epsilon: layer l's input and post-attention norms, and the final one. */
+/** The RMSNorms' weights and epsilon: layer l's input and post-attention norms, the final one, and the optional ones. */
 export interface RmsNorms {
   input: Float32Array[];
   post: Float32Array[];
   final: Float32Array;
   /** Layer l's per-head q and k norms [headDim] where the config has them (qkNorm). */
   qk: { q: Float32Array; k: Float32Array }[] | null;
+  /**
+   * Sandwich norms (gemma): layer l's MLP input norm (pre_feedforward_layernorm) and its output
+   * norm (post_feedforward_layernorm); `post` then norms the attention output.
+   */
+  sandwich: { preMlp: Float32Array; postMlp: Float32Array }[] | null;
   eps: number;
 }
 
@@ -87,6 +92,9 @@ export function readQ8Linears(c: DecoderArchConfig, weights: ModelWeights): Q8Li
       input: Array.from({ length: c.numLayers }, (_, l) => norm(`${layerPrefix(l)}input_layernorm.weight`)),
       post: Array.from({ length: c.numLayers }, (_, l) => norm(`${layerPrefix(l)}post_attention_layernorm.weight`)),
       final: norm('model.norm.weight'),
+      sandwich: c.sandwichNorms
+        ? Array.from({ length: c.numLayers }, (_, l) => ({ preMlp: norm(`${layerPrefix(l)}pre_feedforward_layernorm.weight`), postMlp: norm(`${layerPrefix(l)}post_feedforward_layernorm.weight`) }))
+        : null,
       qk: c.qkNorm ? Array.from({ length: c.numLayers }, (_, l) => ({ q: norm(`${layerPrefix(l)}self_attn.q_norm.weight`), k: norm(`${layerPrefix(l)}self_attn.k_norm.weight`) })) : null,
       eps: c.rmsNormEps,
     },
