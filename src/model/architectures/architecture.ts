@@ -39,6 +39,7 @@ import type { EncoderSegments } from '../graph/encoder-segments';
 import type { LinearOptions } from '../graph/linear';
 import type { GgufFile } from '../gguf/gguf-file';
 import type { ModelArchConfig, ModelOutput, ModelWeights, PoolingType } from '../types';
+import type { WeightMap } from '../weight-map';
 
 type Json = Record<string, unknown>;
 
@@ -128,6 +129,12 @@ export interface ArchitectureDescriptor<C extends ModelArchConfig = ModelArchCon
   readonly hf: HfMapping<C>;
   readonly gguf?: GgufMapping<C>;
   weightSpecs(config: C, output: ModelOutput): WeightSpec[];
+  /**
+   * Splits tensors the checkpoint stores fused (weightSpecs names them as stored) into the
+   * canonical weights graphs and backends read (phi3: qkv_proj -> q/k/v_proj, gate_up_proj ->
+   * gate/up_proj), in place; the loaders call it on what they read. Absent: stored = canonical.
+   */
+  unfuseWeights?(config: C, weights: WeightMap): void;
   /** Longest sequence the config supports (RoPE scaling may stretch max_position_embeddings). */
   contextLength(config: C): number;
   /** --hf-overrides: the config.json keys this architecture lets change (graph-shaping ones only). */

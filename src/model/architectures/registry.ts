@@ -5,12 +5,13 @@ import { computeDtypeOf, type ComputeDtype } from '../graph/compute-dtype';
 import type { ModelArchConfig } from '../types';
 import type { ArchitectureDescriptor, GraphKind, WeightSpec } from './architecture';
 import { bert } from './bert';
+import { gptOss } from './gpt-oss';
 import { llama } from './llama';
 import { qwen2 } from './qwen2';
 import { whisper } from './whisper';
 import { xlmRoberta } from './xlm-roberta';
 
-export const ARCHITECTURES: readonly ArchitectureDescriptor[] = [llama, qwen2, bert, xlmRoberta, whisper];
+export const ARCHITECTURES: readonly ArchitectureDescriptor[] = [llama, qwen2, gptOss, bert, xlmRoberta, whisper];
 
 /** The descriptor that produced `config`. */
 export function architectureOf(config: ModelArchConfig): ArchitectureDescriptor {

@@ -43,7 +43,10 @@ export function readHfModel(dir: string): HfModelInfo {
 export function loadHfModelWeights(info: HfModelInfo, output: ModelOutput, loadWeights: boolean): ModelWeights | null {
   if (!info.tensors) return null;
   const wanted = selectWeights(info, output);
-  return loadWeights ? readWeights(wanted) : null;
+  if (!loadWeights) return null;
+  const weights = readWeights(wanted);
+  info.descriptor.unfuseWeights?.(info.config, weights);
+  return weights;
 }
 
 export function loadHfModel(dir: string, opts: { loadWeights: boolean; output?: ModelOutput }): HfModel {

@@ -1,0 +1,157 @@
+// gpt-oss (GptOssForCausalLM; GGUF arch `gpt-oss`, llama.cpp's LLM_ARCH_OPENAI_MOE): a decoder
+// whose every layer is attention with learned sinks and biases, alternating sliding-window
+// (128) and full layers, YaRN RoPE, and a MoE MLP (router with bias, top-k of the logits then a
+// softmax over the k, experts with biases and a clamped SwiGLU). This file reads its config from
+// config.json or GGUF metadata.
+import { isObject, numberReader, type Json } from '../architectures/hf-json';
+import type { HfConfigContext } from '../architectures/architecture';
+import { ggufArchConfig } from '../gguf/gguf-config';
+import type { GgufFile } from '../gguf/gguf-file';
+import type { DecoderArchConfig } from '../types';
+
+/** How an HF checkpoint stores the experts (GGUF files and the canonical weights: split, [out, in]). */
+export type GptOssExpertStorage = 'split' | 'fused' | 'mxfp4';
+
+export interface GptOssArchConfig extends DecoderArchConfig {
+  // Sliding window (names shared with the dense decoders).
+  /** A query at position p attends to positions max(0, p - slidingWindow + 1) .. p on sliding layers. */
+  slidingWindow?: number;
+  /** Per layer, HF's layer_types (gpt-oss: sliding, full, sliding, …). */
+  layerTypes?: readonly ('full_attention' | 'sliding_attention')[];
+  // Mixture of experts (names shared with the MoE decoders).
+  /** Experts per layer (num_local_experts; GGUF expert_count). */
+  numExperts: number;
+  /** Experts each token is routed to (num_experts_per_tok / experts_per_token; GGUF expert_used_count). */
+  numExpertsPerToken: number;
+  /** One expert's FFN width (intermediate_size; GGUF expert_feed_forward_length). */
+  expertIntermediateSize: number;
+  // gpt-oss's own.
+  /** The clamp of the experts' SwiGLU: gate to (-inf, limit], up to [-limit, limit]. */
+  swigluLimit: number;
+  /** The experts' GLU slope: glu = gate * sigmoid(alpha * gate). */
+  swigluAlpha: number;
+  /** How the HF checkpoint stores the experts; the loader turns them into the split canonical form. */
+  expertStorage: GptOssExpertStorage;
+}
+
+/** Both transformers' GptOssExperts and llama.cpp's swiglu_oai use these. */
+export const GPT_OSS_SWIGLU_ALPHA = 1.702;
+const GPT_OSS_SWIGLU_LIMIT = 7.0;
+/** llama.cpp's default pattern for gpt-oss files without one: layer l slides when l % 2 == 0. */
+const GGUF_SWA_PATTERN = 2;
+
+const LAYER_TYPES = ['full_attention', 'sliding_attention'] as const;
+
+export function gptOssHfConfig(json: Json, ctx: HfConfigContext): GptOssArchConfig {
+  const num = numberReader(json, ctx.source);
+  const hiddenSize = num('hidden_size');
+  const numHeads = num('num_attention_heads');
+  const numLayers = num('num_hidden_layers');
+  const intermediateSize = num('intermediate_size');
+  const slidingWindow = num('sliding_window', 0);
+  const layerTypes = hfLayerTypes(json.layer_types, numLayers, ctx.source);
+  const numExperts = num('num_local_experts');
+  const numExpertsPerToken = num('num_experts_per_tok', num('experts_per_token', 4));
+  checkRouting(numExperts, numExpertsPerToken, ctx.source);
+  return {
+    architecture: 'gpt-oss',
+    hiddenSize,
+    intermediateSize,
+    numLayers,
+    numHeads,
+    numKvHeads: num('num_key_value_heads', numHeads),
+    headDim: num('head_dim', hiddenSize / numHeads),
+    vocabSize: num('vocab_size'),
+    rmsNormEps: num('rms_norm_eps', 1e-5),
+    ropeTheta: num('rope_theta', 150000),
+    ropeScaling: hfRopeScaling(json.rope_scaling ?? json.rope_parameters),
+    maxPositionEmbeddings: num('max_position_embeddings', 131072),
+    tieWordEmbeddings: json.tie_word_embeddings === true,
+    attentionBias: true,
+    ...(slidingWindow > 0 ? { slidingWindow, layerTypes } : {}),
+    numExperts,
+    numExpertsPerToken,
+    expertIntermediateSize: intermediateSize,
+    swigluLimit: num('swiglu_limit', GPT_OSS_SWIGLU_LIMIT),
+    swigluAlpha: GPT_OSS_SWIGLU_ALPHA,
+    expertStorage: hfExpertStorage(ctx),
+  };
+}
+
+/** layer_types as given, else transformers' default for gpt-oss: sliding on even layers. */
+function hfLayerTypes(value: unknown, numLayers: number, source: string): GptOssArchConfig['layerTypes'] {
+  if (value === undefined || value === null) return Array.from({ length: numLayers }, (_, l) => (l % 2 === 0 ? 'sliding_attention' : 'full_attention'));
+  if (!Array.isArray(value) || value.length !== numLayers || !value.every((t) => (LAYER_TYPES as readonly unknown[]).includes(t))) {
+    throw new Error(`${source}: config.json layer_types must list ${numLayers} of ${LAYER_TYPES.join(' / ')}`);
+  }
+  return value as GptOssArchConfig['layerTypes'];
+}
+
+/** rope_scaling with rope_type (yarn for every released gpt-oss; `truncate: false` kept for rope.ts). */
+function hfRopeScaling(value: unknown): Record<string, unknown> | null {
+  if (!isObject(value)) return null;
+  const { type, rope_theta: _theta, ...rest } = value;
+  const ropeType = rest.rope_type ?? type;
+  if (ropeType === undefined || ropeType === 'default') return null;
+  return { ...rest, rope_type: ropeType };
+}
+
+function hfExpertStorage(ctx: HfConfigContext): GptOssExpertStorage {
+  if (ctx.hasTensor('model.layers.0.mlp.experts.gate_up_proj_blocks')) return 'mxfp4';
+  if (ctx.hasTensor('model.layers.0.mlp.experts.gate_up_proj')) return 'fused';
+  return 'split';
+}
+
+function checkRouting(experts: number, perToken: number, source: string): void {
+  if (!Number.isInteger(experts) || experts < 1) throw new Error(`${source}: ${experts} experts is not a positive integer`);
+  if (!Number.isInteger(perToken) || perToken < 1 || perToken > experts) {
+    throw new Error(`${source}: ${experts} experts with ${perToken} experts per token (needs 1..${experts})`);
+  }
+}
+
+/**
+ * The config of a llama.cpp gpt-oss file. llama.cpp always truncates YaRN's correction range
+ * (ggml_rope_yarn_corr_dims floors and ceils it), so GGUF configs never carry `truncate: false`.
+ */
+export function gptOssGgufConfig(file: GgufFile, ropeFreqFactors: Float32Array | null): GptOssArchConfig {
+  const base = ggufArchConfig(file, ropeFreqFactors);
+  const { metadata, path } = file;
+  const key = (k: string) => metadata[`gpt-oss.${k}`];
+  const num = (k: string, fallback?: number): number => {
+    const value = key(k);
+    if (typeof value === 'number' || typeof value === 'bigint') return Number(value);
+    if (fallback !== undefined) return fallback;
+    throw new Error(`${path}: GGUF metadata lacks gpt-oss.${k}`);
+  };
+  const numExperts = num('expert_count');
+  const numExpertsPerToken = num('expert_used_count');
+  checkRouting(numExperts, numExpertsPerToken, path);
+  const slidingWindow = num('attention.sliding_window', 0);
+  const ropeScaling = base.ropeScaling && {
+    ...base.ropeScaling,
+    beta_fast: num('rope.scaling.yarn_beta_fast', 32),
+    beta_slow: num('rope.scaling.yarn_beta_slow', 1),
+  };
+  return {
+    ...base,
+    architecture: 'gpt-oss',
+    ropeScaling,
+    ...(slidingWindow > 0 ? { slidingWindow, layerTypes: ggufLayerTypes(key('attention.sliding_window_pattern'), base.numLayers) } : {}),
+    numExperts,
+    numExpertsPerToken,
+    expertIntermediateSize: num('expert_feed_forward_length'),
+    swigluLimit: GPT_OSS_SWIGLU_LIMIT,
+    swigluAlpha: GPT_OSS_SWIGLU_ALPHA,
+    expertStorage: 'split',
+  };
+}
+
+/** llama.cpp's load_swa_pattern: a per-layer array (true = sliding), a period n (layer l slides when l % n < n - 1), or 2. */
+function ggufLayerTypes(pattern: unknown, numLayers: number): GptOssArchConfig['layerTypes'] {
+  const slides = (l: number): boolean => {
+    if (Array.isArray(pattern)) return Boolean(pattern[l]);
+    const n = typeof pattern === 'number' ? pattern : GGUF_SWA_PATTERN;
+    return n === 0 || l % n < n - 1;
+  };
+  return Array.from({ length: numLayers }, (_, l) => (slides(l) ? 'sliding_attention' : 'full_attention'));
+}
