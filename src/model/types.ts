@@ -43,6 +43,18 @@ export interface DecoderArchConfig extends ModelArchConfig {
   tieWordEmbeddings: boolean;
   /** qwen2 has biases on q/k/v projections. */
   attentionBias: boolean;
+
+  // Mixture of experts (mixtral, qwen3moe): architectures/moe.ts reads and checks these.
+  /** Experts of each MoE layer (num_local_experts / num_experts; GGUF expert_count); absent or 0 = dense MLPs. */
+  numExperts?: number;
+  /** Experts each token is routed to (num_experts_per_tok; GGUF expert_used_count). */
+  numExpertsPerToken?: number;
+  /** One expert's FFN width (moe_intermediate_size; mixtral's intermediate_size; GGUF expert_feed_forward_length). */
+  expertIntermediateSize?: number;
+  /** The top-k routing weights are renormalised to sum to 1 (mixtral always; qwen3moe norm_topk_prob). */
+  normTopKProb?: boolean;
+  /** Layers that keep a dense MLP of intermediateSize among MoE layers (qwen3moe mlp_only_layers, decoder_sparse_step). */
+  denseLayers?: readonly number[];
 }
 
 /** BERT-style encoder shape (BERT, XLM-RoBERTa), in Hugging Face config.json terms. */

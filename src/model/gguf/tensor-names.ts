@@ -17,6 +17,10 @@ const BLOCK_NAMES: ReadonlyArray<readonly [gguf: string, hf: string]> = [
   ['ffn_gate.weight', 'mlp.gate_proj.weight'],
   ['ffn_up.weight', 'mlp.up_proj.weight'],
   ['ffn_down.weight', 'mlp.down_proj.weight'],
+  ['ffn_gate_inp.weight', 'mlp.gate.weight'],
+  ['ffn_gate_exps.weight', 'mlp.experts.gate_proj.weight'],
+  ['ffn_up_exps.weight', 'mlp.experts.up_proj.weight'],
+  ['ffn_down_exps.weight', 'mlp.experts.down_proj.weight'],
   ['attn_norm.weight', 'input_layernorm.weight'],
   ['ffn_norm.weight', 'post_attention_layernorm.weight'],
 ];

@@ -20,6 +20,8 @@
 // Embedding lookup happens in the runner (one row copy per token, quantized rows dequantized).
 import { GraphBuilder, BuiltModel, attrFloat, attrInt } from './graph-builder';
 import { OnnxDataType } from './onnx-proto';
+import { isMoeLayer } from '../moe/moe-config';
+import { emitMoe } from './moe-graph';
 import { emitLinear, LinearOptions } from './linear';
 import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
 import { castTo, weightInitializer } from './compute-dtype';
@@ -118,19 +120,24 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
     const skip = (x: string, res: string, normName: string) =>
       g.node('SkipSimplifiedLayerNormalization', [x, res, norm(normName)], [0, 1, 2, 3].map(() => g.fresh('skipnorm')), { epsilon: eps }, 'com.microsoft');
     const [normed2, , , residual2] = skip(attnOut, hiddenIn, `${prefix(l)}post_attention_layernorm.weight`);
-    const gateUp = ['gate_proj', 'up_proj'].map((n) => {
-      const name = `${prefix(l)}mlp.${n}.weight`;
-      const t = requireWeight(weights, name);
-      checkLinear(name, t, c.hiddenSize, c.intermediateSize);
-      return t;
-    });
-    const gu = emitLinear(g, normed2, `${prefix(l)}mlp.gate_up_proj.weight`, gateUp, null, c.hiddenSize, opts);
-    const [gate, up] = g.node('Split', [gu, g.constInt64([c.intermediateSize, c.intermediateSize])], 2, { axis: attrInt(1) });
-    const act = g.op('Mul', [g.op('Mul', [gate, g.op('Sigmoid', [gate])]), up]);
-    const downName = `${prefix(l)}mlp.down_proj.weight`;
-    const down = requireWeight(weights, downName);
-    checkLinear(downName, down, c.intermediateSize, c.hiddenSize);
-    const mlpOut = emitLinear(g, act, downName, [down], null, c.intermediateSize, opts);
+    let mlpOut: string;
+    if (isMoeLayer(c, l)) {
+      mlpOut = emitMoe(g, normed2, c, weights, l, opts);
+    } else {
+      const gateUp = ['gate_proj', 'up_proj'].map((n) => {
+        const name = `${prefix(l)}mlp.${n}.weight`;
+        const t = requireWeight(weights, name);
+        checkLinear(name, t, c.hiddenSize, c.intermediateSize);
+        return t;
+      });
+      const gu = emitLinear(g, normed2, `${prefix(l)}mlp.gate_up_proj.weight`, gateUp, null, c.hiddenSize, opts);
+      const [gate, up] = g.node('Split', [gu, g.constInt64([c.intermediateSize, c.intermediateSize])], 2, { axis: attrInt(1) });
+      const act = g.op('Mul', [g.op('Mul', [gate, g.op('Sigmoid', [gate])]), up]);
+      const downName = `${prefix(l)}mlp.down_proj.weight`;
+      const down = requireWeight(weights, downName);
+      checkLinear(downName, down, c.intermediateSize, c.hiddenSize);
+      mlpOut = emitLinear(g, act, downName, [down], null, c.intermediateSize, opts);
+    }
     const outs = skip(mlpOut, residual2, last ? 'model.norm.weight' : `${prefix(index)}input_layernorm.weight`);
     normed = outs[0];
     residual = outs[3];
