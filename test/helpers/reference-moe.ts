@@ -19,7 +19,7 @@ export function referenceRouting(c: DecoderArchConfig, logits: Float64Array): Ro
   const total = exps.reduce((a, b) => a + b, 0);
   const probs = exps.map((v) => v / total);
   const order = probs.map((_, e) => e).sort((a, b) => probs[b] - probs[a] || a - b);
-  const experts = order.slice(0, c.numExpertsPerToken!);
+  const experts = order.slice(0, c.numExpertsPerToken);
   let weights = experts.map((e) => probs[e]);
   if (c.normTopKProb) {
     const sum = weights.reduce((a, b) => a + b, 0);
