@@ -167,6 +167,9 @@ export function decoderWeightSpecs(config: DecoderArchConfig, output: ModelOutpu
         { name: `${p}self_attn.v_proj.bias`, shape: [kv], isNorm: false },
       );
     }
+    if (config.qkNorm) {
+      specs.push({ name: `${p}self_attn.q_norm.weight`, shape: [headDim], isNorm: true }, { name: `${p}self_attn.k_norm.weight`, shape: [headDim], isNorm: true });
+    }
     specs.push(
       { name: `${p}self_attn.o_proj.weight`, shape: [h, q], isNorm: false },
       { name: `${p}post_attention_layernorm.weight`, shape: [h], isNorm: true },
