@@ -7,6 +7,7 @@ import { decoderSegments } from '../graph/decoder-segments';
 import { ggufArchConfig } from '../gguf/gguf-config';
 import { ropePermutedHeads } from '../gguf/rope-permute';
 import { ggufTensorName, hfTensorName } from '../gguf/tensor-names';
+import { canonicalMoeName, checkMoeConfig, isMoeLayer, moeHfFields, moeWeightShapes } from '../moe/moe-config';
 import type { DecoderArchConfig, ModelOutput } from '../types';
 import type { ArchitectureDescriptor, HfConfigContext, WeightSpec } from './architecture';
 import { isObject, numberReader, type Json } from './hf-json';
@@ -21,6 +22,8 @@ export interface DecoderTraits {
   slidingWindowApplies: (json: Json) => boolean;
   /** llama.cpp interleaves this family's Q/K rows for RoPE when converting (llama: yes, qwen2: no). */
   ggufRopeRowsPermuted: boolean;
+  /** MoE configs without norm_topk_prob renormalise the top-k weights (mixtral: yes; absent: no MoE default needed). */
+  normTopKProbDefault?: boolean;
 }
 
 /** Tensors some checkpoints carry that are not weights (old llama checkpoints saved RoPE tables). */
@@ -36,6 +39,7 @@ export function decoderDescriptor(traits: DecoderTraits): ArchitectureDescriptor
       config: (json, ctx) => decoderHfConfig(json, ctx, traits),
       tensorName: (stored, config, output) => {
         if (NOT_WEIGHTS.test(stored)) return null;
+        stored = canonicalMoeName(stored);
         // A tied checkpoint may still store lm_head; the graph uses the embedding. Pooling graphs have no LM head.
         if (stored === 'lm_head.weight' && (config.tieWordEmbeddings || output.kind !== 'logits')) return null;
         return stored;
@@ -76,11 +80,15 @@ function decoderHfConfig(json: Json, ctx: HfConfigContext, traits: DecoderTraits
   // Full attention over a sliding-window model is exact only inside the window, so the usable
   // context is capped at the window (Mistral v0.1: 4096; Qwen2 only when use_sliding_window is on).
   const windowed = traits.slidingWindowApplies(json) && typeof window === 'number' && window > 0;
+  const numLayers = num('num_hidden_layers');
+  const intermediateSize = num('intermediate_size');
+  const moe = moeHfFields(json, numLayers, intermediateSize, traits.normTopKProbDefault ?? false);
+  checkMoeConfig({ ...moe, hiddenSize, intermediateSize }, ctx.source);
   return {
     architecture: traits.name,
     hiddenSize,
-    intermediateSize: num('intermediate_size'),
-    numLayers: num('num_hidden_layers'),
+    intermediateSize,
+    numLayers,
     numHeads,
     numKvHeads: num('num_key_value_heads', numHeads),
     headDim: num('head_dim', hiddenSize / numHeads),
@@ -91,6 +99,7 @@ function decoderHfConfig(json: Json, ctx: HfConfigContext, traits: DecoderTraits
     maxPositionEmbeddings: windowed ? Math.min(window, maxPositions) : maxPositions,
     tieWordEmbeddings: typeof json.tie_word_embeddings === 'boolean' ? json.tie_word_embeddings : ctx.hasTensor('lm_head.weight') === false,
     attentionBias: traits.attentionBias(json),
+    ...moe,
   };
 }
 
@@ -158,13 +167,22 @@ export function decoderWeightSpecs(config: DecoderArchConfig, output: ModelOutpu
         { name: `${p}self_attn.v_proj.bias`, shape: [kv], isNorm: false },
       );
     }
+    if (config.qkNorm) {
+      specs.push({ name: `${p}self_attn.q_norm.weight`, shape: [headDim], isNorm: true }, { name: `${p}self_attn.k_norm.weight`, shape: [headDim], isNorm: true });
+    }
     specs.push(
       { name: `${p}self_attn.o_proj.weight`, shape: [h, q], isNorm: false },
       { name: `${p}post_attention_layernorm.weight`, shape: [h], isNorm: true },
-      { name: `${p}mlp.gate_proj.weight`, shape: [ffn, h], isNorm: false },
-      { name: `${p}mlp.up_proj.weight`, shape: [ffn, h], isNorm: false },
-      { name: `${p}mlp.down_proj.weight`, shape: [h, ffn], isNorm: false },
     );
+    if (isMoeLayer(config, i)) {
+      specs.push(...moeWeightShapes(config, p).map((w) => ({ ...w, isNorm: false })));
+    } else {
+      specs.push(
+        { name: `${p}mlp.gate_proj.weight`, shape: [ffn, h], isNorm: false },
+        { name: `${p}mlp.up_proj.weight`, shape: [ffn, h], isNorm: false },
+        { name: `${p}mlp.down_proj.weight`, shape: [h, ffn], isNorm: false },
+      );
+    }
   }
   specs.push({ name: 'model.norm.weight', shape: [h], isNorm: true });
   if (output.kind === 'logits' && !config.tieWordEmbeddings) specs.push({ name: 'lm_head.weight', shape: [vocabSize, h], isNorm: false });

@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import type { ArchitectureDescriptor } from '../architectures/architecture';
 import { checkWeightShapes } from '../architectures/registry';
+import { ExpertStacks } from './expert-stacks';
 import type { ModelArchConfig, ModelOutput, ModelWeights, TensorFileSpan } from '../types';
 import { WeightMap } from '../weight-map';
 import { hfArchitecture } from './hf-config';
@@ -58,13 +59,18 @@ export function loadHfModel(dir: string, opts: { loadWeights: boolean; output?: 
 function selectWeights(info: HfModelInfo, output: ModelOutput): Array<{ name: string; tensor: SafetensorsTensor }> {
   const { descriptor, config, dir } = info;
   const stored = new Map<string, SafetensorsTensor>();
+  const stacks = new ExpertStacks<SafetensorsTensor>();
   for (const tensor of info.tensors!.values()) {
     const name = descriptor.hf.tensorName(tensor.name, config, output);
-    if (name !== null) stored.set(name, tensor);
+    if (name !== null && !stacks.add(name, tensor)) stored.set(name, tensor);
   }
   const specs = descriptor.weightSpecs(config, output);
-  checkWeightShapes(specs, (name) => stored.get(name)?.shape, dir);
-  const used = new Set(specs.map((s) => s.name));
+  checkWeightShapes(specs, (name) => stacks.shape(name) ?? stored.get(name)?.shape, dir);
+  for (const [name, parts] of stacks.entries()) {
+    if (!specs.some((spec) => spec.name === name)) throw new Error(`${parts[0].file}: tensor ${parts[0].name} is not part of a ${config.architecture} ${describeOutput(output)} this server can run`);
+    for (const [index, tensor] of parts.entries()) stored.set(stacks.partName(name, index), tensor);
+  }
+  const used = new Set([...specs.map((s) => s.name), ...stacks.partNames()]);
   const wanted: Array<{ name: string; tensor: SafetensorsTensor }> = [];
   for (const [name, tensor] of stored) {
     if (!used.has(name)) {
@@ -83,9 +89,13 @@ function describeOutput(output: ModelOutput): string {
 function readWeights(tensors: Array<{ name: string; tensor: SafetensorsTensor }>): WeightMap {
   const weights = new WeightMap();
   const names = new Map(tensors.map(({ name, tensor }) => [tensor, name]));
+  const stacking = ExpertStacks.filling([...names.values()], (name, tensor) => weights.set(name, tensor));
   readSafetensorsAsF32(
     tensors.map((t) => t.tensor),
-    (tensor, data) => weights.set(names.get(tensor)!, { kind: 'f32', shape: tensor.shape, data, file: fileSpan(tensor) }),
+    (tensor, data) => {
+      const name = names.get(tensor)!;
+      if (!stacking.take(name, tensor.shape, data)) weights.set(name, { kind: 'f32', shape: tensor.shape, data, file: fileSpan(tensor) });
+    },
   );
   return weights;
 }

@@ -20,6 +20,12 @@ export interface NativeKernels {
     /** [numHeads, numKvHeads, headDim, blockSize, kvType] (kvType: KV_STORAGE's nativeCode). */
     dims: Int32Array,
     scale: number,
+    /** Sliding window: a query at position p sees positions max(0, p - window + 1) .. p (0: all). */
+    window?: number,
+    /** > 0: softcap * tanh(score / softcap) on each scaled score (0: none). */
+    softcap?: number,
+    /** [numHeads] one learned logit per query head added to the softmax denominator (no value), or null. */
+    sinks?: Float32Array | null,
   ): void;
   /** Writes rows i of newK/newV ([n, kvDim] float32) into cache rows slots[i], narrowing to kvType. */
   writeKv(newK: Float32Array, newV: Float32Array, kCache: KvArray, vCache: KvArray, slots: Int32Array, kvType: number): void;

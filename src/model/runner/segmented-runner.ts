@@ -133,7 +133,6 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
       values: cache.values,
       kvCode,
       dims: Int32Array.from([config.numHeads, config.numKvHeads, config.headDim, cache.blockSize, kvCode]),
-      scale: 1 / Math.sqrt(config.headDim),
     };
   }
 

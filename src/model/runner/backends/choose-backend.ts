@@ -3,6 +3,8 @@
 // export's, the encoder-decoder one); for the segmented runner, chooseDecoderBackend picks what
 // runs the layers, with the reason logged at start-up. A new backend is its file plus a rule here.
 import { architectureOf, graphDtypeFor } from '../../architectures/registry';
+import { hasLayerRope } from '../../graph/layer-options';
+import { hasMoeLayers } from '../../moe/moe-config';
 import type { DecoderArchConfig, LoadedModel, ModelWeights, RunnerOptions } from '../../types';
 import { nativeKernels, nativeKernelsUnavailable, type NativeKernels } from '../native-kernels';
 import type { BackendContext, DecoderBackend } from './decoder-backend';
@@ -98,6 +100,7 @@ function nativeQ8Refusal(c: DecoderArchConfig, weights: ModelWeights, dtype: str
   if (opts.keepQuantized === false) return 'the weights are dequantized';
   if (c.attentionBias) return 'the QKV projections have biases';
   if (c.hiddenSize % 32 || c.intermediateSize % 32 || (c.numHeads * c.headDim) % 32) return 'a linear width is not a multiple of 32';
+  if (hasMoeLayers(c)) return 'MoE layers';
   if (!allLinearsQ8(c, weights)) return 'not every linear is Q8_0';
   return null;
 }
@@ -109,6 +112,10 @@ function nativeF32Refusal(c: DecoderArchConfig, weights: ModelWeights, dtype: st
   if (dtype !== 'float32') return `the graphs are ${dtype}`;
   if (c.attentionBias) return 'the QKV projections have biases';
   if (c.intermediateSize === undefined) return 'the model has no gated MLP';
+  if (hasMoeLayers(c)) return 'the model has MoE layers';
+  // f32Qkv runs QKV and RoPE in one call: nothing between them, one table for every layer.
+  if (c.qkNorm) return 'the model has q/k norms';
+  if (hasLayerRope(c)) return 'its layers differ in RoPE settings';
   const max = smallDecoderMaxHidden(f32);
   if (max === 0) return "the addon has only its portable loops, which never pay";
   if (c.hiddenSize > max) return `hidden size ${c.hiddenSize} > ${max}`;
