@@ -26,7 +26,7 @@ export function llamaConfig(overrides: Partial<DecoderArchConfig>): DecoderArchC
 }
 
 /** xorshift32 -> uniform [-1, 1). */
-function uniformSource(seed: number): () => number {
+export function uniformSource(seed: number): () => number {
   let s = seed >>> 0 || 1;
   return () => {
     s ^= s << 13;
@@ -87,7 +87,7 @@ export function randomTensorSpecs(config: DecoderArchConfig): RandomTensorSpec[]
   return specs;
 }
 
-function fill(spec: RandomTensorSpec, next: () => number): Float32Array {
+export function fill(spec: RandomTensorSpec, next: () => number): Float32Array {
   const data = new Float32Array(spec.shape.reduce((a, b) => a * b, 1));
   for (let i = 0; i < data.length; i++) data[i] = spec.offset + spec.scale * next();
   return data;

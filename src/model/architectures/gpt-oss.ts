@@ -4,6 +4,7 @@
 import { derivedContextLength } from './decoder-family';
 import { decoderSegments } from '../graph/decoder-segments';
 import { gptOssMoe } from '../graph/gpt-oss-moe';
+import { requireWeight, toF32 } from '../graph/weights';
 import { gptOssGgufConfig, gptOssHfConfig, type GptOssArchConfig } from '../gpt-oss/gpt-oss-config';
 import { gptOssCanonicalName, gptOssGgufName, gptOssHfName, gptOssWeightSpecs, unfuseGptOssExperts } from '../gpt-oss/gpt-oss-weights';
 import type { ArchitectureDescriptor } from './architecture';
@@ -34,7 +35,12 @@ export const gptOss: ArchitectureDescriptor<GptOssArchConfig> = {
         'gpt-oss runs only on the segmented runner (the native attention addon): the in-graph attention (--attention graph) has no attention sinks, sliding window or MoE block',
       );
     },
-    causalLmSegments: (config, weights, opts) => decoderSegments(config, weights, opts, gptOssMoe),
+    causalLmSegments: (config, weights, opts) => {
+      const segments = decoderSegments(config, weights, opts, gptOssMoe);
+      // Each layer's learned sink logits join its attention options (window and scale from the config).
+      const layers = segments.layers.map((layer, l) => ({ ...layer, attention: { ...layer.attention, sinks: toF32(requireWeight(weights, `model.layers.${l}.self_attn.sinks`)) } }));
+      return { ...segments, layers };
+    },
   },
   graphDtypes: { causalLmSegments: ['float32'] },
 };

@@ -7,26 +7,19 @@ import { isObject, numberReader, type Json } from '../architectures/hf-json';
 import type { HfConfigContext } from '../architectures/architecture';
 import { ggufArchConfig } from '../gguf/gguf-config';
 import type { GgufFile } from '../gguf/gguf-file';
+import { gv, type GgufTypedValue } from '../gguf/writer';
 import type { DecoderArchConfig } from '../types';
 
 /** How an HF checkpoint stores the experts (GGUF files and the canonical weights: split, [out, in]). */
 export type GptOssExpertStorage = 'split' | 'fused' | 'mxfp4';
 
 export interface GptOssArchConfig extends DecoderArchConfig {
-  // Sliding window (names shared with the dense decoders).
-  /** A query at position p attends to positions max(0, p - slidingWindow + 1) .. p on sliding layers. */
-  slidingWindow?: number;
-  /** Per layer, HF's layer_types (gpt-oss: sliding, full, sliding, …). */
-  layerTypes?: readonly ('full_attention' | 'sliding_attention')[];
-  // Mixture of experts (names shared with the MoE decoders).
-  /** Experts per layer (num_local_experts; GGUF expert_count). */
+  // Every layer is a MoE layer (the MoE decoders' fields, required here).
   numExperts: number;
-  /** Experts each token is routed to (num_experts_per_tok / experts_per_token; GGUF expert_used_count). */
   numExpertsPerToken: number;
-  /** One expert's FFN width (intermediate_size; GGUF expert_feed_forward_length). */
   expertIntermediateSize: number;
   // gpt-oss's own.
-  /** The clamp of the experts' SwiGLU: gate to (-inf, limit], up to [-limit, limit]. */
+  /** The clamp of the experts' SwiGLU: gate to (-inf, limit], up to [-limit, limit] (config.json swiglu_limit). */
   swigluLimit: number;
   /** The experts' GLU slope: glu = gate * sigmoid(alpha * gate). */
   swigluAlpha: number;
@@ -72,6 +65,7 @@ export function gptOssHfConfig(json: Json, ctx: HfConfigContext): GptOssArchConf
     numExperts,
     numExpertsPerToken,
     expertIntermediateSize: intermediateSize,
+    normTopKProb: true,
     swigluLimit: num('swiglu_limit', GPT_OSS_SWIGLU_LIMIT),
     swigluAlpha: GPT_OSS_SWIGLU_ALPHA,
     expertStorage: hfExpertStorage(ctx),
@@ -79,12 +73,12 @@ export function gptOssHfConfig(json: Json, ctx: HfConfigContext): GptOssArchConf
 }
 
 /** layer_types as given, else transformers' default for gpt-oss: sliding on even layers. */
-function hfLayerTypes(value: unknown, numLayers: number, source: string): GptOssArchConfig['layerTypes'] {
+function hfLayerTypes(value: unknown, numLayers: number, source: string): DecoderArchConfig['layerTypes'] {
   if (value === undefined || value === null) return Array.from({ length: numLayers }, (_, l) => (l % 2 === 0 ? 'sliding_attention' : 'full_attention'));
   if (!Array.isArray(value) || value.length !== numLayers || !value.every((t) => (LAYER_TYPES as readonly unknown[]).includes(t))) {
     throw new Error(`${source}: config.json layer_types must list ${numLayers} of ${LAYER_TYPES.join(' / ')}`);
   }
-  return value as GptOssArchConfig['layerTypes'];
+  return value as DecoderArchConfig['layerTypes'];
 }
 
 /** rope_scaling with rope_type (yarn for every released gpt-oss; `truncate: false` kept for rope.ts). */
@@ -140,6 +134,7 @@ export function gptOssGgufConfig(file: GgufFile, ropeFreqFactors: Float32Array |
     numExperts,
     numExpertsPerToken,
     expertIntermediateSize: num('expert_feed_forward_length'),
+    normTopKProb: true,
     swigluLimit: GPT_OSS_SWIGLU_LIMIT,
     swigluAlpha: GPT_OSS_SWIGLU_ALPHA,
     expertStorage: 'split',
@@ -147,11 +142,32 @@ export function gptOssGgufConfig(file: GgufFile, ropeFreqFactors: Float32Array |
 }
 
 /** llama.cpp's load_swa_pattern: a per-layer array (true = sliding), a period n (layer l slides when l % n < n - 1), or 2. */
-function ggufLayerTypes(pattern: unknown, numLayers: number): GptOssArchConfig['layerTypes'] {
+function ggufLayerTypes(pattern: unknown, numLayers: number): DecoderArchConfig['layerTypes'] {
   const slides = (l: number): boolean => {
     if (Array.isArray(pattern)) return Boolean(pattern[l]);
     const n = typeof pattern === 'number' ? pattern : GGUF_SWA_PATTERN;
     return n === 0 || l % n < n - 1;
   };
   return Array.from({ length: numLayers }, (_, l) => (slides(l) ? 'sliding_attention' : 'full_attention'));
+}
+
+/** The gpt-oss.* keys llama.cpp's converter writes beyond the decoders' common ones (model writers). */
+export function gptOssGgufMetadata(config: GptOssArchConfig): Record<string, GgufTypedValue> {
+  const a = 'gpt-oss';
+  const scaling = config.ropeScaling;
+  return {
+    [`${a}.expert_count`]: gv.u32(config.numExperts),
+    [`${a}.expert_used_count`]: gv.u32(config.numExpertsPerToken),
+    [`${a}.expert_feed_forward_length`]: gv.u32(config.expertIntermediateSize),
+    ...(config.slidingWindow ? { [`${a}.attention.sliding_window`]: gv.u32(config.slidingWindow) } : {}),
+    ...(scaling?.rope_type === 'yarn'
+      ? {
+          [`${a}.rope.scaling.type`]: gv.str('yarn'),
+          [`${a}.rope.scaling.factor`]: gv.f32(Number(scaling.factor)),
+          [`${a}.rope.scaling.original_context_length`]: gv.u32(Number(scaling.original_max_position_embeddings)),
+          [`${a}.rope.scaling.yarn_beta_fast`]: gv.f32(Number(scaling.beta_fast ?? 32)),
+          [`${a}.rope.scaling.yarn_beta_slow`]: gv.f32(Number(scaling.beta_slow ?? 1)),
+        }
+      : {}),
+  };
 }

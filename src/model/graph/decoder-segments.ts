@@ -82,17 +82,23 @@ export interface SegmentedDecoder {
 }
 
 /** The llama-style family's segments (registered as the decoder descriptors' causalLmSegments). */
-export function decoderSegments(config: DecoderArchConfig, weights: ModelWeights, opts: SegmentedDecoderOptions): SegmentedDecoder {
+export function decoderSegments(config: DecoderArchConfig, weights: ModelWeights, opts: SegmentedDecoderOptions, feedForward?: FeedForward): SegmentedDecoder {
   return {
     count: config.numLayers + 1,
-    build: (index) => buildDecoderSegment(config, weights, index, opts),
+    build: (index) => buildDecoderSegment(config, weights, index, opts, feedForward),
     embeddingName: 'model.embed_tokens.weight',
     layers: decoderLayerOptions(config, opts.maxPositions),
   };
 }
 
+/**
+ * A family's own feed-forward block (gpt-oss's MoE) on the post-attention-normed rows `x` of
+ * layer `layer`; returns its output [rows, hidden]. Absent: the llama family's MLP or MoE.
+ */
+export type FeedForward = (g: GraphBuilder, x: string, config: DecoderArchConfig, weights: ModelWeights, layer: number, opts: LinearOptions) => string;
+
 /** Builds segment `index` of `config.numLayers + 1` (see the file header). */
-export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWeights, index: number, opts: LinearOptions): BuiltModel {
+export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWeights, index: number, opts: LinearOptions, feedForward?: FeedForward): BuiltModel {
   const c = config;
   if (!Number.isInteger(index) || index < 0 || index > c.numLayers) throw new Error(`segment ${index} does not exist (0..${c.numLayers})`);
   const g = new GraphBuilder(`${c.architecture}-segment-${index}`);
@@ -118,12 +124,16 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
     const oName = `${prefix(l)}self_attn.o_proj.weight`;
     const oWeight = requireWeight(weights, oName);
     checkLinear(oName, oWeight, qDim, c.hiddenSize);
-    const attnOut = emitLinear(g, attn, oName, [oWeight], null, qDim, opts);
+    const oBiasName = `${prefix(l)}self_attn.o_proj.bias`;
+    const oBias = weights.has(oBiasName) ? toF32(weights.get(oBiasName)) : null;
+    const attnOut = emitLinear(g, attn, oName, [oWeight], oBias, qDim, opts);
     const skip = (x: string, res: string, normName: string) =>
       g.node('SkipSimplifiedLayerNormalization', [x, res, norm(normName)], [0, 1, 2, 3].map(() => g.fresh('skipnorm')), { epsilon: eps }, 'com.microsoft');
     const [normed2, , , residual2] = skip(attnOut, hiddenIn, `${prefix(l)}post_attention_layernorm.weight`);
     let mlpOut: string;
-    if (isMoeLayer(c, l)) {
+    if (feedForward) {
+      mlpOut = feedForward(g, normed2, c, weights, l, opts);
+    } else if (isMoeLayer(c, l)) {
       mlpOut = emitMoe(g, normed2, c, weights, l, opts);
     } else {
       const gateUp = ['gate_proj', 'up_proj'].map((n) => {

@@ -4,14 +4,15 @@
 // down(swiglu(gate_up(x))) with biases, where swiglu clamps gate to (-inf, limit] and up to
 // [-limit, limit] and gives gate * sigmoid(alpha * gate) * (up + 1). The op runs only the
 // experts a row picked; its fused FC1 wants gate and up rows interleaved, as HF stores them.
-import { attrFloat, attrInt } from './graph-builder';
+import { attrFloat, attrInt, type GraphBuilder } from './graph-builder';
+import { emitLinear, type LinearOptions } from './linear';
 import { OnnxDataType } from './onnx-proto';
-import type { FeedForwardContext } from './decoder-segments';
-import { emitLinear } from './linear';
 import { checkLinear, requireWeight, toF32 } from './weights';
 import type { GptOssArchConfig } from '../gpt-oss/gpt-oss-config';
+import type { DecoderArchConfig, ModelWeights } from '../types';
 
-export function gptOssMoe({ g, config, weights, layer, opts }: FeedForwardContext, x: string): string {
+/** The block's output [rows, hidden] for the post-attention-normed rows `x` of layer `layer` (a decoder-segments FeedForward). */
+export function gptOssMoe(g: GraphBuilder, x: string, config: DecoderArchConfig, weights: ModelWeights, layer: number, opts: LinearOptions): string {
   const c = config as GptOssArchConfig;
   const { numExperts: e, expertIntermediateSize: ffn, hiddenSize: h } = c;
   const p = `model.layers.${layer}.mlp.`;

@@ -1,0 +1,76 @@
+// Seeded random gpt-oss models in canonical layout (tests, and the llama.cpp parity script): a
+// small config shaped like gpt-oss-20b's (alternating sliding/full layers, YaRN as shipped,
+// biases everywhere, sinks, experts routed top-k) and its GGUF file as llama.cpp's converter writes it.
+import { gptOssGgufMetadata, GPT_OSS_SWIGLU_ALPHA, type GptOssArchConfig } from '../src/model/gpt-oss/gpt-oss-config';
+import { gptOssWeightSpecs } from '../src/model/gpt-oss/gpt-oss-weights';
+import { writeModelGguf } from '../src/model/gguf/write-model';
+import type { GgufTypedValue, GgufWriteType } from '../src/model/gguf/writer';
+import type { ModelWeights, WeightTensor } from '../src/model/types';
+import { fill, uniformSource } from './random-llama';
+
+/** gpt-oss-20b's config scaled down (hidden 2880 -> 64, 32 experts top-4 -> 4 top-2, window 128 -> 4). */
+export function gptOssConfig(overrides: Partial<GptOssArchConfig> = {}): GptOssArchConfig {
+  const numLayers = overrides.numLayers ?? 2;
+  return {
+    architecture: 'gpt-oss',
+    hiddenSize: 64,
+    intermediateSize: 32,
+    numLayers,
+    numHeads: 4,
+    numKvHeads: 2,
+    headDim: 16,
+    vocabSize: 512,
+    rmsNormEps: 1e-5,
+    ropeTheta: 150000,
+    ropeScaling: { rope_type: 'yarn', factor: 32, original_max_position_embeddings: 4096, beta_fast: 32, beta_slow: 1 },
+    maxPositionEmbeddings: 131072,
+    tieWordEmbeddings: false,
+    attentionBias: true,
+    slidingWindow: 4,
+    layerTypes: Array.from({ length: numLayers }, (_, l) => (l % 2 === 0 ? 'sliding_attention' : 'full_attention')),
+    numExperts: 4,
+    numExpertsPerToken: 2,
+    expertIntermediateSize: 32,
+    normTopKProb: true,
+    swigluLimit: 7,
+    swigluAlpha: GPT_OSS_SWIGLU_ALPHA,
+    expertStorage: 'split',
+    ...overrides,
+  };
+}
+
+/**
+ * Initialisation range of a canonical weight: linears 1/sqrt(fan-in), but the experts' gate and
+ * up wide enough that the SwiGLU's clamp at ±7 bites, the router wide enough that tokens pick
+ * different experts, and sinks of a few units so some heads give the sink most of the weight.
+ */
+function range(name: string, shape: number[]): { scale: number; offset: number } {
+  const fanIn = shape[shape.length - 1];
+  if (/(layernorm|norm)\.weight$/.test(name)) return { scale: 0.2, offset: 1 };
+  if (name.endsWith('.sinks')) return { scale: 3, offset: 0 };
+  if (/experts\.(gate|up)_proj\.weight$/.test(name)) return { scale: 8 / Math.sqrt(fanIn), offset: 0 };
+  if (name.endsWith('mlp.gate.weight')) return { scale: 3 / Math.sqrt(fanIn), offset: 0 };
+  if (name.endsWith('.bias')) return { scale: 0.3, offset: 0 };
+  if (name === 'model.embed_tokens.weight') return { scale: 1, offset: 0 };
+  return { scale: 1 / Math.sqrt(fanIn), offset: 0 };
+}
+
+/** Every canonical weight, drawn from one seeded stream in spec order. */
+export function randomGptOssWeights(config: GptOssArchConfig, seed = 1): ModelWeights {
+  const next = uniformSource(seed);
+  const map = new Map<string, WeightTensor>();
+  for (const { name, shape } of gptOssWeightSpecs(config, { kind: 'logits' })) {
+    map.set(name, { kind: 'f32', shape, data: fill({ name, shape, ...range(name, shape) }, next) });
+  }
+  return { names: () => [...map.keys()], has: (n) => map.has(n), get: (n) => map.get(n)! };
+}
+
+/** Writes the model as llama.cpp's converter would (tensor names, 3-D expert stacks, gpt-oss.* keys). */
+export function writeGptOssGguf(path: string, config: GptOssArchConfig, weights: ModelWeights, tokenizerMetadata: Record<string, GgufTypedValue>, matrixType: GgufWriteType = 'f32'): void {
+  const tensors = weights.names().map((name) => {
+    const t = weights.get(name);
+    if (t.kind !== 'f32') throw new Error(`writeGptOssGguf: ${name} is quantized`);
+    return { name, shape: t.shape, values: () => t.data };
+  });
+  writeModelGguf(path, config, tensors, { ...gptOssGgufMetadata(config), ...tokenizerMetadata }, matrixType, 'ortllm-gpt-oss-random');
+}
