@@ -8,7 +8,12 @@ import type { KvArray } from './kv-cache';
 
 /** The addon's interface (argument checks live in the C++ code; it throws TypeError on bad input). */
 export interface NativeKernels {
-  /** Causal attention of packed query rows over each sequence's cache blocks; writes `out`. */
+  /**
+   * Causal attention of packed query rows over each sequence's cache blocks; writes `out`. Optional:
+   * `window` > 0, a query at position p sees keys max(0, p - window + 1) .. p (0: all); `softcap` > 0,
+   * each scaled score s becomes softcap * tanh(s / softcap) before the softmax; `sinks` [numHeads],
+   * one logit per query head added to its softmax's denominator (it carries no value).
+   */
   attention(
     q: Float32Array,
     out: Float32Array,
