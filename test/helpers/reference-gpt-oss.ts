@@ -80,14 +80,24 @@ export function routeTopK(logits: Float64Array, k: number): Array<{ expert: numb
   return picked.map((expert, j) => ({ expert, weight: exps[j] / sum }));
 }
 
-/** One expert of layer `p`: down(swiglu(gate(x), up(x))) with biases, HF's GptOssExperts. */
-function expert(c: GptOssArchConfig, w: (n: string) => Float32Array, e: number, x: Float64Array): Float64Array {
+/** What a token's MoE block did: the experts it was routed to and how many SwiGLU inputs the clamp cut. */
+export interface MoeEvent {
+  layer: number;
+  position: number;
+  experts: number[];
+  clamped: number;
+}
+
+/** One expert: down(swiglu(gate(x), up(x))) with biases, HF's GptOssExperts; counts clamped inputs into `event`. */
+function expert(c: GptOssArchConfig, w: (n: string) => Float32Array, e: number, x: Float64Array, event: MoeEvent): Float64Array {
   const f = c.expertIntermediateSize;
   const h = c.hiddenSize;
   const gate = affine(w('mlp.experts.gate_proj.weight'), x, f, w('mlp.experts.gate_proj.bias'), e * f * h, e * f);
   const up = affine(w('mlp.experts.up_proj.weight'), x, f, w('mlp.experts.up_proj.bias'), e * f * h, e * f);
   const act = new Float64Array(f);
   for (let i = 0; i < f; i++) {
+    if (gate[i] > c.swigluLimit) event.clamped++;
+    if (Math.abs(up[i]) > c.swigluLimit) event.clamped++;
     const g = Math.min(gate[i], c.swigluLimit);
     const u = Math.min(Math.max(up[i], -c.swigluLimit), c.swigluLimit);
     act[i] = (g / (1 + Math.exp(-c.swigluAlpha * g))) * (u + 1);
@@ -96,7 +106,7 @@ function expert(c: GptOssArchConfig, w: (n: string) => Float32Array, e: number, 
 }
 
 /** Logits [tokens.length][vocab] of a causal forward over `tokens` from position 0 (canonical weights). */
-export function referenceGptOss(c: GptOssArchConfig, weights: ModelWeights, tokens: readonly number[]): Float32Array[] {
+export function referenceGptOss(c: GptOssArchConfig, weights: ModelWeights, tokens: readonly number[], observe?: (event: MoeEvent) => void): Float32Array[] {
   const d = c.headDim;
   const group = c.numHeads / c.numKvHeads;
   const rot = yarnFrequencies(c);
@@ -140,9 +150,10 @@ export function referenceGptOss(c: GptOssArchConfig, weights: ModelWeights, toke
       const mid = affine(w('self_attn.o_proj.weight'), attn, c.hiddenSize, w('self_attn.o_proj.bias')).map((v, i) => v + x[i]);
       const n = rmsNorm(mid, w('post_attention_layernorm.weight'), c.rmsNormEps);
       const out = Float64Array.from(mid);
-      for (const { expert: e, weight: g } of routeTopK(affine(w('mlp.gate.weight'), n, c.numExperts, w('mlp.gate.bias')), c.numExpertsPerToken)) {
-        expert(c, w, e, n).forEach((v, i) => (out[i] += g * v));
-      }
+      const routes = routeTopK(affine(w('mlp.gate.weight'), n, c.numExperts, w('mlp.gate.bias')), c.numExpertsPerToken);
+      const event: MoeEvent = { layer: l, position: pos, experts: routes.map((r) => r.expert), clamped: 0 };
+      for (const { expert: e, weight: g } of routes) expert(c, w, e, n, event).forEach((v, i) => (out[i] += g * v));
+      observe?.(event);
       return out;
     });
   }
