@@ -2,9 +2,11 @@
 // small config shaped like gpt-oss-20b's (alternating sliding/full layers, YaRN as shipped,
 // biases everywhere, sinks, experts routed top-k) and its GGUF file as llama.cpp's converter writes it.
 import { gptOssGgufMetadata, GPT_OSS_SWIGLU_ALPHA, type GptOssArchConfig } from '../src/model/gpt-oss/gpt-oss-config';
-import { gptOssWeightSpecs } from '../src/model/gpt-oss/gpt-oss-weights';
-import { writeModelGguf } from '../src/model/gguf/write-model';
-import type { GgufTypedValue, GgufWriteType } from '../src/model/gguf/writer';
+import { gptOssGgufName, gptOssWeightSpecs } from '../src/model/gpt-oss/gpt-oss-weights';
+import { join } from 'node:path';
+import { readGgufFile } from '../src/model/gguf/gguf-file';
+import { archMetadata, ggufTokenizerMetadata } from '../src/model/gguf/write-model';
+import { gv, writeGguf, type GgufTensorToWrite, type GgufTypedValue } from '../src/model/gguf/writer';
 import type { ModelWeights, WeightTensor } from '../src/model/types';
 import { fill, uniformSource } from './random-llama';
 
@@ -65,12 +67,48 @@ export function randomGptOssWeights(config: GptOssArchConfig, seed = 1): ModelWe
   return { names: () => [...map.keys()], has: (n) => map.has(n), get: (n) => map.get(n)! };
 }
 
-/** Writes the model as llama.cpp's converter would (tensor names, 3-D expert stacks, gpt-oss.* keys). */
-export function writeGptOssGguf(path: string, config: GptOssArchConfig, weights: ModelWeights, tokenizerMetadata: Record<string, GgufTypedValue>, matrixType: GgufWriteType = 'f32'): void {
-  const tensors = weights.names().map((name) => {
+/** Expert weight stacks: the tensors gpt-oss ships in MXFP4 (everything else stays F32 here). */
+const EXPERT_WEIGHT = /\.mlp\.experts\.(gate|up|down)_proj\.weight$/;
+
+/**
+ * Writes the model as llama.cpp's converter would (tensor names, 3-D expert stacks, gpt-oss.*
+ * keys): every tensor F32, or with `experts: 'mxfp4'` the expert stacks as MXFP4 (the released
+ * files' MOSTLY_MXFP4_MOE).
+ */
+export function writeGptOssGguf(
+  path: string,
+  config: GptOssArchConfig,
+  weights: ModelWeights,
+  tokenizerMetadata: Record<string, GgufTypedValue>,
+  experts: 'f32' | 'mxfp4' = 'f32',
+): void {
+  const tensors = weights.names().map((name): GgufTensorToWrite => {
     const t = weights.get(name);
     if (t.kind !== 'f32') throw new Error(`writeGptOssGguf: ${name} is quantized`);
-    return { name, shape: t.shape, values: () => t.data };
+    return { name: gptOssGgufName(name), shape: t.shape, type: experts === 'mxfp4' && EXPERT_WEIGHT.test(name) ? 'mxfp4' : 'f32', data: t.data };
   });
-  writeModelGguf(path, config, tensors, { ...gptOssGgufMetadata(config), ...tokenizerMetadata }, matrixType, 'ortllm-gpt-oss-random');
+  const metadata = { ...archMetadata(config, 'ortllm-gpt-oss-random', experts), ...gptOssGgufMetadata(config), ...tokenizerMetadata };
+  writeGguf(path, metadata, tensors);
+}
+
+/**
+ * The vocabulary with SentencePiece byte tokens (type 6) typed as normal pieces: a random model
+ * generates lone bytes of multi-byte characters, for which llama-server reports no token
+ * probabilities until the character completes, so a token-by-token comparison would lose its place.
+ */
+function plainByteTokens(meta: Record<string, GgufTypedValue>): Record<string, GgufTypedValue> {
+  const types = (meta['tokenizer.ggml.token_type'].value as number[]).map((t) => (t === 6 ? 1 : t));
+  return { ...meta, 'tokenizer.ggml.token_type': gv.i32s(types) };
+}
+
+/** `node dist/bench/random-gpt-oss.js OUT.gguf [f32|mxfp4] [SEED]`: a random gpt-oss GGUF with stories260K's tokenizer. */
+if (require.main === module) {
+  const [out, experts = 'f32', seed = '7'] = process.argv.slice(2);
+  if (!out || (experts !== 'f32' && experts !== 'mxfp4')) throw new Error('usage: node dist/bench/random-gpt-oss.js OUT.gguf [f32|mxfp4] [SEED]');
+  const stories = join(__dirname, '..', '..', '..', 'shared', 'models', 'stories260K.gguf');
+  void readGgufFile(stories).then((file) => {
+    const config = gptOssConfig();
+    writeGptOssGguf(out, config, randomGptOssWeights(config, Number(seed)), plainByteTokens(ggufTokenizerMetadata(file)), experts);
+    console.log(out);
+  });
 }
