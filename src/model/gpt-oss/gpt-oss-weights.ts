@@ -6,10 +6,10 @@
 // and the experts stacked as mlp.experts.{gate,up,down}_proj.weight [experts, out, in] with
 // .bias [experts, out] (the MoE decoders' names, llama.cpp's ffn_*_exps layout).
 //
-// HF stores the router as mlp.router and the experts fused and transposed: gate_up_proj
-// [experts, hidden, 2 * ffn] whose columns interleave gate (even) and up (odd), down_proj
-// [experts, ffn, hidden], biases as gate_up_proj_bias / down_proj_bias (convert_hf_to_gguf's
-// GptOssModel splits them the same way).
+// HF stores the router as mlp.router and the experts fused: gate_up_proj whose outputs interleave
+// gate (even) and up (odd), as floats [experts, hidden, 2 * ffn] (transposed) or as MXFP4
+// gate_up_proj_blocks / _scales [experts, 2 * ffn, …] (not transposed), down_proj likewise, biases
+// as gate_up_proj_bias / down_proj_bias (convert_hf_to_gguf's GptOssModel splits them the same way).
 import type { WeightSpec } from '../architectures/architecture';
 import type { ModelOutput, WeightTensor } from '../types';
 import type { WeightMap } from '../weight-map';
@@ -83,11 +83,13 @@ export function gptOssWeightSpecs(config: GptOssArchConfig, output: ModelOutput)
       matrix(`${p}mlp.gate.weight`, [e, h]),
       matrix(`${p}mlp.gate.bias`, [e]),
     );
-    if (config.expertStorage === 'fused') {
+    if (config.expertStorage !== 'split') {
+      // MXFP4 pairs reach here as one tensor of their values ([experts, out, in]: not transposed).
+      const mxfp4 = config.expertStorage === 'mxfp4';
       specs.push(
-        matrix(`${p}mlp.experts.gate_up_proj`, [e, h, 2 * ffn]),
+        matrix(`${p}mlp.experts.gate_up_proj`, mxfp4 ? [e, 2 * ffn, h] : [e, h, 2 * ffn]),
         matrix(`${p}mlp.experts.gate_up_proj_bias`, [e, 2 * ffn]),
-        matrix(`${p}mlp.experts.down_proj`, [e, ffn, h]),
+        matrix(`${p}mlp.experts.down_proj`, mxfp4 ? [e, h, ffn] : [e, ffn, h]),
         matrix(`${p}mlp.experts.down_proj_bias`, [e, h]),
       );
     } else {
@@ -106,10 +108,15 @@ export function gptOssWeightSpecs(config: GptOssArchConfig, output: ModelOutput)
   return specs;
 }
 
-/** Replaces an HF checkpoint's fused, transposed experts by the canonical split [experts, out, in] stacks. */
+/**
+ * Replaces an HF checkpoint's fused experts by the canonical split [experts, out, in] stacks:
+ * gate and up are the even and odd outputs of gate_up_proj, stored [experts, in, out] as floats
+ * and [experts, out, in] as MXFP4 (down_proj likewise).
+ */
 export function unfuseGptOssExperts(config: GptOssArchConfig, weights: WeightMap): void {
-  if (config.expertStorage !== 'fused') return;
+  if (config.expertStorage === 'split') return;
   const { numExperts: e, expertIntermediateSize: ffn, hiddenSize: h } = config;
+  const transposed = config.expertStorage === 'fused';
   for (let l = 0; l < config.numLayers; l++) {
     const p = `model.layers.${l}.mlp.experts.`;
     const gateUp = f32Of(weights, `${p}gate_up_proj`);
@@ -118,20 +125,24 @@ export function unfuseGptOssExperts(config: GptOssArchConfig, weights: WeightMap
     const up = new Float32Array(e * ffn * h);
     const gateBias = new Float32Array(e * ffn);
     const upBias = new Float32Array(e * ffn);
+    // Element (expert x, output o, input c) of a stored [e, 2 * ffn, h] or [e, h, 2 * ffn] tensor.
+    const at = (x: number, o: number, c: number) => (transposed ? (x * h + c) * 2 * ffn + o : (x * 2 * ffn + o) * h + c);
     for (let x = 0; x < e; x++) {
       for (let i = 0; i < ffn; i++) {
         gateBias[x * ffn + i] = gateUpBias[x * 2 * ffn + 2 * i];
         upBias[x * ffn + i] = gateUpBias[x * 2 * ffn + 2 * i + 1];
         for (let c = 0; c < h; c++) {
-          const at = (x * h + c) * 2 * ffn + 2 * i;
-          gate[(x * ffn + i) * h + c] = gateUp[at];
-          up[(x * ffn + i) * h + c] = gateUp[at + 1];
+          gate[(x * ffn + i) * h + c] = gateUp[at(x, 2 * i, c)];
+          up[(x * ffn + i) * h + c] = gateUp[at(x, 2 * i + 1, c)];
         }
       }
     }
     const storedDown = f32Of(weights, `${p}down_proj`);
-    const down = new Float32Array(e * h * ffn);
-    for (let x = 0; x < e; x++) for (let i = 0; i < ffn; i++) for (let c = 0; c < h; c++) down[(x * h + c) * ffn + i] = storedDown[(x * ffn + i) * h + c];
+    let down = storedDown;
+    if (transposed) {
+      down = new Float32Array(e * h * ffn);
+      for (let x = 0; x < e; x++) for (let i = 0; i < ffn; i++) for (let c = 0; c < h; c++) down[(x * h + c) * ffn + i] = storedDown[(x * ffn + i) * h + c];
+    }
     const set = (name: string, shape: number[], data: Float32Array) => weights.set(`${p}${name}`, { kind: 'f32', shape, data });
     set('gate_proj.weight', [e, ffn, h], gate);
     set('up_proj.weight', [e, ffn, h], up);

@@ -9,7 +9,8 @@ import { WeightMap } from '../weight-map';
 import { hfArchitecture } from './hf-config';
 import { readJsonFile } from './hf-tokenizer-files';
 import { findOnnxExport } from './onnx-export';
-import { checkSafetensorsDtype, listSafetensors, readSafetensorsAsF32, type SafetensorsTensor } from './safetensors';
+import { dequantizeMxfp4Blocks } from './mxfp4';
+import { checkSafetensorsDtype, listSafetensors, readSafetensorsAsF32, readSafetensorsBytes, type SafetensorsTensor } from './safetensors';
 
 /** What a directory holds before any weight is read. */
 export interface HfModelInfo {
@@ -55,12 +56,37 @@ export function loadHfModel(dir: string, opts: { loadWeights: boolean; output?: 
   return { ...info, weights: loadHfModelWeights(info, opts.output ?? { kind: 'logits' }, opts.loadWeights) };
 }
 
+/** An MXFP4 weight as HF stores it: `X_blocks` (U8 [..., G, 16]) and `X_scales` (U8 [..., G]). */
+interface Mxfp4Pair {
+  blocks: SafetensorsTensor;
+  scales: SafetensorsTensor;
+}
+
+/**
+ * The stored tensors with each MXFP4 pair (gpt-oss's experts) as one tensor X of its values' shape
+ * [..., G * 32], read by dequantizing both (hf/mxfp4.ts); `pairs` maps those tensors to their parts.
+ */
+function withMxfp4Pairs(tensors: Map<string, SafetensorsTensor>): { tensors: SafetensorsTensor[]; pairs: Map<SafetensorsTensor, Mxfp4Pair> } {
+  const pairs = new Map<SafetensorsTensor, Mxfp4Pair>();
+  const parts = new Set<SafetensorsTensor>();
+  for (const blocks of tensors.values()) {
+    const base = /^(.+)_blocks$/.exec(blocks.name)?.[1];
+    const scales = base === undefined ? undefined : tensors.get(`${base}_scales`);
+    if (!base || !scales || blocks.dtype !== 'U8' || scales.dtype !== 'U8' || blocks.shape.length < 2) continue;
+    const groups = blocks.shape.slice(0, -1);
+    pairs.set({ ...blocks, name: base, shape: [...groups.slice(0, -1), groups[groups.length - 1] * 32] }, { blocks, scales });
+    parts.add(blocks).add(scales);
+  }
+  return { tensors: [...[...tensors.values()].filter((t) => !parts.has(t)), ...pairs.keys()], pairs };
+}
+
 /** The stored tensors the graph reads, under their canonical names. */
-function selectWeights(info: HfModelInfo, output: ModelOutput): Array<{ name: string; tensor: SafetensorsTensor }> {
+function selectWeights(info: HfModelInfo, output: ModelOutput): Array<{ name: string; tensor: SafetensorsTensor; mxfp4?: Mxfp4Pair }> {
   const { descriptor, config, dir } = info;
   const stored = new Map<string, SafetensorsTensor>();
   const stacks = new ExpertStacks<SafetensorsTensor>();
-  for (const tensor of info.tensors!.values()) {
+  const { tensors, pairs } = withMxfp4Pairs(info.tensors!);
+  for (const tensor of tensors) {
     const name = descriptor.hf.tensorName(tensor.name, config, output);
     if (name !== null && !stacks.add(name, tensor)) stored.set(name, tensor);
   }
@@ -71,13 +97,14 @@ function selectWeights(info: HfModelInfo, output: ModelOutput): Array<{ name: st
     for (const [index, tensor] of parts.entries()) stored.set(stacks.partName(name, index), tensor);
   }
   const used = new Set([...specs.map((s) => s.name), ...stacks.partNames()]);
-  const wanted: Array<{ name: string; tensor: SafetensorsTensor }> = [];
+  const wanted: Array<{ name: string; tensor: SafetensorsTensor; mxfp4?: Mxfp4Pair }> = [];
   for (const [name, tensor] of stored) {
     if (!used.has(name)) {
       throw new Error(`${tensor.file}: tensor ${tensor.name} is not part of a ${config.architecture} ${describeOutput(output)} this server can run`);
     }
-    checkSafetensorsDtype(tensor);
-    wanted.push({ name, tensor });
+    const mxfp4 = pairs.get(tensor);
+    for (const part of mxfp4 ? [mxfp4.blocks, mxfp4.scales] : [tensor]) checkSafetensorsDtype(part);
+    wanted.push({ name, tensor, mxfp4 });
   }
   return wanted;
 }
@@ -86,8 +113,12 @@ function describeOutput(output: ModelOutput): string {
   return { logits: 'decoder', pooled: 'embedding model', classifier: 'classifier', transcription: 'speech model' }[output.kind];
 }
 
-function readWeights(tensors: Array<{ name: string; tensor: SafetensorsTensor }>): WeightMap {
+function readWeights(all: Array<{ name: string; tensor: SafetensorsTensor; mxfp4?: Mxfp4Pair }>): WeightMap {
   const weights = new WeightMap();
+  for (const { name, tensor, mxfp4 } of all) {
+    if (mxfp4) weights.set(name, { kind: 'f32', shape: tensor.shape, data: dequantizeMxfp4Blocks(readSafetensorsBytes(mxfp4.blocks), readSafetensorsBytes(mxfp4.scales), mxfp4.blocks.shape) });
+  }
+  const tensors = all.filter((t) => !t.mxfp4);
   const names = new Map(tensors.map(({ name, tensor }) => [tensor, name]));
   const stacking = ExpertStacks.filling([...names.values()], (name, tensor) => weights.set(name, tensor));
   readSafetensorsAsF32(

@@ -89,6 +89,21 @@ needs(STORIES, NATIVE_ADDON).describe('gpt-oss forward: GGUF and HF directory', 
     expect(relativeError(fromHf, fromGguf)).toBeLessThan(1e-6);
   });
 
+  it('MXFP4 experts: the GGUF file follows the reference on its dequantized weights, and the HF blocks/scales give the same output', async () => {
+    const gguf = join(dir, 'mxfp4.gguf');
+    writeGptOssGguf(gguf, config, weights, tokenizerMetadata, 'mxfp4');
+    const model = await load(gguf);
+    const fromGguf = await runModel(model, 5);
+    expect(relativeError(fromGguf, referenceGptOss(model.config as GptOssArchConfig, model.weights!, PROMPT))).toBeLessThan(1e-5);
+    // The quantization is real: the float weights give other logits.
+    expect(relativeError(fromGguf, referenceGptOss(config, weights, PROMPT))).toBeGreaterThan(1e-3);
+    const hf = join(dir, 'hf-mxfp4');
+    writeGptOssHfDir(hf, config, weights, { tokenizerMetadata: plain(tokenizerMetadata), mxfp4: true });
+    const fromHf = await load(hf);
+    expect((fromHf.config as GptOssArchConfig).expertStorage).toBe('mxfp4');
+    expect(relativeError(await runModel(fromHf, 5), fromGguf)).toBeLessThan(1e-6);
+  });
+
   it('HF directory as shipped (rope_scaling.truncate false) follows transformers\' YaRN', async () => {
     const hf = join(dir, 'hf-shipped');
     writeGptOssHfDir(hf, config, weights, { tokenizerMetadata: plain(tokenizerMetadata), truncate: false });
