@@ -30,23 +30,42 @@ const BLOCK_NAMES: ReadonlyArray<readonly [gguf: string, hf: string]> = [
 /** Tensors llama.cpp writes that are not weights of the decoder (RoPE tables; rope_freqs is read as config). */
 const NOT_WEIGHTS = /^(rope_freqs\.weight|blk\.\d+\.attn_rot_embd)$/;
 
+type NameTable = ReadonlyArray<readonly [gguf: string, canonical: string]>;
+
+/**
+ * A family's GGUF <-> canonical name lookups from its tables: whole-model names, and block names
+ * under `blk.N.` / `model.layers.N.`. `family` names it in errors ("… is not part of a <family>").
+ */
+export function ggufNameMapping(globalNames: NameTable, blockNames: NameTable, family: string): { canonical(ggufName: string): string; gguf(canonical: string): string } {
+  return {
+    canonical(ggufName) {
+      const global = globalNames.find(([gguf]) => gguf === ggufName);
+      if (global) return global[1];
+      const m = /^blk\.(\d+)\.(.+)$/.exec(ggufName);
+      const block = m && blockNames.find(([gguf]) => gguf === m[2]);
+      if (m && block) return `model.layers.${m[1]}.${block[1]}`;
+      throw new Error(`GGUF tensor "${ggufName}" is not part of a ${family} this server can run`);
+    },
+    gguf(canonical) {
+      const global = globalNames.find(([, name]) => name === canonical);
+      if (global) return global[0];
+      const m = /^model\.layers\.(\d+)\.(.+)$/.exec(canonical);
+      const block = m && blockNames.find(([, name]) => name === m[2]);
+      if (m && block) return `blk.${m[1]}.${block[0]}`;
+      throw new Error(`weight "${canonical}" has no GGUF name`);
+    },
+  };
+}
+
+const LLAMA_NAMES = ggufNameMapping(GLOBAL_NAMES, BLOCK_NAMES, 'llama/qwen2 decoder');
+
 /** The HF name of a GGUF tensor, null for non-weight tensors; throws for tensors we do not know. */
 export function hfTensorName(ggufName: string): string | null {
   if (NOT_WEIGHTS.test(ggufName)) return null;
-  const global = GLOBAL_NAMES.find(([gguf]) => gguf === ggufName);
-  if (global) return global[1];
-  const m = /^blk\.(\d+)\.(.+)$/.exec(ggufName);
-  const block = m && BLOCK_NAMES.find(([gguf]) => gguf === m[2]);
-  if (m && block) return `model.layers.${m[1]}.${block[1]}`;
-  throw new Error(`GGUF tensor "${ggufName}" is not part of a llama/qwen2 decoder this server can run`);
+  return LLAMA_NAMES.canonical(ggufName);
 }
 
 /** The GGUF name of a canonical HF weight name (for the writer). */
 export function ggufTensorName(hfName: string): string {
-  const global = GLOBAL_NAMES.find(([, hf]) => hf === hfName);
-  if (global) return global[0];
-  const m = /^model\.layers\.(\d+)\.(.+)$/.exec(hfName);
-  const block = m && BLOCK_NAMES.find(([, hf]) => hf === m[2]);
-  if (m && block) return `blk.${m[1]}.${block[0]}`;
-  throw new Error(`weight "${hfName}" has no GGUF name`);
+  return LLAMA_NAMES.gguf(hfName);
 }

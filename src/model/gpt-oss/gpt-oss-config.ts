@@ -3,11 +3,13 @@
 // (128) and full layers, YaRN RoPE, and a MoE MLP (router with bias, top-k of the logits then a
 // softmax over the k, experts with biases and a clamped SwiGLU). This file reads its config from
 // config.json or GGUF metadata.
-import { isObject, numberReader, type Json } from '../architectures/hf-json';
+import { ropeScaling } from '../architectures/decoder-family';
+import { numberReader, type Json } from '../architectures/hf-json';
 import type { HfConfigContext } from '../architectures/architecture';
 import { ggufArchConfig } from '../gguf/gguf-config';
 import type { GgufFile } from '../gguf/gguf-file';
 import { gv, type GgufTypedValue } from '../gguf/writer';
+import { checkMoeConfig } from '../moe/moe-config';
 import type { DecoderArchConfig } from '../types';
 
 /** How an HF checkpoint stores the experts (GGUF files and the canonical weights: split, [out, in]). */
@@ -45,7 +47,7 @@ export function gptOssHfConfig(json: Json, ctx: HfConfigContext): GptOssArchConf
   const layerTypes = hfLayerTypes(json.layer_types, numLayers, ctx.source);
   const numExperts = num('num_local_experts');
   const numExpertsPerToken = num('num_experts_per_tok', num('experts_per_token', 4));
-  checkRouting(numExperts, numExpertsPerToken, ctx.source);
+  checkMoeConfig({ numExperts, numExpertsPerToken, expertIntermediateSize: intermediateSize, hiddenSize, intermediateSize }, ctx.source);
   return {
     architecture: 'gpt-oss',
     hiddenSize,
@@ -57,7 +59,7 @@ export function gptOssHfConfig(json: Json, ctx: HfConfigContext): GptOssArchConf
     vocabSize: num('vocab_size'),
     rmsNormEps: num('rms_norm_eps', 1e-5),
     ropeTheta: num('rope_theta', 150000),
-    ropeScaling: hfRopeScaling(json.rope_scaling ?? json.rope_parameters),
+    ropeScaling: ropeScaling(json.rope_scaling ?? json.rope_parameters),
     maxPositionEmbeddings: num('max_position_embeddings', 131072),
     tieWordEmbeddings: json.tie_word_embeddings === true,
     attentionBias: true,
@@ -81,26 +83,10 @@ function hfLayerTypes(value: unknown, numLayers: number, source: string): Decode
   return value as DecoderArchConfig['layerTypes'];
 }
 
-/** rope_scaling with rope_type (yarn for every released gpt-oss; `truncate: false` kept for rope.ts). */
-function hfRopeScaling(value: unknown): Record<string, unknown> | null {
-  if (!isObject(value)) return null;
-  const { type, rope_theta: _theta, ...rest } = value;
-  const ropeType = rest.rope_type ?? type;
-  if (ropeType === undefined || ropeType === 'default') return null;
-  return { ...rest, rope_type: ropeType };
-}
-
 function hfExpertStorage(ctx: HfConfigContext): GptOssExpertStorage {
   if (ctx.hasTensor('model.layers.0.mlp.experts.gate_up_proj_blocks')) return 'mxfp4';
   if (ctx.hasTensor('model.layers.0.mlp.experts.gate_up_proj')) return 'fused';
   return 'split';
-}
-
-function checkRouting(experts: number, perToken: number, source: string): void {
-  if (!Number.isInteger(experts) || experts < 1) throw new Error(`${source}: ${experts} experts is not a positive integer`);
-  if (!Number.isInteger(perToken) || perToken < 1 || perToken > experts) {
-    throw new Error(`${source}: ${experts} experts with ${perToken} experts per token (needs 1..${experts})`);
-  }
 }
 
 /**
@@ -119,7 +105,8 @@ export function gptOssGgufConfig(file: GgufFile, ropeFreqFactors: Float32Array |
   };
   const numExperts = num('expert_count');
   const numExpertsPerToken = num('expert_used_count');
-  checkRouting(numExperts, numExpertsPerToken, path);
+  const expertIntermediateSize = num('expert_feed_forward_length');
+  checkMoeConfig({ numExperts, numExpertsPerToken, expertIntermediateSize, hiddenSize: base.hiddenSize, intermediateSize: base.intermediateSize }, path);
   const slidingWindow = num('attention.sliding_window', 0);
   const ropeScaling = base.ropeScaling && {
     ...base.ropeScaling,
@@ -133,7 +120,7 @@ export function gptOssGgufConfig(file: GgufFile, ropeFreqFactors: Float32Array |
     ...(slidingWindow > 0 ? { slidingWindow, layerTypes: ggufLayerTypes(key('attention.sliding_window_pattern'), base.numLayers) } : {}),
     numExperts,
     numExpertsPerToken,
-    expertIntermediateSize: num('expert_feed_forward_length'),
+    expertIntermediateSize,
     normTopKProb: true,
     swigluLimit: GPT_OSS_SWIGLU_LIMIT,
     swigluAlpha: GPT_OSS_SWIGLU_ALPHA,

@@ -11,6 +11,7 @@
 // gate_up_proj_blocks / _scales [experts, 2 * ffn, …] (not transposed), down_proj likewise, biases
 // as gate_up_proj_bias / down_proj_bias (convert_hf_to_gguf's GptOssModel splits them the same way).
 import type { WeightSpec } from '../architectures/architecture';
+import { ggufNameMapping } from '../gguf/tensor-names';
 import type { ModelOutput, WeightTensor } from '../types';
 import type { WeightMap } from '../weight-map';
 import type { GptOssArchConfig } from './gpt-oss-config';
@@ -33,25 +34,13 @@ const BLOCK_NAMES: ReadonlyArray<readonly [gguf: string, canonical: string]> = [
   ...['gate', 'up', 'down'].flatMap((p) => ['weight', 'bias'].map((s): [string, string] => [`ffn_${p}_exps.${s}`, `mlp.experts.${p}_proj.${s}`])),
 ];
 
+const NAMES = ggufNameMapping(GLOBAL_NAMES, BLOCK_NAMES, 'gpt-oss model');
+
 /** The canonical name of a gpt-oss GGUF tensor; throws for tensors a gpt-oss file does not have. */
-export function gptOssCanonicalName(ggufName: string): string {
-  const global = GLOBAL_NAMES.find(([gguf]) => gguf === ggufName);
-  if (global) return global[1];
-  const m = /^blk\.(\d+)\.(.+)$/.exec(ggufName);
-  const block = m && BLOCK_NAMES.find(([gguf]) => gguf === m[2]);
-  if (m && block) return `model.layers.${m[1]}.${block[1]}`;
-  throw new Error(`GGUF tensor "${ggufName}" is not part of a gpt-oss model this server can run`);
-}
+export const gptOssCanonicalName = (ggufName: string): string => NAMES.canonical(ggufName);
 
 /** The GGUF name of a canonical gpt-oss weight. */
-export function gptOssGgufName(canonical: string): string {
-  const global = GLOBAL_NAMES.find(([, name]) => name === canonical);
-  if (global) return global[0];
-  const m = /^model\.layers\.(\d+)\.(.+)$/.exec(canonical);
-  const block = m && BLOCK_NAMES.find(([, name]) => name === m[2]);
-  if (m && block) return `blk.${m[1]}.${block[0]}`;
-  throw new Error(`weight "${canonical}" has no gpt-oss GGUF name`);
-}
+export const gptOssGgufName = (canonical: string): string => NAMES.gguf(canonical);
 
 /** A stored HF tensor's name as weightSpecs lists it (the router renamed; fused experts as stored). */
 export function gptOssHfName(stored: string): string {
