@@ -4,7 +4,7 @@
 // softmax over the k, experts with biases and a clamped SwiGLU). This file reads its config from
 // config.json or GGUF metadata.
 import { ropeScaling } from '../architectures/decoder-family';
-import { numberReader, type Json } from '../architectures/hf-json';
+import { isObject, numberReader, type Json } from '../architectures/hf-json';
 import type { HfConfigContext } from '../architectures/architecture';
 import { ggufArchConfig } from '../gguf/gguf-config';
 import type { GgufFile } from '../gguf/gguf-file';
@@ -58,7 +58,8 @@ export function gptOssHfConfig(json: Json, ctx: HfConfigContext): GptOssArchConf
     headDim: num('head_dim', hiddenSize / numHeads),
     vocabSize: num('vocab_size'),
     rmsNormEps: num('rms_norm_eps', 1e-5),
-    ropeTheta: num('rope_theta', 150000),
+    // transformers >= 4.56 nests rope_theta in rope_parameters.
+    ropeTheta: num('rope_theta', isObject(json.rope_parameters) && typeof json.rope_parameters.rope_theta === 'number' ? json.rope_parameters.rope_theta : 150000),
     ropeScaling: ropeScaling(json.rope_scaling ?? json.rope_parameters),
     maxPositionEmbeddings: num('max_position_embeddings', 131072),
     tieWordEmbeddings: json.tie_word_embeddings === true,

@@ -89,6 +89,13 @@ describe('gpt-oss config.json', () => {
     expect(specs.get('model.layers.5.mlp.gate.bias')).toEqual([32]);
   });
 
+  it('reads the rope settings transformers >= 4.56 nests in rope_parameters', () => {
+    const { rope_scaling: scaling, rope_theta: _theta, ...rest } = GPT_OSS_20B;
+    const nested = hfArchitecture({ ...rest, rope_parameters: { ...scaling, rope_theta: 250000 } }, { source: 'nested', hasTensor: hasBlocks }).config as GptOssArchConfig;
+    expect(nested.ropeTheta).toBe(250000);
+    expect(nested.ropeScaling).toEqual({ ...scaling });
+  });
+
   it('refuses layer_types that do not fit the layers', () => {
     expect(() => hfArchitecture({ ...GPT_OSS_20B, layer_types: ['sliding_attention'] }, { source: 'bad', hasTensor: hasBlocks })).toThrow(
       'bad: config.json layer_types must list 24 of full_attention / sliding_attention',
