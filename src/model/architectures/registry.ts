@@ -8,10 +8,11 @@ import { bert } from './bert';
 import { llama } from './llama';
 import { qwen2 } from './qwen2';
 import { qwen3 } from './qwen3';
+import { qwen3moe } from './qwen3moe';
 import { whisper } from './whisper';
 import { xlmRoberta } from './xlm-roberta';
 
-export const ARCHITECTURES: readonly ArchitectureDescriptor[] = [llama, qwen2, qwen3, bert, xlmRoberta, whisper];
+export const ARCHITECTURES: readonly ArchitectureDescriptor[] = [llama, qwen2, qwen3, qwen3moe, bert, xlmRoberta, whisper];
 
 /** The descriptor that produced `config`. */
 export function architectureOf(config: ModelArchConfig): ArchitectureDescriptor {
