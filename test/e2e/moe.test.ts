@@ -4,15 +4,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import OpenAI from 'openai';
 import { llamaConfig } from '../../bench/random-llama';
 import { loadModel } from '../../src/model/load-model';
 import type { DecoderArchConfig } from '../../src/model/types';
 import { loadOptions } from '../helpers/model-files';
 import { needs } from '../helpers/needs';
+import { greedyTokenIds, serveWithClient } from '../helpers/openai-greedy';
 import { referenceMoeForward } from '../helpers/reference-moe';
 import { argmax, NATIVE_ADDON } from '../helpers/runner-driver';
-import { SERVER_START_TIMEOUT_MS, startServer, type TestServer } from '../helpers/server';
+import { SERVER_START_TIMEOUT_MS } from '../helpers/server';
 import { convertToGguf, STORIES } from '../helpers/write-decoder-files';
 import { writeMoeHfDir, type MoeLayout } from '../helpers/write-moe-files';
 
@@ -26,8 +26,7 @@ const PROMPT = [1, 77, 301, 12, 45, 9, 260, 33];
 describe.each(FAMILIES)('$layout ($serve) on the real server', ({ layout, config, serve }) => {
   needs(STORIES, NATIVE_ADDON).describe('openai client', () => {
     let tmp: string;
-    let server: TestServer;
-    let client: OpenAI;
+    let served: Awaited<ReturnType<typeof serveWithClient>> | undefined;
     let want: number[];
 
     beforeAll(async () => {
@@ -40,33 +39,22 @@ describe.each(FAMILIES)('$layout ($serve) on the real server', ({ layout, config
       const tokens = [...PROMPT];
       for (let i = 0; i < 6; i++) tokens.push(argmax(referenceMoeForward(model.config, model.weights!, tokens).at(-1)!));
       want = tokens.slice(PROMPT.length);
-      server = await startServer(['--served-model-name', 'moe', '--max-model-len', '512'], { model: path });
-      client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
+      served = await serveWithClient(path, 'moe');
     }, SERVER_START_TIMEOUT_MS);
 
     afterAll(async () => {
-      await server?.stop();
+      await served?.server.stop();
       rmSync(tmp, { recursive: true, force: true });
     });
 
     it('completions: greedy tokens of the float64 reference', async () => {
-      const res = await client.completions.create({
-        model: 'moe',
-        prompt: PROMPT,
-        max_tokens: 6,
-        temperature: 0,
-        logprobs: 1,
-        ignore_eos: true,
-        return_tokens_as_token_ids: true,
-      } as OpenAI.CompletionCreateParamsNonStreaming);
-      expect(res.choices[0].logprobs!.tokens!.map((t) => Number(t.replace('token_id:', '')))).toEqual(want);
-      expect(server.output()).toMatch(/decoder backend: onnx-segments/);
+      expect(await greedyTokenIds(served!.client, 'moe', PROMPT, 6)).toEqual(want);
+      expect(served!.server.output()).toMatch(/decoder backend: onnx-segments/);
     });
 
     it('chat: the template renders and the model answers', async () => {
-      const res = await client.chat.completions.create({ model: 'moe', messages: [{ role: 'user', content: 'Once upon a time' }], max_tokens: 5, temperature: 0 });
-      expect(res.choices[0].message.role).toBe('assistant');
-      expect(res.usage!.completion_tokens).toBeGreaterThan(0);
+      const { choices, usage } = await served!.client.chat.completions.create({ model: 'moe', messages: [{ role: 'user', content: 'Tell me a story' }], max_tokens: 4, temperature: 0 });
+      expect([choices[0].message.role, usage!.completion_tokens]).toEqual(['assistant', 4]);
     });
   });
 });

@@ -9,14 +9,13 @@ import { join } from 'node:path';
 import { llamaConfig } from '../../../bench/random-llama';
 import { readGgufFile } from '../../../src/model/gguf/gguf-file';
 import { loadModel } from '../../../src/model/load-model';
-import { createRunner } from '../../../src/model/runner';
 import { nativeKernels } from '../../../src/model/runner/native-kernels';
-import type { SegmentedRunner } from '../../../src/model/runner/segmented-runner';
 import type { DecoderArchConfig, LoadedModel } from '../../../src/model/types';
 import { loadOptions } from '../../helpers/model-files';
 import { needs } from '../../helpers/needs';
 import { referenceMoeForward } from '../../helpers/reference-moe';
-import { BlockAllocator, maxAbsDiff, NATIVE_ADDON, runChunked } from '../../helpers/runner-driver';
+import { promptLogits, worstRelative } from '../../helpers/prompt-logits';
+import { NATIVE_ADDON } from '../../helpers/runner-driver';
 import { convertToGguf, STORIES } from '../../helpers/write-decoder-files';
 import { moeConfigJson, writeMoeHfDir, type MoeLayout } from '../../helpers/write-moe-files';
 
@@ -34,20 +33,6 @@ const FAMILIES: Array<{ layout: MoeLayout; config: DecoderArchConfig; gguf: stri
   },
 ];
 
-async function logitsOf(model: LoadedModel, backend: string, nativeQ8Gemm = false): Promise<Float32Array[]> {
-  const runner = await createRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu', intraOpThreads: 1, nativeQ8Gemm });
-  try {
-    expect((runner as SegmentedRunner).backendName).toBe(backend);
-    return await runChunked(runner, PROMPT, 4, new BlockAllocator(runner).table(PROMPT.length));
-  } finally {
-    await runner.dispose();
-  }
-}
-
-function worstRelative(got: Float32Array[], want: Float32Array[]): number {
-  return Math.max(...got.map((row, t) => maxAbsDiff(row, want[t]) / Math.max(...want[t].map(Math.abs))));
-}
-
 let dir: string;
 beforeAll(() => (dir = mkdtempSync(join(tmpdir(), 'ortllm-moe-'))));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -59,7 +44,7 @@ for (const { layout, config, gguf } of FAMILIES) {
     beforeAll(async () => {
       await writeMoeHfDir(join(dir, layout), config, layout, 41);
       hf = await loadModel(loadOptions(join(dir, layout)));
-      hfLogits = await logitsOf(hf, 'onnx-segments');
+      hfLogits = await promptLogits(hf, PROMPT, { backend: 'onnx-segments' });
     });
 
     it('reads config.json and stacks the per-expert tensors [experts, out, in]', () => {
@@ -83,7 +68,7 @@ for (const { layout, config, gguf } of FAMILIES) {
       const model = await loadModel(loadOptions(path));
       expect(model.config).toMatchObject({ architecture: config.architecture, numExperts: config.numExperts, numExpertsPerToken: config.numExpertsPerToken, expertIntermediateSize: config.expertIntermediateSize });
       expect((model.config as DecoderArchConfig).denseLayers).toEqual(config.denseLayers);
-      expect(worstRelative(await logitsOf(model, 'onnx-segments'), hfLogits)).toBeLessThan(1e-5);
+      expect(worstRelative(await promptLogits(model, PROMPT, { backend: 'onnx-segments' }), hfLogits)).toBeLessThan(1e-5);
     });
 
     q8It('Q8_0 GGUF (router kept F32) runs on native-q8 within int8 noise of the directory', async () => {
@@ -92,7 +77,7 @@ for (const { layout, config, gguf } of FAMILIES) {
       const file = await readGgufFile(path);
       expect(file.tensors.find((t) => t.name === 'blk.0.ffn_gate_inp.weight')!.type).toBe(0);
       expect(file.tensors.find((t) => t.name === 'blk.0.ffn_up_exps.weight')!.type).toBe(8);
-      expect(worstRelative(await logitsOf(await loadModel(loadOptions(path)), 'native-q8', true), hfLogits)).toBeLessThan(3e-2);
+      expect(worstRelative(await promptLogits(await loadModel(loadOptions(path)), PROMPT, { backend: 'native-q8', nativeQ8Gemm: true }), hfLogits)).toBeLessThan(3e-2);
     });
   });
 }

@@ -8,9 +8,9 @@ import { createRunner } from '../../../src/model/runner';
 import { chooseDecoderBackend } from '../../../src/model/runner/backends/choose-backend';
 import { f32Addon } from '../../../src/model/runner/backends/native-f32';
 import { nativeKernels } from '../../../src/model/runner/native-kernels';
-import type { SegmentedRunner } from '../../../src/model/runner/segmented-runner';
-import type { DecoderArchConfig, LoadedModel, ModelRunner } from '../../../src/model/types';
+import type { DecoderArchConfig } from '../../../src/model/types';
 import { referenceMoeForward, type Routing } from '../../helpers/reference-moe';
+import { promptLogits, worstRelative } from '../../helpers/prompt-logits';
 import { ATTENTION_PATHS, BlockAllocator, maxAbsDiff, runChunked } from '../../helpers/runner-driver';
 
 const native = nativeKernels();
@@ -23,25 +23,6 @@ const VARIANTS: Array<[string, Partial<DecoderArchConfig>]> = [
   ['mixtral-style: 4 experts, top-2, renormalised', { ...SHAPE, numExperts: 4, numExpertsPerToken: 2, expertIntermediateSize: 32, normTopKProb: true }],
   ['qwen3moe-style: 8 experts, top-3, not renormalised, layer 1 dense', { ...SHAPE, numLayers: 3, numExperts: 8, numExpertsPerToken: 3, expertIntermediateSize: 32, normTopKProb: false, denseLayers: [1] }],
 ];
-
-/** The worst difference from the reference relative to each row's largest logit. */
-function relativeError(got: Float32Array[], want: Float32Array[]): number {
-  let worst = 0;
-  got.forEach((row, t) => {
-    const scale = Math.max(...want[t].map(Math.abs));
-    worst = Math.max(worst, maxAbsDiff(row, want[t]) / scale);
-  });
-  return worst;
-}
-
-async function withRunner<T>(model: LoadedModel, opts: { attention?: 'native' | 'graph'; nativeQ8Gemm?: boolean }, use: (runner: ModelRunner) => Promise<T>): Promise<T> {
-  const runner = await createRunner(model, { blockSize: 4, numBlocks: 32, device: 'cpu', intraOpThreads: 1, nativeQ8Gemm: opts.nativeQ8Gemm ?? false, attention: opts.attention });
-  try {
-    return await use(runner);
-  } finally {
-    await runner.dispose();
-  }
-}
 
 describe.each(VARIANTS)('MoE forward vs reference: %s', (_name, overrides) => {
   const config = llamaConfig(overrides);
@@ -60,12 +41,12 @@ describe.each(VARIANTS)('MoE forward vs reference: %s', (_name, overrides) => {
 
   it('the reference depends on the renormalisation (the test would see it dropped)', () => {
     const other = referenceMoeForward({ ...config, normTopKProb: !config.normTopKProb } as DecoderArchConfig, model.weights!, PROMPT);
-    expect(relativeError(other, expected)).toBeGreaterThan(1e-3);
+    expect(worstRelative(other, expected)).toBeGreaterThan(1e-3);
   });
 
   for (const path of ATTENTION_PATHS) {
     path.gate.it(`${path.name} (float32 experts): logits at every position within 1e-3 of the reference`, async () => {
-      const got = await withRunner(model, { attention: path.attention }, (runner) => runChunked(runner, PROMPT, 5, new BlockAllocator(runner).table(PROMPT.length)));
+      const got = await promptLogits(model, PROMPT, { attention: path.attention, chunk: 5 });
       expect(Math.max(...got.map((g, i) => maxAbsDiff(g, expected[i])))).toBeLessThan(1e-3);
     });
   }
@@ -83,18 +64,16 @@ describe.each(VARIANTS)('MoE forward vs reference: %s', (_name, overrides) => {
 
     for (const [backend, nativeQ8Gemm] of [['native-q8', true], ['onnx-segments', false]] as const) {
       it(`${backend}: within int8 noise of the dequantized reference`, async () => {
-        const got = await withRunner(quantized, { nativeQ8Gemm }, (runner) => {
-          expect((runner as SegmentedRunner).backendName).toBe(backend);
-          return runChunked(runner, PROMPT, 4, new BlockAllocator(runner).table(PROMPT.length));
-        });
-        expect(relativeError(got, dequantizedReference)).toBeLessThan(3e-2);
+        const got = await promptLogits(quantized, PROMPT, { backend, nativeQ8Gemm });
+        expect(worstRelative(got, dequantizedReference)).toBeLessThan(3e-2);
       });
     }
 
     it('native-q8: a batch of mixed sequences (prefill and decode) gives each what it gets alone', async () => {
       const a = PROMPT.slice(0, 9);
       const b = [5, 60, 23, 77, 14];
-      await withRunner(quantized, { nativeQ8Gemm: true }, async (runner) => {
+      const runner = await createRunner(quantized, { blockSize: 4, numBlocks: 32, device: 'cpu', intraOpThreads: 1, nativeQ8Gemm: true });
+      try {
         const blocks = new BlockAllocator(runner);
         const alone = async (tokens: number[]) => runChunked(runner, tokens, tokens.length, blocks.table(tokens.length));
         const wantA = await alone(a);
@@ -110,7 +89,9 @@ describe.each(VARIANTS)('MoE forward vs reference: %s', (_name, overrides) => {
         const vocab = config.vocabSize;
         expect(maxAbsDiff(step.allLogits[0]!, wantA[8])).toBeLessThan(1e-4);
         b.forEach((_, i) => expect(maxAbsDiff(step.allLogits[1]!.subarray(i * vocab, (i + 1) * vocab), wantB[i])).toBeLessThan(1e-4));
-      });
+      } finally {
+        await runner.dispose();
+      }
     });
   });
 });
