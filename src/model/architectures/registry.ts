@@ -8,10 +8,12 @@ import { bert } from './bert';
 import { gptOss } from './gpt-oss';
 import { llama } from './llama';
 import { qwen2 } from './qwen2';
+import { qwen3 } from './qwen3';
+import { qwen3moe } from './qwen3moe';
 import { whisper } from './whisper';
 import { xlmRoberta } from './xlm-roberta';
 
-export const ARCHITECTURES: readonly ArchitectureDescriptor[] = [llama, qwen2, gptOss, bert, xlmRoberta, whisper];
+export const ARCHITECTURES: readonly ArchitectureDescriptor[] = [llama, qwen2, qwen3, qwen3moe, gptOss, bert, xlmRoberta, whisper];
 
 /** The descriptor that produced `config`. */
 export function architectureOf(config: ModelArchConfig): ArchitectureDescriptor {

@@ -12,12 +12,12 @@ type MoeShape = Pick<DecoderArchConfig, 'numExperts' | 'numExpertsPerToken' | 'e
 export const EXPERT_PROJECTIONS = ['gate_proj', 'up_proj', 'down_proj'] as const;
 
 /** True when layer `l` routes its tokens to experts (the config has experts and the layer is not a dense one). */
-export function isMoeLayer(c: MoeShape, l: number): boolean {
+export function isMoeLayer(c: Pick<DecoderArchConfig, 'numExperts' | 'denseLayers'>, l: number): boolean {
   return (c.numExperts ?? 0) > 0 && !(c.denseLayers ?? []).includes(l);
 }
 
 /** True when any layer is a MoE layer. */
-export function hasMoeLayers(c: MoeShape & { numLayers: number }): boolean {
+export function hasMoeLayers(c: Pick<DecoderArchConfig, 'numExperts' | 'denseLayers' | 'numLayers'>): boolean {
   for (let l = 0; l < c.numLayers; l++) if (isMoeLayer(c, l)) return true;
   return false;
 }

@@ -100,7 +100,7 @@ function nativeQ8Refusal(c: DecoderArchConfig, weights: ModelWeights, dtype: str
   if (opts.keepQuantized === false) return 'the weights are dequantized';
   if (c.attentionBias) return 'the QKV projections have biases';
   if (c.hiddenSize % 32 || c.intermediateSize % 32 || (c.numHeads * c.headDim) % 32) return 'a linear width is not a multiple of 32';
-  if (hasMoeLayers(c)) return 'MoE layers';
+  if (hasMoeLayers(c) && c.expertIntermediateSize! % 32) return 'the experts\' width is not a multiple of 32';
   if (!allLinearsQ8(c, weights)) return 'not every linear is Q8_0';
   return null;
 }
