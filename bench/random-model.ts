@@ -1,4 +1,4 @@
-// Writes the benchmark's random Llama GGUFs (seeded weights, Q8_0 matrices), so ortllm and
+// Writes the benchmark's random GGUFs (Llama shapes and Qwen3-0.6B's; seeded weights, Q8_0 matrices), so ortllm and
 // llama.cpp load the very same file. Their tokenizer is stories260K's SentencePiece vocabulary
 // padded with filler pieces to 32000 entries (prompts only use the real pieces).
 
@@ -33,7 +33,24 @@ export const BENCH_1B_CONFIG: DecoderArchConfig = llamaConfig({
   tieWordEmbeddings: false,
 });
 
-export const BENCH_SHAPES = { '100m': BENCH_100M_CONFIG, '1b': BENCH_1B_CONFIG } as const;
+/** Qwen3-0.6B's shape: dim 1024, 28 layers, 16 query / 8 KV heads of 128, FFN 3072, vocab 151936, tied head, q/k norms. */
+export const BENCH_QWEN3_06B_CONFIG: DecoderArchConfig = llamaConfig({
+  architecture: 'qwen3',
+  qkNorm: true,
+  hiddenSize: 1024,
+  intermediateSize: 3072,
+  numLayers: 28,
+  numHeads: 16,
+  numKvHeads: 8,
+  headDim: 128,
+  vocabSize: 151936,
+  rmsNormEps: 1e-6,
+  ropeTheta: 1e6,
+  maxPositionEmbeddings: 40960,
+  tieWordEmbeddings: true,
+});
+
+export const BENCH_SHAPES = { '100m': BENCH_100M_CONFIG, '1b': BENCH_1B_CONFIG, 'qwen3-0.6b': BENCH_QWEN3_06B_CONFIG } as const;
 export type BenchShape = keyof typeof BENCH_SHAPES;
 
 function benchTensors(config: DecoderArchConfig): HfTensorSource[] {
