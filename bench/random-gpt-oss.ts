@@ -3,8 +3,10 @@
 // biases everywhere, sinks, experts routed top-k) and its GGUF file as llama.cpp's converter writes it.
 import { gptOssGgufMetadata, GPT_OSS_SWIGLU_ALPHA, type GptOssArchConfig } from '../src/model/gpt-oss/gpt-oss-config';
 import { gptOssGgufName, gptOssWeightSpecs } from '../src/model/gpt-oss/gpt-oss-weights';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { readGgufFile } from '../src/model/gguf/gguf-file';
+import { loadGgufModel } from '../src/model/gguf/load-gguf';
 import { archMetadata, ggufTokenizerMetadata } from '../src/model/gguf/write-model';
 import { gv, writeGguf, type GgufTensorToWrite, type GgufTypedValue } from '../src/model/gguf/writer';
 import type { ModelWeights, WeightTensor } from '../src/model/types';
@@ -101,14 +103,28 @@ function plainByteTokens(meta: Record<string, GgufTypedValue>): Record<string, G
   return { ...meta, 'tokenizer.ggml.token_type': gv.i32s(types) };
 }
 
-/** `node dist/bench/random-gpt-oss.js OUT.gguf [f32|mxfp4] [SEED]`: a random gpt-oss GGUF with stories260K's tokenizer. */
+/**
+ * `node dist/bench/random-gpt-oss.js OUT.gguf [f32|mxfp4|mxfp4-as-f32] [SEED]`: a random gpt-oss GGUF
+ * with stories260K's tokenizer; mxfp4-as-f32 writes the MXFP4 file's dequantized weights as F32
+ * (the same numbers without llama.cpp's MXFP4 kernels, for the parity run).
+ */
 if (require.main === module) {
   const [out, experts = 'f32', seed = '7'] = process.argv.slice(2);
-  if (!out || (experts !== 'f32' && experts !== 'mxfp4')) throw new Error('usage: node dist/bench/random-gpt-oss.js OUT.gguf [f32|mxfp4] [SEED]');
+  if (!out || !['f32', 'mxfp4', 'mxfp4-as-f32'].includes(experts)) throw new Error('usage: node dist/bench/random-gpt-oss.js OUT.gguf [f32|mxfp4|mxfp4-as-f32] [SEED]');
   const stories = join(__dirname, '..', '..', '..', 'shared', 'models', 'stories260K.gguf');
-  void readGgufFile(stories).then((file) => {
+  void (async () => {
+    const tokenizer = plainByteTokens(ggufTokenizerMetadata(await readGgufFile(stories)));
     const config = gptOssConfig();
-    writeGptOssGguf(out, config, randomGptOssWeights(config, Number(seed)), plainByteTokens(ggufTokenizerMetadata(file)), experts);
+    const weights = randomGptOssWeights(config, Number(seed));
+    if (experts === 'mxfp4-as-f32') {
+      const mxfp4 = `${out}.mxfp4.partial`;
+      writeGptOssGguf(mxfp4, config, weights, tokenizer, 'mxfp4');
+      const loaded = await loadGgufModel(mxfp4, { loadWeights: true });
+      writeGptOssGguf(out, config, loaded.weights!, tokenizer, 'f32');
+      rmSync(mxfp4);
+    } else {
+      writeGptOssGguf(out, config, weights, tokenizer, experts as 'f32' | 'mxfp4');
+    }
     console.log(out);
-  });
+  })();
 }
