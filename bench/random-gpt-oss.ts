@@ -72,10 +72,14 @@ export function randomGptOssWeights(config: GptOssArchConfig, seed = 1): ModelWe
 /** Expert weight stacks: the tensors gpt-oss ships in MXFP4 (everything else stays F32 here). */
 const EXPERT_WEIGHT = /\.mlp\.experts\.(gate|up|down)_proj\.weight$/;
 
+/** Matrices llama-quantize quantizes: 2-D weights but the router (1-D tensors and biases stay F32). */
+const QUANTIZABLE = /\.weight$/;
+const ROUTER = /\.mlp\.gate\.weight$/;
+
 /**
  * Writes the model as llama.cpp's converter would (tensor names, 3-D expert stacks, gpt-oss.*
- * keys): every tensor F32, or with `experts: 'mxfp4'` the expert stacks as MXFP4 (the released
- * files' MOSTLY_MXFP4_MOE).
+ * keys): the expert stacks as `experts` (MXFP4: the released files' MOSTLY_MXFP4_MOE), the other
+ * matrices but the router as `matrices`, everything else F32.
  */
 export function writeGptOssGguf(
   path: string,
@@ -83,11 +87,16 @@ export function writeGptOssGguf(
   weights: ModelWeights,
   tokenizerMetadata: Record<string, GgufTypedValue>,
   experts: 'f32' | 'mxfp4' = 'f32',
+  matrices: 'f32' | 'q8_0' = 'f32',
 ): void {
+  const typeOf = (name: string, shape: number[]): GgufTensorToWrite['type'] => {
+    if (EXPERT_WEIGHT.test(name)) return experts;
+    return shape.length >= 2 && QUANTIZABLE.test(name) && !ROUTER.test(name) ? matrices : 'f32';
+  };
   const tensors = weights.names().map((name): GgufTensorToWrite => {
     const t = weights.get(name);
     if (t.kind !== 'f32') throw new Error(`writeGptOssGguf: ${name} is quantized`);
-    return { name: gptOssGgufName(name), shape: t.shape, type: experts === 'mxfp4' && EXPERT_WEIGHT.test(name) ? 'mxfp4' : 'f32', data: t.data };
+    return { name: gptOssGgufName(name), shape: t.shape, type: typeOf(name, t.shape), data: t.data };
   });
   const metadata = { ...archMetadata(config, 'ortllm-gpt-oss-random', experts), ...gptOssGgufMetadata(config), ...tokenizerMetadata };
   writeGguf(path, metadata, tensors);
@@ -104,13 +113,17 @@ function plainByteTokens(meta: Record<string, GgufTypedValue>): Record<string, G
 }
 
 /**
- * `node dist/bench/random-gpt-oss.js OUT.gguf [f32|mxfp4|mxfp4-as-f32] [SEED]`: a random gpt-oss GGUF
- * with stories260K's tokenizer; mxfp4-as-f32 writes the MXFP4 file's dequantized weights as F32
- * (the same numbers without llama.cpp's MXFP4 kernels, for the parity run).
+ * `node dist/bench/random-gpt-oss.js OUT.gguf [f32|mxfp4|mxfp4-as-f32] [f32|q8_0] [SEED]`: a random
+ * gpt-oss GGUF with stories260K's tokenizer, experts and other matrices in the given types;
+ * mxfp4-as-f32 writes the MXFP4 file's dequantized weights as F32 (the same numbers without
+ * llama.cpp's MXFP4 kernels, for the parity run).
  */
 if (require.main === module) {
-  const [out, experts = 'f32', seed = '7'] = process.argv.slice(2);
-  if (!out || !['f32', 'mxfp4', 'mxfp4-as-f32'].includes(experts)) throw new Error('usage: node dist/bench/random-gpt-oss.js OUT.gguf [f32|mxfp4|mxfp4-as-f32] [SEED]');
+  const [out, experts = 'f32', matrices = 'f32', seed = '7'] = process.argv.slice(2);
+  if (!out || !['f32', 'mxfp4', 'mxfp4-as-f32'].includes(experts) || !['f32', 'q8_0'].includes(matrices)) {
+    throw new Error('usage: node dist/bench/random-gpt-oss.js OUT.gguf [f32|mxfp4|mxfp4-as-f32] [f32|q8_0] [SEED]');
+  }
+  const matrixType = matrices as 'f32' | 'q8_0';
   const stories = join(__dirname, '..', '..', '..', 'shared', 'models', 'stories260K.gguf');
   void (async () => {
     const tokenizer = plainByteTokens(ggufTokenizerMetadata(await readGgufFile(stories)));
@@ -120,10 +133,10 @@ if (require.main === module) {
       const mxfp4 = `${out}.mxfp4.partial`;
       writeGptOssGguf(mxfp4, config, weights, tokenizer, 'mxfp4');
       const loaded = await loadGgufModel(mxfp4, { loadWeights: true });
-      writeGptOssGguf(out, config, loaded.weights!, tokenizer, 'f32');
+      writeGptOssGguf(out, config, loaded.weights!, tokenizer, 'f32', matrixType);
       rmSync(mxfp4);
     } else {
-      writeGptOssGguf(out, config, weights, tokenizer, experts as 'f32' | 'mxfp4');
+      writeGptOssGguf(out, config, weights, tokenizer, experts as 'f32' | 'mxfp4', matrixType);
     }
     console.log(out);
   })();

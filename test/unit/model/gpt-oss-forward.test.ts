@@ -30,8 +30,8 @@ function relativeError(got: Float32Array[], want: Float32Array[]): number {
   return Math.max(...got.map((g, i) => maxAbsDiff(g, want[i]))) / scale;
 }
 
-async function runModel(model: LoadedModel, chunk: number): Promise<Float32Array[]> {
-  const runner = await createRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu', intraOpThreads: 1, attention: 'native' });
+async function runModel(model: LoadedModel, chunk: number, extra: Record<string, unknown> = {}): Promise<Float32Array[]> {
+  const runner = await createRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu', intraOpThreads: 1, attention: 'native', ...extra });
   try {
     return await runChunked(runner, PROMPT, chunk, new BlockAllocator(runner).table(PROMPT.length));
   } finally {
@@ -102,6 +102,17 @@ needs(STORIES, NATIVE_ADDON).describe('gpt-oss forward: GGUF and HF directory', 
     const fromHf = await load(hf);
     expect((fromHf.config as GptOssArchConfig).expertStorage).toBe('mxfp4');
     expect(relativeError(await runModel(fromHf, 5), fromGguf)).toBeLessThan(1e-6);
+  });
+
+  it('Q8_0 matrices with MXFP4 experts (a llama-quantize mix) follow the reference on the loaded weights', async () => {
+    const gguf = join(dir, 'q8-mxfp4.gguf');
+    writeGptOssGguf(gguf, config, weights, tokenizerMetadata, 'mxfp4', 'q8_0');
+    const model = await load(gguf);
+    expect(model.weights!.get('model.layers.0.self_attn.q_proj.weight').kind).toBe('quantized');
+    const want = referenceGptOss(model.config as GptOssArchConfig, model.weights!, PROMPT);
+    // MatMulNBits with float32 activations (accuracy level 1) is exact; the default level 4 rounds them to int8.
+    expect(relativeError(await runModel(model, 5, { quantAccuracyLevel: 1 }), want)).toBeLessThan(1e-5);
+    expect(relativeError(await runModel(model, 5), want)).toBeLessThan(2e-2);
   });
 
   it('HF directory as shipped (rope_scaling.truncate false) follows transformers\' YaRN', async () => {
