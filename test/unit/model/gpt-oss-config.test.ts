@@ -8,7 +8,10 @@ import type { GgufFile } from '../../../src/model/gguf/gguf-file';
 import { gptOssGgufConfig, type GptOssArchConfig } from '../../../src/model/gpt-oss/gpt-oss-config';
 import { gptOssCanonicalName, gptOssGgufName, gptOssWeightSpecs } from '../../../src/model/gpt-oss/gpt-oss-weights';
 import { hfArchitecture } from '../../../src/model/hf/hf-config';
+import { quantizedQ8 } from '../../../bench/random-llama';
 import { createRunner } from '../../../src/model/runner';
+import { chooseDecoderBackend } from '../../../src/model/runner/backends/choose-backend';
+import { nativeKernels } from '../../../src/model/runner/native-kernels';
 import type { LoadedModel } from '../../../src/model/types';
 
 /** openai/gpt-oss-20b's config.json (its fields and values as published). */
@@ -159,9 +162,9 @@ describe('gpt-oss GGUF', () => {
   });
 });
 
-it('the in-graph runner refuses gpt-oss at start-up, naming what it lacks', async () => {
+function gptOssModel(): LoadedModel {
   const config = gptOssConfig();
-  const model: LoadedModel = {
+  return {
     source: 'random',
     config,
     output: { kind: 'logits' },
@@ -174,7 +177,17 @@ it('the in-graph runner refuses gpt-oss at start-up, naming what it lacks', asyn
     eosTokenIds: [],
     contextLength: 64,
   };
+}
+
+it('the in-graph runner refuses gpt-oss at start-up, naming what it lacks', async () => {
+  const model = gptOssModel();
   await expect(createRunner(model, { blockSize: 4, numBlocks: 8, device: 'cpu', attention: 'graph' })).rejects.toThrow(
     'gpt-oss runs only on the segmented runner (the native attention addon): the in-graph attention (--attention graph) has no attention sinks, sliding window or MoE block',
   );
+});
+
+// The native backends run the llama MLP / MoE, not gpt-oss's block: its segments must run in onnxruntime.
+(nativeKernels() ? it : it.skip)('gpt-oss runs on onnx-segments, even with every linear Q8_0', () => {
+  const choice = chooseDecoderBackend(quantizedQ8(gptOssModel()), { device: 'cpu' }, nativeKernels()!);
+  expect(choice.name).toBe('onnx-segments');
 });
