@@ -89,6 +89,16 @@ needs(STORIES, NATIVE_ADDON).describe('gpt-oss forward: GGUF and HF directory', 
     expect(relativeError(fromHf, fromGguf)).toBeLessThan(1e-6);
   });
 
+  it('HF directory in bfloat16 (transformers\' dequantized layout) follows the reference on its loaded weights', async () => {
+    const hf = join(dir, 'hf-bf16');
+    writeGptOssHfDir(hf, config, weights, { tokenizerMetadata: plain(tokenizerMetadata), dtype: 'BF16' });
+    const model = await load(hf);
+    const want = referenceGptOss(model.config as GptOssArchConfig, model.weights!, PROMPT);
+    expect(relativeError(await runModel(model, 5), want)).toBeLessThan(1e-5);
+    // bfloat16 rounding is real: the float32 weights give other logits.
+    expect(relativeError(want, referenceGptOss(config, weights, PROMPT))).toBeGreaterThan(1e-4);
+  });
+
   it('MXFP4 experts: the GGUF file follows the reference on its dequantized weights, and the HF blocks/scales give the same output', async () => {
     const gguf = join(dir, 'mxfp4.gguf');
     writeGptOssGguf(gguf, config, weights, tokenizerMetadata, 'mxfp4');
