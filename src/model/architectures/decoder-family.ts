@@ -76,7 +76,7 @@ export function decoderDescriptor(traits: DecoderTraits): ArchitectureDescriptor
 }
 
 /** DecoderArchConfig from config.json (LlamaConfig / MistralConfig / Qwen2Config fields). */
-function decoderHfConfig(json: Json, ctx: HfConfigContext, traits: DecoderTraits): DecoderArchConfig {
+export function decoderHfConfig(json: Json, ctx: HfConfigContext, traits: DecoderTraits): DecoderArchConfig {
   const num = numberReader(json, ctx.source);
   const hiddenSize = num('hidden_size');
   const numHeads = num('num_attention_heads');

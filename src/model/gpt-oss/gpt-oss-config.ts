@@ -3,8 +3,8 @@
 // (128) and full layers, YaRN RoPE, and a MoE MLP (router with bias, top-k of the logits then a
 // softmax over the k, experts with biases and a clamped SwiGLU). This file reads its config from
 // config.json or GGUF metadata.
-import { ropeScaling } from '../architectures/decoder-family';
-import { isObject, numberReader, type Json } from '../architectures/hf-json';
+import { decoderHfConfig, type DecoderTraits } from '../architectures/decoder-family';
+import { numberReader, type Json } from '../architectures/hf-json';
 import type { HfConfigContext } from '../architectures/architecture';
 import { ggufArchConfig } from '../gguf/gguf-config';
 import type { GgufFile } from '../gguf/gguf-file';
@@ -35,53 +35,36 @@ const GPT_OSS_SWIGLU_LIMIT = 7.0;
 /** llama.cpp's default pattern for gpt-oss files without one: layer l slides when l % 2 == 0. */
 const GGUF_SWA_PATTERN = 2;
 
-const LAYER_TYPES = ['full_attention', 'sliding_attention'] as const;
+/** What config.json shares with the llama-style decoders (read by decoder-family.ts). */
+const GPT_OSS_TRAITS: DecoderTraits = {
+  name: 'gpt-oss',
+  modelTypes: ['gpt_oss'],
+  ggufArchitectures: ['gpt-oss'],
+  attentionBias: () => true,
+  slidingWindowApplies: () => true,
+  firstWindowedLayer: () => 0,
+  ggufRopeRowsPermuted: false,
+  normTopKProbDefault: true,
+};
 
 export function gptOssHfConfig(json: Json, ctx: HfConfigContext): GptOssArchConfig {
+  // openai's own configs name the top-k experts_per_token; transformers' num_experts_per_tok.
+  const base = decoderHfConfig({ num_experts_per_tok: json.experts_per_token, ...json }, ctx, GPT_OSS_TRAITS);
+  const { numExperts, numExpertsPerToken, expertIntermediateSize } = base;
+  if (!numExperts || !numExpertsPerToken || !expertIntermediateSize) throw new Error(`${ctx.source}: config.json lacks num_local_experts or num_experts_per_tok`);
   const num = numberReader(json, ctx.source);
-  const hiddenSize = num('hidden_size');
-  const numHeads = num('num_attention_heads');
-  const numLayers = num('num_hidden_layers');
-  const intermediateSize = num('intermediate_size');
-  const slidingWindow = num('sliding_window', 0);
-  const layerTypes = hfLayerTypes(json.layer_types, numLayers, ctx.source);
-  const numExperts = num('num_local_experts');
-  const numExpertsPerToken = num('num_experts_per_tok', num('experts_per_token', 4));
-  checkMoeConfig({ numExperts, numExpertsPerToken, expertIntermediateSize: intermediateSize, hiddenSize, intermediateSize }, ctx.source);
+  // Without layer_types, transformers' GptOssConfig slides on the even layers.
+  const layerTypes = base.layerTypes ?? Array.from({ length: base.numLayers }, (_, l) => (l % 2 === 0 ? 'sliding_attention' : 'full_attention'));
   return {
-    architecture: 'gpt-oss',
-    hiddenSize,
-    intermediateSize,
-    numLayers,
-    numHeads,
-    numKvHeads: num('num_key_value_heads', numHeads),
-    headDim: num('head_dim', hiddenSize / numHeads),
-    vocabSize: num('vocab_size'),
-    rmsNormEps: num('rms_norm_eps', 1e-5),
-    // transformers >= 4.56 nests rope_theta in rope_parameters.
-    ropeTheta: num('rope_theta', isObject(json.rope_parameters) && typeof json.rope_parameters.rope_theta === 'number' ? json.rope_parameters.rope_theta : 150000),
-    ropeScaling: ropeScaling(json.rope_scaling ?? json.rope_parameters),
-    maxPositionEmbeddings: num('max_position_embeddings', 131072),
-    tieWordEmbeddings: json.tie_word_embeddings === true,
-    attentionBias: true,
-    ...(slidingWindow > 0 ? { slidingWindow, layerTypes } : {}),
+    ...base,
+    ...(base.slidingWindow ? { layerTypes } : {}),
     numExperts,
     numExpertsPerToken,
-    expertIntermediateSize: intermediateSize,
-    normTopKProb: true,
+    expertIntermediateSize,
     swigluLimit: num('swiglu_limit', GPT_OSS_SWIGLU_LIMIT),
     swigluAlpha: GPT_OSS_SWIGLU_ALPHA,
     expertStorage: hfExpertStorage(ctx),
   };
-}
-
-/** layer_types as given, else transformers' default for gpt-oss: sliding on even layers. */
-function hfLayerTypes(value: unknown, numLayers: number, source: string): DecoderArchConfig['layerTypes'] {
-  if (value === undefined || value === null) return Array.from({ length: numLayers }, (_, l) => (l % 2 === 0 ? 'sliding_attention' : 'full_attention'));
-  if (!Array.isArray(value) || value.length !== numLayers || !value.every((t) => (LAYER_TYPES as readonly unknown[]).includes(t))) {
-    throw new Error(`${source}: config.json layer_types must list ${numLayers} of ${LAYER_TYPES.join(' / ')}`);
-  }
-  return value as DecoderArchConfig['layerTypes'];
 }
 
 function hfExpertStorage(ctx: HfConfigContext): GptOssExpertStorage {

@@ -99,6 +99,13 @@ describe('gpt-oss config.json', () => {
     expect(nested.ropeScaling).toEqual({ ...scaling });
   });
 
+  it('reads openai\'s experts_per_token and defaults layer_types to sliding even layers', () => {
+    const { num_experts_per_tok: _k, layer_types: _types, ...rest } = GPT_OSS_20B;
+    const c2 = hfArchitecture(rest, { source: 'openai', hasTensor: hasBlocks }).config as GptOssArchConfig;
+    expect(c2.numExpertsPerToken).toBe(4);
+    expect(c2.layerTypes).toEqual(GPT_OSS_20B.layer_types);
+  });
+
   it('refuses layer_types that do not fit the layers', () => {
     expect(() => hfArchitecture({ ...GPT_OSS_20B, layer_types: ['sliding_attention'] }, { source: 'bad', hasTensor: hasBlocks })).toThrow(
       'bad: config.json layer_types must list 24 of full_attention / sliding_attention',
