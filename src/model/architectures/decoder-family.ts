@@ -143,7 +143,7 @@ const DECODER_OVERRIDES: Readonly<Record<string, (config: DecoderArchConfig, val
 };
 
 /** rope_scaling with `rope_type` (older configs call it `type`); null for none or 'default'. */
-export function ropeScaling(value: unknown): Record<string, unknown> | null {
+function ropeScaling(value: unknown): Record<string, unknown> | null {
   if (!isObject(value)) return null;
   const { type, rope_theta: _theta, ...rest } = value;
   const ropeType = rest.rope_type ?? type;
