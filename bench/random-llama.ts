@@ -1,5 +1,6 @@
 // Seeded random llama weights in canonical HF layout, for tests and the forward benchmark.
 import { quantizeQ8_0 } from '../src/model/gguf/quantize';
+import { isMoeLayer, moeWeightShapes } from '../src/model/moe/moe-config';
 import { LoadedModel, DecoderArchConfig, ModelWeights, WeightTensor } from '../src/model/types';
 
 export function llamaConfig(overrides: Partial<DecoderArchConfig>): DecoderArchConfig {
@@ -72,6 +73,11 @@ export function randomTensorSpecs(config: DecoderArchConfig): RandomTensorSpec[]
       add(`${p}self_attn.k_norm.weight`, [c.headDim], 0.2, 1);
     }
     add(`${p}self_attn.o_proj.weight`, [c.hiddenSize, q], linear(q));
+    if (isMoeLayer(c, l)) {
+      // Router, then the stacked experts ([experts, out, in]: fan-in is the last dimension).
+      for (const { name, shape } of moeWeightShapes(c, p)) add(name, shape, linear(shape[shape.length - 1]));
+      continue;
+    }
     add(`${p}mlp.gate_proj.weight`, [c.intermediateSize, c.hiddenSize], linear(c.hiddenSize));
     add(`${p}mlp.up_proj.weight`, [c.intermediateSize, c.hiddenSize], linear(c.hiddenSize));
     add(`${p}mlp.down_proj.weight`, [c.hiddenSize, c.intermediateSize], linear(c.intermediateSize));
@@ -81,7 +87,7 @@ export function randomTensorSpecs(config: DecoderArchConfig): RandomTensorSpec[]
   return specs;
 }
 
-function fill(spec: RandomTensorSpec, next: () => number): Float32Array {
+export function fill(spec: RandomTensorSpec, next: () => number): Float32Array {
   const data = new Float32Array(spec.shape.reduce((a, b) => a * b, 1));
   for (let i = 0; i < data.length; i++) data[i] = spec.offset + spec.scale * next();
   return data;
@@ -126,7 +132,8 @@ export function quantizedQ8(model: LoadedModel): LoadedModel {
   const cache = new Map<string, WeightTensor>();
   const get = (name: string): WeightTensor => {
     const t = src.get(name);
-    if (t.kind !== 'f32' || t.shape.length !== 2 || name === 'model.embed_tokens.weight') return t;
+    // Matrices and expert stacks, but not MoE routers: llama-quantize keeps those in F32 too.
+    if (t.kind !== 'f32' || t.shape.length < 2 || name === 'model.embed_tokens.weight' || name.endsWith('.mlp.gate.weight')) return t;
     if (!cache.has(name)) cache.set(name, { kind: 'quantized', format: 'q8_0', shape: t.shape, data: quantizeQ8_0(t.data) });
     return cache.get(name)!;
   };

@@ -71,6 +71,17 @@ export interface DecoderArchConfig extends ModelArchConfig {
   attnLogitSoftcap?: number;
   /** > 0: the head's logits become cap * tanh(logit / cap) (final_logit_softcapping). */
   finalLogitSoftcap?: number;
+  // Mixture of experts (mixtral, qwen3moe): moe/moe-config.ts reads and checks these.
+  /** Experts of each MoE layer (num_local_experts / num_experts; GGUF expert_count); absent or 0 = dense MLPs. */
+  numExperts?: number;
+  /** Experts each token is routed to (num_experts_per_tok; GGUF expert_used_count). */
+  numExpertsPerToken?: number;
+  /** One expert's FFN width (moe_intermediate_size; mixtral's intermediate_size; GGUF expert_feed_forward_length). */
+  expertIntermediateSize?: number;
+  /** The top-k routing weights are renormalised to sum to 1 (mixtral always; qwen3moe norm_topk_prob). */
+  normTopKProb?: boolean;
+  /** Layers that keep a dense MLP of intermediateSize among MoE layers (qwen3moe mlp_only_layers, decoder_sparse_step). */
+  denseLayers?: readonly number[];
 }
 
 /** One RoPE setting: base and HF-style rope_scaling (DecoderArchConfig's ropeTheta / ropeScaling). */

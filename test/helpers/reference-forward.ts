@@ -3,14 +3,14 @@
 import { dequantize } from '../../src/model/gguf/dequant';
 import { DecoderArchConfig, ModelArchConfig, ModelWeights } from '../../src/model/types';
 
-function weight(weights: ModelWeights, name: string): Float32Array {
+export function weight(weights: ModelWeights, name: string): Float32Array {
   const t = weights.get(name);
   if (t.kind === 'f32') return t.data;
   return dequantize(t.format, t.data, t.shape.reduce((a, b) => a * b, 1));
 }
 
 /** y = W x (+ b) with W [out, in] row-major. */
-function matVec(w: Float32Array, x: Float64Array, out: number, bias?: Float32Array): Float64Array {
+export function matVec(w: Float32Array, x: Float64Array, out: number, bias?: Float32Array): Float64Array {
   const inp = x.length;
   const y = new Float64Array(out);
   for (let o = 0; o < out; o++) {
@@ -22,7 +22,7 @@ function matVec(w: Float32Array, x: Float64Array, out: number, bias?: Float32Arr
   return y;
 }
 
-function rmsNorm(x: Float64Array, w: Float32Array, eps: number): Float64Array {
+export function rmsNorm(x: Float64Array, w: Float32Array, eps: number): Float64Array {
   let ss = 0;
   for (const v of x) ss += v * v;
   const inv = 1 / Math.sqrt(ss / x.length + eps);
@@ -97,15 +97,22 @@ function rope(x: Float64Array, heads: number, headDim: number, position: number,
  * Logits [tokens.length][vocab] of a full causal forward pass over `tokens` from position 0.
  * `config`: a llama/qwen2 config (a loaded model's config is typed as the base).
  */
-export function referenceForward(modelConfig: ModelArchConfig, weights: ModelWeights, tokens: readonly number[]): Float32Array[] {
+export function referenceForward(modelConfig: ModelArchConfig, weights: ModelWeights, tokens: readonly number[], ffn?: ReferenceFeedForward): Float32Array[] {
   const c = modelConfig as DecoderArchConfig;
   const embed = weight(weights, 'model.embed_tokens.weight');
   const head = !c.tieWordEmbeddings && weights.has('lm_head.weight') ? weight(weights, 'lm_head.weight') : embed;
-  return referenceHiddenStates(c, weights, tokens).map((hidden) => Float32Array.from(matVec(head, hidden, c.vocabSize)));
+  return referenceHiddenStates(c, weights, tokens, ffn).map((hidden) => Float32Array.from(matVec(head, hidden, c.vocabSize)));
 }
 
+/**
+ * A layer's feed-forward block in place of the dense SwiGLU MLP (reference-moe.ts's experts):
+ * the block's output for the post-attention-normed row `x` of layer `layer`, or null where the
+ * layer keeps its dense MLP.
+ */
+export type ReferenceFeedForward = (layer: number, x: Float64Array) => Float64Array | null;
+
 /** The final (RMS-normed) hidden state of every position of a causal forward pass over `tokens`. */
-export function referenceHiddenStates(modelConfig: ModelArchConfig, weights: ModelWeights, tokens: readonly number[]): Float64Array[] {
+export function referenceHiddenStates(modelConfig: ModelArchConfig, weights: ModelWeights, tokens: readonly number[], ffn?: ReferenceFeedForward): Float64Array[] {
   const c = modelConfig as DecoderArchConfig;
   const hd = c.headDim;
   const group = c.numHeads / c.numKvHeads;
@@ -124,9 +131,10 @@ export function referenceHiddenStates(modelConfig: ModelArchConfig, weights: Mod
       kb: bias('k_proj'),
       vb: bias('v_proj'),
       o: w('self_attn.o_proj.weight'),
-      gate: w('mlp.gate_proj.weight'),
-      up: w('mlp.up_proj.weight'),
-      down: w('mlp.down_proj.weight'),
+      // Read when the layer has a dense MLP (a MoE layer has experts instead).
+      gate: weights.has(`${p}mlp.gate_proj.weight`) ? w('mlp.gate_proj.weight') : new Float32Array(0),
+      up: weights.has(`${p}mlp.up_proj.weight`) ? w('mlp.up_proj.weight') : new Float32Array(0),
+      down: weights.has(`${p}mlp.down_proj.weight`) ? w('mlp.down_proj.weight') : new Float32Array(0),
       ...layerExtras(c, weights, l),
       keys: [] as Float64Array[],
       values: [] as Float64Array[],
@@ -136,7 +144,7 @@ export function referenceHiddenStates(modelConfig: ModelArchConfig, weights: Mod
 
   return tokens.map((token, pos) => {
     let x = Float64Array.from(embed.subarray(token * c.hiddenSize, (token + 1) * c.hiddenSize));
-    for (const L of layers) {
+    for (const [l, L] of layers.entries()) {
       const xn = rmsNorm(x, L.inNorm, c.rmsNormEps);
       const q = matVec(L.q, xn, c.numHeads * hd, L.qb);
       const k = matVec(L.k, xn, c.numKvHeads * hd, L.kb);
@@ -169,14 +177,19 @@ export function referenceHiddenStates(modelConfig: ModelArchConfig, weights: Mod
       const o = matVec(L.o, attn, c.hiddenSize);
       x = x.map((val, i) => val + o[i]);
       const xn2 = rmsNorm(x, L.postNorm, c.rmsNormEps);
-      const gate = matVec(L.gate, xn2, c.intermediateSize);
-      const up = matVec(L.up, xn2, c.intermediateSize);
-      const act = gate.map((g, i) => (g / (1 + Math.exp(-g))) * up[i]);
-      const down = matVec(L.down, act, c.hiddenSize);
+      const down = ffn?.(l, xn2) ?? swiglu(L.gate, L.up, L.down, xn2, c.intermediateSize);
       x = x.map((val, i) => val + down[i]);
     }
     return rmsNorm(x, finalNorm, c.rmsNormEps);
   });
+}
+
+/** down(silu(gate x) * up x) with [out, in] weights: the dense MLP, and one expert of a MoE block. */
+export function swiglu(gateW: Float32Array, upW: Float32Array, downW: Float32Array, x: Float64Array, width: number): Float64Array {
+  const gate = matVec(gateW, x, width);
+  const up = matVec(upW, x, width);
+  const act = gate.map((g, i) => (g / (1 + Math.exp(-g))) * up[i]);
+  return matVec(downW, act, downW.length / width);
 }
 
 // ---- Per-layer options (q/k norm, sliding window, attention scale, per-layer RoPE), read from

@@ -7,6 +7,7 @@ import { decoderSegments } from '../graph/decoder-segments';
 import { ggufArchConfig } from '../gguf/gguf-config';
 import { ropePermutedHeads } from '../gguf/rope-permute';
 import { ggufTensorName, hfTensorName } from '../gguf/tensor-names';
+import { canonicalMoeName, checkMoeConfig, isMoeLayer, moeHfFields, moeWeightShapes } from '../moe/moe-config';
 import type { DecoderArchConfig, ModelOutput } from '../types';
 import type { ArchitectureDescriptor, HfConfigContext, WeightSpec } from './architecture';
 import { isObject, numberReader, type Json } from './hf-json';
@@ -28,6 +29,8 @@ export interface DecoderTraits {
   qkNorm?: boolean;
   /** llama.cpp interleaves this family's Q/K rows for RoPE when converting (llama: yes, qwen2/qwen3: no). */
   ggufRopeRowsPermuted: boolean;
+  /** MoE configs without norm_topk_prob renormalise the top-k weights (mixtral: yes; absent: no MoE default needed). */
+  normTopKProbDefault?: boolean;
 }
 
 /** Tensors some checkpoints carry that are not weights (old llama checkpoints saved RoPE tables). */
@@ -43,6 +46,7 @@ export function decoderDescriptor(traits: DecoderTraits): ArchitectureDescriptor
       config: (json, ctx) => decoderHfConfig(json, ctx, traits),
       tensorName: (stored, config, output) => {
         if (NOT_WEIGHTS.test(stored)) return null;
+        stored = canonicalMoeName(stored);
         // A tied checkpoint may still store lm_head; the graph uses the embedding. Pooling graphs have no LM head.
         if (stored === 'lm_head.weight' && (config.tieWordEmbeddings || output.kind !== 'logits')) return null;
         return stored;
@@ -72,7 +76,7 @@ export function decoderDescriptor(traits: DecoderTraits): ArchitectureDescriptor
 }
 
 /** DecoderArchConfig from config.json (LlamaConfig / MistralConfig / Qwen2Config fields). */
-function decoderHfConfig(json: Json, ctx: HfConfigContext, traits: DecoderTraits): DecoderArchConfig {
+export function decoderHfConfig(json: Json, ctx: HfConfigContext, traits: DecoderTraits): DecoderArchConfig {
   const num = numberReader(json, ctx.source);
   const hiddenSize = num('hidden_size');
   const numHeads = num('num_attention_heads');
@@ -80,10 +84,13 @@ function decoderHfConfig(json: Json, ctx: HfConfigContext, traits: DecoderTraits
   const ropeParameters = isObject(json.rope_parameters) ? json.rope_parameters : {};
   const ropeTheta = num('rope_theta', typeof ropeParameters.rope_theta === 'number' ? ropeParameters.rope_theta : 10000);
   const numLayers = num('num_hidden_layers');
+  const intermediateSize = num('intermediate_size');
+  const moe = moeHfFields(json, numLayers, intermediateSize, traits.normTopKProbDefault ?? false);
+  checkMoeConfig({ ...moe, hiddenSize, intermediateSize }, ctx.source);
   return {
     architecture: traits.name,
     hiddenSize,
-    intermediateSize: num('intermediate_size'),
+    intermediateSize,
     numLayers,
     numHeads,
     numKvHeads: num('num_key_value_heads', numHeads),
@@ -97,6 +104,7 @@ function decoderHfConfig(json: Json, ctx: HfConfigContext, traits: DecoderTraits
     attentionBias: traits.attentionBias(json),
     ...(traits.qkNorm ? { qkNorm: true } : {}),
     ...slidingWindow(json, ctx.source, numLayers, traits),
+    ...moe,
   };
 }
 
@@ -188,10 +196,16 @@ export function decoderWeightSpecs(config: DecoderArchConfig, output: ModelOutpu
     specs.push(
       { name: `${p}self_attn.o_proj.weight`, shape: [h, q], isNorm: false },
       { name: `${p}post_attention_layernorm.weight`, shape: [h], isNorm: true },
-      { name: `${p}mlp.gate_proj.weight`, shape: [ffn, h], isNorm: false },
-      { name: `${p}mlp.up_proj.weight`, shape: [ffn, h], isNorm: false },
-      { name: `${p}mlp.down_proj.weight`, shape: [h, ffn], isNorm: false },
     );
+    if (isMoeLayer(config, i)) {
+      specs.push(...moeWeightShapes(config, p).map((w) => ({ ...w, isNorm: false })));
+    } else {
+      specs.push(
+        { name: `${p}mlp.gate_proj.weight`, shape: [ffn, h], isNorm: false },
+        { name: `${p}mlp.up_proj.weight`, shape: [ffn, h], isNorm: false },
+        { name: `${p}mlp.down_proj.weight`, shape: [h, ffn], isNorm: false },
+      );
+    }
   }
   specs.push({ name: 'model.norm.weight', shape: [h], isNorm: true });
   if (output.kind === 'logits' && !config.tieWordEmbeddings) specs.push({ name: 'lm_head.weight', shape: [vocabSize, h], isNorm: false });

@@ -1,13 +1,16 @@
 // Llama 1-3, Mistral, Ministral, TinyLlama (LlamaForCausalLM / MistralForCausalLM /
-// MinistralForCausalLM, and their *Model / *ForSequenceClassification classes when served for pooling).
+// MinistralForCausalLM, and their *Model / *ForSequenceClassification classes when served for
+// pooling), and Mixtral (MixtralForCausalLM: llama layers with MoE MLPs; llama.cpp writes it as a
+// `llama` GGUF with expert tensors).
 import { decoderDescriptor } from './decoder-family';
 
 export const llama = decoderDescriptor({
   name: 'llama',
-  modelTypes: ['llama', 'mistral', 'ministral'],
+  modelTypes: ['llama', 'mistral', 'ministral', 'mixtral'],
   ggufArchitectures: ['llama'],
   attentionBias: (json) => json.attention_bias === true,
   slidingWindowApplies: () => true,
   firstWindowedLayer: () => 0,
   ggufRopeRowsPermuted: true,
+  normTopKProbDefault: true,
 });

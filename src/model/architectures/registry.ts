@@ -7,14 +7,16 @@ import type { ArchitectureDescriptor, GraphKind, WeightSpec } from './architectu
 import { bert } from './bert';
 import { gemma2 } from './gemma2';
 import { gemma3 } from './gemma3';
+import { gptOss } from './gpt-oss';
 import { llama } from './llama';
 import { phi3 } from './phi3';
 import { qwen2 } from './qwen2';
 import { qwen3 } from './qwen3';
+import { qwen3moe } from './qwen3moe';
 import { whisper } from './whisper';
 import { xlmRoberta } from './xlm-roberta';
 
-export const ARCHITECTURES: readonly ArchitectureDescriptor[] = [llama, qwen2, qwen3, phi3, gemma2, gemma3, bert, xlmRoberta, whisper];
+export const ARCHITECTURES: readonly ArchitectureDescriptor[] = [llama, qwen2, qwen3, qwen3moe, phi3, gemma2, gemma3, gptOss, bert, xlmRoberta, whisper];
 
 /** The descriptor that produced `config`. */
 export function architectureOf(config: ModelArchConfig): ArchitectureDescriptor {

@@ -1,6 +1,7 @@
 // DecoderArchConfig from GGUF metadata (keys as written by llama.cpp's gguf-py, prefixed by the architecture).
 import type { DecoderArchConfig } from '../types';
 import type { GgufFile, GgufMetadata } from './gguf-file';
+import { moeGgufFields } from '../moe/moe-gguf';
 import { ropeScalingFromFreqFactors } from './rope-freqs';
 
 /** `ropeFreqFactors`: the rope_freqs tensor llama.cpp stores for Llama-3.1-style scaling, when present. */
@@ -28,11 +29,15 @@ export function ggufArchConfig(file: GgufFile, ropeFreqFactors: Float32Array | n
   const tokens = metadata['tokenizer.ggml.tokens'];
   const vocabSize = embedding?.ggmlShape[1] ?? (Array.isArray(tokens) ? tokens.length : num('vocab_size'));
 
+  const numLayers = num('block_count');
+  const experts = num('expert_count', 0);
+  // A file whose every layer is MoE (Mixtral) may carry no dense width: the experts' stands in.
+  const feedForward = num('feed_forward_length', experts > 0 ? num('expert_feed_forward_length') : undefined);
   return {
     architecture,
     hiddenSize,
-    intermediateSize: num('feed_forward_length'),
-    numLayers: num('block_count'),
+    intermediateSize: feedForward,
+    numLayers,
     numHeads,
     numKvHeads: num('attention.head_count_kv', numHeads),
     headDim,
@@ -44,6 +49,7 @@ export function ggufArchConfig(file: GgufFile, ropeFreqFactors: Float32Array | n
     tieWordEmbeddings: !tensorNames.has('output.weight'),
     attentionBias: tensorNames.has('blk.0.attn_q.bias'),
     ...(ropeDims < headDim ? { rotaryDim: ropeDims } : {}),
+    ...moeGgufFields(file, numLayers, feedForward, num),
   };
 }
 

@@ -19,6 +19,10 @@ const BLOCK_NAMES: ReadonlyArray<readonly [gguf: string, hf: string]> = [
   ['ffn_gate.weight', 'mlp.gate_proj.weight'],
   ['ffn_up.weight', 'mlp.up_proj.weight'],
   ['ffn_down.weight', 'mlp.down_proj.weight'],
+  ['ffn_gate_inp.weight', 'mlp.gate.weight'],
+  ['ffn_gate_exps.weight', 'mlp.experts.gate_proj.weight'],
+  ['ffn_up_exps.weight', 'mlp.experts.up_proj.weight'],
+  ['ffn_down_exps.weight', 'mlp.experts.down_proj.weight'],
   ['attn_norm.weight', 'input_layernorm.weight'],
   ['ffn_norm.weight', 'post_attention_layernorm.weight'],
 ];
@@ -26,7 +30,34 @@ const BLOCK_NAMES: ReadonlyArray<readonly [gguf: string, hf: string]> = [
 /** Tensors llama.cpp writes that are not weights of the decoder (RoPE tables; rope_freqs is read as config). */
 const NOT_WEIGHTS = /^(rope_freqs\.weight|blk\.\d+\.attn_rot_embd)$/;
 
-/** The two name maps over the global names and a table of block names. */
+type NameTable = ReadonlyArray<readonly [gguf: string, canonical: string]>;
+
+/**
+ * A family's GGUF <-> canonical name lookups from its tables: whole-model names, and block names
+ * under `blk.N.` / `model.layers.N.`. `family` names it in errors ("… is not part of a <family>").
+ */
+export function ggufNameMapping(globalNames: NameTable, blockNames: NameTable, family: string): { canonical(ggufName: string): string; gguf(canonical: string): string } {
+  return {
+    canonical(ggufName) {
+      const global = globalNames.find(([gguf]) => gguf === ggufName);
+      if (global) return global[1];
+      const m = /^blk\.(\d+)\.(.+)$/.exec(ggufName);
+      const block = m && blockNames.find(([gguf]) => gguf === m[2]);
+      if (m && block) return `model.layers.${m[1]}.${block[1]}`;
+      throw new Error(`GGUF tensor "${ggufName}" is not part of a ${family} this server can run`);
+    },
+    gguf(canonical) {
+      const global = globalNames.find(([, name]) => name === canonical);
+      if (global) return global[0];
+      const m = /^model\.layers\.(\d+)\.(.+)$/.exec(canonical);
+      const block = m && blockNames.find(([, name]) => name === m[2]);
+      if (m && block) return `blk.${m[1]}.${block[0]}`;
+      throw new Error(`weight "${canonical}" has no GGUF name`);
+    },
+  };
+}
+
+/** The two name maps of a llama-style family (tensors llama.cpp writes that are not weights map to null). */
 export interface TensorNameMaps {
   /** The HF name of a GGUF tensor, null for non-weight tensors; throws for tensors we do not know. */
   readonly hfTensorName: (ggufName: string) => string | null;
@@ -38,26 +69,12 @@ export interface TensorNameMaps {
  * A family's name maps: the llama table with `blocks` (llama.cpp's names for this family) replacing
  * the entries of the same GGUF or HF name (gemma's ffn_norm is pre_feedforward_layernorm).
  */
-export function blockNameMaps(blocks: ReadonlyArray<readonly [gguf: string, hf: string]>): TensorNameMaps {
+export function blockNameMaps(blocks: NameTable): TensorNameMaps {
   const table = [...BLOCK_NAMES.filter(([gguf, hf]) => !blocks.some(([g, h]) => g === gguf || h === hf)), ...blocks];
+  const names = ggufNameMapping(GLOBAL_NAMES, table, 'decoder');
   return {
-    hfTensorName: (ggufName) => {
-      if (NOT_WEIGHTS.test(ggufName)) return null;
-      const global = GLOBAL_NAMES.find(([gguf]) => gguf === ggufName);
-      if (global) return global[1];
-      const m = /^blk\.(\d+)\.(.+)$/.exec(ggufName);
-      const block = m && table.find(([gguf]) => gguf === m[2]);
-      if (m && block) return `model.layers.${m[1]}.${block[1]}`;
-      throw new Error(`GGUF tensor "${ggufName}" is not part of a decoder this server can run`);
-    },
-    ggufTensorName: (hfName) => {
-      const global = GLOBAL_NAMES.find(([, hf]) => hf === hfName);
-      if (global) return global[0];
-      const m = /^model\.layers\.(\d+)\.(.+)$/.exec(hfName);
-      const block = m && table.find(([, hf]) => hf === m[2]);
-      if (m && block) return `blk.${m[1]}.${block[0]}`;
-      throw new Error(`weight "${hfName}" has no GGUF name`);
-    },
+    hfTensorName: (ggufName) => (NOT_WEIGHTS.test(ggufName) ? null : names.canonical(ggufName)),
+    ggufTensorName: (hfName) => names.gguf(hfName),
   };
 }
 

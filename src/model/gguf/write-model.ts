@@ -35,6 +35,13 @@ export function archMetadata(config: DecoderArchConfig, name: string, matrixType
     [`${a}.rope.dimension_count`]: gv.u32(config.rotaryDim ?? config.headDim),
     [`${a}.rope.freq_base`]: gv.f32(config.ropeTheta),
     [`${a}.attention.layer_norm_rms_epsilon`]: gv.f32(config.rmsNormEps),
+    ...(config.numExperts
+      ? {
+          [`${a}.expert_count`]: gv.u32(config.numExperts),
+          [`${a}.expert_used_count`]: gv.u32(config.numExpertsPerToken!),
+          [`${a}.expert_feed_forward_length`]: gv.u32(config.expertIntermediateSize!),
+        }
+      : {}),
   };
 }
 
@@ -57,15 +64,18 @@ export function writeModelGguf(
   const toWrite = tensors.map((t): GgufTensorToWrite => ({
     name: mapping.ggufName(t.name),
     shape: t.shape,
-    type: tensorType(t.shape, matrixType),
+    type: tensorType(t.name, t.shape, matrixType),
     data: () => toGgufRowOrder(t, config, mapping),
   }));
   writeGguf(path, { ...archMetadata(config, name, matrixType), ...mapping.metadata?.(config), ...tokenizerMetadata }, toWrite);
 }
 
-/** 1-D tensors stay F32; Q8_0 / MXFP4 rows that are not whole blocks fall back to F16, as llama-quantize does. */
-function tensorType(shape: number[], matrixType: GgufWriteType): GgufWriteType {
-  if (shape.length === 1) return 'f32';
+/** MoE routers (ffn_gate_inp), which llama-quantize leaves in F32: a quantized router would pick other experts. */
+const ROUTER = /\.mlp\.gate\.weight$/;
+
+/** 1-D tensors and routers stay F32; Q8_0 / MXFP4 rows that are not whole blocks fall back to F16, as llama-quantize does. */
+function tensorType(name: string, shape: number[], matrixType: GgufWriteType): GgufWriteType {
+  if (shape.length === 1 || ROUTER.test(name)) return 'f32';
   if ((matrixType === 'q8_0' || matrixType === 'mxfp4') && shape[shape.length - 1] % 32 !== 0) return 'f16';
   return matrixType;
 }

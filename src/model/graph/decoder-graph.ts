@@ -24,6 +24,8 @@
 // measured and not taken, and the decode-at-depth rounds: docs/perf/decoder-graph.md.
 import { GraphBuilder, BuiltModel, attrFloat, attrInt } from './graph-builder';
 import { OnnxDataType } from './onnx-proto';
+import { isMoeLayer } from '../moe/moe-config';
+import { emitMoe } from './moe-graph';
 import { emitLinear, LinearOptions } from './linear';
 import { attentionMask4d, declarePoolingInputs, emitPooled, poolHidden, positionRange } from './pooling-graph';
 import { refuseInGraph } from './in-graph-limits';
@@ -216,21 +218,26 @@ function decoderStack(
       'com.microsoft',
     );
 
-    const gateUp = ['gate_proj', 'up_proj'].map((n) => {
-      const name = `${p}mlp.${n}.weight`;
-      const t = requireWeight(weights, name);
-      checkLinear(name, t, c.hiddenSize, c.intermediateSize);
-      return t;
-    });
-    const gu = emitLinear(g, normed2, `${p}mlp.gate_up_proj.weight`, gateUp, null, c.hiddenSize, opts);
-    const [gate, up] = g.node('Split', [gu, g.constInt64([c.intermediateSize, c.intermediateSize])], 2, {
-      axis: attrInt(1),
-    });
-    const act = g.op('Mul', [g.op('Mul', [gate, g.op('Sigmoid', [gate])]), up]);
-    const downName = `${p}mlp.down_proj.weight`;
-    const down = requireWeight(weights, downName);
-    checkLinear(downName, down, c.intermediateSize, c.hiddenSize);
-    const mlpOut = emitLinear(g, act, downName, [down], null, c.intermediateSize, opts);
+    let mlpOut: string;
+    if (isMoeLayer(c, l)) {
+      mlpOut = emitMoe(g, normed2, c, weights, l, opts);
+    } else {
+      const gateUp = ['gate_proj', 'up_proj'].map((n) => {
+        const name = `${p}mlp.${n}.weight`;
+        const t = requireWeight(weights, name);
+        checkLinear(name, t, c.hiddenSize, c.intermediateSize);
+        return t;
+      });
+      const gu = emitLinear(g, normed2, `${p}mlp.gate_up_proj.weight`, gateUp, null, c.hiddenSize, opts);
+      const [gate, up] = g.node('Split', [gu, g.constInt64([c.intermediateSize, c.intermediateSize])], 2, {
+        axis: attrInt(1),
+      });
+      const act = g.op('Mul', [g.op('Mul', [gate, g.op('Sigmoid', [gate])]), up]);
+      const downName = `${p}mlp.down_proj.weight`;
+      const down = requireWeight(weights, downName);
+      checkLinear(downName, down, c.intermediateSize, c.hiddenSize);
+      mlpOut = emitLinear(g, act, downName, [down], null, c.intermediateSize, opts);
+    }
 
     const nextNorm = l + 1 < c.numLayers ? `${layerPrefix(l + 1)}input_layernorm.weight` : 'model.norm.weight';
     const outs = g.node(

@@ -25,6 +25,8 @@
 // Embedding lookup happens in the runner (one row copy per token, quantized rows dequantized).
 import { GraphBuilder, BuiltModel, attrFloat, attrInt } from './graph-builder';
 import { OnnxDataType } from './onnx-proto';
+import { isMoeLayer } from '../moe/moe-config';
+import { emitMoe } from './moe-graph';
 import { emitLinear, LinearOptions } from './linear';
 import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
 import { castTo, weightInitializer } from './compute-dtype';
@@ -89,18 +91,24 @@ export interface SegmentedDecoder {
 }
 
 /** The llama-style family's segments (registered as the decoder descriptors' causalLmSegments). */
-export function decoderSegments(config: DecoderArchConfig, weights: ModelWeights, opts: SegmentedDecoderOptions): SegmentedDecoder {
+export function decoderSegments(config: DecoderArchConfig, weights: ModelWeights, opts: SegmentedDecoderOptions, feedForward?: FeedForward): SegmentedDecoder {
   return {
     count: config.numLayers + 1,
-    build: (index) => buildDecoderSegment(config, weights, index, opts),
+    build: (index) => buildDecoderSegment(config, weights, index, opts, feedForward),
     embeddingName: 'model.embed_tokens.weight',
     embeddingScale: config.embeddingScale ?? 1,
     layers: decoderLayerOptions(config, opts.maxPositions, opts.maxModelLen),
   };
 }
 
+/**
+ * A family's own feed-forward block (gpt-oss's MoE) on the post-attention-normed rows `x` of
+ * layer `layer`; returns its output [rows, hidden]. Absent: the llama family's MLP or MoE.
+ */
+export type FeedForward = (g: GraphBuilder, x: string, config: DecoderArchConfig, weights: ModelWeights, layer: number, opts: LinearOptions) => string;
+
 /** Builds segment `index` of `config.numLayers + 1` (see the file header). */
-export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWeights, index: number, opts: LinearOptions): BuiltModel {
+export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWeights, index: number, opts: LinearOptions, feedForward?: FeedForward): BuiltModel {
   const c = config;
   if (!Number.isInteger(index) || index < 0 || index > c.numLayers) throw new Error(`segment ${index} does not exist (0..${c.numLayers})`);
   const g = new GraphBuilder(`${c.architecture}-segment-${index}`);
@@ -126,7 +134,9 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
     const oName = `${prefix(l)}self_attn.o_proj.weight`;
     const oWeight = requireWeight(weights, oName);
     checkLinear(oName, oWeight, qDim, c.hiddenSize);
-    const attnOut = emitLinear(g, attn, oName, [oWeight], null, qDim, opts);
+    const oBiasName = `${prefix(l)}self_attn.o_proj.bias`;
+    const oBias = weights.has(oBiasName) ? toF32(weights.get(oBiasName)) : null;
+    const attnOut = emitLinear(g, attn, oName, [oWeight], oBias, qDim, opts);
     const skip = (x: string, res: string, normName: string) =>
       g.node('SkipSimplifiedLayerNormalization', [x, res, norm(normName)], [0, 1, 2, 3].map(() => g.fresh('skipnorm')), { epsilon: eps }, 'com.microsoft');
     // Sandwich norms (gemma): each sublayer's output is normed before its residual add, and the MLP reads its own input norm.
@@ -135,20 +145,27 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
       sandwich ? g.op('SimplifiedLayerNormalization', [x, norm(`${prefix(l)}${normName}.weight`)], { axis: attrInt(-1), epsilon: eps }) : x;
     const mlpNorm = `${prefix(l)}${sandwich ? 'pre_feedforward_layernorm' : 'post_attention_layernorm'}.weight`;
     const [normed2, , , residual2] = skip(outputNorm(attnOut, 'post_attention_layernorm'), hiddenIn, mlpNorm);
-    const gateUp = ['gate_proj', 'up_proj'].map((n) => {
-      const name = `${prefix(l)}mlp.${n}.weight`;
-      const t = requireWeight(weights, name);
-      checkLinear(name, t, c.hiddenSize, c.intermediateSize);
-      return t;
-    });
-    const gu = emitLinear(g, normed2, `${prefix(l)}mlp.gate_up_proj.weight`, gateUp, null, c.hiddenSize, opts);
-    const [gate, up] = g.node('Split', [gu, g.constInt64([c.intermediateSize, c.intermediateSize])], 2, { axis: attrInt(1) });
-    const activated = c.hiddenActivation === 'gelu_tanh' ? g.op('Gelu', [gate], { approximate: { s: 'tanh' } }) : g.op('Mul', [gate, g.op('Sigmoid', [gate])]);
-    const act = g.op('Mul', [activated, up]);
-    const downName = `${prefix(l)}mlp.down_proj.weight`;
-    const down = requireWeight(weights, downName);
-    checkLinear(downName, down, c.intermediateSize, c.hiddenSize);
-    const mlpOut = emitLinear(g, act, downName, [down], null, c.intermediateSize, opts);
+    let mlpOut: string;
+    if (feedForward) {
+      mlpOut = feedForward(g, normed2, c, weights, l, opts);
+    } else if (isMoeLayer(c, l)) {
+      mlpOut = emitMoe(g, normed2, c, weights, l, opts);
+    } else {
+      const gateUp = ['gate_proj', 'up_proj'].map((n) => {
+        const name = `${prefix(l)}mlp.${n}.weight`;
+        const t = requireWeight(weights, name);
+        checkLinear(name, t, c.hiddenSize, c.intermediateSize);
+        return t;
+      });
+      const gu = emitLinear(g, normed2, `${prefix(l)}mlp.gate_up_proj.weight`, gateUp, null, c.hiddenSize, opts);
+      const [gate, up] = g.node('Split', [gu, g.constInt64([c.intermediateSize, c.intermediateSize])], 2, { axis: attrInt(1) });
+      const activated = c.hiddenActivation === 'gelu_tanh' ? g.op('Gelu', [gate], { approximate: { s: 'tanh' } }) : g.op('Mul', [gate, g.op('Sigmoid', [gate])]);
+      const act = g.op('Mul', [activated, up]);
+      const downName = `${prefix(l)}mlp.down_proj.weight`;
+      const down = requireWeight(weights, downName);
+      checkLinear(downName, down, c.intermediateSize, c.hiddenSize);
+      mlpOut = emitLinear(g, act, downName, [down], null, c.intermediateSize, opts);
+    }
     const outs = skip(outputNorm(mlpOut, 'post_feedforward_layernorm'), residual2, last ? 'model.norm.weight' : `${prefix(index)}input_layernorm.weight`);
     normed = outs[0];
     residual = outs[3];

@@ -3,12 +3,14 @@
 import { join } from 'node:path';
 import type { ArchitectureDescriptor } from '../architectures/architecture';
 import { checkWeightShapes } from '../architectures/registry';
+import { ExpertStacks } from './expert-stacks';
 import type { ModelArchConfig, ModelOutput, ModelWeights, TensorFileSpan } from '../types';
 import { WeightMap } from '../weight-map';
 import { hfArchitecture } from './hf-config';
 import { readJsonFile } from './hf-tokenizer-files';
 import { findOnnxExport } from './onnx-export';
-import { checkSafetensorsDtype, listSafetensors, readSafetensorsAsF32, type SafetensorsTensor } from './safetensors';
+import { dequantizeMxfp4Blocks } from './mxfp4';
+import { checkSafetensorsDtype, listSafetensors, readSafetensorsAsF32, readSafetensorsBytes, type SafetensorsTensor } from './safetensors';
 
 /** What a directory holds before any weight is read. */
 export interface HfModelInfo {
@@ -54,24 +56,55 @@ export function loadHfModel(dir: string, opts: { loadWeights: boolean; output?: 
   return { ...info, weights: loadHfModelWeights(info, opts.output ?? { kind: 'logits' }, opts.loadWeights) };
 }
 
+/** An MXFP4 weight as HF stores it: `X_blocks` (U8 [..., G, 16]) and `X_scales` (U8 [..., G]). */
+interface Mxfp4Pair {
+  blocks: SafetensorsTensor;
+  scales: SafetensorsTensor;
+}
+
+/**
+ * The stored tensors with each MXFP4 pair (gpt-oss's experts) as one tensor X of its values' shape
+ * [..., G * 32], read by dequantizing both (hf/mxfp4.ts); `pairs` maps those tensors to their parts.
+ */
+function withMxfp4Pairs(tensors: Map<string, SafetensorsTensor>): { tensors: SafetensorsTensor[]; pairs: Map<SafetensorsTensor, Mxfp4Pair> } {
+  const pairs = new Map<SafetensorsTensor, Mxfp4Pair>();
+  const parts = new Set<SafetensorsTensor>();
+  for (const blocks of tensors.values()) {
+    const base = /^(.+)_blocks$/.exec(blocks.name)?.[1];
+    const scales = base === undefined ? undefined : tensors.get(`${base}_scales`);
+    if (!base || !scales || blocks.dtype !== 'U8' || scales.dtype !== 'U8' || blocks.shape.length < 2) continue;
+    const groups = blocks.shape.slice(0, -1);
+    pairs.set({ ...blocks, name: base, shape: [...groups.slice(0, -1), groups[groups.length - 1] * 32] }, { blocks, scales });
+    parts.add(blocks).add(scales);
+  }
+  return { tensors: [...[...tensors.values()].filter((t) => !parts.has(t)), ...pairs.keys()], pairs };
+}
+
 /** The stored tensors the graph reads, under their canonical names. */
-function selectWeights(info: HfModelInfo, output: ModelOutput): Array<{ name: string; tensor: SafetensorsTensor }> {
+function selectWeights(info: HfModelInfo, output: ModelOutput): Array<{ name: string; tensor: SafetensorsTensor; mxfp4?: Mxfp4Pair }> {
   const { descriptor, config, dir } = info;
   const stored = new Map<string, SafetensorsTensor>();
-  for (const tensor of info.tensors!.values()) {
+  const stacks = new ExpertStacks<SafetensorsTensor>();
+  const { tensors, pairs } = withMxfp4Pairs(info.tensors!);
+  for (const tensor of tensors) {
     const name = descriptor.hf.tensorName(tensor.name, config, output);
-    if (name !== null) stored.set(name, tensor);
+    if (name !== null && !stacks.add(name, tensor)) stored.set(name, tensor);
   }
   const specs = descriptor.weightSpecs(config, output);
-  checkWeightShapes(specs, (name) => stored.get(name)?.shape, dir);
-  const used = new Set(specs.map((s) => s.name));
-  const wanted: Array<{ name: string; tensor: SafetensorsTensor }> = [];
+  checkWeightShapes(specs, (name) => stacks.shape(name) ?? stored.get(name)?.shape, dir);
+  for (const [name, parts] of stacks.entries()) {
+    if (!specs.some((spec) => spec.name === name)) throw new Error(`${parts[0].file}: tensor ${parts[0].name} is not part of a ${config.architecture} ${describeOutput(output)} this server can run`);
+    for (const [index, tensor] of parts.entries()) stored.set(stacks.partName(name, index), tensor);
+  }
+  const used = new Set([...specs.map((s) => s.name), ...stacks.partNames()]);
+  const wanted: Array<{ name: string; tensor: SafetensorsTensor; mxfp4?: Mxfp4Pair }> = [];
   for (const [name, tensor] of stored) {
     if (!used.has(name)) {
       throw new Error(`${tensor.file}: tensor ${tensor.name} is not part of a ${config.architecture} ${describeOutput(output)} this server can run`);
     }
-    checkSafetensorsDtype(tensor);
-    wanted.push({ name, tensor });
+    const mxfp4 = pairs.get(tensor);
+    for (const part of mxfp4 ? [mxfp4.blocks, mxfp4.scales] : [tensor]) checkSafetensorsDtype(part);
+    wanted.push({ name, tensor, mxfp4 });
   }
   return wanted;
 }
@@ -81,15 +114,21 @@ function describeOutput(output: ModelOutput): string {
 }
 
 /** `adjust`: the descriptor's conversion of a weight's stored values to the canonical form, by canonical name. */
-function readWeights(tensors: Array<{ name: string; tensor: SafetensorsTensor }>, adjust: (name: string) => ((values: Float32Array) => void) | null): WeightMap {
+function readWeights(all: Array<{ name: string; tensor: SafetensorsTensor; mxfp4?: Mxfp4Pair }>, adjust: (name: string) => ((values: Float32Array) => void) | null): WeightMap {
   const weights = new WeightMap();
+  for (const { name, tensor, mxfp4 } of all) {
+    if (mxfp4) weights.set(name, { kind: 'f32', shape: tensor.shape, data: dequantizeMxfp4Blocks(readSafetensorsBytes(mxfp4.blocks), readSafetensorsBytes(mxfp4.scales), mxfp4.blocks.shape) });
+  }
+  const tensors = all.filter((t) => !t.mxfp4);
   const names = new Map(tensors.map(({ name, tensor }) => [tensor, name]));
+  const stacking = ExpertStacks.filling([...names.values()], (name, tensor) => weights.set(name, tensor));
   readSafetensorsAsF32(
     tensors.map((t) => t.tensor),
     (tensor, data) => {
       const name = names.get(tensor)!;
       const convert = adjust(name);
       convert?.(data);
+      if (stacking.take(name, tensor.shape, data)) return;
       // Converted values are no longer the file's bytes.
       weights.set(name, { kind: 'f32', shape: tensor.shape, data, file: convert ? undefined : fileSpan(tensor) });
     },

@@ -4,6 +4,7 @@
 // runs the layers, with the reason logged at start-up. A new backend is its file plus a rule here.
 import { architectureOf, graphDtypeFor } from '../../architectures/registry';
 import { hasLayerRope } from '../../graph/layer-options';
+import { hasMoeLayers } from '../../moe/moe-config';
 import type { DecoderArchConfig, LoadedModel, ModelWeights, RunnerOptions } from '../../types';
 import { nativeKernels, nativeKernelsUnavailable, type NativeKernels } from '../native-kernels';
 import type { BackendContext, DecoderBackend } from './decoder-backend';
@@ -99,6 +100,7 @@ function nativeQ8Refusal(c: DecoderArchConfig, weights: ModelWeights, dtype: str
   if (opts.keepQuantized === false) return 'the weights are dequantized';
   if (c.attentionBias) return 'the QKV projections have biases';
   if (c.hiddenSize % 32 || c.intermediateSize % 32 || (c.numHeads * c.headDim) % 32) return 'a linear width is not a multiple of 32';
+  if (hasMoeLayers(c) && c.expertIntermediateSize! % 32) return 'the experts\' width is not a multiple of 32';
   if (!allLinearsQ8(c, weights)) return 'not every linear is Q8_0';
   return null;
 }
@@ -113,6 +115,7 @@ function nativeF32Refusal(c: DecoderArchConfig, weights: ModelWeights, dtype: st
   if (partialRotary(c)) return partialRotary(c);
   const layout = llamaLayoutRefusal(c);
   if (layout) return layout;
+  if (hasMoeLayers(c)) return 'the model has MoE layers';
   // f32Qkv runs QKV and RoPE in one call: nothing between them, one table for every layer.
   if (c.qkNorm) return 'the model has q/k norms';
   if (hasLayerRope(c)) return 'its layers differ in RoPE settings';

@@ -4,14 +4,16 @@
 // gemma's sandwich norms too); no onnxruntime session runs.
 // Why: MatMulNBits ran 1.2-3.5x slower, and each norm segment's session run cost most of what a
 // batch-1 step had left (docs/perf/q8-gemm.md, docs/perf/segmented-runner.md).
+import { rotaryDimOf } from '../../graph/rope';
 import type { DecoderLayerOptions } from '../../graph/layer-options';
 import type { DecoderArchConfig } from '../../types';
-import { rotaryDimOf } from '../../graph/rope';
 import type { NativeKernels } from '../native-kernels';
 import { attendLayer } from './attend';
 import type { BackendContext, DecoderBackend, KvView, PassRows } from './decoder-backend';
 import { pickRows } from './pick-rows';
-import { readQ8Linears, type Q8Layer, type Q8Weight, type RmsNorms } from './q8-weights';
+import { f32Addon } from './native-f32';
+import { Q8MoeBlock } from './q8-moe-block';
+import { readQ8Linears, type PackedQ8, type Q8Layer, type Q8Weight, type RmsNorms } from './q8-weights';
 import { layerRopeRows } from './rope-rows';
 
 /**
@@ -21,29 +23,30 @@ import { layerRopeRows } from './rope-rows';
  */
 const Q8_POOL_SPIN_MICROS = 100;
 
-/** A Q8_0 weight packed for the addon's GEMM, with its sizes. */
-interface PackedQ8 {
-  packed: Uint8Array;
-  n: number;
-  k: number;
-}
-
 export function createNativeQ8(ctx: BackendContext): DecoderBackend {
   const config = ctx.config as DecoderArchConfig;
   const linears = readQ8Linears(config, ctx.weights);
   // Reading the norms is not a copy to release: they stay the model's.
   ctx.weights.forgetReads();
   const pack = (w: Q8Weight): PackedQ8 => ({ packed: ctx.native.q8Pack(w.codes, w.scales, w.n, w.k), n: w.n, k: w.k });
-  const layers: Q8Layer<PackedQ8>[] = [];
+  const layers: PackedLayer[] = [];
+  const f32 = f32Addon();
   for (let l = 0; l < config.numLayers; l++) {
     const w = linears.layer(l);
-    layers.push({ q: pack(w.q), k: pack(w.k), v: pack(w.v), o: pack(w.o), gateUp: pack(w.gateUp), down: pack(w.down) });
+    const mlp =
+      'experts' in w.mlp
+        ? new Q8MoeBlock(ctx.native, f32, w.mlp.experts.map((e) => ({ gateUp: pack(e.gateUp), down: pack(e.down) })), w.mlp.router, config.numExpertsPerToken!, config.normTopKProb ?? false)
+        : { gateUp: pack(w.mlp.gateUp), down: pack(w.mlp.down) };
+    layers.push({ q: pack(w.q), k: pack(w.k), v: pack(w.v), o: pack(w.o), mlp });
     ctx.weights.releaseRead();
   }
   const head = pack(linears.head());
   ctx.weights.releaseRead();
   return new NativeQ8(config, ctx.native, ctx.decoder.layers, layers, head, linears.norms);
 }
+
+/** A layer as the backend runs it: its packed linears, and a dense MLP or a MoE block. */
+type PackedLayer = Omit<Q8Layer<PackedQ8>, 'mlp'> & { mlp: { gateUp: PackedQ8; down: PackedQ8 } | Q8MoeBlock };
 
 class NativeQ8 implements DecoderBackend {
   readonly name = 'native-q8';
@@ -53,7 +56,7 @@ class NativeQ8 implements DecoderBackend {
     private readonly config: DecoderArchConfig,
     private readonly native: NativeKernels,
     private readonly options: readonly DecoderLayerOptions[],
-    private readonly layers: Q8Layer<PackedQ8>[],
+    private readonly layers: PackedLayer[],
     private readonly head: PackedQ8,
     private readonly norms: RmsNorms,
   ) {}
@@ -62,7 +65,9 @@ class NativeQ8 implements DecoderBackend {
     const c = this.config;
     const n = pass.rows;
     const h = c.hiddenSize;
-    const inter = this.layers[0].down.k;
+    // The dense MLPs' width (0 when every layer is MoE: no dense buffers).
+    const dense = this.layers.find((l) => !(l.mlp instanceof Q8MoeBlock))?.mlp as { down: PackedQ8 } | undefined;
+    const inter = dense?.down.k ?? 0;
     const { norms, native } = this;
     const gemm = (w: PackedQ8, x: Float32Array, y: Float32Array, rows = n) => native.q8Gemm(w.packed, x, y, rows, w.n, w.k);
     const ropes = layerRopeRows(this.options, pass.positions);
@@ -108,9 +113,13 @@ class NativeQ8 implements DecoderBackend {
       const sandwich = norms.sandwich?.[l];
       if (sandwich) addSublayer(norms.post[l], sandwich.preMlp);
       else addSublayer(null, norms.post[l]);
-      gemm(layer.gateUp, normed, gateUp);
-      gated(gateUp, act, inter);
-      gemm(layer.down, act, projected);
+      if (layer.mlp instanceof Q8MoeBlock) {
+        layer.mlp.run(normed, projected, n);
+      } else {
+        gemm(layer.mlp.gateUp, normed, gateUp);
+        gated(gateUp, act, inter);
+        gemm(layer.mlp.down, act, projected);
+      }
       addSublayer(sandwich?.postMlp ?? null, l === c.numLayers - 1 ? norms.final : norms.input[l + 1]);
     }
     const picked = pickRows(normed, pass.logitsRows, h);

@@ -3,7 +3,9 @@
 // RMSNorms' weights. Whether they are all Q8_0 is the chooser's question (choose-backend.ts).
 import { unpackGgml } from '../../graph/ggml-unpack';
 import { checkLinear, concatArrays, elementCount, requireWeight, toF32 } from '../../graph/weights';
-import type { DecoderArchConfig, ModelWeights } from '../../types';
+import { expertWeight } from '../../moe/expert-weights';
+import { isMoeLayer, moeWeightNames } from '../../moe/moe-config';
+import type { DecoderArchConfig, ModelWeights, WeightTensor } from '../../types';
 import { headName, layerPrefix, linearNames } from './llama-weight-names';
 
 /** A Q8_0 weight [n, k] as q8Pack takes it: codes q + 128 row-major, one scale per 32 codes. */
@@ -14,14 +16,23 @@ export interface Q8Weight {
   k: number;
 }
 
-/** Layer l's linears: q, k, v, o_proj, gate_up (gate rows, then up rows) and down_proj. */
+/** A Q8_0 weight packed for the addon's GEMM (NativeKernels.q8Pack), with its sizes. */
+export interface PackedQ8 {
+  packed: Uint8Array;
+  n: number;
+  k: number;
+}
+
+/**
+ * Layer l's linears: q, k, v, o_proj, and the MLP: gate_up (gate rows, then up rows) and
+ * down_proj, or a MoE layer's experts (each expert's gate_up and down) and its float32 router.
+ */
 export interface Q8Layer<W = Q8Weight> {
   q: W;
   k: W;
   v: W;
   o: W;
-  gateUp: W;
-  down: W;
+  mlp: { gateUp: W; down: W } | { experts: { gateUp: W; down: W }[]; router: Float32Array };
 }
 
 /** The RMSNorms' weights and epsilon: layer l's input and post-attention norms, the final one, and the optional ones. */
@@ -56,8 +67,17 @@ export function allLinearsQ8(c: DecoderArchConfig, weights: ModelWeights): boole
 }
 
 function q8Weight(weights: ModelWeights, names: string[], k: number, outs: number[]): Q8Weight {
-  const parts = names.map((name, i) => {
-    const t = requireWeight(weights, name);
+  return q8Of(names.map((name) => ({ name, t: requireWeight(weights, name) })), k, outs);
+}
+
+/** Expert e's weight of the stack `name`, as q8Of takes it. */
+function expertPart(weights: ModelWeights, name: string, e: number): { name: string; t: WeightTensor } {
+  const stack = requireWeight(weights, name);
+  return { name: `${name} (expert ${e})`, t: expertWeight(stack, e) };
+}
+
+function q8Of(tensors: { name: string; t: WeightTensor }[], k: number, outs: number[]): Q8Weight {
+  const parts = tensors.map(({ name, t }, i) => {
     checkLinear(name, t, k, outs[i]);
     if (t.kind !== 'quantized' || t.format !== 'q8_0') throw new Error(`weight '${name}' is not Q8_0`);
     return unpackGgml('q8_0', t.data, elementCount(t.shape))!;
@@ -84,8 +104,12 @@ export function readQ8Linears(c: DecoderArchConfig, weights: ModelWeights): Q8Li
       k: q8Weight(weights, [`${layerPrefix(l)}self_attn.k_proj.weight`], h, [kvDim]),
       v: q8Weight(weights, [`${layerPrefix(l)}self_attn.v_proj.weight`], h, [kvDim]),
       o: q8Weight(weights, [`${layerPrefix(l)}self_attn.o_proj.weight`], qDim, [h]),
-      gateUp: q8Weight(weights, [`${layerPrefix(l)}mlp.gate_proj.weight`, `${layerPrefix(l)}mlp.up_proj.weight`], h, [inter, inter]),
-      down: q8Weight(weights, [`${layerPrefix(l)}mlp.down_proj.weight`], inter, [h]),
+      mlp: isMoeLayer(c, l)
+        ? moeLayer(c, weights, l)
+        : {
+            gateUp: q8Weight(weights, [`${layerPrefix(l)}mlp.gate_proj.weight`, `${layerPrefix(l)}mlp.up_proj.weight`], h, [inter, inter]),
+            down: q8Weight(weights, [`${layerPrefix(l)}mlp.down_proj.weight`], inter, [h]),
+          },
     }),
     head: () => q8Weight(weights, [headName(c, weights)], h, [c.vocabSize]),
     norms: {
@@ -99,4 +123,18 @@ export function readQ8Linears(c: DecoderArchConfig, weights: ModelWeights): Q8Li
       eps: c.rmsNormEps,
     },
   };
+}
+
+/** A MoE layer's experts (gate_up and down each) and its router, dequantized if it is stored quantized. */
+function moeLayer(c: DecoderArchConfig, weights: ModelWeights, l: number): Extract<Q8Layer['mlp'], { experts: unknown }> {
+  const names = moeWeightNames(layerPrefix(l));
+  const h = c.hiddenSize;
+  const ffn = c.expertIntermediateSize!;
+  const router = requireWeight(weights, names.router);
+  checkLinear(names.router, router, h, c.numExperts);
+  const experts = Array.from({ length: c.numExperts! }, (_, e) => ({
+    gateUp: q8Of([expertPart(weights, names.gate, e), expertPart(weights, names.up, e)], h, [ffn, ffn]),
+    down: q8Of([expertPart(weights, names.down, e)], ffn, [h]),
+  }));
+  return { experts, router: toF32(router) };
 }
