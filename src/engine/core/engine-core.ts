@@ -15,7 +15,8 @@ import { GrammarAdmission, type GrammarEngines } from './grammar-admission';
 import type { SequenceConstraint } from '../sampling/logits-processor';
 import { DEFAULT_STRUCTURED_OUTPUTS_LIMITS, type StructuredOutputsLimits } from '../structured/grammar-limits';
 import { NO_STRUCTURED_DEFAULTS, type StructuredOutputsDefaults } from '../structured/grammar-spec';
-import { KvCacheManager } from './kv-cache-manager';
+import { capacityBlocks, kvManagerFor } from './hybrid-kv-cache';
+import type { EngineKvManager } from './kv-cache-manager';
 import { RequestState, type CompletionState } from './request-state';
 import { Scheduler, type SchedulePlan, type SchedulingPolicy } from './scheduler';
 import { Sequence } from './sequence';
@@ -64,7 +65,7 @@ interface SampleJob {
 }
 
 export class EngineCore {
-  readonly kv: KvCacheManager;
+  readonly kv: EngineKvManager;
   readonly scheduler: Scheduler;
   readonly limits: EngineLimits;
   private readonly requests = new Map<string, RequestState>();
@@ -97,13 +98,13 @@ export class EngineCore {
       },
       reject: (request, err) => this.reject(request, err),
     });
-    this.kv = new KvCacheManager(runner.numBlocks, runner.blockSize, config.enablePrefixCaching);
+    this.kv = kvManagerFor(runner, config.enablePrefixCaching);
     this.scheduler = new Scheduler(
       { maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, policy: config.schedulingPolicy, partialPrefills: config.partialPrefills },
       this.kv,
     );
     this.limits = engineLimits(
-      { maxModelLen: config.maxModelLen, numBlocks: runner.numBlocks, blockSize: runner.blockSize },
+      { maxModelLen: config.maxModelLen, numBlocks: runner.numBlocks, kvCapacityBlocks: capacityBlocks(runner, config.maxModelLen), blockSize: runner.blockSize },
       config,
       runner.config.vocabSize,
       encoderSpecOf(runner.config),
@@ -382,6 +383,7 @@ export class EngineCore {
       positionOffset: start,
       blockTable: this.kv.blockTable(seq.seqId),
     };
+    if (this.kv.blockTables) step.blockTables = this.kv.blockTables(seq.seqId);
     if (wantsPromptLogprobs) step.allLogits = true;
     if (seq.encoderInput) step.encoder = this.encoderStep(seq, seq.encoderInput);
     return step;

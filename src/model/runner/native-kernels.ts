@@ -20,6 +20,12 @@ export interface NativeKernels {
     /** [numHeads, numKvHeads, headDim, blockSize, kvType] (kvType: KV_STORAGE's nativeCode). */
     dims: Int32Array,
     scale: number,
+    /** A query at position p attends to positions max(0, p - window + 1) .. p (0: no window). */
+    window?: number,
+    /** > 0: each scaled score becomes softcap * tanh(score / softcap). */
+    softcap?: number,
+    /** [numHeads] learned logits added to each head's softmax denominator (null: none). */
+    sinks?: Float32Array | null,
   ): void;
   /** Writes rows i of newK/newV ([n, kvDim] float32) into cache rows slots[i], narrowing to kvType. */
   writeKv(newK: Float32Array, newV: Float32Array, kCache: KvArray, vCache: KvArray, slots: Int32Array, kvType: number): void;

@@ -14,6 +14,7 @@ import { nativeAddonPath } from '../native-kernels';
 import type { BackendContext, DecoderBackend, KvView, PassRows } from './decoder-backend';
 import { headName, layerPrefix } from './llama-weight-names';
 import { pickRows } from './pick-rows';
+import { attendLayer } from './attend-layer';
 
 /** ortllm_f32's functions (native/src/f32-decoder.cc; argument checks there). */
 export interface F32Addon {
@@ -170,8 +171,7 @@ class SmallDecoder implements DecoderBackend {
     for (let l = 0; l < c.numLayers; l++) {
       const w = this.layers[l];
       addon.f32Qkv(b.normed, w.q, w.k, w.v, b.q, b.k, b.v, rope ? step.positions : null, rope?.cos ?? null, rope?.sin ?? null, this.qkvDims);
-      native.writeKv(b.k, b.v, cache.keys[l], cache.values[l], step.slots, cache.kvCode);
-      native.attention(b.q, b.attn, cache.keys[l], cache.values[l], step.seqInfo, step.tables, cache.dims, cache.scale);
+      attendLayer(native, cache, step, l, b.q, b.k, b.v, b.attn);
       const next = l === c.numLayers - 1 ? this.finalNorm : this.layers[l + 1].inputNorm;
       addon.f32Mlp(b.attn, w.o, residual, w.postNorm, w.gateUp, w.down, next, b.normed, this.mlpDims, this.eps);
     }

@@ -9,6 +9,7 @@ import type { BackendContext, DecoderBackend, KvView, PassRows } from './decoder
 import { pickRows } from './pick-rows';
 import { readQ8Linears, type Q8Layer, type Q8Weight, type RmsNorms } from './q8-weights';
 import { ropeRows } from './rope-rows';
+import { attendLayer } from './attend-layer';
 
 /**
  * How long the addon's pool spins between calls on this path, whose step is all addon calls
@@ -82,8 +83,7 @@ class NativeQ8 implements DecoderBackend {
         native.rope(q, rope.cos, rope.sin, c.numHeads, c.headDim);
         native.rope(k, rope.cos, rope.sin, c.numKvHeads, c.headDim);
       }
-      native.writeKv(k, v, kv.keys[l], kv.values[l], pass.slots, kv.kvCode);
-      native.attention(q, attn, kv.keys[l], kv.values[l], pass.seqInfo, pass.tables, kv.dims, kv.scale);
+      attendLayer(native, kv, pass, l, q, k, v, attn);
       gemm(layer.o, attn, projected);
       native.addRmsNorm(projected, residual, norms.post[l], normed, norms.eps);
       gemm(layer.gateUp, normed, gateUp);

@@ -9,6 +9,7 @@ import type { NativeKernels } from '../native-kernels';
 import { SyncSession } from '../session';
 import type { BackendContext, DecoderBackend, KvView, PassRows } from './decoder-backend';
 import { ropeRows } from './rope-rows';
+import { attendLayer } from './attend-layer';
 
 export async function createOnnxSegments(ctx: BackendContext): Promise<DecoderBackend> {
   const sessions: SyncSession[] = [];
@@ -57,8 +58,7 @@ class OnnxSegments implements DecoderBackend {
         this.native.free(hidden);
         hidden = out.residual;
       }
-      this.native.writeKv(out.k, out.v, kv.keys[l], kv.values[l], pass.slots, kv.kvCode);
-      this.native.attention(out.q, attn, kv.keys[l], kv.values[l], pass.seqInfo, pass.tables, kv.dims, kv.scale);
+      attendLayer(this.native, kv, pass, l, out.q, out.k, out.v, attn);
       // q, k and v are dead now; from segment 1 their buffer holds the residual too, freed after the next run.
       if (l === 0) this.native.free(packed);
     }
