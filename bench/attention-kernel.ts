@@ -1,5 +1,5 @@
 // `node dist/bench/attention-kernel.js [--shapes stories260K,100M] [--kv float32,half,bfloat16,fp8_e4m3,fp8_e5m2]
-//  [--contexts 128,1024] [--batch 32] [--ms 1500] [--shared] [--threads 1] [--simd avx512,avx512bf16]`: the native attention
+//  [--contexts 128,1024] [--batch 32] [--ms 1500] [--shared] [--threads 1] [--simd avx512,avx512bf16] [--window 0,512]`: the native attention
 // kernel alone (one thread unless --threads says more), CPU ms (and wall ms) per decode step of
 // `batch` sequences at each context, every layer of the shape. The cache rows are written with
 // random values first (a filled cache, as the runner's at depth: unwritten pages would all read
@@ -12,7 +12,7 @@
 // CPU's best by default) on the same caches, one after the other per context. The kernel-alone figures in
 // docs/perf/attention.md were measured with it. --prefill times one prompt of `context` tokens per context instead
 // (one sequence, every layer's attention over its own rows: the prefill tiles; the rows of the
-// first sequence's blocks).
+// first sequence's blocks). --window times each listed sliding window (0: none) on the same caches.
 import { nativeKernels, SIMD_LEVELS, type SimdLevel } from '../src/model/runner/native-kernels';
 
 const SHAPES: Record<string, { layers: number; heads: number; kvHeads: number; headDim: number }> = {
@@ -53,6 +53,8 @@ function main(): void {
   const shared = process.argv.includes('--shared');
   const prefill = process.argv.includes('--prefill');
   const simd = arg('simd', '').split(',').filter(Boolean) as SimdLevel[];
+  const windows = arg('window', '0').split(',').map(Number);
+  for (const w of windows) if (!Number.isInteger(w) || w < 0) throw new Error(`--window takes integers >= 0 (0: none), not ${w}`);
   for (const level of simd) if (!SIMD_LEVELS.includes(level)) throw new Error(`unknown --simd ${level} (${SIMD_LEVELS.join(', ')})`);
   const blocksPerSeq = Math.ceil((Math.max(...contexts) + 64) / BLOCK_SIZE);
   console.log(`attention kernel: ${prefill ? 'one prefill per step' : `batch ${batch}`}, blocks of ${BLOCK_SIZE}, ${threads} thread(s)${shared ? ', every sequence on the same blocks' : ''}`);
@@ -82,11 +84,13 @@ function main(): void {
         fill(q, 'float32', 9);
         const out = new Float32Array(q.length);
         const dims = Int32Array.from([s.heads, s.kvHeads, s.headDim, BLOCK_SIZE, KV_CODES[kv]]);
+        let window = 0;
         const step = () => {
           const stepSeqs = prefill ? Int32Array.from([0, context, 0, 0]) : seqs;
-          for (let l = 0; l < s.layers; l++) native.attention(q, out, caches[l % caches.length].k, caches[l % caches.length].v, stepSeqs, tables, dims, 1 / Math.sqrt(s.headDim));
+          for (let l = 0; l < s.layers; l++) native.attention(q, out, caches[l % caches.length].k, caches[l % caches.length].v, stepSeqs, tables, dims, 1 / Math.sqrt(s.headDim), window);
         };
-        for (const level of simd.length ? simd : [undefined]) {
+        for (const [level, w] of (simd.length ? simd : [undefined]).flatMap((l) => windows.map((w) => [l, w] as const))) {
+          window = w;
           const used = level ? native.setSimd(level) : '';
           step();
           const cpu0 = process.cpuUsage();
@@ -98,7 +102,8 @@ function main(): void {
           }
           const cpu = process.cpuUsage(cpu0);
           const wall = performance.now() - t0;
-          console.log(`${shapeName.padEnd(12)} ${kv.padEnd(9)} ctx ${String(context).padStart(5)}${used ? ` ${used.padEnd(10)}` : ''}: cpu ${((cpu.user + cpu.system) / 1000 / steps).toFixed(2)} ms/step, wall ${(wall / steps).toFixed(2)} (${steps} steps)`);
+          const shown = `${used ? ` ${used.padEnd(10)}` : ''}${windows.length > 1 || w > 0 ? ` window ${String(w).padStart(5)}` : ''}`;
+          console.log(`${shapeName.padEnd(12)} ${kv.padEnd(9)} ctx ${String(context).padStart(5)}${shown}: cpu ${((cpu.user + cpu.system) / 1000 / steps).toFixed(2)} ms/step, wall ${(wall / steps).toFixed(2)} (${steps} steps)`);
         }
       }
     }

@@ -9,6 +9,8 @@
 #include "napi-args.h"
 #include "thread-pool.h"
 
+#include <climits>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -50,10 +52,19 @@ bool kvTypeOf(const Typed& t, int32_t code, KvType* out) {
   return true;
 }
 
-// attention(q, out, kCache, vCache, seqs, tables, dims[numHeads, numKvHeads, headDim, blockSize, kvType], scale)
+// An optional argument: absent or undefined.
+bool absent(napi_env env, napi_value v) {
+  napi_valuetype t;
+  return napi_typeof(env, v, &t) != napi_ok || t == napi_undefined;
+}
+
+// attention(q, out, kCache, vCache, seqs, tables, dims[numHeads, numKvHeads, headDim, blockSize, kvType], scale,
+//           window = 0, softcap = 0, sinks: Float32Array | null = null)
 napi_value Attention(napi_env env, napi_callback_info info) {
-  napi_value argv[8];
-  if (!readArgs(env, info, 8, argv)) return fail(env, "attention: expected 8 arguments");
+  napi_value argv[11];
+  size_t argc = 11;
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  if (argc < 8 || argc > 11) return fail(env, "attention: expected 8 to 11 arguments");
   Typed q, out, k, v, seqs, tables, dims;
   if (!typed(env, argv[0], &q) || q.type != napi_float32_array) return fail(env, "attention: q must be a Float32Array");
   if (!typed(env, argv[1], &out) || out.type != napi_float32_array) return fail(env, "attention: out must be a Float32Array");
@@ -66,9 +77,32 @@ napi_value Attention(napi_env env, napi_callback_info info) {
   if (!kvTypeOf(k, ((const int32_t*)dims.data)[4], &kvType)) return fail(env, "attention: kvType does not match the cache arrays");
   double scale;
   if (napi_get_value_double(env, argv[7], &scale) != napi_ok) return fail(env, "attention: scale must be a number");
-  const ortllm::AttentionCall call{(const float*)q.data, q.length, (float*)out.data, out.length, k.data, v.data, k.length, kvType,
-                                   (const int32_t*)seqs.data, seqs.length / 4, (const int32_t*)tables.data, tables.length,
-                                   (const int32_t*)dims.data, (float)scale};
+  int32_t window = 0;
+  double softcap = 0;
+  Typed sinks;
+  if (argc > 8 && !absent(env, argv[8])) {
+    double w;
+    if (napi_get_value_double(env, argv[8], &w) != napi_ok || w != std::floor(w) || w < 0 || w > INT32_MAX)
+      return fail(env, "attention: window must be an integer >= 0");
+    window = (int32_t)w;
+  }
+  if (argc > 9 && !absent(env, argv[9]) && (napi_get_value_double(env, argv[9], &softcap) != napi_ok || !std::isfinite(softcap) || softcap < 0))
+    return fail(env, "attention: softcap must be a finite number >= 0");
+  if (argc > 10 && !absent(env, argv[10])) {
+    napi_valuetype t;
+    napi_typeof(env, argv[10], &t);
+    if (t != napi_null && (!typed(env, argv[10], &sinks) || sinks.type != napi_float32_array))
+      return fail(env, "attention: sinks must be a Float32Array or null");
+    if (t != napi_null && sinks.length != (size_t)((const int32_t*)dims.data)[0])
+      return fail(env, "attention: sinks must hold one value per query head (numHeads)");
+  }
+  ortllm::AttentionCall call{(const float*)q.data, q.length, (float*)out.data, out.length, k.data, v.data, k.length, kvType,
+                             (const int32_t*)seqs.data, seqs.length / 4, (const int32_t*)tables.data, tables.length,
+                             (const int32_t*)dims.data, (float)scale};
+  call.window = window;
+  call.softcap = (float)softcap;
+  call.sinks = (const float*)sinks.data;
+  call.sinksLength = sinks.length;
   if (const char* why = ortllm::pagedAttention(call)) return fail(env, why);
   return nullptr;
 }

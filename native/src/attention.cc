@@ -70,6 +70,8 @@ using cpu::SimdLevel;
 // Prefill tiles (several query rows) and GQA decodes (several query heads per KV head) at head
 // sizes that are multiples of 16 take attend-prefill.inc's AVX-512 kernel instead (register-blocked
 // GEMMs, each K and V row loaded once for all the item's query vectors).
+// The sliding window, logit soft-cap and sinks live in the portable kernel and attend-simd.inc;
+// items that need them skip the other fast paths (docs/attention-features.md).
 
 struct Shape {
   int numHeads;
@@ -88,6 +90,9 @@ struct Call {
   const int32_t* seqs;  // per sequence: first row, row count, past length, offset into tables
   const int32_t* tables;
   Shape shape;
+  int window;           // sliding window (0: none), softcap (0: none), sinks (null: none): AttentionCall's
+  float softcap;
+  const float* sinks;
 };
 
 struct Item {
@@ -119,6 +124,28 @@ struct Scratch {
 Scratch& scratch() {
   thread_local std::unique_ptr<Scratch> s(new Scratch());
   return *s;
+}
+
+// ---------------------------------------------------------------- window, soft-cap, sinks
+// The first key a query at `pos` sees: the sliding window's start (0 without one).
+inline int windowStart(const Call& c, int pos) { return c.window > 0 ? std::max(0, pos - c.window + 1) : 0; }
+
+// Whether an item needs the window, soft-cap or sinks: only attend-simd.inc and the generic kernel
+// have them, so such items skip the other fast paths. A window that starts at key 0 for every
+// row of the item (short contexts) changes nothing, and leaves them their fast paths.
+inline bool plainItem(const Call& c, const Item& it) {
+  const int lastRow = c.seqs[4 * it.seq + 2] + it.row0 + it.rows - 1;
+  return c.softcap == 0 && !c.sinks && windowStart(c, lastRow) == 0;
+}
+
+// What a query vector's accumulator is multiplied by at the end: 1 / l, or with a sink logit s
+// for its head the denominator gains exp(s - m) (no value), computed against max(m, s) so neither
+// term overflows. m and l: the running max and sum of the online softmax.
+inline float outputScale(const Call& c, int head, float m, float l) {
+  if (!c.sinks) return l > 0 ? 1.0f / l : 0.0f;
+  const float sink = c.sinks[head], top = std::max(m, sink);
+  const float kept = m == -INFINITY ? 0.0f : std::exp(m - top);
+  return kept / (l * kept + std::exp(sink - top));
 }
 
 // ---------------------------------------------------------------- generic kernel
@@ -158,7 +185,7 @@ void attendGeneric(const Call& c, const Item& it, Load load) {
   int limit[kMaxQueries];
   startQueries(c, it, group, past, qp, limit, m, l, acc);
   const int keys = past + it.row0 + it.rows;
-  for (int j0 = 0; j0 < keys; j0 += kKeyChunk) {
+  for (int j0 = windowStart(c, past + it.row0); j0 < keys; j0 += kKeyChunk) {
     const int n = keys - j0 < kKeyChunk ? keys - j0 : kKeyChunk;
     for (int jj = 0; jj < n; jj++) {
       int pos = j0 + jj;
@@ -167,13 +194,17 @@ void attendGeneric(const Call& c, const Item& it, Load load) {
       for (int i = 0; i < nq; i++) {
         float dot = 0;
         for (int d = 0; d < hd; d++) dot += qp[i][d] * kv[d];
-        score[i][jj] = pos <= limit[i] ? dot * s.scale : -INFINITY;
+        const float scaled = c.softcap > 0 ? c.softcap * std::tanh(dot * s.scale / c.softcap) : dot * s.scale;
+        score[i][jj] = pos <= limit[i] && pos >= windowStart(c, limit[i]) ? scaled : -INFINITY;
       }
     }
     for (int i = 0; i < nq; i++) {
       float mx = m[i];
       for (int jj = 0; jj < n; jj++) mx = score[i][jj] > mx ? score[i][jj] : mx;
-      if (mx == -INFINITY) continue;
+      if (mx == -INFINITY) {  // every key masked (before the window, or after the row)
+        for (int jj = 0; jj < n; jj++) score[i][jj] = 0;
+        continue;
+      }
       float corr = std::exp(m[i] - mx);
       m[i] = mx;
       l[i] *= corr;
@@ -198,7 +229,7 @@ void attendGeneric(const Call& c, const Item& it, Load load) {
   for (int i = 0; i < nq; i++) {
     int r = it.row0 + i / group, g = i % group;
     float* o = c.out + (size_t)(first + r) * qStride + (size_t)(it.kvHead * group + g) * hd;
-    float inv = l[i] > 0 ? 1.0f / l[i] : 0.0f;
+    const float inv = outputScale(c, it.kvHead * group + g, m[i], l[i]);
     for (int d = 0; d < hd; d++) o[d] = acc[i][d] * inv;
   }
 }
@@ -231,6 +262,28 @@ AVX2_FN inline __m256 exp256(__m256 x) {
   __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
   return _mm256_andnot_ps(underflow, y);
+}
+
+// In place, n (a multiple of 8) scores x -> cap * tanh(x / cap). tanh |t| = 1 - 2 / (exp(2|t|) + 1)
+// from 1/4 up; below, where that difference cancels, its odd series to t^11 (the next term is
+// under 1e-8 relative there).
+AVX2_FN inline void capScores(float* sc, int n, float cap) {
+  const __m256 capv = _mm256_set1_ps(cap), inv = _mm256_set1_ps(1.0f / cap), one = _mm256_set1_ps(1.0f), two = _mm256_set1_ps(2.0f);
+  const __m256 signBit = _mm256_set1_ps(-0.0f);
+  for (int j = 0; j < n; j += 8) {
+    const __m256 t = _mm256_mul_ps(_mm256_load_ps(sc + j), inv);
+    const __m256 a = _mm256_andnot_ps(signBit, t);
+    const __m256 far = _mm256_sub_ps(one, _mm256_div_ps(two, _mm256_add_ps(exp256(_mm256_add_ps(a, a)), one)));
+    const __m256 a2 = _mm256_mul_ps(a, a);
+    __m256 p = _mm256_set1_ps(-1382.0f / 155925.0f);
+    p = _mm256_fmadd_ps(p, a2, _mm256_set1_ps(62.0f / 2835.0f));
+    p = _mm256_fmadd_ps(p, a2, _mm256_set1_ps(-17.0f / 315.0f));
+    p = _mm256_fmadd_ps(p, a2, _mm256_set1_ps(2.0f / 15.0f));
+    p = _mm256_fmadd_ps(p, a2, _mm256_set1_ps(-1.0f / 3.0f));
+    const __m256 near = _mm256_fmadd_ps(_mm256_mul_ps(p, a2), a, a);
+    const __m256 mag = _mm256_blendv_ps(far, near, _mm256_cmp_ps(a, _mm256_set1_ps(0.25f), _CMP_LT_OQ));
+    _mm256_store_ps(sc + j, _mm256_mul_ps(capv, _mm256_or_ps(mag, _mm256_and_ps(signBit, t))));
+  }
 }
 
 AVX2_FN inline float hsum256(__m256 v) {
@@ -573,14 +626,16 @@ SimdLevel simdLevel = bestSimd();
 #ifdef ORTLLM_X86
 template <KvType T>
 void attendSimd(const Call& c, const Item& it) {
-  if (simdLevel >= kAvx512 && prefillItem(c.shape, it)) return attendPrefill<T>(c, it);
+  // The window, soft-cap and sinks live in attend-simd.inc's kernels (attendDotWide included).
+  const bool plain = plainItem(c, it);
+  if (plain && simdLevel >= kAvx512 && prefillItem(c.shape, it)) return attendPrefill<T>(c, it);
   const Shape& s = c.shape;
   const int group = s.numHeads / s.numKvHeads;
   // Decodes at head size 8 with KV heads in fours: four heads per float32 vector pair
   // (attend-hd8.inc), E4M3 rows on AVX512-BF16 four heads per bfloat16 vector (attend-bf16.inc:
   // its table lookup widens E4M3 in fewer operations; bfloat16 and E5M2 rows ran faster in the float32
   // kernel, docs/perf/attention.md).
-  const bool quads = simdLevel >= kAvx512 && it.rows == 1 && s.headDim == 8 && it.heads % 4 == 0 && group <= kMaxQuadGroup;
+  const bool quads = plain && simdLevel >= kAvx512 && it.rows == 1 && s.headDim == 8 && it.heads % 4 == 0 && group <= kMaxQuadGroup;
   if constexpr (T == kBF16 || T == kE4M3 || T == kE5M2) {
     // AVX512-BF16 decodes: one query vector per KV head at head size 32 or 64 (attend-bf16.inc).
     if (simdLevel == kAvx512Bf16 && it.rows == 1) {
@@ -590,9 +645,9 @@ void attendSimd(const Call& c, const Item& it) {
   }
   if (quads) return attendQuads32<T>(c, it);
   // Prefill tiles at head size 8 of at least half a vector of query vectors: queries across lanes.
-  if (simdLevel >= kAvx512 && s.headDim == 8 && it.rows > 1 && it.heads == 1 && group * it.rows >= 8)
+  if (plain && simdLevel >= kAvx512 && s.headDim == 8 && it.rows > 1 && it.heads == 1 && group * it.rows >= 8)
     return group * it.rows > 16 ? attendRows8<T, 2>(c, it) : attendRows8<T, 1>(c, it);
-  if (simdLevel == kAvx2 && attendHd8Avx2Item<T>(c, it)) return;  // head size 8 decodes without AVX-512 (attend-hd8-avx2.inc)
+  if (plain && simdLevel == kAvx2 && attendHd8Avx2Item<T>(c, it)) return;  // head size 8 decodes without AVX-512 (attend-hd8-avx2.inc)
   if (simdLevel >= kAvx512)
     attendAvx512<T>(c, it);
   else
@@ -642,6 +697,9 @@ const char* pagedAttention(const AttentionCall& a) {
     return "attention: bad dims";
   const int group = shape.numHeads / shape.numKvHeads;
   if (group > kMaxQueries) return "attention: more than 32 query heads per KV head";
+  if (a.window < 0) return "attention: window must be >= 0";
+  if (!std::isfinite(a.softcap) || a.softcap < 0) return "attention: softcap must be a finite number >= 0";
+  if (a.sinks && a.sinksLength != (size_t)shape.numHeads) return "attention: sinks must hold one value per query head (numHeads)";
   const size_t qStride = (size_t)shape.numHeads * shape.headDim;
   const size_t kvStride = (size_t)shape.numKvHeads * shape.headDim;
   const size_t slots = a.kvLength / kvStride;
@@ -671,10 +729,13 @@ const char* pagedAttention(const AttentionCall& a) {
       for (int h = 0; h < shape.numKvHeads; h += heads)
         items.push_back({s, h, r, std::min(tileRows, count - r), std::min(heads, shape.numKvHeads - h)});
   }
-  Call call{a.q, a.out, a.k, a.v, a.kvType, si, tb, shape};
-  // Threads only pay off for enough work: estimate multiply-adds.
+  Call call{a.q, a.out, a.k, a.v, a.kvType, si, tb, shape, a.window, a.softcap, a.sinks};
+  // Threads only pay off for enough work: estimate multiply-adds (a window bounds the keys per row).
   double work = 0;
-  for (int s = 0; s < numSeqs; s++) work += (double)si[4 * s + 1] * (si[4 * s + 2] + si[4 * s + 1]);
+  for (int s = 0; s < numSeqs; s++) {
+    const int keys = si[4 * s + 2] + si[4 * s + 1];
+    work += (double)si[4 * s + 1] * (a.window > 0 ? std::min(keys, a.window) : keys);
+  }
   work *= shape.numHeads * shape.headDim * 2.0;
   std::function<void(int)> fn = [&](int i) { attendItem(call, items[i]); };
   // Helpers from 2e4 multiply-adds when the pool's helpers spin between calls (a batch-1 decode's

@@ -25,10 +25,15 @@ struct AttentionCall {
   size_t tablesLength;
   const int32_t* dims;  // numHeads, numKvHeads, headDim, blockSize
   float scale;
+  int window = 0;                 // sliding window: a query at position p sees keys p - window + 1 .. p (0: all)
+  float softcap = 0;              // > 0: each scaled score becomes softcap * tanh(score / softcap)
+  const float* sinks = nullptr;   // [numHeads] or null: one logit per query head joining each softmax's denominator
+  size_t sinksLength = 0;
 };
 
-// Causal attention of each sequence's query rows over its cache blocks, written to out. Every
-// index is checked first: nullptr, or why the call is bad (then nothing was read or written).
+// Causal attention of each sequence's query rows over its cache blocks, written to out, with the
+// optional sliding window, logit soft-cap and sinks. Every index is checked first: nullptr, or
+// why the call is bad (then nothing was read or written).
 const char* pagedAttention(const AttentionCall& call);
 
 // Rows i of newK / newV ([n, row] float32) into cache rows slots[i], narrowed to kvType;

@@ -8,7 +8,12 @@ import type { KvArray } from './kv-cache';
 
 /** The addon's interface (argument checks live in the C++ code; it throws TypeError on bad input). */
 export interface NativeKernels {
-  /** Causal attention of packed query rows over each sequence's cache blocks; writes `out`. */
+  /**
+   * Causal attention of packed query rows over each sequence's cache blocks; writes `out`. Optional:
+   * `window` > 0, a query at position p sees keys max(0, p - window + 1) .. p (0: all); `softcap` > 0,
+   * each scaled score s becomes softcap * tanh(s / softcap) before the softmax; `sinks` [numHeads],
+   * one logit per query head added to its softmax's denominator (it carries no value).
+   */
   attention(
     q: Float32Array,
     out: Float32Array,
@@ -20,11 +25,8 @@ export interface NativeKernels {
     /** [numHeads, numKvHeads, headDim, blockSize, kvType] (kvType: KV_STORAGE's nativeCode). */
     dims: Int32Array,
     scale: number,
-    /** A query at position p attends to positions max(0, p - window + 1) .. p (0: no window). */
     window?: number,
-    /** > 0: each scaled score becomes softcap * tanh(score / softcap). */
     softcap?: number,
-    /** [numHeads] learned logits added to each head's softmax denominator (null: none). */
     sinks?: Float32Array | null,
   ): void;
   /** Writes rows i of newK/newV ([n, kvDim] float32) into cache rows slots[i], narrowing to kvType. */

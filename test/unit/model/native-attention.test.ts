@@ -1,78 +1,15 @@
 /** @jest-environment ./test/helpers/ort-environment.js */
-// The native paged-attention kernel against a plain float64 reference written here, and the
+// The native paged-attention kernel against the float64 reference of test/helpers, and the
 // segmented runner built on it: both attention paths give the same greedy tokens, a sequence's
 // logits do not depend on what else is in its batch, and a bfloat16 cache stays close to float32.
 import { llamaConfig, randomModel } from '../../../bench/random-llama';
-import { f16ToF32, f32ToF16 } from '../../../src/model/gguf/half';
 import { createRunner } from '../../../src/model/runner';
 import { nativeKernels, SIMD_LEVELS, type NativeKernels } from '../../../src/model/runner/native-kernels';
 import { WeightMap } from '../../../src/model/weight-map';
 import type { ModelRunner, StepSequence } from '../../../src/model/types';
-import type { KvArray } from '../../../src/model/runner/kv-cache';
-import { FP8_FORMATS } from '../../helpers/fp8';
 import { BlockAllocator, maxAbsDiff, NATIVE_ADDON } from '../../helpers/runner-driver';
 import { needs } from '../../helpers/needs';
-
-const word = new Uint32Array(1);
-const float = new Float32Array(word.buffer);
-function bf16ToF32(h: number): number {
-  word[0] = h << 16;
-  return float[0];
-}
-function f32ToBf16(f: number): number {
-  float[0] = f;
-  const x = word[0];
-  return ((x + 0x7fff + ((x >>> 16) & 1)) >>> 16) & 0xffff;
-}
-
-function seeded(n: number, seed: number): Float32Array {
-  let s = seed >>> 0 || 1;
-  return Float32Array.from({ length: n }, () => {
-    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
-    return (s / 2 ** 32) * 2 - 1;
-  });
-}
-
-interface Case {
-  heads: number;
-  kvHeads: number;
-  headDim: number;
-  blockSize: number;
-}
-
-/** softmax(q k^T * scale) v per sequence, head and row, causal over past + own rows, float64. */
-function referenceAttention(c: Case, q: Float32Array, k: ArrayLike<number>, v: ArrayLike<number>, seqs: number[], tables: number[]): Float32Array {
-  const out = new Float32Array(q.length);
-  const group = c.heads / c.kvHeads;
-  const kvStride = c.kvHeads * c.headDim;
-  const qStride = c.heads * c.headDim;
-  const scale = 1 / Math.sqrt(c.headDim);
-  for (let s = 0; s < seqs.length / 4; s++) {
-    const [first, count, past, tableAt] = seqs.slice(4 * s, 4 * s + 4);
-    const row = (pos: number) => tables[tableAt + Math.floor(pos / c.blockSize)] * c.blockSize + (pos % c.blockSize);
-    for (let r = 0; r < count; r++) {
-      for (let h = 0; h < c.heads; h++) {
-        const kvh = Math.floor(h / group);
-        const n = past + r + 1;
-        const w = new Float64Array(n);
-        const at = Array.from({ length: n }, (_, j) => row(j) * kvStride + kvh * c.headDim);
-        const qAt = (first + r) * qStride + h * c.headDim;
-        for (let j = 0; j < n; j++) {
-          let dot = 0;
-          for (let d = 0; d < c.headDim; d++) dot += q[qAt + d] * k[at[j] + d];
-          w[j] = dot * scale;
-        }
-        const max = w.reduce((a, b) => Math.max(a, b), -Infinity);
-        let sum = 0;
-        for (let j = 0; j < n; j++) sum += w[j] = Math.exp(w[j] - max);
-        const acc = new Float64Array(c.headDim);
-        for (let j = 0; j < n; j++) for (let d = 0; d < c.headDim; d++) acc[d] += w[j] * v[at[j] + d];
-        for (let d = 0; d < c.headDim; d++) out[qAt + d] = acc[d] / sum;
-      }
-    }
-  }
-  return out;
-}
+import { KV_STORAGES, referenceAttention, scatteredSequences, seeded, type AttentionCase as Case } from '../../helpers/reference-attention';
 
 const gate = needs(NATIVE_ADDON);
 
@@ -132,14 +69,7 @@ gate.describe('native paged attention kernel', () => {
     { heads: 16, kvHeads: 4, headDim: 8, blockSize: 5 },
     { heads: 8, kvHeads: 2, headDim: 8, blockSize: 16 },
   ];
-  // The fp8 caches are checked against the reference computed from the fp8-rounded K/V (the
-  // encoder of test/helpers/fp8.ts), so the kernel's own rounding does not hide in the tolerance.
-  const storages: Array<{ name: string; code: number; encode: (a: Float32Array) => KvArray; decode: (a: KvArray) => ArrayLike<number>; isNan: (code: number) => boolean }> = [
-    { name: 'float32', code: 0, encode: (a) => a, decode: (a) => a, isNan: () => false },
-    { name: 'half', code: 1, encode: (a) => Uint16Array.from(a, f32ToF16), decode: (a) => Float32Array.from(a, f16ToF32), isNan: (h) => (h & 0x7c00) === 0x7c00 && (h & 0x3ff) !== 0 },
-    { name: 'bfloat16', code: 2, encode: (a) => Uint16Array.from(a, f32ToBf16), decode: (a) => Float32Array.from(a, bf16ToF32), isNan: (h) => (h & 0x7f80) === 0x7f80 && (h & 0x7f) !== 0 },
-    ...FP8_FORMATS.map((f) => ({ name: f.name, code: f.code, encode: (a: Float32Array) => Uint8Array.from(a, f.encode), decode: (a: KvArray) => Float32Array.from(a, f.decode), isNan: (b: number) => Number.isNaN(f.decode(b)) })),
-  ];
+  const storages = KV_STORAGES;
 
   describe.each(cases)('$heads/$kvHeads heads, head size $headDim, blocks of $blockSize', (c) => {
     it.each(storages.flatMap((st) => [1, 2].map((threads) => ({ ...st, threads }))))('$name cache, $threads thread(s): matches the reference', (st) => {
@@ -166,16 +96,7 @@ gate.describe('native paged attention kernel', () => {
         // More sequences than 4 per thread: decodes take every KV head of their sequence per item.
         ...[5, 16, 17, 40].map((past) => ({ count: 1, past })),
       ];
-      const seqs: number[] = [];
-      const tables: number[] = [];
-      let row = 0;
-      let next = 0;
-      for (const { count, past } of shapes) {
-        const blocks = Math.ceil((past + count) / c.blockSize);
-        seqs.push(row, count, past, tables.length);
-        for (let b = 0; b < blocks; b++) tables.push((next++ * 7 + 3) % numBlocks);
-        row += count;
-      }
+      const { seqs, tables, rows: row } = scatteredSequences(shapes, c.blockSize, numBlocks);
       const q = seeded(row * c.heads * c.headDim, 3);
       const expected = referenceAttention(c, q, st.decode(k), st.decode(v), seqs, tables);
       // Every kernel this CPU runs (a level it lacks falls back to a lower one, tested already).
