@@ -67,6 +67,10 @@ export function randomTensorSpecs(config: DecoderArchConfig): RandomTensorSpec[]
       add(`${p}self_attn.k_proj.bias`, [kv], 0.1);
       add(`${p}self_attn.v_proj.bias`, [kv], 0.1);
     }
+    if (c.qkNorm) {
+      add(`${p}self_attn.q_norm.weight`, [c.headDim], 0.2, 1);
+      add(`${p}self_attn.k_norm.weight`, [c.headDim], 0.2, 1);
+    }
     add(`${p}self_attn.o_proj.weight`, [c.hiddenSize, q], linear(q));
     add(`${p}mlp.gate_proj.weight`, [c.intermediateSize, c.hiddenSize], linear(c.hiddenSize));
     add(`${p}mlp.up_proj.weight`, [c.intermediateSize, c.hiddenSize], linear(c.hiddenSize));

@@ -43,6 +43,24 @@ export interface DecoderArchConfig extends ModelArchConfig {
   tieWordEmbeddings: boolean;
   /** qwen2 has biases on q/k/v projections. */
   attentionBias: boolean;
+
+  // Per-layer attention options and q/k norms (the segmented decoder's backends read them).
+  /** Per-head RMSNorm of q and k before RoPE (qwen3): weights self_attn.{q,k}_norm.weight [headDim], eps rmsNormEps. */
+  qkNorm?: boolean;
+  /** Sliding window: a query at position p attends to positions max(0, p - slidingWindow + 1) .. p; absent/0 = none. */
+  slidingWindow?: number;
+  /** Per layer, HF config.json's layer_types; all full when absent (every layer slides when slidingWindow is set and this is absent). */
+  layerTypes?: readonly ('full_attention' | 'sliding_attention')[];
+  /** Factor on q·k before the softmax; 1/sqrt(headDim) when absent. */
+  attentionScale?: number;
+  /** Per layer, its own RoPE setting (gemma3's local layers); null or absent = ropeTheta / ropeScaling. */
+  layerRope?: readonly (RopeSetting | null)[];
+}
+
+/** One RoPE setting: base and HF-style rope_scaling (DecoderArchConfig's ropeTheta / ropeScaling). */
+export interface RopeSetting {
+  ropeTheta: number;
+  ropeScaling: Record<string, unknown> | null;
 }
 
 /** BERT-style encoder shape (BERT, XLM-RoBERTa), in Hugging Face config.json terms. */

@@ -108,7 +108,6 @@ export function referenceForward(modelConfig: ModelArchConfig, weights: ModelWei
 export function referenceHiddenStates(modelConfig: ModelArchConfig, weights: ModelWeights, tokens: readonly number[]): Float64Array[] {
   const c = modelConfig as DecoderArchConfig;
   const hd = c.headDim;
-  const freqs = ropeScaling(c);
   const group = c.numHeads / c.numKvHeads;
   const embed = weight(weights, 'model.embed_tokens.weight');
   const layers = Array.from({ length: c.numLayers }, (_, l) => {
@@ -128,6 +127,7 @@ export function referenceHiddenStates(modelConfig: ModelArchConfig, weights: Mod
       gate: w('mlp.gate_proj.weight'),
       up: w('mlp.up_proj.weight'),
       down: w('mlp.down_proj.weight'),
+      ...layerExtras(c, weights, l),
       keys: [] as Float64Array[],
       values: [] as Float64Array[],
     };
@@ -141,17 +141,23 @@ export function referenceHiddenStates(modelConfig: ModelArchConfig, weights: Mod
       const q = matVec(L.q, xn, c.numHeads * hd, L.qb);
       const k = matVec(L.k, xn, c.numKvHeads * hd, L.kb);
       const v = matVec(L.v, xn, c.numKvHeads * hd, L.vb);
-      rope(q, c.numHeads, hd, pos, freqs);
-      rope(k, c.numKvHeads, hd, pos, freqs);
+      if (L.qNorm && L.kNorm) {
+        headRmsNorm(q, L.qNorm, c.rmsNormEps);
+        headRmsNorm(k, L.kNorm, c.rmsNormEps);
+      }
+      rope(q, c.numHeads, hd, pos, L.freqs);
+      rope(k, c.numKvHeads, hd, pos, L.freqs);
       L.keys.push(k);
       L.values.push(v);
       const attn = new Float64Array(c.numHeads * hd);
       for (let h = 0; h < c.numHeads; h++) {
         const kvh = Math.floor(h / group);
-        const scores = L.keys.map((kk) => {
+        // Positions outside the layer's window score -Infinity (weight 0).
+        const scores = L.keys.map((kk, t) => {
+          if (L.window > 0 && t <= pos - L.window) return -Infinity;
           let dot = 0;
           for (let d = 0; d < hd; d++) dot += q[h * hd + d] * kk[kvh * hd + d];
-          return dot / Math.sqrt(hd);
+          return dot * L.scale;
         });
         const max = Math.max(...scores);
         const exps = scores.map((s) => Math.exp(s - max));
@@ -171,4 +177,34 @@ export function referenceHiddenStates(modelConfig: ModelArchConfig, weights: Mod
     }
     return rmsNorm(x, finalNorm, c.rmsNormEps);
   });
+}
+
+// ---- Per-layer options (q/k norm, sliding window, attention scale, per-layer RoPE), read from
+// the config's optional fields as HF's Qwen3 / Mistral / Gemma3 attention applies them.
+
+interface LayerExtras {
+  freqs: { freqs: number[]; gain: number };
+  /** Keys a query sees back, itself included (0: all). */
+  window: number;
+  scale: number;
+  qNorm?: Float32Array;
+  kNorm?: Float32Array;
+}
+
+function layerExtras(c: DecoderArchConfig, weights: ModelWeights, l: number): LayerExtras {
+  const p = `model.layers.${l}.self_attn.`;
+  const own = c.layerRope?.[l];
+  const type = c.layerTypes?.[l] ?? 'sliding_attention';
+  return {
+    freqs: ropeScaling(own ? { ...c, ...own } : c),
+    window: (c.slidingWindow ?? 0) > 0 && type === 'sliding_attention' ? c.slidingWindow! : 0,
+    scale: c.attentionScale ?? 1 / Math.sqrt(c.headDim),
+    qNorm: c.qkNorm ? weight(weights, `${p}q_norm.weight`) : undefined,
+    kNorm: c.qkNorm ? weight(weights, `${p}k_norm.weight`) : undefined,
+  };
+}
+
+/** RMSNorm of each head (w's width) of x, in place. */
+function headRmsNorm(x: Float64Array, w: Float32Array, eps: number): void {
+  for (let at = 0; at < x.length; at += w.length) x.set(rmsNorm(x.subarray(at, at + w.length), w, eps), at);
 }

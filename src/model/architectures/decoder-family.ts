@@ -1,6 +1,6 @@
-// What llama-style decoders (llama, mistral, qwen2) share: the config.json mapping, canonical
+// What llama-style decoders (llama, mistral, qwen2, qwen3) share: the config.json mapping, canonical
 // weight names (HF's `model.layers.{i}.…`), the GGUF mapping of llama.cpp files and the graphs
-// (graph/decoder-graph.ts). Each member (llama.ts, qwen2.ts) states only how it differs.
+// (graph/decoder-graph.ts). Each member (llama.ts, qwen2.ts, qwen3.ts) states only how it differs.
 
 import { buildDecoderGraph, buildDecoderPoolingGraph } from '../graph/decoder-graph';
 import { decoderSegments } from '../graph/decoder-segments';
@@ -17,9 +17,16 @@ export interface DecoderTraits {
   ggufArchitectures: readonly string[];
   /** q/k/v projections carry biases (qwen2 always; llama when config.json sets attention_bias). */
   attentionBias: (json: Json) => boolean;
-  /** The sliding window applies (mistral always when set; qwen2 only with use_sliding_window). */
+  /** The sliding window applies (mistral always when set; qwen2/qwen3 only with use_sliding_window). */
   slidingWindowApplies: (json: Json) => boolean;
-  /** llama.cpp interleaves this family's Q/K rows for RoPE when converting (llama: yes, qwen2: no). */
+  /**
+   * Without config.json's layer_types, the first layer the window applies to (HF's default
+   * layer_types: mistral 0, every layer; qwen2/qwen3 max_window_layers, the layers from it on).
+   */
+  firstWindowedLayer: (json: Json) => number;
+  /** q and k get a per-head RMSNorm before RoPE (qwen3). */
+  qkNorm?: boolean;
+  /** llama.cpp interleaves this family's Q/K rows for RoPE when converting (llama: yes, qwen2/qwen3: no). */
   ggufRopeRowsPermuted: boolean;
 }
 
@@ -43,7 +50,8 @@ export function decoderDescriptor(traits: DecoderTraits): ArchitectureDescriptor
     },
     gguf: {
       architectures: traits.ggufArchitectures,
-      config: (file, ropeFreqFactors) => ({ ...ggufArchConfig(file, ropeFreqFactors), architecture: traits.name }),
+      // llama.cpp's converters write no sliding window for these families, and llama.cpp attends over the full context.
+      config: (file, ropeFreqFactors) => ({ ...ggufArchConfig(file, ropeFreqFactors), architecture: traits.name, ...(traits.qkNorm ? { qkNorm: true } : {}) }),
       tensorName: hfTensorName,
       ggufName: ggufTensorName,
       ropePermutedHeads: (name, config) => (traits.ggufRopeRowsPermuted ? ropePermutedHeads(name, config) : null),
@@ -71,16 +79,12 @@ function decoderHfConfig(json: Json, ctx: HfConfigContext, traits: DecoderTraits
   // transformers >= 4.56 nests rope_theta/rope_type in rope_parameters.
   const ropeParameters = isObject(json.rope_parameters) ? json.rope_parameters : {};
   const ropeTheta = num('rope_theta', typeof ropeParameters.rope_theta === 'number' ? ropeParameters.rope_theta : 10000);
-  const maxPositions = num('max_position_embeddings', 2048);
-  const window = json.sliding_window;
-  // Full attention over a sliding-window model is exact only inside the window, so the usable
-  // context is capped at the window (Mistral v0.1: 4096; Qwen2 only when use_sliding_window is on).
-  const windowed = traits.slidingWindowApplies(json) && typeof window === 'number' && window > 0;
+  const numLayers = num('num_hidden_layers');
   return {
     architecture: traits.name,
     hiddenSize,
     intermediateSize: num('intermediate_size'),
-    numLayers: num('num_hidden_layers'),
+    numLayers,
     numHeads,
     numKvHeads: num('num_key_value_heads', numHeads),
     headDim: num('head_dim', hiddenSize / numHeads),
@@ -88,10 +92,30 @@ function decoderHfConfig(json: Json, ctx: HfConfigContext, traits: DecoderTraits
     rmsNormEps: num('rms_norm_eps', 1e-6),
     ropeTheta,
     ropeScaling: ropeScaling(json.rope_scaling ?? json.rope_parameters),
-    maxPositionEmbeddings: windowed ? Math.min(window, maxPositions) : maxPositions,
+    maxPositionEmbeddings: num('max_position_embeddings', 2048),
     tieWordEmbeddings: typeof json.tie_word_embeddings === 'boolean' ? json.tie_word_embeddings : ctx.hasTensor('lm_head.weight') === false,
     attentionBias: traits.attentionBias(json),
+    ...(traits.qkNorm ? { qkNorm: true } : {}),
+    ...slidingWindow(json, ctx.source, numLayers, traits),
   };
+}
+
+const LAYER_TYPES = ['full_attention', 'sliding_attention'] as const;
+
+/** slidingWindow and layerTypes from config.json (HF's sliding_window and layer_types, or its default layer_types). */
+function slidingWindow(json: Json, source: string, numLayers: number, traits: DecoderTraits): Pick<DecoderArchConfig, 'slidingWindow' | 'layerTypes'> {
+  const window = json.sliding_window;
+  if (!traits.slidingWindowApplies(json) || typeof window !== 'number' || !(window > 0)) return {};
+  const listed = json.layer_types;
+  if (listed !== undefined && listed !== null) {
+    if (!Array.isArray(listed) || listed.length !== numLayers || !listed.every((t) => LAYER_TYPES.includes(t as never))) {
+      throw new Error(`${source}: config.json layer_types must list ${numLayers} of ${LAYER_TYPES.join(' / ')}`);
+    }
+    return { slidingWindow: window, layerTypes: listed as DecoderArchConfig['layerTypes'] };
+  }
+  const first = traits.firstWindowedLayer(json);
+  if (first <= 0) return { slidingWindow: window };
+  return { slidingWindow: window, layerTypes: Array.from({ length: numLayers }, (_, l) => (l >= first ? 'sliding_attention' : 'full_attention')) };
 }
 
 /** --hf-overrides keys of the decoders (graph-shaping ones; weights do not depend on them). */
@@ -157,6 +181,9 @@ export function decoderWeightSpecs(config: DecoderArchConfig, output: ModelOutpu
         { name: `${p}self_attn.k_proj.bias`, shape: [kv], isNorm: false },
         { name: `${p}self_attn.v_proj.bias`, shape: [kv], isNorm: false },
       );
+    }
+    if (config.qkNorm) {
+      specs.push({ name: `${p}self_attn.q_norm.weight`, shape: [headDim], isNorm: true }, { name: `${p}self_attn.k_norm.weight`, shape: [headDim], isNorm: true });
     }
     specs.push(
       { name: `${p}self_attn.o_proj.weight`, shape: [h, q], isNorm: false },

@@ -7,10 +7,11 @@ import type { ArchitectureDescriptor, GraphKind, WeightSpec } from './architectu
 import { bert } from './bert';
 import { llama } from './llama';
 import { qwen2 } from './qwen2';
+import { qwen3 } from './qwen3';
 import { whisper } from './whisper';
 import { xlmRoberta } from './xlm-roberta';
 
-export const ARCHITECTURES: readonly ArchitectureDescriptor[] = [llama, qwen2, bert, xlmRoberta, whisper];
+export const ARCHITECTURES: readonly ArchitectureDescriptor[] = [llama, qwen2, qwen3, bert, xlmRoberta, whisper];
 
 /** The descriptor that produced `config`. */
 export function architectureOf(config: ModelArchConfig): ArchitectureDescriptor {

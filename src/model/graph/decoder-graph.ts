@@ -26,6 +26,7 @@ import { GraphBuilder, BuiltModel, attrFloat, attrInt } from './graph-builder';
 import { OnnxDataType } from './onnx-proto';
 import { emitLinear, LinearOptions } from './linear';
 import { attentionMask4d, declarePoolingInputs, emitPooled, poolHidden, positionRange } from './pooling-graph';
+import { refuseInGraph } from './in-graph-limits';
 import { ropeTables } from './rope';
 import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
 import { castTo, weightInitializer } from './compute-dtype';
@@ -52,6 +53,7 @@ export interface DecoderGraphOptions extends LinearOptions {
 
 export function buildDecoderGraph(config: DecoderArchConfig, weights: ModelWeights, opts: DecoderGraphOptions): BuiltModel {
   const c = config;
+  refuseInGraph(c, opts.maxPositions, 'the in-graph decoder (--attention graph)');
   const g = new GraphBuilder(`${c.architecture}-decoder`);
   const f32 = OnnxDataType.FLOAT;
   const i64 = OnnxDataType.INT64;
@@ -110,6 +112,7 @@ export function buildDecoderPoolingGraph(
 ): BuiltModel {
   const c = config;
   if (output.kind === 'logits' || output.kind === 'transcription') throw new Error('buildDecoderPoolingGraph builds pooling graphs only');
+  refuseInGraph(c, opts.maxPositions, 'the decoder pooling graph');
   const g = new GraphBuilder(`${c.architecture}-pooling`);
   // Pooling graphs compute in float32 (--dtype float16 applies to generation).
   opts = { ...opts, dtype: 'float32' };

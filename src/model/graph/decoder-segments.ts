@@ -9,21 +9,23 @@
 // segments take the step's tokens as packed rows [N, ·] (all sequences, prefill chunks and
 // decodes alike, no padding) and only attention needs to know which rows belong together.
 //
-// Segment 0:        hidden (embedded rows) → input_layernorm → QKV → RoPE → packed (q, k, v)
+// Segment 0:        hidden (embedded rows) → input_layernorm → QKV → [q/k norm] → RoPE → packed (q, k, v)
 // Segment l (1..L-1): attn (layer l-1's attention output), hidden (residual) → o_proj + residual →
-//                   post_attention_layernorm → MLP + residual → input_layernorm(l) → QKV → RoPE
-//                   → packed (q, k, v, residual)
+//                   post_attention_layernorm → MLP + residual → input_layernorm(l) → QKV →
+//                   [q/k norm] → RoPE → packed (q, k, v, residual)
 // Segment L:        attn, hidden → o_proj, MLP, final norm → rows picked by logits_rows → lm_head
 //
 // RoPE: each segment takes the step's own cos/sin rows ([N, headDim/2], computed by the runner
-// from one table) with positions 0..N-1, so no segment stores a table of every position.
+// from its layer's table) with positions 0..N-1, so no segment stores a table of every position.
+// What else differs per layer (attention window, scale, soft-cap, sinks; which RoPE table) is
+// in `layers` (layer-options.ts), for the backends to pass to the native attention.
 // Embedding lookup happens in the runner (one row copy per token, quantized rows dequantized).
 import { GraphBuilder, BuiltModel, attrFloat, attrInt } from './graph-builder';
 import { OnnxDataType } from './onnx-proto';
 import { emitLinear, LinearOptions } from './linear';
 import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
 import { castTo, weightInitializer } from './compute-dtype';
-import { ropeTables } from './rope';
+import { decoderLayerOptions, type DecoderLayerOptions } from './layer-options';
 import type { DecoderArchConfig, ModelWeights } from '../types';
 
 export const SegmentInputs = {
@@ -66,24 +68,24 @@ export interface SegmentedDecoderOptions extends LinearOptions {
 
 /**
  * What the segmented runner needs from an architecture: its graphs, the embedding it looks rows up
- * in, and the rotary tables whose rows it feeds each step (null for a decoder without RoPE).
+ * in, and per layer the attention's options and the rotary table whose rows it feeds each step.
  */
 export interface SegmentedDecoder {
   /** numLayers + 1 segments; build(i) makes segment i (built one at a time to bound peak memory). */
   count: number;
   build(index: number): BuiltModel;
   embeddingName: string;
-  rope: { cos: Float32Array; sin: Float32Array; half: number } | null;
+  /** numLayers entries: layer l's attention options and RoPE table. */
+  layers: readonly DecoderLayerOptions[];
 }
 
-/** The llama/qwen2 family's segments (registered as the decoder descriptors' causalLmSegments). */
+/** The llama-style family's segments (registered as the decoder descriptors' causalLmSegments). */
 export function decoderSegments(config: DecoderArchConfig, weights: ModelWeights, opts: SegmentedDecoderOptions): SegmentedDecoder {
-  const { cos, sin } = ropeTables(config, opts.maxPositions);
   return {
     count: config.numLayers + 1,
     build: (index) => buildDecoderSegment(config, weights, index, opts),
     embeddingName: 'model.embed_tokens.weight',
-    rope: { cos, sin, half: config.headDim / 2 },
+    layers: decoderLayerOptions(config, opts.maxPositions),
   };
 }
 
@@ -158,7 +160,16 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
   });
   const qkvBias = c.attentionBias ? concatF32(['q_proj', 'k_proj', 'v_proj'].map((n) => toF32(requireWeight(weights, `${prefix(l)}self_attn.${n}.bias`)))) : null;
   const qkv = emitLinear(g, normed, `${prefix(l)}self_attn.qkv_proj.weight`, attnParts, qkvBias, c.hiddenSize, opts);
-  const [q, k, v] = g.node('Split', [qkv, g.constInt64([qDim, kvDim, kvDim])], 3, { axis: attrInt(1) });
+  const [qRaw, kRaw, v] = g.node('Split', [qkv, g.constInt64([qDim, kvDim, kvDim])], 3, { axis: attrInt(1) });
+  // q/k norm: an RMSNorm over each head's headDim values (rows [N * heads, headDim]).
+  const headNorm = (x: string, name: string, width: number) => {
+    const w = weight(`${prefix(l)}self_attn.${name}.weight`, [c.headDim], toF32(requireWeight(weights, `${prefix(l)}self_attn.${name}.weight`)));
+    const perHead = g.op('Reshape', [x, g.constInt64([-1, c.headDim])]);
+    const normedHeads = g.op('SimplifiedLayerNormalization', [perHead, w], { axis: attrInt(-1), epsilon: eps });
+    return g.op('Reshape', [normedHeads, g.constInt64([-1, width])]);
+  };
+  const q = c.qkNorm ? headNorm(qRaw, 'q_norm', qDim) : qRaw;
+  const k = c.qkNorm ? headNorm(kRaw, 'k_norm', kvDim) : kRaw;
   // RotaryEmbedding wants [1, N, heads * headDim] and a cache indexed by position: here the cache
   // holds exactly the step's rows, so row i is position i.
   const half = c.headDim / 2;

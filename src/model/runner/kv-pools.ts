@@ -3,14 +3,9 @@
 // whatever the sequence's length: it gets a pool of its own whose block tables drop the blocks
 // behind the window (engine/core/kv-cache-manager.ts), as vLLM's hybrid KV cache manager keeps
 // one block group per attention type. Full-attention layers (all layers, without windows) keep pool 0.
-import type { ModelArchConfig } from '../types';
+import { slidingWindowOf } from '../graph/layer-options';
+import type { DecoderArchConfig, ModelArchConfig } from '../types';
 import { KV_STORAGE, type KvStorageDtype } from './kv-dtype';
-
-/** The sliding-window fields of a decoder's config (DecoderArchConfig's shared names), read from any config. */
-export interface SlidingWindowConfig {
-  slidingWindow?: number;
-  layerTypes?: readonly ('full_attention' | 'sliding_attention')[];
-}
 
 /** Layers whose K/V live in one pool, and the window they attend within (0: full attention). */
 export interface KvLayerGroup {
@@ -25,12 +20,7 @@ export interface KvPool extends KvLayerGroup {
 
 /** Per layer, the window it attends within (0: every past position). */
 export function layerWindows(config: ModelArchConfig): number[] {
-  const { slidingWindow, layerTypes } = config as ModelArchConfig & SlidingWindowConfig;
-  const window = slidingWindow !== undefined && slidingWindow > 0 ? slidingWindow : 0;
-  if (layerTypes !== undefined && layerTypes.length !== config.numLayers) {
-    throw new Error(`layer_types lists ${layerTypes.length} layers, the model has ${config.numLayers}`);
-  }
-  return Array.from({ length: config.numLayers }, (_, l) => (layerTypes === undefined || layerTypes[l] === 'sliding_attention' ? window : 0));
+  return Array.from({ length: config.numLayers }, (_, l) => slidingWindowOf(config as DecoderArchConfig, l));
 }
 
 /** The model's layers grouped by window, full attention first: one group (every layer) for a model without windows. */

@@ -145,8 +145,6 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
       values: cache.values,
       kvCode,
       dims: Int32Array.from([config.numHeads, config.numKvHeads, config.headDim, cache.blockSize, kvCode]),
-      scale: 1 / Math.sqrt(config.headDim),
-      windows: layerWindows(config),
     };
     this.kvPools = cache.pools.length > 1 ? cache.pools : undefined;
   }

@@ -145,16 +145,29 @@ describe('HF config.json', () => {
     hfArchitecture(json, { source, hasTensor: (name) => name !== 'lm_head.weight' || hasLmHead }).config as DecoderArchConfig;
   const base = { hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, vocab_size: 100, max_position_embeddings: 32768 };
 
-  it('maps llama, mistral (sliding window caps the context) and qwen2 (q/k/v biases)', () => {
+  it('maps llama, mistral (sliding window over every layer) and qwen2 (q/k/v biases)', () => {
     const llama = hfArchConfig({ ...base, model_type: 'llama', rope_scaling: { type: 'linear', factor: 2 } }, 'x', true);
     expect(llama).toMatchObject({ architecture: 'llama', numKvHeads: 4, headDim: 16, ropeTheta: 10000, attentionBias: false, tieWordEmbeddings: false, maxPositionEmbeddings: 32768 });
     expect(llama.ropeScaling).toEqual({ rope_type: 'linear', factor: 2 });
     const mistral = hfArchConfig({ ...base, model_type: 'mistral', sliding_window: 4096, num_key_value_heads: 2 }, 'x', true);
-    expect(mistral).toMatchObject({ architecture: 'llama', numKvHeads: 2, maxPositionEmbeddings: 4096 });
+    expect(mistral).toMatchObject({ architecture: 'llama', numKvHeads: 2, maxPositionEmbeddings: 32768, slidingWindow: 4096 });
+    expect(mistral.layerTypes).toBeUndefined();
     const qwen2 = hfArchConfig({ ...base, model_type: 'qwen2', sliding_window: 4096, use_sliding_window: false, tie_word_embeddings: true, rope_theta: 1e6 }, 'x', false);
     expect(qwen2).toMatchObject({ architecture: 'qwen2', attentionBias: true, tieWordEmbeddings: true, ropeTheta: 1e6, maxPositionEmbeddings: 32768, ropeScaling: null });
+    expect(qwen2.slidingWindow).toBeUndefined();
     const llama3 = hfArchConfig({ ...base, model_type: 'llama', rope_parameters: { rope_type: 'llama3', rope_theta: 500000, factor: 8 } }, 'x', true);
     expect([llama3.ropeTheta, llama3.ropeScaling]).toEqual([500000, { rope_type: 'llama3', factor: 8 }]);
+  });
+
+  it('reads the window per layer: layer_types as listed, else HF defaults (qwen2/qwen3 from max_window_layers on)', () => {
+    const qwen2 = hfArchConfig({ ...base, num_hidden_layers: 4, model_type: 'qwen2', sliding_window: 64, use_sliding_window: true, max_window_layers: 2 }, 'x', true);
+    expect(qwen2).toMatchObject({ slidingWindow: 64, layerTypes: ['full_attention', 'full_attention', 'sliding_attention', 'sliding_attention'] });
+    const qwen3 = hfArchConfig({ ...base, model_type: 'qwen3', head_dim: 32, sliding_window: 64, use_sliding_window: true }, 'x', true);
+    // max_window_layers defaults to 28: no layer of a 2-layer model slides.
+    expect(qwen3).toMatchObject({ architecture: 'qwen3', qkNorm: true, headDim: 32, attentionBias: false, slidingWindow: 64, layerTypes: ['full_attention', 'full_attention'] });
+    const ministral = hfArchConfig({ ...base, model_type: 'ministral', sliding_window: 32, layer_types: ['sliding_attention', 'full_attention'] }, 'x', true);
+    expect(ministral).toMatchObject({ architecture: 'llama', slidingWindow: 32, layerTypes: ['sliding_attention', 'full_attention'] });
+    expect(() => hfArchConfig({ ...base, model_type: 'ministral', sliding_window: 32, layer_types: ['sliding_attention'] }, '/m', true)).toThrow(/\/m: config.json layer_types must list 2/);
   });
 
   it('rejects other model types', () => {

@@ -3,6 +3,7 @@
 // export's, the encoder-decoder one); for the segmented runner, chooseDecoderBackend picks what
 // runs the layers, with the reason logged at start-up. A new backend is its file plus a rule here.
 import { architectureOf, graphDtypeFor } from '../../architectures/registry';
+import { hasLayerRope } from '../../graph/layer-options';
 import type { DecoderArchConfig, LoadedModel, ModelWeights, RunnerOptions } from '../../types';
 import { nativeKernels, nativeKernelsUnavailable, type NativeKernels } from '../native-kernels';
 import type { BackendContext, DecoderBackend } from './decoder-backend';
@@ -109,6 +110,9 @@ function nativeF32Refusal(c: DecoderArchConfig, weights: ModelWeights, dtype: st
   if (dtype !== 'float32') return `the graphs are ${dtype}`;
   if (c.attentionBias) return 'the QKV projections have biases';
   if (c.intermediateSize === undefined) return 'the model has no gated MLP';
+  // f32Qkv runs QKV and RoPE in one call: nothing between them, one table for every layer.
+  if (c.qkNorm) return 'the model has q/k norms';
+  if (hasLayerRope(c)) return 'its layers differ in RoPE settings';
   const max = smallDecoderMaxHidden(f32);
   if (max === 0) return "the addon has only its portable loops, which never pay";
   if (c.hiddenSize > max) return `hidden size ${c.hiddenSize} > ${max}`;

@@ -30,9 +30,6 @@ export interface KvView {
   kvCode: number;
   /** [heads, kvHeads, headDim, blockSize, kvCode] */
   dims: Int32Array;
-  scale: number;
-  /** Per layer, the sliding window its queries attend within (0: none; the kernel's `window`). */
-  windows: readonly number[];
 }
 
 export interface DecoderBackend {
@@ -62,7 +59,7 @@ export interface BackendContext {
   config: ModelArchConfig;
   weights: BackendWeights;
   native: NativeKernels;
-  /** The architecture's segments: their graphs (built on demand), the embedding's name and the RoPE tables. */
+  /** The architecture's segments: their graphs (built on demand), the embedding's name and each layer's attention options and RoPE table. */
   decoder: SegmentedDecoder;
   device: 'cpu' | 'cuda';
   intraOpThreads?: number;

@@ -11,10 +11,11 @@ import type { ModelArchConfig, ModelWeights } from '../../types';
 import { concatArrays, requireWeight, toF32 } from '../../graph/weights';
 import type { NativeKernels } from '../native-kernels';
 import { nativeAddonPath } from '../native-kernels';
+import type { DecoderLayerOptions } from '../../graph/layer-options';
+import { attendLayer } from './attend';
 import type { BackendContext, DecoderBackend, KvView, PassRows } from './decoder-backend';
 import { headName, layerPrefix } from './llama-weight-names';
 import { pickRows } from './pick-rows';
-import { attendLayer } from './attend-layer';
 
 /** ortllm_f32's functions (native/src/f32-decoder.cc; argument checks there). */
 export interface F32Addon {
@@ -89,7 +90,7 @@ interface PackedLayer {
 
 /** The backend over the addon the chooser found (f32Addon()), packing the weights as it reads them. */
 export function createNativeF32(ctx: BackendContext, addon: F32Addon): DecoderBackend {
-  return new SmallDecoder(ctx.config, ctx.weights, addon, ctx.native, ctx.decoder.rope, () => ctx.weights.releaseRead());
+  return new SmallDecoder(ctx.config, ctx.weights, addon, ctx.native, ctx.decoder.layers, () => ctx.weights.releaseRead());
 }
 
 /** A pass's activation rows. */
@@ -122,7 +123,8 @@ class SmallDecoder implements DecoderBackend {
     weights: ModelWeights,
     private readonly addon: F32Addon,
     private readonly native: NativeKernels,
-    private readonly rope: { cos: Float32Array; sin: Float32Array } | null,
+    /** Every layer's options; f32Qkv applies one RoPE table to all (the chooser refuses per-layer RoPE). */
+    private readonly options: readonly DecoderLayerOptions[],
     /** Called after each layer is packed (the runner releases the tensors it read). */
     afterLayer: () => void,
   ) {
@@ -166,12 +168,13 @@ class SmallDecoder implements DecoderBackend {
     const { addon, native } = this;
     this.qkvDims.set([n, h, c.numHeads, c.numKvHeads, c.headDim]);
     this.mlpDims.set([n, h, this.qDim, this.inter]);
-    const rope = this.rope;
+    const rope = this.options[0]?.rope ?? null;
     native.addRmsNorm(null, residual, this.layers[0].inputNorm, b.normed, this.eps);
     for (let l = 0; l < c.numLayers; l++) {
       const w = this.layers[l];
       addon.f32Qkv(b.normed, w.q, w.k, w.v, b.q, b.k, b.v, rope ? step.positions : null, rope?.cos ?? null, rope?.sin ?? null, this.qkvDims);
-      attendLayer(native, cache, step, l, b.q, b.k, b.v, b.attn);
+      native.writeKv(b.k, b.v, cache.keys[l], cache.values[l], step.layerSlots[l], cache.kvCode);
+      attendLayer(native, b.q, b.attn, cache, l, step, this.options[l].attention);
       const next = l === c.numLayers - 1 ? this.finalNorm : this.layers[l + 1].inputNorm;
       addon.f32Mlp(b.attn, w.o, residual, w.postNorm, w.gateUp, w.down, next, b.normed, this.mlpDims, this.eps);
     }

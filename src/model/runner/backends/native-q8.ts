@@ -3,13 +3,14 @@
 // and the RMSNorms with their residual adds (native/src/rms-norm.cc); no onnxruntime session runs.
 // Why: MatMulNBits ran 1.2-3.5x slower, and each norm segment's session run cost most of what a
 // batch-1 step had left (docs/perf/q8-gemm.md, docs/perf/segmented-runner.md).
+import type { DecoderLayerOptions } from '../../graph/layer-options';
 import type { DecoderArchConfig } from '../../types';
 import type { NativeKernels } from '../native-kernels';
+import { attendLayer } from './attend';
 import type { BackendContext, DecoderBackend, KvView, PassRows } from './decoder-backend';
 import { pickRows } from './pick-rows';
 import { readQ8Linears, type Q8Layer, type Q8Weight, type RmsNorms } from './q8-weights';
-import { ropeRows } from './rope-rows';
-import { attendLayer } from './attend-layer';
+import { layerRopeRows } from './rope-rows';
 
 /**
  * How long the addon's pool spins between calls on this path, whose step is all addon calls
@@ -39,7 +40,7 @@ export function createNativeQ8(ctx: BackendContext): DecoderBackend {
   }
   const head = pack(linears.head());
   ctx.weights.releaseRead();
-  return new NativeQ8(config, ctx.native, ctx.decoder.rope, layers, head, linears.norms);
+  return new NativeQ8(config, ctx.native, ctx.decoder.layers, layers, head, linears.norms);
 }
 
 class NativeQ8 implements DecoderBackend {
@@ -49,7 +50,7 @@ class NativeQ8 implements DecoderBackend {
   constructor(
     private readonly config: DecoderArchConfig,
     private readonly native: NativeKernels,
-    private readonly rope: BackendContext['decoder']['rope'],
+    private readonly options: readonly DecoderLayerOptions[],
     private readonly layers: Q8Layer<PackedQ8>[],
     private readonly head: PackedQ8,
     private readonly norms: RmsNorms,
@@ -62,12 +63,15 @@ class NativeQ8 implements DecoderBackend {
     const inter = this.layers[0].down.k;
     const { norms, native } = this;
     const gemm = (w: PackedQ8, x: Float32Array, y: Float32Array, rows = n) => native.q8Gemm(w.packed, x, y, rows, w.n, w.k);
-    const rope = ropeRows(this.rope, pass.positions);
+    const ropes = layerRopeRows(this.options, pass.positions);
     // One buffer each for the pass, reused by every layer; the embedded rows are the residual,
     // which addRmsNorm adds each sublayer's output into.
     const q = new Float32Array(n * c.numHeads * c.headDim);
     const k = new Float32Array(n * c.numKvHeads * c.headDim);
     const v = new Float32Array(k.length);
+    // q/k norm reads the projections here and writes q and k (addRmsNorm's out must not overlap its input).
+    const qRaw = norms.qk ? new Float32Array(q.length) : q;
+    const kRaw = norms.qk ? new Float32Array(k.length) : k;
     const attn = new Float32Array(q.length);
     const projected = new Float32Array(n * h);
     const normed = new Float32Array(n * h);
@@ -76,14 +80,20 @@ class NativeQ8 implements DecoderBackend {
     native.addRmsNorm(null, residual, norms.input[0], normed, norms.eps);
     for (let l = 0; l < c.numLayers; l++) {
       const layer = this.layers[l];
-      gemm(layer.q, normed, q);
-      gemm(layer.k, normed, k);
+      gemm(layer.q, normed, qRaw);
+      gemm(layer.k, normed, kRaw);
       gemm(layer.v, normed, v);
+      if (norms.qk) {
+        native.addRmsNorm(null, qRaw, norms.qk[l].q, q, norms.eps);
+        native.addRmsNorm(null, kRaw, norms.qk[l].k, k, norms.eps);
+      }
+      const rope = ropes[l];
       if (rope) {
         native.rope(q, rope.cos, rope.sin, c.numHeads, c.headDim);
         native.rope(k, rope.cos, rope.sin, c.numKvHeads, c.headDim);
       }
-      attendLayer(native, kv, pass, l, q, k, v, attn);
+      native.writeKv(k, v, kv.keys[l], kv.values[l], pass.layerSlots[l], kv.kvCode);
+      attendLayer(native, q, attn, kv, l, pass, this.options[l].attention);
       gemm(layer.o, attn, projected);
       native.addRmsNorm(projected, residual, norms.post[l], normed, norms.eps);
       gemm(layer.gateUp, normed, gateUp);
@@ -96,6 +106,7 @@ class NativeQ8 implements DecoderBackend {
     const logits = logitsBuffer(rows * c.vocabSize);
     gemm(this.head, picked, logits, rows);
     native.free(q, k, v, attn, projected, gateUp, act, residual, normed);
+    if (norms.qk) native.free(qRaw, kRaw);
     if (picked !== normed) native.free(picked);
     return logits;
   }

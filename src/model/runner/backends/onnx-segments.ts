@@ -7,9 +7,10 @@ import { SegmentInputs, SegmentOutputs, segmentParts } from '../../graph/decoder
 import type { ModelArchConfig } from '../../types';
 import type { NativeKernels } from '../native-kernels';
 import { SyncSession } from '../session';
+import type { DecoderLayerOptions } from '../../graph/layer-options';
+import { attendLayer } from './attend';
 import type { BackendContext, DecoderBackend, KvView, PassRows } from './decoder-backend';
-import { ropeRows } from './rope-rows';
-import { attendLayer } from './attend-layer';
+import { layerRopeRows, type RopeRows } from './rope-rows';
 
 export async function createOnnxSegments(ctx: BackendContext): Promise<DecoderBackend> {
   const sessions: SyncSession[] = [];
@@ -24,7 +25,7 @@ export async function createOnnxSegments(ctx: BackendContext): Promise<DecoderBa
     await Promise.all(sessions.map((s) => s.release()));
     throw err;
   }
-  return new OnnxSegments(ctx.config, sessions, ctx.native, ctx.decoder.rope);
+  return new OnnxSegments(ctx.config, sessions, ctx.native, ctx.decoder.layers);
 }
 
 class OnnxSegments implements DecoderBackend {
@@ -36,20 +37,25 @@ class OnnxSegments implements DecoderBackend {
     private readonly config: ModelArchConfig,
     private readonly sessions: SyncSession[],
     private readonly native: NativeKernels,
-    private readonly rope: BackendContext['decoder']['rope'],
+    private readonly layers: readonly DecoderLayerOptions[],
   ) {}
 
   run(pass: PassRows, hidden: Float32Array, kv: KvView): Float32Array {
     const c = this.config;
     const n = pass.rows;
-    const rope = this.ropeFeeds(pass.positions);
+    // One set of feeds per distinct RoPE table, shared by its layers.
+    const ropeFeeds = new Map<RopeRows | null, Record<string, ort.Tensor>>();
+    const ropes = layerRopeRows(this.layers, pass.positions).map((rows) => {
+      if (!ropeFeeds.has(rows)) ropeFeeds.set(rows, this.ropeFeeds(rows, n));
+      return ropeFeeds.get(rows)!;
+    });
     const qDim = c.numHeads * c.headDim;
     const attn = new Float32Array(n * qDim);
     const attnTensor = new ort.Tensor('float32', attn, [n, qDim]);
     // Each run's outputs are new buffers (onnxruntime-node copies them out); they are freed as
     // soon as they are dead rather than left to the collector (docs/perf/segmented-runner.md, "Memory").
     for (let l = 0; l < c.numLayers; l++) {
-      const feeds: Record<string, ort.Tensor> = { ...rope, [SegmentInputs.hidden]: new ort.Tensor('float32', hidden, [n, c.hiddenSize]) };
+      const feeds: Record<string, ort.Tensor> = { ...ropes[l], [SegmentInputs.hidden]: new ort.Tensor('float32', hidden, [n, c.hiddenSize]) };
       if (l > 0) feeds[SegmentInputs.attn] = attnTensor;
       const packed = this.sessions[l].run(feeds)[SegmentOutputs.packed].data as Float32Array;
       const out = segmentParts(c, packed, n);
@@ -58,7 +64,8 @@ class OnnxSegments implements DecoderBackend {
         this.native.free(hidden);
         hidden = out.residual;
       }
-      attendLayer(this.native, kv, pass, l, out.q, out.k, out.v, attn);
+      this.native.writeKv(out.k, out.v, kv.keys[l], kv.values[l], pass.layerSlots[l], kv.kvCode);
+      attendLayer(this.native, out.q, attn, kv, l, pass, this.layers[l].attention);
       // q, k and v are dead now; from segment 1 their buffer holds the residual too, freed after the next run.
       if (l === 0) this.native.free(packed);
     }
@@ -75,12 +82,10 @@ class OnnxSegments implements DecoderBackend {
     await Promise.all(this.sessions.map((s) => s.release()));
   }
 
-  /** The step's own cos/sin rows (row i = position of row i) and positions 0..n-1 into them. */
-  private ropeFeeds(positions: Int32Array): Record<string, ort.Tensor> {
-    const rows = ropeRows(this.rope, positions);
-    if (!rows || !this.rope) return {};
-    const n = positions.length;
-    const half = this.rope.half;
+  /** A layer's cos/sin rows of the pass (row i = position of row i) and positions 0..n-1 into them. */
+  private ropeFeeds(rows: RopeRows | null, n: number): Record<string, ort.Tensor> {
+    if (!rows) return {};
+    const half = rows.cos.length / n;
     if (this.rowPositions.length < n) this.rowPositions = BigInt64Array.from({ length: Math.max(n, 2 * this.rowPositions.length) }, (_, i) => BigInt(i));
     return {
       [SegmentInputs.ropeCos]: new ort.Tensor('float32', rows.cos, [n, half]),

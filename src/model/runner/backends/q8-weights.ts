@@ -29,6 +29,8 @@ export interface RmsNorms {
   input: Float32Array[];
   post: Float32Array[];
   final: Float32Array;
+  /** Layer l's per-head q and k norms [headDim] where the config has them (qkNorm). */
+  qk: { q: Float32Array; k: Float32Array }[] | null;
   eps: number;
 }
 
@@ -85,6 +87,7 @@ export function readQ8Linears(c: DecoderArchConfig, weights: ModelWeights): Q8Li
       input: Array.from({ length: c.numLayers }, (_, l) => norm(`${layerPrefix(l)}input_layernorm.weight`)),
       post: Array.from({ length: c.numLayers }, (_, l) => norm(`${layerPrefix(l)}post_attention_layernorm.weight`)),
       final: norm('model.norm.weight'),
+      qk: c.qkNorm ? Array.from({ length: c.numLayers }, (_, l) => ({ q: norm(`${layerPrefix(l)}self_attn.q_norm.weight`), k: norm(`${layerPrefix(l)}self_attn.k_norm.weight`) })) : null,
       eps: c.rmsNormEps,
     },
   };
