@@ -260,7 +260,7 @@ export interface StepSequence {
   /** KV block ids covering positions [0, positionOffset + tokens.length). */
   blockTable: readonly number[];
   /**
-   * Runners with several KV pools (ModelRunner.kvPools): the sequence's table in each, [0] being
+   * Runners with KV pools (ModelRunner.kvPools): the sequence's table in each, [0] being
    * blockTable. A windowed pool's entries behind the window may be -1 (released blocks).
    */
   blockTables?: readonly (readonly number[])[];
@@ -296,7 +296,7 @@ export interface RunnerOptions {
   kvCacheDtype?: import('./runner/kv-dtype').KvStorageDtype;
   /**
    * The KV pools by layer group (runner/kv-pools.ts; pool 0 has numBlocks blocks); absent: one pool
-   * of every layer. Only the segmented runner takes several (kvPoolGroups says when).
+   * of every layer. Only the segmented runner takes pools (kvPoolGroups says when).
    */
   kvPools?: readonly import('./runner/kv-pools').KvPool[];
   /**
@@ -330,7 +330,7 @@ export interface ModelRunner {
   readonly config: ModelArchConfig;
   readonly blockSize: number;
   readonly numBlocks: number;
-  /** Its KV pools when it has several (StepSequence.blockTables then gives a table per pool). */
+  /** Its KV pools when they are not one full-attention pool (StepSequence.blockTables then gives a table per pool). */
   readonly kvPools?: readonly import('./runner/kv-pools').KvPool[];
   /** Runs one forward pass over a batch; writes the new tokens' K/V into their blocks. */
   step(batch: readonly StepSequence[]): Promise<StepResult>;

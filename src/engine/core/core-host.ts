@@ -6,6 +6,7 @@
 import * as os from 'node:os';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { createRunner, kvPoolGroups, resolveKvCacheDtype } from '../../model/runner';
+import { poolsDifferFromOne } from '../../model/runner/kv-pools';
 import { createPoolingRunner } from '../../model/runner/pooling-runner';
 import { wrongRunnerError } from '../errors';
 import { seedGlobalSampler } from '../sampling';
@@ -97,7 +98,7 @@ export class EngineCoreHost implements EngineCommands {
       intraOpThreads: options.intraOpThreads ?? defaultIntraOpThreads(),
       dtype: options.dtype ?? 'auto',
       kvCacheDtype,
-      kvPools: plan.pools.length > 1 ? plan.pools : undefined,
+      kvPools: poolsDifferFromOne(plan.pools) ? plan.pools : undefined,
       consumeWeights: ownsModel,
     };
     const runner = await createRunner(model, runnerOptions);

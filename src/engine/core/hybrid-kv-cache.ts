@@ -4,6 +4,7 @@
 // blocks in every pool, so an allocation is all or nothing; a prefix hit is the longest one every
 // pool can serve (a windowed pool only needs the window before the hit's end).
 
+import { poolsDifferFromOne } from '../../model/runner/kv-pools';
 import type { ModelRunner } from '../../model/types';
 import { KvCacheManager, type EngineKvManager, type KvSequence, type PrefixHit } from './kv-cache-manager';
 
@@ -106,10 +107,10 @@ export class HybridKvCacheManager {
   }
 }
 
-/** The runner's KV pools as the engine manages them: one KvCacheManager, or a HybridKvCacheManager over several pools. */
+/** The runner's KV pools as the engine manages them: one KvCacheManager, or a HybridKvCacheManager over several pools or a windowed one. */
 export function kvManagerFor(runner: Pick<ModelRunner, 'numBlocks' | 'blockSize' | 'kvPools'>, enablePrefixCaching: boolean): EngineKvManager {
   const pools = runner.kvPools;
-  if (!pools || pools.length < 2) return new KvCacheManager(runner.numBlocks, runner.blockSize, enablePrefixCaching);
+  if (!pools || !poolsDifferFromOne(pools)) return new KvCacheManager(runner.numBlocks, runner.blockSize, enablePrefixCaching);
   return new HybridKvCacheManager(pools.map((p) => ({ numBlocks: p.numBlocks, window: p.window, numLayers: p.layers.length })), runner.blockSize, enablePrefixCaching);
 }
 

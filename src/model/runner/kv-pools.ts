@@ -47,3 +47,8 @@ export function groupBytesPerBlock(config: ModelArchConfig, group: KvLayerGroup,
 export function windowBlocksPerSequence(window: number, blockSize: number, chunk: number): number {
   return Math.ceil((window - 1 + chunk) / blockSize) + 1;
 }
+
+/** True unless the pools are the one full-attention pool of every layer (what runners and the engine do without pools). */
+export function poolsDifferFromOne(pools: readonly KvLayerGroup[]): boolean {
+  return pools.length > 1 || pools[0].window > 0;
+}

@@ -17,7 +17,7 @@ import { chooseDecoderBackend } from './backends/choose-backend';
 import { EmbeddingRows } from './embedding-rows';
 import { PagedKvCache } from './kv-cache';
 import { KV_STORAGE } from './kv-dtype';
-import { layerWindows, type KvPool } from './kv-pools';
+import { layerWindows, poolsDifferFromOne, type KvPool } from './kv-pools';
 import type { NativeKernels } from './native-kernels';
 import { PagedRunner } from './paged-runner';
 import { joinPasses, splitRows } from './row-passes';
@@ -146,7 +146,7 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
       kvCode,
       dims: Int32Array.from([config.numHeads, config.numKvHeads, config.headDim, cache.blockSize, kvCode]),
     };
-    this.kvPools = cache.pools.length > 1 ? cache.pools : undefined;
+    this.kvPools = poolsDifferFromOne(cache.pools) ? cache.pools : undefined;
   }
 
   /** What runs the layers (backends/choose-backend.ts's BackendName). */
