@@ -145,7 +145,8 @@ needs(NATIVE_ADDON).describe('sliding-window KV pool', () => {
         if (core.kv instanceof HybridKvCacheManager) held.push(core.kv.pools.map((p) => p.numBlocks - p.numFreeBlocks));
       }
       const tokens = new Map(outputs.filter((o) => o.finished).map((o) => [o.requestId, o.outputs[0].tokenIds]));
-      return { tokens, preemptions, held, iterations, usage: core.stats().kvCacheUsage };
+      const completions = new Map(outputs.filter((o) => o.finished).map((o) => [o.requestId, o.outputs.map((c) => c.tokenIds)]));
+      return { tokens, completions, preemptions, held, iterations, usage: core.stats().kvCacheUsage };
     }
 
     let single: ModelRunner;
@@ -174,6 +175,24 @@ needs(NATIVE_ADDON).describe('sliding-window KV pool', () => {
       expect(peak(1)).toBeLessThan(peak(0));
       expect(got.held.at(-1)).toEqual([0, 0]);
       expect(got.usage).toBe(0);
+    });
+
+    it('n > 1 completions share the prompt in both pools (each pool copies its partial block) and sample the same tokens', async () => {
+      // 13 prompt tokens: a partial last block in each pool, copied for each child.
+      const make = () => [request(tokensOf(13, 7), { n: 3, temperature: 20, seed: 5, max_tokens: 20 }, { requestId: 'n3' })];
+      const want = await serve(single, make());
+      const copies: number[] = [];
+      const copy = split.copyBlocks.bind(split);
+      split.copyBlocks = (pairs) => {
+        copies.push(...pairs.map(([, , pool]) => pool ?? 0));
+        copy(pairs);
+      };
+      const got = await serve(split, make()).finally(() => (split.copyBlocks = copy));
+      expect(copies.sort()).toEqual([0, 0, 1, 1]);
+      expect(got.completions.get('n3')).toHaveLength(3);
+      expect(got.completions.get('n3')).toEqual(want.completions.get('n3'));
+      expect(new Set(got.completions.get('n3')!.map((t) => t.join())).size).toBeGreaterThan(1);
+      expect(got.held.at(-1)).toEqual([0, 0]);
     });
 
     it('serves prefix hits whose window is cached, with the same tokens', async () => {
