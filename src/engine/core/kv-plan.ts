@@ -101,13 +101,16 @@ export function planKvCache(
     );
   }
   const fullGroup = groups[0].window === 0;
-  const windowed = groups.map((group) => (group.window > 0 ? windowedPoolSize(group.window, options, maxModelLen) : null));
+  const windowedFor = (seqs: number) => groups.map((group) => (group.window > 0 ? windowedPoolSize(group.window, options, maxModelLen, seqs) : null));
+  let windowed = windowedFor(options.maxNumSeqs);
   let numBlocks: number;
   if (options.numBlocksOverride != null) {
     numBlocks = options.numBlocksOverride;
   } else {
     const budget = kvBudget(options, memory);
-    // Windowed pools are sized for a full batch at the window; pool 0 (full attention) takes the rest.
+    // Windowed pools are sized for as many max_model_len sequences as the budget holds in every
+    // pool (at most max-num-seqs); pool 0 (full attention) takes the rest.
+    if (fullGroup) windowed = windowedFor(sequencesInBudget(budget.bytes, groups, groupBytes, options, maxModelLen));
     const windowedBytes = windowed.reduce((n, w, g) => n + (w && g > 0 ? w.wanted * groupBytes[g] : 0), 0);
     const room = Math.floor(Math.max(0, budget.bytes - windowedBytes) / bytesPerBlock);
     const useful = fullGroup ? usefulBlocks(options, maxModelLen, encoderBlocks) : windowed[0]!.wanted;
@@ -162,15 +165,29 @@ function kvBudget(options: KvPlanOptions, memory: MemoryInfo): { bytes: number; 
 
 /**
  * Blocks of a windowed pool: `least` for one sequence computing its largest chunk, `wanted` for
- * max-num-seqs sequences at their window plus one step's new tokens (never more than they would
- * hold without the window).
+ * `seqs` sequences at their window plus one step's new tokens (never more than they would hold
+ * without the window).
  */
-function windowedPoolSize(window: number, options: KvPlanOptions, maxModelLen: number): { least: number; wanted: number } {
+function windowedPoolSize(window: number, options: KvPlanOptions, maxModelLen: number, seqs: number): { least: number; wanted: number } {
   const bs = options.blockSize;
   const unwindowed = Math.ceil(maxModelLen / bs);
   const least = Math.min(unwindowed, windowBlocksPerSequence(window, bs, Math.min(options.maxNumBatchedTokens, maxModelLen)));
-  const batch = options.maxNumSeqs * (windowBlocksPerSequence(window, bs, 1) + 1) + Math.ceil(options.maxNumBatchedTokens / bs);
-  return { least, wanted: Math.max(least, Math.min(options.maxNumSeqs * unwindowed, batch)) };
+  const batch = seqs * (windowBlocksPerSequence(window, bs, 1) + 1) + Math.ceil(options.maxNumBatchedTokens / bs);
+  return { least, wanted: Math.max(least, Math.min(seqs * unwindowed, batch)) };
+}
+
+/** Sequences of max_model_len the budget holds with their full blocks in pool 0 and their windows in the windowed pools (1 .. max-num-seqs). */
+function sequencesInBudget(bytes: number, groups: readonly KvLayerGroup[], groupBytes: readonly number[], options: KvPlanOptions, maxModelLen: number): number {
+  const bs = options.blockSize;
+  const fullBlocks = Math.ceil(maxModelLen / bs);
+  let perSequence = fullBlocks * groupBytes[0];
+  let fixed = 0;
+  groups.forEach((group, g) => {
+    if (g === 0 || group.window === 0) return;
+    perSequence += Math.min(fullBlocks, windowBlocksPerSequence(group.window, bs, 1) + 1) * groupBytes[g];
+    fixed += Math.ceil(options.maxNumBatchedTokens / bs) * groupBytes[g];
+  });
+  return Math.max(1, Math.min(options.maxNumSeqs, Math.floor((bytes - fixed) / perSequence)));
 }
 
 /** The start-up log's words for the pools: "N blocks" for one, each pool's blocks and layers for several. */

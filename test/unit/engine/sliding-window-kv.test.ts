@@ -64,11 +64,14 @@ needs(NATIVE_ADDON).describe('sliding-window KV pool', () => {
     const plan = planKvCache(model, { ...options, numBlocksOverride: 40 }, undefined, kvLayerGroups(config));
     expect(plan.pools.map((p) => p.numBlocks)).toEqual([40, slidingBlocks]);
     expect(plan.maxModelLen).toBe(160);
-    // A byte budget: the sliding pool takes its share, the full pool the rest.
+    // A byte budget: the sliding pool holds the windows of as many 64-token sequences as the budget
+    // holds in both pools (16 full blocks + 4 window blocks of 3 layers each; at most max-num-seqs),
+    // the full pool the rest.
     const layerBlockBytes = 2 * BS * config.numKvHeads * config.headDim * 4;
-    const budget = planKvCache(model, { ...options, kvCacheMemoryBytes: 200 * layerBlockBytes }, undefined, kvLayerGroups(config));
-    expect(budget.pools.map((p) => p.numBlocks)).toEqual([200 - 3 * slidingBlocks, slidingBlocks]);
-    expect(budget.totalBytes).toBe(200 * layerBlockBytes);
+    const withBudget = (blocks: number) => planKvCache(model, { ...options, maxModelLen: 64, kvCacheMemoryBytes: blocks * layerBlockBytes }, undefined, kvLayerGroups(config));
+    expect(withBudget(200).pools.map((p) => p.numBlocks)).toEqual([200 - 3 * slidingBlocks, slidingBlocks]);
+    expect(withBudget(200).totalBytes).toBe(200 * layerBlockBytes);
+    expect(withBudget(100).pools.map((p) => p.numBlocks)).toEqual([100 - 3 * (3 * 4 + 4), 3 * 4 + 4]);
     // Every layer sliding: one windowed pool, and no bound on max_model_len from it.
     const allSliding = { ...model, config: { ...config, layerTypes: undefined } };
     const windowed = planKvCache(allSliding, { ...options, kvCacheMemoryBytes: 10_000 * layerBlockBytes }, undefined, kvLayerGroups(allSliding.config));
