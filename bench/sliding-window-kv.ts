@@ -1,4 +1,4 @@
-// `node dist/bench/sliding-window-kv.js [--decode] [--batches 1,4] [--steps 12] [--intermediate 1152]`:
+// `node dist/bench/sliding-window-kv.js [--decode] [--batches 1,4] [--steps 12] [--intermediate 1152] [--threads 1]`:
 // KV memory of a gemma3-1B-shaped model (26 layers, 5 sliding : 1 full, window 512, 1 KV head x
 // 256) at 8k context, with the sliding layers in a pool of their own against one pool of full
 // attention: bytes of the arrays the code allocates (the KV plan's pools in a PagedKvCache), and how
@@ -101,8 +101,8 @@ function memory(dtype: KvStorageDtype): string[] {
   return rows;
 }
 
-async function decode(batches: number[], steps: number, intermediate: number): Promise<string[]> {
-  const shape = { hiddenSize: 1152, intermediateSize: intermediate, vocabSize: 2048 };
+async function decode(batches: number[], steps: number, intermediate: number, threads: number): Promise<string[]> {
+  const shape = { hiddenSize: 1152, intermediateSize: intermediate, vocabSize: 2048, tieWordEmbeddings: false };
   const windowed = quantizedQ8(randomModel(gemma3Shape(shape), 5));
   const full = { ...windowed, config: { ...windowed.config, slidingWindow: undefined, layerTypes: undefined } };
   const maxBatch = Math.max(...batches);
@@ -113,9 +113,9 @@ async function decode(batches: number[], steps: number, intermediate: number): P
     { name: 'window, one pool', model: windowed },
     { name: 'window, own pool', model: windowed, pools },
   ];
-  const rows = [`decode at ${CONTEXT} tokens of context, gemma3-1B attention (hidden 1152, intermediate ${intermediate}, Q8_0), bfloat16 KV:`, '  variant              batch   tok/s   CPU ms/step   KV MiB'];
+  const rows = [`decode at ${CONTEXT} tokens of context, gemma3-1B attention (hidden 1152, intermediate ${intermediate}, Q8_0), bfloat16 KV, ${threads} thread(s):`, '  variant              batch   tok/s   CPU ms/step   KV MiB'];
   for (const v of variants) {
-    const runner = await createRunner(v.model, { blockSize: BLOCK, numBlocks: maxBatch * blocksPerSeq, device: 'cpu', kvCacheDtype: 'bfloat16', ...(v.pools ? { kvPools: v.pools } : {}) });
+    const runner = await createRunner(v.model, { blockSize: BLOCK, numBlocks: maxBatch * blocksPerSeq, device: 'cpu', intraOpThreads: threads, kvCacheDtype: 'bfloat16', ...(v.pools ? { kvPools: v.pools } : {}) });
     touchKvCache(runner);
     const kvMiB = kvArrays(runner) / MIB;
     try {
@@ -161,7 +161,7 @@ async function main(): Promise<void> {
   for (const dtype of ['bfloat16', 'float32'] as const) console.log(memory(dtype).join('\n'));
   if (!argv.includes('--decode')) return;
   const batches = (get('--batches') ?? '1,4').split(',').map(Number);
-  console.log((await decode(batches, Number(get('--steps') ?? 12), Number(get('--intermediate') ?? 1152))).join('\n'));
+  console.log((await decode(batches, Number(get('--steps') ?? 12), Number(get('--intermediate') ?? 1152), Number(get('--threads') ?? 1))).join('\n'));
 }
 
 main().catch((err) => {

@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import * as os from 'node:os';
 import { encoderSpecOf } from '../../model/encoder-spec';
-import { groupBytesPerBlock, singleKvGroup, windowBlocksPerSequence, type KvLayerGroup, type KvPool } from '../../model/runner/kv-pools';
+import { groupBytesPerBlock, poolsDifferFromOne, singleKvGroup, windowBlocksPerSequence, type KvLayerGroup, type KvPool } from '../../model/runner/kv-pools';
 import type { KvStorageDtype } from '../../model/runner/kv-dtype';
 import type { LoadedModel } from '../../model/types';
 import type { EngineOptions } from '../types';
@@ -190,9 +190,9 @@ function sequencesInBudget(bytes: number, groups: readonly KvLayerGroup[], group
   return Math.max(1, Math.min(options.maxNumSeqs, Math.floor((bytes - fixed) / perSequence)));
 }
 
-/** The start-up log's words for the pools: "N blocks" for one, each pool's blocks and layers for several. */
+/** The start-up log's words for the pools: "N blocks" for one full-attention pool, else each pool's blocks and layers. */
 export function describePools(pools: readonly KvPool[]): string {
-  if (pools.length === 1) return `${pools[0].numBlocks} blocks`;
+  if (!poolsDifferFromOne(pools)) return `${pools[0].numBlocks} blocks`;
   return pools
     .map((p) => `${p.numBlocks} blocks for ${p.layers.length} ${p.window > 0 ? `sliding-window (${p.window}) layers` : 'full-attention layers'}`)
     .join(' + ');
