@@ -70,8 +70,8 @@ using cpu::SimdLevel;
 // Prefill tiles (several query rows) and GQA decodes (several query heads per KV head) at head
 // sizes that are multiples of 16 take attend-prefill.inc's AVX-512 kernel instead (register-blocked
 // GEMMs, each K and V row loaded once for all the item's query vectors).
-// The sliding window, logit soft-cap and sinks live in the portable kernel and attend-simd.inc;
-// items that need them skip the other fast paths (docs/attention-features.md).
+// The sliding window, logit soft-cap and sinks live in the portable kernel, attend-simd.inc and
+// attend-prefill.inc; items that need them skip the other fast paths (docs/attention-features.md).
 
 struct Shape {
   int numHeads;
@@ -626,9 +626,10 @@ SimdLevel simdLevel = bestSimd();
 #ifdef ORTLLM_X86
 template <KvType T>
 void attendSimd(const Call& c, const Item& it) {
-  // The window, soft-cap and sinks live in attend-simd.inc's kernels (attendDotWide included).
+  // The window, soft-cap and sinks live in attend-prefill.inc and attend-simd.inc's kernels
+  // (attendDotWide included); the others take plain items only.
+  if (simdLevel >= kAvx512 && prefillItem(c.shape, it)) return attendPrefill<T>(c, it);
   const bool plain = plainItem(c, it);
-  if (plain && simdLevel >= kAvx512 && prefillItem(c.shape, it)) return attendPrefill<T>(c, it);
   const Shape& s = c.shape;
   const int group = s.numHeads / s.numKvHeads;
   // Decodes at head size 8 with KV heads in fours: four heads per float32 vector pair

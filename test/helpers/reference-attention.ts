@@ -3,6 +3,7 @@
 // attention with the optional sliding window, logit soft-cap and sinks.
 import { f16ToF32, f32ToF16 } from '../../src/model/gguf/half';
 import type { KvArray } from '../../src/model/runner/kv-cache';
+import { nativeKernels, type NativeKernels } from '../../src/model/runner/native-kernels';
 import { FP8_FORMATS } from './fp8';
 
 const word = new Uint32Array(1);
@@ -15,6 +16,23 @@ function f32ToBf16(f: number): number {
   float[0] = f;
   const x = word[0];
   return ((x + 0x7fff + ((x >>> 16) & 1)) >>> 16) & 0xffff;
+}
+
+/**
+ * The addon for a describe block's tests (call inside it): loaded before them, and its threads and
+ * SIMD level (which tests change) reset to one thread and the best level after them.
+ */
+export function useNativeAttention(): () => NativeKernels {
+  let native: NativeKernels;
+  beforeAll(() => {
+    native = nativeKernels()!;
+    expect(native).not.toBeNull();
+  });
+  afterAll(() => {
+    native.setThreads(1);
+    native.setSimd('avx512bf16');
+  });
+  return () => native;
 }
 
 /** n values in [-1, 1) from a linear congruential generator. */

@@ -2,22 +2,17 @@
 // The native attention kernel's sliding window, logit soft-cap and sinks against the float64
 // reference of test/helpers/reference-attention.ts: every KV storage, every SIMD level this CPU
 // runs, decodes and prefill tiles, GQA, windows shorter than the context that start inside blocks.
-import { nativeKernels, SIMD_LEVELS, type NativeKernels } from '../../../src/model/runner/native-kernels';
+import { SIMD_LEVELS, type NativeKernels } from '../../../src/model/runner/native-kernels';
 import { maxAbsDiff, NATIVE_ADDON } from '../../helpers/runner-driver';
 import { needs } from '../../helpers/needs';
-import { KV_STORAGES, referenceAttention, scatteredSequences, seeded, type AttentionCase, type AttentionFeatures } from '../../helpers/reference-attention';
+import { KV_STORAGES, referenceAttention, scatteredSequences, seeded, useNativeAttention, type AttentionCase, type AttentionFeatures } from '../../helpers/reference-attention';
 
 const gate = needs(NATIVE_ADDON);
 
 gate.describe('native attention: sliding window, soft-cap, sinks', () => {
+  const addon = useNativeAttention();
   let native: NativeKernels;
-  beforeAll(() => {
-    native = nativeKernels()!;
-  });
-  afterAll(() => {
-    native.setThreads(1);
-    native.setSimd('avx512bf16');
-  });
+  beforeAll(() => (native = addon()));
 
   // Shapes whose plain calls take each fast path (attention.cc's attendSimd): head size 8 on
   // AVX-512 (four KV heads per vector decodes, queries-across-lanes prefill tiles) and on AVX2

@@ -4,25 +4,19 @@
 // logits do not depend on what else is in its batch, and a bfloat16 cache stays close to float32.
 import { llamaConfig, randomModel } from '../../../bench/random-llama';
 import { createRunner } from '../../../src/model/runner';
-import { nativeKernels, SIMD_LEVELS, type NativeKernels } from '../../../src/model/runner/native-kernels';
+import { SIMD_LEVELS, type NativeKernels } from '../../../src/model/runner/native-kernels';
 import { WeightMap } from '../../../src/model/weight-map';
 import type { ModelRunner, StepSequence } from '../../../src/model/types';
 import { BlockAllocator, maxAbsDiff, NATIVE_ADDON } from '../../helpers/runner-driver';
 import { needs } from '../../helpers/needs';
-import { KV_STORAGES, referenceAttention, scatteredSequences, seeded, type AttentionCase as Case } from '../../helpers/reference-attention';
+import { KV_STORAGES, referenceAttention, scatteredSequences, seeded, useNativeAttention, type AttentionCase as Case } from '../../helpers/reference-attention';
 
 const gate = needs(NATIVE_ADDON);
 
 gate.describe('native paged attention kernel', () => {
+  const addon = useNativeAttention();
   let native: NativeKernels;
-  beforeAll(() => {
-    native = nativeKernels()!;
-    expect(native).not.toBeNull();
-  });
-  afterAll(() => {
-    native.setThreads(1);
-    native.setSimd('avx512bf16');
-  });
+  beforeAll(() => (native = addon()));
 
   // Each case runs on every kernel the CPU has (setSimd: portable, AVX2, AVX-512, AVX512-BF16). hd 8, 24, 32, 64
   // and 128 take the SIMD kernels (hd 64 also AVX-512's 512-bit passes), hd 12 only the portable one; 8 query heads on 4 or 2 KV
