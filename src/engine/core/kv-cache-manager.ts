@@ -5,7 +5,7 @@
 // Encoder-decoder sequences also hold encoder blocks (the cross-attention K/V of their encoder
 // input), taken with their first decoder blocks and released with them. Their decoder blocks are
 // never prefix-cached: the decoder's K/V depend on the audio, not only on the tokens.
-// With a sliding window (the pool of sliding-window layers, kv-pool-groups.ts), blocks wholly
+// With a sliding window (the pool of sliding-window layers, hybrid-kv-cache.ts), blocks wholly
 // behind the window of the next position to compute are released as the sequence advances
 // (RELEASED in its table), and a prefix hit needs only the window's blocks before the hit's end.
 
