@@ -119,7 +119,10 @@ export class EngineCore {
   /** Swaps in a new runner (after sleep); only when no request holds KV blocks. */
   replaceRunner(runner: ModelRunner): void {
     if (this.requests.size > 0) throw new Error('cannot replace the runner while requests are in flight');
-    if (runner.numBlocks !== this.kv.numBlocks || runner.blockSize !== this.kv.blockSize) throw new Error('the new runner has a different KV layout');
+    const pools = (r: ModelRunner) => r.kvPools?.map((p) => `${p.numBlocks}/${p.window}`).join() ?? '';
+    if (runner.numBlocks !== this.kv.numBlocks || runner.blockSize !== this.kv.blockSize || pools(runner) !== pools(this.runner)) {
+      throw new Error('the new runner has a different KV layout');
+    }
     this.kv.resetPrefixCache();
     this.runner = runner;
   }

@@ -229,7 +229,7 @@ needs(NATIVE_ADDON).describe('sliding-window KV pool', () => {
       expect(got).toEqual(want);
     });
 
-    it('serves a sequence longer than its pool when every layer slides (the engine as the server starts it)', async () => {
+    it('serves a sequence longer than its pool when every layer slides (the engine as the server starts it, and after a wake-up)', async () => {
       const mistralLike = { ...model, config: { ...config, layerTypes: undefined } };
       const prompt = tokensOf(30, 4);
       const engine = await createInProcessEngine(mistralLike, engineOptions({ blockSize: BS, maxModelLen: 200, maxNumSeqs: 4, maxNumBatchedTokens: 16 }));
@@ -241,6 +241,10 @@ needs(NATIVE_ADDON).describe('sliding-window KV pool', () => {
         try {
           const want = await serve(plain, [request(prompt, { max_tokens: 150 }, { requestId: 'plain' })]);
           expect(out.outputs[0].tokenIds).toEqual(want.tokens.get('plain'));
+          // Asleep and awake again: the new runner gets the same pools.
+          await engine.sleep(1, 'abort');
+          await engine.wakeUp();
+          expect((await finalOutput(engine, request(prompt, { max_tokens: 150 }))).outputs[0].tokenIds).toEqual(want.tokens.get('plain'));
         } finally {
           await plain.dispose();
         }
