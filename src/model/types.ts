@@ -286,6 +286,11 @@ export interface StepSequence {
   positionOffset: number;
   /** KV block ids covering positions [0, positionOffset + tokens.length). */
   blockTable: readonly number[];
+  /**
+   * Runners with KV pools (ModelRunner.kvPools): the sequence's table in each, [0] being
+   * blockTable. A windowed pool's entries behind the window may be -1 (released blocks).
+   */
+  blockTables?: readonly (readonly number[])[];
   /** Return logits for every new token (prompt logprobs), not only the last. */
   allLogits?: boolean;
   /** Encoder-decoder models: where this sequence's cross-attention K/V live. */
@@ -319,6 +324,11 @@ export interface RunnerOptions {
   /** The server's max_model_len: fixes which LongRoPE table the graphs use (graph/rope.ts); default the model's context length. */
   maxModelLen?: number;
   /**
+   * The KV pools by layer group (runner/kv-pools.ts; pool 0 has numBlocks blocks); absent: one pool
+   * of every layer. Only the segmented runner takes pools (kvPoolGroups says when).
+   */
+  kvPools?: readonly import('./runner/kv-pools').KvPool[];
+  /**
    * Where a built graph's attention runs: 'native' (the paged-attention addon between graph
    * segments), 'graph' (inside one graph), or auto (native when the addon loads).
    */
@@ -349,10 +359,12 @@ export interface ModelRunner {
   readonly config: ModelArchConfig;
   readonly blockSize: number;
   readonly numBlocks: number;
+  /** Its KV pools when they are not one full-attention pool (StepSequence.blockTables then gives a table per pool). */
+  readonly kvPools?: readonly import('./runner/kv-pools').KvPool[];
   /** Runs one forward pass over a batch; writes the new tokens' K/V into their blocks. */
   step(batch: readonly StepSequence[]): Promise<StepResult>;
-  /** Copies whole KV blocks (copy-on-write when n > 1 children share a partial prompt block). */
-  copyBlocks(pairs: ReadonlyArray<readonly [src: number, dst: number]>): void;
+  /** Copies whole KV blocks within a pool (pool 0 when absent; copy-on-write when n > 1 children share a partial prompt block). */
+  copyBlocks(pairs: ReadonlyArray<readonly [src: number, dst: number, pool?: number]>): void;
   dispose(): Promise<void>;
 }
 

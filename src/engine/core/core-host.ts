@@ -5,7 +5,8 @@
 
 import * as os from 'node:os';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { createRunner, resolveKvCacheDtype } from '../../model/runner';
+import { createRunner, kvPoolGroups, resolveKvCacheDtype } from '../../model/runner';
+import { poolsDifferFromOne } from '../../model/runner/kv-pools';
 import { createPoolingRunner } from '../../model/runner/pooling-runner';
 import { wrongRunnerError } from '../errors';
 import { seedGlobalSampler } from '../sampling';
@@ -14,7 +15,8 @@ import type { EncodeRequest, EngineOptions, EngineRequest, SleepLevel, SleepMode
 import { loadModel } from '../../model/load-model';
 import type { CoreEvent, CoreInfo, EngineCommands } from './protocol';
 import { CompletionProcessorFactory } from './completion-processor';
-import { planKvCache } from './kv-plan';
+import { describePools, planKvCache } from './kv-plan';
+import { capacityBlocks } from './hybrid-kv-cache';
 import { EngineCore } from './engine-core';
 import { startGrammarEngines, type GrammarEngines } from './grammar-admission';
 import { PoolingCore } from './pooling-core';
@@ -87,7 +89,7 @@ export class EngineCoreHost implements EngineCommands {
 
   private static async startGeneration(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void, ownsModel: boolean): Promise<EngineCoreHost> {
     const kvCacheDtype = resolveKvCacheDtype(model, options.kvCacheDtype ?? 'auto');
-    const plan = planKvCache(model, { ...options, kvCacheDtype });
+    const plan = planKvCache(model, { ...options, kvCacheDtype }, undefined, kvPoolGroups(model));
     seedGlobalSampler(options.seed ?? 0);
     const runnerOptions: RunnerOptions = {
       blockSize: options.blockSize,
@@ -97,12 +99,13 @@ export class EngineCoreHost implements EngineCommands {
       dtype: options.dtype ?? 'auto',
       kvCacheDtype,
       maxModelLen: plan.maxModelLen,
+      kvPools: poolsDifferFromOne(plan.pools) ? plan.pools : undefined,
       consumeWeights: ownsModel,
     };
     const runner = await createRunner(model, runnerOptions);
     console.info(
-      `[engine] KV cache: ${plan.numBlocks} blocks of ${options.blockSize} tokens, ${kvCacheDtype} ` +
-        `(${((plan.numBlocks * plan.bytesPerBlock) / 2 ** 20).toFixed(1)} MiB), max_model_len ${plan.maxModelLen}`,
+      `[engine] KV cache: ${describePools(plan.pools)} of ${options.blockSize} tokens, ${kvCacheDtype} ` +
+        `(${(plan.totalBytes / 2 ** 20).toFixed(1)} MiB), max_model_len ${plan.maxModelLen}`,
     );
     const config = {
       maxModelLen: plan.maxModelLen,
@@ -125,7 +128,7 @@ export class EngineCoreHost implements EngineCommands {
       onStep: (outputs, stats, iteration) => emit({ type: 'step', outputs, stats, iteration }),
       onReject: (requestId, err) => emit(rejection(requestId, err)),
     }, { engines: grammars, defaults: options.structuredOutputs, limits: options.structuredOutputsLimits });
-    const info: CoreInfo = { numBlocks: plan.numBlocks, blockSize: options.blockSize, maxModelLen: plan.maxModelLen };
+    const info: CoreInfo = { numBlocks: plan.numBlocks, blockSize: options.blockSize, maxModelLen: plan.maxModelLen, kvCapacityBlocks: capacityBlocks(runner, plan.maxModelLen) };
     const attachRunner: AttachRunner = async (m) => {
       const next = await createRunner(m, runnerOptions);
       core.replaceRunner(next);

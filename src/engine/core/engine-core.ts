@@ -15,7 +15,8 @@ import { GrammarAdmission, type GrammarEngines } from './grammar-admission';
 import type { SequenceConstraint } from '../sampling/logits-processor';
 import { DEFAULT_STRUCTURED_OUTPUTS_LIMITS, type StructuredOutputsLimits } from '../structured/grammar-limits';
 import { NO_STRUCTURED_DEFAULTS, type StructuredOutputsDefaults } from '../structured/grammar-spec';
-import { KvCacheManager } from './kv-cache-manager';
+import { capacityBlocks, kvManagerFor } from './hybrid-kv-cache';
+import type { EngineKvManager } from './kv-cache-manager';
 import { RequestState, type CompletionState } from './request-state';
 import { Scheduler, type SchedulePlan, type SchedulingPolicy } from './scheduler';
 import { Sequence } from './sequence';
@@ -64,7 +65,7 @@ interface SampleJob {
 }
 
 export class EngineCore {
-  readonly kv: KvCacheManager;
+  readonly kv: EngineKvManager;
   readonly scheduler: Scheduler;
   readonly limits: EngineLimits;
   private readonly requests = new Map<string, RequestState>();
@@ -97,13 +98,13 @@ export class EngineCore {
       },
       reject: (request, err) => this.reject(request, err),
     });
-    this.kv = new KvCacheManager(runner.numBlocks, runner.blockSize, config.enablePrefixCaching);
+    this.kv = kvManagerFor(runner, config.enablePrefixCaching);
     this.scheduler = new Scheduler(
       { maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, policy: config.schedulingPolicy, partialPrefills: config.partialPrefills },
       this.kv,
     );
     this.limits = engineLimits(
-      { maxModelLen: config.maxModelLen, numBlocks: runner.numBlocks, blockSize: runner.blockSize },
+      { maxModelLen: config.maxModelLen, numBlocks: runner.numBlocks, kvCapacityBlocks: capacityBlocks(runner, config.maxModelLen), blockSize: runner.blockSize },
       config,
       runner.config.vocabSize,
       encoderSpecOf(runner.config),
@@ -118,7 +119,10 @@ export class EngineCore {
   /** Swaps in a new runner (after sleep); only when no request holds KV blocks. */
   replaceRunner(runner: ModelRunner): void {
     if (this.requests.size > 0) throw new Error('cannot replace the runner while requests are in flight');
-    if (runner.numBlocks !== this.kv.numBlocks || runner.blockSize !== this.kv.blockSize) throw new Error('the new runner has a different KV layout');
+    const pools = (r: ModelRunner) => r.kvPools?.map((p) => `${p.numBlocks}/${p.window}`).join() ?? '';
+    if (runner.numBlocks !== this.kv.numBlocks || runner.blockSize !== this.kv.blockSize || pools(runner) !== pools(this.runner)) {
+      throw new Error('the new runner has a different KV layout');
+    }
     this.kv.resetPrefixCache();
     this.runner = runner;
   }
@@ -382,6 +386,7 @@ export class EngineCore {
       positionOffset: start,
       blockTable: this.kv.blockTable(seq.seqId),
     };
+    if (this.kv.blockTables) step.blockTables = this.kv.blockTables(seq.seqId);
     if (wantsPromptLogprobs) step.allLogits = true;
     if (seq.encoderInput) step.encoder = this.encoderStep(seq, seq.encoderInput);
     return step;

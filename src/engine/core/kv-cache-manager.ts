@@ -5,6 +5,9 @@
 // Encoder-decoder sequences also hold encoder blocks (the cross-attention K/V of their encoder
 // input), taken with their first decoder blocks and released with them. Their decoder blocks are
 // never prefix-cached: the decoder's K/V depend on the audio, not only on the tokens.
+// With a sliding window (the pool of sliding-window layers, hybrid-kv-cache.ts), blocks wholly
+// behind the window of the next position to compute are released as the sequence advances
+// (RELEASED in its table), and a prefix hit needs only the window's blocks before the hit's end.
 
 import { hashBlock } from './block-hash';
 import { FreeBlockQueue } from './free-block-queue';
@@ -24,17 +27,37 @@ export interface PrefixHit {
   numTokens: number;
   /** Tokens of the next full block when it is cached too but must be computed for the logits. */
   recomputedTokens?: number;
+  /** Windowed pools: the hashes of the hit's blocks (released ones, RELEASED in blockIds, have no cache entry to read them from). */
+  hashes?: string[];
 }
 
+/** A block table entry whose block was released: wholly behind the sliding window. */
+export const RELEASED = -1;
+
 interface SeqBlocks {
+  /** Per logical block its id, or RELEASED. */
   blockIds: number[];
+  /** Leading entries already RELEASED (windowed pools). */
+  released: number;
   /** Chained hashes of this sequence's full blocks computed so far. */
   hashes: string[];
   encoderBlockIds: number[];
 }
 
-/** What the scheduler asks of KV memory (KvCacheManager; NoKvBlocks for pooling models, which keep none). */
-export type BlockManager = Pick<KvCacheManager, 'enablePrefixCaching' | 'findPrefixHit' | 'allocate' | 'cacheComputedBlocks' | 'fork' | 'free'>;
+/** A block copy for the runner: source, destination and the pool they are in (0 when absent). */
+export type BlockCopy = readonly [src: number, dst: number, pool?: number];
+
+/** What the scheduler asks of KV memory (KvCacheManager; HybridKvCacheManager with several pools; NoKvBlocks for pooling models, which keep none). */
+export type BlockManager = Pick<KvCacheManager, 'enablePrefixCaching' | 'findPrefixHit' | 'allocate' | 'cacheComputedBlocks' | 'free'> & {
+  fork(parentId: string, childId: string, numComputedTokens: number): BlockCopy[] | null;
+};
+
+/** What the engine core reads of its KV manager besides the scheduler's part. */
+export type EngineKvManager = BlockManager &
+  Pick<KvCacheManager, 'numBlocks' | 'blockSize' | 'usage' | 'blockTable' | 'encoderBlockTable' | 'resetPrefixCache'> & {
+    /** With several pools: the sequence's table in each. */
+    blockTables?(seqId: string): readonly (readonly number[])[];
+  };
 
 export class KvCacheManager {
   private readonly refCounts: Int32Array;
@@ -43,10 +66,12 @@ export class KvCacheManager {
   private readonly cachedBlocks = new Map<string, number>();
   private readonly seqs = new Map<string, SeqBlocks>();
 
+  /** `window` > 0: the pool of layers attending within that sliding window. */
   constructor(
     readonly numBlocks: number,
     readonly blockSize: number,
     readonly enablePrefixCaching: boolean,
+    readonly window = 0,
   ) {
     if (!Number.isInteger(numBlocks) || numBlocks < 1) throw new Error(`numBlocks must be a positive integer, got ${numBlocks}`);
     if (!Number.isInteger(blockSize) || blockSize < 1) throw new Error(`blockSize must be a positive integer, got ${blockSize}`);
@@ -82,9 +107,10 @@ export class KvCacheManager {
    * always left to compute, because the step that computes it yields the logits to sample.
    * Looking up does not claim the blocks: `allocate` does.
    */
-  findPrefixHit(seq: KvSequence): PrefixHit {
+  findPrefixHit(seq: KvSequence, maxHitBlocks = Infinity): PrefixHit {
     if (!this.enablePrefixCaching || seq.numEncoderPositions > 0) return { blockIds: [], numTokens: 0 };
-    const maxBlocks = Math.floor((seq.tokenIds.length - 1) / this.blockSize);
+    const maxBlocks = Math.min(maxHitBlocks, Math.floor((seq.tokenIds.length - 1) / this.blockSize));
+    if (this.window > 0) return this.findWindowedHit(seq, maxBlocks);
     const blockIds: number[] = [];
     let parent: string | null = null;
     for (let i = 0; i < maxBlocks; i++) {
@@ -113,26 +139,58 @@ export class KvCacheManager {
    */
   allocate(seq: KvSequence, numComputedTokens: number, numNewTokens: number, hit?: PrefixHit): boolean {
     // Every running sequence comes through here every step, so this path builds no arrays.
+    this.releaseBehindWindow(seq.seqId, numComputedTokens);
+    if (!this.fits(seq, numComputedTokens, numNewTokens, hit)) return false;
     const known = this.seqs.get(seq.seqId);
-    const state = known ?? { blockIds: [], hashes: [], encoderBlockIds: [] };
+    const state = known ?? { blockIds: [], released: 0, hashes: [], encoderBlockIds: [] };
     const hitBlocks = hit?.blockIds ?? NO_BLOCKS;
-    const have = state.blockIds.length + hitBlocks.length;
-    const need = Math.max(0, this.blocksFor(numComputedTokens + numNewTokens) - have);
+    const need = Math.max(0, this.blocksFor(numComputedTokens + numNewTokens) - state.blockIds.length - hitBlocks.length);
     const encoderNeed = state.encoderBlockIds.length === 0 ? this.blocksFor(seq.numEncoderPositions) : 0;
-    let hitBlocksNowFree = 0;
-    for (const id of hitBlocks) if (this.freeQueue.has(id)) hitBlocksNowFree++;
-    if (need + encoderNeed > this.freeQueue.length - hitBlocksNowFree) return false;
     for (let i = 0; i < encoderNeed; i++) state.encoderBlockIds.push(this.takeFreeBlock());
 
-    for (const id of hitBlocks) {
-      this.claim(id);
+    for (let i = 0; i < hitBlocks.length; i++) {
+      const id = hitBlocks[i];
+      if (id === RELEASED) {
+        state.released++;
+      } else {
+        this.claim(id);
+      }
       state.blockIds.push(id);
       // The hashes of hit blocks are those of the cache entries just matched.
-      state.hashes.push(this.blockHashes[id] as string);
+      state.hashes.push(hit?.hashes?.[i] ?? (this.blockHashes[id] as string));
     }
     for (let i = 0; i < need; i++) state.blockIds.push(this.takeFreeBlock());
     if (known === undefined) this.seqs.set(seq.seqId, state);
     return true;
+  }
+
+  /** Whether `allocate` with these arguments would succeed (it changes nothing). */
+  fits(seq: KvSequence, numComputedTokens: number, numNewTokens: number, hit?: PrefixHit): boolean {
+    const state = this.seqs.get(seq.seqId);
+    const hitBlocks = hit?.blockIds ?? NO_BLOCKS;
+    const have = (state?.blockIds.length ?? 0) + hitBlocks.length;
+    const need = Math.max(0, this.blocksFor(numComputedTokens + numNewTokens) - have);
+    const encoderNeed = state === undefined || state.encoderBlockIds.length === 0 ? this.blocksFor(seq.numEncoderPositions) : 0;
+    let hitBlocksNowFree = 0;
+    for (const id of hitBlocks) if (id !== RELEASED && this.freeQueue.has(id)) hitBlocksNowFree++;
+    return need + encoderNeed <= this.freeQueue.length - hitBlocksNowFree;
+  }
+
+  /**
+   * Windowed pools: releases the sequence's blocks wholly behind the window of `position` (the
+   * next one to compute), which no later query reads. Cached ones stay reusable until evicted.
+   */
+  releaseBehindWindow(seqId: string, position: number): void {
+    if (this.window === 0) return;
+    const state = this.seqs.get(seqId);
+    if (!state) return;
+    const behind = Math.min(state.blockIds.length, Math.floor(Math.max(0, position - this.window + 1) / this.blockSize));
+    for (; state.released < behind; state.released++) {
+      const id = state.blockIds[state.released];
+      if (id === RELEASED) continue;
+      state.blockIds[state.released] = RELEASED;
+      this.release(id);
+    }
   }
 
   /** Registers the sequence's fully computed blocks in the prefix cache. */
@@ -146,6 +204,7 @@ export class KvCacheManager {
       const hash = this.hashBlockOf(seq, i, parent);
       state.hashes.push(hash);
       const id = state.blockIds[i];
+      if (id === RELEASED) continue;
       // A block computed twice (two requests prefilling the same prefix in one step)
       // stays uncached: the first copy already serves future hits.
       if (this.blockHashes[id] === null && !this.cachedBlocks.has(hash)) {
@@ -169,14 +228,14 @@ export class KvCacheManager {
     const blockIds = parent.blockIds.slice(0, numFull);
     // The cross-attention K/V never change after encoding: the child shares them.
     const encoderBlockIds = [...parent.encoderBlockIds];
-    for (const id of [...blockIds, ...encoderBlockIds]) this.claim(id);
+    for (const id of [...blockIds, ...encoderBlockIds]) if (id !== RELEASED) this.claim(id);
     const pairs: Array<[number, number]> = [];
     if (hasPartial) {
       const copy = this.takeFreeBlock();
       pairs.push([parent.blockIds[numFull], copy]);
       blockIds.push(copy);
     }
-    this.seqs.set(childId, { blockIds, hashes: parent.hashes.slice(0, numFull), encoderBlockIds });
+    this.seqs.set(childId, { blockIds, released: Math.min(parent.released, numFull), hashes: parent.hashes.slice(0, numFull), encoderBlockIds });
     return pairs;
   }
 
@@ -187,12 +246,37 @@ export class KvCacheManager {
     this.seqs.delete(seqId);
     // Tail blocks first: they are the least likely to be shared, so they are evicted first.
     const owned = [...state.encoderBlockIds, ...state.blockIds];
-    for (let i = owned.length - 1; i >= 0; i--) {
-      const id = owned[i];
-      if (--this.refCounts[id] > 0) continue;
-      if (this.blockHashes[id] === null) this.freeQueue.pushFront(id);
-      else this.freeQueue.pushBack(id);
+    for (let i = owned.length - 1; i >= 0; i--) if (owned[i] !== RELEASED) this.release(owned[i]);
+  }
+
+  /** Drops one reference to the block; at none it is free (uncached ones are taken first). */
+  private release(id: number): void {
+    if (--this.refCounts[id] > 0) return;
+    if (this.blockHashes[id] === null) this.freeQueue.pushFront(id);
+    else this.freeQueue.pushBack(id);
+  }
+
+  /**
+   * The longest hit of at most `maxBlocks` blocks whose window is cached: the blocks the first
+   * computed position's window reads (those from (hit end - window + 1) on); blocks before them
+   * need not be cached, and the hit lists them RELEASED (vLLM's sliding-window prefix rule).
+   */
+  private findWindowedHit(seq: KvSequence, maxBlocks: number): PrefixHit {
+    const hashes: string[] = [];
+    for (let i = 0; i < maxBlocks; i++) hashes.push(this.hashBlockOf(seq, i, i === 0 ? null : hashes[i - 1]));
+    for (let end = maxBlocks; end > 0; end--) {
+      const first = Math.floor(Math.max(0, end * this.blockSize - this.window + 1) / this.blockSize);
+      const ids: number[] = [];
+      for (let i = first; i < end; i++) {
+        const id = this.cachedBlocks.get(hashes[i]);
+        if (id === undefined) break;
+        ids.push(id);
+      }
+      if (ids.length < end - first) continue;
+      const blockIds = [...new Array<number>(first).fill(RELEASED), ...ids];
+      return { blockIds, numTokens: end * this.blockSize, hashes: hashes.slice(0, end), recomputedTokens: 0 };
     }
+    return { blockIds: [], numTokens: 0 };
   }
 
   /** Chained hash of the sequence's full block `index`. */

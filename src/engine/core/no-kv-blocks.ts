@@ -1,7 +1,7 @@
 // The scheduler's block manager for pooling models: a pooled sequence runs whole in one step and
 // nothing of it is kept, so every allocation succeeds and there is nothing to cache, share or free.
 
-import type { BlockManager, PrefixHit } from './kv-cache-manager';
+import type { BlockCopy, BlockManager, PrefixHit } from './kv-cache-manager';
 
 export class NoKvBlocks implements BlockManager {
   readonly enablePrefixCaching = false;
@@ -16,7 +16,7 @@ export class NoKvBlocks implements BlockManager {
 
   cacheComputedBlocks(): void {}
 
-  fork(): Array<[number, number]> | null {
+  fork(): BlockCopy[] | null {
     return null;
   }
 

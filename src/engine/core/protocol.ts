@@ -57,6 +57,8 @@ export type CoreCommand = {
 export interface CoreInfo {
   numBlocks: number;
   blockSize: number;
+  /** Blocks that bound one sequence's length when not numBlocks (every layer in a sliding-window pool). */
+  kvCapacityBlocks?: number;
   /** Effective max_model_len (may be lowered to what the KV cache holds). */
   maxModelLen: number;
 }

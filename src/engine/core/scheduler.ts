@@ -10,7 +10,7 @@
 
 import type { PartialPrefillLimits } from '../types';
 import { nowMs } from './clock';
-import type { BlockManager, PrefixHit } from './kv-cache-manager';
+import type { BlockCopy, BlockManager, PrefixHit } from './kv-cache-manager';
 import type { Sequence } from './sequence';
 
 export type SchedulingPolicy = 'fcfs' | 'priority';
@@ -114,7 +114,7 @@ export class Scheduler {
    * KV. Returns the block copies the runner must make before the next step; when the
    * batch is full or no block is free, the child waits and recomputes its prompt instead.
    */
-  addForkedSequence(parent: Sequence, child: Sequence, numSharedTokens: number): Array<[number, number]> {
+  addForkedSequence(parent: Sequence, child: Sequence, numSharedTokens: number): BlockCopy[] {
     if (this.bySeqId.has(child.seqId)) throw new Error(`duplicate sequence id ${child.seqId}`);
     this.bySeqId.set(child.seqId, child);
     const pairs = this.running.length < this.config.maxNumSeqs ? this.kv.fork(parent.seqId, child.seqId, numSharedTokens) : null;

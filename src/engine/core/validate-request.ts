@@ -20,7 +20,7 @@ export interface EngineLimits {
 }
 
 export function engineLimits(
-  core: { maxModelLen: number; numBlocks: number; blockSize: number },
+  core: { maxModelLen: number; numBlocks: number; blockSize: number; kvCapacityBlocks?: number },
   options: Pick<EngineOptions, 'maxNumSeqs' | 'schedulingPolicy'>,
   vocabSize: number,
   encoder: EncoderSpec | null,
@@ -30,7 +30,7 @@ export function engineLimits(
     maxNumSeqs: options.maxNumSeqs,
     vocabSize,
     schedulingPolicy: options.schedulingPolicy,
-    kvCapacityTokens: core.numBlocks * core.blockSize,
+    kvCapacityTokens: (core.kvCapacityBlocks ?? core.numBlocks) * core.blockSize,
     encoder,
     blockSize: core.blockSize,
   };

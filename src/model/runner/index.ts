@@ -5,6 +5,7 @@
 // serves transcription (the architecture's encoderDecoder graphs).
 import { LoadedModel, ModelRunner, RunnerOptions } from '../types';
 import { FP8_KV_DTYPE, type KvCacheDtypeFlag, type KvStorageDtype } from './kv-dtype';
+import { kvLayerGroups, singleKvGroup, type KvLayerGroup } from './kv-pools';
 import { createExportRunner } from './export-runner';
 import { createGraphRunner } from './graph-runner';
 import { canRunSegmented, chooseRunner } from './backends/choose-backend';
@@ -13,6 +14,14 @@ import { createSegmentedRunner } from './segmented-runner';
 import { createWhisperRunner } from './whisper-runner';
 
 export { kvBytesPerBlock } from './kv-cache';
+
+/**
+ * How the KV cache's layers are pooled for `model`: sliding-window layers apart (kv-pools.ts) where
+ * the segmented runner runs it (the one runner whose kernel reads per-pool tables); else one pool.
+ */
+export function kvPoolGroups(model: LoadedModel, attention?: RunnerOptions['attention']): KvLayerGroup[] {
+  return chooseRunner(model, attention).kind === 'segmented' ? kvLayerGroups(model.config) : singleKvGroup(model.config);
+}
 
 /**
  * What the paged KV cache stores for `flag`: a named type as is, 'fp8' as fp8_e4m3; 'auto' the model's data type

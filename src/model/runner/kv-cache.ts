@@ -3,8 +3,11 @@
 // blockTable[p / blockSize] * blockSize + p % blockSize. float32 arrays are fed to the graph as
 // inputs (zero-copy), and new K/V rows are written here after each step; 16-bit arrays
 // (Uint16Array) and 8-bit ones (Uint8Array) are read by the native attention kernel only.
+// Layers may be split into pools (kv-pools.ts): each layer's arrays hold its pool's blocks, and
+// block ids index the pool of the layer they are used with.
 import { ModelArchConfig } from '../types';
 import { KV_STORAGE, type KvStorageDtype } from './kv-dtype';
+import { singleKvGroup, type KvPool } from './kv-pools';
 
 /** Bytes one KV block takes across all layers (K and V) in the given storage type. */
 export function kvBytesPerBlock(config: ModelArchConfig, blockSize: number, dtype: KvStorageDtype = 'float32'): number {
@@ -17,21 +20,35 @@ export class PagedKvCache {
   readonly keys: KvArray[];
   readonly values: KvArray[];
   readonly rowSize: number;
+  /** Slots of pool 0 (every layer's, with one pool). */
   readonly numSlots: number;
+  /** The pools, pool 0 first (one for every layer unless given). */
+  readonly pools: readonly KvPool[];
+  /** Per layer, the index of its pool. */
+  readonly poolOfLayer: Int32Array;
 
+  /** `numBlocks`: pool 0's; `pools` (absent: one pool of every layer and `numBlocks` blocks) must agree with it. */
   constructor(
     config: ModelArchConfig,
     readonly blockSize: number,
     readonly numBlocks: number,
     readonly dtype: KvStorageDtype = 'float32',
+    pools?: readonly KvPool[],
   ) {
     if (!Number.isInteger(blockSize) || blockSize < 1) throw new Error(`blockSize must be a positive integer, got ${blockSize}`);
-    if (!Number.isInteger(numBlocks) || numBlocks < 1) throw new Error(`numBlocks must be a positive integer, got ${numBlocks}`);
+    this.pools = pools ?? singleKvGroup(config).map((group) => ({ ...group, numBlocks }));
+    for (const pool of this.pools) {
+      if (!Number.isInteger(pool.numBlocks) || pool.numBlocks < 1) throw new Error(`numBlocks must be a positive integer, got ${pool.numBlocks}`);
+    }
+    if (this.pools[0].numBlocks !== numBlocks) throw new Error(`pool 0 has ${this.pools[0].numBlocks} blocks, not ${numBlocks}`);
+    this.poolOfLayer = new Int32Array(config.numLayers).fill(-1);
+    this.pools.forEach((pool, p) => pool.layers.forEach((l) => (this.poolOfLayer[l] = p)));
+    if (this.poolOfLayer.includes(-1)) throw new Error('every layer needs a KV pool');
     this.rowSize = config.numKvHeads * config.headDim;
     this.numSlots = numBlocks * blockSize;
-    const alloc = () => KV_STORAGE[dtype].allocate(this.numSlots * this.rowSize);
-    this.keys = Array.from({ length: config.numLayers }, alloc);
-    this.values = Array.from({ length: config.numLayers }, alloc);
+    const alloc = (l: number) => KV_STORAGE[dtype].allocate(this.pools[this.poolOfLayer[l]].numBlocks * blockSize * this.rowSize);
+    this.keys = Array.from({ length: config.numLayers }, (_, l) => alloc(l));
+    this.values = Array.from({ length: config.numLayers }, (_, l) => alloc(l));
   }
 
   /** The float32 arrays, for runners that feed them to a graph (throws for another storage type). */
@@ -40,28 +57,31 @@ export class PagedKvCache {
     return { keys: this.keys as Float32Array[], values: this.values as Float32Array[] };
   }
 
-  /** The block holding `position` for a sequence with this block table (checked). */
-  block(blockTable: readonly number[], position: number): number {
+  /** The block of `pool` holding `position` for a sequence with this block table (checked). */
+  block(blockTable: readonly number[], position: number, pool = 0): number {
     const block = blockTable[Math.floor(position / this.blockSize)];
-    if (!Number.isInteger(block) || block < 0 || block >= this.numBlocks) {
-      throw new Error(`block table [${blockTable.join(', ')}] does not cover position ${position} with valid blocks (numBlocks ${this.numBlocks})`);
+    const numBlocks = this.pools[pool].numBlocks;
+    if (!Number.isInteger(block) || block < 0 || block >= numBlocks) {
+      throw new Error(`block table [${blockTable.join(', ')}] does not cover position ${position} with valid blocks (numBlocks ${numBlocks})`);
     }
     return block;
   }
 
-  /** Cache row of `position` for a sequence with this block table. */
-  slot(blockTable: readonly number[], position: number): number {
-    return this.block(blockTable, position) * this.blockSize + (position % this.blockSize);
+  /** Cache row of `position` for a sequence with this block table in `pool`. */
+  slot(blockTable: readonly number[], position: number, pool = 0): number {
+    return this.block(blockTable, position, pool) * this.blockSize + (position % this.blockSize);
   }
 
-  copyBlocks(pairs: ReadonlyArray<readonly [number, number]>): void {
+  /** Copies whole blocks within a pool (the third element; 0 when absent). */
+  copyBlocks(pairs: ReadonlyArray<readonly [src: number, dst: number, pool?: number]>): void {
     const blockElems = this.blockSize * this.rowSize;
-    for (const [src, dst] of pairs) {
+    for (const [src, dst, pool = 0] of pairs) {
+      const numBlocks = this.pools[pool]?.numBlocks ?? 0;
       for (const id of [src, dst]) {
-        if (!Number.isInteger(id) || id < 0 || id >= this.numBlocks) throw new Error(`copyBlocks: block ${id} out of range`);
+        if (!Number.isInteger(id) || id < 0 || id >= numBlocks) throw new Error(`copyBlocks: block ${id} out of range`);
       }
-      for (const arr of [...this.keys, ...this.values]) {
-        arr.copyWithin(dst * blockElems, src * blockElems, (src + 1) * blockElems);
+      for (const l of this.pools[pool].layers) {
+        for (const arr of [this.keys[l], this.values[l]]) arr.copyWithin(dst * blockElems, src * blockElems, (src + 1) * blockElems);
       }
     }
   }

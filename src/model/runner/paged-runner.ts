@@ -33,7 +33,7 @@ export abstract class PagedRunner<S extends Releasable = ort.InferenceSession> i
     }
   }
 
-  copyBlocks(pairs: ReadonlyArray<readonly [src: number, dst: number]>): void {
+  copyBlocks(pairs: ReadonlyArray<readonly [src: number, dst: number, pool?: number]>): void {
     this.cache.copyBlocks(pairs);
   }
 

@@ -17,6 +17,7 @@ import { chooseDecoderBackend } from './backends/choose-backend';
 import { EmbeddingRows } from './embedding-rows';
 import { PagedKvCache } from './kv-cache';
 import { KV_STORAGE } from './kv-dtype';
+import { layerWindows, poolsDifferFromOne, type KvPool } from './kv-pools';
 import type { NativeKernels } from './native-kernels';
 import { PagedRunner } from './paged-runner';
 import { joinPasses, splitRows } from './row-passes';
@@ -54,7 +55,7 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
   });
   // The embedding table is still read per step: every other tensor a backend copies may go.
   weights.consume(opts.consumeWeights ? decoder.embeddingName : null);
-  const cache = new PagedKvCache(config, opts.blockSize, opts.numBlocks, opts.kvCacheDtype ?? 'float32');
+  const cache = new PagedKvCache(config, opts.blockSize, opts.numBlocks, opts.kvCacheDtype ?? 'float32', checkedPools(config, opts.kvPools));
   const backend = await choice.create({ config, weights, native, decoder, device: opts.device, intraOpThreads: opts.intraOpThreads });
   const embedding = new EmbeddingRows(model.weights, decoder.embeddingName, config, opts.embeddingFileMinBytes);
   // Rows read from the model file: the loaded table is not needed either (embedding-rows.ts).
@@ -62,6 +63,16 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
   // Unset (or 0) intra-op threads means ORT's default, every core: attention gets as many.
   native.setThreads(opts.intraOpThreads || availableParallelism(), backend.poolSpinMicros);
   return new SegmentedRunner(config, cache, backend, native, embedding, decoder.embeddingScale, maxPositions, opts.maxPassRows ?? MAX_PASS_ROWS);
+}
+
+/** The pools as given, after checking that a windowed pool holds only layers with that window (a full pool may hold any). */
+function checkedPools(config: ModelArchConfig, pools: readonly KvPool[] | undefined): readonly KvPool[] | undefined {
+  const windows = layerWindows(config);
+  for (const pool of pools ?? []) {
+    const wrong = pool.layers.find((l) => pool.window !== 0 && windows[l] !== pool.window);
+    if (wrong !== undefined) throw new Error(`KV pool of window ${pool.window} holds layer ${wrong}, whose window is ${windows[wrong]}`);
+  }
+  return pools;
 }
 
 /** The model's weights, remembering which tensors a backend's build read (to release them after). */
@@ -108,6 +119,7 @@ interface PackedStep extends PassRows {
 }
 
 export class SegmentedRunner extends PagedRunner<DecoderBackend> {
+  readonly kvPools: readonly KvPool[] | undefined;
   private readonly kv: KvView;
   /**
    * The head's output of single-pass steps, reused from step to step (StepResult: valid until the
@@ -136,6 +148,7 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
       kvCode,
       dims: Int32Array.from([config.numHeads, config.numKvHeads, config.headDim, cache.blockSize, kvCode]),
     };
+    this.kvPools = poolsDifferFromOne(cache.pools) ? cache.pools : undefined;
   }
 
   /** What runs the layers (backends/choose-backend.ts's BackendName). */
@@ -202,12 +215,13 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
   /** Packs the batch's tokens into rows and checks every position and block up front. */
   private pack(batch: readonly StepSequence[]): PackedStep {
     const bs = this.cache.blockSize;
+    const pools = this.cache.pools;
     const rows = batch.reduce((n, s) => n + s.tokens.length, 0);
     const positions = new Int32Array(rows);
     const tokens = new Int32Array(rows);
-    const slots = new Int32Array(rows);
+    const poolSlots = pools.map(() => new Int32Array(rows));
     const seqInfo = new Int32Array(4 * batch.length);
-    const tableParts: number[] = [];
+    const tableParts: number[][] = pools.map(() => []);
     const picked: number[] = [];
     const logitsAt: PackedStep['logitsAt'] = [];
     let row = 0;
@@ -216,26 +230,35 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
       const past = s.positionOffset;
       if (count < 1) throw new Error('a step sequence needs at least one token');
       if (past + count > this.maxPositions) throw new Error(`position ${past + count - 1} is beyond the model's ${this.maxPositions} positions`);
-      seqInfo.set([row, count, past, tableParts.length], 4 * i);
+      seqInfo.set([row, count, past, tableParts[0].length], 4 * i);
       const blocks = Math.ceil((past + count) / bs);
-      for (let b = 0; b < blocks; b++) tableParts.push(this.cache.block(s.blockTable, b * bs));
+      pools.forEach((pool, p) => {
+        const table = p === 0 ? s.blockTable : s.blockTables?.[p];
+        if (table === undefined) throw new Error(`a step sequence needs a block table for each of the runner's ${pools.length} KV pools`);
+        // The kernel never reads a windowed pool's blocks wholly behind the first query's window
+        // (released, -1 in the table): any valid id stands in for them.
+        const firstRead = pool.window > 0 ? Math.floor(Math.max(0, past - pool.window + 1) / bs) : 0;
+        for (let b = 0; b < blocks; b++) tableParts[p].push(b < firstRead ? Math.max(0, table[b] ?? 0) : this.cache.block(table, b * bs, p));
+        for (let t = 0; t < count; t++) poolSlots[p][row + t] = this.cache.slot(table, past + t, p);
+      });
       for (let t = 0; t < count; t++) {
         positions[row + t] = past + t;
         tokens[row + t] = s.tokens[t];
-        slots[row + t] = this.cache.slot(s.blockTable, past + t);
       }
       const from = s.allLogits ? 0 : count - 1;
       logitsAt.push({ first: picked.length, count: count - from });
       for (let t = from; t < count; t++) picked.push(row + t);
       row += count;
     });
+    const poolTables = tableParts.map((parts) => Int32Array.from(parts));
+    const poolOf = this.cache.poolOfLayer;
     return {
       rows,
       positions,
       tokens,
       seqInfo,
-      tables: Int32Array.from(tableParts),
-      slots,
+      layerTables: Array.from(poolOf, (p) => poolTables[p]),
+      layerSlots: Array.from(poolOf, (p) => poolSlots[p]),
       logitsRows: BigInt64Array.from(picked, (r) => BigInt(r)),
       logitsAt,
     };

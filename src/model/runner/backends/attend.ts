@@ -4,7 +4,7 @@ import type { LayerAttention } from '../../graph/layer-options';
 import type { NativeKernels } from '../native-kernels';
 import type { KvView, PassRows } from './decoder-backend';
 
-/** out = attention of q over layer l's cache for the pass's sequences. */
+/** out = attention of q over layer l's cache (its KV pool, through the pool's block tables) for the pass's sequences. */
 export function attendLayer(native: NativeKernels, q: Float32Array, out: Float32Array, kv: KvView, l: number, pass: PassRows, opts: LayerAttention): void {
-  native.attention(q, out, kv.keys[l], kv.values[l], pass.seqInfo, pass.tables, kv.dims, opts.scale, opts.window, opts.softcap, opts.sinks);
+  native.attention(q, out, kv.keys[l], kv.values[l], pass.seqInfo, pass.layerTables[l], kv.dims, opts.scale, opts.window, opts.softcap, opts.sinks);
 }

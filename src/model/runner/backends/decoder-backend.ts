@@ -12,11 +12,12 @@ export interface PassRows {
   rows: number;
   /** Row r's position in its sequence. */
   positions: Int32Array;
-  /** Row r's slot in the paged cache. */
-  slots: Int32Array;
-  /** Per sequence: first row, row count, past length, table offset (the attention kernel's `seqs`). */
+  /** Per layer: row r's slot in that layer's KV pool (layers of one pool share the array). */
+  layerSlots: readonly Int32Array[];
+  /** Per sequence: first row, row count, past length, table offset (the attention kernel's `seqs`; one layout for every pool). */
   seqInfo: Int32Array;
-  tables: Int32Array;
+  /** Per layer: the block tables in that layer's KV pool (the kernel's `tables`). */
+  layerTables: readonly Int32Array[];
   /** The rows whose logits the head computes, in order. */
   logitsRows: BigInt64Array;
 }

@@ -173,7 +173,7 @@ class SmallDecoder implements DecoderBackend {
     for (let l = 0; l < c.numLayers; l++) {
       const w = this.layers[l];
       addon.f32Qkv(b.normed, w.q, w.k, w.v, b.q, b.k, b.v, rope ? step.positions : null, rope?.cos ?? null, rope?.sin ?? null, this.qkvDims);
-      native.writeKv(b.k, b.v, cache.keys[l], cache.values[l], step.slots, cache.kvCode);
+      native.writeKv(b.k, b.v, cache.keys[l], cache.values[l], step.layerSlots[l], cache.kvCode);
       attendLayer(native, b.q, b.attn, cache, l, step, this.options[l].attention);
       const next = l === c.numLayers - 1 ? this.finalNorm : this.layers[l + 1].inputNorm;
       addon.f32Mlp(b.attn, w.o, residual, w.postNorm, w.gateUp, w.down, next, b.normed, this.mlpDims, this.eps);

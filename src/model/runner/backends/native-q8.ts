@@ -107,7 +107,7 @@ class NativeQ8 implements DecoderBackend {
         native.rope(q, rope.cos, rope.sin, c.numHeads, c.headDim, rotaryDimOf(c));
         native.rope(k, rope.cos, rope.sin, c.numKvHeads, c.headDim, rotaryDimOf(c));
       }
-      native.writeKv(k, v, kv.keys[l], kv.values[l], pass.slots, kv.kvCode);
+      native.writeKv(k, v, kv.keys[l], kv.values[l], pass.layerSlots[l], kv.kvCode);
       attendLayer(native, q, attn, kv, l, pass, this.options[l].attention);
       gemm(layer.o, attn, projected);
       const sandwich = norms.sandwich?.[l];

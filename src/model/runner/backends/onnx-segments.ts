@@ -64,7 +64,7 @@ class OnnxSegments implements DecoderBackend {
         this.native.free(hidden);
         hidden = out.residual;
       }
-      this.native.writeKv(out.k, out.v, kv.keys[l], kv.values[l], pass.slots, kv.kvCode);
+      this.native.writeKv(out.k, out.v, kv.keys[l], kv.values[l], pass.layerSlots[l], kv.kvCode);
       attendLayer(this.native, out.q, attn, kv, l, pass, this.layers[l].attention);
       // q, k and v are dead now; from segment 1 their buffer holds the residual too, freed after the next run.
       if (l === 0) this.native.free(packed);
