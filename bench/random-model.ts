@@ -33,7 +33,26 @@ export const BENCH_1B_CONFIG: DecoderArchConfig = llamaConfig({
   tieWordEmbeddings: false,
 });
 
-export const BENCH_SHAPES = { '100m': BENCH_100M_CONFIG, '1b': BENCH_1B_CONFIG } as const;
+/**
+ * A Mixtral-layout MoE of ~1.1B parameters, ~0.23B active per token: dim 1024, 16 layers, 16
+ * query / 4 KV heads (head 64), 32 experts of FFN 640 per layer, top-4, renormalised.
+ */
+export const BENCH_MOE_CONFIG: DecoderArchConfig = llamaConfig({
+  hiddenSize: 1024,
+  intermediateSize: 640,
+  numLayers: 16,
+  numHeads: 16,
+  numKvHeads: 4,
+  vocabSize: 32000,
+  maxPositionEmbeddings: 2048,
+  tieWordEmbeddings: false,
+  numExperts: 32,
+  numExpertsPerToken: 4,
+  expertIntermediateSize: 640,
+  normTopKProb: true,
+});
+
+export const BENCH_SHAPES = { '100m': BENCH_100M_CONFIG, '1b': BENCH_1B_CONFIG, moe: BENCH_MOE_CONFIG } as const;
 export type BenchShape = keyof typeof BENCH_SHAPES;
 
 function benchTensors(config: DecoderArchConfig): HfTensorSource[] {
