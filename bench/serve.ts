@@ -4,7 +4,7 @@
 // because this machine's load moves the absolute numbers. Prints per-point tables and the ratios
 // the performance targets are stated in.
 //
-//   npm run bench -- [--models stories,100m,1b,moe] [--prompts short,long] [--prompt-len 700]
+//   npm run bench -- [--models stories,100m,1b,qwen3-0.6b,moe] [--prompts short,long] [--prompt-len 700]
 //     [--concurrency 1,8,32] [--max-tokens 64] [--repeat 2]
 //     [--peer llama-server PATH | --peer llama-node | --peer none] [--peer-threads N]
 //     [--ortllm-args "--kv-cache-dtype float16 ..."]
@@ -286,8 +286,8 @@ async function main(): Promise<void> {
   for (const name of args.models) {
     if (name === 'stories') models.push({ label: 'stories260K (F32)', path: storiesPath, minRequests: 16 });
     else if (name in BENCH_SHAPES) {
-      console.log(`Preparing the ${name} random Llama GGUF (Q8_0) ...`);
-      models.push({ label: `random llama ${name} (Q8_0)`, path: await ensureBenchModel(name as BenchShape, cacheDir, storiesPath), minRequests: 8 });
+      console.log(`Preparing the ${name} random GGUF (Q8_0) ...`);
+      models.push({ label: `random ${name} (Q8_0)`, path: await ensureBenchModel(name as BenchShape, cacheDir, storiesPath), minRequests: 8 });
     } else throw new Error(`unknown model '${name}' (stories, ${Object.keys(BENCH_SHAPES).join(', ')})`);
   }
   const loads = await workloads(args, Math.max(16, ...args.concurrency));

@@ -28,6 +28,31 @@ export function dequantizeInto(format: QuantFormat, data: Uint8Array, numElement
   return out;
 }
 
+/** ggml's kvalues_mxfp4: the E2M1 values doubled (the scale is halved to match). */
+const MXFP4_DOUBLED = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
+
+/**
+ * `numElements` values of GGUF MXFP4 blocks (block_mxfp4 { uint8 e; uint8 qs[16]; }): byte j of qs
+ * holds element j (low nibble) and j + 16 (high), w = kvalues_mxfp4[q] * 2^(e - 128), as ggml's
+ * dequantize_row_mxfp4 (its E8M0 half: e = 255 is 2^127, not NaN).
+ */
+export function dequantizeMxfp4(data: Uint8Array, numElements: number): Float32Array {
+  if (numElements % 32 !== 0) throw new Error(`dequantize MXFP4: ${numElements} elements is not a multiple of 32`);
+  const blocks = numElements / 32;
+  if (data.byteLength < blocks * 17) throw new Error(`dequantize MXFP4: need ${blocks * 17} bytes for ${numElements} elements, got ${data.byteLength}`);
+  const out = new Float32Array(numElements);
+  for (let b = 0; b < blocks; b++) {
+    const at = b * 17;
+    const d = 2 ** (data[at] - 128);
+    for (let j = 0; j < 16; j++) {
+      const q = data[at + 1 + j];
+      out[b * 32 + j] = MXFP4_DOUBLED[q & 0x0f] * d;
+      out[b * 32 + j + 16] = MXFP4_DOUBLED[q >> 4] * d;
+    }
+  }
+  return out;
+}
+
 type BlockDecoder = (src: Uint8Array, at: number, out: Float32Array, to: number) => void;
 
 const int8 = (byte: number): number => (byte << 24) >> 24;

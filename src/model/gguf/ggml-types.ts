@@ -9,7 +9,7 @@ export interface GgmlTypeInfo {
   blockSize: number;
   /** Bytes per block. */
   blockBytes: number;
-  /** How the loader hands it on: dequantized to f32, or kept as raw GGML blocks. */
+  /** How the loader hands it on: dequantized to f32 (MXFP4 too, for now), or kept as raw GGML blocks. */
   target: 'f32' | QuantFormat;
 }
 
@@ -25,6 +25,8 @@ export const GGML_TYPES: ReadonlyMap<number, GgmlTypeInfo> = new Map<number, Ggm
   [GGMLQuantizationType.Q4_K, { name: 'Q4_K', blockSize: 256, blockBytes: 144, target: 'q4_k' }],
   // block_q6_K: uint8 ql[128]; uint8 qh[64]; int8 scales[16]; f16 d
   [GGMLQuantizationType.Q6_K, { name: 'Q6_K', blockSize: 256, blockBytes: 210, target: 'q6_k' }],
+  // block_mxfp4: uint8 e (E8M0); uint8 qs[16] (element j low nibble, j + 16 high)
+  [GGMLQuantizationType.MXFP4, { name: 'MXFP4', blockSize: 32, blockBytes: 17, target: 'f32' }],
 ]);
 
 /** The block geometry of each quantized format, read off GGML_TYPES. */

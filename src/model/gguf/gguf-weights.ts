@@ -3,6 +3,7 @@ import type { GgufMapping } from '../architectures/architecture';
 import { readFloatsAsF32, readFully, withFile } from '../read-fully';
 import type { ModelArchConfig, WeightTensor } from '../types';
 import { WeightMap } from '../weight-map';
+import { dequantizeMxfp4 } from './dequant';
 import type { GgufFile, GgufTensor } from './gguf-file';
 import { GGML_TYPES, ggmlTypeName, type GgmlTypeInfo } from './ggml-types';
 import { reorderRopeRows } from './rope-permute';
@@ -72,6 +73,11 @@ function readTensor(
 
 function readAsF32(fd: number, tensor: GgufTensor, info: GgmlTypeInfo, path: string): Float32Array {
   const count = tensor.ggmlShape.reduce((a, b) => a * b, 1);
+  if (info.name === 'MXFP4') {
+    const raw = new Uint8Array(tensor.byteLength);
+    readFully(fd, raw, tensor.offset, `${path}: tensor ${tensor.name}`);
+    return dequantizeMxfp4(raw, count);
+  }
   const dtype = info.name as 'F32' | 'F16' | 'BF16';
   return readFloatsAsF32(fd, { offset: tensor.offset, byteLength: tensor.byteLength, count, dtype }, `${path}: tensor ${tensor.name}`);
 }

@@ -25,6 +25,33 @@ export function quantizeQ8_0(values: Float32Array): Uint8Array {
   return out;
 }
 
+/** ggml's kvalues_mxfp4 (E2M1 doubled), the codes an MXFP4 block holds. */
+const MXFP4_CODES = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
+
+/**
+ * MXFP4 blocks of `values` (length a multiple of 32), as ggml's quantize_row_mxfp4_ref: e =
+ * floor(log2(max|x|)) - 2 + 127 (0 for an all-zero block), d = 2^(e - 128), each value the code
+ * nearest x / d (the first on ties); element j in byte j's low nibble, j + 16 in its high one.
+ */
+export function quantizeMxfp4(values: Float32Array): Uint8Array {
+  if (values.length % 32 !== 0) throw new Error(`MXFP4: ${values.length} values is not a multiple of 32`);
+  const out = new Uint8Array((values.length / 32) * 17);
+  const nearest = (x: number, d: number): number => {
+    let best = 0;
+    for (let i = 1; i < 16; i++) if (Math.abs(MXFP4_CODES[i] * d - x) < Math.abs(MXFP4_CODES[best] * d - x)) best = i;
+    return best;
+  };
+  for (let b = 0, at = 0; b < values.length; b += 32, at += 17) {
+    let amax = 0;
+    for (let i = 0; i < 32; i++) amax = Math.max(amax, Math.abs(values[b + i]));
+    const e = amax > 0 ? Math.min(254, Math.max(0, Math.floor(Math.log2(amax)) - 2 + 127)) : 0;
+    const d = Math.fround(2 ** (e - 128));
+    out[at] = e;
+    for (let j = 0; j < 16; j++) out[at + 1 + j] = nearest(values[b + j], d) | (nearest(values[b + 16 + j], d) << 4);
+  }
+  return out;
+}
+
 /** Little-endian IEEE half encoding of `values`. */
 export function encodeF16(values: Float32Array): Uint8Array {
   const out = new Uint8Array(values.length * 2);

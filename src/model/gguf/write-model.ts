@@ -15,8 +15,8 @@ export interface HfTensorSource {
   values: () => Float32Array;
 }
 
-/** llama.cpp's general.file_type (LLAMA_FTYPE_ALL_F32 / MOSTLY_F16 / MOSTLY_Q8_0 / MOSTLY_BF16). */
-const FILE_TYPES: Record<GgufWriteType, number> = { f32: 0, f16: 1, q8_0: 7, bf16: 32 };
+/** llama.cpp's general.file_type (LLAMA_FTYPE_ALL_F32 / MOSTLY_F16 / MOSTLY_Q8_0 / MOSTLY_BF16 / MOSTLY_MXFP4_MOE). */
+const FILE_TYPES: Record<GgufWriteType, number> = { f32: 0, f16: 1, q8_0: 7, bf16: 32, mxfp4: 38 };
 
 export function archMetadata(config: DecoderArchConfig, name: string, matrixType: GgufWriteType): Record<string, GgufTypedValue> {
   const a = config.architecture;
@@ -49,8 +49,8 @@ export function archMetadata(config: DecoderArchConfig, name: string, matrixType
 /**
  * `tokenizerMetadata`: the tokenizer.* keys (e.g. copied from another GGUF's typedMetadata);
  * llama.cpp needs tokenizer.ggml.tokens to have config.vocabSize entries.
- * Matrices are written as `matrixType` (Q8_0 falls back to F16 for rows that are not whole
- * 32-value blocks); 1-D tensors (norms, biases) always as F32.
+ * Matrices are written as `matrixType` (Q8_0 and MXFP4 fall back to F16 for rows that are not
+ * whole 32-value blocks); 1-D tensors (norms, biases) always as F32.
  */
 export function writeModelGguf(
   path: string,
@@ -74,10 +74,10 @@ export function writeModelGguf(
 /** MoE routers (ffn_gate_inp), which llama-quantize leaves in F32: a quantized router would pick other experts. */
 const ROUTER = /\.mlp\.gate\.weight$/;
 
-/** 1-D tensors and routers stay F32; Q8_0 rows that are not whole blocks fall back to F16, as llama-quantize does. */
+/** 1-D tensors and routers stay F32; Q8_0 / MXFP4 rows that are not whole blocks fall back to F16, as llama-quantize does. */
 function tensorType(name: string, shape: number[], matrixType: GgufWriteType): GgufWriteType {
   if (shape.length === 1 || ROUTER.test(name)) return 'f32';
-  if (matrixType === 'q8_0' && shape[shape.length - 1] % 32 !== 0) return 'f16';
+  if ((matrixType === 'q8_0' || matrixType === 'mxfp4') && shape[shape.length - 1] % 32 !== 0) return 'f16';
   return matrixType;
 }
 

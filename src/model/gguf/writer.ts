@@ -2,7 +2,7 @@
 // tensor's data produced, encoded and written one at a time, so a large model streams to disk.
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { GGMLQuantizationType, GGUFValueType, serializeGgufMetadata, type GGUFTypedMetadata, type MetadataValue } from '@huggingface/gguf';
-import { encodeBF16, encodeF16, quantizeQ8_0 } from './quantize';
+import { encodeBF16, encodeF16, quantizeMxfp4, quantizeQ8_0 } from './quantize';
 
 export interface GgufTypedValue {
   type: GGUFValueType;
@@ -11,7 +11,7 @@ export interface GgufTypedValue {
   subType?: GGUFValueType;
 }
 
-export type GgufWriteType = 'f32' | 'f16' | 'bf16' | 'q8_0';
+export type GgufWriteType = 'f32' | 'f16' | 'bf16' | 'q8_0' | 'mxfp4';
 
 export interface GgufTensorToWrite {
   /** GGUF name (e.g. blk.0.attn_q.weight). */
@@ -30,6 +30,13 @@ const TYPE_IDS: Record<GgufWriteType, GGMLQuantizationType> = {
   f16: GGMLQuantizationType.F16,
   bf16: GGMLQuantizationType.BF16,
   q8_0: GGMLQuantizationType.Q8_0,
+  mxfp4: GGMLQuantizationType.MXFP4,
+};
+
+/** Elements and bytes per block of the block-quantized types. */
+const BLOCKS: Partial<Record<GgufWriteType, { size: number; bytes: number; name: string }>> = {
+  q8_0: { size: 32, bytes: 34, name: 'Q8_0' },
+  mxfp4: { size: 32, bytes: 17, name: 'MXFP4' },
 };
 
 /** Typed metadata constructors, e.g. `{ 'llama.block_count': gv.u32(4) }`. */
@@ -75,15 +82,17 @@ export function writeGguf(path: string, metadata: Record<string, GgufTypedValue>
 function encode(values: Float32Array, type: GgufWriteType): Uint8Array {
   if (type === 'f32') return new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
   if (type === 'bf16') return encodeBF16(values);
+  if (type === 'mxfp4') return quantizeMxfp4(values);
   return type === 'f16' ? encodeF16(values) : quantizeQ8_0(values);
 }
 
 function tensorByteLength(tensor: GgufTensorToWrite): number {
   const count = tensor.shape.reduce((a, b) => a * b, 1);
-  if (tensor.type === 'q8_0') {
+  const block = BLOCKS[tensor.type];
+  if (block) {
     const rowLength = tensor.shape[tensor.shape.length - 1];
-    if (rowLength % 32 !== 0) throw new Error(`writeGguf: Q8_0 tensor ${tensor.name} has row length ${rowLength}, not a multiple of 32`);
-    return (count / 32) * 34;
+    if (rowLength % block.size !== 0) throw new Error(`writeGguf: ${block.name} tensor ${tensor.name} has row length ${rowLength}, not a multiple of ${block.size}`);
+    return (count / block.size) * block.bytes;
   }
   return count * (tensor.type === 'f32' ? 4 : 2);
 }

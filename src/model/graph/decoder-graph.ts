@@ -29,6 +29,7 @@ import { emitMoe } from './moe-graph';
 import { emitLinear, LinearOptions } from './linear';
 import { attentionMask4d, declarePoolingInputs, emitPooled, poolHidden, positionRange } from './pooling-graph';
 import { refuseInGraph } from './in-graph-limits';
+import { emitQkNorm } from './qk-norm';
 import { ropeTables } from './rope';
 import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
 import { castTo, weightInitializer } from './compute-dtype';
@@ -194,7 +195,9 @@ function decoderStack(
       ? concatF32(['q_proj', 'k_proj', 'v_proj'].map((n) => toF32(requireWeight(weights, `${p}self_attn.${n}.bias`))))
       : null;
     const qkv = emitLinear(g, normed, `${p}self_attn.qkv_proj.weight`, attnParts, qkvBias, c.hiddenSize, opts);
-    const [q, k, v] = g.node('Split', [qkv, g.constInt64([qDim, kvDim, kvDim])], 3, { axis: attrInt(1) });
+    const [qRaw, kRaw, v] = g.node('Split', [qkv, g.constInt64([qDim, kvDim, kvDim])], 3, { axis: attrInt(1) });
+    const q = emitQkNorm(g, c, weights, weight, l, qRaw, 'q_norm');
+    const k = emitQkNorm(g, c, weights, weight, l, kRaw, 'k_norm');
     const to3d = (x: string) => g.op('Reshape', [x, batchSeqAny]);
     const rotary = (x: string, heads: number) =>
       g.op('RotaryEmbedding', [to3d(x), positionIds, cosCache, sinCache], { num_heads: attrInt(heads) }, 'com.microsoft');

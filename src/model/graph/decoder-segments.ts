@@ -28,6 +28,7 @@ import { emitLinear, LinearOptions } from './linear';
 import { checkLinear, concatF32, requireWeight, toF32 } from './weights';
 import { castTo, weightInitializer } from './compute-dtype';
 import { decoderLayerOptions, type DecoderLayerOptions } from './layer-options';
+import { emitQkNorm } from './qk-norm';
 import type { DecoderArchConfig, ModelWeights } from '../types';
 
 export const SegmentInputs = {
@@ -168,15 +169,8 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
   const qkvBias = c.attentionBias ? concatF32(['q_proj', 'k_proj', 'v_proj'].map((n) => toF32(requireWeight(weights, `${prefix(l)}self_attn.${n}.bias`)))) : null;
   const qkv = emitLinear(g, normed, `${prefix(l)}self_attn.qkv_proj.weight`, attnParts, qkvBias, c.hiddenSize, opts);
   const [qRaw, kRaw, v] = g.node('Split', [qkv, g.constInt64([qDim, kvDim, kvDim])], 3, { axis: attrInt(1) });
-  // q/k norm: an RMSNorm over each head's headDim values (rows [N * heads, headDim]).
-  const headNorm = (x: string, name: string, width: number) => {
-    const w = weight(`${prefix(l)}self_attn.${name}.weight`, [c.headDim], toF32(requireWeight(weights, `${prefix(l)}self_attn.${name}.weight`)));
-    const perHead = g.op('Reshape', [x, g.constInt64([-1, c.headDim])]);
-    const normedHeads = g.op('SimplifiedLayerNormalization', [perHead, w], { axis: attrInt(-1), epsilon: eps });
-    return g.op('Reshape', [normedHeads, g.constInt64([-1, width])]);
-  };
-  const q = c.qkNorm ? headNorm(qRaw, 'q_norm', qDim) : qRaw;
-  const k = c.qkNorm ? headNorm(kRaw, 'k_norm', kvDim) : kRaw;
+  const q = emitQkNorm(g, c, weights, weight, l, qRaw, 'q_norm');
+  const k = emitQkNorm(g, c, weights, weight, l, kRaw, 'k_norm');
   // RotaryEmbedding wants [1, N, heads * headDim] and a cache indexed by position: here the cache
   // holds exactly the step's rows, so row i is position i.
   const half = c.headDim / 2;

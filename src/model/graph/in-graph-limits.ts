@@ -7,7 +7,6 @@ import { hasLayerRope, slidingWindowOf } from './layer-options';
 /** The features of `config` the in-graph attention lacks for sequences of up to `maxPositions` (empty: none). */
 export function inGraphLacks(config: DecoderArchConfig, maxPositions: number): string[] {
   const lacks: string[] = [];
-  if (config.qkNorm) lacks.push('q/k norms');
   // A window at least as long as every sequence never drops a position: full attention is exact.
   const windows = Array.from({ length: config.numLayers }, (_, l) => slidingWindowOf(config, l)).filter((w) => w > 0 && w < maxPositions);
   if (windows.length) lacks.push(`a sliding window (${Math.min(...windows)} positions, shorter than the ${maxPositions} served)`);
@@ -21,7 +20,7 @@ export function refuseInGraph(config: DecoderArchConfig, maxPositions: number, w
   const lacks = inGraphLacks(config, maxPositions);
   if (lacks.length === 0) return;
   throw new Error(
-    `${config.architecture}: ${what} (attention inside one graph) has no ${lacks.join(', ')}; ` +
+    `${config.architecture}: ${what} (attention inside one graph) lacks ${lacks.join(', ')}; ` +
       'serve it with the native attention addon (the default segmented runner)' +
       (lacks.length === 1 && lacks[0].startsWith('a sliding window') ? ', or with --max-model-len at most the window' : ''),
   );

@@ -1,6 +1,6 @@
 // safetensors files (single or sharded via model.safetensors.index.json): header parsing and
 // per-tensor reads into one f32 buffer each (F32 read in place; F16/BF16 converted from a
-// per-tensor scratch buffer).
+// per-tensor scratch buffer), and U8 tensors (packed data such as MXFP4 blocks) read as bytes.
 import { closeSync, existsSync, openSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readFloatsAsF32, readFully, withFile } from '../read-fully';
@@ -15,7 +15,7 @@ export interface SafetensorsTensor {
   byteLength: number;
 }
 
-const DTYPE_BYTES: Readonly<Record<string, number>> = { F32: 4, F16: 2, BF16: 2 };
+const DTYPE_BYTES: Readonly<Record<string, number>> = { F32: 4, F16: 2, BF16: 2, U8: 1 };
 
 /** The checkpoint's tensors, or null when the directory has no safetensors weights. */
 export function listSafetensors(dir: string): Map<string, SafetensorsTensor> | null {
@@ -70,7 +70,7 @@ function readHeader(file: string): SafetensorsTensor[] {
 export function checkSafetensorsDtype(tensor: SafetensorsTensor): void {
   const bytes = DTYPE_BYTES[tensor.dtype];
   if (!bytes) {
-    throw new Error(`${tensor.file}: tensor ${tensor.name} has dtype ${tensor.dtype}, which is not supported (supported: F32, F16, BF16)`);
+    throw new Error(`${tensor.file}: tensor ${tensor.name} has dtype ${tensor.dtype}, which is not supported (supported: F32, F16, BF16, U8)`);
   }
   const count = tensor.shape.reduce((a, b) => a * b, 1);
   if (count * bytes !== tensor.byteLength) throw new Error(`${tensor.file}: tensor ${tensor.name} has ${tensor.byteLength} bytes for shape [${tensor.shape.join(',')}]`);
@@ -87,8 +87,18 @@ export function readSafetensorsAsF32(tensors: SafetensorsTensor[], onTensor: (te
   }
 }
 
+/** A U8 tensor's bytes as stored (MXFP4 `*_blocks` and `*_scales`: hf/mxfp4.ts decodes them). */
+export function readSafetensorsBytes(tensor: SafetensorsTensor): Uint8Array {
+  checkSafetensorsDtype(tensor);
+  if (tensor.dtype !== 'U8') throw new Error(`${tensor.file}: tensor ${tensor.name} has dtype ${tensor.dtype}, not U8`);
+  const bytes = new Uint8Array(tensor.byteLength);
+  withFile(tensor.file, (fd) => readFully(fd, bytes, tensor.offset, `${tensor.file}: tensor ${tensor.name}`));
+  return bytes;
+}
+
 function readOne(fd: number, tensor: SafetensorsTensor): Float32Array {
   checkSafetensorsDtype(tensor);
+  if (tensor.dtype === 'U8') throw new Error(`${tensor.file}: tensor ${tensor.name} holds U8 data (packed, e.g. MXFP4 blocks), not floats: read it with readSafetensorsBytes`);
   const count = tensor.shape.reduce((a, b) => a * b, 1);
   const dtype = tensor.dtype as 'F32' | 'F16' | 'BF16';
   return readFloatsAsF32(fd, { offset: tensor.offset, byteLength: tensor.byteLength, count, dtype }, `${tensor.file}: tensor ${tensor.name}`);

@@ -4,7 +4,7 @@
 // (test/helpers/reference-forward.ts), and what the chooser and the in-graph runner refuse.
 import { llamaConfig, quantizedQ8, randomModel } from '../../../bench/random-llama';
 import { createRunner } from '../../../src/model/runner';
-import { chooseDecoderBackend } from '../../../src/model/runner/backends/choose-backend';
+import { chooseDecoderBackend, smallDecoderMaxHidden } from '../../../src/model/runner/backends/choose-backend';
 import { f32Addon } from '../../../src/model/runner/backends/native-f32';
 import { nativeKernels } from '../../../src/model/runner/native-kernels';
 import type { SegmentedRunner } from '../../../src/model/runner/segmented-runner';
@@ -36,8 +36,8 @@ const SHAPE: Partial<DecoderArchConfig> = { hiddenSize: 64, intermediateSize: 96
 const PROMPT = [3, 17, 42, 8, 91, 5, 60, 23, 77, 14, 31, 2, 55];
 
 /** The relative worst difference of the runner's logits (prompt in chunks of 4) from the reference. */
-async function relativeError(model: LoadedModel, opts: { nativeQ8Gemm?: boolean; backend: string }): Promise<number> {
-  const runner = await createRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu', intraOpThreads: 1, nativeQ8Gemm: opts.nativeQ8Gemm ?? false });
+async function relativeError(model: LoadedModel, opts: { nativeQ8Gemm?: boolean; smallDecoder?: boolean; backend: string }): Promise<number> {
+  const runner = await createRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu', intraOpThreads: 1, nativeQ8Gemm: opts.nativeQ8Gemm ?? false, smallDecoder: opts.smallDecoder ?? false });
   try {
     expect((runner as SegmentedRunner).backendName).toBe(opts.backend);
     const got = await runChunked(runner, PROMPT, 4, new BlockAllocator(runner).table(PROMPT.length));
@@ -77,9 +77,9 @@ nativeGate.describe('q/k norms, attention scale and per-layer RoPE', () => {
     if (f32) expect(choice.reason).toMatch(/not native-f32: the model has q\/k norms/);
   });
 
-  it('the in-graph runner refuses them at start-up, naming each', async () => {
+  it('the in-graph runner refuses the scale and per-layer RoPE at start-up, naming each', async () => {
     await expect(createRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu', attention: 'graph' })).rejects.toThrow(
-      /has no q\/k norms, an attention scale other than 1\/sqrt\(head_dim\), per-layer RoPE settings/,
+      /lacks an attention scale other than 1\/sqrt\(head_dim\), per-layer RoPE settings; serve it with the native attention addon/,
     );
   });
 });
@@ -106,6 +106,17 @@ windowDescribe('sliding window shorter than the prompt', () => {
 
   it('onnx-segments matches the windowed reference', async () => {
     expect(await relativeError(model, { backend: 'onnx-segments' })).toBeLessThan(1e-4);
+  });
+
+  it('the reference with full attention differs by far more than the tolerances above (the window matters here)', () => {
+    const full = referenceForward({ ...model.config, slidingWindow: undefined } as DecoderArchConfig, model.weights!, PROMPT).at(-1)!;
+    const windowedRef = referenceForward(model.config, model.weights!, PROMPT).at(-1)!;
+    const scale = Math.max(...windowedRef.map(Math.abs));
+    expect(Math.max(...full.map((v, i) => Math.abs(v - windowedRef[i]))) / scale).toBeGreaterThan(0.1);
+  });
+
+  (smallDecoderMaxHidden(f32Addon()) > 0 ? it : it.skip)('native-f32 matches the windowed reference', async () => {
+    expect(await relativeError(model, { backend: 'native-f32', smallDecoder: true })).toBeLessThan(1e-4);
   });
 
   q8('native-q8', () => {

@@ -1,7 +1,7 @@
 /** @jest-environment ./test/helpers/ort-environment.js */
 // Qwen3 dense: config.json and GGUF mapping (head_dim from the config, q/k norms, no QKV bias,
-// tied or untied head), the HF directory against the float64 reference forward, its GGUF
-// conversion against the directory (same logits), and Q8_0 on native-q8.
+// tied or untied head), the HF directory against the float64 reference forward (segmented, in-graph
+// and as an embedder), its GGUF conversion against the directory (same logits), and Q8_0 on native-q8.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,11 +9,13 @@ import { llamaConfig } from '../../../bench/random-llama';
 import { loadModel } from '../../../src/model/load-model';
 import { createRunner } from '../../../src/model/runner';
 import { nativeKernels } from '../../../src/model/runner/native-kernels';
+import { createPoolingRunner } from '../../../src/model/runner/pooling-runner';
 import type { SegmentedRunner } from '../../../src/model/runner/segmented-runner';
 import type { DecoderArchConfig, LoadedModel } from '../../../src/model/types';
 import { loadOptions } from '../../helpers/model-files';
 import { needs } from '../../helpers/needs';
-import { referenceForward } from '../../helpers/reference-forward';
+import { cosine, referencePool } from '../../helpers/encoder-model';
+import { referenceForward, referenceHiddenStates } from '../../helpers/reference-forward';
 import { BlockAllocator, maxAbsDiff, NATIVE_ADDON, runChunked } from '../../helpers/runner-driver';
 import { convertToGguf, hfConfigJson, STORIES, writeDecoderHfDir } from '../../helpers/write-decoder-files';
 
@@ -73,6 +75,26 @@ needs(STORIES, NATIVE_ADDON).describe('qwen3 from an HF directory and its GGUF c
     const path = join(dir, 'qwen3-q8.gguf');
     await convertToGguf(hf, path, 'q8_0');
     expect(worstRelative(await logitsOf(await loadModel(loadOptions(path)), 'native-q8', true), hfLogits)).toBeLessThan(3e-2);
+  });
+
+  it('the in-graph decoder (--attention graph) runs the q/k norms too', async () => {
+    const runner = await createRunner(hf, { blockSize: 4, numBlocks: 16, device: 'cpu', intraOpThreads: 1, attention: 'graph' });
+    try {
+      expect(worstRelative(await runChunked(runner, PROMPT, 4, new BlockAllocator(runner).table(PROMPT.length)), hfLogits)).toBeLessThan(1e-4);
+    } finally {
+      await runner.dispose();
+    }
+  });
+
+  it('served as an embedder (Qwen3-Embedding style, LAST pooling): the last final hidden state of the reference', async () => {
+    const model = await loadModel({ ...loadOptions(join(dir, 'hf')), serving: { runner: 'pooling', convert: 'embed', poolerConfig: null } });
+    const runner = await createPoolingRunner(model, { device: 'cpu', intraOpThreads: 1 });
+    try {
+      const [vector] = await runner.encode([{ tokens: PROMPT }]);
+      expect(cosine(vector, referencePool(referenceHiddenStates(model.config, model.weights!, PROMPT), 'LAST'))).toBeGreaterThan(1 - 1e-5);
+    } finally {
+      await runner.dispose();
+    }
   });
 
   it('a tied checkpoint (no lm_head) reads the embedding as its head', async () => {

@@ -6,12 +6,5 @@ import type { KvView, PassRows } from './decoder-backend';
 
 /** out = attention of q over layer l's cache for the pass's sequences. */
 export function attendLayer(native: NativeKernels, q: Float32Array, out: Float32Array, kv: KvView, l: number, pass: PassRows, opts: LayerAttention): void {
-  const { window, softcap, scale, sinks } = opts;
-  // Plain layers make the 8-argument call, which every build of the addon takes; the options
-  // follow only where a layer has one (an addon without them then refuses the call).
-  if (window === 0 && softcap === 0 && sinks === null) {
-    native.attention(q, out, kv.keys[l], kv.values[l], pass.seqInfo, pass.tables, kv.dims, scale);
-  } else {
-    native.attention(q, out, kv.keys[l], kv.values[l], pass.seqInfo, pass.tables, kv.dims, scale, window, softcap, sinks);
-  }
+  native.attention(q, out, kv.keys[l], kv.values[l], pass.seqInfo, pass.tables, kv.dims, opts.scale, opts.window, opts.softcap, opts.sinks);
 }
