@@ -53,7 +53,26 @@ export const BENCH_QWEN3_06B_CONFIG: DecoderArchConfig = llamaConfig({
 /** A small Qwen3 (dim 256, 4 layers, 8 / 4 heads of 64, FFN 512, stories260K's 512 pieces), for llama.cpp parity runs. */
 export const BENCH_QWEN3_TINY_CONFIG: DecoderArchConfig = { ...BENCH_QWEN3_06B_CONFIG, hiddenSize: 256, intermediateSize: 512, numLayers: 4, numHeads: 8, numKvHeads: 4, headDim: 64, vocabSize: 512, tieWordEmbeddings: false };
 
-export const BENCH_SHAPES = { '100m': BENCH_100M_CONFIG, '1b': BENCH_1B_CONFIG, 'qwen3-0.6b': BENCH_QWEN3_06B_CONFIG, 'qwen3-tiny': BENCH_QWEN3_TINY_CONFIG } as const;
+/**
+ * A Mixtral-layout MoE of ~1.1B parameters, ~0.23B active per token: dim 1024, 16 layers, 16
+ * query / 4 KV heads (head 64), 32 experts of FFN 640 per layer, top-4, renormalised.
+ */
+export const BENCH_MOE_CONFIG: DecoderArchConfig = llamaConfig({
+  hiddenSize: 1024,
+  intermediateSize: 640,
+  numLayers: 16,
+  numHeads: 16,
+  numKvHeads: 4,
+  vocabSize: 32000,
+  maxPositionEmbeddings: 2048,
+  tieWordEmbeddings: false,
+  numExperts: 32,
+  numExpertsPerToken: 4,
+  expertIntermediateSize: 640,
+  normTopKProb: true,
+});
+
+export const BENCH_SHAPES = { '100m': BENCH_100M_CONFIG, '1b': BENCH_1B_CONFIG, 'qwen3-0.6b': BENCH_QWEN3_06B_CONFIG, 'qwen3-tiny': BENCH_QWEN3_TINY_CONFIG, moe: BENCH_MOE_CONFIG } as const;
 export type BenchShape = keyof typeof BENCH_SHAPES;
 
 function benchTensors(config: DecoderArchConfig): HfTensorSource[] {

@@ -4,7 +4,7 @@
 // because this machine's load moves the absolute numbers. Prints per-point tables and the ratios
 // the performance targets are stated in.
 //
-//   npm run bench -- [--models stories,100m,1b,qwen3-0.6b] [--prompts short,long] [--prompt-len 700]
+//   npm run bench -- [--models stories,100m,1b,qwen3-0.6b,moe] [--prompts short,long] [--prompt-len 700]
 //     [--concurrency 1,8,32] [--max-tokens 64] [--repeat 2]
 //     [--peer llama-server PATH | --peer llama-node | --peer none] [--peer-threads N]
 //     [--ortllm-args "--kv-cache-dtype float16 ..."]

@@ -40,6 +40,7 @@ export function archMetadata(config: DecoderArchConfig, name: string, matrixType
           [`${a}.expert_count`]: gv.u32(config.numExperts),
           [`${a}.expert_used_count`]: gv.u32(config.numExpertsPerToken!),
           [`${a}.expert_feed_forward_length`]: gv.u32(config.expertIntermediateSize!),
+          [`${a}.expert_weights_norm`]: gv.bool(config.normTopKProb ?? false),
         }
       : {}),
   };

@@ -10,7 +10,9 @@ const ROUTER = /^blk\.(\d+)\.ffn_gate_inp\.weight$/;
 
 /**
  * `num(key, fallback)` reads `<arch>.<key>`. llama.cpp renormalises the top-k weights of both
- * mixtral (llama) and qwen3moe files (build_moe_ffn's norm_w), so GGUF configs always do.
+ * mixtral (llama) and qwen3moe files (build_moe_ffn's norm_w), so GGUF configs do unless the file
+ * says otherwise with `<arch>.expert_weights_norm` (gguf-py's key; the project's writer sets it
+ * false for a norm_topk_prob: false checkpoint, which llama.cpp's qwen3moe would renormalise).
  */
 export function moeGgufFields(file: GgufFile, numLayers: number, feedForward: number, num: (key: string, fallback?: number) => number): Partial<DecoderArchConfig> {
   const experts = num('expert_count', 0);
@@ -22,7 +24,7 @@ export function moeGgufFields(file: GgufFile, numLayers: number, feedForward: nu
     numExperts: experts,
     numExpertsPerToken: num('expert_used_count'),
     expertIntermediateSize: num('expert_feed_forward_length', feedForward),
-    normTopKProb: true,
+    normTopKProb: file.metadata[`${String(file.metadata['general.architecture'])}.expert_weights_norm`] !== false,
     ...(denseLayers.length > 0 ? { denseLayers } : {}),
   };
 }

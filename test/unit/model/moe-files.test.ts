@@ -82,6 +82,17 @@ for (const { layout, config, gguf } of FAMILIES) {
   });
 }
 
+needs(STORIES).it('norm_topk_prob: false survives the GGUF conversion (expert_weights_norm false)', async () => {
+  const config = { ...FAMILIES[1].config, normTopKProb: false };
+  await writeMoeHfDir(join(dir, 'no-norm'), config, 'qwen3moe', 43);
+  const hf = await loadModel(loadOptions(join(dir, 'no-norm')));
+  expect(hf.config).toMatchObject({ normTopKProb: false });
+  const path = join(dir, 'no-norm.gguf');
+  await convertToGguf(hf, path);
+  expect((await readGgufFile(path)).metadata['qwen3moe.expert_weights_norm']).toBe(false);
+  expect((await loadModel(loadOptions(path))).config).toMatchObject({ normTopKProb: false });
+});
+
 needs(STORIES).it('an HF directory with fewer experts than config.json says fails at load, naming the stack', async () => {
   const config = FAMILIES[0].config;
   const path = join(dir, 'missing-expert');
