@@ -42,6 +42,7 @@ function loadModelOptionsOf({ model, load }: AreaConfigs): LoadModelOptions {
     overrideGenerationConfig: model.overrideGenerationConfig,
     tokenizer: model.tokenizer,
     hfOverrides: hfOverridesOf(model),
+    disableSlidingWindow: model.disableSlidingWindow,
     serving: { runner: model.runner, convert: model.convert, poolerConfig: model.poolerConfig },
   };
 }

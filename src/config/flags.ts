@@ -189,6 +189,11 @@ export const FLAGS = {
     default: false,
     cli: [{ flags: '--enable-scale-out', description: 'Register /inference/v1/generate, /inference/v1/abort_requests, render and derender routes' }],
   }),
+  /** Every layer attends over the whole context, capped at the model's sliding window (vLLM's --disable-sliding-window). */
+  disableSlidingWindow: modelFlag<boolean>({
+    default: false,
+    cli: [{ flags: '--disable-sliding-window', description: "Full attention on every layer of a sliding-window model, with the context capped at its window (no effect on models without one)" }],
+  }),
   skipTokenizerInit: modelFlag<boolean>({
     default: false,
     cli: [{ flags: '--skip-tokenizer-init', description: 'Load no tokenizer (token ids in and out only)' }],

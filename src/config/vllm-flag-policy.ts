@@ -75,7 +75,7 @@ export const VLLM_FLAG_POLICY: VllmFlagPolicy[] = [
   noEffect('--enable-offline-docs', '/docs is always served from bundled assets (works offline)'),
   noEffect('--enable-flash-late-interaction', 'late-interaction (ColBERT) scoring is not implemented; scores come from cross-encoders or embeddings'),
   // Model
-  noEffect('--trust-remote-code', 'no Python model code is ever run: llama and qwen2 are built in'),
+  noEffect('--trust-remote-code', 'no Python model code is ever run: the supported architectures are built in'),
   refused('--hf-config-path <path>', 'config.json is read from the model directory', 'put config.json into the model directory'),
   noEffect('--allowed-local-media-path <path>', NO_MULTIMODAL),
   noEffect('--allowed-media-domains <domains...>', NO_MULTIMODAL),
@@ -85,7 +85,6 @@ export const VLLM_FLAG_POLICY: VllmFlagPolicy[] = [
   refusedUnless('--quantization <method>', oneOf('gguf', 'None'), 'quantization is read from the model file: GGUF Q8_0 / Q4_0 / Q4_K / Q6_K tensors stay quantized', 'convert the model to a quantized GGUF (llama.cpp convert + llama-quantize)', ['-q']),
   noEffect('--enforce-eager', NO_CUDA_GRAPHS),
   refusedUnless('--logprobs-mode <mode>', oneOf('raw_logprobs'), 'logprobs are always the raw log-softmax of the model output (raw_logprobs)', 'omit the flag'),
-  noEffect('--disable-sliding-window', 'the supported architectures (llama, qwen2) use full attention'),
   noEffect('--disable-cascade-attn', 'there is no cascade attention kernel here'),
   refused('--enable-prompt-embeds', 'prompt_embeds inputs are not supported', 'send token ids (prompt as a list of ints) or text'),
   refusedUnless('--config-format <format>', oneOf('auto', 'hf'), 'Hugging Face config.json (or GGUF metadata) is the only format read', 'use auto'),

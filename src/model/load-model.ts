@@ -19,6 +19,7 @@ import { readSentenceTransformersConfig, type SentenceTransformersConfig } from 
 import { DEFAULT_SERVING_FLAGS, planModel, type ModelPlan } from './model-plan';
 import { withFile } from './read-fully';
 import { GGUF_KV_DTYPE, hfCheckpointKvDtype, type KvStorageDtype } from './runner/kv-dtype';
+import { withoutSlidingWindow } from './sliding-window-off';
 import { createBuiltinTokenizer, createTokenizerFromGguf, ggufEndOfGenerationIds } from './tokenizer';
 import type { ChatTemplate, DecoderArchConfig, LoadedModel, LoadModelOptions, ModelArchConfig, ModelOutput, ModelWeights, Tokenizer } from './types';
 
@@ -35,6 +36,8 @@ const BUILTIN_MODELS: Readonly<Record<string, () => OpenedModel>> = {
 interface OpenedModel {
   descriptor: ArchitectureDescriptor;
   config: ModelArchConfig;
+  /** The longest context served whatever the config says (--disable-sliding-window: the window). */
+  contextCap?: number;
   configJson: Json | null;
   sentenceTransformers: SentenceTransformersConfig | null;
   onnxPath: string | null;
@@ -66,7 +69,7 @@ export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
   const tokenizer = opts.skipTokenizer ? null : (replaced?.tokenizer ?? opened.tokenizer());
   const turnEnds = tokenizer && !replaced ? (opened.endOfGenerationIds?.() ?? []) : [];
   const eosTokenIds = [...new Set([...(tokenizer?.eosTokenId != null ? [tokenizer.eosTokenId] : []), ...generation.eosTokenIds, ...turnEnds])];
-  const contextLength = opened.descriptor.contextLength(opened.config);
+  const contextLength = Math.min(opened.descriptor.contextLength(opened.config), opened.contextCap ?? Infinity);
   return {
     source,
     config: opened.config,
@@ -108,10 +111,15 @@ function planFor(source: string, opened: OpenedModel, opts: LoadModelOptions): M
 }
 
 /** The model's metadata, --hf-overrides applied to its config. */
-async function openModel(source: string, opts: Pick<LoadModelOptions, 'hfOverrides'>): Promise<OpenedModel> {
+async function openModel(source: string, opts: Pick<LoadModelOptions, 'hfOverrides' | 'disableSlidingWindow'>): Promise<OpenedModel> {
   const opened = await openModelFormat(source);
   const { serving, graph } = splitServingOverrides(opts.hfOverrides);
   opened.config = applyHfOverrides(opened.descriptor, opened.config, graph);
+  if (opts.disableSlidingWindow) {
+    const off = withoutSlidingWindow(opened.config);
+    opened.config = off.config;
+    if (off.contextCap !== null) opened.contextCap = off.contextCap;
+  }
   if (Object.keys(serving).length > 0) opened.configJson = { ...(opened.configJson ?? {}), ...serving };
   return opened;
 }

@@ -426,4 +426,6 @@ export interface LoadModelOptions {
   hfOverrides?: Record<string, unknown> | null;
   /** --tokenizer: HF directory or GGUF file to take the tokenizer (and chat template) from. */
   tokenizer?: string | null;
+  /** --disable-sliding-window: full attention on every layer, the context capped at the window. */
+  disableSlidingWindow?: boolean;
 }

@@ -78,4 +78,19 @@ needs(STORIES, NATIVE_ADDON).describe('sliding window from config.json, shorter 
     const inside = PROMPT.slice(0, WINDOW);
     expect(worstRelative((await logitsOf(gguf, inside)).logits, (await logitsOf(hf, inside)).logits)).toBeLessThan(1e-5);
   });
+
+  it('--disable-sliding-window: full attention on every layer, the context capped at the window (vLLM)', async () => {
+    const { config, json } = FAMILIES[1];
+    const path = join(dir, 'ministral-off');
+    await writeDecoderHfDir(path, config, hfConfigJson(config, json), 43);
+    const model = await loadModel({ ...loadOptions(path), disableSlidingWindow: true });
+    const c = model.config as DecoderArchConfig;
+    expect([c.slidingWindow, c.layerTypes, model.contextLength]).toEqual([undefined, undefined, WINDOW]);
+    const { logits } = await logitsOf(model);
+    // The full-attention reference, which the windowed run (above) is not.
+    expect(worstRelative(logits, referenceForward(c, model.weights!, PROMPT))).toBeLessThan(1e-4);
+    // A model without a window is served as without the flag.
+    const untouched = await loadModel({ ...loadOptions(STORIES), disableSlidingWindow: true });
+    expect(untouched.contextLength).toBe((await loadModel(loadOptions(STORIES))).contextLength);
+  });
 });
