@@ -7,5 +7,5 @@ import type { DecoderArchConfig, ModelArchConfig } from './types';
 export function withoutSlidingWindow(config: ModelArchConfig): { config: ModelArchConfig; contextCap: number | null } {
   const { slidingWindow, layerTypes: _layerTypes, ...rest } = config as DecoderArchConfig;
   if (!slidingWindow) return { config, contextCap: null };
-  return { config: rest as ModelArchConfig, contextCap: slidingWindow };
+  return { config: rest, contextCap: slidingWindow };
 }
