@@ -99,10 +99,11 @@ needs(STORIES, NATIVE_ADDON).describe('gpt-oss forward: GGUF and HF directory', 
     expect(relativeError(want, referenceGptOss(config, weights, PROMPT))).toBeGreaterThan(1e-4);
   });
 
-  it('MXFP4 experts: the GGUF file follows the reference on its dequantized weights, and the HF blocks/scales give the same output', async () => {
+  it('MXFP4 experts, held as Q8_0: the GGUF file follows the reference on its dequantized weights, and the HF blocks/scales give the same output', async () => {
     const gguf = join(dir, 'mxfp4.gguf');
     writeGptOssGguf(gguf, config, weights, tokenizerMetadata, 'mxfp4');
     const model = await load(gguf);
+    expectQ8Experts(model);
     const fromGguf = await runModel(model, 5);
     expect(relativeError(fromGguf, referenceGptOss(model.config as GptOssArchConfig, model.weights!, PROMPT))).toBeLessThan(1e-5);
     // The quantization is real: the float weights give other logits.
@@ -111,6 +112,7 @@ needs(STORIES, NATIVE_ADDON).describe('gpt-oss forward: GGUF and HF directory', 
     writeGptOssHfDir(hf, config, weights, { tokenizerMetadata: plain(tokenizerMetadata), mxfp4: true });
     const fromHf = await load(hf);
     expect((fromHf.config as GptOssArchConfig).expertStorage).toBe('mxfp4');
+    expectQ8Experts(fromHf);
     expect(relativeError(await runModel(fromHf, 5), fromGguf)).toBeLessThan(1e-6);
   });
 
@@ -136,6 +138,15 @@ needs(STORIES, NATIVE_ADDON).describe('gpt-oss forward: GGUF and HF directory', 
     expect(relativeError(want, referenceGptOss(config, weights, PROMPT))).toBeGreaterThan(1e-5);
   });
 });
+
+/** MXFP4 experts are held as Q8_0 (34 bytes per 32 weights), not widened to float32. */
+function expectQ8Experts(model: LoadedModel): void {
+  for (const part of ['gate', 'up', 'down']) {
+    const tensor = model.weights!.get(`model.layers.1.mlp.experts.${part}_proj.weight`);
+    const elements = tensor.shape.reduce((a, b) => a * b, 1);
+    expect(tensor.kind === 'quantized' && { format: tensor.format, bytes: tensor.data.byteLength }).toEqual({ format: 'q8_0', bytes: (elements / 32) * 34 });
+  }
+}
 
 /** GGUF typed metadata as plain values (what ggufVocabToTokenizerJson reads). */
 function plain(typed: Record<string, { value: unknown }>): Record<string, unknown> {
