@@ -116,6 +116,23 @@ needs(STORIES, NATIVE_ADDON).describe('gpt-oss forward: GGUF and HF directory', 
     expect(relativeError(await runModel(fromHf, 5), fromGguf)).toBeLessThan(1e-6);
   });
 
+  it('MXFP4 experts whose block scales are below fp16 load widened to float32 and still follow the reference', async () => {
+    const tiny = 'model.layers.0.mlp.experts.up_proj.weight';
+    const source = weights.get(tiny);
+    if (source.kind !== 'f32') throw new Error('random weights are float32');
+    // 2^-40 puts every block's scale below 2^-24, which no Q8_0 block can hold.
+    const scaled = { ...weights, get: (n: string) => (n === tiny ? { ...source, data: source.data.map((v) => v * 2 ** -40) } : weights.get(n)) };
+    const gguf = join(dir, 'mxfp4-tiny.gguf');
+    writeGptOssGguf(gguf, config, scaled, tokenizerMetadata, 'mxfp4');
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const model = await load(gguf);
+    warn.mockRestore();
+    expect(model.weights!.get(tiny).kind).toBe('f32');
+    expect(model.weights!.get('model.layers.0.mlp.experts.gate_proj.weight').kind).toBe('quantized');
+    const want = referenceGptOss(model.config as GptOssArchConfig, model.weights!, PROMPT);
+    expect(relativeError(await runModel(model, 5), want)).toBeLessThan(1e-5);
+  });
+
   it('Q8_0 matrices with MXFP4 experts (a llama-quantize mix) follow the reference on the loaded weights', async () => {
     const gguf = join(dir, 'q8-mxfp4.gguf');
     writeGptOssGguf(gguf, config, weights, tokenizerMetadata, 'mxfp4', 'q8_0');
