@@ -40,7 +40,7 @@ export function gptOssMoe(g: GraphBuilder, x: string, config: DecoderArchConfig,
     activation_alpha: attrFloat(c.swigluAlpha),
     activation_beta: attrFloat(1),
   };
-  if ([gate, up, down].every((t) => t.kind === 'quantized' && t.format === 'q8_0')) {
+  if (opts.keepQuantized && [gate, up, down].every((t) => t.kind === 'quantized' && t.format === 'q8_0')) {
     // MXFP4 experts load as Q8_0 (gguf/mxfp4-to-q8.ts): QMoE keeps them 8-bit, activations float.
     const [g8, u8, d8] = [gate, up, down].map((t) => q8ToBlockwise(t.data as Uint8Array, elementCount(t.shape)));
     const u = OnnxDataType.UINT8;

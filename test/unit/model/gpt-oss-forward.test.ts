@@ -106,6 +106,8 @@ needs(STORIES, NATIVE_ADDON).describe('gpt-oss forward: GGUF and HF directory', 
     expectQ8Experts(model);
     const fromGguf = await runModel(model, 5);
     expect(relativeError(fromGguf, referenceGptOss(model.config as GptOssArchConfig, model.weights!, PROMPT))).toBeLessThan(1e-5);
+    // QMoE over the Q8_0 experts gives the float MoE's output on the same values (keepQuantized false).
+    expect(relativeError(await runModel(model, 5, { keepQuantized: false }), fromGguf)).toBeLessThan(1e-6);
     // The quantization is real: the float weights give other logits.
     expect(relativeError(fromGguf, referenceGptOss(config, weights, PROMPT))).toBeGreaterThan(1e-3);
     const hf = join(dir, 'hf-mxfp4');
