@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { readGgufFile } from '../src/model/gguf/gguf-file';
 import { loadGgufModel } from '../src/model/gguf/load-gguf';
 import { archMetadata, ggufTokenizerMetadata } from '../src/model/gguf/write-model';
+import { toF32 } from '../src/model/graph/weights';
 import { gv, writeGguf, type GgufTensorToWrite, type GgufTypedValue } from '../src/model/gguf/writer';
 import type { ModelWeights, WeightTensor } from '../src/model/types';
 import { fill, uniformSource } from './random-llama';
@@ -94,9 +95,9 @@ export function writeGptOssGguf(
     return shape.length >= 2 && QUANTIZABLE.test(name) && !ROUTER.test(name) ? matrices : 'f32';
   };
   const tensors = weights.names().map((name): GgufTensorToWrite => {
+    // Loaded MXFP4 experts are Q8_0 holding the same values (mxfp4-as-f32 writes them widened).
     const t = weights.get(name);
-    if (t.kind !== 'f32') throw new Error(`writeGptOssGguf: ${name} is quantized`);
-    return { name: gptOssGgufName(name), shape: t.shape, type: typeOf(name, t.shape), data: t.data };
+    return { name: gptOssGgufName(name), shape: t.shape, type: typeOf(name, t.shape), data: toF32(t) };
   });
   const metadata = { ...archMetadata(config, 'ortllm-gpt-oss-random', experts), ...gptOssGgufMetadata(config), ...tokenizerMetadata };
   writeGguf(path, metadata, tensors);

@@ -5,6 +5,7 @@ import type { ModelArchConfig, WeightTensor } from '../types';
 import { WeightMap } from '../weight-map';
 import { dequantizeMxfp4 } from './dequant';
 import type { GgufFile, GgufTensor } from './gguf-file';
+import { ggufMxfp4ToQ8_0, mxfp4AsWeight } from './mxfp4-to-q8';
 import { GGML_TYPES, ggmlTypeName, type GgmlTypeInfo } from './ggml-types';
 import { reorderRopeRows } from './rope-permute';
 
@@ -58,7 +59,12 @@ function readTensor(
   // The bytes stay as in the file unless converted to float32 or permuted below.
   const file = heads === null && (info.target !== 'f32' || info.name === 'F32') ? { path, offset: tensor.offset, byteLength: tensor.byteLength } : undefined;
   let tensorData: WeightTensor;
-  if (info.target === 'f32') {
+  if (info.name === 'MXFP4') {
+    const raw = new Uint8Array(tensor.byteLength);
+    readFully(fd, raw, tensor.offset, `${path}: tensor ${tensor.name}`);
+    const count = shape.reduce((a, b) => a * b, 1);
+    tensorData = mxfp4AsWeight(tensor.name, shape, ggufMxfp4ToQ8_0(raw, count), () => dequantizeMxfp4(raw, count));
+  } else if (info.target === 'f32') {
     tensorData = { kind: 'f32', shape, data: readAsF32(fd, tensor, info, path), file };
   } else {
     const data = new Uint8Array(tensor.byteLength);

@@ -100,7 +100,8 @@ export function gptOssWeightSpecs(config: GptOssArchConfig, output: ModelOutput)
 /**
  * Replaces an HF checkpoint's fused experts by the canonical split [experts, out, in] stacks:
  * gate and up are the even and odd outputs of gate_up_proj, stored [experts, in, out] as floats
- * and [experts, out, in] as MXFP4 (down_proj likewise).
+ * and [experts, out, in] as MXFP4 (down_proj likewise). MXFP4 experts arrive as Q8_0 (rows of
+ * blocks along in), so their rows move as bytes and stay quantized.
  */
 export function unfuseGptOssExperts(config: GptOssArchConfig, weights: WeightMap): void {
   if (config.expertStorage === 'split') return;
@@ -108,43 +109,75 @@ export function unfuseGptOssExperts(config: GptOssArchConfig, weights: WeightMap
   const transposed = config.expertStorage === 'fused';
   for (let l = 0; l < config.numLayers; l++) {
     const p = `model.layers.${l}.mlp.experts.`;
-    const gateUp = f32Of(weights, `${p}gate_up_proj`);
-    const gateUpBias = f32Of(weights, `${p}gate_up_proj_bias`);
-    const gate = new Float32Array(e * ffn * h);
-    const up = new Float32Array(e * ffn * h);
-    const gateBias = new Float32Array(e * ffn);
-    const upBias = new Float32Array(e * ffn);
-    // Element (expert x, output o, input c) of a stored [e, 2 * ffn, h] or [e, h, 2 * ffn] tensor.
-    const at = (x: number, o: number, c: number) => (transposed ? (x * h + c) * 2 * ffn + o : (x * 2 * ffn + o) * h + c);
-    for (let x = 0; x < e; x++) {
-      for (let i = 0; i < ffn; i++) {
-        gateBias[x * ffn + i] = gateUpBias[x * 2 * ffn + 2 * i];
-        upBias[x * ffn + i] = gateUpBias[x * 2 * ffn + 2 * i + 1];
-        for (let c = 0; c < h; c++) {
-          gate[(x * ffn + i) * h + c] = gateUp[at(x, 2 * i, c)];
-          up[(x * ffn + i) * h + c] = gateUp[at(x, 2 * i + 1, c)];
-        }
-      }
-    }
-    const storedDown = f32Of(weights, `${p}down_proj`);
-    let down = storedDown;
+    const [gate, up] = transposed ? splitTransposedGateUp(f32Of(weights, `${p}gate_up_proj`), e, ffn, h) : evenOddRows(weights.get(`${p}gate_up_proj`), [e, ffn, h]);
+    const [gateBias, upBias] = evenOddRows(weights.get(`${p}gate_up_proj_bias`), [e, ffn]);
+    let down = weights.get(`${p}down_proj`);
     if (transposed) {
-      down = new Float32Array(e * h * ffn);
-      for (let x = 0; x < e; x++) for (let i = 0; i < ffn; i++) for (let c = 0; c < h; c++) down[(x * h + c) * ffn + i] = storedDown[(x * ffn + i) * h + c];
+      const stored = f32Of(weights, `${p}down_proj`);
+      const data = new Float32Array(e * h * ffn);
+      for (let x = 0; x < e; x++) for (let i = 0; i < ffn; i++) for (let c = 0; c < h; c++) data[(x * h + c) * ffn + i] = stored[(x * ffn + i) * h + c];
+      down = { kind: 'f32', shape: [e, h, ffn], data };
     }
-    const set = (name: string, shape: number[], data: Float32Array) => weights.set(`${p}${name}`, { kind: 'f32', shape, data });
-    set('gate_proj.weight', [e, ffn, h], gate);
-    set('up_proj.weight', [e, ffn, h], up);
-    set('down_proj.weight', [e, h, ffn], down);
-    set('gate_proj.bias', [e, ffn], gateBias);
-    set('up_proj.bias', [e, ffn], upBias);
-    set('down_proj.bias', [e, h], f32Of(weights, `${p}down_proj_bias`));
+    weights.set(`${p}gate_proj.weight`, gate);
+    weights.set(`${p}up_proj.weight`, up);
+    weights.set(`${p}down_proj.weight`, { ...down, shape: [e, h, ffn], file: undefined });
+    weights.set(`${p}gate_proj.bias`, gateBias);
+    weights.set(`${p}up_proj.bias`, upBias);
+    weights.set(`${p}down_proj.bias`, { kind: 'f32', shape: [e, h], data: f32Of(weights, `${p}down_proj_bias`) });
     for (const stored of ['gate_up_proj', 'gate_up_proj_bias', 'down_proj', 'down_proj_bias']) weights.release(`${p}${stored}`);
   }
 }
 
+/** Gate and up [e, ffn, h] of a float gate_up_proj stored [e, h, 2 * ffn] (outputs interleaved). */
+function splitTransposedGateUp(gateUp: Float32Array, e: number, ffn: number, h: number): [WeightTensor, WeightTensor] {
+  const gate = new Float32Array(e * ffn * h);
+  const up = new Float32Array(e * ffn * h);
+  for (let x = 0; x < e; x++) {
+    for (let i = 0; i < ffn; i++) {
+      for (let c = 0; c < h; c++) {
+        gate[(x * ffn + i) * h + c] = gateUp[(x * h + c) * 2 * ffn + 2 * i];
+        up[(x * ffn + i) * h + c] = gateUp[(x * h + c) * 2 * ffn + 2 * i + 1];
+      }
+    }
+  }
+  return [
+    { kind: 'f32', shape: [e, ffn, h], data: gate },
+    { kind: 'f32', shape: [e, ffn, h], data: up },
+  ];
+}
+
+/**
+ * The even and odd rows of a tensor stored with its rows interleaved, each of shape `shape`
+ * (the row is the last dimension: floats, or Q8_0 blocks along it; a bias's row is one value).
+ */
+function evenOddRows(tensor: WeightTensor, shape: number[]): [WeightTensor, WeightTensor] {
+  const pairs = shape[0] * shape[1]; // [experts, ffn, …]: one pair of stored rows each
+  const split = <T extends Float32Array | Uint8Array>(data: T, make: (n: number) => T): [T, T] => {
+    const width = data.length / (2 * pairs);
+    const even = make(pairs * width);
+    const odd = make(pairs * width);
+    for (let r = 0; r < pairs; r++) {
+      even.set(data.subarray(2 * r * width, (2 * r + 1) * width), r * width);
+      odd.set(data.subarray((2 * r + 1) * width, (2 * r + 2) * width), r * width);
+    }
+    return [even, odd];
+  };
+  if (tensor.kind === 'f32') {
+    const [even, odd] = split(tensor.data, (n) => new Float32Array(n));
+    return [
+      { kind: 'f32', shape, data: even },
+      { kind: 'f32', shape, data: odd },
+    ];
+  }
+  const [even, odd] = split(tensor.data, (n) => new Uint8Array(n));
+  return [
+    { kind: 'quantized', format: tensor.format, shape, data: even },
+    { kind: 'quantized', format: tensor.format, shape, data: odd },
+  ];
+}
+
 function f32Of(weights: WeightMap, name: string): Float32Array {
   const tensor: WeightTensor = weights.get(name);
-  if (tensor.kind !== 'f32') throw new Error(`weight ${name} is stored quantized; gpt-oss experts are read as floats or MXFP4 blocks`);
+  if (tensor.kind !== 'f32') throw new Error(`weight ${name} is stored quantized; float gpt-oss experts are read as floats`);
   return tensor.data;
 }

@@ -10,6 +10,7 @@ import { hfArchitecture } from './hf-config';
 import { readJsonFile } from './hf-tokenizer-files';
 import { findOnnxExport } from './onnx-export';
 import { dequantizeMxfp4Blocks } from './mxfp4';
+import { hfMxfp4ToQ8_0, mxfp4AsWeight } from '../gguf/mxfp4-to-q8';
 import { checkSafetensorsDtype, listSafetensors, readSafetensorsAsF32, readSafetensorsBytes, type SafetensorsTensor } from './safetensors';
 
 /** What a directory holds before any weight is read. */
@@ -117,7 +118,9 @@ function describeOutput(output: ModelOutput): string {
 function readWeights(all: Array<{ name: string; tensor: SafetensorsTensor; mxfp4?: Mxfp4Pair }>, adjust: (name: string) => ((values: Float32Array) => void) | null): WeightMap {
   const weights = new WeightMap();
   for (const { name, tensor, mxfp4 } of all) {
-    if (mxfp4) weights.set(name, { kind: 'f32', shape: tensor.shape, data: dequantizeMxfp4Blocks(readSafetensorsBytes(mxfp4.blocks), readSafetensorsBytes(mxfp4.scales), mxfp4.blocks.shape) });
+    if (!mxfp4) continue;
+    const [blocks, scales] = [readSafetensorsBytes(mxfp4.blocks), readSafetensorsBytes(mxfp4.scales)];
+    weights.set(name, mxfp4AsWeight(name, tensor.shape, hfMxfp4ToQ8_0(blocks, scales), () => dequantizeMxfp4Blocks(blocks, scales, mxfp4.blocks.shape)));
   }
   const tensors = all.filter((t) => !t.mxfp4);
   const names = new Map(tensors.map(({ name, tensor }) => [tensor, name]));

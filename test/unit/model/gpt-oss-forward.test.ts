@@ -99,19 +99,40 @@ needs(STORIES, NATIVE_ADDON).describe('gpt-oss forward: GGUF and HF directory', 
     expect(relativeError(want, referenceGptOss(config, weights, PROMPT))).toBeGreaterThan(1e-4);
   });
 
-  it('MXFP4 experts: the GGUF file follows the reference on its dequantized weights, and the HF blocks/scales give the same output', async () => {
+  it('MXFP4 experts, held as Q8_0: the GGUF file follows the reference on its dequantized weights, and the HF blocks/scales give the same output', async () => {
     const gguf = join(dir, 'mxfp4.gguf');
     writeGptOssGguf(gguf, config, weights, tokenizerMetadata, 'mxfp4');
     const model = await load(gguf);
+    expectQ8Experts(model);
     const fromGguf = await runModel(model, 5);
     expect(relativeError(fromGguf, referenceGptOss(model.config as GptOssArchConfig, model.weights!, PROMPT))).toBeLessThan(1e-5);
+    // QMoE over the Q8_0 experts gives the float MoE's output on the same values (keepQuantized false).
+    expect(relativeError(await runModel(model, 5, { keepQuantized: false }), fromGguf)).toBeLessThan(1e-6);
     // The quantization is real: the float weights give other logits.
     expect(relativeError(fromGguf, referenceGptOss(config, weights, PROMPT))).toBeGreaterThan(1e-3);
     const hf = join(dir, 'hf-mxfp4');
     writeGptOssHfDir(hf, config, weights, { tokenizerMetadata: plain(tokenizerMetadata), mxfp4: true });
     const fromHf = await load(hf);
     expect((fromHf.config as GptOssArchConfig).expertStorage).toBe('mxfp4');
+    expectQ8Experts(fromHf);
     expect(relativeError(await runModel(fromHf, 5), fromGguf)).toBeLessThan(1e-6);
+  });
+
+  it('MXFP4 experts whose block scales are below fp16 load widened to float32 and still follow the reference', async () => {
+    const tiny = 'model.layers.0.mlp.experts.up_proj.weight';
+    const source = weights.get(tiny);
+    if (source.kind !== 'f32') throw new Error('random weights are float32');
+    // 2^-40 puts every block's scale below 2^-24, which no Q8_0 block can hold.
+    const scaled = { ...weights, get: (n: string) => (n === tiny ? { ...source, data: source.data.map((v) => v * 2 ** -40) } : weights.get(n)) };
+    const gguf = join(dir, 'mxfp4-tiny.gguf');
+    writeGptOssGguf(gguf, config, scaled, tokenizerMetadata, 'mxfp4');
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const model = await load(gguf);
+    warn.mockRestore();
+    expect(model.weights!.get(tiny).kind).toBe('f32');
+    expect(model.weights!.get('model.layers.0.mlp.experts.gate_proj.weight').kind).toBe('quantized');
+    const want = referenceGptOss(model.config as GptOssArchConfig, model.weights!, PROMPT);
+    expect(relativeError(await runModel(model, 5), want)).toBeLessThan(1e-5);
   });
 
   it('Q8_0 matrices with MXFP4 experts (a llama-quantize mix) follow the reference on the loaded weights', async () => {
@@ -136,6 +157,15 @@ needs(STORIES, NATIVE_ADDON).describe('gpt-oss forward: GGUF and HF directory', 
     expect(relativeError(want, referenceGptOss(config, weights, PROMPT))).toBeGreaterThan(1e-5);
   });
 });
+
+/** MXFP4 experts are held as Q8_0 (34 bytes per 32 weights), not widened to float32. */
+function expectQ8Experts(model: LoadedModel): void {
+  for (const part of ['gate', 'up', 'down']) {
+    const tensor = model.weights!.get(`model.layers.1.mlp.experts.${part}_proj.weight`);
+    const elements = tensor.shape.reduce((a, b) => a * b, 1);
+    expect(tensor.kind === 'quantized' && { format: tensor.format, bytes: tensor.data.byteLength }).toEqual({ format: 'q8_0', bytes: (elements / 32) * 34 });
+  }
+}
 
 /** GGUF typed metadata as plain values (what ggufVocabToTokenizerJson reads). */
 function plain(typed: Record<string, { value: unknown }>): Record<string, unknown> {
