@@ -13,6 +13,7 @@ import { writeSafetensors, type SafetensorsDtype } from '../src/model/hf/safeten
 import { loadModel } from '../src/model/load-model';
 import { ggufVocabToTokenizerJson } from '../src/model/tokenizer';
 import type { DecoderArchConfig } from '../src/model/types';
+import { uniformSource } from './random-llama';
 
 type Json = Record<string, unknown>;
 
@@ -72,19 +73,6 @@ export function gemmaConfigJson(family: GemmaFamily, overrides: Json = {}): Json
   };
 }
 
-/** xorshift32 -> uniform [-1, 1). */
-function uniform(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 2147483648 - 1;
-  };
-}
-
 /** Every text-decoder tensor of `json` under its HF name, seeded; norm gains as HF stores them (w around 0). */
 export function randomGemmaTensors(json: Json, seed: number): Map<string, Float32Array> {
   const c = json;
@@ -94,7 +82,7 @@ export function randomGemmaTensors(json: Json, seed: number): Map<string, Float3
   const q = n('num_attention_heads') * hd;
   const kv = n('num_key_value_heads') * hd;
   const ffn = n('intermediate_size');
-  const next = uniform(seed);
+  const next = uniformSource(seed);
   const out = new Map<string, Float32Array>();
   const add = (name: string, size: number, scale: number) => out.set(name, Float32Array.from({ length: size }, () => scale * next()));
   add('model.embed_tokens.weight', n('vocab_size') * h, 1);

@@ -8,6 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
+import { collectChatStream } from '../helpers/chat-stream';
 import { writeForcedTextModel } from '../helpers/forced-text-model';
 import { needs } from '../helpers/needs';
 import { defaultTestModel, SERVER_START_TIMEOUT_MS, startServer, type TestServer } from '../helpers/server';
@@ -34,17 +35,7 @@ needs(defaultTestModel()).describe('harmony (gpt-oss) chat format and output par
 
   async function streamChat(output: Output, fields: Record<string, unknown> = {}) {
     const stream: any = await client.chat.completions.create({ model: 'gpt-oss', messages: [{ role: 'user', content: 'Hi' }], ...forcing(output), ...fields, stream: true } as any);
-    const out = { reasoning: '', content: '', calls: [] as { name: string; arguments: string }[] };
-    for await (const chunk of stream) {
-      const delta = chunk.choices[0]?.delta ?? {};
-      out.reasoning += delta.reasoning ?? '';
-      out.content += delta.content ?? '';
-      for (const call of delta.tool_calls ?? []) {
-        if (call.id) out.calls[call.index] = { name: call.function.name, arguments: '' };
-        out.calls[call.index].arguments += call.function.arguments ?? '';
-      }
-    }
-    return out;
+    return collectChatStream(stream);
   }
 
   beforeAll(async () => {

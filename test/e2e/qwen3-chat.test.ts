@@ -6,6 +6,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { collectChatStream } from '../helpers/chat-stream';
 import { writeForcedTextModel } from '../helpers/forced-text-model';
 import { needs } from '../helpers/needs';
 import { defaultTestModel, expectApiError, SERVER_START_TIMEOUT_MS, startServing, type Serving } from './completions-helpers';
@@ -30,17 +31,7 @@ needs(defaultTestModel()).describe('Qwen3 chat: enable_thinking, qwen3 reasoning
 
   async function streamChat(output: Output, fields: Record<string, unknown> = {}) {
     const stream: any = await s.client.chat.completions.create({ ...request(output, fields), stream: true } as any);
-    const out = { reasoning: '', content: '', calls: [] as { name: string; arguments: string }[] };
-    for await (const chunk of stream) {
-      const delta = chunk.choices[0]?.delta ?? {};
-      out.reasoning += delta.reasoning ?? '';
-      out.content += delta.content ?? '';
-      for (const call of delta.tool_calls ?? []) {
-        if (call.id) out.calls[call.index] = { name: call.function.name, arguments: '' };
-        out.calls[call.index].arguments += call.function.arguments ?? '';
-      }
-    }
-    return out;
+    return collectChatStream(stream);
   }
 
   beforeAll(async () => {
