@@ -3,6 +3,7 @@
 import { ChatOutputParser, type ChatOutputDelta } from '../../../src/serving/chat-output';
 import { REASONING_PARSERS } from '../../../src/serving/reasoning';
 import { TOOL_PARSERS } from '../../../src/serving/tool-parsers';
+import { foldChatDelta, type StreamedChat } from '../../helpers/chat-stream';
 
 const reasoningParser = () => new (REASONING_PARSERS.get('openai_gptoss'))({ chatTemplateKwargs: {} });
 const toolParser = () => new (TOOL_PARSERS.get('openai'))({ tools: [] });
@@ -14,17 +15,10 @@ const TWO_THOUGHTS_AND_CALLS = '<|channel|>analysis<|message|>Need weather.<|end
   + '<|start|>assistant to=functions.get_time<|channel|>commentary json<|message|>{"tz": "CET"}<|call|>';
 
 /** Feeds `text` in pieces of `size` characters and folds the deltas together. */
-function stream(parser: ChatOutputParser, text: string, size: number) {
-  const out = { reasoning: '', content: '', calls: [] as { name: string; arguments: string }[] };
-  const take = (d: ChatOutputDelta | null) => {
-    if (!d) return;
-    out.reasoning += d.reasoning ?? '';
-    out.content += d.content ?? '';
-    for (const call of d.tool_calls ?? []) {
-      if (call.id) out.calls[call.index] = { name: call.function.name ?? '', arguments: '' };
-      out.calls[call.index].arguments += call.function.arguments ?? '';
-    }
-  };
+function stream(parser: ChatOutputParser, text: string, size: number): StreamedChat {
+  const out: StreamedChat = { reasoning: '', content: '', calls: [] };
+  // A null delta (nothing to send yet) folds in as an empty one.
+  const take = (d: ChatOutputDelta | null) => foldChatDelta(out, d ?? {});
   for (let i = 0; i < text.length; i += size) take(parser.parseDelta(text.slice(i, i + size), false));
   take(parser.parseDelta('', true));
   return out;
