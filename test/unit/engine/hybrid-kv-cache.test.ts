@@ -4,8 +4,9 @@
 
 import { HybridKvCacheManager } from '../../../src/engine/core/hybrid-kv-cache';
 import { RELEASED } from '../../../src/engine/core/kv-cache-manager';
-import { Scheduler, type SchedulePlan } from '../../../src/engine/core/scheduler';
+import { Scheduler } from '../../../src/engine/core/scheduler';
 import { Sequence } from '../../../src/engine/core/sequence';
+import { stepScheduler } from '../../helpers/scheduler-step';
 import { windowBlocksPerSequence } from '../../../src/model/runner/kv-pools';
 
 const BS = 4;
@@ -121,14 +122,7 @@ describe('HybridKvCacheManager', () => {
   });
 });
 
-/** One scheduler step; every sequence due for sampling gets token 7. */
-function step(scheduler: Scheduler): SchedulePlan {
-  const plan = scheduler.schedule();
-  const sampled = new Map<string, number>();
-  for (const s of plan.scheduled) if (s.sample) sampled.set(s.seq.seqId, 7);
-  scheduler.updateFromOutput(plan, sampled);
-  return plan;
-}
+const step = stepScheduler;
 
 describe('Scheduler over hybrid KV pools', () => {
   it('runs long sequences in a small sliding pool, preempting when it runs short, and frees both pools', () => {

@@ -4,6 +4,7 @@
 import { KvCacheManager } from '../../../src/engine/core/kv-cache-manager';
 import { Scheduler, type SchedulePlan, type SchedulingPolicy } from '../../../src/engine/core/scheduler';
 import { Sequence } from '../../../src/engine/core/sequence';
+import { stepScheduler } from '../../helpers/scheduler-step';
 
 function makeScheduler(opts: {
   numBlocks?: number;
@@ -27,14 +28,7 @@ function seq(id: string, promptLen: number, opts: { priority?: number; salt?: st
   return new Sequence(id, id, 0, tokens, promptLen, opts.priority ?? 0, opts.salt ?? null, false);
 }
 
-/** Runs one step: every sequence due for sampling gets token 7. */
-function step(scheduler: Scheduler): SchedulePlan {
-  const plan = scheduler.schedule();
-  const sampled = new Map<string, number>();
-  for (const s of plan.scheduled) if (s.sample) sampled.set(s.seq.seqId, 7);
-  scheduler.updateFromOutput(plan, sampled);
-  return plan;
-}
+const step = stepScheduler;
 
 const ids = (plan: SchedulePlan) => plan.scheduled.map((s) => `${s.seq.seqId}:${s.numNewTokens}`);
 
