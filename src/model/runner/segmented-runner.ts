@@ -119,7 +119,6 @@ interface PackedStep extends PassRows {
 }
 
 export class SegmentedRunner extends PagedRunner<DecoderBackend> {
-  readonly kvPools: readonly KvPool[] | undefined;
   private readonly kv: KvView;
   /**
    * The head's output of single-pass steps, reused from step to step (StepResult: valid until the
@@ -148,7 +147,11 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
       kvCode,
       dims: Int32Array.from([config.numHeads, config.numKvHeads, config.headDim, cache.blockSize, kvCode]),
     };
-    this.kvPools = poolsDifferFromOne(cache.pools) ? cache.pools : undefined;
+  }
+
+  /** The cache's KV pools where they are more than the one of every layer (ModelRunner.kvPools). */
+  get kvPools(): readonly KvPool[] | undefined {
+    return poolsDifferFromOne(this.cache.pools) ? this.cache.pools : undefined;
   }
 
   /** What runs the layers (backends/choose-backend.ts's BackendName). */
