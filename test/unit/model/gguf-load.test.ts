@@ -153,7 +153,7 @@ needs(stories).describe('GGUF loader: stories260K', () => {
     for (const name of ['model.layers.1.self_attn.q_proj.weight', 'model.layers.1.self_attn.k_proj.weight']) {
       const q = quant.get(name);
       expect(q.kind === 'quantized' && q.format).toBe('q8_0');
-      if (q.kind !== 'quantized') return;
+      if (q.kind !== 'quantized') throw new Error(`${name} was not kept quantized`);
       const reference = f32(full.get(name));
       const values = dequantize('q8_0', q.data, reference.length);
       const cols = q.shape[1];
