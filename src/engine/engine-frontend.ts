@@ -17,6 +17,7 @@ import type {
   EngineOptions,
   EngineRequest,
   IterationStats,
+  LoraRequest,
   PoolingRequestOutput,
   RequestOutput,
   SchedulerStats,
@@ -245,6 +246,14 @@ export class EngineFrontend implements EngineClient {
 
   sleepState(): SleepState {
     return { ...this.sleeping };
+  }
+
+  loadLora(request: LoraRequest): Promise<void> {
+    return Promise.reject(new Error(`cannot load LoRA adapter '${request.name}': not built yet`));
+  }
+
+  unloadLora(id: number): Promise<void> {
+    return Promise.reject(new Error(`cannot unload LoRA adapter ${id}: not built yet`));
   }
 
   async resetPrefixCache(): Promise<void> {

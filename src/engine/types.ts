@@ -97,6 +97,27 @@ export interface EngineRequest {
    * reasoning section, e.g. `</think>`); absent or null: from the first token.
    */
   structuredOutputsAfter?: string | null;
+  /** The LoRA adapter to run with (vLLM's LoRARequest); absent or null: the base model. */
+  lora?: LoraRequest | null;
+}
+
+/** vLLM's LoRARequest: an adapter by served name, the engine's int id for it (> 0), and where its files are. */
+export interface LoraRequest {
+  name: string;
+  id: number;
+  path: string;
+}
+
+/** --enable-lora and its flags, as the engine takes them. */
+export interface LoraEngineOptions {
+  /** --max-loras: adapters one step may hold. */
+  maxLoras: number;
+  /** --max-lora-rank. */
+  maxRank: number;
+  /** --max-cpu-loras: adapters kept loaded (least recently used reloaded from their path on demand). */
+  maxCpuLoras: number;
+  /** --lora-dtype. */
+  dtype: 'auto' | 'float32' | 'float16' | 'bfloat16';
 }
 
 /** A pooling request (vLLM's encode): the whole prompt runs once, one vector comes back, no KV is kept. */
@@ -205,6 +226,9 @@ export interface SchedulerStats {
   kvCacheUsage: number; // 0..1
   numBlocks: number;
   blockSize: number;
+  /** With --enable-lora: names of the adapters of running and of waiting requests (vllm:lora_requests_info). */
+  runningLoraAdapters?: string[];
+  waitingLoraAdapters?: string[];
 }
 
 export interface EngineHealth {
@@ -298,6 +322,10 @@ export interface EngineClient {
   sleepState(): SleepState;
   /** Forgets every cached prefix block (blocks in use stay with their requests). */
   resetPrefixCache(): Promise<void>;
+  /** With EngineOptions.lora: loads and checks the adapter (rejects with its LoraLoadError message), keeping it for requests that name its id. */
+  loadLora(request: LoraRequest): Promise<void>;
+  /** Forgets adapter `id` once no request uses it. */
+  unloadLora(id: number): Promise<void>;
   shutdown(): Promise<void>;
 }
 
@@ -340,6 +368,8 @@ export interface EngineOptions {
   /** --num-gpu-blocks-override. */
   numBlocksOverride?: number | null;
   partialPrefills?: PartialPrefillLimits;
+  /** --enable-lora (absent: requests cannot name adapters). */
+  lora?: LoraEngineOptions;
 }
 
 /** --max-num-partial-prefills, --max-long-partial-prefills, --long-prefill-token-threshold. */

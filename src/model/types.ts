@@ -295,6 +295,8 @@ export interface StepSequence {
   allLogits?: boolean;
   /** Encoder-decoder models: where this sequence's cross-attention K/V live. */
   encoder?: StepEncoderInput;
+  /** The LoRA adapter this sequence runs with (an id given to ModelRunner.loras.add); absent or 0: the base model. */
+  lora?: number;
 }
 
 export interface StepEncoderInput {
@@ -328,6 +330,8 @@ export interface RunnerOptions {
    * of every layer. Only the segmented runner takes pools (kvPoolGroups says when).
    */
   kvPools?: readonly import('./runner/kv-pools').KvPool[];
+  /** --enable-lora: build for up to maxLoras adapters of rank <= maxRank in one step (absent: no adapters). */
+  lora?: { maxLoras: number; maxRank: number };
   /**
    * Where a built graph's attention runs: 'native' (the paged-attention addon between graph
    * segments), 'graph' (inside one graph), or auto (native when the addon loads).
@@ -361,11 +365,23 @@ export interface ModelRunner {
   readonly numBlocks: number;
   /** Its KV pools when they are not one full-attention pool (StepSequence.blockTables then gives a table per pool). */
   readonly kvPools?: readonly import('./runner/kv-pools').KvPool[];
+  /** With RunnerOptions.lora: the adapters its steps' sequences may name (StepSequence.lora). */
+  readonly loras?: RunnerLoras;
   /** Runs one forward pass over a batch; writes the new tokens' K/V into their blocks. */
   step(batch: readonly StepSequence[]): Promise<StepResult>;
   /** Copies whole KV blocks within a pool (pool 0 when absent; copy-on-write when n > 1 children share a partial prompt block). */
   copyBlocks(pairs: ReadonlyArray<readonly [src: number, dst: number, pool?: number]>): void;
   dispose(): Promise<void>;
+}
+
+/** The LoRA adapters a runner holds (one copy each, shared by every sequence naming it). */
+export interface RunnerLoras {
+  /** Adapters one step may mix (besides the base model): the scheduler keeps each step within it. */
+  readonly maxLoras: number;
+  /** Makes `weights` adapter `id` (> 0) for StepSequence.lora, replacing one of that id. */
+  add(id: number, weights: import('./lora/lora-weights').LoraWeights): void;
+  /** Forgets adapter `id` (no running sequence names it any more). */
+  remove(id: number): void;
 }
 
 /** One sequence of a pooling forward (no KV cache: the whole sequence runs at once). */

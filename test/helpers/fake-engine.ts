@@ -217,5 +217,7 @@ export class FakeEngine implements EngineClient {
     return { ...this.sleepingAt };
   }
   async resetPrefixCache(): Promise<void> {}
+  async loadLora(): Promise<void> {}
+  async unloadLora(): Promise<void> {}
 
 }

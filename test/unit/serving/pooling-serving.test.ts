@@ -77,6 +77,8 @@ function fakeEngine(pooler: PoolerSettings, maxModelLen = 32): EngineClient & { 
     wakeUp: async () => undefined,
     sleepState: () => ({ sleeping: false, level: 0 }),
     resetPrefixCache: async () => undefined,
+    loadLora: async () => undefined,
+    unloadLora: async () => undefined,
   };
 }
 

@@ -3,6 +3,7 @@
 // turns the head's output into the step's logits; a backend runs one pass over every layer and
 // the head. choose-backend.ts decides which backend a model gets.
 import type { SegmentedDecoder } from '../../graph/decoder-segments';
+import type { LoraWeights } from '../../lora/lora-weights';
 import type { ModelArchConfig, ModelWeights } from '../../types';
 import type { KvArray } from '../kv-cache';
 import type { NativeKernels } from '../native-kernels';
@@ -20,6 +21,16 @@ export interface PassRows {
   layerTables: readonly Int32Array[];
   /** The rows whose logits the head computes, in order. */
   logitsRows: BigInt64Array;
+  /** The pass's LoRA adapters, where a row has one (absent: every row is the base model's). */
+  lora?: PassLora;
+}
+
+/** Which rows of a pass run with which adapter. */
+export interface PassLora {
+  /** maxLoras entries: the adapter in each slot this pass (null: none). */
+  slots: readonly (LoraWeights | null)[];
+  /** Per row: its adapter's slot, or -1 for the base model. */
+  rowSlot: Int32Array;
 }
 
 /** The paged KV cache as the layers write and read it: per-layer arrays and the attention kernel's arguments. */
@@ -63,4 +74,6 @@ export interface BackendContext {
   decoder: SegmentedDecoder;
   device: 'cpu' | 'cuda';
   intraOpThreads?: number;
+  /** RunnerOptions.lora: the backend adds the adapters' products of PassRows.lora (up to maxLoras slots of rank <= maxRank). */
+  lora?: { maxLoras: number; maxRank: number };
 }
