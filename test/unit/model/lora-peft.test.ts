@@ -5,10 +5,11 @@ import { randomWeights } from '../../../bench/random-llama';
 import { f16ToF32, f32ToF16 } from '../../../src/model/gguf/half';
 import { loadLoraAdapter } from '../../../src/model/lora/load-lora';
 import type { LoraModule } from '../../../src/model/lora/lora-weights';
+import { loraWeightName, mergeLora } from '../../../src/model/lora/merge-lora';
 import { writeRandomPeftAdapter } from '../../../src/model/lora/write-adapter';
 import { referenceForward, weight } from '../../helpers/reference-forward';
 import { ALL_MODULES, LIMITS, LLAMA_BASE, PHI3_BASE, tempDirPerSuite } from '../../helpers/lora-files';
-import { loraWeightName, mergeLora, storedPairDelta } from '../../helpers/lora-reference';
+import { storedPairDelta } from '../../helpers/lora-reference';
 import { maxAbsDiff } from '../../helpers/runner-driver';
 
 describe('PEFT LoRA directories', () => {
