@@ -1,5 +1,5 @@
 // Every adapter the server cannot serve is refused with a LoraLoadError that says why.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, truncateSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeGguf, gv } from '../../../src/model/gguf/writer';
 import { writeSafetensors } from '../../../src/model/hf/safetensors-writer';
@@ -78,6 +78,18 @@ describe('LoRA adapters that are refused', () => {
     const text = join(tmp(), 'notes.txt');
     writeFileSync(text, 'hello');
     expect(await refusal(text)).toMatch(/not a LoRA adapter/);
+  });
+
+  it('truncated files', async () => {
+    const file = join(tmp(), 'truncated.gguf');
+    writeRandomGgufAdapter(file, LLAMA_BASE, OPTIONS);
+    truncateSync(file, statSync(file).size - 100);
+    expect(await refusal(file)).toMatch(/truncated\.gguf: .*runs past the end of the file/);
+    const dir = join(tmp(), 'truncated');
+    writeRandomPeftAdapter(dir, LLAMA_BASE, OPTIONS);
+    const weights = join(dir, 'adapter_model.safetensors');
+    truncateSync(weights, statSync(weights).size - 100);
+    expect(await refusal(dir)).toMatch(/adapter_model\.safetensors: tensor .* runs past the end of the file/);
   });
 
   it('a base model of another shape, a layer it lacks, MoE experts', async () => {
