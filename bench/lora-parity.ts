@@ -3,8 +3,9 @@
 // adapter of the base (all seven modules; default base ../shared/models/rand256.gguf) written both
 // as a llama.cpp GGUF adapter and as a PEFT directory with the same numbers. llama-server runs the
 // base alone and with `--lora ADAPTER` (the adapter must change its output); ortllm serves the base
-// with both forms as --lora-modules, and each adapter's and the base's greedy ids and logprobs are
-// compared with llama.cpp's (bench/llama-parity.ts's rules). Exit status 1 on a mismatch.
+// with both forms as --lora-modules, each prompt is sent for the base and both adapters at once, and
+// each answer's greedy ids and logprobs are compared with llama.cpp's (bench/llama-parity.ts's
+// rules). Exit status 1 on a mismatch.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -122,13 +123,14 @@ async function main(): Promise<void> {
       { model: 'lora-peft', expected: adapterSteps },
     ];
     try {
-      // Interleaved by prompt, so the server takes requests of both adapters and the base in turn.
+      // Each prompt is sent for the base and both adapters at once, so steps mix their rows.
       for (let i = 0; i < prompts.length; i++) {
-        for (const { model: name, expected } of served) {
-          const v = compare(expected[i], await ortllmSteps(ortllm, prompts[i], tokens, top, name), tolerance, tie);
+        const answers = await Promise.all(served.map(({ model: name }) => ortllmSteps(ortllm, prompts[i], tokens, top, name)));
+        served.forEach(({ model: name, expected }, r) => {
+          const v = compare(expected[i], answers[r], tolerance, tie);
           failed ||= !v.ok;
           console.log(`${name} prompt ${i} (${prompts[i].length} tokens): ${v.line}${v.ok ? '' : '  FAIL'}`);
-        }
+        });
       }
     } finally {
       await ortllm.stop();
