@@ -13,7 +13,7 @@ export function referenceLoraForward(config: ModelArchConfig, weights: ModelWeig
 }
 
 /** scaling · B · A in float64, [out, in] row-major (B [out, rank], A [rank, in]). */
-export function loraDelta(b: Float32Array, a: Float32Array, out: number, rank: number, inFeatures: number, scaling: number): Float64Array {
+function loraDelta(b: Float32Array, a: Float32Array, out: number, rank: number, inFeatures: number, scaling: number): Float64Array {
   const delta = new Float64Array(out * inFeatures);
   for (let o = 0; o < out; o++) {
     for (let r = 0; r < rank; r++) {

@@ -1,7 +1,7 @@
 // Reads a PEFT LoRA directory (adapter_config.json + adapter_model.safetensors) into the stored
 // A/B pairs. Tensor names look like base_model.model.model.layers.3.self_attn.q_proj.lora_A.weight
 // (A [r, in], B [out, r]); adapter_model.bin (a torch pickle) is refused, it cannot be read safely.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readSafetensorsAsF32, readSafetensorsHeader, type SafetensorsTensor } from '../hf/safetensors';
 import type { DecoderArchConfig } from '../types';
@@ -105,8 +105,4 @@ function unexpectedTensorMessage(name: string, file: string): string {
   if (name.includes('lora_embedding_')) return `${file}: ${name}: LoRA on the embeddings (vLLM's extra vocabulary) is not supported`;
   if (/\.bias$/.test(name)) return `${file}: ${name}: adapter biases are not supported`;
   return `${file}: tensor ${name} is not a LoRA A/B weight (expected names ending in .lora_A.weight / .lora_B.weight)`;
-}
-
-export function isPeftDirectory(path: string): boolean {
-  return existsSync(path) && statSync(path).isDirectory();
 }
