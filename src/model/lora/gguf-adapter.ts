@@ -3,6 +3,7 @@
 // (GGML [in, r], row-major A [r, in]) and .lora_b (GGML [r, out], B [out, r]); the scale is
 // alpha / r, or 1 when alpha is 0 (llama-adapter.h). For families whose Q/K rows the converter
 // interleaves for RoPE (llama), B's rows are un-permuted exactly as the base weights are.
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { architectureOf } from '../architectures/registry';
 import { dequantize } from '../gguf/dequant';
 import { readGgufFile, type GgufFile, type GgufTensor } from '../gguf/gguf-file';
@@ -24,7 +25,7 @@ export async function loadGgufAdapter(path: string, base: DecoderArchConfig, lim
   }
   const scale = checkAdapterMetadata(file, base);
   checkLoraRank(scale.rank, limits, path);
-  const stored = storedPairs(file, base);
+  const stored = await storedPairs(file, base);
   return assembleLoraWeights(stored, scale, base, limits, path);
 }
 
@@ -49,7 +50,7 @@ function checkAdapterMetadata(file: GgufFile, base: DecoderArchConfig): AdapterS
   return { rank, alpha, scaling: alpha === 0 ? 1 : alpha / rank };
 }
 
-function storedPairs(file: GgufFile, base: DecoderArchConfig): StoredLoraPair[] {
+async function storedPairs(file: GgufFile, base: DecoderArchConfig): Promise<StoredLoraPair[]> {
   const mapping = architectureOf(base).gguf!;
   const byBase = new Map<string, { a?: GgufTensor; b?: GgufTensor }>();
   for (const tensor of file.tensors) {
@@ -60,21 +61,20 @@ function storedPairs(file: GgufFile, base: DecoderArchConfig): StoredLoraPair[] 
     byBase.set(match[1], entry);
   }
   const pairs: StoredLoraPair[] = [];
-  withFile(file.path, (fd) => {
-    for (const [baseName, { a, b }] of byBase) {
-      if (!a || !b) throw new LoraLoadError(`${file.path}: LoRA tensor pair for '${baseName}' is missing one component`);
-      const canonical = canonicalName(baseName, file.path, mapping.tensorName.bind(mapping));
-      const [, layer, module] = canonical.match;
-      const bData = readAsF32(fd, b, file.path);
-      const [rank, out] = b.ggmlShape;
-      const heads = mapping.ropePermutedHeads(canonical.name, base);
-      if (heads !== null) {
-        if (out !== heads * base.headDim) throw new LoraLoadError(`${file.path}: ${b.name} has ${out} rows, the base model's ${module} has ${heads * base.headDim}`);
-        reorderRopeRows(new Uint8Array(bData.buffer, bData.byteOffset, bData.byteLength), heads, base.headDim, rank * 4, 'to-hf');
-      }
-      pairs.push({ layer: Number(layer), module, a: readAsF32(fd, a, file.path), aShape: [...a.ggmlShape].reverse(), b: bData, bShape: [out, rank], name: baseName });
+  for (const [baseName, { a, b }] of byBase) {
+    if (!a || !b) throw new LoraLoadError(`${file.path}: LoRA tensor pair for '${baseName}' is missing one component`);
+    const canonical = canonicalName(baseName, file.path, mapping.tensorName.bind(mapping));
+    const [, layer, module] = canonical.match;
+    const [aData, bData] = withFile(file.path, (fd) => [readAsF32(fd, a, file.path), readAsF32(fd, b, file.path)]);
+    const [rank, out] = b.ggmlShape;
+    const heads = mapping.ropePermutedHeads(canonical.name, base);
+    if (heads !== null) {
+      if (out !== heads * base.headDim) throw new LoraLoadError(`${file.path}: ${b.name} has ${out} rows, the base model's ${module} has ${heads * base.headDim}`);
+      reorderRopeRows(new Uint8Array(bData.buffer, bData.byteOffset, bData.byteLength), heads, base.headDim, rank * 4, 'to-hf');
     }
-  });
+    pairs.push({ layer: Number(layer), module, a: aData, aShape: [...a.ggmlShape].reverse(), b: bData, bShape: [out, rank], name: baseName });
+    await yieldToEventLoop(); // a large adapter read at runtime must not hold up the engine's steps
+  }
   return pairs;
 }
 

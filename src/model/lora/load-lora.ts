@@ -10,7 +10,7 @@ import { loadPeftAdapter } from './peft-adapter';
 export async function loadLoraAdapter(path: string, base: DecoderArchConfig, limits: LoraLimits): Promise<LoraWeights> {
   if (!existsSync(path)) throw new LoraLoadError(`No adapter found for ${path}`);
   try {
-    if (statSync(path).isDirectory()) return loadPeftAdapter(path, base, limits);
+    if (statSync(path).isDirectory()) return await loadPeftAdapter(path, base, limits);
     if (startsWithGgufMagic(path)) return await loadGgufAdapter(path, base, limits);
   } catch (err) {
     // A file system or format error below (unreadable, truncated) still reaches the caller as a LoraLoadError.

@@ -3,6 +3,7 @@
 // (A [r, in], B [out, r]); adapter_model.bin (a torch pickle) is refused, it cannot be read safely.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { readSafetensorsAsF32, readSafetensorsHeader, type SafetensorsTensor } from '../hf/safetensors';
 import type { DecoderArchConfig } from '../types';
 import { assembleLoraWeights, checkLoraRank, type StoredLoraPair } from './assemble-lora';
@@ -14,7 +15,7 @@ export const PEFT_WEIGHTS_FILE = 'adapter_model.safetensors';
 
 const LORA_TENSOR = /^(.+)\.lora_([AB])\.weight$/;
 
-export function loadPeftAdapter(dir: string, base: DecoderArchConfig, limits: LoraLimits): LoraWeights {
+export async function loadPeftAdapter(dir: string, base: DecoderArchConfig, limits: LoraLimits): Promise<LoraWeights> {
   const configPath = join(dir, PEFT_CONFIG_FILE);
   if (!existsSync(configPath)) throw new LoraLoadError(`No adapter found for ${dir} (no ${PEFT_CONFIG_FILE})`);
   const config = parsePeftConfig(readJson(configPath), configPath);
@@ -32,7 +33,7 @@ export function loadPeftAdapter(dir: string, base: DecoderArchConfig, limits: Lo
   } catch (err) {
     throw new LoraLoadError((err as Error).message);
   }
-  const stored = pairTensors(tensors, config, weightsPath);
+  const stored = await pairTensors(tensors, config, weightsPath);
   return assembleLoraWeights(stored, config, base, limits, dir);
 }
 
@@ -47,7 +48,7 @@ function readJson(path: string): Record<string, unknown> {
 }
 
 /** Groups the file's lora_A / lora_B tensors by module, checks them against the config, reads them. */
-function pairTensors(tensors: readonly SafetensorsTensor[], config: PeftLoraConfig, file: string): StoredLoraPair[] {
+async function pairTensors(tensors: readonly SafetensorsTensor[], config: PeftLoraConfig, file: string): Promise<StoredLoraPair[]> {
   const modules = new Map<string, { a?: SafetensorsTensor; b?: SafetensorsTensor }>();
   for (const tensor of tensors) {
     const match = LORA_TENSOR.exec(tensor.name);
@@ -56,30 +57,27 @@ function pairTensors(tensors: readonly SafetensorsTensor[], config: PeftLoraConf
     entry[match[2] === 'A' ? 'a' : 'b'] = tensor;
     modules.set(match[1], entry);
   }
-  const pairs: StoredLoraPair[] = [];
-  for (const [prefix, { a, b }] of modules) {
+  const located = [...modules].map(([prefix, { a, b }]) => {
     if (!a || !b) throw new LoraLoadError(`${file}: ${prefix} has lora_${a ? 'A' : 'B'} but no lora_${a ? 'B' : 'A'}`);
-    const { layer, module } = locate(prefix, config, file);
-    pairs.push({ layer, module, a: new Float32Array(0), aShape: a.shape, b: new Float32Array(0), bShape: b.shape, name: prefix });
+    return { prefix, a, b, ...locate(prefix, config, file) };
+  });
+  const pairs: StoredLoraPair[] = [];
+  for (const { prefix, a, b, layer, module } of located) {
+    const [aData, bData] = readPair(a, b, file);
+    pairs.push({ layer, module, a: aData, aShape: a.shape, b: bData, bShape: b.shape, name: prefix });
+    await yieldToEventLoop(); // a large adapter read at runtime must not hold up the engine's steps
   }
-  readPairData(pairs, modules, file);
   return pairs;
 }
 
-function readPairData(pairs: StoredLoraPair[], modules: ReadonlyMap<string, { a?: SafetensorsTensor; b?: SafetensorsTensor }>, file: string): void {
-  const byTensor = new Map<string, { pair: StoredLoraPair; side: 'a' | 'b' }>();
-  for (const pair of pairs) {
-    const { a, b } = modules.get(pair.name)!;
-    byTensor.set(a!.name, { pair, side: 'a' }).set(b!.name, { pair, side: 'b' });
-  }
+function readPair(a: SafetensorsTensor, b: SafetensorsTensor, file: string): [Float32Array, Float32Array] {
+  const data = new Map<string, Float32Array>();
   try {
-    readSafetensorsAsF32([...modules.values()].flatMap(({ a, b }) => [a!, b!]), (tensor, data) => {
-      const { pair, side } = byTensor.get(tensor.name)!;
-      pair[side] = data;
-    });
+    readSafetensorsAsF32([a, b], (tensor, values) => data.set(tensor.name, values));
   } catch (err) {
     throw new LoraLoadError(`${file}: ${(err as Error).message}`);
   }
+  return [data.get(a.name)!, data.get(b.name)!];
 }
 
 /** Layer and module of a PEFT module path (base_model.model.model.layers.3.self_attn.q_proj), checked against the config. */
