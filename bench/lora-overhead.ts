@@ -2,8 +2,9 @@
 // LoRA costs a step of the segmented runner, per backend, on seeded random llama models: the
 // runner built without LoRA, built with it (max_loras 4, max_lora_rank 16) running base rows only,
 // and running every row with one adapter (rank 16) and spread over four adapters. Each step runs
-// the same rows at the same positions (the cache slots rewritten), timed as the median of
-// steps over --ms; rows 1 and 8 are decode-sized batches (one row a sequence), 64 one prefill chunk.
+// the same rows at the same positions (the cache slots rewritten) on one thread, timed as the
+// median CPU time of steps over --ms (steadier than wall time on a shared machine); rows 1 and 8
+// are decode-sized batches (one row a sequence), 64 one prefill chunk.
 import { llamaConfig, quantizedQ8, randomModel } from './random-llama';
 import { randomAdapter } from './random-lora';
 import { arg } from './kernel-timing';
@@ -33,15 +34,16 @@ async function timeSteps(runner: ModelRunner, batch: StepSequence[], ms: number)
   for (let i = 0; i < 3; i++) await runner.step(batch);
   const end = performance.now() + ms;
   while (performance.now() < end || samples.length < 5) {
-    const t0 = performance.now();
+    const c0 = process.cpuUsage();
     await runner.step(batch);
-    samples.push((performance.now() - t0) * 1000);
+    const c = process.cpuUsage(c0);
+    samples.push(c.user + c.system);
   }
   return samples.sort((a, b) => a - b)[samples.length >> 1];
 }
 
 async function withRunner<T>(model: LoadedModel, opts: Partial<RunnerOptions>, fn: (r: ModelRunner) => Promise<T>): Promise<T> {
-  const runner = await createRunner(model, { blockSize: BLOCK, numBlocks: 128, device: 'cpu', ...opts });
+  const runner = await createRunner(model, { blockSize: BLOCK, numBlocks: 128, device: 'cpu', intraOpThreads: 1, ...opts });
   try {
     return await fn(runner);
   } finally {
@@ -61,7 +63,7 @@ async function main(): Promise<void> {
     { name: `native-q8 (Q8_0, hidden ${hidden})`, model: () => quantizedQ8(randomModel(big, 1)), opts: {} },
     { name: 'native-f32 (f32, hidden 64)', model: () => randomModel(small, 1), opts: {} },
   ];
-  console.log(`us per step (median over ${ms} ms); LoRA: max_loras ${LORA.maxLoras}, max_lora_rank ${LORA.maxRank}, adapters of rank 16 on all seven linears`);
+  console.log(`CPU us per step, one thread (median over ${ms} ms); LoRA: max_loras ${LORA.maxLoras}, max_lora_rank ${LORA.maxRank}, adapters of rank 16 on all seven linears`);
   console.log('| backend | rows | no LoRA | LoRA built, base rows | 1 adapter, every row | 4 adapters |');
   console.log('|---|---:|---:|---:|---:|---:|');
   for (const c of cases) {
