@@ -188,3 +188,40 @@ describe('runners without per-row LoRA', () => {
     });
   });
 });
+
+needs(NATIVE_ADDON).describe('LoRA on a MoE model: attention adapted, experts not', () => {
+  const moe = llamaConfig({ intermediateSize: 192, numExperts: 4, numExpertsPerToken: 2, expertIntermediateSize: 64, normTopKProb: true, tieWordEmbeddings: false });
+  const attentionOnly = (seed: number, rank: number) => {
+    const full = randomAdapter(moe, rank, 2 * rank, seed);
+    return { ...full, layers: full.layers.map((layer) => new Map([...layer].filter(([m]) => m.endsWith('_proj') && !['gate_proj', 'up_proj', 'down_proj'].includes(m)))) };
+  };
+  const moeAdapters = [attentionOnly(31, 16), attentionOnly(32, 8), attentionOnly(33, 8)];
+  const withMoeAdapters = <T>(model: LoadedModel, options: Partial<RunnerOptions>, fn: (r: ModelRunner) => Promise<T>) =>
+    withRunner(model, { ...options, lora: LORA }, async (runner) => {
+      moeAdapters.forEach((a, i) => runner.loras!.add(i + 1, a));
+      return fn(runner);
+    });
+
+  it('refuses an adapter of the MLP linears: a MoE layer\'s experts are not adapted', async () => {
+    await withRunner(randomModel(moe, 7), { smallDecoder: false, lora: LORA }, async (r) => {
+      expect(() => r.loras!.add(1, randomAdapter(moe, 8, 16, 1))).toThrow(/layer 0: gate_proj cannot be adapted: the layer's feed-forward is not a dense MLP/);
+    });
+  });
+
+  it('onnx-segments: an attention adapter gives the logits of the model with it merged', async () => {
+    const base = randomModel(moe, 7);
+    const adapted = await withMoeAdapters(base, {}, (r) => driveSequences(r, single(1), false));
+    const merged = await withRunner(mergedModel(base, moeAdapters[0]), {}, (r) => driveSequences(r, single(0), false));
+    expect(maxDiff(adapted[0], merged[0])).toBeLessThan(2e-4);
+  });
+
+  it('native-q8: one step mixing three attention adapters and the base model equals each sequence run alone', async () => {
+    const model = () => quantizedQ8(randomModel(moe, 7));
+    const together = await withMoeAdapters(model(), {}, async (r) => {
+      expect((r as SegmentedRunner).backendName).toBe('native-q8');
+      return driveSequences(r, mixed, false);
+    });
+    const alone = await withMoeAdapters(model(), {}, (r) => driveSequences(r, mixed, true));
+    together.forEach((logits, i) => expect(maxDiff(logits, alone[i])).toBeLessThan(1e-5));
+  });
+});
