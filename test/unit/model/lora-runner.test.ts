@@ -225,3 +225,17 @@ needs(NATIVE_ADDON).describe('LoRA on a MoE model: attention adapted, experts no
     together.forEach((logits, i) => expect(maxDiff(logits, alone[i])).toBeLessThan(1e-5));
   });
 });
+
+needs(NATIVE_ADDON).describe('LoRA in float16 segment graphs', () => {
+  it('onnx-segments --dtype float16: the adapter (cast to float16 in the graph) gives the merged model\'s logits within float16 rounding', async () => {
+    const base = randomModel(hidden64, 3);
+    const options: Partial<RunnerOptions> = { smallDecoder: false, dtype: 'float16' };
+    const adapted = await withAdapters(base, options, (r) => driveSequences(r, single(1), false));
+    const merged = await withRunner(mergedModel(base, adapters[0]), options, (r) => driveSequences(r, single(0), false));
+    const plain = await withRunner(base, options, (r) => driveSequences(r, single(0), false));
+    const error = maxDiff(adapted[0], merged[0]);
+    // Logits of magnitude ~30 in a float16 graph: its spacing there is 0.03, so a few roundings' apart.
+    expect(error).toBeLessThan(0.05);
+    expect(maxDiff(adapted[0], plain[0])).toBeGreaterThan(0.5);
+  });
+});
