@@ -130,7 +130,7 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
   const norm = (name: string) => weight(name, [c.hiddenSize], toF32(requireWeight(weights, name)));
   const eps = attrFloat(c.rmsNormEps);
   const last = index === c.numLayers;
-  const loraGraph = lora ? new LoraGraph(g, lora, dtype) : null;
+  const loraGraph = lora ? new LoraGraph(g, dtype) : null;
   /** y, plus the adapters' products for `module` where the segment has LoRA inputs. */
   const adapt = (module: LoraModule, x: string, y: string, inFeatures: number, outFeatures: number) => loraGraph?.adapt(module, x, y, inFeatures, outFeatures) ?? y;
 

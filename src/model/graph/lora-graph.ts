@@ -19,6 +19,12 @@ export interface LoraGraphShape {
   maxRank: number;
 }
 
+/**
+ * The stacks' row count as fed: at most maxLoras·maxRank, and the backend feeds only the slots up to
+ * the highest one the pass runs (a prefix of each stack, no copy), none for a base-only pass.
+ */
+const LORA_WIDTH = 'lora_width';
+
 export const LoraInputs = {
   /** [rows, maxLoras·maxRank]: 1 where the column belongs to the row's slot, else 0 (base rows: all 0). */
   mask: 'lora_mask',
@@ -34,24 +40,22 @@ export class LoraGraph {
 
   constructor(
     private readonly g: GraphBuilder,
-    private readonly shape: LoraGraphShape,
     private readonly dtype: ComputeDtype,
   ) {}
 
   /** y + ((x Aᵀ) ⊙ mask) Bᵀ for `module` (x [rows, in], y [rows, out], in the graph's dtype). */
   adapt(module: LoraModule, x: string, y: string, inFeatures: number, outFeatures: number): string {
     const { g, dtype } = this;
-    const width = this.shape.maxLoras * this.shape.maxRank;
     const f32 = OnnxDataType.FLOAT;
-    const a = castTo(g, g.input(LoraInputs.a(module), f32, [width, inFeatures]), 'float32', dtype);
-    const bt = castTo(g, g.input(LoraInputs.bt(module), f32, [width, outFeatures]), 'float32', dtype);
+    const a = castTo(g, g.input(LoraInputs.a(module), f32, [LORA_WIDTH, inFeatures]), 'float32', dtype);
+    const bt = castTo(g, g.input(LoraInputs.bt(module), f32, [LORA_WIDTH, outFeatures]), 'float32', dtype);
     const t = g.op('Gemm', [x, a], { transB: attrInt(1) });
     const delta = g.op('MatMul', [g.op('Mul', [t, this.rowMask()]), bt]);
     return g.op('Add', [y, delta]);
   }
 
   private rowMask(): string {
-    this.mask ??= castTo(this.g, this.g.input(LoraInputs.mask, OnnxDataType.FLOAT, ['rows', this.shape.maxLoras * this.shape.maxRank]), 'float32', this.dtype);
+    this.mask ??= castTo(this.g, this.g.input(LoraInputs.mask, OnnxDataType.FLOAT, ['rows', LORA_WIDTH]), 'float32', this.dtype);
     return this.mask;
   }
 }

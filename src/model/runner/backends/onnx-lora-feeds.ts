@@ -1,7 +1,8 @@
 // onnx-segments' LoRA inputs (graph/lora-graph.ts): per segment and adapted linear, the stacked
 // A and scaled Bᵀ of every slot, kept here between runs and rewritten for a slot only when the
 // adapter in it changes (the runner keeps an adapter in its slot while it runs), and the pass's
-// row mask. A pass without adapter rows feeds a zero mask: the products are zero, y unchanged.
+// row mask. A pass feeds the stacks only up to its highest slot (a prefix: no copy), so a pass
+// without adapter rows feeds them empty and its products cost only their nodes' dispatch.
 import * as ort from 'onnxruntime-node';
 import { LORA_MODULES, type LoraModule, type LoraWeights } from '../../lora/lora-weights';
 import { LoraInputs, type LoraGraphShape } from '../../graph/lora-graph';
@@ -22,7 +23,6 @@ interface StackedPair {
   a: Float32Array;
   /** [maxLoras·maxRank, out]. */
   bt: Float32Array;
-  tensors: Record<string, ort.Tensor>;
 }
 
 export class OnnxLoraFeeds {
@@ -30,8 +30,8 @@ export class OnnxLoraFeeds {
   private readonly segments: StackedPair[][];
   /** The adapter whose pairs each slot's rows of the stacks hold. */
   private readonly loaded: (LoraWeights | null)[];
+  /** The stacks' rows: maxLoras·maxRank. */
   private readonly width: number;
-  private zeros = new Float32Array(0);
 
   /** `segmentInputs`: per segment, its graph's input names. */
   constructor(
@@ -48,39 +48,38 @@ export class OnnxLoraFeeds {
         const a = new Float32Array(this.width * inFeatures);
         const bt = new Float32Array(this.width * outFeatures);
         const layer = ATTENTION_INPUTS.includes(module) ? segment : segment - 1;
-        const tensors = {
-          [LoraInputs.a(module)]: new ort.Tensor('float32', a, [this.width, inFeatures]),
-          [LoraInputs.bt(module)]: new ort.Tensor('float32', bt, [this.width, outFeatures]),
-        };
-        return { module, layer, inFeatures, outFeatures, a, bt, tensors };
+        return { module, layer, inFeatures, outFeatures, a, bt };
       }),
     );
   }
 
-  /** The pass's mask feed, after bringing every slot the pass runs up to date. */
-  maskFeed(pass: PassRows): Record<string, ort.Tensor> {
+  /** The pass's feeds of segment i (none where its graph has no LoRA inputs), after bringing every slot the pass runs up to date. */
+  passFeeds(pass: PassRows): (segment: number) => Record<string, ort.Tensor> {
     const n = pass.rows;
-    if (!pass.lora) return { [LoraInputs.mask]: new ort.Tensor('float32', this.zeroMask(n * this.width), [n, this.width]) };
-    pass.lora.slots.forEach((weights, slot) => {
-      if (weights && weights !== this.loaded[slot]) this.load(slot, weights);
-    });
-    const mask = new Float32Array(n * this.width);
     const rank = this.shape.maxRank;
-    pass.lora.rowSlot.forEach((slot, row) => {
-      if (slot >= 0) mask.fill(1, row * this.width + slot * rank, row * this.width + (slot + 1) * rank);
-    });
-    return { [LoraInputs.mask]: new ort.Tensor('float32', mask, [n, this.width]) };
-  }
-
-  /** Segment `index`'s stacked A and Bᵀ feeds (none where its graph has no LoRA inputs). */
-  stackFeeds(index: number): Record<string, ort.Tensor> {
-    const pairs = this.segments[index];
-    return pairs.length === 0 ? {} : Object.assign({}, ...pairs.map((p) => p.tensors)) as Record<string, ort.Tensor>;
-  }
-
-  /** Whether segment `index` takes the mask. */
-  hasInputs(index: number): boolean {
-    return this.segments[index].length > 0;
+    let width = 0;
+    let mask = new Float32Array(0);
+    if (pass.lora) {
+      pass.lora.slots.forEach((weights, slot) => {
+        if (weights && weights !== this.loaded[slot]) this.load(slot, weights);
+      });
+      width = (Math.max(...pass.lora.rowSlot) + 1) * rank;
+      mask = new Float32Array(n * width);
+      pass.lora.rowSlot.forEach((slot, row) => {
+        if (slot >= 0) mask.fill(1, row * width + slot * rank, row * width + (slot + 1) * rank);
+      });
+    }
+    const maskTensor = new ort.Tensor('float32', mask, [n, width]);
+    return (segment) => {
+      const pairs = this.segments[segment];
+      if (pairs.length === 0) return {};
+      const feeds: Record<string, ort.Tensor> = { [LoraInputs.mask]: maskTensor };
+      for (const p of pairs) {
+        feeds[LoraInputs.a(p.module)] = new ort.Tensor('float32', p.a.subarray(0, width * p.inFeatures), [width, p.inFeatures]);
+        feeds[LoraInputs.bt(p.module)] = new ort.Tensor('float32', p.bt.subarray(0, width * p.outFeatures), [width, p.outFeatures]);
+      }
+      return feeds;
+    };
   }
 
   /** Writes `weights`' pairs into slot `slot`'s rows of every stack (zeros where a module is not adapted or beyond its rank). */
@@ -100,11 +99,5 @@ export class OnnxLoraFeeds {
       }
     }
     this.loaded[slot] = weights;
-  }
-
-  /** A zero mask of `length`, a view of one kept at the largest length so far (never written). */
-  private zeroMask(length: number): Float32Array {
-    if (this.zeros.length < length) this.zeros = new Float32Array(length);
-    return this.zeros.subarray(0, length);
   }
 }

@@ -56,9 +56,8 @@ class OnnxSegments implements DecoderBackend {
     const qDim = c.numHeads * c.headDim;
     const attn = new Float32Array(n * qDim);
     const attnTensor = new ort.Tensor('float32', attn, [n, qDim]);
-    const loraMask = this.lora?.maskFeed(pass) ?? {};
     /** Segment i's LoRA feeds (the mask and its stacked pairs), where its graph takes them. */
-    const loraFeeds = (i: number) => (this.lora?.hasInputs(i) ? { ...loraMask, ...this.lora.stackFeeds(i) } : {});
+    const loraFeeds = this.lora?.passFeeds(pass) ?? (() => ({}));
     // Each run's outputs are new buffers (onnxruntime-node copies them out); they are freed as
     // soon as they are dead rather than left to the collector (docs/perf/segmented-runner.md, "Memory").
     for (let l = 0; l < c.numLayers; l++) {
