@@ -1,12 +1,12 @@
 // LoRA inside a decoder segment's graph (onnx-segments): the adapters are graph inputs, not
 // initializers, so one session serves every adapter and the runner swaps them without a rebuild.
-// Per adapted linear, every slot's A stacked into one [maxLoras·maxRank, in] input and every
-// slot's scaled Bᵀ into one [maxLoras·maxRank, out] input (a rank below maxRank zero-padded),
-// and one mask [rows, maxLoras·maxRank] per segment holding 1 in the columns of its row's slot:
+// Per adapted linear, every slot's A stacked into one [width, in] input and every slot's scaled
+// Bᵀ into one [width, out] input (width = slots fed · maxRank, a rank below maxRank zero-padded),
+// and one mask [rows, width] per segment holding 1 in the columns of its row's slot:
 //     y += ((x Aᵀ) ⊙ mask) Bᵀ
 // Two GEMMs over all rows whatever the mix of adapters: no per-slot Slice or Gather in the graph,
 // no dependence on the rows' order, and the same graph for a pass of one adapter or of maxLoras.
-// The cost is maxLoras·maxRank columns per linear even for base rows (docs/perf/lora.md).
+// Every row pays the width fed, base rows too; a base-only pass feeds width 0 (docs/perf/lora.md).
 import type { LoraModule } from '../lora/lora-weights';
 import type { GraphBuilder } from './graph-builder';
 import { castTo, type ComputeDtype } from './compute-dtype';

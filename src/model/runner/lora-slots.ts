@@ -14,6 +14,9 @@ export class LoraSlots implements RunnerLoras {
   private readonly adapters = new Map<number, LoraWeights>();
   /** The adapter id in each slot (0: empty). */
   private readonly slotIds: number[];
+  /** When each slot last ran (a pass counter): the least recently used gives way first. */
+  private readonly lastUsed: number[];
+  private passes = 0;
 
   constructor(
     private readonly config: DecoderArchConfig,
@@ -23,6 +26,7 @@ export class LoraSlots implements RunnerLoras {
     if (!Number.isInteger(maxLoras) || maxLoras < 1) throw new Error(`maxLoras must be a positive integer, got ${maxLoras}`);
     if (!Number.isInteger(maxRank) || maxRank < 1) throw new Error(`maxRank must be a positive integer, got ${maxRank}`);
     this.slotIds = new Array<number>(maxLoras).fill(0);
+    this.lastUsed = new Array<number>(maxLoras).fill(0);
   }
 
   add(id: number, weights: LoraWeights): void {
@@ -55,16 +59,23 @@ export class LoraSlots implements RunnerLoras {
     return { slots: this.slotIds.map((id) => (id === 0 ? null : (this.adapters.get(id) ?? null))), rowSlot };
   }
 
-  /** Slots for `ids`: those already in one keep it; the others take empty slots first, then those of adapters this pass does not run. */
+  /**
+   * Slots for `ids`: those already in one keep it; the others take the lowest empty slot (a short
+   * prefix for onnx-segments' stacks), then the least recently run adapter's slot.
+   */
   private assign(ids: readonly number[]): Map<number, number> {
     const wanted = new Set(ids);
     const free = this.slotIds.map((id, slot) => ({ id, slot })).filter(({ id }) => !wanted.has(id));
-    free.sort((a, b) => Number(a.id !== 0) - Number(b.id !== 0));
+    const rank = (f: { id: number; slot: number }) => (f.id === 0 ? -1 : this.lastUsed[f.slot]);
+    free.sort((a, b) => rank(a) - rank(b) || a.slot - b.slot);
     for (const id of ids) {
       if (this.slotIds.includes(id)) continue;
       this.slotIds[free.shift()!.slot] = id;
     }
-    return new Map(ids.map((id) => [id, this.slotIds.indexOf(id)]));
+    this.passes++;
+    const slots = new Map(ids.map((id) => [id, this.slotIds.indexOf(id)]));
+    for (const slot of slots.values()) this.lastUsed[slot] = this.passes;
+    return slots;
   }
 
   /** Throws when `weights` do not fit the base model or the runner's limits. */

@@ -163,6 +163,9 @@ describe('LoraSlots', () => {
     expect([...next.rowSlot]).toEqual([0, 0, 1, 1]);
     s.remove(3);
     expect(s.passLora([seq(1)])!.slots).toEqual([adapters[0], adapters[1]]);
+    // Both slots full: the adapter run least recently (2, before 1) gives way.
+    s.add(3, adapters[2]);
+    expect(s.passLora([seq(3)])!.slots).toEqual([adapters[0], adapters[2]]);
   });
 
   it('refuses more adapters than max_loras in a pass, an unknown id, and adapters that do not fit', () => {
