@@ -58,3 +58,17 @@ describe.each(backends)('LoRA products with %s', (_, a) => {
     expect(() => new LoraDeltas({ slots: [adapters[0], null], rowSlot: Int32Array.from([0, 1]) }, a)).toThrow(/slot 1, which holds no adapter/);
   });
 });
+
+(addon?.f32LoraAdd ? describe : describe.skip)('f32LoraAdd\'s argument checks', () => {
+  it('throws on a row outside x or y, an output past its row, and pairs packed for other shapes', () => {
+    const a = addon!;
+    const pair = adapters[0].layers[0].get('up_proj')!;
+    const pa = a.f32Pack(pair.a, pair.rank, pair.inFeatures);
+    const pb = a.f32Pack(pair.b, pair.outFeatures, pair.rank);
+    const y = new Float32Array(rows * 2 * inter);
+    const dims = (stride: number, offset: number) => Int32Array.from([h, inter, pair.rank, stride, offset]);
+    expect(() => a.f32LoraAdd!(pa, pb, x, y, Int32Array.from([rows]), dims(2 * inter, 0))).toThrow(/a row is outside x or y/);
+    expect(() => a.f32LoraAdd!(pa, pb, x, y, Int32Array.from([0]), dims(inter, 1))).toThrow(/yStride >= yOffset \+ out/);
+    expect(() => a.f32LoraAdd!(pb, pa, x, y, Int32Array.from([0]), dims(inter, 0))).toThrow(/f32Pack's outputs/);
+  });
+});
