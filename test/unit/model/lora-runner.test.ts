@@ -11,20 +11,14 @@ import type { LoadedModel, ModelRunner, RunnerOptions } from '../../../src/model
 import { randomAdapter } from '../../../bench/random-lora';
 import { driveSequences, mergedModel, type DrivenSequence } from '../../helpers/lora-fixtures';
 import { referenceForward } from '../../helpers/reference-forward';
-import { maxAbsDiff, NATIVE_ADDON } from '../../helpers/runner-driver';
+import { maxAbsDiff, NATIVE_ADDON, withRunner as withRunnerOf } from '../../helpers/runner-driver';
 import { needs } from '../../helpers/needs';
 import { LoraSlots } from '../../../src/model/runner/lora-slots';
 
 const LORA = { maxLoras: 3, maxRank: 16 };
 
-async function withRunner<T>(model: LoadedModel, extra: Partial<RunnerOptions>, fn: (r: ModelRunner) => Promise<T>): Promise<T> {
-  const runner = await createRunner(model, { blockSize: 4, numBlocks: 96, device: 'cpu', ...extra });
-  try {
-    return await fn(runner);
-  } finally {
-    await runner.dispose();
-  }
-}
+const withRunner = <T>(model: LoadedModel, extra: Partial<RunnerOptions>, fn: (r: ModelRunner) => Promise<T>): Promise<T> =>
+  withRunnerOf(model, { blockSize: 4, numBlocks: 96, device: 'cpu', ...extra }, fn);
 
 const maxDiff = (a: Float32Array[], b: Float32Array[]) => Math.max(...a.map((row, i) => maxAbsDiff(row, b[i])));
 
