@@ -236,3 +236,26 @@ needs(NATIVE_ADDON).describe('LoRA in float16 segment graphs', () => {
     expect(maxDiff(adapted[0], plain[0])).toBeGreaterThan(0.5);
   });
 });
+
+needs(NATIVE_ADDON).describe('LoRA before the q/k norms (qwen3)', () => {
+  const qwen3 = llamaConfig({ architecture: 'qwen3', qkNorm: true, intermediateSize: 96, numHeads: 4, numKvHeads: 2, headDim: 32, tieWordEmbeddings: false });
+  const adapter = randomAdapter(qwen3, 16, 8, 41);
+  it.each([
+    ['native-q8', () => quantizedQ8(randomModel(qwen3, 9))],
+    ['onnx-segments', () => randomModel(qwen3, 9)],
+  ])('%s: q and k get their products before the norms, as in the merged model', async (backend, model) => {
+    const base = model();
+    const tokens = single(1)[0].tokens;
+    const adapted = await withRunner(base, { lora: LORA }, async (r) => {
+      expect((r as SegmentedRunner).backendName).toBe(backend);
+      r.loras!.add(1, adapter);
+      return driveSequences(r, single(1), false);
+    });
+    const plain = await withRunner(base, {}, (r) => driveSequences(r, single(0), false));
+    const baseError = maxDiff(plain[0], referenceForward(base.config, base.weights!, tokens));
+    const error = maxDiff(adapted[0], referenceForward(base.config, mergedModel(base, adapter).weights!, tokens));
+    // native-q8's int8 activations bound both errors; onnx-segments' float32 is ~1e-5 off either way.
+    expect(error).toBeLessThan(Math.max(3 * baseError, 1e-4));
+    expect(maxDiff(adapted[0], plain[0])).toBeGreaterThan(0.1);
+  });
+});
