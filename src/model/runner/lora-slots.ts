@@ -41,13 +41,19 @@ export class LoraSlots implements RunnerLoras {
     if (slot >= 0) this.slotIds[slot] = 0;
   }
 
-  /** The pass's adapters in their slots and each row's slot, or undefined when no sequence of `batch` names one. */
-  passLora(batch: readonly StepSequence[]): PassLora | undefined {
+  /** The distinct adapters `batch` (a step, or a pass of it) names; throws when they are more than maxLoras or one is not held. */
+  checkStep(batch: readonly StepSequence[]): number[] {
     const ids = [...new Set(batch.map((s) => s.lora ?? 0).filter((id) => id !== 0))];
-    if (ids.length === 0) return undefined;
     if (ids.length > this.maxLoras) throw new Error(`a step names ${ids.length} LoRA adapters, more than max_loras (${this.maxLoras})`);
     const unknown = ids.find((id) => !this.adapters.has(id));
     if (unknown !== undefined) throw new Error(`LoRA adapter ${unknown} is not loaded in the runner`);
+    return ids;
+  }
+
+  /** The pass's adapters in their slots and each row's slot, or undefined when no sequence of `batch` names one. */
+  passLora(batch: readonly StepSequence[]): PassLora | undefined {
+    const ids = this.checkStep(batch);
+    if (ids.length === 0) return undefined;
     const slotOf = this.assign(ids);
     const rows = batch.reduce((n, s) => n + s.tokens.length, 0);
     const rowSlot = new Int32Array(rows);

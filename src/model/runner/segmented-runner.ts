@@ -172,6 +172,8 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
   protected runStep(batch: readonly StepSequence[]): Promise<StepResult> {
     const rows = batch.reduce((n, s) => n + s.tokens.length, 0);
     if (rows <= this.maxPassRows) return Promise.resolve(this.runPass(batch, this.pack(batch), true));
+    // The step as a whole stays within max_loras (each pass's own slots are checked as it is packed).
+    this.loras?.checkStep(batch);
     const passes = splitRows(batch, this.maxPassRows);
     // Every pass is packed (its positions and blocks checked) before the first one writes the cache.
     const packed = passes.map((pass) => this.pack(pass.batch));

@@ -179,6 +179,15 @@ describe('runners without per-row LoRA', () => {
     );
   });
 
+  it('a step of several passes naming more adapters than max_loras is refused, though each pass is within it', async () => {
+    const options = { lora: LORA, maxPassRows: 2 } as Partial<RunnerOptions>;
+    await withRunner(randomModel(hidden64, 3), options, async (r) => {
+      [...adapters, randomAdapter(hidden64, 8, 16, 14)].forEach((a, i) => r.loras!.add(i + 1, a));
+      const batch = [1, 2, 3, 4].map((lora, i) => ({ tokens: [1, 2], positionOffset: 0, blockTable: [i], lora }));
+      await expect(r.step(batch)).rejects.toThrow(/names 4 LoRA adapters, more than max_loras \(3\)/);
+    });
+  });
+
   it('a runner built without LoRA refuses a sequence naming an adapter', async () => {
     await withRunner(randomModel(hidden64, 3), {}, async (r) => {
       await expect(r.step([{ tokens: [1], positionOffset: 0, blockTable: [0], lora: 1 }])).rejects.toThrow(/built without LoRA/);
