@@ -97,9 +97,10 @@ export class LoraSlots implements RunnerLoras {
           throw new Error(`layer ${l}: ${module} cannot be adapted: the layer's feed-forward is not a dense MLP (its experts are not adapted)`);
         }
         const [inFeatures, outFeatures] = shapes[module];
-        const ok = pair.inFeatures === inFeatures && pair.outFeatures === outFeatures && pair.rank === weights.rank;
+        // A pair's own rank may differ from the adapter's (PEFT's rank_pattern): each backend reads pair.rank.
+        const ok = pair.inFeatures === inFeatures && pair.outFeatures === outFeatures && Number.isInteger(pair.rank) && pair.rank >= 1 && pair.rank <= this.maxRank;
         if (!ok || pair.a.length !== pair.rank * inFeatures || pair.b.length !== outFeatures * pair.rank) {
-          throw new Error(`layer ${l} ${module}: a LoRA pair of rank ${pair.rank} [${pair.outFeatures} x ${pair.inFeatures}], expected rank ${weights.rank} [${outFeatures} x ${inFeatures}]`);
+          throw new Error(`layer ${l} ${module}: a LoRA pair of rank ${pair.rank} [${pair.outFeatures} x ${pair.inFeatures}], expected rank 1..${this.maxRank} [${outFeatures} x ${inFeatures}]`);
         }
       }
     });

@@ -169,6 +169,8 @@ describe('LoraSlots', () => {
     expect(() => new LoraSlots(hidden64, 2, 8).add(1, adapters[0])).toThrow(/rank 16 is greater than max_lora_rank 8/);
     expect(() => s.add(4, randomAdapter(llamaConfig({ intermediateSize: 192, numLayers: 3 }), 8, 16, 1))).toThrow(/3 layers, the model 2/);
     expect(() => s.add(0, adapters[0])).toThrow(/positive integer/);
+    const wrongShape = { ...adapters[1], layers: adapters[1].layers.map((layer) => new Map([...layer].map(([m, p]) => [m, m === 'k_proj' ? { ...p, outFeatures: p.outFeatures * 2 } : p]))) };
+    expect(() => s.add(5, wrongShape)).toThrow(/layer 0 k_proj: a LoRA pair of rank 8 \[64 x 64\], expected rank 1..16 \[32 x 64\]/);
   });
 });
 
