@@ -1,7 +1,8 @@
 // Drives a ModelRunner like a tiny engine: hands out KV blocks per sequence and feeds tokens
 // in prefill chunks or one at a time, collecting the logits of every fed position.
 import { resolve } from 'node:path';
-import { ModelRunner } from '../../src/model/types';
+import { createRunner } from '../../src/model/runner';
+import type { LoadedModel, ModelRunner, RunnerOptions } from '../../src/model/types';
 import { needs, type Gate } from './needs';
 
 export class BlockAllocator {
@@ -32,6 +33,16 @@ export async function runChunked(runner: ModelRunner, tokens: readonly number[],
     for (let i = 0; i < piece.length; i++) out.push(all.slice(i * vocab, (i + 1) * vocab));
   }
   return out;
+}
+
+/** fn over a runner of `model` made with `opts`, disposed after (even when fn throws). */
+export async function withRunner<T>(model: LoadedModel, opts: RunnerOptions, fn: (r: ModelRunner) => Promise<T>): Promise<T> {
+  const runner = await createRunner(model, opts);
+  try {
+    return await fn(runner);
+  } finally {
+    await runner.dispose();
+  }
 }
 
 export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {

@@ -6,7 +6,6 @@
 // batches, float16 KV, greedy decoding; the logits within graph-gguf.test.ts's bar against the
 // reference forward pass, 1e-3), and which models the size policy gives it.
 import { loadModel } from '../../../src/model/load-model';
-import { createRunner } from '../../../src/model/runner';
 import type { SegmentedRunner } from '../../../src/model/runner/segmented-runner';
 import { smallDecoderMaxHidden } from '../../../src/model/runner/backends/choose-backend';
 import { type F32Addon, type F32Simd, f32Addon } from '../../../src/model/runner/backends/native-f32';
@@ -14,7 +13,7 @@ import type { LoadedModel, ModelRunner, RunnerOptions, StepSequence } from '../.
 import { llamaConfig, randomModel } from '../../../bench/random-llama';
 import { sharedModel } from '../../helpers/model-files';
 import { needs } from '../../helpers/needs';
-import { argmax, BlockAllocator, maxAbsDiff } from '../../helpers/runner-driver';
+import { argmax, BlockAllocator, maxAbsDiff, withRunner as withRunnerOf } from '../../helpers/runner-driver';
 
 const addon = f32Addon();
 const maxHidden = smallDecoderMaxHidden(addon);
@@ -50,14 +49,8 @@ function seeded(n: number, seed: number): Float32Array {
 const stories = sharedModel('stories260K.gguf');
 const load = (path: string) => loadModel({ model: path, loadFormat: 'auto', loadWeights: true, skipTokenizer: true, chatTemplate: null, generationConfig: 'auto' });
 
-async function withRunner<T>(model: LoadedModel, extra: Partial<RunnerOptions>, fn: (r: ModelRunner) => Promise<T>): Promise<T> {
-  const runner = await createRunner(model, { blockSize: 8, numBlocks: 64, device: 'cpu', ...extra });
-  try {
-    return await fn(runner);
-  } finally {
-    await runner.dispose();
-  }
-}
+const withRunner = <T>(model: LoadedModel, extra: Partial<RunnerOptions>, fn: (r: ModelRunner) => Promise<T>): Promise<T> =>
+  withRunnerOf(model, { blockSize: 8, numBlocks: 64, device: 'cpu', ...extra }, fn);
 
 /** Two sequences: a prompt in two chunks, then decodes batched with the other's prefill; every step's logits. */
 async function mixedSteps(runner: ModelRunner): Promise<Float32Array[]> {
