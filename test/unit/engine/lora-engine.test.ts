@@ -1,0 +1,161 @@
+// A request's adapter through the in-process engine on stories260K: --max-loras per step, the
+// --max-cpu-loras LRU with reloads on demand, load errors, unload while in use, n > 1 and
+// preemption. The runner computes the base model (test/helpers/lora-engine-fixtures.ts), so
+// these tests check where adapters go, never that an adapter changes the output.
+
+import { createInProcessEngine } from '../../../src/engine';
+import { RequestValidationError } from '../../../src/engine/errors';
+import { createRunner } from '../../../src/model/runner';
+import type { EngineClient, EngineOptions, LoraEngineOptions, LoraRequest } from '../../../src/engine/types';
+import type { LoadedModel } from '../../../src/model/types';
+import { needs } from '../../helpers/needs';
+import { emptyLoraLog, FakeLoraFiles, recordingLoraRunner, type LoraRunnerLog } from '../../helpers/lora-engine-fixtures';
+import { collect, engineOptions, finalOutput, loadStories, prompts, request, STORIES, storedBytesPerBlock } from './engine-fixtures';
+
+const LORA: LoraEngineOptions = { maxLoras: 2, maxRank: 16, maxCpuLoras: 4, dtype: 'auto' };
+const adapter = (id: number, rank = 8): LoraRequest => ({ name: `ad${id}`, id, path: `/adapters/r${rank}-${id}` });
+const FILES: Record<string, number> = Object.fromEntries([1, 2, 3, 4, 5, 6].map((id) => [adapter(id, id % 2 ? 8 : 16).path, id % 2 ? 8 : 16]));
+const lora = (id: number) => adapter(id, id % 2 ? 8 : 16);
+
+needs(STORIES).describe('LoRA requests through the engine', () => {
+  let model: LoadedModel;
+  beforeAll(async () => {
+    model = await loadStories();
+  });
+
+  async function withEngine(overrides: Partial<EngineOptions>, fn: (engine: EngineClient, log: LoraRunnerLog, files: FakeLoraFiles) => Promise<void>): Promise<void> {
+    const log = emptyLoraLog();
+    const files = new FakeLoraFiles(FILES);
+    const engine = await createInProcessEngine(model, engineOptions({ lora: LORA, ...overrides }), {
+      createRunner: recordingLoraRunner(createRunner, log),
+      loraLoader: files.loader,
+    });
+    try {
+      await fn(engine, log, files);
+    } finally {
+      await engine.shutdown();
+    }
+  }
+
+  it('runs five adapters under max_loras 2: no step holds more than two, every request finishes', async () => {
+    await withEngine({}, async (engine, log) => {
+      const ps = prompts(model, 10);
+      const reqs = ps.map((p, i) => request(p, {}, i % 6 === 5 ? {} : { lora: lora((i % 5) + 1) }));
+      const finals = await Promise.all(reqs.map((r) => finalOutput(engine, r)));
+      for (const f of finals) expect(f.outputs[0].tokenIds).toHaveLength(12);
+      expect(Math.max(...log.steps.map((ids) => ids.length))).toBe(2);
+      expect(new Set(log.steps.flat())).toEqual(new Set([1, 2, 3, 4, 5]));
+    });
+  });
+
+  it('keeps at most max_cpu_loras adapters, reloads a dropped one on demand, and its output stays the same', async () => {
+    await withEngine({ lora: { ...LORA, maxLoras: 1, maxCpuLoras: 1 } }, async (engine, log, files) => {
+      const [p] = prompts(model, 1);
+      const first = await finalOutput(engine, request(p, {}, { lora: lora(1) }));
+      await finalOutput(engine, request(p, {}, { lora: lora(2) }));
+      const again = await finalOutput(engine, request(p, {}, { lora: lora(1) }));
+      expect(files.reads).toEqual([lora(1).path, lora(2).path, lora(1).path]);
+      expect(log.events).toEqual(['add 1', 'remove 1', 'add 2', 'remove 2', 'add 1']);
+      expect(again.outputs[0].tokenIds).toEqual(first.outputs[0].tokenIds);
+      expect(engine.stats().runningLoraAdapters).toEqual([]);
+    });
+  });
+
+  it('lets base requests run while an adapter loads', async () => {
+    await withEngine({}, async (engine, log, files) => {
+      const [p1, p2] = prompts(model, 2);
+      files.hold = true;
+      const waiting = finalOutput(engine, request(p1, {}, { lora: lora(3) }));
+      const base = await finalOutput(engine, request(p2));
+      expect(base.outputs[0].tokenIds).toHaveLength(12);
+      expect(log.steps.flat()).toEqual([]);
+      files.release();
+      expect((await waiting).outputs[0].tokenIds).toHaveLength(12);
+      expect(log.steps.flat()).toContain(3);
+    });
+  });
+
+  it('rejects load_lora_adapter with the loader’s message and keeps serving; a request whose adapter fails to load fails alone', async () => {
+    await withEngine({}, async (engine) => {
+      await expect(engine.loadLora({ name: 'gone', id: 9, path: '/adapters/missing' })).rejects.toThrow('No adapter found for /adapters/missing');
+      await expect(engine.loadLora({ name: 'wide', id: 10, path: '/adapters/r8-1' })).resolves.toBeUndefined();
+      const [p1, p2] = prompts(model, 2);
+      const doomed = finalOutput(engine, request(p1, {}, { lora: { name: 'gone', id: 9, path: '/adapters/missing' } }));
+      const fine = finalOutput(engine, request(p2, {}, { lora: lora(2) }));
+      const failed = await doomed;
+      expect(failed.outputs[0].finishReason).toBe('error');
+      expect(failed.error).toBe("LoRA adapter 'gone' could not be loaded from /adapters/missing: No adapter found for /adapters/missing");
+      expect((await fine).outputs[0].tokenIds).toHaveLength(12);
+      expect(engine.health().alive).toBe(true);
+    });
+  });
+
+  it('refuses an adapter of a rank above max_lora_rank with the loader’s message', async () => {
+    await withEngine({ lora: { ...LORA, maxRank: 8 } }, async (engine) => {
+      await expect(engine.loadLora(lora(2))).rejects.toThrow('LoRA rank 16 is greater than max_lora_rank 8.');
+    });
+  });
+
+  it('unloading an adapter in use lets its running request finish, then drops it', async () => {
+    await withEngine({}, async (engine, log) => {
+      await engine.loadLora(lora(1));
+      expect(log.events).toEqual(['add 1']);
+      const [p] = prompts(model, 1);
+      const outputs: number[] = [];
+      let unloaded: Promise<void> | null = null;
+      for await (const out of engine.generate(request(p, { max_tokens: 8, output_kind: 1 }, { lora: lora(1) }))) {
+        outputs.push(...out.outputs[0].tokenIds);
+        unloaded ??= engine.unloadLora(1);
+      }
+      await unloaded;
+      expect(outputs).toHaveLength(8);
+      expect(log.events).toEqual(['add 1', 'remove 1']);
+      expect(log.steps.every((ids) => ids.length === 1 && ids[0] === 1)).toBe(true);
+    });
+  });
+
+  it('n > 1 children and a preempted request keep their adapter', async () => {
+    const perBlock = storedBytesPerBlock(model);
+    await withEngine({ maxModelLen: 96, kvCacheMemoryBytes: perBlock * 10 }, async (engine, log) => {
+      const ps = prompts(model, 4);
+      let preemptions = 0;
+      engine.onIteration((it) => (preemptions += it.numPreemptions));
+      const parallel = finalOutput(engine, request(ps[0], { n: 3, temperature: 1, seed: 5, max_tokens: 30 }, { lora: lora(1) }));
+      const others = ps.slice(1).map((p) => finalOutput(engine, request(p, { max_tokens: 40 }, { lora: lora(2) })));
+      const finals = await Promise.all([parallel, ...others]);
+      expect(preemptions).toBeGreaterThan(0);
+      expect(finals[0].outputs).toHaveLength(3);
+      for (const f of finals) for (const o of f.outputs) expect(o.finishReason).toBe('length');
+      // Every step ran its rows under the request's adapter only (the wrapper throws on others).
+      expect(new Set(log.steps.flat())).toEqual(new Set([1, 2]));
+    });
+  });
+
+  it('reports the adapters of running and waiting requests in the scheduler stats', async () => {
+    await withEngine({ lora: { ...LORA, maxLoras: 1 } }, async (engine) => {
+      const ps = prompts(model, 2);
+      const seen: string[] = [];
+      engine.onIteration(() => {
+        const s = engine.stats();
+        seen.push(`${(s.runningLoraAdapters ?? []).join()}|${(s.waitingLoraAdapters ?? []).join()}`);
+      });
+      await Promise.all([finalOutput(engine, request(ps[0], {}, { lora: lora(1) })), finalOutput(engine, request(ps[1], {}, { lora: lora(2) }))]);
+      expect(seen).toContain('ad1|ad2');
+      expect(seen).toContain('ad2|');
+      expect(seen[seen.length - 1]).toBe('|');
+    });
+  });
+
+  it('refuses a request naming an adapter when LoRA is not enabled', async () => {
+    const engine = await createInProcessEngine(model, engineOptions());
+    try {
+      const [p] = prompts(model, 1);
+      const refused = collect(engine, request(p, {}, { lora: lora(1) }));
+      await expect(refused).rejects.toThrow(RequestValidationError);
+      await expect(collect(engine, request(p, {}, { lora: lora(1) }))).rejects.toThrow('Got lora_request ad1 but LoRA is not enabled!');
+      await expect(engine.loadLora(lora(1))).rejects.toThrow('LoRA is not enabled');
+    } finally {
+      await engine.shutdown();
+    }
+  });
+});
