@@ -146,6 +146,20 @@ needs(STORIES).describe('LoRA requests through the engine', () => {
     });
   });
 
+  it('serves a cached prompt prefix only to requests of the same adapter', async () => {
+    await withEngine({}, async (engine) => {
+      const p = prompts(model, 12).reduce((longest, q) => (q.length > longest.length ? q : longest));
+      expect(p.length).toBeGreaterThan(17);
+      const cached = async (extra: Parameters<typeof request>[2]) => (await finalOutput(engine, request(p, { max_tokens: 2 }, extra))).numCachedTokens;
+      expect(await cached({ lora: lora(1) })).toBe(0);
+      expect(await cached({ lora: lora(2) })).toBe(0);
+      expect(await cached({})).toBe(0);
+      expect(await cached({ lora: lora(1) })).toBeGreaterThanOrEqual(16);
+      expect(await cached({})).toBeGreaterThanOrEqual(16);
+      expect(await cached({ lora: lora(1), cacheSalt: 'tenant' })).toBe(0);
+    });
+  });
+
   it('refuses a request naming an adapter when LoRA is not enabled', async () => {
     const engine = await createInProcessEngine(model, engineOptions());
     try {
