@@ -1,34 +1,37 @@
-// A request's adapter through the in-process engine on stories260K: --max-loras per step, the
-// --max-cpu-loras LRU with reloads on demand, load errors, unload while in use, n > 1 and
-// preemption. The runner computes the base model (test/helpers/lora-engine-fixtures.ts), so
-// these tests check where adapters go, never that an adapter changes the output.
+// A request's adapter through the in-process engine on stories260K, with seeded PEFT adapters read
+// by the real loader and run by the real runner: --max-loras per step, the --max-cpu-loras LRU
+// with reloads on demand, load errors, unload while in use, n > 1, preemption, and the prefix
+// cache keyed by adapter.
 
+import { join } from 'node:path';
 import { createInProcessEngine } from '../../../src/engine';
 import { RequestValidationError } from '../../../src/engine/errors';
 import { createRunner } from '../../../src/model/runner';
 import type { EngineClient, EngineOptions, LoraEngineOptions, LoraRequest } from '../../../src/engine/types';
-import type { LoadedModel } from '../../../src/model/types';
+import type { DecoderArchConfig, LoadedModel } from '../../../src/model/types';
 import { needs } from '../../helpers/needs';
-import { emptyLoraLog, FakeLoraFiles, recordingLoraRunner, type LoraRunnerLog } from '../../helpers/lora-engine-fixtures';
+import { tempDirPerSuite } from '../../helpers/lora-files';
+import { CountingLoader, emptyLoraLog, recordingLoraRunner, writeTestAdapter, type LoraRunnerLog } from '../../helpers/lora-engine-fixtures';
 import { collect, engineOptions, finalOutput, loadStories, prompts, request, STORIES, storedBytesPerBlock } from './engine-fixtures';
 
 const LORA: LoraEngineOptions = { maxLoras: 2, maxRank: 16, maxCpuLoras: 4, dtype: 'auto' };
-const adapter = (id: number, rank = 8): LoraRequest => ({ name: `ad${id}`, id, path: `/adapters/r${rank}-${id}` });
-const FILES: Record<string, number> = Object.fromEntries([1, 2, 3, 4, 5, 6].map((id) => [adapter(id, id % 2 ? 8 : 16).path, id % 2 ? 8 : 16]));
-const lora = (id: number) => adapter(id, id % 2 ? 8 : 16);
 
 needs(STORIES).describe('LoRA requests through the engine', () => {
   let model: LoadedModel;
+  const dir = tempDirPerSuite('lora-engine-');
+  const adapters: LoraRequest[] = [];
+  const lora = (id: number) => adapters[id - 1];
   beforeAll(async () => {
     model = await loadStories();
+    for (let id = 1; id <= 5; id++) adapters.push(writeTestAdapter(dir(), model.config as DecoderArchConfig, id));
   });
 
-  async function withEngine(overrides: Partial<EngineOptions>, fn: (engine: EngineClient, log: LoraRunnerLog, files: FakeLoraFiles) => Promise<void>): Promise<void> {
+  async function withEngine(overrides: Partial<EngineOptions>, fn: (engine: EngineClient, log: LoraRunnerLog, files: CountingLoader) => Promise<void>): Promise<void> {
     const log = emptyLoraLog();
-    const files = new FakeLoraFiles(FILES);
+    const files = new CountingLoader();
     const engine = await createInProcessEngine(model, engineOptions({ lora: LORA, ...overrides }), {
       createRunner: recordingLoraRunner(createRunner, log),
-      loraLoader: files.loader,
+      loraLoader: files.load,
     });
     try {
       await fn(engine, log, files);
@@ -45,6 +48,21 @@ needs(STORIES).describe('LoRA requests through the engine', () => {
       for (const f of finals) expect(f.outputs[0].tokenIds).toHaveLength(12);
       expect(Math.max(...log.steps.map((ids) => ids.length))).toBe(2);
       expect(new Set(log.steps.flat())).toEqual(new Set([1, 2, 3, 4, 5]));
+    });
+  });
+
+  it('greedy outputs follow each adapter, and a step mixing adapters and the base model gives each what it gets alone', async () => {
+    await withEngine({}, async (engine, log) => {
+      const [p] = prompts(model, 1);
+      const tokens = async (extra: Parameters<typeof request>[2]) => (await finalOutput(engine, request(p, {}, extra))).outputs[0].tokenIds;
+      const alone = [await tokens({}), await tokens({ lora: lora(1) }), await tokens({ lora: lora(2) })];
+      expect(alone[1]).not.toEqual(alone[0]);
+      expect(alone[2]).not.toEqual(alone[0]);
+      expect(alone[2]).not.toEqual(alone[1]);
+      log.steps.length = 0;
+      const mixed = await Promise.all([tokens({}), tokens({ lora: lora(1) }), tokens({ lora: lora(2) })]);
+      expect(mixed).toEqual(alone);
+      expect(log.steps.some((ids) => ids.length === 2)).toBe(true);
     });
   });
 
@@ -77,14 +95,15 @@ needs(STORIES).describe('LoRA requests through the engine', () => {
 
   it('rejects load_lora_adapter with the loader’s message and keeps serving; a request whose adapter fails to load fails alone', async () => {
     await withEngine({}, async (engine) => {
-      await expect(engine.loadLora({ name: 'gone', id: 9, path: '/adapters/missing' })).rejects.toThrow('No adapter found for /adapters/missing');
-      await expect(engine.loadLora({ name: 'wide', id: 10, path: '/adapters/r8-1' })).resolves.toBeUndefined();
+      const gone: LoraRequest = { name: 'gone', id: 9, path: join(dir(), 'missing') };
+      await expect(engine.loadLora(gone)).rejects.toThrow(`No adapter found for ${gone.path}`);
+      await expect(engine.loadLora({ ...lora(1), name: 'again', id: 10 })).resolves.toBeUndefined();
       const [p1, p2] = prompts(model, 2);
-      const doomed = finalOutput(engine, request(p1, {}, { lora: { name: 'gone', id: 9, path: '/adapters/missing' } }));
+      const doomed = finalOutput(engine, request(p1, {}, { lora: gone }));
       const fine = finalOutput(engine, request(p2, {}, { lora: lora(2) }));
       const failed = await doomed;
       expect(failed.outputs[0].finishReason).toBe('error');
-      expect(failed.error).toBe("LoRA adapter 'gone' could not be loaded from /adapters/missing: No adapter found for /adapters/missing");
+      expect(failed.error).toBe(`LoRA adapter 'gone' could not be loaded from ${gone.path}: No adapter found for ${gone.path}`);
       expect((await fine).outputs[0].tokenIds).toHaveLength(12);
       expect(engine.health().alive).toBe(true);
     });
