@@ -267,9 +267,10 @@ export class EngineCore {
   stats(): SchedulerStats {
     const stats: SchedulerStats = {
       numRunning: this.scheduler.numRunning,
-      // Requests whose grammar compiles wait too (vLLM's WAITING_FOR_FSM), deferred rather than short of capacity.
+      // Requests whose grammar compiles wait too (vLLM's WAITING_FOR_FSM), deferred rather than short of
+      // capacity, as are those passed over for their LoRA adapter (vLLM's skipped waiting requests).
       numWaiting: this.scheduler.numWaiting + this.grammars.size,
-      numDeferred: this.grammars.size,
+      numDeferred: this.grammars.size + this.scheduler.numAdapterDeferred,
       numPaused: this.scheduler.numPaused,
       kvCacheUsage: this.kv.usage(),
       numBlocks: this.kv.numBlocks,

@@ -88,6 +88,8 @@ export class Scheduler {
   /** Resumed sequences that kept their KV, waiting for a batch slot to run again. */
   private readonly resuming: Sequence[] = [];
   private readonly bySeqId = new Map<string, Sequence>();
+  /** Waiting sequences the last schedule() passed over for their adapter (not loaded, or over --max-loras). */
+  private adapterSkipped = 0;
 
   constructor(
     readonly config: SchedulerConfig,
@@ -105,6 +107,11 @@ export class Scheduler {
 
   get numPaused(): number {
     return this.paused.size;
+  }
+
+  /** Of numWaiting, those the last step passed over for their LoRA adapter (vLLM's skipped waiting requests). */
+  get numAdapterDeferred(): number {
+    return this.adapterSkipped;
   }
 
   hasWork(): boolean {
@@ -155,6 +162,7 @@ export class Scheduler {
     const scheduledIds = new Set<string>();
     const prefills = new PartialPrefillBudget(this.config.partialPrefills ?? NO_PARTIAL_LIMITS);
 
+    this.adapterSkipped = 0;
     this.rejoinResumed();
     // 1. Running sequences, in order; preempt from the bottom when blocks run out (after freeing
     // the KV of paused sequences).
@@ -193,6 +201,7 @@ export class Scheduler {
     for (let w = 0; plan.preempted.length === 0 && w < this.waiting.length && budget > 0 && this.running.length < this.config.maxNumSeqs; ) {
       const seq = this.waiting[w];
       if (!this.adapterAdmits(seq, adapters)) {
+        this.adapterSkipped++;
         w++;
         continue;
       }
@@ -296,6 +305,7 @@ export class Scheduler {
     for (let r = 0; r < this.resuming.length && this.running.length < this.config.maxNumSeqs; ) {
       const seq = this.resuming[r];
       if (!this.adapterAdmits(seq, adapters)) {
+        this.adapterSkipped++;
         r++;
         continue;
       }

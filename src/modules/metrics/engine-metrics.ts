@@ -94,7 +94,7 @@ export class EngineMetrics {
       labelNames: [...LABELS, 'reason'],
       registers,
       collect() {
-        // 'deferred': requests whose structured-output grammar still compiles (no LoRA budget or KV transfer here).
+        // 'deferred': requests whose structured-output grammar still compiles, or passed over for their LoRA adapter (no KV transfer here).
         const stats = engine.stats();
         const deferred = stats.numDeferred ?? 0;
         this.set({ ...labels, reason: 'capacity' }, stats.numWaiting - deferred);

@@ -5,6 +5,7 @@
 
 import { join } from 'node:path';
 import { createInProcessEngine } from '../../../src/engine';
+import { beamSearch } from '../../../src/engine/beam-search';
 import { RequestValidationError } from '../../../src/engine/errors';
 import { createRunner } from '../../../src/model/runner';
 import type { EngineClient, EngineOptions, LoraEngineOptions, LoraRequest } from '../../../src/engine/types';
@@ -147,6 +148,16 @@ needs(STORIES).describe('LoRA requests through the engine', () => {
       for (const f of finals) for (const o of f.outputs) expect(o.finishReason).toBe('length');
       // Every step ran its rows under the request's adapter only (the wrapper throws on others).
       expect(new Set(log.steps.flat())).toEqual(new Set([1, 2]));
+    });
+  });
+
+  it('beam search runs every beam under the request’s adapter', async () => {
+    await withEngine({}, async (engine, log) => {
+      const [p] = prompts(model, 1);
+      const result = await beamSearch(engine, request(p, { use_beam_search: true, n: 2, max_tokens: 4 }, { lora: lora(3) }));
+      expect(result.outputs).toHaveLength(2);
+      expect(log.steps.length).toBeGreaterThan(0);
+      expect(log.steps.every((ids) => ids.length === 1 && ids[0] === 3)).toBe(true);
     });
   });
 

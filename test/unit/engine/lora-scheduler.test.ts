@@ -54,12 +54,14 @@ describe('Scheduler with LoRA adapters', () => {
     for (const s of [a, b, base, a2]) scheduler.addSequence(s);
     expect(seqIds(stepScheduler(scheduler))).toEqual(['a', 'base', 'a2']);
     expect(b.status).toBe('waiting');
+    expect(scheduler.numAdapterDeferred).toBe(1);
     // A later sequence of adapter 1 joins; b still waits at the head of the queue.
     const a3 = seq('a3', 1);
     scheduler.addSequence(a3);
     expect(seqIds(stepScheduler(scheduler))).toEqual(['a', 'base', 'a2', 'a3']);
     scheduler.finishSequences(['a', 'a2', 'a3']);
     expect(seqIds(stepScheduler(scheduler))).toEqual(['base', 'b']);
+    expect(scheduler.numAdapterDeferred).toBe(0);
   });
 
   it('leaves a sequence waiting while its adapter is not loaded', () => {
