@@ -572,7 +572,7 @@ export class EngineCore {
         iteration.finished.push(state.finishedStats(now));
       }
     }
-    if (iteration.finished.length > 0) this.loras?.dropUnloaded();
+    if (iteration.finished.length > 0) this.loras?.dropUnused();
     this.listener.onStep(outputs, this.stats(), iteration);
   }
 

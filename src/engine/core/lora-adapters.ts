@@ -76,7 +76,7 @@ export class LoraAdapterStore {
       }
       return false;
     }
-    if (this.makeRoom()) void this.startLoad(request).catch((err: unknown) => this.events.failed(request.id, loadFailure(request, err)));
+    if (this.hasRoom()) void this.startLoad(request).catch((err: unknown) => this.events.failed(request.id, loadFailure(request, err)));
     return false;
   }
 
@@ -103,7 +103,7 @@ export class LoraAdapterStore {
       if (known.loading) await known.loading;
       return;
     }
-    if (this.makeRoom()) {
+    if (this.hasRoom()) {
       await this.startLoad(request);
       return;
     }
@@ -124,14 +124,18 @@ export class LoraAdapterStore {
     this.drop(adapter);
   }
 
-  /** Drops the adapters unloadLora left for later that no request names any more. */
-  dropUnloaded(): void {
+  /**
+   * After requests finished: drops the adapters unloadLora left for later that no request names
+   * any more, and the least recently used idle ones while over --max-cpu-loras.
+   */
+  dropUnused(): void {
     let inUse: ReadonlySet<number> | null = null;
     for (const adapter of [...this.adapters.values()]) {
       if (!adapter.unloadWhenIdle) continue;
       inUse ??= this.events.inUse();
       if (!inUse.has(adapter.request.id)) this.drop(adapter);
     }
+    if (this.adapters.size > this.options.maxCpuLoras) this.trim();
   }
 
   private limits(): LoraLimits {
@@ -147,6 +151,7 @@ export class LoraAdapterStore {
         if (this.adapters.get(request.id) !== adapter) return;
         adapter.weights = weights;
         this.target?.add(request.id, weights);
+        this.trim();
         this.events.loaded(request.id);
       },
       (err: unknown) => {
@@ -158,13 +163,24 @@ export class LoraAdapterStore {
     return adapter.loading;
   }
 
-  /** Room for one more adapter under --max-cpu-loras, dropping least recently used idle ones; false when all are in use. */
-  private makeRoom(): boolean {
-    if (this.adapters.size < this.options.maxCpuLoras) return true;
+  /**
+   * Whether one more adapter may be read: a free place under --max-cpu-loras, or a loaded one no
+   * request uses, dropped once the new one has loaded (as vLLM, so a read that fails drops nothing).
+   */
+  private hasRoom(): boolean {
+    return this.adapters.size < this.options.maxCpuLoras || this.idleByAge().length > 0;
+  }
+
+  /** Drops the least recently used idle adapters while more than --max-cpu-loras are held. */
+  private trim(): void {
+    const idle = this.idleByAge();
+    while (this.adapters.size > this.options.maxCpuLoras && idle.length > 0) this.drop(idle.shift()!);
+  }
+
+  /** Loaded adapters no running or waiting request names, least recently used first. */
+  private idleByAge(): Adapter[] {
     const inUse = this.events.inUse();
-    const idle = [...this.adapters.values()].filter((a) => a.weights !== null && !inUse.has(a.request.id)).sort((x, y) => x.lastUsed - y.lastUsed);
-    while (this.adapters.size >= this.options.maxCpuLoras && idle.length > 0) this.drop(idle.shift()!);
-    return this.adapters.size < this.options.maxCpuLoras;
+    return [...this.adapters.values()].filter((a) => a.weights !== null && !inUse.has(a.request.id)).sort((x, y) => x.lastUsed - y.lastUsed);
   }
 
   private drop(adapter: Adapter): void {

@@ -74,7 +74,8 @@ needs(STORIES).describe('LoRA requests through the engine', () => {
       await finalOutput(engine, request(p, {}, { lora: lora(2) }));
       const again = await finalOutput(engine, request(p, {}, { lora: lora(1) }));
       expect(files.reads).toEqual([lora(1).path, lora(2).path, lora(1).path]);
-      expect(log.events).toEqual(['add 1', 'remove 1', 'add 2', 'remove 2', 'add 1']);
+      // As vLLM, the new adapter loads before the least recently used idle one is dropped.
+      expect(log.events).toEqual(['add 1', 'add 2', 'remove 1', 'add 1', 'remove 2']);
       expect(again.outputs[0].tokenIds).toEqual(first.outputs[0].tokenIds);
       expect(engine.stats().runningLoraAdapters).toEqual([]);
     });
