@@ -149,6 +149,7 @@ export class EngineCoreHost implements EngineCommands {
 
   /** No KV cache: max_model_len is the model's (or the flag's), and one step holds at least one whole sequence. */
   private static async startPooling(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void): Promise<EngineCoreHost> {
+    if (options.lora) throw new Error('--enable-lora: LoRA adapters apply to generation models; pooling models run without them here');
     const maxModelLen = options.maxModelLen ?? model.contextLength;
     if (maxModelLen > model.contextLength) {
       throw new Error(`max_model_len ${maxModelLen} is larger than the model's context length ${model.contextLength}.`);
