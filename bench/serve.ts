@@ -20,10 +20,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
-import { runBenchmark } from '../src/cli/bench-serve';
 import { loadTokenizer } from '../src/model/load-model';
 import { longPrompts, writePromptsFile } from './long-prompts';
-import { freePort, peakRssMiB, startPolled, startServer, type RunningServer } from './processes';
+import { freePort, peakRssMiB, startPolled, startServer } from './processes';
+import { fmt, measure, printTable, ratio, SHORT_PROMPTS, type Point, type Server } from './serve-points';
 import { BENCH_SHAPES, ensureBenchModel, type BenchShape } from './random-model';
 import { measureRunner, type RunnerFigures } from './runner-ceiling';
 
@@ -33,12 +33,6 @@ const peerDir = join(repoRoot, 'bench', 'peer');
 const cacheDir = join(repoRoot, '.bench-cache');
 const storiesPath = join(modelsDir, 'stories260K.gguf');
 
-const SHORT_PROMPTS = [
-  'Once upon a time, there was a little girl named Lily. She loved to play outside in the park with her friends.',
-  'One day, a big dog came to the garden. The dog was very happy and wanted to play with the ball.',
-  'Tom and his mom went to the store to buy some food. They saw a red apple and a big cake.',
-  'The sun was shining and the birds were singing. Sam wanted to go to the beach with his dad.',
-];
 
 interface Args {
   models: string[];
@@ -85,82 +79,16 @@ function parseArgs(argv: string[]): Args {
   };
 }
 
-/** One measurement point (vLLM's result JSON keys). */
-interface Point {
-  concurrency: number;
-  completed: number;
-  failed: number;
-  output_throughput: number;
-  [key: string]: number;
-}
-
-interface Server extends RunningServer {
-  label: string;
-}
-
-async function measure(server: Server, w: Workload, maxTokens: number, concurrency: number, numRequests: number): Promise<Point> {
-  const promptsFile = w.next(numRequests);
-  const { result } = await runBenchmark({
-    backend: 'openai',
-    baseUrl: server.baseUrl,
-    model: 'bench', // ortllm serves it under this name; llama.cpp ignores the field
-    datasetName: 'custom',
-    datasetPath: promptsFile,
-    numPrompts: numRequests,
-    randomInputLen: 0,
-    randomOutputLen: 0,
-    randomRangeRatio: 0,
-    randomPrefixLen: 0,
-    customOutputLen: maxTokens,
-    requestRate: Infinity,
-    burstiness: 1,
-    maxConcurrency: concurrency,
-    numWarmups: 0,
-    seed: 0,
-    ignoreEos: true,
-    temperature: 0,
-    percentileMetrics: ['ttft', 'tpot', 'itl', 'e2el'],
-    percentiles: [99],
-    disableProgress: true,
-    print: () => undefined,
-  });
-  const point = { ...(result as unknown as Point), concurrency };
-  if (point.failed > 0) console.warn(`  ${server.label}: ${point.failed} of ${numRequests} requests failed at concurrency ${concurrency}`);
-  return point;
-}
-
-const fmt = (n: number | undefined, digits = 1) => (n !== undefined && Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
-const ratio = (a: number | undefined, b: number | undefined) => (a !== undefined && b !== undefined && b > 0 ? a / b : NaN);
-
-function printTable(title: string, rows: Point[]): void {
-  console.log(`\n${title}`);
-  console.log('conc  done fail   out tok/s  TTFT p50/p99 ms    TPOT p50/p99 ms   ITL p50/p99 ms   E2E p50/p99 ms');
-  for (const r of rows) {
-    console.log(
-      [
-        String(r.concurrency).padEnd(4),
-        String(r.completed).padStart(5),
-        String(r.failed).padStart(4),
-        fmt(r.output_throughput).padStart(11),
-        `${fmt(r.median_ttft_ms)}/${fmt(r.p99_ttft_ms)}`.padStart(17),
-        `${fmt(r.median_tpot_ms, 2)}/${fmt(r.p99_tpot_ms, 2)}`.padStart(17),
-        `${fmt(r.median_itl_ms)}/${fmt(r.p99_itl_ms)}`.padStart(16),
-        `${fmt(r.median_e2el_ms)}/${fmt(r.p99_e2el_ms)}`.padStart(16),
-      ].join(' '),
-    );
-  }
-}
-
 /** Best of `repeat` per concurrency level; the servers take turns at every level. */
 async function sweep(servers: Server[], w: Workload, args: Args, minRequests: number): Promise<Map<Server, Point[]>> {
   const out = new Map<Server, Point[]>(servers.map((s) => [s, []]));
-  for (const s of servers) await measure(s, w, 4, 2, 2); // warm-up: first-request costs are not measured
+  for (const s of servers) await measure(s, w.next(2), 4, 2, 2); // warm-up: first-request costs are not measured
   for (const concurrency of args.concurrency) {
     const numRequests = Math.max(minRequests, concurrency);
     const best = new Map<Server, Point>();
     for (let r = 0; r < args.repeat; r++) {
       for (const s of r % 2 === 0 ? servers : [...servers].reverse()) {
-        const p = await measure(s, w, args.maxTokens, concurrency, numRequests);
+        const p = await measure(s, w.next(numRequests), args.maxTokens, concurrency, numRequests);
         const prev = best.get(s);
         if (!prev || p.output_throughput > prev.output_throughput) best.set(s, p);
       }
