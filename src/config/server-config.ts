@@ -111,6 +111,9 @@ function validate(c: ServerConfig): void {
   check(!c.enableAutoToolChoice || c.toolCallParser !== null, '--enable-auto-tool-choice requires --tool-call-parser');
   check(c.maxLongPartialPrefills <= c.maxNumPartialPrefills, '--max-long-partial-prefills must be <= --max-num-partial-prefills');
   check(c.maxModelLen === null || c.longPrefillTokenThreshold <= c.maxModelLen, '--long-prefill-token-threshold cannot be greater than --max-model-len');
+  // vLLM's messages: the worker's when an adapter is loaded without LoRA, LoRAConfig's for the store size.
+  check(c.enableLora || c.loraModules.length === 0, 'LoRA is not enabled. Use --enable-lora to enable LoRA.');
+  check(c.maxCpuLoras === null || c.maxCpuLoras >= c.maxLoras, `max_cpu_loras (${c.maxCpuLoras}) must be >= max_loras (${c.maxLoras})`);
 }
 
 /** The model name reported in responses and the metrics `model_name` label. */

@@ -1,0 +1,141 @@
+// The names a server answers to (vLLM's OpenAIServingModels): the base model's served names and
+// the LoRA adapters loaded under their own names, each with the LoraRequest the engine runs it
+// by. Adapter ids count from 1 and are never reused (an in-place reload gets a new id), so an id
+// the engine still holds for a running request never names another adapter.
+
+import { existsSync } from 'node:fs';
+import type { EngineClient, LoraRequest } from '../../engine/types';
+import { OpenAIHttpError } from '../openai-error';
+import { KeyedLock } from './keyed-lock';
+
+/** What a request's `model` names: the name responses report and the adapter to run (null: the base model). */
+export interface ResolvedModel {
+  name: string;
+  lora: LoraRequest | null;
+}
+
+/** A loaded adapter as /v1/models lists it. */
+export interface ServedAdapter {
+  request: LoraRequest;
+  /** The served base model it belongs to (its card's `parent`). */
+  parent: string;
+}
+
+export interface ServedModelsOptions {
+  /** --served-model-name: the first is reported for base-model requests. */
+  servedModelNames: readonly string[];
+  /** --enable-lora: without it every load is refused with vLLM's message. */
+  enableLora: boolean;
+}
+
+/** vLLM's load_lora_adapter body. */
+export interface LoadLoraBody {
+  lora_name?: string | null;
+  lora_path?: string | null;
+  load_inplace?: boolean | null;
+}
+
+/** vLLM's unload_lora_adapter body. */
+export interface UnloadLoraBody {
+  lora_name?: string | null;
+  lora_int_id?: number | null;
+}
+
+export type LoraEngine = Pick<EngineClient, 'loadLora' | 'unloadLora'>;
+
+const invalidInput = (message: string): OpenAIHttpError => new OpenAIHttpError(400, message, null, 'InvalidUserInput');
+const cannotBeFound = (name: string): OpenAIHttpError => new OpenAIHttpError(404, `The lora adapter '${name}' cannot be found.`);
+/** vLLM's LoRAAdapterNotFoundError message (a path with no adapter: 404). */
+const noAdapterFound = (name: string, path: string): string => `Loading lora ${name} failed: No adapter found for ${path}`;
+
+export class ServedModels {
+  private readonly adapters = new Map<string, ServedAdapter>();
+  private readonly lock = new KeyedLock();
+  private lastId = 0;
+
+  constructor(
+    private readonly opts: ServedModelsOptions,
+    private readonly engine: LoraEngine | null = null,
+  ) {}
+
+  /** The base model's names only (servings built without a registry, e.g. in unit tests). */
+  static baseOnly(servedModelNames: readonly string[]): ServedModels {
+    return new ServedModels({ servedModelNames, enableLora: false });
+  }
+
+  isBase(name: string): boolean {
+    return this.opts.servedModelNames.includes(name);
+  }
+
+  /** The loaded adapters, in load order. */
+  list(): ServedAdapter[] {
+    return [...this.adapters.values()];
+  }
+
+  /** A request's `model`: absent or a base name runs the base model; an adapter's name runs it; anything else is vLLM's 404. */
+  resolve(requested: string | null | undefined): ResolvedModel {
+    if (requested == null || requested === '' || this.isBase(requested)) return { name: this.opts.servedModelNames[0], lora: null };
+    const adapter = this.adapters.get(requested);
+    if (adapter) return { name: requested, lora: adapter.request };
+    throw OpenAIHttpError.modelNotFound(requested, [...this.opts.servedModelNames, ...this.adapters.keys()]);
+  }
+
+  /** --lora-modules at start-up: any failure fails the start with its message (vLLM's init_static_loras). */
+  async loadStatic(modules: ReadonlyArray<{ name: string; path: string; baseModelName?: string }>): Promise<void> {
+    for (const module of modules) {
+      try {
+        await this.load({ lora_name: module.name, lora_path: module.path }, module.baseModelName);
+      } catch (err) {
+        throw new Error((err as Error).message);
+      }
+    }
+  }
+
+  /** POST /v1/load_lora_adapter: vLLM's success text, or throws its error (400 InvalidUserInput, 404 no adapter, 400 load failure). */
+  async load(body: LoadLoraBody, baseModelName?: string): Promise<string> {
+    const name = body.lora_name;
+    const path = body.lora_path;
+    if (!name || !path) throw invalidInput("Both 'lora_name' and 'lora_path' must be provided.");
+    return this.lock.run(name, async () => {
+      const previous = this.adapters.get(name);
+      if (previous && !body.load_inplace) {
+        throw invalidInput(`The lora adapter '${name}' has already been loaded. If you want to load the adapter in place, set 'load_inplace' to True.`);
+      }
+      if (this.isBase(name)) throw invalidInput(`The lora adapter name '${name}' is a served model name (--served-model-name); choose another.`);
+      if (!this.opts.enableLora || !this.engine) throw OpenAIHttpError.badRequest('LoRA is not enabled. Use --enable-lora to enable LoRA.');
+      if (!existsSync(path)) throw new OpenAIHttpError(404, noAdapterFound(name, path));
+      const request: LoraRequest = { name, id: ++this.lastId, path };
+      try {
+        await this.engine.loadLora(request);
+      } catch (err) {
+        const message = (err as Error).message;
+        throw new OpenAIHttpError(message.includes('No adapter found') ? 404 : 400, message);
+      }
+      const parent = baseModelName !== undefined && this.isBase(baseModelName) ? baseModelName : this.opts.servedModelNames[0];
+      this.adapters.set(name, { request, parent });
+      // In place: requests from now on run the new weights; the engine drops the old id once its requests end.
+      if (previous) await this.engine.unloadLora(previous.request.id);
+      return `Success: LoRA adapter '${name}' added successfully.`;
+    });
+  }
+
+  /** POST /v1/unload_lora_adapter: vLLM's success text, or throws (400 no name, 404 unknown, 500 engine failure). */
+  async unload(body: UnloadLoraBody): Promise<string> {
+    const name = body.lora_name;
+    if (!name) throw invalidInput("'lora_name' needs to be provided to unload a LoRA adapter.");
+    return this.lock.run(name, async () => {
+      const adapter = this.adapters.get(name);
+      // lora_int_id, when given, must be the adapter's id (vLLM ignores it; here it is checked, not dropped).
+      if (!adapter || (body.lora_int_id != null && body.lora_int_id !== adapter.request.id)) throw cannotBeFound(name);
+      // Out of the registry first, so no new request picks the adapter while the engine lets it go.
+      this.adapters.delete(name);
+      try {
+        await this.engine?.unloadLora(adapter.request.id);
+      } catch {
+        this.adapters.set(name, adapter);
+        throw new OpenAIHttpError(500, `Failed to remove lora adapter '${name}' from the engine.`);
+      }
+      return `Success: LoRA adapter '${name}' removed successfully.`;
+    });
+  }
+}
