@@ -222,7 +222,7 @@ export const FLAGS = {
   }),
   loraDtype: loraFlag<LoraDtypeFlag>({
     default: 'auto',
-    cli: [{ flags: '--lora-dtype <dtype>', description: "Type adapter weights are rounded to: auto (the model's --dtype), float16, bfloat16", choices: LORA_DTYPES, defaultText: 'auto' }],
+    cli: [{ flags: '--lora-dtype <dtype>', description: "Type adapter weights are rounded to (auto: the model's --dtype)", choices: LORA_DTYPES, defaultText: 'auto' }],
     valid: (v) => LORA_DTYPES.includes(v),
     invalid: `--lora-dtype must be one of ${LORA_DTYPES.join(', ')}`,
   }),

@@ -1,8 +1,10 @@
 // POST /v1/load_lora_adapter and /v1/unload_lora_adapter bodies (vLLM's LoadLoRAAdapterRequest,
 // UnloadLoRAAdapterRequest).
 
+import { ApiSchema } from '@nestjs/swagger';
 import { BoolField, IntField, StringField } from '../../../common/dto/api-field';
 
+@ApiSchema({ name: 'LoadLoRAAdapterRequest' })
 export class LoadLoraAdapterDto {
   @StringField({ required: true, description: 'The name requests use in `model` (and /v1/models lists).', example: 'sql-lora' })
   lora_name!: string;
@@ -14,6 +16,7 @@ export class LoadLoraAdapterDto {
   load_inplace?: boolean | null;
 }
 
+@ApiSchema({ name: 'UnloadLoRAAdapterRequest' })
 export class UnloadLoraAdapterDto {
   @StringField({ required: true, description: 'The adapter to unload.', example: 'sql-lora' })
   lora_name!: string;
