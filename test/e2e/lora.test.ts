@@ -1,0 +1,96 @@
+// Multi-LoRA serving end to end: the real server (`--enable-lora`, `--lora-modules`,
+// VLLM_ALLOW_RUNTIME_LORA_UPDATING) on stories260K with seeded PEFT adapters (ranks 8 and 16, all
+// seven modules, alpha ≠ rank), driven by the official `openai` client: adapters listed by
+// /v1/models, chat and completions naming an adapter run it (greedy text differs from the base
+// model's), load → serve → unload → 404, and a broken adapter is a 400 while the server keeps serving.
+// It needs every LoRA part (adapter files, backends, engine): on a branch without them the engine
+// refuses loadLora and the server does not start.
+
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { loadModel } from '../../src/model/load-model';
+import { LORA_MODULES } from '../../src/model/lora/lora-weights';
+import { writeRandomPeftAdapter } from '../../src/model/lora/write-adapter';
+import type { DecoderArchConfig } from '../../src/model/types';
+import { loadOptions } from '../helpers/model-files';
+import { needs } from '../helpers/needs';
+import { defaultTestModel, SERVER_START_TIMEOUT_MS, startServer, type TestServer } from '../helpers/server';
+
+const STORIES = defaultTestModel();
+const KEY = 'lora-key';
+const PROMPT = 'Once upon a time';
+
+needs(STORIES).describe('LoRA adapters on a real server', () => {
+  let server: TestServer;
+  let client: OpenAI;
+  let dir: string;
+  let staticPath: string;
+  let dynamicPath: string;
+
+  /** POST to the adapter routes (plain-text success bodies, so not through the client). */
+  const adapterRoute = async (route: 'load_lora_adapter' | 'unload_lora_adapter', body: object) => {
+    const res = await fetch(`${server.baseUrl}/v1/${route}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` }, body: JSON.stringify(body) });
+    return { status: res.status, text: await res.text() };
+  };
+  const greedy = async (model: string) => (await client.completions.create({ model, prompt: PROMPT, max_tokens: 12, temperature: 0 })).choices[0].text;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'ortllm-lora-e2e-'));
+    const config = (await loadModel(loadOptions(STORIES, { loadWeights: false }))).config as DecoderArchConfig;
+    staticPath = join(dir, 'static');
+    dynamicPath = join(dir, 'dynamic');
+    writeRandomPeftAdapter(staticPath, config, { rank: 8, alpha: 19, seed: 7, modules: LORA_MODULES });
+    writeRandomPeftAdapter(dynamicPath, config, { rank: 16, alpha: 35, seed: 8, modules: LORA_MODULES });
+    server = await startServer(['--api-key', KEY, '--served-model-name', 'stories', '--enable-lora', '--max-loras', '2', '--lora-modules', `static=${staticPath}`], {
+      env: { VLLM_ALLOW_RUNTIME_LORA_UPDATING: '1' },
+    });
+    client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 60_000 });
+  }, SERVER_START_TIMEOUT_MS);
+  afterAll(async () => {
+    await server?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('/v1/models lists the --lora-modules adapter after the base model (root: its path, parent: the base)', async () => {
+    const models = await client.models.list();
+    expect(models.data.map((m) => [m.id, (m as unknown as { root: string }).root, (m as unknown as { parent: string | null }).parent])).toEqual([
+      ['stories', STORIES, null],
+      ['static', staticPath, 'stories'],
+    ]);
+  });
+
+  it('chat and completions naming the static adapter run it: its greedy text is not the base model\'s', async () => {
+    const base = await greedy('stories');
+    const adapted = await greedy('static');
+    expect(adapted).not.toBe(base);
+    const chat = await client.chat.completions.create({ model: 'static', messages: [{ role: 'user', content: PROMPT }], max_tokens: 4, temperature: 0 });
+    expect(chat.model).toBe('static');
+  });
+
+  it('load → serve → unload → 404 through the runtime routes', async () => {
+    expect(await adapterRoute('load_lora_adapter', { lora_name: 'dynamic', lora_path: dynamicPath })).toEqual({ status: 200, text: "Success: LoRA adapter 'dynamic' added successfully." });
+    expect((await client.models.list()).data.map((m) => m.id)).toEqual(['stories', 'static', 'dynamic']);
+    const completion = await client.completions.create({ model: 'dynamic', prompt: PROMPT, max_tokens: 12, temperature: 0 });
+    expect(completion.model).toBe('dynamic');
+    expect(completion.choices[0].text).not.toBe(await greedy('stories'));
+    expect(await adapterRoute('unload_lora_adapter', { lora_name: 'dynamic' })).toEqual({ status: 200, text: "Success: LoRA adapter 'dynamic' removed successfully." });
+    const gone = client.chat.completions.create({ model: 'dynamic', messages: [{ role: 'user', content: PROMPT }], max_tokens: 2 });
+    await expect(gone).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(gone).rejects.toMatchObject({ status: 404, message: expect.stringContaining('The model `dynamic` does not exist.') });
+  });
+
+  it('a broken adapter is a 400 with the loader\'s message, a missing path a 404, and the server keeps serving', async () => {
+    const broken = join(dir, 'broken');
+    mkdirSync(broken);
+    writeFileSync(join(broken, 'adapter_config.json'), JSON.stringify({ peft_type: 'LORA', r: 8, lora_alpha: 16, target_modules: ['q_proj'], use_dora: true }));
+    const refused = await adapterRoute('load_lora_adapter', { lora_name: 'broken', lora_path: broken });
+    expect(refused.status).toBe(400);
+    expect(JSON.parse(refused.text).error.type).toBe('BadRequestError');
+    const missing = await adapterRoute('load_lora_adapter', { lora_name: 'missing', lora_path: join(dir, 'nowhere') });
+    expect([missing.status, JSON.parse(missing.text).error.message]).toEqual([404, `Loading lora missing failed: No adapter found for ${join(dir, 'nowhere')}`]);
+    expect((await client.models.list()).data.map((m) => m.id)).toEqual(['stories', 'static']);
+    expect((await greedy('static')).length).toBeGreaterThan(0);
+  });
+});
