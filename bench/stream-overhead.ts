@@ -101,6 +101,8 @@ function fakeCore(worker: Worker, events: MessagePort, frontend: () => EngineFro
     sleep: () => Promise.resolve(),
     wakeUp: () => Promise.resolve(),
     resetPrefixCache: () => Promise.resolve(),
+    loadLora: () => Promise.reject(new Error('no LoRA here')),
+    unloadLora: () => Promise.resolve(),
     shutdown: () => worker.terminate().then(() => events.close()),
   };
 }

@@ -86,6 +86,7 @@ export async function beamSearch(engine: EngineClient, request: EngineRequest, s
               params: stepParams,
               priority: request.priority,
               cacheSalt: request.cacheSalt,
+              lora: request.lora,
               arrivalTime: request.arrivalTime,
             },
             signal,

@@ -9,7 +9,7 @@ import { SequenceBudget } from './sequence-budget';
 import { encodeBadWords } from './sampling';
 import { OutputStream } from './output-stream';
 import type { CoreConnection, CoreEvent } from './core/protocol';
-import { checkFitsKvCache, engineLimits, type EngineLimits } from './core/validate-request';
+import { checkFitsKvCache, checkLoraRequest, engineLimits, type EngineLimits } from './core/validate-request';
 import type {
   EncodeRequest,
   EngineClient,
@@ -17,6 +17,7 @@ import type {
   EngineOptions,
   EngineRequest,
   IterationStats,
+  LoraEngineOptions,
   LoraRequest,
   PoolingRequestOutput,
   RequestOutput,
@@ -49,6 +50,7 @@ export class EngineFrontend implements EngineClient {
   readonly audioFeatures: AudioFeatureConfig | null;
   readonly modelOutput: ModelOutput;
   readonly pooler: PoolerSettings | null;
+  readonly lora: LoraEngineOptions | null;
   private readonly limits: EngineLimits;
   private readonly streams = new Map<string, OutputStream>();
   private readonly encodes = new Map<string, PendingEncode>();
@@ -62,7 +64,7 @@ export class EngineFrontend implements EngineClient {
 
   constructor(
     model: LoadedModel,
-    options: Pick<EngineOptions, 'maxNumSeqs' | 'schedulingPolicy' | 'maxNumQueuedReqs'>,
+    options: Pick<EngineOptions, 'maxNumSeqs' | 'schedulingPolicy' | 'maxNumQueuedReqs' | 'lora'>,
     info: CoreConnection['info'],
     readonly text: (TextProcessor & { shutdown?(): Promise<void> }) | null = null,
   ) {
@@ -76,6 +78,7 @@ export class EngineFrontend implements EngineClient {
     this.audioFeatures = model.config.encoder?.features ?? null;
     this.modelOutput = model.output;
     this.pooler = model.pooler;
+    this.lora = options.lora ?? null;
     this.limits = engineLimits(info, options, model.config.vocabSize, encoderSpecOf(model.config));
     this.budget = new SequenceBudget(options.maxNumQueuedReqs ?? null);
     this.latestStats = { numRunning: 0, numWaiting: 0, kvCacheUsage: 0, numBlocks: info.numBlocks, blockSize: info.blockSize };
@@ -148,6 +151,7 @@ export class EngineFrontend implements EngineClient {
     if (!generatesTokens(this.modelOutput)) throw wrongRunnerError('generate');
     if (this.sleeping.sleeping) throw new EngineSleepingError();
     checkFitsKvCache(request, this.limits);
+    checkLoraRequest(request, this.lora !== null);
     if (request.params.bad_words.length > 0 && this.tokenizer) encodeBadWords(request.params.bad_words, this.tokenizer);
     const id = request.requestId;
     if (this.streams.has(id)) throw new RequestValidationError(`Request id ${id} is already running.`, 'request_id');
@@ -248,12 +252,16 @@ export class EngineFrontend implements EngineClient {
     return { ...this.sleeping };
   }
 
-  loadLora(request: LoraRequest): Promise<void> {
-    return Promise.reject(new Error(`cannot load LoRA adapter '${request.name}': not built yet`));
+  async loadLora(request: LoraRequest): Promise<void> {
+    const connection = this.liveConnection();
+    if (this.lora === null) throw new Error(`cannot load LoRA adapter '${request.name}': LoRA is not enabled (--enable-lora)`);
+    await connection.loadLora(request);
   }
 
-  unloadLora(id: number): Promise<void> {
-    return Promise.reject(new Error(`cannot unload LoRA adapter ${id}: not built yet`));
+  async unloadLora(id: number): Promise<void> {
+    const connection = this.liveConnection();
+    if (this.lora === null) throw new Error(`cannot unload LoRA adapter ${id}: LoRA is not enabled (--enable-lora)`);
+    await connection.unloadLora({ id });
   }
 
   async resetPrefixCache(): Promise<void> {

@@ -4,7 +4,7 @@
 
 import { loadModel } from '../model/load-model';
 import type { LoadedModel } from '../model/types';
-import { EngineCoreHost } from './core/core-host';
+import { EngineCoreHost, type CoreSeams } from './core/core-host';
 import type { CoreConnection, CoreEvent } from './core/protocol';
 import { EngineFrontend } from './engine-frontend';
 import { InlineTextProcessor, PooledTextProcessor, spawnTextWorkers } from './text/text-processor';
@@ -51,10 +51,10 @@ export async function createEngine(options: EngineOptions): Promise<EngineClient
   return frontend;
 }
 
-/** Runs the core on this thread over an already loaded model (with weights). */
-export async function createInProcessEngine(model: LoadedModel, options: EngineOptions): Promise<EngineClient> {
+/** Runs the core on this thread over an already loaded model (with weights); tests may pass seams. */
+export async function createInProcessEngine(model: LoadedModel, options: EngineOptions, seams: CoreSeams = {}): Promise<EngineClient> {
   let frontend: EngineFrontend | null = null;
-  const host = await EngineCoreHost.start(model, options, (event) => frontend?.handleEvent(event));
+  const host = await EngineCoreHost.start(model, options, (event) => frontend?.handleEvent(event), false, seams);
   // The host takes every command itself: a 'call' is its method's promise.
   const connection: CoreConnection = host;
   const text = model.tokenizer ? new InlineTextProcessor(model.tokenizer, model.chatTemplate) : null;

@@ -322,6 +322,8 @@ export interface EngineClient {
   sleepState(): SleepState;
   /** Forgets every cached prefix block (blocks in use stay with their requests). */
   resetPrefixCache(): Promise<void>;
+  /** EngineOptions.lora (null without --enable-lora); absent in clients that predate it. */
+  readonly lora?: LoraEngineOptions | null;
   /** With EngineOptions.lora: loads and checks the adapter (rejects with its LoraLoadError message), keeping it for requests that name its id. */
   loadLora(request: LoraRequest): Promise<void>;
   /** Forgets adapter `id` once no request uses it. */

@@ -2,8 +2,9 @@ import * as crypto from 'node:crypto';
 
 /**
  * Hash of one full KV block, chained on the previous block's hash so that equal tokens
- * at different prefixes never collide. The cache salt enters the first block only;
- * the chain carries it into every later block, so two salts never share any block.
+ * at different prefixes never collide. The cache salt and the LoRA adapter's name enter the
+ * first block only; the chain carries them into every later block, so two salts (or a prefix
+ * under two adapters, or under one and the base model) never share any block.
  * `tokens[start .. end)` are the block's tokens (the whole array by default).
  *
  * SHA-256 over the parent hash's (or the salt tag's) UTF-8 bytes, then the tokens as int32
@@ -19,15 +20,24 @@ export function hashBlock(
   cacheSalt: string | null,
   start = 0,
   end = tokens.length,
+  loraName: string | null = null,
 ): string {
-  // A distinct tag keeps "no salt" apart from the empty-string salt.
-  const head = parentHash ?? (cacheSalt === null ? 'nosalt' : `salt:${cacheSalt}`);
+  const head = parentHash ?? firstBlockHead(cacheSalt, loraName);
   const need = Buffer.byteLength(head, 'utf8') + 4 * (end - start);
   if (scratch.length < need) scratch = Buffer.alloc(Math.max(need, 2 * scratch.length));
   let at = scratch.write(head, 0, 'utf8');
   for (let i = start; i < end; i++, at += 4) scratch.writeInt32LE(tokens[i], at);
   const bytes = scratch.subarray(0, at);
   return oneShot ? oneShot('sha256', bytes, 'base64') : crypto.createHash('sha256').update(bytes).digest('base64');
+}
+
+/**
+ * What heads the first block: distinct tags keep "no salt" apart from the empty-string salt, and
+ * the base model apart from every adapter (salt and name JSON-quoted, so no pair reads as another).
+ */
+function firstBlockHead(cacheSalt: string | null, loraName: string | null): string {
+  if (loraName !== null) return `lora:${JSON.stringify([cacheSalt, loraName])}`;
+  return cacheSalt === null ? 'nosalt' : `salt:${cacheSalt}`;
 }
 
 let scratch = Buffer.alloc(256);

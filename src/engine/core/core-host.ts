@@ -5,13 +5,13 @@
 
 import * as os from 'node:os';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { createRunner, kvPoolGroups, resolveKvCacheDtype } from '../../model/runner';
+import { createRunner as createModelRunner, kvPoolGroups, resolveKvCacheDtype } from '../../model/runner';
 import { poolsDifferFromOne } from '../../model/runner/kv-pools';
 import { createPoolingRunner } from '../../model/runner/pooling-runner';
 import { wrongRunnerError } from '../errors';
 import { seedGlobalSampler } from '../sampling';
 import { generatesTokens, type LoadedModel, type RunnerOptions } from '../../model/types';
-import type { EncodeRequest, EngineOptions, EngineRequest, SleepLevel, SleepMode } from '../types';
+import type { EncodeRequest, EngineOptions, EngineRequest, LoraRequest, SleepLevel, SleepMode } from '../types';
 import { loadModel } from '../../model/load-model';
 import type { CoreEvent, CoreInfo, EngineCommands } from './protocol';
 import { CompletionProcessorFactory } from './completion-processor';
@@ -20,6 +20,13 @@ import { capacityBlocks } from './hybrid-kv-cache';
 import { EngineCore } from './engine-core';
 import { startGrammarEngines, type GrammarEngines } from './grammar-admission';
 import { PoolingCore } from './pooling-core';
+import type { LoraLoader } from './lora-adapters';
+
+/** What tests may replace: how a generation runner is built, how LoRA adapter files are read. */
+export interface CoreSeams {
+  createRunner?: typeof createModelRunner;
+  loraLoader?: LoraLoader;
+}
 
 /**
  * Every core. Idle intra-op threads sleep (allow_spinning 0, session.ts), so the HTTP thread gets
@@ -76,9 +83,9 @@ export class EngineCoreHost implements EngineCommands {
    * whole life (1.1 GB for a 1.1B Q8_0 model) and raises the start-up peak. wake_up then reloads
    * from disk at level 1 as at level 2.
    */
-  static async start(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void, ownsModel = false): Promise<EngineCoreHost> {
+  static async start(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void, ownsModel = false, seams: CoreSeams = {}): Promise<EngineCoreHost> {
     const host = generatesTokens(model.output)
-      ? await EngineCoreHost.startGeneration(model, options, emit, ownsModel)
+      ? await EngineCoreHost.startGeneration(model, options, emit, ownsModel, seams)
       : await EngineCoreHost.startPooling(model, options, emit);
     if (ownsModel) {
       host.holdModel = false;
@@ -87,7 +94,8 @@ export class EngineCoreHost implements EngineCommands {
     return host;
   }
 
-  private static async startGeneration(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void, ownsModel: boolean): Promise<EngineCoreHost> {
+  private static async startGeneration(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void, ownsModel: boolean, seams: CoreSeams): Promise<EngineCoreHost> {
+    const createRunner = seams.createRunner ?? createModelRunner;
     const kvCacheDtype = resolveKvCacheDtype(model, options.kvCacheDtype ?? 'auto');
     const plan = planKvCache(model, { ...options, kvCacheDtype }, undefined, kvPoolGroups(model));
     seedGlobalSampler(options.seed ?? 0);
@@ -101,6 +109,7 @@ export class EngineCoreHost implements EngineCommands {
       maxModelLen: plan.maxModelLen,
       kvPools: poolsDifferFromOne(plan.pools) ? plan.pools : undefined,
       consumeWeights: ownsModel,
+      lora: options.lora ? { maxLoras: options.lora.maxLoras, maxRank: options.lora.maxRank } : undefined,
     };
     const runner = await createRunner(model, runnerOptions);
     console.info(
@@ -114,6 +123,7 @@ export class EngineCoreHost implements EngineCommands {
       schedulingPolicy: options.schedulingPolicy,
       enablePrefixCaching: options.enablePrefixCaching,
       partialPrefills: options.partialPrefills,
+      lora: options.lora,
     };
     const processors = new CompletionProcessorFactory({
       vocabSize: model.config.vocabSize,
@@ -127,7 +137,7 @@ export class EngineCoreHost implements EngineCommands {
     const core = new EngineCore(runner, config, processors, {
       onStep: (outputs, stats, iteration) => emit({ type: 'step', outputs, stats, iteration }),
       onReject: (requestId, err) => emit(rejection(requestId, err)),
-    }, { engines: grammars, defaults: options.structuredOutputs, limits: options.structuredOutputsLimits });
+    }, { engines: grammars, defaults: options.structuredOutputs, limits: options.structuredOutputsLimits }, seams.loraLoader);
     const info: CoreInfo = { numBlocks: plan.numBlocks, blockSize: options.blockSize, maxModelLen: plan.maxModelLen, kvCapacityBlocks: capacityBlocks(runner, plan.maxModelLen) };
     const attachRunner: AttachRunner = async (m) => {
       const next = await createRunner(m, runnerOptions);
@@ -139,6 +149,7 @@ export class EngineCoreHost implements EngineCommands {
 
   /** No KV cache: max_model_len is the model's (or the flag's), and one step holds at least one whole sequence. */
   private static async startPooling(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void): Promise<EngineCoreHost> {
+    if (options.lora) throw new Error('--enable-lora: LoRA adapters apply to generation models; pooling models run without them here');
     const maxModelLen = options.maxModelLen ?? model.contextLength;
     if (maxModelLen > model.contextLength) {
       throw new Error(`max_model_len ${maxModelLen} is larger than the model's context length ${model.contextLength}.`);
@@ -169,6 +180,8 @@ export class EngineCoreHost implements EngineCommands {
     this.runner = null;
     if (level === 2) this.model = null;
     await runner?.dispose();
+    // Adapters stay loaded (host memory) and go to the runner wake_up builds.
+    if (this.core instanceof EngineCore) this.core.loras?.attach(null);
     this.clearPrefixCache();
   }
 
@@ -182,6 +195,15 @@ export class EngineCoreHost implements EngineCommands {
 
   resetPrefixCache(): Promise<void> {
     this.clearPrefixCache();
+    return Promise.resolve();
+  }
+
+  async loadLora(request: LoraRequest): Promise<void> {
+    await this.generationCore().loadLora(request);
+  }
+
+  unloadLora({ id }: { id: number }): Promise<void> {
+    if (this.core instanceof EngineCore) this.core.unloadLora(id);
     return Promise.resolve();
   }
 

@@ -6,9 +6,10 @@
 // costs above the model is in docs/perf/engine-overhead.md.
 
 import { RequestValidationError } from '../errors';
-import type { EngineRequest, IterationStats, PartialPrefillLimits, RequestOutput, SchedulerStats } from '../types';
+import type { EngineRequest, IterationStats, LoraEngineOptions, LoraRequest, PartialPrefillLimits, RequestOutput, SchedulerStats } from '../types';
 import { encoderSpecOf } from '../../model/encoder-spec';
-import type { ModelRunner, StepEncoderInput, StepSequence } from '../../model/types';
+import { loadLoraAdapter } from '../../model/lora/load-lora';
+import type { DecoderArchConfig, ModelRunner, StepEncoderInput, StepSequence } from '../../model/types';
 import { nowMs } from './clock';
 import type { CompletionProcessorFactory } from './completion-processor';
 import { GrammarAdmission, type GrammarEngines } from './grammar-admission';
@@ -17,10 +18,11 @@ import { DEFAULT_STRUCTURED_OUTPUTS_LIMITS, type StructuredOutputsLimits } from 
 import { NO_STRUCTURED_DEFAULTS, type StructuredOutputsDefaults } from '../structured/grammar-spec';
 import { capacityBlocks, kvManagerFor } from './hybrid-kv-cache';
 import type { EngineKvManager } from './kv-cache-manager';
+import { LoraAdapterStore, type LoraLoader } from './lora-adapters';
 import { RequestState, type CompletionState } from './request-state';
 import { Scheduler, type SchedulePlan, type SchedulingPolicy } from './scheduler';
 import { Sequence } from './sequence';
-import { assertRequestInvariants, effectiveMaxTokens, engineLimits, type EngineLimits } from './validate-request';
+import { assertRequestInvariants, checkLoraRequest, effectiveMaxTokens, engineLimits, loraNotEnabled, type EngineLimits } from './validate-request';
 
 export interface EngineCoreConfig {
   maxModelLen: number;
@@ -29,6 +31,8 @@ export interface EngineCoreConfig {
   schedulingPolicy: SchedulingPolicy;
   enablePrefixCaching: boolean;
   partialPrefills?: PartialPrefillLimits;
+  /** --enable-lora (absent: requests naming an adapter are refused). */
+  lora?: LoraEngineOptions;
 }
 
 export interface EngineCoreListener {
@@ -68,8 +72,13 @@ export class EngineCore {
   readonly kv: EngineKvManager;
   readonly scheduler: Scheduler;
   readonly limits: EngineLimits;
+  /** --enable-lora: the adapters loaded (null without it). */
+  readonly loras: LoraAdapterStore | null;
   private readonly requests = new Map<string, RequestState>();
-  private readonly pendingAborts = new Set<string>();
+  /** Requests to end after the running step: null = aborted, else the error they fail with. */
+  private readonly pendingAborts = new Map<string, string | null>();
+  /** Set while a step with nothing to run waits for an adapter to load: new work ends the wait. */
+  private endIdleWait: (() => void) | null = null;
   /** Pause / resume commands that arrived during a step; the last one per request wins. */
   private readonly pendingFlow = new Map<string, 'pause' | 'resume'>();
   private readonly grammars: GrammarAdmission;
@@ -90,6 +99,7 @@ export class EngineCore {
     private readonly processors: CompletionProcessorFactory,
     private readonly listener: EngineCoreListener,
     grammar: EngineCoreGrammar = { engines: null },
+    loraLoader: LoraLoader = loadLoraAdapter,
   ) {
     this.grammars = new GrammarAdmission(grammar.engines, grammar.defaults ?? NO_STRUCTURED_DEFAULTS, grammar.limits ?? DEFAULT_STRUCTURED_OUTPUTS_LIMITS, {
       admit: (request, constraints) => {
@@ -99,8 +109,16 @@ export class EngineCore {
       reject: (request, err) => this.reject(request, err),
     });
     this.kv = kvManagerFor(runner, config.enablePrefixCaching);
+    this.loras = config.lora ? this.adapterStore(config.lora, loraLoader) : null;
+    const loras = this.loras;
     this.scheduler = new Scheduler(
-      { maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, policy: config.schedulingPolicy, partialPrefills: config.partialPrefills },
+      {
+        maxNumSeqs: config.maxNumSeqs,
+        maxNumBatchedTokens: config.maxNumBatchedTokens,
+        policy: config.schedulingPolicy,
+        partialPrefills: config.partialPrefills,
+        lora: loras ? { maxLoras: loras.maxLoras, ready: (lora) => loras.ready(lora) } : undefined,
+      },
       this.kv,
     );
     this.limits = engineLimits(
@@ -109,6 +127,37 @@ export class EngineCore {
       runner.config.vocabSize,
       encoderSpecOf(runner.config),
     );
+  }
+
+  private adapterStore(options: LoraEngineOptions, loader: LoraLoader): LoraAdapterStore {
+    if (!this.runner.loras) throw new Error(`--enable-lora: the runner of ${this.runner.config.architecture} does not apply LoRA adapters`);
+    return new LoraAdapterStore(options, this.runner.config as DecoderArchConfig, this.runner.loras, loader, {
+      inUse: () => this.scheduler.adapterIdsInUse(),
+      loaded: () => {
+        this.endIdleWait?.();
+        this.onWork();
+      },
+      failed: (id, message) => this.failAdapterRequests(id, message),
+    });
+  }
+
+  /** load_lora_adapter: reads and checks the adapter, keeping it for the requests that name it. */
+  loadLora(request: LoraRequest): Promise<void> {
+    if (!this.loras) return Promise.reject(new Error(loraNotEnabled(request)));
+    return this.loras.add(request);
+  }
+
+  /** unload_lora_adapter: see LoraAdapterStore.remove (requests already queued with it finish with it). */
+  unloadLora(id: number): void {
+    this.loras?.remove(id);
+  }
+
+  /** The requests naming adapter `id` (none has run: its load failed) fail with `message`. */
+  private failAdapterRequests(id: number, message: string): void {
+    for (const state of this.requests.values()) if (state.request.lora?.id === id && !state.finished) this.pendingAborts.set(state.requestId, message);
+    if (!this.stepping) this.flushAborts();
+    this.endIdleWait?.();
+    this.onWork();
   }
 
   /** Aborts every request (sleep with mode 'abort'), those whose grammar is still compiling too. */
@@ -123,8 +172,10 @@ export class EngineCore {
     if (runner.numBlocks !== this.kv.numBlocks || runner.blockSize !== this.kv.blockSize || pools(runner) !== pools(this.runner)) {
       throw new Error('the new runner has a different KV layout');
     }
+    if (this.loras && !runner.loras) throw new Error('the new runner does not apply LoRA adapters');
     this.kv.resetPrefixCache();
     this.runner = runner;
+    this.loras?.attach(runner.loras ?? null);
   }
 
   /** Something to step now (requests whose grammar is still compiling wait for onWork instead). */
@@ -138,6 +189,7 @@ export class EngineCore {
    */
   addRequest(request: EngineRequest): void {
     assertRequestInvariants(request, this.limits);
+    checkLoraRequest(request, this.loras !== null);
     if (this.requests.has(request.requestId) || this.grammars.has(request.requestId)) {
       throw new RequestValidationError(`Request id ${request.requestId} is already running.`, 'request_id');
     }
@@ -165,13 +217,14 @@ export class EngineCore {
     state.completions[0].seq = seq;
     this.requests.set(request.requestId, state);
     this.scheduler.addSequence(seq);
+    this.endIdleWait?.();
   }
 
   /** Ends the requests with finish_reason 'abort' and frees their KV blocks (after the running step, if any). */
   abort(requestIds: readonly string[]): void {
     const notStarted: EngineRequest[] = [];
     for (const id of requestIds) {
-      if (this.requests.has(id)) this.pendingAborts.add(id);
+      if (this.requests.has(id) && !this.pendingAborts.has(id)) this.pendingAborts.set(id, null);
       const waiting = this.grammars.remove(id);
       if (waiting) notStarted.push(waiting);
     }
@@ -194,6 +247,7 @@ export class EngineCore {
   private setFlow(requestIds: readonly string[], action: 'pause' | 'resume'): void {
     for (const id of requestIds) if (this.requests.has(id)) this.pendingFlow.set(id, action);
     if (!this.stepping) this.flushFlow();
+    this.endIdleWait?.();
   }
 
   private flushFlow(): void {
@@ -211,16 +265,23 @@ export class EngineCore {
   }
 
   stats(): SchedulerStats {
-    return {
+    const stats: SchedulerStats = {
       numRunning: this.scheduler.numRunning,
-      // Requests whose grammar compiles wait too (vLLM's WAITING_FOR_FSM), deferred rather than short of capacity.
+      // Requests whose grammar compiles wait too (vLLM's WAITING_FOR_FSM), deferred rather than short of
+      // capacity, as are those passed over for their LoRA adapter (vLLM's skipped waiting requests).
       numWaiting: this.scheduler.numWaiting + this.grammars.size,
-      numDeferred: this.grammars.size,
+      numDeferred: this.grammars.size + this.scheduler.numAdapterDeferred,
       numPaused: this.scheduler.numPaused,
       kvCacheUsage: this.kv.usage(),
       numBlocks: this.kv.numBlocks,
       blockSize: this.kv.blockSize,
     };
+    if (this.loras) {
+      const names = this.scheduler.adapterNames();
+      stats.runningLoraAdapters = names.running;
+      stats.waitingLoraAdapters = names.waiting;
+    }
+    return stats;
   }
 
   /** One engine iteration. */
@@ -236,6 +297,8 @@ export class EngineCore {
     iteration.promptTokensRecomputed = plan.promptTokensRecomputed;
     if (plan.scheduled.length === 0) {
       if (plan.preempted.length > 0) this.listener.onStep([], this.stats(), iteration);
+      // Nothing can run until an adapter loads: wait for it (or for new work) rather than spin.
+      if (this.loras?.loading) await this.idleUntilAdapterOrWork(this.loras);
       return;
     }
 
@@ -357,6 +420,12 @@ export class EngineCore {
     return work === null ? null : { done: Promise.all(work), seqIds };
   }
 
+  private async idleUntilAdapterOrWork(loras: LoraAdapterStore): Promise<void> {
+    const work = new Promise<void>((resolve) => (this.endIdleWait = resolve));
+    await Promise.race([loras.anyLoadSettled(), work]);
+    this.endIdleWait = null;
+  }
+
   private addCompileStats(iteration: IterationStats): void {
     const stats = this.grammars.drainStats();
     if (!stats) return;
@@ -387,6 +456,7 @@ export class EngineCore {
       blockTable: this.kv.blockTable(seq.seqId),
     };
     if (this.kv.blockTables) step.blockTables = this.kv.blockTables(seq.seqId);
+    if (seq.lora) step.lora = seq.lora.id;
     if (wantsPromptLogprobs) step.allLogits = true;
     if (seq.encoderInput) step.encoder = this.encoderStep(seq, seq.encoderInput);
     return step;
@@ -467,10 +537,11 @@ export class EngineCore {
   private flushAborts(): void {
     if (this.pendingAborts.size === 0) return;
     const touched = new Set<RequestState>();
-    for (const id of this.pendingAborts) {
+    for (const [id, error] of this.pendingAborts) {
       const state = this.requests.get(id);
       if (!state) continue;
-      state.finishAll('abort');
+      if (error === null) state.finishAll('abort');
+      else state.finishAll('error', error);
       touched.add(state);
     }
     this.pendingAborts.clear();
@@ -501,6 +572,7 @@ export class EngineCore {
         iteration.finished.push(state.finishedStats(now));
       }
     }
+    if (iteration.finished.length > 0) this.loras?.dropUnused();
     this.listener.onStep(outputs, this.stats(), iteration);
   }
 
@@ -517,6 +589,7 @@ export class EngineCore {
       r.params.prompt_logprobs !== null,
       r.encoderInput ?? null,
       r.encoderInput ? (this.limits.encoder?.positions ?? 0) : 0,
+      r.lora ?? null,
     );
   }
 }

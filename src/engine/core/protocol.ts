@@ -2,7 +2,7 @@
 // in-process). All are small structured-clone objects.
 
 import type { MessagePort } from 'node:worker_threads';
-import type { EncodeRequest, EngineOptions, EngineRequest, IterationStats, RequestOutput, SchedulerStats, SleepLevel, SleepMode } from '../types';
+import type { EncodeRequest, EngineOptions, EngineRequest, IterationStats, LoraRequest, RequestOutput, SchedulerStats, SleepLevel, SleepMode } from '../types';
 
 /** How a command travels: 'send' is posted and forgotten; 'call' is awaited until the core's 'command-done'. */
 export type CommandKind = 'send' | 'call';
@@ -35,6 +35,10 @@ export const ENGINE_COMMANDS = {
   /** Rebuilds the runner after sleep (a no-op when awake). */
   wakeUp: call(),
   resetPrefixCache: call(),
+  /** Reads and checks a LoRA adapter, keeping it for the requests naming its id (fails with the LoraLoadError's message). */
+  loadLora: call<LoraRequest>(),
+  /** Forgets an adapter; requests already queued with it finish with it. */
+  unloadLora: call<{ id: number }>(),
   /** Stops the step loop and frees the runner; a worker exits afterwards. */
   shutdown: call(),
 } as const;

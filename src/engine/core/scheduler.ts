@@ -8,7 +8,7 @@
 // flip a seeded sample); only when blocks run short are a paused sequence's freed, before any
 // running sequence is preempted, and it is then recomputed on resume.
 
-import type { PartialPrefillLimits } from '../types';
+import type { LoraRequest, PartialPrefillLimits } from '../types';
 import { nowMs } from './clock';
 import type { BlockCopy, BlockManager, PrefixHit } from './kv-cache-manager';
 import type { Sequence } from './sequence';
@@ -21,6 +21,15 @@ export interface SchedulerConfig {
   policy: SchedulingPolicy;
   /** vLLM's concurrent partial prefill limits; absent = one step's budget is the only limit. */
   partialPrefills?: PartialPrefillLimits;
+  /** --enable-lora: the batch's adapter limit, and whether a sequence's adapter is loaded (absent: base model only). */
+  lora?: SchedulerLora;
+}
+
+export interface SchedulerLora {
+  /** --max-loras: distinct adapters the running batch may hold (the base model does not count). */
+  maxLoras: number;
+  /** Whether the adapter can run now (loaded); false starts loading it, and the sequence waits. */
+  ready(lora: LoraRequest): boolean;
 }
 
 const NO_PARTIAL_LIMITS: PartialPrefillLimits = { maxNumPartialPrefills: Infinity, maxLongPartialPrefills: Infinity, longPrefillTokenThreshold: 0 };
@@ -79,6 +88,8 @@ export class Scheduler {
   /** Resumed sequences that kept their KV, waiting for a batch slot to run again. */
   private readonly resuming: Sequence[] = [];
   private readonly bySeqId = new Map<string, Sequence>();
+  /** Waiting sequences the last schedule() passed over for their adapter (not loaded, or over --max-loras). */
+  private adapterSkipped = 0;
 
   constructor(
     readonly config: SchedulerConfig,
@@ -96,6 +107,11 @@ export class Scheduler {
 
   get numPaused(): number {
     return this.paused.size;
+  }
+
+  /** Of numWaiting, those the last step passed over for their LoRA adapter (vLLM's skipped waiting requests). */
+  get numAdapterDeferred(): number {
+    return this.adapterSkipped;
   }
 
   hasWork(): boolean {
@@ -146,6 +162,7 @@ export class Scheduler {
     const scheduledIds = new Set<string>();
     const prefills = new PartialPrefillBudget(this.config.partialPrefills ?? NO_PARTIAL_LIMITS);
 
+    this.adapterSkipped = 0;
     this.rejoinResumed();
     // 1. Running sequences, in order; preempt from the bottom when blocks run out (after freeing
     // the KV of paused sequences).
@@ -178,9 +195,16 @@ export class Scheduler {
     }
 
     // 2. Waiting sequences join, unless this step had to preempt (memory is tight). One that
-    // would exceed the partial-prefill limits stays in place and shorter ones behind it may join.
+    // would exceed the partial-prefill limits, or whose adapter is not loaded or would exceed
+    // --max-loras, stays in place and those behind it may join (vLLM skips it the same way).
+    const adapters = this.runningAdapters();
     for (let w = 0; plan.preempted.length === 0 && w < this.waiting.length && budget > 0 && this.running.length < this.config.maxNumSeqs; ) {
       const seq = this.waiting[w];
+      if (!this.adapterAdmits(seq, adapters)) {
+        this.adapterSkipped++;
+        w++;
+        continue;
+      }
       const firstTime = seq.numComputedTokens === 0 && seq.firstScheduledAt === null;
       const hit: PrefixHit = seq.skipPrefixCache ? { blockIds: [], numTokens: 0 } : this.kv.findPrefixHit(seq);
       const numNew = prefills.chunk(seq, hit.numTokens, budget);
@@ -205,6 +229,7 @@ export class Scheduler {
       }
       seq.numComputedTokens = hit.numTokens;
       seq.status = 'running';
+      if (seq.lora) adapters?.add(seq.lora.id);
       this.running.push(seq);
       plan.scheduled.push({ seq, numNewTokens: numNew, sample: seq.numComputedTokens + numNew === seq.numTokens });
       budget -= numNew;
@@ -274,13 +299,50 @@ export class Scheduler {
     }
   }
 
-  /** Resumed sequences holding their KV go back to the batch while it has room. */
+  /** Resumed sequences holding their KV go back to the batch while it has room (and --max-loras allows their adapter). */
   private rejoinResumed(): void {
-    while (this.resuming.length > 0 && this.running.length < this.config.maxNumSeqs) {
-      const seq = this.resuming.shift()!;
+    const adapters = this.runningAdapters();
+    for (let r = 0; r < this.resuming.length && this.running.length < this.config.maxNumSeqs; ) {
+      const seq = this.resuming[r];
+      if (!this.adapterAdmits(seq, adapters)) {
+        this.adapterSkipped++;
+        r++;
+        continue;
+      }
+      this.resuming.splice(r, 1);
+      if (seq.lora) adapters?.add(seq.lora.id);
       seq.status = 'running';
       this.running.push(seq);
     }
+  }
+
+  /** The adapter ids of the running batch (null without --enable-lora). */
+  private runningAdapters(): Set<number> | null {
+    if (!this.config.lora) return null;
+    const ids = new Set<number>();
+    for (const seq of this.running) if (seq.lora) ids.add(seq.lora.id);
+    return ids;
+  }
+
+  /** Whether the sequence's adapter (if any) is loaded and fits the batch's --max-loras with `adapters`. */
+  private adapterAdmits(seq: Sequence, adapters: Set<number> | null): boolean {
+    const lora = this.config.lora;
+    if (seq.lora === null || !lora || !adapters) return true;
+    if (!adapters.has(seq.lora.id) && adapters.size >= lora.maxLoras) return false;
+    return lora.ready(seq.lora);
+  }
+
+  /** The names of the adapters of running and of waiting sequences (vllm:lora_requests_info), each in queue order. */
+  adapterNames(): { running: string[]; waiting: string[] } {
+    const names = (queues: readonly Sequence[][]) => [...new Set(queues.flatMap((queue) => queue.flatMap((seq) => (seq.lora ? [seq.lora.name] : []))))];
+    return { running: names([this.running]), waiting: names([this.waiting, this.resuming]) };
+  }
+
+  /** Adapter ids of the sequences running or waiting to run (a paused one's may be dropped and read again on resume). */
+  adapterIdsInUse(): Set<number> {
+    const ids = new Set<number>();
+    for (const queue of [this.running, this.waiting, this.resuming]) for (const seq of queue) if (seq.lora) ids.add(seq.lora.id);
+    return ids;
   }
 
   /**

@@ -1,6 +1,7 @@
 // One token sequence the scheduler runs: a request's prompt plus one completion.
 // A request with n > 1 (or best_of) owns several sequences that share the prompt's KV.
 
+import type { LoraRequest } from '../types';
 import type { KvSequence } from './kv-cache-manager';
 
 /** 'paused': its client is not reading; not scheduled until resumed (it keeps its KV while blocks allow). */
@@ -39,8 +40,15 @@ export class Sequence implements KvSequence {
     readonly encoderInput: Float32Array | null = null,
     /** Cross-attention K/V positions this sequence keeps in the KV cache (0 without an encoder). */
     readonly numEncoderPositions = 0,
+    /** The request's LoRA adapter (null: the base model); n > 1 children share their parent's. */
+    readonly lora: LoraRequest | null = null,
   ) {
     this.tokenIds = [...tokenIds];
+  }
+
+  /** The adapter's name keys its prefix-cache blocks (vLLM's LoRA extra hash key). */
+  get loraName(): string | null {
+    return this.lora?.name ?? null;
   }
 
   get numTokens(): number {

@@ -20,7 +20,7 @@ type StepEvent = Extract<CoreEvent, { type: 'step' }>;
  */
 export type WireStep = unknown[];
 
-const STATS_LENGTH = 7;
+const STATS_LENGTH = 9;
 const ITERATION_LENGTH = 13;
 const POOLED_AT = STATS_LENGTH + ITERATION_LENGTH;
 const OUTPUTS_AT = POOLED_AT + 1;
@@ -84,13 +84,15 @@ function decodeOutputs(w: WireStep): RequestOutput[] {
 }
 
 function encodeStats(wire: unknown[], s: SchedulerStats): void {
-  wire.push(s.numRunning, s.numWaiting, s.numPaused ?? null, s.numDeferred ?? null, s.kvCacheUsage, s.numBlocks, s.blockSize);
+  wire.push(s.numRunning, s.numWaiting, s.numPaused ?? null, s.numDeferred ?? null, s.kvCacheUsage, s.numBlocks, s.blockSize, s.runningLoraAdapters ?? null, s.waitingLoraAdapters ?? null);
 }
 
 function decodeStats(w: WireStep): SchedulerStats {
   const stats: SchedulerStats = { numRunning: w[0] as number, numWaiting: w[1] as number, kvCacheUsage: w[4] as number, numBlocks: w[5] as number, blockSize: w[6] as number };
   if (w[2] !== null) stats.numPaused = w[2] as number;
   if (w[3] !== null) stats.numDeferred = w[3] as number;
+  if (w[7] !== null) stats.runningLoraAdapters = w[7] as string[];
+  if (w[8] !== null) stats.waitingLoraAdapters = w[8] as string[];
   return stats;
 }
 

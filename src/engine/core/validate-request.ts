@@ -4,7 +4,7 @@
 // request that breaks one is a bug upstream, refused as an internal error, never queued.
 
 import { EngineInvariantError, RequestValidationError } from '../errors';
-import type { EncodeRequest, EngineOptions, EngineRequest } from '../types';
+import type { EncodeRequest, EngineOptions, EngineRequest, LoraRequest } from '../types';
 import type { EncoderSpec } from '../../model/encoder-spec';
 
 export interface EngineLimits {
@@ -98,4 +98,17 @@ export function assertEncodeInvariants(request: EncodeRequest, limits: Pick<Engi
   if (promptTokenIds.length > limits.maxModelLen) fail('more tokens than max_model_len');
   if (request.tokenTypeIds != null && request.tokenTypeIds.length !== promptTokenIds.length) fail('token type ids that do not match its tokens');
   if ((request.priority ?? 0) !== 0 && limits.schedulingPolicy !== 'priority') fail('a priority under fcfs scheduling');
+}
+
+/** vLLM's message for a request naming an adapter when LoRA is not enabled. */
+export function loraNotEnabled(lora: LoraRequest): string {
+  return `Got lora_request ${lora.name} but LoRA is not enabled!`;
+}
+
+/** A request may name an adapter only with --enable-lora, and the id must be one the server assigned (> 0). */
+export function checkLoraRequest(request: EngineRequest, loraEnabled: boolean): void {
+  const lora = request.lora;
+  if (lora === undefined || lora === null) return;
+  if (!loraEnabled) throw new RequestValidationError(loraNotEnabled(lora), 'model');
+  if (!Number.isInteger(lora.id) || lora.id <= 0) throw new EngineInvariantError(`LoRA adapter '${lora.name}' has id ${lora.id}; ids are integers > 0`);
 }

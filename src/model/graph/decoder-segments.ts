@@ -33,6 +33,8 @@ import { castTo, weightInitializer } from './compute-dtype';
 import { rotaryAttributes, rotaryDimOf } from './rope';
 import { decoderLayerOptions, type DecoderLayerOptions } from './layer-options';
 import { emitQkNorm } from './qk-norm';
+import { LoraGraph, type LoraGraphShape } from './lora-graph';
+import type { LoraModule } from '../lora/lora-weights';
 import type { DecoderArchConfig, ModelWeights } from '../types';
 
 export const SegmentInputs = {
@@ -80,9 +82,12 @@ export interface SegmentedDecoderOptions extends LinearOptions {
  * in, and per layer the attention's options and the rotary table whose rows it feeds each step.
  */
 export interface SegmentedDecoder {
-  /** numLayers + 1 segments; build(i) makes segment i (built one at a time to bound peak memory). */
+  /**
+   * numLayers + 1 segments; build(i) makes segment i (built one at a time to bound peak memory),
+   * with LoRA inputs after each adapted linear when `lora` is given (lora-graph.ts).
+   */
   count: number;
-  build(index: number): BuiltModel;
+  build(index: number, lora?: LoraGraphShape): BuiltModel;
   embeddingName: string;
   /** The runner multiplies each embedded row by this before layer 0 (gemma's sqrt(hidden)); 1 for none. */
   embeddingScale: number;
@@ -94,7 +99,7 @@ export interface SegmentedDecoder {
 export function decoderSegments(config: DecoderArchConfig, weights: ModelWeights, opts: SegmentedDecoderOptions, feedForward?: FeedForward): SegmentedDecoder {
   return {
     count: config.numLayers + 1,
-    build: (index) => buildDecoderSegment(config, weights, index, opts, feedForward),
+    build: (index, lora) => buildDecoderSegment(config, weights, index, opts, feedForward, lora),
     embeddingName: 'model.embed_tokens.weight',
     embeddingScale: config.embeddingScale ?? 1,
     layers: decoderLayerOptions(config, opts.maxPositions, opts.maxModelLen),
@@ -107,8 +112,12 @@ export function decoderSegments(config: DecoderArchConfig, weights: ModelWeights
  */
 export type FeedForward = (g: GraphBuilder, x: string, config: DecoderArchConfig, weights: ModelWeights, layer: number, opts: LinearOptions) => string;
 
-/** Builds segment `index` of `config.numLayers + 1` (see the file header). */
-export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWeights, index: number, opts: LinearOptions, feedForward?: FeedForward): BuiltModel {
+/**
+ * Builds segment `index` of `config.numLayers + 1` (see the file header); with `lora`, each dense
+ * linear's output gets the adapters' products (a MoE block's experts and a family's own
+ * feed-forward block are not adapted).
+ */
+export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWeights, index: number, opts: LinearOptions, feedForward?: FeedForward, lora?: LoraGraphShape): BuiltModel {
   const c = config;
   if (!Number.isInteger(index) || index < 0 || index > c.numLayers) throw new Error(`segment ${index} does not exist (0..${c.numLayers})`);
   const g = new GraphBuilder(`${c.architecture}-segment-${index}`);
@@ -121,6 +130,9 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
   const norm = (name: string) => weight(name, [c.hiddenSize], toF32(requireWeight(weights, name)));
   const eps = attrFloat(c.rmsNormEps);
   const last = index === c.numLayers;
+  const loraGraph = lora ? new LoraGraph(g, lora, dtype) : null;
+  /** y, plus the adapters' products for `module` where the segment has LoRA inputs. */
+  const adapt = (module: LoraModule, x: string, y: string, inFeatures: number, outFeatures: number) => loraGraph?.adapt(module, x, y, inFeatures, outFeatures) ?? y;
 
   const hiddenIn = castTo(g, g.input(SegmentInputs.hidden, f32, ['rows', c.hiddenSize]), 'float32', dtype);
   let normed: string;
@@ -136,7 +148,7 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
     checkLinear(oName, oWeight, qDim, c.hiddenSize);
     const oBiasName = `${prefix(l)}self_attn.o_proj.bias`;
     const oBias = weights.has(oBiasName) ? toF32(weights.get(oBiasName)) : null;
-    const attnOut = emitLinear(g, attn, oName, [oWeight], oBias, qDim, opts);
+    const attnOut = adapt('o_proj', attn, emitLinear(g, attn, oName, [oWeight], oBias, qDim, opts), qDim, c.hiddenSize);
     const skip = (x: string, res: string, normName: string) =>
       g.node('SkipSimplifiedLayerNormalization', [x, res, norm(normName)], [0, 1, 2, 3].map(() => g.fresh('skipnorm')), { epsilon: eps }, 'com.microsoft');
     // Sandwich norms (gemma): each sublayer's output is normed before its residual add, and the MLP reads its own input norm.
@@ -158,13 +170,15 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
         return t;
       });
       const gu = emitLinear(g, normed2, `${prefix(l)}mlp.gate_up_proj.weight`, gateUp, null, c.hiddenSize, opts);
-      const [gate, up] = g.node('Split', [gu, g.constInt64([c.intermediateSize, c.intermediateSize])], 2, { axis: attrInt(1) });
+      const [gateRaw, upRaw] = g.node('Split', [gu, g.constInt64([c.intermediateSize, c.intermediateSize])], 2, { axis: attrInt(1) });
+      const gate = adapt('gate_proj', normed2, gateRaw, c.hiddenSize, c.intermediateSize);
+      const up = adapt('up_proj', normed2, upRaw, c.hiddenSize, c.intermediateSize);
       const activated = c.hiddenActivation === 'gelu_tanh' ? g.op('Gelu', [gate], { approximate: { s: 'tanh' } }) : g.op('Mul', [gate, g.op('Sigmoid', [gate])]);
       const act = g.op('Mul', [activated, up]);
       const downName = `${prefix(l)}mlp.down_proj.weight`;
       const down = requireWeight(weights, downName);
       checkLinear(downName, down, c.intermediateSize, c.hiddenSize);
-      mlpOut = emitLinear(g, act, downName, [down], null, c.intermediateSize, opts);
+      mlpOut = adapt('down_proj', act, emitLinear(g, act, downName, [down], null, c.intermediateSize, opts), c.intermediateSize, c.hiddenSize);
     }
     const outs = skip(outputNorm(mlpOut, 'post_feedforward_layernorm'), residual2, last ? 'model.norm.weight' : `${prefix(index)}input_layernorm.weight`);
     normed = outs[0];
@@ -193,9 +207,10 @@ export function buildDecoderSegment(config: DecoderArchConfig, weights: ModelWei
   });
   const qkvBias = c.attentionBias ? concatF32(['q_proj', 'k_proj', 'v_proj'].map((n) => toF32(requireWeight(weights, `${prefix(l)}self_attn.${n}.bias`)))) : null;
   const qkv = emitLinear(g, normed, `${prefix(l)}self_attn.qkv_proj.weight`, attnParts, qkvBias, c.hiddenSize, opts);
-  const [qRaw, kRaw, v] = g.node('Split', [qkv, g.constInt64([qDim, kvDim, kvDim])], 3, { axis: attrInt(1) });
-  const q = emitQkNorm(g, c, weights, weight, l, qRaw, 'q_norm');
-  const k = emitQkNorm(g, c, weights, weight, l, kRaw, 'k_norm');
+  const [qLinear, kLinear, vLinear] = g.node('Split', [qkv, g.constInt64([qDim, kvDim, kvDim])], 3, { axis: attrInt(1) });
+  const v = adapt('v_proj', normed, vLinear, c.hiddenSize, kvDim);
+  const q = emitQkNorm(g, c, weights, weight, l, adapt('q_proj', normed, qLinear, c.hiddenSize, qDim), 'q_norm');
+  const k = emitQkNorm(g, c, weights, weight, l, adapt('k_proj', normed, kLinear, c.hiddenSize, kvDim), 'k_norm');
   // RotaryEmbedding wants [1, N, heads * headDim] and a cache indexed by position: here the cache
   // holds exactly the step's rows, so row i is position i. A partial rotary config's tables are
   // rotaryDim/2 wide and the op passes each head's remaining dims through.

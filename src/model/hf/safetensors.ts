@@ -32,11 +32,12 @@ export function listSafetensors(dir: string): Map<string, SafetensorsTensor> | n
     return null;
   }
   const tensors = new Map<string, SafetensorsTensor>();
-  for (const file of files) for (const t of readHeader(file)) tensors.set(t.name, t);
+  for (const file of files) for (const t of readSafetensorsHeader(file)) tensors.set(t.name, t);
   return tensors;
 }
 
-function readHeader(file: string): SafetensorsTensor[] {
+/** The tensors one safetensors file holds (its header; no data is read). */
+export function readSafetensorsHeader(file: string): SafetensorsTensor[] {
   if (!existsSync(file)) throw new Error(`${file}: safetensors shard is missing`);
   const fd = openSync(file, 'r');
   try {

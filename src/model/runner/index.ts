@@ -8,7 +8,7 @@ import { FP8_KV_DTYPE, type KvCacheDtypeFlag, type KvStorageDtype } from './kv-d
 import { kvLayerGroups, singleKvGroup, type KvLayerGroup } from './kv-pools';
 import { createExportRunner } from './export-runner';
 import { createGraphRunner } from './graph-runner';
-import { canRunSegmented, chooseRunner } from './backends/choose-backend';
+import { canRunSegmented, chooseRunner, type RunnerChoice } from './backends/choose-backend';
 import { nativeKernelsUnavailable } from './native-kernels';
 import { createSegmentedRunner } from './segmented-runner';
 import { createWhisperRunner } from './whisper-runner';
@@ -42,6 +42,7 @@ export function resolveKvCacheDtype(model: LoadedModel, flag: KvCacheDtypeFlag, 
 export async function createRunner(model: LoadedModel, opts: RunnerOptions): Promise<ModelRunner> {
   const float32Kv = (opts.kvCacheDtype ?? 'float32') === 'float32';
   const choice = chooseRunner(model, opts.attention);
+  if (opts.lora && choice.kind !== 'segmented') throw new Error(`LoRA adapters run only on the segmented runner, whose backends add them per row; this model gets the ${choice.kind} runner (${loraRefusal(choice)})`);
   switch (choice.kind) {
     case 'segmented':
       return createSegmentedRunner(model, opts, choice.native);
@@ -61,5 +62,17 @@ export async function createRunner(model: LoadedModel, opts: RunnerOptions): Pro
       if (!float32Kv) throw new Error(`an ONNX export keeps its own KV cache type; --kv-cache-dtype ${opts.kvCacheDtype} applies to GGUF and safetensors models`);
       if (model.onnxPath) return createExportRunner(model, opts);
       throw new Error(`model ${model.source}: no weights to build a graph from, and no ONNX file`);
+  }
+}
+
+/** Why a runner other than the segmented one cannot run LoRA adapters. */
+function loraRefusal(choice: Exclude<RunnerChoice, { kind: 'segmented' }>): string {
+  switch (choice.kind) {
+    case 'export':
+      return "an ONNX export's linears are inside its own graph";
+    case 'whisper':
+      return 'the encoder-decoder runner has no adapted linears';
+    case 'graph':
+      return `its linears and attention are one graph: ${choice.float32Only}`;
   }
 }

@@ -11,13 +11,14 @@
 import { availableParallelism } from 'node:os';
 import { architectureOf, graphDtypeFor } from '../architectures/registry';
 import type { AccuracyLevel } from '../graph/matmul-nbits';
-import type { LoadedModel, ModelArchConfig, ModelWeights, RunnerOptions, StepResult, StepSequence, WeightTensor } from '../types';
+import type { DecoderArchConfig, LoadedModel, ModelArchConfig, ModelWeights, RunnerOptions, StepResult, StepSequence, WeightTensor } from '../types';
 import type { BackendWeights, DecoderBackend, KvView, PassRows } from './backends/decoder-backend';
 import { chooseDecoderBackend } from './backends/choose-backend';
 import { EmbeddingRows } from './embedding-rows';
 import { PagedKvCache } from './kv-cache';
 import { KV_STORAGE } from './kv-dtype';
 import { layerWindows, poolsDifferFromOne, type KvPool } from './kv-pools';
+import { LoraSlots } from './lora-slots';
 import type { NativeKernels } from './native-kernels';
 import { PagedRunner } from './paged-runner';
 import { joinPasses, splitRows } from './row-passes';
@@ -56,13 +57,14 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
   // The embedding table is still read per step: every other tensor a backend copies may go.
   weights.consume(opts.consumeWeights ? decoder.embeddingName : null);
   const cache = new PagedKvCache(config, opts.blockSize, opts.numBlocks, opts.kvCacheDtype ?? 'float32', checkedPools(config, opts.kvPools));
-  const backend = await choice.create({ config, weights, native, decoder, device: opts.device, intraOpThreads: opts.intraOpThreads });
+  const backend = await choice.create({ config, weights, native, decoder, device: opts.device, intraOpThreads: opts.intraOpThreads, lora: opts.lora });
   const embedding = new EmbeddingRows(model.weights, decoder.embeddingName, config, opts.embeddingFileMinBytes);
   // Rows read from the model file: the loaded table is not needed either (embedding-rows.ts).
   if (opts.consumeWeights && embedding.fileBacked) model.weights.release?.(decoder.embeddingName);
   // Unset (or 0) intra-op threads means ORT's default, every core: attention gets as many.
   native.setThreads(opts.intraOpThreads || availableParallelism(), backend.poolSpinMicros);
-  return new SegmentedRunner(config, cache, backend, native, embedding, decoder.embeddingScale, maxPositions, opts.maxPassRows ?? MAX_PASS_ROWS);
+  const loras = opts.lora ? new LoraSlots(config as DecoderArchConfig, opts.lora.maxLoras, opts.lora.maxRank) : undefined;
+  return new SegmentedRunner(config, cache, backend, native, embedding, decoder.embeddingScale, maxPositions, opts.maxPassRows ?? MAX_PASS_ROWS, loras);
 }
 
 /** The pools as given, after checking that a windowed pool holds only layers with that window (a full pool may hold any). */
@@ -138,6 +140,8 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
     private readonly embeddingScale: number,
     private readonly maxPositions: number,
     private readonly maxPassRows: number,
+    /** RunnerOptions.lora's adapters and slots (absent: the runner runs none). */
+    readonly loras?: LoraSlots,
   ) {
     super(config, cache, backend);
     const kvCode = KV_STORAGE[cache.dtype].nativeCode;
@@ -264,6 +268,17 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
       layerSlots: Array.from(poolOf, (p) => poolSlots[p]),
       logitsRows: BigInt64Array.from(picked, (r) => BigInt(r)),
       logitsAt,
+      ...this.loraOf(batch),
     };
+  }
+
+  /** The pass's `lora` where a sequence names an adapter (a runner built without lora refuses one). */
+  private loraOf(batch: readonly StepSequence[]): Pick<PassRows, 'lora'> {
+    if (!this.loras) {
+      if (batch.some((s) => s.lora)) throw new Error('a step sequence names a LoRA adapter, but the runner was built without LoRA (RunnerOptions.lora)');
+      return {};
+    }
+    const lora = this.loras.passLora(batch);
+    return lora ? { lora } : {};
   }
 }

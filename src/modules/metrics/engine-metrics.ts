@@ -19,6 +19,8 @@ export interface EngineMetricsOptions {
   maxModelLen: number;
   /** vllm:cache_config_info's labels: every vLLM CacheConfig field, as Python's str() prints it. */
   cacheConfigInfo: () => Record<string, string>;
+  /** --max-loras with --enable-lora (vllm:lora_requests_info exists only then); absent or null: LoRA is off. */
+  maxLoras?: number | null;
 }
 
 /** vllm:engine_sleep_state's label values; `awake` is 1 while awake, the level's label while asleep. */
@@ -53,8 +55,14 @@ export class EngineMetrics {
   private readonly grammarCompileTime: Histogram<string>;
   private readonly grammarCacheQueries: Counter<string>;
   private readonly grammarCacheHits: Counter<string>;
+  private readonly loraInfo: Gauge<string> | null = null;
+  private readonly maxLoras: string;
 
-  constructor(registry: Registry, engine: EngineClient, options: EngineMetricsOptions) {
+  constructor(
+    registry: Registry,
+    private readonly engine: EngineClient,
+    options: EngineMetricsOptions,
+  ) {
     this.labels = { model_name: options.modelName, engine: '0' };
     const labels = this.labels;
     const registers = [registry];
@@ -86,7 +94,7 @@ export class EngineMetrics {
       labelNames: [...LABELS, 'reason'],
       registers,
       collect() {
-        // 'deferred': requests whose structured-output grammar still compiles (no LoRA budget or KV transfer here).
+        // 'deferred': requests whose structured-output grammar still compiles, or passed over for their LoRA adapter (no KV transfer here).
         const stats = engine.stats();
         const deferred = stats.numDeferred ?? 0;
         this.set({ ...labels, reason: 'capacity' }, stats.numWaiting - deferred);
@@ -104,6 +112,17 @@ export class EngineMetrics {
         for (const s of SLEEP_STATES) this.set({ ...labels, sleep_state: s }, s === current ? 1 : 0);
       },
     });
+    this.maxLoras = String(options.maxLoras ?? '');
+    if (options.maxLoras !== undefined && options.maxLoras !== null) {
+      // vLLM's labels only (no model_name / engine): one series per set of adapters, valued with
+      // the time it was last seen; earlier sets keep their older times, readers take the newest.
+      this.loraInfo = new Gauge({
+        name: 'vllm:lora_requests_info',
+        help: 'Running stats on lora requests.',
+        labelNames: ['max_lora', 'waiting_lora_adapters', 'running_lora_adapters'],
+        registers,
+      });
+    }
     const cacheConfigLabels = Object.keys(options.cacheConfigInfo());
     new Gauge({
       name: 'vllm:cache_config_info',
@@ -180,6 +199,18 @@ export class EngineMetrics {
     const hits = stats.grammarCacheHits ?? 0;
     add(this.grammarCacheQueries, hits + (stats.grammarCacheMisses ?? 0));
     add(this.grammarCacheHits, hits);
+    this.recordLoraInfo();
+  }
+
+  /** Every engine step, as vLLM's record() does with the scheduler stats: the adapters of that step, stamped with the time. */
+  private recordLoraInfo(): void {
+    if (!this.loraInfo) return;
+    const stats = this.engine.stats();
+    this.loraInfo.setToCurrentTime({
+      max_lora: this.maxLoras,
+      waiting_lora_adapters: (stats.waitingLoraAdapters ?? []).join(','),
+      running_lora_adapters: (stats.runningLoraAdapters ?? []).join(','),
+    });
   }
 
   private recordFinished(f: FinishedRequestStats): void {

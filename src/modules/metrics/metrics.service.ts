@@ -30,6 +30,7 @@ export class MetricsService implements OnModuleInit, OnApplicationShutdown {
       modelName: reportedModelName(config),
       maxModelLen: engine.maxModelLen,
       cacheConfigInfo: () => cacheConfigInfo(config, engine.stats()),
+      maxLoras: engine.lora?.maxLoras ?? null,
     });
     this.statsLogger = config.disableLogStats ? null : new StatsLogger(engine, config.logStatsIntervalSeconds);
     // Installed here, while the app is being built, so the hooks precede every route.

@@ -28,6 +28,8 @@ function recordingCore(ran: Array<[CommandName, unknown]>, failWith: Partial<Rec
     sleep: call('sleep'),
     wakeUp: call('wakeUp'),
     resetPrefixCache: call('resetPrefixCache'),
+    loadLora: call('loadLora'),
+    unloadLora: call('unloadLora'),
     shutdown: call('shutdown'),
   };
 }
@@ -66,18 +68,22 @@ describe('engine command wire', () => {
     await remote.sleep({ level: 2, mode: 'abort' });
     await remote.wakeUp();
     await remote.resetPrefixCache();
+    await remote.loadLora({ name: 'sql', id: 1, path: '/adapters/sql' });
+    await remote.unloadLora({ id: 1 });
     await remote.shutdown();
-    await until(() => ran.length === 9);
+    await until(() => ran.length === 11);
     close();
 
     expect(ran.map(([name]) => name)).toEqual(Object.keys(ENGINE_COMMANDS));
     expect(ran[0][1]).toEqual(request);
     expect(ran[5][1]).toEqual({ level: 2, mode: 'abort' });
+    expect(ran[8][1]).toEqual({ name: 'sql', id: 1, path: '/adapters/sql' });
+    expect(ran[9][1]).toEqual({ id: 1 });
     expect(posted[0]).toEqual({ type: 'add', payload: request });
     expect(Object.keys(posted[2])).toEqual(['type', 'payload']);
     // Calls carry distinct ids, so concurrent ones settle independently.
     const ids = posted.filter((c) => 'callId' in c).map((c) => (c as { callId: number }).callId);
-    expect(new Set(ids).size).toBe(4);
+    expect(new Set(ids).size).toBe(6);
   });
 
   it("settles a call with its handler's failure, and later calls still succeed", async () => {

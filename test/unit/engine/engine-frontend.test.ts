@@ -39,6 +39,8 @@ function setup(numBlocks = 8, maxNumQueuedReqs: number | null = null) {
     sleep: async () => undefined,
     wakeUp: async () => undefined,
     resetPrefixCache: async () => undefined,
+    loadLora: async () => undefined,
+    unloadLora: async () => undefined,
     shutdown: async () => undefined,
   };
   const frontend = new EngineFrontend(model, { maxNumSeqs: 4, schedulingPolicy: 'fcfs', maxNumQueuedReqs }, connection.info);

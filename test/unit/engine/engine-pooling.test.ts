@@ -66,6 +66,12 @@ describe('engine encode path', () => {
     });
   });
 
+  it('refuses --enable-lora: adapters apply to generation models only', async () => {
+    await expect(withEngine({ lora: { maxLoras: 1, maxRank: 8, maxCpuLoras: 1, dtype: 'auto' } }, async () => undefined)).rejects.toThrow(
+      '--enable-lora: LoRA adapters apply to generation models; pooling models run without them here',
+    );
+  });
+
   it('raises a step budget below max_model_len so that any request fits whole', async () => {
     await withEngine({ maxNumBatchedTokens: 8 }, async (engine, steps) => {
       const long = Array.from({ length: 40 }, (_, i) => 5 + (i % 40));

@@ -46,7 +46,7 @@ describe('step wire format', () => {
           error: 'model step failed: boom',
         },
       ],
-      stats: { numRunning: 2, numWaiting: 1, numPaused: 0, numDeferred: 1, kvCacheUsage: 0.25, numBlocks: 64, blockSize: 16 },
+      stats: { numRunning: 2, numWaiting: 1, numPaused: 0, numDeferred: 1, kvCacheUsage: 0.25, numBlocks: 64, blockSize: 16, runningLoraAdapters: ['sql', 'chat'], waitingLoraAdapters: ['chat'] },
       iteration: {
         ...emptyIterationStats(),
         promptTokens: 40,

@@ -15,6 +15,8 @@ import type { DecoderLayerOptions } from '../../graph/layer-options';
 import { attendLayer } from './attend';
 import type { BackendContext, DecoderBackend, KvView, PassRows } from './decoder-backend';
 import { headName, layerPrefix } from './llama-weight-names';
+import { LoraDeltas } from './lora-delta';
+import { AdaptedLayers } from './native-f32-lora';
 import { pickRows } from './pick-rows';
 
 /** ortllm_f32's functions (native/src/f32-decoder.cc; argument checks there). */
@@ -77,7 +79,7 @@ export function f32Addon(): F32Addon | null {
   return loaded;
 }
 
-interface PackedLayer {
+export interface PackedLayer {
   q: Float32Array;
   k: Float32Array;
   v: Float32Array;
@@ -94,7 +96,7 @@ export function createNativeF32(ctx: BackendContext, addon: F32Addon): DecoderBa
 }
 
 /** A pass's activation rows. */
-interface Activations {
+export interface Activations {
   q: Float32Array;
   k: Float32Array;
   v: Float32Array;
@@ -108,10 +110,10 @@ class SmallDecoder implements DecoderBackend {
   private readonly layers: PackedLayer[] = [];
   private readonly head: Float32Array;
   private readonly finalNorm: Float32Array;
-  private readonly qDim: number;
-  private readonly kvDim: number;
-  private readonly inter: number;
-  private readonly eps: number;
+  readonly qDim: number;
+  readonly kvDim: number;
+  readonly inter: number;
+  readonly eps: number;
   private readonly qkvDims = new Int32Array(5);
   private readonly mlpDims = new Int32Array(4);
   /** Activation buffers of the last row count, kept across steps (a batch-1 decode reuses them every step). */
@@ -119,10 +121,10 @@ class SmallDecoder implements DecoderBackend {
   private store: Activations = { q: new Float32Array(0), k: new Float32Array(0), v: new Float32Array(0), attn: new Float32Array(0), normed: new Float32Array(0) };
 
   constructor(
-    private readonly config: ModelArchConfig,
+    readonly config: ModelArchConfig,
     weights: ModelWeights,
-    private readonly addon: F32Addon,
-    private readonly native: NativeKernels,
+    readonly addon: F32Addon,
+    readonly native: NativeKernels,
     /** Every layer's options; f32Qkv applies one RoPE table to all (the chooser refuses per-layer RoPE). */
     private readonly options: readonly DecoderLayerOptions[],
     /** Called after each layer is packed (the runner releases the tensors it read). */
@@ -170,14 +172,19 @@ class SmallDecoder implements DecoderBackend {
     this.mlpDims.set([n, h, this.qDim, this.inter]);
     const rope = this.options[0]?.rope ?? null;
     native.addRmsNorm(null, residual, this.layers[0].inputNorm, b.normed, this.eps);
+    // A pass with adapter rows runs each linear on its own, the adapters' products after it.
+    const adapted = step.lora ? new AdaptedLayers(this, step, new LoraDeltas(step.lora, addon), rope) : null;
     for (let l = 0; l < c.numLayers; l++) {
       const w = this.layers[l];
-      addon.f32Qkv(b.normed, w.q, w.k, w.v, b.q, b.k, b.v, rope ? step.positions : null, rope?.cos ?? null, rope?.sin ?? null, this.qkvDims);
+      const next = l === c.numLayers - 1 ? this.finalNorm : this.layers[l + 1].inputNorm;
+      if (adapted) adapted.attentionInputs(l, w, b);
+      else addon.f32Qkv(b.normed, w.q, w.k, w.v, b.q, b.k, b.v, rope ? step.positions : null, rope?.cos ?? null, rope?.sin ?? null, this.qkvDims);
       native.writeKv(b.k, b.v, cache.keys[l], cache.values[l], step.layerSlots[l], cache.kvCode);
       attendLayer(native, b.q, b.attn, cache, l, step, this.options[l].attention);
-      const next = l === c.numLayers - 1 ? this.finalNorm : this.layers[l + 1].inputNorm;
-      addon.f32Mlp(b.attn, w.o, residual, w.postNorm, w.gateUp, w.down, next, b.normed, this.mlpDims, this.eps);
+      if (adapted) adapted.afterAttention(l, w, b, residual, next);
+      else addon.f32Mlp(b.attn, w.o, residual, w.postNorm, w.gateUp, w.down, next, b.normed, this.mlpDims, this.eps);
     }
+    adapted?.free();
     const picked = pickRows(b.normed, step.logitsRows, h);
     const logits = logitsBuffer(step.logitsRows.length * c.vocabSize);
     addon.f32Gemm(this.head, picked, logits, step.logitsRows.length, c.vocabSize, h);

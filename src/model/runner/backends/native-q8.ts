@@ -11,6 +11,7 @@ import type { NativeKernels } from '../native-kernels';
 import { attendLayer } from './attend';
 import type { BackendContext, DecoderBackend, KvView, PassRows } from './decoder-backend';
 import { pickRows } from './pick-rows';
+import { LoraDeltas } from './lora-delta';
 import { f32Addon } from './native-f32';
 import { Q8MoeBlock } from './q8-moe-block';
 import { readQ8Linears, type PackedQ8, type Q8Layer, type Q8Weight, type RmsNorms } from './q8-weights';
@@ -86,6 +87,8 @@ class NativeQ8 implements DecoderBackend {
     const act = new Float32Array(n * inter);
     // Sandwich norms: a sublayer's normed output, before addRmsNorm adds it into the residual.
     const sublayerOut = norms.sandwich ? new Float32Array(n * h) : projected;
+    // The adapters' products after each adapted linear (lora-delta.ts), where the pass has adapter rows.
+    const lora = pass.lora ? new LoraDeltas(pass.lora, f32Addon()) : null;
     const gated = c.hiddenActivation === 'gelu_tanh' ? native.geluTanhMul.bind(native) : native.siluMul.bind(native);
     /** residual += the sublayer's output (normed by `outNorm` where there is one), then normed = norm(residual) * `next`. */
     const addSublayer = (outNorm: Float32Array | null, next: Float32Array) => {
@@ -98,6 +101,11 @@ class NativeQ8 implements DecoderBackend {
       gemm(layer.q, normed, qRaw);
       gemm(layer.k, normed, kRaw);
       gemm(layer.v, normed, v);
+      if (lora) {
+        lora.add(l, 'q_proj', normed, qRaw);
+        lora.add(l, 'k_proj', normed, kRaw);
+        lora.add(l, 'v_proj', normed, v);
+      }
       if (norms.qk) {
         native.addRmsNorm(null, qRaw, norms.qk[l].q, q, norms.eps);
         native.addRmsNorm(null, kRaw, norms.qk[l].k, k, norms.eps);
@@ -110,6 +118,7 @@ class NativeQ8 implements DecoderBackend {
       native.writeKv(k, v, kv.keys[l], kv.values[l], pass.layerSlots[l], kv.kvCode);
       attendLayer(native, q, attn, kv, l, pass, this.options[l].attention);
       gemm(layer.o, attn, projected);
+      lora?.add(l, 'o_proj', attn, projected);
       const sandwich = norms.sandwich?.[l];
       if (sandwich) addSublayer(norms.post[l], sandwich.preMlp);
       else addSublayer(null, norms.post[l]);
@@ -117,8 +126,11 @@ class NativeQ8 implements DecoderBackend {
         layer.mlp.run(normed, projected, n);
       } else {
         gemm(layer.mlp.gateUp, normed, gateUp);
+        lora?.add(l, 'gate_proj', normed, gateUp, { stride: 2 * inter, offset: 0 });
+        lora?.add(l, 'up_proj', normed, gateUp, { stride: 2 * inter, offset: inter });
         gated(gateUp, act, inter);
         gemm(layer.mlp.down, act, projected);
+        lora?.add(l, 'down_proj', act, projected);
       }
       addSublayer(sandwich?.postMlp ?? null, l === c.numLayers - 1 ? norms.final : norms.input[l + 1]);
     }

@@ -4,12 +4,13 @@
 // where no native path applies, and the only one on CUDA (the session keeps the linears there).
 import * as ort from 'onnxruntime-node';
 import { SegmentInputs, SegmentOutputs, segmentParts } from '../../graph/decoder-segments';
-import type { ModelArchConfig } from '../../types';
+import type { DecoderArchConfig, ModelArchConfig } from '../../types';
 import type { NativeKernels } from '../native-kernels';
 import { SyncSession } from '../session';
 import type { DecoderLayerOptions } from '../../graph/layer-options';
 import { attendLayer } from './attend';
 import type { BackendContext, DecoderBackend, KvView, PassRows } from './decoder-backend';
+import { OnnxLoraFeeds } from './onnx-lora-feeds';
 import { layerRopeRows, type RopeRows } from './rope-rows';
 
 export async function createOnnxSegments(ctx: BackendContext): Promise<DecoderBackend> {
@@ -17,7 +18,7 @@ export async function createOnnxSegments(ctx: BackendContext): Promise<DecoderBa
   try {
     // One segment at a time: only one segment's transient weight copies exist at once.
     for (let i = 0; i < ctx.decoder.count; i++) {
-      sessions.push(SyncSession.create(ctx.decoder.build(i), { device: ctx.device, intraOpThreads: ctx.intraOpThreads }));
+      sessions.push(SyncSession.create(ctx.decoder.build(i, ctx.lora), { device: ctx.device, intraOpThreads: ctx.intraOpThreads }));
       // The session holds its own copy now.
       ctx.weights.releaseRead();
     }
@@ -25,7 +26,8 @@ export async function createOnnxSegments(ctx: BackendContext): Promise<DecoderBa
     await Promise.all(sessions.map((s) => s.release()));
     throw err;
   }
-  return new OnnxSegments(ctx.config, sessions, ctx.native, ctx.decoder.layers);
+  const lora = ctx.lora ? new OnnxLoraFeeds(ctx.lora, ctx.config as DecoderArchConfig, sessions.map((s) => s.inputNames)) : null;
+  return new OnnxSegments(ctx.config, sessions, ctx.native, ctx.decoder.layers, lora);
 }
 
 class OnnxSegments implements DecoderBackend {
@@ -38,6 +40,8 @@ class OnnxSegments implements DecoderBackend {
     private readonly sessions: SyncSession[],
     private readonly native: NativeKernels,
     private readonly layers: readonly DecoderLayerOptions[],
+    /** The segments' LoRA inputs, where they were built with them (BackendContext.lora). */
+    private readonly lora: OnnxLoraFeeds | null,
   ) {}
 
   run(pass: PassRows, hidden: Float32Array, kv: KvView): Float32Array {
@@ -52,10 +56,13 @@ class OnnxSegments implements DecoderBackend {
     const qDim = c.numHeads * c.headDim;
     const attn = new Float32Array(n * qDim);
     const attnTensor = new ort.Tensor('float32', attn, [n, qDim]);
+    const loraMask = this.lora?.maskFeed(pass) ?? {};
+    /** Segment i's LoRA feeds (the mask and its stacked pairs), where its graph takes them. */
+    const loraFeeds = (i: number) => (this.lora?.hasInputs(i) ? { ...loraMask, ...this.lora.stackFeeds(i) } : {});
     // Each run's outputs are new buffers (onnxruntime-node copies them out); they are freed as
     // soon as they are dead rather than left to the collector (docs/perf/segmented-runner.md, "Memory").
     for (let l = 0; l < c.numLayers; l++) {
-      const feeds: Record<string, ort.Tensor> = { ...ropes[l], [SegmentInputs.hidden]: new ort.Tensor('float32', hidden, [n, c.hiddenSize]) };
+      const feeds: Record<string, ort.Tensor> = { ...ropes[l], ...loraFeeds(l), [SegmentInputs.hidden]: new ort.Tensor('float32', hidden, [n, c.hiddenSize]) };
       if (l > 0) feeds[SegmentInputs.attn] = attnTensor;
       const packed = this.sessions[l].run(feeds)[SegmentOutputs.packed].data as Float32Array;
       const out = segmentParts(c, packed, n);
@@ -70,6 +77,7 @@ class OnnxSegments implements DecoderBackend {
       if (l === 0) this.native.free(packed);
     }
     const last = this.sessions[c.numLayers].run({
+      ...loraFeeds(c.numLayers),
       [SegmentInputs.hidden]: new ort.Tensor('float32', hidden, [n, c.hiddenSize]),
       [SegmentInputs.attn]: attnTensor,
       [SegmentInputs.logitsRows]: new ort.Tensor('int64', pass.logitsRows, [pass.logitsRows.length]),

@@ -1,0 +1,113 @@
+// Seeded random LoRA adapters built directly as LoraWeights (every module of every layer), the
+// same model with an adapter merged into its weights (W + b·a in float64, rounded to float32),
+// and a tiny step driver that runs sequences chunk by chunk, alone or mixed in one step.
+import { uniformSource } from '../../bench/random-llama';
+import { LORA_MODULES, type LoraModule, type LoraPair, type LoraWeights } from '../../src/model/lora/lora-weights';
+import type { DecoderArchConfig, LoadedModel, ModelRunner, ModelWeights, StepSequence, WeightTensor } from '../../src/model/types';
+import { weight } from './reference-forward';
+import { BlockAllocator } from './runner-driver';
+
+/** [inFeatures, outFeatures] and the canonical weight name of each adapted linear. */
+function moduleShape(c: DecoderArchConfig, module: LoraModule, layer: number): { inFeatures: number; outFeatures: number; name: string } {
+  const q = c.numHeads * c.headDim;
+  const kv = c.numKvHeads * c.headDim;
+  const inter = c.intermediateSize;
+  const shapes: Record<LoraModule, [number, number, string]> = {
+    q_proj: [c.hiddenSize, q, 'self_attn'],
+    k_proj: [c.hiddenSize, kv, 'self_attn'],
+    v_proj: [c.hiddenSize, kv, 'self_attn'],
+    o_proj: [q, c.hiddenSize, 'self_attn'],
+    gate_proj: [c.hiddenSize, inter, 'mlp'],
+    up_proj: [c.hiddenSize, inter, 'mlp'],
+    down_proj: [inter, c.hiddenSize, 'mlp'],
+  };
+  const [inFeatures, outFeatures, block] = shapes[module];
+  return { inFeatures, outFeatures, name: `model.layers.${layer}.${block}.${module}.weight` };
+}
+
+/** An adapter of `rank` over every module of every layer, alpha / rank as its scaling, A ~ U/sqrt(in), B ~ 0.5 U (so its products move the logits clearly). */
+export function randomAdapter(c: DecoderArchConfig, rank: number, alpha: number, seed: number): LoraWeights {
+  const next = uniformSource(seed);
+  const scaling = alpha / rank;
+  let bytes = 0;
+  const layers = Array.from({ length: c.numLayers }, (_, l) => {
+    const layer = new Map<LoraModule, LoraPair>();
+    for (const module of LORA_MODULES) {
+      const { inFeatures, outFeatures } = moduleShape(c, module, l);
+      const a = Float32Array.from({ length: rank * inFeatures }, () => next() / Math.sqrt(inFeatures));
+      const b = Float32Array.from({ length: outFeatures * rank }, () => Math.fround(0.5 * next()) * scaling);
+      layer.set(module, { a, b, rank, inFeatures, outFeatures });
+      bytes += 4 * (a.length + b.length);
+    }
+    return layer;
+  });
+  return { rank, alpha, scaling, layers, bytes };
+}
+
+/** The model with `adapter` merged: each adapted W becomes W + b·a, summed in float64 and rounded once (quantized weights dequantized first). */
+export function mergedModel(model: LoadedModel, adapter: LoraWeights): LoadedModel {
+  const c = model.config as DecoderArchConfig;
+  const src = model.weights!;
+  const merged = new Map<string, WeightTensor>();
+  adapter.layers.forEach((layer, l) => {
+    for (const [module, pair] of layer) {
+      const { name } = moduleShape(c, module, l);
+      const w = weight(src, name);
+      const out = new Float32Array(w.length);
+      for (let o = 0; o < pair.outFeatures; o++) {
+        for (let i = 0; i < pair.inFeatures; i++) {
+          let sum = w[o * pair.inFeatures + i];
+          for (let r = 0; r < pair.rank; r++) sum += pair.b[o * pair.rank + r] * pair.a[r * pair.inFeatures + i];
+          out[o * pair.inFeatures + i] = sum;
+        }
+      }
+      merged.set(name, { kind: 'f32', shape: [pair.outFeatures, pair.inFeatures], data: out });
+    }
+  });
+  const weights: ModelWeights = { names: () => src.names(), has: (n) => src.has(n), get: (n) => merged.get(n) ?? src.get(n) };
+  return { ...model, weights };
+}
+
+/** A sequence to drive: its tokens, its adapter id (0: base), and the chunk sizes it is fed in (then decodes of one). */
+export interface DrivenSequence {
+  tokens: number[];
+  lora: number;
+  /** Tokens fed at each of its steps (sum = tokens.length). */
+  chunks: number[];
+  /** The step it starts at (mixed runs). */
+  start: number;
+}
+
+/**
+ * Runs the sequences together, step by step (each feeding its next chunk from its start step on),
+ * or each alone when `alone`; returns per sequence the logits of every row it fed.
+ */
+export async function driveSequences(runner: ModelRunner, seqs: readonly DrivenSequence[], alone: boolean): Promise<Float32Array[][]> {
+  const blocks = new BlockAllocator(runner);
+  const vocab = runner.config.vocabSize;
+  const state = seqs.map((s) => ({ fed: 0, chunk: 0, table: blocks.table(s.tokens.length), logits: [] as Float32Array[] }));
+  const run = async (which: number[]) => {
+    const batch: StepSequence[] = which.map((i) => {
+      const s = seqs[i];
+      const count = s.chunks[state[i].chunk];
+      return { tokens: s.tokens.slice(state[i].fed, state[i].fed + count), positionOffset: state[i].fed, blockTable: state[i].table, allLogits: true, lora: s.lora || undefined };
+    });
+    const result = await runner.step(batch);
+    which.forEach((i, at) => {
+      const rows = result.allLogits[at]!;
+      for (let r = 0; r < batch[at].tokens.length; r++) state[i].logits.push(rows.slice(r * vocab, (r + 1) * vocab));
+      state[i].fed += batch[at].tokens.length;
+      state[i].chunk++;
+    });
+  };
+  const pending = (i: number) => state[i].chunk < seqs[i].chunks.length;
+  if (alone) {
+    for (let i = 0; i < seqs.length; i++) while (pending(i)) await run([i]);
+  } else {
+    for (let step = 0; seqs.some((_, i) => pending(i)); step++) {
+      const which = seqs.map((_, i) => i).filter((i) => seqs[i].start <= step && pending(i));
+      if (which.length) await run(which);
+    }
+  }
+  return state.map((s) => s.logits);
+}
