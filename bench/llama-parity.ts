@@ -21,13 +21,13 @@ export function defaultPeer(root = repoRoot): string {
   return existsSync(own) ? own : '/work/main/.bench-cache/llama.cpp/build/bin/llama-server';
 }
 
-function arg(name: string, fallback: string): string {
+export function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1] : fallback;
 }
 
 /** The GGUF paths: every argument that is neither an option nor an option's value. */
-function files(): string[] {
+export function files(): string[] {
   const out: string[] = [];
   for (let i = 2; i < process.argv.length; i++) {
     if (process.argv[i].startsWith('--')) i++;
@@ -37,7 +37,7 @@ function files(): string[] {
 }
 
 /** One generated token: its id, and the top logprobs by id (empty where the server gave none). */
-interface Step {
+export interface Step {
   id: number;
   top: Map<number, number>;
 }
@@ -46,7 +46,7 @@ interface Step {
  * Seeded prompts of varied lengths for a vocabulary: the BOS token (when the file names one)
  * then ids from 3 up; the longer ones exceed the small sliding windows of the test models.
  */
-function defaultPrompts(vocabSize: number, bos: number | null): number[][] {
+export function defaultPrompts(vocabSize: number, bos: number | null): number[][] {
   let s = 12345;
   const next = () => (s = (Math.imul(s, 1103515245) + 12345) >>> 0);
   return [1, 6, 23, 70, 150].map((length) => {
@@ -68,7 +68,7 @@ async function post(url: string, body: unknown): Promise<Record<string, unknown>
  * distribution (post_sampling_probs false). It lists logprobs only for tokens that complete their
  * UTF-8 text (a token ending inside a character has none): they are matched to the ids in order.
  */
-async function llamaSteps(server: RunningServer, prompt: number[], tokens: number, top: number): Promise<Step[]> {
+export async function llamaSteps(server: RunningServer, prompt: number[], tokens: number, top: number): Promise<Step[]> {
   const r = await post(`${server.baseUrl}/completion`, { prompt, n_predict: tokens, temperature: 0, n_probs: top, post_sampling_probs: false, cache_prompt: false, return_tokens: true });
   // Absent when no generated token completed its text (all inside one unfinished character).
   const probs = (r.completion_probabilities ?? []) as Array<{ id: number; top_logprobs: Array<{ id: number; logprob: number }> }>;
@@ -79,21 +79,21 @@ async function llamaSteps(server: RunningServer, prompt: number[], tokens: numbe
   });
 }
 
-/** ortllm's /v1/completions with vLLM's return_tokens_as_token_ids ("token_id:N" keys). */
-async function ortllmSteps(server: RunningServer, prompt: number[], tokens: number, top: number): Promise<Step[]> {
-  const r = await post(`${server.baseUrl}/v1/completions`, { prompt, max_tokens: tokens, temperature: 0, logprobs: top, return_tokens_as_token_ids: true });
+/** ortllm's /v1/completions with vLLM's return_tokens_as_token_ids ("token_id:N" keys); `model` names a served model or LoRA adapter. */
+export async function ortllmSteps(server: RunningServer, prompt: number[], tokens: number, top: number, model?: string): Promise<Step[]> {
+  const r = await post(`${server.baseUrl}/v1/completions`, { model, prompt, max_tokens: tokens, temperature: 0, logprobs: top, return_tokens_as_token_ids: true });
   const lp = (r.choices as Array<{ logprobs: { tokens: string[]; token_logprobs: number[]; top_logprobs: Array<Record<string, number>> } }>)[0].logprobs;
   const id = (key: string) => Number(key.slice('token_id:'.length));
   return lp.tokens.map((t, i) => ({ id: id(t), top: new Map(Object.entries(lp.top_logprobs[i]).map(([k, v]) => [id(k), v])) }));
 }
 
-interface Verdict {
+export interface Verdict {
   line: string;
   ok: boolean;
 }
 
 /** Compares one prompt's steps (llama.cpp's `a`, ortllm's `b`). */
-function compare(a: Step[], b: Step[], tolerance: number, tie: number): Verdict {
+export function compare(a: Step[], b: Step[], tolerance: number, tie: number): Verdict {
   let diverged = -1;
   for (let i = 0; i < Math.min(a.length, b.length) && diverged < 0; i++) if (a[i].id !== b[i].id) diverged = i;
   if (diverged < 0 && a.length !== b.length) diverged = Math.min(a.length, b.length); // one side stopped (EOS)
@@ -120,6 +120,17 @@ function compare(a: Step[], b: Step[], tolerance: number, tie: number): Verdict 
   };
 }
 
+/** llama-server on one thread with a float32 KV cache and no flash attention (see the header). */
+export async function startLlamaServer(peer: string, path: string, context: number, extraArgs: string[]): Promise<RunningServer> {
+  const port = await freePort();
+  return startPolled(
+    peer,
+    ['-m', path, '-t', '1', '-np', '1', '-c', String(context), '-ctk', 'f32', '-ctv', 'f32', '-fa', 'off', '--host', '127.0.0.1', '--port', String(port), '--no-webui', ...extraArgs],
+    port,
+    'llama-server',
+  );
+}
+
 async function main(): Promise<void> {
   const paths = files();
   if (paths.length === 0) throw new Error('usage: node dist/bench/llama-parity.js FILE.gguf... [--peer PATH] [--prompt-ids 1,2,3;1,5] [--tokens N]');
@@ -138,13 +149,7 @@ async function main(): Promise<void> {
     const bos = gguf.metadata['tokenizer.ggml.bos_token_id'];
     const prompts = given ? given.split(';').map((p) => p.split(',').map(Number)) : defaultPrompts(vocabSize, typeof bos === 'number' ? bos : null);
     const context = Math.max(...prompts.map((p) => p.length)) + tokens + 16;
-    const port = await freePort();
-    const llama = await startPolled(
-      peer,
-      ['-m', path, '-t', '1', '-np', '1', '-c', String(context), '-ctk', 'f32', '-ctv', 'f32', '-fa', 'off', '--host', '127.0.0.1', '--port', String(port), '--no-webui', ...peerArgs],
-      port,
-      'llama-server',
-    );
+    const llama = await startLlamaServer(peer, path, context, peerArgs);
     const expected: Step[][] = [];
     try {
       for (const prompt of prompts) expected.push(await llamaSteps(llama, prompt, tokens, top));

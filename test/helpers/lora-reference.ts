@@ -1,33 +1,15 @@
-// Float64 references for LoRA: a base model's weights with an adapter merged in (W + B·A, the
-// scaling already in LoraWeights' b), and the delta a stored pair makes, from the file's numbers.
+// Float64 references for LoRA checks: the delta a stored pair makes (scaling · B · A), computed
+// from the file's own numbers independently of the loader, and the reference forward of a base
+// model with an adapter merged in (what a runner serving the adapter must produce).
 import type { StoredLoraPair } from '../../src/model/lora/assemble-lora';
-import type { LoraModule, LoraWeights } from '../../src/model/lora/lora-weights';
-import type { ModelWeights, WeightTensor } from '../../src/model/types';
-import { weight } from './reference-forward';
+import type { LoraWeights } from '../../src/model/lora/lora-weights';
+import { mergeLora } from '../../src/model/lora/merge-lora';
+import type { ModelArchConfig, ModelWeights } from '../../src/model/types';
+import { referenceForward } from './reference-forward';
 
-export function loraWeightName(layer: number, module: LoraModule): string {
-  const group = /^(q|k|v|o)_proj$/.test(module) ? 'self_attn' : 'mlp';
-  return `model.layers.${layer}.${group}.${module}.weight`;
-}
-
-/** `weights` with every adapted linear replaced by W + b·a (float64 sums, stored as float32); other tensors shared. */
-export function mergeLora(weights: ModelWeights, lora: LoraWeights): ModelWeights {
-  const merged = new Map<string, WeightTensor>();
-  lora.layers.forEach((modules, layer) => {
-    for (const [module, pair] of modules) {
-      const name = loraWeightName(layer, module);
-      const base = weight(weights, name);
-      const delta = loraDelta(pair.b, pair.a, pair.outFeatures, pair.rank, pair.inFeatures, 1);
-      const data = new Float32Array(base.length);
-      for (let i = 0; i < data.length; i++) data[i] = base[i] + delta[i];
-      merged.set(name, { kind: 'f32', shape: [pair.outFeatures, pair.inFeatures], data });
-    }
-  });
-  return {
-    names: () => weights.names(),
-    has: (name) => weights.has(name),
-    get: (name) => merged.get(name) ?? weights.get(name),
-  };
+/** Logits [tokens.length][vocab] of the llama-family reference forward with `lora` merged into `weights` (null: the base). */
+export function referenceLoraForward(config: ModelArchConfig, weights: ModelWeights, lora: LoraWeights | null, tokens: readonly number[]): Float32Array[] {
+  return referenceForward(config, lora ? mergeLora(weights, lora) : weights, tokens);
 }
 
 /** scaling · B · A in float64, [out, in] row-major (B [out, rank], A [rank, in]). */
@@ -42,7 +24,7 @@ export function loraDelta(b: Float32Array, a: Float32Array, out: number, rank: n
   return delta;
 }
 
-/** The delta of one stored (unfused) pair: scaling · B · A. */
+/** The delta of one stored (unfused) pair. */
 export function storedPairDelta(pair: StoredLoraPair, scaling: number): Float64Array {
   return loraDelta(pair.b, pair.a, pair.bShape[0], pair.aShape[0], pair.aShape[1], scaling);
 }

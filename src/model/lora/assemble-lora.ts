@@ -78,7 +78,8 @@ function unsupportedModuleMessage(pair: StoredLoraPair, source: string): string 
   if (/embed_tokens|lm_head|token_embd|output/.test(pair.module)) {
     return `${source}: ${pair.name} adapts ${pair.module}; LoRA on the embeddings or the LM head (vLLM's extra vocabulary) is not supported`;
   }
-  return `${source}: ${pair.name} adapts ${pair.module}, which is not a supported target module (expected one of ${[...LORA_MODULES, 'qkv_proj', 'gate_up_proj'].join(', ')})`;
+  const expected = [...LORA_MODULES, 'qkv_proj', 'gate_up_proj'].join(', ');
+  return `${source}: expected target modules in [${expected}] but received [${pair.module}] (${pair.name}). Please verify that the loaded LoRA module is correct`;
 }
 
 function checkShapes(pair: StoredLoraPair, outRows: number, shape: { inFeatures: number; outFeatures: number }, rank: number, source: string): void {

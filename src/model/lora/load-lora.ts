@@ -9,8 +9,14 @@ import { loadPeftAdapter } from './peft-adapter';
 /** The adapter at `path` (a PEFT directory, or a GGUF file with general.type = adapter), checked against `base`; throws LoraLoadError. */
 export async function loadLoraAdapter(path: string, base: DecoderArchConfig, limits: LoraLimits): Promise<LoraWeights> {
   if (!existsSync(path)) throw new LoraLoadError(`No adapter found for ${path}`);
-  if (statSync(path).isDirectory()) return loadPeftAdapter(path, base, limits);
-  if (startsWithGgufMagic(path)) return loadGgufAdapter(path, base, limits);
+  try {
+    if (statSync(path).isDirectory()) return loadPeftAdapter(path, base, limits);
+    if (startsWithGgufMagic(path)) return await loadGgufAdapter(path, base, limits);
+  } catch (err) {
+    // A file system or format error below (unreadable, truncated) still reaches the caller as a LoraLoadError.
+    if (err instanceof LoraLoadError) throw err;
+    throw new LoraLoadError(`${path}: ${(err as Error).message}`);
+  }
   throw new LoraLoadError(`${path}: not a LoRA adapter (expected a PEFT directory with adapter_config.json, or a llama.cpp GGUF adapter file)`);
 }
 

@@ -15,6 +15,8 @@ type Json = Record<string, unknown>;
 export function parsePeftConfig(json: Json, source: string): PeftLoraConfig {
   const peftType = json.peft_type;
   if (peftType !== undefined && peftType !== 'LORA') throw new LoraLoadError(`${source}: peft_type is ${JSON.stringify(peftType)}; only LORA adapters are supported`);
+  const missing = ['r', 'lora_alpha', 'target_modules'].filter((key) => json[key] === undefined);
+  if (missing.length > 0) throw new LoraLoadError(`${source}: Missing required configuration fields: ${missing.join(', ')}`);
   refuseUnsupported(json, source);
   const rank = json.r;
   const alpha = json.lora_alpha;
@@ -38,6 +40,9 @@ function refuseUnsupported(json: Json, source: string): void {
     if (pattern && typeof pattern === 'object' && Object.keys(pattern).length > 0) {
       throw new LoraLoadError(`${source}: ${key} is set; per-module ranks and alphas are not supported (every adapted module must have rank r and lora_alpha)`);
     }
+  }
+  if (typeof json.context_length === 'number' && json.context_length > 0) {
+    throw new LoraLoadError(`${source}: context_length is set (a long-context LoRA with its own RoPE scaling); it is not supported`);
   }
   if (json.layers_pattern !== undefined && json.layers_pattern !== null && json.layers_to_transform === undefined) {
     throw new LoraLoadError(`${source}: layers_pattern is set without layers_to_transform; it is not supported`);

@@ -54,7 +54,7 @@ describe('GGUF LoRA adapters', () => {
     }
   });
 
-  it('reads F16 adapters, and alpha 0 means scale 1 (llama.cpp)', async () => {
+  it('reads F16 and Q8_0 adapters, and alpha 0 means scale 1 (llama.cpp)', async () => {
     const options = { rank: 8, alpha: 16, seed: 6, modules: ['o_proj', 'gate_proj'] as LoraModule[] };
     const exact = join(tmp(), 'f32.gguf');
     const half = join(tmp(), 'f16.gguf');
@@ -63,6 +63,17 @@ describe('GGUF LoRA adapters', () => {
     const diff = maxPairDiff(await loadLoraAdapter(exact, LLAMA_BASE, LIMITS), await loadLoraAdapter(half, LLAMA_BASE, LIMITS));
     expect(diff).toBeGreaterThan(0);
     expect(diff).toBeLessThan(2e-3);
+
+    // Q8_0 needs rows of whole 32-value blocks: rank 32 makes B's rows one block.
+    const wide = { ...options, rank: 32 };
+    const exactWide = join(tmp(), 'f32-r32.gguf');
+    const q8 = join(tmp(), 'q8.gguf');
+    writeRandomGgufAdapter(exactWide, LLAMA_BASE, wide);
+    writeRandomGgufAdapter(q8, LLAMA_BASE, wide, 'q8_0');
+    const wideLimits = { ...LIMITS, maxRank: 32 };
+    const q8Diff = maxPairDiff(await loadLoraAdapter(exactWide, LLAMA_BASE, wideLimits), await loadLoraAdapter(q8, LLAMA_BASE, wideLimits));
+    expect(q8Diff).toBeGreaterThan(0);
+    expect(q8Diff).toBeLessThan(2e-3);
 
     const noAlpha = join(tmp(), 'alpha0.gguf');
     const [pair] = randomLoraPairs(LLAMA_BASE, { ...options, modules: ['o_proj'], layers: [1] });

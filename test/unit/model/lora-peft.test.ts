@@ -5,10 +5,11 @@ import { randomWeights } from '../../../bench/random-llama';
 import { f16ToF32, f32ToF16 } from '../../../src/model/gguf/half';
 import { loadLoraAdapter } from '../../../src/model/lora/load-lora';
 import type { LoraModule } from '../../../src/model/lora/lora-weights';
+import { loraWeightName, mergeLora } from '../../../src/model/lora/merge-lora';
 import { writeRandomPeftAdapter } from '../../../src/model/lora/write-adapter';
-import { referenceForward, weight } from '../../helpers/reference-forward';
+import { weight } from '../../helpers/reference-forward';
 import { ALL_MODULES, LIMITS, LLAMA_BASE, PHI3_BASE, tempDirPerSuite } from '../../helpers/lora-files';
-import { loraWeightName, mergeLora, storedPairDelta } from '../../helpers/lora-reference';
+import { referenceLoraForward, storedPairDelta } from '../../helpers/lora-reference';
 import { maxAbsDiff } from '../../helpers/runner-driver';
 
 describe('PEFT LoRA directories', () => {
@@ -43,7 +44,8 @@ describe('PEFT LoRA directories', () => {
     const rank = 8;
     const stored = writeRandomPeftAdapter(dir, LLAMA_BASE, { rank, alpha, seed: 3, modules: ALL_MODULES });
     const base = randomWeights(LLAMA_BASE, 5);
-    const merged = mergeLora(base, await loadLoraAdapter(dir, LLAMA_BASE, LIMITS));
+    const lora = await loadLoraAdapter(dir, LLAMA_BASE, LIMITS);
+    const merged = mergeLora(base, lora);
     for (const pair of stored) {
       const name = loraWeightName(pair.layer, pair.module as LoraModule);
       const delta = storedPairDelta(pair, alpha / rank);
@@ -52,8 +54,8 @@ describe('PEFT LoRA directories', () => {
       expect(maxAbsDiff(delta, new Float64Array(delta.length))).toBeGreaterThan(1e-3);
     }
     const tokens = [1, 5, 9, 2];
-    const baseLogits = referenceForward(LLAMA_BASE, base, tokens).at(-1)!;
-    const adaptedLogits = referenceForward(LLAMA_BASE, merged, tokens).at(-1)!;
+    const baseLogits = referenceLoraForward(LLAMA_BASE, base, null, tokens).at(-1)!;
+    const adaptedLogits = referenceLoraForward(LLAMA_BASE, base, lora, tokens).at(-1)!;
     expect(maxAbsDiff(baseLogits, adaptedLogits)).toBeGreaterThan(1e-3);
   });
 

@@ -1,5 +1,5 @@
 // Every adapter the server cannot serve is refused with a LoraLoadError that says why.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, truncateSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeGguf, gv } from '../../../src/model/gguf/writer';
 import { writeSafetensors } from '../../../src/model/hf/safetensors-writer';
@@ -47,6 +47,8 @@ describe('LoRA adapters that are refused', () => {
     ['layers_to_transform', (c: Record<string, unknown>) => (c.layers_to_transform = [0]), /adapts layer 1, which is not in layers_to_transform/],
     ['peft_type', (c: Record<string, unknown>) => (c.peft_type = 'IA3'), /peft_type is "IA3"; only LORA/],
     ['r', (c: Record<string, unknown>) => (c.r = 0), /r must be a positive integer/],
+    ['missing fields', (c: Record<string, unknown>) => delete c.lora_alpha && delete c.target_modules, /Missing required configuration fields: lora_alpha, target_modules/],
+    ['context_length', (c: Record<string, unknown>) => (c.context_length = 16384), /context_length is set \(a long-context LoRA/],
   ])('adapter_config.json: %s', async (_, edit, message) => {
     expect(await refusal(peftWith(edit))).toMatch(message);
   });
@@ -80,6 +82,18 @@ describe('LoRA adapters that are refused', () => {
     expect(await refusal(text)).toMatch(/not a LoRA adapter/);
   });
 
+  it('truncated files', async () => {
+    const file = join(tmp(), 'truncated.gguf');
+    writeRandomGgufAdapter(file, LLAMA_BASE, OPTIONS);
+    truncateSync(file, statSync(file).size - 100);
+    expect(await refusal(file)).toMatch(/truncated\.gguf: .*runs past the end of the file/);
+    const dir = join(tmp(), 'truncated');
+    writeRandomPeftAdapter(dir, LLAMA_BASE, OPTIONS);
+    const weights = join(dir, 'adapter_model.safetensors');
+    truncateSync(weights, statSync(weights).size - 100);
+    expect(await refusal(dir)).toMatch(/adapter_model\.safetensors: tensor .* runs past the end of the file/);
+  });
+
   it('a base model of another shape, a layer it lacks, MoE experts', async () => {
     const dir = join(tmp(), 'other-shape');
     writeRandomPeftAdapter(dir, { ...LLAMA_BASE, intermediateSize: 128 }, OPTIONS);
@@ -102,6 +116,7 @@ describe('LoRA adapters that are refused', () => {
       [[{ name: 'base_model.model.lm_head.lora_A.weight', shape: [8, 64] }, { name: 'base_model.model.lm_head.lora_B.weight', shape: [64, 8] }], /LM head \(vLLM's extra vocabulary\) is not supported/],
       [[{ name: 'base_model.model.model.embed_tokens.lora_embedding_A', shape: [8, 64] }], /embeddings \(vLLM's extra vocabulary\) is not supported/],
       [[{ name: 'base_model.model.model.layers.0.mlp.experts.1.up_proj.lora_A.weight', shape: [8, 64] }, { name: 'base_model.model.model.layers.0.mlp.experts.1.up_proj.lora_B.weight', shape: [32, 8] }], /LoRA on MoE experts is not supported/],
+      [[{ name: 'base_model.model.model.layers.0.mlp.fc1.lora_A.weight', shape: [8, 64] }, { name: 'base_model.model.model.layers.0.mlp.fc1.lora_B.weight', shape: [96, 8] }], /expected target modules in \[q_proj, .*gate_up_proj\] but received \[fc1\]/],
       [[{ name: 'base_model.model.model.layers.0.self_attn.q_proj.lora_magnitude_vector', shape: [64, 1] }], /does not yet support DoRA/],
       [[{ name: 'base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight', shape: [8, 64] }], /has lora_A but no lora_B/],
     ];
