@@ -1,48 +1,10 @@
-// Seeded random LoRA adapters built directly as LoraWeights (every module of every layer), the
-// same model with an adapter merged into its weights (W + b·a in float64, rounded to float32),
+// The model with a LoRA adapter merged into its weights (W + b·a in float64, rounded to float32),
 // and a tiny step driver that runs sequences chunk by chunk, alone or mixed in one step.
-import { uniformSource } from '../../bench/random-llama';
-import { LORA_MODULES, type LoraModule, type LoraPair, type LoraWeights } from '../../src/model/lora/lora-weights';
+import { loraTarget } from '../../bench/random-lora';
+import type { LoraWeights } from '../../src/model/lora/lora-weights';
 import type { DecoderArchConfig, LoadedModel, ModelRunner, ModelWeights, StepSequence, WeightTensor } from '../../src/model/types';
 import { weight } from './reference-forward';
 import { BlockAllocator } from './runner-driver';
-
-/** [inFeatures, outFeatures] and the canonical weight name of each adapted linear. */
-function moduleShape(c: DecoderArchConfig, module: LoraModule, layer: number): { inFeatures: number; outFeatures: number; name: string } {
-  const q = c.numHeads * c.headDim;
-  const kv = c.numKvHeads * c.headDim;
-  const inter = c.intermediateSize;
-  const shapes: Record<LoraModule, [number, number, string]> = {
-    q_proj: [c.hiddenSize, q, 'self_attn'],
-    k_proj: [c.hiddenSize, kv, 'self_attn'],
-    v_proj: [c.hiddenSize, kv, 'self_attn'],
-    o_proj: [q, c.hiddenSize, 'self_attn'],
-    gate_proj: [c.hiddenSize, inter, 'mlp'],
-    up_proj: [c.hiddenSize, inter, 'mlp'],
-    down_proj: [inter, c.hiddenSize, 'mlp'],
-  };
-  const [inFeatures, outFeatures, block] = shapes[module];
-  return { inFeatures, outFeatures, name: `model.layers.${layer}.${block}.${module}.weight` };
-}
-
-/** An adapter of `rank` over every module of every layer, alpha / rank as its scaling, A ~ U/sqrt(in), B ~ 0.5 U (so its products move the logits clearly). */
-export function randomAdapter(c: DecoderArchConfig, rank: number, alpha: number, seed: number): LoraWeights {
-  const next = uniformSource(seed);
-  const scaling = alpha / rank;
-  let bytes = 0;
-  const layers = Array.from({ length: c.numLayers }, (_, l) => {
-    const layer = new Map<LoraModule, LoraPair>();
-    for (const module of LORA_MODULES) {
-      const { inFeatures, outFeatures } = moduleShape(c, module, l);
-      const a = Float32Array.from({ length: rank * inFeatures }, () => next() / Math.sqrt(inFeatures));
-      const b = Float32Array.from({ length: outFeatures * rank }, () => Math.fround(0.5 * next()) * scaling);
-      layer.set(module, { a, b, rank, inFeatures, outFeatures });
-      bytes += 4 * (a.length + b.length);
-    }
-    return layer;
-  });
-  return { rank, alpha, scaling, layers, bytes };
-}
 
 /** The model with `adapter` merged: each adapted W becomes W + b·a, summed in float64 and rounded once (quantized weights dequantized first). */
 export function mergedModel(model: LoadedModel, adapter: LoraWeights): LoadedModel {
@@ -51,7 +13,7 @@ export function mergedModel(model: LoadedModel, adapter: LoraWeights): LoadedMod
   const merged = new Map<string, WeightTensor>();
   adapter.layers.forEach((layer, l) => {
     for (const [module, pair] of layer) {
-      const { name } = moduleShape(c, module, l);
+      const { name } = loraTarget(c, module, l);
       const w = weight(src, name);
       const out = new Float32Array(w.length);
       for (let o = 0; o < pair.outFeatures; o++) {

@@ -8,7 +8,8 @@ import { llamaConfig, quantizedQ8, randomModel } from '../../../bench/random-lla
 import { createRunner } from '../../../src/model/runner';
 import type { SegmentedRunner } from '../../../src/model/runner/segmented-runner';
 import type { LoadedModel, ModelRunner, RunnerOptions } from '../../../src/model/types';
-import { driveSequences, mergedModel, randomAdapter, type DrivenSequence } from '../../helpers/lora-fixtures';
+import { randomAdapter } from '../../../bench/random-lora';
+import { driveSequences, mergedModel, type DrivenSequence } from '../../helpers/lora-fixtures';
 import { referenceForward } from '../../helpers/reference-forward';
 import { maxAbsDiff, NATIVE_ADDON } from '../../helpers/runner-driver';
 import { needs } from '../../helpers/needs';

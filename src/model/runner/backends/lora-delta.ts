@@ -1,8 +1,9 @@
 // The adapters' low-rank products of one pass for the native backends, Punica/SGMV style: the
 // base linear has run once over every row; then, per slot with rows in the pass, that slot's rows
-// of x go through its adapter's A and scaled B and the product is added into y. Each slot's rows
-// are gathered once per pass (a view when they are contiguous, as the runner packs them by
-// sequence), and each pair is packed for the f32 addon's GEMM once per adapter, not per step.
+// of x go through its adapter's A and scaled B and the product is added into y, in one call of the
+// f32 addon (f32LoraAdd: gather, two GEMMs, scatter-add; a view instead of the gather when the
+// rows are contiguous, as the runner packs each sequence's rows). Each pair is packed for it once
+// per adapter, not per step. Plain loops where the addon (or that call) is not built.
 import type { LoraModule, LoraPair, LoraWeights } from '../../lora/lora-weights';
 import type { PassLora } from './decoder-backend';
 import type { F32Addon } from './native-f32';
@@ -12,34 +13,34 @@ interface SlotRows {
   weights: LoraWeights;
   /** The rows, ascending. */
   rows: Int32Array;
-  /** First row when the rows are contiguous (x and y are then read and written in place), else -1. */
-  first: number;
 }
 
-/** A pair as the GEMM reads it: A [rank, in] and scaled B [out, rank], packed (or as they are, without the addon). */
-interface PackedPair {
-  a: Float32Array;
-  b: Float32Array;
-}
-
-/** Where a linear's output lies: row r, column j at y[r * stride + offset + j] (native-q8's gate | up halves). */
+/** Where a linear's output lies: row r, column j at y[r * stride + offset + j] (the gate | up halves of a fused output). */
 export interface OutputLayout {
   stride: number;
   offset: number;
 }
 
+/** A pair as f32LoraAdd reads it: A [rank, in] and scaled B [out, rank], packed. */
+interface PackedPair {
+  a: Float32Array;
+  b: Float32Array;
+}
+
 /** The f32 addon's packed copies of every adapter's pairs, made on first use and dropped with the adapter. */
 const packedPairs = new WeakMap<LoraPair, PackedPair>();
 
+type LoraAddon = F32Addon & Required<Pick<F32Addon, 'f32LoraAdd'>>;
+
 export class LoraDeltas {
   private readonly groups: SlotRows[];
+  private readonly addon: LoraAddon | null;
+  private readonly dims = new Int32Array(5);
 
-  /** `lora`: the pass's slots and rows; `addon`: the f32 GEMM (null: plain loops). */
-  constructor(
-    lora: PassLora,
-    private readonly addon: F32Addon | null,
-  ) {
+  /** `lora`: the pass's slots and rows; `addon`: the f32 addon (null, or a build without f32LoraAdd: plain loops). */
+  constructor(lora: PassLora, addon: F32Addon | null) {
     this.groups = slotGroups(lora);
+    this.addon = addon?.f32LoraAdd ? (addon as LoraAddon) : null;
   }
 
   /**
@@ -49,35 +50,22 @@ export class LoraDeltas {
   add(layer: number, module: LoraModule, x: Float32Array, y: Float32Array, out?: OutputLayout): void {
     for (const group of this.groups) {
       const pair = group.weights.layers[layer]?.get(module);
-      if (pair) this.addPair(group, pair, x, y, out ?? { stride: pair.outFeatures, offset: 0 });
+      if (!pair) continue;
+      const { stride, offset } = out ?? { stride: pair.outFeatures, offset: 0 };
+      if (this.addon) {
+        const packed = this.packed(this.addon, pair);
+        this.dims.set([pair.inFeatures, pair.outFeatures, pair.rank, stride, offset]);
+        this.addon.f32LoraAdd(packed.a, packed.b, x, y, group.rows, this.dims);
+      } else {
+        addProduct(pair, x, y, group.rows, stride, offset);
+      }
     }
   }
 
-  private addPair(group: SlotRows, pair: LoraPair, x: Float32Array, y: Float32Array, out: OutputLayout): void {
-    const { rank, inFeatures: k, outFeatures: n } = pair;
-    const m = group.rows.length;
-    const xs = group.first >= 0 ? x.subarray(group.first * k, (group.first + m) * k) : gather(x, group.rows, k);
-    const t = new Float32Array(m * rank);
-    const delta = new Float32Array(m * n);
-    const packed = this.packed(pair);
-    if (this.addon) {
-      this.addon.f32Gemm(packed.a, xs, t, m, rank, k);
-      this.addon.f32Gemm(packed.b, t, delta, m, n, rank);
-    } else {
-      multiplyTransposed(xs, packed.a, t, m, rank, k);
-      multiplyTransposed(t, packed.b, delta, m, n, rank);
-    }
-    for (let i = 0; i < m; i++) {
-      const at = group.rows[i] * out.stride + out.offset;
-      for (let j = 0; j < n; j++) y[at + j] += delta[i * n + j];
-    }
-  }
-
-  private packed(pair: LoraPair): PackedPair {
-    if (!this.addon) return pair;
+  private packed(addon: F32Addon, pair: LoraPair): PackedPair {
     let p = packedPairs.get(pair);
     if (!p) {
-      p = { a: this.addon.f32Pack(pair.a, pair.rank, pair.inFeatures), b: this.addon.f32Pack(pair.b, pair.outFeatures, pair.rank) };
+      p = { a: addon.f32Pack(pair.a, pair.rank, pair.inFeatures), b: addon.f32Pack(pair.b, pair.outFeatures, pair.rank) };
       packedPairs.set(pair, p);
     }
     return p;
@@ -94,27 +82,23 @@ function slotGroups(lora: PassLora): SlotRows[] {
     rows.push(row);
     rowsOf.set(slot, rows);
   });
-  return [...rowsOf].map(([slot, rows]) => ({
-    weights: lora.slots[slot]!,
-    rows: Int32Array.from(rows),
-    first: rows[rows.length - 1] - rows[0] === rows.length - 1 ? rows[0] : -1,
-  }));
+  return [...rowsOf].map(([slot, rows]) => ({ weights: lora.slots[slot]!, rows: Int32Array.from(rows) }));
 }
 
-/** Rows `rows` of x [*, width] as one array. */
-function gather(x: Float32Array, rows: Int32Array, width: number): Float32Array {
-  const out = new Float32Array(rows.length * width);
-  rows.forEach((r, i) => out.set(x.subarray(r * width, (r + 1) * width), i * width));
-  return out;
-}
-
-/** y [m, n] = x [m, k] Wᵀ with W [n, k] row-major (where the f32 addon is not built). */
-function multiplyTransposed(x: Float32Array, w: Float32Array, y: Float32Array, m: number, n: number, k: number): void {
-  for (let r = 0; r < m; r++) {
+/** The same product in plain loops (where the f32 addon is not built). */
+function addProduct(pair: LoraPair, x: Float32Array, y: Float32Array, rows: Int32Array, stride: number, offset: number): void {
+  const { rank, inFeatures: k, outFeatures: n, a, b } = pair;
+  const t = new Float64Array(rank);
+  for (const row of rows) {
+    for (let r = 0; r < rank; r++) {
+      let sum = 0;
+      for (let i = 0; i < k; i++) sum += x[row * k + i] * a[r * k + i];
+      t[r] = sum;
+    }
     for (let j = 0; j < n; j++) {
       let sum = 0;
-      for (let i = 0; i < k; i++) sum += x[r * k + i] * w[j * k + i];
-      y[r * n + j] = sum;
+      for (let r = 0; r < rank; r++) sum += t[r] * b[j * rank + r];
+      y[row * stride + offset + j] += sum;
     }
   }
 }

@@ -25,6 +25,12 @@ export interface F32Addon {
   f32Pack(w: Float32Array, n: number, k: number): Float32Array;
   /** y[m, n] = x[m, k] W^T. */
   f32Gemm(packed: Float32Array, x: Float32Array, y: Float32Array, m: number, n: number, k: number): void;
+  /**
+   * For each row r of `rows`: y[r * yStride + yOffset + j] += ((x_r Aᵀ) Bᵀ)_j, a LoRA pair's product
+   * added into a linear's output; a and b f32Pack's outputs for A [rank, in] and B [out, rank].
+   * dims: [in, out, rank, yStride, yOffset]. Absent in builds older than it.
+   */
+  f32LoraAdd?(a: Float32Array, b: Float32Array, x: Float32Array, y: Float32Array, rows: Int32Array, dims: Int32Array): void;
   /** q, k, v = normed W^T, then RoPE on q and k at each row's position (none when positions is null). dims: [m, h, heads, kvHeads, headDim]. */
   f32Qkv(
     normed: Float32Array,
