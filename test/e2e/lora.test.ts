@@ -6,7 +6,8 @@
 // It needs every LoRA part (adapter files, backends, engine): on a branch without them the engine
 // refuses loadLora and the server does not start.
 
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -16,11 +17,13 @@ import { writeRandomPeftAdapter } from '../../src/model/lora/write-adapter';
 import type { DecoderArchConfig } from '../../src/model/types';
 import { loadOptions } from '../helpers/model-files';
 import { needs } from '../helpers/needs';
-import { defaultTestModel, SERVER_START_TIMEOUT_MS, startServer, type TestServer } from '../helpers/server';
+import { defaultTestModel, REPO_ROOT, runCli, SERVER_START_TIMEOUT_MS, startServer, type TestServer } from '../helpers/server';
 
 const STORIES = defaultTestModel();
 const KEY = 'lora-key';
 const PROMPT = 'Once upon a time';
+/** stories260K has no chat template of its own. */
+const CHAT_TEMPLATE = "{% for m in messages %}{{ m['content'] }}\n{% endfor %}";
 
 needs(STORIES).describe('LoRA adapters on a real server', () => {
   let server: TestServer;
@@ -43,7 +46,9 @@ needs(STORIES).describe('LoRA adapters on a real server', () => {
     dynamicPath = join(dir, 'dynamic');
     writeRandomPeftAdapter(staticPath, config, { rank: 8, alpha: 19, seed: 7, modules: LORA_MODULES });
     writeRandomPeftAdapter(dynamicPath, config, { rank: 16, alpha: 35, seed: 8, modules: LORA_MODULES });
-    server = await startServer(['--api-key', KEY, '--served-model-name', 'stories', '--enable-lora', '--max-loras', '2', '--lora-modules', `static=${staticPath}`], {
+    const template = join(dir, 'chat.jinja');
+    writeFileSync(template, CHAT_TEMPLATE);
+    server = await startServer(['--api-key', KEY, '--served-model-name', 'stories', '--chat-template', template, '--enable-lora', '--max-loras', '2', '--lora-modules', `static=${staticPath}`], {
       env: { VLLM_ALLOW_RUNTIME_LORA_UPDATING: '1' },
     });
     client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 60_000 });
@@ -92,5 +97,25 @@ needs(STORIES).describe('LoRA adapters on a real server', () => {
     expect([missing.status, JSON.parse(missing.text).error.message]).toEqual([404, `Loading lora missing failed: No adapter found for ${join(dir, 'nowhere')}`]);
     expect((await client.models.list()).data.map((m) => m.id)).toEqual(['stories', 'static']);
     expect((await greedy('static')).length).toBeGreaterThan(0);
+  });
+
+  it('a --lora-modules adapter that cannot load fails the start with the loader\'s message', () => {
+    const run = spawnSync('node', [join(REPO_ROOT, 'dist/src/main.js'), 'serve', STORIES, '--port', '0', '--enable-lora', '--lora-modules', `bad=${join(dir, 'nowhere')}`], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(`ortllm: failed: Loading lora bad failed: No adapter found for ${join(dir, 'nowhere')}`);
+  });
+
+  it('run-batch serves lines naming the --lora-modules adapter as the server does', async () => {
+    const line = (id: string, model: string) => JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/completions', body: { model, prompt: PROMPT, max_tokens: 12, temperature: 0 } });
+    writeFileSync(join(dir, 'in.jsonl'), [line('adapter', 'static'), line('base', 'stories'), line('unknown', 'nope')].join('\n'));
+    const run = await runCli(['run-batch', '-i', join(dir, 'in.jsonl'), '-o', join(dir, 'out.jsonl'), '--model', STORIES, '--served-model-name', 'stories', '--enable-lora', '--lora-modules', `static=${staticPath}`]);
+    expect(run.code).toBe(0);
+    const [adapter, base, unknown] = readFileSync(join(dir, 'out.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect([adapter.response.body.model, adapter.response.body.choices[0].text]).toEqual(['static', await greedy('static')]);
+    expect(base.response.body.choices[0].text).toBe(await greedy('stories'));
+    expect(unknown.response.status_code).toBe(404);
   });
 });
