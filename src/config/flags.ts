@@ -695,6 +695,24 @@ export const FLAGS = {
       read: (v) => truthy(v),
     },
   }),
+  /** VLLM_LORA_RESOLVER_CACHE_DIR: vLLM's filesystem resolver looks unknown adapter names up here. */
+  loraResolverCacheDir: frontendFlag<string | null>({
+    default: null,
+    env: {
+      name: 'VLLM_LORA_RESOLVER_CACHE_DIR',
+      meaning: 'With VLLM_ALLOW_RUNTIME_LORA_UPDATING: a `model` no one loaded is looked up as a PEFT adapter in this directory\'s subdirectory of that name and loaded on first use',
+      read: (v) => v,
+    },
+  }),
+  /** VLLM_PLUGINS: the vLLM plugins to load (null: all of them); lora_filesystem_resolver is the one that exists here. */
+  vllmPlugins: frontendFlag<string[] | null>({
+    default: null,
+    env: {
+      name: 'VLLM_PLUGINS',
+      meaning: 'When set, the filesystem LoRA resolver is used only if it lists lora_filesystem_resolver (other plugins are Python and are not loaded)',
+      read: (v) => parseStringList(v),
+    },
+  }),
   /** VLLM_HTTP_TIMEOUT_KEEP_ALIVE: idle keep-alive seconds; null = Fastify's default. */
   keepAliveTimeoutSeconds: frontendFlag<number | null>({
     default: null,

@@ -112,7 +112,7 @@ export interface ChatChunk {
 export class ChatServing extends OpenAIServing {
   /** Validates the body and renders each conversation (ids from `idBase`, see requestIdBase); `batch` = messages is a list of conversations. */
   async prepare(body: ChatRequestBody, idBase: string, batch = false): Promise<PreparedChat> {
-    const { name: model, lora } = this.resolveModel(body.model);
+    const { name: model, lora } = await this.resolveModel(body.model);
     this.checkCommonFields(body, { unsupported: UNSUPPORTED_COMMON_FIELDS, allowListXargs: true });
     checkChatTemplateFlags(body, this.opts.trustRequestChatTemplate);
     if (batch) {

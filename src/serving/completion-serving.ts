@@ -84,7 +84,7 @@ export interface CompletionChunk {
 export class CompletionServing extends OpenAIServing {
   /** Validates and turns the body into engine requests (ids from `idBase`, see requestIdBase); throws 400/404 errors. */
   async prepare(body: CompletionRequestBody, idBase: string): Promise<PreparedCompletion> {
-    const { name: model, lora } = this.resolveModel(body.model);
+    const { name: model, lora } = await this.resolveModel(body.model);
     if (body.suffix != null) throw new RequestValidationError('suffix is not currently supported', 'suffix');
     this.checkCommonFields(body, { unsupported: UNSUPPORTED_COMMON_FIELDS, allowListXargs: false });
     if (body.prompt == null) {

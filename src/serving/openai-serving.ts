@@ -12,7 +12,7 @@ import { tokenNamer, type TokenNamer } from './logprobs';
 import { resolveMaxTokens, type MaxTokensInput } from './max-tokens';
 import type { SamplingContext } from './sampling-params';
 import type { ResolvedModel } from './lora/served-models';
-import { checkRequestExtras, resolveModel, resolveModelName, type RequestExtras, type ServingOptions } from './serving-options';
+import { checkRequestExtras, resolveModelName, resolveModelOnFirstUse, type RequestExtras, type ServingOptions } from './serving-options';
 import type { StructuredOutputsRequestFields } from './structured-outputs';
 import { namingToolConstraintErrors, withToolConstraint } from './tool-call-schema';
 import type { RequestTools } from './tool-choice';
@@ -38,9 +38,9 @@ export abstract class OpenAIServing {
     return resolveModelName(model, this.opts);
   }
 
-  /** The name responses report and the LoRA adapter `model` names (null: the base model); 404 when not served. */
-  protected resolveModel(model: string | null | undefined): ResolvedModel {
-    return resolveModel(model, this.opts);
+  /** The name responses report and the LoRA adapter `model` names (null: the base model, loaded on first use by a resolver); 404 when not served. */
+  protected resolveModel(model: string | null | undefined): Promise<ResolvedModel> {
+    return resolveModelOnFirstUse(model, this.opts);
   }
 
   /** Refused fields and vLLM's request-level extras (cache_salt, priority, vllm_xargs). */

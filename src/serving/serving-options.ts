@@ -60,6 +60,12 @@ export function resolveModel(requested: string | null | undefined, opts: Pick<Se
   return (opts.models ?? ServedModels.baseOnly(opts.servedModelNames)).resolve(requested);
 }
 
+/** resolveModel after loading the adapter `model` names on first use, where a LoRA resolver has it (vLLM's _check_model). */
+export async function resolveModelOnFirstUse(requested: string | null | undefined, opts: Pick<ServingOptions, 'servedModelNames' | 'models'>): Promise<ResolvedModel> {
+  await opts.models?.loadOnFirstUse(requested);
+  return resolveModel(requested, opts);
+}
+
 /** The model name responses carry (an adapter's name when `model` names one). */
 export function resolveModelName(requested: string | null | undefined, opts: Pick<ServingOptions, 'servedModelNames' | 'models'>): string {
   return resolveModel(requested, opts).name;

@@ -46,10 +46,15 @@ needs(STORIES).describe('LoRA adapters on a real server', () => {
     dynamicPath = join(dir, 'dynamic');
     writeRandomPeftAdapter(staticPath, config, { rank: 8, alpha: 19, seed: 7, modules: LORA_MODULES });
     writeRandomPeftAdapter(dynamicPath, config, { rank: 16, alpha: 35, seed: 8, modules: LORA_MODULES });
+    // vLLM's filesystem resolver: a PEFT adapter for this base model in the cache directory's `resolved/`.
+    const resolvedPath = join(dir, 'cache', 'resolved');
+    writeRandomPeftAdapter(resolvedPath, config, { rank: 8, alpha: 11, seed: 9, modules: LORA_MODULES });
+    const adapterConfig = join(resolvedPath, 'adapter_config.json');
+    writeFileSync(adapterConfig, JSON.stringify({ ...JSON.parse(readFileSync(adapterConfig, 'utf8')), base_model_name_or_path: STORIES }));
     const template = join(dir, 'chat.jinja');
     writeFileSync(template, CHAT_TEMPLATE);
     server = await startServer(['--api-key', KEY, '--served-model-name', 'stories', '--chat-template', template, '--enable-lora', '--max-loras', '2', '--lora-modules', `static=${staticPath}`], {
-      env: { VLLM_ALLOW_RUNTIME_LORA_UPDATING: '1' },
+      env: { VLLM_ALLOW_RUNTIME_LORA_UPDATING: '1', VLLM_LORA_RESOLVER_CACHE_DIR: join(dir, 'cache') },
     });
     client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 60_000 });
   }, SERVER_START_TIMEOUT_MS);
@@ -86,6 +91,13 @@ needs(STORIES).describe('LoRA adapters on a real server', () => {
     await expect(gone).rejects.toMatchObject({ status: 404, message: expect.stringContaining('The model `dynamic` does not exist.') });
   });
 
+  it('a name found by the filesystem resolver is loaded on first use and then listed', async () => {
+    const chat = await client.chat.completions.create({ model: 'resolved', messages: [{ role: 'user', content: PROMPT }], max_tokens: 4, temperature: 0 });
+    expect(chat.model).toBe('resolved');
+    expect((await client.models.list()).data.map((m) => m.id)).toContain('resolved');
+    await expect(client.completions.create({ model: 'unresolved', prompt: PROMPT, max_tokens: 2 })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  });
+
   it('a broken adapter is a 400 with the loader\'s message, a missing path a 404, and the server keeps serving', async () => {
     const broken = join(dir, 'broken');
     mkdirSync(broken);
@@ -95,7 +107,7 @@ needs(STORIES).describe('LoRA adapters on a real server', () => {
     expect(JSON.parse(refused.text).error.type).toBe('BadRequestError');
     const missing = await adapterRoute('load_lora_adapter', { lora_name: 'missing', lora_path: join(dir, 'nowhere') });
     expect([missing.status, JSON.parse(missing.text).error.message]).toEqual([404, `Loading lora missing failed: No adapter found for ${join(dir, 'nowhere')}`]);
-    expect((await client.models.list()).data.map((m) => m.id)).toEqual(['stories', 'static']);
+    expect((await client.models.list()).data.map((m) => m.id)).not.toContain('broken');
     expect((await greedy('static')).length).toBeGreaterThan(0);
   });
 

@@ -10,6 +10,7 @@ import type { ServerConfig } from '../../config/server-config';
 import { EngineService } from './engine.service';
 import { GENERATION_MODEL, type ServedModel } from '../served-routes';
 import { ServedModels } from '../../serving/lora/served-models';
+import { servedModelsOptions } from './served-models-options';
 import { ENGINE_CLIENT, SERVED_MODEL_INFO, SERVED_MODELS, SERVER_CONFIG } from './engine.tokens';
 
 @Global()
@@ -31,7 +32,7 @@ export class EngineModule {
           inject: [ENGINE_CLIENT],
           // A static adapter that fails to load fails the start, with the loader's message (vLLM).
           useFactory: async (client: EngineClient) => {
-            const models = new ServedModels({ servedModelNames: config.servedModelNames, enableLora: config.enableLora }, client);
+            const models = new ServedModels(servedModelsOptions(config), client);
             await models.loadStatic(config.loraModules);
             return models;
           },

@@ -43,6 +43,12 @@ export class GenerateServing {
     private readonly opts: GenerateServingOptions,
   ) {}
 
+  /** prepare(), once the adapter `model` names is loaded where a LoRA resolver has it (first use). */
+  async resolveAndPrepare(body: GenerateRequest, idBase: string): Promise<PreparedGenerate> {
+    await this.opts.models?.loadOnFirstUse(body.model);
+    return this.prepare(body, idBase);
+  }
+
   /**
    * Validates and builds the engine request; throws the 400/404 vLLM answers with.
    * `idBase`: the X-Request-Id header, else the body request_id, else a random id (responseIdBase).

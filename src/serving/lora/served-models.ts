@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import type { EngineClient, LoraRequest } from '../../engine/types';
 import { OpenAIHttpError } from '../openai-error';
 import { KeyedLock } from './keyed-lock';
+import type { LoraResolver } from './lora-resolvers';
 
 /** What a request's `model` names: the name responses report and the adapter to run (null: the base model). */
 export interface ResolvedModel {
@@ -26,6 +27,12 @@ export interface ServedModelsOptions {
   servedModelNames: readonly string[];
   /** --enable-lora: without it every load is refused with vLLM's message. */
   enableLora: boolean;
+  /** --model as given: what a resolved adapter's base_model_name_or_path must be. */
+  baseModel?: string;
+  /** Where names no one loaded are looked up on first use (vLLM: with VLLM_ALLOW_RUNTIME_LORA_UPDATING). */
+  resolvers?: readonly LoraResolver[];
+  /** Load and unload lines (vLLM logs them at info level); absent: console. */
+  log?: { log(message: string): void; warn(message: string): void };
 }
 
 /** vLLM's load_lora_adapter body. */
@@ -45,6 +52,8 @@ export type LoraEngine = Pick<EngineClient, 'loadLora' | 'unloadLora'>;
 
 const invalidInput = (message: string): OpenAIHttpError => new OpenAIHttpError(400, message, null, 'InvalidUserInput');
 const cannotBeFound = (name: string): OpenAIHttpError => new OpenAIHttpError(404, `The lora adapter '${name}' cannot be found.`);
+/** vLLM's message (its worker's) for an adapter loaded into an engine started without --enable-lora. */
+const LORA_NOT_ENABLED = 'LoRA is not enabled. Use --enable-lora to enable LoRA.';
 /** vLLM's LoRAAdapterNotFoundError message (a path with no adapter: 404). */
 const noAdapterFound = (name: string, path: string): string => `Loading lora ${name} failed: No adapter found for ${path}`;
 
@@ -52,11 +61,14 @@ export class ServedModels {
   private readonly adapters = new Map<string, ServedAdapter>();
   private readonly lock = new KeyedLock();
   private lastId = 0;
+  private readonly log: NonNullable<ServedModelsOptions['log']>;
 
   constructor(
     private readonly opts: ServedModelsOptions,
     private readonly engine: LoraEngine | null = null,
-  ) {}
+  ) {
+    this.log = opts.log ?? { log: (m) => console.log(`[lora] ${m}`), warn: (m) => console.warn(`[lora] ${m}`) };
+  }
 
   /** The base model's names only (servings built without a registry, e.g. in unit tests). */
   static baseOnly(servedModelNames: readonly string[]): ServedModels {
@@ -102,21 +114,54 @@ export class ServedModels {
         throw invalidInput(`The lora adapter '${name}' has already been loaded. If you want to load the adapter in place, set 'load_inplace' to True.`);
       }
       if (this.isBase(name)) throw invalidInput(`The lora adapter name '${name}' is a served model name (--served-model-name); choose another.`);
-      if (!this.opts.enableLora || !this.engine) throw OpenAIHttpError.badRequest('LoRA is not enabled. Use --enable-lora to enable LoRA.');
+      if (!this.opts.enableLora || !this.engine) throw OpenAIHttpError.badRequest(LORA_NOT_ENABLED);
       if (!existsSync(path)) throw new OpenAIHttpError(404, noAdapterFound(name, path));
-      const request: LoraRequest = { name, id: ++this.lastId, path };
+      const parent = baseModelName !== undefined && this.isBase(baseModelName) ? baseModelName : this.opts.servedModelNames[0];
       try {
-        await this.engine.loadLora(request);
+        await this.register(name, path, parent);
       } catch (err) {
         const message = (err as Error).message;
         throw new OpenAIHttpError(message.includes('No adapter found') ? 404 : 400, message);
       }
-      const parent = baseModelName !== undefined && this.isBase(baseModelName) ? baseModelName : this.opts.servedModelNames[0];
-      this.adapters.set(name, { request, parent });
       // In place: requests from now on run the new weights; the engine drops the old id once its requests end.
       if (previous) await this.engine.unloadLora(previous.request.id);
       return `Success: LoRA adapter '${name}' added successfully.`;
     });
+  }
+
+  /**
+   * vLLM's resolve_lora: a name neither served nor loaded is looked up by the resolvers and loaded
+   * on first use. Found but not loadable: 400; found nowhere: left to resolve()'s 404.
+   */
+  async loadOnFirstUse(requested: string | null | undefined): Promise<void> {
+    const resolvers = this.opts.resolvers ?? [];
+    if (!requested || resolvers.length === 0 || this.isBase(requested) || this.adapters.has(requested)) return;
+    await this.lock.run(requested, async () => {
+      if (this.adapters.has(requested)) return;
+      let found = false;
+      for (const resolver of resolvers) {
+        const path = resolver.resolve(this.opts.baseModel ?? '', requested);
+        if (path === null) continue;
+        found = true;
+        try {
+          await this.register(requested, path, this.opts.servedModelNames[0]);
+          this.log.log(`Resolved and loaded LoRA adapter '${requested}' using ${resolver.name}`);
+          return;
+        } catch (err) {
+          this.log.warn(`Failed to load LoRA '${requested}' resolved by ${resolver.name}: ${(err as Error).message}. Trying next resolver.`);
+        }
+      }
+      if (found) throw OpenAIHttpError.badRequest(`LoRA adapter '${requested}' was found but could not be loaded.`);
+    });
+  }
+
+  /** Loads `path` into the engine under a new id and serves it as `name` (the caller holds the name's lock). */
+  private async register(name: string, path: string, parent: string): Promise<void> {
+    if (!this.opts.enableLora || !this.engine) throw new Error(LORA_NOT_ENABLED);
+    const request: LoraRequest = { name, id: ++this.lastId, path };
+    await this.engine.loadLora(request);
+    this.adapters.set(name, { request, parent });
+    this.log.log(`Loaded new LoRA adapter: name '${name}', path '${path}'`);
   }
 
   /** POST /v1/unload_lora_adapter: vLLM's success text, or throws (400 no name, 404 unknown, 500 engine failure). */
@@ -135,6 +180,7 @@ export class ServedModels {
         this.adapters.set(name, adapter);
         throw new OpenAIHttpError(500, `Failed to remove lora adapter '${name}' from the engine.`);
       }
+      this.log.log(`Removed LoRA adapter: name '${name}'`);
       return `Success: LoRA adapter '${name}' removed successfully.`;
     });
   }

@@ -88,7 +88,7 @@ export class ResponsesServing extends OpenAIServing {
 
   /** Validates, loads the previous response, renders the conversation; throws 400/404. `idBase`: see requestIdBase. */
   async prepare(body: ResponsesRequestBody, idBase: string): Promise<PreparedResponse> {
-    const { name: model, lora } = this.resolveModel(body.model);
+    const { name: model, lora } = await this.resolveModel(body.model);
     this.checkCommonFields(body, { unsupported: [], allowListXargs: true });
     checkResponsesRequest(body);
     if (body.reasoning?.summary != null && !this.warnedReasoningSummary) {

@@ -3,7 +3,7 @@
 // load/unload endpoints (registration by VLLM_ALLOW_RUNTIME_LORA_UPDATING, vLLM's bodies and
 // statuses, the API key), and `model` naming an adapter on completions, chat and tokens-in/out.
 
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -204,3 +204,54 @@ describe('POST /v1/load_lora_adapter and /v1/unload_lora_adapter', () => {
     expect((await post(fastify, '/v1/unload_lora_adapter', { lora_name: 'a' })).status).toBe(401);
   });
 });
+
+describe('the filesystem LoRA resolver (VLLM_LORA_RESOLVER_CACHE_DIR)', () => {
+  const cache = join(ADAPTERS, 'resolver-cache');
+  /** An adapter directory in the cache whose adapter_config.json names `base`. */
+  const cached = (name: string, base = '/models/tiny.gguf'): string => {
+    const dir = join(cache, name);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'adapter_config.json'), JSON.stringify({ peft_type: 'LORA', base_model_name_or_path: base, r: 8, lora_alpha: 16, target_modules: ['q_proj'] }));
+    return dir;
+  };
+  const env = { ...RUNTIME, VLLM_LORA_RESOLVER_CACHE_DIR: cache };
+
+  it('loads an unknown name found in the cache on first use, then serves it like any adapter', async () => {
+    const path = cached('found');
+    const { fastify, engine } = await build({ enableLora: true, enableScaleOut: true }, env);
+    const first = await post(fastify, '/v1/completions', { model: 'found', prompt: 'Hi', max_tokens: 1 });
+    expect([first.status, first.json().model]).toEqual([200, 'found']);
+    expect((await post(fastify, '/inference/v1/generate', { model: 'found', token_ids: [1, 2], sampling_params: { max_tokens: 1 } })).status).toBe(200);
+    expect(engine.loraCalls).toEqual([{ load: { name: 'found', id: 1, path } }]);
+    expect(engine.requests.map((r) => r.lora?.id)).toEqual([1, 1]);
+    expect((await models(fastify)).map((c) => [c.id, c.root])).toEqual([['tiny', '/models/tiny.gguf'], ['found', path]]);
+  });
+
+  it("answers vLLM's 400 when the adapter is found but does not load, and the 404 when it is not found", async () => {
+    cached('unloadable');
+    cached('foreign', '/models/other.gguf');
+    const engine = new FakeEngine({ tokenizer, script: [...Buffer.from('Once')], refuseLora: () => 'LoRA rank 64 is greater than max_lora_rank 16.' });
+    const { fastify } = await build({ enableLora: true }, env, engine);
+    const refused = await post(fastify, '/v1/completions', { model: 'unloadable', prompt: 'Hi', max_tokens: 1 });
+    expect([refused.status, refused.json().error.message]).toEqual([400, "LoRA adapter 'unloadable' was found but could not be loaded."]);
+    for (const name of ['foreign', 'absent', '../lora-routes']) {
+      expect((await post(fastify, '/v1/completions', { model: name, prompt: 'Hi', max_tokens: 1 })).status).toBe(404);
+    }
+  });
+
+  it('is not consulted without VLLM_ALLOW_RUNTIME_LORA_UPDATING, or when VLLM_PLUGINS leaves it out', async () => {
+    cached('found');
+    for (const flags of [{ VLLM_LORA_RESOLVER_CACHE_DIR: cache }, { ...env, VLLM_PLUGINS: 'some_python_plugin' }]) {
+      const { fastify, engine } = await build({ enableLora: true }, flags);
+      expect((await post(fastify, '/v1/completions', { model: 'found', prompt: 'Hi', max_tokens: 1 })).status).toBe(404);
+      expect(engine.loraCalls).toEqual([]);
+    }
+  });
+
+  it("a cache directory that does not exist fails the start with vLLM's message", () => {
+    expect(() => resolveServerConfig({ enableLora: true }, { ...RUNTIME, VLLM_LORA_RESOLVER_CACHE_DIR: join(ADAPTERS, 'none') })).toThrow(
+      'VLLM_LORA_RESOLVER_CACHE_DIR must be set to a valid directory for Filesystem Resolver plugin to function',
+    );
+  });
+});
+
