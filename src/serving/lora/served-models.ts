@@ -48,7 +48,7 @@ export interface UnloadLoraBody {
   lora_int_id?: number | null;
 }
 
-export type LoraEngine = Pick<EngineClient, 'loadLora' | 'unloadLora'>;
+export type LoraEngine = Pick<EngineClient, 'loadLora' | 'unloadLora' | 'resetPrefixCache'>;
 
 const invalidInput = (message: string): OpenAIHttpError => new OpenAIHttpError(400, message, null, 'InvalidUserInput');
 const cannotBeFound = (name: string): OpenAIHttpError => new OpenAIHttpError(404, `The lora adapter '${name}' cannot be found.`);
@@ -123,8 +123,12 @@ export class ServedModels {
         const message = (err as Error).message;
         throw new OpenAIHttpError(message.includes('No adapter found') ? 404 : 400, message);
       }
-      // In place: requests from now on run the new weights; the engine drops the old id once its requests end.
-      if (previous) await this.engine.unloadLora(previous.request.id);
+      // In place: requests from now on run the new weights; the engine drops the old id once its
+      // requests end. The prefix cache keys blocks by the adapter's name, so the old weights' blocks go.
+      if (previous) {
+        await this.engine.unloadLora(previous.request.id);
+        await this.engine.resetPrefixCache();
+      }
       return `Success: LoRA adapter '${name}' added successfully.`;
     });
   }

@@ -10,9 +10,13 @@ import { resolveBaseModelName, resolveModel } from '../../../../src/serving/serv
 
 const path = mkdtempSync(`${tmpdir()}/ortllm-served-models-`);
 
-function slowEngine(unloadFails = false): LoraEngine & { loads: number } {
+function slowEngine(unloadFails = false): LoraEngine & { loads: number; resets: number } {
   const engine = {
     loads: 0,
+    resets: 0,
+    async resetPrefixCache() {
+      engine.resets++;
+    },
     async loadLora() {
       engine.loads++;
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -41,6 +45,15 @@ describe('ServedModels', () => {
     const models = new ServedModels(opts, slowEngine());
     await Promise.all([models.load({ lora_name: 'a', lora_path: path }), models.load({ lora_name: 'b', lora_path: path })]);
     expect(models.list().map((a) => [a.request.name, a.request.id])).toEqual([['a', 1], ['b', 2]]);
+  });
+
+  it('an in-place reload empties the prefix cache (its blocks are keyed by the name, computed with the old weights)', async () => {
+    const engine = slowEngine();
+    const models = new ServedModels(opts, engine);
+    await models.load({ lora_name: 'a', lora_path: path });
+    expect(engine.resets).toBe(0);
+    await models.load({ lora_name: 'a', lora_path: path, load_inplace: true });
+    expect([engine.resets, models.resolve('a').lora?.id]).toEqual([1, 2]);
   });
 
   it('an unload the engine fails is a 500 and the adapter stays served', async () => {
