@@ -87,7 +87,7 @@ describe('--lora-modules', () => {
 });
 
 describe('model naming an adapter', () => {
-  it('runs the adapter on completions, chat and /inference/v1/generate, reporting its name; base names run the base model', async () => {
+  it('runs the adapter on completions, chat, /inference/v1/generate and /v1/responses, reporting its name; base names run the base model', async () => {
     const sql = adapterDir('sql');
     const { fastify, engine } = await build({ enableLora: true, enableScaleOut: true, loraModules: [{ name: 'sql', path: sql }] });
     const lora = { name: 'sql', id: 1, path: sql };
@@ -99,11 +99,13 @@ describe('model naming an adapter', () => {
     expect(chat.json().model).toBe('sql');
     const generate = await post(fastify, '/inference/v1/generate', { model: 'sql', token_ids: [1, 2, 3], sampling_params: { max_tokens: 2 } });
     expect(generate.status).toBe(200);
+    const response = await post(fastify, '/v1/responses', { model: 'sql', input: 'Hi', max_output_tokens: 2 });
+    expect([response.status, response.json().model]).toEqual([200, 'sql']);
     const base = await post(fastify, '/v1/completions', { model: 'tiny', prompt: 'Hi', max_tokens: 2 });
     expect(base.json().model).toBe('tiny');
     const noModel = await post(fastify, '/v1/completions', { prompt: 'Hi', max_tokens: 2 });
     expect(noModel.json().model).toBe('tiny');
-    expect(engine.requests.map((r) => r.lora ?? null)).toEqual([lora, lora, lora, null, null]);
+    expect(engine.requests.map((r) => r.lora ?? null)).toEqual([lora, lora, lora, lora, null, null]);
   });
 
   it("an unknown name is vLLM's 404, naming the served models and adapters", async () => {
