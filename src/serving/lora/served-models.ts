@@ -120,8 +120,9 @@ export class ServedModels {
       try {
         await this.register(name, path, parent);
       } catch (err) {
+        // vLLM answers any "No adapter found" from its loader with its own LoRAAdapterNotFoundError.
         const message = (err as Error).message;
-        throw new OpenAIHttpError(message.includes('No adapter found') ? 404 : 400, message);
+        throw message.includes('No adapter found') ? new OpenAIHttpError(404, noAdapterFound(name, path)) : OpenAIHttpError.badRequest(message);
       }
       // In place: requests from now on run the new weights; the engine drops the old id once its
       // requests end. The prefix cache keys blocks by the adapter's name, so the old weights' blocks go.

@@ -166,12 +166,17 @@ describe('POST /v1/load_lora_adapter and /v1/unload_lora_adapter', () => {
   });
 
   it('refuses what vLLM refuses, with its statuses and messages, and keeps serving', async () => {
-    const engine = new FakeEngine({ tokenizer, script: [...Buffer.from('Once')], refuseLora: (r) => (r.name === 'broken' ? 'adapter_config.json: target module fc1 is not a linear of this model' : null) });
+    const refusals: Record<string, string> = {
+      broken: 'adapter_config.json: target module fc1 is not a linear of this model',
+      empty: 'No adapter found for /adapters/empty (no adapter_config.json)',
+    };
+    const engine = new FakeEngine({ tokenizer, script: [...Buffer.from('Once')], refuseLora: (r) => refusals[r.name] ?? null });
     const { fastify } = await build({ enableLora: true }, RUNTIME, engine);
     const cases: Array<[object, number, string]> = [
       [{ lora_name: '', lora_path: adapterDir('x') }, 400, "Both 'lora_name' and 'lora_path' must be provided."],
       [{ lora_name: 'x', lora_path: '/nowhere/x' }, 404, 'Loading lora x failed: No adapter found for /nowhere/x'],
       [{ lora_name: 'broken', lora_path: adapterDir('broken') }, 400, 'adapter_config.json: target module fc1 is not a linear of this model'],
+      [{ lora_name: 'empty', lora_path: adapterDir('empty') }, 404, `Loading lora empty failed: No adapter found for ${adapterDir('empty')}`],
       [{ lora_name: 'tiny', lora_path: adapterDir('tiny') }, 400, "The lora adapter name 'tiny' is a served model name (--served-model-name); choose another."],
     ];
     for (const [body, status, message] of cases) {
