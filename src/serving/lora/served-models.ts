@@ -126,10 +126,7 @@ export class ServedModels {
       }
       // In place: requests from now on run the new weights; the engine drops the old id once its
       // requests end. The prefix cache keys blocks by the adapter's name, so the old weights' blocks go.
-      if (previous) {
-        await this.engine.unloadLora(previous.request.id);
-        await this.engine.resetPrefixCache();
-      }
+      if (previous) await this.retire(previous.request);
       return `Success: LoRA adapter '${name}' added successfully.`;
     });
   }
@@ -167,6 +164,16 @@ export class ServedModels {
     await this.engine.loadLora(request);
     this.adapters.set(name, { request, parent });
     this.log.log(`Loaded new LoRA adapter: name '${name}', path '${path}'`);
+  }
+
+  /** After an in-place reload: the old id goes (the new adapter is served already, so a failure here is only logged). */
+  private async retire(old: LoraRequest): Promise<void> {
+    try {
+      await this.engine?.unloadLora(old.id);
+      await this.engine?.resetPrefixCache();
+    } catch (err) {
+      this.log.warn(`LoRA adapter '${old.name}' reloaded in place, but dropping its old id ${old.id} failed: ${(err as Error).message}`);
+    }
   }
 
   /** POST /v1/unload_lora_adapter: vLLM's success text, or throws (400 no name, 404 unknown, 500 engine failure). */
