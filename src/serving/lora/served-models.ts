@@ -50,12 +50,18 @@ export interface UnloadLoraBody {
 
 export type LoraEngine = Pick<EngineClient, 'loadLora' | 'unloadLora' | 'resetPrefixCache'>;
 
+/** A client's name or path as error messages echo it: a long one is cut (a 5 MB name must not come back 5 MB long). */
+function shown(text: string): string {
+  return text.length <= ECHO_LIMIT ? text : `${text.slice(0, ECHO_LIMIT)}… (${text.length} characters)`;
+}
+const ECHO_LIMIT = 256;
+
 const invalidInput = (message: string): OpenAIHttpError => new OpenAIHttpError(400, message, null, 'InvalidUserInput');
-const cannotBeFound = (name: string): OpenAIHttpError => new OpenAIHttpError(404, `The lora adapter '${name}' cannot be found.`);
+const cannotBeFound = (name: string): OpenAIHttpError => new OpenAIHttpError(404, `The lora adapter '${shown(name)}' cannot be found.`);
 /** vLLM's message (its worker's) for an adapter loaded into an engine started without --enable-lora. */
 const LORA_NOT_ENABLED = 'LoRA is not enabled. Use --enable-lora to enable LoRA.';
 /** vLLM's LoRAAdapterNotFoundError message (a path with no adapter: 404). */
-const noAdapterFound = (name: string, path: string): string => `Loading lora ${name} failed: No adapter found for ${path}`;
+const noAdapterFound = (name: string, path: string): string => `Loading lora ${shown(name)} failed: No adapter found for ${shown(path)}`;
 
 export class ServedModels {
   private readonly adapters = new Map<string, ServedAdapter>();
@@ -111,9 +117,9 @@ export class ServedModels {
     return this.lock.run(name, async () => {
       const previous = this.adapters.get(name);
       if (previous && !body.load_inplace) {
-        throw invalidInput(`The lora adapter '${name}' has already been loaded. If you want to load the adapter in place, set 'load_inplace' to True.`);
+        throw invalidInput(`The lora adapter '${shown(name)}' has already been loaded. If you want to load the adapter in place, set 'load_inplace' to True.`);
       }
-      if (this.isBase(name)) throw invalidInput(`The lora adapter name '${name}' is a served model name (--served-model-name); choose another.`);
+      if (this.isBase(name)) throw invalidInput(`The lora adapter name '${shown(name)}' is a served model name (--served-model-name); choose another.`);
       if (!this.opts.enableLora || !this.engine) throw OpenAIHttpError.badRequest(LORA_NOT_ENABLED);
       if (!existsSync(path)) throw new OpenAIHttpError(404, noAdapterFound(name, path));
       const parent = baseModelName !== undefined && this.isBase(baseModelName) ? baseModelName : this.opts.servedModelNames[0];
@@ -153,7 +159,7 @@ export class ServedModels {
           this.log.warn(`Failed to load LoRA '${requested}' resolved by ${resolver.name}: ${(err as Error).message}. Trying next resolver.`);
         }
       }
-      if (found) throw OpenAIHttpError.badRequest(`LoRA adapter '${requested}' was found but could not be loaded.`);
+      if (found) throw OpenAIHttpError.badRequest(`LoRA adapter '${shown(requested)}' was found but could not be loaded.`);
     });
   }
 
@@ -190,7 +196,7 @@ export class ServedModels {
         await this.engine?.unloadLora(adapter.request.id);
       } catch {
         this.adapters.set(name, adapter);
-        throw new OpenAIHttpError(500, `Failed to remove lora adapter '${name}' from the engine.`);
+        throw new OpenAIHttpError(500, `Failed to remove lora adapter '${shown(name)}' from the engine.`);
       }
       this.log.log(`Removed LoRA adapter: name '${name}'`);
       return `Success: LoRA adapter '${name}' removed successfully.`;

@@ -56,6 +56,13 @@ describe('ServedModels', () => {
     expect([engine.resets, models.resolve('a').lora?.id]).toEqual([1, 2]);
   });
 
+  it('error messages cut a long name or path instead of echoing it whole', async () => {
+    const models = new ServedModels(opts, slowEngine());
+    const long = 'x'.repeat(10_000);
+    await expect(models.unload({ lora_name: long })).rejects.toMatchObject({ status: 404, message: `The lora adapter '${'x'.repeat(256)}… (10000 characters)' cannot be found.` });
+    await expect(models.load({ lora_name: 'a', lora_path: `/${long}` })).rejects.toMatchObject({ status: 404, message: expect.stringMatching(/^Loading lora a failed: No adapter found for \/x{255}… \(10001 characters\)$/) });
+  });
+
   it('an unload the engine fails is a 500 and the adapter stays served', async () => {
     const models = new ServedModels(opts, slowEngine(true));
     await models.load({ lora_name: 'a', lora_path: path });
