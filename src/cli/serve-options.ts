@@ -16,9 +16,9 @@ function toOption(spec: FlagSpec): Option {
   if (spec.choices) option.choices(spec.choices);
   const parse = spec.parse;
   if (parse) {
-    option.argParser((text: string) => {
+    option.argParser((text: string, previous: unknown) => {
       try {
-        return parse(text);
+        return parse(text, previous);
       } catch (err) {
         throw new InvalidArgumentError((err as Error).message);
       }

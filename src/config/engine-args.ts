@@ -2,7 +2,7 @@
 // ModelConfig, CacheConfig, SchedulerConfig, ...), and the engine's and the model loader's
 // options built from them, once per config.
 
-import type { EngineOptions } from '../engine/types';
+import type { EngineOptions, LoraEngineOptions } from '../engine/types';
 import { planServedModel } from '../model/load-model';
 import type { ModelPlan } from '../model/model-plan';
 import type { LoadModelOptions } from '../model/types';
@@ -47,9 +47,14 @@ function loadModelOptionsOf({ model, load }: AreaConfigs): LoadModelOptions {
   };
 }
 
+/** vLLM's LoRAConfig: --max-cpu-loras defaults to --max-loras. */
+function loraEngineOptionsOf(lora: AreaConfig<'lora'>): LoraEngineOptions {
+  return { maxLoras: lora.maxLoras, maxRank: lora.maxLoraRank, maxCpuLoras: lora.maxCpuLoras ?? lora.maxLoras, dtype: lora.loraDtype };
+}
+
 function buildEngineOptions(c: ServerConfig): EngineOptions {
   const areas = areaConfigs(c);
-  const { model, cache, scheduler, device, structuredOutputs } = areas;
+  const { model, cache, scheduler, device, structuredOutputs, lora } = areas;
   return {
     load: loadModelOptionsOf(areas),
     modelName: reportedModelName(c),
@@ -81,6 +86,7 @@ function buildEngineOptions(c: ServerConfig): EngineOptions {
       maxLongPartialPrefills: scheduler.maxLongPartialPrefills,
       longPrefillTokenThreshold: scheduler.longPrefillTokenThreshold,
     },
+    ...(lora.enableLora ? { lora: loraEngineOptionsOf(lora) } : {}),
   };
 }
 

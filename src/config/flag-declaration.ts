@@ -1,9 +1,9 @@
 // The shape of one `ortllm serve` flag's declaration (flags.ts holds them all): its config key,
 // value type, default, validation, command-line spellings, VLLM_* variable and the area of the
-// engine it configures (vLLM's EngineArgs -> ModelConfig, CacheConfig, SchedulerConfig, ...).
+// engine it configures (vLLM's EngineArgs -> ModelConfig, CacheConfig, SchedulerConfig, LoRAConfig, ...).
 
 /** The per-area configs a flag lands in (engine-args.ts builds them). */
-export const CONFIG_AREAS = ['model', 'load', 'cache', 'scheduler', 'device', 'structuredOutputs', 'observability', 'responses', 'frontend'] as const;
+export const CONFIG_AREAS = ['model', 'load', 'cache', 'scheduler', 'device', 'structuredOutputs', 'observability', 'responses', 'frontend', 'lora'] as const;
 export type ConfigArea = (typeof CONFIG_AREAS)[number];
 
 /** One command-line spelling; `--help` and docs/serve-flags.md's flag table print them in declaration order. */
@@ -11,8 +11,8 @@ export interface CliSpelling {
   /** commander syntax, e.g. '--port <port>' or '--tokens-only'. */
   flags: string;
   description: string;
-  /** Turns the text into the config value; throws with a readable message. */
-  parse?: (text: string) => unknown;
+  /** Turns the text into the config value; throws with a readable message. A repeatable flag gets its value so far in `previous`. */
+  parse?: (text: string, previous?: unknown) => unknown;
   choices?: readonly string[];
   /** Shown in --help. */
   defaultText?: string;
@@ -64,6 +64,7 @@ export const structuredOutputsFlag = inArea('structuredOutputs');
 export const observabilityFlag = inArea('observability');
 export const responsesFlag = inArea('responses');
 export const frontendFlag = inArea('frontend');
+export const loraFlag = inArea('lora');
 
 /** The value type a declaration yields. */
 export type FlagValue<F> = F extends FlagDeclaration<infer T, ConfigArea> ? T : never;

@@ -10,6 +10,7 @@ import {
   deviceFlag,
   frontendFlag,
   loadFlag,
+  loraFlag,
   modelFlag,
   observabilityFlag,
   responsesFlag,
@@ -33,6 +34,7 @@ import {
   type UnknownFieldsAction,
 } from './flag-values';
 import { parsePoolerConfig } from './pooler-config-flag';
+import { LORA_DTYPES, MAX_LORA_RANKS, parseLoraModule, type LoraDtypeFlag, type LoraModulePath } from './lora-modules-flag';
 import { DEFAULT_STRUCTURED_OUTPUTS_CONFIG, parseStructuredOutputsConfig, type StructuredOutputsConfig } from './structured-outputs-config';
 import { parseStructuredOutputsLimits } from './structured-outputs-limits';
 import { isTrustedProxyEntry } from './trusted-proxies';
@@ -188,6 +190,41 @@ export const FLAGS = {
   enableScaleOut: frontendFlag<boolean>({
     default: false,
     cli: [{ flags: '--enable-scale-out', description: 'Register /inference/v1/generate, /inference/v1/abort_requests, render and derender routes' }],
+  }),
+  /** Requests may name LoRA adapters (vLLM's LoRAConfig, built only with this). */
+  enableLora: loraFlag<boolean>({
+    default: false,
+    cli: [{ flags: '--enable-lora', description: 'Serve LoRA adapters: --lora-modules, /v1/load_lora_adapter, `model` naming an adapter' }],
+  }),
+  /** Static adapters loaded at start-up (a failure fails the start). */
+  loraModules: frontendFlag<LoraModulePath[]>({
+    default: [],
+    cli: [{ flags: '--lora-modules <modules...>', description: 'LoRA adapters served under their own model name: name=path, or JSON {"name": ..., "path": ..., "base_model_name": ...}; several allowed (needs --enable-lora)', parse: parseLoraModule }],
+    valid: (v) => new Set(v.map((m) => m.name)).size === v.length,
+    invalid: '--lora-modules names each adapter once',
+  }),
+  maxLoras: loraFlag<number>({
+    default: 1,
+    cli: [{ flags: '--max-loras <n>', description: 'Most adapters one engine step runs (requests of others wait)', parse: positiveInt, defaultText: '1' }],
+    valid: (v) => Number.isInteger(v) && v >= 1,
+    invalid: (v) => `max_loras (${v}) must be >= 1.`,
+  }),
+  maxLoraRank: loraFlag<number>({
+    default: 16,
+    cli: [{ flags: '--max-lora-rank <rank>', description: `Highest adapter rank accepted: ${MAX_LORA_RANKS.join(', ')}`, parse: positiveInt, defaultText: '16' }],
+    valid: (v) => MAX_LORA_RANKS.includes(v),
+    invalid: (v) => `--max-lora-rank must be one of ${MAX_LORA_RANKS.join(', ')}, got ${v}`,
+  }),
+  /** null = --max-loras. */
+  maxCpuLoras: loraFlag<number | null>({
+    default: null,
+    cli: [{ flags: '--max-cpu-loras <n>', description: 'Adapters kept loaded in memory (the least recently used is reloaded from its path when needed again); at least --max-loras', parse: positiveInt, defaultText: '--max-loras' }],
+  }),
+  loraDtype: loraFlag<LoraDtypeFlag>({
+    default: 'auto',
+    cli: [{ flags: '--lora-dtype <dtype>', description: "Type adapter weights are rounded to (auto: the model's --dtype)", choices: LORA_DTYPES, defaultText: 'auto' }],
+    valid: (v) => LORA_DTYPES.includes(v),
+    invalid: `--lora-dtype must be one of ${LORA_DTYPES.join(', ')}`,
   }),
   /** Every layer attends over the whole context, capped at the model's sliding window (vLLM's --disable-sliding-window). */
   disableSlidingWindow: modelFlag<boolean>({
@@ -647,6 +684,33 @@ export const FLAGS = {
       name: 'VLLM_SERVER_DEV_MODE',
       meaning: '1 registers /reset_prefix_cache, /server_info, /sleep, /wake_up, /is_sleeping, /collective_rpc',
       read: (v) => truthy(v),
+    },
+  }),
+  /** VLLM_ALLOW_RUNTIME_LORA_UPDATING: registers POST /v1/load_lora_adapter and /v1/unload_lora_adapter. */
+  allowRuntimeLoraUpdating: frontendFlag<boolean>({
+    default: false,
+    env: {
+      name: 'VLLM_ALLOW_RUNTIME_LORA_UPDATING',
+      meaning: '1 or true registers POST /v1/load_lora_adapter and /v1/unload_lora_adapter (with --enable-lora)',
+      read: (v) => truthy(v),
+    },
+  }),
+  /** VLLM_LORA_RESOLVER_CACHE_DIR: vLLM's filesystem resolver looks unknown adapter names up here. */
+  loraResolverCacheDir: frontendFlag<string | null>({
+    default: null,
+    env: {
+      name: 'VLLM_LORA_RESOLVER_CACHE_DIR',
+      meaning: 'With VLLM_ALLOW_RUNTIME_LORA_UPDATING: a `model` no one loaded is looked up as a PEFT adapter in this directory\'s subdirectory of that name and loaded on first use',
+      read: (v) => v,
+    },
+  }),
+  /** VLLM_PLUGINS: the vLLM plugins to load (null: all of them); lora_filesystem_resolver is the one that exists here. */
+  vllmPlugins: frontendFlag<string[] | null>({
+    default: null,
+    env: {
+      name: 'VLLM_PLUGINS',
+      meaning: 'When set, the filesystem LoRA resolver is used only if it lists lora_filesystem_resolver (other plugins are Python and are not loaded)',
+      read: (v) => parseStringList(v),
     },
   }),
   /** VLLM_HTTP_TIMEOUT_KEEP_ALIVE: idle keep-alive seconds; null = Fastify's default. */

@@ -3,6 +3,7 @@
 // (tests and scripts call resolveServerConfig() with a partial object) and holds the rules that
 // span several flags, as vLLM's EngineArgs.__post_init__ does.
 
+import { existsSync, statSync } from 'node:fs';
 import type { ConvertFlag } from '../model/types';
 import type { FlagValue } from './flag-declaration';
 import type { TaskFlag } from './flag-values';
@@ -111,6 +112,20 @@ function validate(c: ServerConfig): void {
   check(!c.enableAutoToolChoice || c.toolCallParser !== null, '--enable-auto-tool-choice requires --tool-call-parser');
   check(c.maxLongPartialPrefills <= c.maxNumPartialPrefills, '--max-long-partial-prefills must be <= --max-num-partial-prefills');
   check(c.maxModelLen === null || c.longPrefillTokenThreshold <= c.maxModelLen, '--long-prefill-token-threshold cannot be greater than --max-model-len');
+  // vLLM's messages: the worker's when an adapter is loaded without LoRA, LoRAConfig's for the store size.
+  check(c.enableLora || c.loraModules.length === 0, 'LoRA is not enabled. Use --enable-lora to enable LoRA.');
+  check(c.maxCpuLoras === null || c.maxCpuLoras >= c.maxLoras, `max_cpu_loras (${c.maxCpuLoras}) must be >= max_loras (${c.maxLoras})`);
+  const resolverDir = loraResolverCacheDirOf(c);
+  check(
+    resolverDir === null || (existsSync(resolverDir) && statSync(resolverDir).isDirectory()),
+    'VLLM_LORA_RESOLVER_CACHE_DIR must be set to a valid directory for Filesystem Resolver plugin to function',
+  );
+}
+
+/** vLLM's filesystem LoRA resolver directory: VLLM_LORA_RESOLVER_CACHE_DIR, when VLLM_PLUGINS is unset or lists lora_filesystem_resolver. */
+export function loraResolverCacheDirOf(c: Pick<ServerConfig, 'loraResolverCacheDir' | 'vllmPlugins'>): string | null {
+  if (c.loraResolverCacheDir === null) return null;
+  return c.vllmPlugins === null || c.vllmPlugins.includes('lora_filesystem_resolver') ? c.loraResolverCacheDir : null;
 }
 
 /** The model name reported in responses and the metrics `model_name` label. */

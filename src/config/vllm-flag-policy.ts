@@ -34,7 +34,6 @@ const refusedUnless = (flags: string, harmless: (value: unknown) => boolean, why
 
 const one = (v: unknown): boolean => Number(v) === 1;
 const zero = (v: unknown): boolean => Number(v) === 0;
-const off = (v: unknown): boolean => v === false;
 const oneOf = (...values: string[]) => (v: unknown): boolean => values.includes(String(v));
 
 const ONE_REPLICA = 'one ortllm process serves one model replica on one device';
@@ -44,15 +43,12 @@ const NO_CUDA_GRAPHS = 'there are no CUDA graphs or torch.compile here: onnxrunt
 const NO_MOE = 'ortllm runs no mixture-of-experts models and no multi-GPU communication';
 const NO_PYTHON = 'ortllm is not Python: it cannot import Python classes or plugins';
 const LOCAL_FILES = 'models are local paths (GGUF files or Hugging Face directories); nothing is downloaded';
-const NO_LORA = 'LoRA adapters are not supported';
-const MERGE_LORA = 'merge the adapter into the base weights and serve the merged model';
 
 export const VLLM_FLAG_POLICY: VllmFlagPolicy[] = [
   // Front end
   refused('--headless', 'multi-node data parallelism is not supported', SCALE_OUT),
   refusedUnless('--api-server-count <n>', one, 'one HTTP server runs per process', SCALE_OUT, ['-asc']),
   refused('--grpc', 'there is no gRPC server', 'use the OpenAI-compatible HTTP API'),
-  refused('--lora-modules <modules...>', NO_LORA, MERGE_LORA),
   refused('--tool-server <servers>', 'built-in tool servers (browser, code interpreter, MCP) are not supported', 'run tools in your client'),
   refused('--log-config-file <file>', 'it is a Python logging dictConfig', 'use --uvicorn-log-level / VLLM_LOGGING_LEVEL and collect stdout'),
   refused('--enable-per-request-metrics', 'per-request timing fields in responses are not implemented', 'read the latency histograms on /metrics'),
@@ -169,15 +165,10 @@ export const VLLM_FLAG_POLICY: VllmFlagPolicy[] = [
   noEffect('--interleave-mm-strings', NO_MULTIMODAL),
   noEffect('--skip-mm-profiling', NO_MULTIMODAL),
   noEffect('--video-pruning-rate <rate>', NO_MULTIMODAL),
-  // LoRA
-  refusedUnless('--enable-lora', off, NO_LORA, MERGE_LORA),
-  noEffect('--max-loras <n>', `${NO_LORA} (it only matters with --enable-lora)`),
-  noEffect('--max-lora-rank <n>', `${NO_LORA} (it only matters with --enable-lora)`),
-  noEffect('--lora-extra-vocab-size <n>', `${NO_LORA} (it only matters with --enable-lora)`),
-  noEffect('--lora-dtype <dtype>', `${NO_LORA} (it only matters with --enable-lora)`),
-  noEffect('--max-cpu-loras <n>', `${NO_LORA} (it only matters with --enable-lora)`),
-  noEffect('--fully-sharded-loras', `${NO_LORA} (it only matters with --enable-lora)`),
-  noEffect('--default-mm-loras <json>', `${NO_LORA} (it only matters with --enable-lora)`),
+  // LoRA (--enable-lora and the flags it uses are in flags.ts)
+  noEffect('--lora-extra-vocab-size <n>', 'adapters add no vocabulary rows here (newer vLLM dropped extra LoRA vocabularies too)'),
+  noEffect('--fully-sharded-loras', ONE_REPLICA),
+  refused('--default-mm-loras <json>', NO_MULTIMODAL, 'name the adapter in each request\'s `model`'),
   // Observability
   noEffect('--show-hidden-metrics-for-version <version>', 'no deprecated (hidden) metrics exist here'),
   refused('--otlp-traces-endpoint <url>', 'OpenTelemetry tracing is not implemented', 'use /metrics and the access log (X-Request-Id with --enable-request-id-headers)'),

@@ -17,6 +17,7 @@ import { EmbeddingsModule } from './embeddings/embeddings.module';
 import { HealthModule } from './health/health.module';
 import { InvocationsModule } from './invocations/invocations.module';
 import { LoadModule } from './load/load.module';
+import { LoraAdaptersModule } from './lora/lora-adapters.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { ModelsModule } from './models/models.module';
 import { PoolingModule } from './pooling/pooling.module';
@@ -34,6 +35,7 @@ import {
   invocationRoutes,
   openAiRoutes,
   poolingRoutes,
+  runtimeLoraRoutes,
   scaleOutRoutes,
   scaleOutTextRoutes,
   scoreRoutes,
@@ -63,6 +65,7 @@ const FEATURE_MODULES: FeatureModuleEntry[] = [
   { module: TokenizeModule, when: textRoutes },
   { module: InvocationsModule, when: invocationRoutes },
   { module: DevModule, when: devMode },
+  { module: LoraAdaptersModule, when: runtimeLoraRoutes },
   { module: TokensGenerateModule, when: scaleOutRoutes },
   { module: AbortModule, when: scaleOutRoutes },
   { module: LegacyAbortModule, when: tokensOnly },

@@ -39,6 +39,8 @@ export const tokensOnly = (c: ServerConfig, m: ServedModel): boolean => c.tokens
 export const audioRoutes = (c: ServerConfig, m: ServedModel): boolean => !c.tokensOnly && m.transcribes;
 /** VLLM_SERVER_DEV_MODE=1: sleep, wake_up, reset_prefix_cache, server_info, collective_rpc. */
 export const devMode = (c: ServerConfig): boolean => c.devMode;
+/** VLLM_ALLOW_RUNTIME_LORA_UPDATING: /v1/load_lora_adapter, /v1/unload_lora_adapter (as vLLM, whatever the model). */
+export const runtimeLoraRoutes = (c: ServerConfig): boolean => c.allowRuntimeLoraUpdating;
 /** Scale-out routes that need a tokenizer (render, derender): absent with --tokens-only / --skip-tokenizer-init. */
 export const scaleOutTextRoutes = (c: ServerConfig, m: ServedModel): boolean => scaleOutRoutes(c, m) && !c.skipTokenizerInit;
 /** /pooling: every pooling model. */

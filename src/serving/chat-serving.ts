@@ -112,7 +112,7 @@ export interface ChatChunk {
 export class ChatServing extends OpenAIServing {
   /** Validates the body and renders each conversation (ids from `idBase`, see requestIdBase); `batch` = messages is a list of conversations. */
   async prepare(body: ChatRequestBody, idBase: string, batch = false): Promise<PreparedChat> {
-    const model = this.checkModel(body.model);
+    const { name: model, lora } = await this.resolveModel(body.model);
     this.checkCommonFields(body, { unsupported: UNSUPPORTED_COMMON_FIELDS, allowListXargs: true });
     checkChatTemplateFlags(body, this.opts.trustRequestChatTemplate);
     if (batch) {
@@ -167,7 +167,7 @@ export class ChatServing extends OpenAIServing {
       })),
     );
     const id = this.newResponseId('chatcmpl', idBase);
-    const engineRequests = buildEngineRequests(prompts, params, body, (i) => (batch ? `${id}_${i}` : id));
+    const engineRequests = buildEngineRequests(prompts, params, body, (i) => (batch ? `${id}_${i}` : id), lora);
     const outputRules = outputRulesOf(body, tools.choice);
     const prep: PreparedChat = { id, model, created: createdNow(), conversations, prompts, params, engineRequests, body, tools, renderOptions, outputRules };
     engineRequests.forEach((request, i) => this.constrainAfterReasoning(request, this.choiceParsing(prep, i), outputRules.includeReasoning));

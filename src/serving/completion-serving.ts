@@ -84,7 +84,7 @@ export interface CompletionChunk {
 export class CompletionServing extends OpenAIServing {
   /** Validates and turns the body into engine requests (ids from `idBase`, see requestIdBase); throws 400/404 errors. */
   async prepare(body: CompletionRequestBody, idBase: string): Promise<PreparedCompletion> {
-    const model = this.checkModel(body.model);
+    const { name: model, lora } = await this.resolveModel(body.model);
     if (body.suffix != null) throw new RequestValidationError('suffix is not currently supported', 'suffix');
     this.checkCommonFields(body, { unsupported: UNSUPPORTED_COMMON_FIELDS, allowListXargs: false });
     if (body.prompt == null) {
@@ -129,7 +129,7 @@ export class CompletionServing extends OpenAIServing {
       params.push(p);
     }
     const id = this.newResponseId('cmpl', idBase);
-    const engineRequests = buildEngineRequests(prompts, params, body, (i) => (prompts.length === 1 ? id : `${id}-${i}`));
+    const engineRequests = buildEngineRequests(prompts, params, body, (i) => (prompts.length === 1 ? id : `${id}-${i}`), lora);
     // With a reasoning parser, a constraint waits for the end of the thinking unless the prompt closed it (vLLM).
     for (const [i, request] of engineRequests.entries()) {
       if (request.params.structured_outputs == null) continue;

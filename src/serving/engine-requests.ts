@@ -1,7 +1,7 @@
 // The engine requests of one API request: one per prompt (completions) or conversation (batch
-// chat), sharing the request-level extras and one arrival time.
+// chat), sharing the request-level extras, the LoRA adapter and one arrival time.
 
-import type { EngineClient, EngineRequest, SamplingParams, SequenceReservation } from '../engine/types';
+import type { EngineClient, EngineRequest, LoraRequest, SamplingParams, SequenceReservation } from '../engine/types';
 import type { RequestExtras } from './serving-options';
 
 export function buildEngineRequests(
@@ -9,6 +9,7 @@ export function buildEngineRequests(
   params: SamplingParams[],
   extras: Pick<RequestExtras, 'priority' | 'cache_salt'>,
   requestIdOf: (index: number) => string,
+  lora: LoraRequest | null = null,
 ): EngineRequest[] {
   const arrivalTime = Date.now();
   return prompts.map((prompt, i) => ({
@@ -18,6 +19,7 @@ export function buildEngineRequests(
     priority: extras.priority ?? 0,
     cacheSalt: extras.cache_salt ?? null,
     arrivalTime,
+    lora,
   }));
 }
 

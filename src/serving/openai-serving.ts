@@ -11,7 +11,8 @@ import { responseId, type ResponseIdPrefix } from './ids';
 import { tokenNamer, type TokenNamer } from './logprobs';
 import { resolveMaxTokens, type MaxTokensInput } from './max-tokens';
 import type { SamplingContext } from './sampling-params';
-import { checkRequestExtras, resolveModelName, type RequestExtras, type ServingOptions } from './serving-options';
+import type { ResolvedModel } from './lora/served-models';
+import { checkRequestExtras, resolveModelName, resolveModelOnFirstUse, type RequestExtras, type ServingOptions } from './serving-options';
 import type { StructuredOutputsRequestFields } from './structured-outputs';
 import { namingToolConstraintErrors, withToolConstraint } from './tool-call-schema';
 import type { RequestTools } from './tool-choice';
@@ -35,6 +36,11 @@ export abstract class OpenAIServing {
   /** The model name responses report; 404 with vLLM's message when `model` is not served. */
   protected checkModel(model: string | null | undefined): string {
     return resolveModelName(model, this.opts);
+  }
+
+  /** The name responses report and the LoRA adapter `model` names (null: the base model, loaded on first use by a resolver); 404 when not served. */
+  protected resolveModel(model: string | null | undefined): Promise<ResolvedModel> {
+    return resolveModelOnFirstUse(model, this.opts);
   }
 
   /** Refused fields and vLLM's request-level extras (cache_salt, priority, vllm_xargs). */

@@ -6,6 +6,7 @@ import type { ServerConfig } from '../config/server-config';
 import { RequestValidationError } from '../engine/errors';
 import { outputParserFactories, type OutputParserFactories } from './chat-output';
 import type { ToolServingOptions } from './tool-choice';
+import { ServedModels, type ResolvedModel } from './lora/served-models';
 
 export interface ServingOptions extends ToolServingOptions {
   /** --served-model-name: the first is reported in responses; any is accepted. */
@@ -23,10 +24,13 @@ export interface ServingOptions extends ToolServingOptions {
   schedulingPolicy: ServerConfig['schedulingPolicy'];
   /** --default-chat-template-kwargs: merged under each request's chat_template_kwargs. */
   defaultChatTemplateKwargs?: Record<string, unknown> | null;
+  /** The server's model names and loaded LoRA adapters (absent: the served names only). */
+  models?: ServedModels;
 }
 
-export function servingOptionsFrom(config: ServerConfig): ServingOptions {
+export function servingOptionsFrom(config: ServerConfig, models?: ServedModels): ServingOptions {
   return {
+    models,
     servedModelNames: config.servedModelNames,
     returnTokensAsTokenIds: config.returnTokensAsTokenIds,
     enablePromptTokensDetails: config.enablePromptTokensDetails,
@@ -51,10 +55,27 @@ export function chatTemplateKwargs(opts: Pick<ServingOptions, 'defaultChatTempla
   return { ...opts.defaultChatTemplateKwargs, ...(requested ?? {}) };
 }
 
-/** The model name responses carry: the request's `model` must be one of the served names (404 otherwise). */
-export function resolveModelName(requested: string | null | undefined, opts: Pick<ServingOptions, 'servedModelNames'>): string {
-  if (requested != null && requested !== '' && !opts.servedModelNames.includes(requested)) throw OpenAIHttpError.modelNotFound(requested, opts.servedModelNames);
-  return opts.servedModelNames[0];
+/** What the request's `model` names: a served name or a loaded adapter (vLLM's 404 otherwise). */
+export function resolveModel(requested: string | null | undefined, opts: Pick<ServingOptions, 'servedModelNames' | 'models'>): ResolvedModel {
+  return (opts.models ?? ServedModels.baseOnly(opts.servedModelNames)).resolve(requested);
+}
+
+/** resolveModel after loading the adapter `model` names on first use, where a LoRA resolver has it (vLLM's _check_model). */
+export async function resolveModelOnFirstUse(requested: string | null | undefined, opts: Pick<ServingOptions, 'servedModelNames' | 'models'>): Promise<ResolvedModel> {
+  await opts.models?.loadOnFirstUse(requested);
+  return resolveModel(requested, opts);
+}
+
+/** The model name responses carry (an adapter's name when `model` names one). */
+export function resolveModelName(requested: string | null | undefined, opts: Pick<ServingOptions, 'servedModelNames' | 'models'>): string {
+  return resolveModel(requested, opts).name;
+}
+
+/** For the routes that run no adapter (pooling, speech to text): an adapter's name is refused with 400. */
+export function resolveBaseModelName(requested: string | null | undefined, opts: Pick<ServingOptions, 'servedModelNames' | 'models'>, api: string): string {
+  const resolved = resolveModel(requested, opts);
+  if (resolved.lora) throw OpenAIHttpError.badRequest(`The model \`${resolved.name}\` is a LoRA adapter; the ${api} runs the base model only here.`, 'model');
+  return resolved.name;
 }
 
 /** Request-level vLLM extras every generation request accepts. */

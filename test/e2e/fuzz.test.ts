@@ -207,10 +207,11 @@ needs(defaultTestModel()).describe('fuzz: every operation of the OpenAPI spec', 
     const crossEncoder = writeEncoderDir(join(tmp, 'reranker'), { family: 'bert', numLabels: 1, hidden: 32, layers: 2, heads: 4, intermediate: 64, maxPositions: 64 }, 42);
     const common = ['--api-key', KEY, '--served-model-name', MODEL, '--chat-template', template];
     [scaleOut, tokensOnly, embedder, classifier, speech] = await Promise.all([
-      // VLLM_SERVER_DEV_MODE registers the dev routes (sleep, wake_up, reset_prefix_cache, …). The
-      // queue bound above 10k lets a 10k-prompt completion be served rather than refused.
-      startServer([...common, '--enable-scale-out', '--trust-request-chat-template', '--max-num-queued-reqs', '20000'], {
-        env: { VLLM_SERVER_DEV_MODE: '1' },
+      // VLLM_SERVER_DEV_MODE registers the dev routes (sleep, wake_up, reset_prefix_cache, …),
+      // VLLM_ALLOW_RUNTIME_LORA_UPDATING the adapter routes. The queue bound above 10k lets a
+      // 10k-prompt completion be served rather than refused.
+      startServer([...common, '--enable-scale-out', '--trust-request-chat-template', '--max-num-queued-reqs', '20000', '--enable-lora'], {
+        env: { VLLM_SERVER_DEV_MODE: '1', VLLM_ALLOW_RUNTIME_LORA_UPDATING: '1' },
       }),
       startServer(['--api-key', KEY, '--served-model-name', MODEL, '--tokens-only']),
       // The pooling routes: the same model served as an embedder, and a small BERT cross-encoder.

@@ -10,6 +10,7 @@ import type {
   EngineClient,
   EngineHealth,
   EngineRequest,
+  LoraRequest,
   FinishReason,
   IterationStats,
   PoolingRequestOutput,
@@ -55,6 +56,8 @@ export interface FakeEngineOptions {
   chatTemplate?: ChatTemplate | null;
   /** What stats() reports; by default the in-flight count and an empty cache. */
   stats?: SchedulerStats;
+  /** loadLora rejects with this message when it returns one (an adapter the engine cannot serve). */
+  refuseLora?: (request: LoraRequest) => string | null;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -217,7 +220,15 @@ export class FakeEngine implements EngineClient {
     return { ...this.sleepingAt };
   }
   async resetPrefixCache(): Promise<void> {}
-  async loadLora(): Promise<void> {}
-  async unloadLora(): Promise<void> {}
+  /** loadLora / unloadLora calls, in order. */
+  readonly loraCalls: Array<{ load: LoraRequest } | { unload: number }> = [];
+  async loadLora(request: LoraRequest): Promise<void> {
+    this.loraCalls.push({ load: request });
+    const refusal = this.options.refuseLora?.(request);
+    if (refusal) throw new Error(refusal);
+  }
+  async unloadLora(id: number): Promise<void> {
+    this.loraCalls.push({ unload: id });
+  }
 
 }

@@ -9,14 +9,16 @@ import { AudioFrontend } from '../../serving/audio/audio-frontend';
 import { servingOptionsFrom } from '../../serving/serving-options';
 import { SpeechToTextServing } from '../../serving/speech/speech-to-text-serving';
 import type { SpeechTask } from '../../serving/speech/speech-types';
-import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';
+import type { ServedModels } from '../../serving/lora/served-models';
+import { ENGINE_CLIENT, SERVED_MODELS, SERVER_CONFIG } from '../engine/engine.tokens';
 import { AudioController } from './audio.controller';
 import { TRANSCRIPTION_SERVING, TRANSLATION_SERVING } from './audio.tokens';
 
 const servingFor = (provide: symbol, task: SpeechTask) => ({
   provide,
-  inject: [ENGINE_CLIENT, SERVER_CONFIG, AudioFrontend],
-  useFactory: (engine: EngineClient, config: ServerConfig, frontend: AudioFrontend) => new SpeechToTextServing(engine, servingOptionsFrom(config), task, frontend),
+  inject: [ENGINE_CLIENT, SERVER_CONFIG, AudioFrontend, SERVED_MODELS],
+  useFactory: (engine: EngineClient, config: ServerConfig, frontend: AudioFrontend, models: ServedModels) =>
+    new SpeechToTextServing(engine, servingOptionsFrom(config, models), task, frontend),
 });
 
 @Module({

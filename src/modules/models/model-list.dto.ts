@@ -30,7 +30,7 @@ export class ModelPermission {
 }
 
 export class ModelCard {
-  @ApiProperty({ description: 'A served model name (--served-model-name).' })
+  @ApiProperty({ description: 'A served model name (--served-model-name) or a LoRA adapter\'s name.' })
   id!: string;
   @ApiProperty({ enum: ['model'], description: 'Always model.' })
   object!: 'model';
@@ -38,11 +38,11 @@ export class ModelCard {
   created!: number;
   @ApiProperty({ example: 'vllm', description: 'Always vllm (as vLLM reports).' })
   owned_by!: string;
-  @ApiProperty({ type: String, nullable: true, description: 'The model path the server loaded.' })
+  @ApiProperty({ type: String, nullable: true, description: 'The model path the server loaded; an adapter\'s path for an adapter.' })
   root!: string | null;
-  @ApiProperty({ type: String, nullable: true, description: 'The base model of an adapter; null.' })
+  @ApiProperty({ type: String, nullable: true, description: 'The served base model of an adapter; null for a base model.' })
   parent!: string | null;
-  @ApiProperty({ type: Number, nullable: true, description: 'Context length (prompt + output) in tokens.' })
+  @ApiProperty({ type: Number, nullable: true, description: 'Context length (prompt + output) in tokens; null for an adapter.' })
   max_model_len!: number | null;
   @ApiProperty({ type: [ModelPermission], description: 'One permission object.' })
   permission!: ModelPermission[];
@@ -51,6 +51,6 @@ export class ModelCard {
 export class ModelList {
   @ApiProperty({ enum: ['list'], description: 'Always list.' })
   object!: 'list';
-  @ApiProperty({ type: [ModelCard], description: 'One card per served model name.' })
+  @ApiProperty({ type: [ModelCard], description: 'One card per served model name, then one per loaded LoRA adapter.' })
   data!: ModelCard[];
 }

@@ -1,11 +1,13 @@
-// GET /v1/models: one card per served model name, in vLLM's ModelList shape.
+// GET /v1/models: one card per served model name, then one per loaded LoRA adapter (root: its
+// path, parent: its base model), in vLLM's ModelList shape.
 
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { randomRequestId } from '../../serving/ids';
 import { DUMMY_MODEL_NAME, ServerConfig } from '../../config/server-config';
 import type { EngineClient } from '../../engine/types';
-import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';
+import type { ServedModels } from '../../serving/lora/served-models';
+import { ENGINE_CLIENT, SERVED_MODELS, SERVER_CONFIG } from '../engine/engine.tokens';
 import { ModelCard, ModelList, ModelPermission } from './model-list.dto';
 
 @ApiTags('models')
@@ -14,27 +16,29 @@ export class ModelsController {
   constructor(
     @Inject(ENGINE_CLIENT) private readonly engine: EngineClient,
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    @Inject(SERVED_MODELS) private readonly models: ServedModels,
   ) {}
 
   @Get('models')
-  @ApiOperation({ summary: 'List the served models', description: 'One card per --served-model-name.' })
-  @ApiOkResponse({ type: ModelList, description: 'The served models.' })
+  @ApiOperation({ summary: 'List the served models', description: 'One card per --served-model-name, then one per loaded LoRA adapter.' })
+  @ApiOkResponse({ type: ModelList, description: 'The served models and adapters.' })
   showAvailableModels(): ModelList {
     const created = Math.floor(Date.now() / 1000);
     const root = this.config.model ?? DUMMY_MODEL_NAME;
-    const data = this.config.servedModelNames.map(
-      (id): ModelCard => ({
-        id,
-        object: 'model',
-        created,
-        owned_by: 'vllm',
-        root,
-        parent: null,
-        max_model_len: this.engine.maxModelLen,
-        permission: [permission(created)],
-      }),
-    );
-    return { object: 'list', data };
+    const card = (id: string, cardRoot: string, parent: string | null, maxModelLen: number | null): ModelCard => ({
+      id,
+      object: 'model',
+      created,
+      owned_by: 'vllm',
+      root: cardRoot,
+      parent,
+      max_model_len: maxModelLen,
+      permission: [permission(created)],
+    });
+    const bases = this.config.servedModelNames.map((id) => card(id, root, null, this.engine.maxModelLen));
+    // vLLM's adapter cards carry no max_model_len.
+    const adapters = this.models.list().map(({ request, parent }) => card(request.name, request.path, parent, null));
+    return { object: 'list', data: [...bases, ...adapters] };
   }
 }
 

@@ -7,7 +7,8 @@ import type { EngineClient } from '../../engine/types';
 import { servingOptionsFrom } from '../../serving/serving-options';
 import { ResponsesServing } from '../../serving/responses/responses-serving';
 import { createResponsesStore, isRedisUrl, type ResponsesStore } from '../../serving/responses/store';
-import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';
+import type { ServedModels } from '../../serving/lora/served-models';
+import { ENGINE_CLIENT, SERVED_MODELS, SERVER_CONFIG } from '../engine/engine.tokens';
 import { MetricsModule } from '../metrics/metrics.module';
 import { MetricsService } from '../metrics/metrics.service';
 import { ResponsesController } from './responses.controller';
@@ -37,9 +38,9 @@ const RESPONSES_STORE = Symbol('RESPONSES_STORE');
     },
     {
       provide: ResponsesServing,
-      inject: [ENGINE_CLIENT, SERVER_CONFIG, RESPONSES_STORE],
-      useFactory: async (engine: EngineClient, config: ServerConfig, store: ResponsesStore) => {
-        const serving = new ResponsesServing(engine, servingOptionsFrom(config), store, {
+      inject: [ENGINE_CLIENT, SERVER_CONFIG, RESPONSES_STORE, SERVED_MODELS],
+      useFactory: async (engine: EngineClient, config: ServerConfig, store: ResponsesStore, models: ServedModels) => {
+        const serving = new ResponsesServing(engine, servingOptionsFrom(config, models), store, {
           maxDepth: config.responsesChainMaxDepth,
           maxBytes: config.responsesChainMaxBytes,
         });

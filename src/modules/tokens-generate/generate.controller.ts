@@ -28,7 +28,7 @@ export class GenerateController {
   @ApiEventStream(GenerateStreamResponseDto)
   @ApiBodyExample({ model: SERVED_MODEL, token_ids: [72, 101, 108, 108, 111], sampling_params: { max_tokens: 16, temperature: 0 } })
   async generate(@Body() body: GenerateRequestDto, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const prepared = this.serving.prepare(body, responseIdBase(request, body.request_id));
+    const prepared = await this.serving.resolveAndPrepare(body, responseIdBase(request, body.request_id));
     await respond(reply, this.serving, prepared, prepared.stream);
   }
 }

@@ -12,7 +12,8 @@ import { checkTokenIdsInVocab } from '../completion-prompts';
 import { tokenNamer } from '../logprobs';
 import { resolveMaxTokens } from '../max-tokens';
 import { OpenAIHttpError } from '../openai-error';
-import { checkPriority, resolveModelName, servingOptionsFrom, type ServingOptions } from '../serving-options';
+import type { ServedModels } from '../lora/served-models';
+import { checkPriority, resolveModel, servingOptionsFrom, type ServingOptions } from '../serving-options';
 import { streamUsageFlags } from '../usage';
 import { collectGenerateResponse, GenerateJob, generateStreamChunks } from './generate-output';
 import type { GenerateRequest, GenerateResponse, GenerateStreamResponse, OutputMode } from './generate-types';
@@ -23,8 +24,8 @@ export interface GenerateServingOptions extends ServingOptions {
   maxNumSeqs: number;
 }
 
-export function generateServingOptions(config: ServerConfig): GenerateServingOptions {
-  return { ...servingOptionsFrom(config), tokensOnly: config.tokensOnly, maxNumSeqs: config.maxNumSeqs };
+export function generateServingOptions(config: ServerConfig, models?: ServedModels): GenerateServingOptions {
+  return { ...servingOptionsFrom(config, models), tokensOnly: config.tokensOnly, maxNumSeqs: config.maxNumSeqs };
 }
 
 /** The engine request id is this + the X-Request-Id header, else the body request_id, else a uuid. */
@@ -42,12 +43,18 @@ export class GenerateServing {
     private readonly opts: GenerateServingOptions,
   ) {}
 
+  /** prepare(), once the adapter `model` names is loaded where a LoRA resolver has it (first use). */
+  async resolveAndPrepare(body: GenerateRequest, idBase: string): Promise<PreparedGenerate> {
+    await this.opts.models?.loadOnFirstUse(body.model);
+    return this.prepare(body, idBase);
+  }
+
   /**
    * Validates and builds the engine request; throws the 400/404 vLLM answers with.
    * `idBase`: the X-Request-Id header, else the body request_id, else a random id (responseIdBase).
    */
   prepare(body: GenerateRequest, idBase: string): PreparedGenerate {
-    const model = resolveModelName(body.model, this.opts);
+    const { name: model, lora } = resolveModel(body.model, this.opts);
     if (body.features != null || (body.content_parts != null && body.content_parts.length > 0)) {
       throw OpenAIHttpError.badRequest('Multimodal inputs are not supported by this server.', body.features != null ? 'features' : 'content_parts');
     }
@@ -85,6 +92,7 @@ export class GenerateServing {
       cacheSalt: body.cache_salt ?? null,
       arrivalTime: Date.now(),
       structuredOutputsAfter: this.structuredOutputsAfter(body, params),
+      lora,
     };
     return { job, engineRequest, stream };
   }

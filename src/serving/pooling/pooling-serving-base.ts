@@ -5,7 +5,7 @@ import { RequestValidationError } from '../../engine/errors';
 import type { EngineClient } from '../../engine/types';
 import type { PoolerSettings, PoolingTask } from '../../model/types';
 import { createdNow } from '../ids';
-import { checkRequestExtras, resolveModelName, type RequestExtras, type ServingOptions } from '../serving-options';
+import { checkRequestExtras, resolveBaseModelName, type RequestExtras, type ServingOptions } from '../serving-options';
 import { rejectUnsupportedFields } from '../unsupported';
 import { buildUsage, type UsageInfo } from '../usage';
 
@@ -33,7 +33,7 @@ export abstract class PoolingServingBase {
   ) {}
 
   protected begin(body: PoolingRequestCommon, idBase: string, prefix: string, tasks: readonly PoolingTask[]): PoolingRequestContext {
-    const model = resolveModelName(body.model, this.opts);
+    const model = resolveBaseModelName(body.model, this.opts, 'pooling API');
     rejectUnsupportedFields(body, ['mm_processor_kwargs']);
     checkRequestExtras(body, this.opts, false);
     const pooler = this.engine.pooler;

@@ -88,7 +88,7 @@ export class ResponsesServing extends OpenAIServing {
 
   /** Validates, loads the previous response, renders the conversation; throws 400/404. `idBase`: see requestIdBase. */
   async prepare(body: ResponsesRequestBody, idBase: string): Promise<PreparedResponse> {
-    const model = this.checkModel(body.model);
+    const { name: model, lora } = await this.resolveModel(body.model);
     this.checkCommonFields(body, { unsupported: [], allowListXargs: true });
     checkResponsesRequest(body);
     if (body.reasoning?.summary != null && !this.warnedReasoningSummary) {
@@ -110,7 +110,7 @@ export class ResponsesServing extends OpenAIServing {
     const chatTemplateKwargs = requestTemplateKwargs(this.opts, { chat_template_kwargs: body.chat_template_kwargs, reasoning_effort: body.reasoning?.effort });
     const prompt = await this.render(body, conversation, inputItems, tools, chatTemplateKwargs);
     const params = this.samplingParams(body, prompt, tools);
-    const [engineRequest] = buildEngineRequests([prompt], [params], body, () => id);
+    const [engineRequest] = buildEngineRequests([prompt], [params], body, () => id, lora);
     const parsing: ChoiceParsing = { choice: tools.choice, functions: tools.functions, chatTemplateKwargs, promptText: prompt.text };
     // Responses have no include_reasoning: the thinking is always an output item.
     const outputRules = outputRulesOf({ parallel_tool_calls: body.parallel_tool_calls }, tools.choice);

@@ -18,7 +18,7 @@ import { createdNow, requestIdBase } from '../ids';
 import { resolveMaxTokens } from '../max-tokens';
 import { buildSamplingParams } from '../sampling-params';
 import { sentFields } from '../sampling-request';
-import { checkRequestExtras, resolveModelName, type ServingOptions } from '../serving-options';
+import { checkRequestExtras, resolveBaseModelName, type ServingOptions } from '../serving-options';
 import { buildUsage, type UsageInfo } from '../usage';
 import { windowSegments, type WindowOutput } from './speech-segments';
 import type { AudioResponseFormat, SpeechResponse, SpeechSegment, SpeechStreamChunk, SpeechTask, SpeechToTextFields, SpeechVerboseResponse } from './speech-types';
@@ -55,7 +55,7 @@ export class SpeechToTextServing {
 
   /** Checks the fields, decodes the audio, detects the language if needed; 400/404 on bad input. */
   async prepare(fields: SpeechToTextFields, file: Uint8Array | null, headerRequestId: string | null, signal?: AbortSignal): Promise<PreparedSpeech> {
-    const model = resolveModelName(fields.model, this.opts);
+    const model = resolveBaseModelName(fields.model, this.opts, 'audio API');
     this.audioFeatures(); // 400 when the served model takes no audio
     const tokens = this.specialTokens();
     const format = fields.response_format ?? 'json';

@@ -106,7 +106,14 @@ describe('vLLM command lines', () => {
     [['--kv-cache-dtype', 'fp8_inc'], /'fp8_inc' is not supported: it is Intel Gaudi's \(INC\) fp8 cache; use fp8 \(= fp8_e4m3\) or fp8_e5m2/],
     [['--kv-cache-dtype', 'fp8_ds_mla'], /'fp8_ds_mla' is not supported: it is DeepSeek MLA's packed fp8 layout/],
     [['--kv-cache-dtype', 'int8'], /'int8' is not one of auto, bfloat16, float16, float32, fp8, fp8_e4m3, fp8_e5m2/],
-    [['--enable-lora', '--lora-modules', 'sql=/loras/sql'], /--lora-modules sql=\/loras\/sql is not supported: LoRA adapters are not supported.*Instead: merge the adapter/],
+    [['--lora-modules', 'sql=/loras/sql'], /LoRA is not enabled\. Use --enable-lora to enable LoRA\./],
+    [['--enable-lora', '--max-loras', '4', '--max-cpu-loras', '2'], /max_cpu_loras \(2\) must be >= max_loras \(4\)/],
+    [['--enable-lora', '--max-lora-rank', '24'], /--max-lora-rank must be one of 1, 8, 16, 32, 64, 128, 256, 320, 512, got 24/],
+    [['--enable-lora', '--lora-dtype', 'float32'], /argument 'float32' is invalid\. Allowed choices are auto, float16, bfloat16/],
+    [['--enable-lora', '--lora-modules', '{"name": "sql", "path": "/loras/sql", "rank": 8}'], /Invalid fields for --lora-modules: .* unexpected keyword argument 'rank'/],
+    [['--enable-lora', '--lora-modules', '{"name": "sql",'], /Invalid JSON format for --lora-modules/],
+    [['--enable-lora', '--lora-modules', 'sql=/a', 'sql=/b'], /--lora-modules names each adapter once/],
+    [['--enable-lora', '--default-mm-loras', '{"audio": "/loras/a"}'], /--default-mm-loras .* is not supported/],
     [['--speculative-config', '{"model": "draft", "num_speculative_tokens": 5}'], /--speculative-config .* is not supported: speculative decoding/],
     [['--pipeline-parallel-size', '2', '--distributed-executor-backend', 'ray'], /--pipeline-parallel-size 2 is not supported/],
     [['--tokenizer-mode', 'mistral'], /'mistral' needs vLLM's Python tokenizer/],
@@ -115,6 +122,24 @@ describe('vLLM command lines', () => {
     const r = await run(['serve', MODEL, ...(flags)]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
+  });
+
+  it("vLLM's multi-LoRA line starts: both --lora-modules forms, several items and repeats, the LoRA limits", async () => {
+    const r = await run(['serve', MODEL, '--enable-lora', '--lora-modules', 'sql=/loras/sql', '{"name": "chat", "path": "/loras/chat", "base_model_name": "llama"}',
+      '--lora-modules', 'tldr=/loras/tldr', '--max-loras', '2', '--max-lora-rank', '64', '--lora-dtype', 'bfloat16', '--served-model-name', 'llama',
+      '--lora-extra-vocab-size', '256', '--fully-sharded-loras']);
+    expect(r.code).toBe(0);
+    expect(r.config).toMatchObject({
+      enableLora: true,
+      loraModules: [{ name: 'sql', path: '/loras/sql' }, { name: 'chat', path: '/loras/chat', baseModelName: 'llama' }, { name: 'tldr', path: '/loras/tldr' }],
+      maxLoras: 2, maxLoraRank: 64, maxCpuLoras: null, loraDtype: 'bfloat16',
+    });
+    expect(r.notices.map((n) => n.split(' ')[0]).sort()).toEqual(['--fully-sharded-loras', '--lora-extra-vocab-size']);
+  });
+
+  it('VLLM_ALLOW_RUNTIME_LORA_UPDATING turns the adapter routes on', async () => {
+    expect((await run(['serve', MODEL, '--enable-lora'], { VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True' })).config).toMatchObject({ allowRuntimeLoraUpdating: true });
+    expect((await run(['serve', MODEL, '--enable-lora'])).config).toMatchObject({ allowRuntimeLoraUpdating: false });
   });
 
   it('a vLLM CPU deployment line with compilation and download flags starts with one notice each', async () => {

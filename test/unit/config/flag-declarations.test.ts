@@ -25,7 +25,8 @@ const BAD_VALUES: Record<string, unknown> = {
   gpuMemoryUtilization: 2, numGpuBlocksOverride: 0, maxNumPartialPrefills: 0, maxLongPartialPrefills: 3, longPrefillTokenThreshold: -1,
   logStatsIntervalSeconds: 0, sslCertReqs: 3, maxLogLen: -1, overrideGenerationConfig: [], runner: 'x', convert: 'x', responsesStore: 'x',
   responsesStoreTtlSeconds: -1, responsesStoreMaxBytes: 0, forwardedAllowIps: ['zz'], responsesStoreTimeoutSeconds: 0,
-  responsesChainMaxDepth: 0, responsesChainMaxBytes: 0,
+  responsesChainMaxDepth: 0, responsesChainMaxBytes: 0, maxLoras: 0, maxLoraRank: 24, loraDtype: 'x',
+  loraModules: [{ name: 'a', path: '/a' }, { name: 'a', path: '/b' }],
 };
 
 function errorOf(input: Partial<ServerConfig>, env: NodeJS.ProcessEnv = {}): string {
