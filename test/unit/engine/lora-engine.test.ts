@@ -67,6 +67,20 @@ needs(STORIES).describe('LoRA requests through the engine', () => {
     });
   });
 
+  it('a batch of 32 greedy requests spread over four adapters and the base model gives each request what it gets alone', async () => {
+    await withEngine({ lora: { ...LORA, maxLoras: 4 }, maxNumSeqs: 32 }, async (engine, log) => {
+      const ps = prompts(model, 32);
+      const extra = (i: number) => (i % 5 === 0 ? {} : { lora: lora(i % 5) });
+      const tokens = async (i: number) => (await finalOutput(engine, request(ps[i], {}, extra(i)))).outputs[0].tokenIds;
+      const alone: number[][] = [];
+      for (let i = 0; i < ps.length; i++) alone.push(await tokens(i));
+      log.steps.length = 0;
+      const together = await Promise.all(ps.map((_, i) => tokens(i)));
+      expect(together).toEqual(alone);
+      expect(Math.max(...log.steps.map((ids) => ids.length))).toBe(4);
+    });
+  });
+
   it('keeps at most max_cpu_loras adapters, reloads a dropped one on demand, and its output stays the same', async () => {
     await withEngine({ lora: { ...LORA, maxLoras: 1, maxCpuLoras: 1 } }, async (engine, log, files) => {
       const [p] = prompts(model, 1);
