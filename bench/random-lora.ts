@@ -5,22 +5,15 @@ import { loraModuleShapes } from '../src/model/runner/lora-slots';
 import type { DecoderArchConfig } from '../src/model/types';
 import { uniformSource } from './random-llama';
 
-/** [inFeatures, outFeatures] and the canonical weight name of each adapted linear. */
-export function loraTarget(c: DecoderArchConfig, module: LoraModule, layer: number): { inFeatures: number; outFeatures: number; name: string } {
-  const [inFeatures, outFeatures] = loraModuleShapes(c)[module];
-  const block = module === 'gate_proj' || module === 'up_proj' || module === 'down_proj' ? 'mlp' : 'self_attn';
-  return { inFeatures, outFeatures, name: `model.layers.${layer}.${block}.${module}.weight` };
-}
-
 /** An adapter of `rank` over every module of every layer, alpha / rank as its scaling, A ~ U/sqrt(in), B ~ 0.5 U (so its products move the logits clearly). */
 export function randomAdapter(c: DecoderArchConfig, rank: number, alpha: number, seed: number): LoraWeights {
   const next = uniformSource(seed);
   const scaling = alpha / rank;
   let bytes = 0;
-  const layers = Array.from({ length: c.numLayers }, (_, l) => {
+  const layers = Array.from({ length: c.numLayers }, () => {
     const layer = new Map<LoraModule, LoraPair>();
     for (const module of LORA_MODULES) {
-      const { inFeatures, outFeatures } = loraTarget(c, module, l);
+      const [inFeatures, outFeatures] = loraModuleShapes(c)[module];
       const a = Float32Array.from({ length: rank * inFeatures }, () => next() / Math.sqrt(inFeatures));
       const b = Float32Array.from({ length: outFeatures * rank }, () => Math.fround(0.5 * next()) * scaling);
       layer.set(module, { a, b, rank, inFeatures, outFeatures });

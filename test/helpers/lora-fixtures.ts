@@ -1,33 +1,13 @@
 // The model with a LoRA adapter merged into its weights (W + b·a in float64, rounded to float32),
 // and a tiny step driver that runs sequences chunk by chunk, alone or mixed in one step.
-import { loraTarget } from '../../bench/random-lora';
+import { mergeLora } from '../../src/model/lora/merge-lora';
 import type { LoraWeights } from '../../src/model/lora/lora-weights';
-import type { DecoderArchConfig, LoadedModel, ModelRunner, ModelWeights, StepSequence, WeightTensor } from '../../src/model/types';
-import { weight } from './reference-forward';
+import type { LoadedModel, ModelRunner, StepSequence } from '../../src/model/types';
 import { BlockAllocator } from './runner-driver';
 
 /** The model with `adapter` merged: each adapted W becomes W + b·a, summed in float64 and rounded once (quantized weights dequantized first). */
 export function mergedModel(model: LoadedModel, adapter: LoraWeights): LoadedModel {
-  const c = model.config as DecoderArchConfig;
-  const src = model.weights!;
-  const merged = new Map<string, WeightTensor>();
-  adapter.layers.forEach((layer, l) => {
-    for (const [module, pair] of layer) {
-      const { name } = loraTarget(c, module, l);
-      const w = weight(src, name);
-      const out = new Float32Array(w.length);
-      for (let o = 0; o < pair.outFeatures; o++) {
-        for (let i = 0; i < pair.inFeatures; i++) {
-          let sum = w[o * pair.inFeatures + i];
-          for (let r = 0; r < pair.rank; r++) sum += pair.b[o * pair.rank + r] * pair.a[r * pair.inFeatures + i];
-          out[o * pair.inFeatures + i] = sum;
-        }
-      }
-      merged.set(name, { kind: 'f32', shape: [pair.outFeatures, pair.inFeatures], data: out });
-    }
-  });
-  const weights: ModelWeights = { names: () => src.names(), has: (n) => src.has(n), get: (n) => merged.get(n) ?? src.get(n) };
-  return { ...model, weights };
+  return { ...model, weights: mergeLora(model.weights!, adapter) };
 }
 
 /** A sequence to drive: its tokens, its adapter id (0: base), and the chunk sizes it is fed in (then decodes of one). */
