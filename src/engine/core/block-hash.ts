@@ -2,7 +2,7 @@ import * as crypto from 'node:crypto';
 
 /**
  * Hash of one full KV block, chained on the previous block's hash so that equal tokens
- * at different prefixes never collide. The cache salt and the LoRA adapter's name enter the
+ * at different prefixes never collide. The cache salt and the LoRA adapter's key enter the
  * first block only; the chain carries them into every later block, so two salts (or a prefix
  * under two adapters, or under one and the base model) never share any block.
  * `tokens[start .. end)` are the block's tokens (the whole array by default).
@@ -20,9 +20,9 @@ export function hashBlock(
   cacheSalt: string | null,
   start = 0,
   end = tokens.length,
-  loraName: string | null = null,
+  loraKey: string | null = null,
 ): string {
-  const head = parentHash ?? firstBlockHead(cacheSalt, loraName);
+  const head = parentHash ?? firstBlockHead(cacheSalt, loraKey);
   const need = Buffer.byteLength(head, 'utf8') + 4 * (end - start);
   if (scratch.length < need) scratch = Buffer.alloc(Math.max(need, 2 * scratch.length));
   let at = scratch.write(head, 0, 'utf8');
@@ -33,10 +33,10 @@ export function hashBlock(
 
 /**
  * What heads the first block: distinct tags keep "no salt" apart from the empty-string salt, and
- * the base model apart from every adapter (salt and name JSON-quoted, so no pair reads as another).
+ * the base model apart from every adapter (salt and key JSON-quoted, so no pair reads as another).
  */
-function firstBlockHead(cacheSalt: string | null, loraName: string | null): string {
-  if (loraName !== null) return `lora:${JSON.stringify([cacheSalt, loraName])}`;
+function firstBlockHead(cacheSalt: string | null, loraKey: string | null): string {
+  if (loraKey !== null) return `lora:${JSON.stringify([cacheSalt, loraKey])}`;
   return cacheSalt === null ? 'nosalt' : `salt:${cacheSalt}`;
 }
 

@@ -18,8 +18,8 @@ export interface KvSequence {
   /** Prompt + output tokens so far. */
   readonly tokenIds: readonly number[];
   readonly cacheSalt: string | null;
-  /** The LoRA adapter's name: its blocks are cached apart from the base model's and other adapters' (absent: base). */
-  readonly loraName?: string | null;
+  /** The LoRA adapter's name and load (Sequence.loraKey): its blocks are cached apart from the base model's and other adapters' (absent: base). */
+  readonly loraKey?: string | null;
   /** Cross-attention positions the sequence keeps in encoder blocks (0 for decoder-only models). */
   readonly numEncoderPositions: number;
 }
@@ -283,7 +283,7 @@ export class KvCacheManager {
 
   /** Chained hash of the sequence's full block `index`. */
   private hashBlockOf(seq: KvSequence, index: number, parentHash: string | null): string {
-    return hashBlock(parentHash, seq.tokenIds, seq.cacheSalt, index * this.blockSize, (index + 1) * this.blockSize, seq.loraName ?? null);
+    return hashBlock(parentHash, seq.tokenIds, seq.cacheSalt, index * this.blockSize, (index + 1) * this.blockSize, seq.loraKey ?? null);
   }
 
   private claim(id: number): void {

@@ -46,9 +46,13 @@ export class Sequence implements KvSequence {
     this.tokenIds = [...tokenIds];
   }
 
-  /** The adapter's name keys its prefix-cache blocks (vLLM's LoRA extra hash key). */
-  get loraName(): string | null {
-    return this.lora?.name ?? null;
+  /**
+   * What keys its prefix-cache blocks (vLLM's LoRA extra hash key): the adapter's name, and its
+   * load's id, because a name unloaded and loaded again (or reloaded in place) may hold other weights,
+   * and blocks computed with the old ones must not serve the new.
+   */
+  get loraKey(): string | null {
+    return this.lora ? `${this.lora.name}@${this.lora.id}` : null;
   }
 
   get numTokens(): number {

@@ -48,7 +48,7 @@ export interface UnloadLoraBody {
   lora_int_id?: number | null;
 }
 
-export type LoraEngine = Pick<EngineClient, 'loadLora' | 'unloadLora' | 'resetPrefixCache'>;
+export type LoraEngine = Pick<EngineClient, 'loadLora' | 'unloadLora'>;
 
 /** A client's name or path as error messages echo it: a long one is cut (a 5 MB name must not come back 5 MB long). */
 function shown(text: string): string {
@@ -130,8 +130,8 @@ export class ServedModels {
         const message = (err as Error).message;
         throw message.includes('No adapter found') ? new OpenAIHttpError(404, noAdapterFound(name, path)) : OpenAIHttpError.badRequest(message);
       }
-      // In place: requests from now on run the new weights; the engine drops the old id once its
-      // requests end. The prefix cache keys blocks by the adapter's name, so the old weights' blocks go.
+      // In place: requests from now on run the new weights under a new id; the engine drops the old
+      // id once its requests end. Prefix-cache blocks are keyed by name and id, so none of the old serves the new.
       if (previous) await this.retire(previous.request);
       return `Success: LoRA adapter '${name}' added successfully.`;
     });
@@ -176,7 +176,6 @@ export class ServedModels {
   private async retire(old: LoraRequest): Promise<void> {
     try {
       await this.engine?.unloadLora(old.id);
-      await this.engine?.resetPrefixCache();
     } catch (err) {
       this.log.warn(`LoRA adapter '${old.name}' reloaded in place, but dropping its old id ${old.id} failed: ${(err as Error).message}`);
     }

@@ -205,6 +205,24 @@ needs(STORIES).describe('LoRA requests through the engine', () => {
     });
   });
 
+  it('never serves a prefix cached under an adapter to the same name loaded again with other weights', async () => {
+    await withEngine({}, async (engine) => {
+      const p = prompts(model, 12).reduce((longest, q) => (q.length > longest.length ? q : longest));
+      const run = async (adapter: LoraRequest) => finalOutput(engine, request(p, { max_tokens: 8 }, { lora: adapter }));
+      const first = { ...lora(1), name: 'reused' };
+      await engine.loadLora(first);
+      await run(first);
+      expect((await run(first)).numCachedTokens).toBeGreaterThanOrEqual(16);
+      await engine.unloadLora(first.id);
+      // The same name, another adapter's weights, a new id (as the server gives each load).
+      const again = { ...lora(2), name: 'reused', id: 42 };
+      await engine.loadLora(again);
+      const reloaded = await run(again);
+      expect(reloaded.numCachedTokens).toBe(0);
+      expect(reloaded.outputs[0].tokenIds).toEqual((await run(lora(2))).outputs[0].tokenIds);
+    });
+  });
+
   it('refuses a request naming an adapter when LoRA is not enabled', async () => {
     const engine = await createInProcessEngine(model, engineOptions());
     try {

@@ -10,19 +10,17 @@ import { resolveBaseModelName, resolveModel } from '../../../../src/serving/serv
 
 const path = mkdtempSync(`${tmpdir()}/ortllm-served-models-`);
 
-function slowEngine(unloadFails = false): LoraEngine & { loads: number; resets: number } {
+function slowEngine(unloadFails = false): LoraEngine & { loads: number; unloads: number[] } {
   const engine = {
     loads: 0,
-    resets: 0,
-    async resetPrefixCache() {
-      engine.resets++;
-    },
+    unloads: [] as number[],
     async loadLora() {
       engine.loads++;
       await new Promise((resolve) => setTimeout(resolve, 20));
     },
-    async unloadLora() {
+    async unloadLora(id: number) {
       if (unloadFails) throw new Error('engine gone');
+      engine.unloads.push(id);
     },
   };
   return engine;
@@ -47,13 +45,12 @@ describe('ServedModels', () => {
     expect(models.list().map((a) => [a.request.name, a.request.id])).toEqual([['a', 1], ['b', 2]]);
   });
 
-  it('an in-place reload empties the prefix cache (its blocks are keyed by the name, computed with the old weights)', async () => {
+  it('an in-place reload serves a new id and lets the engine drop the old one', async () => {
     const engine = slowEngine();
     const models = new ServedModels(opts, engine);
     await models.load({ lora_name: 'a', lora_path: path });
-    expect(engine.resets).toBe(0);
     await models.load({ lora_name: 'a', lora_path: path, load_inplace: true });
-    expect([engine.resets, models.resolve('a').lora?.id]).toEqual([1, 2]);
+    expect([engine.unloads, models.resolve('a').lora?.id]).toEqual([[1], 2]);
   });
 
   it('error messages cut a long name or path instead of echoing it whole', async () => {
