@@ -4,7 +4,8 @@
       "target_name": "ortllm_native",
       # addon.cc and addon-linear.cc are the N-API bindings; the other sources are the kernels.
       "sources": ["src/addon.cc", "src/addon-linear.cc", "src/attention.cc", "src/kv-write.cc", "src/thread-pool.cc", "src/argmax.cc",
-                  "src/q8-gemm.cc", "src/bf16-gemm.cc", "src/bf16-encoder-attention.cc", "src/rms-norm.cc"],
+                  "src/q8-gemm.cc", "src/bf16-gemm.cc", "src/bf16-encoder-attention.cc", "src/rms-norm.cc",
+                  "src/lora-add.cc"],
       # -Wno-uninitialized: GCC 12's AVX-512 headers (_mm512_undefined_ps' self-initialisation)
       # warn at every inlined intrinsic, a false positive whose megabyte of output overflowed
       # build-native.js's pipe.

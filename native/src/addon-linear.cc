@@ -4,6 +4,7 @@
 
 #include "bf16-gemm.h"
 #include "huge-page-arena.h"
+#include "lora-add.h"
 #include "napi-args.h"
 #include "q8-gemm.h"
 #include "rms-norm.h"
@@ -133,6 +134,42 @@ static napi_value GatedMul(napi_env env, napi_callback_info info, const char* na
 napi_value SiluMul(napi_env env, napi_callback_info info) { return GatedMul(env, info, "siluMul", false); }
 
 napi_value GeluTanhMul(napi_env env, napi_callback_info info) { return GatedMul(env, info, "geluTanhMul", true); }
+
+// loraAdd(a Float32Array [rank * in], bp Float32Array (B packed, lora-add.h), x Float32Array, y
+// Float32Array, rows Int32Array [m], dims Int32Array [in, out, rank, yStride, yOffset][, simd
+// 'portable' | 'avx2' | 'avx512']): y[row * yStride + yOffset + j] += ((x[row] Aᵀ) Bᵀ)[j] for each
+// row (lora-add.h); simd picks a lower build than the best (tests compare them).
+napi_value LoraAdd(napi_env env, napi_callback_info info) {
+  napi_value argv[7];
+  size_t argc = 7;
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  const char* usage = "loraAdd: expected (a, bp, x, y, rows, dims[, 'portable' | 'avx2' | 'avx512'])";
+  if (argc != 6 && argc != 7) return fail(env, usage);
+  cpu::SimdLevel level = loraBestSimd();
+  if (argc == 7) {
+    char name[16] = {0};
+    size_t len = 0;
+    const int named = napi_get_value_string_utf8(env, argv[6], name, sizeof name, &len) == napi_ok ? cpu::simdLevelNamed(name, 3, level) : -1;
+    if (named < 0) return fail(env, usage);
+    level = (cpu::SimdLevel)named;
+  }
+  const int32_t* d = int32s(env, argv[5], 5);
+  if (!d || d[0] <= 0 || d[1] <= 0 || d[2] <= 0 || d[4] < 0 || d[3] < d[1] + d[4])
+    return fail(env, "loraAdd: dims must be an Int32Array [in, out, rank, yStride >= yOffset + out, yOffset >= 0]");
+  const size_t in = d[0], out = d[1], rank = d[2], stride = d[3], offset = d[4];
+  const size_t packedLen = (out + kLoraCols - 1) / kLoraCols * kLoraCols * rank;
+  void *a, *bp, *x, *y, *rowData;
+  size_t aLen, bpLen, xLen, yLen, m;
+  if (!typed(env, argv[0], napi_float32_array, &a, &aLen) || aLen != rank * in || !typed(env, argv[1], napi_float32_array, &bp, &bpLen) || bpLen != packedLen)
+    return fail(env, "loraAdd: a must be a Float32Array of rank * in and bp of rank * out rounded up to 64 columns");
+  if (!typed(env, argv[2], napi_float32_array, &x, &xLen) || !typed(env, argv[3], napi_float32_array, &y, &yLen)) return fail(env, "loraAdd: x and y must be Float32Arrays");
+  if (!typed(env, argv[4], napi_int32_array, &rowData, &m) || m == 0) return fail(env, "loraAdd: rows must be a non-empty Int32Array");
+  const int32_t* rows = (const int32_t*)rowData;
+  for (size_t i = 0; i < m; i++)
+    if (rows[i] < 0 || (size_t)(rows[i] + 1) * in > xLen || (size_t)rows[i] * stride + offset + out > yLen) return fail(env, "loraAdd: a row is outside x or y");
+  loraAdd(level, (const float*)x, rows, (int)m, (const float*)a, (const float*)bp, (int)in, (int)out, (int)rank, (float*)y, stride, offset);
+  return nullptr;
+}
 
 // rope(x Float32Array [rows * heads * headDim], cos, sin Float32Array [rows * rotaryDim / 2], heads, headDim[, rotaryDim]):
 // in place, each head's first rotaryDim values (all by default) rotated as onnxruntime's

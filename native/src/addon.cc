@@ -22,6 +22,7 @@ napi_value Q8Gemm(napi_env env, napi_callback_info info);
 napi_value SiluMul(napi_env env, napi_callback_info info);
 napi_value GeluTanhMul(napi_env env, napi_callback_info info);
 napi_value Rope(napi_env env, napi_callback_info info);
+napi_value LoraAdd(napi_env env, napi_callback_info info);
 napi_value Q8Available(napi_env env);
 napi_value Bf16Pack(napi_env env, napi_callback_info info);
 napi_value Bf16Gemm(napi_env env, napi_callback_info info);
@@ -213,6 +214,7 @@ napi_value Init(napi_env env, napi_value exports) {
       method("siluMul", ortllm::SiluMul),
       method("geluTanhMul", ortllm::GeluTanhMul),
       method("rope", ortllm::Rope),
+      method("loraAdd", ortllm::LoraAdd),
       method("bf16Pack", ortllm::Bf16Pack),
       method("bf16Gemm", ortllm::Bf16Gemm),
       method("addLayerNorm", ortllm::AddLayerNorm),

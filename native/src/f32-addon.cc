@@ -73,30 +73,6 @@ napi_value F32Gemm(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
-// f32LoraAdd(a, b, x Float32Array, y Float32Array, rows Int32Array [m], dims Int32Array [in, out, rank, yStride, yOffset]):
-// for each row r of rows, y[r * yStride + yOffset + j] += ((x_r A^T) B^T)_j; a packed [rank, in], b packed [out, rank].
-napi_value F32LoraAdd(napi_env env, napi_callback_info info) {
-  napi_value argv[6];
-  if (!readArgs(env, info, 6, argv)) return fail(env, "f32LoraAdd: expected (a, b, x, y, rows, dims)");
-  const int32_t* d = int32s(env, argv[5], 5);
-  if (!d || d[0] <= 0 || d[1] <= 0 || d[2] <= 0 || d[4] < 0 || d[3] < d[1] + d[4]) return fail(env, "f32LoraAdd: dims must be an Int32Array [in, out, rank, yStride >= yOffset + out, yOffset >= 0]");
-  Packed a, b;
-  if (!packedArg(env, argv[0], d[2], d[0], &a) || !packedArg(env, argv[1], d[1], d[2], &b)) return fail(env, "f32LoraAdd: a and b must be f32Pack's outputs for [rank, in] and [out, rank]");
-  void* rowData;
-  size_t m;
-  if (!typed(env, argv[4], napi_int32_array, &rowData, &m) || m == 0) return fail(env, "f32LoraAdd: rows must be a non-empty Int32Array");
-  const int32_t* rows = (const int32_t*)rowData;
-  void *xData, *yData;
-  size_t xLen, yLen;
-  if (!typed(env, argv[2], napi_float32_array, &xData, &xLen) || !typed(env, argv[3], napi_float32_array, &yData, &yLen)) return fail(env, "f32LoraAdd: x and y must be Float32Arrays");
-  for (size_t i = 0; i < m; i++) {
-    const int64_t r = rows[i];
-    if (r < 0 || (size_t)(r + 1) * d[0] > xLen || (size_t)r * d[3] + d[4] + d[1] > yLen) return fail(env, "f32LoraAdd: a row is outside x or y");
-  }
-  f32::loraAdd((const float*)xData, rows, (int)m, a, b, (float*)yData, (size_t)d[3], (size_t)d[4]);
-  return nullptr;
-}
-
 // f32Qkv(normed [m * h], wq, wk, wv, q [m * heads * headDim], k, v [m * kvHeads * headDim], positions Int32Array [m] | null,
 //        cos, sin Float32Array [positions * headDim / 2] | null, dims Int32Array [m, h, heads, kvHeads, headDim]):
 // the three projections, then RoPE on q and k at each row's position (none when positions is null).
@@ -171,7 +147,6 @@ napi_value Init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
       method("f32Pack", F32Pack),
       method("f32Gemm", F32Gemm),
-      method("f32LoraAdd", F32LoraAdd),
       method("f32Qkv", F32Qkv),
       method("f32Mlp", F32Mlp),
       method("f32SetSimd", F32SetSimd),

@@ -263,29 +263,6 @@ void pack(const float* w, int n, int k, float* packed) {
 
 void gemm(const float* x, const Packed& w, float* y, int m) { gemmAt(x, w, y, m); }
 
-void loraAdd(const float* x, const int32_t* rows, int m, const Packed& a, const Packed& b, float* y, size_t yStride, size_t yOffset) {
-  // Scratch kept per thread: a pass calls this ~7 times a layer, per adapter.
-  thread_local std::vector<float> gathered, t, delta;
-  const size_t in = a.k, out = b.n;
-  bool contiguous = true;
-  for (int i = 1; i < m && contiguous; i++) contiguous = rows[i] == rows[0] + i;
-  const float* xs = x + (size_t)rows[0] * in;
-  if (!contiguous) {
-    gathered.resize((size_t)m * in);
-    for (int i = 0; i < m; i++) std::memcpy(gathered.data() + (size_t)i * in, x + (size_t)rows[i] * in, in * sizeof(float));
-    xs = gathered.data();
-  }
-  t.resize((size_t)m * a.n);
-  delta.resize((size_t)m * out);
-  gemmAt(xs, a, t.data(), m);
-  gemmAt(t.data(), b, delta.data(), m);
-  for (int i = 0; i < m; i++) {
-    float* dst = y + (size_t)rows[i] * yStride + yOffset;
-    const float* src = delta.data() + (size_t)i * out;
-    for (size_t j = 0; j < out; j++) dst[j] += src[j];
-  }
-}
-
 void qkv(const float* normed, const Packed& wq, const Packed& wk, const Packed& wv, float* q, float* k, float* v, int m,
          const int32_t* positions, const float* cosTable, const float* sinTable, int heads, int kvHeads, int headDim) {
   gemmAt(normed, wq, q, m);

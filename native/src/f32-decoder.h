@@ -26,11 +26,6 @@ void pack(const float* w, int n, int k, float* packed);
 // y[m, n] = x[m, k] W^T.
 void gemm(const float* x, const Packed& w, float* y, int m);
 
-// A LoRA adapter's product added to a linear's output, over `m` rows: for i < m, r = rows[i]:
-// y[r * yStride + yOffset + j] += ((x_r A^T) B^T)_j, x [*, a.k] row-major, a packed [rank, in],
-// b packed [out, rank] (b.k == a.n).
-void loraAdd(const float* x, const int32_t* rows, int m, const Packed& a, const Packed& b, float* y, size_t yStride, size_t yOffset);
-
 // q, k, v = normed W^T, then RoPE (rotate-half) on q and k at each row's position, unless
 // positions is null.
 void qkv(const float* normed, const Packed& wq, const Packed& wk, const Packed& wv, float* q, float* k, float* v, int m,

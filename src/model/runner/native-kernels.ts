@@ -65,6 +65,14 @@ export interface NativeKernels {
    * give the same bits. Throws without either instruction set.
    */
   q8Gemm(packed: Uint8Array, x: Float32Array, y: Float32Array, m: number, n: number, k: number, kernel?: Q8Kernel): void;
+  /**
+   * A LoRA pair's product added into a linear's output over `rows` (native/src/lora-add.cc):
+   * y[row * yStride + yOffset + j] += sum_r (x[row] . a[r]) * B[j, r], a [rank, in] row-major, bp
+   * B (scaled) as lora-delta.ts's loraPackedB packs it, x [·, in]; dims [in, out, rank, yStride, yOffset].
+   * Spread over the pool; each output's sums run in one order whatever the rows and threads, so a
+   * row's result does not depend on its batch. `simd` picks a lower build (tests). Optional: older builds lack it.
+   */
+  loraAdd?(a: Float32Array, bp: Float32Array, x: Float32Array, y: Float32Array, rows: Int32Array, dims: Int32Array, simd?: 'portable' | 'avx2' | 'avx512'): void;
   /** out[r, j] = silu(gu[r, j]) * gu[r, width + j] (SwiGLU of a [rows, 2 * width] gate_up output); where q8Available, kernel as q8Gemm's. */
   siluMul(gu: Float32Array, out: Float32Array, width: number, kernel?: Q8Kernel): void;
   /** out[r, j] = gelu_tanh(gu[r, j]) * gu[r, width + j] (gemma's GeGLU), as siluMul. */

@@ -1,12 +1,12 @@
 // The adapters' low-rank products of one pass for the native backends, Punica/SGMV style: the
 // base linear has run once over every row; then, per slot with rows in the pass, that slot's rows
-// of x go through its adapter's A and scaled B and the product is added into y, in one call of the
-// f32 addon (f32LoraAdd: gather, two GEMMs, scatter-add; a view instead of the gather when the
-// rows are contiguous, as the runner packs each sequence's rows). Each pair is packed for it once
-// per adapter, not per step. Plain loops where the addon (or that call) is not built.
+// of x go through its adapter's A and scaled B and the product is added into y, in one call of
+// ortllm_native's loraAdd (both products on the thread pool, added straight into y). B is
+// packed for it once per adapter, not per step. Plain loops where the addon (or loraAdd) is not
+// built.
 import type { LoraModule, LoraPair, LoraWeights } from '../../lora/lora-weights';
+import type { NativeKernels } from '../native-kernels';
 import type { PassLora } from './decoder-backend';
-import type { F32Addon } from './native-f32';
 
 /** One slot's rows in a pass. */
 interface SlotRows {
@@ -21,26 +21,23 @@ export interface OutputLayout {
   offset: number;
 }
 
-/** A pair as f32LoraAdd reads it: A [rank, in] and scaled B [out, rank], packed. */
-interface PackedPair {
-  a: Float32Array;
-  b: Float32Array;
-}
+/** Output columns per chunk of loraAdd's packed B (native/src/lora-add.h's kLoraCols). */
+const LORA_COLS = 64;
 
-/** The f32 addon's packed copies of every adapter's pairs, made on first use and dropped with the adapter. */
-const packedPairs = new WeakMap<LoraPair, PackedPair>();
+/** Each adapter pair's scaled B packed for loraAdd, made on first use and dropped with the adapter. */
+const packedB = new WeakMap<LoraPair, Float32Array>();
 
-type LoraAddon = F32Addon & Required<Pick<F32Addon, 'f32LoraAdd'>>;
+type LoraKernel = Required<Pick<NativeKernels, 'loraAdd'>>;
 
 export class LoraDeltas {
   private readonly groups: SlotRows[];
-  private readonly addon: LoraAddon | null;
+  private readonly native: LoraKernel | null;
   private readonly dims = new Int32Array(5);
 
-  /** `lora`: the pass's slots and rows; `addon`: the f32 addon (null, or a build without f32LoraAdd: plain loops). */
-  constructor(lora: PassLora, addon: F32Addon | null) {
+  /** `lora`: the pass's slots and rows; `native`: ortllm_native (null, or a build without loraAdd: plain loops). */
+  constructor(lora: PassLora, native: NativeKernels | null) {
     this.groups = slotGroups(lora);
-    this.addon = addon?.f32LoraAdd ? (addon as LoraAddon) : null;
+    this.native = native?.loraAdd ? (native as LoraKernel) : null;
   }
 
   /**
@@ -51,25 +48,39 @@ export class LoraDeltas {
     for (const group of this.groups) {
       const pair = group.weights.layers[layer]?.get(module);
       if (!pair) continue;
-      const { stride, offset } = out ?? { stride: pair.outFeatures, offset: 0 };
-      if (this.addon) {
-        const packed = this.packed(this.addon, pair);
-        this.dims.set([pair.inFeatures, pair.outFeatures, pair.rank, stride, offset]);
-        this.addon.f32LoraAdd(packed.a, packed.b, x, y, group.rows, this.dims);
+      const stride = out ? out.stride : pair.outFeatures;
+      const offset = out ? out.offset : 0;
+      if (this.native) {
+        const d = this.dims;
+        d[0] = pair.inFeatures;
+        d[1] = pair.outFeatures;
+        d[2] = pair.rank;
+        d[3] = stride;
+        d[4] = offset;
+        this.native.loraAdd(pair.a, loraPackedB(pair), x, y, group.rows, d);
       } else {
         addProduct(pair, x, y, group.rows, stride, offset);
       }
     }
   }
+}
 
-  private packed(addon: F32Addon, pair: LoraPair): PackedPair {
-    let p = packedPairs.get(pair);
-    if (!p) {
-      p = { a: addon.f32Pack(pair.a, pair.rank, pair.inFeatures), b: addon.f32Pack(pair.b, pair.outFeatures, pair.rank) };
-      packedPairs.set(pair, p);
+/**
+ * The pair's scaled B [out, rank] as loraAdd reads it: output columns in chunks of 64, each chunk
+ * [rank, 64] contiguous, the last zero-padded (a chunk's rows on consecutive cache lines).
+ */
+export function loraPackedB(pair: LoraPair): Float32Array {
+  let bp = packedB.get(pair);
+  if (!bp) {
+    const { rank, outFeatures: n, b } = pair;
+    bp = new Float32Array(Math.ceil(n / LORA_COLS) * LORA_COLS * rank);
+    for (let j = 0; j < n; j++) {
+      const base = Math.floor(j / LORA_COLS) * rank * LORA_COLS + (j % LORA_COLS);
+      for (let r = 0; r < rank; r++) bp[base + r * LORA_COLS] = b[j * rank + r];
     }
-    return p;
+    packedB.set(pair, bp);
   }
+  return bp;
 }
 
 /** The slots with rows in the pass, each with its rows. */
@@ -85,7 +96,7 @@ function slotGroups(lora: PassLora): SlotRows[] {
   return [...rowsOf].map(([slot, rows]) => ({ weights: lora.slots[slot]!, rows: Int32Array.from(rows) }));
 }
 
-/** The same product in plain loops (where the f32 addon is not built). */
+/** The same product in plain loops (where ortllm_native or its loraAdd is not built). */
 function addProduct(pair: LoraPair, x: Float32Array, y: Float32Array, rows: Int32Array, stride: number, offset: number): void {
   const { rank, inFeatures: k, outFeatures: n, a, b } = pair;
   const t = new Float64Array(rank);

@@ -25,12 +25,6 @@ export interface F32Addon {
   f32Pack(w: Float32Array, n: number, k: number): Float32Array;
   /** y[m, n] = x[m, k] W^T. */
   f32Gemm(packed: Float32Array, x: Float32Array, y: Float32Array, m: number, n: number, k: number): void;
-  /**
-   * For each row r of `rows`: y[r * yStride + yOffset + j] += ((x_r Aᵀ) Bᵀ)_j, a LoRA pair's product
-   * added into a linear's output; a and b f32Pack's outputs for A [rank, in] and B [out, rank].
-   * dims: [in, out, rank, yStride, yOffset]. Absent in builds older than it.
-   */
-  f32LoraAdd?(a: Float32Array, b: Float32Array, x: Float32Array, y: Float32Array, rows: Int32Array, dims: Int32Array): void;
   /** q, k, v = normed W^T, then RoPE on q and k at each row's position (none when positions is null). dims: [m, h, heads, kvHeads, headDim]. */
   f32Qkv(
     normed: Float32Array,
@@ -179,7 +173,7 @@ class SmallDecoder implements DecoderBackend {
     const rope = this.options[0]?.rope ?? null;
     native.addRmsNorm(null, residual, this.layers[0].inputNorm, b.normed, this.eps);
     // A pass with adapter rows runs each linear on its own, the adapters' products after it.
-    const adapted = step.lora ? new AdaptedLayers(this, step, new LoraDeltas(step.lora, addon), rope) : null;
+    const adapted = step.lora ? new AdaptedLayers(this, step, new LoraDeltas(step.lora, native), rope) : null;
     for (let l = 0; l < c.numLayers; l++) {
       const w = this.layers[l];
       const next = l === c.numLayers - 1 ? this.finalNorm : this.layers[l + 1].inputNorm;

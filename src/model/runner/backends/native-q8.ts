@@ -88,7 +88,7 @@ class NativeQ8 implements DecoderBackend {
     // Sandwich norms: a sublayer's normed output, before addRmsNorm adds it into the residual.
     const sublayerOut = norms.sandwich ? new Float32Array(n * h) : projected;
     // The adapters' products after each adapted linear (lora-delta.ts), where the pass has adapter rows.
-    const lora = pass.lora ? new LoraDeltas(pass.lora, f32Addon()) : null;
+    const lora = pass.lora ? new LoraDeltas(pass.lora, this.native) : null;
     const gated = c.hiddenActivation === 'gelu_tanh' ? native.geluTanhMul.bind(native) : native.siluMul.bind(native);
     /** residual += the sublayer's output (normed by `outNorm` where there is one), then normed = norm(residual) * `next`. */
     const addSublayer = (outNorm: Float32Array | null, next: Float32Array) => {
