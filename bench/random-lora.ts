@@ -1,7 +1,7 @@
 // Seeded random LoRA adapters built directly as LoraWeights (every module of every layer), for
 // tests and bench/lora-overhead.ts.
 import { LORA_MODULES, type LoraModule, type LoraPair, type LoraWeights } from '../src/model/lora/lora-weights';
-import { loraModuleShapes } from '../src/model/runner/lora-slots';
+import { baseLinearShape } from '../src/model/lora/base-linears';
 import type { DecoderArchConfig } from '../src/model/types';
 import { uniformSource } from './random-llama';
 
@@ -13,7 +13,7 @@ export function randomAdapter(c: DecoderArchConfig, rank: number, alpha: number,
   const layers = Array.from({ length: c.numLayers }, () => {
     const layer = new Map<LoraModule, LoraPair>();
     for (const module of LORA_MODULES) {
-      const [inFeatures, outFeatures] = loraModuleShapes(c)[module];
+      const { inFeatures, outFeatures } = baseLinearShape(c, module);
       const a = Float32Array.from({ length: rank * inFeatures }, () => next() / Math.sqrt(inFeatures));
       const b = Float32Array.from({ length: outFeatures * rank }, () => Math.fround(0.5 * next()) * scaling);
       layer.set(module, { a, b, rank, inFeatures, outFeatures });

@@ -32,12 +32,17 @@ export function baseLinearShape(base: DecoderArchConfig, module: LoraModule): Li
 
 const MLP_MODULES: ReadonlySet<LoraModule> = new Set(['gate_proj', 'up_proj', 'down_proj']);
 
+/** Whether `module` is one of the MLP's linears (which a mixture-of-experts layer does not have). */
+export function isMlpModule(module: LoraModule): boolean {
+  return MLP_MODULES.has(module);
+}
+
 /** Throws when layer `layer` of `base` has no `module` linear to adapt. */
 export function checkBaseHasLinear(base: DecoderArchConfig, layer: number, module: LoraModule, source: string): void {
   if (!Number.isInteger(layer) || layer < 0 || layer >= base.numLayers) {
     throw new LoraLoadError(`${source}: adapts layer ${layer}, but the base model has ${base.numLayers} layers (0..${base.numLayers - 1})`);
   }
-  if (MLP_MODULES.has(module) && isMoeLayer(base, layer)) {
+  if (isMlpModule(module) && isMoeLayer(base, layer)) {
     throw new LoraLoadError(
       `${source}: adapts ${module} of layer ${layer}, a mixture-of-experts layer of the base model; LoRA on MoE experts is not supported (adapt the attention projections only)`,
     );

@@ -3,12 +3,10 @@
 // slot from step to step while it runs, so a backend that copies adapters into per-slot arrays
 // (onnx-segments) copies one again only when its slot changes hands.
 import { isMoeLayer } from '../moe/moe-config';
-import { LORA_MODULES, type LoraModule, type LoraWeights } from '../lora/lora-weights';
+import { baseLinearShape, isMlpModule } from '../lora/base-linears';
+import { LORA_MODULES, type LoraWeights } from '../lora/lora-weights';
 import type { DecoderArchConfig, RunnerLoras, StepSequence } from '../types';
 import type { PassLora } from './backends/decoder-backend';
-
-/** The MLP's adapted linears: a MoE layer (gpt-oss's feed-forward block too) has none of them. */
-const MLP_MODULES: readonly LoraModule[] = ['gate_proj', 'up_proj', 'down_proj'];
 
 export class LoraSlots implements RunnerLoras {
   private readonly adapters = new Map<number, LoraWeights>();
@@ -89,14 +87,14 @@ export class LoraSlots implements RunnerLoras {
     const c = this.config;
     if (weights.rank > this.maxRank) throw new Error(`LoRA rank ${weights.rank} is greater than max_lora_rank ${this.maxRank}`);
     if (weights.layers.length !== c.numLayers) throw new Error(`the LoRA adapter has ${weights.layers.length} layers, the model ${c.numLayers}`);
-    const shapes = loraModuleShapes(c);
     weights.layers.forEach((layer, l) => {
       for (const [module, pair] of layer) {
         if (!LORA_MODULES.includes(module)) throw new Error(`layer ${l}: ${String(module)} is not a linear LoRA adapts`);
-        if (MLP_MODULES.includes(module) && isMoeLayer(c, l)) {
+        // A MoE layer (gpt-oss's feed-forward block too) has no dense MLP linears.
+        if (isMlpModule(module) && isMoeLayer(c, l)) {
           throw new Error(`layer ${l}: ${module} cannot be adapted: the layer's feed-forward is not a dense MLP (its experts are not adapted)`);
         }
-        const [inFeatures, outFeatures] = shapes[module];
+        const { inFeatures, outFeatures } = baseLinearShape(c, module);
         // A pair's own rank may differ from the adapter's (PEFT's rank_pattern): each backend reads pair.rank.
         const ok = pair.inFeatures === inFeatures && pair.outFeatures === outFeatures && Number.isInteger(pair.rank) && pair.rank >= 1 && pair.rank <= this.maxRank;
         if (!ok || pair.a.length !== pair.rank * inFeatures || pair.b.length !== outFeatures * pair.rank) {
@@ -105,13 +103,4 @@ export class LoraSlots implements RunnerLoras {
       }
     });
   }
-}
-
-/** [inFeatures, outFeatures] of each adapted linear of the model. */
-export function loraModuleShapes(c: DecoderArchConfig): Record<LoraModule, [number, number]> {
-  const h = c.hiddenSize;
-  const q = c.numHeads * c.headDim;
-  const kv = c.numKvHeads * c.headDim;
-  const inter = c.intermediateSize ?? 0;
-  return { q_proj: [h, q], k_proj: [h, kv], v_proj: [h, kv], o_proj: [q, h], gate_proj: [h, inter], up_proj: [h, inter], down_proj: [inter, h] };
 }

@@ -7,7 +7,7 @@ import * as ort from 'onnxruntime-node';
 import { LORA_MODULES, type LoraModule, type LoraWeights } from '../../lora/lora-weights';
 import { LoraInputs, type LoraGraphShape } from '../../graph/lora-graph';
 import type { DecoderArchConfig } from '../../types';
-import { loraModuleShapes } from '../lora-slots';
+import { baseLinearShape } from '../../lora/base-linears';
 import type { PassRows } from './decoder-backend';
 
 /** The attention's linears: in segment i they are layer i's; the others are layer i - 1's. */
@@ -39,12 +39,11 @@ export class OnnxLoraFeeds {
     config: DecoderArchConfig,
     segmentInputs: readonly (readonly string[])[],
   ) {
-    const shapes = loraModuleShapes(config);
     this.width = shape.maxLoras * shape.maxRank;
     this.loaded = new Array<LoraWeights | null>(shape.maxLoras).fill(null);
     this.segments = segmentInputs.map((inputs, segment) =>
       LORA_MODULES.filter((m) => inputs.includes(LoraInputs.a(m))).map((module) => {
-        const [inFeatures, outFeatures] = shapes[module];
+        const { inFeatures, outFeatures } = baseLinearShape(config, module);
         const a = new Float32Array(this.width * inFeatures);
         const bt = new Float32Array(this.width * outFeatures);
         const layer = ATTENTION_INPUTS.includes(module) ? segment : segment - 1;
