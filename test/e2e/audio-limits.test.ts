@@ -92,9 +92,14 @@ needs(...SPEECH_TOOLS).describe('audio budget (real server, builtin:whisper-tiny
     expect(probed.result.usage.seconds).toBe(CAP_SECONDS - 10);
     expect(probed.report.max).toBeLessThan(HEALTH_LIMIT_MS);
     // 80 s at 48 kHz stereo is 31 MB of float samples; 16 kHz mono features are 2.9 MB.
-    await sleep(500);
+    // What the decode took is given back within a few seconds; how soon depends on when the
+    // collector and the allocator run (+19 to +56 MB after a fixed 500 ms on the same machine).
     const grewMb = peakMb - before;
-    const heldMb = rssMb(pid) - before;
+    let heldMb = rssMb(pid) - before;
+    for (let waited = 0; heldMb >= 50 && waited < 5000; waited += 250) {
+      await sleep(250);
+      heldMb = rssMb(pid) - before;
+    }
     console.log(`RSS before ${before.toFixed(0)} MB, peak +${grewMb.toFixed(0)} MB, after +${heldMb.toFixed(0)} MB`);
     expect(grewMb).toBeLessThan(120);
     expect(heldMb).toBeLessThan(50);
