@@ -87,6 +87,7 @@ function buildEngineOptions(c: ServerConfig): EngineOptions {
       longPrefillTokenThreshold: scheduler.longPrefillTokenThreshold,
     },
     ...(lora.enableLora ? { lora: loraEngineOptionsOf(lora) } : {}),
+    ...(scheduler.speculativeConfig ? { speculative: scheduler.speculativeConfig } : {}),
   };
 }
 

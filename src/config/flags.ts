@@ -37,6 +37,7 @@ import { parsePoolerConfig } from './pooler-config-flag';
 import { LORA_DTYPES, MAX_LORA_RANKS, parseLoraModule, type LoraDtypeFlag, type LoraModulePath } from './lora-modules-flag';
 import { DEFAULT_STRUCTURED_OUTPUTS_CONFIG, parseStructuredOutputsConfig, type StructuredOutputsConfig } from './structured-outputs-config';
 import { parseStructuredOutputsLimits } from './structured-outputs-limits';
+import { parseSpeculativeConfig, type SpeculativeConfig } from '../engine/speculative/speculative-config';
 import { isTrustedProxyEntry } from './trusted-proxies';
 import { parseByteSize, parseFraction, parseHumanInt, parseInteger, parseJsonObject, parsePositiveNumber, parseStringList } from './units';
 import { countCpuList, LOGGING_LEVELS, positiveNumberEnv, truthy } from './env-values';
@@ -98,6 +99,11 @@ export const FLAGS = {
     cli: [{ flags: '--scheduling-policy <policy>', description: "'fcfs' or 'priority' (request field `priority`, lower first)", choices: ['fcfs', 'priority'], defaultText: 'fcfs' }],
     valid: (v) => ['fcfs', 'priority'].includes(v),
     invalid: "--scheduling-policy must be 'fcfs' or 'priority'",
+  }),
+  /** --speculative-config; null = no speculative decoding. */
+  speculativeConfig: schedulerFlag<SpeculativeConfig | null>({
+    default: null,
+    cli: [{ flags: '--speculative-config <json>', description: 'Speculative decoding as JSON: {"method": "ngram", "num_speculative_tokens": k, "prompt_lookup_max": n, "prompt_lookup_min": m} or {"method": "draft_model", "model": path, "num_speculative_tokens": k}; disable_by_batch_size: off for batches this large', parse: parseSpeculativeConfig, defaultText: 'none' }],
   }),
   /** KV cache budget in bytes; null = the engine's default share of memory. */
   kvCacheMemoryBytes: cacheFlag<number | null>({

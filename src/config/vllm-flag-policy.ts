@@ -177,7 +177,7 @@ export const VLLM_FLAG_POLICY: VllmFlagPolicy[] = [
   noEffect('--kv-cache-metrics-sample <rate>', 'KV block residency metrics are not implemented'),
   refused('--profiler-config <json>', 'the torch profiler does not exist here', 'profile the process with node --cpu-prof'),
   // Scheduler
-  noEffect('--num-lookahead-slots <n>', 'there is no speculative decoding'),
+  noEffect('--num-lookahead-slots <n>', 'speculative decoding reserves its own slots (num_speculative_tokens of --speculative-config)'),
   refusedUnless('--enable-chunked-prefill', (v) => v !== false, 'prefill is always chunked by --max-num-batched-tokens', 'raise --max-num-batched-tokens to at least --max-model-len to prefill every prompt in one step'),
   noEffect('--disable-chunked-mm-input', NO_MULTIMODAL),
   refused('--scheduler-cls <class>', NO_PYTHON, 'use --scheduling-policy'),
@@ -191,7 +191,6 @@ export const VLLM_FLAG_POLICY: VllmFlagPolicy[] = [
   noEffect('--compilation-config <json>', NO_CUDA_GRAPHS, ['-O']),
   noEffect('--optimization-level <level>', NO_CUDA_GRAPHS),
   // Engine extras
-  refused('--speculative-config <json>', 'speculative decoding is not implemented', 'omit the flag'),
   refused('--kv-transfer-config <json>', 'KV transfer between instances is not implemented', 'for disaggregated setups use the token routes (--enable-scale-out)'),
   refused('--kv-events-config <json>', 'KV cache events are not published', 'omit the flag'),
   noEffect('--additional-config <json>', 'no platform plugin reads it'),

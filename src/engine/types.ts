@@ -214,6 +214,17 @@ export interface IterationStats {
   grammarCompileSeconds?: number[];
   grammarCacheHits?: number;
   grammarCacheMisses?: number;
+  /** Speculative decoding (absent without --speculative-config). */
+  specDecoding?: SpecDecodingStats;
+}
+
+/** One step's speculative decoding, in vLLM's terms: a "draft" is one sequence's drafted tokens in one step. */
+export interface SpecDecodingStats {
+  numDrafts: number;
+  numDraftTokens: number;
+  numAcceptedTokens: number;
+  /** Per draft position (0 .. k-1): drafts accepted there. */
+  acceptedPerPosition: number[];
 }
 
 export interface SchedulerStats {
@@ -372,6 +383,8 @@ export interface EngineOptions {
   partialPrefills?: PartialPrefillLimits;
   /** --enable-lora (absent: requests cannot name adapters). */
   lora?: LoraEngineOptions;
+  /** --speculative-config (absent: no speculative decoding). */
+  speculative?: import('./speculative/speculative-config').SpeculativeConfig;
 }
 
 /** --max-num-partial-prefills, --max-long-partial-prefills, --long-prefill-token-threshold. */

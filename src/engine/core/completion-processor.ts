@@ -24,6 +24,13 @@ export interface CompletionProcessor {
   waitsForMask(): boolean;
   /** Samples (and records) the next token from `logits[offset .. offset + vocab)`, left unchanged. */
   sample(logits: Float32Array, offset: number): SampledToken;
+  /** Whether verify() can take drafts for this completion (a grammar-constrained one cannot yet). */
+  verifiesDrafts(): boolean;
+  /**
+   * Speculative decoding: keeps `draftTokenId` or replaces it, from the logits of its position
+   * (SequenceSampler.verify), and records the token kept.
+   */
+  verify(logits: Float32Array, offset: number, draftTokenId: number): SampledToken & { accepted: boolean };
   /** Stop / length / stop-string check for the newest sampled token. */
   appendToken(tokenId: number): FinishStatus | null;
   /**
@@ -86,6 +93,14 @@ export class CompletionProcessorFactory {
       sample(logits, offset) {
         // The sampler's own result object (a new one per call), not a copy of it.
         const result = sampler.sample(logits, offset, workspace);
+        if (Number.isNaN(result.logprob) && ranksByLogprob) result.logprob = logits[offset + result.tokenId] - logSumExp(logits, offset, vocabSize);
+        return result;
+      },
+      verifiesDrafts() {
+        return constraint === null;
+      },
+      verify(logits, offset, draftTokenId) {
+        const result = sampler.verify(logits, offset, draftTokenId, workspace);
         if (Number.isNaN(result.logprob) && ranksByLogprob) result.logprob = logits[offset + result.tokenId] - logSumExp(logits, offset, vocabSize);
         return result;
       },

@@ -10,7 +10,9 @@ import { poolsDifferFromOne } from '../../model/runner/kv-pools';
 import { createPoolingRunner } from '../../model/runner/pooling-runner';
 import { wrongRunnerError } from '../errors';
 import { seedGlobalSampler } from '../sampling';
-import { generatesTokens, type LoadedModel, type RunnerOptions } from '../../model/types';
+import { generatesTokens, type LoadedModel, type ModelRunner, type RunnerOptions } from '../../model/types';
+import { encoderSpecOf } from '../../model/encoder-spec';
+import type { SpeculativeConfig } from '../speculative/speculative-config';
 import type { EncodeRequest, EngineOptions, EngineRequest, LoraRequest, SleepLevel, SleepMode } from '../types';
 import { loadModel } from '../../model/load-model';
 import type { CoreEvent, CoreInfo, EngineCommands } from './protocol';
@@ -21,6 +23,8 @@ import { EngineCore } from './engine-core';
 import { startGrammarEngines, type GrammarEngines } from './grammar-admission';
 import { PoolingCore } from './pooling-core';
 import type { LoraLoader } from './lora-adapters';
+import { createProposer } from '../speculative/proposers';
+import { Speculation } from './speculation';
 
 /** What tests may replace: how a generation runner is built, how LoRA adapter files are read. */
 export interface CoreSeams {
@@ -58,6 +62,8 @@ export class EngineCoreHost implements EngineCommands {
   /** False for a model the host owns (start's ownsModel): every wake_up reloads from disk and lets go again. */
   private holdModel = true;
   private idleWaiters: Array<() => void> = [];
+  /** --speculative-config: the proposer (a draft model's runner) to dispose with the host. */
+  private speculation: Speculation | null = null;
 
   private constructor(
     readonly info: CoreInfo,
@@ -116,7 +122,9 @@ export class EngineCoreHost implements EngineCommands {
       `[engine] KV cache: ${describePools(plan.pools)} of ${options.blockSize} tokens, ${kvCacheDtype} ` +
         `(${(plan.totalBytes / 2 ** 20).toFixed(1)} MiB), max_model_len ${plan.maxModelLen}`,
     );
+    const speculation = options.speculative ? await startSpeculation(options.speculative, runner, runnerOptions, plan.maxModelLen, options.maxNumSeqs, model) : undefined;
     const config = {
+      speculation,
       maxModelLen: plan.maxModelLen,
       maxNumSeqs: options.maxNumSeqs,
       maxNumBatchedTokens: options.maxNumBatchedTokens,
@@ -144,12 +152,15 @@ export class EngineCoreHost implements EngineCommands {
       core.replaceRunner(next);
       return next;
     };
-    return new EngineCoreHost(info, core, attachRunner, runner, model, options, emit, grammars);
+    const host = new EngineCoreHost(info, core, attachRunner, runner, model, options, emit, grammars);
+    host.speculation = speculation ?? null;
+    return host;
   }
 
   /** No KV cache: max_model_len is the model's (or the flag's), and one step holds at least one whole sequence. */
   private static async startPooling(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void): Promise<EngineCoreHost> {
     if (options.lora) throw new Error('--enable-lora: LoRA adapters apply to generation models; pooling models run without them here');
+    if (options.speculative) throw new Error('--speculative-config: speculative decoding applies to generation models, not pooling models');
     const maxModelLen = options.maxModelLen ?? model.contextLength;
     if (maxModelLen > model.contextLength) {
       throw new Error(`max_model_len ${maxModelLen} is larger than the model's context length ${model.contextLength}.`);
@@ -268,6 +279,7 @@ export class EngineCoreHost implements EngineCommands {
     this.wake?.();
     await this.loop;
     await this.runner?.dispose();
+    await this.speculation?.proposer.dispose();
     await Promise.all([this.grammars?.client.close(), this.grammars?.trials.close()]);
   }
 
@@ -296,6 +308,15 @@ export class EngineCoreHost implements EngineCommands {
       this.emit({ type: 'dead', error: `engine core failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}` });
     }
   }
+}
+
+/** Builds the --speculative-config proposer; refused for encoder-decoder models (nothing drafts their decoder). */
+async function startSpeculation(config: SpeculativeConfig, runner: ModelRunner, runnerOptions: RunnerOptions, maxModelLen: number, maxNumSeqs: number, model: LoadedModel): Promise<Speculation> {
+  if (encoderSpecOf(model.config)) throw new Error('--speculative-config: speculative decoding is not supported for encoder-decoder models');
+  const proposer = await createProposer({ config, target: runner, runnerOptions, maxModelLen, maxNumSeqs });
+  const what = config.method === 'ngram' ? `prompt lookup of ${config.promptLookupMin}..${config.promptLookupMax}-grams` : `draft model ${config.model}`;
+  console.info(`[engine] speculative decoding: ${what}, ${config.numSpeculativeTokens} tokens per step`);
+  return new Speculation(config, proposer, maxModelLen);
 }
 
 function rejection(requestId: string, err: unknown): CoreEvent {

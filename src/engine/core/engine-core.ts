@@ -6,7 +6,7 @@
 // costs above the model is in docs/perf/engine-overhead.md.
 
 import { RequestValidationError } from '../errors';
-import type { EngineRequest, IterationStats, LoraEngineOptions, LoraRequest, PartialPrefillLimits, RequestOutput, SchedulerStats } from '../types';
+import type { EngineRequest, IterationStats, PositionLogprobs, LoraEngineOptions, LoraRequest, PartialPrefillLimits, RequestOutput, SchedulerStats } from '../types';
 import { encoderSpecOf } from '../../model/encoder-spec';
 import { loadLoraAdapter } from '../../model/lora/load-lora';
 import type { DecoderArchConfig, ModelRunner, StepEncoderInput, StepSequence } from '../../model/types';
@@ -22,6 +22,7 @@ import { LoraAdapterStore, type LoraLoader } from './lora-adapters';
 import { RequestState, type CompletionState } from './request-state';
 import { Scheduler, type SchedulePlan, type SchedulingPolicy } from './scheduler';
 import { Sequence } from './sequence';
+import { emptySpecStats, type Speculation } from './speculation';
 import { assertRequestInvariants, checkLoraRequest, effectiveMaxTokens, engineLimits, loraNotEnabled, type EngineLimits } from './validate-request';
 
 export interface EngineCoreConfig {
@@ -33,6 +34,8 @@ export interface EngineCoreConfig {
   partialPrefills?: PartialPrefillLimits;
   /** --enable-lora (absent: requests naming an adapter are refused). */
   lora?: LoraEngineOptions;
+  /** --speculative-config: the proposer and its settings (absent: no speculative decoding). */
+  speculation?: Speculation;
 }
 
 export interface EngineCoreListener {
@@ -66,6 +69,8 @@ interface SampleJob {
   state: RequestState;
   completion: CompletionState;
   seq: Sequence;
+  /** Its tokens were stop-checked as they were kept (a step that verified drafts). */
+  stopChecked: boolean;
 }
 
 export class EngineCore {
@@ -288,6 +293,8 @@ export class EngineCore {
   async step(): Promise<void> {
     this.flushAborts();
     this.flushFlow();
+    const speculation = this.config.speculation;
+    if (speculation) await this.draft(speculation);
     const plan = this.scheduler.schedule();
     const iteration = emptyIterationStats();
     iteration.numPreemptions = plan.preempted.length;
@@ -340,6 +347,8 @@ export class EngineCore {
     const now = nowMs();
     const vocab = this.runner.config.vocabSize;
     const sampled = new Map<string, number>();
+    const verified = speculation ? new Map<string, readonly number[]>() : undefined;
+    if (speculation) iteration.specDecoding = emptySpecStats(speculation.config.numSpeculativeTokens);
     const jobs: SampleJob[] = [];
     const touched = new Set<RequestState>();
     for (let i = 0; i < plan.scheduled.length; i++) {
@@ -348,6 +357,13 @@ export class EngineCore {
       if (!state || this.pendingAborts.has(seq.requestId) || seq.status !== 'running' || sitOut.has(seq.seqId)) continue;
       try {
         const rows = result.allLogits[i];
+        const drafts = seq.draftTokenIds;
+        if (drafts.length > 0 && sample && rows) {
+          const kept = this.verifyDrafts(state.completions[seq.index], drafts, rows, iteration);
+          verified!.set(seq.seqId, kept);
+          jobs.push({ state, completion: state.completions[seq.index], seq, stopChecked: true });
+          continue;
+        }
         if (rows) this.collectPromptLogprobs(state, seq, numNewTokens, rows);
         if (!sample) continue;
         // Before the fork, the prompt's last logits seed every completion (each with its own RNG).
@@ -358,20 +374,23 @@ export class EngineCore {
           if (c === seq.index) sampled.set(seq.seqId, token);
           iteration.generationTokens++;
         }
-        jobs.push({ state, completion: state.completions[seq.index], seq });
+        jobs.push({ state, completion: state.completions[seq.index], seq, stopChecked: false });
       } catch (err) {
         touched.add(state);
         state.finishAll('error', `post-processing failed: ${errorMessage(err)}`);
       }
     }
-    this.scheduler.updateFromOutput(plan, sampled, sitOut);
+    this.scheduler.updateFromOutput(plan, sampled, sitOut, verified);
+    if (speculation) for (const seq of plan.preempted) speculation.release(seq.seqId);
 
     for (const job of jobs) {
       const { state } = job;
-      if (state.finished) continue;
+      // Verified drafts were stop-checked as they were kept: a stop there finished the request already.
+      if (state.finished && !job.stopChecked) continue;
       touched.add(state);
       try {
         this.recordTokenTimes(state, now, iteration);
+        if (job.stopChecked) continue;
         if (state.forked) {
           this.checkStop(job.completion);
         } else {
@@ -387,6 +406,45 @@ export class EngineCore {
     // Aborts (and pauses) that arrived during the step take effect now, not one step later.
     this.flushAborts();
     this.flushFlow();
+  }
+
+  /** Drafts tokens for the decoding sequences (before scheduling, which budgets them). */
+  private async draft(speculation: Speculation): Promise<void> {
+    const decoding = this.scheduler.decodingSequences();
+    if (decoding.length === 0) return;
+    await speculation.draft(decoding, this.requests, this.scheduler.numRunning + this.scheduler.numWaiting);
+  }
+
+  /**
+   * Walks a sequence's drafts: each is verified from the logits of the position before it, and
+   * the walk ends at the first one replaced, or at a stop; when all are kept, the last position's
+   * logits give one token more. Returns the tokens kept, each recorded and stop-checked in order.
+   */
+  private verifyDrafts(completion: CompletionState, drafts: readonly number[], rows: Float32Array, iteration: IterationStats): number[] {
+    const vocab = this.runner.config.vocabSize;
+    const stats = iteration.specDecoding!;
+    stats.numDrafts++;
+    stats.numDraftTokens += drafts.length;
+    const kept: number[] = [];
+    for (let j = 0; j <= drafts.length && !completion.finished; j++) {
+      let accepted = false;
+      if (j < drafts.length) {
+        if (completion.prepareError !== null) throw completion.prepareError;
+        const result = completion.processor.verify(rows, j * vocab, drafts[j]);
+        this.record(completion, result);
+        accepted = result.accepted;
+      } else {
+        this.sampleInto(completion, rows, j * vocab);
+      }
+      kept.push(completion.outputTokenIds[completion.outputTokenIds.length - 1]);
+      iteration.generationTokens++;
+      this.checkStop(completion);
+      if (j === drafts.length) break;
+      if (!accepted) break;
+      stats.numAcceptedTokens++;
+      stats.acceptedPerPosition[j]++;
+    }
+    return kept;
   }
 
   /**
@@ -450,11 +508,14 @@ export class EngineCore {
     const state = this.requests.get(seq.requestId)!;
     const promptLen = seq.numPromptTokens;
     const wantsPromptLogprobs = state.promptLogprobs !== null && seq.index === 0 && start < promptLen && state.promptLogprobs.length < promptLen;
+    const drafts = seq.draftTokenIds;
     const step: StepSequence = {
-      tokens: seq.tokenIds.slice(start, start + numNewTokens),
+      tokens: drafts.length > 0 ? [...seq.tokenIds.slice(start), ...drafts] : seq.tokenIds.slice(start, start + numNewTokens),
       positionOffset: start,
       blockTable: this.kv.blockTable(seq.seqId),
     };
+    // Verifying drafts needs the logits after every one of them.
+    if (drafts.length > 0) step.allLogits = true;
     if (this.kv.blockTables) step.blockTables = this.kv.blockTables(seq.seqId);
     if (seq.lora) step.lora = seq.lora.id;
     if (wantsPromptLogprobs) step.allLogits = true;
@@ -480,7 +541,11 @@ export class EngineCore {
 
   private sampleInto(completion: CompletionState, logits: Float32Array, offset: number): number {
     if (completion.prepareError !== null) throw completion.prepareError;
-    const sample = completion.processor.sample(logits, offset);
+    return this.record(completion, completion.processor.sample(logits, offset));
+  }
+
+  /** Appends a kept token, its logprob and logprobs to the completion. */
+  private record(completion: CompletionState, sample: { tokenId: number; logprob: number; logprobs: PositionLogprobs | null }): number {
     completion.outputTokenIds.push(sample.tokenId);
     completion.cumulativeLogprob += sample.logprob;
     if (completion.logprobs !== null && sample.logprobs !== null) completion.logprobs.push(sample.logprobs);
@@ -555,7 +620,10 @@ export class EngineCore {
     for (const state of touched) {
       // Every finished completion's sequence (all of them once the request is finished).
       for (const c of state.completions) {
-        if (c.finished && c.seq !== null && c.seq.status !== 'finished') this.scheduler.finishSequences([c.seq.seqId]);
+        if (c.finished && c.seq !== null && c.seq.status !== 'finished') {
+          this.scheduler.finishSequences([c.seq.seqId]);
+          this.config.speculation?.release(c.seq.seqId);
+        }
       }
       let output: RequestOutput | null;
       try {

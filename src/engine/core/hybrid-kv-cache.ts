@@ -102,6 +102,10 @@ export class HybridKvCacheManager {
     for (const pool of this.pools) pool.free(seqId);
   }
 
+  trim(seqId: string, numTokens: number): void {
+    for (const pool of this.pools) pool.trim(seqId, numTokens);
+  }
+
   resetPrefixCache(): void {
     for (const pool of this.pools) pool.resetPrefixCache();
   }

@@ -50,7 +50,7 @@ interface SeqBlocks {
 export type BlockCopy = readonly [src: number, dst: number, pool?: number];
 
 /** What the scheduler asks of KV memory (KvCacheManager; HybridKvCacheManager with several pools; NoKvBlocks for pooling models, which keep none). */
-export type BlockManager = Pick<KvCacheManager, 'enablePrefixCaching' | 'findPrefixHit' | 'allocate' | 'cacheComputedBlocks' | 'free'> & {
+export type BlockManager = Pick<KvCacheManager, 'enablePrefixCaching' | 'findPrefixHit' | 'allocate' | 'cacheComputedBlocks' | 'free' | 'trim'> & {
   fork(parentId: string, childId: string, numComputedTokens: number): BlockCopy[] | null;
 };
 
@@ -239,6 +239,21 @@ export class KvCacheManager {
     }
     this.seqs.set(childId, { blockIds, released: Math.min(parent.released, numFull), hashes: parent.hashes.slice(0, numFull), encoderBlockIds });
     return pairs;
+  }
+
+  /**
+   * Releases the sequence's blocks past those `numTokens` positions need (speculative decoding:
+   * blocks taken for drafted tokens that were rejected). Such blocks were never full and computed,
+   * so none of them is in the prefix cache.
+   */
+  trim(seqId: string, numTokens: number): void {
+    const state = this.seqs.get(seqId);
+    if (!state) return;
+    const keep = Math.max(this.blocksFor(numTokens), state.hashes.length);
+    while (state.blockIds.length > keep) {
+      const id = state.blockIds.pop()!;
+      if (id !== RELEASED) this.release(id);
+    }
   }
 
   /** Releases the sequence's blocks; cached ones stay reusable until evicted. */

@@ -21,4 +21,6 @@ export class NoKvBlocks implements BlockManager {
   }
 
   free(): void {}
+
+  trim(): void {}
 }

@@ -32,6 +32,9 @@ export interface SchedulerLora {
   ready(lora: LoraRequest): boolean;
 }
 
+/** Shared empty draft list (never pushed to: a sequence gets a new array when it drafts). */
+const NO_DRAFTS: number[] = [];
+
 const NO_PARTIAL_LIMITS: PartialPrefillLimits = { maxNumPartialPrefills: Infinity, maxLongPartialPrefills: Infinity, longPrefillTokenThreshold: 0 };
 
 /**
@@ -47,6 +50,8 @@ class PartialPrefillBudget {
 
   /** Tokens this sequence may compute now (0 = not this step), given what is left of the budget. */
   chunk(seq: Sequence, fromToken: number, budget: number): number {
+    // A decode with drafts is no prefill: what the budget leaves of its drafts is verified.
+    if (seq.draftTokenIds.length > 0 && fromToken === seq.numTokens - 1) return Math.min(seq.numTokensWithDrafts - fromToken, budget);
     const remaining = seq.numTokens - fromToken;
     let n = Math.min(remaining, budget);
     const threshold = this.limits.longPrefillTokenThreshold;
@@ -173,8 +178,9 @@ export class Scheduler {
         i++;
         continue;
       }
+      if (seq.draftTokenIds.length > 0) seq.draftTokenIds.length = Math.max(0, seq.numComputedTokens + numNew - seq.numTokens);
       if (this.kv.allocate(seq, seq.numComputedTokens, numNew)) {
-        plan.scheduled.push({ seq, numNewTokens: numNew, sample: seq.numComputedTokens + numNew === seq.numTokens });
+        plan.scheduled.push({ seq, numNewTokens: numNew, sample: seq.numComputedTokens + numNew >= seq.numTokens });
         scheduledIds.add(seq.seqId);
         budget -= numNew;
         i++;
@@ -243,15 +249,41 @@ export class Scheduler {
    * Advances the scheduled sequences by the tokens computed in this step and appends the
    * tokens sampled for them (seqId -> token). Fully computed blocks enter the prefix cache.
    */
-  updateFromOutput(plan: SchedulePlan, sampled: ReadonlyMap<string, number>, sitOut?: ReadonlySet<string>): void {
+  updateFromOutput(plan: SchedulePlan, sampled: ReadonlyMap<string, number>, sitOut?: ReadonlySet<string>, verified?: ReadonlyMap<string, readonly number[]>): void {
     for (const { seq, numNewTokens } of plan.scheduled) {
+      const drafted = seq.draftTokenIds.length > 0;
+      seq.draftTokenIds = NO_DRAFTS;
       if (seq.status !== 'running') continue; // finished (aborted) while the step ran
       if (sitOut?.has(seq.seqId)) continue; // computed again next step (its grammar mask was late)
+      const kept = verified?.get(seq.seqId);
+      if (kept !== undefined) {
+        this.advanceVerified(seq, kept);
+        continue;
+      }
+      if (drafted) this.kv.trim(seq.seqId, seq.numTokens);
       seq.numComputedTokens += numNewTokens;
       this.kv.cacheComputedBlocks(seq, seq.numComputedTokens);
       const token = sampled.get(seq.seqId);
       if (token !== undefined) seq.tokenIds.push(token);
     }
+  }
+
+  /**
+   * A decode step that verified drafts kept `tokens` (the accepted drafts and the token sampled
+   * after them): the K/V of all but the last are now in the cache; the blocks that held rejected
+   * drafts go back.
+   */
+  private advanceVerified(seq: Sequence, tokens: readonly number[]): void {
+    if (tokens.length === 0) return;
+    for (const token of tokens) seq.tokenIds.push(token);
+    seq.numComputedTokens = seq.numTokens - 1;
+    this.kv.trim(seq.seqId, seq.numTokens);
+    this.kv.cacheComputedBlocks(seq, seq.numComputedTokens);
+  }
+
+  /** Running sequences whose next step is a decode (their prompt is computed): those that may draft. */
+  decodingSequences(): Sequence[] {
+    return this.running.filter((seq) => seq.numComputedTokens === seq.numTokens - 1);
   }
 
   /** Removes the sequences from the queues and frees their KV blocks at once. */
@@ -389,6 +421,7 @@ export class Scheduler {
   /** Frees the sequence's blocks: it is recomputed from its tokens when scheduled again. */
   private releaseKv(seq: Sequence): void {
     this.kv.free(seq.seqId);
+    seq.draftTokenIds = NO_DRAFTS;
     seq.numComputedTokens = 0;
     seq.encoded = false;
     seq.numPreemptions++;

@@ -24,6 +24,11 @@ export class Sequence implements KvSequence {
   firstScheduledAt: number | null = null;
   /** Encoder-decoder models: whether this sequence's cross-attention K/V are in its encoder blocks (false again after preemption). */
   encoded = false;
+  /**
+   * Speculative decoding: tokens guessed to follow tokenIds, verified by the next step (which
+   * computes them after the last token) and dropped after it, kept or not.
+   */
+  draftTokenIds: number[] = [];
 
   constructor(
     readonly seqId: string,
@@ -57,5 +62,10 @@ export class Sequence implements KvSequence {
 
   get numTokens(): number {
     return this.tokenIds.length;
+  }
+
+  /** Tokens the next step may compute up to: tokenIds and the drafts after them. */
+  get numTokensWithDrafts(): number {
+    return this.tokenIds.length + this.draftTokenIds.length;
   }
 }

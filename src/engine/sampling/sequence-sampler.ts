@@ -125,6 +125,50 @@ export class SequenceSampler {
       tokenId = this.greedy ? argmax(scores, 0, V) : this.drawRandom(ws);
     }
 
+    return this.record(logits, offset, tokenId);
+  }
+
+  /**
+   * Speculative decoding: decides on a drafted token from the logits of its position, recording
+   * the token that is kept. Greedy keeps the draft when it is the argmax. Random sampling keeps it
+   * with probability p(draft) under the processed distribution and otherwise draws from that
+   * distribution without the draft (renormalised): the proposers draft deterministically (a
+   * one-hot q), so this is the rejection rule that leaves the output distributed exactly as p.
+   */
+  verify(logits: Float32Array, offset: number, draftTokenId: number, ws: SamplingWorkspace): SampleResult & { accepted: boolean } {
+    if (this.greedy) {
+      const result = this.sample(logits, offset, ws);
+      return { ...result, accepted: result.tokenId === draftTokenId };
+    }
+    const V = this.vocabSize;
+    const scores = ws.scores;
+    scores.set(logits.subarray(offset, offset + V));
+    this.applyLogitsProcessors(scores);
+    const total = computeSamplingWeights(ws, V, this.params);
+    let tokenId: number;
+    let accepted: boolean;
+    if (!(total > 0)) {
+      tokenId = argmax(ws.scores, 0, V);
+      accepted = tokenId === draftTokenId;
+    } else {
+      const draftWeight = draftTokenId >= 0 && draftTokenId < V ? ws.weights[draftTokenId] : 0;
+      accepted = this.rng.nextDouble() * total < draftWeight;
+      if (accepted) {
+        tokenId = draftTokenId;
+      } else {
+        ws.weights[draftTokenId] = 0;
+        const rest = total - draftWeight;
+        // Rounding can leave nothing but the draft: it is then the only token to keep.
+        tokenId = rest > 0 ? this.drawFromWeights(ws.weights, rest) : draftTokenId;
+        accepted = tokenId === draftTokenId;
+      }
+    }
+    return { ...this.record(logits, offset, tokenId), accepted };
+  }
+
+  /** Logprobs of the kept token (when asked) and the bookkeeping every kept token goes through. */
+  private record(logits: Float32Array, offset: number, tokenId: number): SampleResult {
+    const V = this.vocabSize;
     let logprob = NaN;
     let logprobs: PositionLogprobs | null = null;
     if (this.wantLogprobs) {
@@ -171,8 +215,12 @@ export class SequenceSampler {
     const V = this.vocabSize;
     const total = computeSamplingWeights(ws, V, this.params);
     if (!(total > 0)) return argmax(ws.scores, 0, V); // every token banned: nothing sensible to draw
-    // Inverse-CDF draw: one uniform per step keeps seeded streams short and batch-independent.
-    const weights = ws.weights;
+    return this.drawFromWeights(ws.weights, total);
+  }
+
+  /** Inverse-CDF draw: one uniform per draw keeps seeded streams short and batch-independent. */
+  private drawFromWeights(weights: Float32Array, total: number): number {
+    const V = this.vocabSize;
     const target = this.rng.nextDouble() * total;
     let acc = 0;
     let last = -1;

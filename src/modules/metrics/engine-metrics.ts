@@ -13,6 +13,7 @@ import {
   REQUEST_N_BUCKETS,
   TTFT_BUCKETS,
 } from './buckets';
+import { SpecDecodingMetrics } from './spec-decoding-metrics';
 
 export interface EngineMetricsOptions {
   modelName: string;
@@ -21,6 +22,8 @@ export interface EngineMetricsOptions {
   cacheConfigInfo: () => Record<string, string>;
   /** --max-loras with --enable-lora (vllm:lora_requests_info exists only then); absent or null: LoRA is off. */
   maxLoras?: number | null;
+  /** --speculative-config's num_speculative_tokens (the spec_decode counters exist only then); absent or null: off. */
+  numSpeculativeTokens?: number | null;
 }
 
 /** vllm:engine_sleep_state's label values; `awake` is 1 while awake, the level's label while asleep. */
@@ -57,6 +60,7 @@ export class EngineMetrics {
   private readonly grammarCacheHits: Counter<string>;
   private readonly loraInfo: Gauge<string> | null = null;
   private readonly maxLoras: string;
+  private readonly specDecoding: SpecDecodingMetrics | null;
 
   constructor(
     registry: Registry,
@@ -112,6 +116,7 @@ export class EngineMetrics {
         for (const s of SLEEP_STATES) this.set({ ...labels, sleep_state: s }, s === current ? 1 : 0);
       },
     });
+    this.specDecoding = options.numSpeculativeTokens ? new SpecDecodingMetrics(registry, labels, options.numSpeculativeTokens) : null;
     this.maxLoras = String(options.maxLoras ?? '');
     if (options.maxLoras !== undefined && options.maxLoras !== null) {
       // vLLM's labels only (no model_name / engine): one series per set of adapters, valued with
@@ -199,6 +204,7 @@ export class EngineMetrics {
     const hits = stats.grammarCacheHits ?? 0;
     add(this.grammarCacheQueries, hits + (stats.grammarCacheMisses ?? 0));
     add(this.grammarCacheHits, hits);
+    if (stats.specDecoding) this.specDecoding?.record(stats.specDecoding);
     this.recordLoraInfo();
   }
 

@@ -31,6 +31,7 @@ export class MetricsService implements OnModuleInit, OnApplicationShutdown {
       maxModelLen: engine.maxModelLen,
       cacheConfigInfo: () => cacheConfigInfo(config, engine.stats()),
       maxLoras: engine.lora?.maxLoras ?? null,
+      numSpeculativeTokens: config.speculativeConfig?.numSpeculativeTokens ?? null,
     });
     this.statsLogger = config.disableLogStats ? null : new StatsLogger(engine, config.logStatsIntervalSeconds);
     // Installed here, while the app is being built, so the hooks precede every route.

@@ -3,7 +3,7 @@
 // --disable-log-stats turns it off.
 
 import { Logger } from '@nestjs/common';
-import type { EngineClient, IterationStats } from '../../engine/types';
+import type { EngineClient, IterationStats, SpecDecodingStats } from '../../engine/types';
 
 export class StatsLogger {
   private readonly logger = new Logger('stats');
@@ -12,6 +12,7 @@ export class StatsLogger {
   private generationTokens = 0;
   private prefixQueries = 0;
   private prefixHits = 0;
+  private spec: SpecDecodingStats | null = null;
   private lastLogMs = Date.now();
   private lastWasBusy = false;
 
@@ -25,6 +26,15 @@ export class StatsLogger {
     this.generationTokens += stats.generationTokens;
     this.prefixQueries += stats.prefixCacheQueries;
     this.prefixHits += stats.prefixCacheHits;
+    if (stats.specDecoding) this.addSpec(stats.specDecoding);
+  }
+
+  private addSpec(step: SpecDecodingStats): void {
+    const sum = (this.spec ??= { numDrafts: 0, numDraftTokens: 0, numAcceptedTokens: 0, acceptedPerPosition: [] });
+    sum.numDrafts += step.numDrafts;
+    sum.numDraftTokens += step.numDraftTokens;
+    sum.numAcceptedTokens += step.numAcceptedTokens;
+    step.acceptedPerPosition.forEach((n, pos) => (sum.acceptedPerPosition[pos] = (sum.acceptedPerPosition[pos] ?? 0) + n));
   }
 
   start(): void {
@@ -50,9 +60,24 @@ export class StatsLogger {
       `Prefix cache hit rate: ${hitRate.toFixed(1)}%`;
     if (busy || this.lastWasBusy) this.logger.log(line);
     else this.logger.debug(line);
+    const spec = this.spec;
+    if (spec && spec.numDrafts > 0) this.logger.log(specDecodingLine(spec, seconds));
+    this.spec = null;
     this.lastWasBusy = busy;
     this.lastLogMs = now;
     this.promptTokens = 0;
     this.generationTokens = 0;
   }
+}
+
+/** vLLM's SpecDecodingLogging line for one interval. */
+export function specDecodingLine(spec: SpecDecodingStats, seconds: number): string {
+  const meanLength = 1 + spec.numAcceptedTokens / spec.numDrafts;
+  const rate = spec.numDraftTokens > 0 ? (100 * spec.numAcceptedTokens) / spec.numDraftTokens : 0;
+  const perPosition = spec.acceptedPerPosition.map((n) => (n / spec.numDrafts).toFixed(3)).join(', ');
+  return (
+    `SpecDecoding metrics: Mean acceptance length: ${meanLength.toFixed(2)}, Accepted throughput: ${(spec.numAcceptedTokens / seconds).toFixed(2)} tokens/s, ` +
+    `Drafted throughput: ${(spec.numDraftTokens / seconds).toFixed(2)} tokens/s, Accepted: ${spec.numAcceptedTokens} tokens, Drafted: ${spec.numDraftTokens} tokens, ` +
+    `Per-position acceptance rate: ${perPosition}, Avg Draft acceptance rate: ${rate.toFixed(1)}%`
+  );
 }

@@ -1,0 +1,12 @@
+// The proposer registry: one factory per --speculative-config method.
+
+import { NGRAM_PROPOSER } from './ngram-proposer';
+import type { DraftProposer, ProposerContext, ProposerFactory } from './proposer';
+
+export const PROPOSERS: readonly ProposerFactory[] = [NGRAM_PROPOSER];
+
+export function createProposer(ctx: ProposerContext, factories: readonly ProposerFactory[] = PROPOSERS): Promise<DraftProposer> {
+  const factory = factories.find((f) => f.method === ctx.config.method);
+  if (!factory) return Promise.reject(new Error(`--speculative-config: method "${ctx.config.method}" is not available`));
+  return factory.create(ctx);
+}
