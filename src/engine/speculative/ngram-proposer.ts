@@ -37,7 +37,7 @@ export function lookupDrafts(tokens: readonly number[], minN: number, maxN: numb
       while (j < n && tokens[start + j] === tokens[suffixStart + j]) j++;
       if (j < n) continue;
       const from = start + n;
-      return tokens.slice(from, Math.min(from + maxDrafts, len)) as number[];
+      return tokens.slice(from, Math.min(from + maxDrafts, len));
     }
   }
   return [];
