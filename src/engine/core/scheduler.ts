@@ -260,7 +260,11 @@ export class Scheduler {
         this.advanceVerified(seq, kept);
         continue;
       }
-      if (drafted) this.kv.trim(seq.seqId, seq.numTokens);
+      if (drafted) {
+        // Its drafts were not verified (its request ended in the step): nothing is known past its tokens.
+        this.kv.trim(seq.seqId, seq.numTokens);
+        continue;
+      }
       seq.numComputedTokens += numNewTokens;
       this.kv.cacheComputedBlocks(seq, seq.numComputedTokens);
       const token = sampled.get(seq.seqId);
