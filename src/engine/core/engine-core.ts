@@ -412,7 +412,7 @@ export class EngineCore {
   private async draft(speculation: Speculation): Promise<void> {
     const decoding = this.scheduler.decodingSequences();
     if (decoding.length === 0) return;
-    await speculation.draft(decoding, this.requests, this.scheduler.numRunning + this.scheduler.numWaiting);
+    await speculation.draft(decoding, this.requests, this.scheduler.numRunning);
   }
 
   /**

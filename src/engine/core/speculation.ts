@@ -18,12 +18,12 @@ export class Speculation {
   ) {}
 
   /**
-   * Gives each decoding sequence its drafts (Sequence.draftTokenIds), unless the batch is at
-   * disable_by_batch_size. `numSequences`: running and waiting sequences.
+   * Gives each decoding sequence its drafts (Sequence.draftTokenIds), unless the running batch
+   * has reached disable_by_batch_size (vLLM's rule: running queue size >= the threshold).
    */
-  async draft(decoding: readonly Sequence[], requests: ReadonlyMap<string, RequestState>, numSequences: number): Promise<void> {
+  async draft(decoding: readonly Sequence[], requests: ReadonlyMap<string, RequestState>, numRunning: number): Promise<void> {
     const limit = this.config.disableByBatchSize;
-    if (limit !== null && numSequences >= limit) return;
+    if (limit !== null && numRunning >= limit) return;
     const asks: DraftRequest[] = [];
     const seqs: Sequence[] = [];
     for (const seq of decoding) {

@@ -13,7 +13,7 @@ export interface SpeculativeConfig {
   promptLookupMin: number;
   /** draft_model: the draft model's path (a GGUF file or a Hugging Face directory). */
   model: string | null;
-  /** Speculation stands aside in a step whose running + waiting sequences reach this; null = never. */
+  /** Speculation stands aside in a step whose running sequences reach this many; null = never. */
   disableByBatchSize: number | null;
 }
 
