@@ -191,6 +191,7 @@ export class EngineCoreHost implements EngineCommands {
     this.runner = null;
     if (level === 2) this.model = null;
     await runner?.dispose();
+    await this.speculation?.proposer.sleep?.();
     // Adapters stay loaded (host memory) and go to the runner wake_up builds.
     if (this.core instanceof EngineCore) this.core.loras?.attach(null);
     this.clearPrefixCache();
@@ -200,6 +201,7 @@ export class EngineCoreHost implements EngineCommands {
     if (this.runner) return;
     const model = this.model ?? (await loadModel({ ...this.options.load, loadWeights: true }));
     this.runner = await this.attachRunner(model);
+    await this.speculation?.proposer.wakeUp?.();
     if (this.holdModel) this.model = model;
     this.wake?.();
   }

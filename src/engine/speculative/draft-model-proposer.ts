@@ -6,7 +6,7 @@
 
 import { loadModel } from '../../model/load-model';
 import { createRunner, resolveKvCacheDtype } from '../../model/runner';
-import type { LoadedModel, LoadModelOptions, ModelRunner, StepSequence } from '../../model/types';
+import type { LoadedModel, LoadModelOptions, ModelRunner, RunnerOptions, StepSequence } from '../../model/types';
 import { argmax } from '../sampling/argmax';
 import { readMemoryInfo } from '../core/kv-plan';
 import { checkDraftModel } from './draft-model-checks';
@@ -35,12 +35,18 @@ export class DraftModelProposer implements DraftProposer {
   /** Released while a propose() was running: dropped when it ends. */
   private readonly releasedDuringPropose = new Set<string>();
   private proposing = false;
+  /** null while asleep. */
+  private runner: ModelRunner | null;
 
+  /** `build` makes the runner again on wake-up (from the model file: its weights went to the first one). */
   constructor(
-    private readonly runner: ModelRunner,
+    runner: ModelRunner,
     readonly pool: DraftBlockPool,
     private readonly catchUpTokens: number,
-  ) {}
+    private readonly build?: () => Promise<ModelRunner>,
+  ) {
+    this.runner = runner;
+  }
 
   async propose(requests: readonly DraftRequest[]): Promise<number[][]> {
     this.proposing = true;
@@ -49,7 +55,7 @@ export class DraftModelProposer implements DraftProposer {
     } catch (err) {
       // Drafts only speed the target up: a failed draft pass costs this step's drafts, never a request.
       console.error(`[engine] draft model step failed, its cache is dropped: ${err instanceof Error ? err.message : String(err)}`);
-      for (const seqId of [...this.sequences.keys()]) this.drop(seqId);
+      this.dropAll();
       return requests.map(() => []);
     } finally {
       this.proposing = false;
@@ -64,8 +70,28 @@ export class DraftModelProposer implements DraftProposer {
   }
 
   async dispose(): Promise<void> {
-    this.sequences.clear();
-    await this.runner.dispose();
+    this.dropAll();
+    const runner = this.runner;
+    this.runner = null;
+    await runner?.dispose();
+  }
+
+  /** Frees the runner and the cache (the engine is idle: nothing is proposing). */
+  sleep(): Promise<void> {
+    return this.dispose();
+  }
+
+  async wakeUp(): Promise<void> {
+    if (this.runner || !this.build) return;
+    this.runner = await this.build();
+  }
+
+  get asleep(): boolean {
+    return this.runner === null;
+  }
+
+  private dropAll(): void {
+    for (const seqId of [...this.sequences.keys()]) this.drop(seqId);
   }
 
   private drop(seqId: string): void {
@@ -77,6 +103,8 @@ export class DraftModelProposer implements DraftProposer {
 
   private async draftAll(requests: readonly DraftRequest[]): Promise<number[][]> {
     const drafts = requests.map((): number[] => []);
+    const runner = this.runner;
+    if (!runner) return drafts;
     const catchUp: StepSequence[] = [];
     /** Per catch-up row: the sequence that drafts from its logits, or null (still catching up). */
     const firsts: (Drafting | null)[] = [];
@@ -107,8 +135,8 @@ export class DraftModelProposer implements DraftProposer {
     });
     if (catchUp.length === 0) return drafts;
 
-    const vocab = this.runner.config.vocabSize;
-    let result = await this.runner.step(catchUp);
+    const vocab = runner.config.vocabSize;
+    let result = await runner.step(catchUp);
     let active: Drafting[] = [];
     firsts.forEach((d, row) => {
       if (!d) return;
@@ -125,7 +153,7 @@ export class DraftModelProposer implements DraftProposer {
         d.seq.tokens.push(token);
         return { tokens: [token], positionOffset, blockTable: d.seq.blocks };
       });
-      result = await this.runner.step(batch);
+      result = await runner.step(batch);
       active.forEach((d, row) => drafts[d.index].push(argmax(result.logits, row * vocab, vocab)));
     }
     return drafts;
@@ -139,13 +167,13 @@ function commonPrefixLength(a: readonly number[], b: readonly number[]): number 
   return i;
 }
 
-/** Loads the draft model as the target was loaded, with its own tokenizer only to compare vocabularies. */
-function loadDraftModel(path: string, ctx: ProposerContext): Promise<LoadedModel> {
+/** Loads the draft model as the target was loaded; its tokenizer only serves to compare vocabularies. */
+function loadDraftModel(path: string, ctx: ProposerContext, withTokenizer: boolean): Promise<LoadedModel> {
   const load: LoadModelOptions = {
     model: path,
     loadFormat: ctx.load?.loadFormat ?? 'auto',
     loadWeights: true,
-    skipTokenizer: !ctx.targetTokenizer,
+    skipTokenizer: !withTokenizer,
     chatTemplate: null,
     generationConfig: 'vllm',
   };
@@ -155,7 +183,7 @@ function loadDraftModel(path: string, ctx: ProposerContext): Promise<LoadedModel
 async function createDraftModelProposer(ctx: ProposerContext): Promise<DraftModelProposer> {
   const path = ctx.config.model;
   if (path === null) throw new Error('--speculative-config: method "draft_model" needs "model", the draft model\'s path');
-  const draft = await loadDraftModel(path, ctx);
+  const draft = await loadDraftModel(path, ctx, !!ctx.targetTokenizer);
   checkDraftModel(draft, { config: ctx.target.config, tokenizer: ctx.targetTokenizer ?? null, maxModelLen: ctx.maxModelLen });
   const target = ctx.runnerOptions;
   // The target's cache type, unless the runner the draft gets reads only float32 (resolveKvCacheDtype says so in the log).
@@ -170,7 +198,7 @@ async function createDraftModelProposer(ctx: ProposerContext): Promise<DraftMode
     freeBytes: readMemoryInfo(draft, target.device).freeBytes,
   });
   // One pool of every layer and no adapters: drafts run on the base draft model, whatever adapter the target uses.
-  const runner = await createRunner(draft, {
+  const runnerOptions: RunnerOptions = {
     ...target,
     numBlocks: plan.numBlocks,
     kvCacheDtype,
@@ -178,7 +206,8 @@ async function createDraftModelProposer(ctx: ProposerContext): Promise<DraftMode
     kvPools: undefined,
     lora: undefined,
     consumeWeights: true,
-  });
+  };
+  const runner = await createRunner(draft, runnerOptions);
   const c = draft.config;
   const sequences = Math.floor((plan.numBlocks * target.blockSize) / ctx.maxModelLen);
   console.info(
@@ -186,7 +215,8 @@ async function createDraftModelProposer(ctx: ProposerContext): Promise<DraftMode
       `${kvCacheDtype} (${((plan.numBlocks * plan.bytesPerBlock) / 2 ** 20).toFixed(1)} MiB), ${sequences} sequences of max_model_len ${ctx.maxModelLen}`,
   );
   const catchUp = Math.max(MIN_CATCH_UP_TOKENS, ctx.maxNumBatchedTokens ?? 0);
-  return new DraftModelProposer(runner, new DraftBlockPool(plan.numBlocks, target.blockSize), catchUp);
+  const rebuild = async () => createRunner(await loadDraftModel(path, ctx, false), runnerOptions);
+  return new DraftModelProposer(runner, new DraftBlockPool(plan.numBlocks, target.blockSize), catchUp, rebuild);
 }
 
 export const DRAFT_MODEL_PROPOSER: ProposerFactory = {

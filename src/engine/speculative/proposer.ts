@@ -22,6 +22,10 @@ export interface DraftProposer {
   /** The sequence finished or lost its KV (preemption): drop what is kept for it. */
   release(seqId: string): void;
   dispose(): Promise<void>;
+  /** /sleep: free what the proposer holds (a draft model's runner and cache); no propose() until wakeUp(). */
+  sleep?(): Promise<void>;
+  /** /wake_up: rebuild what sleep() freed. */
+  wakeUp?(): Promise<void>;
 }
 
 /** What a proposer may build on: the target's runner (vocabulary, its weights for a shared head). */

@@ -64,6 +64,22 @@ onStories.describe('stories260K as its own draft model', () => {
     }
   });
 
+  it('frees the draft model on sleep and rebuilds it on wake-up, drafting as before', async () => {
+    const [p] = prompts(model, 1);
+    const want = await finalOutput(plain, request(p, { max_tokens: 40 }));
+    await finalOutput(spec, request(p, { max_tokens: 40 }));
+    await spec.sleep(1, 'wait');
+    expect(proposers[0].asleep).toBe(true);
+    expect(proposers[0].pool.numUsed).toBe(0);
+    await spec.wakeUp();
+    expect(proposers[0].asleep).toBe(false);
+    iterations.length = 0;
+    expect((await finalOutput(spec, request(p, { max_tokens: 40 }))).outputs[0].tokenIds).toEqual(want.outputs[0].tokenIds);
+    const stats = sumSpec(iterations);
+    expect(stats.numAcceptedTokens).toBe(stats.numDraftTokens);
+    expect(stats.numDrafts).toBeGreaterThan(5);
+  });
+
   it('gives every draft block back when the sequences finish', () => {
     expect(proposers.length).toBeGreaterThan(0);
     expect(proposers[0].pool.numUsed).toBe(0);
