@@ -105,38 +105,10 @@ export class DraftModelProposer implements DraftProposer {
     const drafts = requests.map((): number[] => []);
     const runner = this.runner;
     if (!runner) return drafts;
-    const catchUp: StepSequence[] = [];
-    /** Per catch-up row: the sequence that drafts from its logits, or null (still catching up). */
-    const firsts: (Drafting | null)[] = [];
-    let budget = this.catchUpTokens;
-    requests.forEach((request, index) => {
-      const seq = this.sequences.get(request.seqId) ?? { tokens: [], blocks: [] };
-      // After a rejection only the prefix shared with the sequence is still valid; the last token is always run (its logits draft).
-      const valid = Math.min(commonPrefixLength(seq.tokens, request.tokenIds), request.tokenIds.length - 1);
-      const lacking = request.tokenIds.length - valid;
-      const chunk = Math.min(lacking, budget);
-      if (chunk <= 0) return;
-      const complete = chunk === lacking;
-      seq.tokens.length = valid;
-      // The drafts' K/V too, but the last draft's, which no step computes.
-      const end = valid + chunk + (complete ? request.maxDrafts - 1 : 0);
-      if (!this.pool.fit(seq.blocks, end)) {
-        // The pool is full: this sequence gives its blocks back and gets no drafts this step.
-        this.sequences.set(request.seqId, seq);
-        this.drop(request.seqId);
-        return;
-      }
-      this.sequences.set(request.seqId, seq);
-      budget -= chunk;
-      const tokens = request.tokenIds.slice(valid, valid + chunk);
-      catchUp.push({ tokens, positionOffset: valid, blockTable: seq.blocks });
-      seq.tokens.push(...tokens);
-      firsts.push(complete ? { index, seq, maxDrafts: request.maxDrafts } : null);
-    });
-    if (catchUp.length === 0) return drafts;
-
+    const { rows, firsts } = this.planCatchUp(requests);
+    if (rows.length === 0) return drafts;
     const vocab = runner.config.vocabSize;
-    let result = await runner.step(catchUp);
+    let result = await runner.step(rows);
     let active: Drafting[] = [];
     firsts.forEach((d, row) => {
       if (!d) return;
@@ -157,6 +129,41 @@ export class DraftModelProposer implements DraftProposer {
       active.forEach((d, row) => drafts[d.index].push(argmax(result.logits, row * vocab, vocab)));
     }
     return drafts;
+  }
+
+  /**
+   * The first pass: per sequence, the tokens its cache lacks (within the catch-up budget), with
+   * blocks for them and its drafts. `firsts[row]`: the sequence whose first draft that row's
+   * logits give, or null where the sequence is still catching up.
+   */
+  private planCatchUp(requests: readonly DraftRequest[]): { rows: StepSequence[]; firsts: (Drafting | null)[] } {
+    const rows: StepSequence[] = [];
+    const firsts: (Drafting | null)[] = [];
+    let budget = this.catchUpTokens;
+    requests.forEach((request, index) => {
+      const seq = this.sequences.get(request.seqId) ?? { tokens: [], blocks: [] };
+      // After a rejection only the prefix shared with the sequence is still valid; the last token is always run (its logits draft).
+      const valid = Math.min(commonPrefixLength(seq.tokens, request.tokenIds), request.tokenIds.length - 1);
+      const lacking = request.tokenIds.length - valid;
+      const chunk = Math.min(lacking, budget);
+      if (chunk <= 0) return;
+      const complete = chunk === lacking;
+      seq.tokens.length = valid;
+      // The drafts' K/V too, but the last draft's, which no step computes.
+      const end = valid + chunk + (complete ? request.maxDrafts - 1 : 0);
+      if (!this.pool.fit(seq.blocks, end)) {
+        // The pool is full: this sequence gives its blocks back and gets no drafts this step.
+        this.drop(request.seqId);
+        return;
+      }
+      this.sequences.set(request.seqId, seq);
+      budget -= chunk;
+      const tokens = request.tokenIds.slice(valid, valid + chunk);
+      rows.push({ tokens, positionOffset: valid, blockTable: seq.blocks });
+      seq.tokens.push(...tokens);
+      firsts.push(complete ? { index, seq, maxDrafts: request.maxDrafts } : null);
+    });
+    return { rows, firsts };
   }
 }
 
