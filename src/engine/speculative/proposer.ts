@@ -22,6 +22,10 @@ export interface DraftProposer {
   /** The sequence finished or lost its KV (preemption): drop what is kept for it. */
   release(seqId: string): void;
   dispose(): Promise<void>;
+  /** /sleep: free what the proposer holds (a draft model's runner and cache); no propose() until wakeUp(). */
+  sleep?(): Promise<void>;
+  /** /wake_up: rebuild what sleep() freed. */
+  wakeUp?(): Promise<void>;
 }
 
 /** What a proposer may build on: the target's runner (vocabulary, its weights for a shared head). */
@@ -32,6 +36,12 @@ export interface ProposerContext {
   runnerOptions: import('../../model/types').RunnerOptions;
   maxModelLen: number;
   maxNumSeqs: number;
+  /** The target's tokenizer (a draft model's vocabulary is checked against it); null or absent: none. */
+  targetTokenizer?: import('../../model/types').Tokenizer | null;
+  /** How the target was loaded (a draft model loads the same way: --load-format, --skip-tokenizer-init). */
+  load?: import('../../model/types').LoadModelOptions;
+  /** Tokens a step computes at most: a draft model catches up on a sequence's tokens within it. */
+  maxNumBatchedTokens?: number;
 }
 
 export interface ProposerFactory {
