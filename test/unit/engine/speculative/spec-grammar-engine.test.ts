@@ -68,17 +68,19 @@ onStories.describe('structured outputs under n-gram speculation (stories260K)', 
     expect(spec.stats().kvCacheUsage).toBe(0);
   });
 
-  it('temperature 0.8: every constrained output is valid, with drafts accepted', async () => {
+  it('temperature 0.8: every constrained output is valid (n = 1 and n = 3, a matcher per completion), with drafts accepted', async () => {
     const validate = new Ajv().compile(KID_SCHEMA);
     iterations.length = 0;
     const outs = await Promise.all(
       lookupPrompts().flatMap((p, i) =>
-        [1, 2].map((seed) => finalOutput(spec, request(p, { structured_outputs: CONSTRAINTS[0][1], temperature: 0.8, seed: seed + 10 * i, max_tokens: 120, ignore_eos: false }))),
+        [1, 3].map((n) => finalOutput(spec, request(p, { structured_outputs: CONSTRAINTS[0][1], temperature: 0.8, seed: n + 10 * i, n, max_tokens: 120, ignore_eos: false }))),
       ),
     );
-    for (const o of outs) {
-      expect(o.outputs[0].finishReason).toBe('stop');
-      expect(validate(JSON.parse(o.outputs[0].text))).toBe(true);
+    const completions = outs.flatMap((o) => o.outputs);
+    expect(completions).toHaveLength(16);
+    for (const c of completions) {
+      expect(c.finishReason).toBe('stop');
+      expect(validate(JSON.parse(c.text))).toBe(true);
     }
     expect(sumSpecStats(iterations, K).numAcceptedTokens).toBeGreaterThan(0);
   });
