@@ -18,14 +18,27 @@ interface SampledToken {
 }
 
 export interface CompletionProcessor {
-  /** Work due before the next sample (a grammar bitmask); run while the model computes the logits. */
-  prepare(): Promise<void> | void;
+  /**
+   * Work due before the next sample (a grammar bitmask); run while the model computes the logits.
+   * `drafts`: the tokens this step verifies after it (the grammar's masks of their positions too).
+   */
+  prepare(drafts?: readonly number[]): Promise<void> | void;
   /** True while sampling needs a grammar mask (an enabled, unfinished constraint). */
   waitsForMask(): boolean;
   /** Samples (and records) the next token from `logits[offset .. offset + vocab)`, left unchanged. */
   sample(logits: Float32Array, offset: number): SampledToken;
-  /** Whether verify() can take drafts for this completion (a grammar-constrained one cannot yet). */
+  /** Whether verify() can take drafts for this completion. */
   verifiesDrafts(): boolean;
+  /**
+   * Of the `numDrafts` drafts given to prepare(), how many can be verified: those the grammar
+   * accepts in order (vLLM's validate_tokens), all of them without a grammar. Once prepare() is done.
+   */
+  verifiableDrafts(numDrafts: number): number;
+  /**
+   * During a draft walk: whether the next position can be verified. Not when the grammar was
+   * enabled after prepare() (a reasoning section just ended): no mask was prepared for it.
+   */
+  canVerifyNext(): boolean;
   /**
    * Speculative decoding: keeps `draftTokenId` or replaces it, from the logits of its position
    * (SequenceSampler.verify), and records the token kept.
@@ -83,9 +96,13 @@ export class CompletionProcessorFactory {
     const workspace = this.workspace;
     // The sampler computes logprobs only when asked; best_of > n still ranks by them.
     const ranksByLogprob = (params.best_of ?? params.n) > params.n;
+    let enabledSincePrepare = false;
+    let maskedAtPrepare = false;
     return {
-      prepare() {
-        return constraint?.prepare();
+      prepare(drafts) {
+        enabledSincePrepare = false;
+        maskedAtPrepare = !!constraint && constraint.enabled && !constraint.terminated;
+        return constraint?.prepare(drafts);
       },
       waitsForMask() {
         return !!constraint && constraint.enabled && !constraint.terminated;
@@ -97,7 +114,13 @@ export class CompletionProcessorFactory {
         return result;
       },
       verifiesDrafts() {
-        return constraint === null;
+        return true;
+      },
+      verifiableDrafts(numDrafts) {
+        return maskedAtPrepare ? Math.min(numDrafts, constraint!.draftsTaken ?? 0) : numDrafts;
+      },
+      canVerifyNext() {
+        return !enabledSincePrepare;
       },
       verify(logits, offset, draftTokenId) {
         const result = sampler.verify(logits, offset, draftTokenId, workspace);
@@ -107,7 +130,10 @@ export class CompletionProcessorFactory {
       appendToken(tokenId) {
         const status = output.appendToken(tokenId);
         // The reasoning section just ended: the grammar applies from the next token on.
-        if (reasoningEnd && !constraint!.enabled && reasoningEnd.push(tokenId)) constraint!.enable();
+        if (reasoningEnd && !constraint!.enabled && reasoningEnd.push(tokenId)) {
+          constraint!.enable();
+          enabledSincePrepare = true;
+        }
         // A finished grammar ends the sequence even where EOS would not (ignore_eos, a stop token the grammar took).
         if (status === null && constraint?.terminated) return output.finish('stop');
         return status;

@@ -321,6 +321,7 @@ export class EngineCore {
       if (sitOut.size > 0 && plan.scheduled.every(({ seq, sample }) => sample && sitOut.has(seq.seqId))) {
         // Nothing but sequences waiting for masks: wait here rather than compute steps for nothing.
         this.stepping = false;
+        this.scheduler.updateFromOutput(plan, new Map(), sitOut); // drops their drafts and the blocks they took
         await this.lateMasks;
         return;
       }
@@ -420,13 +421,18 @@ export class EngineCore {
    * the walk ends at the first one replaced, or at a stop; when all are kept, the last position's
    * logits give one token more. Returns the tokens kept, each recorded and stop-checked in order.
    */
-  private verifyDrafts(completion: CompletionState, drafts: readonly number[], rows: Float32Array, iteration: IterationStats): number[] {
+  private verifyDrafts(completion: CompletionState, proposed: readonly number[], rows: Float32Array, iteration: IterationStats): number[] {
     const vocab = this.runner.config.vocabSize;
     const stats = iteration.specDecoding!;
-    stats.numDrafts++;
+    // A grammar's masks stop at the first draft it rejects: the drafts after it are dropped (and not counted, as vLLM).
+    const usable = completion.processor.verifiableDrafts(proposed.length);
+    const drafts = usable < proposed.length ? proposed.slice(0, usable) : proposed;
+    if (drafts.length > 0) stats.numDrafts++;
     stats.numDraftTokens += drafts.length;
     const kept: number[] = [];
     for (let j = 0; j <= drafts.length && !completion.finished; j++) {
+      // Every token kept so far was drawn from the target: ending the walk early is exact.
+      if (j > 0 && !completion.processor.canVerifyNext()) break;
       let accepted = false;
       if (j < drafts.length) {
         if (completion.prepareError !== null) throw completion.prepareError;
@@ -469,7 +475,8 @@ export class EngineCore {
       }
       for (const completion of completions) {
         if (completion.finished) continue;
-        const pending = completion.processor.prepare();
+        // Drafts are final here (cut to the step's budget); only a forked sequence has them.
+        const pending = completion.processor.prepare(state.forked ? seq.draftTokenIds : undefined);
         if (!pending) continue;
         seqIds.add(seq.seqId);
         (work ??= []).push(pending.catch((err: unknown) => void (completion.prepareError = err instanceof Error ? err : new Error(String(err)))));

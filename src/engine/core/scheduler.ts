@@ -254,7 +254,11 @@ export class Scheduler {
       const drafted = seq.draftTokenIds.length > 0;
       seq.draftTokenIds = NO_DRAFTS;
       if (seq.status !== 'running') continue; // finished (aborted) while the step ran
-      if (sitOut?.has(seq.seqId)) continue; // computed again next step (its grammar mask was late)
+      if (sitOut?.has(seq.seqId)) {
+        // Computed again next step (its grammar mask was late): the blocks its drafts took go back.
+        if (drafted) this.kv.trim(seq.seqId, seq.numTokens);
+        continue;
+      }
       const kept = verified?.get(seq.seqId);
       if (kept !== undefined) {
         this.advanceVerified(seq, kept);

@@ -40,6 +40,14 @@ export interface SequenceConstraint extends PreparingLogitsProcessor {
    */
   readonly enabled: boolean;
   enable(): void;
+  /**
+   * Prepares the mask of the next token and, for speculative decoding, of the position after
+   * each of `drafts` the grammar accepts: the mask apply() uses is that of the tokens accepted
+   * since (the matcher itself stays after the tokens accepted).
+   */
+  prepare(drafts?: readonly number[]): Promise<void> | void;
+  /** Of the drafts given to the last prepare(), how many the grammar accepts in order (absent: none). */
+  readonly draftsTaken?: number;
   /** Frees what the constraint holds (the matcher's WASM memory). */
   dispose(): void;
 }

@@ -11,7 +11,7 @@ import type { CompileStats } from './grammar-compiler';
 import { DEFAULT_GRAMMAR_CACHE_SIZE } from './grammar-compiler';
 import { uncompilableError } from './grammar-builder';
 import { applyBitmask } from './grammar-constraint';
-import { SLOT_READY, slotWords, type GrammarCommand, type GrammarJob, type GrammarReply, type GrammarWorkerData } from './grammar-protocol';
+import { SLOT_ENDED, SLOT_READY, SLOT_UNREACHABLE, slotWords, type GrammarCommand, type GrammarJob, type GrammarReply, type GrammarWorkerData } from './grammar-protocol';
 import type { ConstraintSpec } from './grammar-spec';
 
 interface PendingCompile {
@@ -55,6 +55,8 @@ export class GrammarClient {
   private readonly compiles = new Map<string, PendingCompile>();
   /** Constraints that asked for their next mask since the last flush. */
   private batch: RemoteConstraint[] = [];
+  /** Slots the batch takes (a constraint with drafts takes one per position it may sample). */
+  private batchSlots = 0;
   private batchDone: Promise<void> | null = null;
   private step = 0;
   /** Constraints done with, sent with the next step (or on their own when no step comes soon). */
@@ -113,7 +115,8 @@ export class GrammarClient {
     if (this.batch.length === 0) {
       this.batchDone = new Promise<void>((resolve, reject) => queueMicrotask(() => void this.flush().then(resolve, reject)));
     }
-    constraint.slot = this.batch.length;
+    constraint.slot = this.batchSlots;
+    this.batchSlots += constraint.positions;
     this.batch.push(constraint);
     return this.batchDone!;
   }
@@ -121,8 +124,21 @@ export class GrammarClient {
   /** Reads a slot: applies the mask, or throws when the worker refused the sequence's tokens. */
   applySlot(slot: number, scores: Float32Array): void {
     const at = slot * this.words;
-    if (this.slots[at] !== SLOT_READY) throw new Error('structured outputs: the grammar rejected a sampled token');
+    const status = this.slots[at];
+    if (status === SLOT_UNREACHABLE) throw new Error('structured outputs: no grammar mask prepared for this position (past a draft the grammar rejected)');
+    if (status !== SLOT_READY) throw new Error('structured outputs: the grammar rejected a sampled token');
     applyBitmask(scores, this.slots, at + 1, this.vocabSize);
+  }
+
+  /** Of the drafts whose masks fill slots `slot + 1 ..`, how many the grammar accepted in order (read once they are written). */
+  draftsTaken(slot: number, numDrafts: number): number {
+    let taken = 0;
+    while (taken < numDrafts) {
+      const status = this.slots[(slot + taken + 1) * this.words];
+      if (status !== SLOT_READY && status !== SLOT_ENDED) break;
+      taken++;
+    }
+    return taken;
   }
 
   /** Frees a constraint's matcher in the worker (batched: one message per step, not per sequence). */
@@ -153,12 +169,14 @@ export class GrammarClient {
 
   private async flush(): Promise<void> {
     const batch = this.batch;
+    const numSlots = this.batchSlots;
     this.batch = [];
+    this.batchSlots = 0;
     const generation = this.generation;
     if (this.restarting || batch.some((c) => c.generation !== generation)) throw new Error('structured outputs: the grammar worker failed and was replaced');
     let grown: SharedArrayBuffer | undefined;
-    if (batch.length * this.words > this.slots.length) {
-      grown = new SharedArrayBuffer(Math.max(batch.length, 2 * this.slots.length / this.words) * this.words * 4);
+    if (numSlots * this.words > this.slots.length) {
+      grown = new SharedArrayBuffer(Math.max(numSlots, 2 * this.slots.length / this.words) * this.words * 4);
       this.slots = new Int32Array(grown);
     }
     const jobs: GrammarJob[] = batch.map((c) => c.takeJob());
@@ -240,16 +258,25 @@ export class GrammarClient {
   }
 }
 
+const NO_DRAFTS: readonly number[] = [];
+
 /**
  * A sequence's constraint whose matcher lives in the grammar worker. Tokens it accepts are
  * sent with the next mask request; `terminated` is known here: the grammar only allows a stop
- * token once its parse is complete, so accepting one ends it.
+ * token once its parse is complete, so accepting one ends it. With drafts, the request takes a
+ * slot per position and apply() reads the slot of the tokens accepted since prepare().
  */
 export class RemoteConstraint implements SequenceConstraint {
   readonly hard = true;
   /** Slot of the mask requested for the coming sample (set by GrammarClient.requestMask). */
   slot = -1;
   private pending: number[] = [];
+  /** The drafts of the coming step's mask request. */
+  private drafts: readonly number[] = NO_DRAFTS;
+  /** Tokens accepted since prepare(): the position (slot offset) apply() reads. */
+  private position = 0;
+  /** Slots the last mask request took. */
+  private requested = 0;
   private enableSent: boolean;
   private ended = false;
   private disposed = false;
@@ -276,26 +303,44 @@ export class RemoteConstraint implements SequenceConstraint {
     this.active = true;
   }
 
-  prepare(): Promise<void> | void {
+  /** Asks for the masks of the next token and of the positions after `drafts` (see GrammarJob.drafts). */
+  prepare(drafts: readonly number[] = NO_DRAFTS): Promise<void> | void {
+    this.position = 0;
+    this.requested = 0;
     if (!this.active || this.ended || this.disposed) return;
+    this.drafts = drafts;
+    this.requested = 1 + drafts.length;
     return this.client.requestMask(this);
+  }
+
+  /** Of the drafts given to the last prepare(), how many the grammar accepts in order (once its masks are ready). */
+  get draftsTaken(): number {
+    return this.requested > 0 ? this.client.draftsTaken(this.slot, this.requested - 1) : 0;
+  }
+
+  /** Slots the coming mask request takes. */
+  get positions(): number {
+    return 1 + this.drafts.length;
   }
 
   apply(scores: Float32Array): void {
     if (!this.active) return;
-    this.client.applySlot(this.slot, scores);
+    if (this.position >= this.requested) throw new Error('structured outputs: no grammar mask prepared for this position');
+    this.client.applySlot(this.slot + this.position, scores);
   }
 
   accept(tokenId: number): void {
     if (!this.active || this.ended) return;
+    this.position++;
     this.pending.push(tokenId);
     if (this.client.isStopToken(tokenId)) this.ended = true;
   }
 
-  /** The job for this step's message: tokens to accept, a pending enable, the mask slot. */
+  /** The job for this step's message: tokens to accept, a pending enable, the mask slot, the drafts. */
   takeJob(): GrammarJob {
-    const job: GrammarJob = { id: this.id, accept: this.pending, enable: this.active && !this.enableSent, slot: this.slot };
+    const job: GrammarJob = { id: this.id, accept: this.pending, enable: this.active && !this.enableSent, slot: this.slot, drafts: [...this.drafts] };
     this.pending = [];
+    this.drafts = NO_DRAFTS;
     this.enableSent = this.active;
     return job;
   }

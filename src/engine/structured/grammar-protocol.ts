@@ -4,12 +4,17 @@
 // each constrained sequence accepted since the last step and a slot for its next mask, then
 // runs the model (onnxruntime-node runs it synchronously on the core's thread) while the
 // worker fills the slots; it publishes the step number in `control[0]` when all are written.
+// Speculative decoding: a job with drafts takes one slot per position it may sample (see GrammarJob.drafts).
 
 import type { ConstraintSpec } from './grammar-spec';
 
 /** Slot status word, followed by the slot's mask words. */
 export const SLOT_READY = 0;
 export const SLOT_REJECTED = 1;
+/** A draft position the grammar cannot reach (an earlier draft is not in the language): no mask. */
+export const SLOT_UNREACHABLE = 2;
+/** The draft before this position ended the grammar (a stop token it allows): nothing follows, no mask. */
+export const SLOT_ENDED = 3;
 
 export interface GrammarJob {
   /** Constraint id (from 'compiled'). */
@@ -20,6 +25,13 @@ export interface GrammarJob {
   enable: boolean;
   /** Where to write the next mask. */
   slot: number;
+  /**
+   * Tokens drafted after the accepted ones. Slot `slot + j` gets the mask after drafts 0..j-1,
+   * up to the first draft the grammar rejects or that ends it (the slot after a draft that ends
+   * it is SLOT_ENDED, the later ones SLOT_UNREACHABLE); the matcher is then rolled back to stand
+   * after `accept`.
+   */
+  drafts: number[];
 }
 
 export type GrammarCommand =

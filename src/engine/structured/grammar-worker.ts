@@ -8,7 +8,7 @@ import { RequestValidationError } from '../errors';
 import { GrammarTrapError, uncompilableError } from './grammar-builder';
 import { StructuredOutputCompiler } from './grammar-compiler';
 import type { GrammarConstraint } from './grammar-constraint';
-import { SLOT_READY, SLOT_REJECTED, slotWords, type GrammarCommand, type GrammarReply, type GrammarWorkerData } from './grammar-protocol';
+import { SLOT_ENDED, SLOT_READY, SLOT_REJECTED, SLOT_UNREACHABLE, slotWords, type GrammarCommand, type GrammarReply, type GrammarWorkerData } from './grammar-protocol';
 
 async function main(): Promise<void> {
   const port = parentPort!;
@@ -64,16 +64,21 @@ async function main(): Promise<void> {
     if (cmd.slots) slots = new Int32Array(cmd.slots);
     for (const job of cmd.jobs) {
       const constraint = constraints.get(job.id);
-      const at = job.slot * words;
+      const positions = 1 + job.drafts.length;
       try {
         if (!constraint) throw new Error(`unknown grammar constraint ${job.id}`);
         if (job.enable) constraint.enable();
         for (const token of job.accept) constraint.accept(token);
-        await constraint.prepare();
-        constraint.writeMask(slots, at + 1);
-        slots[at] = SLOT_READY;
+        await constraint.prepare(job.drafts);
+        const masks = constraint.preparedMasks;
+        if (masks === 0) throw new Error(`grammar constraint ${job.id} has ended`);
+        for (let j = 0; j < positions; j++) {
+          const at = (job.slot + j) * words;
+          if (j < masks) constraint.writeMask(slots, at + 1, j);
+          slots[at] = j < masks ? SLOT_READY : j <= constraint.draftsTaken ? SLOT_ENDED : SLOT_UNREACHABLE;
+        }
       } catch {
-        slots[at] = SLOT_REJECTED;
+        for (let j = 0; j < positions; j++) slots[(job.slot + j) * words] = SLOT_REJECTED;
       }
     }
     Atomics.store(control, 0, cmd.step);
