@@ -1,0 +1,59 @@
+/** @jest-environment ./test/helpers/ort-environment.js */
+// A verification step (several new tokens of one sequence, attended row by row) gives each
+// position the very logits a one-token decode gives it, bit for bit, at every attention build:
+// speculative decoding must not change greedy output through a rounding difference.
+
+import { loadGgufModel } from '../../../src/model/gguf/load-gguf';
+import type { LoadedModel, ModelRunner } from '../../../src/model/types';
+import { nativeKernels } from '../../../src/model/runner/native-kernels';
+import { sharedModel } from '../../helpers/model-files';
+import { needs } from '../../helpers/needs';
+import { BlockAllocator, withRunner } from '../../helpers/runner-driver';
+
+const F32 = sharedModel('stories260K.gguf');
+const Q8 = sharedModel('stories260K-Q8_0.gguf');
+const PROMPT = [1, 403, 407, 261, 378, 429, 270, 300, 350, 280, 311, 299, 265, 400, 301, 290, 311];
+const NEXT = [265, 400, 301, 290, 311];
+
+async function load(path: string): Promise<LoadedModel> {
+  const gguf = await loadGgufModel(path, { loadWeights: true });
+  return {
+    source: path, config: gguf.config, output: { kind: 'logits' }, pooler: null, weights: gguf.weights, onnxPath: null,
+    tokenizer: null, chatTemplate: null, generationDefaults: {}, eosTokenIds: [], contextLength: 256,
+  } as unknown as LoadedModel;
+}
+
+/** Logits of NEXT after PROMPT: one decode step per token, and one step of them all. */
+async function oneByOneAndTogether(r: ModelRunner): Promise<{ decodes: Float32Array[]; together: Float32Array }> {
+  const alloc = new BlockAllocator(r);
+  const a = alloc.table(64);
+  await r.step([{ tokens: PROMPT, positionOffset: 0, blockTable: a }]);
+  const decodes: Float32Array[] = [];
+  for (let i = 0; i < NEXT.length; i++) decodes.push((await r.step([{ tokens: [NEXT[i]], positionOffset: PROMPT.length + i, blockTable: a }])).logits.slice());
+  const b = alloc.table(64);
+  await r.step([{ tokens: PROMPT, positionOffset: 0, blockTable: b }]);
+  // A neighbour in the same step, so the verified sequence is not alone in its pass.
+  const c = alloc.table(32);
+  const step = await r.step([
+    { tokens: PROMPT.slice(0, 9), positionOffset: 0, blockTable: c },
+    { tokens: NEXT, positionOffset: PROMPT.length, blockTable: b, allLogits: true, attendRowByRow: true },
+  ]);
+  return { decodes, together: step.allLogits[1]! };
+}
+
+const native = nativeKernels();
+const levels = (['portable', 'avx2', 'avx512', 'avx512bf16'] as const).filter((l) => native && native.setSimd(l) === l);
+afterAll(() => native?.setSimd('avx512bf16'));
+
+for (const path of [F32, Q8]) {
+  needs(path).describe(path.split('/').pop()!, () => {
+    it.each(levels)('attention build %s: each row equals its decode', async (level) => {
+      native!.setSimd(level);
+      await withRunner(await load(path), { blockSize: 16, numBlocks: 64, device: 'cpu' }, async (r) => {
+        const { decodes, together } = await oneByOneAndTogether(r);
+        const V = r.config.vocabSize;
+        decodes.forEach((row, i) => expect(Array.from(together.subarray(i * V, (i + 1) * V))).toEqual(Array.from(row)));
+      });
+    });
+  });
+}
