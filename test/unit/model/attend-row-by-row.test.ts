@@ -9,6 +9,7 @@ import type { LoadedModel, ModelRunner, StepSequence } from '../../../src/model/
 import { nativeKernels } from '../../../src/model/runner/native-kernels';
 import { sharedModel } from '../../helpers/model-files';
 import { needs } from '../../helpers/needs';
+import { llamaConfig, quantizedQ8, randomModel } from '../../../bench/random-llama';
 import { BlockAllocator, maxAbsDiff, withRunner } from '../../helpers/runner-driver';
 
 const F32 = sharedModel('stories260K.gguf');
@@ -73,11 +74,19 @@ const native = nativeKernels();
 const levels = (['portable', 'avx2', 'avx512', 'avx512bf16'] as const).filter((l) => native && native.setSimd(l) === l);
 afterAll(() => native?.setSimd('avx512bf16'));
 
-for (const path of [F32, Q8]) {
-  needs(path).describe(path.split('/').pop()!, () => {
+const MODELS = [
+  { name: 'stories260K', gate: needs(F32), load: () => load(F32) },
+  { name: 'stories260K-Q8_0', gate: needs(Q8), load: () => load(Q8) },
+  // Widths in 32-blocks, so its linears run on native-q8 (stories260K-Q8_0's MLP width is not).
+  { name: 'a seeded Q8_0 llama', gate: needs(), load: async () => quantizedQ8(randomModel(llamaConfig({ intermediateSize: 192, vocabSize: 512, tieWordEmbeddings: false }), 5)), backend: 'native-q8' },
+];
+
+for (const m of MODELS) {
+  m.gate.describe(m.name, () => {
     it.each(levels)('attention build %s: each row equals its decode', async (level) => {
       native!.setSimd(level);
-      await withRunner(await load(path), { blockSize: 16, numBlocks: 64, device: 'cpu' }, async (r) => {
+      await withRunner(await m.load(), { blockSize: 16, numBlocks: 64, device: 'cpu' }, async (r) => {
+        if (m.backend) expect((r as unknown as { backendName: string }).backendName).toBe(m.backend);
         const { decodes, together } = await oneByOneAndTogether(r);
         const V = r.config.vocabSize;
         decodes.forEach((row, i) => expect(Array.from(together.subarray(i * V, (i + 1) * V))).toEqual(Array.from(row)));
@@ -87,7 +96,7 @@ for (const path of [F32, Q8]) {
     it('verifying sequences leave the batch\'s decodes as they are alone (one thread)', async () => {
       native!.setSimd('avx512bf16');
       native!.setThreads(1);
-      await withRunner(await load(path), { blockSize: 16, numBlocks: 64, device: 'cpu', intraOpThreads: 1 }, async (r) => {
+      await withRunner(await m.load(), { blockSize: 16, numBlocks: 64, device: 'cpu', intraOpThreads: 1 }, async (r) => {
         expect(await batchAgainstAlone(r)).toEqual(new Array<number>(9).fill(0));
       });
     });
