@@ -5,6 +5,7 @@
 // best_of, penalties, bad words, a LoRA adapter, prompt logprobs and preemption. The
 // speculative server also shows vLLM's spec_decode counters and its SpecDecoding log line.
 
+import type OpenAI from 'openai';
 import { loadModel } from '../../src/model/load-model';
 import { LORA_MODULES } from '../../src/model/lora/lora-weights';
 import { writeRandomPeftAdapter } from '../../src/model/lora/write-adapter';
@@ -121,7 +122,7 @@ needs(STORIES).describe('speculative decoding keeps greedy output identical (sto
 
   it('/v1/completions streamed: the same text, ids, reasons and logprobs', async () => {
     for (const body of [{ prompt: REPETITIVE, max_tokens: 50, logprobs: 2 }, { prompt: ONCE, max_tokens: 50, stop: [reference.text.slice(30, 33)], n: 2, temperature: 1, top_k: 1 }]) {
-      const request = { model: 'stories', temperature: 0, return_token_ids: true, stream: true, ...body } as never;
+      const request = { model: 'stories', temperature: 0, return_token_ids: true, stream: true as const, ...body } as unknown as OpenAI.CompletionCreateParamsStreaming;
       const spec = foldCompletionChunks(await collect(await pair.spec.client.completions.create(request)));
       const plain = foldCompletionChunks(await collect(await pair.plain.client.completions.create(request)));
       expectSameOutput(spec, plain);
