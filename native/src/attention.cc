@@ -713,7 +713,12 @@ const char* pagedAttention(const AttentionCall& a) {
   // Validate every index the kernel will touch, so a bad call fails instead of reading wild memory.
   std::vector<Item> items;
   const int tileRows = std::max(1, kMaxQueries / group);
-  const bool wide = numSeqs >= 4 * threads;  // enough sequences to keep every thread busy
+  // Enough sequences to keep every thread busy. The rows of a sequence attended one by one
+  // (speculative verification) are entries with one block table: they count once, so verifying
+  // drafts does not change how the batch's decodes are split, nor the kernels they run.
+  int distinctSeqs = 0;
+  for (int s = 0; s < numSeqs; s++) distinctSeqs += s == 0 || si[4 * s + 3] != si[4 * (s - 1) + 3];
+  const bool wide = distinctSeqs >= 4 * threads;
   for (int s = 0; s < numSeqs; s++) {
     const int first = si[4 * s], count = si[4 * s + 1], past = si[4 * s + 2], toff = si[4 * s + 3];
     if (first < 0 || count < 1 || past < 0 || (size_t)first + count > rowsTotal) return "attention: a sequence's rows are out of range";

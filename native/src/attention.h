@@ -19,7 +19,7 @@ struct AttentionCall {
   const void* v;
   size_t kvLength;
   KvType kvType;
-  const int32_t* seqs;  // per sequence: first row, row count, past length, offset into tables
+  const int32_t* seqs;  // per sequence: first row, row count, past length, offset into tables (entries sharing an offset: one sequence's rows attended one by one)
   size_t numSeqs;
   const int32_t* tables;
   size_t tablesLength;

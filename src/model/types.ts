@@ -293,6 +293,12 @@ export interface StepSequence {
   blockTables?: readonly (readonly number[])[];
   /** Return logits for every new token (prompt logprobs), not only the last. */
   allLogits?: boolean;
+  /**
+   * Attend each new token as a one-token step would (speculative verification): the attention
+   * kernels for several query rows sum in another order than the decode kernel, and a verified
+   * token must get the logits a plain decode would have given it.
+   */
+  attendRowByRow?: boolean;
   /** Encoder-decoder models: where this sequence's cross-attention K/V live. */
   encoder?: StepEncoderInput;
   /** The LoRA adapter this sequence runs with (an id given to ModelRunner.loras.add); absent or 0: the base model. */

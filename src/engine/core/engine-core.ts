@@ -521,8 +521,8 @@ export class EngineCore {
       positionOffset: start,
       blockTable: this.kv.blockTable(seq.seqId),
     };
-    // Verifying drafts needs the logits after every one of them.
-    if (drafts.length > 0) step.allLogits = true;
+    // Verifying drafts needs the logits after every one of them, each as a plain decode computes it.
+    if (drafts.length > 0) step.allLogits = step.attendRowByRow = true;
     if (this.kv.blockTables) step.blockTables = this.kv.blockTables(seq.seqId);
     if (seq.lora) step.lora = seq.lora.id;
     if (wantsPromptLogprobs) step.allLogits = true;

@@ -19,7 +19,11 @@ export interface NativeKernels {
     out: Float32Array,
     kCache: KvArray,
     vCache: KvArray,
-    /** Per sequence: first row, row count, past length, offset of its block table in `tables`. */
+    /**
+     * Per sequence: first row, row count, past length, offset of its block table in `tables`. Rows
+     * attended one by one come as entries of one row sharing the table offset; they count as one
+     * sequence where the kernel splits a batch.
+     */
     seqs: Int32Array,
     tables: Int32Array,
     /** [numHeads, numKvHeads, headDim, blockSize, kvType] (kvType: KV_STORAGE's nativeCode). */

@@ -229,17 +229,20 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
     const positions = new Int32Array(rows);
     const tokens = new Int32Array(rows);
     const poolSlots = pools.map(() => new Int32Array(rows));
-    const seqInfo = new Int32Array(4 * batch.length);
+    const seqInfo = new Int32Array(4 * batch.reduce((n, s) => n + (s.attendRowByRow ? s.tokens.length : 1), 0));
+    let item = 0;
     const tableParts: number[][] = pools.map(() => []);
     const picked: number[] = [];
     const logitsAt: PackedStep['logitsAt'] = [];
     let row = 0;
-    batch.forEach((s, i) => {
+    batch.forEach((s) => {
       const count = s.tokens.length;
       const past = s.positionOffset;
       if (count < 1) throw new Error('a step sequence needs at least one token');
       if (past + count > this.maxPositions) throw new Error(`position ${past + count - 1} is beyond the model's ${this.maxPositions} positions`);
-      seqInfo.set([row, count, past, tableParts[0].length], 4 * i);
+      // Row by row: one attention item per token, each seeing the positions up to its own.
+      if (s.attendRowByRow) for (let t = 0; t < count; t++) seqInfo.set([row + t, 1, past + t, tableParts[0].length], 4 * item++);
+      else seqInfo.set([row, count, past, tableParts[0].length], 4 * item++);
       const blocks = Math.ceil((past + count) / bs);
       pools.forEach((pool, p) => {
         const table = p === 0 ? s.blockTable : s.blockTables?.[p];

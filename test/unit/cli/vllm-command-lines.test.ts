@@ -114,7 +114,7 @@ describe('vLLM command lines', () => {
     [['--enable-lora', '--lora-modules', '{"name": "sql",'], /Invalid JSON format for --lora-modules/],
     [['--enable-lora', '--lora-modules', 'sql=/a', 'sql=/b'], /--lora-modules names each adapter once/],
     [['--enable-lora', '--default-mm-loras', '{"audio": "/loras/a"}'], /--default-mm-loras .* is not supported/],
-    [['--speculative-config', '{"model": "draft", "num_speculative_tokens": 5}'], /--speculative-config .* is not supported: speculative decoding/],
+    [['--speculative-config', '{"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3}'], /--speculative-config: method must be one of ngram, draft_model, got "eagle"/],
     [['--pipeline-parallel-size', '2', '--distributed-executor-backend', 'ray'], /--pipeline-parallel-size 2 is not supported/],
     [['--tokenizer-mode', 'mistral'], /'mistral' needs vLLM's Python tokenizer/],
     [['--no-enable-chunked-prefill'], /--no-enable-chunked-prefill is not supported: prefill is always chunked.*Instead: raise --max-num-batched-tokens/],

@@ -14,6 +14,7 @@ import type { LoadedModel } from '../../../src/model/types';
 import { writeEncoderDir } from '../../helpers/encoder-model';
 import { loadOptions } from '../../helpers/model-files';
 import { engineOptions, request } from './engine-fixtures';
+import { normalizeSpeculativeConfig } from '../../../src/engine/speculative/speculative-config';
 
 let tmp: string;
 let model: LoadedModel;
@@ -69,6 +70,13 @@ describe('engine encode path', () => {
   it('refuses --enable-lora: adapters apply to generation models only', async () => {
     await expect(withEngine({ lora: { maxLoras: 1, maxRank: 8, maxCpuLoras: 1, dtype: 'auto' } }, async () => undefined)).rejects.toThrow(
       '--enable-lora: LoRA adapters apply to generation models; pooling models run without them here',
+    );
+  });
+
+  it('refuses --speculative-config: speculation applies to generation models only', async () => {
+    const speculative = normalizeSpeculativeConfig({ method: 'ngram', num_speculative_tokens: 2 });
+    await expect(withEngine({ speculative }, async () => undefined)).rejects.toThrow(
+      '--speculative-config: speculative decoding applies to generation models, not pooling models',
     );
   });
 

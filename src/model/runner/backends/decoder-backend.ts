@@ -15,7 +15,10 @@ export interface PassRows {
   positions: Int32Array;
   /** Per layer: row r's slot in that layer's KV pool (layers of one pool share the array). */
   layerSlots: readonly Int32Array[];
-  /** Per sequence: first row, row count, past length, table offset (the attention kernel's `seqs`; one layout for every pool). */
+  /**
+   * Per attention entry (a sequence, or one row of a sequence attended row by row): first row, row
+   * count, past length, table offset (the attention kernel's `seqs`; one layout for every pool).
+   */
   seqInfo: Int32Array;
   /** Per layer: the block tables in that layer's KV pool (the kernel's `tables`). */
   layerTables: readonly Int32Array[];
