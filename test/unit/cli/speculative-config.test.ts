@@ -5,25 +5,10 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runProgram } from '../../../src/cli/program';
-import type { ServerConfig } from '../../../src/config/server-config';
+import { runCli, type CliOutcome } from '../../helpers/run-cli';
 
-async function serve(args: string[]): Promise<{ code: number; config: ServerConfig | null; stderr: string }> {
-  let config: ServerConfig | null = null;
-  let stderr = '';
-  const write = process.stderr.write.bind(process.stderr);
-  process.stderr.write = ((chunk: string) => {
-    stderr += chunk;
-    return true;
-  });
-  try {
-    const code = await runProgram(['node', 'ortllm', 'serve', '/models/m.gguf', ...args], async (c) => {
-      config = c;
-    });
-    return { code, config, stderr };
-  } finally {
-    process.stderr.write = write;
-  }
+function serve(args: string[]): Promise<CliOutcome> {
+  return runCli(['serve', '/models/m.gguf', ...args]);
 }
 
 const NGRAM = { method: 'ngram', numSpeculativeTokens: 4, promptLookupMax: 3, promptLookupMin: 1, model: null, disableByBatchSize: null };

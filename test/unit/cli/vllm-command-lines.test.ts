@@ -5,39 +5,10 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runProgram } from '../../../src/cli/program';
-import type { ServerConfig } from '../../../src/config/server-config';
-
-interface Outcome {
-  code: number;
-  config: ServerConfig | null;
-  notices: string[];
-  stderr: string;
-}
+import { runCli } from '../../helpers/run-cli';
 
 /** `line` as typed after `vllm`; the vllm binary name is swapped for ortllm's argv. */
-async function run(line: string[], env: NodeJS.ProcessEnv = {}): Promise<Outcome> {
-  let config: ServerConfig | null = null;
-  let notices: string[] = [];
-  let stderr = '';
-  const write = process.stderr.write.bind(process.stderr);
-  process.stderr.write = ((chunk: string) => {
-    stderr += chunk;
-    return true;
-  });
-  const saved = { ...process.env };
-  Object.assign(process.env, env);
-  try {
-    const code = await runProgram(['node', 'ortllm', ...line], async (c, n) => {
-      config = c;
-      notices = n;
-    });
-    return { code, config, notices, stderr };
-  } finally {
-    process.stderr.write = write;
-    process.env = saved;
-  }
-}
+const run = runCli;
 
 const MODEL = '/models/Llama-3.2-1B-Instruct';
 

@@ -2,33 +2,19 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runProgram } from '../../../src/cli/program';
+import { runCli, type CliOutcome } from '../../helpers/run-cli';
 import { flagTableMarkdown } from '../../../src/config/flag-table';
 import { SERVER_FLAGS } from '../../../src/config/server-flags';
 import { VLLM_ENV_VARS } from '../../../src/config/vllm-env';
 import { VLLM_FLAG_POLICY } from '../../../src/config/vllm-flag-policy';
 import { toEngineOptions } from '../../../src/config/engine-args';
-import { ConfigError, defaultTokenizerPoolSize, resolveServerConfig, ServerConfig } from '../../../src/config/server-config';
+import { ConfigError, defaultTokenizerPoolSize, resolveServerConfig } from '../../../src/config/server-config';
 import { parseByteSize, parseHumanInt, parseStringList } from '../../../src/config/units';
 import { DEFAULT_STRUCTURED_OUTPUTS_LIMITS } from '../../../src/engine/structured/grammar-limits';
 
 /** Parses `ortllm serve <args>` and returns the config, or the exit code on a usage error. */
-async function parse(args: string[]): Promise<{ config: ServerConfig | null; code: number; stderr: string }> {
-  let config: ServerConfig | null = null;
-  let stderr = '';
-  const write = process.stderr.write.bind(process.stderr);
-  process.stderr.write = ((chunk: string) => {
-    stderr += chunk;
-    return true;
-  });
-  try {
-    const code = await runProgram(['node', 'ortllm', 'serve', ...args], async (c) => {
-      config = c;
-    });
-    return { config, code, stderr };
-  } finally {
-    process.stderr.write = write;
-  }
+function parse(args: string[]): Promise<CliOutcome> {
+  return runCli(['serve', ...args]);
 }
 
 describe('units', () => {
