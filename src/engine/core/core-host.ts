@@ -122,7 +122,7 @@ export class EngineCoreHost implements EngineCommands {
       `[engine] KV cache: ${describePools(plan.pools)} of ${options.blockSize} tokens, ${kvCacheDtype} ` +
         `(${(plan.totalBytes / 2 ** 20).toFixed(1)} MiB), max_model_len ${plan.maxModelLen}`,
     );
-    const speculation = options.speculative ? await startSpeculation(options.speculative, runner, runnerOptions, plan.maxModelLen, options.maxNumSeqs, model) : undefined;
+    const speculation = options.speculative ? await startSpeculation(options.speculative, runner, runnerOptions, plan.maxModelLen, options, model) : undefined;
     const config = {
       speculation,
       maxModelLen: plan.maxModelLen,
@@ -311,9 +311,18 @@ export class EngineCoreHost implements EngineCommands {
 }
 
 /** Builds the --speculative-config proposer; refused for encoder-decoder models (nothing drafts their decoder). */
-async function startSpeculation(config: SpeculativeConfig, runner: ModelRunner, runnerOptions: RunnerOptions, maxModelLen: number, maxNumSeqs: number, model: LoadedModel): Promise<Speculation> {
+async function startSpeculation(config: SpeculativeConfig, runner: ModelRunner, runnerOptions: RunnerOptions, maxModelLen: number, options: EngineOptions, model: LoadedModel): Promise<Speculation> {
   if (encoderSpecOf(model.config)) throw new Error('--speculative-config: speculative decoding is not supported for encoder-decoder models');
-  const proposer = await createProposer({ config, target: runner, runnerOptions, maxModelLen, maxNumSeqs });
+  const proposer = await createProposer({
+    config,
+    target: runner,
+    runnerOptions,
+    maxModelLen,
+    maxNumSeqs: options.maxNumSeqs,
+    targetTokenizer: model.tokenizer,
+    load: options.load,
+    maxNumBatchedTokens: options.maxNumBatchedTokens,
+  });
   const what = config.method === 'ngram' ? `prompt lookup of ${config.promptLookupMin}..${config.promptLookupMax}-grams` : `draft model ${config.model}`;
   console.info(`[engine] speculative decoding: ${what}, ${config.numSpeculativeTokens} tokens per step`);
   return new Speculation(config, proposer, maxModelLen);

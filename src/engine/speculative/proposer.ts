@@ -32,6 +32,12 @@ export interface ProposerContext {
   runnerOptions: import('../../model/types').RunnerOptions;
   maxModelLen: number;
   maxNumSeqs: number;
+  /** The target's tokenizer (a draft model's vocabulary is checked against it); null or absent: none. */
+  targetTokenizer?: import('../../model/types').Tokenizer | null;
+  /** How the target was loaded (a draft model loads the same way: --load-format, --skip-tokenizer-init). */
+  load?: import('../../model/types').LoadModelOptions;
+  /** Tokens a step computes at most: a draft model catches up on a sequence's tokens within it. */
+  maxNumBatchedTokens?: number;
 }
 
 export interface ProposerFactory {

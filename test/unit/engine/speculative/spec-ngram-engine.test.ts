@@ -3,26 +3,14 @@
 // without it, drafts are really proposed and accepted, and the KV cache ends empty.
 
 import { createInProcessEngine } from '../../../../src/engine';
-import type { EngineClient, IterationStats, SpecDecodingStats } from '../../../../src/engine/types';
+import type { EngineClient, IterationStats } from '../../../../src/engine/types';
 import type { LoadedModel } from '../../../../src/model/types';
 import { normalizeSpeculativeConfig } from '../../../../src/engine/speculative/speculative-config';
 import { engineOptions, finalOutput, loadStories, prompts, request, STORIES } from '../engine-fixtures';
 import { needs } from '../../../helpers/needs';
+import { sumSpec } from './spec-fixtures';
 
 const onStories = needs(STORIES);
-
-function sumSpec(iterations: IterationStats[]): SpecDecodingStats {
-  const sum: SpecDecodingStats = { numDrafts: 0, numDraftTokens: 0, numAcceptedTokens: 0, acceptedPerPosition: [] };
-  for (const it of iterations) {
-    const s = it.specDecoding;
-    if (!s) continue;
-    sum.numDrafts += s.numDrafts;
-    sum.numDraftTokens += s.numDraftTokens;
-    sum.numAcceptedTokens += s.numAcceptedTokens;
-    s.acceptedPerPosition.forEach((n, i) => (sum.acceptedPerPosition[i] = (sum.acceptedPerPosition[i] ?? 0) + n));
-  }
-  return sum;
-}
 
 onStories.describe('n-gram speculation on stories260K', () => {
   let model: LoadedModel;
