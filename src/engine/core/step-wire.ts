@@ -6,7 +6,7 @@
 // decodeStep(encodeStep(e)) equals e, except that the prompt's token ids stay behind (the
 // frontend holds them; OutputStream puts them back). isWireStep tells steps from other events.
 
-import type { CompletionOutput, IterationStats, RequestOutput, SchedulerStats } from '../types';
+import type { CompletionOutput, IterationStats, RequestOutput, SchedulerStats, SpecDecodingStats } from '../types';
 import type { CoreEvent, PooledResult } from './protocol';
 
 type StepEvent = Extract<CoreEvent, { type: 'step' }>;
@@ -21,7 +21,7 @@ type StepEvent = Extract<CoreEvent, { type: 'step' }>;
 export type WireStep = unknown[];
 
 const STATS_LENGTH = 9;
-const ITERATION_LENGTH = 13;
+const ITERATION_LENGTH = 14;
 const POOLED_AT = STATS_LENGTH + ITERATION_LENGTH;
 const OUTPUTS_AT = POOLED_AT + 1;
 
@@ -112,6 +112,7 @@ function encodeIteration(wire: unknown[], it: IterationStats): void {
     it.interTokenLatencies,
     it.finished,
     it.grammarCompileSeconds ?? null,
+    it.specDecoding ?? null,
   );
 }
 
@@ -132,5 +133,6 @@ function decodeIteration(w: WireStep): IterationStats {
   if (w[at + 7] !== null) it.grammarCacheHits = w[at + 7] as number;
   if (w[at + 8] !== null) it.grammarCacheMisses = w[at + 8] as number;
   if (w[at + 12] !== null) it.grammarCompileSeconds = w[at + 12] as number[];
+  if (w[at + 13] !== null) it.specDecoding = w[at + 13] as SpecDecodingStats;
   return it;
 }

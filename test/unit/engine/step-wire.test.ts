@@ -76,6 +76,7 @@ describe('step wire format', () => {
         grammarCompileSeconds: [0.5],
         grammarCacheHits: 2,
         grammarCacheMisses: 1,
+        specDecoding: { numDrafts: 3, numDraftTokens: 10, numAcceptedTokens: 6, acceptedPerPosition: [3, 2, 1, 0] },
       },
     };
     const back = roundTrip(event);
@@ -104,5 +105,6 @@ describe('step wire format', () => {
     expect(sameKeys(back, event)).toBe(true);
     expect(Object.keys(back.stats).sort()).toEqual(['blockSize', 'kvCacheUsage', 'numBlocks', 'numRunning', 'numWaiting']);
     expect(Object.keys(back.iteration)).not.toContain('grammarCacheHits');
+    expect(Object.keys(back.iteration)).not.toContain('specDecoding');
   });
 });
