@@ -21,13 +21,21 @@ export interface SpecCounters {
   acceptedTokens: number;
 }
 
-/** One streamed greedy completion; resolves to its output token count and timings. */
-async function complete(baseUrl: string, prompt: number[], maxTokens: number): Promise<{ tokens: number; ttft: number; end: number; start: number }> {
+/** Sampling fields of a workload's requests; each request also gets `seed` = its index. Absent: greedy. */
+export interface Sampling {
+  temperature: number;
+  top_p: number;
+  top_k: number;
+  min_p: number;
+}
+
+/** One streamed completion; resolves to its output token count and timings. */
+async function complete(baseUrl: string, prompt: number[], maxTokens: number, sampling: Record<string, number>): Promise<{ tokens: number; ttft: number; end: number; start: number }> {
   const start = performance.now();
   const res = await fetch(`${baseUrl}/v1/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'bench', prompt, max_tokens: maxTokens, temperature: 0, ignore_eos: true, stream: true, stream_options: { include_usage: true } }),
+    body: JSON.stringify({ model: 'bench', prompt, max_tokens: maxTokens, temperature: 0, ...sampling, ignore_eos: true, stream: true, stream_options: { include_usage: true } }),
   });
   if (!res.ok || !res.body) throw new Error(`completion failed: HTTP ${res.status} ${await res.text()}`);
   let ttft = 0;
@@ -51,7 +59,7 @@ async function complete(baseUrl: string, prompt: number[], maxTokens: number): P
 }
 
 /** `requests` completions of prompts taken in turn from `prompts`, `concurrency` in flight at a time. */
-export async function loadPoint(baseUrl: string, prompts: number[][], maxTokens: number, concurrency: number, requests: number, metrics: MetricsReader | null): Promise<LoadPoint> {
+export async function loadPoint(baseUrl: string, prompts: number[][], maxTokens: number, concurrency: number, requests: number, metrics: MetricsReader | null, sampling?: Sampling): Promise<LoadPoint> {
   const before = metrics ? await metrics(baseUrl) : null;
   let next = 0;
   const done: Array<Awaited<ReturnType<typeof complete>>> = [];
@@ -60,7 +68,7 @@ export async function loadPoint(baseUrl: string, prompts: number[][], maxTokens:
     Array.from({ length: concurrency }, async () => {
       while (next < requests) {
         const i = next++;
-        done.push(await complete(baseUrl, prompts[i % prompts.length], maxTokens));
+        done.push(await complete(baseUrl, prompts[i % prompts.length], maxTokens, sampling ? { ...sampling, seed: i } : {}));
       }
     }),
   );

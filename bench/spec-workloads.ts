@@ -1,9 +1,9 @@
 // The speculative decoding benchmark's prompts, as token ids (both servers get the very same ids):
 //   copy: ~700-token prompts the output goes on copying from. On the trained stories260K, stories
-//     made of a small pool of sentences; on a random model, its own greedy continuation of a short
-//     seed (random decoders act much like bigram models, so their output keeps re-entering spans
-//     they produced before: what the prompt holds, the continuation repeats).
-//   free: short prompts and free generation.
+//     made of a small pool of sentences; on a random model, two passages of its own writing and the
+//     first one's opening again (passageCopyPrompts). Random decoders act much like bigram models:
+//     given the same few tokens they write what they wrote before, and often fall into loops.
+//   free: short prompts and free generation, greedy; sampled: the same at temperature 1, seeded.
 // `repeatedBigrams` says how much of a sequence repeats itself, so the report can say what a
 // workload really is.
 
@@ -12,12 +12,17 @@ import { Rng } from '../src/engine/sampling/rng';
 import type { Tokenizer } from '../src/model/types';
 import { longPrompts } from './long-prompts';
 import { SHORT_PROMPTS } from './serve-points';
-import { greedyContinuation } from './spec-load';
+import { greedyContinuation, type Sampling } from './spec-load';
 
 export interface SpecWorkload {
-  name: 'copy' | 'free';
+  name: 'copy' | 'free' | 'sampled';
   prompts: number[][];
+  /** Absent: greedy. */
+  sampling?: Sampling;
 }
+
+/** Plain temperature-1 sampling, every filter off (llama-server's top_k 40 and min_p 0.05 defaults too). */
+export const PLAIN_SAMPLING: Sampling = { temperature: 1, top_p: 1, top_k: 0, min_p: 0 };
 
 /** Token ids every bench vocabulary shares: stories260K's real pieces past its control and byte tokens. */
 const FIRST_PIECE = 259;
@@ -28,16 +33,27 @@ function seedPrompts(count: number, length: number, seed: number): number[][] {
   return Array.from({ length: count }, () => [1, ...Array.from({ length }, () => FIRST_PIECE + Math.floor(rng.nextDouble() * (LAST_PIECE - FIRST_PIECE + 1)))]);
 }
 
-/** `count` distinct short prompts: random real pieces after BOS. */
-export function freePrompts(count: number): SpecWorkload {
-  return { name: 'free', prompts: seedPrompts(count, 6, 99) };
+/** `count` distinct short prompts (random real pieces after BOS), greedy (free) and sampled. */
+export function freeWorkloads(count: number): SpecWorkload[] {
+  const prompts = seedPrompts(count, 6, 99);
+  return [
+    { name: 'free', prompts },
+    { name: 'sampled', prompts, sampling: PLAIN_SAMPLING },
+  ];
 }
 
-/** A random model's copy prompts: each a 6-piece seed and the model's greedy continuation to `promptLen` tokens, cached in `cacheFile`. */
-export async function selfContinuationPrompts(baseUrl: string, count: number, promptLen: number, cacheFile: string): Promise<SpecWorkload> {
+/**
+ * A random model's copy prompts, cached in `cacheFile`: passage A (a 6-piece seed and the model's
+ * greedy continuation), passage B (the next prompt's), then A's seed again. From there the model
+ * writes A once more, as near as its changed context lets it: the output copies a span of the
+ * prompt, and prompt lookup finds it after the repeated seed.
+ */
+export async function passageCopyPrompts(baseUrl: string, count: number, promptLen: number, cacheFile: string): Promise<SpecWorkload> {
   if (existsSync(cacheFile)) return { name: 'copy', prompts: JSON.parse(readFileSync(cacheFile, 'utf8')) as number[][] };
   const seeds = seedPrompts(count, 6, 7);
-  const prompts = await Promise.all(seeds.map(async (s) => [...s, ...(await greedyContinuation(baseUrl, s, promptLen - s.length))]));
+  const passageLen = Math.floor((promptLen - 6) / 2);
+  const passages = await Promise.all(seeds.map(async (s) => [...s, ...(await greedyContinuation(baseUrl, s, passageLen - s.length))]));
+  const prompts = passages.map((a, i) => [...a, ...passages[(i + 1) % count].slice(1), ...seeds[i].slice(1)]);
   writeFileSync(cacheFile, JSON.stringify(prompts));
   return { name: 'copy', prompts };
 }
@@ -45,9 +61,11 @@ export async function selfContinuationPrompts(baseUrl: string, count: number, pr
 /** stories260K's workloads from text: long stories of a small sentence pool (copy) and the short openings (free). */
 export function storiesWorkloads(tokenizer: Tokenizer, count: number, promptLen: number): SpecWorkload[] {
   const encode = (text: string) => tokenizer.encode(text);
+  const free = Array.from({ length: count }, (_, i) => encode(`${SHORT_PROMPTS[i % SHORT_PROMPTS.length]} Story ${i + 1}.`));
   return [
     { name: 'copy', prompts: longPrompts(tokenizer, count, promptLen).map(encode) },
-    { name: 'free', prompts: Array.from({ length: count }, (_, i) => encode(`${SHORT_PROMPTS[i % SHORT_PROMPTS.length]} Story ${i + 1}.`)) },
+    { name: 'free', prompts: free },
+    { name: 'sampled', prompts: free, sampling: PLAIN_SAMPLING },
   ];
 }
 
