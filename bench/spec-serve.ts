@@ -21,6 +21,7 @@ import { availableParallelism } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { loadTokenizer } from '../src/model/load-model';
 import { BENCH_PAIR, ensureDraftPair } from './draft-pair';
+import { fmt } from './serve-points';
 import { freePort, startPolled, startServer, type RunningServer } from './processes';
 import { llamaSpecMetrics, loadPoint, vllmSpecMetrics, type LoadPoint, type MetricsReader } from './spec-load';
 import { freeWorkloads, repeatedBigrams, passageCopyPrompts, storiesWorkloads, type SpecWorkload } from './spec-workloads';
@@ -89,6 +90,8 @@ interface Setup {
   concurrency: number[];
   /** The no-speculation setup of the same server, the ratio's denominator. */
   baseline?: string;
+  /** llama-server's setup of the same kind of speculation, ortllm's other denominator. */
+  peer?: string;
 }
 
 interface Measured {
@@ -137,17 +140,18 @@ function specFlag(config: Record<string, unknown>): string[] {
 
 function ngramSetups(args: Args, conc: number[]): Setup[] {
   const ngram = { method: 'ngram', num_speculative_tokens: args.k, prompt_lookup_min: args.lookupMin, prompt_lookup_max: args.lookupMax };
+  const peer = `llama-server ngram-simple n=${args.lookupMin} m=${args.k}`;
   const setups: Setup[] = [
-    { label: 'ortllm', server: 'ortllm', flags: [], concurrency: conc },
-    { label: `ortllm ngram k=${args.k}`, server: 'ortllm', flags: specFlag(ngram), concurrency: conc, baseline: 'ortllm' },
-    { label: `ortllm ngram k=${args.k} dbs=${args.disableByBatchSize}`, server: 'ortllm', flags: specFlag({ ...ngram, disable_by_batch_size: args.disableByBatchSize }), concurrency: conc.filter((c) => c > 1), baseline: 'ortllm' },
+    { label: 'ortllm', server: 'ortllm', flags: [], concurrency: conc, peer: 'llama-server' },
+    { label: `ortllm ngram k=${args.k}`, server: 'ortllm', flags: specFlag(ngram), concurrency: conc, baseline: 'ortllm', peer },
+    { label: `ortllm ngram k=${args.k} dbs=${args.disableByBatchSize}`, server: 'ortllm', flags: specFlag({ ...ngram, disable_by_batch_size: args.disableByBatchSize }), concurrency: conc.filter((c) => c > 1), baseline: 'ortllm', peer },
   ];
   if (!args.peer) return setups;
   return [
     ...setups,
     { label: 'llama-server', server: 'llama-server', flags: [], concurrency: conc },
     {
-      label: `llama-server ngram-simple n=${args.lookupMin} m=${args.k}`,
+      label: peer,
       server: 'llama-server',
       flags: ['--spec-type', 'ngram-simple', '--spec-ngram-simple-size-n', String(args.lookupMin), '--spec-ngram-simple-size-m', String(args.k)],
       concurrency: conc,
@@ -157,20 +161,19 @@ function ngramSetups(args: Args, conc: number[]): Setup[] {
 }
 
 function draftSetups(args: Args, draft: string, conc: number[], withBaselines: boolean): Setup[] {
+  const peer = `llama-server -md n-max=${args.draftK}`;
   const setups: Setup[] = [];
-  if (withBaselines) setups.push({ label: 'ortllm', server: 'ortllm', flags: [], concurrency: conc });
-  setups.push({ label: `ortllm draft k=${args.draftK}`, server: 'ortllm', flags: specFlag({ method: 'draft_model', model: draft, num_speculative_tokens: args.draftK }), concurrency: conc, baseline: 'ortllm' });
+  if (withBaselines) setups.push({ label: 'ortllm', server: 'ortllm', flags: [], concurrency: conc, peer: 'llama-server' });
+  setups.push({ label: `ortllm draft k=${args.draftK}`, server: 'ortllm', flags: specFlag({ method: 'draft_model', model: draft, num_speculative_tokens: args.draftK }), concurrency: conc, baseline: 'ortllm', peer });
   if (!args.peer) return setups;
   if (withBaselines) setups.push({ label: 'llama-server', server: 'llama-server', flags: [], concurrency: conc });
-  setups.push({ label: `llama-server -md n-max=${args.draftK}`, server: 'llama-server', flags: ['-md', draft, '--spec-type', 'draft-simple', '--spec-draft-n-max', String(args.draftK), '--spec-draft-n-min', '0'], concurrency: conc, baseline: 'llama-server' });
+  setups.push({ label: peer, server: 'llama-server', flags: ['-md', draft, '--spec-type', 'draft-simple', '--spec-draft-n-max', String(args.draftK), '--spec-draft-n-min', '0'], concurrency: conc, baseline: 'llama-server' });
   return setups;
 }
 
-const fmt = (n: number | undefined, digits = 1) => (n !== undefined && Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
-
 function printTable(title: string, results: Measured[]): void {
   console.log(`\n${title}`);
-  console.log(`${'setup'.padEnd(40)} conc    tok/s  decode tok/s  TTFT ms  accept  mean len  x own plain  x llama plain`);
+  console.log(`${'setup'.padEnd(40)} conc    tok/s  decode tok/s  TTFT ms  accept  mean len  x own plain  x llama plain  x llama same`);
   const find = (label: string | undefined, c: number) => results.find((r) => r.setup.label === label)?.points.find((p) => p.concurrency === c);
   for (const r of results) {
     for (const p of r.points) {
@@ -179,6 +182,7 @@ function printTable(title: string, results: Measured[]): void {
       const meanLen = s && s.drafts > 0 ? 1 + s.acceptedTokens / s.drafts : NaN;
       const own = find(r.setup.baseline, p.concurrency);
       const llama = find('llama-server', p.concurrency);
+      const same = find(r.setup.peer, p.concurrency);
       console.log(
         [
           r.setup.label.padEnd(40),
@@ -190,6 +194,7 @@ function printTable(title: string, results: Measured[]): void {
           (Number.isFinite(meanLen) ? fmt(meanLen, 2) : '-').padStart(9),
           (own ? fmt(p.tokS / own.tokS, 2) : '').padStart(12),
           (llama ? fmt(p.tokS / llama.tokS, 2) : '').padStart(14),
+          (same ? fmt(p.tokS / same.tokS, 2) : '').padStart(13),
         ].join(' '),
       );
     }

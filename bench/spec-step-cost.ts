@@ -26,9 +26,17 @@ async function openRunner(path: string, sequences: number, context: number): Pro
   return { runner, table: (s) => Array.from({ length: perSeq }, (_, b) => s * perSeq + b) };
 }
 
+/**
+ * A verification step's flags as the engine sets them: logits for every row, each row attended as
+ * a one-token step would (StepSequence.attendRowByRow, where the runner has it; spread so this
+ * file builds where it does not yet).
+ */
+const VERIFY: Record<string, boolean> = { allLogits: true, attendRowByRow: true };
+
 /** Median ms of a step giving each of `batch` sequences `tokens` new tokens at `position`. */
 async function stepMs(r: { runner: ModelRunner; table: (s: number) => number[] }, batch: number, tokens: number, position: number): Promise<number> {
-  const step = () => r.runner.step(Array.from({ length: batch }, (_, s) => ({ tokens: Array.from({ length: tokens }, (_, i) => 300 + ((s + i) % 200)), positionOffset: position, blockTable: r.table(s) })));
+  const seq = (s: number) => ({ tokens: Array.from({ length: tokens }, (_, i) => 300 + ((s + i) % 200)), positionOffset: position, blockTable: r.table(s), ...(tokens > 1 ? VERIFY : {}) });
+  const step = () => r.runner.step(Array.from({ length: batch }, (_, s) => seq(s)));
   await step();
   const times: number[] = [];
   for (let i = 0; i < REPEAT; i++) {
