@@ -12,6 +12,8 @@
 //     [--lookup-min 2] [--lookup-max 5] [--disable-by-batch-size 16] [--vocab 4096]
 //     [--peer PATH | --peer none] [--peer-threads N] [--no-draft] [--repeat 2]
 //     [--only "ortllm ngram,llama-server"] (setups by label or label prefix)
+// bench/spec-step-cost.ts (the runner's verification step) and bench/draft-agreement.ts (the pair's
+// teacher-forced agreement) give the figures docs/perf/speculative-decoding.md explains these with.
 // Each point is the best of --repeat runs; the prompts repeat across runs, so part of the prefills
 // come from the servers' prefix caches (both have one): decode tok/s leaves the prefill out.
 //   ortllm's forward-pass thread count comes from VLLM_CPU_OMP_THREADS_BIND, as for the server.
