@@ -80,7 +80,7 @@ function benchTensors(config: DecoderArchConfig): HfTensorSource[] {
 }
 
 /** stories260K's tokenizer.* keys, with the vocabulary padded to `vocabSize` pieces. */
-async function paddedTokenizerMetadata(storiesPath: string, vocabSize: number): Promise<Record<string, GgufTypedValue>> {
+export async function paddedTokenizerMetadata(storiesPath: string, vocabSize: number): Promise<Record<string, GgufTypedValue>> {
   const meta = ggufTokenizerMetadata(await readGgufFile(storiesPath));
   const tokens = [...(meta['tokenizer.ggml.tokens'].value as string[])];
   const scores = [...(meta['tokenizer.ggml.scores'].value as number[])];
