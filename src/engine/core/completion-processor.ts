@@ -27,8 +27,6 @@ export interface CompletionProcessor {
   waitsForMask(): boolean;
   /** Samples (and records) the next token from `logits[offset .. offset + vocab)`, left unchanged. */
   sample(logits: Float32Array, offset: number): SampledToken;
-  /** Whether verify() can take drafts for this completion. */
-  verifiesDrafts(): boolean;
   /**
    * Of the `numDrafts` drafts given to prepare(), how many can be verified: those the grammar
    * accepts in order (vLLM's validate_tokens), all of them without a grammar. Once prepare() is done.
@@ -96,6 +94,10 @@ export class CompletionProcessorFactory {
     const workspace = this.workspace;
     // The sampler computes logprobs only when asked; best_of > n still ranks by them.
     const ranksByLogprob = (params.best_of ?? params.n) > params.n;
+    const withRankingLogprob = <R extends SampledToken>(result: R, logits: Float32Array, offset: number): R => {
+      if (Number.isNaN(result.logprob) && ranksByLogprob) result.logprob = logits[offset + result.tokenId] - logSumExp(logits, offset, vocabSize);
+      return result;
+    };
     let enabledSincePrepare = false;
     let maskedAtPrepare = false;
     return {
@@ -109,12 +111,7 @@ export class CompletionProcessorFactory {
       },
       sample(logits, offset) {
         // The sampler's own result object (a new one per call), not a copy of it.
-        const result = sampler.sample(logits, offset, workspace);
-        if (Number.isNaN(result.logprob) && ranksByLogprob) result.logprob = logits[offset + result.tokenId] - logSumExp(logits, offset, vocabSize);
-        return result;
-      },
-      verifiesDrafts() {
-        return true;
+        return withRankingLogprob(sampler.sample(logits, offset, workspace), logits, offset);
       },
       verifiableDrafts(numDrafts) {
         return maskedAtPrepare ? Math.min(numDrafts, constraint!.draftsTaken ?? 0) : numDrafts;
@@ -123,9 +120,7 @@ export class CompletionProcessorFactory {
         return !enabledSincePrepare;
       },
       verify(logits, offset, draftTokenId) {
-        const result = sampler.verify(logits, offset, draftTokenId, workspace);
-        if (Number.isNaN(result.logprob) && ranksByLogprob) result.logprob = logits[offset + result.tokenId] - logSumExp(logits, offset, vocabSize);
-        return result;
+        return withRankingLogprob(sampler.verify(logits, offset, draftTokenId, workspace), logits, offset);
       },
       appendToken(tokenId) {
         const status = output.appendToken(tokenId);

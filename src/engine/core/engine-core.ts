@@ -411,9 +411,9 @@ export class EngineCore {
 
   /** Drafts tokens for the decoding sequences (before scheduling, which budgets them). */
   private async draft(speculation: Speculation): Promise<void> {
+    if (!speculation.activeAt(this.scheduler.numRunning)) return;
     const decoding = this.scheduler.decodingSequences();
-    if (decoding.length === 0) return;
-    await speculation.draft(decoding, this.requests, this.scheduler.numRunning);
+    if (decoding.length > 0) await speculation.draft(decoding, this.requests);
   }
 
   /**

@@ -254,21 +254,16 @@ export class Scheduler {
       const drafted = seq.draftTokenIds.length > 0;
       seq.draftTokenIds = NO_DRAFTS;
       if (seq.status !== 'running') continue; // finished (aborted) while the step ran
-      if (sitOut?.has(seq.seqId)) {
-        // Computed again next step (its grammar mask was late): the blocks its drafts took go back.
-        if (drafted) this.kv.trim(seq.seqId, seq.numTokens);
-        continue;
-      }
       const kept = verified?.get(seq.seqId);
       if (kept !== undefined) {
         this.advanceVerified(seq, kept);
         continue;
       }
-      if (drafted) {
-        // Its drafts were not verified (its request ended in the step): nothing is known past its tokens.
-        this.kv.trim(seq.seqId, seq.numTokens);
-        continue;
-      }
+      // Sat out (its grammar mask was late: computed again next step), or drafts left unverified
+      // (its request ended in the step): nothing past its tokens is known, and the blocks its
+      // drafts took go back.
+      if (drafted) this.kv.trim(seq.seqId, seq.numTokens);
+      if (drafted || sitOut?.has(seq.seqId)) continue;
       seq.numComputedTokens += numNewTokens;
       this.kv.cacheComputedBlocks(seq, seq.numComputedTokens);
       const token = sampled.get(seq.seqId);

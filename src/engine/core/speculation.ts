@@ -17,13 +17,14 @@ export class Speculation {
     private readonly maxModelLen: number,
   ) {}
 
-  /**
-   * Gives each decoding sequence its drafts (Sequence.draftTokenIds), unless the running batch
-   * has reached disable_by_batch_size (vLLM's rule: running queue size >= the threshold).
-   */
-  async draft(decoding: readonly Sequence[], requests: ReadonlyMap<string, RequestState>, numRunning: number): Promise<void> {
+  /** False while the running batch has reached disable_by_batch_size (vLLM's rule: running queue size >= the threshold). */
+  activeAt(numRunning: number): boolean {
     const limit = this.config.disableByBatchSize;
-    if (limit !== null && numRunning >= limit) return;
+    return limit === null || numRunning < limit;
+  }
+
+  /** Gives each decoding sequence its drafts (Sequence.draftTokenIds). */
+  async draft(decoding: readonly Sequence[], requests: ReadonlyMap<string, RequestState>): Promise<void> {
     const asks: DraftRequest[] = [];
     const seqs: Sequence[] = [];
     for (const seq of decoding) {
@@ -44,12 +45,12 @@ export class Speculation {
   /**
    * How many tokens the sequence may draft: k, less near max_tokens and max_model_len (a step keeps
    * at most drafts + 1 tokens); none before its request forked (n > 1 samples its first tokens from
-   * the prompt's logits), for an encoder-decoder sequence, or where its sampler cannot verify drafts.
+   * the prompt's logits), or for an encoder-decoder sequence.
    */
   private maxDraftsFor(seq: Sequence, state: RequestState | undefined): number {
     if (!state || !state.forked || seq.encoderInput !== null) return 0;
     const completion = state.completions[seq.index];
-    if (completion.finished || !completion.processor.verifiesDrafts()) return 0;
+    if (completion.finished) return 0;
     const leftInRequest = effectiveMaxTokens(state.request, this.maxModelLen) - completion.outputTokenIds.length - 1;
     const leftInContext = this.maxModelLen - seq.numTokens - 1;
     return Math.min(this.config.numSpeculativeTokens, leftInRequest, leftInContext);

@@ -338,7 +338,7 @@ export class RemoteConstraint implements SequenceConstraint {
 
   /** The job for this step's message: tokens to accept, a pending enable, the mask slot, the drafts. */
   takeJob(): GrammarJob {
-    const job: GrammarJob = { id: this.id, accept: this.pending, enable: this.active && !this.enableSent, slot: this.slot, drafts: [...this.drafts] };
+    const job: GrammarJob = { id: this.id, accept: this.pending, enable: this.active && !this.enableSent, slot: this.slot, drafts: this.drafts };
     this.pending = [];
     this.drafts = NO_DRAFTS;
     this.enableSent = this.active;

@@ -31,7 +31,7 @@ export interface GrammarJob {
    * it is SLOT_ENDED, the later ones SLOT_UNREACHABLE); the matcher is then rolled back to stand
    * after `accept`.
    */
-  drafts: number[];
+  drafts: readonly number[];
 }
 
 export type GrammarCommand =
