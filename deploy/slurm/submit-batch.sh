@@ -32,11 +32,11 @@ while (($# > 0)); do
 done
 (($# >= 2)) || usage
 input=$1
-output=$(readlink -f "$2")
-shift 2
 [[ $shards =~ ^[1-9][0-9]*$ ]] || die "--shards must be a positive number, got '$shards'"
 [[ -f $input && -r $input ]] || die "cannot read input file $input"
-[[ -d $(dirname "$output") ]] || die "output directory $(dirname "$output") does not exist"
+[[ -d $(dirname "$2") ]] || die "output directory $(dirname "$2") does not exist"
+output=$(readlink -f "$2")
+shift 2
 for arg in "$@"; do
   case $arg in
     -i | --input-file | --input-file=* | -o | --output-file | --output-file=*) die "$arg: the shard jobs set the input and output files" ;;

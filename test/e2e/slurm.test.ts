@@ -1,6 +1,7 @@
 // deploy/slurm/ on a real single-machine Slurm cluster: the serve job's replicas, their published
 // URLs and their stop on scancel; the run-batch job array and its merge job against one run-batch.
 
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,12 +19,12 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** Processes whose command line contains `token` (srun steps and the servers they started). */
-function processesWith(token: string): string[] {
-  const found: string[] = [];
+function processesWith(token: string): Array<{ pid: number; cmdline: string }> {
+  const found: Array<{ pid: number; cmdline: string }> = [];
   for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     try {
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      if (cmdline.includes(token) && Number(pid) !== process.pid) found.push(`${pid}: ${cmdline}`);
+      if (cmdline.includes(token) && Number(pid) !== process.pid) found.push({ pid: Number(pid), cmdline });
     } catch {
       // gone meanwhile
     }
@@ -81,7 +82,9 @@ needs(MODEL, ...SLURM_FILES).describe('deploy/slurm on a single-machine Slurm cl
     return readFileSync(file, 'utf8').trim().split('\n');
   };
 
-  it('starts two replicas, publishes their URLs once healthy, and scancel stops them all', async () => {
+  const readUrls = (jobId: string): string[] => readFileSync(join(dir, `ortllm-${jobId}.urls`), 'utf8').trim().split('\n');
+
+  it('starts two replicas, publishes their URLs once healthy, drops one that dies, and scancel stops them all', async () => {
     const name = `stories-${process.pid}-a`;
     const jobId = submitServe(name);
     const urls = await publishedUrls(jobId);
@@ -102,12 +105,25 @@ needs(MODEL, ...SLURM_FILES).describe('deploy/slurm on a single-machine Slurm cl
       texts.push(completion.choices[0].text);
     }
     expect(texts[1]).toBe(texts[0]);
-    expect(processesWith(name).length).toBeGreaterThanOrEqual(2);
+    const endpoints = JSON.parse(readFileSync(join(dir, `ortllm-${jobId}.json`), 'utf8')) as { job_id: string; replicas: Array<Record<string, unknown>> };
+    expect(endpoints.job_id).toBe(jobId);
+    expect(endpoints.replicas.map((r) => r.openai_base_url)).toEqual(urls);
+    expect(endpoints.replicas[0]).toMatchObject({ replica: 0, node: slurm.node, model: name, health_url: urls[0].replace(/\/v1$/, '/health') });
+
+    // A replica that crashes leaves the published list; the other one keeps serving.
+    const servers = processesWith(name).filter((p) => p.cmdline.startsWith(process.execPath));
+    expect(servers).toHaveLength(2);
+    process.kill(servers[0].pid, 'SIGKILL');
+    for (let i = 0; i < 40 && readUrls(jobId).length > 1; i++) await sleep(250);
+    const [survivor] = readUrls(jobId);
+    expect(readUrls(jobId)).toHaveLength(1);
+    expect((await fetch(survivor.replace(/\/v1$/, '/health'))).status).toBe(200);
 
     slurm.run('scancel', [jobId]);
     expect(await slurm.waitForJobEnd(jobId, 30_000)).toBe('CANCELLED');
     expect(processesWith(name)).toEqual([]);
     expect(existsSync(join(dir, `ortllm-${jobId}.urls`))).toBe(false);
+    expect(existsSync(join(dir, `ortllm-${jobId}.json`))).toBe(false);
   }, 90_000);
 
   it('drains the replicas on the batch-shell SIGTERM that --signal sends before the time limit', async () => {
@@ -135,6 +151,12 @@ needs(MODEL, ...SLURM_FILES).describe('deploy/slurm on a single-machine Slurm cl
     expect(await slurm.waitForJobEnd(jobId, 60_000)).toBe('FAILED');
     expect(jobOutput(jobId)).toMatch(/error: replica \d exited before it was ready; the end of \S+replica-\d\.log:[\s\S]*missing\.gguf/);
     expect(existsSync(join(dir, `ortllm-${jobId}.urls`))).toBe(false);
+
+    const refused = slurm
+      .run('sbatch', ['--parsable', `--output=${join(dir, 'serve-%j.out')}`, join(SLURM_DIR, 'ortllm-serve.sbatch'), MODEL, '--port', '8000'], { cwd: dir, env: { ORTLLM } })
+      .trim();
+    expect(await slurm.waitForJobEnd(refused, 30_000)).toBe('FAILED');
+    expect(jobOutput(refused)).toContain('error: --port: every replica listens on a free port (--port 0) that this script publishes');
   }, 90_000);
 
   it('a run-batch job array of two shards and its merge job give the output of one run-batch', async () => {
@@ -174,4 +196,39 @@ needs(MODEL, ...SLURM_FILES).describe('deploy/slurm on a single-machine Slurm cl
     expect(reference.map((r) => (r as { custom_id: string | null }).custom_id)).toEqual(['completion-0', 'completion-1', 'completion-2', 'chat-0', 'chat-1', null]);
     expect(readdirSync(dir).filter((f) => f.includes('.shards.'))).toEqual([]);
   }, 90_000);
+
+  it('cancels the merge job when an array task fails, and keeps the shards', async () => {
+    const input = join(dir, 'failing.jsonl');
+    writeFileSync(input, '{"custom_id": "a"}\n{"custom_id": "b"}\n');
+    const submitted = slurm.run(
+      join(SLURM_DIR, 'submit-batch.sh'),
+      ['--work-dir', join(dir, 'failing-shards'), input, join(dir, 'failing-out.jsonl'), '--model', join(dir, 'missing.gguf')],
+      { cwd: dir, env: { ORTLLM } },
+    );
+    const [arrayJob, mergeJob] = submitted.trim().split(' ');
+    expect(await slurm.waitForJobEnd(mergeJob, 60_000)).toBe('CANCELLED');
+    expect(slurm.jobState(`${arrayJob}_0`)).toBe('FAILED');
+    expect(existsSync(join(dir, 'failing-out.jsonl'))).toBe(false);
+    expect(readdirSync(join(dir, 'failing-shards')).sort()).toEqual(['shard-0.jsonl', 'shard-1.jsonl']);
+  }, 90_000);
+});
+
+describe('deploy/slurm/submit-batch.sh refuses bad arguments before submitting anything', () => {
+  const submit = (args: string[]): { status: number | null; stderr: string } => {
+    const result = spawnSync(join(SLURM_DIR, 'submit-batch.sh'), args, { encoding: 'utf8' });
+    return { status: result.status, stderr: result.stderr };
+  };
+  const input = join(REPO_ROOT, 'package.json');
+
+  it.each([
+    ['cannot read input file /nonexistent/requests.jsonl', ['/nonexistent/requests.jsonl', '/tmp/out.jsonl']],
+    ["--shards must be a positive number, got '0'", ['--shards', '0', input, '/tmp/out.jsonl']],
+    ['output directory /nonexistent does not exist', [input, '/nonexistent/out.jsonl']],
+    ['-o: the shard jobs set the input and output files', [input, '/tmp/out.jsonl', '--model', 'm.gguf', '-o', 'other.jsonl']],
+    ['usage:', [input]],
+  ])('%s', (message, args) => {
+    const { status, stderr } = submit(args);
+    expect(status).toBe(2);
+    expect(stderr).toContain(message);
+  });
 });
