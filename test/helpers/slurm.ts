@@ -84,7 +84,9 @@ export async function startSlurm(): Promise<TestSlurm> {
   const node = hostname().split('.')[0];
   const conf = join(dir, 'slurm.conf');
   writeFileSync(conf, slurmConf(dir, node, { ctld: await freePort(), slurmd: await freePort() }));
-  const env: NodeJS.ProcessEnv = { ...process.env, SLURM_CONF: conf };
+  // A test run inside a Slurm job must not hand that job's variables to the jobs it submits.
+  const inherited = Object.entries(process.env).filter(([name]) => !/^(SLURM|SBATCH|SRUN|SALLOC)_/.test(name));
+  const env: NodeJS.ProcessEnv = { ...Object.fromEntries(inherited), SLURM_CONF: conf };
   const key = join(dir, 'munge/munge.key');
   const made = spawnSync('mungekey', ['--create', `--keyfile=${key}`], { encoding: 'utf8' });
   if (made.status !== 0) throw new Error(`mungekey failed: ${made.stderr}`);
