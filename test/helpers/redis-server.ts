@@ -8,7 +8,7 @@
 //   afterAll(() => redis?.stop());
 
 import { ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from './free-port';
 
 export interface TestRedis {
   url: string;
@@ -22,17 +22,6 @@ export interface TestRedis {
 
 /** Debian's redis-server binary. */
 export const REDIS_SERVER = '/usr/bin/redis-server';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /**
  * Starts redis-server on 127.0.0.1 (on `port`, e.g. to restart one, else a free one) and resolves
