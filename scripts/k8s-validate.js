@@ -24,6 +24,8 @@ const models = {
   // ESM-only package: loaded with import().
   'monitoring.coreos.com/v1/ServiceMonitor': async () =>
     (await import('@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1')).ServiceMonitor,
+  'monitoring.coreos.com/v1/PodMonitor': async () =>
+    (await import('@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1')).PodMonitor,
   'monitoring.coreos.com/v1/PrometheusRule': async () =>
     (await import('@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1')).PrometheusRule,
 };

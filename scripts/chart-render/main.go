@@ -271,7 +271,14 @@ func render(o *options) (string, error) {
 			out = append(out, manifest{source: full, content: strings.Trim(doc, "\n"), kind: kind})
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return kindRank(out[i].kind) < kindRank(out[j].kind) })
+	// Kinds helm does not know go last, alphabetically; the same kind keeps its order.
+	sort.SliceStable(out, func(i, j int) bool {
+		ri, rj := kindRank(out[i].kind), kindRank(out[j].kind)
+		if ri == len(installOrder) && rj == ri {
+			return out[i].kind < out[j].kind
+		}
+		return ri < rj
+	})
 	var b strings.Builder
 	for _, m := range out {
 		fmt.Fprintf(&b, "---\n# Source: %s\n%s\n", m.source, m.content)

@@ -114,9 +114,8 @@ spec:
                   fieldPath: status.podIP
             {{- end }}
           {{- end }}
-          {{- $port := ternary "engine" "http" (eq $role "decode") }}
           ports:
-            - name: {{ $port }}
+            - name: http
               containerPort: {{ $enginePort }}
               protocol: TCP
             {{- if $role }}
@@ -126,15 +125,15 @@ spec:
             {{- end }}
           # /health is open without the API key and answers 503 when the engine is dead.
           startupProbe:
-            httpGet: { path: /health, port: {{ $port }} }
+            httpGet: { path: /health, port: http }
             periodSeconds: {{ $v.probes.startup.periodSeconds }}
             failureThreshold: {{ $v.probes.startup.failureThreshold }}
           livenessProbe:
-            httpGet: { path: /health, port: {{ $port }} }
+            httpGet: { path: /health, port: http }
             periodSeconds: {{ $v.probes.liveness.periodSeconds }}
             failureThreshold: {{ $v.probes.liveness.failureThreshold }}
           readinessProbe:
-            httpGet: { path: /health, port: {{ $port }} }
+            httpGet: { path: /health, port: http }
             periodSeconds: {{ $v.probes.readiness.periodSeconds }}
             failureThreshold: {{ $v.probes.readiness.failureThreshold }}
           {{- $resources := $roleValues.resources | default $v.resources }}
@@ -171,7 +170,7 @@ spec:
             - {{ . | quote }}
             {{- end }}
           ports:
-            - name: http
+            - name: sidecar-http
               containerPort: {{ $v.server.port }}
               protocol: TCP
           {{- with $sidecar.resources }}

@@ -125,7 +125,7 @@ describeRendering('helm chart objects', () => {
   });
 
   it('with disaggregation: prefill and decode Deployments, both in the pool, with the KV connector and llm-d roles', async () => {
-    const docs = render({ set: [...PD, 'disaggregation.kvPort=5601', 'disaggregation.prefill.replicas=2', 'disaggregation.decode.replicas=3'] });
+    const docs = render({ set: [...PD, 'serviceMonitor.enabled=true', 'disaggregation.kvPort=5601', 'disaggregation.prefill.replicas=2', 'disaggregation.decode.replicas=3'] });
     await expectAllValid(docs);
     expect(docs.find((d) => d.kind === 'Deployment' && d.metadata.name === 'rel-ortllm')).toBeUndefined();
     const prefill = find(docs, 'Deployment', 'rel-ortllm-prefill');
@@ -147,10 +147,19 @@ describeRendering('helm chart objects', () => {
     expect(args(decode, 'ortllm')).toEqual(expect.arrayContaining(['--port', '8200']));
     expect(args(decode, 'routing-sidecar')).toEqual(['--port=8000', '--vllm-port=8200', '--kv-connector=nixlv2', '--secure-proxy=false']);
     expect(prefill.spec.template.spec.containers).toHaveLength(1);
-    // The plain Service reaches decode pods only.
+    // The plain Service reaches decode pods only, through their sidecar; the PodMonitor every ortllm.
     const service = find(docs, 'Service', 'rel-ortllm');
     expect(selects(service.spec.selector, podLabels(decode))).toBe(true);
     expect(selects(service.spec.selector, podLabels(prefill))).toBe(false);
+    const portNamed = (deployment: K8sObject, name: string) =>
+      deployment.spec.template.spec.containers.flatMap((c: { name: string; ports: { name: string }[] }) => c.ports.map((p) => ({ container: c.name, ...p }))).find((p: { name: string }) => p.name === name);
+    expect(portNamed(decode, service.spec.ports[0].targetPort)).toMatchObject({ container: 'routing-sidecar', containerPort: 8000 });
+    const monitor = find(docs, 'PodMonitor', 'rel-ortllm');
+    expect(docs.some((d) => d.kind === 'ServiceMonitor')).toBe(false);
+    for (const deployment of [prefill, decode]) {
+      expect(selects(monitor.spec.selector.matchLabels, podLabels(deployment))).toBe(true);
+      expect(portNamed(deployment, monitor.spec.podMetricsEndpoints[0].port)).toMatchObject({ container: 'ortllm' });
+    }
 
     const config = parse(find(docs, 'ConfigMap', 'rel-ortllm-epp').data['epp-config.yaml']);
     const types = config.plugins.map((p: { type: string }) => p.type);
