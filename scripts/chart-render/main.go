@@ -248,10 +248,9 @@ func render(o *options) (string, error) {
 	}
 	var out []manifest
 	for _, name := range names {
-		if strings.HasPrefix(path.Base(name), "_") || name == "templates/NOTES.txt" {
-			continue
-		}
-		if len(o.showOnly) > 0 && !contains(o.showOnly, name) {
+		// NOTES.txt renders (its errors fail, as in helm) but is no manifest.
+		notes := name == "templates/NOTES.txt"
+		if strings.HasPrefix(path.Base(name), "_") || (!notes && len(o.showOnly) > 0 && !contains(o.showOnly, name)) {
 			continue
 		}
 		full := chartName + "/" + name
@@ -259,6 +258,9 @@ func render(o *options) (string, error) {
 		var b strings.Builder
 		if err := t.ExecuteTemplate(&b, full, top); err != nil {
 			return "", helmError(err)
+		}
+		if notes {
+			continue
 		}
 		for _, doc := range docSeparator.Split(strings.ReplaceAll(b.String(), "<no value>", ""), -1) {
 			if strings.TrimSpace(doc) == "" {
