@@ -171,8 +171,13 @@ describeRendering('helm chart objects', () => {
     expect(Object.keys(profiles)).toEqual(['prefill', 'decode']);
     expect(profiles.prefill[0]).toBe('prefill-filter');
     expect(profiles.decode[0]).toBe('decode-filter');
+    // Every reference names a plugin (the picker refuses the config otherwise).
     const names = new Set(config.plugins.map((p: { type: string; name?: string }) => p.name ?? p.type));
     for (const refs of Object.values(profiles) as string[][]) for (const ref of refs) expect(names).toContain(ref);
+    for (const source of config.dataLayer.sources) {
+      for (const ref of [source.pluginRef, ...source.extractors.map((e: { pluginRef: string }) => e.pluginRef)]) expect(names).toContain(ref);
+    }
+    expect(names).toContain(handler.parameters.deciders.prefill);
   });
 
   it('autoscales on the queue with an HPA (Pods metric from the Prometheus adapter), one per Deployment', async () => {
