@@ -1,62 +1,62 @@
 #!/usr/bin/env node
-// Renders the chart with `helm template` (default values and every example) and validates each
-// rendered object against the Kubernetes schemas shipped by kubernetes-models. helm cannot be
-// installed from npm or Debian, so where it is not on PATH this says so and skips.
+// Renders the chart (default values, every example, and the InferencePool / disaggregation /
+// autoscaler variants) with `helm template`, or without helm with scripts/chart-render, checks the
+// merged values against values.schema.json (helm does that itself), and validates every rendered
+// object (scripts/k8s-validate.js). It skips only where neither renderer can run.
 'use strict';
-const { execFileSync, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const YAML = require('yaml');
+const Ajv = require('ajv');
+const { findRenderer, renderChart, mergedValues } = require('./chart-renderer');
+const { validateObject, parseManifests } = require('./k8s-validate');
 
 const chartDir = path.join(__dirname, '..', 'helm', 'ortllm');
-const which = spawnSync('sh', ['-c', 'command -v helm'], { encoding: 'utf8' });
-if (which.status !== 0) {
-  console.log('helm:check SKIPPED: no `helm` binary on PATH (install helm to render and validate the chart).');
-  process.exit(0);
-}
+const schema = JSON.parse(fs.readFileSync(path.join(chartDir, 'values.schema.json'), 'utf8'));
+const validateValues = new Ajv({ allErrors: true, strict: false }).compile(schema);
 
-const validators = {
-  'apps/v1/Deployment': () => require('kubernetes-models/apps/v1').Deployment,
-  'v1/Service': () => require('kubernetes-models/v1').Service,
-  'v1/Secret': () => require('kubernetes-models/v1').Secret,
-  'v1/ConfigMap': () => require('kubernetes-models/v1').ConfigMap,
-  'autoscaling/v2/HorizontalPodAutoscaler': () => require('kubernetes-models/autoscaling/v2').HorizontalPodAutoscaler,
-  'policy/v1/PodDisruptionBudget': () => require('kubernetes-models/policy/v1').PodDisruptionBudget,
-  // ESM-only package: loaded with import().
-  'monitoring.coreos.com/v1/ServiceMonitor': async () =>
-    (await import('@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1')).ServiceMonitor,
-  'monitoring.coreos.com/v1/PrometheusRule': async () =>
-    (await import('@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1')).PrometheusRule,
-};
+const examples = fs.readdirSync(path.join(chartDir, 'examples')).map((f) => ({ label: f, valuesFiles: [path.join(chartDir, 'examples', f)] }));
+const variants = [
+  { label: 'values.yaml' },
+  ...examples,
+  { label: 'inference pool + route', set: ['inferencePool.enabled=true', 'inferencePool.httpRoute.gatewayName=gw'] },
+  { label: 'disaggregation', set: ['inferencePool.enabled=true', 'disaggregation.enabled=true'] },
+  { label: 'hpa on the queue', set: ['autoscaling.enabled=true', 'autoscaling.targetRequestsWaiting=4', 'autoscaling.prometheusAdapterRules=true'] },
+  {
+    label: 'keda',
+    set: ['autoscaling.enabled=true', 'autoscaling.engine=keda', 'autoscaling.targetRequestsWaiting=4', 'autoscaling.keda.prometheusAddress=http://prometheus:9090'],
+  },
+];
 
-const valueFiles = [null, ...fs.readdirSync(path.join(chartDir, 'examples')).map((f) => path.join(chartDir, 'examples', f))];
 async function main() {
-let failures = 0;
-for (const values of valueFiles) {
-  const args = ['template', 'test-release', chartDir, ...(values ? ['-f', values] : [])];
-  const label = values ? path.basename(values) : 'values.yaml';
-  const rendered = execFileSync('helm', args, { encoding: 'utf8' });
-  const docs = YAML.parseAllDocuments(rendered).map((d) => d.toJSON()).filter(Boolean);
-  for (const doc of docs) {
-    const key = `${doc.apiVersion}/${doc.kind}`;
-    const model = validators[key];
-    if (!model) {
-      console.error(`${label}: no schema for ${key}`);
+  const renderer = findRenderer();
+  if (!renderer.name) {
+    console.log(`helm:check SKIPPED: ${renderer.reason}.`);
+    return;
+  }
+  console.log(`helm:check: rendering with ${renderer.name}`);
+  let failures = 0;
+  for (const variant of variants) {
+    const values = mergedValues(renderer, 'test-release', chartDir, variant);
+    if (values && !validateValues(values)) {
+      console.error(`${variant.label}: values.schema.json: ${JSON.stringify(validateValues.errors)}`);
       failures++;
       continue;
     }
-    try {
-      const Model = await model();
-      new Model(doc).validate();
-      console.log(`${label}: ${key} ${doc.metadata.name} ok`);
-    } catch (err) {
-      console.error(`${label}: ${key} ${doc.metadata.name} INVALID: ${err.message}`);
+    const rendered = renderChart(renderer, 'test-release', chartDir, variant);
+    if (!rendered.ok) {
+      console.error(`${variant.label}: ${rendered.stderr.trim()}`);
       failures++;
+      continue;
+    }
+    for (const doc of parseManifests(rendered.stdout)) {
+      const errors = await validateObject(doc);
+      for (const error of errors) console.error(`${variant.label}: INVALID ${error}`);
+      if (errors.length === 0) console.log(`${variant.label}: ${doc.apiVersion}/${doc.kind} ${doc.metadata.name} ok`);
+      failures += errors.length;
     }
   }
-}
-if (failures) process.exit(1);
-console.log('helm:check passed');
+  if (failures) process.exit(1);
+  console.log('helm:check passed');
 }
 main().catch((err) => {
   console.error(err);

@@ -33,11 +33,31 @@ describe('helm values schema', () => {
   });
 
   it.each([
+    ['the InferencePool with a route', { inferencePool: { enabled: true, httpRoute: { gatewayName: 'gw', requestTimeout: '1h30m' } } }],
+    ['disaggregation', { inferencePool: { enabled: true }, disaggregation: { enabled: true, decode: { replicas: 2, enginePort: 8300 } } }],
+    ['KEDA on the queue', { autoscaling: { enabled: true, engine: 'keda', targetRequestsWaiting: 2.5, keda: { prometheusAddress: 'http://prom:9090' } } }],
+  ])('accepts %s', (_name, override) => {
+    const values = merge(defaults, override);
+    const ok = validate(values);
+    expect(validate.errors ?? []).toEqual([]);
+    expect(ok).toBe(true);
+  });
+
+  it.each([
     ['an unknown device', { device: 'tpu' }],
     ['an API key enabled with no value or secret', { apiKey: { enabled: true, value: '', existingSecret: '' } }],
     ['a port out of range', { server: { port: 70000 } }],
     ['a misspelled top-level key', { replicas: 2 }],
     ['a bad scrape interval', { serviceMonitor: { enabled: true, interval: 'often' } }],
+    ['an unknown endpoint picker failure mode', { inferencePool: { enabled: true, endpointPicker: { failureMode: 'FailSoft' } } }],
+    ['the endpoint picker with an API key', { inferencePool: { enabled: true }, apiKey: { enabled: true, value: 'k' } }],
+    ['disaggregation without the InferencePool', { disaggregation: { enabled: true } }],
+    ['a KV port out of range', { inferencePool: { enabled: true }, disaggregation: { enabled: true, kvPort: 0 } }],
+    ['a misspelled disaggregation key', { disaggregation: { decode: { replica: 2 } } }],
+    ['a route timeout that is not a Gateway API duration', { inferencePool: { httpRoute: { requestTimeout: '5 minutes' } } }],
+    ['an unknown autoscaler', { autoscaling: { enabled: true, engine: 'vpa' } }],
+    ['KEDA on the queue without a Prometheus address', { autoscaling: { enabled: true, engine: 'keda', targetRequestsWaiting: 4 } }],
+    ['autoscaling with no signal', { autoscaling: { enabled: true, targetCPUUtilizationPercentage: null } }],
   ])('rejects %s', (_name, override) => {
     expect(validate(merge(defaults, override))).toBe(false);
   });
