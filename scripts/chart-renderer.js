@@ -5,12 +5,12 @@
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
+const { GOPATH, goBuild } = require('./go-build');
 
 const ROOT = path.join(__dirname, '..');
 const SOURCE_DIR = path.join(__dirname, 'chart-render');
 const CACHE_DIR = path.join(ROOT, '.cache', 'chart-render');
 const BINARY = path.join(CACHE_DIR, 'chart-render');
-const GOPATH = '/usr/share/gocode';
 /** What building chart-render needs: Debian's golang-go and the Go packages it imports. */
 const GO_NEEDS = [
   ['golang-go', null],
@@ -29,17 +29,7 @@ function missingGoPackages() {
 }
 
 function buildChartRender() {
-  const sources = fs.readdirSync(SOURCE_DIR).filter((f) => f.endsWith('.go'));
-  const newest = Math.max(...sources.map((f) => fs.statSync(path.join(SOURCE_DIR, f)).mtimeMs));
-  if (fs.existsSync(BINARY) && fs.statSync(BINARY).mtimeMs >= newest) return BINARY;
-  fs.mkdirSync(CACHE_DIR, { recursive: true });
-  // Built beside the target and renamed: concurrent test files never run half a binary.
-  const partial = `${BINARY}.${process.pid}`;
-  const env = { ...process.env, GO111MODULE: 'off', GOPATH, GOCACHE: path.join(CACHE_DIR, 'go-build'), GOFLAGS: '' };
-  const build = spawnSync('go', ['build', '-o', partial, '.'], { cwd: SOURCE_DIR, env, encoding: 'utf8' });
-  if (build.status !== 0) throw new Error(`building scripts/chart-render failed:\n${build.stderr}`);
-  fs.renameSync(partial, BINARY);
-  return BINARY;
+  return goBuild(SOURCE_DIR, BINARY);
 }
 
 /**

@@ -1,0 +1,3 @@
+export const GOPATH: string;
+export function debianGoPackage(importPath: string): string;
+export function goBuild(sourceDir: string, binary: string): string;
