@@ -6,7 +6,7 @@
 // blocks alike.
 
 import { decode } from '@msgpack/msgpack';
-import { createServer } from 'node:net';
+import { freePort } from '../helpers/free-port';
 import OpenAI from 'openai';
 import { Dealer, Publisher, Subscriber } from 'zeromq';
 import { needs } from '../helpers/needs';
@@ -111,16 +111,6 @@ class Follower {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 8000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

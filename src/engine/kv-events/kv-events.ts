@@ -19,6 +19,9 @@ export class KvEvents {
    * Without prefix caching nothing is ever cached, so nothing is published (vLLM warns too).
    */
   static async start(config: KvEventsConfig | undefined, kv: EngineKvManager): Promise<KvEvents | null> {
+    if (config && !config.enableKvCacheEvents && config.publisher !== 'null') {
+      console.warn(`[kv-events] KV cache events are disabled, but publisher "${config.publisher}" is configured: set enable_kv_cache_events to true to publish them.`);
+    }
     if (!publishesKvEvents(config)) return null;
     if (!kv.enablePrefixCaching) console.warn('[kv-events] KV cache events are on, but prefix caching is not: no block is cached, so none is announced. Use --enable-prefix-caching.');
     const publisher = await ZmqKvEventPublisher.start(config);

@@ -4,20 +4,12 @@
 // replayable) instead of making the engine wait.
 
 import { decode } from '@msgpack/msgpack';
-import { createServer } from 'node:net';
+import { freePort } from '../../../helpers/free-port';
 import { Dealer, Subscriber } from 'zeromq';
 import { parseKvEventsConfig } from '../../../../src/engine/kv-events/kv-events-config';
 import { bindsEndpoint, ZmqKvEventPublisher } from '../../../../src/engine/kv-events/zmq-event-publisher';
 import type { KvEventBatch } from '../../../../src/engine/kv-events/kv-event-wire';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const batch = (n: number): KvEventBatch => ({ ts: n + 0.5, dataParallelRank: 0, events: [{ type: 'BlockRemoved', blockHashes: [BigInt(n)], medium: 'GPU', groupIdx: 0 }] });
 const hashOf = (payload: Buffer) => Number((decode(payload, { useBigInt64: true }) as [number, unknown[][]])[1][0][1]);

@@ -1,0 +1,15 @@
+// A TCP port free on 127.0.0.1 right now (for servers a test starts that cannot pick their own,
+// like the ZMQ endpoints of --kv-events-config).
+
+import { createServer } from 'node:net';
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
