@@ -1,7 +1,7 @@
 // KV cache events from real servers (--kv-events-config) followed by a real ZMQ subscriber that
 // decodes vLLM's structs itself: its view of the replica's prefix cache (stores add hashes,
 // removals drop them, a clear empties it) equals the replica's own cached-block set through shared
-// prefixes, evictions and reset_prefix_cache; sequence numbers run without a gap once replayed
+// prefixes, evictions, reset_prefix_cache and sleep; sequence numbers run without a gap once replayed
 // (the subscriber joins late and skips a message on purpose); two replicas name the same prompt's
 // blocks alike.
 
@@ -133,7 +133,7 @@ async function startReplica(name: string): Promise<Replica> {
   const topic = `kv@${name}@m`;
   const config = { enable_kv_cache_events: true, endpoint: `tcp://*:${pubPort}`, replay_endpoint: `tcp://*:${replayPort}`, topic };
   const server = await startServer(
-    ['--served-model-name', 'm', '--max-model-len', '256', '--num-gpu-blocks-override', '24', '--kv-events-config', JSON.stringify(config)],
+    ['--served-model-name', 'm', '--enable-sleep-mode', '--max-model-len', '256', '--num-gpu-blocks-override', '24', '--kv-events-config', JSON.stringify(config)],
     { env: { VLLM_SERVER_DEV_MODE: '1' } },
   );
   return { server, client: new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: 'none', maxRetries: 0 }), pubPort, replayPort, topic };
@@ -165,7 +165,7 @@ onModel.describe('KV cache events (--kv-events-config)', () => {
 
   const complete = (r: Replica, prompt: number[]) => r.client.completions.create({ model: 'm', prompt, max_tokens: 2, temperature: 0 });
 
-  it("follows a replica's prefix cache through shared prefixes, evictions and reset, without a gap in seq", async () => {
+  it("follows a replica's prefix cache through shared prefixes, evictions, reset and sleep, without a gap in seq", async () => {
     const prefix = tokens(0, 48);
     await complete(a, [...prefix, ...tokens(1001, 20)]); // before anyone listens: replayed later
     follower = new Follower(a.pubPort, a.replayPort, a.topic, true);
@@ -190,6 +190,13 @@ onModel.describe('KV cache events (--kv-events-config)', () => {
 
     await complete(a, prefix);
     await converged('a store after the reset');
+
+    // Sleep drops the KV cache: one more clear.
+    for (const route of ['/sleep?level=1', '/wake_up']) expect((await fetch(`${a.server.baseUrl}${route}`, { method: 'POST' })).status).toBe(200);
+    await until('the clear of sleep', () => follower!.cleared >= 2);
+    expect(follower.hashes.size).toBe(0);
+    await complete(a, prefix);
+    await converged('a store after waking up');
     // Every batch exactly once, in order: what the late join missed and the lost batch were replayed.
     expect(follower.lost).not.toBeNull();
     expect(follower.seqs).toEqual(follower.seqs.map((_, i) => BigInt(i)));
