@@ -56,6 +56,7 @@ function instantCore(frontend: () => EngineFrontend, vector: Float32Array): Core
     sleep: () => Promise.resolve(),
     wakeUp: () => Promise.resolve(),
     resetPrefixCache: () => Promise.resolve(),
+    kvCachedBlocks: () => Promise.resolve({ groups: [] }),
     loadLora: () => Promise.reject(new Error('no LoRA here')),
     unloadLora: () => Promise.resolve(),
     shutdown: () => Promise.resolve(),

@@ -101,6 +101,7 @@ function fakeCore(worker: Worker, events: MessagePort, frontend: () => EngineFro
     sleep: () => Promise.resolve(),
     wakeUp: () => Promise.resolve(),
     resetPrefixCache: () => Promise.resolve(),
+    kvCachedBlocks: () => Promise.resolve({ groups: [] }),
     loadLora: () => Promise.reject(new Error('no LoRA here')),
     unloadLora: () => Promise.resolve(),
     shutdown: () => worker.terminate().then(() => events.close()),

@@ -38,6 +38,7 @@ import { LORA_DTYPES, MAX_LORA_RANKS, parseLoraModule, type LoraDtypeFlag, type 
 import { DEFAULT_STRUCTURED_OUTPUTS_CONFIG, parseStructuredOutputsConfig, type StructuredOutputsConfig } from './structured-outputs-config';
 import { parseStructuredOutputsLimits } from './structured-outputs-limits';
 import { parseSpeculativeConfig, type SpeculativeConfig } from '../engine/speculative/speculative-config';
+import { parseKvEventsConfig, type KvEventsConfig } from '../engine/kv-events/kv-events-config';
 import { isTrustedProxyEntry } from './trusted-proxies';
 import { parseByteSize, parseFraction, parseHumanInt, parseInteger, parseJsonObject, parsePositiveNumber, parseStringList } from './units';
 import { countCpuList, LOGGING_LEVELS, positiveNumberEnv, truthy } from './env-values';
@@ -135,6 +136,11 @@ export const FLAGS = {
       { flags: '--enable-prefix-caching', description: 'Reuse KV blocks of shared prompt prefixes', defaultText: 'on' },
       { flags: '--no-enable-prefix-caching', description: 'Turn prefix caching off' },
     ],
+  }),
+  /** --kv-events-config; null = no KV cache events. */
+  kvEventsConfig: cacheFlag<KvEventsConfig | null>({
+    default: null,
+    cli: [{ flags: '--kv-events-config <json>', description: 'Publish prefix-cache changes as vLLM KV events over ZMQ: {"enable_kv_cache_events": true, "endpoint": "tcp://*:5557", "replay_endpoint": null, "buffer_steps": 10000, "hwm": 100000, "max_queue_size": 100000, "topic": ""}; publisher "zmq" (default when enabled) or "null"', parse: parseKvEventsConfig, defaultText: 'none' }],
   }),
   generationConfig: modelFlag<string>({
     default: 'auto',
@@ -683,12 +689,12 @@ export const FLAGS = {
       read: (v) => positiveNumberEnv('VLLM_LOG_STATS_INTERVAL', v),
     },
   }),
-  /** VLLM_SERVER_DEV_MODE=1: /reset_prefix_cache, /server_info, /sleep, /wake_up, /is_sleeping, /collective_rpc. */
+  /** VLLM_SERVER_DEV_MODE=1: /reset_prefix_cache, /kv_cache/blocks, /server_info, /sleep, /wake_up, /is_sleeping, /collective_rpc. */
   devMode: frontendFlag<boolean>({
     default: false,
     env: {
       name: 'VLLM_SERVER_DEV_MODE',
-      meaning: '1 registers /reset_prefix_cache, /server_info, /sleep, /wake_up, /is_sleeping, /collective_rpc',
+      meaning: '1 registers /reset_prefix_cache, /kv_cache/blocks, /server_info, /sleep, /wake_up, /is_sleeping, /collective_rpc',
       read: (v) => truthy(v),
     },
   }),

@@ -9,6 +9,7 @@ import { SequenceBudget } from './sequence-budget';
 import { encodeBadWords } from './sampling';
 import { OutputStream } from './output-stream';
 import type { CoreConnection, CoreEvent } from './core/protocol';
+import type { KvCachedBlocks } from './kv-events/kv-event-groups';
 import { checkFitsKvCache, checkLoraRequest, engineLimits, type EngineLimits } from './core/validate-request';
 import type {
   EncodeRequest,
@@ -266,6 +267,10 @@ export class EngineFrontend implements EngineClient {
 
   async resetPrefixCache(): Promise<void> {
     await this.liveConnection().resetPrefixCache();
+  }
+
+  kvCachedBlocks(): Promise<KvCachedBlocks> {
+    return this.liveConnection().kvCachedBlocks();
   }
 
   async shutdown(): Promise<void> {

@@ -333,6 +333,8 @@ export interface EngineClient {
   sleepState(): SleepState;
   /** Forgets every cached prefix block (blocks in use stay with their requests). */
   resetPrefixCache(): Promise<void>;
+  /** What the prefix cache holds, hashes as KV events send them; absent in clients without a KV cache view. */
+  kvCachedBlocks?(): Promise<import('./kv-events/kv-event-groups').KvCachedBlocks>;
   /** EngineOptions.lora (null without --enable-lora); absent in clients that predate it. */
   readonly lora?: LoraEngineOptions | null;
   /** With EngineOptions.lora: loads and checks the adapter (rejects with its LoraLoadError message), keeping it for requests that name its id. */
@@ -385,6 +387,8 @@ export interface EngineOptions {
   lora?: LoraEngineOptions;
   /** --speculative-config (absent: no speculative decoding). */
   speculative?: import('./speculative/speculative-config').SpeculativeConfig;
+  /** --kv-events-config (absent: no KV cache events). */
+  kvEvents?: import('./kv-events/kv-events-config').KvEventsConfig;
 }
 
 /** --max-num-partial-prefills, --max-long-partial-prefills, --long-prefill-token-threshold. */

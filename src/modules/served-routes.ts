@@ -37,7 +37,7 @@ export const scaleOutRoutes = (c: ServerConfig, m: ServedModel): boolean => (c.e
 export const tokensOnly = (c: ServerConfig, m: ServedModel): boolean => c.tokensOnly && m.generates;
 /** Speech-to-text (transcriptions, translations): speech models, not with --tokens-only. */
 export const audioRoutes = (c: ServerConfig, m: ServedModel): boolean => !c.tokensOnly && m.transcribes;
-/** VLLM_SERVER_DEV_MODE=1: sleep, wake_up, reset_prefix_cache, server_info, collective_rpc. */
+/** VLLM_SERVER_DEV_MODE=1: sleep, wake_up, reset_prefix_cache, kv_cache/blocks, server_info, collective_rpc. */
 export const devMode = (c: ServerConfig): boolean => c.devMode;
 /** VLLM_ALLOW_RUNTIME_LORA_UPDATING: /v1/load_lora_adapter, /v1/unload_lora_adapter (as vLLM, whatever the model). */
 export const runtimeLoraRoutes = (c: ServerConfig): boolean => c.allowRuntimeLoraUpdating;

@@ -1,4 +1,5 @@
-// A TCP port that was free a moment ago on 127.0.0.1, for a test daemon to listen on.
+// A TCP port free on 127.0.0.1 a moment ago, for daemons a test starts that cannot pick their own
+// (Redis, Slurm, the ZMQ endpoints of --kv-events-config).
 
 import { createServer } from 'node:net';
 

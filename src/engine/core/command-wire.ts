@@ -7,14 +7,14 @@ import { ENGINE_COMMANDS, type CommandName, type CoreCommand, type CoreEvent, ty
 /** Pairs the 'call' commands sent with their 'command-done' events, so they can be awaited. */
 export class PendingCalls {
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (result: unknown) => void; reject: (err: Error) => void }>();
   private closedReason: string | null = null;
 
-  /** Sends through `send` with a fresh call id; resolves when its 'command-done' arrives. */
-  call(send: (callId: number) => void): Promise<void> {
+  /** Sends through `send` with a fresh call id; resolves with its result when its 'command-done' arrives. */
+  call(send: (callId: number) => void): Promise<unknown> {
     if (this.closedReason !== null) return Promise.reject(new Error(this.closedReason));
     const callId = this.nextId++;
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<unknown>((resolve, reject) => {
       this.pending.set(callId, { resolve, reject });
       send(callId);
     });
@@ -25,7 +25,7 @@ export class PendingCalls {
     if (event.type !== 'command-done') return false;
     const waiter = this.pending.get(event.callId);
     this.pending.delete(event.callId);
-    if (event.error === null) waiter?.resolve();
+    if (event.error === null) waiter?.resolve(event.result);
     else waiter?.reject(new Error(event.error));
     return true;
   }
@@ -61,8 +61,8 @@ export function runCommand(target: EngineCommands, command: CoreCommand, reply: 
     return undefined;
   }
   const { callId } = command;
-  return new Promise<void>((resolve) => resolve(handler.call(target, command.payload) as Promise<void>)).then(
-    () => reply({ type: 'command-done', callId, error: null }),
+  return new Promise<unknown>((resolve) => resolve(handler.call(target, command.payload))).then(
+    (result) => reply(result === undefined ? { type: 'command-done', callId, error: null } : { type: 'command-done', callId, error: null, result }),
     (err: unknown) => reply({ type: 'command-done', callId, error: err instanceof Error ? err.message : String(err) }),
   );
 }

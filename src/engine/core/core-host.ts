@@ -25,6 +25,9 @@ import { PoolingCore } from './pooling-core';
 import type { LoraLoader } from './lora-adapters';
 import { createProposer } from '../speculative/proposers';
 import { Speculation } from './speculation';
+import { KvEvents } from '../kv-events/kv-events';
+import { cachedBlocksOf, type KvCachedBlocks } from '../kv-events/kv-event-groups';
+import { publishesKvEvents } from '../kv-events/kv-events-config';
 
 /** What tests may replace: how a generation runner is built, how LoRA adapter files are read. */
 export interface CoreSeams {
@@ -64,6 +67,8 @@ export class EngineCoreHost implements EngineCommands {
   private idleWaiters: Array<() => void> = [];
   /** --speculative-config: the proposer (a draft model's runner) to dispose with the host. */
   private speculation: Speculation | null = null;
+  /** --kv-events-config: publishes the prefix cache's changes once per step. */
+  private kvEvents: KvEvents | null = null;
 
   private constructor(
     readonly info: CoreInfo,
@@ -152,8 +157,14 @@ export class EngineCoreHost implements EngineCommands {
       core.replaceRunner(next);
       return next;
     };
+    // Before the step loop starts (the host's constructor), so the first step's events are published.
+    const kvEvents = await KvEvents.start(options.kvEvents, core.kv).catch(async (err: unknown) => {
+      await Promise.all([runner.dispose(), speculation?.proposer.dispose(), grammars?.client.close(), grammars?.trials.close()]);
+      throw err;
+    });
     const host = new EngineCoreHost(info, core, attachRunner, runner, model, options, emit, grammars);
     host.speculation = speculation ?? null;
+    host.kvEvents = kvEvents;
     return host;
   }
 
@@ -161,6 +172,7 @@ export class EngineCoreHost implements EngineCommands {
   private static async startPooling(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void): Promise<EngineCoreHost> {
     if (options.lora) throw new Error('--enable-lora: LoRA adapters apply to generation models; pooling models run without them here');
     if (options.speculative) throw new Error('--speculative-config: speculative decoding applies to generation models, not pooling models');
+    if (publishesKvEvents(options.kvEvents)) console.warn('[kv-events] a pooling model keeps no KV cache between requests: no KV cache events are published');
     const maxModelLen = options.maxModelLen ?? model.contextLength;
     if (maxModelLen > model.contextLength) {
       throw new Error(`max_model_len ${maxModelLen} is larger than the model's context length ${model.contextLength}.`);
@@ -201,6 +213,7 @@ export class EngineCoreHost implements EngineCommands {
     if (this.runner) return;
     const model = this.model ?? (await loadModel({ ...this.options.load, loadWeights: true }));
     this.runner = await this.attachRunner(model);
+    this.kvEvents?.flush();
     await this.speculation?.proposer.wakeUp?.();
     if (this.holdModel) this.model = model;
     this.wake?.();
@@ -209,6 +222,10 @@ export class EngineCoreHost implements EngineCommands {
   resetPrefixCache(): Promise<void> {
     this.clearPrefixCache();
     return Promise.resolve();
+  }
+
+  kvCachedBlocks(): Promise<KvCachedBlocks> {
+    return Promise.resolve(this.core instanceof EngineCore ? cachedBlocksOf(this.core.kv) : { groups: [] });
   }
 
   async loadLora(request: LoraRequest): Promise<void> {
@@ -223,6 +240,7 @@ export class EngineCoreHost implements EngineCommands {
   /** Nothing is cached between pooling requests. */
   private clearPrefixCache(): void {
     if (this.core instanceof EngineCore) this.core.kv.resetPrefixCache();
+    this.kvEvents?.flush();
   }
 
   /** Resolves once no request is left in the core. */
@@ -282,7 +300,7 @@ export class EngineCoreHost implements EngineCommands {
     await this.loop;
     await this.runner?.dispose();
     await this.speculation?.proposer.dispose();
-    await Promise.all([this.grammars?.client.close(), this.grammars?.trials.close()]);
+    await Promise.all([this.grammars?.client.close(), this.grammars?.trials.close(), this.kvEvents?.close()]);
   }
 
   /**
@@ -302,6 +320,7 @@ export class EngineCoreHost implements EngineCommands {
           continue;
         }
         await this.core.step();
+        this.kvEvents?.flush();
         // Lets add/abort messages in between steps even when a step did no async work.
         await yieldToEventLoop();
       }

@@ -11,6 +11,7 @@
 
 import { hashBlock } from './block-hash';
 import { FreeBlockQueue } from './free-block-queue';
+import type { KvEventAdapter, KvEventSink } from '../kv-events/kv-event-sink';
 
 /** What the KV manager needs to know about a sequence. */
 export interface KvSequence {
@@ -20,6 +21,8 @@ export interface KvSequence {
   readonly cacheSalt: string | null;
   /** The LoRA adapter's name and load (Sequence.loraKey): its blocks are cached apart from the base model's and other adapters' (absent: base). */
   readonly loraKey?: string | null;
+  /** The adapter's id and name, as KV events report them (absent: base). */
+  readonly lora?: KvEventAdapter | null;
   /** Cross-attention positions the sequence keeps in encoder blocks (0 for decoder-only models). */
   readonly numEncoderPositions: number;
 }
@@ -67,6 +70,8 @@ export class KvCacheManager {
   private readonly freeQueue: FreeBlockQueue;
   private readonly cachedBlocks = new Map<string, number>();
   private readonly seqs = new Map<string, SeqBlocks>();
+  /** Told of every change to the prefix cache (--kv-events-config); null: nobody listens. */
+  events: KvEventSink | null = null;
 
   /** `window` > 0: the pool of layers attending within that sliding window. */
   constructor(
@@ -132,6 +137,12 @@ export class KvCacheManager {
   resetPrefixCache(): void {
     this.cachedBlocks.clear();
     this.blockHashes.fill(null);
+    this.events?.allBlocksCleared();
+  }
+
+  /** The hashes of the blocks in the prefix cache now (what KV events have announced and not removed). */
+  cachedBlockHashes(): string[] {
+    return [...this.cachedBlocks.keys()];
   }
 
   /**
@@ -201,19 +212,34 @@ export class KvCacheManager {
     const state = this.seqs.get(seq.seqId);
     if (!state) return;
     const numFull = Math.min(Math.floor(numComputedTokens / this.blockSize), state.blockIds.length);
+    /** Events: where the run of blocks just cached began (-1: none). */
+    let runStart = -1;
     for (let i = state.hashes.length; i < numFull; i++) {
       const parent = i === 0 ? null : state.hashes[i - 1];
       const hash = this.hashBlockOf(seq, i, parent);
       state.hashes.push(hash);
       const id = state.blockIds[i];
-      if (id === RELEASED) continue;
       // A block computed twice (two requests prefilling the same prefix in one step)
       // stays uncached: the first copy already serves future hits.
-      if (this.blockHashes[id] === null && !this.cachedBlocks.has(hash)) {
+      const cached = id !== RELEASED && this.blockHashes[id] === null && !this.cachedBlocks.has(hash);
+      if (cached) {
         this.blockHashes[id] = hash;
         this.cachedBlocks.set(hash, id);
       }
+      if (this.events === null) continue;
+      if (cached && runStart < 0) runStart = i;
+      if (!cached && runStart >= 0) {
+        this.storedEvent(seq, state, runStart, i);
+        runStart = -1;
+      }
     }
+    if (runStart >= 0) this.storedEvent(seq, state, runStart, numFull);
+  }
+
+  /** Tells the sink that the sequence's blocks [start, end) entered the cache. */
+  private storedEvent(seq: KvSequence, state: SeqBlocks, start: number, end: number): void {
+    const tokens = seq.tokenIds.slice(start * this.blockSize, end * this.blockSize);
+    this.events!.blockStored(state.hashes.slice(start, end), start === 0 ? null : state.hashes[start - 1], tokens, seq.lora ?? null);
   }
 
   /**
@@ -311,7 +337,10 @@ export class KvCacheManager {
     const hash = this.blockHashes[id];
     if (hash !== null) {
       this.blockHashes[id] = null;
-      if (this.cachedBlocks.get(hash) === id) this.cachedBlocks.delete(hash);
+      if (this.cachedBlocks.get(hash) === id) {
+        this.cachedBlocks.delete(hash);
+        this.events?.blockRemoved(hash);
+      }
     }
     this.refCounts[id] = 1;
     return id;

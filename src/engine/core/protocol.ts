@@ -7,14 +7,15 @@ import type { EncodeRequest, EngineOptions, EngineRequest, IterationStats, LoraR
 /** How a command travels: 'send' is posted and forgotten; 'call' is awaited until the core's 'command-done'. */
 export type CommandKind = 'send' | 'call';
 
-/** One entry of ENGINE_COMMANDS. `payload` only carries the argument's type; it is never set. */
-export interface CommandSpec<Payload, Kind extends CommandKind> {
+/** One entry of ENGINE_COMMANDS. `payload` and `result` only carry types (a 'call''s answer); they are never set. */
+export interface CommandSpec<Payload, Kind extends CommandKind, Result = void> {
   readonly kind: Kind;
   readonly payload?: Payload;
+  readonly result?: Result;
 }
 
 const send = <Payload>(): CommandSpec<Payload, 'send'> => ({ kind: 'send' });
-const call = <Payload = void>(): CommandSpec<Payload, 'call'> => ({ kind: 'call' });
+const call = <Payload = void, Result = void>(): CommandSpec<Payload, 'call', Result> => ({ kind: 'call' });
 
 /**
  * Every operation the frontend asks of the engine core, declared once. The core's handlers
@@ -35,6 +36,8 @@ export const ENGINE_COMMANDS = {
   /** Rebuilds the runner after sleep (a no-op when awake). */
   wakeUp: call(),
   resetPrefixCache: call(),
+  /** What the prefix cache holds now, hashes as KV events send them (a dev route compares it with a subscriber's view). */
+  kvCachedBlocks: call<void, import('../kv-events/kv-event-groups').KvCachedBlocks>(),
   /** Reads and checks a LoRA adapter, keeping it for the requests naming its id (fails with the LoraLoadError's message). */
   loadLora: call<LoraRequest>(),
   /** Forgets an adapter; requests already queued with it finish with it. */
@@ -45,11 +48,12 @@ export const ENGINE_COMMANDS = {
 
 export type CommandName = keyof typeof ENGINE_COMMANDS;
 type Spec<K extends CommandName> = (typeof ENGINE_COMMANDS)[K];
-type PayloadOf<K extends CommandName> = Spec<K> extends CommandSpec<infer Payload, CommandKind> ? Payload : never;
+type PayloadOf<K extends CommandName> = Spec<K> extends CommandSpec<infer Payload, CommandKind, unknown> ? Payload : never;
+type ResultOf<K extends CommandName> = Spec<K> extends CommandSpec<unknown, CommandKind, infer Result> ? Result : never;
 
 /** The core's side of each command: a 'send' returns nothing, a 'call' settles when done. */
 export type EngineCommands = {
-  [K in CommandName]: (payload: PayloadOf<K>) => Spec<K>['kind'] extends 'call' ? Promise<void> : void;
+  [K in CommandName]: (payload: PayloadOf<K>) => Spec<K>['kind'] extends 'call' ? Promise<ResultOf<K>> : void;
 };
 
 /** A command on the wire; a 'call' carries the id its 'command-done' answers to. */
@@ -78,7 +82,7 @@ export type CoreEvent =
   | { type: 'rejected'; requestId: string; message: string; param: string | null; name: string }
   | { type: 'dead'; error: string }
   /** A 'call' command finished (error = its failure message). */
-  | { type: 'command-done'; callId: number; error: string | null };
+  | { type: 'command-done'; callId: number; error: string | null; result?: unknown };
 
 /** One finished pooling request of a step: its vector, or why it failed. */
 export type PooledResult = { requestId: string; data: Float32Array } | { requestId: string; error: string };

@@ -1,5 +1,6 @@
 // VLLM_SERVER_DEV_MODE=1 endpoints: POST /reset_prefix_cache, GET /server_info, POST /sleep,
-// POST /wake_up, GET /is_sleeping, POST /collective_rpc (400: there are no Python workers).
+// POST /wake_up, GET /is_sleeping, POST /collective_rpc (400: there are no Python workers), and
+// GET /kv_cache/blocks (ortllm's: the prefix cache's blocks as KV events name them).
 // Sleep frees the KV cache and the onnxruntime session (level 2: the weights too, reloaded
 // from disk on wake); while asleep, generation answers 503.
 
@@ -15,6 +16,25 @@ import { ENGINE_CLIENT, SERVER_CONFIG } from '../engine/engine.tokens';
 export class IsSleepingResponse {
   @ApiProperty({ description: 'Whether the engine is asleep (POST /sleep without /wake_up since).' })
   is_sleeping!: boolean;
+}
+
+export class KvCacheGroupBlocks {
+  @ApiProperty({ description: 'The KV cache group (pool), as group_idx in KV events' })
+  group_idx!: number;
+
+  @ApiProperty({ description: 'Tokens per block' })
+  block_size!: number;
+
+  @ApiProperty({ description: "The group's sliding window in tokens; null for full attention", nullable: true, type: Number })
+  sliding_window!: number | null;
+
+  @ApiProperty({ description: 'Hashes of the cached blocks as KV events send them (unsigned 64-bit integers, as decimal strings)', type: [String] })
+  block_hashes!: string[];
+}
+
+export class KvCacheBlocksResponse {
+  @ApiProperty({ type: [KvCacheGroupBlocks], description: 'One entry per KV cache group (pool): one for most models, one per attention kind for models with sliding-window layers' })
+  groups!: KvCacheGroupBlocks[];
 }
 
 export class ServerInfoResponse {
@@ -35,6 +55,14 @@ export class DevController {
   @ApiOperation({ summary: 'Forget every cached prefix block (the next identical prompt is a cache miss)' })
   async resetPrefixCache(): Promise<void> {
     await this.engine.resetPrefixCache();
+  }
+
+  @Get('kv_cache/blocks')
+  @ApiOperation({ summary: 'The blocks in the prefix cache now, hashed as KV cache events (--kv-events-config) announce them' })
+  @ApiOkResponse({ type: KvCacheBlocksResponse, description: 'Per KV cache group, its cached blocks.' })
+  async kvCacheBlocks(): Promise<KvCacheBlocksResponse> {
+    if (!this.engine.kvCachedBlocks) throw OpenAIHttpError.badRequest('This engine does not expose its KV cache.');
+    return this.engine.kvCachedBlocks();
   }
 
   @Get('server_info')

@@ -28,6 +28,11 @@ function recordingCore(ran: Array<[CommandName, unknown]>, failWith: Partial<Rec
     sleep: call('sleep'),
     wakeUp: call('wakeUp'),
     resetPrefixCache: call('resetPrefixCache'),
+    kvCachedBlocks: async () => {
+      ran.push(['kvCachedBlocks', undefined]);
+      await new Promise((r) => setImmediate(r));
+      return { groups: [{ group_idx: 0, block_size: 16, sliding_window: null, block_hashes: ['18446744073709551615'] }] };
+    },
     loadLora: call('loadLora'),
     unloadLora: call('unloadLora'),
     shutdown: call('shutdown'),
@@ -68,22 +73,24 @@ describe('engine command wire', () => {
     await remote.sleep({ level: 2, mode: 'abort' });
     await remote.wakeUp();
     await remote.resetPrefixCache();
+    // A call's result crosses the wire with its 'command-done'.
+    expect((await remote.kvCachedBlocks()).groups[0].block_hashes).toEqual(['18446744073709551615']);
     await remote.loadLora({ name: 'sql', id: 1, path: '/adapters/sql' });
     await remote.unloadLora({ id: 1 });
     await remote.shutdown();
-    await until(() => ran.length === 11);
+    await until(() => ran.length === 12);
     close();
 
     expect(ran.map(([name]) => name)).toEqual(Object.keys(ENGINE_COMMANDS));
     expect(ran[0][1]).toEqual(request);
     expect(ran[5][1]).toEqual({ level: 2, mode: 'abort' });
-    expect(ran[8][1]).toEqual({ name: 'sql', id: 1, path: '/adapters/sql' });
-    expect(ran[9][1]).toEqual({ id: 1 });
+    expect(ran[9][1]).toEqual({ name: 'sql', id: 1, path: '/adapters/sql' });
+    expect(ran[10][1]).toEqual({ id: 1 });
     expect(posted[0]).toEqual({ type: 'add', payload: request });
     expect(Object.keys(posted[2])).toEqual(['type', 'payload']);
     // Calls carry distinct ids, so concurrent ones settle independently.
     const ids = posted.filter((c) => 'callId' in c).map((c) => (c as { callId: number }).callId);
-    expect(new Set(ids).size).toBe(6);
+    expect(new Set(ids).size).toBe(7);
   });
 
   it("settles a call with its handler's failure, and later calls still succeed", async () => {

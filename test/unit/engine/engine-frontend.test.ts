@@ -39,6 +39,7 @@ function setup(numBlocks = 8, maxNumQueuedReqs: number | null = null) {
     sleep: async () => undefined,
     wakeUp: async () => undefined,
     resetPrefixCache: async () => undefined,
+    kvCachedBlocks: async () => ({ groups: [] }),
     loadLora: async () => undefined,
     unloadLora: async () => undefined,
     shutdown: async () => undefined,
