@@ -88,6 +88,7 @@ function buildEngineOptions(c: ServerConfig): EngineOptions {
     },
     ...(lora.enableLora ? { lora: loraEngineOptionsOf(lora) } : {}),
     ...(scheduler.speculativeConfig ? { speculative: scheduler.speculativeConfig } : {}),
+    ...(cache.kvTransferConfig ? { kvTransfer: cache.kvTransferConfig, serverHost: c.host } : {}),
   };
 }
 

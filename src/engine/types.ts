@@ -99,6 +99,8 @@ export interface EngineRequest {
   structuredOutputsAfter?: string | null;
   /** The LoRA adapter to run with (vLLM's LoRARequest); absent or null: the base model. */
   lora?: LoraRequest | null;
+  /** The request's kv_transfer_params (prefill/decode disaggregation with --kv-transfer-config). */
+  kvTransferParams?: Record<string, unknown> | null;
 }
 
 /** vLLM's LoRARequest: an adapter by served name, the engine's int id for it (> 0), and where its files are. */
@@ -175,10 +177,12 @@ export interface RequestOutput {
   promptLogprobs: (PositionLogprobs | null)[] | null;
   outputs: CompletionOutput[];
   finished: boolean;
-  /** Prompt tokens served from the prefix cache. */
+  /** Prompt tokens served from the prefix cache (or pulled from a prefill replica). */
   numCachedTokens: number;
   /** Set when finishReason is 'error'. */
   error?: string;
+  /** The KV connector's kv_transfer_params for the client (a prefill's blocks a decode replica may pull); on the final output only. */
+  kvTransferParams?: Record<string, unknown>;
 }
 
 export interface FinishedRequestStats {
@@ -385,6 +389,10 @@ export interface EngineOptions {
   lora?: LoraEngineOptions;
   /** --speculative-config (absent: no speculative decoding). */
   speculative?: import('./speculative/speculative-config').SpeculativeConfig;
+  /** --kv-transfer-config (absent: no KV transfer between replicas). */
+  kvTransfer?: import('./kv-transfer/kv-transfer-config').KvTransferConfig;
+  /** --host: where a KV connector listens when its config names no host (null: all interfaces, advertised as 127.0.0.1). */
+  serverHost?: string | null;
 }
 
 /** --max-num-partial-prefills, --max-long-partial-prefills, --long-prefill-token-threshold. */

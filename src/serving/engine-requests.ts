@@ -7,7 +7,7 @@ import type { RequestExtras } from './serving-options';
 export function buildEngineRequests(
   prompts: ReadonlyArray<{ tokenIds: number[] }>,
   params: SamplingParams[],
-  extras: Pick<RequestExtras, 'priority' | 'cache_salt'>,
+  extras: Pick<RequestExtras, 'priority' | 'cache_salt' | 'kv_transfer_params'>,
   requestIdOf: (index: number) => string,
   lora: LoraRequest | null = null,
 ): EngineRequest[] {
@@ -18,6 +18,7 @@ export function buildEngineRequests(
     params: params[i],
     priority: extras.priority ?? 0,
     cacheSalt: extras.cache_salt ?? null,
+    kvTransferParams: extras.kv_transfer_params ?? null,
     arrivalTime,
     lora,
   }));

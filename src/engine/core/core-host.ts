@@ -25,6 +25,8 @@ import { PoolingCore } from './pooling-core';
 import type { LoraLoader } from './lora-adapters';
 import { createProposer } from '../speculative/proposers';
 import { Speculation } from './speculation';
+import { createKvConnector } from '../kv-transfer/connectors';
+import { isProducer } from '../kv-transfer/kv-transfer-config';
 
 /** What tests may replace: how a generation runner is built, how LoRA adapter files are read. */
 export interface CoreSeams {
@@ -132,6 +134,7 @@ export class EngineCoreHost implements EngineCommands {
       enablePrefixCaching: options.enablePrefixCaching,
       partialPrefills: options.partialPrefills,
       lora: options.lora,
+      kvTransfer: options.kvTransfer,
     };
     const processors = new CompletionProcessorFactory({
       vocabSize: model.config.vocabSize,
@@ -154,6 +157,7 @@ export class EngineCoreHost implements EngineCommands {
     };
     const host = new EngineCoreHost(info, core, attachRunner, runner, model, options, emit, grammars);
     host.speculation = speculation ?? null;
+    if (core.kvTransfer) await startKvConnector(core, options, kvCacheDtype);
     return host;
   }
 
@@ -283,6 +287,7 @@ export class EngineCoreHost implements EngineCommands {
     await this.runner?.dispose();
     await this.speculation?.proposer.dispose();
     await Promise.all([this.grammars?.client.close(), this.grammars?.trials.close()]);
+    if (this.core instanceof EngineCore) await this.core.kvTransfer?.close();
   }
 
   /**
@@ -328,6 +333,22 @@ async function startSpeculation(config: SpeculativeConfig, runner: ModelRunner, 
   const what = config.method === 'ngram' ? `prompt lookup of ${config.promptLookupMin}..${config.promptLookupMax}-grams` : `draft model ${config.model}`;
   console.info(`[engine] speculative decoding: ${what}, ${config.numSpeculativeTokens} tokens per step`);
   return new Speculation(config, proposer, maxModelLen);
+}
+
+/** Builds the --kv-transfer-config connector over the runner's KV blocks and, on a producer, starts listening. */
+async function startKvConnector(core: EngineCore, options: EngineOptions, kvCacheDtype: string): Promise<void> {
+  const config = options.kvTransfer!;
+  const runner = core.runnerConfig;
+  const wildcard = options.serverHost === undefined || options.serverHost === null || options.serverHost === '' || options.serverHost === '0.0.0.0' || options.serverHost === '::';
+  const connector = createKvConnector(config.connector, {
+    config,
+    shape: { num_layers: runner.numLayers, num_kv_heads: runner.numKvHeads, head_dim: runner.headDim, block_size: options.blockSize, kv_dtype: kvCacheDtype, pools: [{ layers: runner.numLayers, window: 0 }] },
+    blocks: core.runnerKvBlocks!,
+    defaultHost: wildcard ? '127.0.0.1' : options.serverHost!,
+    release: (requestId) => core.kvTransfer?.release(requestId),
+  });
+  core.kvTransfer!.attach(connector);
+  if (isProducer(config)) await connector.start();
 }
 
 function rejection(requestId: string, err: unknown): CoreEvent {

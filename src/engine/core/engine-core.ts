@@ -6,10 +6,11 @@
 // costs above the model is in docs/perf/engine-overhead.md.
 
 import { RequestValidationError } from '../errors';
+import type { KvTransferRole } from '../kv-transfer/kv-transfer-params';
 import type { EngineRequest, IterationStats, PositionLogprobs, LoraEngineOptions, LoraRequest, PartialPrefillLimits, RequestOutput, SchedulerStats } from '../types';
 import { encoderSpecOf } from '../../model/encoder-spec';
 import { loadLoraAdapter } from '../../model/lora/load-lora';
-import type { DecoderArchConfig, ModelRunner, StepEncoderInput, StepSequence } from '../../model/types';
+import type { DecoderArchConfig, KvBlockStore, ModelRunner, StepEncoderInput, StepSequence } from '../../model/types';
 import { nowMs } from './clock';
 import type { CompletionProcessorFactory } from './completion-processor';
 import { GrammarAdmission, type GrammarEngines } from './grammar-admission';
@@ -23,6 +24,9 @@ import { RequestState, type CompletionState } from './request-state';
 import { Scheduler, type SchedulePlan, type SchedulingPolicy } from './scheduler';
 import { Sequence } from './sequence';
 import { emptySpecStats, type Speculation } from './speculation';
+import { KvTransferAgent } from './kv-transfer-agent';
+import { KvCacheManager } from './kv-cache-manager';
+import type { KvTransferConfig } from '../kv-transfer/kv-transfer-config';
 import { assertRequestInvariants, checkLoraRequest, effectiveMaxTokens, engineLimits, loraNotEnabled, type EngineLimits } from './validate-request';
 
 export interface EngineCoreConfig {
@@ -36,6 +40,8 @@ export interface EngineCoreConfig {
   lora?: LoraEngineOptions;
   /** --speculative-config: the proposer and its settings (absent: no speculative decoding). */
   speculation?: Speculation;
+  /** --kv-transfer-config (absent: kv_transfer_params ask for nothing here). */
+  kvTransfer?: KvTransferConfig;
 }
 
 export interface EngineCoreListener {
@@ -79,6 +85,8 @@ export class EngineCore {
   readonly limits: EngineLimits;
   /** --enable-lora: the adapters loaded (null without it). */
   readonly loras: LoraAdapterStore | null;
+  /** --kv-transfer-config: pins, offers and pulls prompt KV (null without it). */
+  readonly kvTransfer: KvTransferAgent | null;
   private readonly requests = new Map<string, RequestState>();
   /** Requests to end after the running step: null = aborted, else the error they fail with. */
   private readonly pendingAborts = new Map<string, string | null>();
@@ -115,6 +123,8 @@ export class EngineCore {
     });
     this.kv = kvManagerFor(runner, config.enablePrefixCaching);
     this.loras = config.lora ? this.adapterStore(config.lora, loraLoader) : null;
+    this.kvTransfer = config.kvTransfer ? this.kvTransferAgent(config.kvTransfer) : null;
+    const kvTransfer = this.kvTransfer;
     const loras = this.loras;
     this.scheduler = new Scheduler(
       {
@@ -123,6 +133,7 @@ export class EngineCore {
         policy: config.schedulingPolicy,
         partialPrefills: config.partialPrefills,
         lora: loras ? { maxLoras: loras.maxLoras, ready: (lora) => loras.ready(lora) } : undefined,
+        remoteKv: kvTransfer ? { start: (seq, localTokens) => kvTransfer.start(seq, localTokens) } : undefined,
       },
       this.kv,
     );
@@ -143,6 +154,47 @@ export class EngineCore {
         this.onWork();
       },
       failed: (id, message) => this.failAdapterRequests(id, message),
+    });
+  }
+
+  /** The running model's shape and KV blocks (what a KV connector checks and moves). */
+  get runnerConfig(): DecoderArchConfig {
+    return this.runner.config as DecoderArchConfig;
+  }
+
+  /** The current runner's KV blocks (wake_up replaces the runner), undefined when it keeps none. */
+  get runnerKvBlocks(): KvBlockStore | undefined {
+    if (!this.runner.kvBlocks) return undefined;
+    const current = () => this.runner.kvBlocks!;
+    return {
+      get dtype() {
+        return current().dtype;
+      },
+      blockBytes: (pool) => current().blockBytes(pool),
+      readBlock: (block, pool) => current().readBlock(block, pool),
+      writeBlock: (block, bytes, pool) => current().writeBlock(block, bytes, pool),
+    };
+  }
+
+  /** Refuses models whose KV cannot move as whole blocks of one pool (sliding windows, encoder-decoder). */
+  private kvTransferAgent(config: KvTransferConfig): KvTransferAgent {
+    const blocks = this.runnerKvBlocks;
+    const why = !(this.kv instanceof KvCacheManager)
+      ? 'its KV cache has several pools (sliding-window layers)'
+      : encoderSpecOf(this.runner.config)
+        ? 'it is an encoder-decoder model'
+        : !blocks
+          ? 'its runner keeps no paged KV cache'
+          : null;
+    if (why !== null || !blocks) throw new Error(`--kv-transfer-config: ${this.runner.config.architecture} cannot transfer KV: ${why}`);
+    return new KvTransferAgent(config, this.kv as KvCacheManager, blocks, {
+      wake: () => {
+        this.endIdleWait?.();
+        this.onWork();
+      },
+      released: () => {
+        if (!this.stepping) this.listener.onStep([], this.stats(), emptyIterationStats());
+      },
     });
   }
 
@@ -179,13 +231,15 @@ export class EngineCore {
     }
     if (this.loras && !runner.loras) throw new Error('the new runner does not apply LoRA adapters');
     this.kv.resetPrefixCache();
+    // The pinned blocks' K/V went with the old runner: no decode replica may pull them now.
+    this.kvTransfer?.withdrawAll();
     this.runner = runner;
     this.loras?.attach(runner.loras ?? null);
   }
 
   /** Something to step now (requests whose grammar is still compiling wait for onWork instead). */
   hasWork(): boolean {
-    return this.scheduler.hasWork() || this.pendingAborts.size > 0;
+    return this.scheduler.hasWork() || this.pendingAborts.size > 0 || (this.kvTransfer?.hasCompleted() ?? false);
   }
 
   /**
@@ -195,6 +249,7 @@ export class EngineCore {
   addRequest(request: EngineRequest): void {
     assertRequestInvariants(request, this.limits);
     checkLoraRequest(request, this.loras !== null);
+    this.kvTransferRole(request);
     if (this.requests.has(request.requestId) || this.grammars.has(request.requestId)) {
       throw new RequestValidationError(`Request id ${request.requestId} is already running.`, 'request_id');
     }
@@ -218,11 +273,24 @@ export class EngineCore {
       return;
     }
     const state = new RequestState(request, processors, nowMs());
+    state.kvRole = this.kvTransferRole(request);
     const seq = this.newSequence(state, 0, request.promptTokenIds);
+    if (state.kvRole?.kind === 'receive') seq.remotePrefill = { source: state.kvRole.source, state: 'pending' };
     state.completions[0].seq = seq;
     this.requests.set(request.requestId, state);
     this.scheduler.addSequence(seq);
     this.endIdleWait?.();
+  }
+
+  /** The request's part in a KV transfer (throws a 400 for params this replica cannot honour); without a connector, none. */
+  private kvTransferRole(request: EngineRequest): KvTransferRole | null {
+    if (this.kvTransfer) return this.kvTransfer.roleOf(request);
+    const params = request.kvTransferParams;
+    if (params && (params.do_remote_decode === true || params.do_remote_prefill === true) && !warnedNoConnector) {
+      warnedNoConnector = true;
+      console.warn('[kv-transfer] kv_transfer_params ask for a KV transfer, but the server runs without --kv-transfer-config: ignored');
+    }
+    return null;
   }
 
   /** Ends the requests with finish_reason 'abort' and frees their KV blocks (after the running step, if any). */
@@ -275,7 +343,7 @@ export class EngineCore {
       // Requests whose grammar compiles wait too (vLLM's WAITING_FOR_FSM), deferred rather than short of
       // capacity, as are those passed over for their LoRA adapter (vLLM's skipped waiting requests).
       numWaiting: this.scheduler.numWaiting + this.grammars.size,
-      numDeferred: this.grammars.size + this.scheduler.numAdapterDeferred,
+      numDeferred: this.grammars.size + this.scheduler.numAdapterDeferred + this.scheduler.numAwaitingKv,
       numPaused: this.scheduler.numPaused,
       kvCacheUsage: this.kv.usage(),
       numBlocks: this.kv.numBlocks,
@@ -293,6 +361,7 @@ export class EngineCore {
   async step(): Promise<void> {
     this.flushAborts();
     this.flushFlow();
+    const pulledTokens = this.kvTransfer?.hasCompleted() ? this.kvTransfer.applyCompleted(this.scheduler) : 0;
     const speculation = this.config.speculation;
     if (speculation) await this.draft(speculation);
     const plan = this.scheduler.schedule();
@@ -300,7 +369,7 @@ export class EngineCore {
     iteration.numPreemptions = plan.preempted.length;
     iteration.prefixCacheQueries = plan.prefixCacheQueries;
     iteration.prefixCacheHits = plan.prefixCacheHits;
-    iteration.promptTokensCached = plan.promptTokensCached;
+    iteration.promptTokensCached = plan.promptTokensCached + pulledTokens;
     iteration.promptTokensRecomputed = plan.promptTokensRecomputed;
     if (plan.scheduled.length === 0) {
       if (plan.preempted.length > 0) this.listener.onStep([], this.stats(), iteration);
@@ -628,6 +697,7 @@ export class EngineCore {
       // Every finished completion's sequence (all of them once the request is finished).
       for (const c of state.completions) {
         if (c.finished && c.seq !== null && c.seq.status !== 'finished') {
+          if (state.kvRole?.kind === 'send' && (c.finishReason === 'length' || c.finishReason === 'stop')) state.kvTransferParams = this.kvTransfer!.offer(state.requestId, c.seq);
           this.scheduler.finishSequences([c.seq.seqId]);
           this.config.speculation?.release(c.seq.seqId);
         }
@@ -668,6 +738,9 @@ export class EngineCore {
     );
   }
 }
+
+/** The missing --kv-transfer-config is logged once per process, not per request. */
+let warnedNoConnector = false;
 
 export function emptyIterationStats(): IterationStats {
   return {

@@ -15,7 +15,7 @@ type StepEvent = Extract<CoreEvent, { type: 'step' }>;
  * A step event as one flat array: the stats (STATS_LENGTH entries, see encodeStats), the
  * iteration stats (ITERATION_LENGTH, see encodeIteration), the pooled results (or null), then
  * every output: per output requestId, finished, numCachedTokens, promptLogprobs, error (null =
- * none), its number of completions, then per completion index, text, tokenIds,
+ * none), kvTransferParams (null = none), its number of completions, then per completion index, text, tokenIds,
  * cumulativeLogprob, logprobs, finishReason, stopReason.
  */
 export type WireStep = unknown[];
@@ -47,7 +47,7 @@ export function decodeStep(wire: WireStep): StepEvent {
 
 function encodeOutputs(wire: unknown[], outputs: readonly RequestOutput[]): void {
   for (const o of outputs) {
-    wire.push(o.requestId, o.finished, o.numCachedTokens, o.promptLogprobs, o.error ?? null, o.outputs.length);
+    wire.push(o.requestId, o.finished, o.numCachedTokens, o.promptLogprobs, o.error ?? null, o.kvTransferParams ?? null, o.outputs.length);
     for (const c of o.outputs) wire.push(c.index, c.text, c.tokenIds, c.cumulativeLogprob, c.logprobs, c.finishReason, c.stopReason);
   }
 }
@@ -65,8 +65,9 @@ function decodeOutputs(w: WireStep): RequestOutput[] {
       numCachedTokens: w[at + 2] as number,
     };
     if (w[at + 4] !== null) output.error = w[at + 4] as string;
-    const count = w[at + 5] as number;
-    at += 6;
+    if (w[at + 5] !== null) output.kvTransferParams = w[at + 5] as Record<string, unknown>;
+    const count = w[at + 6] as number;
+    at += 7;
     for (let i = 0; i < count; i++, at += 7) {
       output.outputs.push({
         index: w[at] as number,

@@ -1,0 +1,153 @@
+// The engine core's side of --kv-transfer-config (vLLM's connector scheduler + worker halves in one
+// thread): checks each request's kv_transfer_params, pins a finished prefill's prompt blocks and
+// offers them through the connector, and pulls a decode request's prompt KV into the blocks the
+// scheduler gave it. Pulls run on the event loop while steps go on; their results are applied
+// between steps, and only to a sequence still waiting for them, so an abort never races a write.
+
+import { RequestValidationError } from '../errors';
+import type { KvBlockStore } from '../../model/types';
+import type { EngineRequest } from '../types';
+import type { KvConnector } from '../kv-transfer/kv-connector';
+import { isConsumer, isProducer, type KvTransferConfig } from '../kv-transfer/kv-transfer-config';
+import { parseKvTransferParams, type KvTransferRole } from '../kv-transfer/kv-transfer-params';
+import { hashBlock } from './block-hash';
+import type { KvCacheManager } from './kv-cache-manager';
+import type { Scheduler } from './scheduler';
+import type { Sequence } from './sequence';
+
+interface Completed {
+  seq: Sequence;
+  firstBlock: number;
+  blocks: Buffer[] | null;
+  error: string | null;
+}
+
+/** What the agent tells the core: a pull ended (step again), pinned blocks were let go (report the stats). */
+export interface KvTransferHooks {
+  wake(): void;
+  released(): void;
+}
+
+export class KvTransferAgent {
+  private readonly pinned = new Map<string, readonly number[]>();
+  private readonly completed: Completed[] = [];
+  /** Prompt tokens pulled since the last drain (vllm:prompt_tokens_cached_total counts them as external hits). */
+  private pulledTokens = 0;
+
+  constructor(
+    private readonly config: KvTransferConfig,
+    private readonly kv: KvCacheManager,
+    private readonly blocks: KvBlockStore,
+    private readonly hooks: KvTransferHooks,
+    /** Set once the connector exists (it needs `release`, which needs this agent). */
+    private connector: KvConnector | null = null,
+  ) {}
+
+  attach(connector: KvConnector): void {
+    this.connector = connector;
+  }
+
+  get numPinnedTransfers(): number {
+    return this.pinned.size;
+  }
+
+  /** The request's role in a transfer (null: none); a 400 for params this replica cannot honour. */
+  roleOf(request: EngineRequest): KvTransferRole | null {
+    if (request.kvTransferParams == null) return null;
+    const role = parseKvTransferParams(request.kvTransferParams);
+    if (role === null) return null;
+    const refuse = (message: string): never => {
+      throw new RequestValidationError(`kv_transfer_params: ${message}`, 'kv_transfer_params');
+    };
+    if (role.kind === 'send' && !isProducer(this.config)) refuse(`do_remote_decode needs a producer; this replica's kv_role is ${this.config.role}`);
+    if (role.kind === 'receive' && !isConsumer(this.config)) refuse(`do_remote_prefill needs a consumer; this replica's kv_role is ${this.config.role}`);
+    const p = request.params;
+    if (p.n > 1 || (p.best_of ?? 1) > 1) refuse('a disaggregated request runs one sequence (n and best_of 1)');
+    if (p.use_beam_search) refuse('beam search is not disaggregated');
+    if (role.kind === 'receive' && p.prompt_logprobs !== null) refuse('prompt_logprobs need the prompt computed here; send them without do_remote_prefill');
+    return role;
+  }
+
+  /** Producer: pins the finished prefill's prompt blocks and returns the params a decode replica pulls them with (null: nothing to offer). */
+  offer(requestId: string, seq: Sequence): Record<string, unknown> | null {
+    if (!this.connector || seq.numComputedTokens < seq.numPromptTokens) return null;
+    const blockIds = this.kv.blockTable(seq.seqId).slice(0, this.kv.blocksFor(seq.numPromptTokens));
+    if (blockIds.length === 0) return null;
+    this.kv.pinBlocks(blockIds);
+    this.pinned.set(requestId, blockIds);
+    return this.connector.offer({ requestId, blockIds, hashes: promptHashes(seq, this.kv.blockSize) });
+  }
+
+  /** The connector is done with a transfer (pulled or expired): its blocks go back. */
+  release(requestId: string): void {
+    const ids = this.pinned.get(requestId);
+    if (!ids) return;
+    this.pinned.delete(requestId);
+    this.kv.unpinBlocks(ids);
+    this.hooks.released();
+  }
+
+  /** Consumer (the scheduler's remoteKv hook): pulls the prompt blocks after the first `localTokens`. */
+  start(seq: Sequence, localTokens: number): void {
+    const firstBlock = Math.floor(localTokens / this.kv.blockSize);
+    const hashes = promptHashes(seq, this.kv.blockSize);
+    const done = (blocks: Buffer[] | null, error: string | null) => {
+      this.completed.push({ seq, firstBlock, blocks, error });
+      this.hooks.wake();
+    };
+    if (!this.connector) {
+      done(null, 'no KV connector');
+      return;
+    }
+    this.connector.pull({ source: seq.remotePrefill!.source, hashes, firstBlock }).then(
+      (blocks) => done(blocks, null),
+      (err: unknown) => done(null, err instanceof Error ? err.message : String(err)),
+    );
+  }
+
+  hasCompleted(): boolean {
+    return this.completed.length > 0;
+  }
+
+  /**
+   * Between steps: writes each finished pull into its sequence's blocks and lets the sequence run
+   * (a failed one prefills locally). Returns the prompt tokens pulled since the last call.
+   */
+  applyCompleted(scheduler: Scheduler): number {
+    for (const { seq, firstBlock, blocks, error } of this.completed.splice(0)) {
+      if (!scheduler.isAwaitingKv(seq)) continue;
+      if (blocks === null) {
+        console.warn(`[kv-transfer] request ${seq.requestId}: pulling its prompt KV failed (${error}); prefilling it here`);
+        scheduler.completeRemoteKv(seq, null);
+        continue;
+      }
+      const table = this.kv.blockTable(seq.seqId);
+      blocks.forEach((bytes, i) => this.blocks.writeBlock(table[firstBlock + i], bytes));
+      const before = seq.numComputedTokens;
+      scheduler.completeRemoteKv(seq, Math.min((firstBlock + blocks.length) * this.kv.blockSize, seq.numTokens));
+      this.pulledTokens += seq.numComputedTokens - before;
+    }
+    const pulled = this.pulledTokens;
+    this.pulledTokens = 0;
+    return pulled;
+  }
+
+  /** Every offer is withdrawn and its blocks freed (the KV they held is gone). */
+  withdrawAll(): void {
+    this.connector?.withdrawAll();
+  }
+
+  async close(): Promise<void> {
+    await this.connector?.close();
+  }
+}
+
+/** Chained hashes of the prompt's blocks, the last over what the prompt has of it: the same on every replica for the same prompt, salt and adapter. */
+export function promptHashes(seq: Pick<Sequence, 'tokenIds' | 'numPromptTokens' | 'cacheSalt' | 'loraKey'>, blockSize: number): string[] {
+  const hashes: string[] = [];
+  for (let start = 0; start < seq.numPromptTokens; start += blockSize) {
+    hashes.push(hashBlock(hashes.at(-1) ?? null, seq.tokenIds, seq.cacheSalt, start, Math.min(start + blockSize, seq.numPromptTokens), seq.loraKey ?? null));
+  }
+  return hashes;
+}
+
