@@ -13,7 +13,7 @@ import { defaultTestModel, startServing, type Serving } from './completions-help
 
 const onModel = needs(defaultTestModel());
 const KV = (timeoutS: number) => JSON.stringify({ kv_connector: 'TcpConnector', kv_role: 'kv_both', kv_port: 0, kv_connector_extra_config: { abort_request_timeout: timeoutS } });
-const ARGS = ['--enable-prompt-tokens-details', '--max-model-len', '256'];
+const ARGS = ['--enable-prompt-tokens-details', '--max-model-len', '256', '--enable-scale-out'];
 const STORY = 'Once upon a time, there was a little girl named Lily. She loved to play with her toys and her friends. One day, she went to the park with her mom and saw a big tree with red apples.';
 
 onModel.describe('prefill/decode disaggregation across two replicas (stories260K)', () => {
@@ -65,6 +65,18 @@ onModel.describe('prefill/decode disaggregation across two replicas (stories260K
     let content = '';
     for await (const chunk of stream) content += chunk.choices[0]?.delta?.content ?? '';
     expect(content).toBe((await prefill.client.chat.completions.create(other)).choices[0].message.content);
+  });
+
+  it('/inference/v1/generate carries the same kv_transfer_params (tokens in, tokens out)', async () => {
+    const tokenIds = (await prefill.post('/tokenize', { model: prefill.model, prompt: `${STORY} The sun set.` })).json.tokens as number[];
+    const body = { model: prefill.model, token_ids: tokenIds, sampling_params: { max_tokens: 12, temperature: 0 } };
+    const reference = await prefill.post('/inference/v1/generate', body);
+    const prefilled = await prefill.post('/inference/v1/generate', { ...body, sampling_params: { max_tokens: 1, temperature: 0 }, kv_transfer_params: { do_remote_decode: true } });
+    expect(prefilled.json.kv_transfer_params).toMatchObject({ do_remote_prefill: true, remote_block_ids: expect.any(Array) });
+    const decoded = await decode.post('/inference/v1/generate', { ...body, kv_transfer_params: prefilled.json.kv_transfer_params });
+    expect(decoded.status).toBe(200);
+    expect(decoded.json.choices[0].token_ids).toEqual(reference.json.choices[0].token_ids);
+    expect(decoded.json.usage.prompt_tokens_details.cached_tokens).toBe(tokenIds.length - 1);
   });
 
   it('refuses what it cannot disaggregate with a 400 naming kv_transfer_params', async () => {
