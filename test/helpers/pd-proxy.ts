@@ -64,7 +64,7 @@ async function route(req: IncomingMessage, res: ServerResponse, options: PdProxy
     res.end();
     return;
   }
-  Readable.fromWeb(decode.body as import('node:stream/web').ReadableStream).on('error', () => res.destroy()).pipe(res);
+  Readable.fromWeb(decode.body).on('error', () => res.destroy()).pipe(res);
 }
 
 function post(url: string, body: unknown, signal?: AbortSignal): Promise<Response> {

@@ -364,6 +364,7 @@ export class EngineCore {
     const pulledTokens = this.kvTransfer?.hasCompleted() ? this.kvTransfer.applyCompleted(this.scheduler) : 0;
     const speculation = this.config.speculation;
     if (speculation) await this.draft(speculation);
+    const awaitingBefore = this.scheduler.numAwaitingKv;
     const plan = this.scheduler.schedule();
     const iteration = emptyIterationStats();
     iteration.numPreemptions = plan.preempted.length;
@@ -372,7 +373,8 @@ export class EngineCore {
     iteration.promptTokensCached = plan.promptTokensCached + pulledTokens;
     iteration.promptTokensRecomputed = plan.promptTokensRecomputed;
     if (plan.scheduled.length === 0) {
-      if (plan.preempted.length > 0) this.listener.onStep([], this.stats(), iteration);
+      // Preemptions, or requests set aside to pull their prompt's KV, changed the queues: report them.
+      if (plan.preempted.length > 0 || this.scheduler.numAwaitingKv !== awaitingBefore || pulledTokens > 0) this.listener.onStep([], this.stats(), iteration);
       // Nothing can run until an adapter loads: wait for it (or for new work) rather than spin.
       if (this.loras?.loading) await this.idleUntilAdapterOrWork(this.loras);
       return;

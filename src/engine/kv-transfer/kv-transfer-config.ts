@@ -99,7 +99,7 @@ export function normalizeKvTransferConfig(raw: Record<string, unknown>, knownCon
 
 function positiveSeconds(value: unknown, key: string, bad: (key: string, why: string) => never): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) bad(key, 'must be a positive number of seconds');
-  return value as number;
+  return value;
 }
 
 export function isProducer(config: KvTransferConfig): boolean {

@@ -24,6 +24,15 @@ function decodeSeq(id: string, promptLen: number, first = 10): Sequence {
   return seq;
 }
 
+/** A decode request of `promptLen` tokens, admitted and waiting for its pull. */
+function awaiting(promptLen: number) {
+  const made = setup();
+  const seq = decodeSeq('d', promptLen);
+  made.scheduler.addSequence(seq);
+  stepScheduler(made.scheduler);
+  return { ...made, seq };
+}
+
 describe('remote prefill in the scheduler', () => {
   it('waits with the prompt allocated, then computes only the last prompt token', () => {
     const { kv, scheduler, started } = setup();
@@ -62,10 +71,7 @@ describe('remote prefill in the scheduler', () => {
   });
 
   it('prefills locally in the same blocks when the pull fails', () => {
-    const { kv, scheduler } = setup();
-    const seq = decodeSeq('d', 10);
-    scheduler.addSequence(seq);
-    stepScheduler(scheduler);
+    const { kv, scheduler, seq } = awaiting(10);
     const table = [...kv.blockTable('d')];
     scheduler.completeRemoteKv(seq, null);
     const plan = stepScheduler(scheduler);
@@ -75,10 +81,7 @@ describe('remote prefill in the scheduler', () => {
   });
 
   it('frees the blocks of a request aborted while it waits, and ignores its late pull', () => {
-    const { kv, scheduler } = setup();
-    const seq = decodeSeq('d', 10);
-    scheduler.addSequence(seq);
-    stepScheduler(scheduler);
+    const { kv, scheduler, seq } = awaiting(10);
     scheduler.finishSequences(['d']);
     expect(kv.numFreeBlocks).toBe(16);
     expect(scheduler.numWaiting).toBe(0);
