@@ -98,7 +98,7 @@ export class EngineMetrics {
       labelNames: [...LABELS, 'reason'],
       registers,
       collect() {
-        // 'deferred': requests whose structured-output grammar still compiles, or passed over for their LoRA adapter (no KV transfer here).
+        // 'deferred': requests pulling their prompt's KV, whose structured-output grammar still compiles, or passed over for their LoRA adapter.
         const stats = engine.stats();
         const deferred = stats.numDeferred ?? 0;
         this.set({ ...labels, reason: 'capacity' }, stats.numWaiting - deferred);
