@@ -1,13 +1,14 @@
 // Prefill/decode disaggregation with real processes on loopback: two ortllm replicas with
-// --kv-transfer-config TcpConnector behind a small proxy (test/helpers/pd-proxy.ts). The pair's
+// --kv-transfer-config TcpConnector behind a small proxy (bench/pd-proxy.ts, which bench/pd-disaggregation.ts uses too). The pair's
 // greedy output equals one replica's; the decode replica pulls the prompt's KV instead of
 // computing it; a prefill replica killed before the pull costs a local prefill, not a wrong
 // answer; prefills never followed by a decode, and aborted decodes, leave no block held.
 
+import * as net from 'node:net';
 import OpenAI from 'openai';
 import { SERVER_START_TIMEOUT_MS } from '../helpers/server';
 import { needs } from '../helpers/needs';
-import { startPdProxy, type PdProxy } from '../helpers/pd-proxy';
+import { startPdProxy, type PdProxy } from '../../bench/pd-proxy';
 import { waitFor } from '../helpers/wait';
 import { defaultTestModel, startServing, type Serving } from './completions-helpers';
 
@@ -79,6 +80,12 @@ onModel.describe('prefill/decode disaggregation across two replicas (stories260K
     expect(decoded.json.usage.prompt_tokens_details.cached_tokens).toBe(tokenIds.length - 1);
   });
 
+  it('the Responses API returns the params of a prefill too', async () => {
+    const res = await prefill.post('/v1/responses', { model: prefill.model, input: STORY, max_output_tokens: 1, kv_transfer_params: { do_remote_decode: true } });
+    expect(res.status).toBe(200);
+    expect(res.json.kv_transfer_params).toMatchObject({ do_remote_prefill: true, do_remote_decode: false, remote_engine_id: expect.any(String) });
+  });
+
   it('refuses what it cannot disaggregate with a 400 naming kv_transfer_params', async () => {
     const body = { model: prefill.model, prompt: STORY, max_tokens: 4, n: 2, kv_transfer_params: { do_remote_decode: true } };
     const n = await prefill.post('/v1/completions', body);
@@ -100,6 +107,29 @@ onModel.describe('prefill/decode disaggregation across two replicas (stories260K
     expect(refused.status).toBe(200);
     expect(refused.json.choices[0].text).toBe(reference.choices[0].text);
     expect(decode.server.output()).toContain('prefilling it here');
+  });
+
+  it('a decode waiting on a silent producer counts as deferred, and its abort frees everything', async () => {
+    const silent = net.createServer((socket) => socket.on('error', () => undefined));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (silent.address() as net.AddressInfo).port;
+      const remote = { do_remote_prefill: true, remote_engine_id: 'e', remote_request_id: 'r', remote_host: '127.0.0.1', remote_port: port, remote_block_ids: [0] };
+      const controller = new AbortController();
+      const pending = fetch(`${decode.server.baseUrl}/v1/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: prefill.model, prompt: `${STORY} Waiting.`, max_tokens: 8, stream: true, kv_transfer_params: remote }),
+        signal: controller.signal,
+      }).catch(() => null);
+      await waitFor(async () => (await decode.metric('vllm:num_requests_waiting_by_reason', 'reason="deferred"')) === 1, 10_000, 'a deferred request');
+      expect(await decode.metric('vllm:kv_cache_usage_perc')).toBeGreaterThan(0);
+      controller.abort();
+      await pending;
+      await waitFor(async () => (await decode.metric('vllm:num_requests_waiting')) === 0 && (await decode.metric('vllm:kv_cache_usage_perc')) === 0, 10_000, 'the aborted decode gone');
+    } finally {
+      silent.close();
+    }
   });
 
   it('a prefill replica killed (SIGKILL) before the pull costs a local prefill, not a wrong or hung answer', async () => {
