@@ -165,6 +165,7 @@ export class EngineCoreHost implements EngineCommands {
   private static async startPooling(model: LoadedModel, options: EngineOptions, emit: (event: CoreEvent) => void): Promise<EngineCoreHost> {
     if (options.lora) throw new Error('--enable-lora: LoRA adapters apply to generation models; pooling models run without them here');
     if (options.speculative) throw new Error('--speculative-config: speculative decoding applies to generation models, not pooling models');
+    if (options.kvTransfer) throw new Error('--kv-transfer-config: KV transfer applies to generation models; pooling models keep no KV cache');
     const maxModelLen = options.maxModelLen ?? model.contextLength;
     if (maxModelLen > model.contextLength) {
       throw new Error(`max_model_len ${maxModelLen} is larger than the model's context length ${model.contextLength}.`);
