@@ -220,6 +220,19 @@ export interface IterationStats {
   grammarCacheMisses?: number;
   /** Speculative decoding (absent without --speculative-config). */
   specDecoding?: SpecDecodingStats;
+  /** KV transfers between replicas since the last report (absent without --kv-transfer-config, or when none happened). */
+  kvTransfer?: KvTransferStats;
+}
+
+/** vLLM's KV connector stats (NixlKVConnectorStats): per pull, and the failures and expiries. */
+export interface KvTransferStats {
+  /** Per successful pull: its duration in seconds and the bytes it moved. */
+  transferSeconds: number[];
+  transferBytes: number[];
+  /** Pulls that failed (the request prefilled locally). */
+  numFailedTransfers: number;
+  /** Prefills whose blocks were freed unpulled after abort_request_timeout (producer side). */
+  numExpired: number;
 }
 
 /** One step's speculative decoding, in vLLM's terms: a "draft" is one sequence's drafted tokens in one step. */

@@ -37,6 +37,8 @@ onModel.describe('prefill/decode disaggregation across two replicas (stories260K
     const request = { model: prefill.model, prompt: STORY, max_tokens: 24, temperature: 0 };
     const single = await prefill.client.completions.create(request);
     const cachedBefore = await decode.metric('vllm:prompt_tokens_cached_total');
+    const pullsBefore = await decode.metric('vllm:nixl_xfer_time_seconds_count');
+    const bytesBefore = await decode.metric('vllm:nixl_bytes_transferred_sum');
     const paired = await client.completions.create(request);
     expect(paired.choices[0].text).toBe(single.choices[0].text);
     const promptTokens = single.usage!.prompt_tokens;
@@ -45,6 +47,11 @@ onModel.describe('prefill/decode disaggregation across two replicas (stories260K
     expect((await decode.metric('vllm:prompt_tokens_cached_total')) - cachedBefore).toBe(promptTokens - 1);
     expect(proxy.lastParams).toMatchObject({ do_remote_prefill: true, do_remote_decode: false, remote_host: '127.0.0.1', tp_size: 1 });
     expect((proxy.lastParams!.remote_block_ids as number[]).length).toBe(Math.ceil(promptTokens / 16));
+    // vLLM's NIXL transfer metrics: one pull, of whole blocks.
+    expect((await decode.metric('vllm:nixl_xfer_time_seconds_count')) - pullsBefore).toBe(1);
+    const moved = (await decode.metric('vllm:nixl_bytes_transferred_sum')) - bytesBefore;
+    expect(moved).toBeGreaterThan(0);
+    expect(moved % Math.ceil(promptTokens / 16)).toBe(0);
     // The decode replica's own response carries no params: nothing of it waits to be pulled.
     expect((paired as unknown as { kv_transfer_params: unknown }).kv_transfer_params).toBeNull();
 
@@ -103,10 +110,12 @@ onModel.describe('prefill/decode disaggregation across two replicas (stories260K
     const request = { model: prefill.model, prompt: `${STORY} A bird sang.`, max_tokens: 16, temperature: 0 };
     const reference = await prefill.client.completions.create(request);
     const remote = { do_remote_prefill: true, remote_engine_id: 'e', remote_request_id: 'nobody', remote_host: '127.0.0.1', remote_port: 1, remote_block_ids: [0] };
+    const failedBefore = await decode.metric('vllm:nixl_num_failed_transfers_total');
     const refused = await decode.post('/v1/completions', { ...request, kv_transfer_params: remote });
     expect(refused.status).toBe(200);
     expect(refused.json.choices[0].text).toBe(reference.choices[0].text);
     expect(decode.server.output()).toContain('prefilling it here');
+    expect((await decode.metric('vllm:nixl_num_failed_transfers_total')) - failedBefore).toBe(1);
   });
 
   it('a decode waiting on a silent producer counts as deferred, and its abort frees everything', async () => {
@@ -172,6 +181,7 @@ onModel.describe('prefill/decode disaggregation across two replicas (stories260K
     }
     // The prefill replica's unpulled offers expire after its abort_request_timeout (2 s).
     await waitFor(async () => (await prefill.metric('vllm:kv_cache_usage_perc')) === 0, 15_000, 'prefill KV usage back to 0');
+    expect(await prefill.metric('vllm:nixl_num_kv_expired_reqs_total')).toBeGreaterThanOrEqual(50);
     await waitFor(async () => (await decode.metric('vllm:kv_cache_usage_perc')) === 0, 5_000, 'decode KV usage back to 0');
   }, 60_000);
 });

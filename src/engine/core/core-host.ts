@@ -346,7 +346,7 @@ async function startKvConnector(core: EngineCore, options: EngineOptions, kvCach
     shape: { num_layers: runner.numLayers, num_kv_heads: runner.numKvHeads, head_dim: runner.headDim, block_size: options.blockSize, kv_dtype: kvCacheDtype, pools: [{ layers: runner.numLayers, window: 0 }] },
     blocks: core.runnerKvBlocks!,
     defaultHost: wildcard ? '127.0.0.1' : options.serverHost!,
-    release: (requestId) => core.kvTransfer?.release(requestId),
+    release: (requestId, reason) => core.kvTransfer?.release(requestId, reason),
   });
   core.kvTransfer!.attach(connector);
   if (isProducer(config)) await connector.start();

@@ -193,7 +193,10 @@ export class EngineCore {
         this.onWork();
       },
       released: () => {
-        if (!this.stepping) this.listener.onStep([], this.stats(), emptyIterationStats());
+        if (this.stepping) return;
+        const iteration = emptyIterationStats();
+        iteration.kvTransfer = this.kvTransfer?.drainStats();
+        this.listener.onStep([], this.stats(), iteration);
       },
     });
   }
@@ -372,9 +375,11 @@ export class EngineCore {
     iteration.prefixCacheHits = plan.prefixCacheHits;
     iteration.promptTokensCached = plan.promptTokensCached + pulledTokens;
     iteration.promptTokensRecomputed = plan.promptTokensRecomputed;
+    const transfers = this.kvTransfer?.drainStats();
+    if (transfers) iteration.kvTransfer = transfers;
     if (plan.scheduled.length === 0) {
       // Preemptions, or requests set aside to pull their prompt's KV, changed the queues: report them.
-      if (plan.preempted.length > 0 || this.scheduler.numAwaitingKv !== awaitingBefore || pulledTokens > 0) this.listener.onStep([], this.stats(), iteration);
+      if (plan.preempted.length > 0 || this.scheduler.numAwaitingKv !== awaitingBefore || pulledTokens > 0 || transfers) this.listener.onStep([], this.stats(), iteration);
       // Nothing can run until an adapter loads: wait for it (or for new work) rather than spin.
       if (this.loras?.loading) await this.idleUntilAdapterOrWork(this.loras);
       return;

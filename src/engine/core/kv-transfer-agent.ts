@@ -6,7 +6,7 @@
 
 import { RequestValidationError } from '../errors';
 import type { KvBlockStore } from '../../model/types';
-import type { EngineRequest } from '../types';
+import type { EngineRequest, KvTransferStats } from '../types';
 import type { KvConnector } from '../kv-transfer/kv-connector';
 import { isConsumer, isProducer, type KvTransferConfig } from '../kv-transfer/kv-transfer-config';
 import { parseKvTransferParams, type KvTransferRole } from '../kv-transfer/kv-transfer-params';
@@ -33,6 +33,7 @@ export class KvTransferAgent {
   private readonly completed: Completed[] = [];
   /** Prompt tokens pulled since the last drain (vllm:prompt_tokens_cached_total counts them as external hits). */
   private pulledTokens = 0;
+  private stats: KvTransferStats = emptyTransferStats();
 
   constructor(
     private readonly config: KvTransferConfig,
@@ -78,20 +79,36 @@ export class KvTransferAgent {
     return this.connector.offer({ requestId, blockIds, hashes: promptHashes(seq, this.kv.blockSize) });
   }
 
-  /** The connector is done with a transfer (pulled or expired): its blocks go back. */
-  release(requestId: string): void {
+  /** The connector is done with a transfer (sent, expired or withdrawn): its blocks go back. */
+  release(requestId: string, reason: 'sent' | 'expired' | 'withdrawn'): void {
     const ids = this.pinned.get(requestId);
     if (!ids) return;
     this.pinned.delete(requestId);
     this.kv.unpinBlocks(ids);
+    if (reason === 'expired') this.stats.numExpired++;
     this.hooks.released();
+  }
+
+  /** The transfer stats since the last call (undefined when nothing happened). */
+  drainStats(): KvTransferStats | undefined {
+    const s = this.stats;
+    if (s.transferSeconds.length === 0 && s.numFailedTransfers === 0 && s.numExpired === 0) return undefined;
+    this.stats = emptyTransferStats();
+    return s;
   }
 
   /** Consumer (the scheduler's remoteKv hook): pulls the prompt blocks after the first `localTokens`. */
   start(seq: Sequence, localTokens: number): void {
     const firstBlock = Math.floor(localTokens / this.kv.blockSize);
     const hashes = promptHashes(seq, this.kv.blockSize);
+    const started = performance.now();
     const done = (blocks: Buffer[] | null, error: string | null) => {
+      if (blocks) {
+        this.stats.transferSeconds.push((performance.now() - started) / 1000);
+        this.stats.transferBytes.push(blocks.reduce((n, b) => n + b.length, 0));
+      } else {
+        this.stats.numFailedTransfers++;
+      }
       this.completed.push({ seq, firstBlock, blocks, error });
       this.hooks.wake();
     };
@@ -151,3 +168,6 @@ export function promptHashes(seq: Pick<Sequence, 'tokenIds' | 'numPromptTokens' 
   return hashes;
 }
 
+function emptyTransferStats(): KvTransferStats {
+  return { transferSeconds: [], transferBytes: [], numFailedTransfers: 0, numExpired: 0 };
+}

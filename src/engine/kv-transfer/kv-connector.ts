@@ -30,8 +30,8 @@ export interface KvConnectorContext {
   blocks: KvBlockStore;
   /** The host to listen on and advertise when the config names none. */
   defaultHost: string;
-  /** An offered transfer's blocks may be freed (pulled, or expired unpulled). */
-  release(requestId: string): void;
+  /** An offered transfer's blocks may be freed: sent, expired unpulled, or withdrawn (its KV is gone). */
+  release(requestId: string, reason: 'sent' | 'expired' | 'withdrawn'): void;
 }
 
 export interface KvConnector {

@@ -41,7 +41,7 @@ export class TcpConnector implements KvConnector {
   }
 
   offer(transfer: OfferedTransfer): Record<string, unknown> {
-    const timer = setTimeout(() => this.expire(transfer.requestId), this.context.config.abortRequestTimeoutS * 1000);
+    const timer = setTimeout(() => this.expire(transfer.requestId, 'expired'), this.context.config.abortRequestTimeoutS * 1000);
     timer.unref();
     this.offers.set(transfer.requestId, { transfer, timer });
     return {
@@ -89,7 +89,7 @@ export class TcpConnector implements KvConnector {
   }
 
   withdrawAll(): void {
-    for (const id of [...this.offers.keys()]) this.expire(id);
+    for (const id of [...this.offers.keys()]) this.expire(id, 'withdrawn');
   }
 
   async close(): Promise<void> {
@@ -135,15 +135,15 @@ export class TcpConnector implements KvConnector {
     const first = request.first_block;
     if (!Number.isInteger(first) || first < 0 || first > transfer.blockIds.length) return { error: `first_block ${String(first)} out of range` };
     const blocks = transfer.blockIds.slice(first).map((id) => this.context.blocks.readBlock(id));
-    this.expire(request.transfer);
+    this.expire(request.transfer, 'sent');
     return { blocks };
   }
 
-  private expire(requestId: string): void {
+  private expire(requestId: string, reason: 'sent' | 'expired' | 'withdrawn'): void {
     const offer = this.offers.get(requestId);
     if (!offer) return;
     clearTimeout(offer.timer);
     this.offers.delete(requestId);
-    this.context.release(requestId);
+    this.context.release(requestId, reason);
   }
 }

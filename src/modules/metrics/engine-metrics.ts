@@ -14,6 +14,7 @@ import {
   TTFT_BUCKETS,
 } from './buckets';
 import { SpecDecodingMetrics } from './spec-decoding-metrics';
+import { KvTransferMetrics } from './kv-transfer-metrics';
 
 export interface EngineMetricsOptions {
   modelName: string;
@@ -24,6 +25,8 @@ export interface EngineMetricsOptions {
   maxLoras?: number | null;
   /** --speculative-config's num_speculative_tokens (the spec_decode counters exist only then); absent or null: off. */
   numSpeculativeTokens?: number | null;
+  /** --kv-transfer-config is set: the KV transfer metrics are registered. */
+  kvTransfer?: boolean;
 }
 
 /** vllm:engine_sleep_state's label values; `awake` is 1 while awake, the level's label while asleep. */
@@ -61,6 +64,7 @@ export class EngineMetrics {
   private readonly loraInfo: Gauge<string> | null = null;
   private readonly maxLoras: string;
   private readonly specDecoding: SpecDecodingMetrics | null;
+  private readonly kvTransfer: KvTransferMetrics | null;
 
   constructor(
     registry: Registry,
@@ -117,6 +121,7 @@ export class EngineMetrics {
       },
     });
     this.specDecoding = options.numSpeculativeTokens ? new SpecDecodingMetrics(registry, labels, options.numSpeculativeTokens) : null;
+    this.kvTransfer = options.kvTransfer ? new KvTransferMetrics(registry, labels) : null;
     this.maxLoras = String(options.maxLoras ?? '');
     if (options.maxLoras !== undefined && options.maxLoras !== null) {
       // vLLM's labels only (no model_name / engine): one series per set of adapters, valued with
@@ -205,6 +210,7 @@ export class EngineMetrics {
     add(this.grammarCacheQueries, hits + (stats.grammarCacheMisses ?? 0));
     add(this.grammarCacheHits, hits);
     if (stats.specDecoding) this.specDecoding?.record(stats.specDecoding);
+    if (stats.kvTransfer) this.kvTransfer?.record(stats.kvTransfer);
     this.recordLoraInfo();
   }
 

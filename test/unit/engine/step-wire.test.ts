@@ -86,6 +86,7 @@ describe('step wire format', () => {
         grammarCacheHits: 2,
         grammarCacheMisses: 1,
         specDecoding: { numDrafts: 3, numDraftTokens: 10, numAcceptedTokens: 6, acceptedPerPosition: [3, 2, 1, 0] },
+        kvTransfer: { transferSeconds: [0.012], transferBytes: [40960], numFailedTransfers: 1, numExpired: 2 },
       },
     };
     const back = roundTrip(event);
