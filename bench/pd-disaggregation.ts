@@ -3,7 +3,8 @@
 // under the same closed loop of `--concurrency` streams of distinct ~`--prompt-len`-token prompts
 // on a random-weights GGUF of a realistic width. Prints TTFT and inter-token latency p50/p99 of
 // both (the client's view of the decode replica's stream), then pulls `--transfers` prefills'
-// blocks directly with a TcpConnector: KV bytes per prompt token and transfer time per block.
+// blocks directly with a TcpConnector: KV bytes per prompt token and transfer time per block (and
+// the decode replica's own transfer metrics under the load).
 // Both setups run on the same machine: the pair's two replicas share its cores.
 //
 //   npm run bench:pd -- [--shape 100m] [--concurrency 16] [--requests 32] [--prompt-len 700]
@@ -136,6 +137,9 @@ async function main(): Promise<void> {
     const paired = await measure({ ...decode, baseUrl: proxy.baseUrl, label: 'prefill + decode' }, files[1], args.maxTokens, args.concurrency, args.requests);
     const metrics = await (await fetch(`${decode.baseUrl}/metrics`)).text();
     const counter = (name: string) => Number(new RegExp(`^${name}\\{[^}]*\\} (\\S+)`, 'm').exec(metrics)?.[1] ?? NaN);
+    const pulls = counter('vllm:nixl_xfer_time_seconds_count');
+    const pullSeconds = counter('vllm:nixl_xfer_time_seconds_sum');
+    const pulledBytes = counter('vllm:nixl_bytes_transferred_sum');
     const transfers = await measureTransfers(args, prefill.baseUrl, prompts.slice(2 * args.requests));
 
     console.log(`\n${'setup'.padEnd(34)} ${'TTFT p50/p99 ms'.padStart(17)} ${'ITL p50/p99 ms'.padStart(15)} ${'out tok/s'.padStart(10)} ${'done'.padStart(5)} ${'fail'.padStart(5)}`);
@@ -144,6 +148,7 @@ async function main(): Promise<void> {
     const promptTokens = counter('vllm:prompt_tokens_total');
     const cached = counter('vllm:prompt_tokens_cached_total');
     console.log(`\ndecode replica: ${fmt(cached, 0)} of ${fmt(promptTokens, 0)} prompt tokens pulled, not computed (${fmt((100 * cached) / promptTokens)}%)`);
+    console.log(`under load, per pull (decode replica's vllm:nixl_* metrics, ${fmt(pulls, 0)} pulls): ${fmt((1000 * pullSeconds) / pulls)} ms, ${fmt(pulledBytes / pulls / 2 ** 20)} MiB, ${fmt(pulledBytes / 2 ** 20 / pullSeconds, 0)} MiB/s`);
     console.log(`KV bytes moved per prompt token: ${fmt(transfers.bytesPerToken, 0)} (blocks of ${BLOCK_SIZE} tokens, partial last blocks included)`);
     console.log(`transfer time per block (loopback TCP, ${transfers.blocks} blocks): ${fmt(transfers.msPerBlock, 3)} ms, ${fmt(transfers.mibPerS, 0)} MiB/s`);
   } finally {
