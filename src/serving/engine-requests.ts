@@ -1,6 +1,7 @@
 // The engine requests of one API request: one per prompt (completions) or conversation (batch
 // chat), sharing the request-level extras, the LoRA adapter and one arrival time.
 
+import { RequestValidationError } from '../engine/errors';
 import type { EngineClient, EngineRequest, LoraRequest, SamplingParams, SequenceReservation } from '../engine/types';
 import type { RequestExtras } from './serving-options';
 
@@ -12,6 +13,11 @@ export function buildEngineRequests(
   lora: LoraRequest | null = null,
 ): EngineRequest[] {
   const arrivalTime = Date.now();
+  const kv = extras.kv_transfer_params;
+  // One response carries one set of params: the other prompts' KV would stay pinned unpulled.
+  if (prompts.length > 1 && kv && (kv.do_remote_decode === true || kv.do_remote_prefill === true)) {
+    throw new RequestValidationError('kv_transfer_params: a prefill or decode of a disaggregated request takes one prompt', 'kv_transfer_params');
+  }
   return prompts.map((prompt, i) => ({
     requestId: requestIdOf(i),
     promptTokenIds: prompt.tokenIds,

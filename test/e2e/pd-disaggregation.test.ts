@@ -104,6 +104,9 @@ onModel.describe('prefill/decode disaggregation across two replicas (stories260K
     expect(logprobs.json.error.message).toContain('prompt_logprobs');
     const bad = await decode.post('/v1/completions', { model: prefill.model, prompt: STORY, max_tokens: 4, kv_transfer_params: { ...remote, remote_port: 'x' } });
     expect(bad.status).toBe(400);
+    const batch = await prefill.post('/v1/completions', { model: prefill.model, prompt: [STORY, STORY], max_tokens: 1, kv_transfer_params: { do_remote_decode: true } });
+    expect(batch.status).toBe(400);
+    expect(batch.json.error.param).toBe('kv_transfer_params');
   });
 
   it('a decode whose producer is gone (refused, expired, or unknown) prefills locally and answers the same', async () => {
