@@ -10,7 +10,7 @@ import { poolsDifferFromOne } from '../../model/runner/kv-pools';
 import { createPoolingRunner } from '../../model/runner/pooling-runner';
 import { wrongRunnerError } from '../errors';
 import { seedGlobalSampler } from '../sampling';
-import { generatesTokens, type LoadedModel, type ModelRunner, type RunnerOptions } from '../../model/types';
+import { generatesTokens, type LoadedModel, type ModelArchConfig, type ModelRunner, type RunnerOptions } from '../../model/types';
 import { encoderSpecOf } from '../../model/encoder-spec';
 import type { SpeculativeConfig } from '../speculative/speculative-config';
 import type { EncodeRequest, EngineOptions, EngineRequest, LoraRequest, SleepLevel, SleepMode } from '../types';
@@ -27,6 +27,7 @@ import { createProposer } from '../speculative/proposers';
 import { Speculation } from './speculation';
 import { createKvConnector } from '../kv-transfer/connectors';
 import { isProducer } from '../kv-transfer/kv-transfer-config';
+import type { KvTransferAgent } from './kv-transfer-agent';
 
 /** What tests may replace: how a generation runner is built, how LoRA adapter files are read. */
 export interface CoreSeams {
@@ -157,7 +158,7 @@ export class EngineCoreHost implements EngineCommands {
     };
     const host = new EngineCoreHost(info, core, attachRunner, runner, model, options, emit, grammars);
     host.speculation = speculation ?? null;
-    if (core.kvTransfer) await startKvConnector(core, options, kvCacheDtype);
+    if (core.kvTransfer) await startKvConnector(core.kvTransfer, model.config, options, kvCacheDtype);
     return host;
   }
 
@@ -337,18 +338,17 @@ async function startSpeculation(config: SpeculativeConfig, runner: ModelRunner, 
 }
 
 /** Builds the --kv-transfer-config connector over the runner's KV blocks and, on a producer, starts listening. */
-async function startKvConnector(core: EngineCore, options: EngineOptions, kvCacheDtype: string): Promise<void> {
+async function startKvConnector(agent: KvTransferAgent, runner: ModelArchConfig, options: EngineOptions, kvCacheDtype: string): Promise<void> {
   const config = options.kvTransfer!;
-  const runner = core.runnerConfig;
   const wildcard = options.serverHost === undefined || options.serverHost === null || options.serverHost === '' || options.serverHost === '0.0.0.0' || options.serverHost === '::';
   const connector = createKvConnector(config.connector, {
     config,
     shape: { num_layers: runner.numLayers, num_kv_heads: runner.numKvHeads, head_dim: runner.headDim, block_size: options.blockSize, kv_dtype: kvCacheDtype, pools: [{ layers: runner.numLayers, window: 0 }] },
-    blocks: core.runnerKvBlocks!,
+    blocks: agent.blocks,
     defaultHost: wildcard ? '127.0.0.1' : options.serverHost!,
-    release: (requestId, reason) => core.kvTransfer?.release(requestId, reason),
+    release: (requestId, reason) => agent.release(requestId, reason),
   });
-  core.kvTransfer!.attach(connector);
+  agent.attach(connector);
   if (isProducer(config)) await connector.start();
 }
 

@@ -10,7 +10,7 @@ import type { KvTransferRole } from '../kv-transfer/kv-transfer-params';
 import type { EngineRequest, IterationStats, PositionLogprobs, LoraEngineOptions, LoraRequest, PartialPrefillLimits, RequestOutput, SchedulerStats } from '../types';
 import { encoderSpecOf } from '../../model/encoder-spec';
 import { loadLoraAdapter } from '../../model/lora/load-lora';
-import type { DecoderArchConfig, KvBlockStore, ModelRunner, StepEncoderInput, StepSequence } from '../../model/types';
+import type { DecoderArchConfig, ModelRunner, StepEncoderInput, StepSequence } from '../../model/types';
 import { nowMs } from './clock';
 import type { CompletionProcessorFactory } from './completion-processor';
 import { GrammarAdmission, type GrammarEngines } from './grammar-admission';
@@ -24,8 +24,7 @@ import { RequestState, type CompletionState } from './request-state';
 import { Scheduler, type SchedulePlan, type SchedulingPolicy } from './scheduler';
 import { Sequence } from './sequence';
 import { emptySpecStats, type Speculation } from './speculation';
-import { KvTransferAgent } from './kv-transfer-agent';
-import { KvCacheManager } from './kv-cache-manager';
+import { createKvTransferAgent, ignoredKvTransfer, type KvTransferAgent } from './kv-transfer-agent';
 import type { KvTransferConfig } from '../kv-transfer/kv-transfer-config';
 import { assertRequestInvariants, checkLoraRequest, effectiveMaxTokens, engineLimits, loraNotEnabled, type EngineLimits } from './validate-request';
 
@@ -157,37 +156,8 @@ export class EngineCore {
     });
   }
 
-  /** The running model's shape and KV blocks (what a KV connector checks and moves). */
-  get runnerConfig(): DecoderArchConfig {
-    return this.runner.config as DecoderArchConfig;
-  }
-
-  /** The current runner's KV blocks (wake_up replaces the runner), undefined when it keeps none. */
-  get runnerKvBlocks(): KvBlockStore | undefined {
-    if (!this.runner.kvBlocks) return undefined;
-    const current = () => this.runner.kvBlocks!;
-    return {
-      get dtype() {
-        return current().dtype;
-      },
-      blockBytes: (pool) => current().blockBytes(pool),
-      readBlock: (block, pool) => current().readBlock(block, pool),
-      writeBlock: (block, bytes, pool) => current().writeBlock(block, bytes, pool),
-    };
-  }
-
-  /** Refuses models whose KV cannot move as whole blocks of one pool (sliding windows, encoder-decoder). */
   private kvTransferAgent(config: KvTransferConfig): KvTransferAgent {
-    const blocks = this.runnerKvBlocks;
-    const why = !(this.kv instanceof KvCacheManager)
-      ? 'its KV cache has several pools (sliding-window layers)'
-      : encoderSpecOf(this.runner.config)
-        ? 'it is an encoder-decoder model'
-        : !blocks
-          ? 'its runner keeps no paged KV cache'
-          : null;
-    if (why !== null || !blocks) throw new Error(`--kv-transfer-config: ${this.runner.config.architecture} cannot transfer KV: ${why}`);
-    return new KvTransferAgent(config, this.kv as KvCacheManager, blocks, {
+    return createKvTransferAgent(config, this.kv, () => this.runner, {
       wake: () => {
         this.endIdleWait?.();
         this.onWork();
@@ -287,13 +257,7 @@ export class EngineCore {
 
   /** The request's part in a KV transfer (throws a 400 for params this replica cannot honour); without a connector, none. */
   private kvTransferRole(request: EngineRequest): KvTransferRole | null {
-    if (this.kvTransfer) return this.kvTransfer.roleOf(request);
-    const params = request.kvTransferParams;
-    if (params && (params.do_remote_decode === true || params.do_remote_prefill === true) && !warnedNoConnector) {
-      warnedNoConnector = true;
-      console.warn('[kv-transfer] kv_transfer_params ask for a KV transfer, but the server runs without --kv-transfer-config: ignored');
-    }
-    return null;
+    return this.kvTransfer ? this.kvTransfer.roleOf(request) : ignoredKvTransfer(request);
   }
 
   /** Ends the requests with finish_reason 'abort' and frees their KV blocks (after the running step, if any). */
@@ -745,9 +709,6 @@ export class EngineCore {
     );
   }
 }
-
-/** The missing --kv-transfer-config is logged once per process, not per request. */
-let warnedNoConnector = false;
 
 export function emptyIterationStats(): IterationStats {
   return {

@@ -5,13 +5,14 @@
 // between steps, and only to a sequence still waiting for them, so an abort never races a write.
 
 import { RequestValidationError } from '../errors';
-import type { KvBlockStore } from '../../model/types';
+import { encoderSpecOf } from '../../model/encoder-spec';
+import type { KvBlockStore, ModelRunner } from '../../model/types';
 import type { EngineRequest, KvTransferStats } from '../types';
 import type { KvConnector } from '../kv-transfer/kv-connector';
 import { isConsumer, isProducer, type KvTransferConfig } from '../kv-transfer/kv-transfer-config';
 import { parseKvTransferParams, type KvTransferRole } from '../kv-transfer/kv-transfer-params';
 import { hashBlock } from './block-hash';
-import type { KvCacheManager } from './kv-cache-manager';
+import { KvCacheManager, type EngineKvManager } from './kv-cache-manager';
 import type { Scheduler } from './scheduler';
 import type { Sequence } from './sequence';
 
@@ -38,7 +39,7 @@ export class KvTransferAgent {
   constructor(
     private readonly config: KvTransferConfig,
     private readonly kv: KvCacheManager,
-    private readonly blocks: KvBlockStore,
+    readonly blocks: KvBlockStore,
     private readonly hooks: KvTransferHooks,
     /** Set once the connector exists (it needs `release`, which needs this agent). */
     private connector: KvConnector | null = null,
@@ -157,6 +158,44 @@ export class KvTransferAgent {
   async close(): Promise<void> {
     await this.connector?.close();
   }
+}
+
+/** The agent over the core's KV manager and runner; refuses models whose KV cannot move as whole blocks of one pool. */
+export function createKvTransferAgent(config: KvTransferConfig, kv: EngineKvManager, runner: () => ModelRunner, hooks: KvTransferHooks): KvTransferAgent {
+  const model = runner().config;
+  const why = !(kv instanceof KvCacheManager)
+    ? 'its KV cache has several pools (sliding-window layers)'
+    : encoderSpecOf(model)
+      ? 'it is an encoder-decoder model'
+      : !runner().kvBlocks
+        ? 'its runner keeps no paged KV cache'
+        : null;
+  if (why !== null) throw new Error(`--kv-transfer-config: ${model.architecture} cannot transfer KV: ${why}`);
+  return new KvTransferAgent(config, kv as KvCacheManager, currentKvBlocks(runner), hooks);
+}
+
+/** The blocks of whichever runner is current (wake_up replaces it). */
+function currentKvBlocks(runner: () => ModelRunner): KvBlockStore {
+  const blocks = () => runner().kvBlocks!;
+  return {
+    get dtype() {
+      return blocks().dtype;
+    },
+    blockBytes: (pool) => blocks().blockBytes(pool),
+    readBlock: (block, pool) => blocks().readBlock(block, pool),
+    writeBlock: (block, bytes, pool) => blocks().writeBlock(block, bytes, pool),
+  };
+}
+
+/** Without a connector the params ask for nothing here: said once per process, not per request. */
+let warnedNoConnector = false;
+export function ignoredKvTransfer(request: EngineRequest): null {
+  const params = request.kvTransferParams;
+  if (params && (params.do_remote_decode === true || params.do_remote_prefill === true) && !warnedNoConnector) {
+    warnedNoConnector = true;
+    console.warn('[kv-transfer] kv_transfer_params ask for a KV transfer, but the server runs without --kv-transfer-config: ignored');
+  }
+  return null;
 }
 
 /** Chained hashes of the prompt's blocks, the last over what the prompt has of it: the same on every replica for the same prompt, salt and adapter. */
