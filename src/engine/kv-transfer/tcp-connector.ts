@@ -1,27 +1,63 @@
 // KV transfer over plain TCP between replicas' host memory, in the flow of vLLM's NixlConnector:
 // the producer keeps a finished prefill's blocks pinned and listens; the consumer connects to the
 // remote_host:remote_port its kv_transfer_params name and pulls them (wire.ts). A transfer is
-// served once; unpulled ones expire after abort_request_timeout.
+// served once; unpulled ones expire after abort_request_timeout. The sockets live in a thread of
+// their own (tcp-transfer-thread.ts): here, beside the KV arrays, are only the offers, the checks
+// of a pull against its offer, and the copies of blocks in and out.
 
-import * as net from 'node:net';
+import type { Worker } from 'node:worker_threads';
+import { startWorkerThread } from '../worker/worker-thread';
+import { isProducer } from './kv-transfer-config';
 import type { KvConnector, KvConnectorContext, OfferedTransfer, PullJob } from './kv-connector';
-import { decodeJson, encodeFrame, encodeJson, FRAME_BYTES, FrameSocket, sha256, shapeMismatch, type PullReply, type PullRequest } from './wire';
+import type { FromTcpThread, TcpThreadData, ToTcpThread } from './tcp-thread-protocol';
+import { shapeMismatch, type PullRequest } from './wire';
 
 interface Offer {
   transfer: OfferedTransfer;
   timer: NodeJS.Timeout;
 }
 
+interface PendingPull {
+  resolve(blocks: Buffer[]): void;
+  reject(err: Error): void;
+}
+
 export class TcpConnector implements KvConnector {
   private readonly offers = new Map<string, Offer>();
-  private server: net.Server | null = null;
-  private readonly sockets = new Set<net.Socket>();
-  private host: string;
+  private readonly pulls = new Map<number, PendingPull>();
+  private nextPull = 0;
+  private readonly thread: Worker;
+  private readonly listening: Promise<number> | null;
+  private readonly host: string;
   private port: number;
+  private closed = false;
 
   constructor(private readonly context: KvConnectorContext) {
     this.host = context.config.host ?? context.defaultHost;
     this.port = context.config.port;
+    const producer = isProducer(context.config);
+    const data: TcpThreadData = {
+      listen: producer ? { host: this.host, port: this.port } : null,
+      shape: context.shape,
+      blockBytes: context.blocks.blockBytes(),
+      timeoutMs: context.config.transferTimeoutS * 1000,
+    };
+    this.thread = startWorkerThread(__dirname, 'tcp-transfer-thread', data);
+    this.thread.unref();
+    let listened: ((port: number) => void) | null = null;
+    let failed: ((err: Error) => void) | null = null;
+    this.listening = producer ? new Promise<number>((resolve, reject) => ((listened = resolve), (failed = reject))) : null;
+    this.listening?.catch(() => undefined);
+    this.thread.on('message', (message: FromTcpThread) => {
+      if (message.type === 'listening') listened?.(message.port);
+      else if (message.type === 'listen-failed') failed?.(new Error(`--kv-transfer-config: TcpConnector ${message.error}`));
+      else this.onThreadMessage(message);
+    });
+    this.thread.on('error', (err) => {
+      failed?.(err);
+      this.failPulls(`transfer thread failed: ${err.message}`);
+    });
+    this.thread.on('exit', () => this.failPulls('transfer thread exited'));
   }
 
   get numOffered(): number {
@@ -29,14 +65,8 @@ export class TcpConnector implements KvConnector {
   }
 
   async start(): Promise<void> {
-    const server = net.createServer((socket) => void this.serve(socket));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (err) => reject(new Error(`--kv-transfer-config: TcpConnector cannot listen on ${this.host}:${this.port}: ${err.message}`)));
-      server.listen(this.port, this.host, () => resolve());
-    });
-    server.on('error', (err) => console.error(`[kv-transfer] ${err.message}`));
-    this.port = (server.address() as net.AddressInfo).port;
-    this.server = server;
+    if (!this.listening) return;
+    this.port = await this.listening;
     console.info(`[kv-transfer] TcpConnector of engine ${this.context.config.engineId} listening on ${this.host}:${this.port} (${this.context.config.role})`);
   }
 
@@ -56,36 +86,13 @@ export class TcpConnector implements KvConnector {
     };
   }
 
-  async pull(job: PullJob): Promise<Buffer[]> {
-    const { source } = job;
-    const timeoutMs = this.context.config.transferTimeoutS * 1000;
-    const socket = net.connect({ host: source.host, port: source.port });
-    const deadline = setTimeout(() => socket.destroy(new Error(`transfer took longer than ${timeoutMs} ms`)), timeoutMs);
-    const frames = new FrameSocket(socket);
-    try {
-      const request: PullRequest = { type: 'pull', transfer: source.requestId, engine_id: source.engineId, shape: this.context.shape, hashes: [...job.hashes], first_block: job.firstBlock };
-      frames.send(encodeJson(request));
-      const reply = decodeJson<PullReply>(await frames.next(timeoutMs));
-      if (reply.type === 'error') throw new Error(`producer refused: ${reply.error}`);
-      if (reply.type !== 'blocks') throw new Error(`unexpected reply ${String((reply as { type: unknown }).type)}`);
-      const mismatch = shapeMismatch(this.context.shape, reply.shape);
-      if (mismatch) throw new Error(`KV shape mismatch: ${mismatch}`);
-      const expected = job.hashes.length - job.firstBlock;
-      if (!Array.isArray(reply.blocks) || reply.blocks.length !== expected) throw new Error(`expected ${expected} blocks, the producer announced ${reply.blocks?.length}`);
-      const blockBytes = this.context.blocks.blockBytes();
-      const out: Buffer[] = [];
-      for (const digest of reply.blocks) {
-        const frame = await frames.next(timeoutMs);
-        if (frame.kind !== FRAME_BYTES) throw new Error('expected block bytes');
-        if (frame.payload.length !== digest.bytes || digest.bytes !== blockBytes) throw new Error(`block of ${frame.payload.length} bytes, announced ${digest.bytes}, a block holds ${blockBytes}`);
-        if (sha256(frame.payload) !== digest.sha256) throw new Error('block checksum mismatch');
-        out.push(frame.payload);
-      }
-      return out;
-    } finally {
-      clearTimeout(deadline);
-      socket.destroy();
-    }
+  pull(job: PullJob): Promise<Buffer[]> {
+    if (this.closed) return Promise.reject(new Error('the KV connector is closed'));
+    const id = this.nextPull++;
+    return new Promise<Buffer[]>((resolve, reject) => {
+      this.pulls.set(id, { resolve, reject });
+      this.send({ type: 'pull', id, source: job.source, hashes: [...job.hashes], firstBlock: job.firstBlock });
+    });
   }
 
   withdrawAll(): void {
@@ -94,36 +101,32 @@ export class TcpConnector implements KvConnector {
 
   async close(): Promise<void> {
     this.withdrawAll();
-    for (const socket of this.sockets) socket.destroy();
-    const server = this.server;
-    this.server = null;
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    this.closed = true;
+    this.send({ type: 'close' });
+    await this.thread.terminate();
   }
 
-  /** Answers one pull: checks it against the offer, copies the blocks, frees them, sends them. */
-  private async serve(socket: net.Socket): Promise<void> {
-    this.sockets.add(socket);
-    socket.on('close', () => this.sockets.delete(socket));
-    const frames = new FrameSocket(socket);
-    try {
-      const request = decodeJson<PullRequest>(await frames.next(this.context.config.transferTimeoutS * 1000));
-      const answer = this.answer(request);
-      if ('error' in answer) {
-        frames.send(encodeJson({ type: 'error', error: answer.error }));
-      } else {
-        frames.send(encodeJson({ type: 'blocks', shape: this.context.shape, blocks: answer.blocks.map((b) => ({ bytes: b.length, sha256: sha256(b) })) }));
-        for (const block of answer.blocks) frames.send(encodeFrame(FRAME_BYTES, block));
-      }
-      socket.end();
-    } catch {
-      // A malformed or silent client: nothing was taken from an offer unless it was valid.
-      socket.destroy();
+  private onThreadMessage(message: Exclude<FromTcpThread, { type: 'listening' | 'listen-failed' }>): void {
+    if (message.type === 'read') {
+      const answer = this.answer(message.request);
+      if ('error' in answer) this.send({ type: 'refuse', id: message.id, error: answer.error });
+      else this.send({ type: 'blocks', id: message.id, buffer: answer.buffer, count: answer.count }, [answer.buffer]);
+      return;
     }
+    const pending = this.pulls.get(message.id);
+    this.pulls.delete(message.id);
+    if (!pending) return;
+    if (message.type === 'pull-failed') {
+      pending.reject(new Error(message.error));
+      return;
+    }
+    const size = this.context.blocks.blockBytes();
+    pending.resolve(Array.from({ length: message.count }, (_, i) => Buffer.from(message.buffer, i * size, size)));
   }
 
-  /** The blocks of a valid pull (the offer is consumed and its blocks freed), or why not. */
-  private answer(request: PullRequest): { blocks: Buffer[] } | { error: string } {
-    if (request.type !== 'pull' || typeof request.transfer !== 'string') return { error: 'expected a pull request' };
+  /** The blocks of a valid pull, copied out in one buffer (the offer is consumed and its blocks freed), or why not. */
+  private answer(request: PullRequest): { buffer: ArrayBuffer; count: number } | { error: string } {
+    if (request?.type !== 'pull' || typeof request.transfer !== 'string') return { error: 'expected a pull request' };
     if (request.engine_id !== this.context.config.engineId) return { error: `this is engine ${this.context.config.engineId}, not ${String(request.engine_id)}` };
     const mismatch = shapeMismatch(this.context.shape, request.shape);
     if (mismatch) return { error: `KV shape mismatch: ${mismatch}` };
@@ -134,9 +137,21 @@ export class TcpConnector implements KvConnector {
     if (hashes.length !== transfer.hashes.length || hashes.some((h, i) => h !== transfer.hashes[i])) return { error: `the prompt's block hashes differ from transfer ${request.transfer}'s` };
     const first = request.first_block;
     if (!Number.isInteger(first) || first < 0 || first > transfer.blockIds.length) return { error: `first_block ${String(first)} out of range` };
-    const blocks = transfer.blockIds.slice(first).map((id) => this.context.blocks.readBlock(id));
+    const ids = transfer.blockIds.slice(first);
+    const size = this.context.blocks.blockBytes();
+    const out = new Uint8Array(ids.length * size);
+    ids.forEach((id, i) => out.set(this.context.blocks.readBlock(id), i * size));
     this.expire(request.transfer, 'sent');
-    return { blocks };
+    return { buffer: out.buffer, count: ids.length };
+  }
+
+  private send(message: ToTcpThread, transfer: ArrayBuffer[] = []): void {
+    if (!this.closed || message.type === 'close') this.thread.postMessage(message, transfer);
+  }
+
+  private failPulls(error: string): void {
+    for (const pending of this.pulls.values()) pending.reject(new Error(error));
+    this.pulls.clear();
   }
 
   private expire(requestId: string, reason: 'sent' | 'expired' | 'withdrawn'): void {
