@@ -20,7 +20,11 @@ interface Offer {
 interface PendingPull {
   resolve(blocks: Buffer[]): void;
   reject(err: Error): void;
+  /** The thread's own deadline plus a margin: no request waits forever on a thread that went silent. */
+  guard: NodeJS.Timeout;
 }
+
+const GUARD_MARGIN_MS = 5000;
 
 export class TcpConnector implements KvConnector {
   private readonly offers = new Map<string, Offer>();
@@ -31,6 +35,8 @@ export class TcpConnector implements KvConnector {
   private readonly host: string;
   private port: number;
   private closed = false;
+  /** Set when the socket thread died: pulls fail at once (the requests prefill locally). */
+  private threadError: string | null = null;
 
   constructor(private readonly context: KvConnectorContext) {
     this.host = context.config.host ?? context.defaultHost;
@@ -57,7 +63,7 @@ export class TcpConnector implements KvConnector {
       failed?.(err);
       this.failPulls(`transfer thread failed: ${err.message}`);
     });
-    this.thread.on('exit', () => this.failPulls('transfer thread exited'));
+    this.thread.on('exit', () => this.failPulls(this.threadError ?? 'transfer thread exited'));
   }
 
   get numOffered(): number {
@@ -87,12 +93,22 @@ export class TcpConnector implements KvConnector {
   }
 
   pull(job: PullJob): Promise<Buffer[]> {
-    if (this.closed) return Promise.reject(new Error('the KV connector is closed'));
+    if (this.closed || this.threadError !== null) return Promise.reject(new Error(this.threadError ?? 'the KV connector is closed'));
     const id = this.nextPull++;
     return new Promise<Buffer[]>((resolve, reject) => {
-      this.pulls.set(id, { resolve, reject });
+      const guard = setTimeout(() => this.settle(id)?.reject(new Error('the transfer thread did not answer')), this.context.config.transferTimeoutS * 1000 + GUARD_MARGIN_MS);
+      this.pulls.set(id, { resolve, reject, guard });
       this.send({ type: 'pull', id, source: job.source, hashes: [...job.hashes], firstBlock: job.firstBlock });
     });
+  }
+
+  /** Takes a pending pull out (its guard cleared), if it is still pending. */
+  private settle(id: number): PendingPull | undefined {
+    const pending = this.pulls.get(id);
+    if (!pending) return undefined;
+    this.pulls.delete(id);
+    clearTimeout(pending.guard);
+    return pending;
   }
 
   withdrawAll(): void {
@@ -113,8 +129,7 @@ export class TcpConnector implements KvConnector {
       else this.send({ type: 'blocks', id: message.id, buffer: answer.buffer, count: answer.count }, [answer.buffer]);
       return;
     }
-    const pending = this.pulls.get(message.id);
-    this.pulls.delete(message.id);
+    const pending = this.settle(message.id);
     if (!pending) return;
     if (message.type === 'pull-failed') {
       pending.reject(new Error(message.error));
@@ -150,8 +165,8 @@ export class TcpConnector implements KvConnector {
   }
 
   private failPulls(error: string): void {
-    for (const pending of this.pulls.values()) pending.reject(new Error(error));
-    this.pulls.clear();
+    this.threadError ??= error;
+    for (const id of [...this.pulls.keys()]) this.settle(id)?.reject(new Error(error));
   }
 
   private expire(requestId: string, reason: 'sent' | 'expired' | 'withdrawn'): void {
