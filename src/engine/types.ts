@@ -214,6 +214,8 @@ export interface IterationStats {
   promptTokensCached: number;
   /** Prompt tokens that were cached but computed again (a fully cached prompt recomputes its last block to get logits). */
   promptTokensRecomputed: number;
+  /** Prompt tokens of newly scheduled requests by where their KV came from (vllm:prompt_tokens_by_source_total); absent when none. */
+  promptTokensBySource?: PromptTokenSources;
   /** Structured outputs: seconds of each grammar compiled this step (cache misses). */
   grammarCompileSeconds?: number[];
   grammarCacheHits?: number;
@@ -222,6 +224,13 @@ export interface IterationStats {
   specDecoding?: SpecDecodingStats;
   /** KV transfers between replicas since the last report (absent without --kv-transfer-config, or when none happened). */
   kvTransfer?: KvTransferStats;
+}
+
+/** vLLM's PromptTokenStats sources: computed here, from the local prefix cache (recomputed ones included), pulled from another replica. */
+export interface PromptTokenSources {
+  localCompute: number;
+  localCacheHit: number;
+  externalKvTransfer: number;
 }
 
 /** vLLM's KV connector stats (NixlKVConnectorStats): per pull, and the failures and expiries. */

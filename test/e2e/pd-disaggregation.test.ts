@@ -38,6 +38,8 @@ onModel.describe('prefill/decode disaggregation across two replicas (stories260K
     const single = await prefill.client.completions.create(request);
     const cachedBefore = await decode.metric('vllm:prompt_tokens_cached_total');
     const pullsBefore = await decode.metric('vllm:nixl_xfer_time_seconds_count');
+    const bySource = (source: string) => decode.metric('vllm:prompt_tokens_by_source_total', `source="${source}"`);
+    const [externalBefore, computedBefore] = [await bySource('external_kv_transfer'), await bySource('local_compute')];
     const bytesBefore = await decode.metric('vllm:nixl_bytes_transferred_sum');
     const paired = await client.completions.create(request);
     expect(paired.choices[0].text).toBe(single.choices[0].text);
@@ -45,6 +47,8 @@ onModel.describe('prefill/decode disaggregation across two replicas (stories260K
     // Every prompt token but the last came over the wire (vLLM recomputes the last for its logits).
     expect(paired.usage!.prompt_tokens_details?.cached_tokens).toBe(promptTokens - 1);
     expect((await decode.metric('vllm:prompt_tokens_cached_total')) - cachedBefore).toBe(promptTokens - 1);
+    expect((await bySource('external_kv_transfer')) - externalBefore).toBe(promptTokens - 1);
+    expect((await bySource('local_compute')) - computedBefore).toBe(1);
     expect(proxy.lastParams).toMatchObject({ do_remote_prefill: true, do_remote_decode: false, remote_host: '127.0.0.1', tp_size: 1 });
     expect((proxy.lastParams!.remote_block_ids as number[]).length).toBe(Math.ceil(promptTokens / 16));
     // vLLM's NIXL transfer metrics: one pull, of whole blocks.

@@ -7,7 +7,7 @@
 
 import { RequestValidationError } from '../errors';
 import type { KvTransferRole } from '../kv-transfer/kv-transfer-params';
-import type { EngineRequest, IterationStats, PositionLogprobs, LoraEngineOptions, LoraRequest, PartialPrefillLimits, RequestOutput, SchedulerStats } from '../types';
+import type { EngineRequest, IterationStats, PromptTokenSources, PositionLogprobs, LoraEngineOptions, LoraRequest, PartialPrefillLimits, RequestOutput, SchedulerStats } from '../types';
 import { encoderSpecOf } from '../../model/encoder-spec';
 import { loadLoraAdapter } from '../../model/lora/load-lora';
 import type { DecoderArchConfig, ModelRunner, StepEncoderInput, StepSequence } from '../../model/types';
@@ -24,7 +24,7 @@ import { RequestState, type CompletionState } from './request-state';
 import { Scheduler, type SchedulePlan, type SchedulingPolicy } from './scheduler';
 import { Sequence } from './sequence';
 import { emptySpecStats, type Speculation } from './speculation';
-import { createKvTransferAgent, ignoredKvTransfer, type KvTransferAgent } from './kv-transfer-agent';
+import { createKvTransferAgent, ignoredKvTransfer, type KvTransferAgent, type RemotePromptTokens } from './kv-transfer-agent';
 import type { KvTransferConfig } from '../kv-transfer/kv-transfer-config';
 import { assertRequestInvariants, checkLoraRequest, effectiveMaxTokens, engineLimits, loraNotEnabled, type EngineLimits } from './validate-request';
 
@@ -328,7 +328,7 @@ export class EngineCore {
   async step(): Promise<void> {
     this.flushAborts();
     this.flushFlow();
-    const pulledTokens = this.kvTransfer?.hasCompleted() ? this.kvTransfer.applyCompleted(this.scheduler) : 0;
+    const remote = this.kvTransfer?.hasCompleted() ? this.kvTransfer.applyCompleted(this.scheduler) : null;
     const speculation = this.config.speculation;
     if (speculation) await this.draft(speculation);
     const awaitingBefore = this.scheduler.numAwaitingKv;
@@ -337,13 +337,14 @@ export class EngineCore {
     iteration.numPreemptions = plan.preempted.length;
     iteration.prefixCacheQueries = plan.prefixCacheQueries;
     iteration.prefixCacheHits = plan.prefixCacheHits;
-    iteration.promptTokensCached = plan.promptTokensCached + pulledTokens;
+    iteration.promptTokensCached = plan.promptTokensCached + (remote ? remote.localHit + remote.external : 0);
     iteration.promptTokensRecomputed = plan.promptTokensRecomputed;
+    if (plan.promptTokensAdmitted > 0 || remote) iteration.promptTokensBySource = promptTokenSources(plan, remote);
     const transfers = this.kvTransfer?.drainStats();
     if (transfers) iteration.kvTransfer = transfers;
     if (plan.scheduled.length === 0) {
       // Preemptions, or requests set aside to pull their prompt's KV, changed the queues: report them.
-      if (plan.preempted.length > 0 || this.scheduler.numAwaitingKv !== awaitingBefore || pulledTokens > 0 || transfers) this.listener.onStep([], this.stats(), iteration);
+      if (plan.preempted.length > 0 || this.scheduler.numAwaitingKv !== awaitingBefore || remote || transfers) this.listener.onStep([], this.stats(), iteration);
       // Nothing can run until an adapter loads: wait for it (or for new work) rather than spin.
       if (this.loras?.loading) await this.idleUntilAdapterOrWork(this.loras);
       return;
@@ -725,6 +726,19 @@ export function emptyIterationStats(): IterationStats {
     grammarCompileSeconds: [],
     grammarCacheHits: 0,
     grammarCacheMisses: 0,
+  };
+}
+
+/**
+ * vLLM's split of newly scheduled prompts: a local prefix hit's tokens (with the block recomputed
+ * for the logits) are local_cache_hit, pulled ones external_kv_transfer, the rest local_compute.
+ */
+function promptTokenSources(plan: SchedulePlan, remote: RemotePromptTokens | null): PromptTokenSources {
+  const r = remote ?? { total: 0, localHit: 0, external: 0 };
+  return {
+    localCompute: plan.promptTokensAdmitted - plan.promptTokensCached + r.total - r.localHit - r.external,
+    localCacheHit: plan.promptTokensCached + plan.promptTokensRecomputed + r.localHit,
+    externalKvTransfer: r.external,
   };
 }
 

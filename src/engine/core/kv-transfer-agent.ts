@@ -23,6 +23,13 @@ interface Completed {
   error: string | null;
 }
 
+/** Of the requests whose pull ended: their prompt tokens, those from the local prefix cache, those pulled. */
+export interface RemotePromptTokens {
+  total: number;
+  localHit: number;
+  external: number;
+}
+
 /** What the agent tells the core: a pull ended (step again), pinned blocks were let go (report the stats). */
 export interface KvTransferHooks {
   wake(): void;
@@ -32,8 +39,6 @@ export interface KvTransferHooks {
 export class KvTransferAgent {
   private readonly pinned = new Map<string, readonly number[]>();
   private readonly completed: Completed[] = [];
-  /** Prompt tokens pulled since the last drain (vllm:prompt_tokens_cached_total counts them as external hits). */
-  private pulledTokens = 0;
   private stats: KvTransferStats = emptyTransferStats();
 
   constructor(
@@ -129,25 +134,26 @@ export class KvTransferAgent {
 
   /**
    * Between steps: writes each finished pull into its sequence's blocks and lets the sequence run
-   * (a failed one prefills locally). Returns the prompt tokens pulled since the last call.
+   * (a failed one prefills locally). Returns where those requests' prompt tokens come from.
    */
-  applyCompleted(scheduler: Scheduler): number {
+  applyCompleted(scheduler: Scheduler): RemotePromptTokens {
+    const tokens: RemotePromptTokens = { total: 0, localHit: 0, external: 0 };
     for (const { seq, firstBlock, blocks, error } of this.completed.splice(0)) {
       if (!scheduler.isAwaitingKv(seq)) continue;
+      const localHit = seq.numComputedTokens;
       if (blocks === null) {
         console.warn(`[kv-transfer] request ${seq.requestId}: pulling its prompt KV failed (${error}); prefilling it here`);
         scheduler.completeRemoteKv(seq, null);
-        continue;
+      } else {
+        const table = this.kv.blockTable(seq.seqId);
+        blocks.forEach((bytes, i) => this.blocks.writeBlock(table[firstBlock + i], bytes));
+        scheduler.completeRemoteKv(seq, Math.min((firstBlock + blocks.length) * this.kv.blockSize, seq.numTokens));
       }
-      const table = this.kv.blockTable(seq.seqId);
-      blocks.forEach((bytes, i) => this.blocks.writeBlock(table[firstBlock + i], bytes));
-      const before = seq.numComputedTokens;
-      scheduler.completeRemoteKv(seq, Math.min((firstBlock + blocks.length) * this.kv.blockSize, seq.numTokens));
-      this.pulledTokens += seq.numComputedTokens - before;
+      tokens.total += seq.numPromptTokens;
+      tokens.localHit += localHit;
+      tokens.external += seq.numComputedTokens - localHit;
     }
-    const pulled = this.pulledTokens;
-    this.pulledTokens = 0;
-    return pulled;
+    return tokens;
   }
 
   /** Every offer is withdrawn and its blocks freed (the KV they held is gone). */

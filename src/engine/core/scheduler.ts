@@ -85,6 +85,8 @@ export interface SchedulePlan {
   /** Of newly scheduled requests (not preempted ones coming back): prompt tokens from the cache, and cached ones recomputed. */
   promptTokensCached: number;
   promptTokensRecomputed: number;
+  /** Prompt tokens of those newly scheduled requests (remote prefills count when their pull ends). */
+  promptTokensAdmitted: number;
 }
 
 export class Scheduler {
@@ -171,6 +173,7 @@ export class Scheduler {
       prefixCacheHits: 0,
       promptTokensCached: 0,
       promptTokensRecomputed: 0,
+      promptTokensAdmitted: 0,
     };
     let budget = this.config.maxNumBatchedTokens;
     const scheduledIds = new Set<string>();
@@ -245,6 +248,7 @@ export class Scheduler {
         seq.numCachedPromptTokens = hit.numTokens;
         plan.promptTokensCached += hit.numTokens;
         plan.promptTokensRecomputed += hit.recomputedTokens ?? 0;
+        plan.promptTokensAdmitted += seq.numPromptTokens;
         seq.firstScheduledAt = nowMs();
       }
       seq.numComputedTokens = hit.numTokens;
@@ -272,7 +276,6 @@ export class Scheduler {
     }
     seq.numComputedTokens = hit.numTokens;
     seq.numCachedPromptTokens = hit.numTokens;
-    plan.promptTokensCached += hit.numTokens;
     seq.firstScheduledAt = nowMs();
     seq.remotePrefill!.state = 'pulling';
     this.awaitingKv.add(seq);

@@ -6,7 +6,7 @@
 // decodeStep(encodeStep(e)) equals e, except that the prompt's token ids stay behind (the
 // frontend holds them; OutputStream puts them back). isWireStep tells steps from other events.
 
-import type { CompletionOutput, IterationStats, KvTransferStats, RequestOutput, SchedulerStats, SpecDecodingStats } from '../types';
+import type { CompletionOutput, IterationStats, KvTransferStats, PromptTokenSources, RequestOutput, SchedulerStats, SpecDecodingStats } from '../types';
 import type { CoreEvent, PooledResult } from './protocol';
 
 type StepEvent = Extract<CoreEvent, { type: 'step' }>;
@@ -21,7 +21,7 @@ type StepEvent = Extract<CoreEvent, { type: 'step' }>;
 export type WireStep = unknown[];
 
 const STATS_LENGTH = 9;
-const ITERATION_LENGTH = 15;
+const ITERATION_LENGTH = 16;
 const POOLED_AT = STATS_LENGTH + ITERATION_LENGTH;
 const OUTPUTS_AT = POOLED_AT + 1;
 
@@ -115,6 +115,7 @@ function encodeIteration(wire: unknown[], it: IterationStats): void {
     it.grammarCompileSeconds ?? null,
     it.specDecoding ?? null,
     it.kvTransfer ?? null,
+    it.promptTokensBySource ?? null,
   );
 }
 
@@ -137,5 +138,6 @@ function decodeIteration(w: WireStep): IterationStats {
   if (w[at + 12] !== null) it.grammarCompileSeconds = w[at + 12] as number[];
   if (w[at + 13] !== null) it.specDecoding = w[at + 13] as SpecDecodingStats;
   if (w[at + 14] !== null) it.kvTransfer = w[at + 14] as KvTransferStats;
+  if (w[at + 15] !== null) it.promptTokensBySource = w[at + 15] as PromptTokenSources;
   return it;
 }

@@ -34,6 +34,9 @@ const SLEEP_STATES = ['awake', 'weights_offloaded', 'discard_all'] as const;
 
 const LABELS = ['model_name', 'engine'] as const;
 
+/** vLLM's prompt token sources, in PromptTokenSources' order. */
+const PROMPT_TOKEN_SOURCES = ['local_compute', 'local_cache_hit', 'external_kv_transfer'] as const;
+
 export class EngineMetrics {
   private readonly labels: { model_name: string; engine: string };
   private readonly promptTokens: Counter<string>;
@@ -57,6 +60,7 @@ export class EngineMetrics {
   private readonly requestParamsMaxTokens: Histogram<string>;
   private readonly promptTokensCached: Counter<string>;
   private readonly promptTokensRecomputed: Counter<string>;
+  private readonly promptTokensBySource: Counter<string>;
   private readonly maxNumGenerationTokens: Histogram<string>;
   private readonly grammarCompileTime: Histogram<string>;
   private readonly grammarCacheQueries: Counter<string>;
@@ -153,6 +157,8 @@ export class EngineMetrics {
     this.requestSuccess = counter('vllm:request_success_total', 'Count of successfully processed requests.', ['finished_reason']);
     this.promptTokensCached = counter('vllm:prompt_tokens_cached_total', 'Number of cached prompt tokens (local + external).');
     this.promptTokensRecomputed = counter('vllm:prompt_tokens_recomputed_total', 'Number of cached tokens recomputed for forward pass.');
+    this.promptTokensBySource = counter('vllm:prompt_tokens_by_source_total', 'Number of prompt tokens by source.', ['source']);
+    for (const source of PROMPT_TOKEN_SOURCES) this.promptTokensBySource.inc({ ...labels, source }, 0);
 
     const lengthBuckets = buckets125(options.maxModelLen);
     this.iterationTokens = histogram('vllm:iteration_tokens_total', 'Histogram of number of tokens per engine_step.', ITERATION_TOKENS_BUCKETS);
@@ -199,6 +205,13 @@ export class EngineMetrics {
     add(this.prefixHits, stats.prefixCacheHits);
     add(this.promptTokensCached, stats.promptTokensCached);
     add(this.promptTokensRecomputed, stats.promptTokensRecomputed);
+    const sources = stats.promptTokensBySource;
+    if (sources) {
+      const values = [sources.localCompute, sources.localCacheHit, sources.externalKvTransfer];
+      PROMPT_TOKEN_SOURCES.forEach((source, i) => {
+        if (values[i] > 0) this.promptTokensBySource.inc({ ...labels, source }, values[i]);
+      });
+    }
     if (stats.promptTokens + stats.generationTokens > 0) {
       this.iterationTokens.observe(labels, stats.promptTokens + stats.generationTokens);
     }

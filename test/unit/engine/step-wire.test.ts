@@ -87,6 +87,7 @@ describe('step wire format', () => {
         grammarCacheMisses: 1,
         specDecoding: { numDrafts: 3, numDraftTokens: 10, numAcceptedTokens: 6, acceptedPerPosition: [3, 2, 1, 0] },
         kvTransfer: { transferSeconds: [0.012], transferBytes: [40960], numFailedTransfers: 1, numExpired: 2 },
+        promptTokensBySource: { localCompute: 8, localCacheHit: 48, externalKvTransfer: 31 },
       },
     };
     const back = roundTrip(event);
