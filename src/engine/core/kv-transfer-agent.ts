@@ -1,7 +1,7 @@
 // The engine core's side of --kv-transfer-config (vLLM's connector scheduler + worker halves in one
 // thread): checks each request's kv_transfer_params, pins a finished prefill's prompt blocks and
 // offers them through the connector, and pulls a decode request's prompt KV into the blocks the
-// scheduler gave it. Pulls run on the event loop while steps go on; their results are applied
+// scheduler gave it. Pulls run in the connector while steps go on; their results are applied
 // between steps, and only to a sequence still waiting for them, so an abort never races a write.
 
 import { RequestValidationError } from '../errors';
@@ -52,10 +52,6 @@ export class KvTransferAgent {
 
   attach(connector: KvConnector): void {
     this.connector = connector;
-  }
-
-  get numPinnedTransfers(): number {
-    return this.pinned.size;
   }
 
   /** The request's role in a transfer (null: none); a 400 for params this replica cannot honour. */
