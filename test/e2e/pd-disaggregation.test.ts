@@ -1,8 +1,8 @@
 // Prefill/decode disaggregation with real processes on loopback: two ortllm replicas with
 // --kv-transfer-config TcpConnector behind a small proxy (bench/pd-proxy.ts, which bench/pd-disaggregation.ts uses too). The pair's
 // greedy output equals one replica's; the decode replica pulls the prompt's KV instead of
-// computing it; a prefill replica killed before the pull costs a local prefill, not a wrong
-// answer; prefills never followed by a decode, and aborted decodes, leave no block held.
+// computing it; a prefill replica killed before or during the pull costs a local prefill, not a
+// wrong answer; prefills never followed by a decode, and aborted decodes, leave no block held.
 
 import * as net from 'node:net';
 import OpenAI from 'openai';
@@ -148,16 +148,23 @@ onModel.describe('prefill/decode disaggregation across two replicas (stories260K
     }
   });
 
-  it('a prefill replica killed (SIGKILL) before the pull costs a local prefill, not a wrong or hung answer', async () => {
+  // Before the pull: the replica is gone when the decode replica connects. During it: the replica
+  // is frozen (SIGSTOP) so the pull's connection is open and unanswered when SIGKILL ends it.
+  it.each([
+    ['before the pull', (pid: number) => process.kill(pid, 'SIGKILL')],
+    ['during the pull', (pid: number) => (process.kill(pid, 'SIGSTOP'), setTimeout(() => process.kill(pid, 'SIGKILL'), 500))],
+  ])('a prefill replica killed (SIGKILL) %s costs a local prefill, not a wrong or hung answer', async (_when, kill) => {
     const doomed = await startServing([...ARGS, '--kv-transfer-config', KV(30)]);
-    const killing = await startPdProxy({ prefillUrl: doomed.server.baseUrl, decodeUrl: decode.server.baseUrl, beforeDecode: async () => void (await doomed.server.stop('SIGKILL')) });
+    const killing = await startPdProxy({ prefillUrl: doomed.server.baseUrl, decodeUrl: decode.server.baseUrl, beforeDecode: () => Promise.resolve(void kill(doomed.server.child.pid!)) });
     try {
       const request = { model: prefill.model, prompt: `${STORY} The cat slept.`, max_tokens: 16, temperature: 0 };
       const reference = await prefill.client.completions.create(request);
+      const failedBefore = await decode.metric('vllm:nixl_num_failed_transfers_total');
       const viaProxy = new OpenAI({ baseURL: `${killing.baseUrl}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
       const answer = await viaProxy.completions.create(request);
       expect(answer.choices[0].text).toBe(reference.choices[0].text);
       expect(answer.usage!.prompt_tokens_details?.cached_tokens ?? 0).toBeLessThan(reference.usage!.prompt_tokens - 1);
+      expect((await decode.metric('vllm:nixl_num_failed_transfers_total')) - failedBefore).toBe(1);
     } finally {
       await killing.close();
       await doomed.server.stop('SIGKILL');
