@@ -41,6 +41,9 @@ const REFUSED_KEYS: Record<string, string> = {
 
 type Env = Record<string, string | undefined>;
 
+/** vLLM's NIXL variables the connector reads (only with --kv-transfer-config). */
+export const KV_TRANSFER_ENV_VARS: readonly string[] = ['VLLM_NIXL_SIDE_CHANNEL_HOST', 'VLLM_NIXL_SIDE_CHANNEL_PORT', 'VLLM_NIXL_ABORT_REQUEST_TIMEOUT'];
+
 /** Parses and checks the flag's JSON; throws an Error whose message names the key at fault. */
 export function parseKvTransferConfig(text: string, knownConnectors: readonly string[], env: Env = process.env): KvTransferConfig {
   let raw: unknown;
