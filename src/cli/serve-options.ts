@@ -78,7 +78,7 @@ export function readServeOptions(command: Command, modelArg: string | undefined,
     input.model = modelArg;
   }
   const notices = applyFlagPolicies(values);
-  const unused = unusedVllmEnv(env);
+  const unused = unusedVllmEnv(env, input.kvTransferConfig != null);
   if (unused.length > 0) notices.push(`${unused.join(', ')} ${unused.length === 1 ? 'is' : 'are'} set and ${unused.length === 1 ? 'has' : 'have'} no effect here`);
   return { config: resolveServerConfig(input as Partial<ServerConfig>, env), notices };
 }

@@ -89,6 +89,7 @@ function buildEngineOptions(c: ServerConfig): EngineOptions {
     ...(lora.enableLora ? { lora: loraEngineOptionsOf(lora) } : {}),
     ...(scheduler.speculativeConfig ? { speculative: scheduler.speculativeConfig } : {}),
     ...(cache.kvEventsConfig ? { kvEvents: cache.kvEventsConfig } : {}),
+    ...(cache.kvTransferConfig ? { kvTransfer: cache.kvTransferConfig, serverHost: c.host } : {}),
   };
 }
 

@@ -39,6 +39,8 @@ import { DEFAULT_STRUCTURED_OUTPUTS_CONFIG, parseStructuredOutputsConfig, type S
 import { parseStructuredOutputsLimits } from './structured-outputs-limits';
 import { parseSpeculativeConfig, type SpeculativeConfig } from '../engine/speculative/speculative-config';
 import { parseKvEventsConfig, type KvEventsConfig } from '../engine/kv-events/kv-events-config';
+import { parseKvTransferConfig, type KvTransferConfig } from '../engine/kv-transfer/kv-transfer-config';
+import { knownKvConnectors } from '../engine/kv-transfer/connectors';
 import { isTrustedProxyEntry } from './trusted-proxies';
 import { parseByteSize, parseFraction, parseHumanInt, parseInteger, parseJsonObject, parsePositiveNumber, parseStringList } from './units';
 import { countCpuList, LOGGING_LEVELS, positiveNumberEnv, truthy } from './env-values';
@@ -105,6 +107,11 @@ export const FLAGS = {
   speculativeConfig: schedulerFlag<SpeculativeConfig | null>({
     default: null,
     cli: [{ flags: '--speculative-config <json>', description: 'Speculative decoding as JSON: {"method": "ngram", "num_speculative_tokens": k, "prompt_lookup_max": n, "prompt_lookup_min": m} or {"method": "draft_model", "model": path, "num_speculative_tokens": k}; disable_by_batch_size: off for batches this large', parse: parseSpeculativeConfig, defaultText: 'none' }],
+  }),
+  /** --kv-transfer-config; null = no KV transfer between replicas. */
+  kvTransferConfig: cacheFlag<KvTransferConfig | null>({
+    default: null,
+    cli: [{ flags: '--kv-transfer-config <json>', description: 'Prefill/decode disaggregation as JSON: {"kv_connector": "TcpConnector", "kv_role": "kv_both", "kv_port": 5600, "kv_ip": host, "engine_id": id}; kv_connector_extra_config: abort_request_timeout, transfer_timeout (seconds)', parse: (text: string) => parseKvTransferConfig(text, knownKvConnectors()), defaultText: 'none' }],
   }),
   /** KV cache budget in bytes; null = the engine's default share of memory. */
   kvCacheMemoryBytes: cacheFlag<number | null>({

@@ -2,6 +2,7 @@
 // win over the environment (resolveServerConfig applies these first). Any other VLLM_* variable
 // that is set gets one startup line saying it has no effect.
 
+import { KV_TRANSFER_ENV_VARS } from '../engine/kv-transfer/kv-transfer-config';
 import type { EnvBinding, GivenFlags } from './flag-declaration';
 import { FLAGS } from './flags';
 import type { ServerConfig } from './server-config';
@@ -28,9 +29,9 @@ export function fromVllmEnv(env: NodeJS.ProcessEnv, flags: GivenFlags): Partial<
   return out;
 }
 
-/** VLLM_* variables that are set but mean nothing here (one startup line names them). */
-export function unusedVllmEnv(env: NodeJS.ProcessEnv): string[] {
-  const known = new Set(VLLM_ENV_VARS.map((v) => v.name));
+/** VLLM_* variables that are set but mean nothing here (one startup line names them); with --kv-transfer-config the connector's are read. */
+export function unusedVllmEnv(env: NodeJS.ProcessEnv, kvTransfer = false): string[] {
+  const known = new Set([...VLLM_ENV_VARS.map((v) => v.name), ...(kvTransfer ? KV_TRANSFER_ENV_VARS : [])]);
   return Object.keys(env)
     .filter((name) => name.startsWith('VLLM_') && !known.has(name))
     .sort();

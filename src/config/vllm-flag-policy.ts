@@ -191,7 +191,6 @@ export const VLLM_FLAG_POLICY: VllmFlagPolicy[] = [
   noEffect('--compilation-config <json>', NO_CUDA_GRAPHS, ['-O']),
   noEffect('--optimization-level <level>', NO_CUDA_GRAPHS),
   // Engine extras
-  refused('--kv-transfer-config <json>', 'KV transfer between instances is not implemented', 'for disaggregated setups use the token routes (--enable-scale-out)'),
   noEffect('--additional-config <json>', 'no platform plugin reads it'),
   noEffect('--aggregate-engine-logging', 'there is one engine, so its stats are already the aggregate'),
 ];

@@ -29,6 +29,7 @@ export function mergeInto(older: RequestOutput, newer: RequestOutput, kind: Outp
   }
   if (!delta || older.promptLogprobs === null) older.promptLogprobs = newer.promptLogprobs;
   older.numCachedTokens = newer.numCachedTokens;
+  if (newer.kvTransferParams) older.kvTransferParams = newer.kvTransferParams;
   older.finished = newer.finished;
   return older;
 }

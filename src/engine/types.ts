@@ -99,6 +99,8 @@ export interface EngineRequest {
   structuredOutputsAfter?: string | null;
   /** The LoRA adapter to run with (vLLM's LoRARequest); absent or null: the base model. */
   lora?: LoraRequest | null;
+  /** The request's kv_transfer_params (prefill/decode disaggregation with --kv-transfer-config). */
+  kvTransferParams?: Record<string, unknown> | null;
 }
 
 /** vLLM's LoRARequest: an adapter by served name, the engine's int id for it (> 0), and where its files are. */
@@ -175,10 +177,12 @@ export interface RequestOutput {
   promptLogprobs: (PositionLogprobs | null)[] | null;
   outputs: CompletionOutput[];
   finished: boolean;
-  /** Prompt tokens served from the prefix cache. */
+  /** Prompt tokens served from the prefix cache (or pulled from a prefill replica). */
   numCachedTokens: number;
   /** Set when finishReason is 'error'. */
   error?: string;
+  /** The KV connector's kv_transfer_params for the client (a prefill's blocks a decode replica may pull); on the final output only. */
+  kvTransferParams?: Record<string, unknown>;
 }
 
 export interface FinishedRequestStats {
@@ -210,12 +214,34 @@ export interface IterationStats {
   promptTokensCached: number;
   /** Prompt tokens that were cached but computed again (a fully cached prompt recomputes its last block to get logits). */
   promptTokensRecomputed: number;
+  /** Prompt tokens of newly scheduled requests by where their KV came from (vllm:prompt_tokens_by_source_total); absent when none. */
+  promptTokensBySource?: PromptTokenSources;
   /** Structured outputs: seconds of each grammar compiled this step (cache misses). */
   grammarCompileSeconds?: number[];
   grammarCacheHits?: number;
   grammarCacheMisses?: number;
   /** Speculative decoding (absent without --speculative-config). */
   specDecoding?: SpecDecodingStats;
+  /** KV transfers between replicas since the last report (absent without --kv-transfer-config, or when none happened). */
+  kvTransfer?: KvTransferStats;
+}
+
+/** vLLM's PromptTokenStats sources: computed here, from the local prefix cache (recomputed ones included), pulled from another replica. */
+export interface PromptTokenSources {
+  localCompute: number;
+  localCacheHit: number;
+  externalKvTransfer: number;
+}
+
+/** vLLM's KV connector stats (NixlKVConnectorStats): per pull, and the failures and expiries. */
+export interface KvTransferStats {
+  /** Per successful pull: its duration in seconds and the bytes it moved. */
+  transferSeconds: number[];
+  transferBytes: number[];
+  /** Pulls that failed (the request prefilled locally). */
+  numFailedTransfers: number;
+  /** Prefills whose blocks were freed unpulled after abort_request_timeout (producer side). */
+  numExpired: number;
 }
 
 /** One step's speculative decoding, in vLLM's terms: a "draft" is one sequence's drafted tokens in one step. */
@@ -389,6 +415,10 @@ export interface EngineOptions {
   speculative?: import('./speculative/speculative-config').SpeculativeConfig;
   /** --kv-events-config (absent: no KV cache events). */
   kvEvents?: import('./kv-events/kv-events-config').KvEventsConfig;
+  /** --kv-transfer-config (absent: no KV transfer between replicas). */
+  kvTransfer?: import('./kv-transfer/kv-transfer-config').KvTransferConfig;
+  /** --host: where a KV connector listens when its config names no host (null: all interfaces, advertised as 127.0.0.1). */
+  serverHost?: string | null;
 }
 
 /** --max-num-partial-prefills, --max-long-partial-prefills, --long-prefill-token-threshold. */

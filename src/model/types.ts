@@ -377,7 +377,18 @@ export interface ModelRunner {
   step(batch: readonly StepSequence[]): Promise<StepResult>;
   /** Copies whole KV blocks within a pool (pool 0 when absent; copy-on-write when n > 1 children share a partial prompt block). */
   copyBlocks(pairs: ReadonlyArray<readonly [src: number, dst: number, pool?: number]>): void;
+  /** Whole-block reads and writes of its paged KV cache (KV transfer between replicas); absent when it keeps none. */
+  readonly kvBlocks?: KvBlockStore;
   dispose(): Promise<void>;
+}
+
+/** Whole KV blocks as bytes: each of the pool's layers' K rows, then its V rows (PagedKvCache). */
+export interface KvBlockStore {
+  /** The storage type of the bytes (--kv-cache-dtype resolved). */
+  readonly dtype: string;
+  blockBytes(pool?: number): number;
+  readBlock(block: number, pool?: number): Buffer;
+  writeBlock(block: number, bytes: Uint8Array, pool?: number): void;
 }
 
 /** The LoRA adapters a runner holds (one copy each, shared by every sequence naming it). */

@@ -266,7 +266,7 @@ export class ChatServing extends OpenAIServing {
       usage: sumUsage(usages, this.opts),
       prompt_logprobs: single && body.prompt_logprobs != null ? formatPromptLogprobs(single.promptLogprobs, namer) : null,
       prompt_token_ids: single && body.return_token_ids ? single.promptTokenIds : null,
-      kv_transfer_params: body.kv_transfer_params ?? null,
+      kv_transfer_params: results.find((r) => r.kvTransferParams)?.kvTransferParams ?? null,
     };
     if (body.return_prompt_text) response.prompt_text = prep.prompts.length === 1 ? prep.prompts[0].text : null;
     return response;

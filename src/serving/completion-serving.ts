@@ -195,7 +195,7 @@ export class CompletionServing extends OpenAIServing {
       service_tier: null,
       system_fingerprint: null,
       usage: sumUsage(usages, this.opts),
-      kv_transfer_params: body.kv_transfer_params ?? null,
+      kv_transfer_params: results.find((r) => r.kvTransferParams)?.kvTransferParams ?? null,
     };
   }
 

@@ -1,23 +1,30 @@
 // The engine requests of one API request: one per prompt (completions) or conversation (batch
 // chat), sharing the request-level extras, the LoRA adapter and one arrival time.
 
+import { RequestValidationError } from '../engine/errors';
 import type { EngineClient, EngineRequest, LoraRequest, SamplingParams, SequenceReservation } from '../engine/types';
 import type { RequestExtras } from './serving-options';
 
 export function buildEngineRequests(
   prompts: ReadonlyArray<{ tokenIds: number[] }>,
   params: SamplingParams[],
-  extras: Pick<RequestExtras, 'priority' | 'cache_salt'>,
+  extras: Pick<RequestExtras, 'priority' | 'cache_salt' | 'kv_transfer_params'>,
   requestIdOf: (index: number) => string,
   lora: LoraRequest | null = null,
 ): EngineRequest[] {
   const arrivalTime = Date.now();
+  const kv = extras.kv_transfer_params;
+  // One response carries one set of params: the other prompts' KV would stay pinned unpulled.
+  if (prompts.length > 1 && kv && (kv.do_remote_decode === true || kv.do_remote_prefill === true)) {
+    throw new RequestValidationError('kv_transfer_params: a prefill or decode of a disaggregated request takes one prompt', 'kv_transfer_params');
+  }
   return prompts.map((prompt, i) => ({
     requestId: requestIdOf(i),
     promptTokenIds: prompt.tokenIds,
     params: params[i],
     priority: extras.priority ?? 0,
     cacheSalt: extras.cache_salt ?? null,
+    kvTransferParams: extras.kv_transfer_params ?? null,
     arrivalTime,
     lora,
   }));

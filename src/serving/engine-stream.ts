@@ -87,6 +87,8 @@ export interface PromptResult {
   promptLogprobs: (PositionLogprobs | null)[] | null;
   numCachedTokens: number;
   choices: ChoiceState[];
+  /** The engine's kv_transfer_params for the response (a prefill's blocks to pull), when its KV connector set any. */
+  kvTransferParams?: Record<string, unknown>;
 }
 
 /** The engine's finish_reason 'error' becomes a 500 (vLLM's GenerationError). */
@@ -105,6 +107,7 @@ export function foldOutput(state: PromptResult, output: RequestOutput, kind: Out
   state.promptTokenIds = output.promptTokenIds;
   if (output.promptLogprobs) state.promptLogprobs = output.promptLogprobs;
   state.numCachedTokens = output.numCachedTokens;
+  if (output.kvTransferParams) state.kvTransferParams = output.kvTransferParams;
   for (const o of output.outputs) {
     let choice = state.choices.find((c) => c.index === o.index);
     if (!choice) {

@@ -135,6 +135,7 @@ describe('app factory (in-process)', () => {
       prefixCacheHits: 0,
       promptTokensCached: 16,
       promptTokensRecomputed: 0,
+      promptTokensBySource: { localCompute: 7, localCacheHit: 16, externalKvTransfer: 0 },
     });
     const res = await fastify.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer k1' } });
     expect(res.statusCode).toBe(200);
@@ -153,6 +154,8 @@ describe('app factory (in-process)', () => {
     // The metrics vLLM added later, with its bucket lists and label sets.
     expect(text).toContain('vllm:prompt_tokens_cached_total{model_name="tiny",engine="0"} 16');
     expect(text).toContain('vllm:prompt_tokens_recomputed_total{model_name="tiny",engine="0"} 0');
+    expect(text).toContain('vllm:prompt_tokens_by_source_total{model_name="tiny",engine="0",source="local_compute"} 7');
+    expect(text).toContain('vllm:prompt_tokens_by_source_total{model_name="tiny",engine="0",source="external_kv_transfer"} 0');
     expect(text).toContain('vllm:request_max_num_generation_tokens_bucket{le="5",model_name="tiny",engine="0"} 1');
     expect(text).toContain('vllm:iteration_tokens_total_bucket{le="16",model_name="tiny",engine="0"} 1');
     expect(text).toContain('vllm:num_requests_waiting_by_reason{model_name="tiny",engine="0",reason="capacity"} 2');

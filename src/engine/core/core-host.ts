@@ -10,7 +10,7 @@ import { poolsDifferFromOne } from '../../model/runner/kv-pools';
 import { createPoolingRunner } from '../../model/runner/pooling-runner';
 import { wrongRunnerError } from '../errors';
 import { seedGlobalSampler } from '../sampling';
-import { generatesTokens, type LoadedModel, type ModelRunner, type RunnerOptions } from '../../model/types';
+import { generatesTokens, type LoadedModel, type ModelArchConfig, type ModelRunner, type RunnerOptions } from '../../model/types';
 import { encoderSpecOf } from '../../model/encoder-spec';
 import type { SpeculativeConfig } from '../speculative/speculative-config';
 import type { EncodeRequest, EngineOptions, EngineRequest, LoraRequest, SleepLevel, SleepMode } from '../types';
@@ -28,6 +28,9 @@ import { Speculation } from './speculation';
 import { KvEvents } from '../kv-events/kv-events';
 import { cachedBlocksOf, type KvCachedBlocks } from '../kv-events/kv-event-groups';
 import { publishesKvEvents } from '../kv-events/kv-events-config';
+import { createKvConnector } from '../kv-transfer/connectors';
+import { isProducer } from '../kv-transfer/kv-transfer-config';
+import type { KvTransferAgent } from './kv-transfer-agent';
 
 /** What tests may replace: how a generation runner is built, how LoRA adapter files are read. */
 export interface CoreSeams {
@@ -137,6 +140,7 @@ export class EngineCoreHost implements EngineCommands {
       enablePrefixCaching: options.enablePrefixCaching,
       partialPrefills: options.partialPrefills,
       lora: options.lora,
+      kvTransfer: options.kvTransfer,
     };
     const processors = new CompletionProcessorFactory({
       vocabSize: model.config.vocabSize,
@@ -157,11 +161,16 @@ export class EngineCoreHost implements EngineCommands {
       core.replaceRunner(next);
       return next;
     };
-    // Before the step loop starts (the host's constructor), so the first step's events are published.
-    const kvEvents = await KvEvents.start(options.kvEvents, core.kv).catch(async (err: unknown) => {
-      await Promise.all([runner.dispose(), speculation?.proposer.dispose(), grammars?.client.close(), grammars?.trials.close()]);
+    // Before the step loop starts (the host's constructor): the first step's events are published,
+    // and the connector serves pulls from the first finished prefill.
+    let kvEvents: KvEvents | null;
+    try {
+      if (core.kvTransfer) await startKvConnector(core.kvTransfer, model.config, options, kvCacheDtype);
+      kvEvents = await KvEvents.start(options.kvEvents, core.kv);
+    } catch (err) {
+      await Promise.all([runner.dispose(), speculation?.proposer.dispose(), grammars?.client.close(), grammars?.trials.close(), core.kvTransfer?.close()]);
       throw err;
-    });
+    }
     const host = new EngineCoreHost(info, core, attachRunner, runner, model, options, emit, grammars);
     host.speculation = speculation ?? null;
     host.kvEvents = kvEvents;
@@ -173,6 +182,7 @@ export class EngineCoreHost implements EngineCommands {
     if (options.lora) throw new Error('--enable-lora: LoRA adapters apply to generation models; pooling models run without them here');
     if (options.speculative) throw new Error('--speculative-config: speculative decoding applies to generation models, not pooling models');
     if (publishesKvEvents(options.kvEvents)) console.warn('[kv-events] a pooling model keeps no KV cache between requests: no KV cache events are published');
+    if (options.kvTransfer) throw new Error('--kv-transfer-config: KV transfer applies to generation models; pooling models keep no KV cache');
     const maxModelLen = options.maxModelLen ?? model.contextLength;
     if (maxModelLen > model.contextLength) {
       throw new Error(`max_model_len ${maxModelLen} is larger than the model's context length ${model.contextLength}.`);
@@ -301,6 +311,7 @@ export class EngineCoreHost implements EngineCommands {
     await this.runner?.dispose();
     await this.speculation?.proposer.dispose();
     await Promise.all([this.grammars?.client.close(), this.grammars?.trials.close(), this.kvEvents?.close()]);
+    if (this.core instanceof EngineCore) await this.core.kvTransfer?.close();
   }
 
   /**
@@ -347,6 +358,21 @@ async function startSpeculation(config: SpeculativeConfig, runner: ModelRunner, 
   const what = config.method === 'ngram' ? `prompt lookup of ${config.promptLookupMin}..${config.promptLookupMax}-grams` : `draft model ${config.model}`;
   console.info(`[engine] speculative decoding: ${what}, ${config.numSpeculativeTokens} tokens per step`);
   return new Speculation(config, proposer, maxModelLen);
+}
+
+/** Builds the --kv-transfer-config connector over the runner's KV blocks and, on a producer, starts listening. */
+async function startKvConnector(agent: KvTransferAgent, runner: ModelArchConfig, options: EngineOptions, kvCacheDtype: string): Promise<void> {
+  const config = options.kvTransfer!;
+  const wildcard = options.serverHost === undefined || options.serverHost === null || options.serverHost === '' || options.serverHost === '0.0.0.0' || options.serverHost === '::';
+  const connector = createKvConnector(config.connector, {
+    config,
+    shape: { num_layers: runner.numLayers, num_kv_heads: runner.numKvHeads, head_dim: runner.headDim, block_size: options.blockSize, kv_dtype: kvCacheDtype, pools: [{ layers: runner.numLayers, window: 0 }] },
+    blocks: agent.blocks,
+    defaultHost: wildcard ? '127.0.0.1' : options.serverHost!,
+    release: (requestId, reason) => agent.release(requestId, reason),
+  });
+  agent.attach(connector);
+  if (isProducer(config)) await connector.start();
 }
 
 function rejection(requestId: string, err: unknown): CoreEvent {

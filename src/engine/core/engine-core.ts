@@ -6,7 +6,8 @@
 // costs above the model is in docs/perf/engine-overhead.md.
 
 import { RequestValidationError } from '../errors';
-import type { EngineRequest, IterationStats, PositionLogprobs, LoraEngineOptions, LoraRequest, PartialPrefillLimits, RequestOutput, SchedulerStats } from '../types';
+import type { KvTransferRole } from '../kv-transfer/kv-transfer-params';
+import type { EngineRequest, IterationStats, PromptTokenSources, PositionLogprobs, LoraEngineOptions, LoraRequest, PartialPrefillLimits, RequestOutput, SchedulerStats } from '../types';
 import { encoderSpecOf } from '../../model/encoder-spec';
 import { loadLoraAdapter } from '../../model/lora/load-lora';
 import type { DecoderArchConfig, ModelRunner, StepEncoderInput, StepSequence } from '../../model/types';
@@ -23,6 +24,8 @@ import { RequestState, type CompletionState } from './request-state';
 import { Scheduler, type SchedulePlan, type SchedulingPolicy } from './scheduler';
 import { Sequence } from './sequence';
 import { emptySpecStats, type Speculation } from './speculation';
+import { createKvTransferAgent, ignoredKvTransfer, type KvTransferAgent, type RemotePromptTokens } from './kv-transfer-agent';
+import type { KvTransferConfig } from '../kv-transfer/kv-transfer-config';
 import { assertRequestInvariants, checkLoraRequest, effectiveMaxTokens, engineLimits, loraNotEnabled, type EngineLimits } from './validate-request';
 
 export interface EngineCoreConfig {
@@ -36,6 +39,8 @@ export interface EngineCoreConfig {
   lora?: LoraEngineOptions;
   /** --speculative-config: the proposer and its settings (absent: no speculative decoding). */
   speculation?: Speculation;
+  /** --kv-transfer-config (absent: kv_transfer_params ask for nothing here). */
+  kvTransfer?: KvTransferConfig;
 }
 
 export interface EngineCoreListener {
@@ -79,6 +84,8 @@ export class EngineCore {
   readonly limits: EngineLimits;
   /** --enable-lora: the adapters loaded (null without it). */
   readonly loras: LoraAdapterStore | null;
+  /** --kv-transfer-config: pins, offers and pulls prompt KV (null without it). */
+  readonly kvTransfer: KvTransferAgent | null;
   private readonly requests = new Map<string, RequestState>();
   /** Requests to end after the running step: null = aborted, else the error they fail with. */
   private readonly pendingAborts = new Map<string, string | null>();
@@ -115,6 +122,8 @@ export class EngineCore {
     });
     this.kv = kvManagerFor(runner, config.enablePrefixCaching);
     this.loras = config.lora ? this.adapterStore(config.lora, loraLoader) : null;
+    this.kvTransfer = config.kvTransfer ? this.kvTransferAgent(config.kvTransfer) : null;
+    const kvTransfer = this.kvTransfer;
     const loras = this.loras;
     this.scheduler = new Scheduler(
       {
@@ -123,6 +132,7 @@ export class EngineCore {
         policy: config.schedulingPolicy,
         partialPrefills: config.partialPrefills,
         lora: loras ? { maxLoras: loras.maxLoras, ready: (lora) => loras.ready(lora) } : undefined,
+        remoteKv: kvTransfer ? { start: (seq, localTokens) => kvTransfer.start(seq, localTokens) } : undefined,
       },
       this.kv,
     );
@@ -143,6 +153,21 @@ export class EngineCore {
         this.onWork();
       },
       failed: (id, message) => this.failAdapterRequests(id, message),
+    });
+  }
+
+  private kvTransferAgent(config: KvTransferConfig): KvTransferAgent {
+    return createKvTransferAgent(config, this.kv, () => this.runner, {
+      wake: () => {
+        this.endIdleWait?.();
+        this.onWork();
+      },
+      released: () => {
+        if (this.stepping) return;
+        const iteration = emptyIterationStats();
+        iteration.kvTransfer = this.kvTransfer?.drainStats();
+        this.listener.onStep([], this.stats(), iteration);
+      },
     });
   }
 
@@ -179,13 +204,15 @@ export class EngineCore {
     }
     if (this.loras && !runner.loras) throw new Error('the new runner does not apply LoRA adapters');
     this.kv.resetPrefixCache();
+    // The pinned blocks' K/V went with the old runner: no decode replica may pull them now.
+    this.kvTransfer?.withdrawAll();
     this.runner = runner;
     this.loras?.attach(runner.loras ?? null);
   }
 
   /** Something to step now (requests whose grammar is still compiling wait for onWork instead). */
   hasWork(): boolean {
-    return this.scheduler.hasWork() || this.pendingAborts.size > 0;
+    return this.scheduler.hasWork() || this.pendingAborts.size > 0 || (this.kvTransfer?.hasCompleted() ?? false);
   }
 
   /**
@@ -195,6 +222,7 @@ export class EngineCore {
   addRequest(request: EngineRequest): void {
     assertRequestInvariants(request, this.limits);
     checkLoraRequest(request, this.loras !== null);
+    this.kvTransferRole(request);
     if (this.requests.has(request.requestId) || this.grammars.has(request.requestId)) {
       throw new RequestValidationError(`Request id ${request.requestId} is already running.`, 'request_id');
     }
@@ -218,11 +246,18 @@ export class EngineCore {
       return;
     }
     const state = new RequestState(request, processors, nowMs());
+    state.kvRole = this.kvTransferRole(request);
     const seq = this.newSequence(state, 0, request.promptTokenIds);
+    if (state.kvRole?.kind === 'receive') seq.remotePrefill = { source: state.kvRole.source, state: 'pending' };
     state.completions[0].seq = seq;
     this.requests.set(request.requestId, state);
     this.scheduler.addSequence(seq);
     this.endIdleWait?.();
+  }
+
+  /** The request's part in a KV transfer (throws a 400 for params this replica cannot honour); without a connector, none. */
+  private kvTransferRole(request: EngineRequest): KvTransferRole | null {
+    return this.kvTransfer ? this.kvTransfer.roleOf(request) : ignoredKvTransfer(request);
   }
 
   /** Ends the requests with finish_reason 'abort' and frees their KV blocks (after the running step, if any). */
@@ -275,7 +310,7 @@ export class EngineCore {
       // Requests whose grammar compiles wait too (vLLM's WAITING_FOR_FSM), deferred rather than short of
       // capacity, as are those passed over for their LoRA adapter (vLLM's skipped waiting requests).
       numWaiting: this.scheduler.numWaiting + this.grammars.size,
-      numDeferred: this.grammars.size + this.scheduler.numAdapterDeferred,
+      numDeferred: this.grammars.size + this.scheduler.numAdapterDeferred + this.scheduler.numAwaitingKv,
       numPaused: this.scheduler.numPaused,
       kvCacheUsage: this.kv.usage(),
       numBlocks: this.kv.numBlocks,
@@ -293,17 +328,23 @@ export class EngineCore {
   async step(): Promise<void> {
     this.flushAborts();
     this.flushFlow();
+    const remote = this.kvTransfer?.hasCompleted() ? this.kvTransfer.applyCompleted(this.scheduler) : null;
     const speculation = this.config.speculation;
     if (speculation) await this.draft(speculation);
+    const awaitingBefore = this.scheduler.numAwaitingKv;
     const plan = this.scheduler.schedule();
     const iteration = emptyIterationStats();
     iteration.numPreemptions = plan.preempted.length;
     iteration.prefixCacheQueries = plan.prefixCacheQueries;
     iteration.prefixCacheHits = plan.prefixCacheHits;
-    iteration.promptTokensCached = plan.promptTokensCached;
+    iteration.promptTokensCached = plan.promptTokensCached + (remote ? remote.localHit + remote.external : 0);
     iteration.promptTokensRecomputed = plan.promptTokensRecomputed;
+    if (plan.promptTokensAdmitted > 0 || remote) iteration.promptTokensBySource = promptTokenSources(plan, remote);
+    const transfers = this.kvTransfer?.drainStats();
+    if (transfers) iteration.kvTransfer = transfers;
     if (plan.scheduled.length === 0) {
-      if (plan.preempted.length > 0) this.listener.onStep([], this.stats(), iteration);
+      // Preemptions, or requests set aside to pull their prompt's KV, changed the queues: report them.
+      if (plan.preempted.length > 0 || this.scheduler.numAwaitingKv !== awaitingBefore || remote || transfers) this.listener.onStep([], this.stats(), iteration);
       // Nothing can run until an adapter loads: wait for it (or for new work) rather than spin.
       if (this.loras?.loading) await this.idleUntilAdapterOrWork(this.loras);
       return;
@@ -628,6 +669,7 @@ export class EngineCore {
       // Every finished completion's sequence (all of them once the request is finished).
       for (const c of state.completions) {
         if (c.finished && c.seq !== null && c.seq.status !== 'finished') {
+          if (state.kvRole?.kind === 'send' && (c.finishReason === 'length' || c.finishReason === 'stop')) state.kvTransferParams = this.kvTransfer!.offer(state.requestId, c.seq);
           this.scheduler.finishSequences([c.seq.seqId]);
           this.config.speculation?.release(c.seq.seqId);
         }
@@ -684,6 +726,19 @@ export function emptyIterationStats(): IterationStats {
     grammarCompileSeconds: [],
     grammarCacheHits: 0,
     grammarCacheMisses: 0,
+  };
+}
+
+/**
+ * vLLM's split of newly scheduled prompts: a local prefix hit's tokens (with the block recomputed
+ * for the logits) are local_cache_hit, pulled ones external_kv_transfer, the rest local_compute.
+ */
+function promptTokenSources(plan: SchedulePlan, remote: RemotePromptTokens | null): PromptTokenSources {
+  const r = remote ?? { total: 0, localHit: 0, external: 0 };
+  return {
+    localCompute: plan.promptTokensAdmitted - plan.promptTokensCached + r.total - r.localHit - r.external,
+    localCacheHit: plan.promptTokensCached + plan.promptTokensRecomputed + r.localHit,
+    externalKvTransfer: r.external,
   };
 }
 

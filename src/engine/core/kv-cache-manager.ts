@@ -292,6 +292,16 @@ export class KvCacheManager {
     for (let i = owned.length - 1; i >= 0; i--) if (owned[i] !== RELEASED) this.release(owned[i]);
   }
 
+  /** Holds the blocks beyond their sequence's life (a prefill's KV waiting to be pulled): one reference each. */
+  pinBlocks(ids: readonly number[]): void {
+    for (const id of ids) this.claim(id);
+  }
+
+  /** Lets go of pinBlocks' references. */
+  unpinBlocks(ids: readonly number[]): void {
+    for (const id of ids) this.release(id);
+  }
+
   /** Drops one reference to the block; at none it is free (uncached ones are taken first). */
   private release(id: number): void {
     if (--this.refCounts[id] > 0) return;

@@ -3,6 +3,7 @@
 
 import type { CompletionOutput, EngineRequest, FinishReason, FinishedRequestStats, PositionLogprobs, RequestOutput } from '../types';
 import { OUTPUT_KIND } from '../types';
+import type { KvTransferRole } from '../kv-transfer/kv-transfer-params';
 import type { CompletionProcessor } from './completion-processor';
 import type { Sequence } from './sequence';
 
@@ -42,6 +43,9 @@ export class RequestState {
   forked = false;
   promptLogprobsSent = false;
   error: string | undefined;
+  /** Its part in a KV transfer between replicas (--kv-transfer-config), and the params its final output returns. */
+  kvRole: KvTransferRole | null = null;
+  kvTransferParams: Record<string, unknown> | null = null;
   // Timestamps, epoch ms (clock.ts).
   readonly arrivalMs: number;
   firstTokenMs: number | null = null;
@@ -110,6 +114,7 @@ export class RequestState {
       finished,
       numCachedTokens: seq0?.numCachedPromptTokens ?? 0,
       ...(this.error !== undefined ? { error: this.error } : {}),
+      ...(finished && this.kvTransferParams !== null ? { kvTransferParams: this.kvTransferParams } : {}),
     };
   }
 

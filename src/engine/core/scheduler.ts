@@ -23,6 +23,8 @@ export interface SchedulerConfig {
   partialPrefills?: PartialPrefillLimits;
   /** --enable-lora: the batch's adapter limit, and whether a sequence's adapter is loaded (absent: base model only). */
   lora?: SchedulerLora;
+  /** --kv-transfer-config: starts pulling a sequence's prompt KV into its blocks (absent: none is pulled). */
+  remoteKv?: { start(seq: Sequence, localTokens: number): void };
 }
 
 export interface SchedulerLora {
@@ -83,6 +85,8 @@ export interface SchedulePlan {
   /** Of newly scheduled requests (not preempted ones coming back): prompt tokens from the cache, and cached ones recomputed. */
   promptTokensCached: number;
   promptTokensRecomputed: number;
+  /** Prompt tokens of those newly scheduled requests (remote prefills count when their pull ends). */
+  promptTokensAdmitted: number;
 }
 
 export class Scheduler {
@@ -95,6 +99,8 @@ export class Scheduler {
   private readonly bySeqId = new Map<string, Sequence>();
   /** Waiting sequences the last schedule() passed over for their adapter (not loaded, or over --max-loras). */
   private adapterSkipped = 0;
+  /** Sequences holding blocks for their whole prompt while its KV is pulled from a prefill replica (vLLM's WAITING_FOR_REMOTE_KVS). */
+  private readonly awaitingKv = new Set<Sequence>();
 
   constructor(
     readonly config: SchedulerConfig,
@@ -103,7 +109,12 @@ export class Scheduler {
 
   /** Sequences waiting for a batch slot (resumed ones holding their KV included). */
   get numWaiting(): number {
-    return this.waiting.length + this.resuming.length;
+    return this.waiting.length + this.resuming.length + this.awaitingKv.size;
+  }
+
+  /** Of numWaiting, those waiting for their prompt's KV from a prefill replica. */
+  get numAwaitingKv(): number {
+    return this.awaitingKv.size;
   }
 
   get numRunning(): number {
@@ -162,6 +173,7 @@ export class Scheduler {
       prefixCacheHits: 0,
       promptTokensCached: 0,
       promptTokensRecomputed: 0,
+      promptTokensAdmitted: 0,
     };
     let budget = this.config.maxNumBatchedTokens;
     const scheduledIds = new Set<string>();
@@ -213,6 +225,11 @@ export class Scheduler {
       }
       const firstTime = seq.numComputedTokens === 0 && seq.firstScheduledAt === null;
       const hit: PrefixHit = seq.skipPrefixCache ? { blockIds: [], numTokens: 0 } : this.kv.findPrefixHit(seq);
+      if (seq.remotePrefill?.state === 'pending' && this.config.remoteKv) {
+        if (this.awaitRemoteKv(seq, hit, plan)) continue;
+        if (this.reclaimPausedKv()) continue;
+        break;
+      }
       const numNew = prefills.chunk(seq, hit.numTokens, budget);
       if (numNew <= 0) {
         w++;
@@ -231,6 +248,7 @@ export class Scheduler {
         seq.numCachedPromptTokens = hit.numTokens;
         plan.promptTokensCached += hit.numTokens;
         plan.promptTokensRecomputed += hit.recomputedTokens ?? 0;
+        plan.promptTokensAdmitted += seq.numPromptTokens;
         seq.firstScheduledAt = nowMs();
       }
       seq.numComputedTokens = hit.numTokens;
@@ -243,6 +261,49 @@ export class Scheduler {
 
     plan.numScheduledTokens = this.config.maxNumBatchedTokens - budget;
     return plan;
+  }
+
+  /**
+   * Gives a waiting sequence blocks for its whole prompt (its local prefix hit first) and sets it
+   * aside while the rest is pulled; takes no token budget. False when the blocks are not free.
+   */
+  private awaitRemoteKv(seq: Sequence, hit: PrefixHit, plan: SchedulePlan): boolean {
+    if (!this.kv.allocate(seq, hit.numTokens, seq.numTokens - hit.numTokens, hit)) return false;
+    this.waiting.splice(this.waiting.indexOf(seq), 1);
+    if (this.kv.enablePrefixCaching) {
+      plan.prefixCacheQueries += seq.numTokens;
+      plan.prefixCacheHits += hit.numTokens;
+    }
+    seq.numComputedTokens = hit.numTokens;
+    seq.numCachedPromptTokens = hit.numTokens;
+    seq.firstScheduledAt = nowMs();
+    seq.remotePrefill!.state = 'pulling';
+    this.awaitingKv.add(seq);
+    this.config.remoteKv!.start(seq, hit.numTokens);
+    return true;
+  }
+
+  isAwaitingKv(seq: Sequence): boolean {
+    return this.awaitingKv.has(seq);
+  }
+
+  /**
+   * Ends a pull: `loadedTokens` of the prompt are now in the sequence's blocks (vLLM: a whole
+   * prompt loaded leaves its last token to compute, for the logits), or null when the pull
+   * failed and what it lacks is prefilled locally in the same blocks. The sequence then joins
+   * the batch as a resumed one. False when it no longer waits (aborted, paused).
+   */
+  completeRemoteKv(seq: Sequence, loadedTokens: number | null): boolean {
+    if (!this.awaitingKv.delete(seq)) return false;
+    seq.remotePrefill!.state = 'done';
+    if (loadedTokens !== null && loadedTokens > seq.numComputedTokens) {
+      seq.numComputedTokens = Math.min(loadedTokens, seq.numTokens - 1);
+      seq.numCachedPromptTokens = seq.numComputedTokens;
+      this.kv.cacheComputedBlocks(seq, seq.numComputedTokens);
+    }
+    seq.status = 'paused';
+    this.resuming.push(seq);
+    return true;
   }
 
   /**
@@ -399,6 +460,11 @@ export class Scheduler {
   }
 
   private unqueue(seq: Sequence): void {
+    if (this.awaitingKv.delete(seq)) {
+      // Its pull's result is dropped; were it paused, it would prefill locally on resume.
+      seq.remotePrefill!.state = 'done';
+      return;
+    }
     if (seq.status === 'paused') {
       if (!this.paused.delete(seq)) this.resuming.splice(this.resuming.indexOf(seq), 1);
       return;

@@ -2,6 +2,7 @@
 // A request with n > 1 (or best_of) owns several sequences that share the prompt's KV.
 
 import type { LoraRequest } from '../types';
+import type { RemotePrefillSource } from '../kv-transfer/kv-transfer-params';
 import type { KvSequence } from './kv-cache-manager';
 
 /** 'paused': its client is not reading; not scheduled until resumed (it keeps its KV while blocks allow). */
@@ -29,6 +30,11 @@ export class Sequence implements KvSequence {
    * computes them after the last token) and dropped after it, kept or not.
    */
   draftTokenIds: number[] = [];
+  /**
+   * A decode request's prompt KV to pull from a prefill replica (kv_transfer_params
+   * do_remote_prefill); null for every other sequence. 'done' once pulled or given up.
+   */
+  remotePrefill: { source: RemotePrefillSource; state: 'pending' | 'pulling' | 'done' } | null = null;
 
   constructor(
     readonly seqId: string,

@@ -6,7 +6,7 @@
 // decodeStep(encodeStep(e)) equals e, except that the prompt's token ids stay behind (the
 // frontend holds them; OutputStream puts them back). isWireStep tells steps from other events.
 
-import type { CompletionOutput, IterationStats, RequestOutput, SchedulerStats, SpecDecodingStats } from '../types';
+import type { CompletionOutput, IterationStats, KvTransferStats, PromptTokenSources, RequestOutput, SchedulerStats, SpecDecodingStats } from '../types';
 import type { CoreEvent, PooledResult } from './protocol';
 
 type StepEvent = Extract<CoreEvent, { type: 'step' }>;
@@ -15,13 +15,13 @@ type StepEvent = Extract<CoreEvent, { type: 'step' }>;
  * A step event as one flat array: the stats (STATS_LENGTH entries, see encodeStats), the
  * iteration stats (ITERATION_LENGTH, see encodeIteration), the pooled results (or null), then
  * every output: per output requestId, finished, numCachedTokens, promptLogprobs, error (null =
- * none), its number of completions, then per completion index, text, tokenIds,
+ * none), kvTransferParams (null = none), its number of completions, then per completion index, text, tokenIds,
  * cumulativeLogprob, logprobs, finishReason, stopReason.
  */
 export type WireStep = unknown[];
 
 const STATS_LENGTH = 9;
-const ITERATION_LENGTH = 14;
+const ITERATION_LENGTH = 16;
 const POOLED_AT = STATS_LENGTH + ITERATION_LENGTH;
 const OUTPUTS_AT = POOLED_AT + 1;
 
@@ -47,7 +47,7 @@ export function decodeStep(wire: WireStep): StepEvent {
 
 function encodeOutputs(wire: unknown[], outputs: readonly RequestOutput[]): void {
   for (const o of outputs) {
-    wire.push(o.requestId, o.finished, o.numCachedTokens, o.promptLogprobs, o.error ?? null, o.outputs.length);
+    wire.push(o.requestId, o.finished, o.numCachedTokens, o.promptLogprobs, o.error ?? null, o.kvTransferParams ?? null, o.outputs.length);
     for (const c of o.outputs) wire.push(c.index, c.text, c.tokenIds, c.cumulativeLogprob, c.logprobs, c.finishReason, c.stopReason);
   }
 }
@@ -65,8 +65,9 @@ function decodeOutputs(w: WireStep): RequestOutput[] {
       numCachedTokens: w[at + 2] as number,
     };
     if (w[at + 4] !== null) output.error = w[at + 4] as string;
-    const count = w[at + 5] as number;
-    at += 6;
+    if (w[at + 5] !== null) output.kvTransferParams = w[at + 5] as Record<string, unknown>;
+    const count = w[at + 6] as number;
+    at += 7;
     for (let i = 0; i < count; i++, at += 7) {
       output.outputs.push({
         index: w[at] as number,
@@ -113,6 +114,8 @@ function encodeIteration(wire: unknown[], it: IterationStats): void {
     it.finished,
     it.grammarCompileSeconds ?? null,
     it.specDecoding ?? null,
+    it.kvTransfer ?? null,
+    it.promptTokensBySource ?? null,
   );
 }
 
@@ -134,5 +137,7 @@ function decodeIteration(w: WireStep): IterationStats {
   if (w[at + 8] !== null) it.grammarCacheMisses = w[at + 8] as number;
   if (w[at + 12] !== null) it.grammarCompileSeconds = w[at + 12] as number[];
   if (w[at + 13] !== null) it.specDecoding = w[at + 13] as SpecDecodingStats;
+  if (w[at + 14] !== null) it.kvTransfer = w[at + 14] as KvTransferStats;
+  if (w[at + 15] !== null) it.promptTokensBySource = w[at + 15] as PromptTokenSources;
   return it;
 }

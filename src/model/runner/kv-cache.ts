@@ -85,4 +85,42 @@ export class PagedKvCache {
       }
     }
   }
+
+  /** Bytes of one block of `pool` across its layers: each layer's K rows, then its V rows. */
+  blockBytes(pool = 0): number {
+    return 2 * this.pools[pool].layers.length * this.blockSize * this.rowSize * KV_STORAGE[this.dtype].bytesPerElement;
+  }
+
+  /** A copy of a whole block's K/V (KV transfer between replicas), laid out as blockBytes says. */
+  readBlock(block: number, pool = 0): Buffer {
+    const out = Buffer.allocUnsafe(this.blockBytes(pool));
+    let at = 0;
+    this.forEachBlockSpan(block, pool, (arr, start, length) => {
+      out.set(new Uint8Array(arr.buffer, arr.byteOffset + start, length), at);
+      at += length;
+    });
+    return out;
+  }
+
+  /** Overwrites a whole block with bytes readBlock gave (for the same model shape and storage type). */
+  writeBlock(block: number, bytes: Uint8Array, pool = 0): void {
+    if (bytes.byteLength !== this.blockBytes(pool)) throw new Error(`writeBlock: ${bytes.byteLength} bytes, a block holds ${this.blockBytes(pool)}`);
+    let at = 0;
+    this.forEachBlockSpan(block, pool, (arr, start, length) => {
+      new Uint8Array(arr.buffer, arr.byteOffset + start, length).set(bytes.subarray(at, at + length));
+      at += length;
+    });
+  }
+
+  /** The byte span of `block` in each of the pool's K and V arrays, in blockBytes order. */
+  private forEachBlockSpan(block: number, pool: number, visit: (arr: KvArray, start: number, length: number) => void): void {
+    const numBlocks = this.pools[pool]?.numBlocks ?? 0;
+    if (!Number.isInteger(block) || block < 0 || block >= numBlocks) throw new Error(`KV block ${block} out of range (pool ${pool} has ${numBlocks})`);
+    const bytes = KV_STORAGE[this.dtype].bytesPerElement;
+    const length = this.blockSize * this.rowSize * bytes;
+    for (const l of this.pools[pool].layers) {
+      visit(this.keys[l], block * length, length);
+      visit(this.values[l], block * length, length);
+    }
+  }
 }

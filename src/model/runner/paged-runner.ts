@@ -1,7 +1,7 @@
 // What both runners share: the paged KV cache they own, one step at a time, block copies and
 // the session's release. Subclasses only turn a batch into forward passes (`runStep`).
 import * as ort from 'onnxruntime-node';
-import { ModelArchConfig, ModelRunner, StepResult, StepSequence } from '../types';
+import { KvBlockStore, ModelArchConfig, ModelRunner, StepResult, StepSequence } from '../types';
 import { PagedKvCache } from './kv-cache';
 
 /** What a runner's sessions must offer the base: their release. */
@@ -35,6 +35,10 @@ export abstract class PagedRunner<S extends Releasable = ort.InferenceSession> i
 
   copyBlocks(pairs: ReadonlyArray<readonly [src: number, dst: number, pool?: number]>): void {
     this.cache.copyBlocks(pairs);
+  }
+
+  get kvBlocks(): KvBlockStore {
+    return this.cache;
   }
 
   async dispose(): Promise<void> {

@@ -14,6 +14,7 @@ import {
   TTFT_BUCKETS,
 } from './buckets';
 import { SpecDecodingMetrics } from './spec-decoding-metrics';
+import { KvTransferMetrics } from './kv-transfer-metrics';
 
 export interface EngineMetricsOptions {
   modelName: string;
@@ -24,12 +25,17 @@ export interface EngineMetricsOptions {
   maxLoras?: number | null;
   /** --speculative-config's num_speculative_tokens (the spec_decode counters exist only then); absent or null: off. */
   numSpeculativeTokens?: number | null;
+  /** --kv-transfer-config is set: the KV transfer metrics are registered. */
+  kvTransfer?: boolean;
 }
 
 /** vllm:engine_sleep_state's label values; `awake` is 1 while awake, the level's label while asleep. */
 const SLEEP_STATES = ['awake', 'weights_offloaded', 'discard_all'] as const;
 
 const LABELS = ['model_name', 'engine'] as const;
+
+/** vLLM's prompt token sources, in PromptTokenSources' order. */
+const PROMPT_TOKEN_SOURCES = ['local_compute', 'local_cache_hit', 'external_kv_transfer'] as const;
 
 export class EngineMetrics {
   private readonly labels: { model_name: string; engine: string };
@@ -54,6 +60,7 @@ export class EngineMetrics {
   private readonly requestParamsMaxTokens: Histogram<string>;
   private readonly promptTokensCached: Counter<string>;
   private readonly promptTokensRecomputed: Counter<string>;
+  private readonly promptTokensBySource: Counter<string>;
   private readonly maxNumGenerationTokens: Histogram<string>;
   private readonly grammarCompileTime: Histogram<string>;
   private readonly grammarCacheQueries: Counter<string>;
@@ -61,6 +68,7 @@ export class EngineMetrics {
   private readonly loraInfo: Gauge<string> | null = null;
   private readonly maxLoras: string;
   private readonly specDecoding: SpecDecodingMetrics | null;
+  private readonly kvTransfer: KvTransferMetrics | null;
 
   constructor(
     registry: Registry,
@@ -98,7 +106,7 @@ export class EngineMetrics {
       labelNames: [...LABELS, 'reason'],
       registers,
       collect() {
-        // 'deferred': requests whose structured-output grammar still compiles, or passed over for their LoRA adapter (no KV transfer here).
+        // 'deferred': requests pulling their prompt's KV, whose structured-output grammar still compiles, or passed over for their LoRA adapter.
         const stats = engine.stats();
         const deferred = stats.numDeferred ?? 0;
         this.set({ ...labels, reason: 'capacity' }, stats.numWaiting - deferred);
@@ -117,6 +125,7 @@ export class EngineMetrics {
       },
     });
     this.specDecoding = options.numSpeculativeTokens ? new SpecDecodingMetrics(registry, labels, options.numSpeculativeTokens) : null;
+    this.kvTransfer = options.kvTransfer ? new KvTransferMetrics(registry, labels) : null;
     this.maxLoras = String(options.maxLoras ?? '');
     if (options.maxLoras !== undefined && options.maxLoras !== null) {
       // vLLM's labels only (no model_name / engine): one series per set of adapters, valued with
@@ -148,6 +157,8 @@ export class EngineMetrics {
     this.requestSuccess = counter('vllm:request_success_total', 'Count of successfully processed requests.', ['finished_reason']);
     this.promptTokensCached = counter('vllm:prompt_tokens_cached_total', 'Number of cached prompt tokens (local + external).');
     this.promptTokensRecomputed = counter('vllm:prompt_tokens_recomputed_total', 'Number of cached tokens recomputed for forward pass.');
+    this.promptTokensBySource = counter('vllm:prompt_tokens_by_source_total', 'Number of prompt tokens by source.', ['source']);
+    for (const source of PROMPT_TOKEN_SOURCES) this.promptTokensBySource.inc({ ...labels, source }, 0);
 
     const lengthBuckets = buckets125(options.maxModelLen);
     this.iterationTokens = histogram('vllm:iteration_tokens_total', 'Histogram of number of tokens per engine_step.', ITERATION_TOKENS_BUCKETS);
@@ -194,6 +205,13 @@ export class EngineMetrics {
     add(this.prefixHits, stats.prefixCacheHits);
     add(this.promptTokensCached, stats.promptTokensCached);
     add(this.promptTokensRecomputed, stats.promptTokensRecomputed);
+    const sources = stats.promptTokensBySource;
+    if (sources) {
+      const values = [sources.localCompute, sources.localCacheHit, sources.externalKvTransfer];
+      PROMPT_TOKEN_SOURCES.forEach((source, i) => {
+        if (values[i] > 0) this.promptTokensBySource.inc({ ...labels, source }, values[i]);
+      });
+    }
     if (stats.promptTokens + stats.generationTokens > 0) {
       this.iterationTokens.observe(labels, stats.promptTokens + stats.generationTokens);
     }
@@ -205,6 +223,7 @@ export class EngineMetrics {
     add(this.grammarCacheQueries, hits + (stats.grammarCacheMisses ?? 0));
     add(this.grammarCacheHits, hits);
     if (stats.specDecoding) this.specDecoding?.record(stats.specDecoding);
+    if (stats.kvTransfer) this.kvTransfer?.record(stats.kvTransfer);
     this.recordLoraInfo();
   }
 

@@ -32,6 +32,7 @@ export class MetricsService implements OnModuleInit, OnApplicationShutdown {
       cacheConfigInfo: () => cacheConfigInfo(config, engine.stats()),
       maxLoras: engine.lora?.maxLoras ?? null,
       numSpeculativeTokens: config.speculativeConfig?.numSpeculativeTokens ?? null,
+      kvTransfer: config.kvTransferConfig !== null,
     });
     this.statsLogger = config.disableLogStats ? null : new StatsLogger(engine, config.logStatsIntervalSeconds);
     // Installed here, while the app is being built, so the hooks precede every route.

@@ -23,7 +23,6 @@ export interface GenerateJob {
   outputMode: OutputMode;
   params: SamplingParams;
   returnTokenIds: boolean;
-  kvTransferParams: Record<string, unknown> | null;
   ecTransferParams: Record<string, unknown> | null;
   includeUsage: boolean;
   continuousUsage: boolean;
@@ -80,7 +79,7 @@ function buildGenerateResponse(job: GenerateJob, result: RequestOutput): Generat
     prompt_token_ids: job.returnTokenIds ? [...result.promptTokenIds] : null,
     mm_placeholders: null,
     metrics: null,
-    kv_transfer_params: job.kvTransferParams,
+    kv_transfer_params: result.kvTransferParams ?? null,
     ec_transfer_params: job.ecTransferParams,
   };
 }

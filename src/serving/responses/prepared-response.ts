@@ -69,7 +69,6 @@ export function responseShell(prep: PreparedResponse, status: ResponseStatus): R
     usage: null,
     user: body.user ?? null,
   };
-  if (body.kv_transfer_params != null) response.kv_transfer_params = body.kv_transfer_params;
   return response;
 }
 

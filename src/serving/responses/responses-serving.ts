@@ -256,6 +256,7 @@ export class ResponsesServing extends OpenAIServing {
         total_tokens: usage.total_tokens,
       },
     };
+    if (state.kvTransferParams) response.kv_transfer_params = state.kvTransferParams;
     if (prep.body.enable_response_messages) {
       response.input_messages = [{ type: 'raw_message_tokens', message: prep.prompt.text ?? '', tokens: prep.prompt.tokenIds }];
       response.output_messages = choice ? [{ type: 'raw_message_tokens', message: choice.text, tokens: choice.tokenIds }] : [];

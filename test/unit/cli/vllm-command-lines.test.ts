@@ -131,6 +131,19 @@ describe('vLLM command lines', () => {
     expect(r.notices).toContain('VLLM_ATTENTION_BACKEND, VLLM_USE_V1 are set and have no effect here');
   });
 
+  it("vLLM's NIXL variables are read with --kv-transfer-config, and named as without effect without it", async () => {
+    const env = { VLLM_NIXL_SIDE_CHANNEL_PORT: '6001', VLLM_NIXL_ABORT_REQUEST_TIMEOUT: '7' };
+    const kv = '{"kv_connector": "TcpConnector", "kv_role": "kv_both"}';
+    const withFlag = await run(['serve', MODEL, '--kv-transfer-config', kv], env);
+    expect(withFlag.code).toBe(0);
+    expect(withFlag.config).toMatchObject({ kvTransferConfig: { port: 6001, abortRequestTimeoutS: 7 } });
+    expect(withFlag.notices.join('\n')).not.toContain('VLLM_NIXL');
+    expect((await run(['serve', MODEL], env)).notices).toContain('VLLM_NIXL_ABORT_REQUEST_TIMEOUT, VLLM_NIXL_SIDE_CHANNEL_PORT are set and have no effect here');
+    const bad = await run(['serve', MODEL, '--kv-transfer-config', '{"kv_connector": "Nixl", "kv_role": "kv_both"}']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("kv_connector 'Nixl' is not a known connector; known connectors: TcpConnector");
+  });
+
   it('VLLM_CPU_OMP_THREADS_BIND: auto keeps the default thread count, a malformed list is refused', async () => {
     expect((await run(['serve', MODEL], { VLLM_CPU_OMP_THREADS_BIND: 'auto' })).config).toMatchObject({ cpuThreads: null });
     const bad = await run(['serve', MODEL], { VLLM_CPU_OMP_THREADS_BIND: '3-1' });

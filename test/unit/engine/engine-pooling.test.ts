@@ -14,6 +14,7 @@ import type { LoadedModel } from '../../../src/model/types';
 import { writeEncoderDir } from '../../helpers/encoder-model';
 import { loadOptions } from '../../helpers/model-files';
 import { engineOptions, request } from './engine-fixtures';
+import { normalizeKvTransferConfig } from '../../../src/engine/kv-transfer/kv-transfer-config';
 import { normalizeSpeculativeConfig } from '../../../src/engine/speculative/speculative-config';
 
 let tmp: string;
@@ -78,6 +79,11 @@ describe('engine encode path', () => {
     await expect(withEngine({ speculative }, async () => undefined)).rejects.toThrow(
       '--speculative-config: speculative decoding applies to generation models, not pooling models',
     );
+  });
+
+  it('refuses --kv-transfer-config: a pooling model keeps no KV to transfer', async () => {
+    const kvTransfer = normalizeKvTransferConfig({ kv_connector: 'TcpConnector', kv_role: 'kv_both', kv_port: 0 }, ['TcpConnector'], {});
+    await expect(withEngine({ kvTransfer }, async () => undefined)).rejects.toThrow('--kv-transfer-config: KV transfer applies to generation models; pooling models keep no KV cache');
   });
 
   it('raises a step budget below max_model_len so that any request fits whole', async () => {

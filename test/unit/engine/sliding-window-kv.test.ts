@@ -9,6 +9,7 @@ import { llamaConfig, randomModel } from '../../../bench/random-llama';
 import { createInProcessEngine } from '../../../src/engine';
 import { CompletionProcessorFactory } from '../../../src/engine/core/completion-processor';
 import { EngineCore } from '../../../src/engine/core/engine-core';
+import { normalizeKvTransferConfig } from '../../../src/engine/kv-transfer/kv-transfer-config';
 import { HybridKvCacheManager } from '../../../src/engine/core/hybrid-kv-cache';
 import { RELEASED } from '../../../src/engine/core/kv-cache-manager';
 import { planKvCache } from '../../../src/engine/core/kv-plan';
@@ -178,6 +179,14 @@ needs(NATIVE_ADDON).describe('sliding-window KV pool', () => {
       expect(peak(1)).toBeLessThan(peak(0));
       expect(got.held.at(-1)).toEqual([0, 0]);
       expect(got.usage).toBe(0);
+    });
+
+    it('refuses --kv-transfer-config: blocks of several pools are not moved between replicas', () => {
+      const kvTransfer = normalizeKvTransferConfig({ kv_connector: 'TcpConnector', kv_role: 'kv_both' }, ['TcpConnector'], {});
+      expect(() => new EngineCore(split, { ...coreConfig, kvTransfer }, processors(), { onStep: () => undefined })).toThrow(
+        '--kv-transfer-config: llama cannot transfer KV: its KV cache has several pools (sliding-window layers)',
+      );
+      expect(() => new EngineCore(single, { ...coreConfig, kvTransfer }, processors(), { onStep: () => undefined })).not.toThrow();
     });
 
     it('n > 1 completions share the prompt in both pools (each pool copies its partial block) and sample the same tokens', async () => {

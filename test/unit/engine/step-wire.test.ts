@@ -45,6 +45,15 @@ describe('step wire format', () => {
           numCachedTokens: 0,
           error: 'model step failed: boom',
         },
+        {
+          requestId: 'cmpl-3',
+          promptTokenIds: [],
+          promptLogprobs: null,
+          outputs: [{ index: 0, text: ' She', tokenIds: [9], cumulativeLogprob: null, logprobs: null, finishReason: 'length', stopReason: null }],
+          finished: true,
+          numCachedTokens: 0,
+          kvTransferParams: { do_remote_prefill: true, remote_block_ids: [4, 5], remote_port: 5600 },
+        },
       ],
       stats: { numRunning: 2, numWaiting: 1, numPaused: 0, numDeferred: 1, kvCacheUsage: 0.25, numBlocks: 64, blockSize: 16, runningLoraAdapters: ['sql', 'chat'], waitingLoraAdapters: ['chat'] },
       iteration: {
@@ -77,6 +86,8 @@ describe('step wire format', () => {
         grammarCacheHits: 2,
         grammarCacheMisses: 1,
         specDecoding: { numDrafts: 3, numDraftTokens: 10, numAcceptedTokens: 6, acceptedPerPosition: [3, 2, 1, 0] },
+        kvTransfer: { transferSeconds: [0.012], transferBytes: [40960], numFailedTransfers: 1, numExpired: 2 },
+        promptTokensBySource: { localCompute: 8, localCacheHit: 48, externalKvTransfer: 31 },
       },
     };
     const back = roundTrip(event);
@@ -84,6 +95,7 @@ describe('step wire format', () => {
     expect(back).toEqual(event);
     expect(sameKeys(back, event)).toBe(true);
     expect(back.outputs[1].error).toBe('model step failed: boom');
+    expect(back.outputs[2].kvTransferParams).toEqual({ do_remote_prefill: true, remote_block_ids: [4, 5], remote_port: 5600 });
   });
 
   it('keeps optional fields absent and pooled results as they are', () => {

@@ -66,7 +66,7 @@ export class ChatResponseDto extends ChatObjectDto implements Omit<ChatResponse,
   prompt_token_ids!: number[] | null;
   @ApiProperty({ type: 'string', nullable: true, required: false, description: 'With return_prompt_text: the rendered prompt.' })
   prompt_text?: string | null;
-  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: 'Echo of the request kv_transfer_params.' })
+  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: 'The params a decode replica pulls the KV of this prefill with (--kv-transfer-config and do_remote_decode); null otherwise.' })
   kv_transfer_params!: Record<string, unknown> | null;
 }
 

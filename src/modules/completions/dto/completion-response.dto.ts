@@ -47,7 +47,7 @@ export class CompletionResponseDto extends CompletionObjectDto implements Omit<C
   system_fingerprint!: null;
   @ApiProperty({ type: () => UsageDto, description: 'Token counts of the whole request.' })
   usage!: UsageDto;
-  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: 'Echo of the request kv_transfer_params.' })
+  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: 'The params a decode replica pulls the KV of this prefill with (--kv-transfer-config and do_remote_decode); null otherwise.' })
   kv_transfer_params!: Record<string, unknown> | null;
 }
 

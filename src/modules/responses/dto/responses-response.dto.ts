@@ -91,7 +91,7 @@ export class ResponsesResponseDto implements ResponseObject {
   input_messages?: ResponseObject['input_messages'];
   @ApiProperty({ required: false, nullable: true, type: 'array', items: { type: 'object', additionalProperties: true }, description: 'vLLM, with enable_response_messages: the output text and its token ids.' })
   output_messages?: ResponseObject['output_messages'];
-  @ApiPropertyOptional({ nullable: true, type: 'object', additionalProperties: true, description: 'Echoed kv_transfer_params.' })
+  @ApiPropertyOptional({ nullable: true, type: 'object', additionalProperties: true, description: 'The params a decode replica pulls the KV of this prefill with (--kv-transfer-config and do_remote_decode).' })
   kv_transfer_params?: Record<string, unknown> | null;
 }
 

@@ -109,7 +109,7 @@ export class GenerateResponseDto extends GenerateStreamResponseDto {
   @JsonListField({ description: 'Per prompt position {token_id: {logprob, rank, decoded_token}}, first null (sampling_params.prompt_logprobs).' })
   prompt_logprobs?: unknown[] | null;
 
-  @ObjectField({ description: 'Echo of the request kv_transfer_params.' })
+  @ObjectField({ description: 'The params a decode replica pulls the KV of this prefill with (--kv-transfer-config and do_remote_decode); null otherwise.' })
   kv_transfer_params?: Record<string, unknown> | null;
 
   @ObjectField({ description: 'Echo of the request ec_transfer_params.' })

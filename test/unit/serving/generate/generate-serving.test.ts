@@ -106,12 +106,12 @@ describe('GenerateServing: tokens mode', () => {
     });
   });
 
-  it('echoes kv_transfer_params and returns prompt token ids with return_token_ids', async () => {
+  it('passes kv_transfer_params to the engine, returns only what its KV connector set (vLLM: no echo), and prompt token ids with return_token_ids', async () => {
     const { service } = setup();
-    const res = await service.complete(
-      service.prepare(body({ kv_transfer_params: { do_remote_decode: true }, return_token_ids: true }), 'id'),
-    );
-    expect(res.kv_transfer_params).toEqual({ do_remote_decode: true });
+    const prepared = service.prepare(body({ kv_transfer_params: { do_remote_decode: true }, return_token_ids: true }), 'id');
+    expect(prepared.engineRequest.kvTransferParams).toEqual({ do_remote_decode: true });
+    const res = await service.complete(prepared);
+    expect(res.kv_transfer_params).toBeNull();
     expect(res.prompt_token_ids).toEqual([72, 105]);
   });
 
