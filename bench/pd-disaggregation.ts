@@ -5,12 +5,15 @@
 // both (the client's view of the decode replica's stream), then pulls `--transfers` prefills'
 // blocks directly with a TcpConnector: KV bytes per prompt token and transfer time per block (and
 // the decode replica's own transfer metrics under the load).
-// Both setups run on the same machine: the pair's two replicas share its cores.
+// Both setups run on the same machine: the pair's two replicas share its cores, or with
+// --split-cores each gets half of them (taskset, and as many forward-pass threads), as two
+// machines of half the size would.
 //
 //   npm run bench:pd -- [--shape 100m] [--concurrency 16] [--requests 32] [--prompt-len 700]
-//     [--max-tokens 64] [--transfers 8] [--kv-cache-dtype float16]
+//     [--max-tokens 64] [--transfers 8] [--kv-cache-dtype float16] [--split-cores]
 
 import { mkdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promptHashes } from '../src/engine/core/kv-transfer-agent';
 import { normalizeKvTransferConfig } from '../src/engine/kv-transfer/kv-transfer-config';
@@ -37,6 +40,7 @@ interface Args {
   maxTokens: number;
   transfers: number;
   kvCacheDtype: KvStorageDtype;
+  splitCores: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -55,13 +59,26 @@ function parseArgs(argv: string[]): Args {
     maxTokens: Number(get('--max-tokens', '64')),
     transfers: Number(get('--transfers', '8')),
     kvCacheDtype: get('--kv-cache-dtype', 'float16') as KvStorageDtype,
+    splitCores: argv.includes('--split-cores'),
   };
 }
 
-async function startReplica(args: Args, modelPath: string, label: string, extra: string[] = []): Promise<Server> {
+/** `cores`: the CPUs (e.g. "0-3") the replica is pinned to and threads over; absent: all of them. */
+async function startReplica(args: Args, modelPath: string, label: string, extra: string[] = [], cores?: string): Promise<Server> {
   const argv = [join(repoRoot, 'dist', 'src', 'main.js'), 'serve', modelPath, '--host', '127.0.0.1', '--port', '0', '--served-model-name', 'bench'];
   argv.push('--max-num-seqs', String(args.concurrency), '--max-model-len', String(args.promptLen + args.maxTokens + 64), '--kv-cache-dtype', args.kvCacheDtype, '--disable-log-stats', ...extra);
-  return { ...(await startServer(process.execPath, argv, repoRoot, label)), label };
+  if (!cores) return { ...(await startServer(process.execPath, argv, repoRoot, label)), label };
+  const env = { ...process.env, VLLM_CPU_OMP_THREADS_BIND: cores };
+  return { ...(await startServer('taskset', ['-c', cores, process.execPath, ...argv], repoRoot, label, undefined, env)), label };
+}
+
+/** Each half of the machine's CPUs as a list, for the prefill and the decode replica. */
+function halves(): [string, string] {
+  const n = availableParallelism();
+  if (n < 2) throw new Error('--split-cores needs at least 2 CPUs');
+  const half = Math.floor(n / 2);
+  const list = (from: number, to: number) => (from === to ? String(from) : `${from}-${to}`);
+  return [list(0, half - 1), list(half, n - 1)];
 }
 
 const KV_BOTH = JSON.stringify({ kv_connector: 'TcpConnector', kv_role: 'kv_both', kv_port: 0 });
@@ -128,13 +145,14 @@ async function main(): Promise<void> {
   const alone = await measure(single, files[0], args.maxTokens, args.concurrency, args.requests);
   await single.stop();
 
+  const [prefillCores, decodeCores] = args.splitCores ? halves() : [undefined, undefined];
   const [prefill, decode] = await Promise.all([
-    startReplica(args, modelPath, 'prefill', ['--kv-transfer-config', KV_BOTH]),
-    startReplica(args, modelPath, 'decode', ['--kv-transfer-config', KV_BOTH]),
+    startReplica(args, modelPath, 'prefill', ['--kv-transfer-config', KV_BOTH], prefillCores),
+    startReplica(args, modelPath, 'decode', ['--kv-transfer-config', KV_BOTH], decodeCores),
   ]);
   const proxy = await startPdProxy({ prefillUrl: prefill.baseUrl, decodeUrl: decode.baseUrl });
   try {
-    const paired = await measure({ ...decode, baseUrl: proxy.baseUrl, label: 'prefill + decode' }, files[1], args.maxTokens, args.concurrency, args.requests);
+    const paired = await measure({ ...decode, baseUrl: proxy.baseUrl, label: args.splitCores ? `prefill (CPUs ${prefillCores}) + decode (CPUs ${decodeCores})` : 'prefill + decode' }, files[1], args.maxTokens, args.concurrency, args.requests);
     const metrics = await (await fetch(`${decode.baseUrl}/metrics`)).text();
     const counter = (name: string) => Number(new RegExp(`^${name}\\{[^}]*\\} (\\S+)`, 'm').exec(metrics)?.[1] ?? NaN);
     const pulls = counter('vllm:nixl_xfer_time_seconds_count');
@@ -145,6 +163,8 @@ async function main(): Promise<void> {
     console.log(`\n${'setup'.padEnd(34)} ${'TTFT p50/p99 ms'.padStart(17)} ${'ITL p50/p99 ms'.padStart(15)} ${'out tok/s'.padStart(10)} ${'done'.padStart(5)} ${'fail'.padStart(5)}`);
     console.log(row('one replica', alone));
     console.log(row('prefill + decode (proxy)', paired));
+    const { prefillMs, decodeFirstBytesMs } = proxy.timings;
+    console.log(`  of its TTFT: the prefill replica's answer ${percentiles(prefillMs)} ms, then the decode replica's first bytes (pull + first step) ${percentiles(decodeFirstBytesMs)} ms (p50/p99)`);
     const promptTokens = counter('vllm:prompt_tokens_total');
     const cached = counter('vllm:prompt_tokens_cached_total');
     console.log(`\ndecode replica: ${fmt(cached, 0)} of ${fmt(promptTokens, 0)} prompt tokens pulled, not computed (${fmt((100 * cached) / promptTokens)}%)`);
@@ -155,6 +175,12 @@ async function main(): Promise<void> {
     await proxy.close();
     await Promise.all([prefill.stop(), decode.stop()]);
   }
+}
+
+function percentiles(values: number[]): string {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+  return `${fmt(at(0.5), 0)}/${fmt(at(0.99), 0)}`;
 }
 
 main().catch((err: unknown) => {

@@ -11,6 +11,8 @@ export interface PdProxy {
   baseUrl: string;
   /** The kv_transfer_params of the last prefill response. */
   lastParams: Record<string, unknown> | null;
+  /** Per request, ms from the client's request to the prefill's answer, and from there to the decode replica's first bytes. */
+  timings: { prefillMs: number[]; decodeFirstBytesMs: number[] };
   close(): Promise<void>;
 }
 
@@ -24,7 +26,7 @@ export interface PdProxyOptions {
 const PREFILL_PARAMS = { do_remote_decode: true, do_remote_prefill: false, remote_engine_id: null, remote_block_ids: null, remote_host: null, remote_port: null };
 
 export async function startPdProxy(options: PdProxyOptions): Promise<PdProxy> {
-  const proxy: PdProxy = { baseUrl: '', lastParams: null, close: () => Promise.resolve() };
+  const proxy: PdProxy = { baseUrl: '', lastParams: null, timings: { prefillMs: [], decodeFirstBytesMs: [] }, close: () => Promise.resolve() };
   const server: Server = createServer((req, res) => {
     route(req, res, options, proxy).catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });
@@ -43,6 +45,7 @@ export async function startPdProxy(options: PdProxyOptions): Promise<PdProxy> {
 async function route(req: IncomingMessage, res: ServerResponse, options: PdProxyOptions, proxy: PdProxy): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
+  const received = performance.now();
   const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
   const { stream_options: _dropped, ...rest } = body;
   const prefillBody: Record<string, unknown> = { ...rest, kv_transfer_params: PREFILL_PARAMS, max_tokens: 1, stream: false };
@@ -55,6 +58,8 @@ async function route(req: IncomingMessage, res: ServerResponse, options: PdProxy
     return;
   }
   proxy.lastParams = prefillJson.kv_transfer_params ?? null;
+  const prefilled = performance.now();
+  proxy.timings.prefillMs.push(prefilled - received);
   await options.beforeDecode?.();
   const abort = new AbortController();
   res.on('close', () => abort.abort());
@@ -64,7 +69,9 @@ async function route(req: IncomingMessage, res: ServerResponse, options: PdProxy
     res.end();
     return;
   }
-  Readable.fromWeb(decode.body).on('error', () => res.destroy()).pipe(res);
+  const stream = Readable.fromWeb(decode.body);
+  stream.once('data', () => proxy.timings.decodeFirstBytesMs.push(performance.now() - prefilled));
+  stream.on('error', () => res.destroy()).pipe(res);
 }
 
 function post(url: string, body: unknown, signal?: AbortSignal): Promise<Response> {

@@ -23,9 +23,9 @@ function stopper(child: ChildProcess): () => Promise<void> {
     });
 }
 
-export function startServer(command: string, args: string[], cwd: string, label: string, timeoutMs = 600_000): Promise<RunningServer> {
+export function startServer(command: string, args: string[], cwd: string, label: string, timeoutMs = 600_000, env: NodeJS.ProcessEnv = process.env): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
-    const child: ChildProcess = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child: ChildProcess = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let log = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');

@@ -336,6 +336,11 @@ export interface RunnerOptions {
    * of every layer. Only the segmented runner takes pools (kvPoolGroups says when).
    */
   kvPools?: readonly import('./runner/kv-pools').KvPool[];
+  /**
+   * K/V arrays on SharedArrayBuffers, so that another thread may read pinned blocks while a step
+   * runs (a KV-transfer producer's socket thread); only the segmented runner takes it.
+   */
+  sharedKvCache?: boolean;
   /** --enable-lora: build for up to maxLoras adapters of rank <= maxRank in one step (absent: no adapters). */
   lora?: { maxLoras: number; maxRank: number };
   /**
@@ -389,6 +394,8 @@ export interface KvBlockStore {
   blockBytes(pool?: number): number;
   readBlock(block: number, pool?: number): Buffer;
   writeBlock(block: number, bytes: Uint8Array, pool?: number): void;
+  /** Pool 0's arrays when they live in shared memory (another thread may read blocks from them), else null. */
+  sharedLayout?(): import('./runner/kv-cache').SharedKvLayout | null;
 }
 
 /** The LoRA adapters a runner holds (one copy each, shared by every sequence naming it). */

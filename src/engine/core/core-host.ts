@@ -124,6 +124,8 @@ export class EngineCoreHost implements EngineCommands {
       kvPools: poolsDifferFromOne(plan.pools) ? plan.pools : undefined,
       consumeWeights: ownsModel,
       lora: options.lora ? { maxLoras: options.lora.maxLoras, maxRank: options.lora.maxRank } : undefined,
+      // A producer's socket thread copies pinned blocks out itself, without waiting for a step to end.
+      sharedKvCache: options.kvTransfer ? isProducer(options.kvTransfer) : false,
     };
     const runner = await createRunner(model, runnerOptions);
     console.info(

@@ -186,6 +186,7 @@ function currentKvBlocks(runner: () => ModelRunner): KvBlockStore {
     blockBytes: (pool) => blocks().blockBytes(pool),
     readBlock: (block, pool) => blocks().readBlock(block, pool),
     writeBlock: (block, bytes, pool) => blocks().writeBlock(block, bytes, pool),
+    sharedLayout: () => blocks().sharedLayout?.() ?? null,
   };
 }
 

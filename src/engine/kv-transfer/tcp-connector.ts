@@ -2,19 +2,22 @@
 // the producer keeps a finished prefill's blocks pinned and listens; the consumer connects to the
 // remote_host:remote_port its kv_transfer_params name and pulls them (wire.ts). A transfer is
 // served once; unpulled ones expire after abort_request_timeout. The sockets live in a thread of
-// their own (tcp-transfer-thread.ts): here, beside the KV arrays, are only the offers, the checks
-// of a pull against its offer, and the copies of blocks in and out.
+// their own (tcp-transfer-thread.ts). When the KV arrays are in shared memory (a producer's
+// segmented runner), that thread also checks pulls, copies the pinned blocks out and expires
+// offers, so a pull never waits for a running step; otherwise the engine thread does, here.
 
 import type { Worker } from 'node:worker_threads';
 import { startWorkerThread } from '../worker/worker-thread';
 import { isProducer } from './kv-transfer-config';
 import type { KvConnector, KvConnectorContext, OfferedTransfer, PullJob } from './kv-connector';
 import type { FromTcpThread, TcpThreadData, ToTcpThread } from './tcp-thread-protocol';
-import { shapeMismatch, type PullRequest } from './wire';
+import { checkPull } from './pull-check';
+import type { PullRequest } from './wire';
 
 interface Offer {
   transfer: OfferedTransfer;
-  timer: NodeJS.Timeout;
+  /** The expiry timer of an offer served from here; null: the socket thread serves and expires it. */
+  timer: NodeJS.Timeout | null;
 }
 
 interface PendingPull {
@@ -45,6 +48,7 @@ export class TcpConnector implements KvConnector {
     const data: TcpThreadData = {
       listen: producer ? { host: this.host, port: this.port } : null,
       shape: context.shape,
+      engineId: context.config.engineId,
       blockBytes: context.blocks.blockBytes(),
       timeoutMs: context.config.transferTimeoutS * 1000,
     };
@@ -77,9 +81,16 @@ export class TcpConnector implements KvConnector {
   }
 
   offer(transfer: OfferedTransfer): Record<string, unknown> {
-    const timer = setTimeout(() => this.expire(transfer.requestId, 'expired'), this.context.config.abortRequestTimeoutS * 1000);
-    timer.unref();
-    this.offers.set(transfer.requestId, { transfer, timer });
+    const expireMs = this.context.config.abortRequestTimeoutS * 1000;
+    const layout = this.context.blocks.sharedLayout?.() ?? null;
+    if (layout) {
+      this.offers.set(transfer.requestId, { transfer, timer: null });
+      this.send({ type: 'offer', transfer, layout, expireMs });
+    } else {
+      const timer = setTimeout(() => this.expire(transfer.requestId, 'expired'), expireMs);
+      timer.unref();
+      this.offers.set(transfer.requestId, { transfer, timer });
+    }
     return {
       do_remote_prefill: true,
       do_remote_decode: false,
@@ -112,6 +123,8 @@ export class TcpConnector implements KvConnector {
   }
 
   withdrawAll(): void {
+    const shared = [...this.offers.values()].filter((offer) => offer.timer === null).map((offer) => offer.transfer.requestId);
+    if (shared.length > 0) this.send({ type: 'withdraw', requestIds: shared });
     for (const id of [...this.offers.keys()]) this.expire(id, 'withdrawn');
   }
 
@@ -123,6 +136,10 @@ export class TcpConnector implements KvConnector {
   }
 
   private onThreadMessage(message: Exclude<FromTcpThread, { type: 'listening' | 'listen-failed' }>): void {
+    if (message.type === 'released') {
+      this.expire(message.requestId, message.reason);
+      return;
+    }
     if (message.type === 'read') {
       const answer = this.answer(message.request);
       if ('error' in answer) this.send({ type: 'refuse', id: message.id, error: answer.error });
@@ -141,18 +158,11 @@ export class TcpConnector implements KvConnector {
 
   /** The blocks of a valid pull, copied out in one buffer (the offer is consumed and its blocks freed), or why not. */
   private answer(request: PullRequest): { buffer: ArrayBuffer; count: number } | { error: string } {
-    if (request?.type !== 'pull' || typeof request.transfer !== 'string') return { error: 'expected a pull request' };
-    if (request.engine_id !== this.context.config.engineId) return { error: `this is engine ${this.context.config.engineId}, not ${String(request.engine_id)}` };
-    const mismatch = shapeMismatch(this.context.shape, request.shape);
-    if (mismatch) return { error: `KV shape mismatch: ${mismatch}` };
-    const offer = this.offers.get(request.transfer);
-    if (!offer) return { error: `unknown or expired transfer ${request.transfer}` };
-    const { transfer } = offer;
-    const hashes = Array.isArray(request.hashes) ? request.hashes : [];
-    if (hashes.length !== transfer.hashes.length || hashes.some((h, i) => h !== transfer.hashes[i])) return { error: `the prompt's block hashes differ from transfer ${request.transfer}'s` };
-    const first = request.first_block;
-    if (!Number.isInteger(first) || first < 0 || first > transfer.blockIds.length) return { error: `first_block ${String(first)} out of range` };
-    const ids = transfer.blockIds.slice(first);
+    const offer = this.offers.get(request?.transfer);
+    // An offer in shared memory is the socket thread's to serve: one it no longer holds has expired.
+    const checked = checkPull(request, offer?.timer === null ? undefined : offer?.transfer, this.context.config.engineId, this.context.shape);
+    if ('error' in checked) return checked;
+    const ids = checked.blockIds;
     const size = this.context.blocks.blockBytes();
     const out = new Uint8Array(ids.length * size);
     ids.forEach((id, i) => out.set(this.context.blocks.readBlock(id), i * size));
@@ -172,7 +182,7 @@ export class TcpConnector implements KvConnector {
   private expire(requestId: string, reason: 'sent' | 'expired' | 'withdrawn'): void {
     const offer = this.offers.get(requestId);
     if (!offer) return;
-    clearTimeout(offer.timer);
+    if (offer.timer) clearTimeout(offer.timer);
     this.offers.delete(requestId);
     this.context.release(requestId, reason);
   }

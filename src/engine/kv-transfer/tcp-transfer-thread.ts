@@ -1,9 +1,14 @@
 // TcpConnector's socket thread: the producer's listening server and the consumer's pulls
-// (wire.ts). It holds no KV: a pull that arrives is handed to the engine thread, which checks it
-// and answers with the blocks' bytes; pulled bytes are checked here and handed back whole.
+// (wire.ts). A pull of an offer in shared memory is checked and served here, its blocks copied
+// straight out of the KV arrays (pinned: nothing writes them); any other pull is handed to the
+// engine thread, which checks it and answers with the blocks' bytes. Pulled bytes are checked
+// here and handed back whole.
 
 import * as net from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
+import type { SharedKvLayout } from '../../model/runner/kv-cache';
+import type { OfferedTransfer } from './kv-connector';
+import { checkPull } from './pull-check';
 import type { FromTcpThread, TcpThreadData, ToTcpThread } from './tcp-thread-protocol';
 import { decodeJson, encodeFrame, encodeJson, FRAME_BYTES, FrameSocket, sha256, shapeMismatch, type PullReply, type PullRequest } from './wire';
 
@@ -14,6 +19,19 @@ const sockets = new Set<net.Socket>();
 const reads = new Map<number, (answer: { buffer: ArrayBuffer; count: number } | { error: string }) => void>();
 let nextRead = 0;
 let server: net.Server | null = null;
+
+interface SharedOffer {
+  transfer: OfferedTransfer;
+  layout: SharedKvLayout;
+  timer: NodeJS.Timeout;
+}
+const sharedOffers = new Map<string, SharedOffer>();
+
+function dropOffer(requestId: string): void {
+  const offer = sharedOffers.get(requestId);
+  if (offer) clearTimeout(offer.timer);
+  sharedOffers.delete(requestId);
+}
 
 port.on('message', (message: ToTcpThread) => {
   switch (message.type) {
@@ -30,7 +48,20 @@ port.on('message', (message: ToTcpThread) => {
       answer?.(message.type === 'blocks' ? { buffer: message.buffer, count: message.count } : { error: message.error });
       break;
     }
+    case 'offer': {
+      const { transfer, layout, expireMs } = message;
+      const timer = setTimeout(() => {
+        sharedOffers.delete(transfer.requestId);
+        post({ type: 'released', requestId: transfer.requestId, reason: 'expired' });
+      }, expireMs);
+      sharedOffers.set(transfer.requestId, { transfer, layout, timer });
+      break;
+    }
+    case 'withdraw':
+      for (const requestId of message.requestIds) dropOffer(requestId);
+      break;
     case 'close':
+      for (const timer of [...sharedOffers.values()].map((offer) => offer.timer)) clearTimeout(timer);
       for (const socket of sockets) socket.destroy();
       server?.close();
       port.close();
@@ -80,18 +111,40 @@ async function pull(job: Extract<ToTcpThread, { type: 'pull' }>): Promise<{ buff
   }
 }
 
-/** Answers one pull with what the engine thread gives for it. */
+/** The blocks of a pull of a shared-memory offer, copied out (the offer is consumed), or why not. */
+function readShared(request: PullRequest, offer: SharedOffer): { buffer: ArrayBuffer; count: number } | { error: string } {
+  const checked = checkPull(request, offer.transfer, data.engineId, data.shape);
+  if ('error' in checked) return checked;
+  const { keys, values, spanBytes } = offer.layout;
+  const out = new Uint8Array(checked.blockIds.length * data.blockBytes);
+  let at = 0;
+  for (const block of checked.blockIds) {
+    for (let l = 0; l < keys.length; l++) {
+      out.set(keys[l].subarray(block * spanBytes, (block + 1) * spanBytes), at);
+      out.set(values[l].subarray(block * spanBytes, (block + 1) * spanBytes), at + spanBytes);
+      at += 2 * spanBytes;
+    }
+  }
+  dropOffer(offer.transfer.requestId);
+  post({ type: 'released', requestId: offer.transfer.requestId, reason: 'sent' });
+  return { buffer: out.buffer, count: checked.blockIds.length };
+}
+
+/** Answers one pull: from shared memory here, or with what the engine thread gives for it. */
 async function serve(socket: net.Socket): Promise<void> {
   sockets.add(socket);
   socket.on('close', () => sockets.delete(socket));
   const frames = new FrameSocket(socket);
   try {
     const request = decodeJson<PullRequest>(await frames.next(data.timeoutMs));
+    const shared = sharedOffers.get(request.transfer);
     const id = nextRead++;
-    const answer = await new Promise<{ buffer: ArrayBuffer; count: number } | { error: string }>((resolve) => {
-      reads.set(id, resolve);
-      post({ type: 'read', id, request });
-    });
+    const answer = shared
+      ? readShared(request, shared)
+      : await new Promise<{ buffer: ArrayBuffer; count: number } | { error: string }>((resolve) => {
+          reads.set(id, resolve);
+          post({ type: 'read', id, request });
+        });
     if ('error' in answer) {
       frames.send(encodeJson({ type: 'error', error: answer.error }));
     } else {

@@ -16,6 +16,17 @@ export function kvBytesPerBlock(config: ModelArchConfig, blockSize: number, dtyp
 
 export type KvArray = Float32Array | Uint16Array | Uint8Array;
 
+/**
+ * Pool 0's K/V arrays in shared memory, as bytes, for a thread that copies whole blocks out
+ * itself: block b of layer l is bytes [b * spanBytes, (b + 1) * spanBytes) of keys[l], then the
+ * same of values[l], layer after layer (readBlock's order).
+ */
+export interface SharedKvLayout {
+  keys: Uint8Array[];
+  values: Uint8Array[];
+  spanBytes: number;
+}
+
 export class PagedKvCache {
   readonly keys: KvArray[];
   readonly values: KvArray[];
@@ -34,6 +45,8 @@ export class PagedKvCache {
     readonly numBlocks: number,
     readonly dtype: KvStorageDtype = 'float32',
     pools?: readonly KvPool[],
+    /** Arrays on SharedArrayBuffers (sharedLayout). */
+    readonly shared = false,
   ) {
     if (!Number.isInteger(blockSize) || blockSize < 1) throw new Error(`blockSize must be a positive integer, got ${blockSize}`);
     this.pools = pools ?? singleKvGroup(config).map((group) => ({ ...group, numBlocks }));
@@ -46,7 +59,7 @@ export class PagedKvCache {
     if (this.poolOfLayer.includes(-1)) throw new Error('every layer needs a KV pool');
     this.rowSize = config.numKvHeads * config.headDim;
     this.numSlots = numBlocks * blockSize;
-    const alloc = (l: number) => KV_STORAGE[dtype].allocate(this.pools[this.poolOfLayer[l]].numBlocks * blockSize * this.rowSize);
+    const alloc = (l: number) => KV_STORAGE[dtype].allocate(this.pools[this.poolOfLayer[l]].numBlocks * blockSize * this.rowSize, shared);
     this.keys = Array.from({ length: config.numLayers }, (_, l) => alloc(l));
     this.values = Array.from({ length: config.numLayers }, (_, l) => alloc(l));
   }
@@ -110,6 +123,13 @@ export class PagedKvCache {
       new Uint8Array(arr.buffer, arr.byteOffset + start, length).set(bytes.subarray(at, at + length));
       at += length;
     });
+  }
+
+  /** Pool 0's arrays as bytes when they are shared and pool 0 holds every layer; else null. */
+  sharedLayout(): SharedKvLayout | null {
+    if (!this.shared || this.pools.length !== 1) return null;
+    const bytes = (arr: KvArray) => new Uint8Array(arr.buffer, arr.byteOffset, arr.byteLength);
+    return { keys: this.keys.map(bytes), values: this.values.map(bytes), spanBytes: this.blockSize * this.rowSize * KV_STORAGE[this.dtype].bytesPerElement };
   }
 
   /** The byte span of `block` in each of the pool's K and V arrays, in blockBytes order. */

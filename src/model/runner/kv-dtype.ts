@@ -26,19 +26,24 @@ export interface KvStorage {
   bytesPerElement: number;
   /** The element type code of the native kernel (0 float32, 1 IEEE half, 2 bfloat16, 3 E4M3FN, 4 E5M2). */
   nativeCode: number;
-  /** A cache array of `n` elements (8-bit floats as their bytes, 16-bit ones as their bits). */
-  allocate(n: number): Float32Array | Uint16Array | Uint8Array;
+  /** A cache array of `n` elements (8-bit floats as their bytes, 16-bit ones as their bits), in shared memory when `shared`. */
+  allocate(n: number, shared?: boolean): Float32Array | Uint16Array | Uint8Array;
+}
+
+/** Zeroed memory of `bytes` bytes, shareable with other threads when `shared`. */
+function backing(bytes: number, shared = false): ArrayBuffer | SharedArrayBuffer {
+  return shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
 }
 
 export const KV_STORAGE: Record<KvStorageDtype, KvStorage> = {
-  float32: { bytesPerElement: 4, nativeCode: 0, allocate: (n) => new Float32Array(n) },
-  float16: { bytesPerElement: 2, nativeCode: 1, allocate: (n) => new Uint16Array(n) },
-  bfloat16: { bytesPerElement: 2, nativeCode: 2, allocate: (n) => new Uint16Array(n) },
+  float32: { bytesPerElement: 4, nativeCode: 0, allocate: (n, shared) => new Float32Array(backing(n * 4, shared)) },
+  float16: { bytesPerElement: 2, nativeCode: 1, allocate: (n, shared) => new Uint16Array(backing(n * 2, shared)) },
+  bfloat16: { bytesPerElement: 2, nativeCode: 2, allocate: (n, shared) => new Uint16Array(backing(n * 2, shared)) },
   // OCP 8-bit floats, as vLLM's fp8 caches with their default per-layer scales of 1.0 (no
   // checkpoint scales are read): values are rounded to nearest even when written, magnitudes
   // past the largest finite (448 / 57344) saturate to it, NaN stays NaN (__NV_SATFINITE).
-  fp8_e4m3: { bytesPerElement: 1, nativeCode: 3, allocate: (n) => new Uint8Array(n) },
-  fp8_e5m2: { bytesPerElement: 1, nativeCode: 4, allocate: (n) => new Uint8Array(n) },
+  fp8_e4m3: { bytesPerElement: 1, nativeCode: 3, allocate: (n, shared) => new Uint8Array(backing(n, shared)) },
+  fp8_e5m2: { bytesPerElement: 1, nativeCode: 4, allocate: (n, shared) => new Uint8Array(backing(n, shared)) },
 };
 
 export const isKvStorageDtype = (text: string): text is KvStorageDtype => Object.hasOwn(KV_STORAGE, text);

@@ -56,7 +56,7 @@ export async function createSegmentedRunner(model: LoadedModel, opts: SegmentedR
   });
   // The embedding table is still read per step: every other tensor a backend copies may go.
   weights.consume(opts.consumeWeights ? decoder.embeddingName : null);
-  const cache = new PagedKvCache(config, opts.blockSize, opts.numBlocks, opts.kvCacheDtype ?? 'float32', checkedPools(config, opts.kvPools));
+  const cache = new PagedKvCache(config, opts.blockSize, opts.numBlocks, opts.kvCacheDtype ?? 'float32', checkedPools(config, opts.kvPools), opts.sharedKvCache);
   const backend = await choice.create({ config, weights, native, decoder, device: opts.device, intraOpThreads: opts.intraOpThreads, lora: opts.lora });
   const embedding = new EmbeddingRows(model.weights, decoder.embeddingName, config, opts.embeddingFileMinBytes);
   // Rows read from the model file: the loaded table is not needed either (embedding-rows.ts).

@@ -1,16 +1,26 @@
 // TcpConnector over real sockets on 127.0.0.1, with in-memory block stores: a pull returns the
 // producer's bytes once; every check (transfer, engine, hashes, shape, length, checksum,
-// connection loss, expiry) fails the pull or the offer as it should.
+// connection loss, expiry) fails the pull or the offer as it should. A producer whose KV cache is
+// in shared memory is served by its socket thread alone (the engine thread never copies a block).
 
 import * as net from 'node:net';
 import { TcpConnector } from '../../../../src/engine/kv-transfer/tcp-connector';
+import { waitFor } from '../../../helpers/wait';
 import type { KvConnectorContext, PullJob } from '../../../../src/engine/kv-transfer/kv-connector';
 import { normalizeKvTransferConfig } from '../../../../src/engine/kv-transfer/kv-transfer-config';
 import { encodeFrame, encodeJson, FRAME_BYTES, FrameReader, FRAME_JSON, MAX_FRAME_BYTES, sha256, type KvShape } from '../../../../src/engine/kv-transfer/wire';
-import type { KvBlockStore } from '../../../../src/model/types';
+import { PagedKvCache } from '../../../../src/model/runner/kv-cache';
+import type { KvBlockStore, ModelArchConfig } from '../../../../src/model/types';
 
-const BLOCK_BYTES = 64;
 const SHAPE: KvShape = { num_layers: 2, num_kv_heads: 1, head_dim: 4, block_size: 4, kv_dtype: 'float32', pools: [{ layers: 2, window: 0 }] };
+/** K and V of 2 layers x 4 tokens x 4 float32 values. */
+const BLOCK_BYTES = 2 * 2 * 4 * 4 * 4;
+
+/** The runner's own cache, in shared memory, with SHAPE's layout. */
+function sharedCache(): PagedKvCache {
+  const config = { numLayers: SHAPE.num_layers, numKvHeads: SHAPE.num_kv_heads, headDim: SHAPE.head_dim } as ModelArchConfig;
+  return new PagedKvCache(config, SHAPE.block_size, 16, 'float32', undefined, true);
+}
 
 class MemoryBlocks implements KvBlockStore {
   readonly dtype = 'float32';
@@ -26,8 +36,8 @@ class MemoryBlocks implements KvBlockStore {
   }
 }
 
-function connector(extra: { shape?: KvShape; timeout?: number; engineId?: string } = {}) {
-  const blocks = new MemoryBlocks();
+function connector(extra: { shape?: KvShape; timeout?: number; engineId?: string; shared?: boolean } = {}) {
+  const blocks: KvBlockStore = extra.shared ? sharedCache() : new MemoryBlocks();
   const released: string[] = [];
   const config = normalizeKvTransferConfig(
     { kv_connector: 'TcpConnector', kv_role: 'kv_both', kv_port: 0, engine_id: extra.engineId ?? 'producer', kv_connector_extra_config: { abort_request_timeout: extra.timeout ?? 60, transfer_timeout: 2 } },
@@ -38,8 +48,8 @@ function connector(extra: { shape?: KvShape; timeout?: number; engineId?: string
   return { connector: new TcpConnector(context), blocks, released };
 }
 
-function fill(blocks: MemoryBlocks, ids: number[]): void {
-  for (const id of ids) blocks.data.set(id, Buffer.alloc(BLOCK_BYTES, id + 1));
+function fill(blocks: KvBlockStore, ids: number[]): void {
+  for (const id of ids) blocks.writeBlock(id, Buffer.alloc(BLOCK_BYTES, id + 1));
 }
 
 function jobFor(params: Record<string, unknown>, hashes = ['h0', 'h1', 'h2'], firstBlock = 0): PullJob {
@@ -86,22 +96,32 @@ describe('TcpConnector', () => {
     return made;
   };
 
+  describe.each([
+    ['copied out by the engine thread', false],
+    ['copied out of shared memory by the socket thread', true],
+  ])('offers %s', (_how, shared) => {
   it('serves an offered transfer once, from the requested block on, and releases it', async () => {
-    const producer = await started();
+    const producer = await started({ shared });
     const consumer = await started({ engineId: 'consumer' });
     fill(producer.blocks, [7, 3, 9]);
+    const reads = jest.spyOn(producer.blocks, 'readBlock');
     const params = producer.connector.offer({ requestId: 'req-1', blockIds: [7, 3, 9], hashes: ['h0', 'h1', 'h2'] });
     expect(params).toMatchObject({ do_remote_prefill: true, do_remote_decode: false, remote_block_ids: [7, 3, 9], remote_engine_id: 'producer', remote_request_id: 'req-1', remote_host: '127.0.0.1', tp_size: 1 });
     expect(producer.connector.numOffered).toBe(1);
     const blocks = await consumer.connector.pull(jobFor(params, ['h0', 'h1', 'h2'], 1));
-    expect(blocks.map((b) => b[0])).toEqual([4, 10]);
+    expect(blocks.map((b) => [b[0], b[BLOCK_BYTES - 1], b.length])).toEqual([
+      [4, 4, BLOCK_BYTES],
+      [10, 10, BLOCK_BYTES],
+    ]);
+    expect(reads).toHaveBeenCalledTimes(shared ? 0 : 2);
+    await waitFor(() => producer.released.length > 0, 5000, 'the release');
     expect(producer.released).toEqual(['req-1']);
     expect(producer.connector.numOffered).toBe(0);
     await expect(consumer.connector.pull(jobFor(params))).rejects.toThrow('unknown or expired transfer req-1');
   });
 
   it('refuses a pull whose prompt hashes, engine id or KV shape differ, keeping the offer', async () => {
-    const producer = await started();
+    const producer = await started({ shared });
     const other = await started({ engineId: 'consumer', shape: { ...SHAPE, head_dim: 8 } });
     const consumer = await started({ engineId: 'consumer' });
     const params = producer.connector.offer({ requestId: 'req-2', blockIds: [1, 2, 3], hashes: ['h0', 'h1', 'h2'] });
@@ -113,11 +133,23 @@ describe('TcpConnector', () => {
   });
 
   it('releases an offer nobody pulls after abort_request_timeout', async () => {
-    const producer = await started({ timeout: 0.2 });
-    producer.connector.offer({ requestId: 'req-3', blockIds: [1], hashes: ['h0'] });
+    const producer = await started({ timeout: 0.2, shared });
+    const consumer = await started({ engineId: 'consumer' });
+    const params = producer.connector.offer({ requestId: 'req-3', blockIds: [1], hashes: ['h0'] });
     await new Promise((r) => setTimeout(r, 400));
     expect(producer.released).toEqual(['req-3']);
     expect(producer.connector.numOffered).toBe(0);
+    await expect(consumer.connector.pull(jobFor(params, ['h0']))).rejects.toThrow('unknown or expired transfer req-3');
+  });
+
+  it('refuses a pull of a withdrawn offer (its KV went with the runner) and releases it at once', async () => {
+    const producer = await started({ shared });
+    const consumer = await started({ engineId: 'consumer' });
+    const params = producer.connector.offer({ requestId: 'req-4', blockIds: [2], hashes: ['h0'] });
+    producer.connector.withdrawAll();
+    expect(producer.released).toEqual(['req-4']);
+    await expect(consumer.connector.pull(jobFor(params, ['h0']))).rejects.toThrow('unknown or expired transfer req-4');
+  });
   });
 
   it('fails a pull when the producer is unreachable', async () => {
@@ -159,7 +191,7 @@ describe('TcpConnector', () => {
     it('rejects a block of the wrong length and a reply of another shape', async () => {
       const consumer = await started({ engineId: 'consumer' });
       const short = await fakeProducer((p) => [...header(p.subarray(8)), ...encodeFrame(FRAME_BYTES, p.subarray(8))]);
-      await expect(consumer.connector.pull(jobFor(short, ['h0']))).rejects.toThrow('a block holds 64');
+      await expect(consumer.connector.pull(jobFor(short, ['h0']))).rejects.toThrow(`a block holds ${BLOCK_BYTES}`);
       const shaped = await fakeProducer((p) => [...header(p, sha256(p), { ...SHAPE, kv_dtype: 'float16' }), ...encodeFrame(FRAME_BYTES, p)]);
       await expect(consumer.connector.pull(jobFor(shaped, ['h0']))).rejects.toThrow('KV shape mismatch: kv_dtype float16 != float32');
     });
