@@ -44,6 +44,8 @@ import { knownKvConnectors } from '../engine/kv-transfer/connectors';
 import { isTrustedProxyEntry } from './trusted-proxies';
 import { parseByteSize, parseFraction, parseHumanInt, parseInteger, parseJsonObject, parsePositiveNumber, parseStringList } from './units';
 import { countCpuList, LOGGING_LEVELS, positiveNumberEnv, truthy } from './env-values';
+import { parseLimitMmPerPrompt, parseMediaIoKwargs, type MediaIoKwargs, type MmLimits } from './multimodal-config';
+import { DEFAULT_MAX_IMAGE_FILESIZE_MB, DEFAULT_MAX_IMAGE_PIXELS, isDirectory } from './media-limits';
 
 export const FLAGS = {
   /** GGUF file or Hugging Face directory; null = the built-in dummy model. */
@@ -488,6 +490,73 @@ export const FLAGS = {
     cli: [{ flags: '--max-audio-duration-s <seconds>', description: '(ortllm) Longest recording /v1/audio/* accept; longer ones get 400, from the header when it declares the length, else as soon as decoding passes it', parse: parsePositiveNumber, defaultText: '7200' }],
     valid: (v) => Number.isFinite(v) && v > 0,
     invalid: '--max-audio-duration-s must be a positive number of seconds',
+  }),
+  /** --allowed-local-media-path: file:// media URLs may name files under this directory; null = none. */
+  allowedLocalMediaPath: frontendFlag<string | null>({
+    default: null,
+    cli: [{ flags: '--allowed-local-media-path <path>', description: 'file:// image URLs may read files inside this directory (symlinks resolved; outside it is a 400)', defaultText: 'none (file:// refused)' }],
+    valid: (v) => v === null || isDirectory(v),
+    invalid: (v) => `Invalid \`--allowed-local-media-path\`: The path ${v} does not exist or is not a directory.`,
+  }),
+  /** --allowed-media-domains: the hosts http(s) media URLs (and their redirects) may name. */
+  allowedMediaDomains: frontendFlag<string[]>({
+    default: [],
+    cli: [{ flags: '--allowed-media-domains <domains...>', description: 'Hosts http(s) image URLs may be fetched from, every redirect hop included (ortllm: none by default, so no URL is fetched; vLLM: any)', defaultText: 'none' }],
+    valid: (v) => v.every((d) => d.length > 0),
+    invalid: '--allowed-media-domains must not be empty',
+  }),
+  /** --limit-mm-per-prompt: items of each modality one prompt may carry (999 each when absent, as vLLM). */
+  limitMmPerPrompt: frontendFlag<MmLimits>({
+    default: {},
+    cli: [{ flags: '--limit-mm-per-prompt <json>', description: 'Most items of each modality in one prompt, e.g. {"image": 2} or {"image": {"count": 2, "width": 512, "height": 512}}', parse: parseLimitMmPerPrompt, defaultText: '999 per modality' }],
+  }),
+  /** --media-io-kwargs: keyword arguments of each modality's loader; requests' media_io_kwargs go over them. */
+  mediaIoKwargs: frontendFlag<MediaIoKwargs>({
+    default: {},
+    cli: [{ flags: '--media-io-kwargs <json>', description: 'Image loading options keyed by modality: {"image": {"rgba_background_color": [r, g, b]}} (transparent pixels of RGBA images are laid on it; white by default); a request\'s media_io_kwargs goes over it', parse: parseMediaIoKwargs, defaultText: 'none' }],
+  }),
+  /** --mm-processor-kwargs: overrides of the model's image processor; requests' mm_processor_kwargs go over them. */
+  mmProcessorKwargs: frontendFlag<Record<string, unknown> | null>({
+    default: null,
+    cli: [{ flags: '--mm-processor-kwargs <json>', description: 'JSON object of overrides for the model\'s multimodal processor (e.g. {"max_pixels": 1003520}); a request\'s mm_processor_kwargs goes over it', parse: parseJsonObject }],
+  }),
+  /** Largest image (encoded bytes) a data URL, file or download may hold. */
+  maxImageFilesizeMb: frontendFlag<number>({
+    default: DEFAULT_MAX_IMAGE_FILESIZE_MB,
+    cli: [{ flags: '--max-image-filesize-mb <mb>', description: '(ortllm) Largest encoded image (data URL, file or download) in MiB; larger is a 400', parse: parsePositiveNumber, defaultText: String(DEFAULT_MAX_IMAGE_FILESIZE_MB) }],
+    valid: (v) => Number.isFinite(v) && v > 0,
+    invalid: '--max-image-filesize-mb must be a positive number of MiB',
+  }),
+  /** Most pixels a decoded image may have: a decompression bomb is a 400, not an out-of-memory. */
+  maxImagePixels: frontendFlag<number>({
+    default: DEFAULT_MAX_IMAGE_PIXELS,
+    cli: [{ flags: '--max-image-pixels <n>', description: "(ortllm) Most pixels (width x height) an image may declare; more is a 400 before decoding (PIL's MAX_IMAGE_PIXELS)", parse: positiveInt, defaultText: String(DEFAULT_MAX_IMAGE_PIXELS) }],
+    valid: (v) => Number.isInteger(v) && v > 0,
+    invalid: '--max-image-pixels must be a positive integer',
+  }),
+  /** VLLM_IMAGE_FETCH_TIMEOUT: seconds an http(s) image download may take. */
+  imageFetchTimeoutSeconds: frontendFlag<number>({
+    default: 5,
+    valid: (v) => v > 0,
+    invalid: 'VLLM_IMAGE_FETCH_TIMEOUT must be > 0',
+    env: {
+      name: 'VLLM_IMAGE_FETCH_TIMEOUT',
+      meaning: 'Seconds an http(s) image download may take, redirects included (default 5)',
+      read: (v) => positiveNumberEnv('VLLM_IMAGE_FETCH_TIMEOUT', v),
+    },
+  }),
+  /** VLLM_MEDIA_URL_ALLOW_REDIRECTS: whether media downloads follow redirects (each hop's host checked). */
+  mediaUrlAllowRedirects: frontendFlag<boolean>({
+    default: true,
+    env: {
+      name: 'VLLM_MEDIA_URL_ALLOW_REDIRECTS',
+      meaning: '0 refuses redirects of media downloads; otherwise they are followed when each hop\'s host is in --allowed-media-domains (default 1)',
+      read: (v) => {
+        // vLLM reads it as bool(int(value)).
+        if (!/^\s*[+-]?\d+\s*$/.test(v)) throw new Error(`VLLM_MEDIA_URL_ALLOW_REDIRECTS must be 0 or 1, got '${v}'`);
+        return Number(v) !== 0;
+      },
+    },
   }),
   /** ortllm: where stored responses live: 'memory' (in-process LRU) or redis://host:port/db. */
   responsesStore: responsesFlag<string>({

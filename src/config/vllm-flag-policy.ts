@@ -38,7 +38,7 @@ const oneOf = (...values: string[]) => (v: unknown): boolean => values.includes(
 
 const ONE_REPLICA = 'one ortllm process serves one model replica on one device';
 const SCALE_OUT = 'run more replicas behind a load balancer (Helm: replicaCount or autoscaling)';
-const NO_MULTIMODAL = 'ortllm serves text-only models; there is no media input or encoder to configure';
+const NO_MULTIMODAL = 'no model served here has a vision or audio encoder yet: there is no encoder, processor cache or embedding input to configure';
 const NO_CUDA_GRAPHS = 'there are no CUDA graphs or torch.compile here: onnxruntime optimizes the graph once at start-up';
 const NO_MOE = 'ortllm runs no mixture-of-experts models and no multi-GPU communication';
 const NO_PYTHON = 'ortllm is not Python: it cannot import Python classes or plugins';
@@ -73,8 +73,6 @@ export const VLLM_FLAG_POLICY: VllmFlagPolicy[] = [
   // Model
   noEffect('--trust-remote-code', 'no Python model code is ever run: the supported architectures are built in'),
   refused('--hf-config-path <path>', 'config.json is read from the model directory', 'put config.json into the model directory'),
-  noEffect('--allowed-local-media-path <path>', NO_MULTIMODAL),
-  noEffect('--allowed-media-domains <domains...>', NO_MULTIMODAL),
   noEffect('--revision <rev>', LOCAL_FILES),
   noEffect('--code-revision <rev>', LOCAL_FILES),
   noEffect('--tokenizer-revision <rev>', LOCAL_FILES),
@@ -152,10 +150,7 @@ export const VLLM_FLAG_POLICY: VllmFlagPolicy[] = [
   refused('--kv-offloading-size <gib>', 'the KV cache is not offloaded', 'size it with --kv-cache-memory-bytes'),
   refused('--kv-offloading-backend <backend>', 'the KV cache is not offloaded', 'size it with --kv-cache-memory-bytes'),
   // Multimodal
-  noEffect('--limit-mm-per-prompt <json>', NO_MULTIMODAL),
   noEffect('--enable-mm-embeds', NO_MULTIMODAL),
-  noEffect('--media-io-kwargs <json>', NO_MULTIMODAL),
-  noEffect('--mm-processor-kwargs <json>', NO_MULTIMODAL),
   noEffect('--mm-processor-cache-gb <gib>', NO_MULTIMODAL),
   noEffect('--disable-mm-preprocessor-cache', NO_MULTIMODAL),
   noEffect('--mm-processor-cache-type <type>', NO_MULTIMODAL),

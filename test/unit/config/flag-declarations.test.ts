@@ -26,7 +26,8 @@ const BAD_VALUES: Record<string, unknown> = {
   logStatsIntervalSeconds: 0, sslCertReqs: 3, maxLogLen: -1, overrideGenerationConfig: [], runner: 'x', convert: 'x', responsesStore: 'x',
   responsesStoreTtlSeconds: -1, responsesStoreMaxBytes: 0, forwardedAllowIps: ['zz'], responsesStoreTimeoutSeconds: 0,
   responsesChainMaxDepth: 0, responsesChainMaxBytes: 0, maxLoras: 0, maxLoraRank: 24, loraDtype: 'x',
-  loraModules: [{ name: 'a', path: '/a' }, { name: 'a', path: '/b' }],
+  loraModules: [{ name: 'a', path: '/a' }, { name: 'a', path: '/b' }], allowedLocalMediaPath: '/nonexistent-ortllm-media',
+  allowedMediaDomains: [''], maxImageFilesizeMb: 0, maxImagePixels: 0, imageFetchTimeoutSeconds: 0,
 };
 
 function errorOf(input: Partial<ServerConfig>, env: NodeJS.ProcessEnv = {}): string {
