@@ -101,6 +101,22 @@ export interface EngineRequest {
   lora?: LoraRequest | null;
   /** The request's kv_transfer_params (prefill/decode disaggregation with --kv-transfer-config). */
   kvTransferParams?: Record<string, unknown> | null;
+  /** Images of a vision-language prompt, in prompt order (no engine path reads them yet). */
+  multiModal?: MultiModalInput | null;
+}
+
+/** One decoded image: 8-bit RGB, row-major, `width * height * 3` bytes. */
+export interface DecodedImage {
+  width: number;
+  height: number;
+  rgb: Uint8Array;
+}
+
+/** What a multimodal prompt carries besides its tokens: the images and the processor's overrides. */
+export interface MultiModalInput {
+  images: DecodedImage[];
+  /** --mm-processor-kwargs merged with the request's mm_processor_kwargs (request wins). */
+  processorKwargs: Record<string, unknown>;
 }
 
 /** vLLM's LoRARequest: an adapter by served name, the engine's int id for it (> 0), and where its files are. */
