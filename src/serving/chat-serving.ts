@@ -12,6 +12,7 @@ import type { PreparedPrompt } from './completion-prompts';
 import { ChunkTemplate, plainChatChoiceJson } from './chunk-template';
 import { drainAll, foldOutput, generateFor, type PromptResult } from './engine-stream';
 import { buildEngineRequests, ensureRoomFor } from './engine-requests';
+import type { MediaPartSink, MultiModalItems } from './media/multimodal-items';
 import { createdNow } from './ids';
 import { chatLogprobEntries, chatLogprobEntriesTakingTurns, formatPromptLogprobs, type ChatLogprobs } from './logprobs';
 import { OpenAIServing } from './openai-serving';
@@ -46,6 +47,8 @@ export interface ChatRequestBody extends SamplingRequestFields, RequestExtras {
   parallel_tool_calls?: boolean | null;
   reasoning_effort?: string | null;
   include_reasoning?: boolean | null;
+  media_io_kwargs?: unknown;
+  mm_processor_kwargs?: unknown;
   [key: string]: unknown;
 }
 
@@ -128,7 +131,15 @@ export class ChatServing extends OpenAIServing {
     }
     const logprobs = resolveChatLogprobs(body);
     const tools = resolveRequestTools(body, this.opts);
-    const conversations = batch ? await splitConversations(body.messages) : [await prepareChatMessagesTakingTurns(body.messages)];
+    const mediaItems: Array<MultiModalItems | undefined> = [];
+    // One tracker per conversation: --limit-mm-per-prompt counts each prompt's items.
+    const nextMediaItems = (): MultiModalItems | undefined => {
+      const items = this.multiModalItems(body);
+      mediaItems.push(items);
+      return items;
+    };
+    const conversations = batch ? await splitConversations(body.messages, nextMediaItems) : [await prepareChatMessagesTakingTurns(body.messages, 'messages', nextMediaItems())];
+    const multiModal = await Promise.all(mediaItems.map((items) => (items ? items.resolve() : Promise.resolve(null))));
     const engine = this.engine;
     const renderOptions: ChatRenderOptions = {
       addGenerationPrompt: body.add_generation_prompt ?? true,
@@ -168,6 +179,9 @@ export class ChatServing extends OpenAIServing {
     );
     const id = this.newResponseId('chatcmpl', idBase);
     const engineRequests = buildEngineRequests(prompts, params, body, (i) => (batch ? `${id}_${i}` : id), lora);
+    engineRequests.forEach((request, i) => {
+      if (multiModal[i]) request.multiModal = multiModal[i];
+    });
     const outputRules = outputRulesOf(body, tools.choice);
     const prep: PreparedChat = { id, model, created: createdNow(), conversations, prompts, params, engineRequests, body, tools, renderOptions, outputRules };
     engineRequests.forEach((request, i) => this.constrainAfterReasoning(request, this.choiceParsing(prep, i), outputRules.includeReasoning));
@@ -370,11 +384,11 @@ function resolveChatLogprobs(body: Pick<ChatRequestBody, 'logprobs' | 'top_logpr
   return body.logprobs ? (top ?? 0) : null;
 }
 
-async function splitConversations(messages: unknown): Promise<ChatMessage[][]> {
+async function splitConversations(messages: unknown, mediaItems: () => MediaPartSink | undefined): Promise<ChatMessage[][]> {
   if (!Array.isArray(messages) || messages.length === 0 || !messages.every((m) => Array.isArray(m))) {
     throw new RequestValidationError('messages must be a non-empty list of conversations (lists of messages).', 'messages');
   }
   const conversations: ChatMessage[][] = [];
-  for (const conversation of messages) conversations.push(await prepareChatMessagesTakingTurns(conversation));
+  for (const conversation of messages) conversations.push(await prepareChatMessagesTakingTurns(conversation, 'messages', mediaItems()));
   return conversations;
 }

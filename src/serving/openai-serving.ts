@@ -9,6 +9,7 @@ import {
 } from './chat-output';
 import { responseId, type ResponseIdPrefix } from './ids';
 import { tokenNamer, type TokenNamer } from './logprobs';
+import { MultiModalItems, type MediaRequestFields } from './media/multimodal-items';
 import { resolveMaxTokens, type MaxTokensInput } from './max-tokens';
 import type { SamplingContext } from './sampling-params';
 import type { ResolvedModel } from './lora/served-models';
@@ -47,6 +48,11 @@ export abstract class OpenAIServing {
   protected checkCommonFields(body: RequestExtras & Record<string, unknown>, checks: CommonRequestChecks): void {
     rejectUnsupportedFields(body, checks.unsupported);
     checkRequestExtras(body, this.opts, checks.allowListXargs);
+  }
+
+  /** A fresh tracker of one prompt's media parts; none where the server was built without media options (image parts are then refused). */
+  protected multiModalItems(body: MediaRequestFields): MultiModalItems | undefined {
+    return this.opts.media ? new MultiModalItems(this.opts.media, body) : undefined;
   }
 
   /** The response id from the request's id base (requestIdBase: X-Request-Id, request_id, random): `cmpl-…`, `chatcmpl-…`, `resp_…`. */

@@ -7,6 +7,7 @@ import { RequestValidationError } from '../engine/errors';
 import { outputParserFactories, type OutputParserFactories } from './chat-output';
 import type { ToolServingOptions } from './tool-choice';
 import { ServedModels, type ResolvedModel } from './lora/served-models';
+import { mediaOptionsFrom, TEXT_ONLY, type MediaOptions } from './media/media-options';
 
 export interface ServingOptions extends ToolServingOptions {
   /** --served-model-name: the first is reported in responses; any is accepted. */
@@ -26,6 +27,8 @@ export interface ServingOptions extends ToolServingOptions {
   defaultChatTemplateKwargs?: Record<string, unknown> | null;
   /** The server's model names and loaded LoRA adapters (absent: the served names only). */
   models?: ServedModels;
+  /** Image inputs: sources, limits and what the model takes (absent: image parts are refused). */
+  media?: MediaOptions;
 }
 
 export function servingOptionsFrom(config: ServerConfig, models?: ServedModels): ServingOptions {
@@ -46,6 +49,8 @@ export function servingOptionsFrom(config: ServerConfig, models?: ServedModels):
     parsers: outputParserFactories(config),
     schedulingPolicy: config.schedulingPolicy,
     defaultChatTemplateKwargs: config.defaultChatTemplateKwargs,
+    // No architecture here has a vision tower yet: every model is text-only to the media checks.
+    media: mediaOptionsFrom(config, TEXT_ONLY),
   };
 }
 

@@ -195,7 +195,6 @@ onModel.describe('POST /v1/chat/completions', () => {
 
   describe('unsupported and invalid input', () => {
     const cases: Array<[string, Record<string, unknown>, string]> = [
-      ['image parts', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'http://x/y.png' } }] }] }, 'messages'],
       ['audio parts', { messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AA', format: 'wav' } }] }] }, 'messages'],
       ['tools without --enable-auto-tool-choice ("auto" is the default)', { tools: [{ type: 'function', function: { name: 'f', parameters: {} } }] }, 'tool_choice'],
       ['an empty tools list', { tools: [], tool_choice: 'none' }, 'tools'],

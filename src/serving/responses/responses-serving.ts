@@ -6,7 +6,7 @@
 // non-streaming answer is its last event's response.
 
 import { RequestValidationError } from '../../engine/errors';
-import { OUTPUT_KIND, type EngineClient, type SamplingParams } from '../../engine/types';
+import { OUTPUT_KIND, type EngineClient, type MultiModalInput, type SamplingParams } from '../../engine/types';
 import { deltaFields, outputRulesOf, type ChoiceOutputRules } from '../chat-message';
 import { prepareChatMessagesTakingTurns } from '../chat-messages';
 import type { ChatOutputParser, ChoiceParsing } from '../chat-output';
@@ -108,9 +108,10 @@ export class ResponsesServing extends OpenAIServing {
     this.engine.ensureCapacity(1);
     // reasoning.effort reaches the template as chat's reasoning_effort does (enable_thinking too).
     const chatTemplateKwargs = requestTemplateKwargs(this.opts, { chat_template_kwargs: body.chat_template_kwargs, reasoning_effort: body.reasoning?.effort });
-    const prompt = await this.render(body, conversation, inputItems, tools, chatTemplateKwargs);
+    const { prompt, multiModal } = await this.render(body, conversation, inputItems, tools, chatTemplateKwargs);
     const params = this.samplingParams(body, prompt, tools);
     const [engineRequest] = buildEngineRequests([prompt], [params], body, () => id, lora);
+    if (multiModal) engineRequest.multiModal = multiModal;
     const parsing: ChoiceParsing = { choice: tools.choice, functions: tools.functions, chatTemplateKwargs, promptText: prompt.text };
     // Responses have no include_reasoning: the thinking is always an output item.
     const outputRules = outputRulesOf({ parallel_tool_calls: body.parallel_tool_calls }, tools.choice);
@@ -161,12 +162,16 @@ export class ResponsesServing extends OpenAIServing {
     inputItems: InputItem[],
     tools: RequestTools,
     chatTemplateKwargs: Record<string, unknown>,
-  ): Promise<PreparedPrompt> {
+  ): Promise<{ prompt: PreparedPrompt; multiModal: MultiModalInput | null }> {
     const messages = body.instructions ? [{ role: 'system', content: body.instructions }, ...conversation] : conversation;
     const continueFinal = continuesFinalMessage(inputItems);
     const maxModelLen = this.engine.maxModelLen;
     try {
-      const [prompt] = await prepareChatPrompts(this.engine.text, this.engine.chatTemplate !== null, [await prepareChatMessagesTakingTurns(messages, 'input')], {
+      // The Responses API has no media_io_kwargs or mm_processor_kwargs: the server's apply.
+      const media = this.multiModalItems({});
+      const checked = await prepareChatMessagesTakingTurns(messages, 'input', media);
+      const multiModal = (await media?.resolve()) ?? null;
+      const [prompt] = await prepareChatPrompts(this.engine.text, this.engine.chatTemplate !== null, [checked], {
         addGenerationPrompt: !continueFinal,
         continueFinalMessage: continueFinal,
         addSpecialTokens: false,
@@ -181,7 +186,7 @@ export class ResponsesServing extends OpenAIServing {
         truncationSide: 'left',
         maxModelLen,
       });
-      return prompt;
+      return { prompt, multiModal };
     } catch (err) {
       if (err instanceof RequestValidationError && err.param === 'messages') throw new RequestValidationError(err.message, 'input');
       throw err;

@@ -74,8 +74,11 @@ class ChatFieldsDto extends SamplingFieldsDto {
   @BoolField({ description: 'Return the prompt text the chat template produced (`prompt_text`).' })
   return_prompt_text?: boolean | null;
 
-  @ObjectField({ description: 'Extra kwargs for a multimodal processor (accepted; text-only models have none).' })
+  @ObjectField({ description: "Overrides for the model's multimodal processor, over --mm-processor-kwargs (a text-only model has none to apply)." })
   mm_processor_kwargs?: Record<string, unknown> | null;
+
+  @ObjectField({ description: 'Media loading options keyed by modality, over --media-io-kwargs: {"image": {"rgba_background_color": [r, g, b]}}.' })
+  media_io_kwargs?: Record<string, Record<string, unknown>> | null;
 
   @BoolField({ description: 'Allow more than one tool call per answer; false keeps only the first.', default: true })
   parallel_tool_calls?: boolean | null;
