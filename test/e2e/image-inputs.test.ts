@@ -31,6 +31,11 @@ onModel.describe('image inputs with a text-only model', () => {
     expect(ok.choices[0].message.content).toEqual(expect.any(String));
   });
 
+  it('says once at start-up that the processing flags have no effect on this model', () => {
+    const warnings = s.server.output().split('\n').filter((line) => line.includes('[media]'));
+    expect(warnings).toEqual([`[media] --limit-mm-per-prompt, --media-io-kwargs: no effect, ${s.model} is not a multimodal model (image parts get a 400)`]);
+  });
+
   it('refuses before fetching: a URL no domain allows still gets the model error', async () => {
     const r = await s.post('/v1/chat/completions', {
       messages: [{ role: 'user', content: [{ type: 'image_url', image_url: 'https://example.com/cat.png' }, { type: 'image_url', image_url: 'file:///etc/passwd' }] }],

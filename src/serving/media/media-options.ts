@@ -45,7 +45,23 @@ type MediaFlags = Pick<
   | 'mmProcessorKwargs'
 >;
 
+let warnedTextOnly = false;
+
+/** The processing flags a text-only model never applies: said once per process, not silently dropped. */
+function warnIfUnused(config: MediaFlags, modalities: ModelModalities): void {
+  if (modalities !== null || warnedTextOnly) return;
+  const given = [
+    Object.keys(config.limitMmPerPrompt).length > 0 && '--limit-mm-per-prompt',
+    Object.keys(config.mediaIoKwargs).length > 0 && '--media-io-kwargs',
+    config.mmProcessorKwargs !== null && '--mm-processor-kwargs',
+  ].filter((flag): flag is string => typeof flag === 'string');
+  if (given.length === 0) return;
+  warnedTextOnly = true;
+  console.warn(`[media] ${given.join(', ')}: no effect, ${config.model ?? DUMMY_MODEL_NAME} is not a multimodal model (image parts get a 400)`);
+}
+
 export function mediaOptionsFrom(config: MediaFlags, modalities: ModelModalities): MediaOptions {
+  warnIfUnused(config, modalities);
   return {
     modelName: config.model ?? DUMMY_MODEL_NAME,
     modalities,
