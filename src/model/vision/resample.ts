@@ -55,31 +55,46 @@ function kernelRows(inSize: number, outSize: number, filter: ResampleFilter): Ke
   return rows;
 }
 
-/** Pillow rounds each weight half away from zero into fixed point. */
-function fixedPoint(rows: KernelRow[]): { first: number; weights: Int32Array }[] {
-  return rows.map(({ first, weights }) => ({
-    first,
-    weights: Int32Array.from(weights, (w) => Math.trunc(w * ONE + (w < 0 ? -0.5 : 0.5))),
-  }));
+/** Flat tables: output i reads `counts[i]` inputs from `firsts[i]`, weights at i * stride. */
+interface FixedKernels {
+  firsts: Int32Array;
+  counts: Int32Array;
+  weights: Int32Array;
+  stride: number;
 }
 
+/** Pillow rounds each weight half away from zero into fixed point. */
+function fixedPoint(rows: KernelRow[]): FixedKernels {
+  const stride = Math.max(...rows.map((row) => row.weights.length));
+  const kernels = {
+    firsts: Int32Array.from(rows, (row) => row.first),
+    counts: Int32Array.from(rows, (row) => row.weights.length),
+    weights: new Int32Array(rows.length * stride),
+    stride,
+  };
+  rows.forEach(({ weights }, i) => {
+    weights.forEach((w, k) => (kernels.weights[i * stride + k] = Math.trunc(w * ONE + (w < 0 ? -0.5 : 0.5))));
+  });
+  return kernels;
+}
+
+/** Accumulators stay within int32 as in Pillow (255 x the kernel's absolute sum x 2^22 < 2^31). */
 function clip8(accumulator: number): number {
-  const value = Math.floor(accumulator / ONE);
+  const value = accumulator >> PRECISION_BITS;
   return value < 0 ? 0 : value > 255 ? 255 : value;
 }
 
 function resampleHorizontal(src: Uint8Array, inWidth: number, height: number, outWidth: number, filter: ResampleFilter): Uint8Array {
-  const kernels = fixedPoint(kernelRows(inWidth, outWidth, filter));
+  const { firsts, counts, weights, stride } = fixedPoint(kernelRows(inWidth, outWidth, filter));
   const out = new Uint8Array(outWidth * height * 3);
   for (let y = 0; y < height; y++) {
     const rowStart = y * inWidth * 3;
     for (let x = 0; x < outWidth; x++) {
-      const { first, weights } = kernels[x];
       let r = HALF, g = HALF, b = HALF;
-      for (let k = 0, p = rowStart + first * 3; k < weights.length; k++, p += 3) {
-        r += src[p] * weights[k];
-        g += src[p + 1] * weights[k];
-        b += src[p + 2] * weights[k];
+      for (let k = 0, p = rowStart + firsts[x] * 3, w = x * stride; k < counts[x]; k++, p += 3, w++) {
+        r = (r + src[p] * weights[w]) | 0;
+        g = (g + src[p + 1] * weights[w]) | 0;
+        b = (b + src[p + 2] * weights[w]) | 0;
       }
       const o = (y * outWidth + x) * 3;
       out[o] = clip8(r);
@@ -91,16 +106,15 @@ function resampleHorizontal(src: Uint8Array, inWidth: number, height: number, ou
 }
 
 function resampleVertical(src: Uint8Array, width: number, inHeight: number, outHeight: number, filter: ResampleFilter): Uint8Array {
-  const kernels = fixedPoint(kernelRows(inHeight, outHeight, filter));
+  const { firsts, counts, weights, stride } = fixedPoint(kernelRows(inHeight, outHeight, filter));
   const rowBytes = width * 3;
   const out = new Uint8Array(rowBytes * outHeight);
-  const accumulators = new Float64Array(rowBytes);
+  const accumulators = new Int32Array(rowBytes);
   for (let y = 0; y < outHeight; y++) {
-    const { first, weights } = kernels[y];
     accumulators.fill(HALF);
-    for (let k = 0; k < weights.length; k++) {
-      const rowStart = (first + k) * rowBytes;
-      const w = weights[k];
+    for (let k = 0; k < counts[y]; k++) {
+      const rowStart = (firsts[y] + k) * rowBytes;
+      const w = weights[y * stride + k];
       for (let i = 0; i < rowBytes; i++) accumulators[i] += src[rowStart + i] * w;
     }
     const outStart = y * rowBytes;
