@@ -111,37 +111,39 @@ describe('Qwen2-VL / Qwen2.5-VL', () => {
     return planes[c * width * height + y * width + x];
   }
 
-  it('at a native 84x56 gives a 6x4 grid of patches in merge order, repeated over 2 frames', () => {
-    const image = randomImage(84, 56, 7);
-    const out = preprocessImage(qwen, image);
-    expect(out.gridThw).toEqual([1, 4, 6]);
-    expect(out.shape).toEqual([24, 1176]);
-    expect(out.placeholderTokens).toBe(6);
-    const planes = new Float32Array(3 * 84 * 56);
+  /** Every patch value against the normalised pixels of `sized` (the image after smart_resize). */
+  function expectPatches(pixelValues: Float32Array, sized: RgbImage): void {
+    const { width, height } = sized;
+    const planes = new Float32Array(3 * width * height);
     for (let c = 0; c < 3; c++) {
-      for (let i = 0; i < 84 * 56; i++) planes[c * 84 * 56 + i] = Math.fround(expectedValue(image, i % 84, Math.floor(i / 84), c, OPENAI_CLIP_MEAN, OPENAI_CLIP_STD));
+      for (let i = 0; i < width * height; i++) {
+        planes[c * width * height + i] = Math.fround(expectedValue(sized, i % width, Math.floor(i / width), c, OPENAI_CLIP_MEAN, OPENAI_CLIP_STD));
+      }
     }
+    const rows = (width / 14) * (height / 14);
     let worst = 0;
-    for (let row = 0; row < 24; row++) {
+    for (let row = 0; row < rows; row++) {
       for (let column = 0; column < 1176; column++) {
-        worst = Math.max(worst, Math.abs(out.pixelValues[row * 1176 + column] - patchValue(planes, 84, 56, 6, row, column)));
+        worst = Math.max(worst, Math.abs(pixelValues[row * 1176 + column] - patchValue(planes, width, height, width / 14, row, column)));
       }
     }
     expect(worst).toBeLessThan(1e-6);
-  });
+  }
 
-  it('resizes other sizes by smart_resize with bicubic, and counts tokens without touching pixels', () => {
-    const image = randomImage(100, 61, 8);
+  it.each([
+    // Native: sides are multiples of 28 and the area is within the limits.
+    ['a native 84x56 as it is', 84, 56, 84, 56],
     // smart_resize(61, 100): round(2.18) = 2, round(3.57) = 4 -> 56 x 112, 6272 pixels >= 3136.
+    ['100x61 resized by smart_resize to 112x56 with bicubic', 100, 61, 112, 56],
+  ])('%s: merge-ordered patches over 2 frames, a token per 2x2 block', (_name, width, height, sizedWidth, sizedHeight) => {
+    const image = randomImage(width, height, width + height);
     const out = preprocessImage(qwen, image);
-    expect(out.gridThw).toEqual([1, 4, 8]);
-    expect(out.shape).toEqual([32, 1176]);
-    expect(out.placeholderTokens).toBe(8);
-    expect(imagePlaceholderTokens(qwen, 100, 61)).toBe(8);
-    const resized = resizeRgb(image, 112, 56, 'bicubic');
-    // Row 0 is the top-left patch: its first 14 values are the red channel of the top row.
-    const first = Array.from({ length: 14 }, (_, x) => Math.fround(expectedValue(resized, x, 0, 0, OPENAI_CLIP_MEAN, OPENAI_CLIP_STD)));
-    out.pixelValues.subarray(0, 14).forEach((v, i) => expect(v).toBeCloseTo(first[i], 6));
+    const [gridH, gridW] = [sizedHeight / 14, sizedWidth / 14];
+    expect(out.gridThw).toEqual([1, gridH, gridW]);
+    expect(out.shape).toEqual([gridH * gridW, 1176]);
+    expect(out.placeholderTokens).toBe((gridH * gridW) / 4);
+    expect(imagePlaceholderTokens(qwen, width, height)).toBe((gridH * gridW) / 4);
+    expectPatches(out.pixelValues, resizeRgb(image, sizedWidth, sizedHeight, 'bicubic'));
   });
 
   it('refuses an extreme aspect ratio before any work', () => {
