@@ -24,7 +24,7 @@ export class KvEventRecorder {
           type: 'BlockStored',
           blockHashes: hashes.map(externalBlockHash),
           parentBlockHash: parentHash === null ? null : externalBlockHash(parentHash),
-          tokenIds: [...tokenIds],
+          tokenIds,
           blockSize: group.blockSize,
           loraId: adapter?.id ?? null,
           medium: MEDIUM_ENGINE_CACHE,

@@ -10,9 +10,9 @@ export interface KvEventAdapter {
 export interface KvEventSink {
   /**
    * Full blocks entered the prefix cache: consecutive blocks of one sequence, `hashes` in order,
-   * chained on `parentHash` (null: the first block), holding `tokenIds`.
+   * chained on `parentHash` (null: the first block), holding `tokenIds` (a fresh array the sink may keep).
    */
-  blockStored(hashes: readonly string[], parentHash: string | null, tokenIds: readonly number[], adapter: KvEventAdapter | null): void;
+  blockStored(hashes: readonly string[], parentHash: string | null, tokenIds: number[], adapter: KvEventAdapter | null): void;
   /** A cached block was evicted: its memory now holds other tokens. */
   blockRemoved(hash: string): void;
   /** Every cached block was forgotten (reset_prefix_cache, sleep). */

@@ -37,6 +37,8 @@ export class PagedKvCache {
   readonly pools: readonly KvPool[];
   /** Per layer, the index of its pool. */
   readonly poolOfLayer: Int32Array;
+  /** sharedLayout's views, made on first use. */
+  private layout: SharedKvLayout | null = null;
 
   /** `numBlocks`: pool 0's; `pools` (absent: one pool of every layer and `numBlocks` blocks) must agree with it. */
   constructor(
@@ -129,7 +131,8 @@ export class PagedKvCache {
   sharedLayout(): SharedKvLayout | null {
     if (!this.shared || this.pools.length !== 1) return null;
     const bytes = (arr: KvArray) => new Uint8Array(arr.buffer, arr.byteOffset, arr.byteLength);
-    return { keys: this.keys.map(bytes), values: this.values.map(bytes), spanBytes: this.blockSize * this.rowSize * KV_STORAGE[this.dtype].bytesPerElement };
+    this.layout ??= { keys: this.keys.map(bytes), values: this.values.map(bytes), spanBytes: this.blockSize * this.rowSize * KV_STORAGE[this.dtype].bytesPerElement };
+    return this.layout;
   }
 
   /** The byte span of `block` in each of the pool's K and V arrays, in blockBytes order. */
