@@ -117,6 +117,20 @@ export interface MultiModalInput {
   images: DecodedImage[];
   /** --mm-processor-kwargs merged with the request's mm_processor_kwargs (request wins). */
   processorKwargs: Record<string, unknown>;
+  /** Set by the serving side once the prompt's placeholders are expanded: where each image's rows go, in image order. */
+  placements?: ImagePlacement[];
+  /** M-RoPE models (VisionModel.mrope): the prompt's (t, h, w) positions, [3 * prompt length], and what text after the prompt adds to its index. */
+  mrope?: { positions: Int32Array; delta: number };
+}
+
+/** One image's run of image tokens in the prompt (vLLM's PlaceholderRange) and its identity. */
+export interface ImagePlacement {
+  /** Prompt index of the run's first image token. */
+  offset: number;
+  /** Image tokens in the run = rows of the encoder's output. */
+  length: number;
+  /** The image and processor settings as a hash (vLLM's mm_hash): the encoder cache's key and what the prefix cache hashes in place of the run's token ids. */
+  hash: string;
 }
 
 /** vLLM's LoRARequest: an adapter by served name, the engine's int id for it (> 0), and where its files are. */

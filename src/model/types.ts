@@ -274,6 +274,8 @@ export interface LoadedModel {
    * torch_dtype, float16 for GGUF (runner/kv-dtype.ts); absent = float32.
    */
   kvCacheAutoDtype?: import('./runner/kv-dtype').KvStorageDtype;
+  /** A vision-language model's image side (absent: text only). */
+  vision?: import('./vision/vision-model').VisionModel;
 }
 
 // ---------------------------------------------------------------------------
@@ -303,6 +305,10 @@ export interface StepSequence {
   encoder?: StepEncoderInput;
   /** The LoRA adapter this sequence runs with (an id given to ModelRunner.loras.add); absent or 0: the base model. */
   lora?: number;
+  /** Rows of `tokens` that take these input vectors instead of their token's embedding (image positions): `data` is [n, hidden] for rows row..row+n-1. */
+  inputEmbeds?: readonly { row: number; data: Float32Array }[];
+  /** M-RoPE models: each row's rotary positions, [3 * tokens.length] (every row's t, then h, then w); absent: positionOffset + row for all three. */
+  ropePositions?: Int32Array;
 }
 
 export interface StepEncoderInput {
