@@ -65,6 +65,7 @@ function buildEngineOptions(c: ServerConfig): EngineOptions {
     kvCacheMemoryBytes: cache.kvCacheMemoryBytes,
     blockSize: cache.blockSize,
     enablePrefixCaching: cache.enablePrefixCaching,
+    mmProcessorCacheBytes: Math.floor(cache.mmProcessorCacheGb * 2 ** 30),
     device: device.device,
     intraOpThreads: device.cpuThreads,
     useWorker: true,

@@ -133,6 +133,13 @@ export const FLAGS = {
           : undefined,
     },
   }),
+  /** --mm-processor-cache-gb: GiB of encoder outputs kept by image hash (0: none kept across requests). */
+  mmProcessorCacheGb: cacheFlag<number>({
+    default: 4,
+    cli: [{ flags: '--mm-processor-cache-gb <gib>', description: 'GiB of image encoder outputs kept by image hash, so an image sent again is not encoded again (0 disables; vLLM keeps processor outputs under this flag)', parse: parseNonNegative, defaultText: '4' }],
+    valid: (v) => Number.isFinite(v) && v >= 0,
+    invalid: '--mm-processor-cache-gb must be a number >= 0',
+  }),
   blockSize: cacheFlag<number>({
     default: 16,
     cli: [{ flags: '--block-size <tokens>', description: 'Tokens per KV cache block', parse: positiveInt, defaultText: '16' }],

@@ -151,7 +151,6 @@ export const VLLM_FLAG_POLICY: VllmFlagPolicy[] = [
   refused('--kv-offloading-backend <backend>', 'the KV cache is not offloaded', 'size it with --kv-cache-memory-bytes'),
   // Multimodal
   noEffect('--enable-mm-embeds', NO_MULTIMODAL),
-  noEffect('--mm-processor-cache-gb <gib>', NO_MULTIMODAL),
   noEffect('--disable-mm-preprocessor-cache', NO_MULTIMODAL),
   noEffect('--mm-processor-cache-type <type>', NO_MULTIMODAL),
   noEffect('--mm-shm-cache-max-object-size-mb <mb>', NO_MULTIMODAL),

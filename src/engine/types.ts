@@ -101,7 +101,7 @@ export interface EngineRequest {
   lora?: LoraRequest | null;
   /** The request's kv_transfer_params (prefill/decode disaggregation with --kv-transfer-config). */
   kvTransferParams?: Record<string, unknown> | null;
-  /** Images of a vision-language prompt, in prompt order (no engine path reads them yet). */
+  /** Images of a vision-language prompt, in prompt order, with their placements in the prompt. */
   multiModal?: MultiModalInput | null;
 }
 
@@ -250,6 +250,9 @@ export interface IterationStats {
   grammarCompileSeconds?: number[];
   grammarCacheHits?: number;
   grammarCacheMisses?: number;
+  /** Images looked up in the encoder cache this step, and those found (vllm:mm_cache_queries / _hits); absent when none. */
+  mmCacheQueries?: number;
+  mmCacheHits?: number;
   /** Speculative decoding (absent without --speculative-config). */
   specDecoding?: SpecDecodingStats;
   /** KV transfers between replicas since the last report (absent without --kv-transfer-config, or when none happened). */
@@ -415,6 +418,8 @@ export interface EngineOptions {
   kvCacheMemoryBytes: number | null;
   blockSize: number;
   enablePrefixCaching: boolean;
+  /** --mm-processor-cache-gb in bytes: image encoder outputs kept by image hash (absent: 4 GiB; 0: none). */
+  mmProcessorCacheBytes?: number;
   device: 'cpu' | 'cuda';
   /** ORT intra-op threads; null = every core but one, which stays with the HTTP thread. */
   intraOpThreads: number | null;

@@ -5,7 +5,8 @@ import * as crypto from 'node:crypto';
  * at different prefixes never collide. The cache salt and the LoRA adapter's key enter the
  * first block only; the chain carries them into every later block, so two salts (or a prefix
  * under two adapters, or under one and the base model) never share any block.
- * `tokens[start .. end)` are the block's tokens (the whole array by default).
+ * `tokens[start .. end)` are the block's tokens (the whole array by default). `extraKeys` names
+ * what else the block's K/V depend on (vLLM's extra keys: the images whose rows it holds).
  *
  * SHA-256 over the parent hash's (or the salt tag's) UTF-8 bytes, then the tokens as int32
  * little-endian, written into one reused buffer and hashed with crypto.hash (one call, Node
@@ -21,8 +22,11 @@ export function hashBlock(
   start = 0,
   end = tokens.length,
   loraKey: string | null = null,
+  extraKeys: string | null = null,
 ): string {
-  const head = parentHash ?? firstBlockHead(cacheSalt, loraKey);
+  const chained = parentHash ?? firstBlockHead(cacheSalt, loraKey);
+  // Image rows are not their placeholder ids: the images' keys join the block's own head.
+  const head = extraKeys === null ? chained : `mm:${JSON.stringify([chained, extraKeys])}`;
   const need = Buffer.byteLength(head, 'utf8') + 4 * (end - start);
   if (scratch.length < need) scratch = Buffer.alloc(Math.max(need, 2 * scratch.length));
   let at = scratch.write(head, 0, 'utf8');

@@ -31,6 +31,8 @@ import { publishesKvEvents } from '../kv-events/kv-events-config';
 import { createKvConnector } from '../kv-transfer/connectors';
 import { isProducer } from '../kv-transfer/kv-transfer-config';
 import type { KvTransferAgent } from './kv-transfer-agent';
+import { ImageEmbedder } from './image-embedder';
+import { EncoderCache } from './encoder-cache';
 
 /** What tests may replace: how a generation runner is built, how LoRA adapter files are read. */
 export interface CoreSeams {
@@ -72,6 +74,8 @@ export class EngineCoreHost implements EngineCommands {
   private speculation: Speculation | null = null;
   /** --kv-events-config: publishes the prefix cache's changes once per step. */
   private kvEvents: KvEvents | null = null;
+  /** A vision-language model's image encoder, released with the host. */
+  private images: ImageEmbedder | null = null;
 
   private constructor(
     readonly info: CoreInfo,
@@ -133,8 +137,10 @@ export class EngineCoreHost implements EngineCommands {
         `(${(plan.totalBytes / 2 ** 20).toFixed(1)} MiB), max_model_len ${plan.maxModelLen}`,
     );
     const speculation = options.speculative ? await startSpeculation(options.speculative, runner, runnerOptions, plan.maxModelLen, options, model) : undefined;
+    const images = await startImageEmbedder(model, options, runnerOptions.intraOpThreads);
     const config = {
       speculation,
+      images,
       maxModelLen: plan.maxModelLen,
       maxNumSeqs: options.maxNumSeqs,
       maxNumBatchedTokens: options.maxNumBatchedTokens,
@@ -170,11 +176,12 @@ export class EngineCoreHost implements EngineCommands {
       if (core.kvTransfer) await startKvConnector(core.kvTransfer, model.config, options, kvCacheDtype);
       kvEvents = await KvEvents.start(options.kvEvents, core.kv);
     } catch (err) {
-      await Promise.all([runner.dispose(), speculation?.proposer.dispose(), grammars?.client.close(), grammars?.trials.close(), core.kvTransfer?.close()]);
+      await Promise.all([runner.dispose(), speculation?.proposer.dispose(), images?.release(), grammars?.client.close(), grammars?.trials.close(), core.kvTransfer?.close()]);
       throw err;
     }
     const host = new EngineCoreHost(info, core, attachRunner, runner, model, options, emit, grammars);
     host.speculation = speculation ?? null;
+    host.images = images ?? null;
     host.kvEvents = kvEvents;
     return host;
   }
@@ -312,6 +319,7 @@ export class EngineCoreHost implements EngineCommands {
     await this.loop;
     await this.runner?.dispose();
     await this.speculation?.proposer.dispose();
+    await this.images?.release();
     await Promise.all([this.grammars?.client.close(), this.grammars?.trials.close(), this.kvEvents?.close()]);
     if (this.core instanceof EngineCore) await this.core.kvTransfer?.close();
   }
@@ -345,6 +353,27 @@ export class EngineCoreHost implements EngineCommands {
 }
 
 /** Builds the --speculative-config proposer; refused for encoder-decoder models (nothing drafts their decoder). */
+/**
+ * A vision-language model's encoder step: the tower built once here, where the weights are, and
+ * the encoder cache of --mm-processor-cache-gb. None for a text model (requests with images are
+ * refused), or for one loaded without weights (nothing to encode with).
+ */
+async function startImageEmbedder(model: LoadedModel, options: EngineOptions, intraOpThreads: number | undefined): Promise<ImageEmbedder | undefined> {
+  const vision = model.vision;
+  if (!vision || !vision.weights) return undefined;
+  const encoder = await vision.createEncoder(intraOpThreads ? { intraOpThreads } : {});
+  if (encoder.hiddenSize !== model.config.hiddenSize) {
+    await encoder.release();
+    throw new Error(`the image encoder of ${vision.source} gives rows of ${encoder.hiddenSize}, the language model takes ${model.config.hiddenSize}`);
+  }
+  const bytes = options.mmProcessorCacheBytes ?? DEFAULT_MM_CACHE_BYTES;
+  console.info(`[engine] image encoder: ${vision.family} from ${vision.source}, encoder cache ${(bytes / 2 ** 30).toFixed(2)} GiB`);
+  return new ImageEmbedder(vision, encoder, bytes > 0 ? new EncoderCache(bytes) : null);
+}
+
+/** vLLM's --mm-processor-cache-gb default, 4 GiB. */
+const DEFAULT_MM_CACHE_BYTES = 4 * 2 ** 30;
+
 async function startSpeculation(config: SpeculativeConfig, runner: ModelRunner, runnerOptions: RunnerOptions, maxModelLen: number, options: EngineOptions, model: LoadedModel): Promise<Speculation> {
   if (encoderSpecOf(model.config)) throw new Error('--speculative-config: speculative decoding is not supported for encoder-decoder models');
   const proposer = await createProposer({

@@ -27,6 +27,8 @@ import { emptySpecStats, type Speculation } from './speculation';
 import { createKvTransferAgent, ignoredKvTransfer, type KvTransferAgent, type RemotePromptTokens } from './kv-transfer-agent';
 import type { KvTransferConfig } from '../kv-transfer/kv-transfer-config';
 import { assertRequestInvariants, checkLoraRequest, effectiveMaxTokens, engineLimits, loraNotEnabled, type EngineLimits } from './validate-request';
+import type { ImageEmbedder } from './image-embedder';
+import { assertImageInvariants, RequestImages } from './request-images';
 
 export interface EngineCoreConfig {
   maxModelLen: number;
@@ -41,6 +43,8 @@ export interface EngineCoreConfig {
   speculation?: Speculation;
   /** --kv-transfer-config (absent: kv_transfer_params ask for nothing here). */
   kvTransfer?: KvTransferConfig;
+  /** A vision-language model's encoder step (absent: requests with images are refused). */
+  images?: ImageEmbedder;
 }
 
 export interface EngineCoreListener {
@@ -221,7 +225,9 @@ export class EngineCore {
    */
   addRequest(request: EngineRequest): void {
     assertRequestInvariants(request, this.limits);
+    assertImageInvariants(request, this.config.images !== undefined);
     checkLoraRequest(request, this.loras !== null);
+    this.refuseImagesWhereUnsupported(request);
     this.kvTransferRole(request);
     if (this.requests.has(request.requestId) || this.grammars.has(request.requestId)) {
       throw new RequestValidationError(`Request id ${request.requestId} is already running.`, 'request_id');
@@ -231,6 +237,18 @@ export class EngineCore {
       return;
     }
     this.admit(request, []);
+  }
+
+  /**
+   * Drafts are verified over token embeddings and a KV transfer moves only token-keyed blocks:
+   * neither places image rows yet, so a request with images is refused rather than answered wrong.
+   */
+  private refuseImagesWhereUnsupported(request: EngineRequest): void {
+    if (!request.multiModal || request.multiModal.images.length === 0) return;
+    if (this.config.speculation) throw new RequestValidationError('Image inputs are not supported with speculative decoding (--speculative-config).', 'messages');
+    if (this.kvTransfer && this.kvTransfer.roleOf(request) !== null) {
+      throw new RequestValidationError('Image inputs are not supported with prefill/decode KV transfer (kv_transfer_params).', 'kv_transfer_params');
+    }
   }
 
   private admit(request: EngineRequest, constraints: SequenceConstraint[]): void {
@@ -247,6 +265,7 @@ export class EngineCore {
     }
     const state = new RequestState(request, processors, nowMs());
     state.kvRole = this.kvTransferRole(request);
+    if (request.multiModal && request.multiModal.images.length > 0) state.images = new RequestImages(request.multiModal, request.promptTokenIds.length);
     const seq = this.newSequence(state, 0, request.promptTokenIds);
     if (state.kvRole?.kind === 'receive') seq.remotePrefill = { source: state.kvRole.source, state: 'pending' };
     state.completions[0].seq = seq;
@@ -342,6 +361,12 @@ export class EngineCore {
     if (plan.promptTokensAdmitted > 0 || remote) iteration.promptTokensBySource = promptTokenSources(plan, remote);
     const transfers = this.kvTransfer?.drainStats();
     if (transfers) iteration.kvTransfer = transfers;
+    const batch = this.buildBatch(plan);
+    const mmCache = this.config.images?.cache?.drainStats();
+    if (mmCache) {
+      iteration.mmCacheQueries = mmCache.queries;
+      iteration.mmCacheHits = mmCache.hits;
+    }
     if (plan.scheduled.length === 0) {
       // Preemptions, or requests set aside to pull their prompt's KV, changed the queues: report them.
       if (plan.preempted.length > 0 || this.scheduler.numAwaitingKv !== awaitingBefore || remote || transfers) this.listener.onStep([], this.stats(), iteration);
@@ -350,8 +375,6 @@ export class EngineCore {
       return;
     }
 
-    const batch: StepSequence[] = [];
-    for (const { seq, numNewTokens } of plan.scheduled) batch.push(this.stepSequence(seq, numNewTokens));
     let result;
     /** Sequences this step computes but does not advance (their grammar mask is late): they run again next step. */
     const sitOut = new Set<string>();
@@ -551,6 +574,36 @@ export class EngineCore {
     this.listener.onStep([{ ...output, error: errorMessage(err) }], this.stats(), emptyIterationStats());
   }
 
+  /**
+   * The step's sequences. A request whose images fail to encode leaves the plan and is refused
+   * (its error reaches only its client); the others run.
+   */
+  private buildBatch(plan: SchedulePlan): StepSequence[] {
+    const batch: StepSequence[] = [];
+    for (let i = 0; i < plan.scheduled.length; ) {
+      const { seq, numNewTokens } = plan.scheduled[i];
+      try {
+        batch.push(this.stepSequence(seq, numNewTokens));
+        i++;
+      } catch (err) {
+        plan.scheduled.splice(i, 1);
+        plan.numScheduledTokens -= numNewTokens;
+        this.refuseStarted(seq.requestId, err);
+      }
+    }
+    return batch;
+  }
+
+  /** Ends a request that was admitted but has sent nothing yet (its images failed): refused as at admission. */
+  private refuseStarted(requestId: string, err: unknown): void {
+    const state = this.requests.get(requestId);
+    if (!state) return;
+    this.scheduler.finishSequences(state.liveSeqIds());
+    this.requests.delete(requestId);
+    for (const c of state.completions) c.processor.dispose();
+    this.reject(state.request, err);
+  }
+
   private stepSequence(seq: Sequence, numNewTokens: number): StepSequence {
     const start = seq.numComputedTokens;
     const state = this.requests.get(seq.requestId)!;
@@ -568,7 +621,17 @@ export class EngineCore {
     if (seq.lora) step.lora = seq.lora.id;
     if (wantsPromptLogprobs) step.allLogits = true;
     if (seq.encoderInput) step.encoder = this.encoderStep(seq, seq.encoderInput);
+    if (state.images) this.imageStep(step, state.images, start, promptLen);
     return step;
+  }
+
+  /** The image rows of the step's prompt positions (encoded now where not yet) and its M-RoPE positions. */
+  private imageStep(step: StepSequence, images: RequestImages, start: number, promptLen: number): void {
+    const promptRows = Math.min(step.tokens.length, promptLen - start);
+    const embeds = promptRows > 0 ? this.config.images!.embedsFor(images, start, promptRows) : undefined;
+    if (embeds) step.inputEmbeds = embeds;
+    const positions = images.ropePositions(start, step.tokens.length);
+    if (positions) step.ropePositions = positions;
   }
 
   /** The sequence's cross-attention blocks, and its encoder input until they have been filled. */
@@ -707,6 +770,7 @@ export class EngineCore {
       r.encoderInput ?? null,
       r.encoderInput ? (this.limits.encoder?.positions ?? 0) : 0,
       r.lora ?? null,
+      r.multiModal?.placements ?? null,
     );
   }
 }

@@ -12,6 +12,7 @@
 import { hashBlock } from './block-hash';
 import { FreeBlockQueue } from './free-block-queue';
 import type { KvEventAdapter, KvEventSink } from '../kv-events/kv-event-sink';
+import type { ImagePlacement } from '../types';
 
 /** What the KV manager needs to know about a sequence. */
 export interface KvSequence {
@@ -25,6 +26,8 @@ export interface KvSequence {
   readonly lora?: KvEventAdapter | null;
   /** Cross-attention positions the sequence keeps in encoder blocks (0 for decoder-only models). */
   readonly numEncoderPositions: number;
+  /** The prompt's images: a block holding some of their rows is keyed by their hashes too (absent: none). */
+  readonly imagePlacements?: readonly ImagePlacement[] | null;
 }
 
 export interface PrefixHit {
@@ -334,7 +337,9 @@ export class KvCacheManager {
 
   /** Chained hash of the sequence's full block `index`. */
   private hashBlockOf(seq: KvSequence, index: number, parentHash: string | null): string {
-    return hashBlock(parentHash, seq.tokenIds, seq.cacheSalt, index * this.blockSize, (index + 1) * this.blockSize, seq.loraKey ?? null);
+    const start = index * this.blockSize;
+    const end = start + this.blockSize;
+    return hashBlock(parentHash, seq.tokenIds, seq.cacheSalt, start, end, seq.loraKey ?? null, imageKeys(seq.imagePlacements, start, end));
   }
 
   private claim(id: number): void {
@@ -359,3 +364,18 @@ export class KvCacheManager {
 
 /** No prefix-cache hit: the blocks claimed from it. */
 const NO_BLOCKS: readonly number[] = [];
+
+/**
+ * vLLM's multimodal extra keys: each image whose rows fall in [start, end), by its hash and where
+ * its run starts, so equal placeholder ids with other pixels never share a block. null: none.
+ */
+function imageKeys(placements: readonly ImagePlacement[] | null | undefined, start: number, end: number): string | null {
+  if (!placements) return null;
+  let keys: string | null = null;
+  for (const p of placements) {
+    if (p.offset >= end || p.offset + p.length <= start) continue;
+    const key = `${p.hash}@${p.offset}`;
+    keys = keys === null ? key : `${keys},${key}`;
+  }
+  return keys;
+}

@@ -6,6 +6,7 @@ import { OUTPUT_KIND } from '../types';
 import type { KvTransferRole } from '../kv-transfer/kv-transfer-params';
 import type { CompletionProcessor } from './completion-processor';
 import type { Sequence } from './sequence';
+import type { RequestImages } from './request-images';
 
 export class CompletionState {
   seq: Sequence | null = null;
@@ -46,6 +47,8 @@ export class RequestState {
   /** Its part in a KV transfer between replicas (--kv-transfer-config), and the params its final output returns. */
   kvRole: KvTransferRole | null = null;
   kvTransferParams: Record<string, unknown> | null = null;
+  /** A prompt's images: their placements and encoder outputs (null without images). */
+  images: RequestImages | null = null;
   // Timestamps, epoch ms (clock.ts).
   readonly arrivalMs: number;
   firstTokenMs: number | null = null;

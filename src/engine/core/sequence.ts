@@ -1,7 +1,7 @@
 // One token sequence the scheduler runs: a request's prompt plus one completion.
 // A request with n > 1 (or best_of) owns several sequences that share the prompt's KV.
 
-import type { LoraRequest } from '../types';
+import type { ImagePlacement, LoraRequest } from '../types';
 import type { RemotePrefillSource } from '../kv-transfer/kv-transfer-params';
 import type { KvSequence } from './kv-cache-manager';
 
@@ -53,6 +53,8 @@ export class Sequence implements KvSequence {
     readonly numEncoderPositions = 0,
     /** The request's LoRA adapter (null: the base model); n > 1 children share their parent's. */
     readonly lora: LoraRequest | null = null,
+    /** The prompt's images: their hashes key the prefix-cache blocks holding their rows (null: none). */
+    readonly imagePlacements: readonly ImagePlacement[] | null = null,
   ) {
     this.tokenIds = [...tokenIds];
   }

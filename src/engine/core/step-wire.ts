@@ -21,7 +21,7 @@ type StepEvent = Extract<CoreEvent, { type: 'step' }>;
 export type WireStep = unknown[];
 
 const STATS_LENGTH = 9;
-const ITERATION_LENGTH = 16;
+const ITERATION_LENGTH = 18;
 const POOLED_AT = STATS_LENGTH + ITERATION_LENGTH;
 const OUTPUTS_AT = POOLED_AT + 1;
 
@@ -116,6 +116,8 @@ function encodeIteration(wire: unknown[], it: IterationStats): void {
     it.specDecoding ?? null,
     it.kvTransfer ?? null,
     it.promptTokensBySource ?? null,
+    it.mmCacheQueries ?? null,
+    it.mmCacheHits ?? null,
   );
 }
 
@@ -139,5 +141,7 @@ function decodeIteration(w: WireStep): IterationStats {
   if (w[at + 13] !== null) it.specDecoding = w[at + 13] as SpecDecodingStats;
   if (w[at + 14] !== null) it.kvTransfer = w[at + 14] as KvTransferStats;
   if (w[at + 15] !== null) it.promptTokensBySource = w[at + 15] as PromptTokenSources;
+  if (w[at + 16] !== null) it.mmCacheQueries = w[at + 16] as number;
+  if (w[at + 17] !== null) it.mmCacheHits = w[at + 17] as number;
   return it;
 }

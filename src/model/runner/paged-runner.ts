@@ -3,6 +3,7 @@
 import * as ort from 'onnxruntime-node';
 import { KvBlockStore, ModelArchConfig, ModelRunner, StepResult, StepSequence } from '../types';
 import { PagedKvCache } from './kv-cache';
+import { refuseUnsupportedRows } from './input-embeds';
 
 /** What a runner's sessions must offer the base: their release. */
 export interface Releasable {
@@ -25,6 +26,7 @@ export abstract class PagedRunner<S extends Releasable = ort.InferenceSession> i
 
   async step(batch: readonly StepSequence[]): Promise<StepResult> {
     if (this.busy) throw new Error('ModelRunner.step called while another step is running');
+    refuseUnsupportedRows(batch, this.constructor.name, this.takesInputEmbeds);
     this.busy = true;
     try {
       return await this.runStep(batch);
@@ -43,6 +45,11 @@ export abstract class PagedRunner<S extends Releasable = ort.InferenceSession> i
 
   async dispose(): Promise<void> {
     await this.session.release();
+  }
+
+  /** Whether runStep writes StepSequence.inputEmbeds over the embedded rows (others refuse them). */
+  protected get takesInputEmbeds(): boolean {
+    return false;
   }
 
   protected abstract runStep(batch: readonly StepSequence[]): Promise<StepResult>;

@@ -4,6 +4,7 @@
 // earlier pass wrote, so the passes in order compute what the whole step would. This is
 // llama.cpp's physical micro-batch (n_ubatch) under the engine's logical batch.
 import type { StepResult, StepSequence } from '../types';
+import { sliceStepSequence } from './input-embeds';
 
 /** One piece of a step's sequence in a pass: which sequence, and whether it ends there. */
 export interface PassPiece {
@@ -16,7 +17,8 @@ export interface RowPass {
   pieces: PassPiece[];
 }
 
-export function splitRows(batch: readonly StepSequence[], maxRows: number): RowPass[] {
+/** `hiddenSize`: the width of the sequences' given rows (StepSequence.inputEmbeds), which are cut with them. */
+export function splitRows(batch: readonly StepSequence[], maxRows: number, hiddenSize = 0): RowPass[] {
   if (!Number.isInteger(maxRows) || maxRows < 1) throw new Error(`maxRows must be a positive integer, got ${maxRows}`);
   const passes: RowPass[] = [];
   let pass: RowPass = { batch: [], pieces: [] };
@@ -31,7 +33,7 @@ export function splitRows(batch: readonly StepSequence[], maxRows: number): RowP
       }
       const take = Math.min(room, s.tokens.length - from);
       const to = from + take;
-      pass.batch.push({ ...s, tokens: s.tokens.slice(from, to), positionOffset: s.positionOffset + from });
+      pass.batch.push(sliceStepSequence(s, from, to, hiddenSize));
       pass.pieces.push({ seq, last: to === s.tokens.length });
       room -= take;
       from = to;

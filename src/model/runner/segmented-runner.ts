@@ -22,6 +22,7 @@ import { LoraSlots } from './lora-slots';
 import type { NativeKernels } from './native-kernels';
 import { PagedRunner } from './paged-runner';
 import { joinPasses, splitRows } from './row-passes';
+import { writeInputEmbeds } from './input-embeds';
 
 export interface SegmentedRunnerOptions extends RunnerOptions {
   keepQuantized?: boolean;
@@ -168,13 +169,17 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
     await super.dispose();
   }
 
+  protected override get takesInputEmbeds(): boolean {
+    return true;
+  }
+
   /** Synchronous inside (the backend's session runs and kernels); a throw still rejects PagedRunner.step. */
   protected runStep(batch: readonly StepSequence[]): Promise<StepResult> {
     const rows = batch.reduce((n, s) => n + s.tokens.length, 0);
     if (rows <= this.maxPassRows) return Promise.resolve(this.runPass(batch, this.pack(batch), true));
     // The step as a whole stays within max_loras (each pass's own slots are checked as it is packed).
     this.loras?.checkStep(batch);
-    const passes = splitRows(batch, this.maxPassRows);
+    const passes = splitRows(batch, this.maxPassRows, this.config.hiddenSize);
     // Every pass is packed (its positions and blocks checked) before the first one writes the cache.
     const packed = passes.map((pass) => this.pack(pass.batch));
     // Each pass's logits live until joinPasses: none of them may share the reused head buffer.
@@ -189,6 +194,7 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
     const reuse = reuseHead && step.logitsRows.length === batch.length;
     const hidden = this.embedding.rows(step.tokens);
     if (this.embeddingScale !== 1) for (let i = 0; i < hidden.length; i++) hidden[i] *= this.embeddingScale;
+    writeInputEmbeds(hidden, batch, this.config.hiddenSize);
     const logits = this.backend.run(step, hidden, this.kv, (length) => (reuse ? this.headBuffer(length) : new Float32Array(length)));
     return this.logitsOf(batch, step, logits);
   }

@@ -65,6 +65,8 @@ export class EngineMetrics {
   private readonly grammarCompileTime: Histogram<string>;
   private readonly grammarCacheQueries: Counter<string>;
   private readonly grammarCacheHits: Counter<string>;
+  private readonly mmCacheQueries: Counter<string>;
+  private readonly mmCacheHits: Counter<string>;
   private readonly loraInfo: Gauge<string> | null = null;
   private readonly maxLoras: string;
   private readonly specDecoding: SpecDecodingMetrics | null;
@@ -184,9 +186,13 @@ export class EngineMetrics {
     this.grammarCacheQueries = counter('vllm:structured_output_grammar_cache_queries_total', 'Structured-output grammar cache lookups (one per constrained request).');
     this.grammarCacheHits = counter('vllm:structured_output_grammar_cache_hits_total', 'Structured-output grammar cache hits.');
 
+    // vLLM's multimodal cache counters, here the encoder cache's lookups by image hash.
+    this.mmCacheQueries = counter('vllm:mm_cache_queries_total', 'Multi-modal cache queries, in terms of number of queried items.');
+    this.mmCacheHits = counter('vllm:mm_cache_hits_total', 'Multi-modal cache hits, in terms of number of cached items.');
+
     // Zero-valued series exist from the start, as in vLLM, so dashboards see them before traffic.
     const counters = [this.promptTokens, this.generationTokens, this.preemptions, this.prefixQueries, this.prefixHits, this.promptTokensCached, this.promptTokensRecomputed];
-    for (const c of [...counters, this.grammarCacheQueries, this.grammarCacheHits]) c.inc(labels, 0);
+    for (const c of [...counters, this.grammarCacheQueries, this.grammarCacheHits, this.mmCacheQueries, this.mmCacheHits]) c.inc(labels, 0);
     for (const reason of ['stop', 'length', 'abort', 'error', 'repetition']) this.requestSuccess.inc({ ...labels, finished_reason: reason }, 0);
   }
 
@@ -222,6 +228,8 @@ export class EngineMetrics {
     const hits = stats.grammarCacheHits ?? 0;
     add(this.grammarCacheQueries, hits + (stats.grammarCacheMisses ?? 0));
     add(this.grammarCacheHits, hits);
+    add(this.mmCacheQueries, stats.mmCacheQueries);
+    add(this.mmCacheHits, stats.mmCacheHits);
     if (stats.specDecoding) this.specDecoding?.record(stats.specDecoding);
     if (stats.kvTransfer) this.kvTransfer?.record(stats.kvTransfer);
     this.recordLoraInfo();
