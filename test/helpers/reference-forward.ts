@@ -97,11 +97,11 @@ function rope(x: Float64Array, heads: number, headDim: number, position: number,
  * Logits [tokens.length][vocab] of a full causal forward pass over `tokens` from position 0.
  * `config`: a llama/qwen2 config (a loaded model's config is typed as the base).
  */
-export function referenceForward(modelConfig: ModelArchConfig, weights: ModelWeights, tokens: readonly number[], ffn?: ReferenceFeedForward): Float32Array[] {
+export function referenceForward(modelConfig: ModelArchConfig, weights: ModelWeights, tokens: readonly number[], ffn?: ReferenceFeedForward, inputRows?: InputRows): Float32Array[] {
   const c = modelConfig as DecoderArchConfig;
   const embed = weight(weights, 'model.embed_tokens.weight');
   const head = !c.tieWordEmbeddings && weights.has('lm_head.weight') ? weight(weights, 'lm_head.weight') : embed;
-  return referenceHiddenStates(c, weights, tokens, ffn).map((hidden) => Float32Array.from(matVec(head, hidden, c.vocabSize)));
+  return referenceHiddenStates(c, weights, tokens, ffn, inputRows).map((hidden) => Float32Array.from(matVec(head, hidden, c.vocabSize)));
 }
 
 /**
@@ -111,8 +111,11 @@ export function referenceForward(modelConfig: ModelArchConfig, weights: ModelWei
  */
 export type ReferenceFeedForward = (layer: number, x: Float64Array) => Float64Array | null;
 
+/** Positions whose input is the given vector instead of their token's embedding (image rows). */
+export type InputRows = ReadonlyMap<number, ArrayLike<number>>;
+
 /** The final (RMS-normed) hidden state of every position of a causal forward pass over `tokens`. */
-export function referenceHiddenStates(modelConfig: ModelArchConfig, weights: ModelWeights, tokens: readonly number[], ffn?: ReferenceFeedForward): Float64Array[] {
+export function referenceHiddenStates(modelConfig: ModelArchConfig, weights: ModelWeights, tokens: readonly number[], ffn?: ReferenceFeedForward, inputRows?: InputRows): Float64Array[] {
   const c = modelConfig as DecoderArchConfig;
   const hd = c.headDim;
   const group = c.numHeads / c.numKvHeads;
@@ -143,7 +146,8 @@ export function referenceHiddenStates(modelConfig: ModelArchConfig, weights: Mod
   const finalNorm = weight(weights, 'model.norm.weight');
 
   return tokens.map((token, pos) => {
-    let x = Float64Array.from(embed.subarray(token * c.hiddenSize, (token + 1) * c.hiddenSize));
+    const given = inputRows?.get(pos);
+    let x = given ? Float64Array.from(given) : Float64Array.from(embed.subarray(token * c.hiddenSize, (token + 1) * c.hiddenSize));
     for (const [l, L] of layers.entries()) {
       const xn = rmsNorm(x, L.inNorm, c.rmsNormEps);
       const q = matVec(L.q, xn, c.numHeads * hd, L.qb);

@@ -82,7 +82,8 @@ function slidingLayers(c: Json, gemma3: boolean, layers: number): boolean[] {
 }
 
 /** Logits [tokens.length][vocab] of a causal forward pass over `tokens` from position 0. */
-export function referenceGemmaForward(configJson: Json, tensors: HfTensors, tokens: readonly number[]): Float64Array[] {
+/** `inputRows`: positions that take the given vector, unscaled, instead of their scaled token embedding (image rows). */
+export function referenceGemmaForward(configJson: Json, tensors: HfTensors, tokens: readonly number[], inputRows?: ReadonlyMap<number, ArrayLike<number>>): Float64Array[] {
   const c = textConfig(configJson);
   const gemma3 = c.model_type === 'gemma3_text' || configJson.model_type === 'gemma3';
   const hidden = num(c, 'hidden_size');
@@ -141,7 +142,8 @@ export function referenceGemmaForward(configJson: Json, tensors: HfTensors, toke
   const group = heads / kvHeads;
 
   return tokens.map((token, pos) => {
-    let x = Float64Array.from(embed.subarray(token * hidden, (token + 1) * hidden), (v) => v * normalizer);
+    const given = inputRows?.get(pos);
+    let x = given ? Float64Array.from(given) : Float64Array.from(embed.subarray(token * hidden, (token + 1) * hidden), (v) => v * normalizer);
     L.forEach((layer, l) => {
       const xn = gemmaNorm(x, layer.inNorm, eps);
       let q = matVec(layer.q, xn, heads * hd);
