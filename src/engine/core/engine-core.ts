@@ -265,7 +265,11 @@ export class EngineCore {
     }
     const state = new RequestState(request, processors, nowMs());
     state.kvRole = this.kvTransferRole(request);
-    if (request.multiModal && request.multiModal.images.length > 0) state.images = new RequestImages(request.multiModal, request.promptTokenIds.length);
+    if (request.multiModal && request.multiModal.images.length > 0) {
+      state.images = new RequestImages(request.multiModal, request.promptTokenIds.length);
+      // The pixels now live in state.images alone, which drops each image once it is encoded.
+      request.multiModal = { ...request.multiModal, images: [] };
+    }
     const seq = this.newSequence(state, 0, request.promptTokenIds);
     if (state.kvRole?.kind === 'receive') seq.remotePrefill = { source: state.kvRole.source, state: 'pending' };
     state.completions[0].seq = seq;

@@ -91,6 +91,7 @@ describe('resolveServerConfig', () => {
       kvCacheMemoryBytes: 1024,
       blockSize: 16,
       enablePrefixCaching: false,
+      mmProcessorCacheBytes: 4 * 2 ** 30,
       device: 'cpu',
       intraOpThreads: null,
       useWorker: true,
