@@ -88,6 +88,8 @@ export async function beamSearch(engine: EngineClient, request: EngineRequest, s
               cacheSalt: request.cacheSalt,
               lora: request.lora,
               arrivalTime: request.arrivalTime,
+              // The images' runs lie in the prompt, which every beam's tokens start with.
+              ...(request.multiModal ? { multiModal: request.multiModal } : {}),
             },
             signal,
             reservation,

@@ -4,6 +4,7 @@
 // request's stream (pausing a request whose consumer falls behind), and turns client
 // disconnects into aborts. It never touches the model.
 
+import type { VisionModel } from '../model/vision/vision-model';
 import { EngineDeadError, EngineInvariantError, EngineSleepingError, RequestValidationError, wrongRunnerError } from './errors';
 import { SequenceBudget } from './sequence-budget';
 import { encodeBadWords } from './sampling';
@@ -49,6 +50,7 @@ export class EngineFrontend implements EngineClient {
   readonly eosTokenIds: number[];
   readonly generationDefaults: GenerationDefaults;
   readonly audioFeatures: AudioFeatureConfig | null;
+  readonly vision: VisionModel | null;
   readonly modelOutput: ModelOutput;
   readonly pooler: PoolerSettings | null;
   readonly lora: LoraEngineOptions | null;
@@ -77,6 +79,7 @@ export class EngineFrontend implements EngineClient {
     this.eosTokenIds = model.eosTokenIds;
     this.generationDefaults = model.generationDefaults;
     this.audioFeatures = model.config.encoder?.features ?? null;
+    this.vision = model.vision ?? null;
     this.modelOutput = model.output;
     this.pooler = model.pooler;
     this.lora = options.lora ?? null;

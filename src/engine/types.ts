@@ -375,6 +375,8 @@ export interface EngineClient {
   reserve(sequences: number, param?: string | null): SequenceReservation;
   /** Speech-to-text models: the audio features their encoder takes (null for text models). */
   readonly audioFeatures: AudioFeatureConfig | null;
+  /** A vision-language model's image side as the serving side reads it (prompt format, processor); absent or null: text only. */
+  readonly vision?: import('../model/vision/vision-model').VisionModel | null;
   /** What the runner returns: 'logits' for generation models, pooled vectors otherwise. */
   readonly modelOutput: ModelOutput;
   /** How pooled outputs are served; null for generation models. */

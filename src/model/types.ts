@@ -240,6 +240,8 @@ export interface ChatRenderOptions {
   template?: string | null;
   /** How message content reaches the template (--chat-template-content-format); 'auto' (default) detects it. */
   contentFormat?: 'auto' | 'string' | 'openai';
+  /** A vision model's placeholder text (ImagePromptFormat.placeholderText): the 'string' format writes it for each image part (null: image parts are refused). */
+  imagePlaceholder?: string | null;
 }
 
 export interface ChatTemplate {

@@ -21,6 +21,8 @@ export interface ChatPromptOptions {
   tools?: unknown[] | null;
   /** --chat-template-content-format. */
   contentFormat?: 'auto' | 'string' | 'openai';
+  /** A vision model's placeholder text for image parts (ChatRenderOptions.imagePlaceholder). */
+  imagePlaceholder?: string | null;
   trustRequestChatTemplate: boolean;
   truncatePromptTokens: number | null;
   truncationSide: 'left' | 'right' | null;
@@ -30,7 +32,7 @@ export interface ChatPromptOptions {
 /** What rendering the template reads (tokenizing and truncating read the rest). */
 export type ChatRenderOptions = Pick<
   ChatPromptOptions,
-  'addGenerationPrompt' | 'continueFinalMessage' | 'documents' | 'chatTemplate' | 'chatTemplateKwargs' | 'tools' | 'contentFormat'
+  'addGenerationPrompt' | 'continueFinalMessage' | 'documents' | 'chatTemplate' | 'chatTemplateKwargs' | 'tools' | 'contentFormat' | 'imagePlaceholder'
 >;
 
 export interface ChatPromptFlags {
@@ -105,6 +107,7 @@ export async function renderChats(
         template: opts.chatTemplate,
         tools: opts.tools ?? null,
         contentFormat: opts.contentFormat,
+        imagePlaceholder: opts.imagePlaceholder ?? null,
       },
       encode,
     );

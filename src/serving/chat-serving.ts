@@ -13,6 +13,7 @@ import { ChunkTemplate, plainChatChoiceJson } from './chunk-template';
 import { drainAll, foldOutput, generateFor, type PromptResult } from './engine-stream';
 import { buildEngineRequests, ensureRoomFor } from './engine-requests';
 import type { MediaPartSink, MultiModalItems } from './media/multimodal-items';
+import { startImageHashes } from './media/image-hash';
 import { createdNow } from './ids';
 import { chatLogprobEntries, chatLogprobEntriesTakingTurns, formatPromptLogprobs, type ChatLogprobs } from './logprobs';
 import { OpenAIServing } from './openai-serving';
@@ -140,6 +141,7 @@ export class ChatServing extends OpenAIServing {
     };
     const conversations = batch ? await splitConversations(body.messages, nextMediaItems) : [await prepareChatMessagesTakingTurns(body.messages, 'messages', nextMediaItems())];
     const multiModal = await Promise.all(mediaItems.map((items) => (items ? items.resolve() : Promise.resolve(null))));
+    const imageHashes = startImageHashes(multiModal);
     const engine = this.engine;
     const renderOptions: ChatRenderOptions = {
       addGenerationPrompt: body.add_generation_prompt ?? true,
@@ -149,6 +151,7 @@ export class ChatServing extends OpenAIServing {
       chatTemplateKwargs: requestTemplateKwargs(this.opts, body),
       tools: tools.templateTools,
       contentFormat: this.opts.chatTemplateContentFormat,
+      imagePlaceholder: this.engine.vision?.prompt.placeholderText ?? null,
     };
     ensureRoomFor(engine, conversations.length, body, 'messages');
     const prompts = await prepareChatPrompts(engine.text, engine.chatTemplate !== null, conversations, {
@@ -159,6 +162,7 @@ export class ChatServing extends OpenAIServing {
       truncationSide: body.truncation_side ?? null,
       maxModelLen: engine.maxModelLen,
     });
+    await this.placeImages(prompts, multiModal, imageHashes);
     const sent = sentFields(body);
     const maxParam = body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
     const params = prompts.map((prompt) =>

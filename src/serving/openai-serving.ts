@@ -3,13 +3,14 @@
 // token naming, max_tokens against the context and usage, and the tool-calling and reasoning
 // steps chat and responses share. Each subclass holds only its shape.
 
-import type { EngineClient, EngineRequest, SamplingParams } from '../engine/types';
+import type { EngineClient, EngineRequest, MultiModalInput, SamplingParams } from '../engine/types';
 import {
   countReasoningTokens, createChatOutputParser, NO_PARSERS, structuredOutputsAfter, type ChatOutputParser, type ChoiceParsing, type OutputParserFactories,
 } from './chat-output';
 import { responseId, type ResponseIdPrefix } from './ids';
 import { tokenNamer, type TokenNamer } from './logprobs';
 import { MultiModalItems, type MediaRequestFields } from './media/multimodal-items';
+import { placeImages } from './media/image-prompt';
 import { resolveMaxTokens, type MaxTokensInput } from './max-tokens';
 import type { SamplingContext } from './sampling-params';
 import type { ResolvedModel } from './lora/served-models';
@@ -53,6 +54,21 @@ export abstract class OpenAIServing {
   /** A fresh tracker of one prompt's media parts; none where the server was built without media options (image parts are then refused). */
   protected multiModalItems(body: MediaRequestFields): MultiModalItems | undefined {
     return this.opts.media ? new MultiModalItems(this.opts.media, body) : undefined;
+  }
+
+  /**
+   * A vision model's prompts after tokenizing (`hashes` from startImageHashes): each image's
+   * placeholder expanded to its run of image tokens and its placement set. The prompts' token ids
+   * change, so the length checks and usage that follow count image tokens, as vLLM's do.
+   */
+  protected async placeImages(prompts: { tokenIds: number[] }[], inputs: readonly (MultiModalInput | null)[], hashes: readonly (Promise<string[]> | null)[], param = 'messages'): Promise<void> {
+    const vision = this.engine.vision;
+    for (let i = 0; i < prompts.length; i++) {
+      const input = inputs[i];
+      if (!input) continue;
+      if (!vision) throw new Error('image inputs reached a model without an image side');
+      await placeImages(prompts[i], input, vision, hashes[i]!, param);
+    }
   }
 
   /** The response id from the request's id base (requestIdBase: X-Request-Id, request_id, random): `cmpl-…`, `chatcmpl-…`, `resp_…`. */

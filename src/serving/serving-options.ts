@@ -7,7 +7,8 @@ import { RequestValidationError } from '../engine/errors';
 import { outputParserFactories, type OutputParserFactories } from './chat-output';
 import type { ToolServingOptions } from './tool-choice';
 import { ServedModels, type ResolvedModel } from './lora/served-models';
-import { mediaOptionsFrom, TEXT_ONLY, type MediaOptions } from './media/media-options';
+import { mediaOptionsFrom, TEXT_ONLY, VISION_MODALITIES, type MediaOptions } from './media/media-options';
+import type { EngineClient } from '../engine/types';
 
 export interface ServingOptions extends ToolServingOptions {
   /** --served-model-name: the first is reported in responses; any is accepted. */
@@ -31,7 +32,8 @@ export interface ServingOptions extends ToolServingOptions {
   media?: MediaOptions;
 }
 
-export function servingOptionsFrom(config: ServerConfig, models?: ServedModels): ServingOptions {
+/** `engine`: the served model's image side decides which modalities image parts may use. */
+export function servingOptionsFrom(config: ServerConfig, models?: ServedModels, engine?: Pick<EngineClient, 'vision'>): ServingOptions {
   return {
     models,
     servedModelNames: config.servedModelNames,
@@ -49,8 +51,7 @@ export function servingOptionsFrom(config: ServerConfig, models?: ServedModels):
     parsers: outputParserFactories(config),
     schedulingPolicy: config.schedulingPolicy,
     defaultChatTemplateKwargs: config.defaultChatTemplateKwargs,
-    // No architecture here has a vision tower yet: every model is text-only to the media checks.
-    media: mediaOptionsFrom(config, TEXT_ONLY),
+    media: mediaOptionsFrom(config, engine?.vision ? VISION_MODALITIES : TEXT_ONLY),
   };
 }
 

@@ -266,7 +266,7 @@ export class EngineCore {
     const state = new RequestState(request, processors, nowMs());
     state.kvRole = this.kvTransferRole(request);
     if (request.multiModal && request.multiModal.images.length > 0) {
-      state.images = new RequestImages(request.multiModal, request.promptTokenIds.length);
+      state.images = new RequestImages(request.multiModal);
       // The pixels now live in state.images alone, which drops each image once it is encoded.
       request.multiModal = { ...request.multiModal, images: [] };
     }

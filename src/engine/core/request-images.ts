@@ -19,10 +19,7 @@ export class RequestImages {
   private readonly outputs: (Float32Array | null)[];
   private readonly mrope: MultiModalInput['mrope'];
 
-  constructor(
-    input: MultiModalInput,
-    private readonly promptLength: number,
-  ) {
+  constructor(input: MultiModalInput) {
     this.placements = input.placements ?? [];
     this.processorKwargs = input.processorKwargs;
     this.pixels = [...input.images];
@@ -87,7 +84,8 @@ export class RequestImages {
   ropePositions(start: number, count: number): Int32Array | undefined {
     const mrope = this.mrope;
     if (!mrope) return undefined;
-    const n = this.promptLength;
+    // The positions cover the prompt the serving side built (a beam's prompt may be longer).
+    const n = mrope.positions.length / 3;
     const out = new Int32Array(3 * count);
     for (let r = 0; r < count; r++) {
       const pos = start + r;
@@ -117,5 +115,6 @@ export function assertImageInvariants(request: EngineRequest, hasEncoder: boolea
     end = p.offset + p.length;
   }
   if (end > request.promptTokenIds.length) fail('an image placement beyond the prompt');
-  if (input.mrope && input.mrope.positions.length !== 3 * request.promptTokenIds.length) fail('M-RoPE positions of another length than the prompt');
+  const mropeRows = input.mrope ? input.mrope.positions.length / 3 : 0;
+  if (input.mrope && !(Number.isInteger(mropeRows) && mropeRows >= end && mropeRows <= request.promptTokenIds.length)) fail('M-RoPE positions that do not fit the prompt');
 }

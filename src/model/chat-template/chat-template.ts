@@ -88,7 +88,7 @@ class JinjaChatTemplate implements ChatTemplate {
     const context: Record<string, unknown> = {
       ...this.specialTokens,
       ...(opts.extraKwargs ?? {}),
-      messages: normalizeMessages(messages, contentFormat),
+      messages: normalizeMessages(messages, contentFormat, opts.imagePlaceholder ?? null),
       // Absent tools/documents are None in transformers, so `tools is not none` is false.
       tools: opts.tools ?? null,
       documents: opts.documents ?? null,

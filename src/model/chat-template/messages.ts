@@ -67,16 +67,32 @@ export function detectContentFormat(parsedTemplate: unknown): ContentFormat {
   return loopsOverContent ? 'openai' : 'string';
 }
 
-function textParts(content: ChatMessage['content']): string[] {
+type ContentPart = { type: 'text'; text: string } | { type: 'image' };
+
+/** The text parts, and `{type: 'image'}` where an image stood when the model takes images. */
+function contentParts(content: ChatMessage['content'], takesImages: boolean): ContentPart[] {
   if (content === null || content === undefined) return [];
-  if (typeof content === 'string') return [content];
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
   if (!Array.isArray(content)) throw new ChatTemplateError('message content must be a string or an array of parts');
-  return content.map((part) => {
+  return content.map((part): ContentPart => {
+    if (takesImages && part?.type === 'image') return { type: 'image' };
     if (part?.type !== 'text' || typeof part.text !== 'string') {
       throw new ChatTemplateError(`unsupported content part type '${String(part?.type)}': this model takes text only`);
     }
-    return part.text;
+    return { type: 'text', text: part.text };
   });
+}
+
+/**
+ * vLLM's 'string' content format: the text parts joined by newlines, after one placeholder line
+ * per image the text does not already spell out (its _get_full_multimodal_text_prompt).
+ */
+function stringContent(parts: readonly ContentPart[], imagePlaceholder: string | null): string {
+  const text = parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
+  const images = parts.length - parts.filter((p) => p.type === 'text').length;
+  if (images === 0 || imagePlaceholder === null) return text;
+  const missing = images - text.split(imagePlaceholder).length + 1;
+  return [...new Array<string>(Math.max(0, missing)).fill(imagePlaceholder), text].join('\n');
 }
 
 /** vLLM parses assistant tool-call arguments, so templates can `| tojson` them as objects. */
@@ -99,10 +115,10 @@ function parseToolCalls(toolCalls: unknown): unknown {
   });
 }
 
-export function normalizeMessages(messages: ChatMessage[], format: ContentFormat): ChatMessage[] {
+export function normalizeMessages(messages: ChatMessage[], format: ContentFormat, imagePlaceholder: string | null = null): ChatMessage[] {
   return messages.map((message) => {
-    const texts = textParts(message.content);
-    const content = format === 'string' ? texts.join('\n') : texts.map((text) => ({ type: 'text', text }));
+    const parts = contentParts(message.content, imagePlaceholder !== null);
+    const content = format === 'string' ? stringContent(parts, imagePlaceholder) : parts;
     const normalized: ChatMessage = { ...message, content };
     if (message.role === 'assistant' && message.tool_calls !== undefined) {
       normalized.tool_calls = parseToolCalls(message.tool_calls);

@@ -11,11 +11,11 @@ import { servingOptionsFrom, type ServingOptions } from '../../serving/serving-o
 /** `optionsFrom` picks the flags the class takes (default: the options every serving class shares). */
 export function servingProvider<T, O = ServingOptions>(
   cls: new (engine: EngineClient, opts: O) => T,
-  optionsFrom: (config: ServerConfig, models: ServedModels) => O = servingOptionsFrom as (config: ServerConfig, models: ServedModels) => O,
+  optionsFrom: (config: ServerConfig, models: ServedModels, engine: EngineClient) => O = servingOptionsFrom as unknown as (config: ServerConfig, models: ServedModels, engine: EngineClient) => O,
 ): FactoryProvider<T> {
   return {
     provide: cls,
     inject: [ENGINE_CLIENT, SERVER_CONFIG, SERVED_MODELS],
-    useFactory: (engine: EngineClient, config: ServerConfig, models: ServedModels) => new cls(engine, optionsFrom(config, models)),
+    useFactory: (engine: EngineClient, config: ServerConfig, models: ServedModels) => new cls(engine, optionsFrom(config, models, engine)),
   };
 }

@@ -40,7 +40,7 @@ const RESPONSES_STORE = Symbol('RESPONSES_STORE');
       provide: ResponsesServing,
       inject: [ENGINE_CLIENT, SERVER_CONFIG, RESPONSES_STORE, SERVED_MODELS],
       useFactory: async (engine: EngineClient, config: ServerConfig, store: ResponsesStore, models: ServedModels) => {
-        const serving = new ResponsesServing(engine, servingOptionsFrom(config, models), store, {
+        const serving = new ResponsesServing(engine, servingOptionsFrom(config, models, engine), store, {
           maxDepth: config.responsesChainMaxDepth,
           maxBytes: config.responsesChainMaxBytes,
         });

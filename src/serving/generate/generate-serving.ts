@@ -24,8 +24,8 @@ export interface GenerateServingOptions extends ServingOptions {
   maxNumSeqs: number;
 }
 
-export function generateServingOptions(config: ServerConfig, models?: ServedModels): GenerateServingOptions {
-  return { ...servingOptionsFrom(config, models), tokensOnly: config.tokensOnly, maxNumSeqs: config.maxNumSeqs };
+export function generateServingOptions(config: ServerConfig, models?: ServedModels, engine?: Pick<EngineClient, 'vision'>): GenerateServingOptions {
+  return { ...servingOptionsFrom(config, models, engine), tokensOnly: config.tokensOnly, maxNumSeqs: config.maxNumSeqs };
 }
 
 /** The engine request id is this + the X-Request-Id header, else the body request_id, else a uuid. */

@@ -15,6 +15,9 @@ export type ModelModalities = Record<string, number | null> | null;
 /** The modalities of a model without a vision or audio encoder. */
 export const TEXT_ONLY: ModelModalities = null;
 
+/** Gemma 3, LLaVA-1.5 and Qwen2.5-VL take any number of images (vLLM's get_supported_mm_limits: {"image": None}); video is not served. */
+export const VISION_MODALITIES: ModelModalities = { image: null };
+
 export interface MediaOptions {
   /** vLLM names the model by its path in the "is not a multimodal model" error. */
   modelName: string;

@@ -75,6 +75,8 @@ export class RenderServing {
   async renderChat(body: RenderChatRequest, idBase: string): Promise<RenderedGenerateRequest> {
     rejectBeamSearch(body);
     const prepared = await this.chats.prepare(body, idBase);
+    // A GenerateRequest carries token ids only: the images would be lost on the way to /generate.
+    if (prepared.engineRequests[0].multiModal) throw new RequestValidationError('Image inputs cannot be rendered into a GenerateRequest here (it carries token ids only).', 'messages');
     const prompt = prepared.prompts[0];
     checkRendered(prompt.tokenIds);
     const tokenizer = this.engine.tokenizer;

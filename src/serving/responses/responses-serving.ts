@@ -5,6 +5,7 @@
 // outputs constraint, the ChatOutputParser). Every path runs the same event generator: the
 // non-streaming answer is its last event's response.
 
+import { startImageHashes } from '../media/image-hash';
 import { RequestValidationError } from '../../engine/errors';
 import { OUTPUT_KIND, type EngineClient, type MultiModalInput, type SamplingParams } from '../../engine/types';
 import { deltaFields, outputRulesOf, type ChoiceOutputRules } from '../chat-message';
@@ -171,6 +172,7 @@ export class ResponsesServing extends OpenAIServing {
       const media = this.multiModalItems({});
       const checked = await prepareChatMessagesTakingTurns(messages, 'input', media);
       const multiModal = (await media?.resolve()) ?? null;
+      const imageHashes = startImageHashes([multiModal]);
       const [prompt] = await prepareChatPrompts(this.engine.text, this.engine.chatTemplate !== null, [checked], {
         addGenerationPrompt: !continueFinal,
         continueFinalMessage: continueFinal,
@@ -180,12 +182,14 @@ export class ResponsesServing extends OpenAIServing {
         chatTemplateKwargs,
         tools: tools.templateTools,
         contentFormat: this.opts.chatTemplateContentFormat,
+        imagePlaceholder: this.engine.vision?.prompt.placeholderText ?? null,
         trustRequestChatTemplate: false,
         // truncation 'auto' drops the oldest tokens so the prompt leaves room for the output.
         truncatePromptTokens: body.truncation === 'auto' ? Math.max(1, maxModelLen - (body.max_output_tokens ?? 1)) : null,
         truncationSide: 'left',
         maxModelLen,
       });
+      await this.placeImages([prompt], [multiModal], imageHashes);
       return { prompt, multiModal };
     } catch (err) {
       if (err instanceof RequestValidationError && err.param === 'messages') throw new RequestValidationError(err.message, 'input');
