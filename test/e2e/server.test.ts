@@ -199,6 +199,8 @@ onModel.describe('the server on a real port', () => {
       'vllm:num_preemptions_total': 'counter',
       'vllm:prefix_cache_queries_total': 'counter',
       'vllm:prefix_cache_hits_total': 'counter',
+      'vllm:mm_cache_queries_total': 'counter',
+      'vllm:mm_cache_hits_total': 'counter',
       'vllm:time_to_first_token_seconds': 'histogram',
       'vllm:inter_token_latency_seconds': 'histogram',
       'vllm:e2e_request_latency_seconds': 'histogram',
