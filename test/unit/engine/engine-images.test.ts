@@ -19,28 +19,33 @@ const TOKENS_PER_IMAGE = 12;
 const IMAGE_TOKEN = 5;
 /** 20 text tokens, an image's 12 rows (positions 20..31, in the second 16-token block), 10 more. */
 const IMAGE_AT = 20;
-const PROMPT = [1, ...Array.from({ length: IMAGE_AT - 1 }, (_, i) => 30 + i), ...new Array<number>(TOKENS_PER_IMAGE).fill(IMAGE_TOKEN), ...Array.from({ length: 10 }, (_, i) => 90 + i)];
+const PROMPT = promptWithImage(IMAGE_AT, 10);
 const PROMPT_FORMAT = { placeholderText: '<image>', placeholderTokenId: IMAGE_TOKEN, imageTokenId: IMAGE_TOKEN, prefix: [], suffix: [] };
 
 function withImage(model: LoadedModel, encoder: PixelEncoder): LoadedModel {
   return { ...model, vision: testVisionModel({ encoder, tokensPerImage: TOKENS_PER_IMAGE, prompt: PROMPT_FORMAT }) };
 }
 
-function imageRequest(image: DecodedImage, hash: string, params: Parameters<typeof request>[1] = {}, extra: Partial<EngineRequest> = {}): EngineRequest {
-  return request(PROMPT, { max_tokens: 4, ...params }, { multiModal: { images: [image], processorKwargs: {}, placements: [{ offset: IMAGE_AT, length: TOKENS_PER_IMAGE, hash }] }, ...extra });
+/** A prompt of `before` text tokens, an image's run, then `after` more. */
+function promptWithImage(before: number, after: number): number[] {
+  return [1, ...Array.from({ length: before - 1 }, (_, i) => 30 + i), ...new Array<number>(TOKENS_PER_IMAGE).fill(IMAGE_TOKEN), ...Array.from({ length: after }, (_, i) => 90 + i)];
+}
+
+function imageRequest(image: DecodedImage, hash: string, params: Parameters<typeof request>[1] = {}, extra: Partial<EngineRequest> = {}, prompt = PROMPT, at = IMAGE_AT): EngineRequest {
+  return request(prompt, { max_tokens: 4, ...params }, { multiModal: { images: [image], processorKwargs: {}, placements: [{ offset: at, length: TOKENS_PER_IMAGE, hash }] }, ...extra });
 }
 
 /** Greedy tokens of the float64 reference with the image's rows (from a fresh encoder of the same seed) at its positions. */
-function referenceGreedy(model: LoadedModel, image: DecodedImage, count: number): number[] {
+function referenceGreedy(model: LoadedModel, image: DecodedImage, count: number, prompt = PROMPT, at = IMAGE_AT): number[] {
   const hidden = model.config.hiddenSize;
   const rows = new PixelEncoder(hidden).encode(preprocessImage(tinyGemma3Processor(TOKENS_PER_IMAGE), { width: image.width, height: image.height, data: image.rgb }));
-  const given = new Map(Array.from({ length: TOKENS_PER_IMAGE }, (_, r) => [IMAGE_AT + r, rows.subarray(r * hidden, (r + 1) * hidden)]));
-  const tokens = [...PROMPT];
+  const given = new Map(Array.from({ length: TOKENS_PER_IMAGE }, (_, r) => [at + r, rows.subarray(r * hidden, (r + 1) * hidden)]));
+  const tokens = [...prompt];
   for (let i = 0; i < count; i++) {
     const logits = referenceForward(model.config, model.weights!, tokens, undefined, given);
     tokens.push(argmax(logits[logits.length - 1]));
   }
-  return tokens.slice(PROMPT.length);
+  return tokens.slice(prompt.length);
 }
 
 /** Every iteration's stats while `fn` runs. */
@@ -124,6 +129,16 @@ needs(STORIES, NATIVE_ADDON).describe('images through the engine (stories260K, t
     expect(again.numCachedTokens).toBe(32);
     expect(other.outputs[0].tokenIds).toEqual(referenceGreedy(model, blue, 4));
     expect(again.outputs[0].tokenIds).toEqual(first.outputs[0].tokenIds);
+  });
+
+  it('computes the image rows after a prefix hit that ends inside the image', async () => {
+    // The image takes positions 10..21: the cached first block holds six of its rows, the rest are computed.
+    const prompt = promptWithImage(10, 8);
+    const engine = await start(new PixelEncoder(model.config.hiddenSize), { mmProcessorCacheBytes: 0 });
+    await finalOutput(engine, imageRequest(red, 'red', {}, {}, prompt, 10));
+    const again = await finalOutput(engine, imageRequest(red, 'red', {}, {}, prompt, 10));
+    expect(again.numCachedTokens).toBe(16);
+    expect(again.outputs[0].tokenIds).toEqual(referenceGreedy(model, red, 4, prompt, 10));
   });
 
   it('fails only the request whose image cannot be encoded, with a 400-class error', async () => {

@@ -13,6 +13,8 @@ import { imageHash } from '../../../../src/serving/media/image-hash';
 import { expandImagePlaceholders } from '../../../../src/serving/media/image-prompt';
 import { VISION_MODALITIES, type MediaOptions } from '../../../../src/serving/media/media-options';
 import type { ServingOptions } from '../../../../src/serving/serving-options';
+import { ResponsesServing } from '../../../../src/serving/responses/responses-serving';
+import { MemoryResponsesStore } from '../../../../src/serving/responses/store/memory-store';
 import { fakeArch } from '../../../helpers/fake-engine';
 import { PixelEncoder, seededImage, testVisionModel } from '../../../helpers/pixel-encoder';
 
@@ -178,5 +180,29 @@ describe('chat with a vision model', () => {
     const err = await refusal(serving.prepare({ messages: [{ role: 'user', content: [imagePart(await png(1, 2, 3))] }], mm_processor_kwargs: { bogus: 1 } }, 'r'));
     expect(err.param).toBe('mm_processor_kwargs');
     expect(err.message).toMatch(/bogus/);
+  });
+});
+
+describe('the Responses API with a vision model', () => {
+  const responses = (engine: EngineClient) =>
+    new ResponsesServing(engine, OPTS, new MemoryResponsesStore({ maxBytes: 2 ** 20, ttlSeconds: 0 }), { maxDepth: 10, maxBytes: 2 ** 20 });
+
+  it('places input_image parts and counts their tokens in usage', async () => {
+    const { engine, requests } = visionEngine(OPENAI_TEMPLATE);
+    const serving = responses(engine);
+    const input = [{ type: 'message' as const, role: 'user' as const, content: [{ type: 'input_text' as const, text: 'ab' }, { type: 'input_image' as const, image_url: await png(9, 9, 9) }] }];
+    const response = await serving.complete(await serving.prepare({ input, max_output_tokens: 2, store: false }, 'r'));
+    const [request] = requests;
+    expect(request.multiModal!.placements!.map(({ offset, length }) => [offset, length])).toEqual([[8, TOKENS_PER_IMAGE]]);
+    expect(request.promptTokenIds.slice(8, 8 + TOKENS_PER_IMAGE)).toEqual(new Array<number>(TOKENS_PER_IMAGE).fill(IMAGE_TOKEN));
+    expect(response.usage).toMatchObject({ input_tokens: request.promptTokenIds.length });
+  });
+
+  it("names 'input' when the template printed no placeholder", async () => {
+    const { engine } = visionEngine(SILENT_TEMPLATE);
+    const input = [{ type: 'message' as const, role: 'user' as const, content: [{ type: 'input_text' as const, text: 'ab' }, { type: 'input_image' as const, image_url: await png(9, 9, 9) }] }];
+    const err = await refusal(responses(engine).prepare({ input, store: false }, 'r'));
+    expect(err.param).toBe('input');
+    expect(err.message).toMatch(/found 0 prompt updates/);
   });
 });
