@@ -85,6 +85,9 @@ needs(STORIES, NATIVE_ADDON).describe('images through the engine (stories260K, t
     expect(redOut.outputs[0].tokenIds).toEqual(referenceGreedy(model, red, 4));
     expect(blueOut.outputs[0].tokenIds).toEqual(referenceGreedy(model, blue, 4));
     expect(redOut.outputs[0].tokenIds).not.toEqual(blueOut.outputs[0].tokenIds);
+    // n = 2: the second completion forks on the prompt's KV and reads the same rows.
+    const both = await finalOutput(engine, imageRequest(blue, 'blue', { n: 2 }));
+    expect(both.outputs.map((o) => o.tokenIds)).toEqual([blueOut.outputs[0].tokenIds, blueOut.outputs[0].tokenIds]);
   });
 
   it('gives the same tokens and logprobs when prefill chunks cut the image run', async () => {
