@@ -195,8 +195,10 @@ export interface WriteVisionOptions {
   /** 'newer': transformers >= 4.52's names (model.language_model.*, model.vision_tower.*, lm_head.weight). */
   layout?: 'older' | 'newer';
   seed?: number;
-  /** Changes to config.json after the tensors are drawn (malformed configs). */
+  /** Top-level config.json keys over the family's (the tensors and processor files follow them). */
   configOverrides?: Json;
+  /** processor_config.json keys over the ones that match config.json (mismatch tests). */
+  processorOverrides?: Json;
 }
 
 export interface WrittenVisionModel {
@@ -208,7 +210,7 @@ export interface WrittenVisionModel {
 /** Writes the HF directory of a tiny `family` model; returns its config and tensors (HF names, as stored in the older layout). */
 export async function writeVisionHfDir(family: VisionFamilyName, dir: string, opts: WriteVisionOptions = {}): Promise<WrittenVisionModel> {
   mkdirSync(dir, { recursive: true });
-  const json = visionConfigJson(family);
+  const json = visionConfigJson(family, opts.configOverrides);
   const seed = opts.seed ?? 5;
   const vision = randomVisionTensors(family, json, seed);
   const text = randomTextTensors(family, json, seed + 1);
@@ -220,11 +222,10 @@ export async function writeVisionHfDir(family: VisionFamilyName, dir: string, op
     stored.push({ name: storedName, tensor: { kind: 'f32', ...t } });
   }
   writeSafetensors(join(dir, 'model.safetensors'), stored, 'F32');
-  const written = { ...json, ...opts.configOverrides };
-  writeJson(join(dir, 'config.json'), written);
+  writeJson(join(dir, 'config.json'), json);
   const { preprocessor, processor } = preprocessorJson(family, json);
   writeJson(join(dir, 'preprocessor_config.json'), preprocessor);
-  writeJson(join(dir, 'processor_config.json'), processor);
+  writeJson(join(dir, 'processor_config.json'), { ...processor, ...opts.processorOverrides });
   const vocabulary = await extendedVocabulary(IMAGE_TOKENS[family]);
   const plain = Object.fromEntries(Object.entries(vocabulary).map(([k, v]) => [k, v.value]));
   const { tokenizerJson, tokenizerConfig } = ggufVocabToTokenizerJson(plain);
@@ -264,20 +265,34 @@ function mmprojName(name: string): string {
   return `v.blk.${layer[1]}.${parts[layer[2]]}.${layer[3]}`;
 }
 
+export interface MmprojOptions {
+  /** Metadata keys over the converter's (null: left out). */
+  metadata?: Record<string, GgufTypedValue | null>;
+  /** GGUF tensor names left out. */
+  drop?: readonly string[];
+  /**
+   * As llama.cpp's legacy LLaVA converter wrote files before feature_layer: every layer kept,
+   * block_count the whole depth, no clip.vision.feature_layer, fc1 named ffn_down and fc2 ffn_up.
+   */
+  legacy?: boolean;
+}
+
 /** The mmproj GGUF of the HF tower tensors `vision`, as llama.cpp's converters write it for `family`. */
-export function writeMmproj(family: VisionFamilyName, json: Json, vision: HfTensors, path: string, overrides: Record<string, GgufTypedValue | null> = {}): void {
+export function writeMmproj(family: VisionFamilyName, json: Json, vision: HfTensors, path: string, opts: MmprojOptions = {}): void {
   const v = json.vision_config as Json;
   const clip = family === 'llava';
   const layers = v.num_hidden_layers as number;
+  const featureLayer = json.vision_feature_layer as number;
   // The converter keeps the layers up to the feature layer (hidden_states index) and no post-norm.
-  const depth = clip ? layers + (json.vision_feature_layer as number) + 1 : layers;
+  const depth = clip && !opts.legacy ? (featureLayer < 0 ? layers + featureLayer + 1 : featureLayer) : layers;
   const { preprocessor } = preprocessorJson(family, json);
   const metadata: Record<string, GgufTypedValue> = {
     'general.architecture': gv.str('clip'),
     'clip.projector_type': gv.str(clip ? 'mlp' : 'gemma3'),
     'clip.has_vision_encoder': gv.bool(true),
     'clip.has_text_encoder': gv.bool(false),
-    ...(clip ? { 'clip.has_llava_projector': gv.bool(true), 'clip.vision.feature_layer': gv.i32s([depth]) } : {}),
+    ...(clip ? { 'clip.has_llava_projector': gv.bool(true) } : {}),
+    ...(clip && !opts.legacy ? { 'clip.vision.feature_layer': gv.i32s([depth]) } : {}),
     'clip.use_gelu': gv.bool(!clip),
     'clip.vision.image_size': gv.u32(v.image_size as number),
     'clip.vision.patch_size': gv.u32(v.patch_size as number),
@@ -294,7 +309,7 @@ export function writeMmproj(family: VisionFamilyName, json: Json, vision: HfTens
     const pool = (v.image_size as number) / (v.patch_size as number) / Math.sqrt(json.mm_tokens_per_image as number);
     if (pool !== 4) metadata['clip.vision.projector.scale_factor'] = gv.u32(pool);
   }
-  for (const [key, value] of Object.entries(overrides)) {
+  for (const [key, value] of Object.entries(opts.metadata ?? {})) {
     if (value === null) delete metadata[key];
     else metadata[key] = value;
   }
@@ -303,14 +318,17 @@ export function writeMmproj(family: VisionFamilyName, json: Json, vision: HfTens
     const layer = /encoder\.layers\.(\d+)\./.exec(name);
     if ((layer && Number(layer[1]) >= depth) || (clip && name.includes('post_layernorm'))) continue;
     const data = name.endsWith('mm_soft_emb_norm.weight') ? t.data.map((x) => x + 1) : t.data;
+    let ggufName = mmprojName(name);
+    if (opts.legacy) ggufName = ggufName.replace(/ffn_(up|down)/, (_, part: string) => (part === 'up' ? 'ffn_down' : 'ffn_up'));
+    if (opts.drop?.includes(ggufName)) continue;
     // F32 throughout, so the pair holds exactly the HF directory's values (llama.cpp loads F32 mmproj files).
-    tensors.push({ name: mmprojName(name), shape: t.shape, type: 'f32', data });
+    tensors.push({ name: ggufName, shape: t.shape, type: 'f32', data });
   }
   writeGguf(path, metadata, tensors);
 }
 
 /** The GGUF pair of an HF directory written by writeVisionHfDir: `<dir>/model.gguf` and `<dir>/mmproj-model.gguf`. */
-export async function writeVisionGguf(family: VisionFamilyName, hfDir: string, outDir: string, written: WrittenVisionModel): Promise<string> {
+export async function writeVisionGguf(family: VisionFamilyName, hfDir: string, outDir: string, written: WrittenVisionModel, mmproj: MmprojOptions = {}): Promise<string> {
   mkdirSync(outDir, { recursive: true });
   const model = await loadModel(loadOptions(hfDir));
   const weights = model.weights!;
@@ -322,7 +340,7 @@ export async function writeVisionGguf(family: VisionFamilyName, hfDir: string, o
   const vocabulary = await extendedVocabulary(IMAGE_TOKENS[family]);
   const path = join(outDir, 'model.gguf');
   writeModelGguf(path, model.config as DecoderArchConfig, tensors, { ...vocabulary, 'tokenizer.chat_template': gv.str(IMAGE_PARTS_TEMPLATE(IMAGE_TOKENS[family][0])) }, 'f32', `tiny-${family}-vlm`);
-  writeMmproj(family, written.json, written.vision, join(outDir, 'mmproj-model.gguf'));
+  writeMmproj(family, written.json, written.vision, join(outDir, 'mmproj-model.gguf'), mmproj);
   return path;
 }
 

@@ -49,68 +49,70 @@ const FAMILIES: Array<[VisionFamilyName, number]> = [
   ['llava', 16],
 ];
 
-needs(STORIES).describe.each(FAMILIES)('%s vision tower', (family, tokens) => {
-  let written: WrittenVisionModel;
-  let hfDir: string;
-  let ggufPath: string;
-  let hf: LoadedModel;
-  let image: PreprocessedImage;
-  let reference: Float64Array[];
+needs(STORIES).describe('vision towers', () => {
+  describe.each(FAMILIES)('%s', (family, tokens) => {
+    let written: WrittenVisionModel;
+    let hfDir: string;
+    let ggufPath: string;
+    let hf: LoadedModel;
+    let image: PreprocessedImage;
+    let reference: Float64Array[];
 
-  beforeAll(async () => {
-    hfDir = join(tmp, `${family}-hf`);
-    written = await writeVisionHfDir(family, hfDir);
-    ggufPath = await writeVisionGguf(family, hfDir, join(tmp, `${family}-gguf`), written);
-    hf = await loadModel(loadOptions(hfDir));
-    const side = (written.json.vision_config as Record<string, number>).image_size;
-    // At the tower's native size both geometries skip the resize: the same pixels for HF and GGUF.
-    image = preprocessImage(hf.vision!.processor, randomImage(side, side, 3));
-    reference = referenceVisionForward(family, written.json, written.vision, image.pixelValues);
-  });
+    beforeAll(async () => {
+      hfDir = join(tmp, `${family}-hf`);
+      written = await writeVisionHfDir(family, hfDir);
+      ggufPath = await writeVisionGguf(family, hfDir, join(tmp, `${family}-gguf`), written);
+      hf = await loadModel(loadOptions(hfDir));
+      const side = (written.json.vision_config as Record<string, number>).image_size;
+      // At the tower's native size both geometries skip the resize: the same pixels for HF and GGUF.
+      image = preprocessImage(hf.vision!.processor, randomImage(side, side, 3));
+      reference = referenceVisionForward(family, written.json, written.vision, image.pixelValues);
+    });
 
-  it('loads the vision side of the HF directory with its processor and prompt format', () => {
-    const vision = hf.vision!;
-    expect(vision.family).toBe(family);
-    expect(vision.source).toBe(hfDir);
-    expect(vision.processor.family).toBe(family);
-    expect(image.placeholderTokens).toBe(tokens);
-    const newlines = hf.tokenizer!.encode('\n\n', { addSpecialTokens: false });
-    if (family === 'gemma3') {
-      expect(vision.prompt).toEqual({ placeholderText: '<start_of_image>', placeholderTokenId: 512, imageTokenId: 513, prefix: [...newlines, 512], suffix: [514, ...newlines] });
-    } else {
-      expect(vision.prompt).toEqual({ placeholderText: '<image>', placeholderTokenId: 512, imageTokenId: 512, prefix: [], suffix: [] });
-    }
-    expect(vision.weights).not.toBeNull();
-  });
+    it('loads the vision side of the HF directory with its processor and prompt format', () => {
+      const vision = hf.vision!;
+      expect(vision.family).toBe(family);
+      expect(vision.source).toBe(hfDir);
+      expect(vision.processor.family).toBe(family);
+      expect(image.placeholderTokens).toBe(tokens);
+      const newlines = hf.tokenizer!.encode('\n\n', { addSpecialTokens: false });
+      if (family === 'gemma3') {
+        expect(vision.prompt).toEqual({ placeholderText: '<start_of_image>', placeholderTokenId: 512, imageTokenId: 513, prefix: [...newlines, 512], suffix: [514, ...newlines] });
+      } else {
+        expect(vision.prompt).toEqual({ placeholderText: '<image>', placeholderTokenId: 512, imageTokenId: 512, prefix: [], suffix: [] });
+      }
+      expect(vision.weights).not.toBeNull();
+    });
 
-  it('encodes an image as the float64 reference does (HF weights)', async () => {
-    expect(reference.length).toBe(tokens);
-    expect(relativeDiff(await encode(hf, image), reference)).toBeLessThan(1e-4);
-  });
+    it('encodes an image as the float64 reference does (HF weights)', async () => {
+      expect(reference.length).toBe(tokens);
+      expect(relativeDiff(await encode(hf, image), reference)).toBeLessThan(1e-4);
+    });
 
-  it('gives the same rows from the newer transformers layout', async () => {
-    const dir = join(tmp, `${family}-hf-newer`);
-    await writeVisionHfDir(family, dir, { layout: 'newer' });
-    const newer = await loadModel(loadOptions(dir));
-    expect(newer.config).toEqual(hf.config);
-    expect(await encode(newer, image)).toEqual(await encode(hf, image));
-  });
+    it('gives the same rows from the newer transformers layout', async () => {
+      const dir = join(tmp, `${family}-hf-newer`);
+      await writeVisionHfDir(family, dir, { layout: 'newer' });
+      const newer = await loadModel(loadOptions(dir));
+      expect(newer.config).toEqual(hf.config);
+      expect(await encode(newer, image)).toEqual(await encode(hf, image));
+    });
 
-  it('gives the same rows from the GGUF text model and its mmproj', async () => {
-    const gguf = await loadModel(loadOptions(ggufPath));
-    expect(gguf.vision!.source).toBe(join(tmp, `${family}-gguf`, 'mmproj-model.gguf'));
-    expect(gguf.vision!.prompt).toEqual(hf.vision!.prompt);
-    expect(gguf.vision!.processor.geometry).toBe('llama.cpp');
-    const rows = await encode(gguf, image);
-    expect(relativeDiff(rows, reference)).toBeLessThan(1e-4);
-    const hfRows = await encode(hf, image);
-    expect(relativeDiff(rows, [...Array(tokens).keys()].map((i) => hfRows.subarray(i * hf.config.hiddenSize, (i + 1) * hf.config.hiddenSize)))).toBeLessThan(1e-6);
-  });
+    it('gives the same rows from the GGUF text model and its mmproj', async () => {
+      const gguf = await loadModel(loadOptions(ggufPath));
+      expect(gguf.vision!.source).toBe(join(tmp, `${family}-gguf`, 'mmproj-model.gguf'));
+      expect(gguf.vision!.prompt).toEqual(hf.vision!.prompt);
+      expect(gguf.vision!.processor.geometry).toBe('llama.cpp');
+      const rows = await encode(gguf, image);
+      expect(relativeDiff(rows, reference)).toBeLessThan(1e-4);
+      const hfRows = await encode(hf, image);
+      expect(relativeDiff(rows, [...Array(tokens).keys()].map((i) => hfRows.subarray(i * hf.config.hiddenSize, (i + 1) * hf.config.hiddenSize)))).toBeLessThan(1e-6);
+    });
 
-  it('loads without weights on the HTTP side, and builds no encoder then', async () => {
-    const light = await loadModel(loadOptions(hfDir, { loadWeights: false }));
-    expect(light.vision!.weights).toBeNull();
-    expect(light.vision!.prompt).toEqual(hf.vision!.prompt);
-    await expect(light.vision!.createEncoder({})).rejects.toThrow('loaded without weights');
+    it('loads without weights on the HTTP side, and builds no encoder then', async () => {
+      const light = await loadModel(loadOptions(hfDir, { loadWeights: false }));
+      expect(light.vision!.weights).toBeNull();
+      expect(light.vision!.prompt).toEqual(hf.vision!.prompt);
+      await expect(light.vision!.createEncoder({})).rejects.toThrow('loaded without weights');
+    });
   });
 });
