@@ -2,15 +2,10 @@
 // Gemma3 processor's: each <start_of_image> the template leaves becomes
 // "\n\n" <start_of_image> <image_soft_token> x N <end_of_image> "\n\n".
 import type { Tokenizer } from '../../types';
-import { imageProcessorConfigFromHf } from '../processor-config-hf';
-import { readHfProcessorFiles } from '../load-processor-config';
-import { requireTokenizer, specialTokenId } from '../prompt-tokens';
-import { ggufProcessorWith, type VisionLoader } from '../vision-loader';
+import { specialTokenId } from '../prompt-tokens';
 import type { ImagePromptFormat } from '../vision-model';
 import { gemma3GgufVitConfig, gemma3HfVitConfig } from './gemma3-tower';
-import { readGgufVitWeights } from './vit-weights-gguf';
-import { readHfVitWeights } from './vit-weights-hf';
-import { vitVisionModel } from './vit-vision-model';
+import { vitVisionLoader } from './vit-vision-model';
 import { PROJECTOR } from './vit-weights';
 
 const BOI = '<start_of_image>';
@@ -27,41 +22,13 @@ function gemma3Prompt(tokenizer: Tokenizer, source: string, json: Record<string,
   };
 }
 
-/** Transformers stores Gemma's norm gain w and multiplies by 1 + w; canonical is the factor. */
-function addOneToSoftEmbNorm(name: string): ((values: Float32Array) => void) | null {
-  if (name !== `${PROJECTOR}mm_soft_emb_norm.weight`) return null;
-  return (values) => values.forEach((v, i) => (values[i] = v + 1));
-}
-
-export const gemma3Vision: VisionLoader = {
+export const gemma3Vision = vitVisionLoader({
+  family: 'gemma3',
   hfModelTypes: ['gemma3'],
   ggufProjectors: ['gemma3'],
-  fromHf: (ctx) => {
-    const tower = gemma3HfVitConfig(ctx.configJson, ctx.textHiddenSize, ctx.dir);
-    const files = readHfProcessorFiles(ctx.dir);
-    return vitVisionModel({
-      family: 'gemma3',
-      source: ctx.dir,
-      tower,
-      processorWith: (kwargs) => imageProcessorConfigFromHf({ ...files, mmProcessorKwargs: kwargs }),
-      kwargs: ctx.mmProcessorKwargs,
-      prompt: gemma3Prompt(requireTokenizer(ctx.tokenizer, ctx.dir), ctx.dir, ctx.configJson),
-      readWeights: () => readHfVitWeights(ctx.dir, tower, addOneToSoftEmbNorm),
-      loadWeights: ctx.loadWeights,
-    });
-  },
-  fromGguf: (ctx) => {
-    const source = ctx.mmproj.path;
-    const tower = gemma3GgufVitConfig(ctx.mmproj.metadata, source);
-    return vitVisionModel({
-      family: 'gemma3',
-      source,
-      tower,
-      processorWith: (kwargs) => ggufProcessorWith(ctx.mmproj, kwargs),
-      kwargs: ctx.mmProcessorKwargs,
-      prompt: gemma3Prompt(requireTokenizer(ctx.tokenizer, source), source),
-      readWeights: () => readGgufVitWeights(ctx.mmproj, tower),
-      loadWeights: ctx.loadWeights,
-    });
-  },
-};
+  hfTower: gemma3HfVitConfig,
+  ggufTower: (file) => gemma3GgufVitConfig(file.metadata, file.path),
+  prompt: gemma3Prompt,
+  // Transformers stores Gemma's norm gain w and multiplies by 1 + w; canonical is the factor.
+  hfAdjust: (name) => (name === `${PROJECTOR}mm_soft_emb_norm.weight` ? (values) => values.forEach((v, i) => (values[i] = v + 1)) : null),
+});

@@ -1,14 +1,71 @@
-// A VisionModel around a ViT tower (Gemma 3, LLaVA): the tower's config checked against the
-// processor's geometry, weights read when the loader reads weights, and createEncoder building the
-// graph from them.
-import type { ModelWeights } from '../../types';
+// The vision registry's entry of a ViT family (Gemma 3, LLaVA) from what differs per family (the
+// tower's config from each format, the prompt format, stored-value conversions), and the
+// VisionModel it builds: the tower checked against the processor's geometry, weights read when the
+// loader reads weights, createEncoder building the graph from them.
+import type { GgufFile } from '../../gguf/gguf-file';
+import type { ModelWeights, Tokenizer } from '../../types';
+import { readHfProcessorFiles } from '../load-processor-config';
 import { llavaPlaceholderTokens } from '../llava-preprocess';
+import { imageProcessorConfigFromHf } from '../processor-config-hf';
 import type { ImageProcessorConfig, VisionFamily } from '../processor-config';
+import { requireTokenizer } from '../prompt-tokens';
+import { ggufProcessorWith, type VisionLoader } from '../vision-loader';
 import type { ImagePromptFormat, VisionModel } from '../vision-model';
 import { checkVitConfig, outputTokens, type VitConfig } from './vit-config';
 import { createVitEncoder } from './vit-encoder';
+import { readGgufVitWeights } from './vit-weights-gguf';
+import { readHfVitWeights } from './vit-weights-hf';
 
-export interface VitVisionParts {
+type Json = Record<string, unknown>;
+
+export interface VitFamily {
+  family: VisionFamily;
+  hfModelTypes: readonly string[];
+  ggufProjectors: readonly string[];
+  hfTower(json: Json, textHiddenSize: number, source: string): VitConfig;
+  ggufTower(file: GgufFile): VitConfig;
+  /** `json`: config.json, whose token ids must agree with the tokenizer's (absent for GGUF). */
+  prompt(tokenizer: Tokenizer, source: string, json?: Json): ImagePromptFormat;
+  /** The conversion of a stored HF value to its canonical form, by canonical name. */
+  hfAdjust?(name: string): ((values: Float32Array) => void) | null;
+}
+
+export function vitVisionLoader(f: VitFamily): VisionLoader {
+  return {
+    hfModelTypes: f.hfModelTypes,
+    ggufProjectors: f.ggufProjectors,
+    fromHf: (ctx) => {
+      const tower = f.hfTower(ctx.configJson, ctx.textHiddenSize, ctx.dir);
+      const files = readHfProcessorFiles(ctx.dir);
+      return vitVisionModel({
+        family: f.family,
+        source: ctx.dir,
+        tower,
+        processorWith: (kwargs) => imageProcessorConfigFromHf({ ...files, mmProcessorKwargs: kwargs }),
+        kwargs: ctx.mmProcessorKwargs,
+        prompt: f.prompt(requireTokenizer(ctx.tokenizer, ctx.dir), ctx.dir, ctx.configJson),
+        readWeights: () => readHfVitWeights(ctx.dir, tower, (name) => f.hfAdjust?.(name) ?? null),
+        loadWeights: ctx.loadWeights,
+      });
+    },
+    fromGguf: (ctx) => {
+      const source = ctx.mmproj.path;
+      const tower = f.ggufTower(ctx.mmproj);
+      return vitVisionModel({
+        family: f.family,
+        source,
+        tower,
+        processorWith: (kwargs) => ggufProcessorWith(ctx.mmproj, kwargs),
+        kwargs: ctx.mmProcessorKwargs,
+        prompt: f.prompt(requireTokenizer(ctx.tokenizer, source), source),
+        readWeights: () => readGgufVitWeights(ctx.mmproj, tower),
+        loadWeights: ctx.loadWeights,
+      });
+    },
+  };
+}
+
+interface VitVisionParts {
   family: VisionFamily;
   source: string;
   tower: VitConfig;
@@ -21,7 +78,7 @@ export interface VitVisionParts {
   loadWeights: boolean;
 }
 
-export function vitVisionModel(parts: VitVisionParts): VisionModel {
+function vitVisionModel(parts: VitVisionParts): VisionModel {
   const { tower, source } = parts;
   checkVitConfig(tower, source);
   const processor = parts.processorWith(parts.kwargs);
