@@ -2,68 +2,17 @@
 // config.json and the Hugging Face tensors (transformers' SiglipVisionModel / CLIPVisionModel,
 // Gemma3MultiModalProjector, LlavaMultiModalProjector): the patch conv as a loop over the kernel,
 // plain attention, norms and activations from their definitions.
+import { add, attention, gelu, layerNorm, linear } from './whisper-reference';
 import type { HfTensors, VisionFamilyName } from './write-vision-models';
 
 type Json = Record<string, unknown>;
 type Rows = Float64Array[];
 
-function erf(x: number): number {
-  // Abramowitz and Stegun 7.1.26 (|error| < 1.5e-7), enough for a 1e-4 comparison.
-  const sign = Math.sign(x);
-  const a = Math.abs(x);
-  const t = 1 / (1 + 0.3275911 * a);
-  const poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
-  return sign * (1 - poly * Math.exp(-a * a));
-}
-
 const ACTIVATIONS: Record<string, (x: number) => number> = {
   gelu_pytorch_tanh: (x) => 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3))),
   quick_gelu: (x) => x / (1 + Math.exp(-1.702 * x)),
-  gelu: (x) => 0.5 * x * (1 + erf(x / Math.SQRT2)),
+  gelu,
 };
-
-function layerNorm(rows: Rows, weight: Float32Array, bias: Float32Array, eps: number): Rows {
-  return rows.map((row) => {
-    const mean = row.reduce((a, b) => a + b, 0) / row.length;
-    const variance = row.reduce((a, b) => a + (b - mean) ** 2, 0) / row.length;
-    const inv = 1 / Math.sqrt(variance + eps);
-    return row.map((x, i) => (x - mean) * inv * weight[i] + bias[i]);
-  });
-}
-
-/** x W^T + b for W [out, in]. */
-function linear(rows: Rows, weight: { shape: number[]; data: Float32Array }, bias?: Float32Array): Rows {
-  const [out, inp] = weight.shape;
-  return rows.map((row) => {
-    const y = new Float64Array(out);
-    for (let o = 0; o < out; o++) {
-      let sum = bias ? bias[o] : 0;
-      for (let i = 0; i < inp; i++) sum += weight.data[o * inp + i] * row[i];
-      y[o] = sum;
-    }
-    return y;
-  });
-}
-
-function attention(q: Rows, k: Rows, v: Rows, heads: number): Rows {
-  const d = q[0].length;
-  const hd = d / heads;
-  const out = q.map(() => new Float64Array(d));
-  for (let h = 0; h < heads; h++) {
-    for (let i = 0; i < q.length; i++) {
-      const scores = k.map((key) => {
-        let s = 0;
-        for (let j = 0; j < hd; j++) s += q[i][h * hd + j] * key[h * hd + j];
-        return s / Math.sqrt(hd);
-      });
-      const max = Math.max(...scores);
-      const weights = scores.map((s) => Math.exp(s - max));
-      const total = weights.reduce((a, b) => a + b, 0);
-      for (let t = 0; t < v.length; t++) for (let j = 0; j < hd; j++) out[i][h * hd + j] += (weights[t] / total) * v[t][h * hd + j];
-    }
-  }
-  return out;
-}
 
 /** The projector's rows for one image of [3, S, S] planes: [tokens][text hidden]. */
 export function referenceVisionForward(family: VisionFamilyName, json: Json, tensors: HfTensors, pixels: Float32Array): Rows {
@@ -113,18 +62,20 @@ export function referenceVisionForward(family: VisionFamilyName, json: Json, ten
   const depth = featureLayer < 0 ? layers + featureLayer + 1 : featureLayer;
   for (let l = 0; l < depth; l++) {
     const pre = `${tower}encoder.layers.${l}.`;
-    const lin = (rows: Rows, name: string) => linear(rows, w(`${pre}${name}.weight`), w(`${pre}${name}.bias`).data);
+    const lin = (rows: Rows, name: string) => {
+      const weight = w(`${pre}${name}.weight`);
+      return linear(rows, weight.data, w(`${pre}${name}.bias`).data, weight.shape[0]);
+    };
     const h = norm(x, `${pre}layer_norm1`);
-    const attn = lin(attention(lin(h, 'self_attn.q_proj'), lin(h, 'self_attn.k_proj'), lin(h, 'self_attn.v_proj'), v.num_attention_heads as number), 'self_attn.out_proj');
-    x = x.map((row, i) => row.map((value, j) => value + attn[i][j]));
-    const mlp = lin(lin(norm(x, `${pre}layer_norm2`), 'mlp.fc1').map((row) => row.map(act)), 'mlp.fc2');
-    x = x.map((row, i) => row.map((value, j) => value + mlp[i][j]));
+    const attn = lin(attention(lin(h, 'self_attn.q_proj'), lin(h, 'self_attn.k_proj'), lin(h, 'self_attn.v_proj'), v.num_attention_heads as number, false), 'self_attn.out_proj');
+    x = add(x, attn);
+    x = add(x, lin(lin(norm(x, `${pre}layer_norm2`), 'mlp.fc1').map((row) => row.map(act)), 'mlp.fc2'));
   }
 
   if (clip) {
     const features = json.vision_feature_select_strategy === 'full' ? x : x.slice(1);
-    const up = linear(features, w('multi_modal_projector.linear_1.weight'), w('multi_modal_projector.linear_1.bias').data).map((row) => row.map(ACTIVATIONS.gelu));
-    return linear(up, w('multi_modal_projector.linear_2.weight'), w('multi_modal_projector.linear_2.bias').data);
+    const projector = (rows: Rows, name: string) => linear(rows, w(`${name}.weight`).data, w(`${name}.bias`).data, w(`${name}.weight`).shape[0]);
+    return projector(projector(features, 'multi_modal_projector.linear_1').map((row) => row.map(gelu)), 'multi_modal_projector.linear_2');
   }
   x = norm(x, `${tower}post_layernorm`);
   const tokensSide = Math.sqrt(json.mm_tokens_per_image as number);
