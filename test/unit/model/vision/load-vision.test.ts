@@ -6,6 +6,8 @@
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { toLoadModelOptions } from '../../../../src/config/engine-args';
+import { resolveServerConfig } from '../../../../src/config/server-config';
 import { loadModel } from '../../../../src/model/load-model';
 import { gv } from '../../../../src/model/gguf/writer';
 import type { LoadedModel } from '../../../../src/model/types';
@@ -92,6 +94,11 @@ needs(STORIES).describe('loading vision models', () => {
   });
 
   describe('processor kwargs', () => {
+    it('--mm-processor-kwargs reaches the loader', () => {
+      const kwargs = { do_pan_and_scan: false };
+      expect(toLoadModelOptions(resolveServerConfig({ mmProcessorKwargs: kwargs }, {})).mmProcessorKwargs).toEqual(kwargs);
+    });
+
     it('applies --mm-processor-kwargs at load and a request\'s kwargs per call, refusing unknown keys by name', async () => {
       const { dir } = await hfModel('gemma3');
       await expect(loadModel(loadOptions(dir, { mmProcessorKwargs: { do_pan_and_scan: true } }))).rejects.toThrow('do_pan_and_scan true is not supported');
