@@ -20,4 +20,5 @@ export const llavaVision = vitVisionLoader({
   hfTower: llavaHfVitConfig,
   ggufTower: (file) => llavaGgufVitConfig(file.metadata, new Map(file.tensors.map((t) => [t.name, t.ggmlShape])), file.path),
   prompt: llavaPrompt,
+  hfProcessorDefaults: (json) => ({ vision_feature_select_strategy: json.vision_feature_select_strategy }),
 });

@@ -28,6 +28,8 @@ export interface VitFamily {
   prompt(tokenizer: Tokenizer, source: string, json?: Json): ImagePromptFormat;
   /** The conversion of a stored HF value to its canonical form, by canonical name. */
   hfAdjust?(name: string): ((values: Float32Array) => void) | null;
+  /** processor_config.json settings config.json gives when the file does not (vLLM reads them from config.json). */
+  hfProcessorDefaults?(json: Json): Json;
 }
 
 export function vitVisionLoader(f: VitFamily): VisionLoader {
@@ -36,7 +38,8 @@ export function vitVisionLoader(f: VitFamily): VisionLoader {
     ggufProjectors: f.ggufProjectors,
     fromHf: (ctx) => {
       const tower = f.hfTower(ctx.configJson, ctx.textHiddenSize, ctx.dir);
-      const files = readHfProcessorFiles(ctx.dir);
+      const read = readHfProcessorFiles(ctx.dir);
+      const files = { ...read, processor: { ...f.hfProcessorDefaults?.(ctx.configJson), ...read.processor } };
       return vitVisionModel({
         family: f.family,
         source: ctx.dir,

@@ -85,6 +85,12 @@ needs(STORIES).describe('loading vision models', () => {
       expect(maxRelativeDiff(patches.rows, patches.want)).toBeLessThan(1e-4);
     });
 
+    it('takes the select strategy from config.json where processor_config.json leaves it out, as vLLM does', async () => {
+      const { dir } = await hfModel('llava', { configOverrides: full, processorOverrides: { vision_feature_select_strategy: undefined } });
+      const model = await loadModel(loadOptions(dir));
+      expect(model.vision!.processor).toMatchObject({ family: 'llava', featureSelect: 'full' });
+    });
+
     it("reads llama.cpp's older LLaVA mmproj files: no feature_layer (block_count - 1 layers), fc1 stored as ffn_down", async () => {
       const { path, written } = await ggufModel('llava', {}, { legacy: true });
       const model = await loadModel(loadOptions(path));
