@@ -6,10 +6,10 @@ import type { ModelWeights } from '../../types';
 import type { PreprocessedImage } from '../preprocessed-image';
 import type { ImageEncoder, ImageEncoderOptions } from '../vision-model';
 import { outputTokens, type VitConfig } from './vit-config';
-import { buildVitGraph, VitIO } from './vit-graph';
+import { buildVitGraph, VitIO, type VitGraphOptions } from './vit-graph';
 
-export function createVitEncoder(config: VitConfig, weights: ModelWeights, opts: ImageEncoderOptions): ImageEncoder {
-  const session = SyncSession.create(buildVitGraph(config, weights), { device: 'cpu', intraOpThreads: opts.intraOpThreads });
+export function createVitEncoder(config: VitConfig, weights: ModelWeights, opts: ImageEncoderOptions & VitGraphOptions): ImageEncoder {
+  const session = SyncSession.create(buildVitGraph(config, weights, opts), { device: 'cpu', intraOpThreads: opts.intraOpThreads });
   const side = config.imageSize;
   const tokens = outputTokens(config);
   const hiddenSize = config.projector.textHiddenSize;

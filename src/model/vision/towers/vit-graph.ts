@@ -2,8 +2,8 @@
 //
 // pixel_values [B, 3, H, W] -> patches [B*N, 3*p*p] (the stride-p conv as a Gemm over each
 // patch's (channel, y, x) values) -> + position embeddings (CLIP: the class token first, then
-// pre_layrnorm) -> pre-LN layers: x += out_proj(MHA(LN1 x)); x += fc2(act(fc1(LN2 x))) ->
-// SigLIP's post_layernorm -> the projector:
+// pre_layrnorm) -> pre-LN layers: x += out_proj(MHA(LN1 x)); x += fc2(act(fc1(LN2 x))) (long
+// sequences attend a few heads per node) -> SigLIP's post_layernorm -> the projector:
 //   gemma3: [B, side, side, D] -> AveragePool k x k -> Gemma RMSNorm (1 + w) -> x W  ([D, text])
 //   mlp:    drop the class token ('default') -> linear_1 -> GELU (erf) -> linear_2
 // Output image_embeds [B * tokens, text hidden], each image's rows in order.
@@ -20,7 +20,7 @@ export const VitIO = { pixels: 'pixel_values', embeds: 'image_embeds' } as const
 
 const FLOAT32 = { keepQuantized: false } as const;
 
-export function buildVitGraph(c: VitConfig, weights: ModelWeights): BuiltModel {
+export function buildVitGraph(c: VitConfig, weights: ModelWeights, opts: VitGraphOptions = {}): BuiltModel {
   const g = new GraphBuilder('vision-tower');
   const f32 = OnnxDataType.FLOAT;
   const d = c.hiddenSize;
@@ -40,7 +40,7 @@ export function buildVitGraph(c: VitConfig, weights: ModelWeights): BuiltModel {
     const qkvBias = concatF32(projections.map((n) => parts.vector(`${n}.bias`, d)));
     const qkv = emitLinear(g, normed, `${p}self_attn.qkv_proj.weight`, qkvWeights, qkvBias, d, FLOAT32);
     const [q, k, v] = g.node('Split', [qkv, g.constInt64([d, d, d])], 3, { axis: attrInt(1) }).map((x) => g.op('Reshape', [x, perImage]));
-    const attn = g.op('Reshape', [parts.attention(q, k, v, c.numHeads), rows]);
+    const attn = g.op('Reshape', [attention(g, parts, c, [q, k, v], opts.scoresBudgetBytes ?? SCORES_BUDGET_BYTES), rows]);
     hidden = g.op('Add', [hidden, parts.linear(attn, `${p}self_attn.out_proj`, d, d)]);
     const inner = activation(g, c, parts.linear(parts.layerNorm(hidden, `${p}layer_norm2`), `${p}mlp.fc1`, d, c.intermediateSize));
     hidden = g.op('Add', [hidden, parts.linear(inner, `${p}mlp.fc2`, c.intermediateSize, d)]);
@@ -74,6 +74,36 @@ function embed(g: GraphBuilder, c: VitConfig, weights: ModelWeights, pixels: str
   const positionName = `${TOWER}embeddings.position_embedding.weight`;
   const positions = g.initializer(positionName, f32, [sequenceLength(c), d], toF32(requireWeight(weights, positionName)));
   return g.op('Add', [tokens, positions]);
+}
+
+/**
+ * Most bytes of attention scores one Attention node holds: onnxruntime keeps a node's whole
+ * [heads, seq, seq] score tensor, so Gemma 3's 4096 patches run a few heads per node instead of
+ * all 16 at once (the peak memory of an image then stays near the weights').
+ */
+export const SCORES_BUDGET_BYTES = 256 * 2 ** 20;
+
+export interface VitGraphOptions {
+  /** Most bytes of scores one Attention node may hold (SCORES_BUDGET_BYTES when absent). */
+  scoresBudgetBytes?: number;
+}
+
+/** Self-attention of [B, seq, D] q/k/v, in groups of heads whose scores fit the budget. */
+function attention(g: GraphBuilder, parts: WhisperGraphParts, c: VitConfig, [q, k, v]: string[], budget: number): string {
+  const scoreBytes = sequenceLength(c) ** 2 * 4;
+  let perNode = c.numHeads;
+  while (perNode > 1 && perNode * scoreBytes > budget) perNode = largestDivisorBelow(c.numHeads, perNode);
+  if (perNode === c.numHeads) return parts.attention(q, k, v, c.numHeads);
+  const groups = c.numHeads / perNode;
+  const width = (c.hiddenSize / c.numHeads) * perNode;
+  const split = (x: string) => g.node('Split', [x, g.constInt64(Array<number>(groups).fill(width))], groups, { axis: attrInt(2) });
+  const [qs, ks, vs] = [split(q), split(k), split(v)];
+  return g.op('Concat', qs.map((qg, i) => parts.attention(qg, ks[i], vs[i], perNode)), { axis: attrInt(2) });
+}
+
+function largestDivisorBelow(n: number, below: number): number {
+  for (let d = below - 1; d > 1; d--) if (n % d === 0) return d;
+  return 1;
 }
 
 function activation(g: GraphBuilder, c: VitConfig, x: string): string {

@@ -8,6 +8,10 @@ import { join } from 'node:path';
 import { loadModel } from '../../../../src/model/load-model';
 import type { LoadedModel } from '../../../../src/model/types';
 import { preprocessImage } from '../../../../src/model/vision/preprocess-image';
+import { gemma3HfVitConfig } from '../../../../src/model/vision/towers/gemma3-tower';
+import { llavaHfVitConfig } from '../../../../src/model/vision/towers/llava-tower';
+import { sequenceLength } from '../../../../src/model/vision/towers/vit-config';
+import { createVitEncoder } from '../../../../src/model/vision/towers/vit-encoder';
 import type { PreprocessedImage } from '../../../../src/model/vision/preprocessed-image';
 import { loadOptions } from '../../../helpers/model-files';
 import { needs } from '../../../helpers/needs';
@@ -87,6 +91,19 @@ needs(STORIES).describe('vision towers', () => {
     it('encodes an image as the float64 reference does (HF weights)', async () => {
       expect(reference.length).toBe(tokens);
       expect(relativeDiff(await encode(hf, image), reference)).toBeLessThan(1e-4);
+    });
+
+    it('attends in groups of heads when the scores would pass the budget, to the same rows', async () => {
+      const textHidden = hf.config.hiddenSize;
+      const tower = family === 'gemma3' ? gemma3HfVitConfig(written.json, textHidden, hfDir) : llavaHfVitConfig(written.json, textHidden, hfDir);
+      // One head's scores fit, two do not: every head in its own node.
+      const oneHead = sequenceLength(tower) ** 2 * 4;
+      const encoder = createVitEncoder(tower, hf.vision!.weights!, { intraOpThreads: 1, scoresBudgetBytes: oneHead });
+      try {
+        expect(relativeDiff(encoder.encode(image), reference)).toBeLessThan(1e-4);
+      } finally {
+        await encoder.release();
+      }
     });
 
     it('gives the same rows from the newer transformers layout', async () => {
