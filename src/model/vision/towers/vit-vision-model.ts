@@ -38,6 +38,7 @@ export function vitVisionLoader(f: VitFamily): VisionLoader {
     ggufProjectors: f.ggufProjectors,
     fromHf: (ctx) => {
       const tower = f.hfTower(ctx.configJson, ctx.textHiddenSize, ctx.dir);
+      checkTextWidth(tower, ctx.textHiddenSize, ctx.dir);
       const read = readHfProcessorFiles(ctx.dir);
       const files = { ...read, processor: { ...f.hfProcessorDefaults?.(ctx.configJson), ...read.processor } };
       return vitVisionModel({
@@ -54,6 +55,7 @@ export function vitVisionLoader(f: VitFamily): VisionLoader {
     fromGguf: (ctx) => {
       const source = ctx.mmproj.path;
       const tower = f.ggufTower(ctx.mmproj);
+      checkTextWidth(tower, ctx.textHiddenSize, source);
       return vitVisionModel({
         family: f.family,
         source,
@@ -103,6 +105,13 @@ function vitVisionModel(parts: VitVisionParts): VisionModel {
       return Promise.resolve(createVitEncoder(tower, weights, opts));
     },
   };
+}
+
+/** The projector's rows go into the text model's input: their widths must agree. */
+function checkTextWidth(tower: VitConfig, textHiddenSize: number, source: string): void {
+  if (tower.projector.textHiddenSize !== textHiddenSize) {
+    throw new Error(`${source}: the vision projector makes rows of ${tower.projector.textHiddenSize}, the text model's hidden size is ${textHiddenSize}`);
+  }
 }
 
 /** The processor must hand the tower its input size and expect the rows it returns. */

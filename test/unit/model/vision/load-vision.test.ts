@@ -143,6 +143,7 @@ needs(STORIES).describe('loading vision models', () => {
       ['a missing layer tensor', 'gemma3', { drop: ['v.blk.1.attn_q.weight'] }, 'missing weight vision_tower.vision_model.encoder.layers.1.self_attn.q_proj.weight'],
       ['a missing projector', 'llava', { drop: ['mm.2.weight'] }, 'mm.2.weight is missing'],
       ['SigLIP without GELU', 'gemma3', { metadata: { 'clip.use_gelu': gv.bool(false) } }, 'clip.use_gelu is not true'],
+      ['a projection to another width than the text model', 'gemma3', { metadata: { 'clip.vision.projection_dim': gv.u32(32) } }, "makes rows of 32, the text model's hidden size is 64"],
     ])('an mmproj with %s', async (_what, family, mmproj, message) => {
       const { path } = await ggufModel(family, {}, mmproj);
       await expect(loadModel(loadOptions(path))).rejects.toThrow(message);
