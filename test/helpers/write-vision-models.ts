@@ -275,6 +275,8 @@ export interface MmprojOptions {
    * block_count the whole depth, no clip.vision.feature_layer, fc1 named ffn_down and fc2 ffn_up.
    */
   legacy?: boolean;
+  /** Storage of the matrices and the patch kernel (llama.cpp's converters write F16); vectors stay F32. */
+  matrixType?: 'f32' | 'f16';
 }
 
 /** The mmproj GGUF of the HF tower tensors `vision`, as llama.cpp's converters write it for `family`. */
@@ -321,8 +323,8 @@ export function writeMmproj(family: VisionFamilyName, json: Json, vision: HfTens
     let ggufName = mmprojName(name);
     if (opts.legacy) ggufName = ggufName.replace(/ffn_(up|down)/, (_, part: string) => (part === 'up' ? 'ffn_down' : 'ffn_up'));
     if (opts.drop?.includes(ggufName)) continue;
-    // F32 throughout, so the pair holds exactly the HF directory's values (llama.cpp loads F32 mmproj files).
-    tensors.push({ name: ggufName, shape: t.shape, type: 'f32', data });
+    // F32 by default, so the pair holds exactly the HF directory's values (llama.cpp loads F32 mmproj files).
+    tensors.push({ name: ggufName, shape: t.shape, type: t.shape.length > 1 ? (opts.matrixType ?? 'f32') : 'f32', data });
   }
   writeGguf(path, metadata, tensors);
 }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { toLoadModelOptions } from '../../../../src/config/engine-args';
 import { resolveServerConfig } from '../../../../src/config/server-config';
 import { loadModel } from '../../../../src/model/load-model';
+import { f16ToF32, f32ToF16 } from '../../../../src/model/gguf/half';
 import { gv } from '../../../../src/model/gguf/writer';
 import type { LoadedModel } from '../../../../src/model/types';
 import { preprocessImage } from '../../../../src/model/vision/preprocess-image';
@@ -96,6 +97,18 @@ needs(STORIES).describe('loading vision models', () => {
       const model = await loadModel(loadOptions(path));
       const { rows, want } = await rowsAndReference(model, written.json, written.vision, 'llava');
       expect(maxRelativeDiff(rows, want)).toBeLessThan(1e-4);
+    });
+  });
+
+  describe('mmproj storage', () => {
+    it.each<VisionFamilyName>(['gemma3', 'llava'])('%s: F16 matrices give the reference of the F16-rounded weights', async (family) => {
+      const { path, written } = await ggufModel(family, {}, { matrixType: 'f16' });
+      const rounded = new Map([...written.vision].map(([name, t]) => [name, t.shape.length > 1 ? { shape: t.shape, data: t.data.map((v) => f16ToF32(f32ToF16(v))) } : t]));
+      const model = await loadModel(loadOptions(path));
+      const { rows, want } = await rowsAndReference(model, written.json, rounded, family);
+      expect(maxRelativeDiff(rows, want)).toBeLessThan(1e-4);
+      // The rounding is visible: the unrounded weights' reference is further away.
+      expect(maxRelativeDiff(rows, (await rowsAndReference(model, written.json, written.vision, family)).want)).toBeGreaterThan(1e-4);
     });
   });
 
