@@ -5,7 +5,7 @@ import type { Tokenizer } from '../../types';
 import { specialTokenId } from '../prompt-tokens';
 import type { ImagePromptFormat } from '../vision-model';
 import { gemma3GgufVitConfig, gemma3HfVitConfig } from './gemma3-tower';
-import { vitVisionLoader } from './vit-vision-model';
+import { vitVisionLoader } from './vit-family';
 import { PROJECTOR } from './vit-weights';
 
 const BOI = '<start_of_image>';

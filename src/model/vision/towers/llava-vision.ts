@@ -4,7 +4,7 @@ import type { Tokenizer } from '../../types';
 import { specialTokenId } from '../prompt-tokens';
 import type { ImagePromptFormat } from '../vision-model';
 import { llavaGgufVitConfig, llavaHfVitConfig } from './llava-tower';
-import { vitVisionLoader } from './vit-vision-model';
+import { vitVisionLoader } from './vit-family';
 
 const IMAGE = '<image>';
 
