@@ -31,7 +31,7 @@ function hfOverridesOf(model: AreaConfig<'model'>): Record<string, unknown> | nu
   return Object.keys(merged).length > 0 ? merged : null;
 }
 
-function loadModelOptionsOf({ model, load }: AreaConfigs): LoadModelOptions {
+function loadModelOptionsOf({ model, load, frontend }: AreaConfigs): LoadModelOptions {
   return {
     model: model.model,
     loadFormat: load.loadFormat,
@@ -43,6 +43,7 @@ function loadModelOptionsOf({ model, load }: AreaConfigs): LoadModelOptions {
     tokenizer: model.tokenizer,
     hfOverrides: hfOverridesOf(model),
     disableSlidingWindow: model.disableSlidingWindow,
+    mmProcessorKwargs: frontend.mmProcessorKwargs,
     serving: { runner: model.runner, convert: model.convert, poolerConfig: model.poolerConfig },
   };
 }

@@ -21,6 +21,7 @@ import { withFile } from './read-fully';
 import { GGUF_KV_DTYPE, hfCheckpointKvDtype, type KvStorageDtype } from './runner/kv-dtype';
 import { withoutSlidingWindow } from './sliding-window-off';
 import { createBuiltinTokenizer, createTokenizerFromGguf, ggufEndOfGenerationIds } from './tokenizer';
+import { loadVision, type VisionSource } from './vision/load-vision';
 import type { ChatTemplate, DecoderArchConfig, LoadedModel, LoadModelOptions, ModelArchConfig, ModelOutput, ModelWeights, Tokenizer } from './types';
 
 const DUMMY_SOURCE = 'dummy';
@@ -52,6 +53,8 @@ interface OpenedModel {
   kvCacheAutoDtype: KvStorageDtype | null;
   /** Ids that end generation besides the tokenizer's EOS (a GGUF's end-of-turn tokens). */
   endOfGenerationIds?: () => number[];
+  /** Where a vision tower may be (an HF directory, a GGUF's mmproj); absent: text only. */
+  visionSource?: VisionSource;
 }
 
 export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
@@ -70,6 +73,9 @@ export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
   const turnEnds = tokenizer && !replaced ? (opened.endOfGenerationIds?.() ?? []) : [];
   const eosTokenIds = [...new Set([...(tokenizer?.eosTokenId != null ? [tokenizer.eosTokenId] : []), ...generation.eosTokenIds, ...turnEnds])];
   const contextLength = Math.min(opened.descriptor.contextLength(opened.config), opened.contextCap ?? Infinity);
+  const vision = opened.visionSource
+    ? await loadVision(opened.visionSource, { textHiddenSize: opened.config.hiddenSize, tokenizer, loadWeights: opts.loadWeights, mmProcessorKwargs: opts.mmProcessorKwargs })
+    : undefined;
   return {
     source,
     config: opened.config,
@@ -83,6 +89,7 @@ export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
     eosTokenIds,
     contextLength: plan.maxSeqLength === null ? contextLength : Math.min(contextLength, plan.maxSeqLength),
     ...(opened.kvCacheAutoDtype ? { kvCacheAutoDtype: opened.kvCacheAutoDtype } : {}),
+    ...(vision ? { vision } : {}),
   };
 }
 
@@ -184,6 +191,7 @@ function openHfDirectory(dir: string): OpenedModel {
     templates: hfChatTemplateSources(dir, tokenizerConfig),
     modelDir: dir,
     kvCacheAutoDtype: hfCheckpointKvDtype(info.configJson),
+    visionSource: { kind: 'hf', dir, configJson: info.configJson },
   };
 }
 
@@ -201,6 +209,7 @@ async function openGgufFile(path: string): Promise<OpenedModel> {
     modelDir: null,
     kvCacheAutoDtype: GGUF_KV_DTYPE,
     endOfGenerationIds: () => ggufEndOfGenerationIds(gguf.file.metadata),
+    visionSource: { kind: 'gguf', path },
   };
 }
 

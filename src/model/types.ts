@@ -476,4 +476,6 @@ export interface LoadModelOptions {
   tokenizer?: string | null;
   /** --disable-sliding-window: full attention on every layer, the context capped at the window. */
   disableSlidingWindow?: boolean;
+  /** --mm-processor-kwargs: applied to a vision model's image processor (LoadedModel.vision.processor). */
+  mmProcessorKwargs?: Record<string, unknown> | null;
 }

@@ -30,9 +30,10 @@ function erf(x: number): number {
   return (2 / Math.sqrt(Math.PI)) * sum;
 }
 
-const gelu = (x: number) => 0.5 * x * (1 + erf(x / Math.SQRT2));
+/** Exact (erf) GELU; the linear, norm and attention below are shared with reference-vision.ts. */
+export const gelu = (x: number) => 0.5 * x * (1 + erf(x / Math.SQRT2));
 
-function linear(x: Mat, weight: Float32Array, bias: Float32Array | null, out: number): Mat {
+export function linear(x: Mat, weight: Float32Array, bias: Float32Array | null, out: number): Mat {
   const inp = x[0].length;
   return x.map((row) => {
     const y = new Float64Array(out);
@@ -45,7 +46,7 @@ function linear(x: Mat, weight: Float32Array, bias: Float32Array | null, out: nu
   });
 }
 
-function layerNorm(x: Mat, gain: Float32Array, bias: Float32Array, eps = 1e-5): Mat {
+export function layerNorm(x: Mat, gain: Float32Array, bias: Float32Array, eps = 1e-5): Mat {
   return x.map((row) => {
     const mean = row.reduce((a, b) => a + b, 0) / row.length;
     const variance = row.reduce((a, b) => a + (b - mean) ** 2, 0) / row.length;
@@ -54,10 +55,10 @@ function layerNorm(x: Mat, gain: Float32Array, bias: Float32Array, eps = 1e-5): 
   });
 }
 
-const add = (a: Mat, b: Mat): Mat => a.map((row, i) => row.map((v, j) => v + b[i][j]));
+export const add = (a: Mat, b: Mat): Mat => a.map((row, i) => row.map((v, j) => v + b[i][j]));
 
 /** softmax(q·kᵀ / √hd [+ causal]) v per head. */
-function attention(q: Mat, k: Mat, v: Mat, heads: number, causal: boolean): Mat {
+export function attention(q: Mat, k: Mat, v: Mat, heads: number, causal: boolean): Mat {
   const d = q[0].length;
   const hd = d / heads;
   const scale = 1 / Math.sqrt(hd);

@@ -11,6 +11,7 @@ import { canonicalMoeName, checkMoeConfig, isMoeLayer, moeHfFields, moeWeightSha
 import type { DecoderArchConfig, ModelOutput } from '../types';
 import type { ArchitectureDescriptor, HfConfigContext, WeightSpec } from './architecture';
 import { isObject, numberReader, type Json } from './hf-json';
+import { nestedTextConfig, nestedTextTensorName } from './nested-text';
 
 export interface DecoderTraits {
   name: string;
@@ -31,6 +32,11 @@ export interface DecoderTraits {
   ggufRopeRowsPermuted: boolean;
   /** MoE configs without norm_topk_prob renormalise the top-k weights (mixtral: yes; absent: no MoE default needed). */
   normTopKProbDefault?: boolean;
+  /**
+   * Vision-language model_types whose text decoder is this family's, under text_config (llava),
+   * with the text config class's defaults for what text_config leaves out.
+   */
+  nestedText?: { modelTypes: readonly string[]; defaults: Json };
 }
 
 /** Tensors some checkpoints carry that are not weights (old llama checkpoints saved RoPE tables). */
@@ -42,11 +48,12 @@ export function decoderDescriptor(traits: DecoderTraits): ArchitectureDescriptor
     defaultPooling: 'LAST',
     sentencePairs: false,
     hf: {
-      modelTypes: traits.modelTypes,
-      config: (json, ctx) => decoderHfConfig(json, ctx, traits),
+      modelTypes: [...traits.modelTypes, ...(traits.nestedText?.modelTypes ?? [])],
+      config: (json, ctx) => decoderHfConfig(textConfigOf(json, traits), ctx, traits),
       tensorName: (stored, config, output) => {
-        if (NOT_WEIGHTS.test(stored)) return null;
-        stored = canonicalMoeName(stored);
+        const text = traits.nestedText ? nestedTextTensorName(stored) : stored;
+        if (text === null || NOT_WEIGHTS.test(text)) return null;
+        stored = canonicalMoeName(text);
         // A tied checkpoint may still store lm_head; the graph uses the embedding. Pooling graphs have no LM head.
         if (stored === 'lm_head.weight' && (config.tieWordEmbeddings || output.kind !== 'logits')) return null;
         return stored;
@@ -73,6 +80,12 @@ export function decoderDescriptor(traits: DecoderTraits): ArchitectureDescriptor
     // sorted by callers, and onnxruntime's CPU float16 kernels are slower at batch sizes > 1.
     graphDtypes: { causalLm: ['float32', 'float16'], causalLmSegments: ['float32', 'float16'], pooling: ['float32'] },
   };
+}
+
+/** The text decoder's config.json fields: text_config for the vision-language model_types. */
+function textConfigOf(json: Json, traits: DecoderTraits): Json {
+  const nested = traits.nestedText;
+  return nested && nested.modelTypes.includes(json.model_type as string) ? nestedTextConfig(json, nested.defaults) : json;
 }
 
 /** DecoderArchConfig from config.json (LlamaConfig / MistralConfig / Qwen2Config fields). */

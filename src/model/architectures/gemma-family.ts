@@ -14,16 +14,7 @@ import { decoderWeightSpecs, ropeScaling } from './decoder-family';
 import { GEMMA_TENSOR_NAMES, gemmaGgufConfig, gemmaGgufMetadata } from './gemma-gguf';
 import { gemmaLayout, layerRope, layerTypesOf, positive, type GemmaTraits } from './gemma-traits';
 import { isObject, numberReader, type Json } from './hf-json';
-
-/** Stored prefixes of the text decoder: Gemma3ForConditionalGeneration checkpoints nest it (old and new transformers layouts). */
-const TEXT_PREFIXES: ReadonlyArray<readonly [stored: string, canonical: string]> = [
-  ['language_model.model.', 'model.'],
-  ['model.language_model.', 'model.'],
-  ['language_model.lm_head.', 'lm_head.'],
-];
-
-/** Tensors of the vision tower and projector (a text-only server reads none of them) and RoPE buffers. */
-const NOT_TEXT_WEIGHTS = /^(model\.)?(vision_tower|multi_modal_projector)\.|\.rotary_emb\.inv_freq$/;
+import { nestedTextTensorName } from './nested-text';
 
 export function gemmaDescriptor(traits: GemmaTraits): ArchitectureDescriptor<DecoderArchConfig> {
   return {
@@ -34,9 +25,7 @@ export function gemmaDescriptor(traits: GemmaTraits): ArchitectureDescriptor<Dec
       modelTypes: traits.modelTypes,
       config: (json, ctx) => gemmaHfConfig(json, ctx, traits),
       tensorName: (stored, config) => {
-        if (NOT_TEXT_WEIGHTS.test(stored)) return null;
-        const prefix = TEXT_PREFIXES.find(([from]) => stored.startsWith(from));
-        const name = prefix ? prefix[1] + stored.slice(prefix[0].length) : stored;
+        const name = nestedTextTensorName(stored);
         return name === 'lm_head.weight' && config.tieWordEmbeddings ? null : name;
       },
       // Gemma's RMSNorm multiplies by (1 + w): every norm gain becomes the factor it applies.
