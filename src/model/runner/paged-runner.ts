@@ -13,6 +13,8 @@ export abstract class PagedRunner<S extends Releasable = ort.InferenceSession> i
   readonly blockSize: number;
   readonly numBlocks: number;
   private busy = false;
+  /** Whether runStep honours StepSequence.ropePositions (M-RoPE); a runner that does not refuses them. */
+  protected readonly takesRopePositions: boolean = false;
 
   constructor(
     readonly config: ModelArchConfig,
@@ -25,6 +27,9 @@ export abstract class PagedRunner<S extends Releasable = ort.InferenceSession> i
 
   async step(batch: readonly StepSequence[]): Promise<StepResult> {
     if (this.busy) throw new Error('ModelRunner.step called while another step is running');
+    if (!this.takesRopePositions && batch.some((s) => s.ropePositions)) {
+      throw new Error(`M-RoPE positions (StepSequence.ropePositions) need the segmented runner; ${this.constructor.name} computes 1-D positions only`);
+    }
     this.busy = true;
     try {
       return await this.runStep(batch);

@@ -31,7 +31,9 @@ export function splitRows(batch: readonly StepSequence[], maxRows: number): RowP
       }
       const take = Math.min(room, s.tokens.length - from);
       const to = from + take;
-      pass.batch.push({ ...s, tokens: s.tokens.slice(from, to), positionOffset: s.positionOffset + from });
+      const piece: StepSequence = { ...s, tokens: s.tokens.slice(from, to), positionOffset: s.positionOffset + from };
+      if (s.ropePositions) piece.ropePositions = ropePositionsSlice(s.ropePositions, s.tokens.length, from, to);
+      pass.batch.push(piece);
       pass.pieces.push({ seq, last: to === s.tokens.length });
       room -= take;
       from = to;
@@ -58,4 +60,11 @@ export function joinPasses(batch: readonly StepSequence[], passes: readonly RowP
     });
   });
   return { logits, allLogits };
+}
+
+/** Rows from..to-1 of a sequence's [3 * count] M-RoPE positions (every row's t, then h, then w). */
+function ropePositionsSlice(all: Int32Array, count: number, from: number, to: number): Int32Array {
+  const out = new Int32Array(3 * (to - from));
+  for (let axis = 0; axis < 3; axis++) out.set(all.subarray(axis * count + from, axis * count + to), axis * (to - from));
+  return out;
 }
