@@ -8,8 +8,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fill, lazyRandomTensors, llamaConfig, uniformSource } from '../../bench/random-llama';
 import { readGgufFile } from '../../src/model/gguf/gguf-file';
-import { ggufTokenizerMetadata } from '../../src/model/gguf/write-model';
-import { gv, type GgufTypedValue } from '../../src/model/gguf/writer';
+import { architectureOf } from '../../src/model/architectures/registry';
+import { archMetadata, ggufTokenizerMetadata } from '../../src/model/gguf/write-model';
+import { gv, writeGguf, type GgufTensorToWrite, type GgufTypedValue } from '../../src/model/gguf/writer';
 import { writeSafetensors } from '../../src/model/hf/safetensors-writer';
 import { ggufVocabToTokenizerJson } from '../../src/model/tokenizer';
 import type { DecoderArchConfig } from '../../src/model/types';
@@ -179,4 +180,93 @@ export async function writeQwenVlHfDir(dir: string, seed: number, opts: { layout
   const { tokenizerJson, tokenizerConfig } = ggufVocabToTokenizerJson(metadata);
   writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(tokenizerJson));
   writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ ...tokenizerConfig, chat_template: QWEN_VL_CHAT_TEMPLATE }));
+}
+
+export interface QwenVlGgufPaths {
+  text: string;
+  mmproj: string;
+}
+
+/**
+ * The same seeded model as llama.cpp's converter writes it: a `qwen2vl` text GGUF (with
+ * rope.dimension_sections) and beside it an mmproj GGUF (`qwen2.5vl_merger`: Conv3d split per
+ * frame, qkv split, the full-attention blocks as n_wa_pattern), float32 throughout.
+ */
+export async function writeQwenVlGguf(dir: string, seed: number): Promise<QwenVlGgufPaths> {
+  mkdirSync(dir, { recursive: true });
+  const paths = { text: join(dir, 'qwen2.5-vl-tiny.gguf'), mmproj: join(dir, 'mmproj-qwen2.5-vl-tiny.gguf') };
+  const text = QWEN_VL_TEXT;
+  const mapping = architectureOf(text).gguf!;
+  const textTensors = qwenVlTextTensors(seed).map(({ name, shape, data }) => ({ name: mapping.ggufName(name), shape, type: 'f32' as const, data }));
+  writeGguf(
+    paths.text,
+    {
+      ...archMetadata({ ...text, architecture: 'qwen2vl' }, 'qwen2.5-vl-tiny', 'f32'),
+      'qwen2vl.rope.dimension_sections': gv.i32s([...text.mropeSection!, 0]),
+      ...(await qwenVlTokenizerMetadata()),
+    },
+    textTensors,
+  );
+  writeGguf(paths.mmproj, qwenVlMmprojMetadata(), qwenVlMmprojTensors(seed + 1));
+  return paths;
+}
+
+function qwenVlMmprojMetadata(vision = QWEN_VL_VISION): Record<string, GgufTypedValue> {
+  const full = vision.fullatt_block_indexes;
+  return {
+    'general.architecture': gv.str('clip'),
+    'general.type': gv.str('mmproj'),
+    'general.name': gv.str('qwen2.5-vl-tiny'),
+    'general.file_type': gv.u32(0),
+    'clip.projector_type': gv.str('qwen2.5vl_merger'),
+    'clip.has_vision_encoder': gv.bool(true),
+    'clip.use_silu': gv.bool(true),
+    'clip.vision.projection_dim': gv.u32(vision.out_hidden_size),
+    'clip.vision.image_size': gv.u32(560),
+    'clip.vision.patch_size': gv.u32(vision.patch_size),
+    'clip.vision.embedding_length': gv.u32(vision.hidden_size),
+    'clip.vision.feed_forward_length': gv.u32(vision.intermediate_size),
+    'clip.vision.block_count': gv.u32(vision.depth),
+    'clip.vision.attention.head_count': gv.u32(vision.num_heads),
+    'clip.vision.attention.layer_norm_epsilon': gv.f32(1e-6),
+    'clip.vision.image_mean': gv.f32s(QWEN_VL_PREPROCESSOR.image_mean),
+    'clip.vision.image_std': gv.f32s(QWEN_VL_PREPROCESSOR.image_std),
+    // The converter's rule: blocks fullatt_block_indexes[0] + 1 apart attend fully.
+    'clip.vision.n_wa_pattern': gv.u32(full[0] + 1),
+  };
+}
+
+/** The tower's tensors under llama.cpp's mmproj names, split as its converter splits them. */
+function qwenVlMmprojTensors(seed: number): GgufTensorToWrite[] {
+  const out: GgufTensorToWrite[] = [];
+  const add = (name: string, shape: number[], data: Float32Array) => out.push({ name, shape, type: 'f32', data });
+  const blockParts: Record<string, string> = {
+    norm1: 'ln1', norm2: 'ln2', 'attn.proj': 'attn_out', 'mlp.gate_proj': 'ffn_gate', 'mlp.up_proj': 'ffn_up', 'mlp.down_proj': 'ffn_down',
+  };
+  for (const { name, shape, data } of qwenVisionTensors(seed)) {
+    if (name === 'visual.patch_embed.proj.weight') {
+      const [d, channels, frames, p] = shape;
+      const area = p * p;
+      for (let t = 0; t < frames; t++) {
+        const frame = new Float32Array(d * channels * area);
+        for (let oc = 0; oc < d * channels; oc++) frame.set(data.subarray((oc * frames + t) * area, (oc * frames + t + 1) * area), oc * area);
+        add(t === 0 ? 'v.patch_embd.weight' : `v.patch_embd.weight.${t}`, [d, channels, p, p], frame);
+      }
+      continue;
+    }
+    const block = /^visual\.blocks\.(\d+)\.(.+)\.(weight|bias)$/.exec(name);
+    if (block && block[2] === 'attn.qkv') {
+      const third = shape[0] / 3;
+      const width = data.length / shape[0];
+      ['q', 'k', 'v'].forEach((part, i) => add(`v.blk.${block[1]}.attn_${part}.${block[3]}`, [third, ...shape.slice(1)], data.slice(i * third * width, (i + 1) * third * width)));
+      continue;
+    }
+    if (block) {
+      add(`v.blk.${block[1]}.${blockParts[block[2]]}.${block[3]}`, shape, data);
+      continue;
+    }
+    const merger: Record<string, string> = { 'visual.merger.ln_q.weight': 'v.post_ln.weight' };
+    add(merger[name] ?? name.replace('visual.merger.mlp.', 'mm.'), shape, data);
+  }
+  return out;
 }

@@ -1,0 +1,77 @@
+/** @jest-environment ./test/helpers/ort-environment.js */
+// The same seeded Qwen2.5-VL as llama.cpp's converter writes it (a qwen2vl text GGUF and an
+// mmproj GGUF beside it) against its Hugging Face directory: the mmproj's split tensors join back
+// into the same tower (equal image rows), the text GGUF reads its M-RoPE sections and gives the
+// directory's logits under M-RoPE positions.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadModel } from '../../../../src/model/load-model';
+import type { DecoderArchConfig, LoadedModel } from '../../../../src/model/types';
+import { mropePositions } from '../../../../src/model/vision/mrope-positions';
+import { preprocessImage } from '../../../../src/model/vision/preprocess-image';
+import { loadQwenVlFromGguf } from '../../../../src/model/vision/qwen-vl-gguf';
+import { loadQwenVlFromHf } from '../../../../src/model/vision/qwen-vl-model';
+import type { VisionModel } from '../../../../src/model/vision/vision-model';
+import { loadOptions } from '../../../helpers/model-files';
+import { needs } from '../../../helpers/needs';
+import { IMAGE_PAD_ID, writeQwenVlGguf, writeQwenVlHfDir } from '../../../helpers/qwen-vl-files';
+import { BlockAllocator, maxAbsDiff, NATIVE_ADDON, withRunner } from '../../../helpers/runner-driver';
+import { STORIES } from '../../../helpers/write-decoder-files';
+import { randomImage } from './random-image';
+
+const SEED = 23;
+let dir: string;
+let hfText: LoadedModel;
+let ggufText: LoadedModel;
+let hfVision: VisionModel;
+let ggufVision: VisionModel;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'ortllm-qwenvl-gguf-'));
+  await writeQwenVlHfDir(join(dir, 'hf'), SEED, { layout: 'nested' });
+  const paths = await writeQwenVlGguf(join(dir, 'gguf'), SEED);
+  hfText = await loadModel(loadOptions(join(dir, 'hf')));
+  ggufText = await loadModel(loadOptions(paths.text));
+  const section = (ggufText.config as DecoderArchConfig).mropeSection;
+  hfVision = loadQwenVlFromHf(join(dir, 'hf'), { tokenizer: hfText.tokenizer!, mropeSection: section, loadWeights: true });
+  ggufVision = await loadQwenVlFromGguf(paths.mmproj, { tokenizer: ggufText.tokenizer!, mropeSection: section, loadWeights: true });
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+needs(STORIES, NATIVE_ADDON).describe('Qwen2.5-VL from GGUF (text + mmproj) and from Hugging Face', () => {
+  it('reads the text GGUF as qwen2 with M-RoPE sections and the mmproj as the same tower', () => {
+    expect(ggufText.config.architecture).toBe('qwen2');
+    expect((ggufText.config as DecoderArchConfig).mropeSection).toEqual([2, 3, 3]);
+    expect(ggufVision.prompt.imageTokenId).toBe(IMAGE_PAD_ID);
+    expect(ggufVision.processor).toMatchObject({ family: 'qwen2_vl', geometry: 'llama.cpp', patchSize: 14, mergeSize: 2 });
+    expect(ggufVision.mrope).toEqual(hfVision.mrope);
+  });
+
+  it('gives the same image rows from both formats', async () => {
+    // A size both geometries keep as it is (multiples of 28, within both pixel ranges).
+    const image = preprocessImage(hfVision.processor, randomImage(168, 112, 5));
+    expect(preprocessImage(ggufVision.processor, randomImage(168, 112, 5)).pixelValues).toEqual(image.pixelValues);
+    const [hf, gguf] = await Promise.all([hfVision, ggufVision].map((v) => v.createEncoder({ intraOpThreads: 1 })));
+    try {
+      const a = hf.encode(image);
+      const b = gguf.encode(image);
+      expect(maxAbsDiff(a, b) / Math.max(...a.map(Math.abs))).toBeLessThan(1e-6);
+    } finally {
+      await Promise.all([hf.release(), gguf.release()]);
+    }
+  });
+
+  it('gives the same logits from both text models under M-RoPE positions', async () => {
+    const prompt = [1, 77, ...Array<number>(6).fill(IMAGE_PAD_ID), 12, 45];
+    const { positions } = mropePositions(prompt, [{ offset: 2, gridThw: [1, 4, 6] }], ggufVision.mrope!);
+    const logits = (model: LoadedModel) =>
+      withRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu', intraOpThreads: 1 }, async (runner) => {
+        const table = new BlockAllocator(runner).table(prompt.length);
+        return (await runner.step([{ tokens: prompt, positionOffset: 0, blockTable: table, allLogits: true, ropePositions: positions }])).allLogits[0]!.slice();
+      });
+    const a = await logits(hfText);
+    const b = await logits(ggufText);
+    expect(maxAbsDiff(a, b) / Math.max(...a.map(Math.abs))).toBeLessThan(1e-5);
+  });
+});
