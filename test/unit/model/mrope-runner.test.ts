@@ -5,9 +5,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { llamaConfig } from '../../../bench/random-llama';
+import { llamaConfig, quantizedQ8, randomModel } from '../../../bench/random-llama';
 import { loadModel } from '../../../src/model/load-model';
-import type { SegmentedRunnerOptions } from '../../../src/model/runner/segmented-runner';
+import { nativeKernels } from '../../../src/model/runner/native-kernels';
+import type { SegmentedRunner, SegmentedRunnerOptions } from '../../../src/model/runner/segmented-runner';
 import type { DecoderArchConfig, LoadedModel, ModelRunner, StepSequence } from '../../../src/model/types';
 import { mropePositions } from '../../../src/model/vision/mrope-positions';
 import { loadOptions } from '../../helpers/model-files';
@@ -89,6 +90,24 @@ needs(STORIES, NATIVE_ADDON).describe('M-RoPE in the segmented runner', () => {
     await withRunner(model, { ...RUNNER, maxPassRows: 6 } as SegmentedRunnerOptions, async (runner) => {
       expect(worstRelative(await logitsOf(runner, PROMPT, PROMPT.length, positions), want)).toBeLessThan(1e-4);
     });
+  });
+
+  const q8Cpu = nativeKernels()?.q8Available ? it : it.skip;
+  q8Cpu("native-q8 rotates by the same rows as onnx-segments", async () => {
+    // llama layout (no QKV biases) so native-q8 takes it; Q8_0 weights for both backends.
+    const config = llamaConfig({ ...SHAPE, headDim: 16, mropeSection: SECTION });
+    const q8 = quantizedQ8(randomModel(config, 5));
+    const { positions } = mropePositions(PROMPT, IMAGES, { section: SECTION, spatialMergeSize: 2 });
+    const run = (nativeQ8Gemm: boolean) =>
+      withRunner(q8, { ...RUNNER, nativeQ8Gemm }, async (runner) => {
+        expect((runner as SegmentedRunner).backendName).toBe(nativeQ8Gemm ? 'native-q8' : 'onnx-segments');
+        return logitsOf(runner, PROMPT, 5, positions);
+      });
+    const native = await run(true);
+    const onnx = await run(false);
+    expect(worstRelative(native, onnx)).toBeLessThan(1e-5);
+    const plain = await withRunner(q8, { ...RUNNER, nativeQ8Gemm: true }, (runner) => logitsOf(runner, PROMPT, 5));
+    expect(worstRelative(plain.slice(3), native.slice(3))).toBeGreaterThan(1e-2);
   });
 
   it('refuses M-RoPE positions in the runner that computes 1-D positions in its graph', async () => {
