@@ -17,7 +17,12 @@ import { SettingsReader } from './settings-reader';
 import type { VisionModel } from './vision-model';
 
 export async function loadQwenVlFromGguf(mmprojPath: string, opts: QwenVlLoadOptions): Promise<VisionModel> {
-  const file = await readGgufFile(mmprojPath);
+  return qwenVlFromMmproj(await readGgufFile(mmprojPath), opts);
+}
+
+/** The same from an mmproj already read (its metadata; tensors are read when opts.loadWeights). */
+export function qwenVlFromMmproj(file: GgufFile, opts: QwenVlLoadOptions): VisionModel {
+  const mmprojPath = file.path;
   const config = qwenVisionConfigFromGguf(file);
   return qwenVisionModel({
     config,

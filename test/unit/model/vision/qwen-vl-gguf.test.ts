@@ -10,8 +10,9 @@ import { loadModel } from '../../../../src/model/load-model';
 import type { DecoderArchConfig, LoadedModel } from '../../../../src/model/types';
 import { mropePositions } from '../../../../src/model/vision/mrope-positions';
 import { preprocessImage } from '../../../../src/model/vision/preprocess-image';
-import { loadQwenVlFromGguf } from '../../../../src/model/vision/qwen-vl-gguf';
-import { loadQwenVlFromHf } from '../../../../src/model/vision/qwen-vl-model';
+import { readGgufFile, type GgufFile } from '../../../../src/model/gguf/gguf-file';
+import { readJsonFile } from '../../../../src/model/hf/hf-tokenizer-files';
+import { qwenVlVision } from '../../../../src/model/vision/qwen-vl-entry';
 import type { VisionModel } from '../../../../src/model/vision/vision-model';
 import { loadOptions } from '../../../helpers/model-files';
 import { needs } from '../../../helpers/needs';
@@ -26,6 +27,7 @@ let hfText: LoadedModel;
 let ggufText: LoadedModel;
 let hfVision: VisionModel;
 let ggufVision: VisionModel;
+let mmproj: GgufFile;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ortllm-qwenvl-gguf-'));
@@ -34,8 +36,11 @@ beforeAll(async () => {
   hfText = await loadModel(loadOptions(join(dir, 'hf')));
   ggufText = await loadModel(loadOptions(paths.text));
   const section = (ggufText.config as DecoderArchConfig).mropeSection;
-  hfVision = loadQwenVlFromHf(join(dir, 'hf'), { tokenizer: hfText.tokenizer!, mropeSection: section, loadWeights: true });
-  ggufVision = await loadQwenVlFromGguf(paths.mmproj, { tokenizer: ggufText.tokenizer!, mropeSection: section, loadWeights: true });
+  // Through the registry entry, as the model loader calls it: the HF directory's section comes from its config.json.
+  const configJson = readJsonFile(join(dir, 'hf', 'config.json'))!;
+  hfVision = qwenVlVision.fromHf({ dir: join(dir, 'hf'), configJson, tokenizer: hfText.tokenizer, loadWeights: true, mmProcessorKwargs: {} });
+  mmproj = await readGgufFile(paths.mmproj);
+  ggufVision = qwenVlVision.fromGguf({ mmproj, tokenizer: ggufText.tokenizer, loadWeights: true, mmProcessorKwargs: {}, mropeSection: section });
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -46,6 +51,14 @@ needs(STORIES, NATIVE_ADDON).describe('Qwen2.5-VL from GGUF (text + mmproj) and 
     expect(ggufVision.prompt.imageTokenId).toBe(IMAGE_PAD_ID);
     expect(ggufVision.processor).toMatchObject({ family: 'qwen2_vl', geometry: 'llama.cpp', patchSize: 14, mergeSize: 2 });
     expect(ggufVision.mrope).toEqual(hfVision.mrope);
+  });
+
+  it('refuses an mmproj without the text model\'s M-RoPE section, and mm_processor_kwargs beyond the pixel limits', () => {
+    const ctx = { mmproj, tokenizer: ggufText.tokenizer, loadWeights: false, mmProcessorKwargs: {} };
+    expect(() => qwenVlVision.fromGguf(ctx)).toThrow(/M-RoPE section/);
+    const vision = qwenVlVision.fromGguf({ ...ctx, mropeSection: [2, 3, 3] });
+    expect(vision.processorWith({ max_pixels: 12544 })).toMatchObject({ maxPixels: 12544 });
+    expect(() => vision.processorWith({ fps: 2 })).toThrow(/fps not supported/);
   });
 
   it('gives the same image rows from both formats', async () => {
