@@ -3,19 +3,9 @@
 // reshaped to merge blocks), get_window_index (unit grid padded with -100 to whole windows),
 // blocks attending within cu_seqlens spans, the patch merger, then the argsort of window_index.
 // Slow and plain on purpose; weights by their Hugging Face names (`visual.` prefix).
+import type { QwenVisionConfig } from '../../src/model/vision/qwen-vision-config';
+import { erf } from './encoder-model';
 
-export interface ReferenceVisionConfig {
-  depth: number;
-  hiddenSize: number;
-  numHeads: number;
-  intermediateSize: number;
-  outHiddenSize: number;
-  patchSize: number;
-  temporalPatchSize: number;
-  spatialMergeSize: number;
-  windowSize: number;
-  fullattBlockIndexes: number[];
-}
 
 type Tensors = (name: string) => Float32Array;
 
@@ -31,36 +21,18 @@ function linear(x: Float64Array[], w: Float32Array, b: Float32Array | null, out:
   });
 }
 
-function rms(x: Float64Array[], w: Float32Array): Float64Array[] {
+function rms(x: Float64Array[], w: Float32Array, eps: number): Float64Array[] {
   return x.map((row) => {
     const ms = row.reduce((a, v) => a + v * v, 0) / row.length;
-    const inv = 1 / Math.sqrt(ms + 1e-6);
+    const inv = 1 / Math.sqrt(ms + eps);
     return row.map((v, i) => v * inv * w[i]);
   });
 }
 
 const gelu = (v: number) => 0.5 * v * (1 + erf(v / Math.SQRT2));
 
-/** erf by its Taylor series (|x| small) or continued-fraction tail: float64-accurate enough for the check. */
-function erf(x: number): number {
-  const a = Math.abs(x);
-  if (a < 3) {
-    let term = a;
-    let sum = a;
-    for (let n = 1; n < 60; n++) {
-      term *= (-a * a) / n;
-      sum += term / (2 * n + 1);
-    }
-    return Math.sign(x) * ((2 / Math.sqrt(Math.PI)) * sum);
-  }
-  // erfc(a) ~ exp(-a^2) / (a sqrt(pi)) * continued fraction
-  let f = 0;
-  for (let n = 60; n >= 1; n--) f = n / 2 / (a + f);
-  return Math.sign(x) * (1 - Math.exp(-a * a) / Math.sqrt(Math.PI) / (a + f));
-}
-
 /** [grid_h * grid_w / merge^2, outHiddenSize] rows for one image's preprocessed patches. */
-export function referenceQwenVision(c: ReferenceVisionConfig, w: Tensors, pixels: Float32Array, grid: [number, number, number]): Float64Array[] {
+export function referenceQwenVision(c: QwenVisionConfig, w: Tensors, pixels: Float32Array, grid: [number, number, number]): Float64Array[] {
   const [t, h, wd] = grid;
   const m = c.spatialMergeSize;
   const d = c.hiddenSize;
@@ -119,8 +91,8 @@ export function referenceQwenVision(c: ReferenceVisionConfig, w: Tensors, pixels
 
   for (let blk = 0; blk < c.depth; blk++) {
     const p = `visual.blocks.${blk}`;
-    const spans = c.fullattBlockIndexes.includes(blk) ? cuFull : uniqueWindow;
-    const qkv = linear(rms(x, w(`${p}.norm1.weight`)), w(`${p}.attn.qkv.weight`), w(`${p}.attn.qkv.bias`), 3 * d);
+    const spans = c.fullAttentionBlocks.includes(blk) ? cuFull : uniqueWindow;
+    const qkv = linear(rms(x, w(`${p}.norm1.weight`), c.normEps), w(`${p}.attn.qkv.weight`), w(`${p}.attn.qkv.bias`), 3 * d);
     const rope = (row: Float64Array, part: number, i: number) => {
       const out = new Float64Array(d);
       for (let head = 0; head < c.numHeads; head++) {
@@ -156,7 +128,7 @@ export function referenceQwenVision(c: ReferenceVisionConfig, w: Tensors, pixels
     }
     const projected = linear(attn, w(`${p}.attn.proj.weight`), w(`${p}.attn.proj.bias`), d);
     x = x.map((row, i) => row.map((val, e) => val + projected[i][e]));
-    const normed = rms(x, w(`${p}.norm2.weight`));
+    const normed = rms(x, w(`${p}.norm2.weight`), c.normEps);
     const gate = linear(normed, w(`${p}.mlp.gate_proj.weight`), w(`${p}.mlp.gate_proj.bias`), c.intermediateSize);
     const up = linear(normed, w(`${p}.mlp.up_proj.weight`), w(`${p}.mlp.up_proj.bias`), c.intermediateSize);
     const act = gate.map((row, i) => row.map((g, e) => (g / (1 + Math.exp(-g))) * up[i][e]));
@@ -164,7 +136,7 @@ export function referenceQwenVision(c: ReferenceVisionConfig, w: Tensors, pixels
     x = x.map((row, i) => row.map((val, e) => val + down[i][e]));
   }
 
-  const normed = rms(x, w('visual.merger.ln_q.weight'));
+  const normed = rms(x, w('visual.merger.ln_q.weight'), c.normEps);
   const grouped = Array.from({ length: n / unit }, (_, u) => {
     const row = new Float64Array(unit * d);
     for (let j = 0; j < unit; j++) row.set(normed[u * unit + j], j * d);

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadModel } from '../../../../src/model/load-model';
 import type { DecoderArchConfig, LoadedModel } from '../../../../src/model/types';
+import type { QwenVisionConfig } from '../../../../src/model/vision/qwen-vision-config';
 import { preprocessImage } from '../../../../src/model/vision/preprocess-image';
 import { loadQwenVlFromHf } from '../../../../src/model/vision/qwen-vl-model';
 import type { VisionModel } from '../../../../src/model/vision/vision-model';
@@ -18,7 +19,8 @@ import { STORIES } from '../../../helpers/write-decoder-files';
 import { randomImage } from './random-image';
 
 const SEED = 11;
-const REFERENCE_CONFIG = {
+/** The tower's shape read by hand from the written vision_config (not by the loader's parser). */
+const REFERENCE_CONFIG: QwenVisionConfig = {
   depth: QWEN_VL_VISION.depth,
   hiddenSize: QWEN_VL_VISION.hidden_size,
   numHeads: QWEN_VL_VISION.num_heads,
@@ -28,7 +30,9 @@ const REFERENCE_CONFIG = {
   temporalPatchSize: QWEN_VL_VISION.temporal_patch_size,
   spatialMergeSize: QWEN_VL_VISION.spatial_merge_size,
   windowSize: QWEN_VL_VISION.window_size,
-  fullattBlockIndexes: QWEN_VL_VISION.fullatt_block_indexes,
+  fullAttentionBlocks: QWEN_VL_VISION.fullatt_block_indexes,
+  // transformers' Qwen2RMSNorm in the tower is built with eps=1e-6.
+  normEps: 1e-6,
 };
 
 let dir: string;
