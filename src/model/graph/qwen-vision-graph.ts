@@ -3,7 +3,7 @@
 // from TypeScript (vision/qwen-vision-layout.ts), so one graph serves every image size:
 //   patches [N, 3*T*p*p] -> patch embedding (the Conv3d as a GEMM: its kernel is the whole row)
 //   -> merged units into window order -> blocks: x += proj(attention(rope(qkv(rms(x)))));
-//      x += down(silu(gate(rms(x))) * up(rms(x))); windowed blocks mask attention to equal window ids
+//      x += down(silu(gate(rms(x))) * up(rms(x))); windowed blocks attend within padded windows
 //   -> merger: rms, 4 patches per row, Linear -> GELU -> Linear -> back to the image's order.
 // Weights are named as in transformers without the `visual.` prefix; `patch_embed.proj.weight` is
 // the Conv3d flattened to [hidden, 3*T*p*p].
@@ -18,7 +18,9 @@ export const QwenVisionIO = {
   patches: 'patches',
   rotaryPositions: 'rotary_positions',
   windowOrder: 'window_order',
-  windowIds: 'window_ids',
+  windowGather: 'window_gather',
+  windowKeys: 'window_keys',
+  windowScatter: 'window_scatter',
   restoreOrder: 'restore_order',
   embeds: 'image_embeds',
 } as const;
@@ -56,7 +58,9 @@ export function buildQwenVisionGraph(config: QwenVisionConfig, weights: ModelWei
   const patches = g.input(QwenVisionIO.patches, f32, ['patches', columns]);
   const rotaryPositions = g.input(QwenVisionIO.rotaryPositions, i64, ['patches', 2]);
   const windowOrder = g.input(QwenVisionIO.windowOrder, i64, ['units']);
-  const windowIds = g.input(QwenVisionIO.windowIds, i64, ['patches']);
+  const windowGather = g.input(QwenVisionIO.windowGather, i64, ['window_slots']);
+  const windowKeys = g.input(QwenVisionIO.windowKeys, OnnxDataType.BOOL, ['windows', 1, 1, 'window_patches']);
+  const windowScatter = g.input(QwenVisionIO.windowScatter, i64, ['patches']);
   const restoreOrder = g.input(QwenVisionIO.restoreOrder, i64, ['units']);
 
   let x = byUnits(linear(patches, 'patch_embed.proj', columns, d, false), d, windowOrder);
@@ -76,25 +80,37 @@ export function buildQwenVisionGraph(config: QwenVisionConfig, weights: ModelWei
   const headsShape = g.constInt64([-1, heads, headDim]);
   const halves = g.constInt64([headDim / 2, headDim / 2]);
   const sequence = g.constInt64([1, -1, d]);
+  /** Rotated [N, D] (rotary applied per head). */
   const rotate = (t: string): string => {
     const h = g.op('Reshape', [t, headsShape]);
     const [first, second] = g.node('Split', [h, halves], 2, { axis: attrInt(2) });
     const turned = g.op('Concat', [g.op('Neg', [second]), first], { axis: attrInt(2) });
-    return g.op('Reshape', [g.op('Add', [g.op('Mul', [h, cos]), g.op('Mul', [turned, sin])]), sequence]);
+    return g.op('Reshape', [g.op('Add', [g.op('Mul', [h, cos]), g.op('Mul', [turned, sin])]), g.constInt64([-1, d])]);
   };
 
-  // Window attention: patches attend to the patches of their own window (the ids come in window order).
-  const windowMask = g.op('Equal', [g.op('Unsqueeze', [windowIds, g.constInt64([1])]), g.op('Unsqueeze', [windowIds, g.constInt64([0])])]);
+  // Windowed blocks attend window by window: the patches are gathered into equal padded windows
+  // [windows, slots, D] (padding repeats a real row; the key mask hides it), so a block costs
+  // windows x slots^2 scores instead of patches^2, and the results are gathered back per patch.
+  const slots = g.op('Concat', [g.op('Slice', [g.op('Shape', [windowKeys]), g.constInt64([0]), g.constInt64([1])]), g.constInt64([-1, d])], { axis: attrInt(0) });
+  // onnxruntime wants the mask's query axis whole: [windows, 1, slots] keys -> [windows, 1, slots, slots].
+  const keysShape = g.op('Shape', [windowKeys]);
+  const side = g.op('Slice', [keysShape, g.constInt64([3]), g.constInt64([4])]);
+  const keyMask = g.op('Expand', [windowKeys, g.op('Concat', [g.op('Slice', [keysShape, g.constInt64([0]), g.constInt64([2])]), side, side], { axis: attrInt(0) })]);
+  const intoWindows = (t: string) => g.op('Reshape', [g.op('Gather', [t, windowGather], { axis: attrInt(0) }), slots]);
+  const attention = (q: string, k: string, v: string, windowed: boolean): string => {
+    const headCounts = { q_num_heads: attrInt(heads), kv_num_heads: attrInt(heads) };
+    if (!windowed) return g.op('Reshape', [g.op('Attention', [q, k, v].map((t) => g.op('Reshape', [t, sequence])), headCounts), g.constInt64([-1, d])]);
+    const attended = g.op('Attention', [intoWindows(q), intoWindows(k), intoWindows(v), keyMask], headCounts);
+    return g.op('Gather', [g.op('Reshape', [attended, g.constInt64([-1, d])]), windowScatter], { axis: attrInt(0) });
+  };
+
   const fullAttention = new Set(config.fullAttentionBlocks);
-  const rows = g.constInt64([-1, d]);
   const thirds = g.constInt64([d, d, d]);
   for (let b = 0; b < config.depth; b++) {
     const p = `blocks.${b}`;
     const [q, k, v] = g.node('Split', [linear(rmsNorm(x, `${p}.norm1.weight`, d), `${p}.attn.qkv`, d, 3 * d), thirds], 3, { axis: attrInt(1) });
-    const inputs = [rotate(q), rotate(k), g.op('Reshape', [v, sequence])];
-    if (!fullAttention.has(b)) inputs.push(windowMask);
-    const attended = g.op('Attention', inputs, { q_num_heads: attrInt(heads), kv_num_heads: attrInt(heads) });
-    x = g.op('Add', [x, linear(g.op('Reshape', [attended, rows]), `${p}.attn.proj`, d, d)]);
+    const attended = attention(rotate(q), rotate(k), v, !fullAttention.has(b));
+    x = g.op('Add', [x, linear(attended, `${p}.attn.proj`, d, d)]);
     const normed = rmsNorm(x, `${p}.norm2.weight`, d);
     const gate = linear(normed, `${p}.mlp.gate_proj`, d, config.intermediateSize);
     const gated = g.op('Mul', [g.op('Mul', [gate, g.op('Sigmoid', [gate])]), linear(normed, `${p}.mlp.up_proj`, d, config.intermediateSize)]);

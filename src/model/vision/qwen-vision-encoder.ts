@@ -41,7 +41,9 @@ class QwenVisionEncoder implements ImageEncoder {
       [QwenVisionIO.patches]: new ort.Tensor('float32', image.pixelValues, [patches, columns]),
       [QwenVisionIO.rotaryPositions]: new ort.Tensor('int64', layout.rotaryPositions, [patches, 2]),
       [QwenVisionIO.windowOrder]: new ort.Tensor('int64', layout.windowOrder, [units]),
-      [QwenVisionIO.windowIds]: new ort.Tensor('int64', layout.windowIds, [patches]),
+      [QwenVisionIO.windowGather]: new ort.Tensor('int64', layout.windowGather, [layout.windowGather.length]),
+      [QwenVisionIO.windowKeys]: new ort.Tensor('bool', layout.windowKeys, [layout.windowKeys.length / layout.windowSlots, 1, 1, layout.windowSlots]),
+      [QwenVisionIO.windowScatter]: new ort.Tensor('int64', layout.windowScatter, [patches]),
       [QwenVisionIO.restoreOrder]: new ort.Tensor('int64', layout.restoreOrder, [units]),
     });
     return out[QwenVisionIO.embeds].data as Float32Array;
