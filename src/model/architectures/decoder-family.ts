@@ -135,7 +135,7 @@ const DECODER_OVERRIDES: Readonly<Record<string, (config: DecoderArchConfig, val
   },
   rope_scaling: (config, value) => {
     if (value !== null && (typeof value !== 'object' || Array.isArray(value))) throw new Error('rope_scaling must be a JSON object or null');
-    return { ...config, ropeScaling: ropeScaling(value) };
+    return { ...config, ropeScaling: ropeScaling(value), ...mropeSectionOf(value, '--hf-overrides') };
   },
   max_position_embeddings: (config, value) => {
     if (!Number.isInteger(value) || (value as number) < 1) throw new Error('max_position_embeddings must be a positive integer');

@@ -28,5 +28,10 @@ export const qwen2 = {
   gguf: {
     ...qwen2Decoder.gguf!,
     config: (file, ropeFreqFactors) => ({ ...qwen2Decoder.gguf!.config(file, ropeFreqFactors), ...qwenVlGgufMrope(file) }),
+    // A qwen2 GGUF has no key for the sections (llama.cpp's qwen2vl architecture has): refused, not dropped.
+    metadata: (config) => {
+      if (config.mropeSection) throw new Error("an M-RoPE (Qwen-VL) language model cannot be written as a qwen2 GGUF: llama.cpp's qwen2vl architecture holds its rope.dimension_sections");
+      return qwen2Decoder.gguf!.metadata?.(config) ?? {};
+    },
   },
 } satisfies typeof qwen2Decoder;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { readJsonFile } from '../hf/hf-tokenizer-files';
 import { listSafetensors, readSafetensorsAsF32 } from '../hf/safetensors';
 import type { ModelWeights, Tokenizer, WeightTensor } from '../types';
-import { loadHfImageProcessorConfig } from './load-processor-config';
+import { imageProcessorConfigFromHf } from './processor-config-hf';
 import { qwenVisionConfigFromHf, type QwenVisionConfig } from './qwen-vision-config';
 import { createQwenVisionEncoder } from './qwen-vision-encoder';
 import { checkedQwenVisionWeights } from './qwen-vision-weights';
@@ -32,10 +32,15 @@ export function loadQwenVlFromHf(dir: string, opts: QwenVlLoadOptions): VisionMo
   const text = (typeof json.text_config === 'object' && json.text_config !== null ? json.text_config : json) as Record<string, unknown>;
   const config = qwenVisionConfigFromHf(json.vision_config as Record<string, unknown>, typeof text.hidden_size === 'number' ? text.hidden_size : undefined, dir);
   const imageTokenId = typeof json.image_token_id === 'number' ? json.image_token_id : undefined;
+  // Read once: a request's mm_processor_kwargs builds its processor from these without file I/O.
+  const preprocessor = readJsonFile(join(dir, 'preprocessor_config.json'));
+  if (!preprocessor) throw new Error(`${dir}: no preprocessor_config.json, so images cannot be prepared for this model`);
+  const processorJson = readJsonFile(join(dir, 'processor_config.json'));
   return qwenVisionModel({
     config,
     source: dir,
-    processor: (kwargs) => loadHfImageProcessorConfig(dir, kwargs),
+    processor: (kwargs) =>
+      imageProcessorConfigFromHf({ preprocessor, processor: processorJson, mmProcessorKwargs: kwargs, visionPatchSize: config.patchSize, source: dir }),
     mmProcessorKwargs: opts.mmProcessorKwargs ?? {},
     prompt: qwenVlPromptFormat(opts.tokenizer, imageTokenId, dir),
     mrope: qwenVlMrope(opts.mropeSection, config.spatialMergeSize, dir),

@@ -11,6 +11,7 @@ import type { DecoderArchConfig, LoadedModel } from '../../../../src/model/types
 import { mropePositions } from '../../../../src/model/vision/mrope-positions';
 import { preprocessImage } from '../../../../src/model/vision/preprocess-image';
 import { readGgufFile, type GgufFile } from '../../../../src/model/gguf/gguf-file';
+import { writeModelGguf } from '../../../../src/model/gguf/write-model';
 import { readJsonFile } from '../../../../src/model/hf/hf-tokenizer-files';
 import { qwenVlVision } from '../../../../src/model/vision/qwen-vl-entry';
 import type { VisionModel } from '../../../../src/model/vision/vision-model';
@@ -59,6 +60,10 @@ needs(STORIES, NATIVE_ADDON).describe('Qwen2.5-VL from GGUF (text + mmproj) and 
     const vision = qwenVlVision.fromGguf({ ...ctx, mropeSection: [2, 3, 3] });
     expect(vision.processorWith({ max_pixels: 12544 })).toMatchObject({ maxPixels: 12544 });
     expect(() => vision.processorWith({ fps: 2 })).toThrow(/fps not supported/);
+  });
+
+  it('refuses to write the M-RoPE language model as a plain qwen2 GGUF (no key would hold its sections)', () => {
+    expect(() => writeModelGguf(join(dir, 'plain.gguf'), hfText.config as DecoderArchConfig, [], {}, 'f32')).toThrow(/qwen2vl architecture/);
   });
 
   it('gives the same image rows from both formats', async () => {
