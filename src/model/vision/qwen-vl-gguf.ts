@@ -56,7 +56,9 @@ export function qwenVisionConfigFromGguf(file: GgufFile): QwenVisionConfig {
   if (projector !== 'qwen2.5vl_merger') clip.fail('clip.projector_type', `'${projector}' is not Qwen2.5-VL's tower ('qwen2.5vl_merger')`);
   if (!clip.bool('clip.use_silu', false)) clip.fail('clip.use_silu', "is not true: Qwen2.5-VL's MLP is SiLU-gated");
   const depth = clip.integer('clip.vision.block_count');
-  const pattern = clip.integer('clip.vision.n_wa_pattern', 0);
+  // Required for qwen2.5vl_merger, as llama.cpp requires it; 0 turns window attention off.
+  const pattern = clip.raw('clip.vision.n_wa_pattern');
+  if (typeof pattern !== 'number' || !Number.isInteger(pattern) || pattern < 0) clip.fail('clip.vision.n_wa_pattern', `must be a non-negative integer, got ${JSON.stringify(pattern)}`);
   const config: QwenVisionConfig = {
     depth,
     hiddenSize: clip.integer('clip.vision.embedding_length'),
