@@ -57,8 +57,9 @@ export function qwenVisionConfigFromGguf(file: GgufFile): QwenVisionConfig {
   if (!clip.bool('clip.use_silu', false)) clip.fail('clip.use_silu', "is not true: Qwen2.5-VL's MLP is SiLU-gated");
   const depth = clip.integer('clip.vision.block_count');
   // Required for qwen2.5vl_merger, as llama.cpp requires it; 0 turns window attention off.
-  const pattern = clip.raw('clip.vision.n_wa_pattern');
-  if (typeof pattern !== 'number' || !Number.isInteger(pattern) || pattern < 0) clip.fail('clip.vision.n_wa_pattern', `must be a non-negative integer, got ${JSON.stringify(pattern)}`);
+  const rawPattern = clip.raw('clip.vision.n_wa_pattern');
+  const pattern = typeof rawPattern === 'number' && Number.isInteger(rawPattern) && rawPattern >= 0 ? rawPattern : -1;
+  if (pattern < 0) clip.fail('clip.vision.n_wa_pattern', `must be a non-negative integer, got ${JSON.stringify(rawPattern)}`);
   const config: QwenVisionConfig = {
     depth,
     hiddenSize: clip.integer('clip.vision.embedding_length'),
