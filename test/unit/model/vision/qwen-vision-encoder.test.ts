@@ -73,6 +73,7 @@ needs(STORIES).describe('Qwen2.5-VL vision tower', () => {
   it.each([
     { name: 'wide, two windows side by side, the second partial', width: 168, height: 84 },
     { name: 'tall, 2 x 2 windows with partial edges', width: 140, height: 196 },
+    { name: 'two whole windows (the unit grid divides into windows exactly)', width: 224, height: 112 },
     { name: 'one window, square', width: 56, height: 56 },
   ])('matches the float64 reference: $name', async ({ width, height }) => {
     const image = preprocessImage(vision.processor, randomImage(width, height, width * 31 + height));
