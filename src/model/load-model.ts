@@ -74,7 +74,7 @@ export async function loadModel(opts: LoadModelOptions): Promise<LoadedModel> {
   const eosTokenIds = [...new Set([...(tokenizer?.eosTokenId != null ? [tokenizer.eosTokenId] : []), ...generation.eosTokenIds, ...turnEnds])];
   const contextLength = Math.min(opened.descriptor.contextLength(opened.config), opened.contextCap ?? Infinity);
   const vision = opened.visionSource
-    ? await loadVision(opened.visionSource, { textHiddenSize: opened.config.hiddenSize, tokenizer, loadWeights: opts.loadWeights, mmProcessorKwargs: opts.mmProcessorKwargs })
+    ? await loadVision(opened.visionSource, { textHiddenSize: opened.config.hiddenSize, tokenizer, loadWeights: opts.loadWeights, mmProcessorKwargs: opts.mmProcessorKwargs, mropeSection: (opened.config as DecoderArchConfig).mropeSection })
     : undefined;
   return {
     source,

@@ -59,6 +59,11 @@ export interface DecoderArchConfig extends ModelArchConfig {
   attentionScale?: number;
   /** Per layer, its own RoPE setting (gemma3's local layers); null or absent = ropeTheta / ropeScaling. */
   layerRope?: readonly (RopeSetting | null)[];
+  /**
+   * Qwen2-VL's M-RoPE (rope_scaling.mrope_section, GGUF rope.dimension_sections): the rotary
+   * half-dims that rotate by a row's t, h and w position (StepSequence.ropePositions), in that order.
+   */
+  mropeSection?: readonly [number, number, number];
 
   // Gemma-style layers (gemma2, gemma3): sandwich norms, GELU-gated MLP, scaled embeddings, soft-caps.
   /** Each sublayer's output is RMS-normed before its residual add (post_attention_layernorm, post_feedforward_layernorm) and the MLP reads pre_feedforward_layernorm. */

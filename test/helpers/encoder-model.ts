@@ -252,7 +252,7 @@ function act(v: number, kind: 'gelu' | 'gelu_new' | 'relu'): number {
 }
 
 /** erf by its Maclaurin series (|x| < 3) or continued fraction (far tail): float64 accurate. */
-function erf(x: number): number {
+export function erf(x: number): number {
   const sign = Math.sign(x);
   const a = Math.abs(x);
   if (a < 3) {

@@ -79,14 +79,14 @@ function scaledFrequencies(c: DecoderArchConfig, freqs: number[], kind: string):
   throw new Error(`reference: rope type ${kind}`);
 }
 
-/** Rotate-half RoPE on each head of `x` (heads × headDim) at `position`, in place. */
-function rope(x: Float64Array, heads: number, headDim: number, position: number, { freqs, gain }: { freqs: number[]; gain: number }): void {
+/** Rotate-half RoPE on each head of `x` (heads × headDim) at `position` (per frequency index where a function), in place. */
+function rope(x: Float64Array, heads: number, headDim: number, position: number | ((freq: number) => number), { freqs, gain }: { freqs: number[]; gain: number }): void {
   const half = headDim / 2;
   for (let h = 0; h < heads; h++) {
     for (let i = 0; i < half; i++) {
       const a = x[h * headDim + i];
       const b = x[h * headDim + i + half];
-      const angle = position * freqs[i];
+      const angle = (typeof position === 'number' ? position : position(i)) * freqs[i];
       x[h * headDim + i] = gain * (a * Math.cos(angle) - b * Math.sin(angle));
       x[h * headDim + i + half] = gain * (b * Math.cos(angle) + a * Math.sin(angle));
     }
@@ -97,11 +97,18 @@ function rope(x: Float64Array, heads: number, headDim: number, position: number,
  * Logits [tokens.length][vocab] of a full causal forward pass over `tokens` from position 0.
  * `config`: a llama/qwen2 config (a loaded model's config is typed as the base).
  */
-export function referenceForward(modelConfig: ModelArchConfig, weights: ModelWeights, tokens: readonly number[], ffn?: ReferenceFeedForward, inputRows?: InputRows): Float32Array[] {
+export function referenceForward(
+  modelConfig: ModelArchConfig,
+  weights: ModelWeights,
+  tokens: readonly number[],
+  ffn?: ReferenceFeedForward,
+  inputRows?: InputRows,
+  ropePositions?: Int32Array,
+): Float32Array[] {
   const c = modelConfig as DecoderArchConfig;
   const embed = weight(weights, 'model.embed_tokens.weight');
   const head = !c.tieWordEmbeddings && weights.has('lm_head.weight') ? weight(weights, 'lm_head.weight') : embed;
-  return referenceHiddenStates(c, weights, tokens, ffn, inputRows).map((hidden) => Float32Array.from(matVec(head, hidden, c.vocabSize)));
+  return referenceHiddenStates(c, weights, tokens, ffn, inputRows, ropePositions).map((hidden) => Float32Array.from(matVec(head, hidden, c.vocabSize)));
 }
 
 /**
@@ -114,9 +121,23 @@ export type ReferenceFeedForward = (layer: number, x: Float64Array) => Float64Ar
 /** Positions whose input is the given vector instead of their token's embedding (image rows). */
 export type InputRows = ReadonlyMap<number, ArrayLike<number>>;
 
-/** The final (RMS-normed) hidden state of every position of a causal forward pass over `tokens`. */
-export function referenceHiddenStates(modelConfig: ModelArchConfig, weights: ModelWeights, tokens: readonly number[], ffn?: ReferenceFeedForward, inputRows?: InputRows): Float64Array[] {
+/**
+ * The final (RMS-normed) hidden state of every position of a causal forward pass over `tokens`.
+ * `ropePositions` ([3 * tokens]: t..., h..., w...) rotates by M-RoPE: frequency i takes the axis
+ * whose section of config.mropeSection holds it (transformers' apply_multimodal_rotary_pos_emb).
+ */
+export function referenceHiddenStates(
+  modelConfig: ModelArchConfig,
+  weights: ModelWeights,
+  tokens: readonly number[],
+  ffn?: ReferenceFeedForward,
+  inputRows?: InputRows,
+  ropePositions?: Int32Array,
+): Float64Array[] {
   const c = modelConfig as DecoderArchConfig;
+  const n = tokens.length;
+  const axisOf = (freq: number) => (freq < c.mropeSection![0] ? 0 : freq < c.mropeSection![0] + c.mropeSection![1] ? 1 : 2);
+  const positionOf = (pos: number) => (ropePositions ? (freq: number) => ropePositions[axisOf(freq) * n + pos] : pos);
   const hd = c.headDim;
   const group = c.numHeads / c.numKvHeads;
   const embed = weight(weights, 'model.embed_tokens.weight');
@@ -157,8 +178,8 @@ export function referenceHiddenStates(modelConfig: ModelArchConfig, weights: Mod
         headRmsNorm(q, L.qNorm, c.rmsNormEps);
         headRmsNorm(k, L.kNorm, c.rmsNormEps);
       }
-      rope(q, c.numHeads, hd, pos, L.freqs);
-      rope(k, c.numKvHeads, hd, pos, L.freqs);
+      rope(q, c.numHeads, hd, positionOf(pos), L.freqs);
+      rope(k, c.numKvHeads, hd, positionOf(pos), L.freqs);
       L.keys.push(k);
       L.values.push(v);
       const attn = new Float64Array(c.numHeads * hd);

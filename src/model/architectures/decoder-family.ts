@@ -116,6 +116,7 @@ export function decoderHfConfig(json: Json, ctx: HfConfigContext, traits: Decode
     tieWordEmbeddings: typeof json.tie_word_embeddings === 'boolean' ? json.tie_word_embeddings : ctx.hasTensor('lm_head.weight') === false,
     attentionBias: traits.attentionBias(json),
     ...(traits.qkNorm ? { qkNorm: true } : {}),
+    ...mropeSectionOf(json.rope_scaling ?? json.rope_parameters, ctx.source),
     ...slidingWindow(json, ctx.source, numLayers, traits),
     ...moe,
   };
@@ -147,7 +148,7 @@ const DECODER_OVERRIDES: Readonly<Record<string, (config: DecoderArchConfig, val
   },
   rope_scaling: (config, value) => {
     if (value !== null && (typeof value !== 'object' || Array.isArray(value))) throw new Error('rope_scaling must be a JSON object or null');
-    return { ...config, ropeScaling: ropeScaling(value) };
+    return { ...config, ropeScaling: ropeScaling(value), ...mropeSectionOf(value, '--hf-overrides') };
   },
   max_position_embeddings: (config, value) => {
     if (!Number.isInteger(value) || (value as number) < 1) throw new Error('max_position_embeddings must be a positive integer');
@@ -158,10 +159,23 @@ const DECODER_OVERRIDES: Readonly<Record<string, (config: DecoderArchConfig, val
 /** rope_scaling with `rope_type` (older configs call it `type`); null for none or 'default'. */
 export function ropeScaling(value: unknown): Record<string, unknown> | null {
   if (!isObject(value)) return null;
-  const { type, rope_theta: _theta, ...rest } = value;
+  const { type, rope_theta: _theta, mrope_section: _section, ...rest } = value;
   const ropeType = rest.rope_type ?? type;
-  if (ropeType === undefined || ropeType === 'default') return null;
+  // Qwen2-VL's 'mrope' is transformers' default rotation with the section read apart (mropeSectionOf).
+  if (ropeType === undefined || ropeType === 'default' || ropeType === 'mrope') return null;
   return { ...rest, rope_type: ropeType };
+}
+
+/** Qwen2-VL / Qwen2.5-VL's rope_scaling.mrope_section ([t, h, w] rotary half-dims), where given. */
+function mropeSectionOf(value: unknown, source: string): Pick<DecoderArchConfig, 'mropeSection'> {
+  if (!isObject(value) || value.mrope_section === undefined || value.mrope_section === null) return {};
+  const section = value.mrope_section;
+  if (!Array.isArray(section) || section.length !== 3 || !section.every((n) => Number.isInteger(n) && n >= 0)) {
+    throw new Error(`${source}: rope_scaling.mrope_section must be three non-negative integers, got ${JSON.stringify(section)}`);
+  }
+  // Qwen3-VL interleaves the axes over the frequencies instead of taking them in runs.
+  if (value.mrope_interleaved === true) throw new Error(`${source}: rope_scaling.mrope_interleaved (Qwen3-VL's M-RoPE layout) is not supported`);
+  return { mropeSection: [section[0], section[1], section[2]] };
 }
 
 /**

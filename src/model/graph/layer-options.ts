@@ -21,6 +21,8 @@ export interface RopeTable {
   cos: Float32Array;
   sin: Float32Array;
   half: number;
+  /** M-RoPE models: the half-dims taken by the t, h and w positions (DecoderArchConfig.mropeSection). */
+  mropeSection?: readonly [number, number, number];
 }
 
 /** One layer's options as the backends read them. */
@@ -54,6 +56,7 @@ export function decoderLayerOptions(config: DecoderArchConfig, maxPositions: num
     let table = tables.get(key);
     if (!table) {
       table = { ...ropeTables({ ...config, ...setting }, maxPositions, maxModelLen), half: rotaryDimOf(config) / 2 };
+      if (config.mropeSection) table.mropeSection = checkedMropeSection(config.mropeSection, table.half);
       tables.set(key, table);
     }
     return table;
@@ -67,4 +70,12 @@ export function decoderLayerOptions(config: DecoderArchConfig, maxPositions: num
 /** True when some layer's RoPE differs from the config's own ropeTheta / ropeScaling. */
 export function hasLayerRope(config: DecoderArchConfig): boolean {
   return config.layerRope?.some((r) => r !== null && r !== undefined) ?? false;
+}
+
+/** The section as given, once it is known to cover the rotary half exactly. */
+function checkedMropeSection(section: readonly [number, number, number], half: number): readonly [number, number, number] {
+  if (section.length !== 3 || section.some((n) => !Number.isInteger(n) || n < 0) || section[0] + section[1] + section[2] !== half) {
+    throw new Error(`mrope_section [${section.join(', ')}] must be three non-negative integers summing to the rotary half-dimension ${half}`);
+  }
+  return section;
 }

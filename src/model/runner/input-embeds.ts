@@ -45,10 +45,10 @@ export function sliceStepSequence(s: StepSequence, from: number, to: number, hid
   return piece;
 }
 
-/** Throws when a step asks `runner` for what it does not do (`takesEmbeds`: it writes inputEmbeds). */
-export function refuseUnsupportedRows(batch: readonly StepSequence[], runner: string, takesEmbeds: boolean): void {
+/** Throws when a step asks `runner` for what it does not do (`takes`: whether it writes inputEmbeds, applies ropePositions). */
+export function refuseUnsupportedRows(batch: readonly StepSequence[], runner: string, takes: { embeds: boolean; ropePositions: boolean }): void {
   for (const s of batch) {
-    if (s.inputEmbeds && !takesEmbeds) throw new Error(`the ${runner} runner does not take input embeddings (image rows); vision models run on the segmented runner (needs the native addon)`);
-    if (s.ropePositions) throw new Error(`the ${runner} runner does not apply M-RoPE positions (StepSequence.ropePositions)`);
+    if (s.inputEmbeds && !takes.embeds) throw new Error(`the ${runner} runner does not take input embeddings (image rows); vision models run on the segmented runner (needs the native addon)`);
+    if (s.ropePositions && !takes.ropePositions) throw new Error(`M-RoPE positions (StepSequence.ropePositions) need the segmented runner; ${runner} computes 1-D positions only`);
   }
 }

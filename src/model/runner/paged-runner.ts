@@ -14,6 +14,8 @@ export abstract class PagedRunner<S extends Releasable = ort.InferenceSession> i
   readonly blockSize: number;
   readonly numBlocks: number;
   private busy = false;
+  /** Whether runStep honours StepSequence.ropePositions (M-RoPE); a runner that does not refuses them. */
+  protected readonly takesRopePositions: boolean = false;
 
   constructor(
     readonly config: ModelArchConfig,
@@ -26,7 +28,7 @@ export abstract class PagedRunner<S extends Releasable = ort.InferenceSession> i
 
   async step(batch: readonly StepSequence[]): Promise<StepResult> {
     if (this.busy) throw new Error('ModelRunner.step called while another step is running');
-    refuseUnsupportedRows(batch, this.constructor.name, this.takesInputEmbeds);
+    refuseUnsupportedRows(batch, this.constructor.name, { embeds: this.takesInputEmbeds, ropePositions: this.takesRopePositions });
     this.busy = true;
     try {
       return await this.runStep(batch);

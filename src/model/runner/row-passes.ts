@@ -61,3 +61,4 @@ export function joinPasses(batch: readonly StepSequence[], passes: readonly RowP
   });
   return { logits, allLogits };
 }
+

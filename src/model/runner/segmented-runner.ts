@@ -122,6 +122,7 @@ interface PackedStep extends PassRows {
 }
 
 export class SegmentedRunner extends PagedRunner<DecoderBackend> {
+  protected override readonly takesRopePositions = true;
   private readonly kv: KvView;
   /**
    * The head's output of single-pass steps, reused from step to step (StepResult: valid until the
@@ -233,6 +234,8 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
     const pools = this.cache.pools;
     const rows = batch.reduce((n, s) => n + s.tokens.length, 0);
     const positions = new Int32Array(rows);
+    // M-RoPE rows only where a sequence brings them; the others' three positions are their 1-D one.
+    const ropePositions = batch.some((s) => s.ropePositions) ? new Int32Array(3 * rows) : undefined;
     const tokens = new Int32Array(rows);
     const poolSlots = pools.map(() => new Int32Array(rows));
     const seqInfo = new Int32Array(4 * batch.reduce((n, s) => n + (s.attendRowByRow ? s.tokens.length : 1), 0));
@@ -263,6 +266,7 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
         positions[row + t] = past + t;
         tokens[row + t] = s.tokens[t];
       }
+      if (ropePositions) placeRopePositions(ropePositions, rows, row, s);
       const from = s.allLogits ? 0 : count - 1;
       logitsAt.push({ first: picked.length, count: count - from });
       for (let t = from; t < count; t++) picked.push(row + t);
@@ -273,6 +277,7 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
     return {
       rows,
       positions,
+      ...(ropePositions ? { ropePositions } : {}),
       tokens,
       seqInfo,
       layerTables: Array.from(poolOf, (p) => poolTables[p]),
@@ -291,5 +296,15 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
     }
     const lora = this.loras.passLora(batch);
     return lora ? { lora } : {};
+  }
+}
+
+/** Copies a sequence's [3 * count] M-RoPE positions into the pass's [3 * rows] at `row` (its 1-D positions where it has none). */
+function placeRopePositions(into: Int32Array, rows: number, row: number, s: StepSequence): void {
+  const count = s.tokens.length;
+  const given = s.ropePositions;
+  if (given && given.length !== 3 * count) throw new Error(`a step sequence's ropePositions has ${given.length} values, expected 3 x ${count} tokens`);
+  for (let axis = 0; axis < 3; axis++) {
+    for (let t = 0; t < count; t++) into[axis * rows + row + t] = given ? given[axis * count + t] : s.positionOffset + t;
   }
 }

@@ -7,12 +7,14 @@ import { readGgufFile } from '../gguf/gguf-file';
 import type { Tokenizer } from '../types';
 import { gemma3Vision } from './towers/gemma3-vision';
 import { llavaVision } from './towers/llava-vision';
+import { qwenVlVision } from './qwen-vl-entry';
 import type { VisionLoader } from './vision-loader';
 import type { VisionModel } from './vision-model';
 
 const VISION_LOADERS: readonly VisionLoader[] = [
   gemma3Vision,
   llavaVision,
+  qwenVlVision,
 ];
 
 /** Where a model's vision side may be: its HF directory (with config.json) or its GGUF file. */
@@ -23,11 +25,13 @@ export interface LoadVisionOptions {
   tokenizer: Tokenizer | null;
   loadWeights: boolean;
   mmProcessorKwargs?: Record<string, unknown> | null;
+  /** The text model's M-RoPE section (DecoderArchConfig.mropeSection). */
+  mropeSection?: readonly [number, number, number];
 }
 
 /** The model's VisionModel, or undefined for a text-only model. */
 export async function loadVision(source: VisionSource, opts: LoadVisionOptions): Promise<VisionModel | undefined> {
-  const context = { textHiddenSize: opts.textHiddenSize, tokenizer: opts.tokenizer, loadWeights: opts.loadWeights, mmProcessorKwargs: opts.mmProcessorKwargs ?? {} };
+  const context = { textHiddenSize: opts.textHiddenSize, tokenizer: opts.tokenizer, loadWeights: opts.loadWeights, mmProcessorKwargs: opts.mmProcessorKwargs ?? {}, mropeSection: opts.mropeSection };
   if (source.kind === 'hf') {
     const loader = VISION_LOADERS.find((l) => l.hfModelTypes.includes(source.configJson.model_type as string));
     // A checkpoint without an image processor config is served as the text model it holds.

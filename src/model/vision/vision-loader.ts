@@ -14,6 +14,8 @@ interface VisionContext {
   loadWeights: boolean;
   /** --mm-processor-kwargs. */
   mmProcessorKwargs: Record<string, unknown>;
+  /** The text model's M-RoPE section, where it has one (an mmproj cannot say it). */
+  mropeSection?: readonly [number, number, number];
 }
 
 export interface HfVisionContext extends VisionContext {

@@ -61,6 +61,7 @@ describeNative('chooseDecoderBackend', () => {
     ['a wider model', small({ hiddenSize: 2 * SMALL_DECODER_MAX_HIDDEN, numHeads: 4, numKvHeads: 2 }), {}, f32At('avx512'), /not native-f32: hidden size 256 > 128/],
     ['float16 graphs', small(), { dtype: 'float16' }, f32At('avx512'), /not native-f32: the graphs are float16/],
     ['QKV biases', small({ architecture: 'qwen2', attentionBias: true }), {}, f32At('avx512'), /not native-f32: the QKV projections have biases/],
+    ['M-RoPE', small({ mropeSection: [8, 12, 12] }), {}, f32At('avx512'), /not native-f32: the model rotates by M-RoPE/],
     ['Q8_0 linears', q8(), { nativeQ8Gemm: false }, f32At('avx512'), /not native-f32: not every linear is float32/],
   ])('a small model stays in onnx-segments with %s', (_, model, opts, f32, reason) => {
     const choice = chooseDecoderBackend(model, { ...cpu, ...opts }, withQ8(true), f32);

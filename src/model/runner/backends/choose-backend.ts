@@ -118,6 +118,7 @@ function nativeF32Refusal(c: DecoderArchConfig, weights: ModelWeights, dtype: st
   if (hasMoeLayers(c)) return 'the model has MoE layers';
   // f32Qkv runs QKV and RoPE in one call: nothing between them, one table for every layer.
   if (c.qkNorm) return 'the model has q/k norms';
+  if (c.mropeSection) return 'the model rotates by M-RoPE (t, h, w) positions, which f32Qkv does not';
   if (hasLayerRope(c)) return 'its layers differ in RoPE settings';
   const max = smallDecoderMaxHidden(f32);
   if (max === 0) return "the addon has only its portable loops, which never pay";

@@ -13,6 +13,8 @@ export interface PassRows {
   rows: number;
   /** Row r's position in its sequence. */
   positions: Int32Array;
+  /** M-RoPE models, where a sequence of the pass carries StepSequence.ropePositions: [3 * rows], every row's t, then h, then w. */
+  ropePositions?: Int32Array;
   /** Per layer: row r's slot in that layer's KV pool (layers of one pool share the array). */
   layerSlots: readonly Int32Array[];
   /**

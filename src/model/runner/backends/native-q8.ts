@@ -71,7 +71,7 @@ class NativeQ8 implements DecoderBackend {
     const inter = dense?.down.k ?? 0;
     const { norms, native } = this;
     const gemm = (w: PackedQ8, x: Float32Array, y: Float32Array, rows = n) => native.q8Gemm(w.packed, x, y, rows, w.n, w.k);
-    const ropes = layerRopeRows(this.options, pass.positions);
+    const ropes = layerRopeRows(this.options, pass.positions, pass.ropePositions);
     // One buffer each for the pass, reused by every layer; the embedded rows are the residual,
     // which addRmsNorm adds each sublayer's output into.
     const q = new Float32Array(n * c.numHeads * c.headDim);

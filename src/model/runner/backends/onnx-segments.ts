@@ -49,7 +49,7 @@ class OnnxSegments implements DecoderBackend {
     const n = pass.rows;
     // One set of feeds per distinct RoPE table, shared by its layers.
     const ropeFeeds = new Map<RopeRows | null, Record<string, ort.Tensor>>();
-    const ropes = layerRopeRows(this.layers, pass.positions).map((rows) => {
+    const ropes = layerRopeRows(this.layers, pass.positions, pass.ropePositions).map((rows) => {
       if (!ropeFeeds.has(rows)) ropeFeeds.set(rows, this.ropeFeeds(rows, n));
       return ropeFeeds.get(rows)!;
     });
