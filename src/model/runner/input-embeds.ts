@@ -49,6 +49,6 @@ export function sliceStepSequence(s: StepSequence, from: number, to: number, hid
 export function refuseUnsupportedRows(batch: readonly StepSequence[], runner: string, takes: { embeds: boolean; ropePositions: boolean }): void {
   for (const s of batch) {
     if (s.inputEmbeds && !takes.embeds) throw new Error(`the ${runner} runner does not take input embeddings (image rows); vision models run on the segmented runner (needs the native addon)`);
-    if (s.ropePositions && !takes.ropePositions) throw new Error(`M-RoPE positions (StepSequence.ropePositions) need the segmented runner; ${runner} computes 1-D positions only`);
+    if (s.ropePositions && !takes.ropePositions) throw new Error(`M-RoPE positions (StepSequence.ropePositions) need the segmented runner and a model with mrope_section; ${runner} computes 1-D positions here`);
   }
 }

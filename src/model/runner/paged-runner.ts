@@ -14,8 +14,6 @@ export abstract class PagedRunner<S extends Releasable = ort.InferenceSession> i
   readonly blockSize: number;
   readonly numBlocks: number;
   private busy = false;
-  /** Whether runStep honours StepSequence.ropePositions (M-RoPE); a runner that does not refuses them. */
-  protected readonly takesRopePositions: boolean = false;
 
   constructor(
     readonly config: ModelArchConfig,
@@ -47,6 +45,11 @@ export abstract class PagedRunner<S extends Releasable = ort.InferenceSession> i
 
   async dispose(): Promise<void> {
     await this.session.release();
+  }
+
+  /** Whether runStep honours StepSequence.ropePositions (M-RoPE); a runner that does not refuses them. */
+  protected get takesRopePositions(): boolean {
+    return false;
   }
 
   /** Whether runStep writes StepSequence.inputEmbeds over the embedded rows (others refuse them). */

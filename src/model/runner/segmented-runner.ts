@@ -122,7 +122,10 @@ interface PackedStep extends PassRows {
 }
 
 export class SegmentedRunner extends PagedRunner<DecoderBackend> {
-  protected override readonly takesRopePositions = true;
+  /** M-RoPE positions need a model that rotates by sections (its mrope_section). */
+  protected override get takesRopePositions(): boolean {
+    return (this.config as DecoderArchConfig).mropeSection !== undefined;
+  }
   private readonly kv: KvView;
   /**
    * The head's output of single-pass steps, reused from step to step (StepResult: valid until the
