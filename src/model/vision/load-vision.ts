@@ -6,6 +6,7 @@ import { basename, dirname, join } from 'node:path';
 import { readGgufFile } from '../gguf/gguf-file';
 import type { Tokenizer } from '../types';
 import { gemma3Vision } from './towers/gemma3-vision';
+import { llavaNextVision } from './towers/llava-next-vision';
 import { llavaVision } from './towers/llava-vision';
 import { qwenVlVision } from './qwen-vl-entry';
 import type { VisionLoader } from './vision-loader';
@@ -14,6 +15,7 @@ import type { VisionModel } from './vision-model';
 const VISION_LOADERS: readonly VisionLoader[] = [
   gemma3Vision,
   llavaVision,
+  llavaNextVision,
   qwenVlVision,
 ];
 

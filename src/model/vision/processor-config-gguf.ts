@@ -49,7 +49,7 @@ export function imageProcessorConfigFromGguf(metadata: GgufMetadata, source: str
     return { family: 'gemma3', geometry: 'llama.cpp', resample: 'bilinear', normalization, size: { width: imageSize, height: imageSize }, tokensPerImage: side * side };
   }
   if (projector === 'mlp') {
-    if (clip.has('clip.vision.image_grid_pinpoints')) clip.fail('clip.vision.image_grid_pinpoints', "is LLaVA-NeXT's anyres tiling, which is not supported yet");
+    if (clip.has('clip.vision.image_grid_pinpoints')) clip.fail('clip.vision.image_grid_pinpoints', "is LLaVA-1.6's anyres tiling, which llama.cpp runs without transformers' unpadding and image_newline rows; serve the Hugging Face checkpoint (llava_next) instead");
     const square = { width: imageSize, height: imageSize };
     return {
       family: 'llava', geometry: 'llama.cpp', resample: 'bicubic', normalization, patchSize,

@@ -9,7 +9,7 @@ import { requireTokenizer } from '../prompt-tokens';
 import { ggufProcessorWith, type VisionLoader } from '../vision-loader';
 import type { ImagePromptFormat } from '../vision-model';
 import type { VitConfig } from './vit-config';
-import { vitVisionModel } from './vit-vision-model';
+import { vitVisionModel, type VitEncoderFactory } from './vit-vision-model';
 import { readGgufVitWeights } from './vit-weights-gguf';
 import { readHfVitWeights } from './vit-weights-hf';
 
@@ -27,6 +27,8 @@ export interface VitFamily {
   hfAdjust?(name: string): ((values: Float32Array) => void) | null;
   /** processor_config.json settings config.json gives when the file does not (vLLM reads them from config.json). */
   hfProcessorDefaults?(json: Json): Json;
+  /** The encoder around the tower, where one image is not one pass (LLaVA-NeXT's tiles). */
+  createEncoder?: VitEncoderFactory;
 }
 
 export function vitVisionLoader(f: VitFamily): VisionLoader {
@@ -47,6 +49,7 @@ export function vitVisionLoader(f: VitFamily): VisionLoader {
         prompt: f.prompt(requireTokenizer(ctx.tokenizer, ctx.dir), ctx.dir, ctx.configJson),
         readWeights: () => readHfVitWeights(ctx.dir, tower, (name) => f.hfAdjust?.(name) ?? null),
         loadWeights: ctx.loadWeights,
+        createEncoder: f.createEncoder,
       });
     },
     fromGguf: (ctx) => {
@@ -62,6 +65,7 @@ export function vitVisionLoader(f: VitFamily): VisionLoader {
         prompt: f.prompt(requireTokenizer(ctx.tokenizer, source), source),
         readWeights: () => readGgufVitWeights(ctx.mmproj, tower),
         loadWeights: ctx.loadWeights,
+        createEncoder: f.createEncoder,
       });
     },
   };

@@ -53,9 +53,10 @@ describe('imageProcessorConfigFromHf', () => {
     expect(() => imageProcessorConfigFromHf({ preprocessor: CLIP_PREPROCESSOR, source: 'llava' })).toThrow(/patch_size is required/);
   });
 
-  it("refuses LLaVA-NeXT's anyres tiling by name", () => {
+  it("refuses anyres pinpoints on a CLIP processor by name; LlavaNextImageProcessor reads them", () => {
     expect(() => imageProcessorConfigFromHf({ preprocessor: { ...CLIP_PREPROCESSOR, image_grid_pinpoints: [[336, 672]] }, processor: LLAVA_PROCESSOR, source: 'l' })).toThrow(/image_grid_pinpoints/);
-    expect(() => imageProcessorConfigFromHf({ preprocessor: { ...CLIP_PREPROCESSOR, image_processor_type: 'LlavaNextImageProcessor' }, source: 'l' })).toThrow(/LlavaNextImageProcessor/);
+    const next = { ...CLIP_PREPROCESSOR, image_processor_type: 'LlavaNextImageProcessor', image_grid_pinpoints: [[336, 672]] };
+    expect(imageProcessorConfigFromHf({ preprocessor: next, processor: LLAVA_PROCESSOR, source: 'l' })).toMatchObject({ family: 'llava_next', gridPinpoints: [[336, 672]] });
   });
 
   it('reads Qwen2.5-VL\'s limits, from min/max_pixels or from size, and lets mm_processor_kwargs override them', () => {
