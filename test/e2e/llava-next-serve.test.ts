@@ -1,4 +1,5 @@
-// The tiny LLaVA-NeXT (test/helpers/write-vision-models.ts) served over HTTP: a chat request with
+// The tiny LLaVA-NeXT (test/helpers/write-vision-models.ts), as a Hugging Face directory and as a
+// GGUF text model with LLaVA-1.6's mmproj, served over HTTP: a chat request with
 // a non-square image is expanded to the image's anyres token count, and the greedy answer is the
 // float64 reference decoder's fed the float64 reference tower's rows at those positions.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,7 +13,7 @@ import { needs } from '../helpers/needs';
 import { referenceForward } from '../helpers/reference-forward';
 import { referenceLlavaNextForward } from '../helpers/reference-vision';
 import { startServer, type TestServer } from '../helpers/server';
-import { STORIES, writeVisionHfDir } from '../helpers/write-vision-models';
+import { STORIES, writeVisionGguf, writeVisionHfDir } from '../helpers/write-vision-models';
 import { randomImage } from '../unit/model/vision/random-image';
 
 const IMAGE_TOKEN = 512;
@@ -28,14 +29,16 @@ needs(STORIES).describe('serving LLaVA-NeXT', () => {
   let server: TestServer | null = null;
 
   beforeAll(() => (tmp = mkdtempSync(join(tmpdir(), 'ortllm-llava-next-serve-'))));
-  afterAll(async () => {
+  afterEach(async () => {
     await server?.stop();
-    rmSync(tmp, { recursive: true, force: true });
+    server = null;
   });
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-  it('answers a chat request with a wide image as the float64 reference does', async () => {
-    const dir = join(tmp, 'hf');
-    const written = await writeVisionHfDir('llava_next', dir);
+  it.each(['hf', 'gguf'])('%s: answers a chat request with a wide image as the float64 reference does', async (format) => {
+    const hfDir = join(tmp, `${format}-hf`);
+    const written = await writeVisionHfDir('llava_next', hfDir);
+    const dir = format === 'hf' ? hfDir : await writeVisionGguf('llava_next', hfDir, join(tmp, 'gguf'), written);
     const image = randomImage(150, 70, 11);
     const png = await sharp(Buffer.from(image.data), { raw: { width: image.width, height: image.height, channels: 3 } }).png().toBuffer();
     server = await startServer(['--max-model-len', '512'], { model: dir });

@@ -274,6 +274,8 @@ function mmprojName(name: string): string {
     'multi_modal_projector.linear_2.bias': 'mm.2.bias',
   };
   if (projector[name]) return projector[name];
+  // The legacy LLaVA-1.6 converter's name (clip.cpp would look for v.image_newline).
+  if (name === 'image_newline') return 'model.image_newline';
   const local = name.slice('vision_tower.vision_model.'.length);
   if (globalNames[local]) return globalNames[local];
   const layer = /^encoder\.layers\.(\d+)\.(.+)\.(weight|bias)$/.exec(local)!;
@@ -301,7 +303,7 @@ export interface MmprojOptions {
 /** The mmproj GGUF of the HF tower tensors `vision`, as llama.cpp's converters write it for `family`. */
 export function writeMmproj(family: VisionFamilyName, json: Json, vision: HfTensors, path: string, opts: MmprojOptions = {}): void {
   const v = json.vision_config as Json;
-  const clip = family === 'llava';
+  const clip = family !== 'gemma3';
   const layers = v.num_hidden_layers as number;
   const featureLayer = json.vision_feature_layer as number;
   // The converter keeps the layers up to the feature layer (hidden_states index) and no post-norm.
@@ -326,6 +328,12 @@ export function writeMmproj(family: VisionFamilyName, json: Json, vision: HfTens
     'clip.vision.image_mean': gv.f32s(preprocessor.image_mean as number[]),
     'clip.vision.image_std': gv.f32s(preprocessor.image_std as number[]),
   };
+  if (family === 'llava_next') {
+    // As the legacy converter writes LLaVA-1.6: transformers' (height, width) pairs flattened.
+    metadata['clip.vision.image_grid_pinpoints'] = gv.i32s((json.image_grid_pinpoints as number[][]).flat());
+    metadata['clip.vision.mm_patch_merge_type'] = gv.str('spatial_unpad');
+    metadata['clip.vision.image_crop_resolution'] = gv.u32(v.image_size as number);
+  }
   if (!clip) {
     const pool = (v.image_size as number) / (v.patch_size as number) / Math.sqrt(json.mm_tokens_per_image as number);
     if (pool !== 4) metadata['clip.vision.projector.scale_factor'] = gv.u32(pool);

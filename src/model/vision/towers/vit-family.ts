@@ -19,6 +19,7 @@ export interface VitFamily {
   family: VisionFamily;
   hfModelTypes: readonly string[];
   ggufProjectors: readonly string[];
+  ggufAccepts?(file: GgufFile): boolean;
   hfTower(json: Json, textHiddenSize: number, source: string): VitConfig;
   ggufTower(file: GgufFile): VitConfig;
   /** `json`: config.json, whose token ids must agree with the tokenizer's (absent for GGUF). */
@@ -35,6 +36,7 @@ export function vitVisionLoader(f: VitFamily): VisionLoader {
   return {
     hfModelTypes: f.hfModelTypes,
     ggufProjectors: f.ggufProjectors,
+    ggufAccepts: f.ggufAccepts,
     fromHf: (ctx) => {
       const tower = f.hfTower(ctx.configJson, ctx.textHiddenSize, ctx.dir);
       checkTextWidth(tower, ctx.textHiddenSize, ctx.dir);

@@ -1,5 +1,6 @@
 /** @jest-environment ./test/helpers/ort-environment.js */
-// LLaVA-NeXT from a Hugging Face directory (both transformers layouts): the loader's vision side,
+// LLaVA-NeXT from a Hugging Face directory (both transformers layouts) and from a GGUF text model
+// with LLaVA-1.6's mmproj beside it: the loader's vision side,
 // the encoder's rows for non-square images against transformers' pack_image_features in float64
 // (test/helpers/reference-vision.ts), and the token count the serving side asks for equal to the
 // rows the encoder returns, over several sizes.
@@ -13,7 +14,8 @@ import type { ImageEncoder } from '../../../../src/model/vision/vision-model';
 import { loadOptions } from '../../../helpers/model-files';
 import { needs } from '../../../helpers/needs';
 import { referenceLlavaNextForward, relativeDiff } from '../../../helpers/reference-vision';
-import { STORIES, writeVisionHfDir, type WrittenVisionModel } from '../../../helpers/write-vision-models';
+import { gv } from '../../../../src/model/gguf/writer';
+import { STORIES, writeVisionGguf, writeVisionHfDir, type WrittenVisionModel } from '../../../helpers/write-vision-models';
 import { randomImage } from './random-image';
 
 needs(STORIES).describe('LLaVA-NeXT', () => {
@@ -80,6 +82,31 @@ needs(STORIES).describe('LLaVA-NeXT', () => {
     } finally {
       await other.release();
     }
+  });
+
+  it('gives the same rows from the GGUF text model and its LLaVA-1.6 mmproj', async () => {
+    const path = await writeVisionGguf('llava_next', hfDir, join(tmp, 'gguf'), written);
+    const gguf = await loadModel(loadOptions(path));
+    expect(gguf.vision!.family).toBe('llava_next');
+    expect(gguf.vision!.prompt).toEqual(hf.vision!.prompt);
+    // The mmproj stores CLIP's mean and std as float32, which normalisation casts them to anyway.
+    expect({ ...gguf.vision!.processor, normalization: null }).toEqual({ ...hf.vision!.processor, normalization: null });
+    const image = preprocessImage(gguf.vision!.processor, randomImage(150, 70, 4));
+    const other = await gguf.vision!.createEncoder({ intraOpThreads: 1 });
+    try {
+      const rows = other.encode(image);
+      expect(relativeDiff(rows, referenceLlavaNextForward(written.json, written.vision, image.pixelValues, { width: 150, height: 70 }))).toBeLessThan(1e-4);
+      expect(rows).toEqual(encoder.encode(image));
+    } finally {
+      await other.release();
+    }
+  });
+
+  it("refuses an mmproj whose tiles are not unpadded ('flat') or that lacks image_newline", async () => {
+    const flat = await writeVisionGguf('llava_next', hfDir, join(tmp, 'gguf-flat'), written, { metadata: { 'clip.vision.mm_patch_merge_type': gv.str('flat') } });
+    await expect(loadModel(loadOptions(flat))).rejects.toThrow("clip.vision.mm_patch_merge_type 'flat' is not supported");
+    const bare = await writeVisionGguf('llava_next', hfDir, join(tmp, 'gguf-bare'), written, { drop: ['model.image_newline'] });
+    await expect(loadModel(loadOptions(bare))).rejects.toThrow('model.image_newline is missing');
   });
 
   it("refuses a checkpoint whose processor's pinpoints differ from config.json's, or whose processor is LLaVA-1.5's", async () => {
