@@ -33,7 +33,7 @@ export interface VisionLoader {
   /** clip.projector_type values of its mmproj files. */
   ggufProjectors: readonly string[];
   /** Of the files with those projectors, whether this family reads `file` (LLaVA-NeXT: an `mlp` file with grid pinpoints); all when absent. */
-  ggufAccepts?(file: GgufFile): boolean;
+  ggufAccepts?: (file: GgufFile) => boolean;
   fromHf(ctx: HfVisionContext): VisionModel;
   fromGguf(ctx: GgufVisionContext): VisionModel;
 }

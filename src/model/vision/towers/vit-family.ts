@@ -19,7 +19,7 @@ export interface VitFamily {
   family: VisionFamily;
   hfModelTypes: readonly string[];
   ggufProjectors: readonly string[];
-  ggufAccepts?(file: GgufFile): boolean;
+  ggufAccepts?: (file: GgufFile) => boolean;
   hfTower(json: Json, textHiddenSize: number, source: string): VitConfig;
   ggufTower(file: GgufFile): VitConfig;
   /** `json`: config.json, whose token ids must agree with the tokenizer's (absent for GGUF). */
