@@ -47,7 +47,7 @@ export async function loadVision(source: VisionSource, opts: LoadVisionOptions):
   const projector = mmproj.metadata['clip.vision.projector_type'] ?? mmproj.metadata['clip.projector_type'];
   const loader = VISION_LOADERS.find((l) => l.ggufProjectors.includes(projector as string) && (l.ggufAccepts?.(mmproj) ?? true));
   if (!loader) {
-    const supported = VISION_LOADERS.flatMap((l) => l.ggufProjectors).join(', ');
+    const supported = [...new Set(VISION_LOADERS.flatMap((l) => l.ggufProjectors))].join(', ');
     throw new Error(`${path}: clip.projector_type ${JSON.stringify(projector)} is not a supported vision projector (${supported})`);
   }
   return loader.fromGguf({ ...context, mmproj });
