@@ -39,6 +39,8 @@ needs(peer, STORIES).describe('llama-server --mmproj on the written GGUF pairs',
   it.each<[VisionFamilyName, number]>([
     ['gemma3', 224],
     ['llava', 56],
+    // LLaVA-1.6's mmproj (pinpoints, model.image_newline); llama.cpp slices a 112 px image into its overview and tiles.
+    ['llava_next', 112],
   ])('%s: loads and answers a chat request with a %i px image', async (family, side) => {
     const hfDir = join(tmp, `${family}-hf`);
     const written = await writeVisionHfDir(family, hfDir);

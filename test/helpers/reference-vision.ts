@@ -99,3 +99,66 @@ export function referenceVisionForward(family: VisionFamilyName, json: Json, ten
     return out;
   });
 }
+
+/**
+ * LlavaNextForConditionalGeneration's image features in float64: every [3, S, S] plane of
+ * `pixels` (the base image, then the tiles row by row) through the LLaVA tower and projector,
+ * then pack_image_features with 'spatial_unpad' as transformers writes it: the tiles' features
+ * viewed as (rows, columns, side, side, dim), permuted to one [dim, rows * side, columns * side]
+ * grid, unpad_image to the original aspect ratio, image_newline appended as a last column, the
+ * grid flattened row by row after the base image's rows.
+ */
+export function referenceLlavaNextForward(json: Json, tensors: HfTensors, pixels: Float32Array, imageSize: { width: number; height: number }): Rows {
+  const v = json.vision_config as Json;
+  const size = v.image_size as number;
+  const side = size / (v.patch_size as number);
+  const plane = 3 * size * size;
+  const perTile = Array.from({ length: pixels.length / plane }, (_, i) => referenceVisionForward('llava', json, tensors, pixels.subarray(i * plane, (i + 1) * plane)));
+  const [base, ...tiles] = perTile;
+  // get_anyres_image_grid_shape over the config's pinpoints, (height, width) pairs.
+  const { height: oh, width: ow } = imageSize;
+  let best: number[] = [];
+  let bestEffective = -1;
+  let bestWasted = Infinity;
+  for (const [h, w] of json.image_grid_pinpoints as number[][]) {
+    const scale = Math.min(w / ow, h / oh);
+    const effective = Math.min(Math.floor(ow * scale) * Math.floor(oh * scale), ow * oh);
+    if (effective > bestEffective || (effective === bestEffective && w * h - effective < bestWasted)) [best, bestEffective, bestWasted] = [[h, w], effective, w * h - effective];
+  }
+  const rows = best[0] / size;
+  const columns = best[1] / size;
+  if (tiles.length !== rows * columns) throw new Error(`reference: ${tiles.length} tiles for a ${rows} x ${columns} grid`);
+  // grid[y][x]: the feature at patch row y, patch column x of the whole tile grid.
+  const grid: Rows[] = Array.from({ length: rows * side }, (_, y) =>
+    Array.from({ length: columns * side }, (_, x) => tiles[Math.floor(y / side) * columns + Math.floor(x / side)][(y % side) * side + (x % side)]),
+  );
+  const currentHeight = rows * side;
+  const currentWidth = columns * side;
+  let kept = grid;
+  if (ow / oh > currentWidth / currentHeight) {
+    const newHeight = Math.trunc(Number((oh * (currentWidth / ow)).toFixed(7)));
+    const padding = Math.floor((currentHeight - newHeight) / 2);
+    kept = grid.slice(padding, currentHeight - padding);
+  } else {
+    const newWidth = Math.trunc(Number((ow * (currentHeight / oh)).toFixed(7)));
+    const padding = Math.floor((currentWidth - newWidth) / 2);
+    kept = grid.map((row) => row.slice(padding, currentWidth - padding));
+  }
+  const newline = Float64Array.from(tensors.get('image_newline')!.data);
+  return [...base, ...kept.flatMap((row) => [...row, newline])];
+}
+
+/** Largest |got - want| relative to the largest |want|. */
+export function relativeDiff(got: Float32Array, want: ArrayLike<number>[]): number {
+  const width = want[0].length;
+  expect(got.length).toBe(want.length * width);
+  let diff = 0;
+  let scale = 0;
+  want.forEach((row, i) => {
+    for (let j = 0; j < width; j++) {
+      diff = Math.max(diff, Math.abs(got[i * width + j] - row[j]));
+      scale = Math.max(scale, Math.abs(row[j]));
+    }
+  });
+  return diff / scale;
+}

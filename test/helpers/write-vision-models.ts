@@ -21,7 +21,7 @@ import { OPENAI_CLIP_MEAN, OPENAI_CLIP_STD } from '../../src/model/vision/proces
 import { loadOptions, sharedModel } from './model-files';
 
 type Json = Record<string, unknown>;
-export type VisionFamilyName = 'gemma3' | 'llava';
+export type VisionFamilyName = 'gemma3' | 'llava' | 'llava_next';
 
 /** Tensors by Hugging Face name (the older transformers layout), with their shapes. */
 export type HfTensors = Map<string, { shape: number[]; data: Float32Array }>;
@@ -33,7 +33,11 @@ const STORIES_VOCAB = 512;
 export const IMAGE_TOKENS: Record<VisionFamilyName, readonly string[]> = {
   gemma3: ['<start_of_image>', '<image_soft_token>', '<end_of_image>'],
   llava: ['<image>'],
+  llava_next: ['<image>'],
 };
+
+/** LLaVA-NeXT's grid resolutions (height, width) for its 56-pixel tiles: llava-v1.6's 336-pixel set scaled down. */
+export const TINY_PINPOINTS = [[56, 112], [112, 56], [112, 112], [168, 56], [56, 168]];
 
 const IMAGE_PARTS_TEMPLATE = (image: string) =>
   "{% for m in messages %}{{ m['role'] }}: {% if m['content'] is string %}{{ m['content'] }}{% else %}" +
@@ -61,9 +65,11 @@ export function visionConfigJson(family: VisionFamilyName, overrides: Json = {})
       ...overrides,
     };
   }
+  const next = family === 'llava_next';
   return {
-    architectures: ['LlavaForConditionalGeneration'],
-    model_type: 'llava',
+    architectures: [next ? 'LlavaNextForConditionalGeneration' : 'LlavaForConditionalGeneration'],
+    model_type: family,
+    ...(next ? { image_grid_pinpoints: TINY_PINPOINTS } : {}),
     image_token_index: 512,
     projector_hidden_act: 'gelu',
     vision_feature_layer: -2,
@@ -94,6 +100,17 @@ function preprocessorJson(family: VisionFamilyName, json: Json): { preprocessor:
       processor: { image_seq_length: json.mm_tokens_per_image, processor_class: 'Gemma3Processor' },
     };
   }
+  if (family === 'llava_next') {
+    return {
+      preprocessor: {
+        image_processor_type: 'LlavaNextImageProcessor', processor_class: 'LlavaNextProcessor', aspect_ratio_setting: 'anyres', do_resize: true,
+        size: { shortest_edge: side }, do_center_crop: true, crop_size: { height: side, width: side }, image_grid_pinpoints: json.image_grid_pinpoints,
+        resample: 3, do_rescale: true, rescale_factor: 1 / 255, do_normalize: true, image_mean: OPENAI_CLIP_MEAN, image_std: OPENAI_CLIP_STD,
+        do_pad: true, do_convert_rgb: true,
+      },
+      processor: { patch_size: vision.patch_size, vision_feature_select_strategy: json.vision_feature_select_strategy, num_additional_image_tokens: 1, processor_class: 'LlavaNextProcessor' },
+    };
+  }
   return {
     preprocessor: {
       image_processor_type: 'CLIPImageProcessor', processor_class: 'LlavaProcessor', do_resize: true, size: { shortest_edge: side },
@@ -112,7 +129,7 @@ export function randomVisionTensors(family: VisionFamilyName, json: Json, seed: 
   const p = v.patch_size as number;
   const side = (v.image_size as number) / p;
   const text = (json.text_config as Json).hidden_size as number;
-  const clip = family === 'llava';
+  const clip = family !== 'gemma3';
   const next = uniformSource(seed);
   const out: HfTensors = new Map();
   const add = (name: string, shape: number[], scale: number, offset = 0) =>
@@ -148,6 +165,8 @@ export function randomVisionTensors(family: VisionFamilyName, json: Json, seed: 
     add('multi_modal_projector.mm_input_projection_weight', [d, text], 1 / Math.sqrt(d));
     add('multi_modal_projector.mm_soft_emb_norm.weight', [d], 0.3);
   }
+  // transformers initialises it as randn / sqrt(text hidden).
+  if (family === 'llava_next') add('image_newline', [text], 1 / Math.sqrt(text));
   return out;
 }
 
@@ -255,6 +274,8 @@ function mmprojName(name: string): string {
     'multi_modal_projector.linear_2.bias': 'mm.2.bias',
   };
   if (projector[name]) return projector[name];
+  // The legacy LLaVA-1.6 converter's name (clip.cpp would look for v.image_newline).
+  if (name === 'image_newline') return 'model.image_newline';
   const local = name.slice('vision_tower.vision_model.'.length);
   if (globalNames[local]) return globalNames[local];
   const layer = /^encoder\.layers\.(\d+)\.(.+)\.(weight|bias)$/.exec(local)!;
@@ -282,7 +303,7 @@ export interface MmprojOptions {
 /** The mmproj GGUF of the HF tower tensors `vision`, as llama.cpp's converters write it for `family`. */
 export function writeMmproj(family: VisionFamilyName, json: Json, vision: HfTensors, path: string, opts: MmprojOptions = {}): void {
   const v = json.vision_config as Json;
-  const clip = family === 'llava';
+  const clip = family !== 'gemma3';
   const layers = v.num_hidden_layers as number;
   const featureLayer = json.vision_feature_layer as number;
   // The converter keeps the layers up to the feature layer (hidden_states index) and no post-norm.
@@ -307,6 +328,12 @@ export function writeMmproj(family: VisionFamilyName, json: Json, vision: HfTens
     'clip.vision.image_mean': gv.f32s(preprocessor.image_mean as number[]),
     'clip.vision.image_std': gv.f32s(preprocessor.image_std as number[]),
   };
+  if (family === 'llava_next') {
+    // As the legacy converter writes LLaVA-1.6: transformers' (height, width) pairs flattened.
+    metadata['clip.vision.image_grid_pinpoints'] = gv.i32s((json.image_grid_pinpoints as number[][]).flat());
+    metadata['clip.vision.mm_patch_merge_type'] = gv.str('spatial_unpad');
+    metadata['clip.vision.image_crop_resolution'] = gv.u32(v.image_size as number);
+  }
   if (!clip) {
     const pool = (v.image_size as number) / (v.patch_size as number) / Math.sqrt(json.mm_tokens_per_image as number);
     if (pool !== 4) metadata['clip.vision.projector.scale_factor'] = gv.u32(pool);

@@ -13,9 +13,10 @@ export const llama = decoderDescriptor({
   firstWindowedLayer: () => 0,
   ggufRopeRowsPermuted: true,
   normTopKProbDefault: true,
-  // LlavaForConditionalGeneration (LLaVA-1.5): a llama under text_config, LlamaConfig's defaults.
+  // LlavaForConditionalGeneration (LLaVA-1.5) and LlavaNextForConditionalGeneration: a llama
+  // under text_config, LlamaConfig's defaults.
   nestedText: {
-    modelTypes: ['llava'],
+    modelTypes: ['llava', 'llava_next'],
     defaults: {
       vocab_size: 32000, hidden_size: 4096, intermediate_size: 11008, num_hidden_layers: 32, num_attention_heads: 32,
       max_position_embeddings: 2048, rms_norm_eps: 1e-6, rope_theta: 10000, tie_word_embeddings: false, attention_bias: false,

@@ -11,8 +11,8 @@ const TEXT_PREFIXES: ReadonlyArray<readonly [stored: string, canonical: string]>
   ['language_model.lm_head.', 'lm_head.'],
 ];
 
-/** Tensors of the vision tower and projector, and RoPE buffers: not text weights. */
-const NOT_TEXT_WEIGHTS = /^(model\.)?(vision_tower|multi_modal_projector)\.|\.rotary_emb\.inv_freq$/;
+/** Tensors of the vision tower and projector (and LLaVA-NeXT's image_newline), and RoPE buffers: not text weights. */
+const NOT_TEXT_WEIGHTS = /^(model\.)?(vision_tower|multi_modal_projector)\.|^(model\.)?image_newline$|\.rotary_emb\.inv_freq$/;
 
 /** The canonical text-decoder name of a stored tensor, or null for the vision side and buffers. */
 export function nestedTextTensorName(stored: string): string | null {

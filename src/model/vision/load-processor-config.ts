@@ -23,6 +23,7 @@ export function readHfProcessorFiles(dir: string): Omit<HfProcessorFiles, 'mmPro
     processor: readJsonFile(join(dir, 'processor_config.json')),
     visionPatchSize: positiveInteger(vision?.patch_size),
     mmTokensPerImage: positiveInteger(config?.mm_tokens_per_image),
+    modelGridPinpoints: config?.image_grid_pinpoints,
     source: dir,
   };
 }

@@ -6,13 +6,16 @@ import { basename, dirname, join } from 'node:path';
 import { readGgufFile } from '../gguf/gguf-file';
 import type { Tokenizer } from '../types';
 import { gemma3Vision } from './towers/gemma3-vision';
+import { llavaNextVision } from './towers/llava-next-vision';
 import { llavaVision } from './towers/llava-vision';
 import { qwenVlVision } from './qwen-vl-entry';
 import type { VisionLoader } from './vision-loader';
 import type { VisionModel } from './vision-model';
 
+// In order: the first entry that takes an mmproj reads it (LLaVA-NeXT's `mlp` files before LLaVA-1.5's).
 const VISION_LOADERS: readonly VisionLoader[] = [
   gemma3Vision,
+  llavaNextVision,
   llavaVision,
   qwenVlVision,
 ];
@@ -42,9 +45,9 @@ export async function loadVision(source: VisionSource, opts: LoadVisionOptions):
   if (!path) return undefined;
   const mmproj = await readGgufFile(path);
   const projector = mmproj.metadata['clip.vision.projector_type'] ?? mmproj.metadata['clip.projector_type'];
-  const loader = VISION_LOADERS.find((l) => l.ggufProjectors.includes(projector as string));
+  const loader = VISION_LOADERS.find((l) => l.ggufProjectors.includes(projector as string) && (l.ggufAccepts?.(mmproj) ?? true));
   if (!loader) {
-    const supported = VISION_LOADERS.flatMap((l) => l.ggufProjectors).join(', ');
+    const supported = [...new Set(VISION_LOADERS.flatMap((l) => l.ggufProjectors))].join(', ');
     throw new Error(`${path}: clip.projector_type ${JSON.stringify(projector)} is not a supported vision projector (${supported})`);
   }
   return loader.fromGguf({ ...context, mmproj });

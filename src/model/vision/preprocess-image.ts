@@ -2,6 +2,7 @@
 // in, the tower's input tensor and the prompt's image-token count out. One entry per family.
 import { gemma3PlaceholderTokens, preprocessGemma3 } from './gemma3-preprocess';
 import { llavaPlaceholderTokens, preprocessLlava } from './llava-preprocess';
+import { llavaNextPlaceholderTokens, preprocessLlavaNext } from './llava-next-preprocess';
 import type { PreprocessedImage } from './preprocessed-image';
 import type { ImageProcessorConfig, VisionFamily } from './processor-config';
 import { preprocessQwenVl, qwenVlPlaceholderTokens } from './qwen-vl-preprocess';
@@ -18,6 +19,7 @@ type Registry = { [F in VisionFamily]: FamilyPreprocessor<Extract<ImageProcessor
 const PREPROCESSORS: Registry = {
   gemma3: { preprocess: preprocessGemma3, placeholderTokens: gemma3PlaceholderTokens },
   llava: { preprocess: preprocessLlava, placeholderTokens: llavaPlaceholderTokens },
+  llava_next: { preprocess: preprocessLlavaNext, placeholderTokens: llavaNextPlaceholderTokens },
   qwen2_vl: { preprocess: preprocessQwenVl, placeholderTokens: qwenVlPlaceholderTokens },
 };
 

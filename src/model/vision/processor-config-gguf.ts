@@ -3,7 +3,9 @@
 // mtmd's per-projector rules (filter, letterbox colour, Qwen's token limits). Geometry is
 // 'llama.cpp', so such a model sees its images as llama.cpp would.
 import type { GgufMetadata } from '../gguf/gguf-file';
-import type { ImageProcessorConfig, QwenVlProcessorConfig } from './processor-config';
+import type { PixelNormalization } from './normalize';
+import type { ImageProcessorConfig, LlavaNextProcessorConfig, QwenVlProcessorConfig } from './processor-config';
+import { readPinpoints } from './processor-config-hf';
 import { SettingsReader } from './settings-reader';
 
 /** LLaVA's mmproj letterboxes onto CLIP's mean colour, in 8-bit. */
@@ -28,6 +30,27 @@ function qwenVl(clip: SettingsReader, patchSize: number, options: GgufProcessorO
   return { family: 'qwen2_vl', geometry: 'llama.cpp', resample: 'bicubic', patchSize, mergeSize, temporalPatchSize: 2, minPixels, maxPixels };
 }
 
+const PINPOINTS = 'clip.vision.image_grid_pinpoints';
+
+/**
+ * A LLaVA-1.6 mmproj (llama.cpp's legacy converter): `mlp` with the pinpoints flattened from
+ * transformers' (height, width) pairs. Its images are tiled as transformers does (geometry 'hf'):
+ * llama.cpp's own slicing neither unpads nor ends rows with image_newline, so it cannot give
+ * transformers' rows (docs/vision.md, LLaVA-NeXT).
+ */
+function llavaNext(clip: SettingsReader, imageSize: number, patchSize: number, normalization: PixelNormalization, source: string): LlavaNextProcessorConfig {
+  const merge = clip.string('clip.vision.mm_patch_merge_type') ?? 'flat';
+  if (merge !== 'spatial_unpad') clip.fail('clip.vision.mm_patch_merge_type', `'${merge}' is not supported; LLaVA-NeXT's anyres tiles need 'spatial_unpad'`);
+  const crop = clip.integer('clip.vision.image_crop_resolution', imageSize);
+  if (crop !== imageSize) clip.fail('clip.vision.image_crop_resolution', `${crop} differs from clip.vision.image_size ${imageSize}`);
+  const flat = clip.raw(PINPOINTS);
+  if (!Array.isArray(flat) || flat.length % 2 !== 0) clip.fail(PINPOINTS, `must be an even number of integers, got ${JSON.stringify(flat)}`);
+  const pairs = Array.from({ length: flat.length / 2 }, (_, i) => [Number(flat[2 * i]), Number(flat[2 * i + 1])]);
+  const gridPinpoints = readPinpoints(new SettingsReader({ [PINPOINTS]: pairs }, `${source} (mmproj)`), imageSize, PINPOINTS);
+  const square = { width: imageSize, height: imageSize };
+  return { family: 'llava_next', geometry: 'hf', resample: 'bicubic', normalization, patchSize, cropSize: square, gridPinpoints };
+}
+
 export function imageProcessorConfigFromGguf(metadata: GgufMetadata, source: string, options: GgufProcessorOptions = {}): ImageProcessorConfig {
   const clip = new SettingsReader(metadata, `${source} (mmproj)`);
   if (clip.raw('clip.has_vision_encoder') !== true) clip.fail('clip.has_vision_encoder', 'is not true: this file has no vision encoder');
@@ -49,7 +72,7 @@ export function imageProcessorConfigFromGguf(metadata: GgufMetadata, source: str
     return { family: 'gemma3', geometry: 'llama.cpp', resample: 'bilinear', normalization, size: { width: imageSize, height: imageSize }, tokensPerImage: side * side };
   }
   if (projector === 'mlp') {
-    if (clip.has('clip.vision.image_grid_pinpoints')) clip.fail('clip.vision.image_grid_pinpoints', "is LLaVA-NeXT's anyres tiling, which is not supported yet");
+    if (clip.has(PINPOINTS)) return llavaNext(clip, imageSize, patchSize, normalization, source);
     const square = { width: imageSize, height: imageSize };
     return {
       family: 'llava', geometry: 'llama.cpp', resample: 'bicubic', normalization, patchSize,

@@ -3,7 +3,7 @@
 // processor's token counts) and vLLM's mm_processor_kwargs, which may override what the
 // family's processor lets a call override. Settings that would change the output and are not
 // implemented are refused by name.
-import { OPENAI_CLIP_MEAN, OPENAI_CLIP_STD, type Gemma3ProcessorConfig, type ImageProcessorConfig, type LlavaProcessorConfig, type QwenVlProcessorConfig } from './processor-config';
+import { OPENAI_CLIP_MEAN, OPENAI_CLIP_STD, type Gemma3ProcessorConfig, type ImageProcessorConfig, type LlavaNextProcessorConfig, type LlavaProcessorConfig, type QwenVlProcessorConfig } from './processor-config';
 import type { PixelNormalization, Triple } from './normalize';
 import type { ResampleFilter } from './resample';
 import { SettingsReader } from './settings-reader';
@@ -19,6 +19,8 @@ export interface HfProcessorFiles {
   visionPatchSize?: number;
   /** config.json's mm_tokens_per_image (Gemma 3). */
   mmTokensPerImage?: number;
+  /** config.json's image_grid_pinpoints (LLaVA-NeXT): the model lays its tiles out by these, so they must be the processor's. */
+  modelGridPinpoints?: unknown;
   /** Names the checkpoint in messages. */
   source: string;
 }
@@ -94,13 +96,7 @@ function llava(settings: SettingsReader, processor: SettingsReader, files: HfPro
   if (cropSize.width > shortestEdge || cropSize.height > shortestEdge) {
     settings.fail('crop_size', `${cropSize.width}x${cropSize.height} is larger than the resized shortest edge ${shortestEdge} (padding is not supported)`);
   }
-  const patchSize = processor.has('patch_size') ? processor.integer('patch_size') : files.visionPatchSize;
-  if (patchSize === undefined) processor.fail('patch_size', "is required (processor_config.json's patch_size or config.json's vision_config.patch_size)");
-  const strategy = processor.string('vision_feature_select_strategy') ?? 'default';
-  if (strategy !== 'default' && strategy !== 'full') processor.fail('vision_feature_select_strategy', `must be 'default' or 'full', got '${strategy}'`);
-  if (processor.has('num_additional_image_tokens') && processor.integer('num_additional_image_tokens') !== 1) {
-    processor.fail('num_additional_image_tokens', 'other than 1 (CLIP\'s class token) is not supported');
-  }
+  const { patchSize, strategy } = clipFeatures(processor, files);
   return {
     family: 'llava',
     geometry: 'hf',
@@ -112,6 +108,58 @@ function llava(settings: SettingsReader, processor: SettingsReader, files: HfPro
     padColor: [0, 0, 0],
     featureSelect: strategy,
   };
+}
+
+/** processor_config.json's patch size (else config.json's vision_config) and its CLIP feature selection. */
+function clipFeatures(processor: SettingsReader, files: HfProcessorFiles): { patchSize: number; strategy: 'default' | 'full' } {
+  const patchSize = processor.has('patch_size') ? processor.integer('patch_size') : files.visionPatchSize;
+  if (patchSize === undefined) processor.fail('patch_size', "is required (processor_config.json's patch_size or config.json's vision_config.patch_size)");
+  const strategy = processor.string('vision_feature_select_strategy') ?? 'default';
+  if (strategy !== 'default' && strategy !== 'full') processor.fail('vision_feature_select_strategy', `must be 'default' or 'full', got '${strategy}'`);
+  if (processor.has('num_additional_image_tokens') && processor.integer('num_additional_image_tokens') !== 1) {
+    processor.fail('num_additional_image_tokens', 'other than 1 (CLIP\'s class token) is not supported');
+  }
+  return { patchSize, strategy };
+}
+
+function llavaNext(settings: SettingsReader, processor: SettingsReader, files: HfProcessorFiles): LlavaNextProcessorConfig {
+  requireDefault(settings, 'do_resize', true);
+  // Pads the tile count of a batch's images to the largest; the model drops the padding tiles.
+  settings.accept('do_pad');
+  const mode = settings.string('aspect_ratio_setting') ?? 'anyres';
+  if (mode !== 'anyres') settings.fail('aspect_ratio_setting', `'${mode}' is not supported (anyres)`);
+  const cropSize = sizeOf(settings, 'crop_size', 224);
+  const size = settings.object('size');
+  const shortestEdge = size ? size.integer('shortest_edge') : 224;
+  size?.refuseUnread();
+  // Tiles are cut at the crop size and then resized and cropped again: only the identity is supported.
+  if (cropSize.width !== cropSize.height || shortestEdge !== cropSize.width) {
+    settings.fail('size', `shortest_edge ${shortestEdge} with crop_size ${cropSize.width}x${cropSize.height} is not supported; LLaVA-NeXT tiles need both square and equal`);
+  }
+  settings.bool('do_center_crop', true);
+  const gridPinpoints = readPinpoints(settings, cropSize.width);
+  if (files.modelGridPinpoints !== undefined && JSON.stringify(files.modelGridPinpoints) !== JSON.stringify(gridPinpoints)) {
+    settings.fail('image_grid_pinpoints', `${JSON.stringify(gridPinpoints)} differs from config.json's ${JSON.stringify(files.modelGridPinpoints)}`);
+  }
+  const { patchSize, strategy } = clipFeatures(processor, files);
+  if (strategy !== 'default') processor.fail('vision_feature_select_strategy', `'${strategy}' is not supported for LLaVA-NeXT (default)`);
+  return {
+    family: 'llava_next',
+    geometry: 'hf',
+    cropSize,
+    patchSize,
+    gridPinpoints,
+    resample: resampleFilter(settings, 3),
+    normalization: normalization(settings, OPENAI_CLIP_MEAN, OPENAI_CLIP_STD),
+  };
+}
+
+/** image_grid_pinpoints: (height, width) pairs, each a whole number of tiles. */
+export function readPinpoints(settings: SettingsReader, tileSide: number, key = 'image_grid_pinpoints'): Array<[number, number]> {
+  const raw = settings.raw(key) ?? [[336, 672], [672, 336], [672, 672], [1008, 336], [336, 1008]];
+  const valid = Array.isArray(raw) && raw.length > 0 && raw.every((p) => Array.isArray(p) && p.length === 2 && p.every((v) => Number.isInteger(v) && v > 0 && v % tileSide === 0));
+  if (!valid) settings.fail(key, `must be a list of [height, width] pairs in whole ${tileSide}-pixel tiles, got ${JSON.stringify(raw)}`);
+  return (raw as number[][]).map(([h, w]) => [h, w]);
 }
 
 function qwenVl(settings: SettingsReader, kwargs: SettingsReader): QwenVlProcessorConfig {
@@ -150,8 +198,8 @@ export function imageProcessorConfigFromHf(files: HfProcessorFiles): ImageProces
   if (type === 'Gemma3ImageProcessor') config = gemma3(settings, processor, kwargs, files);
   else if (type === 'CLIPImageProcessor') config = llava(settings, processor, files);
   else if (type === 'Qwen2VLImageProcessor') config = qwenVl(settings, kwargs);
-  else if (type === 'LlavaNextImageProcessor') return settings.fail('image_processor_type', "LlavaNextImageProcessor (anyres tiling) is not supported yet");
-  else return settings.fail('image_processor_type', `'${type}' is not a supported image processor (Gemma3ImageProcessor, CLIPImageProcessor, Qwen2VLImageProcessor)`);
+  else if (type === 'LlavaNextImageProcessor') config = llavaNext(settings, processor, files);
+  else return settings.fail('image_processor_type', `'${type}' is not a supported image processor (Gemma3ImageProcessor, CLIPImageProcessor, LlavaNextImageProcessor, Qwen2VLImageProcessor)`);
   settings.refuseUnread();
   kwargs.refuseUnread();
   return config;

@@ -7,8 +7,8 @@ import type { PixelNormalization, Triple } from './normalize';
 import type { Rgb } from './letterbox';
 import type { ResampleFilter } from './resample';
 
-/** Gemma 3 (SigLIP), LLaVA-1.5 (CLIP ViT-L/14), Qwen2-VL and Qwen2.5-VL. */
-export type VisionFamily = 'gemma3' | 'llava' | 'qwen2_vl';
+/** Gemma 3 (SigLIP), LLaVA-1.5 (CLIP ViT-L/14), LLaVA-NeXT (CLIP tiles), Qwen2-VL and Qwen2.5-VL. */
+export type VisionFamily = 'gemma3' | 'llava' | 'llava_next' | 'qwen2_vl';
 
 export type ResizeGeometry = 'hf' | 'llama.cpp';
 
@@ -40,6 +40,17 @@ export interface LlavaProcessorConfig extends ProcessorConfigBase {
   featureSelect: 'default' | 'full';
 }
 
+/** LLaVA-NeXT (LlavaNextImageProcessor): the image on a grid of crop-size tiles plus the whole image at crop size. */
+export interface LlavaNextProcessorConfig extends ProcessorConfigBase {
+  family: 'llava_next';
+  /** CLIP's patch side (14). */
+  patchSize: number;
+  /** The tower's input and the tile size (336 x 336). */
+  cropSize: { width: number; height: number };
+  /** image_grid_pinpoints as (height, width) pairs, transformers' order: the resolutions the tile grid may take. */
+  gridPinpoints: ReadonlyArray<readonly [number, number]>;
+}
+
 export interface QwenVlProcessorConfig extends ProcessorConfigBase {
   family: 'qwen2_vl';
   /** The tower's patch side (14). */
@@ -52,7 +63,7 @@ export interface QwenVlProcessorConfig extends ProcessorConfigBase {
   temporalPatchSize: number;
 }
 
-export type ImageProcessorConfig = Gemma3ProcessorConfig | LlavaProcessorConfig | QwenVlProcessorConfig;
+export type ImageProcessorConfig = Gemma3ProcessorConfig | LlavaProcessorConfig | LlavaNextProcessorConfig | QwenVlProcessorConfig;
 
 /** OpenAI CLIP's mean and std (transformers' OPENAI_CLIP_MEAN / OPENAI_CLIP_STD). */
 export const OPENAI_CLIP_MEAN: Triple = [0.48145466, 0.4578275, 0.40821073];

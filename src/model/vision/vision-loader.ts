@@ -32,6 +32,8 @@ export interface VisionLoader {
   hfModelTypes: readonly string[];
   /** clip.projector_type values of its mmproj files. */
   ggufProjectors: readonly string[];
+  /** Of the files with those projectors, whether this family reads `file` (LLaVA-NeXT: an `mlp` file with grid pinpoints); all when absent. */
+  ggufAccepts?: (file: GgufFile) => boolean;
   fromHf(ctx: HfVisionContext): VisionModel;
   fromGguf(ctx: GgufVisionContext): VisionModel;
 }

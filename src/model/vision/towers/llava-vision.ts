@@ -8,7 +8,7 @@ import { vitVisionLoader } from './vit-family';
 
 const IMAGE = '<image>';
 
-function llavaPrompt(tokenizer: Tokenizer, source: string, json: Record<string, unknown> = {}): ImagePromptFormat {
+export function llavaPrompt(tokenizer: Tokenizer, source: string, json: Record<string, unknown> = {}): ImagePromptFormat {
   const image = specialTokenId(tokenizer, IMAGE, source, json.image_token_index ?? json.image_token_id);
   return { placeholderText: IMAGE, placeholderTokenId: image, imageTokenId: image, prefix: [], suffix: [] };
 }

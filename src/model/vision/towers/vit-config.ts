@@ -26,6 +26,8 @@ export interface VitConfig {
   /** The rows handed to the projector: 'patches' drops the class token (LLaVA's 'default'), 'all' keeps every row ('full'). */
   select: 'patches' | 'all';
   projector: ProjectorConfig;
+  /** LLaVA-NeXT: the learned row-end vector (image_newline, text width) the encoder appends after each grid row. */
+  imageNewline?: boolean;
 }
 
 /** Gemma3MultiModalProjector: average pool of the patch grid, Gemma RMSNorm, a matmul. */

@@ -9,7 +9,7 @@ import { requireTokenizer } from '../prompt-tokens';
 import { ggufProcessorWith, type VisionLoader } from '../vision-loader';
 import type { ImagePromptFormat } from '../vision-model';
 import type { VitConfig } from './vit-config';
-import { vitVisionModel } from './vit-vision-model';
+import { vitVisionModel, type VitEncoderFactory } from './vit-vision-model';
 import { readGgufVitWeights } from './vit-weights-gguf';
 import { readHfVitWeights } from './vit-weights-hf';
 
@@ -19,6 +19,7 @@ export interface VitFamily {
   family: VisionFamily;
   hfModelTypes: readonly string[];
   ggufProjectors: readonly string[];
+  ggufAccepts?: (file: GgufFile) => boolean;
   hfTower(json: Json, textHiddenSize: number, source: string): VitConfig;
   ggufTower(file: GgufFile): VitConfig;
   /** `json`: config.json, whose token ids must agree with the tokenizer's (absent for GGUF). */
@@ -27,12 +28,15 @@ export interface VitFamily {
   hfAdjust?(name: string): ((values: Float32Array) => void) | null;
   /** processor_config.json settings config.json gives when the file does not (vLLM reads them from config.json). */
   hfProcessorDefaults?(json: Json): Json;
+  /** The encoder around the tower, where one image is not one pass (LLaVA-NeXT's tiles). */
+  createEncoder?: VitEncoderFactory;
 }
 
 export function vitVisionLoader(f: VitFamily): VisionLoader {
   return {
     hfModelTypes: f.hfModelTypes,
     ggufProjectors: f.ggufProjectors,
+    ggufAccepts: f.ggufAccepts,
     fromHf: (ctx) => {
       const tower = f.hfTower(ctx.configJson, ctx.textHiddenSize, ctx.dir);
       checkTextWidth(tower, ctx.textHiddenSize, ctx.dir);
@@ -47,6 +51,7 @@ export function vitVisionLoader(f: VitFamily): VisionLoader {
         prompt: f.prompt(requireTokenizer(ctx.tokenizer, ctx.dir), ctx.dir, ctx.configJson),
         readWeights: () => readHfVitWeights(ctx.dir, tower, (name) => f.hfAdjust?.(name) ?? null),
         loadWeights: ctx.loadWeights,
+        createEncoder: f.createEncoder,
       });
     },
     fromGguf: (ctx) => {
@@ -62,6 +67,7 @@ export function vitVisionLoader(f: VitFamily): VisionLoader {
         prompt: f.prompt(requireTokenizer(ctx.tokenizer, source), source),
         readWeights: () => readGgufVitWeights(ctx.mmproj, tower),
         loadWeights: ctx.loadWeights,
+        createEncoder: f.createEncoder,
       });
     },
   };

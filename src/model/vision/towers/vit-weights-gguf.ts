@@ -7,7 +7,7 @@ import { readGgufTensorAsF32 } from '../../gguf/gguf-weights';
 import { checkWeightShapes } from '../../architectures/registry';
 import { WeightMap } from '../../weight-map';
 import type { VitConfig } from './vit-config';
-import { layerPrefix, PROJECTOR, TOWER, vitWeightSpecs } from './vit-weights';
+import { IMAGE_NEWLINE, layerPrefix, PROJECTOR, TOWER, vitWeightSpecs } from './vit-weights';
 
 const FLOAT_TYPES = new Set([0, 1, 30]); // F32, F16, BF16
 
@@ -26,6 +26,9 @@ const GLOBAL_NAMES: Readonly<Record<string, string>> = {
   'mm.0.bias': `${PROJECTOR}linear_1.bias`,
   'mm.2.weight': `${PROJECTOR}linear_2.weight`,
   'mm.2.bias': `${PROJECTOR}linear_2.bias`,
+  // LLaVA-1.6: the legacy converter's name, and clip-impl.h's.
+  'model.image_newline': IMAGE_NEWLINE,
+  'v.image_newline': IMAGE_NEWLINE,
 };
 
 const LAYER_NAMES: Readonly<Record<string, string>> = {

@@ -7,12 +7,13 @@ import { checkWeightShapes } from '../../architectures/registry';
 import { checkSafetensorsDtype, listSafetensors, readSafetensorsAsF32, type SafetensorsTensor } from '../../hf/safetensors';
 import { WeightMap } from '../../weight-map';
 import type { VitConfig } from './vit-config';
-import { PROJECTOR, TOWER, vitWeightSpecs } from './vit-weights';
+import { IMAGE_NEWLINE, PROJECTOR, TOWER, vitWeightSpecs } from './vit-weights';
 
 const NEWER_PREFIX = 'model.';
 
 /** The canonical name of a stored tensor, or null when it is not the tower's or the projector's. */
 function canonicalName(stored: string): string | null {
+  if (stored === IMAGE_NEWLINE || stored === NEWER_PREFIX + IMAGE_NEWLINE) return IMAGE_NEWLINE;
   const name = stored.startsWith(NEWER_PREFIX + TOWER) || stored.startsWith(NEWER_PREFIX + PROJECTOR) ? stored.slice(NEWER_PREFIX.length) : stored;
   return name.startsWith(TOWER) || name.startsWith(PROJECTOR) ? name : null;
 }

@@ -7,6 +7,8 @@ import { sequenceLength, type VitConfig } from './vit-config';
 
 export const TOWER = 'vision_tower.vision_model.';
 export const PROJECTOR = 'multi_modal_projector.';
+/** LLaVA-NeXT's row-end vector, at the checkpoint's top level. */
+export const IMAGE_NEWLINE = 'image_newline';
 
 export const layerPrefix = (l: number): string => `${TOWER}encoder.layers.${l}.`;
 
@@ -46,5 +48,6 @@ export function vitWeightSpecs(c: VitConfig): WeightSpec[] {
   } else {
     specs.push(...linear(`${PROJECTOR}linear_1`, text, d), ...linear(`${PROJECTOR}linear_2`, text, text));
   }
+  if (c.imageNewline) specs.push(vector(IMAGE_NEWLINE, text));
   return specs;
 }

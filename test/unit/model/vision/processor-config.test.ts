@@ -53,9 +53,10 @@ describe('imageProcessorConfigFromHf', () => {
     expect(() => imageProcessorConfigFromHf({ preprocessor: CLIP_PREPROCESSOR, source: 'llava' })).toThrow(/patch_size is required/);
   });
 
-  it("refuses LLaVA-NeXT's anyres tiling by name", () => {
+  it("refuses anyres pinpoints on a CLIP processor by name; LlavaNextImageProcessor reads them", () => {
     expect(() => imageProcessorConfigFromHf({ preprocessor: { ...CLIP_PREPROCESSOR, image_grid_pinpoints: [[336, 672]] }, processor: LLAVA_PROCESSOR, source: 'l' })).toThrow(/image_grid_pinpoints/);
-    expect(() => imageProcessorConfigFromHf({ preprocessor: { ...CLIP_PREPROCESSOR, image_processor_type: 'LlavaNextImageProcessor' }, source: 'l' })).toThrow(/LlavaNextImageProcessor/);
+    const next = { ...CLIP_PREPROCESSOR, image_processor_type: 'LlavaNextImageProcessor', image_grid_pinpoints: [[336, 672]] };
+    expect(imageProcessorConfigFromHf({ preprocessor: next, processor: LLAVA_PROCESSOR, source: 'l' })).toMatchObject({ family: 'llava_next', gridPinpoints: [[336, 672]] });
   });
 
   it('reads Qwen2.5-VL\'s limits, from min/max_pixels or from size, and lets mm_processor_kwargs override them', () => {
@@ -122,10 +123,18 @@ describe('imageProcessorConfigFromGguf', () => {
     expect(imageProcessorConfigFromGguf(metadata, 'llava')).toMatchObject({ family: 'llava', geometry: 'llama.cpp', cropSize: { width: 336, height: 336 }, padColor: [122, 116, 104] });
   });
 
-  it('refuses anyres pinpoints, unknown projectors and missing statistics by name', async () => {
+  it("reads a LLaVA-1.6 mmproj's pinpoints as transformers' (height, width) pairs; refuses a 'flat' merge and odd lists", async () => {
+    const base = { 'clip.vision.image_size': gv.u32(336), 'clip.vision.patch_size': gv.u32(14), 'clip.projector_type': gv.str('mlp'), ...clipStats };
+    const next = await mmproj('next', { ...base, 'clip.vision.image_grid_pinpoints': gv.i32s([336, 672, 1008, 336]), 'clip.vision.mm_patch_merge_type': gv.str('spatial_unpad') });
+    expect(imageProcessorConfigFromGguf(next, 'next')).toMatchObject({ family: 'llava_next', geometry: 'hf', gridPinpoints: [[336, 672], [1008, 336]] });
+    const flat = await mmproj('flat', { ...base, 'clip.vision.image_grid_pinpoints': gv.i32s([336, 672]) });
+    expect(() => imageProcessorConfigFromGguf(flat, 'flat')).toThrow(/mm_patch_merge_type 'flat' is not supported/);
+    const odd = await mmproj('odd', { ...base, 'clip.vision.image_grid_pinpoints': gv.i32s([336, 672, 336]), 'clip.vision.mm_patch_merge_type': gv.str('spatial_unpad') });
+    expect(() => imageProcessorConfigFromGguf(odd, 'odd')).toThrow(/image_grid_pinpoints must be an even number of integers/);
+  });
+
+  it('refuses unknown projectors and missing statistics by name', async () => {
     const base = { 'clip.vision.image_size': gv.u32(336), 'clip.vision.patch_size': gv.u32(14), ...clipStats };
-    const next = await mmproj('next', { ...base, 'clip.projector_type': gv.str('mlp'), 'clip.vision.image_grid_pinpoints': gv.i32s([336, 672, 672, 336]) });
-    expect(() => imageProcessorConfigFromGguf(next, 'next')).toThrow(/image_grid_pinpoints/);
     const ldp = await mmproj('ldp', { ...base, 'clip.projector_type': gv.str('ldp') });
     expect(() => imageProcessorConfigFromGguf(ldp, 'ldp')).toThrow(/'ldp' is not a supported vision projector/);
     const bare = await mmproj('bare', { 'clip.projector_type': gv.str('mlp'), 'clip.vision.image_size': gv.u32(336), 'clip.vision.patch_size': gv.u32(14) });

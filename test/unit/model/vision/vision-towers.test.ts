@@ -15,28 +15,13 @@ import { createVitEncoder } from '../../../../src/model/vision/towers/vit-encode
 import type { PreprocessedImage } from '../../../../src/model/vision/preprocessed-image';
 import { loadOptions } from '../../../helpers/model-files';
 import { needs } from '../../../helpers/needs';
-import { referenceVisionForward } from '../../../helpers/reference-vision';
+import { referenceVisionForward, relativeDiff } from '../../../helpers/reference-vision';
 import { STORIES, writeVisionGguf, writeVisionHfDir, type VisionFamilyName, type WrittenVisionModel } from '../../../helpers/write-vision-models';
 import { randomImage } from './random-image';
 
 let tmp: string;
 beforeAll(() => (tmp = mkdtempSync(join(tmpdir(), 'ortllm-towers-'))));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
-
-/** Largest |got - want| relative to the largest |want|. */
-function relativeDiff(got: Float32Array, want: ArrayLike<number>[]): number {
-  const width = want[0].length;
-  expect(got.length).toBe(want.length * width);
-  let diff = 0;
-  let scale = 0;
-  want.forEach((row, i) => {
-    for (let j = 0; j < width; j++) {
-      diff = Math.max(diff, Math.abs(got[i * width + j] - row[j]));
-      scale = Math.max(scale, Math.abs(row[j]));
-    }
-  });
-  return diff / scale;
-}
 
 async function encode(model: LoadedModel, image: PreprocessedImage): Promise<Float32Array> {
   const encoder = await model.vision!.createEncoder({ intraOpThreads: 1 });
