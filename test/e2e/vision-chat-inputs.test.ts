@@ -88,9 +88,19 @@ needs(STORIES).describe('image inputs to Qwen2.5-VL on a real server', () => {
     expect(frames.filter((f) => f.type === 'response.output_text.delta').map((f) => f.delta).join('')).toBe(viaChat.choices[0].message.content);
   });
 
-  describe('with --mm-processor-cache-gb 0', () => {
+  it('carries a stored image into a previous_response_id turn: one more query, one more hit', async () => {
+    const image = noiseImage(...model.imageSize, 50);
+    const input: OpenAI.Responses.ResponseInput = [{ role: 'user', content: [{ type: 'input_text', text: 'Look:' }, { type: 'input_image', image_url: await dataUrl(image), detail: 'auto' }] }];
+    const first = await s.client.responses.create({ model: s.model, input, max_output_tokens: 3, temperature: 0, store: true });
+    const before = await mmCache();
+    const next = await s.client.responses.create({ model: s.model, previous_response_id: first.id, input: 'And?', max_output_tokens: 3, temperature: 0 });
+    expect(next.usage!.input_tokens).toBeGreaterThan(first.usage!.input_tokens);
+    expect(await mmCache()).toEqual({ queries: before.queries + 1, hits: before.hits + 1 });
+  });
+
+  describe('with --mm-processor-cache-gb 0 and prefill chunks of 5 tokens', () => {
     let uncached: Serving;
-    beforeAll(async () => (uncached = await startVision(model, ['--mm-processor-cache-gb', '0'])), SERVER_START_TIMEOUT_MS);
+    beforeAll(async () => (uncached = await startVision(model, ['--mm-processor-cache-gb', '0', '--max-num-batched-tokens', '5'])), SERVER_START_TIMEOUT_MS);
     afterAll(() => uncached?.server.stop());
 
     it('serves repeated images correctly and counts no cache hits', async () => {
@@ -99,6 +109,12 @@ needs(STORIES).describe('image inputs to Qwen2.5-VL on a real server', () => {
         expectReferenceAnswer(model, answer, [images[0]]);
       }
       expect(await uncached.metric('vllm:mm_cache_hits_total')).toBe(0);
+    });
+
+    it('answers concurrent two-image requests whose chunks cut the images', async () => {
+      const pairs = [[0, 1], [1, 2], [2, 0]];
+      const answers = await Promise.all(pairs.map(([a, b]) => uncached.client.chat.completions.create(greedy([userWithImages('Both:', [urls[a], urls[b]])])).then(answerOf)));
+      answers.forEach((answer, i) => expectReferenceAnswer(model, answer, pairs[i].map((k) => images[k])));
     });
   });
 });
