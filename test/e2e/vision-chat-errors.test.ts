@@ -11,15 +11,10 @@ import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
 import { needs } from '../helpers/needs';
 import { SERVER_START_TIMEOUT_MS } from '../helpers/server';
-import { STORIES } from '../helpers/write-vision-models';
+import { IMAGE_PARTS_TEMPLATE, STORIES } from '../helpers/write-vision-models';
 import { expectApiError, startServing, type Serving } from './completions-helpers';
 import { answerOf, dataUrl, expectReferenceAnswer, greedy, noiseImage, userWithImages, writeServedVisionModel, type ServedVisionModel } from './vision-serving';
 
-/** LLaVA's template as write-vision-models.ts writes it: an image part prints <image>. */
-const TEMPLATE =
-  "{% for m in messages %}{{ m['role'] }}: {% if m['content'] is string %}{{ m['content'] }}{% else %}" +
-  "{% for p in m['content'] %}{% if p['type'] == 'image' %}<image>{% else %}{{ p['text'] }}{% endif %}{% endfor %}{% endif %}\n" +
-  '{% endfor %}{% if add_generation_prompt %}assistant:{% endif %}';
 /** Prints the text parts only: the image has no placeholder. */
 const TEXT_ONLY_TEMPLATE =
   "{% for m in messages %}{% for p in m['content'] %}{% if p['type'] == 'text' %}{{ p['text'] }}{% endif %}{% endfor %}\n{% endfor %}assistant:";
@@ -53,7 +48,7 @@ needs(STORIES).describe('bad image requests to a vision model', () => {
     s = await startServing(
       ['--max-model-len', '256', '--limit-mm-per-prompt', '{"image": 1}', '--allowed-local-media-path', media, '--trust-request-chat-template'],
       { model: model.paths.hf },
-      TEMPLATE,
+      IMAGE_PARTS_TEMPLATE('<image>'),
     );
   }, SERVER_START_TIMEOUT_MS);
   afterAll(() => s?.server.stop());

@@ -35,7 +35,8 @@ export const IMAGE_TOKENS: Record<VisionFamilyName, readonly string[]> = {
   llava: ['<image>'],
 };
 
-const IMAGE_PARTS_TEMPLATE = (image: string) =>
+/** The chat template both formats carry: an image part prints `image` (the family's placeholder token). */
+export const IMAGE_PARTS_TEMPLATE = (image: string) =>
   "{% for m in messages %}{{ m['role'] }}: {% if m['content'] is string %}{{ m['content'] }}{% else %}" +
   `{% for p in m['content'] %}{% if p['type'] == 'image' %}${image}{% else %}{{ p['text'] }}{% endif %}{% endfor %}{% endif %}\n` +
   '{% endfor %}{% if add_generation_prompt %}assistant:{% endif %}';
