@@ -98,6 +98,11 @@ needs(STORIES).describe('image inputs to Qwen2.5-VL on a real server', () => {
     expect(await mmCache()).toEqual({ queries: before.queries + 1, hits: before.hits + 1 });
   });
 
+  it('aborts an image request whose client disconnects mid-stream, and frees it', async () => {
+    await s.expectDisconnectAborts('/v1/chat/completions', { messages: [userWithImages('Look:', [urls[2]])], max_tokens: 200, temperature: 0 });
+    expect(await s.metric('vllm:kv_cache_usage_perc')).toBe(0);
+  });
+
   describe('with --mm-processor-cache-gb 0 and prefill chunks of 5 tokens', () => {
     let uncached: Serving;
     beforeAll(async () => (uncached = await startVision(model, ['--mm-processor-cache-gb', '0', '--max-num-batched-tokens', '5'])), SERVER_START_TIMEOUT_MS);
