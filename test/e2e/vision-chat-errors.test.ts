@@ -1,10 +1,12 @@
 // Bad image requests to a vision model on a real server (the tiny LLaVA-1.5) are OpenAI-style 400s
 // that hurt nothing: too many images, bytes of no image format, a truncated PNG, a PNG whose header
-// declares a decompression bomb, an http URL no domain allows, file:// outside
+// declares a decompression bomb, an http URL from a domain not allowed (and a 404 as 422), file:// outside
 // --allowed-local-media-path (directly and through a symlink), a bad mm_processor_kwargs, a chat
 // template that prints no image. While they fail, good image requests running beside them get the
 // reference's answers; six different images at once get the answers each gets alone.
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -34,6 +36,8 @@ needs(STORIES).describe('bad image requests to a vision model', () => {
   let s: Serving;
   let media: string;
   let outside: string;
+  let imageHost: Server;
+  let imagesUrl: string;
 
   beforeAll(async () => {
     model = await writeServedVisionModel('llava');
@@ -45,13 +49,26 @@ needs(STORIES).describe('bad image requests to a vision model', () => {
     writeFileSync(join(media, 'inside.png'), png);
     writeFileSync(outside, png);
     symlinkSync(outside, join(media, 'link.png'));
+    // An image host on 127.0.0.1: /cat.png is the image, anything else a 404.
+    imageHost = createServer((req, res) => {
+      if (req.url === '/cat.png') res.writeHead(200, { 'content-type': 'image/png' }).end(png);
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((done) => imageHost.listen(0, '127.0.0.1', done));
+    imagesUrl = `http://127.0.0.1:${(imageHost.address() as AddressInfo).port}`;
     s = await startServing(
-      ['--max-model-len', '256', '--limit-mm-per-prompt', '{"image": 1}', '--allowed-local-media-path', media, '--trust-request-chat-template'],
+      [
+        '--max-model-len', '256', '--limit-mm-per-prompt', '{"image": 1}', '--allowed-local-media-path', media, '--allowed-media-domains', '127.0.0.1',
+        '--trust-request-chat-template',
+      ],
       { model: model.paths.hf },
       IMAGE_PARTS_TEMPLATE('<image>'),
     );
   }, SERVER_START_TIMEOUT_MS);
-  afterAll(() => s?.server.stop());
+  afterAll(async () => {
+    await s?.server.stop();
+    imageHost?.close();
+  });
 
   const imageRequest = (url: string, extra: Record<string, unknown> = {}) => ({ messages: [userWithImages('Look:', [url])], max_tokens: 2, ...extra });
 
@@ -87,8 +104,13 @@ needs(STORIES).describe('bad image requests to a vision model', () => {
     await expectRefusedBesideGood(imageRequest(`data:image/png;base64,${bomb.toString('base64')}`), /^Image size \(2500000000 pixels\) exceeds limit of 89478485 pixels, could be decompression bomb/);
   });
 
-  it('refuses an http URL when no domain is allowed', async () => {
-    await expectRefusedBesideGood(imageRequest('http://127.0.0.1:9/cat.png'), /^The URL must be from one of the allowed domains: \[\]\. Input URL domain: 127\.0\.0\.1$/);
+  it('fetches an image from an allowed domain, refuses other domains, answers a 404 with 422', async () => {
+    const fetched = await s.client.chat.completions.create(greedy([userWithImages('Look:', [`${imagesUrl}/cat.png`])]));
+    expectReferenceAnswer(model, answerOf(fetched), [noiseImage(...model.imageSize, 7)]);
+    const other = imagesUrl.replace('127.0.0.1', 'localhost');
+    await expectRefusedBesideGood(imageRequest(`${other}/cat.png`), /^The URL must be from one of the allowed domains: \['127\.0\.0\.1'\]\. Input URL domain: localhost$/);
+    const missing = await s.post('/v1/chat/completions', imageRequest(`${imagesUrl}/none.png`));
+    expect([missing.status, missing.json.error.message]).toEqual([422, expect.stringMatching(/^Failed to fetch media from URL: /)]);
   });
 
   it('serves a file inside --allowed-local-media-path and refuses one outside it, also through a symlink', async () => {

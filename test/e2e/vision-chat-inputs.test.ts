@@ -2,7 +2,7 @@
 // WebP and GIF decode to the pixels sharp gives the test, two images in one message and images in
 // two messages land in order, a second turn repeating the first image hits the encoder cache
 // (vllm:mm_cache_*) and another image does not, the Responses API's input_image answers as chat
-// does (streamed too), and --mm-processor-cache-gb 0 serves with no hits. Answers are held
+// does (streamed too), no http URL is fetched without --allowed-media-domains, and --mm-processor-cache-gb 0 serves with no hits. Answers are held
 // against the float64 reference.
 import OpenAI from 'openai';
 import { needs } from '../helpers/needs';
@@ -96,6 +96,11 @@ needs(STORIES).describe('image inputs to Qwen2.5-VL on a real server', () => {
     const next = await s.client.responses.create({ model: s.model, previous_response_id: first.id, input: 'And?', max_output_tokens: 3, temperature: 0 });
     expect(next.usage!.input_tokens).toBeGreaterThan(first.usage!.input_tokens);
     expect(await mmCache()).toEqual({ queries: before.queries + 1, hits: before.hits + 1 });
+  });
+
+  it('refuses every http URL when no --allowed-media-domains is given', async () => {
+    const refused = await s.post('/v1/chat/completions', { messages: [userWithImages('Look:', ['http://127.0.0.1:9/cat.png'])], max_tokens: 2 });
+    expect([refused.status, refused.json.error.message]).toEqual([400, 'The URL must be from one of the allowed domains: []. Input URL domain: 127.0.0.1']);
   });
 
   it('aborts an image request whose client disconnects mid-stream, and frees it', async () => {
