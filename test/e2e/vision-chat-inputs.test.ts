@@ -2,8 +2,9 @@
 // WebP and GIF decode to the pixels sharp gives the test, two images in one message and images in
 // two messages land in order, a second turn repeating the first image hits the encoder cache
 // (vllm:mm_cache_*) and another image does not, the Responses API's input_image answers as chat
-// does (streamed too), no http URL is fetched without --allowed-media-domains, and --mm-processor-cache-gb 0 serves with no hits. Answers are held
-// against the float64 reference.
+// does (streamed too, and through previous_response_id), no http URL is fetched without
+// --allowed-media-domains, a dropped stream aborts, and --mm-processor-cache-gb 0 with 5-token
+// prefill chunks serves with no hits. Answers are held against the float64 reference.
 import OpenAI from 'openai';
 import { needs } from '../helpers/needs';
 import { QWEN_VL_CHAT_TEMPLATE } from '../helpers/qwen-vl-files';
