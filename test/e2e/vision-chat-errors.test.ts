@@ -130,6 +130,18 @@ needs(STORIES).describe('bad image requests to a vision model', () => {
     await expectRefusedBesideGood(imageRequest(url, { chat_template: TEXT_ONLY_TEMPLATE }), /Expected there to be 1 prompt updates corresponding to 1 image items, but instead found 0 prompt updates/);
   });
 
+  it('counts the image tokens against --max-model-len', async () => {
+    const url = await dataUrl(noiseImage(...model.imageSize, 6));
+    const ok = await s.client.chat.completions.create(greedy([userWithImages('Look:', [url])], 1));
+    const prompt = ok.usage!.prompt_tokens;
+    const tooLong = 256 - prompt + 1;
+    await expectRefusedBesideGood(
+      imageRequest(url, { max_tokens: tooLong }),
+      new RegExp(`^'max_tokens' or 'max_completion_tokens' is too large: ${tooLong}\\. This model's maximum context length is 256 tokens and your request has ${prompt} input tokens`),
+      'max_tokens',
+    );
+  });
+
   it('answers six different images at once as it answers each alone', async () => {
     const urls = await Promise.all([30, 31, 32, 33, 34, 35].map((seed) => dataUrl(noiseImage(...model.imageSize, seed))));
     const ask = (url: string) => s.client.chat.completions.create(greedy([userWithImages('Look:', [url])], 6)).then(answerOf);
