@@ -1,9 +1,10 @@
 // Bad image requests to a vision model on a real server (the tiny LLaVA-1.5) are OpenAI-style 400s
 // that hurt nothing: too many images, bytes of no image format, a truncated PNG, a PNG whose header
-// declares a decompression bomb, an http URL from a domain not allowed (and a 404 as 422), file:// outside
-// --allowed-local-media-path (directly and through a symlink), a bad mm_processor_kwargs, a chat
-// template that prints no image. While they fail, good image requests running beside them get the
-// reference's answers; six different images at once get the answers each gets alone.
+// declares a decompression bomb, an http URL from a domain not allowed (and a 404 as 422),
+// file:// outside --allowed-local-media-path (directly and through a symlink), a bad
+// mm_processor_kwargs, a chat template that prints no image, image tokens past --max-model-len.
+// While they fail, good image requests running beside them get the reference's answers; six
+// different images at once get the answers each gets alone.
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
