@@ -5,7 +5,7 @@
 // mm_processor_kwargs, a chat template that prints no image, image tokens past --max-model-len.
 // While they fail, good image requests running beside them get the reference's answers; six
 // different images at once get the answers each gets alone.
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -39,10 +39,11 @@ needs(STORIES).describe('bad image requests to a vision model', () => {
   let outside: string;
   let imageHost: Server;
   let imagesUrl: string;
+  let root: string;
 
   beforeAll(async () => {
     model = await writeServedVisionModel('llava');
-    const root = mkdtempSync(join(tmpdir(), 'ortllm-vision-errors-'));
+    root = mkdtempSync(join(tmpdir(), 'ortllm-vision-errors-'));
     media = join(root, 'media');
     mkdirSync(media);
     outside = join(root, 'outside.png');
@@ -69,6 +70,8 @@ needs(STORIES).describe('bad image requests to a vision model', () => {
   afterAll(async () => {
     await s?.server.stop();
     imageHost?.close();
+    model?.remove();
+    rmSync(root, { recursive: true, force: true });
   });
 
   const imageRequest = (url: string, extra: Record<string, unknown> = {}) => ({ messages: [userWithImages('Look:', [url])], max_tokens: 2, ...extra });

@@ -33,7 +33,10 @@ needs(STORIES).describe('image inputs to Qwen2.5-VL on a real server', () => {
     images = [1, 2, 3].map((seed) => noiseImage(...model.imageSize, seed));
     urls = await Promise.all(images.map((image) => dataUrl(image)));
   }, SERVER_START_TIMEOUT_MS);
-  afterAll(() => s?.server.stop());
+  afterAll(async () => {
+    await s?.server.stop();
+    model?.remove();
+  });
 
   const chat = async (messages: Message[]) => answerOf(await s.client.chat.completions.create(greedy(messages)));
   const mmCache = async () => ({ queries: await s.metric('vllm:mm_cache_queries_total'), hits: await s.metric('vllm:mm_cache_hits_total') });

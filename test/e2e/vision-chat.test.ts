@@ -23,6 +23,9 @@ needs(STORIES).describe('chat with images on a real server', () => {
     if (!written.has(family)) written.set(family, writeServedVisionModel(family));
     return written.get(family)!;
   };
+  afterAll(async () => {
+    for (const model of written.values()) (await model).remove();
+  });
 
   describe.each(CASES)('%s from %s', (family, format) => {
     let model: ServedVisionModel;

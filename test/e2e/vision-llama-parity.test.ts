@@ -45,6 +45,7 @@ needs(peer, STORIES).describe('Qwen2.5-VL images: ortllm against llama-server on
   afterAll(async () => {
     llama?.kill();
     await ours?.stop();
+    model?.remove();
   });
 
   it.each([1, 2])('%i image(s): same tokens, top logprobs within 1e-3', async (count) => {

@@ -1,7 +1,7 @@
 // Shared by the vision e2e files: the seeded tiny vision-language models written to a temp
 // directory in each format, noise images encoded by sharp, chat requests with image parts, and
 // the check of a served answer against the float64 reference (vision-chat-reference.ts).
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type OpenAI from 'openai';
@@ -27,6 +27,8 @@ export interface ServedVisionModel {
   reference: VisionReference;
   /** The Hugging Face processor's input for an image (the reference's pixels). */
   preprocess(image: RawImage): PreprocessedImage;
+  /** Deletes the written files. */
+  remove(): void;
 }
 
 export interface RawImage {
@@ -44,6 +46,7 @@ const QWEN_SEED = 11;
  */
 export async function writeServedVisionModel(family: FamilyName): Promise<ServedVisionModel> {
   const root = mkdtempSync(join(tmpdir(), `ortllm-vision-e2e-${family}-`));
+  const remove = () => rmSync(root, { recursive: true, force: true });
   const hf = join(root, 'hf');
   if (family === 'qwen2_5_vl') {
     await writeQwenVlHfDir(hf, QWEN_SEED);
@@ -51,7 +54,7 @@ export async function writeServedVisionModel(family: FamilyName): Promise<Served
     const processor = loadHfImageProcessorConfig(hf, {});
     return {
       family, paths: { hf, gguf: gguf.text }, imageSize: [112, 84], rowsPerImage: 12, reference: qwenVlReference(QWEN_SEED),
-      preprocess: (image) => preprocessImage(processor, image),
+      preprocess: (image) => preprocessImage(processor, image), remove,
     };
   }
   const base = visionConfigJson(family);
@@ -62,7 +65,7 @@ export async function writeServedVisionModel(family: FamilyName): Promise<Served
   const side = (written.json.vision_config as { image_size: number }).image_size;
   return {
     family, paths: { hf, gguf }, imageSize: [side, side], rowsPerImage: 16, reference: gemmaOrLlavaReference(family, written),
-    preprocess: (image) => preprocessImage(processor, image),
+    preprocess: (image) => preprocessImage(processor, image), remove,
   };
 }
 
