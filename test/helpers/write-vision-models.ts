@@ -39,7 +39,8 @@ export const IMAGE_TOKENS: Record<VisionFamilyName, readonly string[]> = {
 /** LLaVA-NeXT's grid resolutions (height, width) for its 56-pixel tiles: llava-v1.6's 336-pixel set scaled down. */
 export const TINY_PINPOINTS = [[56, 112], [112, 56], [112, 112], [168, 56], [56, 168]];
 
-const IMAGE_PARTS_TEMPLATE = (image: string) =>
+/** The chat template both formats carry: an image part prints `image` (the family's placeholder token). */
+export const IMAGE_PARTS_TEMPLATE = (image: string) =>
   "{% for m in messages %}{{ m['role'] }}: {% if m['content'] is string %}{{ m['content'] }}{% else %}" +
   `{% for p in m['content'] %}{% if p['type'] == 'image' %}${image}{% else %}{{ p['text'] }}{% endif %}{% endfor %}{% endif %}\n` +
   '{% endfor %}{% if add_generation_prompt %}assistant:{% endif %}';

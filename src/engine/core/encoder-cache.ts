@@ -2,7 +2,9 @@
 // recently used out first, bounded in bytes (--mm-processor-cache-gb). An image sent again skips
 // preprocessing and the tower. vLLM caches the processor's output (pixel values) under that flag
 // and the encoder's output in a second, token-bounded cache; here one cache holds the encoder's
-// output, which is what a hit saves the most of. Lookups and hits feed vllm:mm_cache_*.
+// output, which is what a hit saves the most of. `query` counts vllm:mm_cache_* once per image of
+// each request, as vLLM's processor cache counts every item it processes, even one the prefix
+// cache then covers (a repeated image in a second turn is a hit though its rows are never read).
 
 export interface EncoderCacheStats {
   queries: number;
@@ -28,12 +30,18 @@ export class EncoderCache {
     return this.entries.size;
   }
 
-  /** The rows encoded for `hash`, counted as one query (and a hit when found). */
-  get(hash: string): Float32Array | undefined {
+  /** One lookup of a request's image for the metrics: whether `hash` is held (then most recently used). */
+  query(hash: string): boolean {
     this.queries++;
+    const found = this.get(hash) !== undefined;
+    if (found) this.hits++;
+    return found;
+  }
+
+  /** The rows encoded for `hash` (not counted: `query` counts each request's images once). */
+  get(hash: string): Float32Array | undefined {
     const rows = this.entries.get(hash);
     if (rows === undefined) return undefined;
-    this.hits++;
     this.entries.delete(hash);
     this.entries.set(hash, rows);
     return rows;

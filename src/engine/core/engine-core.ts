@@ -267,6 +267,7 @@ export class EngineCore {
     state.kvRole = this.kvTransferRole(request);
     if (request.multiModal && request.multiModal.images.length > 0) {
       state.images = new RequestImages(request.multiModal);
+      this.config.images?.countQueries(state.images);
       // The pixels now live in state.images alone, which drops each image once it is encoded.
       request.multiModal = { ...request.multiModal, images: [] };
     }

@@ -21,6 +21,11 @@ export class ImageEmbedder {
     return this.encoder.hiddenSize;
   }
 
+  /** Counts one cache query per image of a newly added request (vllm:mm_cache_*). */
+  countQueries(images: RequestImages): void {
+    for (const placement of images.placements) this.cache?.query(placement.hash);
+  }
+
   /**
    * The rows of prompt positions [start, start + count) that are image positions, encoding
    * what is not held yet. An image's own fault (ImageInputError) is a RequestValidationError.
