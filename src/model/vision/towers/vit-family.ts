@@ -27,6 +27,8 @@ export interface VitFamily {
   hfAdjust?(name: string): ((values: Float32Array) => void) | null;
   /** processor_config.json settings config.json gives when the file does not (vLLM reads them from config.json). */
   hfProcessorDefaults?(json: Json): Json;
+  /** The language model attends an image's tokens in both directions (VisionModel.bidirectionalImages). */
+  bidirectionalImages?: boolean;
 }
 
 export function vitVisionLoader(f: VitFamily): VisionLoader {
@@ -47,6 +49,7 @@ export function vitVisionLoader(f: VitFamily): VisionLoader {
         prompt: f.prompt(requireTokenizer(ctx.tokenizer, ctx.dir), ctx.dir, ctx.configJson),
         readWeights: () => readHfVitWeights(ctx.dir, tower, (name) => f.hfAdjust?.(name) ?? null),
         loadWeights: ctx.loadWeights,
+        bidirectionalImages: f.bidirectionalImages,
       });
     },
     fromGguf: (ctx) => {
@@ -62,6 +65,7 @@ export function vitVisionLoader(f: VitFamily): VisionLoader {
         prompt: f.prompt(requireTokenizer(ctx.tokenizer, source), source),
         readWeights: () => readGgufVitWeights(ctx.mmproj, tower),
         loadWeights: ctx.loadWeights,
+        bidirectionalImages: f.bidirectionalImages,
       });
     },
   };

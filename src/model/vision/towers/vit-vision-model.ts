@@ -18,6 +18,8 @@ export interface VitVisionParts {
   /** Reads the weights (called only when the model is loaded with weights). */
   readWeights(): ModelWeights;
   loadWeights: boolean;
+  /** VisionModel.bidirectionalImages. */
+  bidirectionalImages?: boolean;
 }
 
 export function vitVisionModel(parts: VitVisionParts): VisionModel {
@@ -36,6 +38,7 @@ export function vitVisionModel(parts: VitVisionParts): VisionModel {
       return config;
     },
     prompt: parts.prompt,
+    ...(parts.bidirectionalImages ? { bidirectionalImages: true } : {}),
     weights,
     createEncoder: (opts) => {
       if (!weights) return Promise.reject(new Error(`${source}: the vision tower was loaded without weights`));
