@@ -11,7 +11,7 @@ import type { InputEmbedRows, RequestImages } from './request-images';
 
 export class ImageEmbedder {
   constructor(
-    private readonly vision: Pick<VisionModel, 'processorWith'>,
+    private readonly vision: Pick<VisionModel, 'processorWith' | 'bidirectionalImages'>,
     private readonly encoder: ImageEncoder,
     /** null: --mm-processor-cache-gb 0, every request encodes its own images. */
     readonly cache: EncoderCache | null,
@@ -19,6 +19,11 @@ export class ImageEmbedder {
 
   get hiddenSize(): number {
     return this.encoder.hiddenSize;
+  }
+
+  /** An image's tokens attend each other both ways (VisionModel.bidirectionalImages): each run is computed in one step. */
+  get bidirectional(): boolean {
+    return this.vision.bidirectionalImages === true;
   }
 
   /**
