@@ -25,15 +25,18 @@ function runAcross(runs: readonly ImageRun[], cut: number): ImageRun | undefined
 }
 
 /**
- * Tokens a chunk from `from` may take of the `n` the budget gives without ending inside a run:
- * up to the start of the run it would cut (0 when it starts there: the run waits for a step with
- * room for all of it).
+ * Tokens a chunk from `from` may take of the `n` it was given without ending inside a run: up to
+ * the start of the run it would cut. A chunk that starts at the run takes all of it where the
+ * step's token budget (`budget`) has room, though --long-prefill-token-threshold made `n` smaller;
+ * else 0: the run waits for a step with room for all of it.
  */
-export function chunkKeepingRunsWhole(runs: readonly ImageRun[], from: number, n: number): number {
+export function chunkKeepingRunsWhole(runs: readonly ImageRun[], from: number, n: number, budget: number): number {
   const run = runAcross(runs, from + n);
   if (!run) return n;
+  if (run.offset > from) return run.offset - from;
   // A chunk that starts inside a run (only a hit could leave one there, and hits back off) keeps n.
-  return run.offset >= from ? run.offset - from : n;
+  if (run.offset < from) return n;
+  return run.length <= budget ? run.length : 0;
 }
 
 /** The most whole blocks a prefix hit of `hitTokens` may keep: those before a run it would end inside (null: all). */

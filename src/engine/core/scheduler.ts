@@ -60,7 +60,7 @@ class PartialPrefillBudget {
     let n = Math.min(remaining, budget);
     const threshold = this.limits.longPrefillTokenThreshold;
     if (remaining > 1 && threshold > 0) n = Math.min(n, threshold);
-    if (seq.wholeImageRuns) n = chunkKeepingRunsWhole(seq.wholeImageRuns, fromToken, n);
+    if (seq.wholeImageRuns) n = chunkKeepingRunsWhole(seq.wholeImageRuns, fromToken, n, Math.min(remaining, budget));
     if (n >= remaining || n === 0) return n;
     const long = threshold > 0 && seq.numPromptTokens > threshold;
     if (this.partial >= this.limits.maxNumPartialPrefills || (long && this.longPartial >= this.limits.maxLongPartialPrefills)) return 0;
