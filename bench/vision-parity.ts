@@ -3,7 +3,7 @@
 // one image, greedy, on llama.cpp's llama-server (--mmproj; /completion with prompt_string and
 // multimodal_data) and on ortllm (chat with an image_url part), both serving the same GGUF pair
 // with a float32 KV cache (docs/model-parity.md). The image is seeded and has the tower's native
-// size (Gemma 3 / LLaVA: clip.vision.image_size square; Qwen: 112 x 112), so neither side resizes.
+// size (Gemma 3: clip.vision.image_size square; Qwen: 112 x 112), so neither side resizes.
 // ortllm renders "A<placeholder>B" through a --chat-template written here; llama.cpp gets the
 // string its mtmd tokenizes to the same ids. Checked first: the prompt token counts, and the text
 // ids (llama.cpp's /tokenize of mtmd's text chunks against ortllm's prompt_token_ids without the
