@@ -371,6 +371,7 @@ async function startImageEmbedder(model: LoadedModel, options: EngineOptions, in
   if (vision.bidirectionalImages) {
     console.info('[engine] Forcing --disable_chunked_mm_input for models with multimodal-bidirectional attention.');
     try {
+      // Gemma 3, the one such family, gives every image the same count, whatever its size.
       checkRunsFitBudget(imagePlaceholderTokens(vision.processor, 1, 1), options.maxNumBatchedTokens);
     } catch (err) {
       await encoder.release();
