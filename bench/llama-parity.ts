@@ -56,7 +56,7 @@ export function defaultPrompts(vocabSize: number, bos: number | null): number[][
   });
 }
 
-async function post(url: string, body: unknown): Promise<Record<string, unknown>> {
+export async function post(url: string, body: unknown): Promise<Record<string, unknown>> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const text = await res.text();
   if (!res.ok) throw new Error(`${url}: HTTP ${res.status}: ${text.slice(0, 500)}`);
@@ -69,7 +69,11 @@ async function post(url: string, body: unknown): Promise<Record<string, unknown>
  * UTF-8 text (a token ending inside a character has none): they are matched to the ids in order.
  */
 export async function llamaSteps(server: RunningServer, prompt: number[], tokens: number, top: number): Promise<Step[]> {
-  const r = await post(`${server.baseUrl}/completion`, { prompt, n_predict: tokens, temperature: 0, n_probs: top, post_sampling_probs: false, cache_prompt: false, return_tokens: true });
+  return llamaStepsOf(await post(`${server.baseUrl}/completion`, { prompt, n_predict: tokens, temperature: 0, n_probs: top, post_sampling_probs: false, cache_prompt: false, return_tokens: true }));
+}
+
+/** The steps of a /completion answer (return_tokens and n_probs asked). */
+export function llamaStepsOf(r: Record<string, unknown>): Step[] {
   // Absent when no generated token completed its text (all inside one unfinished character).
   const probs = (r.completion_probabilities ?? []) as Array<{ id: number; top_logprobs: Array<{ id: number; logprob: number }> }>;
   let next = 0;

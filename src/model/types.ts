@@ -316,6 +316,12 @@ export interface StepSequence {
   inputEmbeds?: readonly { row: number; data: Float32Array }[];
   /** M-RoPE models: each row's rotary positions, [3 * tokens.length] (every row's t, then h, then w); absent: positionOffset + row for all three. */
   ropePositions?: Int32Array;
+  /**
+   * Runs of rows that attend each other in both directions (a Gemma 3 image's tokens): every row
+   * of a run sees the whole run, and the rows before it, as transformers' token_type_ids mask lets
+   * it. Each run lies wholly among `tokens` (the scheduler never cuts one).
+   */
+  bidirectionalRuns?: readonly { row: number; count: number }[];
 }
 
 export interface StepEncoderInput {

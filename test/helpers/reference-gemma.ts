@@ -81,9 +81,18 @@ function slidingLayers(c: Json, gemma3: boolean, layers: number): boolean[] {
   return Array.from({ length: layers }, (_, i) => i % 2 === 0);
 }
 
-/** Logits [tokens.length][vocab] of a causal forward pass over `tokens` from position 0. */
-/** `inputRows`: positions that take the given vector, unscaled, instead of their scaled token embedding (image rows). */
-export function referenceGemmaForward(configJson: Json, tensors: HfTensors, tokens: readonly number[], inputRows?: ReadonlyMap<number, ArrayLike<number>>): Float64Array[] {
+/**
+ * Logits [tokens.length][vocab] of a forward pass over `tokens` from position 0, causal but for
+ * `imageRuns`, whose positions see each other both ways (Gemma 3's token_type_ids mask).
+ * `inputRows`: positions that take the given vector, unscaled, instead of their scaled token embedding (image rows).
+ */
+export function referenceGemmaForward(
+  configJson: Json,
+  tensors: HfTensors,
+  tokens: readonly number[],
+  inputRows?: ReadonlyMap<number, ArrayLike<number>>,
+  imageRuns: readonly { offset: number; length: number }[] = [],
+): Float64Array[] {
   const c = textConfig(configJson);
   const gemma3 = c.model_type === 'gemma3_text' || configJson.model_type === 'gemma3';
   const hidden = num(c, 'hidden_size');
@@ -141,10 +150,15 @@ export function referenceGemmaForward(configJson: Json, tensors: HfTensors, toke
   const finalNorm = textTensor(tensors, 'model.norm.weight');
   const group = heads / kvHeads;
 
-  return tokens.map((token, pos) => {
+  // Layer by layer over every position: a bidirectional run's rows read keys after their own.
+  let xs = tokens.map((token, pos) => {
     const given = inputRows?.get(pos);
-    let x = given ? Float64Array.from(given) : Float64Array.from(embed.subarray(token * hidden, (token + 1) * hidden), (v) => v * normalizer);
-    L.forEach((layer, l) => {
+    return given ? Float64Array.from(given) : Float64Array.from(embed.subarray(token * hidden, (token + 1) * hidden), (v) => v * normalizer);
+  });
+  const runOf = (pos: number) => imageRuns.find((r) => pos >= r.offset && pos < r.offset + r.length);
+  L.forEach((layer, l) => {
+    const freq = sliding[l] ? localFreq : globalFreq;
+    const qs = xs.map((x, pos) => {
       const xn = gemmaNorm(x, layer.inNorm, eps);
       let q = matVec(layer.q, xn, heads * hd);
       let k = matVec(layer.k, xn, kvHeads * hd);
@@ -153,37 +167,45 @@ export function referenceGemmaForward(configJson: Json, tensors: HfTensors, toke
         q = gemmaNorm(q, layer.qNorm, eps);
         k = gemmaNorm(k, layer.kNorm, eps);
       }
-      const freq = sliding[l] ? localFreq : globalFreq;
       rope(q, hd, pos, freq);
       rope(k, hd, pos, freq);
       layer.keys.push(k);
       layer.values.push(v);
-      const first = sliding[l] ? Math.max(0, pos - window + 1) : 0;
+      return q;
+    });
+    xs = xs.map((x, pos) => {
+      const q = qs[pos];
+      // transformers' mask: (causal and, on sliding layers, within the window) or the same image.
+      const run = runOf(pos);
+      const seen = (t: number) => (t <= pos && (!sliding[l] || t > pos - window)) || (run !== undefined && t >= run.offset && t < run.offset + run.length);
+      const visible = layer.keys.map((_, t) => t).filter(seen);
       const attn = new Float64Array(heads * hd);
       for (let h = 0; h < heads; h++) {
         const kvh = Math.floor(h / group);
-        const scores: number[] = [];
-        for (let t = first; t <= pos; t++) {
+        const scores = visible.map((t) => {
           let dot = 0;
           for (let d = 0; d < hd; d++) dot += q[h * hd + d] * layer.keys[t][kvh * hd + d];
           const s = dot * scale;
-          scores.push(attnCap > 0 ? attnCap * Math.tanh(s / attnCap) : s);
-        }
+          return attnCap > 0 ? attnCap * Math.tanh(s / attnCap) : s;
+        });
         const max = Math.max(...scores);
         const exps = scores.map((s) => Math.exp(s - max));
         const total = exps.reduce((a, b) => a + b, 0);
         exps.forEach((e, i) => {
-          for (let d = 0; d < hd; d++) attn[h * hd + d] += (e / total) * layer.values[first + i][kvh * hd + d];
+          for (let d = 0; d < hd; d++) attn[h * hd + d] += (e / total) * layer.values[visible[i]][kvh * hd + d];
         });
       }
       const attnOut = gemmaNorm(matVec(layer.o, attn, hidden), layer.postAttn, eps);
-      x = x.map((val, i) => val + attnOut[i]);
-      const xn2 = gemmaNorm(x, layer.preFf, eps);
+      let y = x.map((val, i) => val + attnOut[i]);
+      const xn2 = gemmaNorm(y, layer.preFf, eps);
       const gate = matVec(layer.gate, xn2, ffn);
       const up = matVec(layer.up, xn2, ffn);
       const mlp = gemmaNorm(matVec(layer.down, gate.map((g, i) => geluTanh(g) * up[i]), hidden), layer.postFf, eps);
-      x = x.map((val, i) => val + mlp[i]);
+      y = y.map((val, i) => val + mlp[i]);
+      return y;
     });
+  });
+  return xs.map((x) => {
     const logits = matVec(head, gemmaNorm(x, finalNorm, eps), vocab);
     return finalCap > 0 ? logits.map((z) => finalCap * Math.tanh(z / finalCap)) : logits;
   });

@@ -32,6 +32,8 @@ import { createKvConnector } from '../kv-transfer/connectors';
 import { isProducer } from '../kv-transfer/kv-transfer-config';
 import type { KvTransferAgent } from './kv-transfer-agent';
 import { ImageEmbedder } from './image-embedder';
+import { checkRunsFitBudget } from './image-runs';
+import { imagePlaceholderTokens } from '../../model/vision/preprocess-image';
 import { EncoderCache } from './encoder-cache';
 
 /** What tests may replace: how a generation runner is built, how LoRA adapter files are read. */
@@ -365,6 +367,16 @@ async function startImageEmbedder(model: LoadedModel, options: EngineOptions, in
   if (encoder.hiddenSize !== model.config.hiddenSize) {
     await encoder.release();
     throw new Error(`the image encoder of ${vision.source} gives rows of ${encoder.hiddenSize}, the language model takes ${model.config.hiddenSize}`);
+  }
+  if (vision.bidirectionalImages) {
+    console.info('[engine] Forcing --disable_chunked_mm_input for models with multimodal-bidirectional attention.');
+    try {
+      // Gemma 3, the one such family, gives every image the same count, whatever its size.
+      checkRunsFitBudget(imagePlaceholderTokens(vision.processor, 1, 1), options.maxNumBatchedTokens);
+    } catch (err) {
+      await encoder.release();
+      throw err;
+    }
   }
   const bytes = options.mmProcessorCacheBytes ?? DEFAULT_MM_CACHE_BYTES;
   console.info(`[engine] image encoder: ${vision.family} from ${vision.source}, encoder cache ${(bytes / 2 ** 30).toFixed(2)} GiB`);

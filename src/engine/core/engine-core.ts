@@ -245,6 +245,14 @@ export class EngineCore {
    */
   private refuseImagesWhereUnsupported(request: EngineRequest): void {
     if (!request.multiModal || request.multiModal.images.length === 0) return;
+    // A run computed whole must fit one step (start-up checks the model's usual image size).
+    const longest = Math.max(...(request.multiModal.placements ?? []).map((p) => p.length));
+    if (this.config.images?.bidirectional && longest > this.config.maxNumBatchedTokens) {
+      throw new RequestValidationError(
+        `An image of ${longest} tokens is larger than max_num_batched_tokens (${this.config.maxNumBatchedTokens}); this model computes each image in one step.`,
+        'messages',
+      );
+    }
     if (this.config.speculation) throw new RequestValidationError('Image inputs are not supported with speculative decoding (--speculative-config).', 'messages');
     if (this.kvTransfer && this.kvTransfer.roleOf(request) !== null) {
       throw new RequestValidationError('Image inputs are not supported with prefill/decode KV transfer (kv_transfer_params).', 'kv_transfer_params');
@@ -635,6 +643,7 @@ export class EngineCore {
     const promptRows = Math.min(step.tokens.length, promptLen - start);
     const embeds = promptRows > 0 ? this.config.images!.embedsFor(images, start, promptRows) : undefined;
     if (embeds) step.inputEmbeds = embeds;
+    if (embeds && this.config.images!.bidirectional) step.bidirectionalRuns = images.wholeRuns(start, promptRows);
     const positions = images.ropePositions(start, step.tokens.length);
     if (positions) step.ropePositions = positions;
   }
@@ -763,7 +772,7 @@ export class EngineCore {
 
   private newSequence(state: RequestState, index: number, tokenIds: readonly number[]): Sequence {
     const r = state.request;
-    return new Sequence(
+    const seq = new Sequence(
       `${r.requestId}#${index}`,
       r.requestId,
       index,
@@ -777,6 +786,8 @@ export class EngineCore {
       r.lora ?? null,
       r.multiModal?.placements ?? null,
     );
+    if (this.config.images?.bidirectional && r.multiModal?.placements?.length) seq.wholeImageRuns = r.multiModal.placements;
+    return seq;
   }
 }
 

@@ -64,8 +64,8 @@ export class HybridKvCacheManager {
   }
 
   /** Shrinks the hit until every pool serves it: each pool's lookup is capped by the others' until they agree. */
-  findPrefixHit(seq: KvSequence): PrefixHit {
-    let blocks = Infinity;
+  findPrefixHit(seq: KvSequence, maxHitBlocks = Infinity): PrefixHit {
+    let blocks = maxHitBlocks;
     let hits: PrefixHit[] = [];
     for (let settled = false; !settled; ) {
       hits = this.pools.map((pool) => pool.findPrefixHit(seq, blocks));

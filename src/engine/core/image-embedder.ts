@@ -11,7 +11,7 @@ import type { InputEmbedRows, RequestImages } from './request-images';
 
 export class ImageEmbedder {
   constructor(
-    private readonly vision: Pick<VisionModel, 'processorWith'>,
+    private readonly vision: Pick<VisionModel, 'processorWith' | 'bidirectionalImages'>,
     private readonly encoder: ImageEncoder,
     /** null: --mm-processor-cache-gb 0, every request encodes its own images. */
     readonly cache: EncoderCache | null,
@@ -24,6 +24,11 @@ export class ImageEmbedder {
   /** Counts one cache query per image of a newly added request (vllm:mm_cache_*). */
   countQueries(images: RequestImages): void {
     for (const placement of images.placements) this.cache?.query(placement.hash);
+  }
+
+  /** An image's tokens attend each other both ways (VisionModel.bidirectionalImages): each run is computed in one step. */
+  get bidirectional(): boolean {
+    return this.vision.bidirectionalImages === true;
   }
 
   /**

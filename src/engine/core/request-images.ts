@@ -77,6 +77,20 @@ export class RequestImages {
   }
 
   /**
+   * The images among a step's prompt positions [start, start + count) as StepSequence.bidirectionalRuns
+   * (rows of the step). Each must lie wholly in the step: the scheduler never cuts one.
+   */
+  wholeRuns(start: number, count: number): { row: number; count: number }[] {
+    return this.overlapping(start, count).map((i) => {
+      const { offset, length } = this.placements[i];
+      if (offset < start || offset + length > start + count) {
+        throw new EngineInvariantError(`a step covers positions ${start}..${start + count - 1}, cutting image ${i} at ${offset}..${offset + length - 1}`);
+      }
+      return { row: offset - start, count: length };
+    });
+  }
+
+  /**
    * M-RoPE: the (t, h, w) positions of positions [start, start + count), laid out as
    * StepSequence.ropePositions (every row's t, then h, then w). Prompt rows take the serving
    * side's positions; later ones index + delta on all three axes. undefined without M-RoPE.

@@ -6,10 +6,12 @@
 // reading) leaves the batch but keeps its KV blocks, so it resumes where it stopped with the very
 // K/V it had (a recompute as a prefill can differ in the last bits, e.g. in a float16 cache, and
 // flip a seeded sample); only when blocks run short are a paused sequence's freed, before any
-// running sequence is preempted, and it is then recomputed on resume.
+// running sequence is preempted, and it is then recomputed on resume. An image whose tokens
+// attend both ways is computed in one step (image-runs.ts).
 
 import type { LoraRequest, PartialPrefillLimits } from '../types';
 import { nowMs } from './clock';
+import { chunkKeepingRunsWhole, hitBlocksKeepingRunsWhole } from './image-runs';
 import type { BlockCopy, BlockManager, PrefixHit } from './kv-cache-manager';
 import type { Sequence } from './sequence';
 
@@ -58,7 +60,8 @@ class PartialPrefillBudget {
     let n = Math.min(remaining, budget);
     const threshold = this.limits.longPrefillTokenThreshold;
     if (remaining > 1 && threshold > 0) n = Math.min(n, threshold);
-    if (n >= remaining) return n;
+    if (seq.wholeImageRuns) n = chunkKeepingRunsWhole(seq.wholeImageRuns, fromToken, n, Math.min(remaining, budget));
+    if (n >= remaining || n === 0) return n;
     const long = threshold > 0 && seq.numPromptTokens > threshold;
     if (this.partial >= this.limits.maxNumPartialPrefills || (long && this.longPartial >= this.limits.maxLongPartialPrefills)) return 0;
     this.partial++;
@@ -224,7 +227,7 @@ export class Scheduler {
         continue;
       }
       const firstTime = seq.numComputedTokens === 0 && seq.firstScheduledAt === null;
-      const hit: PrefixHit = seq.skipPrefixCache ? { blockIds: [], numTokens: 0 } : this.kv.findPrefixHit(seq);
+      const hit: PrefixHit = seq.skipPrefixCache ? { blockIds: [], numTokens: 0 } : this.prefixHit(seq);
       if (seq.remotePrefill?.state === 'pending' && this.config.remoteKv) {
         if (this.awaitRemoteKv(seq, hit, plan)) continue;
         if (this.reclaimPausedKv()) continue;
@@ -261,6 +264,14 @@ export class Scheduler {
 
     plan.numScheduledTokens = this.config.maxNumBatchedTokens - budget;
     return plan;
+  }
+
+  /** The sequence's prefix-cache hit, backed off to a block before any image run it would end inside. */
+  private prefixHit(seq: Sequence): PrefixHit {
+    const hit = this.kv.findPrefixHit(seq);
+    if (!seq.wholeImageRuns || hit.blockIds.length === 0) return hit;
+    const keep = hitBlocksKeepingRunsWhole(seq.wholeImageRuns, hit.numTokens, hit.numTokens / hit.blockIds.length);
+    return keep === null ? hit : this.kv.findPrefixHit(seq, keep);
   }
 
   /**

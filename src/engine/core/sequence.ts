@@ -3,6 +3,7 @@
 
 import type { ImagePlacement, LoraRequest } from '../types';
 import type { RemotePrefillSource } from '../kv-transfer/kv-transfer-params';
+import type { ImageRun } from './image-runs';
 import type { KvSequence } from './kv-cache-manager';
 
 /** 'paused': its client is not reading; not scheduled until resumed (it keeps its KV while blocks allow). */
@@ -35,6 +36,8 @@ export class Sequence implements KvSequence {
    * do_remote_prefill); null for every other sequence. 'done' once pulled or given up.
    */
   remotePrefill: { source: RemotePrefillSource; state: 'pending' | 'pulling' | 'done' } | null = null;
+  /** Images whose runs of positions are computed whole, in one step (bidirectional attention; null: none). */
+  wholeImageRuns: readonly ImageRun[] | null = null;
 
   constructor(
     readonly seqId: string,

@@ -2,6 +2,7 @@
 // the embedded rows, cut with their sequence when a step runs as several passes, and refused by
 // a runner that cannot honour them rather than silently ignored.
 import type { StepSequence } from '../types';
+import { runsWithin } from './bidirectional-runs';
 
 /**
  * Writes each sequence's given rows over `hidden` ([rows, hiddenSize], the batch's rows packed
@@ -36,6 +37,11 @@ export function sliceStepSequence(s: StepSequence, from: number, to: number, hid
     if (embeds.length > 0) piece.inputEmbeds = embeds;
     else delete piece.inputEmbeds;
   }
+  if (s.bidirectionalRuns) {
+    const runs = runsWithin(s.bidirectionalRuns, from, to);
+    if (runs.length > 0) piece.bidirectionalRuns = runs;
+    else delete piece.bidirectionalRuns;
+  }
   if (s.ropePositions) {
     const n = s.tokens.length;
     const positions = new Int32Array(3 * (to - from));
@@ -46,8 +52,9 @@ export function sliceStepSequence(s: StepSequence, from: number, to: number, hid
 }
 
 /** Throws when a step asks `runner` for what it does not do (`takes`: whether it writes inputEmbeds, applies ropePositions). */
-export function refuseUnsupportedRows(batch: readonly StepSequence[], runner: string, takes: { embeds: boolean; ropePositions: boolean }): void {
+export function refuseUnsupportedRows(batch: readonly StepSequence[], runner: string, takes: { embeds: boolean; ropePositions: boolean; bidirectionalRuns: boolean }): void {
   for (const s of batch) {
+    if (s.bidirectionalRuns && !takes.bidirectionalRuns) throw new Error(`the ${runner} runner attends causally only; bidirectional image rows (StepSequence.bidirectionalRuns) need the segmented runner`);
     if (s.inputEmbeds && !takes.embeds) throw new Error(`the ${runner} runner does not take input embeddings (image rows); vision models run on the segmented runner (needs the native addon)`);
     if (s.ropePositions && !takes.ropePositions) throw new Error(`M-RoPE positions (StepSequence.ropePositions) need the segmented runner and a model with mrope_section; ${runner} computes 1-D positions here`);
   }

@@ -26,7 +26,7 @@ export abstract class PagedRunner<S extends Releasable = ort.InferenceSession> i
 
   async step(batch: readonly StepSequence[]): Promise<StepResult> {
     if (this.busy) throw new Error('ModelRunner.step called while another step is running');
-    refuseUnsupportedRows(batch, this.constructor.name, { embeds: this.takesInputEmbeds, ropePositions: this.takesRopePositions });
+    refuseUnsupportedRows(batch, this.constructor.name, { embeds: this.takesInputEmbeds, ropePositions: this.takesRopePositions, bidirectionalRuns: this.takesBidirectionalRuns });
     this.busy = true;
     try {
       return await this.runStep(batch);
@@ -49,6 +49,11 @@ export abstract class PagedRunner<S extends Releasable = ort.InferenceSession> i
 
   /** Whether runStep honours StepSequence.ropePositions (M-RoPE); a runner that does not refuses them. */
   protected get takesRopePositions(): boolean {
+    return false;
+  }
+
+  /** Whether runStep attends StepSequence.bidirectionalRuns both ways (others refuse them). */
+  protected get takesBidirectionalRuns(): boolean {
     return false;
   }
 

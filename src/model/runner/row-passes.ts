@@ -1,9 +1,11 @@
 // Splits a step's rows into passes of at most `maxRows` rows through the layers, and joins the
 // passes' logits back into the step's result. A sequence's tokens may be cut between passes: a
 // later piece starts where the earlier one ended (positionOffset), and its K/V reads the rows the
-// earlier pass wrote, so the passes in order compute what the whole step would. This is
+// earlier pass wrote, so the passes in order compute what the whole step would. A bidirectional
+// run (StepSequence.bidirectionalRuns) is never cut: its rows read each other's K/V. This is
 // llama.cpp's physical micro-batch (n_ubatch) under the engine's logical batch.
 import type { StepResult, StepSequence } from '../types';
+import { cutOutsideRuns } from './bidirectional-runs';
 import { sliceStepSequence } from './input-embeds';
 
 /** One piece of a step's sequence in a pass: which sequence, and whether it ends there. */
@@ -31,8 +33,13 @@ export function splitRows(batch: readonly StepSequence[], maxRows: number, hidde
         pass = { batch: [], pieces: [] };
         room = maxRows;
       }
-      const take = Math.min(room, s.tokens.length - from);
-      const to = from + take;
+      // A bidirectional run stays whole: the piece ends before it, or the run opens the next pass.
+      const to = cutOutsideRuns(s, from, from + Math.min(room, s.tokens.length - from), maxRows);
+      if (to === from) {
+        room = 0;
+        continue;
+      }
+      const take = to - from;
       pass.batch.push(sliceStepSequence(s, from, to, hiddenSize));
       pass.pieces.push({ seq, last: to === s.tokens.length });
       room -= take;

@@ -23,6 +23,7 @@ import type { NativeKernels } from './native-kernels';
 import { PagedRunner } from './paged-runner';
 import { joinPasses, splitRows } from './row-passes';
 import { writeInputEmbeds } from './input-embeds';
+import { checkRuns, entryCount, writeEntries } from './bidirectional-runs';
 
 export interface SegmentedRunnerOptions extends RunnerOptions {
   keepQuantized?: boolean;
@@ -177,6 +178,10 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
     return true;
   }
 
+  protected override get takesBidirectionalRuns(): boolean {
+    return true;
+  }
+
   /** Synchronous inside (the backend's session runs and kernels); a throw still rejects PagedRunner.step. */
   protected runStep(batch: readonly StepSequence[]): Promise<StepResult> {
     const rows = batch.reduce((n, s) => n + s.tokens.length, 0);
@@ -241,8 +246,9 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
     const ropePositions = batch.some((s) => s.ropePositions) ? new Int32Array(3 * rows) : undefined;
     const tokens = new Int32Array(rows);
     const poolSlots = pools.map(() => new Int32Array(rows));
-    const seqInfo = new Int32Array(4 * batch.reduce((n, s) => n + (s.attendRowByRow ? s.tokens.length : 1), 0));
+    const seqInfo = new Int32Array(4 * batch.reduce((n, s) => n + entryCount(s), 0));
     let item = 0;
+    const runRows: number[] = [];
     const tableParts: number[][] = pools.map(() => []);
     const picked: number[] = [];
     const logitsAt: PackedStep['logitsAt'] = [];
@@ -252,9 +258,8 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
       const past = s.positionOffset;
       if (count < 1) throw new Error('a step sequence needs at least one token');
       if (past + count > this.maxPositions) throw new Error(`position ${past + count - 1} is beyond the model's ${this.maxPositions} positions`);
-      // Row by row: one attention item per token, each seeing the positions up to its own.
-      if (s.attendRowByRow) for (let t = 0; t < count; t++) seqInfo.set([row + t, 1, past + t, tableParts[0].length], 4 * item++);
-      else seqInfo.set([row, count, past, tableParts[0].length], 4 * item++);
+      checkRuns(s);
+      item = writeEntries(seqInfo, item, s, row, tableParts[0].length, runRows);
       const blocks = Math.ceil((past + count) / bs);
       pools.forEach((pool, p) => {
         const table = p === 0 ? s.blockTable : s.blockTables?.[p];
@@ -283,6 +288,7 @@ export class SegmentedRunner extends PagedRunner<DecoderBackend> {
       ...(ropePositions ? { ropePositions } : {}),
       tokens,
       seqInfo,
+      ...(runRows.length > 0 ? { runRows: Int32Array.from(runRows) } : {}),
       layerTables: Array.from(poolOf, (p) => poolTables[p]),
       layerSlots: Array.from(poolOf, (p) => poolSlots[p]),
       logitsRows: BigInt64Array.from(picked, (r) => BigInt(r)),

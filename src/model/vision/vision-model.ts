@@ -18,6 +18,11 @@ export interface VisionModel {
   prompt: ImagePromptFormat;
   /** Models whose language model rotates by (t, h, w) positions (Qwen2-VL / Qwen2.5-VL); absent: 1-D positions. */
   mrope?: MropeSpec;
+  /**
+   * An image's tokens attend each other in both directions in the language model (Gemma 3's
+   * token_type_ids mask; vLLM's mm_prefix_range): the engine computes each image's run in one step.
+   */
+  bidirectionalImages?: boolean;
   /** The tower and projector weights (null where loaded without weights, as the HTTP side loads). */
   weights: ModelWeights | null;
   /** Builds the tower + projector (the engine worker calls it once, on a model loaded with weights). */

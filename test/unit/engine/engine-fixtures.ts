@@ -4,7 +4,7 @@ import { createTokenizerFromGguf } from '../../../src/model/tokenizer/gguf-token
 import { kvBytesPerBlock, resolveKvCacheDtype } from '../../../src/model/runner';
 import type { LoadedModel } from '../../../src/model/types';
 import { defaultSamplingParams } from '../../../src/engine/sampling-params';
-import type { EngineClient, EngineOptions, EngineRequest, RequestOutput, SamplingParams } from '../../../src/engine/types';
+import type { EngineClient, EngineOptions, EngineRequest, IterationStats, RequestOutput, SamplingParams } from '../../../src/engine/types';
 import { sharedModel } from '../../helpers/model-files';
 
 export const STORIES = sharedModel('stories260K.gguf');
@@ -85,4 +85,15 @@ export function prompts(model: LoadedModel, count: number): number[][] {
     const text = words.slice(0, 2 + ((i * 7) % (words.length - 2))).join(' ') + (i % 3 === 0 ? '.' : '');
     return model.tokenizer!.encode(text, { addSpecialTokens: true });
   });
+}
+
+/** Every iteration's stats while `fn` runs. */
+export async function recording<T>(engine: EngineClient, fn: () => Promise<T>): Promise<{ result: T; stats: IterationStats[] }> {
+  const stats: IterationStats[] = [];
+  const stop = engine.onIteration((s) => stats.push(s));
+  try {
+    return { result: await fn(), stats };
+  } finally {
+    stop();
+  }
 }

@@ -13,7 +13,7 @@ import { needs } from '../../helpers/needs';
 import { PixelEncoder, seededImage, testVisionModel, tinyGemma3Processor } from '../../helpers/pixel-encoder';
 import { referenceForward } from '../../helpers/reference-forward';
 import { argmax, NATIVE_ADDON } from '../../helpers/runner-driver';
-import { engineOptions, finalOutput, loadStories, request, STORIES, storedBytesPerBlock } from './engine-fixtures';
+import { engineOptions, finalOutput, loadStories, recording, request, STORIES, storedBytesPerBlock } from './engine-fixtures';
 
 const TOKENS_PER_IMAGE = 12;
 const IMAGE_TOKEN = 5;
@@ -46,17 +46,6 @@ function referenceGreedy(model: LoadedModel, image: DecodedImage, count: number,
     tokens.push(argmax(logits[logits.length - 1]));
   }
   return tokens.slice(prompt.length);
-}
-
-/** Every iteration's stats while `fn` runs. */
-async function recording<T>(engine: EngineClient, fn: () => Promise<T>): Promise<{ result: T; stats: IterationStats[] }> {
-  const stats: IterationStats[] = [];
-  const stop = engine.onIteration((s) => stats.push(s));
-  try {
-    return { result: await fn(), stats };
-  } finally {
-    stop();
-  }
 }
 
 const sum = (stats: IterationStats[], key: 'mmCacheQueries' | 'mmCacheHits' | 'numPreemptions'): number => stats.reduce((n, s) => n + (s[key] ?? 0), 0);

@@ -22,6 +22,8 @@ export interface PassRows {
    * count, past length, table offset (the attention kernel's `seqs`; one layout for every pool).
    */
   seqInfo: Int32Array;
+  /** Rows of bidirectional runs (StepSequence.bidirectionalRuns), 4 ints each: entry, position, the run's first and last position. */
+  runRows?: Int32Array;
   /** Per layer: the block tables in that layer's KV pool (the kernel's `tables`). */
   layerTables: readonly Int32Array[];
   /** The rows whose logits the head computes, in order. */

@@ -29,6 +29,9 @@ export const gemma3Vision = vitVisionLoader({
   hfTower: gemma3HfVitConfig,
   ggufTower: (file) => gemma3GgufVitConfig(file.metadata, file.path),
   prompt: gemma3Prompt,
+  // transformers' token_type_ids mask (full and sliding layers) and llama.cpp's non-causal image
+  // decode: an image's soft tokens see each other both ways.
+  bidirectionalImages: true,
   // Transformers stores Gemma's norm gain w and multiplies by 1 + w; canonical is the factor.
   hfAdjust: (name) => (name === `${PROJECTOR}mm_soft_emb_norm.weight` ? (values) => values.forEach((v, i) => (values[i] = v + 1)) : null),
 });

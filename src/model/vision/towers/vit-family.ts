@@ -30,6 +30,8 @@ export interface VitFamily {
   hfProcessorDefaults?(json: Json): Json;
   /** The encoder around the tower, where one image is not one pass (LLaVA-NeXT's tiles). */
   createEncoder?: VitEncoderFactory;
+  /** The language model attends an image's tokens in both directions (VisionModel.bidirectionalImages). */
+  bidirectionalImages?: boolean;
 }
 
 export function vitVisionLoader(f: VitFamily): VisionLoader {
@@ -52,6 +54,7 @@ export function vitVisionLoader(f: VitFamily): VisionLoader {
         readWeights: () => readHfVitWeights(ctx.dir, tower, (name) => f.hfAdjust?.(name) ?? null),
         loadWeights: ctx.loadWeights,
         createEncoder: f.createEncoder,
+        bidirectionalImages: f.bidirectionalImages,
       });
     },
     fromGguf: (ctx) => {
@@ -68,6 +71,7 @@ export function vitVisionLoader(f: VitFamily): VisionLoader {
         readWeights: () => readGgufVitWeights(ctx.mmproj, tower),
         loadWeights: ctx.loadWeights,
         createEncoder: f.createEncoder,
+        bidirectionalImages: f.bidirectionalImages,
       });
     },
   };

@@ -22,6 +22,8 @@ export interface VitVisionParts {
   loadWeights: boolean;
   /** The encoder around the tower (createVitEncoder's one image in, its rows out, where absent). */
   createEncoder?: VitEncoderFactory;
+  /** VisionModel.bidirectionalImages. */
+  bidirectionalImages?: boolean;
 }
 
 export function vitVisionModel(parts: VitVisionParts): VisionModel {
@@ -40,6 +42,7 @@ export function vitVisionModel(parts: VitVisionParts): VisionModel {
       return config;
     },
     prompt: parts.prompt,
+    ...(parts.bidirectionalImages ? { bidirectionalImages: true } : {}),
     weights,
     createEncoder: (opts) => {
       if (!weights) return Promise.reject(new Error(`${source}: the vision tower was loaded without weights`));
