@@ -1,9 +1,10 @@
 // The tiny Qwen2.5-VL GGUF pair served by ortllm and by llama-server (--mmproj) on the same
 // image prompt, one image and two: the same greedy tokens and top logprobs. llama.cpp preprocesses,
 // encodes and places the image (M-RoPE positions included) with its own code, so this checks the
-// whole image path against an implementation that shares nothing with ours. Qwen only: llama.cpp
-// appends LLaVA's class token after the patches and attends non-causally over a Gemma 3 image, so
-// those two differ by design. Runs only where llama-server is built.
+// whole image path against an implementation that shares nothing with ours, with two images in one
+// prompt too (vision-parity.test.ts runs bench/vision-parity.ts on one image, Gemma 3 included).
+// LLaVA is not compared: llama.cpp appends its class token after the patches. Runs only where
+// llama-server is built.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import OpenAI from 'openai';

@@ -76,7 +76,11 @@ export function gemmaOrLlavaReference(family: 'gemma3' | 'llava', written: Writt
     const plain = new Map([...written.text].map(([name, t]) => [name, t.data]));
     return {
       imageTokenId,
-      logprobs: (tokens, images) => referenceGemmaForward(json, plain, tokens, placeRows(tokens, imageTokenId, towerRows(images))).map(logSoftmax),
+      // Gemma 3's image tokens see each other both ways (its token_type_ids mask).
+      logprobs: (tokens, images) => {
+        const imageRuns = runsOf(tokens, imageTokenId).map(([offset, length]) => ({ offset, length }));
+        return referenceGemmaForward(json, plain, tokens, placeRows(tokens, imageTokenId, towerRows(images)), imageRuns).map(logSoftmax);
+      },
     };
   }
   const text = json.text_config as Json;
