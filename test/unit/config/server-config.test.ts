@@ -82,7 +82,7 @@ describe('resolveServerConfig', () => {
       {},
     );
     expect(toEngineOptions(c)).toEqual({
-      load: { model: '/m.gguf', loadFormat: 'auto', loadWeights: true, skipTokenizer: false, chatTemplate: null, generationConfig: 'auto', overrideGenerationConfig: null, tokenizer: null, hfOverrides: null, disableSlidingWindow: false, serving: { runner: 'auto', convert: 'auto', poolerConfig: null } },
+      load: { model: '/m.gguf', loadFormat: 'auto', loadWeights: true, mmProcessorKwargs: null, skipTokenizer: false, chatTemplate: null, generationConfig: 'auto', overrideGenerationConfig: null, tokenizer: null, hfOverrides: null, disableSlidingWindow: false, serving: { runner: 'auto', convert: 'auto', poolerConfig: null } },
       modelName: 'a',
       maxModelLen: 256,
       maxNumSeqs: 128,
