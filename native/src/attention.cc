@@ -44,6 +44,8 @@ using cpu::SimdLevel;
 // online softmax, fp32 accumulation). A decode step of a large batch (at least 4 sequences per
 // thread, fewer than 4 query vectors per KV head, not a GQA decode that attend-prefill.inc takes)
 // gives each item every KV head of its sequence instead, so whole cache rows are read in order.
+// Either way a decode gets the same bits (its spans, its kernel: decodeSpan, itemHeads), which
+// the speculative decoding tests need: the int8 inputs of Q8_0 linears magnify any difference.
 // Items are spread over a small pool of threads that sleep between calls.
 //
 // The SIMD kernel (attend-simd.inc, built for AVX2/FMA/F16C and for AVX-512 F/BW/DQ/VL, the
@@ -496,6 +498,20 @@ AVX2_FN inline void prefetchRows(const void* base, const size_t* at, int n, size
   }
 }
 
+int decodeHeads(const Shape& s, int group, int rows);
+
+// Keys per span of every decode item of a call (attend-simd.inc, attend-hd8-avx2.inc): sized by
+// the row bytes of a wide batch's decode item (decodeHeads), whatever the item holds. The spans
+// set where the online softmax rescales, and a decode must sum in the same order alone and in a
+// wide batch: the Q8_0 linears' int8 inputs downstream turn a last-bit difference into one a
+// logprob shows. Whether an item prefetches stays its own (that changes no sum).
+template <KvType T>
+int decodeSpan(const Shape& s) {
+  const size_t row = (size_t)decodeHeads(s, s.numHeads / s.numKvHeads, 1) * s.headDim * kvBytes<T>();
+  if (T == kF32 && row >= 1024) return kSpan;  // the rows the hardware prefetcher streams alone
+  return std::max(16, std::min(kSpan, (int)(kPrefetchSpanBytes / row) & ~15));
+}
+
 #define ATTEND_TARGET AVX2_FN
 #define ATTEND_NAME attendAvx2
 #define ATTEND_512 0
@@ -624,6 +640,14 @@ SimdLevel bestSimd() {
 SimdLevel simdLevel = bestSimd();
 
 #ifdef ORTLLM_X86
+// Whether a decode at head size 8 takes the four-heads-per-vector kernels (attend-hd8.inc,
+// attend-bf16.inc): its items then hold KV heads in fours, in narrow batches as in wide ones.
+// Groups of 4 and more stay one KV head per item (decodeHeads gives them no more).
+bool quadDecodes(const Shape& s, int rows) {
+  const int group = s.numHeads / s.numKvHeads;
+  return simdLevel >= kAvx512 && rows == 1 && s.headDim == 8 && s.numKvHeads % 4 == 0 && group < 4;
+}
+
 template <KvType T>
 void attendSimd(const Call& c, const Item& it) {
   // The window, soft-cap and sinks live in attend-prefill.inc and attend-simd.inc's kernels
@@ -636,7 +660,7 @@ void attendSimd(const Call& c, const Item& it) {
   // (attend-hd8.inc), E4M3 rows on AVX512-BF16 four heads per bfloat16 vector (attend-bf16.inc:
   // its table lookup widens E4M3 in fewer operations; bfloat16 and E5M2 rows ran faster in the float32
   // kernel, docs/perf/attention.md).
-  const bool quads = plain && simdLevel >= kAvx512 && it.rows == 1 && s.headDim == 8 && it.heads % 4 == 0 && group <= kMaxQuadGroup;
+  const bool quads = plain && quadDecodes(s, it.rows) && it.heads % 4 == 0;
   if constexpr (T == kBF16 || T == kE4M3 || T == kE5M2) {
     // AVX512-BF16 decodes: one query vector per KV head at head size 32 or 64 (attend-bf16.inc).
     if (simdLevel == kAvx512Bf16 && it.rows == 1) {
@@ -664,6 +688,16 @@ int decodeHeads(const Shape& s, int group, int rows) {
   if (rows == 1 && group > 1 && simdLevel >= kAvx512 && s.headDim % 16 == 0) return 1;
 #endif
   return group * rows < 4 ? std::min(s.numKvHeads, kMaxQueries / (group * rows)) : 1;
+}
+
+// KV heads per work item of a sequence's `rows`-row tiles. Head size 8 decodes on AVX-512 take
+// them in fours whatever the batch (the quad kernels sum in another order than the one-head
+// kernel, so a batch's width must not choose between them); wide batches in multiples of four.
+int itemHeads(const Shape& s, int group, int rows, bool wide) {
+#ifdef ORTLLM_X86
+  if (quadDecodes(s, rows)) return wide ? std::max(4, decodeHeads(s, group, rows) & ~3) : 4;
+#endif
+  return wide ? decodeHeads(s, group, rows) : 1;
 }
 
 void attendItem(const Call& c, const Item& it) {
@@ -730,7 +764,7 @@ const char* pagedAttention(const AttentionCall& a) {
     // Decodes of a large batch (few query vectors per KV head): one item takes every KV head of
     // the sequence, so it streams whole cache rows instead of a head's slice a row apart.
     const int rows = std::min(tileRows, count);
-    const int heads = wide ? decodeHeads(shape, group, rows) : 1;
+    const int heads = itemHeads(shape, group, rows, wide);
     for (int r = 0; r < count; r += tileRows)
       for (int h = 0; h < shape.numKvHeads; h += heads)
         items.push_back({s, h, r, std::min(tileRows, count - r), std::min(heads, shape.numKvHeads - h)});

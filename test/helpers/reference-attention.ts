@@ -125,6 +125,12 @@ export function referenceAttention(
   return out;
 }
 
+/** K and V caches of numBlocks blocks of seeded values in `st`'s storage (seeds `seed` and `seed` + 1). */
+export function seededCaches(c: AttentionCase, st: KvStorage, numBlocks: number, seed = 1): { k: KvArray; v: KvArray } {
+  const elements = numBlocks * c.blockSize * c.kvHeads * c.headDim;
+  return { k: st.encode(seeded(elements, seed)), v: st.encode(seeded(elements, seed + 1)) };
+}
+
 /** A seqs/tables pair for sequences of {count, past} in scattered blocks of a cache of numBlocks. */
 export function scatteredSequences(shapes: Array<{ count: number; past: number }>, blockSize: number, numBlocks: number): { seqs: number[]; tables: number[]; rows: number } {
   const seqs: number[] = [];

@@ -5,7 +5,7 @@
 import { SIMD_LEVELS, type NativeKernels } from '../../../src/model/runner/native-kernels';
 import { maxAbsDiff, NATIVE_ADDON } from '../../helpers/runner-driver';
 import { needs } from '../../helpers/needs';
-import { KV_STORAGES, referenceAttention, scatteredSequences, seeded, useNativeAttention, type AttentionCase, type AttentionFeatures } from '../../helpers/reference-attention';
+import { KV_STORAGES, referenceAttention, scatteredSequences, seeded, seededCaches, useNativeAttention, type AttentionCase, type AttentionFeatures } from '../../helpers/reference-attention';
 
 const gate = needs(NATIVE_ADDON);
 
@@ -50,9 +50,7 @@ gate.describe('native attention: sliding window, soft-cap, sinks', () => {
     it.each(KV_STORAGES)('$name cache: every feature set and SIMD level matches the reference', (st) => {
       native.setThreads(2);
       const numBlocks = 96;
-      const kvStride = c.kvHeads * c.headDim;
-      const k = st.encode(seeded(numBlocks * c.blockSize * kvStride, 1));
-      const v = st.encode(seeded(numBlocks * c.blockSize * kvStride, 2));
+      const { k, v } = seededCaches(c, st, numBlocks);
       const { seqs, tables, rows } = scatteredSequences(shapes, c.blockSize, numBlocks);
       const q = seeded(rows * c.heads * c.headDim, 3);
       const [kd, vd] = [st.decode(k), st.decode(v)];

@@ -9,7 +9,7 @@ import { WeightMap } from '../../../src/model/weight-map';
 import type { ModelRunner, StepSequence } from '../../../src/model/types';
 import { BlockAllocator, maxAbsDiff, NATIVE_ADDON } from '../../helpers/runner-driver';
 import { needs } from '../../helpers/needs';
-import { KV_STORAGES, referenceAttention, scatteredSequences, seeded, useNativeAttention, type AttentionCase as Case } from '../../helpers/reference-attention';
+import { KV_STORAGES, referenceAttention, scatteredSequences, seeded, seededCaches, useNativeAttention, type AttentionCase as Case } from '../../helpers/reference-attention';
 
 const gate = needs(NATIVE_ADDON);
 
@@ -100,6 +100,33 @@ gate.describe('native paged attention kernel', () => {
         const out = new Float32Array(q.length);
         native.attention(q, out, k, v, Int32Array.from(seqs), Int32Array.from(tables), Int32Array.from([c.heads, c.kvHeads, c.headDim, c.blockSize, st.code]), 1 / Math.sqrt(c.headDim));
         expect({ level, diff: maxAbsDiff(out, expected) < 1e-5 }).toEqual({ level, diff: true });
+      }
+    });
+
+    // A decode's output must not depend on how many sequences share its step: at one thread, four
+    // or more split the batch as a wide one (every KV head of a sequence per item). The Q8_0
+    // linears quantize their input rows to int8, which turns a last-bit difference here into a
+    // visible one in the logits (speculative and plain servers compose their steps differently).
+    it.each(storages)('$name cache: a decode is the same bits alone and in a wide batch', (st) => {
+      native.setThreads(1);
+      const numBlocks = 48;
+      const { k, v } = seededCaches(c, st, numBlocks, 4);
+      const pasts = [21, 5, 40, 129, 12];
+      const { seqs, tables, rows } = scatteredSequences(pasts.map((past) => ({ count: 1, past })), c.blockSize, numBlocks);
+      // Scores of a trained model's size (a few units), where a kernel's rounding shows.
+      const q = seeded(rows * c.heads * c.headDim, 6).map((x) => 4 * x);
+      const dims = Int32Array.from([c.heads, c.kvHeads, c.headDim, c.blockSize, st.code]);
+      const width = c.heads * c.headDim;
+      for (const level of new Set(SIMD_LEVELS.map((l) => native.setSimd(l)))) {
+        native.setSimd(level);
+        const batch = new Float32Array(q.length);
+        native.attention(q, batch, k, v, Int32Array.from(seqs), Int32Array.from(tables), dims, 1 / Math.sqrt(c.headDim));
+        pasts.forEach((_, s) => {
+          const alone = new Float32Array(q.length);
+          native.attention(q, alone, k, v, Int32Array.from(seqs.slice(4 * s, 4 * s + 4)), Int32Array.from(tables), dims, 1 / Math.sqrt(c.headDim));
+          const rowOf = (a: Float32Array) => Array.from(a.subarray(s * width, (s + 1) * width));
+          expect({ level, seq: s, out: rowOf(batch) }).toEqual({ level, seq: s, out: rowOf(alone) });
+        });
       }
     });
   });
