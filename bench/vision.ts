@@ -1,6 +1,6 @@
 // `npm run bench:vision`: images in, text out, ortllm against llama.cpp's llama-server (--mmproj)
-// on the same GGUF pair (bench/vision-models.ts: seeded towers at their published widths, F16
-// mmproj matrices as llama.cpp's converters write them, unless --mmproj-type f32). Per family:
+// on the same GGUF pair (bench/vision-models.ts: seeded towers at their published widths; F32
+// mmproj, so both compute from the same values, or --mmproj-type f16 as the converters write). Per family:
 //   (a) encoder time per image: ortllm's ImageEncoder.encode timed in this process (the call the
 //       engine's step makes), and over HTTP as TTFT(image) - TTFT(text of the same prompt length);
 //       llama-server's as the same TTFT difference (this version encodes in mtmd batches and logs no
@@ -10,8 +10,8 @@
 // Servers run one at a time. Every image is new to the server (no encoder or prompt cache hit).
 //
 //   npm run bench:vision -- [--families gemma3,llava] [--layers N] [--mmproj-type f16|f32]
-//     [--threads N] [--peer-threads N] [--peer-args "-fa off"] [--repeats 3] [--concurrency 8] [--max-tokens 32] [--peer PATH | --peer none]
-// --layers runs N tower layers at full width (default: 2 for gemma3, 4 for llava, so that a run
+//     [--threads N] [--peer-threads N] [--peer-args "-fa off" (the default)] [--repeats 3] [--concurrency 8] [--max-tokens 32] [--peer PATH | --peer none]
+// --layers runs N tower layers at full width (default: 1 for gemma3, 4 for llava, so that a run
 // fits a shared 2-core machine); the figures per layer scale to the full tower (towerFlops).
 import { existsSync, mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -28,7 +28,7 @@ import { chatUsage, idsCompletion, imageBurst, imageChat, imageDataUrl, textIds,
 
 const repoRoot = resolve(__dirname, '..', '..');
 const cacheDir = join(repoRoot, '.bench-cache');
-const DEFAULT_LAYERS: Record<VisionFamilyName, number> = { gemma3: 2, llava: 4 };
+const DEFAULT_LAYERS: Record<VisionFamilyName, number> = { gemma3: 1, llava: 4 };
 
 interface Args {
   families: VisionFamilyName[];
@@ -51,7 +51,7 @@ function parseArgs(argv: string[]): Args {
   };
   const families = (get('--families') ?? 'gemma3,llava').split(',').filter(Boolean);
   for (const f of families) if (!(f in TOWERS)) throw new Error(`unknown family '${f}' (${Object.keys(TOWERS).join(', ')})`);
-  const mmprojType = get('--mmproj-type') ?? 'f16';
+  const mmprojType = get('--mmproj-type') ?? 'f32';
   if (mmprojType !== 'f16' && mmprojType !== 'f32') throw new Error('--mmproj-type must be f16 or f32');
   const peerFlag = get('--peer');
   const peer = peerFlag === 'none' ? null : resolve(peerFlag ?? defaultPeer(repoRoot));
@@ -62,7 +62,8 @@ function parseArgs(argv: string[]): Args {
     mmprojType,
     threads: Number(get('--threads') ?? availableParallelism()),
     peerThreads: Number(get('--peer-threads') ?? get('--threads') ?? availableParallelism()),
-    peerArgs: (get('--peer-args') ?? '').split(' ').filter(Boolean),
+    // Flash attention off: llama.cpp's CPU flash attention over the tower's 4096 patches is ~2x slower (docs/perf/vision.md).
+    peerArgs: (get('--peer-args') ?? '-fa off').split(' ').filter(Boolean),
     repeats: Number(get('--repeats') ?? 3),
     concurrency: Number(get('--concurrency') ?? 8),
     maxTokens: Number(get('--max-tokens') ?? 32),
@@ -119,10 +120,11 @@ async function measureServer(label: string, target: Target, family: VisionFamily
   for (let i = 0; i < args.repeats; i++) {
     logged.length = 0;
     ttftImage.push(await timeToFirstContent(target, '/v1/chat/completions', imageChat(await url(), 4, true)));
-    // The server prints the request's timings as the slot is released, just after the last chunk.
+    // The server prints a request's timings as its slot is released, just after the last chunk.
     await new Promise((r) => setTimeout(r, 200));
     loggedPrompt.push(...logged);
     ttftText.push(await textOnly());
+    await new Promise((r) => setTimeout(r, 200));
   }
   const urls = await Promise.all(Array.from({ length: args.concurrency }, url));
   const burst = await imageBurst(target, urls, args.maxTokens);
