@@ -36,13 +36,17 @@ needs(peer, STORIES).describe('llama-server --mmproj on the written GGUF pairs',
   afterEach(() => server?.kill());
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-  it.each<[VisionFamilyName, number]>([
-    ['gemma3', 224],
-    ['llava', 56],
-  ])('%s: loads and answers a chat request with a %i px image', async (family, side) => {
-    const hfDir = join(tmp, `${family}-hf`);
+  // F16: the converters' storage, which leaves the position embedding F32 (Gemma 3's graph adds it
+  // to the patches as stored, and ggml's CPU add takes no F16 operand there).
+  it.each<[VisionFamilyName, number, 'f32' | 'f16']>([
+    ['gemma3', 224, 'f32'],
+    ['llava', 56, 'f32'],
+    ['gemma3', 224, 'f16'],
+    ['llava', 56, 'f16'],
+  ])('%s: loads and answers a chat request with a %i px image (%s mmproj)', async (family, side, matrixType) => {
+    const hfDir = join(tmp, `${family}-${matrixType}-hf`);
     const written = await writeVisionHfDir(family, hfDir);
-    const model = await writeVisionGguf(family, hfDir, join(tmp, `${family}-gguf`), written);
+    const model = await writeVisionGguf(family, hfDir, join(tmp, `${family}-${matrixType}-gguf`), written, { matrixType });
     const port = await freePort();
     let log = '';
     server = spawn(peer, ['-m', model, '--mmproj', join(model, '..', 'mmproj-model.gguf'), '--port', String(port), '-t', '1', '-c', '512', '--no-warmup'], { stdio: ['ignore', 'pipe', 'pipe'] });
