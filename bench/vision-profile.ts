@@ -1,4 +1,4 @@
-// `node dist/bench/vision-profile.js [--family gemma3|llava] [--layers N] [--threads N]`: where
+// `node dist/bench/vision-profile.js [--family gemma3|llava|qwen2.5vl] [--layers N] [--threads N]`: where
 // ortllm's vision tower spends an image's encode, per ONNX op type, from onnxruntime's profiler, on
 // the GGUF pair `npm run bench:vision` writes (.bench-cache/vision-*; F32 mmproj). One warm-up
 // encode, then one profiled.
@@ -9,15 +9,14 @@ import { profileSessionsInto } from '../src/model/runner/session';
 import { preprocessImage } from '../src/model/vision/preprocess-image';
 import { loadOptions } from '../test/helpers/model-files';
 import { randomImage } from '../test/unit/model/vision/random-image';
-import type { VisionFamilyName } from '../test/helpers/write-vision-models';
 import { arg } from './llama-parity';
 import { print, summarize, takeProfile } from './ort-profile';
-import { ensureVisionModel, TOWERS, towerFlops } from './vision-models';
+import { ensureVisionModel, TOWERS, towerFlops, type BenchFamily } from './vision-models';
 
 const root = resolve(__dirname, '..', '..');
 
 async function main(): Promise<void> {
-  const family = arg('family', 'gemma3') as VisionFamilyName;
+  const family = arg('family', 'gemma3') as BenchFamily;
   const layers = Number(arg('layers', '1'));
   const threads = Number(arg('threads', String(availableParallelism())));
   const cacheDir = join(root, '.bench-cache');

@@ -9,9 +9,9 @@
 //   (c) 8 image requests at once (other images each), max_tokens 32, ignore_eos: requests/s, tokens/s.
 // Servers run one at a time. Every image is new to the server (no encoder or prompt cache hit).
 //
-//   npm run bench:vision -- [--families gemma3,llava] [--layers N] [--mmproj-type f16|f32]
+//   npm run bench:vision -- [--families gemma3,llava,qwen2.5vl] [--layers N] [--mmproj-type f16|f32]
 //     [--threads N] [--peer-threads N] [--peer-args "-fa off" (the default)] [--repeats 3] [--concurrency 8] [--max-tokens 32] [--peer PATH | --peer none]
-// --layers runs N tower layers at full width (default: 1 for gemma3, 4 for llava, so that a run
+// --layers runs N tower layers at full width (default: 1 for gemma3, 4 for llava and qwen2.5vl, so that a run
 // fits a shared 2-core machine); the figures per layer scale to the full tower (towerFlops).
 import { existsSync, mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -20,18 +20,17 @@ import { loadModel } from '../src/model/load-model';
 import { preprocessImage } from '../src/model/vision/preprocess-image';
 import { loadOptions } from '../test/helpers/model-files';
 import { randomImage } from '../test/unit/model/vision/random-image';
-import type { VisionFamilyName } from '../test/helpers/write-vision-models';
 import { defaultPeer } from './llama-parity';
 import { freePort, startPolled, startServer, type RunningServer } from './processes';
-import { ensureVisionModel, TOWERS, towerFlops, type MmprojType } from './vision-models';
+import { ensureVisionModel, mmprojBeside, TOWERS, towerFlops, type BenchFamily, type MmprojType } from './vision-models';
 import { chatUsage, idsCompletion, imageBurst, imageChat, imageDataUrl, textIds, timeToFirstContent, type Burst, type Target } from './vision-requests';
 
 const repoRoot = resolve(__dirname, '..', '..');
 const cacheDir = join(repoRoot, '.bench-cache');
-const DEFAULT_LAYERS: Record<VisionFamilyName, number> = { gemma3: 1, llava: 4 };
+const DEFAULT_LAYERS: Record<BenchFamily, number> = { gemma3: 1, llava: 4, 'qwen2.5vl': 4 };
 
 interface Args {
-  families: VisionFamilyName[];
+  families: BenchFamily[];
   layers: number | null;
   mmprojType: MmprojType;
   threads: number;
@@ -49,7 +48,7 @@ function parseArgs(argv: string[]): Args {
     const i = argv.indexOf(flag);
     return i >= 0 ? argv[i + 1] : undefined;
   };
-  const families = (get('--families') ?? 'gemma3,llava').split(',').filter(Boolean);
+  const families = (get('--families') ?? 'gemma3,llava,qwen2.5vl').split(',').filter(Boolean);
   for (const f of families) if (!(f in TOWERS)) throw new Error(`unknown family '${f}' (${Object.keys(TOWERS).join(', ')})`);
   const mmprojType = get('--mmproj-type') ?? 'f32';
   if (mmprojType !== 'f16' && mmprojType !== 'f32') throw new Error('--mmproj-type must be f16 or f32');
@@ -57,7 +56,7 @@ function parseArgs(argv: string[]): Args {
   const peer = peerFlag === 'none' ? null : resolve(peerFlag ?? defaultPeer(repoRoot));
   if (peer && !existsSync(peer)) throw new Error(`--peer: '${peer}' does not exist (bench/build-llama-server.sh builds one; --peer none skips it)`);
   return {
-    families: families as VisionFamilyName[],
+    families: families as BenchFamily[],
     layers: get('--layers') ? Number(get('--layers')) : null,
     mmprojType,
     threads: Number(get('--threads') ?? availableParallelism()),
@@ -75,7 +74,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const best = (xs: number[]) => Math.min(...xs);
 
 /** ortllm's encoder alone: ImageEncoder.encode of a preprocessed image, best and median of `repeats` after one warm-up. */
-async function encodeInProcess(model: string, family: VisionFamilyName, args: Args): Promise<number[]> {
+async function encodeInProcess(model: string, family: BenchFamily, args: Args): Promise<number[]> {
   const loaded = await loadModel(loadOptions(model));
   const vision = loaded.vision!;
   const encoder = await vision.createEncoder({ intraOpThreads: args.threads });
@@ -107,24 +106,24 @@ interface ServerFigures {
 /** Seeds of the images: every phase and repeat its own, so that no image is encoded twice by one server. */
 let nextSeed = 1;
 
-async function measureServer(label: string, target: Target, family: VisionFamilyName, args: Args, logged: number[]): Promise<ServerFigures> {
+async function measureServer(label: string, target: Target, family: BenchFamily, args: Args, logged: number[]): Promise<ServerFigures> {
   const side = TOWERS[family].imageSize;
   const url = () => imageDataUrl(side, nextSeed++);
   const usage = await chatUsage(target, imageChat(await url(), 4, false)); // warm-up, and the prompt length
   const textOnly = () => timeToFirstContent(target, target.idsPath, idsCompletion(target, textIds(usage.prompt_tokens, nextSeed++), 4));
   await textOnly();
-  logged.length = 0;
   const ttftImage: number[] = [];
   const ttftText: number[] = [];
   const loggedPrompt: number[] = [];
+  // The server prints a request's timings as its slot is released, just after the last chunk.
+  const settle = () => new Promise((r) => setTimeout(r, 200));
   for (let i = 0; i < args.repeats; i++) {
+    await settle();
     logged.length = 0;
     ttftImage.push(await timeToFirstContent(target, '/v1/chat/completions', imageChat(await url(), 4, true)));
-    // The server prints a request's timings as its slot is released, just after the last chunk.
-    await new Promise((r) => setTimeout(r, 200));
+    await settle();
     loggedPrompt.push(...logged);
     ttftText.push(await textOnly());
-    await new Promise((r) => setTimeout(r, 200));
   }
   const urls = await Promise.all(Array.from({ length: args.concurrency }, url));
   const burst = await imageBurst(target, urls, args.maxTokens);
@@ -139,21 +138,21 @@ async function withServer<T>(server: RunningServer, fn: () => Promise<T>): Promi
   }
 }
 
-async function runOrtllm(model: string, family: VisionFamilyName, args: Args): Promise<ServerFigures> {
+async function runOrtllm(model: string, family: BenchFamily, args: Args): Promise<ServerFigures> {
   const env = { ...process.env, VLLM_CPU_OMP_THREADS_BIND: `0-${args.threads - 1}` };
   const flags = ['--port', '0', '--max-num-seqs', String(args.concurrency), '--max-model-len', '2048', '--served-model-name', 'bench', '--disable-log-stats'];
   const server = await startServer(process.execPath, [join(repoRoot, 'dist', 'src', 'main.js'), 'serve', model, ...flags], repoRoot, 'ortllm', 600_000, env);
   return withServer(server, () => measureServer(`ortllm (${args.threads} threads)`, { baseUrl: server.baseUrl, extra: {}, idsPath: '/v1/completions' as const }, family, args, []));
 }
 
-async function runPeer(peer: string, model: string, family: VisionFamilyName, args: Args): Promise<ServerFigures> {
+async function runPeer(peer: string, model: string, family: BenchFamily, args: Args): Promise<ServerFigures> {
   const port = await freePort();
   const logged: number[] = [];
   const onOutput = (text: string) => {
     // This llama-server encodes images in mtmd batches, which print no encode time of their own.
     for (const m of text.matchAll(/prompt eval time =\s*([\d.]+) ms/g)) logged.push(Number(m[1]));
   };
-  const flags = ['-m', model, '--mmproj', join(model, '..', 'mmproj-model.gguf'), '-t', String(args.peerThreads), '-np', String(args.concurrency), ...args.peerArgs];
+  const flags = ['-m', model, '--mmproj', mmprojBeside(model), '-t', String(args.peerThreads), '-np', String(args.concurrency), ...args.peerArgs];
   const server = await startPolled(peer, [...flags, '-c', String(2048 * args.concurrency), '--host', '127.0.0.1', '--port', String(port), '--no-webui'], port, 'llama-server', '/health', 600_000, onOutput);
   const target = { baseUrl: server.baseUrl, extra: { cache_prompt: false }, idsPath: '/completion' as const };
   return withServer(server, () => measureServer(`llama-server (-t ${args.peerThreads}, -np ${args.concurrency}${args.peerArgs.length ? ` ${args.peerArgs.join(' ')}` : ''})`, target, family, args, logged));
@@ -161,7 +160,7 @@ async function runPeer(peer: string, model: string, family: VisionFamilyName, ar
 
 const ms = (x: number) => x.toFixed(0).padStart(7);
 
-function report(family: VisionFamilyName, layers: number, encode: number[], servers: ServerFigures[], args: Args): void {
+function report(family: BenchFamily, layers: number, encode: number[], servers: ServerFigures[], args: Args): void {
   const gflop = towerFlops(family, layers) / 1e9;
   const fullGflop = towerFlops(family, TOWERS[family].fullLayers) / 1e9;
   console.log(`\n=== ${family}: ${layers} of ${TOWERS[family].fullLayers} tower layers at full width, ${args.mmprojType.toUpperCase()} mmproj, ${args.repeats} repeats (best / median ms)`);
@@ -188,7 +187,7 @@ function report(family: VisionFamilyName, layers: number, encode: number[], serv
   }
 }
 
-async function benchFamily(family: VisionFamilyName, args: Args): Promise<void> {
+async function benchFamily(family: BenchFamily, args: Args): Promise<void> {
   const layers = args.layers ?? DEFAULT_LAYERS[family];
   const model = await ensureVisionModel(family, layers, args.mmprojType, cacheDir);
   const encode = await encodeInProcess(model, family, args);
