@@ -64,12 +64,24 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts a server that says nothing parseable when ready (llama-server): waits for GET `health` to answer 200. */
-export async function startPolled(command: string, args: string[], port: number, label: string, health = '/health', timeoutMs = 600_000): Promise<RunningServer> {
+/**
+ * Starts a server that says nothing parseable when ready (llama-server): waits for GET `health` to
+ * answer 200. `onOutput` sees everything it prints, for benchmarks that read timings from its log.
+ */
+export async function startPolled(
+  command: string,
+  args: string[],
+  port: number,
+  label: string,
+  health = '/health',
+  timeoutMs = 600_000,
+  onOutput?: (text: string) => void,
+): Promise<RunningServer> {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   const keep = (buf: Buffer) => {
     log = (log + buf.toString()).slice(-6000);
+    onOutput?.(buf.toString());
   };
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);

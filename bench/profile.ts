@@ -4,12 +4,12 @@
 //
 // Options: --model stories260K|100m|1b|PATH.gguf  --prefill 700  --batch 32  --context 1024
 //          --steps 4  --threads N (default: the engine's default)  --dtype float32|float16
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { defaultIntraOpThreads } from '../src/engine/core/core-host';
 import { loadModel } from '../src/model/load-model';
 import { createRunner } from '../src/model/runner';
 import { profileSessionsInto } from '../src/model/runner/session';
+import { print, summarize, takeProfile } from './ort-profile';
 import { ensureBenchModel, type BenchShape, BENCH_SHAPES } from './random-model';
 
 const root = resolve(__dirname, '..', '..');
@@ -18,40 +18,6 @@ const stories = join(root, '..', 'shared', 'models', 'stories260K.gguf');
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1] : fallback;
-}
-
-interface ProfileEvent {
-  cat: string;
-  name: string;
-  ts: number;
-  dur: number;
-  args?: { op_name?: string };
-}
-
-/** Op-type totals (ms) of the model runs whose index is in `runs`. */
-function summarize(events: ProfileEvent[], runs: Set<number>): { total: number; byOp: Map<string, number> } {
-  const windows = events.filter((e) => e.cat === 'Session' && e.name === 'model_run').sort((a, b) => a.ts - b.ts);
-  const chosen = windows.filter((_, i) => runs.has(i));
-  const byOp = new Map<string, number>();
-  let total = 0;
-  for (const w of chosen) total += w.dur / 1000;
-  for (const e of events) {
-    if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time')) continue;
-    if (!chosen.some((w) => e.ts >= w.ts && e.ts <= w.ts + w.dur)) continue;
-    const op = e.args?.op_name ?? '?';
-    byOp.set(op, (byOp.get(op) ?? 0) + e.dur / 1000);
-  }
-  return { total, byOp };
-}
-
-function print(title: string, runs: number, s: { total: number; byOp: Map<string, number> }): void {
-  console.log(`\n${title}: ${(s.total / runs).toFixed(1)} ms per run (${runs} runs)`);
-  const rows = [...s.byOp.entries()].sort((a, b) => b[1] - a[1]);
-  const kernels = rows.reduce((n, [, ms]) => n + ms, 0);
-  for (const [op, ms] of rows.slice(0, 14)) {
-    console.log(`  ${op.padEnd(34)} ${(ms / runs).toFixed(2).padStart(9)} ms  ${((100 * ms) / s.total).toFixed(1).padStart(5)}%`);
-  }
-  console.log(`  ${'(outside kernels)'.padEnd(34)} ${((s.total - kernels) / runs).toFixed(2).padStart(9)} ms`);
 }
 
 async function main(): Promise<void> {
@@ -86,10 +52,7 @@ async function main(): Promise<void> {
   console.log(`wall: prefill ${prefillMs.toFixed(0)} ms (${((prefill / prefillMs) * 1000).toFixed(0)} tok/s), decode ${decodeMs.toFixed(1)} ms/step (${((batch / decodeMs) * 1000).toFixed(0)} tok/s)`);
   sessions[0].endProfiling(); // writes <prefix>_<date>.json (the binding does not return the name)
   await runner.dispose();
-  const dir = join(root, '.bench-cache');
-  const file = join(dir, readdirSync(dir).find((f) => f.startsWith(`profile-${process.pid}`))!);
-  const events = JSON.parse(readFileSync(file, 'utf8')) as ProfileEvent[];
-  rmSync(file, { force: true });
+  const events = takeProfile(join(root, '.bench-cache'), `profile-${process.pid}`);
   print(`prefill ${prefill}`, 1, summarize(events, new Set([1])));
   const decodeRuns = new Set(Array.from({ length: steps }, (_, i) => 3 + i));
   print(`decode batch ${batch} @ ${context}`, steps, summarize(events, decodeRuns));

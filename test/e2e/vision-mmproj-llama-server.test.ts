@@ -36,15 +36,19 @@ needs(peer, STORIES).describe('llama-server --mmproj on the written GGUF pairs',
   afterEach(() => server?.kill());
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-  it.each<[VisionFamilyName, number]>([
-    ['gemma3', 224],
-    ['llava', 56],
+  // F16: the converters' storage, which leaves the position embedding F32 (Gemma 3's graph adds it
+  // to the patches as stored, and ggml's CPU add takes no F16 operand there).
+  it.each<[VisionFamilyName, number, 'f32' | 'f16']>([
+    ['gemma3', 224, 'f32'],
+    ['llava', 56, 'f32'],
+    ['gemma3', 224, 'f16'],
+    ['llava', 56, 'f16'],
     // LLaVA-1.6's mmproj (pinpoints, model.image_newline); llama.cpp slices a 112 px image into its overview and tiles.
-    ['llava_next', 112],
-  ])('%s: loads and answers a chat request with a %i px image', async (family, side) => {
-    const hfDir = join(tmp, `${family}-hf`);
+    ['llava_next', 112, 'f32'],
+  ])('%s: loads and answers a chat request with a %i px image (%s mmproj)', async (family, side, matrixType) => {
+    const hfDir = join(tmp, `${family}-${matrixType}-hf`);
     const written = await writeVisionHfDir(family, hfDir);
-    const model = await writeVisionGguf(family, hfDir, join(tmp, `${family}-gguf`), written);
+    const model = await writeVisionGguf(family, hfDir, join(tmp, `${family}-${matrixType}-gguf`), written, { matrixType });
     const port = await freePort();
     let log = '';
     server = spawn(peer, ['-m', model, '--mmproj', join(model, '..', 'mmproj-model.gguf'), '--port', String(port), '-t', '1', '-c', '512', '--no-warmup'], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,9 +1,11 @@
 // Locates the shared test models (../shared/models relative to the repo root). A test that
 // needs one gates itself with needs(path) (./needs.ts), which skips it visibly when it is absent.
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { LoadModelOptions } from '../../src/model/types';
 
-const MODELS_DIR = resolve(__dirname, '../../../shared/models');
+// One level deeper where a bench script runs this file compiled, from dist/test/helpers.
+const MODELS_DIR = [resolve(__dirname, '../../../shared/models'), resolve(__dirname, '../../../../shared/models')].find((dir) => existsSync(dir)) ?? resolve(__dirname, '../../../shared/models');
 
 /** The path a shared model file has when it is there (gate the test on it with needs()). */
 export function sharedModel(file: string): string {

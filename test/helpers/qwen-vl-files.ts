@@ -182,6 +182,14 @@ export async function writeQwenVlHfDir(dir: string, seed: number, opts: { layout
   writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ ...tokenizerConfig, chat_template: QWEN_VL_CHAT_TEMPLATE }));
 }
 
+export type QwenVisionConfig = typeof QWEN_VL_VISION;
+
+/** Sizes other than the tiny defaults (bench/vision.ts writes the 3B tower's widths). */
+export interface QwenVlShape {
+  text?: DecoderArchConfig;
+  vision?: QwenVisionConfig;
+}
+
 export interface QwenVlGgufPaths {
   text: string;
   mmproj: string;
@@ -192,12 +200,13 @@ export interface QwenVlGgufPaths {
  * rope.dimension_sections) and beside it an mmproj GGUF (`qwen2.5vl_merger`: Conv3d split per
  * frame, qkv split, the full-attention blocks as n_wa_pattern), float32 throughout.
  */
-export async function writeQwenVlGguf(dir: string, seed: number): Promise<QwenVlGgufPaths> {
+export async function writeQwenVlGguf(dir: string, seed: number, shape: QwenVlShape = {}): Promise<QwenVlGgufPaths> {
   mkdirSync(dir, { recursive: true });
   const paths = { text: join(dir, 'qwen2.5-vl-tiny.gguf'), mmproj: join(dir, 'mmproj-qwen2.5-vl-tiny.gguf') };
-  const text = QWEN_VL_TEXT;
+  const text = shape.text ?? QWEN_VL_TEXT;
+  const vision = shape.vision ?? QWEN_VL_VISION;
   const mapping = architectureOf(text).gguf!;
-  const textTensors = qwenVlTextTensors(seed).map(({ name, shape, data }) => ({ name: mapping.ggufName(name), shape, type: 'f32' as const, data }));
+  const textTensors = qwenVlTextTensors(seed, text).map(({ name, shape, data }) => ({ name: mapping.ggufName(name), shape, type: 'f32' as const, data }));
   writeGguf(
     paths.text,
     {
@@ -207,7 +216,7 @@ export async function writeQwenVlGguf(dir: string, seed: number): Promise<QwenVl
     },
     textTensors,
   );
-  writeGguf(paths.mmproj, qwenVlMmprojMetadata(), qwenVlMmprojTensors(seed + 1));
+  writeGguf(paths.mmproj, qwenVlMmprojMetadata(vision), qwenVlMmprojTensors(seed + 1, vision));
   return paths;
 }
 
@@ -237,13 +246,13 @@ function qwenVlMmprojMetadata(vision = QWEN_VL_VISION): Record<string, GgufTyped
 }
 
 /** The tower's tensors under llama.cpp's mmproj names, split as its converter splits them. */
-function qwenVlMmprojTensors(seed: number): GgufTensorToWrite[] {
+function qwenVlMmprojTensors(seed: number, vision: QwenVisionConfig): GgufTensorToWrite[] {
   const out: GgufTensorToWrite[] = [];
   const add = (name: string, shape: number[], data: Float32Array) => out.push({ name, shape, type: 'f32', data });
   const blockParts: Record<string, string> = {
     norm1: 'ln1', norm2: 'ln2', 'attn.proj': 'attn_out', 'mlp.gate_proj': 'ffn_gate', 'mlp.up_proj': 'ffn_up', 'mlp.down_proj': 'ffn_down',
   };
-  for (const { name, shape, data } of qwenVisionTensors(seed)) {
+  for (const { name, shape, data } of qwenVisionTensors(seed, vision)) {
     if (name === 'visual.patch_embed.proj.weight') {
       const [d, channels, frames, p] = shape;
       const area = p * p;

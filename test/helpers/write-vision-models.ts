@@ -45,8 +45,23 @@ export const IMAGE_PARTS_TEMPLATE = (image: string) =>
   `{% for p in m['content'] %}{% if p['type'] == 'image' %}${image}{% else %}{{ p['text'] }}{% endif %}{% endfor %}{% endif %}\n` +
   '{% endfor %}{% if add_generation_prompt %}assistant:{% endif %}';
 
-/** config.json of the whole model (`overrides` go over its top level). */
-export function visionConfigJson(family: VisionFamilyName, overrides: Json = {}): Json {
+/** Keys over the family's tiny vision_config and text_config (bench/vision.ts writes towers at real sizes). */
+export interface VisionModelShape {
+  vision?: Json;
+  text?: Json;
+}
+
+/** config.json of the whole model (`overrides` go over its top level, `shape` inside its two sub-configs). */
+export function visionConfigJson(family: VisionFamilyName, overrides: Json = {}, shape: VisionModelShape = {}): Json {
+  const json = familyConfigJson(family, overrides);
+  return {
+    ...json,
+    text_config: { ...(json.text_config as Json), ...shape.text },
+    vision_config: { ...(json.vision_config as Json), ...shape.vision },
+  };
+}
+
+function familyConfigJson(family: VisionFamilyName, overrides: Json): Json {
   const vocab = STORIES_VOCAB + IMAGE_TOKENS[family].length;
   if (family === 'gemma3') {
     const { architectures: _a, model_type: _m, torch_dtype: _t, ...text } = gemmaConfigJson('gemma3', { vocab_size: vocab, num_hidden_layers: 2 });
@@ -219,6 +234,8 @@ export interface WriteVisionOptions {
   configOverrides?: Json;
   /** processor_config.json keys over the ones that match config.json (mismatch tests). */
   processorOverrides?: Json;
+  /** Tower and text sizes over the tiny defaults. */
+  shape?: VisionModelShape;
 }
 
 export interface WrittenVisionModel {
@@ -230,7 +247,7 @@ export interface WrittenVisionModel {
 /** Writes the HF directory of a tiny `family` model; returns its config and tensors (HF names, as stored in the older layout). */
 export async function writeVisionHfDir(family: VisionFamilyName, dir: string, opts: WriteVisionOptions = {}): Promise<WrittenVisionModel> {
   mkdirSync(dir, { recursive: true });
-  const json = visionConfigJson(family, opts.configOverrides);
+  const json = visionConfigJson(family, opts.configOverrides, opts.shape);
   const seed = opts.seed ?? 5;
   const vision = randomVisionTensors(family, json, seed);
   const text = randomTextTensors(family, json, seed + 1);
@@ -352,7 +369,9 @@ export function writeMmproj(family: VisionFamilyName, json: Json, vision: HfTens
     if (opts.legacy) ggufName = ggufName.replace(/ffn_(up|down)/, (_, part: string) => (part === 'up' ? 'ffn_down' : 'ffn_up'));
     if (opts.drop?.includes(ggufName)) continue;
     // F32 by default, so the pair holds exactly the HF directory's values (llama.cpp loads F32 mmproj files).
-    tensors.push({ name: ggufName, shape: t.shape, type: t.shape.length > 1 ? (opts.matrixType ?? 'f32') : 'f32', data });
+    // The converters keep the position embedding F32 whatever the file type (ggml's add takes no F16 there).
+    const matrix = t.shape.length > 1 && ggufName !== 'v.position_embd.weight';
+    tensors.push({ name: ggufName, shape: t.shape, type: matrix ? (opts.matrixType ?? 'f32') : 'f32', data });
   }
   writeGguf(path, metadata, tensors);
 }

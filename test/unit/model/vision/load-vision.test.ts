@@ -103,7 +103,7 @@ needs(STORIES).describe('loading vision models', () => {
   describe('mmproj storage', () => {
     it.each<VisionFamilyName>(['gemma3', 'llava'])('%s: F16 matrices give the reference of the F16-rounded weights', async (family) => {
       const { path, written } = await ggufModel(family, {}, { matrixType: 'f16' });
-      const rounded = new Map([...written.vision].map(([name, t]) => [name, t.shape.length > 1 ? { shape: t.shape, data: t.data.map((v) => f16ToF32(f32ToF16(v))) } : t]));
+      const rounded = new Map([...written.vision].map(([name, t]) => [name, t.shape.length > 1 && !name.endsWith('position_embedding.weight') ? { shape: t.shape, data: t.data.map((v) => f16ToF32(f32ToF16(v))) } : t]));
       const model = await loadModel(loadOptions(path));
       const { rows, want } = await rowsAndReference(model, written.json, rounded, family);
       expect(maxRelativeDiff(rows, want)).toBeLessThan(1e-4);
