@@ -2,6 +2,7 @@
 // <|vision_start|><|image_pad|><|vision_end|>, and the serving side repeats <|image_pad|> once per
 // merged patch (the template already wrote the start and end tokens, so no prefix or suffix).
 import type { Tokenizer } from '../types';
+import { specialTokenId } from './prompt-tokens';
 import type { ImagePromptFormat, MropeSpec } from './vision-model';
 
 export const QWEN_IMAGE_PAD = '<|image_pad|>';
@@ -9,10 +10,7 @@ export const QWEN_IMAGE_PLACEHOLDER = `<|vision_start|>${QWEN_IMAGE_PAD}<|vision
 
 /** The prompt format, with <|image_pad|>'s id as the tokenizer encodes it (a config's image_token_id must agree). */
 export function qwenVlPromptFormat(tokenizer: Tokenizer, configuredId: number | undefined, source: string): ImagePromptFormat {
-  const ids = tokenizer.encode(QWEN_IMAGE_PAD, { addSpecialTokens: false });
-  if (ids.length !== 1) throw new Error(`${source}: the tokenizer has no single ${QWEN_IMAGE_PAD} token (it encodes to ${ids.length} tokens)`);
-  const id = ids[0];
-  if (configuredId !== undefined && configuredId !== id) throw new Error(`${source}: image_token_id ${configuredId} is not the tokenizer's ${QWEN_IMAGE_PAD} (${id})`);
+  const id = specialTokenId(tokenizer, QWEN_IMAGE_PAD, source, configuredId);
   return { placeholderText: QWEN_IMAGE_PLACEHOLDER, placeholderTokenId: id, imageTokenId: id, prefix: [], suffix: [] };
 }
 

@@ -39,9 +39,9 @@ beforeAll(async () => {
   const section = (ggufText.config as DecoderArchConfig).mropeSection;
   // Through the registry entry, as the model loader calls it: the HF directory's section comes from its config.json.
   const configJson = readJsonFile(join(dir, 'hf', 'config.json'))!;
-  hfVision = qwenVlVision.fromHf({ dir: join(dir, 'hf'), configJson, tokenizer: hfText.tokenizer, loadWeights: true, mmProcessorKwargs: {} });
+  hfVision = qwenVlVision.fromHf({ dir: join(dir, 'hf'), configJson, tokenizer: hfText.tokenizer, textHiddenSize: hfText.config.hiddenSize, loadWeights: true, mmProcessorKwargs: {} });
   mmproj = await readGgufFile(paths.mmproj);
-  ggufVision = qwenVlVision.fromGguf({ mmproj, tokenizer: ggufText.tokenizer, loadWeights: true, mmProcessorKwargs: {}, mropeSection: section });
+  ggufVision = qwenVlVision.fromGguf({ mmproj, tokenizer: ggufText.tokenizer, textHiddenSize: ggufText.config.hiddenSize, loadWeights: true, mmProcessorKwargs: {}, mropeSection: section });
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -55,7 +55,7 @@ needs(STORIES, NATIVE_ADDON).describe('Qwen2.5-VL from GGUF (text + mmproj) and 
   });
 
   it('refuses an mmproj without the text model\'s M-RoPE section, and mm_processor_kwargs beyond the pixel limits', () => {
-    const ctx = { mmproj, tokenizer: ggufText.tokenizer, loadWeights: false, mmProcessorKwargs: {} };
+    const ctx = { mmproj, tokenizer: ggufText.tokenizer, textHiddenSize: ggufText.config.hiddenSize, loadWeights: false, mmProcessorKwargs: {} };
     expect(() => qwenVlVision.fromGguf(ctx)).toThrow(/M-RoPE section/);
     const vision = qwenVlVision.fromGguf({ ...ctx, mropeSection: [2, 3, 3] });
     expect(vision.processorWith({ max_pixels: 12544 })).toMatchObject({ maxPixels: 12544 });
