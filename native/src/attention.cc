@@ -46,6 +46,9 @@ using cpu::SimdLevel;
 // gives each item every KV head of its sequence instead, so whole cache rows are read in order.
 // Either way a decode gets the same bits (its spans, its kernel: decodeSpan, itemHeads), which
 // the speculative decoding tests need: the int8 inputs of Q8_0 linears magnify any difference.
+// A verification step's rows (one-row entries sharing a block table) are taken together where
+// their decodes run the SIMD item code (decodeRun): one item per KV head reads each span of K and
+// V once for all the rows, each row summed over its own keys as its decode sums them.
 // Items are spread over a small pool of threads that sleep between calls.
 //
 // The SIMD kernel (attend-simd.inc, built for AVX2/FMA/F16C and for AVX-512 F/BW/DQ/VL, the
@@ -103,6 +106,9 @@ struct Item {
   int row0;
   int rows;
   int heads;
+  // The rows are entries attended one by one (a verification step's), taken together so each
+  // span of K and V is read once for all of them, but each row summed as its own decode.
+  bool decodeRows = false;
 };
 
 constexpr int kMaxQueries = 32;  // query vectors (group heads x tile rows) per work item
@@ -572,6 +578,70 @@ AVX512_FN inline __m256 scores8x16(const float* q, const void* k, const size_t* 
                  foldHalves(a7));
 }
 
+// scores8x16 of two query vectors against the same eight keys: each key vector widened once for
+// both, each query's sums in scores8x16's order (a verification step's rows, decodeRows).
+template <KvType T>
+AVX512_FN inline void scores8x16Pair(const float* qa, const float* qb, const void* k, const size_t* at, int vecs16, __m256* outA, __m256* outB) {
+  __m512 a[8], b[8];
+  for (int j = 0; j < 8; j++) a[j] = b[j] = _mm512_setzero_ps();
+  for (int v = 0; v < vecs16; v++) {
+    const __m512 qav = _mm512_loadu_ps(qa + 16 * v), qbv = _mm512_loadu_ps(qb + 16 * v);
+    for (int j = 0; j < 8; j++) {
+      const __m512 kv = load16<T>(k, at[j] + 16 * v);
+      a[j] = _mm512_fmadd_ps(qav, kv, a[j]);
+      b[j] = _mm512_fmadd_ps(qbv, kv, b[j]);
+    }
+  }
+  *outA = reduce8(foldHalves(a[0]), foldHalves(a[1]), foldHalves(a[2]), foldHalves(a[3]), foldHalves(a[4]), foldHalves(a[5]), foldHalves(a[6]), foldHalves(a[7]));
+  *outB = reduce8(foldHalves(b[0]), foldHalves(b[1]), foldHalves(b[2]), foldHalves(b[3]), foldHalves(b[4]), foldHalves(b[5]), foldHalves(b[6]), foldHalves(b[7]));
+}
+
+// accumulateOne16 of two query vectors over the same n keys: each value vector widened once for
+// both, each accumulator's chains (alternate keys) in accumulateOne16's order.
+template <KvType T, int C>
+AVX512_FN inline void accumulatePair16(float* accA, float* accB, const float* pA, const float* pB, const void* v, const size_t* at, int n) {
+  __m512 ra[C], sa[C], rb[C], sb[C];
+  for (int c = 0; c < C; c++) {
+    ra[c] = _mm512_load_ps(accA + 16 * c);
+    rb[c] = _mm512_load_ps(accB + 16 * c);
+    sa[c] = sb[c] = _mm512_setzero_ps();
+  }
+  int j = 0;
+  for (; j + 2 <= n; j += 2) {
+    const __m512 a0 = _mm512_set1_ps(pA[j]), b0 = _mm512_set1_ps(pB[j]), a1 = _mm512_set1_ps(pA[j + 1]), b1 = _mm512_set1_ps(pB[j + 1]);
+    for (int c = 0; c < C; c++) {
+      const __m512 x = load16<T>(v, at[j] + 16 * c);
+      ra[c] = _mm512_fmadd_ps(a0, x, ra[c]);
+      rb[c] = _mm512_fmadd_ps(b0, x, rb[c]);
+    }
+    for (int c = 0; c < C; c++) {
+      const __m512 x = load16<T>(v, at[j + 1] + 16 * c);
+      sa[c] = _mm512_fmadd_ps(a1, x, sa[c]);
+      sb[c] = _mm512_fmadd_ps(b1, x, sb[c]);
+    }
+  }
+  if (j < n) {
+    const __m512 a0 = _mm512_set1_ps(pA[j]), b0 = _mm512_set1_ps(pB[j]);
+    for (int c = 0; c < C; c++) {
+      const __m512 x = load16<T>(v, at[j] + 16 * c);
+      ra[c] = _mm512_fmadd_ps(a0, x, ra[c]);
+      rb[c] = _mm512_fmadd_ps(b0, x, rb[c]);
+    }
+  }
+  for (int c = 0; c < C; c++) {
+    _mm512_store_ps(accA + 16 * c, _mm512_add_ps(ra[c], sa[c]));
+    _mm512_store_ps(accB + 16 * c, _mm512_add_ps(rb[c], sb[c]));
+  }
+}
+
+template <KvType T>
+AVX512_FN inline void accumulatePair16(float* accA, float* accB, const float* pA, const float* pB, const void* v, const size_t* at, int n, int vecs16) {
+  if (vecs16 == 4) return accumulatePair16<T, 4>(accA, accB, pA, pB, v, at, n);
+  if (vecs16 == 3) return accumulatePair16<T, 3>(accA, accB, pA, pB, v, at, n);
+  if (vecs16 == 2) return accumulatePair16<T, 2>(accA, accB, pA, pB, v, at, n);
+  accumulatePair16<T, 1>(accA, accB, pA, pB, v, at, n);
+}
+
 // acc += sum_j p[j] * V[j] for one query vector of 16 * C columns (C = 1..4): the slice's C
 // vectors in registers, two sets over alternate keys (eight multiply-add chains at 64 columns).
 template <KvType T, int C>
@@ -648,10 +718,25 @@ bool quadDecodes(const Shape& s, int rows) {
   return simdLevel >= kAvx512 && rows == 1 && s.headDim == 8 && s.numKvHeads % 4 == 0 && group < 4;
 }
 
+// Decode rows taken together (rowsTogether chose them): the kernel each row's own decode item
+// would run, which then sums each row in that item's order.
+template <KvType T>
+void attendDecodeRows(const Call& c, const Item& it) {
+  const Shape& s = c.shape;
+  if constexpr (T == kBF16 || T == kE4M3) {
+    if (simdLevel == kAvx512Bf16 && s.numHeads == s.numKvHeads && (s.headDim == 32 || s.headDim == 64)) return attendDotWide<T>(c, it);
+  }
+  if (simdLevel >= kAvx512)
+    attendAvx512<T>(c, it);
+  else
+    attendAvx2<T>(c, it);
+}
+
 template <KvType T>
 void attendSimd(const Call& c, const Item& it) {
   // The window, soft-cap and sinks live in attend-prefill.inc and attend-simd.inc's kernels
   // (attendDotWide included); the others take plain items only.
+  if (it.decodeRows) return attendDecodeRows<T>(c, it);
   if (simdLevel >= kAvx512 && prefillItem(c.shape, it)) return attendPrefill<T>(c, it);
   const bool plain = plainItem(c, it);
   const Shape& s = c.shape;
@@ -724,6 +809,29 @@ void attendItem(const Call& c, const Item& it) {
   }
 }
 
+// How many entries from `s` on are the one-row entries of one sequence at consecutive rows and
+// positions (a verification step's rows, attended one by one) that one item may take together:
+// where each row's decode runs attend-simd.inc's item code with one query vector per KV head (no
+// GQA group, head sizes the SIMD kernels take but 8) and every row's sliding window starts at key
+// 0, so the item's spans are the decodes' spans. 1 where they may not.
+int decodeRun(const Shape& s, int window, const int32_t* si, int first, int numSeqs) {
+#ifdef ORTLLM_X86
+  if (simdLevel < kAvx2 || s.numHeads != s.numKvHeads || s.headDim % 8 || s.headDim == 8) return 1;
+  const int32_t* e = si + 4 * first;
+  int run = 1;
+  while (first + run < numSeqs && run < kMaxQueries) {
+    const int32_t* n = si + 4 * (first + run);
+    if (e[1] != 1 || n[1] != 1 || n[3] != e[3] || n[0] != e[0] + run || n[2] != e[2] + run) break;
+    run++;
+  }
+  if (window > 0) run = std::max(1, std::min(run, window - e[2]));  // rows at positions below the window only
+  return run;
+#else
+  (void)s, (void)window, (void)si, (void)first, (void)numSeqs;
+  return 1;
+#endif
+}
+
 }  // namespace
 
 const char* pagedAttention(const AttentionCall& a) {
@@ -761,6 +869,15 @@ const char* pagedAttention(const AttentionCall& a) {
     for (int b = 0; b < nblocks; b++) {
       if (tb[toff + b] < 0 || (size_t)(tb[toff + b] + 1) * shape.blockSize > slots) return "attention: a block id is out of range";
     }
+  }
+  for (int s = 0; s < numSeqs;) {
+    const int run = decodeRun(shape, a.window, si, s, numSeqs);
+    if (run > 1) {
+      for (int h = 0; h < shape.numKvHeads; h++) items.push_back({s, h, 0, run, 1, true});
+      s += run;
+      continue;
+    }
+    const int count = si[4 * s + 1];
     // Decodes of a large batch (few query vectors per KV head): one item takes every KV head of
     // the sequence, so it streams whole cache rows instead of a head's slice a row apart.
     const int rows = std::min(tileRows, count);
@@ -768,6 +885,7 @@ const char* pagedAttention(const AttentionCall& a) {
     for (int r = 0; r < count; r += tileRows)
       for (int h = 0; h < shape.numKvHeads; h += heads)
         items.push_back({s, h, r, std::min(tileRows, count - r), std::min(heads, shape.numKvHeads - h)});
+    s++;
   }
   Call call{a.q, a.out, a.k, a.v, a.kvType, si, tb, shape, a.window, a.softcap, a.sinks};
   // Threads only pay off for enough work: estimate multiply-adds (a window bounds the keys per row).

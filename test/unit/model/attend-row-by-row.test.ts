@@ -79,6 +79,14 @@ const MODELS = [
   { name: 'stories260K-Q8_0', gate: needs(Q8), load: () => load(Q8) },
   // Widths in 32-blocks, so its linears run on native-q8 (stories260K-Q8_0's MLP width is not).
   { name: 'a seeded Q8_0 llama', gate: needs(), load: async () => quantizedQ8(randomModel(llamaConfig({ intermediateSize: 192, vocabSize: 512, tieWordEmbeddings: false }), 5)), backend: 'native-q8' },
+  // Multi-head at head size 32: the kernel takes a verification's rows together (one item per KV
+  // head), and the linears take its five rows in one tall tile.
+  {
+    name: 'a seeded multi-head Q8_0 llama',
+    gate: needs(),
+    load: async () => quantizedQ8(randomModel(llamaConfig({ hiddenSize: 128, numHeads: 4, numKvHeads: 4, headDim: 32, intermediateSize: 192, vocabSize: 512, tieWordEmbeddings: false }), 6)),
+    backend: 'native-q8',
+  },
 ];
 
 for (const m of MODELS) {

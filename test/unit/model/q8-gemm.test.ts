@@ -128,8 +128,11 @@ q8Describe(`q8Gemm, each kernel this CPU has, against an integer reference${reas
     [1, 17, 32, 1],
     [3, 8, 64, 1],
     [5, 37, 96, 1],
+    [6, 100, 64, 1],
+    [8, 70, 64, 2],
     [9, 100, 256, 2],
     [67, 70, 160, 2],
+    [69, 100, 64, 2], // a last 64-row chunk of five rows
   ];
   for (const kernel of kernels)
     for (const [m, n, k, threads] of cases) {
@@ -158,6 +161,25 @@ q8Describe(`q8Gemm, each kernel this CPU has, against an integer reference${reas
     });
     for (const y of outs) expect(y).toEqual(outs[0]);
     expect(maxRelDiff(outs[0], integerReference(x, q.codes, q.scales, m, n, k))).toBeLessThan(1e-6);
+  });
+
+  // Five to eight rows (a verification step's) run as one tall tile; every row must be the bits
+  // it is alone, or a verified position's logits would differ from the decode's.
+  it.each([5, 6, 7, 8, 69])('%i rows: each row the same bits as alone, with each kernel', (m) => {
+    const [n, k] = [100, 96];
+    const q = unpackGgml('q8_0', quantizeQ8_0(seeded(n * k, 31, 0.5)), n * k)!;
+    const packed = native!.q8Pack(q.codes, q.scales, n, k);
+    const x = seeded(m * k, 32 + m, 3);
+    native!.setThreads(2);
+    for (const kernel of kernels) {
+      const together = new Float32Array(m * n);
+      native!.q8Gemm(packed, x, together, m, n, k, kernel);
+      for (let r = 0; r < m; r++) {
+        const alone = new Float32Array(n);
+        native!.q8Gemm(packed, x.subarray(r * k, (r + 1) * k), alone, 1, n, k, kernel);
+        expect({ kernel, r, y: Array.from(together.subarray(r * n, (r + 1) * n)) }).toEqual({ kernel, r, y: Array.from(alone) });
+      }
+    }
   });
 
   it('a kernel name that is not one, or not this CPU\'s, throws', () => {
