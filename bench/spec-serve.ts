@@ -8,7 +8,7 @@
 //   stories: the trained stories260K (per-step overhead, not bandwidth): plain and ngram.
 //
 //   npm run bench:spec -- [--parts pair,scales,stories] [--scale 0.1] [--scales 0.05,0.2]
-//     [--concurrency 1,8,32] [--max-tokens 128] [--prompt-len 700] [--k 4] [--draft-k 3]
+//     [--concurrency 1,8,32] [--max-tokens 128] [--prompt-len 700] [--k 6] [--draft-k 3]
 //     [--lookup-min 2] [--lookup-max 5] [--disable-by-batch-size 16] [--vocab 4096]
 //     [--peer PATH | --peer none] [--peer-threads N] [--no-draft] [--repeat 2]
 //     [--only "ortllm ngram,llama-server"] (setups by label or label prefix)
@@ -70,7 +70,7 @@ function parseArgs(argv: string[]): Args {
     concurrency: numbers('--concurrency', '1,8,32'),
     maxTokens: Number(get('--max-tokens') ?? 128),
     promptLen: Number(get('--prompt-len') ?? 700),
-    k: Number(get('--k') ?? 4),
+    k: Number(get('--k') ?? 6),
     draftK: Number(get('--draft-k') ?? 3),
     lookupMin: Number(get('--lookup-min') ?? 2),
     lookupMax: Number(get('--lookup-max') ?? 5),
