@@ -106,7 +106,9 @@ async function benchModel(shape: BenchShape, prompts: string, args: Args): Promi
   const ours = await startOrtllm(model, adapters, args);
   const peer = args.peer ? await startPeer(args.peer, model, adapters[0], args) : null;
   try {
-    for (const s of peer ? [ours, peer] : [ours]) await measure(s, prompts, 4, 2, 2, 'a0'); // warm-up
+    // Warm-up: every adapter once (its first request loads it into a slot and packs its B), then the peer.
+    for (const name of names) await measure(ours, prompts, 4, 2, 2, name);
+    if (peer) await measure(peer, prompts, 4, 2, 2, 'a0');
     const base = [await measure(ours, prompts, args.maxTokens, 1, 8), await measure(ours, prompts, args.maxTokens, STREAMS, args.requests)];
     const mixed = await spread(ours, prompts, names, args);
     const ourOne: Point[] = [];

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace ortllm {
 namespace {
@@ -135,24 +136,30 @@ napi_value SiluMul(napi_env env, napi_callback_info info) { return GatedMul(env,
 
 napi_value GeluTanhMul(napi_env env, napi_callback_info info) { return GatedMul(env, info, "geluTanhMul", true); }
 
+// loraAdd's and loraAddSlots' six arguments and the optional build name after them (the best
+// build when it is left out); false for another count or an unknown name.
+static bool loraArgs(napi_env env, napi_callback_info info, napi_value* argv, cpu::SimdLevel* level) {
+  size_t argc = 7;
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  *level = loraBestSimd();
+  if (argc == 6) return true;
+  if (argc != 7) return false;
+  char name[16] = {0};
+  size_t len = 0;
+  const int named = napi_get_value_string_utf8(env, argv[6], name, sizeof name, &len) == napi_ok ? cpu::simdLevelNamed(name, 3, *level) : -1;
+  if (named < 0) return false;
+  *level = (cpu::SimdLevel)named;
+  return true;
+}
+
 // loraAdd(a Float32Array [rank * in], bp Float32Array (B packed, lora-add.h), x Float32Array, y
 // Float32Array, rows Int32Array [m], dims Int32Array [in, out, rank, yStride, yOffset][, simd
 // 'portable' | 'avx2' | 'avx512']): y[row * yStride + yOffset + j] += ((x[row] Aᵀ) Bᵀ)[j] for each
 // row (lora-add.h); simd picks a lower build than the best (tests compare them).
 napi_value LoraAdd(napi_env env, napi_callback_info info) {
   napi_value argv[7];
-  size_t argc = 7;
-  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
-  const char* usage = "loraAdd: expected (a, bp, x, y, rows, dims[, 'portable' | 'avx2' | 'avx512'])";
-  if (argc != 6 && argc != 7) return fail(env, usage);
-  cpu::SimdLevel level = loraBestSimd();
-  if (argc == 7) {
-    char name[16] = {0};
-    size_t len = 0;
-    const int named = napi_get_value_string_utf8(env, argv[6], name, sizeof name, &len) == napi_ok ? cpu::simdLevelNamed(name, 3, level) : -1;
-    if (named < 0) return fail(env, usage);
-    level = (cpu::SimdLevel)named;
-  }
+  cpu::SimdLevel level;
+  if (!loraArgs(env, info, argv, &level)) return fail(env, "loraAdd: expected (a, bp, x, y, rows, dims[, 'portable' | 'avx2' | 'avx512'])");
   const int32_t* d = int32s(env, argv[5], 5);
   if (!d || d[0] <= 0 || d[1] <= 0 || d[2] <= 0 || d[4] < 0 || d[3] < d[1] + d[4])
     return fail(env, "loraAdd: dims must be an Int32Array [in, out, rank, yStride >= yOffset + out, yOffset >= 0]");
@@ -168,6 +175,50 @@ napi_value LoraAdd(napi_env env, napi_callback_info info) {
   for (size_t i = 0; i < m; i++)
     if (rows[i] < 0 || (size_t)(rows[i] + 1) * in > xLen || (size_t)rows[i] * stride + offset + out > yLen) return fail(env, "loraAdd: a row is outside x or y");
   loraAdd(level, (const float*)x, rows, (int)m, (const float*)a, (const float*)bp, (int)in, (int)out, (int)rank, (float*)y, stride, offset);
+  return nullptr;
+}
+
+// loraAddSlots(as Float32Array[], bps Float32Array[], x, y, rows Int32Array (every slot's rows, slot
+// after slot), dims Int32Array [in, out, yStride, yOffset, then per slot rank, row count][, simd]):
+// loraAdd for each slot (lora-add.h's loraAddSlots), in one pass over the pool.
+napi_value LoraAddSlots(napi_env env, napi_callback_info info) {
+  napi_value argv[7];
+  cpu::SimdLevel level;
+  if (!loraArgs(env, info, argv, &level)) return fail(env, "loraAddSlots: expected (as, bps, x, y, rows, dims[, 'portable' | 'avx2' | 'avx512'])");
+  uint32_t n = 0, nb = 0;
+  bool isArray = false, bIsArray = false;
+  napi_is_array(env, argv[0], &isArray);
+  napi_is_array(env, argv[1], &bIsArray);
+  if (!isArray || !bIsArray || napi_get_array_length(env, argv[0], &n) != napi_ok || napi_get_array_length(env, argv[1], &nb) != napi_ok || n == 0 || n != nb)
+    return fail(env, "loraAddSlots: as and bps must be arrays of as many Float32Arrays, at least one");
+  const int32_t* d = int32s(env, argv[5], 4 + 2 * (size_t)n);
+  if (!d || d[0] <= 0 || d[1] <= 0 || d[3] < 0 || d[2] < d[1] + d[3])
+    return fail(env, "loraAddSlots: dims must be an Int32Array [in, out, yStride >= yOffset + out, yOffset >= 0, then rank and row count per slot]");
+  const size_t in = d[0], out = d[1], stride = d[2], offset = d[3];
+  void *x, *y, *rowData;
+  size_t xLen, yLen, m;
+  if (!typed(env, argv[2], napi_float32_array, &x, &xLen) || !typed(env, argv[3], napi_float32_array, &y, &yLen)) return fail(env, "loraAddSlots: x and y must be Float32Arrays");
+  if (!typed(env, argv[4], napi_int32_array, &rowData, &m)) return fail(env, "loraAddSlots: rows must be an Int32Array");
+  const int32_t* rows = (const int32_t*)rowData;
+  std::vector<LoraSlot> slots(n);
+  size_t at = 0;
+  for (uint32_t s = 0; s < n; s++) {
+    const int rank = d[4 + 2 * s], count = d[5 + 2 * s];
+    if (rank <= 0 || count <= 0 || at + count > m) return fail(env, "loraAddSlots: each slot needs a rank > 0 and rows > 0, within rows");
+    napi_value av, bv;
+    void *a, *bp;
+    size_t aLen, bpLen;
+    const size_t packedLen = (out + kLoraCols - 1) / kLoraCols * kLoraCols * rank;
+    if (napi_get_element(env, argv[0], s, &av) != napi_ok || napi_get_element(env, argv[1], s, &bv) != napi_ok ||
+        !typed(env, av, napi_float32_array, &a, &aLen) || aLen != (size_t)rank * in || !typed(env, bv, napi_float32_array, &bp, &bpLen) || bpLen != packedLen)
+      return fail(env, "loraAddSlots: each a must be a Float32Array of rank * in and each bp of rank * out rounded up to 64 columns");
+    slots[s] = {rows + at, count, (const float*)a, (const float*)bp, rank};
+    at += count;
+  }
+  if (at != m) return fail(env, "loraAddSlots: the slots' row counts must add up to rows.length");
+  for (size_t i = 0; i < m; i++)
+    if (rows[i] < 0 || (size_t)(rows[i] + 1) * in > xLen || (size_t)rows[i] * stride + offset + out > yLen) return fail(env, "loraAddSlots: a row is outside x or y");
+  loraAddSlots(level, (const float*)x, slots.data(), (int)n, (int)in, (int)out, (float*)y, stride, offset);
   return nullptr;
 }
 

@@ -23,6 +23,7 @@ napi_value SiluMul(napi_env env, napi_callback_info info);
 napi_value GeluTanhMul(napi_env env, napi_callback_info info);
 napi_value Rope(napi_env env, napi_callback_info info);
 napi_value LoraAdd(napi_env env, napi_callback_info info);
+napi_value LoraAddSlots(napi_env env, napi_callback_info info);
 napi_value Q8Available(napi_env env);
 napi_value Bf16Pack(napi_env env, napi_callback_info info);
 napi_value Bf16Gemm(napi_env env, napi_callback_info info);
@@ -215,6 +216,7 @@ napi_value Init(napi_env env, napi_value exports) {
       method("geluTanhMul", ortllm::GeluTanhMul),
       method("rope", ortllm::Rope),
       method("loraAdd", ortllm::LoraAdd),
+      method("loraAddSlots", ortllm::LoraAddSlots),
       method("bf16Pack", ortllm::Bf16Pack),
       method("bf16Gemm", ortllm::Bf16Gemm),
       method("addLayerNorm", ortllm::AddLayerNorm),

@@ -98,12 +98,33 @@ void spread(int n, bool helpers, F&& range) {
   parallelFor(tasks, [&](int task) { range((int)((long)n * task / tasks), (int)((long)n * (task + 1) / tasks)); });
 }
 
+// Items [b, e) of the slots' items laid end to end (slot s owns [ends[s - 1], ends[s])), each
+// slot's part given to `part` in its own numbering.
+template <class F>
+void slotParts(const int* ends, int n, int b, int e, F&& part) {
+  for (int s = 0, start = 0; s < n && start < e; start = ends[s++])
+    if (ends[s] > b) part(s, std::max(b, start) - start, std::min(e, ends[s]) - start);
+}
+
 template <int DotRows, void (*First)(const LoraCall&, int, int), void (*Second)(const LoraCall&, int, int)>
-void run(const LoraCall& c) {
-  const int blocks = (c.m + DotRows - 1) / DotRows;
-  const bool helpers = (double)c.m * c.rank * (c.in + c.out) >= kHelpersFrom;
-  spread(blocks * ((c.rank + kLoraRanks - 1) / kLoraRanks), helpers, [&](int b, int e) { First(c, b, e); });
-  spread((c.out + kLoraCols - 1) / kLoraCols, helpers, [&](int b, int e) { Second(c, b, e); });
+void run(const LoraCall* calls, int n) {
+  thread_local std::vector<int> firstEnds, secondEnds;
+  firstEnds.resize(n);
+  secondEnds.resize(n);
+  double work = 0;
+  for (int s = 0, first = 0, second = 0; s < n; s++) {
+    const LoraCall& c = calls[s];
+    first += (c.m + DotRows - 1) / DotRows * ((c.rank + kLoraRanks - 1) / kLoraRanks);
+    second += (c.out + kLoraCols - 1) / kLoraCols;
+    firstEnds[s] = first;
+    secondEnds[s] = second;
+    work += (double)c.m * c.rank * (c.in + c.out);
+  }
+  const bool helpers = work >= kHelpersFrom;
+  const int* fe = firstEnds.data();
+  const int* se = secondEnds.data();
+  spread(fe[n - 1], helpers, [&](int b, int e) { slotParts(fe, n, b, e, [&](int s, int sb, int sEnd) { First(calls[s], sb, sEnd); }); });
+  spread(se[n - 1], helpers, [&](int b, int e) { slotParts(se, n, b, e, [&](int s, int sb, int sEnd) { Second(calls[s], sb, sEnd); }); });
 }
 
 }  // namespace
@@ -116,18 +137,30 @@ cpu::SimdLevel loraBestSimd() {
   return cpu::kPortable;
 }
 
-void loraAdd(cpu::SimdLevel level, const float* x, const int32_t* rows, int m, const float* a, const float* bp, int in, int out,
-             int rank, float* y, size_t yStride, size_t yOffset) {
-  // Scratch kept per thread: a pass calls this ~7 times a layer, per adapter.
+void loraAddSlots(cpu::SimdLevel level, const float* x, const LoraSlot* slots, int n, int in, int out, float* y, size_t yStride,
+                  size_t yOffset) {
+  if (n <= 0) return;
+  // Scratch kept per thread: a pass calls this ~7 times a layer.
   thread_local std::vector<float> t;
-  t.resize((size_t)m * rank);
-  const LoraCall c{x, rows, m, a, bp, in, out, rank, y, yStride, yOffset, t.data()};
+  thread_local std::vector<LoraCall> calls;
+  size_t total = 0;
+  for (int s = 0; s < n; s++) total += (size_t)slots[s].m * slots[s].rank;
+  t.resize(total);
+  calls.clear();
+  for (int s = 0, at = 0; s < n; at += slots[s].m * slots[s].rank, s++)
+    calls.push_back({x, slots[s].rows, slots[s].m, slots[s].a, slots[s].bp, in, out, slots[s].rank, y, yStride, yOffset, t.data() + at});
   level = std::min(level, loraBestSimd());
 #ifdef ORTLLM_CPU_X86
-  if (level >= cpu::kAvx512) return run<avx512::kDotRows, avx512::firstProduct, avx512::secondProduct>(c);
-  if (level == cpu::kAvx2) return run<avx2::kDotRows, avx2::firstProduct, avx2::secondProduct>(c);
+  if (level >= cpu::kAvx512) return run<avx512::kDotRows, avx512::firstProduct, avx512::secondProduct>(calls.data(), n);
+  if (level == cpu::kAvx2) return run<avx2::kDotRows, avx2::firstProduct, avx2::secondProduct>(calls.data(), n);
 #endif
-  run<portable::kDotRows, portable::firstProduct, portable::secondProduct>(c);
+  run<portable::kDotRows, portable::firstProduct, portable::secondProduct>(calls.data(), n);
+}
+
+void loraAdd(cpu::SimdLevel level, const float* x, const int32_t* rows, int m, const float* a, const float* bp, int in, int out,
+             int rank, float* y, size_t yStride, size_t yOffset) {
+  const LoraSlot slot{rows, m, a, bp, rank};
+  loraAddSlots(level, x, &slot, 1, in, out, y, yStride, yOffset);
 }
 
 }  // namespace ortllm

@@ -24,4 +24,20 @@ cpu::SimdLevel loraBestSimd();
 void loraAdd(cpu::SimdLevel level, const float* x, const int32_t* rows, int m, const float* a, const float* bp, int in, int out,
              int rank, float* y, size_t yStride, size_t yOffset);
 
+// One slot of loraAddSlots: an adapter's pair (a, bp as loraAdd's, its rank) and its m rows.
+struct LoraSlot {
+  const int32_t* rows;
+  int m;
+  const float* a;
+  const float* bp;
+  int rank;
+};
+
+// loraAdd for several slots of one linear (same in, out and layout; rows of different slots
+// distinct) in one pass over the pool: each product's items of every slot spread at once, so a
+// pass with four adapters pays two hand-offs per linear, not eight. Each output's sums are
+// loraAdd's, in its order.
+void loraAddSlots(cpu::SimdLevel level, const float* x, const LoraSlot* slots, int n, int in, int out, float* y, size_t yStride,
+                  size_t yOffset);
+
 }  // namespace ortllm

@@ -77,6 +77,12 @@ export interface NativeKernels {
    * row's result does not depend on its batch. `simd` picks a lower build (tests). Optional: older builds lack it.
    */
   loraAdd?(a: Float32Array, bp: Float32Array, x: Float32Array, y: Float32Array, rows: Int32Array, dims: Int32Array, simd?: 'portable' | 'avx2' | 'avx512'): void;
+  /**
+   * loraAdd for several slots of one linear in one pass over the pool: `as[s]`, `bps[s]` slot s's
+   * pair, `rows` every slot's rows one slot after another, dims [in, out, yStride, yOffset, then
+   * rank and row count per slot]. Each output's sums are loraAdd's. Optional: older builds lack it.
+   */
+  loraAddSlots?(as: Float32Array[], bps: Float32Array[], x: Float32Array, y: Float32Array, rows: Int32Array, dims: Int32Array, simd?: 'portable' | 'avx2' | 'avx512'): void;
   /** out[r, j] = silu(gu[r, j]) * gu[r, width + j] (SwiGLU of a [rows, 2 * width] gate_up output); where q8Available, kernel as q8Gemm's. */
   siluMul(gu: Float32Array, out: Float32Array, width: number, kernel?: Q8Kernel): void;
   /** out[r, j] = gelu_tanh(gu[r, j]) * gu[r, width + j] (gemma's GeGLU), as siluMul. */

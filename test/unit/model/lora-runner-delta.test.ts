@@ -81,6 +81,17 @@ describe.each(backends)('LoRA products with %s', (_, kernels) => {
     }
   });
 
+  it('leaves the rows of a slot whose adapter lacks the module alone, beside one that has it', () => {
+    const withoutUp = { ...adapters[1], layers: adapters[1].layers.map((layer) => new Map([...layer].filter(([module]) => module !== 'up_proj'))) };
+    const rowSlot = Int32Array.from([1, 0, 1, 0, -1, 1]);
+    const rows = rowSlot.length;
+    const x = Float32Array.from({ length: rows * h }, (_, i) => Math.sin(i * 0.23));
+    const y0 = Float32Array.from({ length: rows * 2 * inter }, (_, i) => Math.cos(i * 0.19));
+    const y = y0.slice();
+    new LoraDeltas({ slots: [adapters[0], withoutUp], rowSlot }, kernels).add(1, 'up_proj', x, y, { stride: 2 * inter, offset: inter });
+    expect(maxAbsDiff(y, reference(x, y0, Int32Array.from(rowSlot, (slot) => (slot === 0 ? 0 : -1))))).toBeLessThan(1e-5);
+  });
+
   it('refuses a row naming an empty slot', () => {
     expect(() => new LoraDeltas({ slots: [adapters[0], null], rowSlot: Int32Array.from([0, 1]) }, kernels)).toThrow(/slot 1, which holds no adapter/);
   });
@@ -132,6 +143,37 @@ describe.each(backends)('LoRA products with %s', (_, kernels) => {
       n.loraAdd!(pair.a, bp, x, alone, Int32Array.from([row]), dims, simd);
       expect(alone.subarray(row * 700, (row + 1) * 700)).toEqual(batch.subarray(row * 700, (row + 1) * 700));
     }
+  });
+
+  // A pass's slots of one linear in one call: each slot's rows get the bits loraAdd gives them
+  // slot by slot (ranks of 16, 8 and 3, rows interleaved, on one and two threads).
+  it.each(builds.flatMap((simd) => [1, 2].map((threads) => [simd, threads] as const)))('%s, %i thread(s): loraAddSlots equals loraAdd slot by slot, bit for bit', (simd, threads) => {
+    n.setThreads(threads);
+    const [inF, outF, stride, offset] = [200, 150, 170, 11];
+    const pairs = [randomPair(16, inF, outF, 41), randomPair(8, inF, outF, 42), randomPair(3, inF, outF, 43)];
+    const slotRows = [[0, 3, 6, 9, 12, 15, 18, 21, 24], [1, 4, 7], [2, 5, 8, 11, 14, 17, 20, 23, 26, 29, 30]];
+    const m = 31;
+    const x = Float32Array.from({ length: m * inF }, (_, i) => Math.cos(i * 0.31));
+    const y0 = Float32Array.from({ length: m * stride }, (_, i) => Math.sin(i * 0.17));
+    const slotBySlot = y0.slice();
+    pairs.forEach((pair, s) => n.loraAdd!(pair.a, loraPackedB(pair), x, slotBySlot, Int32Array.from(slotRows[s]), Int32Array.from([inF, outF, pair.rank, stride, offset]), simd));
+    const together = y0.slice();
+    const dims = Int32Array.from([inF, outF, stride, offset, ...pairs.flatMap((pair, s) => [pair.rank, slotRows[s].length])]);
+    n.loraAddSlots!(pairs.map((pair) => pair.a), pairs.map(loraPackedB), x, together, Int32Array.from(slotRows.flat()), dims, simd);
+    expect(Array.from(together)).toEqual(Array.from(slotBySlot));
+  });
+
+  it('loraAddSlots throws on arrays of other lengths, row counts that do not add up and a bad pair', () => {
+    const pair = randomPair(8, 64, 100, 1);
+    const bp = loraPackedB(pair);
+    const x = new Float32Array(4 * 64);
+    const y = new Float32Array(4 * 100);
+    const dims = (...slots: number[]) => Int32Array.from([64, 100, 100, 0, ...slots]);
+    expect(() => n.loraAddSlots!([pair.a], [], x, y, Int32Array.from([0]), dims(8, 1))).toThrow(/as many Float32Arrays/);
+    expect(() => n.loraAddSlots!([pair.a], [bp], x, y, Int32Array.from([0, 1]), dims(8, 1))).toThrow(/add up to rows.length/);
+    expect(() => n.loraAddSlots!([pair.a], [bp], x, y, Int32Array.from([0]), dims(8, 2))).toThrow(/within rows/);
+    expect(() => n.loraAddSlots!([bp], [pair.a], x, y, Int32Array.from([0]), dims(8, 1))).toThrow(/rank \* in and each bp/);
+    expect(() => n.loraAddSlots!([pair.a], [bp], x, y, Int32Array.from([5]), dims(8, 1))).toThrow(/a row is outside x or y/);
   });
 
   it('throws on a row outside x or y, an output past its row, arrays of other shapes and an unknown build', () => {

@@ -1,9 +1,10 @@
 // The adapters' low-rank products of one pass for the native backends, Punica/SGMV style: the
 // base linear has run once over every row; then, per slot with rows in the pass, that slot's rows
-// of x go through its adapter's A and scaled B and the product is added into y, in one call of
-// ortllm_native's loraAdd (both products on the thread pool, added straight into y). B is
-// packed for it once per adapter, not per step. Plain loops where the addon (or loraAdd) is not
-// built.
+// of x go through its adapter's A and scaled B and the product is added into y, every slot of a
+// linear in one call of ortllm_native's loraAddSlots (both products on the thread pool, added
+// straight into y: two hand-offs to the pool per linear however many adapters the pass holds).
+// B is packed for it once per adapter, not per step. Plain loops where the addon (or
+// loraAddSlots) is not built.
 import type { LoraModule, LoraPair, LoraWeights } from '../../lora/lora-weights';
 import type { NativeKernels } from '../native-kernels';
 import type { PassLora } from './decoder-backend';
@@ -27,17 +28,24 @@ const LORA_COLS = 64;
 /** Each adapter pair's scaled B packed for loraAdd, made on first use and dropped with the adapter. */
 const packedB = new WeakMap<LoraPair, Float32Array>();
 
-type LoraKernel = Required<Pick<NativeKernels, 'loraAdd'>>;
+type LoraKernel = Required<Pick<NativeKernels, 'loraAddSlots'>>;
 
 export class LoraDeltas {
   private readonly groups: SlotRows[];
   private readonly native: LoraKernel | null;
-  private readonly dims = new Int32Array(5);
+  /** Every slot's rows, slot after slot (loraAddSlots' rows). */
+  private readonly allRows: Int32Array;
 
-  /** `lora`: the pass's slots and rows; `native`: ortllm_native (null, or a build without loraAdd: plain loops). */
+  /** `lora`: the pass's slots and rows; `native`: ortllm_native (null, or a build without loraAddSlots: plain loops). */
   constructor(lora: PassLora, native: NativeKernels | null) {
     this.groups = slotGroups(lora);
-    this.native = native?.loraAdd ? (native as LoraKernel) : null;
+    this.native = native?.loraAddSlots ? (native as LoraKernel) : null;
+    this.allRows = new Int32Array(this.groups.reduce((n, g) => n + g.rows.length, 0));
+    let at = 0;
+    for (const g of this.groups) {
+      this.allRows.set(g.rows, at);
+      at += g.rows.length;
+    }
   }
 
   /**
@@ -45,23 +53,26 @@ export class LoraDeltas {
    * [rows, ·] laid out as `out` says (default: [rows, outFeatures]).
    */
   add(layer: number, module: LoraModule, x: Float32Array, y: Float32Array, out?: OutputLayout): void {
-    for (const group of this.groups) {
-      const pair = group.weights.layers[layer]?.get(module);
-      if (!pair) continue;
-      const stride = out ? out.stride : pair.outFeatures;
-      const offset = out ? out.offset : 0;
-      if (this.native) {
-        const d = this.dims;
-        d[0] = pair.inFeatures;
-        d[1] = pair.outFeatures;
-        d[2] = pair.rank;
-        d[3] = stride;
-        d[4] = offset;
-        this.native.loraAdd(pair.a, loraPackedB(pair), x, y, group.rows, d);
-      } else {
-        addProduct(pair, x, y, group.rows, stride, offset);
-      }
+    const pairs = this.groups.map((group) => group.weights.layers[layer]?.get(module));
+    const present = pairs.filter((pair): pair is LoraPair => pair !== undefined);
+    if (present.length === 0) return;
+    const stride = out ? out.stride : present[0].outFeatures;
+    const offset = out ? out.offset : 0;
+    if (!this.native) {
+      pairs.forEach((pair, g) => pair && addProduct(pair, x, y, this.groups[g].rows, stride, offset));
+      return;
     }
+    // Slots whose adapter leaves this module out take no part: their rows drop out of the call.
+    const rows = present.length === pairs.length ? this.allRows : Int32Array.from(pairs.flatMap((pair, g) => (pair ? Array.from(this.groups[g].rows) : [])));
+    const dims = new Int32Array(4 + 2 * present.length);
+    dims.set([present[0].inFeatures, present[0].outFeatures, stride, offset]);
+    let at = 4;
+    pairs.forEach((pair, g) => {
+      if (!pair) return;
+      dims[at++] = pair.rank;
+      dims[at++] = this.groups[g].rows.length;
+    });
+    this.native.loraAddSlots(present.map((pair) => pair.a), present.map(loraPackedB), x, y, rows, dims);
   }
 }
 
