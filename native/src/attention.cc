@@ -718,13 +718,19 @@ bool quadDecodes(const Shape& s, int rows) {
   return simdLevel >= kAvx512 && rows == 1 && s.headDim == 8 && s.numKvHeads % 4 == 0 && group < 4;
 }
 
-// Decode rows taken together (rowsTogether chose them): the kernel each row's own decode item
+// Whether decodes of this cache type and shape score with bfloat16 dot products (attendDotWide):
+// AVX512-BF16, one query vector per KV head at head size 32 or 64, bfloat16 or E4M3 rows.
+template <KvType T>
+bool dotWideDecodes(const Shape& s) {
+  return (T == kBF16 || T == kE4M3) && simdLevel == kAvx512Bf16 && s.numHeads == s.numKvHeads && (s.headDim == 32 || s.headDim == 64);
+}
+
+// Decode rows taken together (decodeRun chose them): the kernel each row's own decode item
 // would run, which then sums each row in that item's order.
 template <KvType T>
 void attendDecodeRows(const Call& c, const Item& it) {
-  const Shape& s = c.shape;
   if constexpr (T == kBF16 || T == kE4M3) {
-    if (simdLevel == kAvx512Bf16 && s.numHeads == s.numKvHeads && (s.headDim == 32 || s.headDim == 64)) return attendDotWide<T>(c, it);
+    if (dotWideDecodes<T>(c.shape)) return attendDotWide<T>(c, it);
   }
   if (simdLevel >= kAvx512)
     attendAvx512<T>(c, it);
@@ -749,7 +755,7 @@ void attendSimd(const Call& c, const Item& it) {
   if constexpr (T == kBF16 || T == kE4M3 || T == kE5M2) {
     // AVX512-BF16 decodes: one query vector per KV head at head size 32 or 64 (attend-bf16.inc).
     if (simdLevel == kAvx512Bf16 && it.rows == 1) {
-      if (T != kE5M2 && group == 1 && (s.headDim == 32 || s.headDim == 64)) return attendDotWide<T>(c, it);
+      if (dotWideDecodes<T>(s)) return attendDotWide<T>(c, it);
       if (T == kE4M3 && quads) return attendQuads<T>(c, it);
     }
   }

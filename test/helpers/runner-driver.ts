@@ -52,6 +52,12 @@ export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return m;
 }
 
+/** Largest |got - want| over every row, relative to the largest |want| (rows of logits against a reference). */
+export function rowsRelativeDiff(got: ArrayLike<number>[], want: ArrayLike<number>[]): number {
+  const scale = Math.max(...want.map((row) => Math.max(...Array.from(row, Math.abs))));
+  return Math.max(...got.map((row, i) => maxAbsDiff(row, want[i]))) / scale;
+}
+
 export function argmax(a: ArrayLike<number>): number {
   let best = 0;
   for (let i = 1; i < a.length; i++) if (a[i] > a[best]) best = i;

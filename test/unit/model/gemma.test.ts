@@ -15,7 +15,7 @@ import type { DecoderArchConfig, LoadedModel } from '../../../src/model/types';
 import { loadOptions, sharedModel } from '../../helpers/model-files';
 import { needs } from '../../helpers/needs';
 import { referenceGemmaForward } from '../../helpers/reference-gemma';
-import { BlockAllocator, maxAbsDiff, NATIVE_ADDON, runChunked } from '../../helpers/runner-driver';
+import { BlockAllocator, NATIVE_ADDON, rowsRelativeDiff, runChunked } from '../../helpers/runner-driver';
 
 const PROMPT = [1, 17, 250, 3, 99, 400, 12, 511, 0, 42, 7, 300, 301, 5, 77, 260];
 const STORIES = sharedModel('stories260K.gguf');
@@ -39,11 +39,6 @@ async function promptLogits(model: LoadedModel, chunk: number, backend = 'onnx-s
   }
 }
 
-/** Largest |a - b| over every position, relative to the largest |b|. */
-function relativeDiff(got: Float32Array[], want: ArrayLike<number>[]): number {
-  const scale = Math.max(...want.map((row) => Math.max(...Array.from(row, Math.abs))));
-  return Math.max(...got.map((row, i) => maxAbsDiff(row, want[i]))) / scale;
-}
 
 const CASES: Array<[string, Record<string, unknown>, WriteGemmaDirOptions]> = [
   ['gemma3 (Gemma3ForCausalLM), 5:1 layers, linear RoPE scaling on the global one', gemmaConfigJson('gemma3'), {}],
@@ -76,8 +71,8 @@ needs(NATIVE_ADDON).describe('gemma through the segmented runner', () => {
 
     it('matches the float64 reference at every position, in one prefill and in decode steps', async () => {
       const model = await load(dir);
-      expect(relativeDiff(await promptLogits(model, PROMPT.length), expected)).toBeLessThan(1e-4);
-      expect(relativeDiff(await promptLogits(model, 1), expected)).toBeLessThan(1e-4);
+      expect(rowsRelativeDiff(await promptLogits(model, PROMPT.length), expected)).toBeLessThan(1e-4);
+      expect(rowsRelativeDiff(await promptLogits(model, 1), expected)).toBeLessThan(1e-4);
     });
   });
 
@@ -97,7 +92,7 @@ needs(NATIVE_ADDON).describe('gemma through the segmented runner', () => {
       expect(ggufConfig).toEqual(hfConfig);
       expect(ggufEps).toBe(Math.fround(hfEps));
       const [a, b] = [await promptLogits(fromHf, 4), await promptLogits(fromGguf, 4)];
-      expect(relativeDiff(b, a)).toBeLessThan(1e-6);
+      expect(rowsRelativeDiff(b, a)).toBeLessThan(1e-6);
     });
   }
 
@@ -112,10 +107,10 @@ needs(NATIVE_ADDON).describe('gemma through the segmented runner', () => {
       await writeGemmaGguf(dir, gguf, STORIES, 'q8_0');
       const model = await load(gguf);
       const expected = referenceGemmaForward(json, tensors, PROMPT);
-      const addon = relativeDiff(await promptLogits(model, 5, 'native-q8'), expected);
+      const addon = rowsRelativeDiff(await promptLogits(model, 5, 'native-q8'), expected);
       // The same file on onnx-segments (MatMulNBits) is the yardstick of the quantization noise
       // (~1-5% of the largest logit here: Q8_0 embedding and head, logits soft-capped at 3-4).
-      const segments = relativeDiff(await promptLogits(model, 5), expected);
+      const segments = rowsRelativeDiff(await promptLogits(model, 5), expected);
       expect(segments).toBeLessThan(0.08);
       expect(addon).toBeLessThan(1.25 * segments + 1e-3);
     });

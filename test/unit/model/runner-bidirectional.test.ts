@@ -15,7 +15,7 @@ import type { LoadedModel, ModelRunner, StepSequence } from '../../../src/model/
 import { loadOptions } from '../../helpers/model-files';
 import { needs } from '../../helpers/needs';
 import { referenceGemmaForward } from '../../helpers/reference-gemma';
-import { BlockAllocator, maxAbsDiff, NATIVE_ADDON } from '../../helpers/runner-driver';
+import { BlockAllocator, maxAbsDiff, NATIVE_ADDON, rowsRelativeDiff } from '../../helpers/runner-driver';
 
 const PROMPT = [1, 17, 250, 3, 99, 400, 12, 511, 0, 42, 7, 300, 301, 5, 77, 260, 8, 9];
 /** Two images: one longer than the sliding window (5), one that fits it but ends past it. */
@@ -53,10 +53,6 @@ async function run(runner: ModelRunner, rows: Map<number, Float32Array>, cuts: n
   return out;
 }
 
-function relativeDiff(got: Float32Array[], want: ArrayLike<number>[]): number {
-  const scale = Math.max(...want.map((row) => Math.max(...Array.from(row, Math.abs))));
-  return Math.max(...got.map((row, i) => maxAbsDiff(row, want[i]))) / scale;
-}
 
 needs(NATIVE_ADDON).describe('bidirectional image runs in the segmented runner (gemma3)', () => {
   let tmp: string;
@@ -87,7 +83,7 @@ needs(NATIVE_ADDON).describe('bidirectional image runs in the segmented runner (
   ])('matches the reference with the image mask: %s', async (_name, cuts, maxPassRows) => {
     const r = await runner(maxPassRows);
     try {
-      expect(relativeDiff(await run(r, rows, cuts, true), want)).toBeLessThan(1e-4);
+      expect(rowsRelativeDiff(await run(r, rows, cuts, true), want)).toBeLessThan(1e-4);
     } finally {
       await r.dispose();
     }
@@ -98,7 +94,7 @@ needs(NATIVE_ADDON).describe('bidirectional image runs in the segmented runner (
     const r = await runner();
     try {
       const got = await run(r, rows, [0], false);
-      expect(relativeDiff(got, causal)).toBeLessThan(1e-4);
+      expect(rowsRelativeDiff(got, causal)).toBeLessThan(1e-4);
       expect(maxAbsDiff(got[RUNS[0].offset], want[RUNS[0].offset])).toBeGreaterThan(1e-3);
     } finally {
       await r.dispose();

@@ -17,7 +17,7 @@ import { loadOptions } from '../../helpers/model-files';
 import { needs } from '../../helpers/needs';
 import { referenceGemmaForward } from '../../helpers/reference-gemma';
 import { referenceForward } from '../../helpers/reference-forward';
-import { BlockAllocator, maxAbsDiff, NATIVE_ADDON } from '../../helpers/runner-driver';
+import { BlockAllocator, maxAbsDiff, NATIVE_ADDON, rowsRelativeDiff } from '../../helpers/runner-driver';
 
 const PROMPT = [1, 17, 250, 3, 99, 400, 12, 511, 0, 42, 7, 300, 301, 5, 77, 260];
 /** Positions 4..9 take given rows (an image's run). */
@@ -51,10 +51,6 @@ async function runWithRows(runner: ModelRunner, rows: Float32Array, chunk: numbe
   return out;
 }
 
-function relativeDiff(got: Float32Array[], want: ArrayLike<number>[]): number {
-  const scale = Math.max(...want.map((row) => Math.max(...Array.from(row, Math.abs))));
-  return Math.max(...got.map((row, i) => maxAbsDiff(row, want[i]))) / scale;
-}
 
 needs(NATIVE_ADDON).describe('input embeddings in the segmented runner', () => {
   describe('llama (stories260K)', () => {
@@ -71,7 +67,7 @@ needs(NATIVE_ADDON).describe('input embeddings in the segmented runner', () => {
       const want = referenceForward(model.config, model.weights!, PROMPT, undefined, rowMap(rows, hidden));
       const runner = await createRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu' });
       try {
-        expect(relativeDiff(await runWithRows(runner, rows, chunk), want)).toBeLessThan(1e-4);
+        expect(rowsRelativeDiff(await runWithRows(runner, rows, chunk), want)).toBeLessThan(1e-4);
       } finally {
         await runner.dispose();
       }
@@ -95,7 +91,7 @@ needs(NATIVE_ADDON).describe('input embeddings in the segmented runner', () => {
       const want = referenceForward(model.config, model.weights!, PROMPT, undefined, rowMap(rows, hidden));
       const runner = await createSegmentedRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu', maxPassRows: 5 }, nativeKernels()!, () => {});
       try {
-        expect(relativeDiff(await runWithRows(runner, rows, PROMPT.length), want)).toBeLessThan(1e-4);
+        expect(rowsRelativeDiff(await runWithRows(runner, rows, PROMPT.length), want)).toBeLessThan(1e-4);
       } finally {
         await runner.dispose();
       }
@@ -129,7 +125,7 @@ needs(NATIVE_ADDON).describe('input embeddings in the segmented runner', () => {
       const want = referenceGemmaForward(json, tensors, PROMPT, rowMap(rows, hidden));
       const runner = await createRunner(model, { blockSize: 4, numBlocks: 16, device: 'cpu' });
       try {
-        expect(relativeDiff(await runWithRows(runner, rows, 5), want)).toBeLessThan(1e-4);
+        expect(rowsRelativeDiff(await runWithRows(runner, rows, 5), want)).toBeLessThan(1e-4);
       } finally {
         await runner.dispose();
       }
