@@ -16,6 +16,7 @@ import { writeRandomGgufAdapter } from '../src/model/lora/write-adapter';
 import { writePromptsFile } from './long-prompts';
 import { freePort, startPolled, startServer } from './processes';
 import { BENCH_SHAPES, ensureBenchModel, type BenchShape } from './random-model';
+import { threadsLine } from './runner-ceiling';
 import { fmt, measure, printTable, ratio, SHORT_PROMPTS, type Point, type Server } from './serve-points';
 
 const repoRoot = resolve(__dirname, '..', '..');
@@ -145,6 +146,7 @@ async function main(): Promise<void> {
   const prompts = join(cacheDir, 'bench-prompts-short.jsonl');
   writePromptsFile(prompts, SHORT_PROMPTS);
   console.log(`bench:lora: models ${args.models.join(',')}, peer ${args.peer ?? 'none'}`);
+  console.log(threadsLine(args.peer ? args.peerThreads : null));
   for (const shape of args.models) await benchModel(shape, prompts, args);
 }
 

@@ -117,6 +117,19 @@ export function serverThreads(): number {
 }
 
 /**
+ * The line a serving bench prints first: ortllm's forward-pass threads (VLLM_CPU_OMP_THREADS_BIND
+ * is a CPU list, so "2" is one thread) and a warning when the peer runs another count, which
+ * would make every ratio of the run compare unequal machines.
+ */
+export function threadsLine(peerThreads: number | null): string {
+  const ours = serverThreads();
+  const bind = process.env.VLLM_CPU_OMP_THREADS_BIND;
+  const line = `ortllm forward pass: ${ours} thread${ours === 1 ? '' : 's'} (VLLM_CPU_OMP_THREADS_BIND ${bind === undefined ? 'unset: every core' : `'${bind}'`})`;
+  if (peerThreads === null || peerThreads === ours) return line;
+  return `${line}\nWARNING: the peer runs ${peerThreads} threads and ortllm ${ours}: the ratios below compare unequal thread counts`;
+}
+
+/**
  * Writes every row of the runner's paged KV cache once, so no step reads the shared zero page
  * (see the header). The cache is the runner's own (PagedRunner keeps it in `cache`); a runner
  * without one has nothing to touch.

@@ -25,7 +25,7 @@ import { longPrompts, writePromptsFile } from './long-prompts';
 import { freePort, peakRssMiB, startPolled, startServer } from './processes';
 import { fmt, measure, printTable, ratio, SHORT_PROMPTS, type Point, type Server } from './serve-points';
 import { BENCH_SHAPES, ensureBenchModel, type BenchShape } from './random-model';
-import { measureRunner, type RunnerFigures } from './runner-ceiling';
+import { measureRunner, type RunnerFigures, threadsLine } from './runner-ceiling';
 
 const repoRoot = resolve(__dirname, '..', '..');
 const modelsDir = resolve(repoRoot, '..', 'shared', 'models');
@@ -210,6 +210,7 @@ async function main(): Promise<void> {
   if (!existsSync(storiesPath)) throw new Error(`missing ${storiesPath}: the benchmark needs ../shared/models`);
   mkdirSync(cacheDir, { recursive: true });
   console.log(`bench: models ${args.models.join(',')}, prompts ${args.prompts.join(',')}, concurrency ${args.concurrency.join(',')}, max_tokens ${args.maxTokens}, best of ${args.repeat}, peer ${args.peer.kind}`);
+  console.log(threadsLine(args.peer.kind === 'none' ? null : args.peerThreads));
   const models: Array<{ label: string; path: string; minRequests: number }> = [];
   for (const name of args.models) {
     if (name === 'stories') models.push({ label: 'stories260K (F32)', path: storiesPath, minRequests: 16 });

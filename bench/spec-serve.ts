@@ -25,6 +25,7 @@ import { loadTokenizer } from '../src/model/load-model';
 import { BENCH_PAIR, ensureDraftPair } from './draft-pair';
 import { fmt } from './serve-points';
 import { freePort, startPolled, startServer, type RunningServer } from './processes';
+import { threadsLine } from './runner-ceiling';
 import { llamaSpecMetrics, loadPoint, vllmSpecMetrics, type LoadPoint, type MetricsReader } from './spec-load';
 import { freeWorkloads, repeatedBigrams, passageCopyPrompts, storiesWorkloads, type SpecWorkload } from './spec-workloads';
 
@@ -268,6 +269,7 @@ async function main(): Promise<void> {
   if (!existsSync(storiesPath)) throw new Error(`missing ${storiesPath}: the benchmark needs ../shared/models`);
   mkdirSync(cacheDir, { recursive: true });
   console.log(`bench:spec: parts ${args.parts.join(',')}, concurrency ${args.concurrency.join(',')}, k ${args.k} (ngram ${args.lookupMin}..${args.lookupMax}), draft k ${args.draftK}, peer ${args.peer ?? 'none'} (${args.peerThreads} threads)`);
+  console.log(threadsLine(args.peer ? args.peerThreads : null));
   if (args.parts.includes('pair')) await benchPair(args);
   if (args.parts.includes('scales') && args.draft) await benchScales(args);
   if (args.parts.includes('stories')) await benchStories(args);

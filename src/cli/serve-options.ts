@@ -4,6 +4,8 @@
 // `run-batch` takes the same flags.
 
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { readFileSync } from 'node:fs';
+import { cpuBindNotice } from '../config/env-values';
 import { ConfigError, resolveServerConfig, ServerConfig } from '../config/server-config';
 import { FlagSpec, SERVER_FLAGS } from '../config/server-flags';
 import { unusedVllmEnv } from '../config/vllm-env';
@@ -80,7 +82,19 @@ export function readServeOptions(command: Command, modelArg: string | undefined,
   const notices = applyFlagPolicies(values);
   const unused = unusedVllmEnv(env, input.kvTransferConfig != null);
   if (unused.length > 0) notices.push(`${unused.join(', ')} ${unused.length === 1 ? 'is' : 'are'} set and ${unused.length === 1 ? 'has' : 'have'} no effect here`);
-  return { config: resolveServerConfig(input as Partial<ServerConfig>, env), notices };
+  const config = resolveServerConfig(input as Partial<ServerConfig>, env);
+  const bind = cpuBindNotice(env.VLLM_CPU_OMP_THREADS_BIND, processCpus());
+  if (bind) notices.push(bind);
+  return { config, notices };
+}
+
+/** This process's CPUs as Linux lists them (/proc/self/status), or null where that cannot be read. */
+function processCpus(): string | null {
+  try {
+    return /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? null;
+  } catch {
+    return null;
+  }
 }
 
 /** Refusals throw; accepted flags come back as notices. */

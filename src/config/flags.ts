@@ -754,7 +754,7 @@ export const FLAGS = {
     default: null,
     env: {
       name: 'VLLM_CPU_OMP_THREADS_BIND',
-      meaning: 'CPU cores of the forward pass, e.g. 0-3 or 0,2,4 (the first | group): its core count sets the thread count (threads are not pinned); auto or nobind = the default (every core)',
+      meaning: 'CPU cores of the forward pass, e.g. 0-3 or 0,2,4 (the first | group): its core count sets the thread count (threads are not pinned; 2 is CPU 2 alone, one thread); auto or nobind = the default (every core)',
       read: (v) => {
         const group = v.split('|')[0].trim();
         return group === 'auto' || group === 'nobind' || group === '' ? undefined : countCpuList(group);

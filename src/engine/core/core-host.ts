@@ -138,6 +138,7 @@ export class EngineCoreHost implements EngineCommands {
       `[engine] KV cache: ${describePools(plan.pools)} of ${options.blockSize} tokens, ${kvCacheDtype} ` +
         `(${(plan.totalBytes / 2 ** 20).toFixed(1)} MiB), max_model_len ${plan.maxModelLen}`,
     );
+    console.info(`[engine] forward pass: ${runnerOptions.intraOpThreads} thread${runnerOptions.intraOpThreads === 1 ? '' : 's'}`);
     const speculation = options.speculative ? await startSpeculation(options.speculative, runner, runnerOptions, plan.maxModelLen, options, model) : undefined;
     const images = await startImageEmbedder(model, options, runnerOptions.intraOpThreads);
     const config = {

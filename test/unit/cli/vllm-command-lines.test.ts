@@ -2,7 +2,7 @@
 // by `ortllm serve`: each either starts (the serve handler gets the config, with one notice per
 // flag that has no effect) or exits 2 with the reason and what to use instead.
 
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../../helpers/run-cli';
@@ -149,6 +149,15 @@ describe('vLLM command lines', () => {
     const bad = await run(['serve', MODEL], { VLLM_CPU_OMP_THREADS_BIND: '3-1' });
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/VLLM_CPU_OMP_THREADS_BIND must be auto, nobind or a CPU list/);
+  });
+
+  // Linux lists a process's CPUs in /proc/self/status; elsewhere there is nothing to compare with.
+  (existsSync('/proc/self/status') ? it : it.skip)('VLLM_CPU_OMP_THREADS_BIND naming a CPU this process cannot use starts with a notice of the thread count', async () => {
+    const r = await run(['serve', MODEL], { VLLM_CPU_OMP_THREADS_BIND: '4095' });
+    expect(r.code).toBe(0);
+    expect(r.config).toMatchObject({ cpuThreads: 1 });
+    expect(r.notices).toContain(`VLLM_CPU_OMP_THREADS_BIND=4095 names CPU 4095, which this process cannot run on (its CPUs: ${/^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]}); it is a CPU list, not a thread count: the forward pass runs 1 thread`);
+    expect((await run(['serve', MODEL], { VLLM_CPU_OMP_THREADS_BIND: '0' })).notices.join('\n')).not.toContain('cannot run on');
   });
 
   it('a flag that neither ortllm nor vLLM has is still an unknown option', async () => {
