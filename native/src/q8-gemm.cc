@@ -172,7 +172,10 @@ void gemm(const uint8_t* packed, const float* x, float* y, int m, int n, int k) 
   const int items = rowItems * colItems;
   // One item: rows [r0, r1) x groups [g0, g0 + c). Its row tiles each re-read the item's weights
   // (from L1/L2 after the first); while they do, the next item's weights (`pf`, contiguous) are
-  // prefetched into L2, spread over the tiles' blocks.
+  // prefetched into L2, spread over the tiles' blocks. A decode's item (1-4 rows, one pass) streams
+  // its weights from memory once, and the thread's next item is seldom the adjacent one (the
+  // threads take items in turn), so the hardware prefetcher starts cold on it: prefetching it
+  // during the current one keeps a second stream in flight (docs/perf/q8-gemm.md).
   auto runItem = [&](int item, int nextItem) {
     const int g0 = (item % colItems) * kTileGroups, c = std::min(kTileGroups, groups - g0);
     const int r0 = (item / colItems) * kChunkRows, r1 = std::min(m, r0 + kChunkRows);
@@ -181,7 +184,7 @@ void gemm(const uint8_t* packed, const float* x, float* y, int m, int n, int k) 
     const int passes = tall ? (c + tallGroups - 1) / tallGroups : (r1 - r0 + kTileRows - 1) / kTileRows;
     const char* pf = nullptr;
     int pfLines = 0;
-    if (nextItem < items && passes > 1) {
+    if (nextItem < items) {
       const int ng0 = (nextItem % colItems) * kTileGroups, nc = std::min(kTileGroups, groups - ng0);
       pf = (const char*)(packed + ng0 * groupStride);
       const size_t lines = (nc * groupStride + 63) / 64;
