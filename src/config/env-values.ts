@@ -20,21 +20,22 @@ export const LOGGING_LEVELS: Record<string, LogLevel> = {
   DEBUG: 'debug',
 };
 
-/** The CPUs a Linux CPU list ("0-3,8,10-11") names, in its order. */
-export function cpuListMembers(list: string): number[] {
-  const cpus: number[] = [];
-  for (const part of list.split(',')) {
+/** The ranges [first, last] of a Linux CPU list ("0-3,8,10-11"), in its order. */
+export function cpuListRanges(list: string): Array<[number, number]> {
+  return list.split(',').map((part) => {
     const m = /^\s*(\d+)\s*(?:-\s*(\d+))?\s*$/.exec(part);
     if (!m || (m[2] !== undefined && Number(m[2]) < Number(m[1]))) throw new Error(`VLLM_CPU_OMP_THREADS_BIND must be auto, nobind or a CPU list such as 0-3,8, got '${list}'`);
-    for (let cpu = Number(m[1]); cpu <= Number(m[2] ?? m[1]); cpu++) cpus.push(cpu);
-  }
-  return cpus;
+    return [Number(m[1]), Number(m[2] ?? m[1])];
+  });
 }
 
 /** Cores in a Linux CPU list ("0-3,8,10-11"). */
 export function countCpuList(list: string): number {
-  return cpuListMembers(list).length;
+  return cpuListRanges(list).reduce((n, [first, last]) => n + last - first + 1, 0);
 }
+
+/** Most CPUs a notice names before it elides the rest. */
+const NAMED_CPUS = 8;
 
 /**
  * A startup notice when VLLM_CPU_OMP_THREADS_BIND's first group names CPUs outside `allowed` (this
@@ -45,12 +46,16 @@ export function countCpuList(list: string): number {
 export function cpuBindNotice(value: string | undefined, allowed: string | null): string | null {
   const group = value?.split('|')[0].trim();
   if (!group || group === 'auto' || group === 'nobind' || allowed === null) return null;
-  const usable = new Set(cpuListMembers(allowed));
-  const outside = cpuListMembers(group).filter((cpu) => !usable.has(cpu));
+  const usable = cpuListRanges(allowed);
+  const outside: number[] = [];
+  // Stops at the first NAMED_CPUS + 1 outside: a range of a million CPUs is not walked.
+  for (const [first, last] of cpuListRanges(group))
+    for (let cpu = first; cpu <= last && outside.length <= NAMED_CPUS; cpu++) if (!usable.some(([a, b]) => cpu >= a && cpu <= b)) outside.push(cpu);
   if (outside.length === 0) return null;
+  const named = outside.length > NAMED_CPUS ? `${outside.slice(0, NAMED_CPUS).join(', ')}, ...` : outside.join(', ');
   const threads = countCpuList(group);
   return (
-    `VLLM_CPU_OMP_THREADS_BIND=${value} names CPU ${outside.join(', ')}, which this process cannot run on (its CPUs: ${allowed}); ` +
+    `VLLM_CPU_OMP_THREADS_BIND=${value} names CPU ${named}, which this process cannot run on (its CPUs: ${allowed}); ` +
     `it is a CPU list, not a thread count: the forward pass runs ${threads} thread${threads === 1 ? '' : 's'}`
   );
 }
