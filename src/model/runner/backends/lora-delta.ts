@@ -35,12 +35,15 @@ export class LoraDeltas {
   private readonly native: LoraKernel | null;
   /** Every slot's rows, slot after slot (loraAddSlots' rows). */
   private readonly allRows: Int32Array;
+  /** loraAddSlots' dims, rewritten by each call: [in, out, yStride, yOffset, then rank and row count per slot]. */
+  private readonly dims: Int32Array;
 
   /** `lora`: the pass's slots and rows; `native`: ortllm_native (null, or a build without loraAddSlots: plain loops). */
   constructor(lora: PassLora, native: NativeKernels | null) {
     this.groups = slotGroups(lora);
     this.native = native?.loraAddSlots ? (native as LoraKernel) : null;
     this.allRows = new Int32Array(this.groups.reduce((n, g) => n + g.rows.length, 0));
+    this.dims = new Int32Array(4 + 2 * this.groups.length);
     let at = 0;
     for (const g of this.groups) {
       this.allRows.set(g.rows, at);
@@ -64,8 +67,11 @@ export class LoraDeltas {
     }
     // Slots whose adapter leaves this module out take no part: their rows drop out of the call.
     const rows = present.length === pairs.length ? this.allRows : Int32Array.from(pairs.flatMap((pair, g) => (pair ? Array.from(this.groups[g].rows) : [])));
-    const dims = new Int32Array(4 + 2 * present.length);
-    dims.set([present[0].inFeatures, present[0].outFeatures, stride, offset]);
+    const dims = this.dims.subarray(0, 4 + 2 * present.length);
+    dims[0] = present[0].inFeatures;
+    dims[1] = present[0].outFeatures;
+    dims[2] = stride;
+    dims[3] = offset;
     let at = 4;
     pairs.forEach((pair, g) => {
       if (!pair) return;
