@@ -7,6 +7,7 @@
 import type { VisionModel } from '../model/vision/vision-model';
 import { EngineDeadError, EngineInvariantError, EngineSleepingError, RequestValidationError, wrongRunnerError } from './errors';
 import { SequenceBudget } from './sequence-budget';
+import { nowMs } from './clock';
 import { encodeBadWords } from './sampling';
 import { OutputStream } from './output-stream';
 import type { CoreConnection, CoreEvent } from './core/protocol';
@@ -172,7 +173,7 @@ export class EngineFrontend implements EngineClient {
     signal?.addEventListener('abort', onAbort, { once: true });
     let finished = false;
     try {
-      connection.add({ ...request, arrivalTime: request.arrivalTime ?? Date.now() });
+      connection.add({ ...request, arrivalTime: request.arrivalTime ?? nowMs() });
       while (!finished) {
         const output = await stream.next();
         finished = output.finished;
@@ -206,7 +207,7 @@ export class EngineFrontend implements EngineClient {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      connection.encode({ ...request, arrivalTime: request.arrivalTime ?? Date.now() });
+      connection.encode({ ...request, arrivalTime: request.arrivalTime ?? nowMs() });
       return await result;
     } finally {
       settled = true;

@@ -90,7 +90,7 @@ export interface EngineRequest {
   params: SamplingParams;
   priority?: number;
   cacheSalt?: string | null;
-  /** Epoch ms when the HTTP request arrived (queue-time metric). */
+  /** When the HTTP request arrived, in the request clock's ms (engine/clock.ts): queue time and e2e latency. */
   arrivalTime?: number;
   /**
    * Structured outputs constrain only what follows this text in the output (the end of a
@@ -159,7 +159,7 @@ export interface EncodeRequest {
   /** Segment ids of a cross-encoder's sentence pair, one per token. */
   tokenTypeIds?: number[] | null;
   priority?: number;
-  /** Epoch ms when the HTTP request arrived (queue-time metric). */
+  /** When the HTTP request arrived, in the request clock's ms (engine/clock.ts): queue time and e2e latency. */
   arrivalTime?: number;
 }
 

@@ -2,6 +2,7 @@
 // chat), sharing the request-level extras, the LoRA adapter and one arrival time.
 
 import { RequestValidationError } from '../engine/errors';
+import { nowMs } from '../engine/clock';
 import type { EngineClient, EngineRequest, LoraRequest, SamplingParams, SequenceReservation } from '../engine/types';
 import type { RequestExtras } from './serving-options';
 
@@ -12,7 +13,7 @@ export function buildEngineRequests(
   requestIdOf: (index: number) => string,
   lora: LoraRequest | null = null,
 ): EngineRequest[] {
-  const arrivalTime = Date.now();
+  const arrivalTime = nowMs();
   const kv = extras.kv_transfer_params;
   // One response carries one set of params: the other prompts' KV would stay pinned unpulled.
   if (prompts.length > 1 && kv && (kv.do_remote_decode === true || kv.do_remote_prefill === true)) {

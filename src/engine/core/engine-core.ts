@@ -11,7 +11,7 @@ import type { EngineRequest, IterationStats, PromptTokenSources, PositionLogprob
 import { encoderSpecOf } from '../../model/encoder-spec';
 import { loadLoraAdapter } from '../../model/lora/load-lora';
 import type { DecoderArchConfig, ModelRunner, StepEncoderInput, StepSequence } from '../../model/types';
-import { nowMs } from './clock';
+import { nowMs } from '../clock';
 import type { CompletionProcessorFactory } from './completion-processor';
 import { GrammarAdmission, type GrammarEngines } from './grammar-admission';
 import type { SequenceConstraint } from '../sampling/logits-processor';

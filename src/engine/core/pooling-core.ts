@@ -6,7 +6,7 @@
 import { RequestValidationError } from '../errors';
 import type { EncodeRequest, FinishedRequestStats, IterationStats, SchedulerStats } from '../types';
 import type { PoolingRunner } from '../../model/types';
-import { nowMs } from './clock';
+import { nowMs } from '../clock';
 import { emptyIterationStats } from './engine-core';
 import { NoKvBlocks } from './no-kv-blocks';
 import type { PooledResult } from './protocol';

@@ -49,7 +49,7 @@ export class RequestState {
   kvTransferParams: Record<string, unknown> | null = null;
   /** A prompt's images: their placements and encoder outputs (null without images). */
   images: RequestImages | null = null;
-  // Timestamps, epoch ms (clock.ts).
+  // Timestamps in the request clock's ms (engine/clock.ts).
   readonly arrivalMs: number;
   firstTokenMs: number | null = null;
   lastTokenMs: number | null = null;

@@ -10,7 +10,7 @@
 // attend both ways is computed in one step (image-runs.ts).
 
 import type { LoraRequest, PartialPrefillLimits } from '../types';
-import { nowMs } from './clock';
+import { nowMs } from '../clock';
 import { chunkKeepingRunsWhole, hitBlocksKeepingRunsWhole } from './image-runs';
 import type { BlockCopy, BlockManager, PrefixHit } from './kv-cache-manager';
 import type { Sequence } from './sequence';

@@ -5,6 +5,7 @@
 
 import type { ServerConfig } from '../../config/server-config';
 import { RequestValidationError } from '../../engine/errors';
+import { nowMs } from '../../engine/clock';
 import { normalizeSamplingParams, validateSamplingParams } from '../../engine/sampling-params';
 import { OUTPUT_KIND, type EngineClient, type EngineRequest, type SamplingParams } from '../../engine/types';
 import { NO_PARSERS } from '../chat-output';
@@ -90,7 +91,7 @@ export class GenerateServing {
       priority,
       cacheSalt: body.cache_salt ?? null,
       kvTransferParams: body.kv_transfer_params ?? null,
-      arrivalTime: Date.now(),
+      arrivalTime: nowMs(),
       structuredOutputsAfter: this.structuredOutputsAfter(body, params),
       lora,
     };

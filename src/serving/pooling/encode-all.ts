@@ -7,6 +7,7 @@
 import { OpenAIHttpError } from '../openai-error';
 import { randomRequestId } from '../ids';
 import { EngineDeadError, EngineOverloadedError, EngineSleepingError, RequestValidationError } from '../../engine/errors';
+import { nowMs } from '../../engine/clock';
 import type { EngineClient, PoolingRequestOutput } from '../../engine/types';
 import type { PoolingPrompt } from './pooling-input';
 
@@ -37,7 +38,7 @@ export async function encodeAll(engine: EngineClient, prompts: readonly PoolingP
     if (opts.signal?.aborted) abortGroup();
     opts.signal?.addEventListener('abort', abortGroup, { once: true });
   }
-  const arrivalTime = Date.now();
+  const arrivalTime = nowMs();
   // A random suffix keeps two clients that send the same X-Request-Id apart in the engine.
   const suffix = randomRequestId().slice(0, 8);
   try {

@@ -143,6 +143,30 @@ onStories.describe('prompt logprobs and iteration stats', () => {
       expect(f.inferenceTime).toBeCloseTo(f.prefillTime + f.decodeTime, 6);
     }
   });
+
+  it('request timings hold when the wall clock steps while requests run (NTP, a paused VM)', async () => {
+    const model = await loadStories();
+    const engine = await createInProcessEngine(model, engineOptions());
+    const stats: IterationStats[] = [];
+    engine.onIteration((s) => stats.push(s));
+    const realNow = Date.now.bind(Date);
+    let step = 0;
+    // Each read of the wall clock lands 40 s away from the last, alternately ahead and behind.
+    const wall = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + (step++ % 2 === 0 ? 40_000 : -40_000));
+    try {
+      await Promise.all(prompts(model, 2).map((p) => finalOutput(engine, request(p, { max_tokens: 4 }))));
+    } finally {
+      wall.mockRestore();
+      await engine.shutdown();
+    }
+    const finished = stats.flatMap((s) => s.finished);
+    expect(finished).toHaveLength(2);
+    for (const f of finished) {
+      expect(f.e2eLatency).toBeGreaterThanOrEqual(f.inferenceTime);
+      expect(f.e2eLatency).toBeLessThan(30);
+    }
+    for (const ttft of stats.flatMap((s) => s.timeToFirstTokens)) expect(ttft).toBeGreaterThanOrEqual(0);
+  });
 });
 
 onStories.describe('engine under a tiny KV budget', () => {
