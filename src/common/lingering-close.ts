@@ -58,7 +58,7 @@ export function closeAfterAnswer(reply: FastifyReply): void {
 }
 
 function linger(request: IncomingMessage, socket: Socket, limits: LingerLimits): void {
-  const started = Date.now();
+  const started = performance.now();
   const startBytes = socket.bytesRead;
   let lastBytes = startBytes;
   let lastDataAt = started;
@@ -75,7 +75,7 @@ function linger(request: IncomingMessage, socket: Socket, limits: LingerLimits):
     else socket.once('finish', close);
   };
   const check = setInterval(() => {
-    const now = Date.now();
+    const now = performance.now();
     const bytes = socket.bytesRead;
     if (bytes !== lastBytes) [lastBytes, lastDataAt] = [bytes, now];
     if (now - started >= limits.totalMs || now - lastDataAt >= limits.idleMs || bytes - startBytes > limits.maxBytes) close();

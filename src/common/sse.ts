@@ -64,12 +64,12 @@ export function flushed(raw: ServerResponse, stallTimeoutMs: number): Promise<bo
   if (raw.destroyed || raw.writableEnded) return Promise.resolve(!raw.destroyed);
   return new Promise((resolve) => {
     let lastUnsent = unsentBytes(raw);
-    let lastProgress = Date.now();
+    let lastProgress = performance.now();
     const check = stallTimeoutMs > 0 ? setInterval(() => {
       const unsent = unsentBytes(raw);
-      if (unsent < lastUnsent) lastProgress = Date.now();
+      if (unsent < lastUnsent) lastProgress = performance.now();
       lastUnsent = unsent;
-      if (Date.now() - lastProgress >= stallTimeoutMs) {
+      if (performance.now() - lastProgress >= stallTimeoutMs) {
         logger.warn(`client took nothing for ${stallTimeoutMs / 1000} s: closing its connection (--stream-stall-timeout)`);
         raw.destroy();
       }
