@@ -496,9 +496,9 @@ inline void spanRows(const Shape& s, const int32_t* table, size_t kvStride, size
 // T1 hint: into L2 (measured against T0: equal at head size 8, better for 16-bit rows of the 100M
 // shape, where T0's lines were pushed out of L1 before their pass read them).
 template <KvType T>
-AVX2_FN inline void prefetchRows(const void* base, const size_t* at, int n, size_t bytes) {
+AVX2_FN inline void prefetchRows(const void* base, const size_t* at, int n, size_t bytes, size_t offset = 0) {
   for (int j = 0; j < n; j++) {
-    const char* p = (const char*)base + at[j] * kvBytes<T>();
+    const char* p = (const char*)base + (at[j] + offset) * kvBytes<T>();
     const char* end = p + bytes;
     for (p = (const char*)((uintptr_t)p & ~(uintptr_t)63); p < end; p += 64) _mm_prefetch(p, _MM_HINT_T1);
   }
@@ -773,7 +773,8 @@ void attendSimd(const Call& c, const Item& it) {
 
 // KV heads per work item for the decodes of a large batch (rows query rows each, one for a
 // decode): every head of the sequence, so whole cache rows are read in order, where few query
-// vectors share a KV head; one where attendPrefill takes the decode (GQA groups on AVX-512).
+// vectors share a KV head; one where attendPrefill takes the decode (GQA groups on AVX-512: what
+// sizes decodeSpan there; wide batches' items take gqaDecodeHeads heads).
 int decodeHeads(const Shape& s, int group, int rows) {
 #ifdef ORTLLM_X86
   if (rows == 1 && group > 1 && simdLevel >= kAvx512 && s.headDim % 16 == 0) return 1;
@@ -781,12 +782,28 @@ int decodeHeads(const Shape& s, int group, int rows) {
   return group * rows < 4 ? std::min(s.numKvHeads, kMaxQueries / (group * rows)) : 1;
 }
 
+#ifdef ORTLLM_X86
+// KV heads per decode item of a wide batch's GQA sequences on AVX-512 (attendPrefillTile takes
+// them block by block): as many as its scratch holds, one head's queries (hd / P rows of qt) and
+// accumulators (nq4 x hd) each. Alone or in a narrow batch a decode's item holds one head; each
+// head's sums are the same either way.
+int gqaDecodeHeads(const Shape& s, int group) {
+  const int p = group <= 4 ? 4 : group <= 8 ? 2 : 1;  // attendPrefill's P for one row
+  if (group > 16) return 1;                        // two query vectors (QV = 2): one head per item
+  const int nq4 = (group + 3) & ~3;
+  const int room = kMaxHeadDim * kMaxQueries;  // floats in PrefillScratch's qt and acc
+  const int fit = std::min(room / (s.headDim / p * kMaxQueries), room / (nq4 * s.headDim));
+  return std::max(1, std::min({s.numKvHeads, kMaxItemHeads, fit}));
+}
+#endif
+
 // KV heads per work item of a sequence's `rows`-row tiles. Head size 8 decodes on AVX-512 take
 // them in fours whatever the batch (the quad kernels sum in another order than the one-head
 // kernel, so a batch's width must not choose between them); wide batches in multiples of four.
 int itemHeads(const Shape& s, int group, int rows, bool wide) {
 #ifdef ORTLLM_X86
   if (quadDecodes(s, rows)) return wide ? std::max(4, decodeHeads(s, group, rows) & ~3) : 4;
+  if (wide && rows == 1 && group > 1 && simdLevel >= kAvx512 && s.headDim % 16 == 0) return gqaDecodeHeads(s, group);
 #endif
   return wide ? decodeHeads(s, group, rows) : 1;
 }
