@@ -104,7 +104,8 @@ gate.describe('native paged attention kernel', () => {
     });
 
     // A decode's output must not depend on how many sequences share its step: at one thread, four
-    // or more split the batch as a wide one (every KV head of a sequence per item). The Q8_0
+    // or more split the batch as a wide one (every KV head of a sequence per item; GQA groups at
+    // head sizes of multiples of 16 on AVX-512: up to 8 KV heads, each 64-key block in turn). The Q8_0
     // linears quantize their input rows to int8, which turns a last-bit difference here into a
     // visible one in the logits (speculative and plain servers compose their steps differently).
     it.each(storages)('$name cache: a decode is the same bits alone and in a wide batch', (st) => {
