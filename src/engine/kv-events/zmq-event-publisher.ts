@@ -38,7 +38,7 @@ export class ZmqKvEventPublisher {
   private readonly writer = new MsgpackWriter();
   private readonly topic: Buffer;
   private readonly replayLoop: Promise<void>;
-  private lastDropWarning = 0;
+  private lastDropWarning = -Infinity; // performance.now() ms of the last warning
   private closed = false;
   readonly stats: KvEventPublisherStats = { published: 0, dropped: 0 };
 
@@ -141,7 +141,7 @@ export class ZmqKvEventPublisher {
   }
 
   private warnDropped(): void {
-    const now = Date.now();
+    const now = performance.now();
     if (now - this.lastDropWarning < DROP_WARNING_INTERVAL_MS) return;
     this.lastDropWarning = now;
     console.warn(`[kv-events] send queue full (max_queue_size ${this.config.maxQueueSize}): ${this.stats.dropped} batches left out of the live stream so far (still in the replay buffer)`);

@@ -13,7 +13,7 @@ export class StatsLogger {
   private prefixQueries = 0;
   private prefixHits = 0;
   private spec: SpecDecodingStats | null = null;
-  private lastLogMs = Date.now();
+  private lastLogMs = performance.now(); // monotonic: a stepped wall clock must not skew the line
   private lastWasBusy = false;
 
   constructor(
@@ -47,7 +47,7 @@ export class StatsLogger {
     this.timer = null;
   }
 
-  log(now = Date.now()): void {
+  log(now = performance.now()): void {
     const seconds = Math.max(1e-3, (now - this.lastLogMs) / 1000);
     const prompt = this.promptTokens / seconds;
     const generation = this.generationTokens / seconds;

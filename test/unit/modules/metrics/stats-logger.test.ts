@@ -23,7 +23,7 @@ it('logs throughput, queue, KV usage and hit rate like vLLM', () => {
   const debug = jest.spyOn(Logger.prototype, 'debug').mockImplementation(() => undefined);
   try {
     const stats = new StatsLogger(new FakeEngine({ stats: { numRunning: 1, numWaiting: 2, kvCacheUsage: 0.25, numBlocks: 64, blockSize: 16 } }), 10);
-    const t0 = Date.now();
+    const t0 = performance.now();
     stats.record(iteration(100, 20));
     stats.log(t0 + 10_000);
     expect(info).toHaveBeenLastCalledWith(
