@@ -55,6 +55,8 @@ gate.describe('native paged attention kernel', () => {
     { heads: 8, kvHeads: 2, headDim: 64, blockSize: 16 },
     { heads: 16, kvHeads: 2, headDim: 32, blockSize: 7 },
     { heads: 16, kvHeads: 1, headDim: 48, blockSize: 16 },
+    // More KV heads than a wide batch's GQA decode item holds (8): items of 8 and 4 heads.
+    { heads: 24, kvHeads: 12, headDim: 32, blockSize: 9 },
     // Head size 8 on AVX-512 (attend-hd8.inc): decodes of KV heads in fours, one query head per KV
     // head (group 1) and groups of 2 and 3 above; a group of 4 (its decodes one KV head per item, the
     // AVX2 item code) and 2 KV heads (not a multiple of four). Prefill tiles of every group take
