@@ -718,6 +718,24 @@ bool quadDecodes(const Shape& s, int rows) {
   return simdLevel >= kAvx512 && rows == 1 && s.headDim == 8 && s.numKvHeads % 4 == 0 && group < 4;
 }
 
+// Whether a decode (`rows` 1) takes attendPrefill as a GQA group's tile: AVX-512, head sizes of
+// multiples of 16.
+inline bool gqaTileDecode(const Shape& s, int group, int rows) {
+  return rows == 1 && group > 1 && simdLevel >= kAvx512 && s.headDim % 16 == 0;
+}
+
+// KV heads per decode item of a wide batch's GQA sequences (attendPrefillTile takes them block by
+// block): as many as its scratch holds, one head's queries (hd / P rows of qt) and accumulators
+// (nq4 x hd) each. Alone or in a narrow batch a decode's item holds one head; each head's sums are
+// the same either way.
+inline int gqaDecodeHeads(const Shape& s, int group) {
+  if (group > 16) return 1;  // two query vectors (QV = 2): one head per item
+  const int nq4 = (group + 3) & ~3;
+  const int room = kMaxHeadDim * kMaxQueries;  // floats in PrefillScratch's qt and acc
+  const int fit = std::min(room / (s.headDim / prefillLaneDims(group) * kMaxQueries), room / (nq4 * s.headDim));
+  return std::max(1, std::min({s.numKvHeads, kMaxItemHeads, fit}));
+}
+
 // Whether decodes of this cache type and shape score with bfloat16 dot products (attendDotWide):
 // AVX512-BF16, one query vector per KV head at head size 32 or 64, bfloat16 or E4M3 rows.
 template <KvType T>
@@ -777,25 +795,10 @@ void attendSimd(const Call& c, const Item& it) {
 // sizes decodeSpan there; wide batches' items take gqaDecodeHeads heads).
 int decodeHeads(const Shape& s, int group, int rows) {
 #ifdef ORTLLM_X86
-  if (rows == 1 && group > 1 && simdLevel >= kAvx512 && s.headDim % 16 == 0) return 1;
+  if (gqaTileDecode(s, group, rows)) return 1;
 #endif
   return group * rows < 4 ? std::min(s.numKvHeads, kMaxQueries / (group * rows)) : 1;
 }
-
-#ifdef ORTLLM_X86
-// KV heads per decode item of a wide batch's GQA sequences on AVX-512 (attendPrefillTile takes
-// them block by block): as many as its scratch holds, one head's queries (hd / P rows of qt) and
-// accumulators (nq4 x hd) each. Alone or in a narrow batch a decode's item holds one head; each
-// head's sums are the same either way.
-int gqaDecodeHeads(const Shape& s, int group) {
-  const int p = group <= 4 ? 4 : group <= 8 ? 2 : 1;  // attendPrefill's P for one row
-  if (group > 16) return 1;                        // two query vectors (QV = 2): one head per item
-  const int nq4 = (group + 3) & ~3;
-  const int room = kMaxHeadDim * kMaxQueries;  // floats in PrefillScratch's qt and acc
-  const int fit = std::min(room / (s.headDim / p * kMaxQueries), room / (nq4 * s.headDim));
-  return std::max(1, std::min({s.numKvHeads, kMaxItemHeads, fit}));
-}
-#endif
 
 // KV heads per work item of a sequence's `rows`-row tiles. Head size 8 decodes on AVX-512 take
 // them in fours whatever the batch (the quad kernels sum in another order than the one-head
@@ -803,7 +806,7 @@ int gqaDecodeHeads(const Shape& s, int group) {
 int itemHeads(const Shape& s, int group, int rows, bool wide) {
 #ifdef ORTLLM_X86
   if (quadDecodes(s, rows)) return wide ? std::max(4, decodeHeads(s, group, rows) & ~3) : 4;
-  if (wide && rows == 1 && group > 1 && simdLevel >= kAvx512 && s.headDim % 16 == 0) return gqaDecodeHeads(s, group);
+  if (wide && gqaTileDecode(s, group, rows)) return gqaDecodeHeads(s, group);
 #endif
   return wide ? decodeHeads(s, group, rows) : 1;
 }
